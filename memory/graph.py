@@ -1,0 +1,92 @@
+"""Entities, aliases, typed relations and memory-entity links.
+
+Functions take a connection inside the caller's transaction, so a memory and its links commit
+together. Entity names are resolved case-insensitively, then through aliases.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Sequence
+
+from memory.errors import InvalidInput, NotFound
+
+
+def norm(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def find_entity(conn, scope_list: Sequence[str], name: str) -> int | None:
+    """The id of the entity called `name` (or aliased so) in the first scope that has it."""
+    n = norm(name)
+    for scope in scope_list:
+        row = conn.execute("SELECT id FROM entities WHERE scope = ? AND norm = ?", (scope, n)).fetchone()
+        if row:
+            return row[0]
+        row = conn.execute("SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+                           "WHERE a.norm = ? AND e.scope = ? LIMIT 1", (n, scope)).fetchone()
+        if row:
+            return row[0]
+    return None
+
+
+def upsert_entity(conn, scope: str, name: str, kind: str, now: float,
+                  aliases: Iterable[str] = ()) -> int:
+    name = " ".join(name.split())
+    if not name or len(name) > 200:
+        raise InvalidInput("entity name must be 1-200 characters")
+    eid = find_entity(conn, [scope], name)
+    if eid is None:
+        eid = conn.execute("INSERT INTO entities (scope, name, norm, kind, created_at) VALUES (?, ?, ?, ?, ?)",
+                           (scope, name, norm(name), kind or "thing", now)).lastrowid
+    elif kind and kind != "thing":
+        conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind = 'thing'", (kind, eid))
+    for alias in aliases:
+        if alias and norm(alias) != norm(name):
+            conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
+                         (eid, alias, norm(alias)))
+    return eid
+
+
+def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, str]], now: float) -> list[int]:
+    ids = []
+    for name, kind in entities:
+        eid = upsert_entity(conn, scope, name, kind, now)
+        conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id) VALUES (?, ?)", (memory_id, eid))
+        ids.append(eid)
+    return ids
+
+
+def relate(conn, scope: str, src: str, rel_type: str, dst: str, now: float, *,
+           memory_id: int | None = None, confidence: float = 1.0, valid_from: float | None = None) -> int:
+    """Add the relation src -[rel_type]-> dst (creating either entity), unless it is already open."""
+    rel_type = "_".join(rel_type.lower().split())
+    if not rel_type or len(rel_type) > 64:
+        raise InvalidInput("relation type must be 1-64 characters")
+    s = upsert_entity(conn, scope, src, "thing", now)
+    d = upsert_entity(conn, scope, dst, "thing", now)
+    row = conn.execute("SELECT id FROM relations WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL",
+                       (s, d, rel_type)).fetchone()
+    if row:
+        return row[0]
+    return conn.execute("INSERT INTO relations (src, dst, type, confidence, valid_from, memory_id, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (s, d, rel_type, confidence, valid_from if valid_from is not None else now,
+                         memory_id, now)).lastrowid
+
+
+def close_relation(conn, scope_list: Sequence[str], src: str, rel_type: str, dst: str, now: float) -> int:
+    s, d = find_entity(conn, scope_list, src), find_entity(conn, scope_list, dst)
+    if s is None or d is None:
+        raise NotFound(f"no entity {src if s is None else dst!r}; entity_get lists what exists")
+    return conn.execute("UPDATE relations SET valid_to = ? WHERE src = ? AND dst = ? AND type = ? "
+                        "AND valid_to IS NULL", (now, s, d, "_".join(rel_type.lower().split()))).rowcount
+
+
+def entity_dict(conn, eid: int) -> dict:
+    row = conn.execute("SELECT id, scope, name, kind, metadata FROM entities WHERE id = ?", (eid,)).fetchone()
+    if row is None:
+        raise NotFound(f"no entity {eid}")
+    aliases = [r[0] for r in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (eid,))]
+    return {"id": row[0], "scope": row[1], "name": row[2], "kind": row[3], "aliases": aliases,
+            "metadata": json.loads(row[4])}

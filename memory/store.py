@@ -1,0 +1,620 @@
+"""The store: one SQLite file holding memories, their FTS rows, vectors, entities and links.
+
+Every write goes through `Store`: secrets are redacted, input is checked, embeddings are computed
+outside the transaction, then the memory, its FTS row, its vector and its entity links commit
+together or not at all. Reads that rank memories live in `memory.retrieval`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import stat
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from memory import db, graph, privacy, text
+from memory.config import Config
+from memory.embed import Embedder, to_blob
+from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
+from memory.scope import GLOBAL
+
+log = logging.getLogger("maple.store")
+
+LAYERS = ("fact", "experience", "decision")
+SOURCES = ("manual", "hook", "import", "consolidation", "extraction")
+MAX_TAGS, MAX_TAG_CHARS = 32, 64
+MAX_METADATA_BYTES, MAX_METADATA_DEPTH = 64_000, 8
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+MEMORY_COLUMNS = (
+    "id, content, layer, category, subject, scope, importance, confidence, valence, intensity, "
+    "moods, tags, pinned, source, source_ref, session_id, occurred_at, created_at, updated_at, "
+    "last_activated_at, activation_count, valid_from, valid_to, superseded_by, parent_id, "
+    "chunk_index, content_hash, deleted_at, metadata")
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_time(value: Any, name: str = "time") -> float | None:
+    """An ISO 8601 date or datetime (or epoch seconds) as epoch seconds; naive times are UTC."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be an ISO 8601 string like 2025-03-14 or 2025-03-14T09:30:00Z")
+    s = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        raise InvalidInput(f"{name} {value!r} is not ISO 8601; use e.g. 2025-03-14 or 2025-03-14T09:30:00Z") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def content_hash(content: str) -> str:
+    """Hash of the content with whitespace folded and case ignored: trivial variants are one memory."""
+    norm = " ".join(content.split()).casefold()
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Memory:
+    id: int
+    content: str
+    layer: str
+    category: str
+    subject: str | None
+    scope: str
+    importance: int
+    confidence: float
+    valence: float
+    intensity: float
+    moods: list[str]
+    tags: list[str]
+    pinned: bool
+    source: str
+    source_ref: str | None
+    session_id: str | None
+    occurred_at: float | None
+    created_at: float
+    updated_at: float
+    last_activated_at: float | None
+    activation_count: int
+    valid_from: float | None
+    valid_to: float | None
+    superseded_by: int | None
+    parent_id: int | None
+    chunk_index: int | None
+    content_hash: str
+    deleted_at: float | None
+    metadata: dict
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> "Memory":
+        m = cls(*row)
+        m.moods = json.loads(m.moods) if isinstance(m.moods, str) else m.moods
+        m.tags = json.loads(m.tags) if isinstance(m.tags, str) else m.tags
+        m.metadata = json.loads(m.metadata) if isinstance(m.metadata, str) else m.metadata
+        m.pinned = bool(m.pinned)
+        return m
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from",
+                    "valid_to", "deleted_at"):
+            d[key] = iso(d[key])
+        return d
+
+
+@dataclass
+class NewMemory:
+    """What a caller may set when storing a memory; everything else is derived."""
+
+    content: str
+    layer: str = "fact"
+    category: str = "general"
+    subject: str | None = None
+    scope: str = GLOBAL
+    importance: int = 3
+    confidence: float = 1.0
+    valence: float = 0.0
+    intensity: float = 0.0
+    moods: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    pinned: bool = False
+    source: str = "manual"
+    source_ref: str | None = None
+    session_id: str | None = None
+    occurred_at: Any = None
+    valid_from: Any = None
+    valid_to: Any = None
+    parent_id: int | None = None
+    chunk_index: int | None = None
+    metadata: dict = field(default_factory=dict)
+    entities: list[tuple[str, str]] = field(default_factory=list)  # (name, kind) to link
+
+
+class Store:
+    """A MAPLE database. Open with `Store.open(config, embedder)`; close when done."""
+
+    def __init__(self, conn: db.Connection, path: Path, config: Config, embedder: Embedder | None,
+                 clock: Callable[[], float] = time.time):
+        self.conn = conn
+        self.path = path
+        self.config = config
+        self.embedder = embedder
+        self.clock = clock
+        self.tx = db.Transactions(conn)
+        self.vector_dim: int | None = None
+        self.vector_model: str | None = None
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, config: Config, embedder: Embedder | None = None, *, path: Path | None = None,
+             clock: Callable[[], float] = time.time, vectors: bool = True) -> "Store":
+        """Open (creating if needed) the database at `path` or the configured one.
+
+        Creates the home 0700 and the file 0600, applies migrations, and checks that the
+        database's embedding model and dimension match `embedder`.
+        """
+        path = Path(path or config.db_path).expanduser()
+        ensure_private_dir(path.parent)
+        fresh = not path.exists()
+        if fresh:
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+            except OSError as e:
+                raise StoreUnavailable(f"cannot create database {path}: {e.strerror}; "
+                                       "check the folder's permissions or set MAPLE_HOME") from e
+        conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, vectors=vectors)
+        store = cls(conn, path, config, embedder, clock)
+        try:
+            db.migrate(conn, store.tx)
+            store._load_vector_meta()
+            store._check_embedder()
+        except db.DatabaseError as e:
+            conn.close()
+            raise StoreUnavailable(db.describe(e, path)) from e
+        except BaseException:
+            conn.close()
+            raise
+        for suffix in ("", "-wal", "-shm"):
+            _chmod_private(Path(str(path) + suffix))
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _load_vector_meta(self) -> None:
+        rows = dict(self.conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
+        self.vector_model = rows.get("embedding_model")
+        self.vector_dim = int(rows["embedding_dim"]) if "embedding_dim" in rows else None
+
+    def _check_embedder(self) -> None:
+        e = self.embedder
+        if e is None or self.vector_model is None:
+            return
+        if e.name != self.vector_model or (e.dim is not None and e.dim != self.vector_dim):
+            raise EmbeddingMismatch(
+                f"database {self.path} holds {self.vector_dim}-dim vectors from {self.vector_model!r}, "
+                f"but the configured model is {e.name!r}"
+                + (f" ({e.dim}-dim)" if e.dim else "")
+                + f". Run `maple-memory reindex --model {e.name}` to re-embed, "
+                f"or set embedding_model back to {self.vector_model!r}.")
+
+    def _ensure_vector_table(self, dim: int, model: str) -> None:
+        """Create the vector index on first use and record its model and dimension."""
+        if self.vector_dim is not None:
+            if dim != self.vector_dim or model != self.vector_model:
+                raise EmbeddingMismatch(
+                    f"got {dim}-dim vectors from {model!r} but the database holds {self.vector_dim}-dim "
+                    f"vectors from {self.vector_model!r}; run `maple-memory reindex --model {model}`")
+            return
+        with self.tx.atomic():
+            coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vec USING vec0("
+                f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})")
+            self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), "
+                              "('embedding_dim', ?)", (model, str(dim)))
+        self.vector_dim, self.vector_model = dim, model
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.vector_dim is not None
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def add(self, item: NewMemory) -> Memory:
+        """Store one memory and return it (an exact duplicate in its scope returns the existing one)."""
+        return self.add_many([item])[0]
+
+    def add_many(self, items: Sequence[NewMemory], *, embed: bool = True) -> list[Memory]:
+        """Store many memories in one transaction, embedding them in one batch."""
+        rows = [self._prepare(it) for it in items]
+        vectors: list[Any] = [None] * len(rows)
+        if embed and self.embedder is not None and rows:
+            vectors = self._embed([r["content"] for r in rows])
+        ids: list[int] = []
+        with self.tx.atomic() as conn:
+            for row, item, vec in zip(rows, items, vectors):
+                existing = conn.execute(
+                    "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL "
+                    "AND parent_id IS ?", (row["scope"], row["content_hash"], row["parent_id"])).fetchone()
+                if existing:
+                    ids.append(existing[0])
+                    continue
+                cols = ", ".join(row)
+                marks = ", ".join("?" for _ in row)
+                mid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
+                conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (mid, self._fts_body(row)))
+                if vec is not None:
+                    self._write_vector(mid, row["scope"], vec)
+                if item.entities:
+                    graph.link_names(conn, mid, row["scope"], item.entities, self.clock())
+                ids.append(mid)
+        return self.get_many(ids)
+
+    def _embed(self, texts: list[str]) -> list[Any]:
+        e = self.embedder
+        assert e is not None
+        try:
+            vectors = e.embed(texts)
+        except StoreUnavailable as err:
+            # Degrade: keep the memory keyword-searchable; reindex fills the vector later.
+            log.warning("storing without vectors: %s", err)
+            return [None] * len(texts)
+        if vectors:
+            self._ensure_vector_table(len(vectors[0]), e.name)
+        return list(vectors)
+
+    def _write_vector(self, memory_id: int, scope: str, vec: Any) -> None:
+        blob = to_blob(vec)
+        if len(blob) != 4 * (self.vector_dim or 0):
+            raise EmbeddingMismatch(f"vector of {len(blob) // 4} dims for a {self.vector_dim}-dim index; "
+                                    "run `maple-memory reindex`")
+        self.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (memory_id,))
+        if self.vector_dim and self.vector_dim % 8 == 0:
+            self.conn.execute("INSERT INTO memory_vec (rowid, embedding, scope, coarse) "
+                              "VALUES (?, ?, ?, vec_quantize_binary(?))", (memory_id, blob, scope, blob))
+        else:
+            self.conn.execute("INSERT INTO memory_vec (rowid, embedding, scope) VALUES (?, ?, ?)",
+                              (memory_id, blob, scope))
+
+    @staticmethod
+    def _fts_body(row: dict[str, Any]) -> str:
+        extra = " ".join(x for x in (row.get("subject"), " ".join(json.loads(row.get("tags") or "[]"))) if x)
+        return text.index_text(row["content"] + (" " + extra if extra else ""))
+
+    def _prepare(self, it: NewMemory) -> dict[str, Any]:
+        if not isinstance(it.content, str):
+            raise InvalidInput("content must be a string")
+        content = _CONTROL.sub("", privacy.redact(it.content)).strip()
+        if not content:
+            raise InvalidInput("content is empty; give the memory some text")
+        if len(content) > self.config.max_content_chars:
+            raise InvalidInput(f"content is {len(content)} characters; the limit is "
+                               f"{self.config.max_content_chars} (setting max_content_chars). "
+                               "Split it into several memories.")
+        if it.layer not in LAYERS:
+            raise InvalidInput(f"layer must be one of {', '.join(LAYERS)}, got {it.layer!r}")
+        if it.source not in SOURCES:
+            raise InvalidInput(f"source must be one of {', '.join(SOURCES)}, got {it.source!r}")
+        if not isinstance(it.importance, int) or isinstance(it.importance, bool) or not 1 <= it.importance <= 5:
+            raise InvalidInput(f"importance must be a whole number 1-5, got {it.importance!r}")
+        for name, value, lo in (("confidence", it.confidence, 0.0), ("valence", it.valence, -1.0),
+                                ("intensity", it.intensity, 0.0)):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= 1:
+                raise InvalidInput(f"{name} must be a number in [{lo:g}, 1], got {value!r}")
+        category = _short(it.category or "general", "category", 64)
+        subject = _short(privacy.redact(it.subject), "subject", 200) if it.subject else None
+        tags = _string_list(it.tags, "tags")
+        moods = _string_list(it.moods, "moods")
+        metadata = check_metadata(it.metadata)
+        now = self.clock()
+        occurred = parse_time(it.occurred_at, "occurred_at")
+        return {
+            "content": content, "layer": it.layer, "category": category, "subject": subject,
+            "scope": _short(it.scope, "scope", 4096), "importance": it.importance,
+            "confidence": float(it.confidence), "valence": float(it.valence),
+            "intensity": float(it.intensity), "moods": json.dumps(moods, ensure_ascii=False),
+            "tags": json.dumps(tags, ensure_ascii=False), "pinned": int(bool(it.pinned)),
+            "source": it.source, "source_ref": it.source_ref, "session_id": it.session_id,
+            "occurred_at": occurred if occurred is not None else now, "created_at": now, "updated_at": now,
+            "valid_from": parse_time(it.valid_from, "valid_from"),
+            "valid_to": parse_time(it.valid_to, "valid_to"), "parent_id": it.parent_id,
+            "chunk_index": it.chunk_index, "content_hash": content_hash(content),
+            "metadata": json.dumps(metadata, ensure_ascii=False),
+        }
+
+    def update(self, memory_id: int, *, reason: str = "update", **changes: Any) -> Memory:
+        """Change fields of a memory, keeping the previous version in memory_versions."""
+        allowed = {"content", "layer", "category", "subject", "importance", "confidence", "valence",
+                   "intensity", "moods", "tags", "pinned", "metadata", "valid_to", "valid_from",
+                   "superseded_by", "occurred_at", "scope"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise InvalidInput(f"cannot update {sorted(unknown)}; updatable fields: {sorted(allowed)}")
+        old = self.get(memory_id)
+        merged = {k: getattr(old, k) for k in NewMemory.__dataclass_fields__ if hasattr(old, k)}
+        merged.update({k: v for k, v in changes.items() if k not in ("superseded_by",)})
+        for key in ("occurred_at", "valid_from", "valid_to"):
+            if key not in changes and merged.get(key) is not None:
+                merged[key] = float(merged[key])
+        merged["entities"] = []
+        row = self._prepare(NewMemory(**merged))
+        row.pop("created_at")
+        row["updated_at"] = self.clock()
+        if "superseded_by" in changes:
+            row["superseded_by"] = changes["superseded_by"]
+        vec = None
+        if row["content"] != old.content and self.embedder is not None:
+            vec = self._embed([row["content"]])[0]
+        with self.tx.atomic() as conn:
+            conn.execute("INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (memory_id, old.content, json.dumps(
+                             {k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
+                             reason, self.clock()))
+            sets = ", ".join(f"{k} = ?" for k in row)
+            conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*row.values(), memory_id))
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
+            conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (memory_id, self._fts_body(row)))
+            if vec is not None:
+                self._write_vector(memory_id, row["scope"], vec)
+            elif row["scope"] != old.scope and self.has_vectors:
+                conn.execute("UPDATE memory_vec SET scope = ? WHERE rowid = ?", (row["scope"], memory_id))
+        return self.get(memory_id)
+
+    def forget(self, memory_id: int, *, permanent: bool = False) -> Memory:
+        """Archive a memory (restorable), or with `permanent` purge it and everything linked to it."""
+        m = self.get(memory_id, include_deleted=True)
+        with self.tx.atomic() as conn:
+            if permanent:
+                children = [r[0] for r in conn.execute("SELECT id FROM memories WHERE parent_id = ?", (memory_id,))]
+                for mid in [memory_id, *children]:
+                    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (mid,))
+                    if self.has_vectors:
+                        conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (mid,))
+                conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+            else:
+                conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? OR parent_id = ?",
+                             (self.clock(), self.clock(), memory_id, memory_id))
+        return m
+
+    def restore(self, memory_id: int) -> Memory:
+        """Bring an archived memory back."""
+        self.get(memory_id, include_deleted=True)
+        with self.tx.atomic() as conn:
+            conn.execute("UPDATE memories SET deleted_at = NULL, updated_at = ? WHERE id = ? OR parent_id = ?",
+                         (self.clock(), memory_id, memory_id))
+        return self.get(memory_id)
+
+    def record_activation(self, ids: Iterable[int], kind: str = "search", session_id: str | None = None) -> None:
+        """Note that these memories were recalled now (the input to activation-based decay)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return
+        now = self.clock()
+        with self.tx.atomic() as conn:
+            conn.executemany("UPDATE memories SET last_activated_at = ?, activation_count = activation_count + 1 "
+                             "WHERE id = ?", [(now, i) for i in ids])
+            conn.executemany("INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, ?, ?)",
+                             [(i, now, kind, session_id) for i in ids])
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def get(self, memory_id: int, *, include_deleted: bool = False) -> Memory:
+        if not isinstance(memory_id, int) or isinstance(memory_id, bool):
+            raise InvalidInput(f"memory id must be a whole number, got {memory_id!r}")
+        row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None or (row[27] is not None and not include_deleted):
+            raise NotFound(f"no memory {memory_id}" + ("" if row is None else " (it is archived; "
+                           "`maple-memory restore` brings it back)") + "; search to find the right id")
+        return Memory.from_row(row)
+
+    def get_many(self, ids: Sequence[int]) -> list[Memory]:
+        """Memories by id, in the order asked, skipping ids that do not exist."""
+        found: dict[int, Memory] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+                found[row[0]] = Memory.from_row(row)
+        return [found[i] for i in ids if i in found]
+
+    def list(self, *, scopes: Sequence[str] | None = None, layer: str | None = None,
+             category: str | None = None, include_deleted: bool = False, only_deleted: bool = False,
+             limit: int = 50, after_id: int | None = None, order: str = "id") -> list[Memory]:
+        """Memories filtered and paged by id (cursor = the last id seen)."""
+        where, args = ["1"], []
+        if scopes is not None:
+            where.append(f"scope IN ({','.join('?' * len(scopes))})")
+            args += list(scopes)
+        if layer:
+            where.append("layer = ?")
+            args.append(layer)
+        if category:
+            where.append("category = ?")
+            args.append(category)
+        if only_deleted:
+            where.append("deleted_at IS NOT NULL")
+        elif not include_deleted:
+            where.append("deleted_at IS NULL")
+        if after_id is not None:
+            where.append("id > ?" if order == "id" else "id < ?")
+            args.append(after_id)
+        direction = "ASC" if order == "id" else "DESC"
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY id {direction} LIMIT ?"
+        return [Memory.from_row(r) for r in self.conn.execute(sql, (*args, limit))]
+
+    def count(self, scopes: Sequence[str] | None = None) -> int:
+        if scopes is None:
+            return self.conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0]
+        marks = ",".join("?" * len(scopes))
+        return self.conn.execute(f"SELECT count(*) FROM memories WHERE deleted_at IS NULL AND scope IN ({marks})",
+                                 list(scopes)).fetchone()[0]
+
+    def stats(self) -> dict[str, Any]:
+        c = self.conn
+        by = lambda col: dict(c.execute(  # noqa: E731
+            f"SELECT {col}, count(*) FROM memories WHERE deleted_at IS NULL GROUP BY {col}").fetchall())
+        page = c.execute("PRAGMA page_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0]
+        last = c.execute("SELECT value FROM meta WHERE key = 'last_maintenance'").fetchone()
+        return {
+            "memories": self.count(),
+            "archived": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL").fetchone()[0],
+            "by_layer": by("layer"), "by_scope": by("scope"), "by_category": by("category"),
+            "entities": c.execute("SELECT count(*) FROM entities").fetchone()[0],
+            "relations": c.execute("SELECT count(*) FROM relations").fetchone()[0],
+            "without_vectors": self.missing_vectors_count(),
+            "jobs": dict(c.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall()),
+            "database": str(self.path), "size_bytes": page,
+            "embedding_model": self.vector_model, "embedding_dim": self.vector_dim,
+            "last_maintenance": last[0] if last else None,
+        }
+
+    def missing_vectors_count(self) -> int:
+        if not self.has_vectors:
+            return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return self.conn.execute(
+            "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)"
+        ).fetchone()[0]
+
+    def embed_missing(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
+        """Give vectors to memories stored without one (model missing at the time, or reindex)."""
+        if self.embedder is None:
+            raise StoreUnavailable("no embedding model configured")
+        done, total = 0, self.missing_vectors_count()
+        while True:
+            if self.has_vectors:
+                rows = self.conn.execute(
+                    "SELECT id, scope, content FROM memories m WHERE NOT EXISTS "
+                    "(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id) ORDER BY id LIMIT ?", (batch,)).fetchall()
+            else:
+                rows = self.conn.execute("SELECT id, scope, content FROM memories ORDER BY id LIMIT ?",
+                                         (batch,)).fetchall()
+            if not rows:
+                return done
+            vectors = self._embed([r[2] for r in rows])
+            if vectors[0] is None:
+                raise StoreUnavailable(f"embedding model {self.embedder.name} is unavailable")
+            with self.tx.atomic():
+                for (mid, scope, _), vec in zip(rows, vectors):
+                    self._write_vector(mid, scope, vec)
+            done += len(rows)
+            if progress:
+                progress(done, total)
+
+    def integrity(self) -> dict[str, Any]:
+        """integrity_check plus the cross-table invariants every memory must satisfy."""
+        c = self.conn
+        result = {"integrity_check": c.execute("PRAGMA integrity_check").fetchone()[0]}
+        memories = c.execute("SELECT count(*) FROM memories").fetchone()[0]
+        fts = c.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+        result["memories"] = memories
+        result["fts_rows"] = fts
+        if self.has_vectors:
+            result["vector_rows"] = c.execute("SELECT count(*) FROM memory_vec").fetchone()[0]
+            result["orphan_vectors"] = c.execute(
+                "SELECT count(*) FROM memory_vec v WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = v.rowid)"
+            ).fetchone()[0]
+        result["orphan_links"] = c.execute(
+            "SELECT count(*) FROM memory_entities l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.memory_id)"
+        ).fetchone()[0]
+        result["ok"] = (result["integrity_check"] == "ok" and memories == fts
+                        and result.get("orphan_vectors", 0) == 0 and result["orphan_links"] == 0)
+        return result
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def ensure_private_dir(path: Path) -> None:
+    """Create `path` (and parents) readable by this user only; refuse a home we cannot write."""
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise StoreUnavailable(f"cannot create {path}: {e.strerror}; set MAPLE_HOME to a writable folder") from e
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise StoreUnavailable(f"{path} is not writable; fix its permissions or set MAPLE_HOME to another folder")
+    _chmod_private(path, 0o700)
+
+
+def _chmod_private(path: Path, mode: int = 0o600) -> None:
+    try:
+        if path.exists() and stat.S_IMODE(path.stat().st_mode) != mode:
+            path.chmod(mode)
+    except OSError:
+        pass  # not ours to change (a shared folder set by the user); the file itself stays 0600
+
+
+def _short(value: Any, name: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    value = _CONTROL.sub("", value).strip()
+    if not value:
+        raise InvalidInput(f"{name} must not be empty")
+    if len(value) > limit:
+        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def _string_list(values: Any, name: str) -> list[str]:
+    if values is None:
+        return []
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        raise InvalidInput(f"{name} must be a list of strings")
+    out = list(dict.fromkeys(_short(v, name[:-1], MAX_TAG_CHARS).lower() for v in values if v.strip()))
+    if len(out) > MAX_TAGS:
+        raise InvalidInput(f"at most {MAX_TAGS} {name}, got {len(out)}")
+    return out
+
+
+def check_metadata(metadata: Any) -> dict:
+    """Metadata must be a JSON object of bounded size and depth; secrets in strings are redacted."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object")
+
+    def walk(v: Any, depth: int) -> Any:
+        if depth > MAX_METADATA_DEPTH:
+            raise InvalidInput(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")
+        if isinstance(v, dict):
+            return {str(k): walk(x, depth + 1) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x, depth + 1) for x in v]
+        if isinstance(v, str):
+            return _CONTROL.sub("", privacy.redact(v))
+        if v is None or isinstance(v, (bool, int, float)):
+            if isinstance(v, float) and v != v or v in (float("inf"), float("-inf")):
+                raise InvalidInput("metadata numbers must be finite")
+            return v
+        raise InvalidInput(f"metadata values must be JSON (got {type(v).__name__})")
+
+    clean = walk(metadata, 1)
+    if len(json.dumps(clean, ensure_ascii=False)) > MAX_METADATA_BYTES:
+        raise InvalidInput(f"metadata is larger than {MAX_METADATA_BYTES} bytes of JSON")
+    return clean

@@ -1,0 +1,147 @@
+"""Text for the keyword index: one tokeniser for indexing and querying, in English and Chinese.
+
+Stdlib only: the command hook imports this on every prompt.
+
+The FTS5 table uses `porter unicode61`, which handles English (stemming, case, diacritics) but
+treats a run of Chinese characters as one token. So before text reaches FTS5, every CJK run is
+rewritten as its overlapping character bigrams (a one-character run stays as it is). A two-
+character word (开会) is then exactly one indexed token, a longer word is a phrase of bigrams,
+and no dictionary is needed on either side. Where jieba runs (the server), queries are cut into
+words first, so each word becomes a phrase instead of bigrams that straddle word boundaries.
+Identifiers are split too: `fetchRetry_helper` also indexes fetch, retry and helper.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+CJK_RUN = re.compile(f"[{_CJK}]+")
+_SPLIT = re.compile(f"([{_CJK}]+)")
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't
+down during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's
+her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it
+it's its itself let's me more most mustn't my myself no nor not of off on once only or other ought
+our ours ourselves out over own same shan't she she'd she'll she's should shouldn't so some such
+than that that's the their theirs them themselves then there there's these they they'd they'll
+they're they've this those through to too under until up very was wasn't we we'd we'll we're we've
+were weren't what what's when when's where where's which while who who's whom why why's will with
+won't would wouldn't you you'd you'll you're you've your yours yourself yourselves also just like
+get got would may might shall us yes ok okay oh hey hi s t d ll m re ve
+""".split())
+
+ZH_STOP = frozenset("的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 在 和 与 也 都 就 还 又 这 那 有 么 什 怎 哪 个 一 不 没 很 会 要 把 被".split())
+ZH_STOPWORDS = frozenset("什么 怎么 哪些 哪个 为什么 如何 我们 你们 他们 这个 那个 一下 一个 是不是 有没有 时候 什么时候 可以 应该 需要".split())
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_RUN.search(text) is not None
+
+
+def bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def _identifier_parts(word: str) -> list[str]:
+    parts = _CAMEL.findall(word)
+    return parts if len(parts) > 1 else []
+
+
+def index_text(text: str) -> str:
+    """The body FTS5 indexes for `text`: words as they are, identifiers split, CJK as bigrams."""
+    out: list[str] = []
+    for piece in _SPLIT.split(text):
+        if not piece:
+            continue
+        if CJK_RUN.fullmatch(piece):
+            out.extend(bigrams(piece))
+            continue
+        for word in WORD.findall(piece):
+            out.append(word)
+            out.extend(_identifier_parts(word))
+    return " ".join(out)
+
+
+Segmenter = Callable[[str], Iterable[str]]
+
+
+def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: bool = False) -> list[str]:
+    """The distinct terms of a query, as FTS5 string literals (each a word or a CJK phrase).
+
+    Every term is double-quoted, so no user text can act as FTS5 syntax: quotes, `*`, `NEAR`,
+    `-`, `:`, `AND`/`OR`/`NOT` and parentheses are all matched as plain text or dropped.
+    """
+    terms: list[str] = []
+    seen: set[str] = set()
+
+    def add(tokens: list[str]) -> None:
+        phrase = " ".join(tokens)
+        if phrase and phrase not in seen:
+            seen.add(phrase)
+            terms.append('"' + phrase.replace('"', '""') + '"')
+
+    for piece in _SPLIT.split(text):
+        if not piece:
+            continue
+        if CJK_RUN.fullmatch(piece):
+            words = list(segment(piece)) if segment else None
+            if words:
+                for w in words:
+                    w = w.strip()
+                    if not w or not CJK_RUN.fullmatch(w):
+                        continue
+                    if not keep_stopwords and (w in ZH_STOPWORDS or (len(w) == 1 and w in ZH_STOP)):
+                        continue
+                    add(bigrams(w))
+            else:
+                for bg in bigrams(piece):
+                    if keep_stopwords or not all(ch in ZH_STOP for ch in bg):
+                        add([bg])
+            continue
+        for word in WORD.findall(piece):
+            low = word.lower()
+            if not keep_stopwords and (low in STOPWORDS or len(low) < 2 and not low.isdigit()):
+                continue
+            add([low])
+    return terms
+
+
+def match_or(terms: list[str]) -> str:
+    return " OR ".join(terms)
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate: about 4 characters per token for Latin text, 1 per CJK character."""
+    cjk = sum(len(m) for m in CJK_RUN.findall(text))
+    return (len(text) - cjk + 3) // 4 + cjk
+
+
+_jieba_cut: Segmenter | None = None
+
+
+def jieba_segmenter() -> Segmenter | None:
+    """jieba's word segmenter, loaded on first use (~0.5 s); None when jieba is not installed.
+
+    Only long-lived processes call this; the command hook never does.
+    """
+    global _jieba_cut
+    if _jieba_cut is None:
+        try:
+            import logging
+
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _jieba_cut = jieba.lcut
+        except Exception:  # jieba missing or its dictionary unreadable: bigrams still work
+            return None
+    return _jieba_cut
