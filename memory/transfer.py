@@ -1,0 +1,272 @@
+"""Export and import: memories as JSON lines, one memory per line.
+
+An export line is `Memory.to_dict()` (times as ISO 8601, sub-second precision kept) plus the
+memory's linked `entities` as [name, kind] pairs. Export covers every scope, archived memories
+too, in id order. Import takes the same lines, or hand-written ones with the fields of
+memory_store (`content` is the only required one; `scope` is a stored scope string, "project"
+or "global", default "project").
+
+What a round trip keeps: content and every field a caller can set, the scope, the linked entity
+names, the archived state and the links between memories (`parent_id`, `superseded_by`, remapped
+to the new ids). What it does not: the ids themselves, `created_at` / `updated_at` (the time of
+the import), recall history (`last_activated_at`, `activation_count`), entity aliases and
+relations. Restoring `superseded_by` goes through `Store.update`, so it leaves a version row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from memory.errors import InvalidInput
+from memory.store import Memory, NewMemory, Store, content_hash
+
+BATCH = 256  # lines per add_many: one embedding batch and one transaction each
+TIME_FIELDS = ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from", "valid_to",
+               "deleted_at")
+IMPORT_FIELDS = frozenset(NewMemory.__dataclass_fields__)
+# Fields of an export line that import reads for links and state, or skips as bookkeeping.
+EXPORT_ONLY = frozenset({"id", "created_at", "updated_at", "last_activated_at", "activation_count",
+                         "content_hash", "deleted_at", "superseded_by"})
+
+
+def newest_id(store: Store) -> int:
+    """The highest id in use: a memory that add returns with a higher id is new, not a duplicate."""
+    newest = store.list(include_deleted=True, limit=1, order="desc")
+    return newest[0].id if newest else 0
+
+
+# -- export ------------------------------------------------------------------------------------------
+
+def iso_exact(ts: float | None) -> str | None:
+    """ISO 8601 in UTC, keeping sub-second precision so that a re-import restores the same time."""
+    if ts is None:
+        return None
+    spec = "seconds" if float(ts).is_integer() else "microseconds"
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def _entities_of(store: Store, ids: Sequence[int]) -> dict[int, list[list[str]]]:
+    out: dict[int, list[list[str]]] = {}
+    marks = ",".join("?" * len(ids))
+    for mid, name, kind in store.conn.execute(
+            f"SELECT l.memory_id, e.name, e.kind FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+            f"WHERE l.memory_id IN ({marks}) ORDER BY e.id", list(ids)):
+        out.setdefault(mid, []).append([name, kind])
+    return out
+
+
+def export_record(m: Memory, entities: list[list[str]]) -> dict[str, Any]:
+    d = m.to_dict()
+    d.update({k: iso_exact(getattr(m, k)) for k in TIME_FIELDS})
+    d["entities"] = entities
+    return d
+
+
+def export_records(store: Store, page: int = 500) -> Iterator[dict[str, Any]]:
+    """Every memory of every scope, archived ones too, in id order."""
+    after: int | None = None
+    while True:
+        memories = store.list(include_deleted=True, limit=page, after_id=after)
+        if not memories:
+            return
+        entities = _entities_of(store, [m.id for m in memories])
+        for m in memories:
+            yield export_record(m, entities.get(m.id, []))
+        after = memories[-1].id
+
+
+def write_export(store: Store, path: Path) -> int:
+    """Export to `path` through a private temporary file renamed into place (never half-written)."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".maple-export-")  # 0600: memories are private
+    except OSError as e:
+        raise InvalidInput(f"cannot write {path}: {e.strerror}; choose a writable folder") from e
+    n = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            for n, record in enumerate(export_records(store), 1):
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return n
+
+
+# -- import ------------------------------------------------------------------------------------------
+
+@dataclass
+class Line:
+    number: int
+    item: NewMemory
+    old_id: int | None = None
+    archived: bool = False
+    superseded_by: int | None = None
+
+
+def parse_line(text: str, number: int, project: str, scope: str | None = None) -> Line:
+    """One JSONL line as a memory to store (`scope`, if given, overrides the line's own).
+
+    Raises InvalidInput saying what is wrong with the line; the store checks the values.
+    """
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise InvalidInput(f"not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise InvalidInput('each line must be a JSON object with at least "content"')
+    unknown = sorted(set(obj) - IMPORT_FIELDS - EXPORT_ONLY)
+    if unknown:
+        raise InvalidInput(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(IMPORT_FIELDS))}")
+    if not isinstance(obj.get("content"), str):
+        raise InvalidInput('"content" is missing' if "content" not in obj else "content must be a string")
+    for key in ("id", "parent_id", "chunk_index", "superseded_by"):
+        value = obj.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise InvalidInput(f"{key} must be a whole number, got {value!r}")
+    fields = {k: v for k, v in obj.items() if k in IMPORT_FIELDS and v is not None}
+    for key in ("source_ref", "session_id", "scope"):
+        if key in fields and not isinstance(fields[key], str):
+            raise InvalidInput(f"{key} must be a string, got {fields[key]!r}")
+    where = scope or fields.get("scope", "project")
+    fields["scope"] = project if where == "project" else where
+    fields.setdefault("source", "import")
+    fields["entities"] = _entity_pairs(fields.get("entities", []))
+    return Line(number, NewMemory(**fields), obj.get("id"), obj.get("deleted_at") is not None,
+                obj.get("superseded_by"))
+
+
+def _entity_pairs(value: Any) -> list[tuple[str, str]]:
+    if not isinstance(value, list):
+        raise InvalidInput("entities must be a list of names or [name, kind] pairs")
+    pairs = []
+    for e in value:
+        if isinstance(e, str):
+            pairs.append((e, "thing"))
+        elif isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e):
+            pairs.append((e[0], e[1]))
+        else:
+            raise InvalidInput(f"entity {e!r} must be a name or a [name, kind] pair")
+    return pairs
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    duplicates: int = 0
+    rejected: list[dict[str, Any]] = field(default_factory=list)  # {"line": n, "error": message}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"imported": self.imported, "duplicates": self.duplicates, "rejected": len(self.rejected),
+                "errors": self.rejected}
+
+
+class Importer:
+    """Stores parsed lines in batches and counts what happened to each."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.report = ImportReport()
+        self.pending: list[Line] = []
+        self.ids: dict[int, int] = {}  # id in the file -> id in this store
+        self.archive: list[int] = []
+        self.supersede: list[tuple[int, int]] = []
+
+    def reject(self, number: int, error: str) -> None:
+        self.report.rejected.append({"line": number, "error": error})
+
+    def add(self, line: Line) -> None:
+        parent = line.item.parent_id
+        if parent is not None:
+            if any(p.old_id == parent for p in self.pending):
+                self.flush()  # the parent's new id is known only once its batch is stored
+            line.item.parent_id = self.ids.get(parent)  # parent not in the file: keep the chunk, unlinked
+        twin = self._archived_twin(line.item) if line.archived else None
+        if twin is not None:  # add_many dedups against live memories only; re-importing must not copy
+            self.report.duplicates += 1
+            if line.old_id is not None:
+                self.ids[line.old_id] = twin
+            return
+        self.pending.append(line)
+        if len(self.pending) >= BATCH:
+            self.flush()
+
+    def _archived_twin(self, item: NewMemory) -> int | None:
+        row = self.store.conn.execute(
+            "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND parent_id IS ? "
+            "AND deleted_at IS NOT NULL", (item.scope, content_hash(item.content), item.parent_id)).fetchone()
+        return row[0] if row else None
+
+    def flush(self) -> None:
+        batch, self.pending = self.pending, []
+        if not batch:
+            return
+        before = newest_id(self.store)
+        try:
+            stored = list(zip(batch, self.store.add_many([b.item for b in batch])))
+        except InvalidInput:
+            stored = []  # one bad line fails its batch's transaction: retry one by one to find it
+            for b in batch:
+                try:
+                    stored.append((b, self.store.add(b.item)))
+                except InvalidInput as e:
+                    self.reject(b.number, str(e))
+        seen: set[int] = set()
+        for line, m in stored:
+            new = m.id > before and m.id not in seen
+            seen.add(m.id)
+            if new:
+                self.report.imported += 1
+                if line.archived:
+                    self.archive.append(m.id)
+                if line.superseded_by is not None:
+                    self.supersede.append((m.id, line.superseded_by))
+            else:
+                self.report.duplicates += 1
+            if line.old_id is not None:
+                self.ids[line.old_id] = m.id
+
+    def finish(self) -> ImportReport:
+        self.flush()
+        for mid, old_target in self.supersede:  # needs every id of the file, so it comes last
+            if old_target in self.ids:
+                self.store.update(mid, reason="import", superseded_by=self.ids[old_target])
+        for mid in self.archive:  # after supersede: update cannot see archived memories
+            self.store.forget(mid)
+        self.report.rejected.sort(key=lambda r: r["line"])
+        return self.report
+
+
+def import_lines(store: Store, lines: Iterable[bytes], project: str, scope: str | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    """Import raw JSONL lines; a bad line is rejected with its number, never fatal.
+
+    `progress(bytes_read, lines_read)` is called every 64 lines.
+    """
+    importer = Importer(store)
+    done = 0
+    for number, raw in enumerate(lines, 1):
+        done += len(raw)
+        if progress and number % 64 == 0:
+            progress(done, number)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            importer.reject(number, "not UTF-8 text")
+            continue
+        if number == 1:
+            text = text.lstrip("\ufeff")  # a byte-order mark from editors on Windows
+        if not text.strip():
+            continue
+        try:
+            importer.add(parse_line(text, number, project, scope))
+        except InvalidInput as e:
+            importer.reject(number, str(e))
+    return importer.finish()
+
