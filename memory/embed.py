@@ -179,6 +179,14 @@ class SentenceTransformerEmbedder:
         return self.embed([text])[0]
 
 
-def from_config(config: Any) -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder(config.embedding_model, threads=config.embedding_threads,
+def from_config(config: Any) -> SentenceTransformerEmbedder | HashEmbedder:
+    """The configured embedder, not yet loaded.
+
+    A model name `hash-<dim>` (e.g. `hash-64`) gives the dependency-free `HashEmbedder`: for tests
+    and offline smoke runs that must not load torch. Its vectors carry no meaning beyond shared words.
+    """
+    name = config.embedding_model
+    if name.startswith("hash-") and name[5:].isdigit() and int(name[5:]) > 0:
+        return HashEmbedder(int(name[5:]))
+    return SentenceTransformerEmbedder(name, threads=config.embedding_threads,
                                        batch_size=config.embedding_batch_size)

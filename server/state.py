@@ -1,0 +1,92 @@
+"""What the server holds while it runs: the store, the project scope, the model gate and a lock."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence
+
+from memory.errors import StoreUnavailable
+from memory.store import Store
+
+ModelState = Literal["ready", "loading", "unavailable"]
+
+
+class ModelGate:
+    """The store's embedder, wrapped so that writes wait for the model and queries never do.
+
+    The real model takes seconds to load, so it loads on a background thread after the MCP
+    handshake (`start()`). Until it is ready, `embed` (used when storing) blocks until it is, while
+    `embed_query` raises StoreUnavailable, which retrieval treats as "skip the vector channel":
+    a search during warm-up still answers from keywords instead of stalling.
+    """
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int | None:
+        return self.inner.dim
+
+    def start(self) -> None:
+        start = getattr(self.inner, "start", None)
+        if start is not None:  # HashEmbedder is ready at once and has no start()
+            start()
+
+    def state(self) -> ModelState:
+        if not hasattr(self.inner, "loaded"):
+            return "ready"
+        if self.inner.loaded:
+            return "ready"
+        if getattr(self.inner, "_error", None) is not None:
+            return "unavailable"
+        return "loading"
+
+    def wait(self) -> None:
+        """Block until the model is loaded or has failed (a failure surfaces when embedding)."""
+        wait = getattr(self.inner, "wait", None)
+        if wait is None:
+            return
+        try:
+            wait()
+        except StoreUnavailable:
+            pass  # the store logs it and keeps the memory keyword-searchable
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> Any:
+        if self.state() != "ready":
+            raise StoreUnavailable(f"embedding model {self.name} is not loaded yet; keyword search only")
+        return self.inner.embed_query(text)
+
+
+@dataclass
+class AppState:
+    db: Store | None  # None when the database could not be opened at start; `error` says why
+    project: str
+    model: ModelGate
+    error: str | None = None
+    # sqlean's threadsafety is 1: threads may share the module, not a connection. mcp 2.x runs
+    # each sync tool on its own worker thread, and Store only locks its write transactions, so a
+    # read on one thread could run inside another thread's open transaction (seeing rows that may
+    # be rolled back). One lock around each tool's store work is the simplest correct rule; every
+    # store call is milliseconds, and the slow part (waiting for the model) happens outside it.
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def store(self) -> Store:
+        """The open store, or the start-up failure as an error the model can relay to the user."""
+        if self.db is None:
+            raise StoreUnavailable(f"MAPLE could not open its database: {self.error} "
+                                   "Fix that, then restart the MCP server (in Claude Code: /mcp).")
+        return self.db
+
+    @property
+    def readable_scopes(self) -> list[str]:
+        """The scopes this server may show: its project and the global scope, never another project."""
+        return [self.project, "global"]

@@ -1,0 +1,213 @@
+"""The MCP tools: thin typed wrappers over `memory.store` and `memory.retrieval`.
+
+Each tool fetches the app state from the lifespan, calls the library under the state's lock and
+returns a pydantic model (the SDK derives `outputSchema` and `structuredContent` from it).
+Library errors (MapleError) become ToolError, so the model reads the actionable message; argument
+shapes and ranges are checked by pydantic from the signatures before a tool runs.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Annotated, Any, Iterator, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from memory import retrieval
+from memory.errors import MapleError, NotFound
+from memory.scope import GLOBAL, resolve
+from memory.store import Memory, NewMemory
+from server.state import AppState, ModelState
+
+SEARCH_CONTENT_CHARS = 2_000  # per hit; a search of 100 long memories must fit a client's output cap
+
+Layer = Literal["fact", "experience", "decision"]
+
+
+# -- results -----------------------------------------------------------------------------------
+
+class MemoryOut(BaseModel):
+    id: int = Field(description="Use this id with memory_get and memory_forget")
+    content: str
+    layer: str
+    category: str
+    subject: str | None
+    scope: str = Field(description="'global' or the project directory the memory belongs to")
+    importance: int
+    tags: list[str]
+    pinned: bool
+    source: str
+    occurred_at: str | None = Field(description="When it happened (ISO 8601, UTC)")
+    created_at: str | None
+    updated_at: str | None
+    archived: bool = Field(description="True once forgotten (archived); hidden from search")
+    metadata: dict[str, Any]
+
+    @classmethod
+    def of(cls, m: Memory) -> "MemoryOut":
+        d = m.to_dict()
+        return cls(archived=m.deleted_at is not None, **{k: d[k] for k in cls.model_fields if k in d})
+
+
+class Hit(BaseModel):
+    id: int
+    content: str
+    truncated: bool = Field(description="Content was cut for the listing; memory_get returns all of it")
+    score: float = Field(description="Fused relevance score; higher is better, comparable within one search")
+    channels: dict[str, float] = Field(description="What each retrieval channel (bm25, vector, ...) added to the score")
+    layer: str
+    category: str
+    subject: str | None
+    scope: str
+    importance: int
+    tags: list[str]
+    occurred_at: str | None
+    metadata: dict[str, Any]
+
+
+class SearchOut(BaseModel):
+    results: list[Hit] = Field(description="Best first")
+    model: ModelState = Field(description="Embedding model state; while 'loading', only keyword matching is used")
+
+
+class GetOut(BaseModel):
+    memories: list[MemoryOut]
+    missing: list[int] = Field(description="Requested ids that do not exist in this project or the global scope")
+
+
+class ForgetOut(BaseModel):
+    action: Literal["archived", "purged"]
+    memory: MemoryOut
+
+
+# -- tools -------------------------------------------------------------------------------------
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Turn the library's deliberate errors into tool errors the model can read and act on."""
+    try:
+        yield
+    except MapleError as e:
+        raise ToolError(str(e)) from e
+
+
+def _state(ctx: Context[AppState]) -> AppState:
+    return ctx.request_context.lifespan_context
+
+
+def memory_store(
+    content: Annotated[str, Field(min_length=1, description=(
+        "The memory: one self-contained fact, decision or experience, worded so it makes sense "
+        "later without this conversation. Secrets are redacted before storing."))],
+    ctx: Context[AppState],
+    layer: Annotated[Layer, Field(description=(
+        "fact = stable knowledge (preferences, setup, conventions); experience = something that "
+        "happened (a bug hunt, an outcome); decision = a choice made and why"))] = "fact",
+    category: Annotated[str, Field(min_length=1, max_length=64, description=(
+        "Short free-form grouping, e.g. 'build', 'preference', 'architecture'"))] = "general",
+    subject: Annotated[str | None, Field(max_length=200, description=(
+        "What the memory is about, e.g. a module, tool or person"))] = None,
+    importance: Annotated[int, Field(ge=1, le=5, description=(
+        "1 = trivia, 3 = useful, 5 = must never be forgotten"))] = 3,
+    tags: Annotated[list[str] | None, Field(description="Keywords to find it by (at most 32)")] = None,
+    pinned: Annotated[bool, Field(description="Pinned memories are kept from decay and consolidation")] = False,
+    scope: Annotated[Literal["project", "global"], Field(description=(
+        "project = only this project sees it; global = every project sees it (user-wide "
+        "preferences)"))] = "project",
+    occurred_at: Annotated[str | None, Field(description=(
+        "When it happened, ISO 8601 (2025-03-14 or 2025-03-14T09:30:00Z); default now"))] = None,
+    metadata: Annotated[dict[str, Any] | None, Field(description="Any extra JSON object to keep with it")] = None,
+) -> MemoryOut:
+    """Save a memory for future sessions. Returns it with its id; storing the same text again in
+    the same scope returns the existing memory instead of a duplicate."""
+    state = _state(ctx)
+    with _tool_errors():
+        store = state.store
+        item = NewMemory(content=content, layer=layer, category=category, subject=subject,
+                         scope=resolve(scope, state.project), importance=importance, tags=tags or [],
+                         pinned=pinned, occurred_at=occurred_at, metadata=metadata or {})
+        state.model.wait()  # outside the lock: loading takes seconds, other tools keep working
+        with state.lock:
+            return MemoryOut.of(store.add(item))
+
+
+def memory_search(
+    query: Annotated[str, Field(min_length=1, description=(
+        "What to look for, in words: a question, topic, name or error message"))],
+    ctx: Context[AppState],
+    limit: Annotated[int, Field(ge=1, le=retrieval.MAX_LIMIT, description="How many results at most")] = 10,
+    scope: Annotated[Literal["project", "global", "all"], Field(description=(
+        "project = this project's memories, global = user-wide ones, all = both"))] = "all",
+    layer: Annotated[Layer | None, Field(description="Only this layer")] = None,
+    category: Annotated[str | None, Field(description="Only this category")] = None,
+    since: Annotated[str | None, Field(description="Only memories that occurred at or after this ISO 8601 time")] = None,
+    until: Annotated[str | None, Field(description="Only memories that occurred before this ISO 8601 time")] = None,
+) -> SearchOut:
+    """Find memories relevant to a query, best first, from this project and the global scope.
+    Long contents are cut to 2,000 characters; memory_get returns the full text."""
+    state = _state(ctx)
+    scopes = {"project": [state.project], "global": [GLOBAL], "all": state.readable_scopes}[scope]
+    with _tool_errors():
+        q = retrieval.make_query(query, scopes, limit=limit, layer=layer, category=category,
+                                 since=since, until=until)
+        with state.lock:
+            results = retrieval.search(state.store, q)
+    hits = []
+    for r in results:
+        m = r.memory.to_dict()
+        hits.append(Hit(
+            id=r.memory.id, content=r.memory.content[:SEARCH_CONTENT_CHARS],
+            truncated=len(r.memory.content) > SEARCH_CONTENT_CHARS, score=round(r.score, 6),
+            channels={k: round(v, 6) for k, v in r.channels.items()},
+            **{k: m[k] for k in ("layer", "category", "subject", "scope", "importance", "tags",
+                                 "occurred_at", "metadata")}))
+    return SearchOut(results=hits, model=state.model.state())
+
+
+def memory_get(
+    ids: Annotated[list[int], Field(min_length=1, max_length=100, description="Memory ids, e.g. from memory_search")],
+    ctx: Context[AppState],
+) -> GetOut:
+    """Read whole memories by id (including archived ones, marked archived)."""
+    state = _state(ctx)
+    with _tool_errors(), state.lock:
+        found = [m for m in state.store.get_many(list(dict.fromkeys(ids))) if m.scope in state.readable_scopes]
+    seen = {m.id for m in found}
+    return GetOut(memories=[MemoryOut.of(m) for m in found],
+                  missing=[i for i in dict.fromkeys(ids) if i not in seen])
+
+
+def memory_forget(
+    id: Annotated[int, Field(description="The memory's id")],
+    ctx: Context[AppState],
+    permanent: Annotated[bool, Field(description=(
+        "false = archive it (hidden from search, restorable with `maple-memory restore`); "
+        "true = delete it and its chunks for good"))] = False,
+) -> ForgetOut:
+    """Forget a memory that is wrong or obsolete. Archives it unless permanent is true."""
+    state = _state(ctx)
+    with _tool_errors(), state.lock:
+        m = state.store.get(id, include_deleted=True)
+        if m.scope not in state.readable_scopes:  # another project's memory: not ours to touch
+            raise NotFound(f"no memory {id} in this project or the global scope; search to find the right id")
+        before = state.store.forget(id, permanent=permanent)
+        if permanent:
+            return ForgetOut(action="purged", memory=MemoryOut.of(before))
+        return ForgetOut(action="archived", memory=MemoryOut.of(state.store.get(id, include_deleted=True)))
+
+
+def register(server: MCPServer[AppState]) -> None:
+    """Add every tool to `server`, each with its behaviour hints."""
+    # memory_search records which memories were recalled (input to decay), bookkeeping rather than
+    # a change the user asked for, so it is marked read-only: clients then allow it in plan mode.
+    server.add_tool(memory_store, title="Store a memory", annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+    server.add_tool(memory_search, title="Search memories", annotations=ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+    server.add_tool(memory_get, title="Get memories by id", annotations=ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+    server.add_tool(memory_forget, title="Forget a memory", annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False))
