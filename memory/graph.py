@@ -48,11 +48,13 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float,
     return eid
 
 
-def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, str]], now: float) -> list[int]:
+def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float) -> list[int]:
+    """Link a memory to entities given as (name, kind) or (name, kind, role)."""
     ids = []
-    for name, kind in entities:
+    for name, kind, *role in entities:
         eid = upsert_entity(conn, scope, name, kind, now)
-        conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id) VALUES (?, ?)", (memory_id, eid))
+        conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)",
+                     (memory_id, eid, role[0] if role else "mention"))
         ids.append(eid)
     return ids
 

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from memory import db, graph, privacy, text
+from memory import db, emotion, graph, mentions, privacy, text
 from memory.config import Config
 from memory.embed import Embedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
@@ -144,7 +144,8 @@ class NewMemory:
     parent_id: int | None = None
     chunk_index: int | None = None
     metadata: dict = field(default_factory=dict)
-    entities: list[tuple[str, str]] = field(default_factory=list)  # (name, kind) to link
+    # (name, kind) or (name, kind, role) to link; None detects them from the content.
+    entities: list[tuple[str, ...]] | None = None
 
 
 class Store:
@@ -272,8 +273,12 @@ class Store:
                 conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (mid, self._fts_body(row)))
                 if vec is not None:
                     self._write_vector(mid, row["scope"], vec)
-                if item.entities:
-                    graph.link_names(conn, mid, row["scope"], item.entities, self.clock())
+                entities = item.entities
+                if entities is None:
+                    entities = mentions.detect(row["content"])
+                    entities += mentions.known_in(row["content"], self.config.known_entities)
+                if entities:
+                    graph.link_names(conn, mid, row["scope"], entities, self.clock())
                 ids.append(mid)
         return self.get_many(ids)
 
@@ -333,13 +338,17 @@ class Store:
         tags = _string_list(it.tags, "tags")
         moods = _string_list(it.moods, "moods")
         metadata = check_metadata(it.metadata)
+        valence, intensity = it.valence, it.intensity
+        if not moods and not valence and not intensity:
+            felt = emotion.analyze(content)
+            valence, intensity, moods = felt.valence, felt.intensity, felt.moods
         now = self.clock()
         occurred = parse_time(it.occurred_at, "occurred_at")
         return {
             "content": content, "layer": it.layer, "category": category, "subject": subject,
             "scope": _short(it.scope, "scope", 4096), "importance": it.importance,
-            "confidence": float(it.confidence), "valence": float(it.valence),
-            "intensity": float(it.intensity), "moods": json.dumps(moods, ensure_ascii=False),
+            "confidence": float(it.confidence), "valence": float(valence),
+            "intensity": float(intensity), "moods": json.dumps(moods, ensure_ascii=False),
             "tags": json.dumps(tags, ensure_ascii=False), "pinned": int(bool(it.pinned)),
             "source": it.source, "source_ref": it.source_ref, "session_id": it.session_id,
             "occurred_at": occurred if occurred is not None else now, "created_at": now, "updated_at": now,

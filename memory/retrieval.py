@@ -1,0 +1,457 @@
+"""Retrieval: rank a store's memories for a query, and say why each one ranked.
+
+Channels each score a pool of candidate memories:
+  bm25     FTS5 BM25 over English stems and CJK bigrams (jieba words as phrases where it runs)
+  vector   cosine similarity from the sqlite-vec index
+  entity   entities the query names (people, files, packages, known entities, aliases)
+  graph    entities one relation away from those
+  mood     emotion words in the query against memories' mood tags and valence
+  time     a time window the query names ("last week", "in 2024", "上个月")
+Fusion turns them into one relevance score: by default a weighted sum of normalised channel
+scores (measured better than reciprocal rank fusion on LoCoMo; `search_fusion` switches to
+"rrf" or MAPLE's preset weights "maple"). Then context lifts neighbours: a hit lifts the turns
+around it in the same session and its chunk parent, and a session with strong hits lifts its
+members. Last, priors: importance, pinned, recency (never for memories at or above the
+importance floor), confidence and per-layer weights. Every result carries each contribution,
+and they add up to its score.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from memory import emotion, mentions, text, timeparse
+from memory.embed import to_blob
+from memory.errors import InvalidInput, StoreUnavailable
+from memory.store import Memory, Store, parse_time
+
+MAX_LIMIT = 100
+MAPLE_PRESET = {"bm25": 0.30, "vector": 0.30, "entity": 0.20, "mood": 0.20}
+ROLE_WEIGHT = {"speaker": 1.0, "author": 1.0, "subject": 1.0, "mention": 0.5}
+COARSE_ABOVE = 20_000  # vectors in scope above which KNN runs on bits, then re-ranks exactly
+
+
+@dataclass
+class Query:
+    text: str
+    scopes: Sequence[str]
+    limit: int = 10
+    layer: str | None = None
+    category: str | None = None
+    since: float | None = None
+    until: float | None = None
+    include_history: bool = False
+
+
+@dataclass
+class Result:
+    memory: Memory
+    score: float
+    channels: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.memory.to_dict(), "score": round(self.score, 6),
+                "channels": {k: round(v, 6) for k, v in self.channels.items() if v}}
+
+
+def make_query(query: str, scopes: Sequence[str], *, limit: int = 10, layer: str | None = None,
+               category: str | None = None, since: Any = None, until: Any = None,
+               include_history: bool = False) -> Query:
+    """A checked query; bad values raise InvalidInput saying what is allowed."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query is empty; say what to look for")
+    if len(query) > 10_000:
+        raise InvalidInput("query is longer than 10,000 characters; shorten it")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be a whole number 1-{MAX_LIMIT}, got {limit!r}")
+    if layer is not None and layer not in ("fact", "experience", "decision"):
+        raise InvalidInput(f"layer must be fact, experience or decision, got {layer!r}")
+    q = Query(query.replace("\x00", " "), list(scopes), limit, layer, category,
+              parse_time(since, "since"), parse_time(until, "until"), include_history)
+    if q.since is not None and q.until is not None and q.since >= q.until:
+        raise InvalidInput("since must be earlier than until")
+    return q
+
+
+@dataclass
+class _Cand:
+    id: int
+    session_id: str | None = None
+    parent_id: int | None = None
+    occurred_at: float | None = None
+    importance: int = 3
+    pinned: bool = False
+    layer: str = "fact"
+    confidence: float = 1.0
+    activated_at: float | None = None
+    moods: tuple[str, ...] = ()
+    valence: float = 0.0
+    raw: dict[str, float] = field(default_factory=dict)  # channel -> raw score
+
+
+def search(store: Store, q: Query, *, record: bool = True, session_id: str | None = None) -> list[Result]:
+    """The best memories for `q`, best first, each with its per-channel contributions."""
+    with store.tx.lock:  # one connection per store: keep a search's reads together
+        results = _search(store, q)
+    if record and results:
+        store.record_activation([r.memory.id for r in results], "search", session_id)
+    return results
+
+
+def _search(store: Store, q: Query) -> list[Result]:
+    cfg = store.config
+    now = store.clock()
+    pool = candidate_pool(store, q)
+    where, args = _filters_sql(q, now)
+    cands: dict[int, _Cand] = {}
+
+    def add(ids_scores: Sequence[tuple[int, float]], channel: str) -> None:
+        for mid, s in ids_scores:
+            cands.setdefault(mid, _Cand(mid)).raw[channel] = s
+
+    segment = text.jieba_segmenter() if text.has_cjk(q.text) else None
+    terms = text.query_terms(q.text, segment)
+    if terms:
+        add(_bm25(store, terms, where, args, pool), "bm25")
+    qvec = None
+    if store.has_vectors and store.embedder is not None:
+        try:
+            qvec = store.embedder.embed_query(q.text)
+        except StoreUnavailable:
+            qvec = None  # model missing or still loading: the other channels still answer
+        if qvec is not None:
+            add(_knn(store, qvec, q, pool), "vector")
+    entity_ids = _query_entities(store, q)
+    if entity_ids:
+        add(_linked(store, entity_ids, where, args, pool), "entity")  # roles refined below
+        near = _one_hop(store, entity_ids, now)
+        if near:
+            add(_linked(store, near, where, args, pool), "graph")
+    felt = emotion.analyze(q.text)
+    if felt.moods:
+        add(_by_mood(store, felt.moods, where, args, pool), "mood")
+    window = None
+    if q.since is None and q.until is None:
+        window = timeparse.find_window(q.text, now)
+        if window:
+            add(_in_window(store, window, where, args, pool), "time")
+    if not cands:
+        return []
+
+    _load_rows(store, cands, where, args)
+    # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
+    # before fusion, so they are scored by every channel like any other candidate.
+    neighbours = _neighbours(store, cands, _fuse(cfg, _score_inputs(store, cands, qvec, felt, entity_ids, window)))
+    new = [j for js in neighbours.values() for j in js if j not in cands]
+    for j in new:
+        cands[j] = _Cand(j)
+    if new:
+        _load_rows(store, cands, where, args)
+    contrib = _fuse(cfg, _score_inputs(store, cands, qvec, felt, entity_ids, window))
+    _context(cfg, cands, contrib, neighbours)
+    scores = _priors(cfg, cands, contrib, now)
+    ranked = sorted(scores, key=lambda i: -scores[i])
+    memories = {m.id: m for m in store.get_many(ranked[: q.limit * 2 + 10])}
+    results = []
+    for mid in ranked:
+        m = memories.get(mid)
+        if m is None or not _passes(m, q, now):
+            continue
+        results.append(Result(m, scores[mid], contrib[mid]))
+        if len(results) == q.limit:
+            break
+    return results
+
+
+def candidate_pool(store: Store, q: Query) -> int:
+    """How many candidates each channel returns: a share of the store, clamped."""
+    c = store.config
+    n = store.count(q.scopes)
+    return max(c.search_min_pool, min(c.search_max_pool, int(n * c.search_pool_fraction)), q.limit * 3)
+
+
+# -- channels ----------------------------------------------------------------------------------
+
+def _filters_sql(q: Query, now: float, alias: str = "m") -> tuple[str, list[Any]]:
+    where = [f"{alias}.scope IN ({','.join('?' * len(q.scopes))})", f"{alias}.deleted_at IS NULL"]
+    args: list[Any] = list(q.scopes)
+    if not q.include_history:
+        where.append(f"{alias}.superseded_by IS NULL")
+        where.append(f"({alias}.valid_to IS NULL OR {alias}.valid_to > ?)")
+        args.append(now)
+    for col, value in (("layer", q.layer), ("category", q.category)):
+        if value:
+            where.append(f"{alias}.{col} = ?")
+            args.append(value)
+    if q.since is not None:
+        where.append(f"{alias}.occurred_at >= ?")
+        args.append(q.since)
+    if q.until is not None:
+        where.append(f"{alias}.occurred_at < ?")
+        args.append(q.until)
+    return " AND ".join(where), args
+
+
+def _bm25(store: Store, terms: list[str], where: str, args: list, pool: int) -> list[tuple[int, float]]:
+    sql = (f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
+           f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts) LIMIT ?")
+    return store.conn.execute(sql, (text.match_or(terms), *args, pool)).fetchall()
+
+
+def _knn(store: Store, qvec: Any, q: Query, pool: int) -> list[tuple[int, float]]:
+    """Nearest vectors in scope; on large stores a binary-quantised pass, re-ranked exactly."""
+    blob = to_blob(qvec)
+    marks = ",".join("?" * len(q.scopes))
+    coarse = store.vector_dim and store.vector_dim % 8 == 0 and store.count(q.scopes) > COARSE_ABOVE
+    if coarse:
+        ids = [r[0] for r in store.conn.execute(
+            f"SELECT rowid FROM memory_vec WHERE coarse MATCH vec_quantize_binary(?) AND k = ? "
+            f"AND scope IN ({marks})", (blob, pool * 8, *q.scopes))]
+        if not ids:
+            return []
+        rows = store.conn.execute(
+            f"SELECT rowid, 1 - vec_distance_cosine(embedding, ?) AS s FROM memory_vec "
+            f"WHERE rowid IN ({','.join('?' * len(ids))}) ORDER BY s DESC LIMIT ?", (blob, *ids, pool)).fetchall()
+        return rows
+    return [(r[0], 1 - r[1]) for r in store.conn.execute(
+        f"SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope IN ({marks})",
+        (blob, pool, *q.scopes))]
+
+
+def _query_entities(store: Store, q: Query) -> list[int]:
+    keys = mentions.query_keys(q.text)
+    if not keys:
+        return []
+    km = ",".join("?" * len(keys))
+    sm = ",".join("?" * len(q.scopes))
+    rows = store.conn.execute(
+        f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
+        f"SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+        f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})", (*keys, *q.scopes, *keys, *q.scopes)).fetchall()
+    return [r[0] for r in rows]
+
+
+def _linked(store: Store, entity_ids: list[int], where: str, args: list, pool: int) -> list[tuple[int, float]]:
+    em = ",".join("?" * len(entity_ids))
+    return store.conn.execute(
+        f"SELECT DISTINCT l.memory_id, 1.0 FROM memory_entities l JOIN memories m ON m.id = l.memory_id "
+        f"WHERE l.entity_id IN ({em}) AND {where} ORDER BY l.memory_id DESC LIMIT ?",
+        (*entity_ids, *args, pool)).fetchall()
+
+
+def _one_hop(store: Store, entity_ids: list[int], now: float) -> list[int]:
+    em = ",".join("?" * len(entity_ids))
+    rows = store.conn.execute(
+        f"SELECT dst FROM relations WHERE src IN ({em}) AND (valid_to IS NULL OR valid_to > ?) UNION "
+        f"SELECT src FROM relations WHERE dst IN ({em}) AND (valid_to IS NULL OR valid_to > ?)",
+        (*entity_ids, now, *entity_ids, now)).fetchall()
+    seen = set(entity_ids)
+    return [r[0] for r in rows if r[0] not in seen][:50]
+
+
+def _by_mood(store: Store, moods: list[str], where: str, args: list, pool: int) -> list[tuple[int, float]]:
+    mm = ",".join("?" * len(moods))
+    return store.conn.execute(
+        f"SELECT DISTINCT m.id, 1.0 FROM memories m, json_each(m.moods) j WHERE j.value IN ({mm}) AND {where} "
+        f"ORDER BY m.intensity DESC, m.id DESC LIMIT ?", (*moods, *args, pool)).fetchall()
+
+
+def _in_window(store: Store, window: timeparse.Window, where: str, args: list, pool: int) -> list[tuple[int, float]]:
+    return store.conn.execute(
+        f"SELECT m.id, 1.0 FROM memories m WHERE m.occurred_at >= ? AND m.occurred_at < ? AND {where} "
+        f"ORDER BY m.importance DESC, m.occurred_at DESC LIMIT ?", (window.start, window.end, *args, pool)).fetchall()
+
+
+def _load_rows(store: Store, cands: dict[int, _Cand], where: str, args: list) -> None:
+    """Fill each candidate's ranking fields; drop candidates the filters exclude."""
+    ids = list(cands)
+    keep = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in store.conn.execute(
+                f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
+                f"m.confidence, m.last_activated_at, m.moods, m.valence FROM memories m "
+                f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}", (*chunk, *args)):
+            c = cands[row[0]]
+            (c.session_id, c.parent_id, c.occurred_at, c.importance, c.pinned, c.layer, c.confidence,
+             c.activated_at) = row[1:9]
+            c.moods = tuple(json.loads(row[9])) if row[9] and row[9] != "[]" else ()
+            c.valence = row[10]
+            keep.add(row[0])
+    for mid in ids:
+        if mid not in keep:
+            del cands[mid]
+
+
+def _fill_cosines(store: Store, qvec: Any, cands: dict[int, _Cand]) -> None:
+    """Exact cosine for candidates other channels found, so every candidate is scored alike."""
+    missing = [i for i, c in cands.items() if "vector" not in c.raw]
+    blob = to_blob(qvec)
+    for start in range(0, len(missing), 500):
+        chunk = missing[start:start + 500]
+        for mid, s in store.conn.execute(
+                f"SELECT rowid, 1 - vec_distance_cosine(embedding, ?) FROM memory_vec "
+                f"WHERE rowid IN ({','.join('?' * len(chunk))})", (blob, *chunk)):
+            cands[mid].raw["vector"] = s
+
+
+def _fill_entity_roles(store: Store, entity_ids: list[int], cands: dict[int, _Cand]) -> None:
+    ids = list(cands)
+    em = ",".join("?" * len(entity_ids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for mid, role in store.conn.execute(
+                f"SELECT memory_id, role FROM memory_entities WHERE entity_id IN ({em}) "
+                f"AND memory_id IN ({','.join('?' * len(chunk))})", (*entity_ids, *chunk)):
+            c = cands[mid]
+            c.raw["entity"] = max(c.raw.get("entity", 0.0), ROLE_WEIGHT.get(role, 0.5))
+
+
+def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:
+    overlap = len(set(felt.moods) & set(c.moods)) / len(felt.moods)
+    same_sign = c.valence * felt.valence > 0
+    return min(1.0, overlap + (0.5 * min(1.0, abs(c.valence)) if same_sign else 0.0))
+
+
+# -- fusion ------------------------------------------------------------------------------------
+
+FUSED = ("bm25", "vector", "entity", "graph", "mood", "time")
+
+
+def _fuse(cfg, cands: dict[int, _Cand]) -> dict[int, dict[str, float]]:
+    """Per candidate, each channel's contribution to relevance."""
+    mode = cfg.search_fusion
+    weights = dict(cfg.search_weights)
+    if mode == "maple":
+        weights.update({k: 0.0 for k in FUSED}, **MAPLE_PRESET)
+    contrib: dict[int, dict[str, float]] = {i: {} for i in cands}
+    for ch in FUSED:
+        w = weights.get(ch, 0.0)
+        have = {i: c.raw[ch] for i, c in cands.items() if ch in c.raw}
+        if not w or not have:
+            continue
+        if mode == "rrf":
+            k = cfg.search_rrf_k
+            for rank, i in enumerate(sorted(have, key=lambda i: -have[i])):
+                contrib[i][ch] = w * (k + 1) / (k + rank + 1)
+            continue
+        norm = _normalise(ch, have)
+        for i, v in norm.items():
+            if v > 0:
+                contrib[i][ch] = w * v
+    return contrib
+
+
+def _normalise(ch: str, have: dict[int, float]) -> dict[int, float]:
+    """Channel scores to [0, 1]: BM25 by the best; cosine from the pool's floor to its top."""
+    hi = max(have.values())
+    if ch == "bm25":
+        return {i: v / hi if hi > 0 else 0.0 for i, v in have.items()}
+    if ch == "vector":  # from 0: on a pool's own floor, weak pools would look as strong as good ones
+        return {i: max(0.0, v) / hi if hi > 1e-9 else 0.0 for i, v in have.items()}
+    return {i: min(1.0, max(0.0, v)) for i, v in have.items()}
+
+
+def _score_inputs(store: Store, cands: dict[int, _Cand], qvec: Any, felt: emotion.Emotion,
+                  entity_ids: list[int], window: timeparse.Window | None) -> dict[int, _Cand]:
+    """Complete every candidate's raw channel scores, whichever channel found it."""
+    if qvec is not None:
+        _fill_cosines(store, qvec, cands)
+    if felt.moods:
+        for c in cands.values():
+            c.raw["mood"] = _mood_score(felt, c)
+    if entity_ids:
+        _fill_entity_roles(store, entity_ids, cands)
+    if window:
+        for c in cands.values():
+            if c.occurred_at is not None and window.start <= c.occurred_at < window.end:
+                c.raw["time"] = 1.0
+    return cands
+
+
+def _neighbours(store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
+                top: int = 30, span: int = 2) -> dict[int, list[int]]:
+    """For the strongest candidates: the turns up to `span` either side in their session, and
+    their chunk parent."""
+    base = {i: sum(c.values()) for i, c in contrib.items()}
+    out: dict[int, list[int]] = {}
+    for i in sorted(base, key=lambda i: -base[i])[:top]:
+        c = cands[i]
+        near: list[int] = []
+        if c.session_id is not None:
+            near += [r[0] for r in store.conn.execute(
+                "SELECT id FROM memories WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                (c.session_id, i, span))]
+            near += [r[0] for r in store.conn.execute(
+                "SELECT id FROM memories WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                (c.session_id, i, span))]
+        if c.parent_id is not None:
+            near.append(c.parent_id)
+        if near:
+            out[i] = near
+    return out
+
+
+def _context(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
+             neighbours: dict[int, list[int]]) -> None:
+    """Neighbouring turns and chunk parents lift each other; strong sessions lift their members."""
+    w_ctx = cfg.search_weights.get("context", 0.0)
+    w_sess = cfg.search_weights.get("session", 0.0)
+    base = {i: sum(c.values()) for i, c in contrib.items()}
+    if w_ctx:
+        lifts: dict[int, float] = {}
+        for i, near in neighbours.items():
+            for j in near:
+                if j in cands and i in base:
+                    lifts[j] = max(lifts.get(j, 0.0), w_ctx * base[i])
+                    lifts[i] = max(lifts.get(i, 0.0), w_ctx * base.get(j, 0.0))
+        for j, lift in lifts.items():
+            if lift > 0:
+                contrib[j]["context"] = lift
+    if w_sess:
+        by_session: dict[str, list[float]] = {}
+        for i, c in cands.items():
+            if c.session_id is not None:
+                by_session.setdefault(c.session_id, []).append(sum(contrib[i].values()))
+        strength = {s: sum(sorted(v, reverse=True)[:3]) / 3 for s, v in by_session.items()}
+        for i, c in cands.items():
+            if c.session_id is not None and strength.get(c.session_id, 0) > 0:
+                contrib[i]["session"] = w_sess * strength[c.session_id]
+
+
+def _priors(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]], now: float) -> dict[int, float]:
+    """Importance, pinned and recency (with the importance floor), confidence and layer weight."""
+    w_prior = cfg.search_weights.get("prior", 0.0)
+    half_life = cfg.search_half_life_days * 86400
+    scores = {}
+    for i, c in cands.items():
+        ch = contrib[i]
+        relevance = sum(ch.values())
+        factor = cfg.search_layer_weights.get(c.layer, 1.0) * (0.5 + 0.5 * c.confidence)
+        if factor != 1.0 and relevance:
+            ch["weighting"] = relevance * (factor - 1.0)
+        if w_prior and relevance > 0:
+            last = c.activated_at or c.occurred_at or now
+            recent = 1.0 if c.importance >= cfg.search_importance_floor else math.exp(
+                -max(0.0, now - last) * math.log(2) / half_life)
+            prior = 0.4 * (c.importance - 1) / 4 + 0.3 * bool(c.pinned) + 0.3 * recent
+            ch["prior"] = w_prior * prior
+        scores[i] = sum(ch.values())
+    return scores
+
+
+def _passes(m: Memory, q: Query, now: float) -> bool:
+    if m.deleted_at is not None or m.scope not in q.scopes:
+        return False
+    if not q.include_history and (m.superseded_by is not None or (m.valid_to is not None and m.valid_to <= now)):
+        return False
+    if q.layer and m.layer != q.layer or q.category and m.category != q.category:
+        return False
+    if q.since is not None and (m.occurred_at or 0) < q.since:
+        return False
+    if q.until is not None and (m.occurred_at or 0) >= q.until:
+        return False
+    return True

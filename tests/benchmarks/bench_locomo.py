@@ -1,0 +1,237 @@
+"""Retrieval quality on LoCoMo-format data, through the same code path as `memory_search`.
+
+Follows ../shared/bench/README.md: each conversation is its own store, one memory per dialog turn
+("<speaker>: <text>" plus " [image: <caption>]"), occurred_at = the session's date; each question
+with valid evidence is one query, verbatim. Prints R@5/10/20, hit@k and MRR per category and
+overall (categories 1-4; 5 apart), ingest time and query latency.
+
+    .venv/bin/python tests/benchmarks/bench_locomo.py [--data FILE] [--ablate] [--no-cache]
+
+Embeddings are cached on disk (keyed by model and text) so repeated runs measure retrieval, not
+the embedder; --no-cache embeds everything afresh. The dataset is CC BY-NC: never ship it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from memory import config as config_mod  # noqa: E402
+from memory import retrieval  # noqa: E402
+from memory.store import NewMemory, Store  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+KS = (5, 10, 20)
+
+
+class CachedEmbedder:
+    """Wraps a real embedder with an on-disk cache of vectors by text."""
+
+    def __init__(self, inner, cache_path: Path | None):
+        import numpy as np
+
+        self.np = np
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.path = cache_path
+        self.cache: dict[str, bytes] = {}
+        if cache_path and cache_path.exists():
+            data = np.load(cache_path, allow_pickle=False)
+            self.cache = dict(zip(data["keys"].tolist(), data["vecs"]))
+        self.dirty = False
+
+    def _key(self, t: str) -> str:
+        return hashlib.sha1(t.encode()).hexdigest()
+
+    def embed(self, texts):
+        keys = [self._key(t) for t in texts]
+        todo = [t for t, k in zip(texts, keys) if k not in self.cache]
+        if todo:
+            for t, v in zip(todo, self.inner.embed(todo)):
+                self.cache[self._key(t)] = self.np.asarray(v, dtype="float32")
+            self.dirty = True
+        self.dim = self.inner.dim or len(next(iter(self.cache.values())))
+        return [self.cache[k] for k in keys]
+
+    def embed_query(self, text):
+        return self.embed([text])[0]
+
+    def save(self):
+        if self.path and self.dirty:
+            keys = list(self.cache)
+            self.np.savez(self.path, keys=self.np.array(keys), vecs=self.np.stack([self.cache[k] for k in keys]))
+
+
+def session_time(s: str) -> str:
+    dt = datetime.strptime(s.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return dt.isoformat()
+
+
+def turns_of(sample: dict) -> list[tuple[str, str, str, str]]:
+    """(dia_id, session key, occurred_at, text) for every turn."""
+    conv = sample["conversation"]
+    out = []
+    n = 1
+    while f"session_{n}" in conv:
+        when = session_time(conv[f"session_{n}_date_time"])
+        for t in conv[f"session_{n}"]:
+            body = f"{t['speaker']}: {t['text']}"
+            if t.get("blip_caption"):
+                body += f" [image: {t['blip_caption']}]"
+            out.append((t["dia_id"], f"session_{n}", when, body))
+        n += 1
+    return out
+
+
+_ID = re.compile(r"^D(\d+):(\d+)$")
+
+
+def clean_evidence(ev: list, valid: set[str]) -> list[str]:
+    out = []
+    for e in ev:
+        for part in re.split(r"[;,\s]+", str(e)):
+            part = part.strip()
+            m = re.match(r"^D:?(\d+):0*(\d+)$", part)
+            if m:
+                part = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if _ID.match(part) and part in valid:
+                out.append(part)
+    return list(dict.fromkeys(out))
+
+
+def run(data: list, embedder, overrides: dict, verbose: bool = True) -> dict:
+    per_cat: dict[int, list[dict]] = {}
+    latencies: list[float] = []
+    ingest_s = 0.0
+    n_turns = 0
+    for sample in data:
+        turns = turns_of(sample)
+        valid = {t[0] for t in turns}
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = config_mod.load(home=Path(tmp), env={}, **overrides)
+            store = Store.open(cfg, embedder)
+            t0 = time.perf_counter()
+            items = [NewMemory(content=body, scope="bench", occurred_at=when, source="import",
+                               session_id=f"{sample['sample_id']}/{sess}", source_ref=dia)
+                     for dia, sess, when, body in turns]
+            stored = store.add_many(items)
+            ingest_s += time.perf_counter() - t0
+            n_turns += len(items)
+            id_to_dia = {m.id: m.source_ref for m in stored}
+            for qa in sample["qa"]:
+                ev = clean_evidence(qa.get("evidence", []), valid)
+                if not ev:
+                    continue
+                q = retrieval.make_query(str(qa["question"]), ["bench", "global"], limit=20)
+                t1 = time.perf_counter()
+                results = retrieval.search(store, q, record=False)
+                latencies.append(time.perf_counter() - t1)
+                ranked = [id_to_dia.get(r.memory.id) for r in results]
+                per_cat.setdefault(qa["category"], []).append(score(ranked, ev))
+            store.close()
+    report = summarize(per_cat)
+    report["ingest_per_s"] = n_turns / ingest_s if ingest_s else 0
+    report["latency_ms_median"] = statistics.median(latencies) * 1000
+    report["latency_ms_p95"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))] * 1000
+    return report
+
+
+def score(ranked: list, evidence: list[str]) -> dict:
+    ev = set(evidence)
+    out = {}
+    for k in KS:
+        top = set(ranked[:k])
+        out[f"R@{k}"] = len(ev & top) / len(ev)
+        out[f"hit@{k}"] = float(bool(ev & top))
+    rr = 0.0
+    for i, d in enumerate(ranked):
+        if d in ev:
+            rr = 1 / (i + 1)
+            break
+    out["MRR"] = rr
+    return out
+
+
+def summarize(per_cat: dict[int, list[dict]]) -> dict:
+    def mean(rows, key):
+        return sum(r[key] for r in rows) / len(rows) if rows else 0.0
+
+    keys = [f"R@{k}" for k in KS] + [f"hit@{k}" for k in KS] + ["MRR"]
+    out = {"categories": {}}
+    for cat, rows in sorted(per_cat.items()):
+        out["categories"][CATEGORIES.get(cat, str(cat))] = {"n": len(rows), **{k: mean(rows, k) for k in keys}}
+    overall = [r for c, rows in per_cat.items() if c in (1, 2, 3, 4) for r in rows]
+    out["overall"] = {"n": len(overall), **{k: mean(overall, k) for k in keys}}
+    return out
+
+
+def print_table(title: str, rep: dict) -> None:
+    cols = ["R@5", "R@10", "R@20", "hit@5", "hit@10", "hit@20", "MRR"]
+    print(f"\n{title}")
+    print(f"{'category':<13}{'n':>5} " + " ".join(f"{c:>7}" for c in cols))
+    for name, row in [*rep["categories"].items(), ("overall 1-4", rep["overall"])]:
+        print(f"{name:<13}{row['n']:>5} " + " ".join(f"{row[c]:>7.3f}" for c in cols))
+    print(f"ingest {rep['ingest_per_s']:.0f} turns/s (embedding {'cached' if CACHE else 'included'}); "
+          f"query latency median {rep['latency_ms_median']:.1f} ms, p95 {rep['latency_ms_p95']:.1f} ms")
+
+
+CACHE = True
+
+
+def main() -> None:
+    global CACHE
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--ablate", action="store_true", help="also run with each channel switched off")
+    ap.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help="config override for experiments, e.g. --set search_rrf_k=30")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    CACHE = not args.no_cache
+    os.environ.setdefault("OMP_NUM_THREADS", "2")
+    from memory.embed import SentenceTransformerEmbedder
+
+    data = json.loads(args.data.read_text())
+    cache = Path(tempfile.gettempdir()) / "maple-bench-embeddings.npz" if CACHE else None
+    emb = CachedEmbedder(SentenceTransformerEmbedder(), cache)
+    overrides = {}
+    for s in args.set:
+        k, v = s.split("=", 1)
+        overrides[k] = json.loads(v)
+    base = run(data, emb, overrides)
+    emb.save()
+    if args.json:
+        print(json.dumps(base, indent=1))
+    else:
+        print_table(f"LoCoMo {args.data.name}: default configuration {overrides or ''}", base)
+    if args.ablate:
+        cfg = config_mod.Config()
+        print("\nablation (overall, categories 1-4): each channel's weight set to 0")
+        print(f"{'without':<12} {'R@5':>7} {'R@10':>7} {'R@20':>7} {'hit@10':>7} {'MRR':>7}")
+        o = base["overall"]
+        print(f"{'(nothing)':<12} {o['R@5']:>7.3f} {o['R@10']:>7.3f} {o['R@20']:>7.3f} {o['hit@10']:>7.3f} {o['MRR']:>7.3f}")
+        for ch in cfg.search_weights:
+            w = dict(cfg.search_weights, **overrides.get("search_weights", {}))
+            w[ch] = 0.0
+            rep = run(data, emb, {**overrides, "search_weights": w})
+            o = rep["overall"]
+            print(f"{ch:<12} {o['R@5']:>7.3f} {o['R@10']:>7.3f} {o['R@20']:>7.3f} {o['hit@10']:>7.3f} {o['MRR']:>7.3f}")
+
+
+if __name__ == "__main__":
+    main()
