@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from memory import privacy
 from memory.errors import ConfigError
 
 # The only environment variables MAPLE reads (besides CLAUDE_PROJECT_DIR for the project scope).
@@ -51,6 +52,14 @@ class Config:
     search_pool_fraction: float = 0.02
     search_rerank_model: str = ""
     known_entities: dict = field(default_factory=dict)
+    # privacy
+    redact_patterns: list = field(default_factory=list)
+    excluded_projects: list = field(default_factory=list)
+    # extraction
+    extraction_surprise_threshold: float = 0.15
+    extraction_dedup_threshold: float = 0.80
+    extraction_chunk_chars: int = 1500
+    extraction_include_sidechains: bool = False
 
     @property
     def db_path(self) -> Path:
@@ -133,7 +142,7 @@ def _check(key: str, value: Any, default: Any) -> Any:
 
 
 def _check_semantics(c: Config) -> None:
-    positive = ["embedding_threads", "embedding_batch_size", "max_content_chars", "busy_timeout_ms",
+    positive = ["extraction_chunk_chars", "embedding_threads", "embedding_batch_size", "max_content_chars", "busy_timeout_ms",
                 "search_rrf_k", "search_min_pool", "search_max_pool"]
     for key in positive:
         if getattr(c, key) <= 0:
@@ -146,8 +155,16 @@ def _check_semantics(c: Config) -> None:
         raise ConfigError(f"setting 'log_level' must be DEBUG, INFO, WARNING or ERROR, got {c.log_level!r}")
     if not 0 < c.search_pool_fraction <= 1:
         raise ConfigError("setting 'search_pool_fraction' must be in (0, 1]")
+    for key in ("extraction_surprise_threshold", "extraction_dedup_threshold"):
+        if not 0 <= getattr(c, key) <= 1:
+            raise ConfigError(f"setting {key!r} must be in [0, 1], got {getattr(c, key)}")
     if c.search_min_pool > c.search_max_pool:
         raise ConfigError("setting 'search_min_pool' must not exceed 'search_max_pool'")
+    problems = privacy.check_patterns(c.redact_patterns)
+    if problems:
+        raise ConfigError(f"setting 'redact_patterns': {'; '.join(problems)}; give a list of regular expressions")
+    if not all(isinstance(p, str) and p.strip() for p in c.excluded_projects):
+        raise ConfigError("setting 'excluded_projects' must be a list of path globs, e.g. [\"~/work/secret-*\"]")
     for name, value in c.known_entities.items():
         if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
             raise ConfigError(f"setting 'known_entities': {name!r} must map to a list of alias strings")

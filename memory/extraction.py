@@ -1,0 +1,337 @@
+"""The extraction agent's heuristic path: clean turns in, memory candidates out. No LLM, no DB.
+
+`extract(turns, scope=...)` reads what the user said for preferences, rules, corrections,
+decisions with their reasons, project facts and explicit requests to remember; what the
+assistant said only for experiences (what broke and what fixed it), gotchas and hard project
+facts (ports, commands that pass, where things live); and failed tool calls followed by their
+fix. Every candidate says which rule fired (`why`), for `--dry-run` and for tuning.
+
+Writing candidates to the store (surprise, dedup, supersession, chunking) is `memory.ingest`.
+Rules live in `memory.extraction_rules`; entities and relations in `memory.entities`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
+from typing import Any, Iterable
+
+from memory import emotion, entities
+from memory import extraction_rules as R
+
+LAYER_OF = {"experience": "experience", "decision": "decision"}
+TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
+
+
+@dataclass
+class Candidate:
+    """A memory the extractor proposes; `ingest` decides whether and how it is stored."""
+
+    content: str
+    layer: str = "fact"
+    category: str = "note"
+    subject: str | None = None
+    attribute: str | None = None
+    value: str | None = None
+    importance: int = 3
+    confidence: float = 0.8
+    valence: float = 0.0
+    intensity: float = 0.0
+    moods: list[str] = field(default_factory=list)
+    entities: list[tuple[str, str]] = field(default_factory=list)
+    relations: list[tuple[str, str, str]] = field(default_factory=list)
+    why: str = ""
+    scope: str = ""
+    session_id: str | None = None
+    source_ref: str | None = None
+    occurred_at: str | None = None
+    role: str = "user"
+    metadata: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def flashbulb(self) -> bool:
+        return bool(self.metadata.get("flashbulb"))
+
+
+def extract(turns: Iterable[dict], *, scope: str, session_id: str | None = None,
+            known: dict[str, list[str]] | None = None, project: str | None = None) -> list[Candidate]:
+    """Memory candidates from clean turns (memory.transcript), in conversation order.
+
+    `known` maps configured entity names to aliases; `project` names the project in relations
+    such as "we use X" (default: the last part of `scope`).
+    """
+    turns = list(turns)
+    project = project or (PurePath(scope).name if scope and scope != "global" else None)
+    out: list[Candidate] = []
+    why_pending = False  # the user asked why something happens: the next answer is an experience
+    user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
+    for i, turn in enumerate(turns):
+        kind, role = turn.get("kind"), turn.get("role")
+        if kind != "text":
+            continue
+        text = turn.get("text") or ""
+        before = len(out)
+        if role == "user":
+            out.extend(_from_user(text, turn))
+            why_pending = bool(R.WHY_QUESTION.search(text))
+            if len(out) > before:
+                user_spoke_since.append(i)
+        elif role == "assistant":
+            found = _from_assistant(text, turn, why_pending, _after_error(turns, i))
+            if found or R.has_content(text):
+                why_pending = False
+            out.extend(found)
+        for c in out[before:]:
+            c.scope = scope
+            c.session_id = c.session_id or turn.get("session_id") or session_id
+            c.source_ref = c.source_ref or turn.get("uuid")
+            c.occurred_at = turn.get("timestamp")
+            c.metadata["turn"] = i
+    out.extend(_tool_failures(turns, out, user_spoke_since, scope, session_id))
+    out.sort(key=lambda c: c.metadata.get("turn", 0))
+    for c in out:
+        _finish(c, known, project)
+    return _dedup(out)
+
+
+# -- user turns --------------------------------------------------------------------------------
+
+_RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
+
+
+def _from_user(text: str, turn: dict) -> list[Candidate]:
+    sents = R.sentences(text)
+    out: list[Candidate] = []
+    used: set[int] = set()
+    last_end = -2  # index of the last sentence folded into the newest candidate
+    raw_of: dict[int, str] = {}  # candidate index -> its sentence text before tidying
+    for j, raw in enumerate(sents):
+        if j in used:
+            continue
+        hit = R.classify_user(raw)
+        if hit is None:
+            continue
+        sentence, category, why, importance = hit
+        if R.starts_with_pronoun(sentence) and out and last_end == j - 1:
+            # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
+            prev = out[-1]
+            raw_of[len(out) - 1] = raw_of[len(out) - 1].rstrip(" ;；,，") + ". " + sentence
+            prev.content = R.tidy(raw_of[len(out) - 1])
+            if _RANK.get(category, 0) > _RANK.get(prev.category, 0):
+                prev.category, prev.why = category, why
+                prev.layer = "decision" if category == "decision" else prev.layer
+            prev.importance = max(prev.importance, importance)
+            last_end = j
+            continue
+        if R.starts_with_pronoun(sentence) and j > 0 and (j - 1) not in used:
+            prev_s = R.strip_fillers(sents[j - 1])
+            if len(prev_s) > 8 and not R.is_question(prev_s):
+                sentence = prev_s.rstrip(" .。;；") + ". " + sentence  # "it should…" needs its antecedent
+        last_end = j
+        # Reasons and elaborations that follow a rule belong to it.
+        for k in (j + 1, j + 2):
+            if k < len(sents) and k not in used and R.continues(sents[k]) and R.classify_user(sents[k]) is None:
+                sentence = sentence.rstrip(" ;；") + " " + R.strip_fillers(sents[k])
+                used.add(k)
+                last_end = k
+            else:
+                break
+        layer = "decision" if category == "decision" else "fact"
+        c = Candidate(R.tidy(sentence), layer=layer, category=category, importance=importance,
+                      why=why, role="user")
+        if category == "decision":
+            decision, rationale = R.split_rationale(sentence)
+            c.metadata.update(decision=decision, rationale=rationale)
+        raw_of[len(out)] = sentence
+        out.append(c)
+    return out
+
+
+# -- assistant turns ---------------------------------------------------------------------------
+
+def _after_error(turns: list[dict], i: int) -> bool:
+    """Whether the assistant is answering a failed tool call (nothing but tool calls between)."""
+    for k in range(i - 1, max(-1, i - 6), -1):
+        kind = turns[k].get("kind")
+        if kind == "tool_error":
+            return True
+        if kind in ("tool_result",) or (kind == "text" and turns[k].get("role") == "user"):
+            return False
+    return False
+
+
+def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool = False) -> list[Candidate]:
+    sents = R.sentences(text)
+    out: list[Candidate] = []
+    used: set[int] = set()
+    for j, s in enumerate(sents):
+        if j in used or R.is_narration(s):
+            continue
+        if R.is_experience(s, after_error):
+            content = s
+            if not R.has_fix(s) and j + 1 < len(sents) and R.has_fix(sents[j + 1]):
+                content = s.rstrip() + " " + sents[j + 1]
+                used.add(j + 1)
+            elif j + 1 < len(sents) and R.has_fix(sents[j + 1]) and R.is_fix_sentence(sents[j + 1]):
+                content = s.rstrip() + " " + sents[j + 1]
+                used.add(j + 1)
+            out.append(Candidate(R.tidy(content), layer="experience", category="experience",
+                                 importance=3, why="assistant: cause and fix", role="assistant"))
+            used.add(j)
+            continue
+        fact = R.classify_assistant_fact(s)
+        if fact:
+            category, why = fact
+            layer = "experience" if category == "gotcha" else "fact"
+            out.append(Candidate(R.tidy(s), layer=layer, category=category, importance=3, why=why,
+                                 role="assistant", confidence=0.7))
+            used.add(j)
+    if why_pending and not any(c.layer == "experience" for c in out):
+        answer = []
+        for j, s in enumerate(sents):
+            if j in used:
+                continue
+            if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
+                answer.append(s)
+            if len(answer) == 2:
+                break
+        if answer and sum(len(s) for s in answer) >= 30:
+            out.insert(0, Candidate(R.tidy(" ".join(answer)), layer="experience", category="experience",
+                                    importance=3, why="assistant: answer to a why-question",
+                                    role="assistant", confidence=0.7))
+    return out
+
+
+# -- failed tool calls -------------------------------------------------------------------------
+
+def _tool_failures(turns: list[dict], found: list[Candidate], user_turns: list[int], scope: str,
+                   session_id: str | None) -> list[Candidate]:
+    """Pair each failed tool call with what fixed it.
+
+    An assistant explanation of the failure (an experience candidate in the window) is the
+    better memory: the failure is attached to it as provenance. Otherwise the first later
+    successful call of the same tool that differs from the failed one is "the fix". When the user
+    spoke up in between and was heard (a candidate came of it), their words are the memory.
+    """
+    out: list[Candidate] = []
+    by_turn: dict[int, list[Candidate]] = {}
+    for c in found:
+        by_turn.setdefault(c.metadata.get("turn", -1), []).append(c)
+    claimed: set[int] = set()
+    for i, t in enumerate(turns):
+        if t.get("kind") != "tool_error" or not t.get("input"):
+            continue
+        window = range(i + 1, min(len(turns), i + 1 + TOOL_WINDOW))
+        end = next((k for k in window if turns[k].get("kind") == "tool_error"
+                    and turns[k].get("input") == t.get("input")), None)
+        explained = None
+        for k in window:
+            if end is not None and k >= end:
+                break
+            for c in by_turn.get(k, []):
+                if c.layer == "experience" and c.role == "assistant":
+                    explained = c
+                    break
+            if explained or (k in user_turns):
+                break
+        failure = {"tool": t.get("tool"), "input": t.get("input"), "error": t.get("error")}
+        if explained is not None:
+            explained.metadata.setdefault("failed_tool_calls", []).append(failure)
+            explained.importance = max(explained.importance, 3)
+            continue
+        if any(k in user_turns for k in window if end is None or k < end):
+            continue
+        intervening: list[str] = []
+        for k in window:
+            r = turns[k]
+            if r.get("role") == "user" and r.get("kind") == "text":
+                break
+            if r.get("kind") == "tool_call" and r.get("tool") != t.get("tool"):
+                intervening.append(f"{r.get('tool')} {r.get('input')}".strip())
+            if r.get("kind") != "tool_result" or r.get("tool") != t.get("tool") or k in claimed:
+                continue
+            if r.get("input") == t.get("input") and not intervening:
+                continue
+            claimed.add(k)
+            fix = r.get("input") if r.get("input") != t.get("input") else "after " + "; ".join(intervening[:2])
+            content = (f"`{R.clip(t['input'], 120)}` failed with `{R.clip(t.get('error') or 'an error', 160)}`; "
+                       f"fixed by " + (f"`{R.clip(fix, 160)}`." if not fix.startswith("after ") else R.clip(fix, 200) + "."))
+            out.append(Candidate(content, layer="experience", category="experience", importance=3,
+                                 confidence=0.6, why="failed tool call, then a different call succeeded",
+                                 role="tool", scope=scope, session_id=t.get("session_id") or session_id,
+                                 source_ref=t.get("uuid"), occurred_at=t.get("timestamp"),
+                                 metadata={"turn": i, "failed_tool_calls": [failure], "fix": fix}))
+            break
+    return out
+
+
+# -- finishing touches -------------------------------------------------------------------------
+
+def _finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None) -> None:
+    mentions = entities.find(c.content, known)
+    c.entities = list(dict.fromkeys((m.name, m.kind) for m in mentions))
+    c.relations = entities.relations(c.content, mentions, project)
+    replaced = next((src for src, rel, _ in c.relations if rel == "replaced"), None)
+    subject, attribute, value = R.subject_for(c.content, c.category, mentions, replaced)
+    c.subject, c.attribute, c.value = subject, attribute, value
+    valence, intensity, moods = feel(c.content)
+    c.valence, c.intensity, c.moods = valence, intensity, moods
+    if emotion.Emotion(intensity=intensity).flashbulb:
+        c.metadata["flashbulb"] = True
+        c.importance = max(c.importance, 5)
+    elif intensity >= 0.6:
+        c.importance = min(5, c.importance + 1)
+    if c.category in ("rule", "correction") and R.ABSOLUTE.search(c.content):
+        c.importance = max(c.importance, 4)
+    c.metadata["why"] = c.why
+    c.metadata["extractor"] = "heuristic"
+
+
+def feel(text: str) -> tuple[float, float, list[str]]:
+    """Emotion of a candidate: the shared lexicon (memory.emotion) plus coding incidents
+    (outages, data loss, "NEVER again!!!") that a general lexicon misses."""
+    base = emotion.analyze(text)
+    v, i, moods = R.incident_score(text)
+    if i <= base.intensity:
+        return base.valence, base.intensity, base.moods
+    valence = base.valence if base.moods and abs(base.valence) > abs(v) else v
+    return valence, i, list(dict.fromkeys([*moods, *base.moods]))[:4]
+
+
+def _dedup(cands: list[Candidate]) -> list[Candidate]:
+    """Drop exact repeats and candidates wholly contained in a longer one of the same layer."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for c in cands:
+        key = hashlib.sha256(" ".join(c.content.split()).casefold().encode()).hexdigest()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(c)
+    keep = []
+    for c in out:
+        low = c.content.casefold()
+        if any(o is not c and o.layer == c.layer and len(o.content) > len(c.content) and low in o.content.casefold()
+               for o in out):
+            continue
+        keep.append(c)
+    return keep
+
+
+def run_extract_command(args: Any, **kwargs: Any) -> int:
+    """`maple-memory extract FILE [--dry-run]` (see memory.ingest.run_extract_command)."""
+    from memory import ingest
+
+    return ingest.run_extract_command(args, **kwargs)
+
+
+def add_extract_arguments(parser: Any) -> None:
+    """Flags of `maple-memory extract` on an argparse (sub)parser."""
+    from memory import ingest
+
+    ingest.add_extract_arguments(parser)

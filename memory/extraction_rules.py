@@ -1,0 +1,407 @@
+"""The sentence-level rules of heuristic extraction, in English and Chinese.
+
+Kept apart from memory.extraction so the patterns can be read (and argued with) in one place.
+Stdlib only. A user sentence is a candidate when it states a rule, preference, correction,
+decision with a reason, project fact or a request to remember, and is not a question or a task
+request. Assistant sentences count only when they explain a failure or state a hard fact.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory import entities
+
+# -- sentences ---------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.", re.I)
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[;；。！？])\s*")
+_BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a turn: code blocks dropped, list items and lines kept apart, backtick spans,
+    URLs and abbreviations never split."""
+    text = _FENCE.sub(" ", text)
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).strip()
+        if not line:
+            continue
+        saved: list[str] = []
+
+        def hold(m: re.Match) -> str:
+            saved.append(m.group(0))
+            return f"\ue000{len(saved) - 1}\ue001"
+
+        held = _PROTECT.sub(hold, line)
+        for part in _SPLIT.split(held):
+            part = re.sub(r"\ue000(\d+)\ue001", lambda m: saved[int(m.group(1))], part).strip()
+            if part:
+                out.append(part)
+    return out
+
+
+_FILLER_EN = re.compile(
+    r"^(?:ok(?:ay)?|so|also|and|but|btw|by the way|oh|ah|right|yes|yeah|yep|sure|cool|nice|great|thanks|"
+    r"thank you|fyi|well|hmm|alright|anyway|hold on|wait|one more (?:rule|thing)|another thing|heads[- ]up|"
+    r"next|ok next|actually)(?=[\s,.:;!—-]|$)[\s,.:;!—-]*", re.I)
+_FILLER_ZH = re.compile(r"^(?:好的|好吧|嗯|对了|另外|还有|不错|然后|顺便说一下|顺便|哦|其实|那么)[\s,，。.:：;；!！、]*")
+
+
+def strip_fillers(s: str) -> str:
+    prev = None
+    while prev != s:
+        prev = s
+        s = _FILLER_EN.sub("", s, count=1)
+        s = _FILLER_ZH.sub("", s, count=1)
+    return s.strip()
+
+
+_TAIL = re.compile(r"(?:[,，]?\s*(?:fyi|in case you need it|just so you know|供参考|仅供参考))+\s*([.。!！]?)\s*$", re.I)
+
+
+def tidy(s: str) -> str:
+    """A clean standalone sentence: fillers and chat tails dropped, capitalised, punctuated."""
+    s = " ".join(strip_fillers(s).split())
+    s = _TAIL.sub(r"\1", s).strip(" ,，;；-—")
+    first = re.match(r"[\w'-]+", s)
+    if first and s[0].isascii() and s[0].islower() and _plain_word(first.group(0)):
+        s = s[0].upper() + s[1:]
+    s = re.sub(r"([.!?]\s+)([a-z])(?=[a-z' ])", lambda m: m.group(1) + m.group(2).upper(), s)
+    if s and (s[-1].isalnum() or s[-1] in "`)'\""):
+        s += "。" if any(entities_cjk(ch) for ch in s) else "."
+    return s
+
+
+def _plain_word(w: str) -> bool:
+    """An ordinary word that may be capitalised (not `pgvector`, `tsconfig`, `main`, `src_dir`)."""
+    low = w.lower()
+    return (w.isalpha() and low not in entities.TECH and low not in entities.OTHER_TECH
+            and low not in ("main", "master", "develop"))
+
+
+def entities_cjk(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff"
+
+
+def clip(s: str, n: int) -> str:
+    s = " ".join(str(s).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _long_enough(s: str) -> bool:
+    cjk = sum(1 for ch in s if entities_cjk(ch))
+    words = len(re.findall(r"[A-Za-z0-9_`/.-]+", s))
+    return cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1)
+
+
+# -- what a sentence is ------------------------------------------------------------------------
+
+_QUESTION_ZH = re.compile(r"(?:吗|呢|么|没有)[\s。.!！]*$")
+
+
+def is_question(s: str) -> bool:
+    s = s.strip()
+    return s.endswith(("?", "？")) or bool(_QUESTION_ZH.search(s))
+
+
+_REQUEST = re.compile(
+    r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let me know|help me|i need|"
+    r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
+    r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
+    r"explain|list|give me|set up|install|now)\b|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
+    re.I)
+WHY_QUESTION = re.compile(r"\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|为什么|怎么回事|"
+                          r"什么原因|为啥", re.I)
+_REMEMBER = re.compile(r"\b(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
+                       r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了", re.I)
+_REMEMBER_HEAD = re.compile(r"^(?:please\s+)?(?:remember|memori[sz]e|keep in mind|don'?t forget|note|for future "
+                            r"reference|for the record)(?:\s+that)?[\s:,-]*|^(?:请)?(?:记住|记一下|记下来|记得|别忘了)"
+                            r"[\s：:，,]*", re.I)
+_REMEMBER_TAIL = re.compile(r"[,，]\s*(?:别忘了|记住了?|don'?t forget|remember that)[\s。.!！]*$", re.I)
+_FYI = re.compile(r"\bfyi\b|\bin case you need it\b|\bjust so you know\b|供参考", re.I)
+_CORRECTION = re.compile(r"^(?:no|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
+                         r"\b[\s,.!:;—-]*|^(?:不对|不是的|错了|不行|不不)[\s，,。！!：:]*", re.I)
+_CORRECTION_ZH = re.compile(r"^不是\s*\S.{0,20}?[，,]\s*(?:我们|应该|是|要|用|而是)")
+_HINT = re.compile(r"\b(?:use|using|should|instead|is|are|run|we)\b|应该|用|是|要|改", re.I)
+_NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care|get|remember)\b", re.I)
+RULE = re.compile(
+    r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
+    r"going forward|from now on|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
+    r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call))\b|"
+    r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|"
+    r"(?<![区分特类级告识差个])别(?![的人处])", re.I)
+ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
+PREFERENCE = re.compile(r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
+                        r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
+                        re.I)
+_DECISION = re.compile(
+    r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
+    r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
+    r"let'?s use|instead|rather than)\b|决定|选择|选了|选用|采用|改用|定了|最终用|而不是", re.I)
+RATIONALE = re.compile(r"\b(?:because|since|so that|due to|given that|which means)\b|因为|由于|为了|考虑到|原因是", re.I)
+_MIGRATION = re.compile(r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
+                        r"\bto\b|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)", re.I)
+_FACTS: list[tuple[str, re.Pattern]] = [
+    ("config", re.compile(r"\bport\s*:?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?) on :?\d{2,5}\b|\d{2,5}\s*端口|"
+                          r"端口\s*(?:是|为|号)?\s*\d{2,5}|(?:跑|运行|监听)在\s*:?\d{2,5}", re.I)),
+    ("command", re.compile(r"\b(?:tests?|suite|specs?|builds?|lint(?:ing)?|format(?:ting)?|deploy(?:s|ing|ment)?|"
+                           r"migrations?|ci|storybook|server|app|docs|release)\b[^`]{0,40}\b(?:run|runs|ran|pass|"
+                           r"passes|calls?|use|uses|with|via|using)\b[^`]{0,12}`|(?:用|使用|跑|运行|执行)\s*`[^`]+`|"
+                           r"`[^`]+`\s*(?:启动|跑|运行|执行)", re.I)),
+    ("location", re.compile(r"\b(?:is|are|lives?|located|kept|stored|defined|configured|set|placed)\s+(?:in|at|under|"
+                            r"inside)\b|放在|位于|存放在|定义在|配置在|配置从|记录在|在\s*`[^`]+`\s*(?:里|中|下|上)", re.I)),
+    ("environment", re.compile(r"\b(?:staging|prod(?:uction)?|dev|qa|preview|ci)\b[^.]{0,30}?\b(?:is at|is on|runs? on|"
+                               r"deploys?|deployed|happen|happens)\b|(?:要|只)?在\s*`?[\w.-]+`?\s*上(?:跑|运行|部署|执行)",
+                               re.I)),
+    ("version", re.compile(r"\b(?:python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|ubuntu|debian|typescript)\s*"
+                           r"v?\d+(?:\.\d+)*\b|\bpins?\s+[\w.-]+\s*[<>=~^]", re.I)),
+    ("convention", re.compile(r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by)\b|命名|规范|前缀",
+                              re.I)),
+    ("ownership", re.compile(r"\b(?:owns|maintains|is responsible for|is on call)\b|负责", re.I)),
+    ("dependency", re.compile(r"\b(?:depends on|relies on)\b|依赖", re.I)),
+    ("config", re.compile(r"(?:改成|改为|设成|设为|设置为|调整为|调成)\s*\S|\b(?:is set|defaults?|changed|bumped) to\s+\S|"
+                          r"\bis now\s+\d|\bhas\b.{1,30}\b(?:on|enabled|disabled)\b", re.I)),
+    ("config", re.compile(r"\b(?:we|this (?:repo|project|service)|the (?:repo|project|app|service|team))\s+(?:use|uses|"
+                          r"are using|standardi[sz]ed on|rely on|target|targets)\b|(?:我们|项目)(?:都|也|统一|一直)?用|"
+                          r"的\s*[\w-]+\s*用\s*[A-Za-z]", re.I)),
+]
+
+
+def split_rationale(s: str) -> tuple[str, str | None]:
+    m = RATIONALE.search(s)
+    if not m:
+        return s.strip(), None
+    return s[: m.start()].strip(" ,，"), s[m.end():].strip(" ,，。.") or None
+
+
+def classify_user(raw: str) -> tuple[str, str, str, int] | None:
+    """(sentence, category, why, importance) when a user sentence is worth keeping."""
+    s = strip_fillers(raw)
+    if not _long_enough(s):
+        return None
+    remember = bool(_REMEMBER.search(s))
+    if remember:
+        s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
+        if not _long_enough(s):
+            return None
+    if is_question(s) or _NOT_RULE.search(s):
+        return None
+    corrected = False
+    m = _CORRECTION.match(s)
+    if m and _HINT.search(s[m.end():]) and _long_enough(s[m.end():]):
+        s, corrected = strip_fillers(s[m.end():]), True
+    elif _CORRECTION_ZH.match(s):
+        corrected = True
+    rule, pref = RULE.search(s), PREFERENCE.search(s)
+    if _REQUEST.match(s) and not (rule or pref or remember):
+        return None
+    why: list[str] = []
+    if _DECISION.search(s) and RATIONALE.search(s):
+        category, importance = "decision", 4
+        why.append("decision with a reason")
+    elif _MIGRATION.search(s):
+        category, importance = "change", 4
+        why.append("a move from one thing to another")
+    elif pref:
+        category, importance = "preference", 4
+        why.append(f"preference ({pref.group(0).strip()})")
+    elif rule:
+        category, importance = "rule", 4
+        why.append(f"rule ({rule.group(0).strip()})")
+    else:
+        fact = next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
+        if fact:
+            category, importance = fact[0], 3
+            why.append(f"project fact: {fact[0]}")
+        elif corrected or remember:
+            category, importance = "note", 3
+        elif _FYI.search(s) and len(s.split()) >= 5:
+            category, importance = "note", 3
+            why.append("told for information")
+        else:
+            return None
+    if corrected:
+        if category in ("rule", "note", "config", "command", "change"):
+            category = "correction"
+        importance = max(importance, 4)
+        why.insert(0, "correction")
+    if remember:
+        importance = max(importance + 1, 4)
+        why.insert(0, "asked to remember")
+    return s, category, "; ".join(why), min(5, importance)
+
+
+_CONTINUES = re.compile(r"^(?:it|that|this|which|otherwise|so|we had|last (?:time|month|week|year|quarter)|use |"
+                        r"instead|否则|不然|因为|这样|之前|上次)\b|^(?:否则|不然|因为|这样|之前|上次)", re.I)
+
+
+def continues(s: str) -> bool:
+    """A sentence that elaborates the one before (a reason, a consequence, a how)."""
+    s = strip_fillers(s)
+    if is_question(s) or (_REQUEST.match(s) and not s.lower().startswith("use ")) or len(s) < 8:
+        return False
+    return bool(RATIONALE.search(s) or _CONTINUES.match(s))
+
+
+def starts_with_pronoun(s: str) -> bool:
+    return bool(re.match(r"^(?:it|this|that|they|these|those)\b|^(?:它|这个|那个)", s, re.I))
+
+
+# -- assistant sentences -----------------------------------------------------------------------
+
+_NARRATION = re.compile(
+    r"^(?:let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
+    r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
+    r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
+    r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)", re.I)
+_CAUSE = re.compile(r"\b(?:because|caused by|due to|root cause|turned out|came from|the (?:issue|problem|bug|culprit|"
+                    r"reason) (?:was|is))\b|因为|原因是|由于|问题出在|导致", re.I)
+_FAIL = re.compile(r"\b(?:fail(?:ed|ing|ure|s)?|errors?|broke|broken|crash(?:ed|es)?|flaky|mismatch(?:ed)?|exception|"
+                   r"timeout|timed out|couldn't|could not|can't|cannot|refused|denied|missing|wrong|bug|leak|hangs?|"
+                   r"stale)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|不一致|缺少|拒", re.I)
+_FIX = re.compile(r"\b(?:fix(?:ed|es)?|switch(?:ed)?|chang(?:ed|ing)|replac(?:ed|ing)|add(?:ed|ing)|regenerat(?:ed|ing)|"
+                  r"collect|resolv(?:ed|es)|works? now|clears? it|pinn(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
+                  r"install(?:ed|ing)|running it with|instead)\b|改成|改为|加上|换成|之后|解决|修复|就好了|通过了|跑起来了", re.I)
+_FIX_LEAD = re.compile(r"\b(?:fixed it|fixes (?:it|the)|fixed the|solved|resolved|works now|clears? it|adding|running it|"
+                       r"switching|changing|replacing|regenerat\w*|pinning|upgrading|installing)\b|改成|加上|之后|就好了|"
+                       r"解决|修复", re.I)
+_GOTCHA = re.compile(r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware)\b|\bnote:|注意|坑", re.I)
+_A_FACTS: list[tuple[str, re.Pattern]] = [
+    ("config", re.compile(r"\b(?:serves?|listens?|runs?) on (?:port )?:?\d{2,5}\b|\bon port \d{2,5}\b", re.I)),
+    ("command", re.compile(r"\b(?:tests?|suite|specs?)\b[^`]{0,30}\b(?:pass(?:es)?|run|runs)\b[^`]{0,20}\b(?:with|via|"
+                           r"using)\s+`", re.I)),
+    ("convention", re.compile(r"\b(?:are|is) (?:grouped|organi[sz]ed|kept|stored|located) (?:by|under|in)\b|\blives? "
+                              r"(?:under|in) `", re.I)),
+    ("config", re.compile(r"\b(?:this|the) (?:repo|project|codebase) (?:pins|requires|targets)\b", re.I)),
+]
+
+
+def is_narration(s: str) -> bool:
+    return bool(_NARRATION.match(s.strip(" *_")))
+
+
+def is_experience(s: str, after_error: bool = False) -> bool:
+    if is_question(s):
+        return False
+    if _CAUSE.search(s) and (_FAIL.search(s) or _FIX.search(s)):
+        return True
+    return after_error and bool(_FAIL.search(s)) and bool(_FIX.search(s))
+
+
+def has_fix(s: str) -> bool:
+    return bool(_FIX.search(s))
+
+
+def is_fix_sentence(s: str) -> bool:
+    return bool(_FIX_LEAD.search(s))
+
+
+def has_content(text: str) -> bool:
+    return any(len(s) >= 30 and not is_narration(s) for s in sentences(text))
+
+
+def classify_assistant_fact(s: str) -> tuple[str, str] | None:
+    if is_question(s) or not re.search(r"`|\d|/", s):
+        return None
+    if _GOTCHA.search(s):
+        return "gotcha", "assistant: gotcha"
+    for category, rx in _A_FACTS:
+        if rx.search(s):
+            return category, f"assistant: project fact ({category})"
+    return None
+
+
+# -- subject and attribute (for supersession) --------------------------------------------------
+
+_SUBJECTS = [("tests", r"\btests?\b|test suite|\bsuite\b|测试|单测|\bpytest\b|vitest|\bjest\b|go test|cargo test"),
+             ("lint", r"\blint|clippy|ruff check|eslint"), ("format", r"\bformat|ruff format|prettier"),
+             ("build", r"\bbuild|构建|编译"), ("deploy", r"\bdeploy|部署|发布"),
+             ("migrations", r"\bmigrat|迁移|alembic"), ("ci", r"\bci\b"), ("database", r"\bdatabase|\bdb\b|数据库"),
+             ("storybook", r"storybook"), ("dev server", r"dev server|开发服务器")]
+_PORT_SUBJECT = re.compile(r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are)\b.{0,25}?(\d{2,5})|"
+                           r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})", re.I)
+_VALUE_ZH = re.compile(r"^([^，,。]{2,20}?)(?=现在|目前|是|为|统一|改成|改为|设成|设为|调整为|调成).{0,30}?"
+                       r"(?:改成|改为|调整为|设成|设为|调成)\s*([^\s，。,]+(?:\s*[^\s，。,\d]+)?)")
+_VALUE_EN = re.compile(r"\b(?:set|change|changed|bump|bumped)\s+(?:the\s+)?([\w\s-]{2,30}?)\s+to\s+(\S+)|^(?:the\s+)?"
+                       r"([\w\s-]{2,30}?)\s+is now\s+(\S+)", re.I)
+_VERSION = re.compile(r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)", re.I)
+_CHOICE_BEFORE = re.compile(r"(?:\b(?:use|uses|using|go with|going with|went with|picked|chose|choose|stick with|"
+                            r"standardi[sz]e on|prefer|switch(?:ed|ing)? to|mov(?:ed|ing) to|migrat\w* to)|用|改用|采用|"
+                            r"选用|选了|换成|迁移到)\s*(?:the\s+|plain\s+)?$", re.I)
+_NEGATED_BEFORE = re.compile(r"(?:\bnot|\bnever|instead of|rather than|\bover|\bfrom|不要|而不是|别|不用|不是|从)\W{0,3}"
+                             r"(?:\w+\W{1,3}){0,2}$", re.I)
+
+
+def subject_for(content: str, category: str, mentions: list,
+                replaced: str | None = None) -> tuple[str | None, str | None, str | None]:
+    """(subject, attribute, value): two facts with the same subject and attribute and different
+    values are the same fact changed, so the newer one supersedes the older."""
+    commands = [m for m in mentions if m.kind == "command"]
+    if category in ("command", "correction", "rule", "note") and commands and re.search(
+            r"\b(?:run|runs|with|via|using|calls?|use|pass)\b|用|跑|运行|执行|启动", content, re.I):
+        cmd = commands[0]
+        prefix = content[: cmd.start]
+        for where in (prefix, cmd.name):
+            for subject, rx in _SUBJECTS:
+                if re.search(rx, where, re.I):
+                    return subject, "command", cmd.name
+    m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None
+    if m and category == "config":
+        subject = strip_fillers((m.group(1) or m.group(3) or "").strip()).lower()
+        subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
+        if subject in ("it", "this", "that", "") and mentions:
+            subject = mentions[0].name.lower()
+        return subject or None, "port", m.group(2) or m.group(4)
+    if category == "config":
+        v = _VALUE_ZH.search(content) or _VALUE_EN.search(content)
+        if v:
+            groups = [g for g in v.groups() if g]
+            if len(groups) >= 2:
+                return strip_fillers(groups[0]).lower().strip(), "value", groups[1].strip("`")
+    techs = [m for m in mentions if m.kind in ("technology", "code", "known") and entities.category_of(m.name)]
+    if techs and category in ("rule", "preference", "correction", "decision", "change"):
+        if replaced:
+            chosen = next((m for m in techs if m.name == replaced), None)
+        else:  # the technology that is the object of a choice ("use X", "go with X", "用 X")
+            chosen = next((m for m in techs if _CHOICE_BEFORE.search(content[: m.start])
+                           and not _NEGATED_BEFORE.search(content[: m.start])), None)
+        if chosen is not None:
+            return entities.category_of(chosen.name), "choice", chosen.name.lower()
+    v = _VERSION.search(content)
+    if v and category in ("version", "config", "rule", "note"):
+        return v.group(1).lower(), "version", v.group(2)
+    named = [m for m in mentions if m.kind not in ("url",)]
+    return (named[0].name.lower() if named else None), None, None
+
+
+# -- incidents: the emotion a general lexicon misses --------------------------------------------
+
+_INCIDENT: dict[str, tuple[float, str]] = {
+    "awful": (-1, "frustration"), "terrible": (-1, "frustration"), "horrible": (-1, "frustration"),
+    "nightmare": (-1, "frustration"), "disaster": (-1, "fear"), "outage": (-0.9, "fear"),
+    "was down": (-0.9, "fear"), "went down": (-0.9, "fear"), "took down": (-0.9, "fear"),
+    "data loss": (-1, "fear"), "wiped": (-0.9, "fear"), "corrupted": (-0.8, "fear"), "incident": (-0.6, "fear"),
+    "never again": (-0.6, "anger"), "for hours": (-0.6, "frustration"), "wasted": (-0.7, "frustration"),
+    "宕机": (-0.9, "fear"), "事故": (-0.8, "fear"), "挂了": (-0.8, "fear"), "丢数据": (-1, "fear"),
+    "坑死": (-0.9, "frustration"), "白费": (-0.7, "frustration"), "太慢": (-0.5, "frustration"),
+}
+_SHOUT = re.compile(r"\b(?:NO|NEVER|ALWAYS|DON'T|NOT|STOP|MUST)\b")
+
+
+def incident_score(text: str) -> tuple[float, float, list[str]]:
+    """(valence, intensity, moods) from incident words, exclamation and shouting."""
+    low = text.lower()
+    hits = [v for k, v in _INCIDENT.items() if (k in text if not k.isascii() else re.search(r"\b" + k + r"\b", low))]
+    bangs = min(3, len(re.findall(r"[!！]", text)))
+    shouts = min(2, len(_SHOUT.findall(text)))
+    if not hits:
+        return 0.0, 0.0, []
+    valence = max(-1.0, sum(v for v, _ in hits) / len(hits) - (0.2 if shouts or bangs >= 2 else 0))
+    intensity = min(1.0, 0.3 * sum(abs(v) for v, _ in hits) + 0.15 * bangs + 0.2 * shouts)
+    moods = list(dict.fromkeys(m for _, m in hits))
+    if shouts and "anger" not in moods:
+        moods.append("anger")
+    return round(valence, 3), round(intensity, 3), moods[:3]

@@ -1,0 +1,416 @@
+"""Writing extraction candidates into the store: surprise, dedup, supersession, chunks, graph.
+
+For each candidate, in order:
+  1. the same text already in the scope          -> reinforce it (nothing new is stored)
+  2. same subject + attribute, another value     -> store it; the old memory is closed
+                                                    (valid_to = now, superseded_by = new id)
+  3. a near-duplicate (cosine >= dedup threshold) -> merge: keep the richer text, both provenances
+  4. surprise below the threshold                -> reinforce the memory it repeats
+  5. otherwise                                   -> store it (long content as parent + chunks)
+Similarity uses the store's vectors when it has an embedder, else keyword overlap through FTS,
+so a hook without the model still deduplicates. Re-reading a transcript therefore stores nothing
+twice. `harvest` is the whole incremental path for a transcript file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from memory import graph, text, transcript
+from memory.embed import to_blob
+from memory.errors import InvalidInput, NotFound, StoreUnavailable
+from memory.extraction import Candidate, extract
+from memory.store import NewMemory, Store, content_hash
+
+log = logging.getLogger("maple.ingest")
+
+MAX_PROVENANCE = 20
+CHUNK_TARGET = 800  # characters per child chunk of a long memory
+
+
+@dataclass
+class Report:
+    stored: list[int] = field(default_factory=list)
+    merged: list[int] = field(default_factory=list)
+    reinforced: list[int] = field(default_factory=list)
+    superseded: list[tuple[int, int]] = field(default_factory=list)  # (old id, new id)
+    chunks: int = 0
+    items: list[dict] = field(default_factory=list)  # one per candidate: action, id, content, why
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stored": self.stored, "merged": self.merged, "reinforced": self.reinforced,
+                "superseded": self.superseded, "chunks": self.chunks, "items": self.items}
+
+    def summary(self) -> str:
+        return (f"stored {len(self.stored)}, merged {len(self.merged)}, reinforced {len(self.reinforced)}, "
+                f"superseded {len(self.superseded)}")
+
+
+def _setting(store: Store, key: str, default: Any) -> Any:
+    return getattr(store.config, key, default)
+
+
+def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = False) -> Report:
+    """Store what is new in `candidates`, reinforce what is known, supersede what changed.
+
+    With `dry_run` nothing is written; the report says what would happen to each candidate.
+    """
+    report = Report()
+    dedup_at = float(_setting(store, "extraction_dedup_threshold", 0.80))
+    surprise_at = float(_setting(store, "extraction_surprise_threshold", 0.15))
+    vectors = _embed_all(store, [c.content for c in candidates])
+    for c, vec in zip(candidates, vectors):
+        item = {"content": c.content, "layer": c.layer, "category": c.category, "why": c.why}
+        report.items.append(item)
+        existing = store.conn.execute(
+            "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL AND parent_id IS NULL",
+            (c.scope, content_hash(c.content))).fetchone()
+        if existing:
+            _reinforce(store, existing[0], c, dry_run)
+            report.reinforced.append(existing[0])
+            item.update(action="repeat", id=existing[0])
+            continue
+        old = _current_with_subject(store, c)
+        if old is not None:
+            same = (old[1] or "").casefold() == (c.value or "").casefold()
+            if same:
+                _reinforce(store, old[0], c, dry_run)
+                report.reinforced.append(old[0])
+                item.update(action="repeat", id=old[0], reason=f"same {c.subject}.{c.attribute}")
+                continue
+            new_id = None if dry_run else _store(store, c, vec, report)
+            if not dry_run:
+                now = store.clock()
+                store.update(old[0], valid_to=now, superseded_by=new_id, reason="superseded")
+                _close_replaced(store, c, now)
+            report.superseded.append((old[0], new_id or 0))
+            item.update(action="supersede", id=new_id, supersedes=old[0],
+                        reason=f"{c.subject}.{c.attribute}: {old[1]!r} -> {c.value!r}")
+            continue
+        near = _nearest(store, c, vec)
+        best_id, best_sim = near[0] if near else (None, 0.0)
+        if best_id is not None and best_sim >= dedup_at:
+            _merge(store, best_id, c, dry_run)
+            report.merged.append(best_id)
+            item.update(action="merge", id=best_id, similarity=round(best_sim, 3))
+            continue
+        surprise = 0.7 * (1.0 - best_sim) + 0.3 * _rarity(store, c.content)
+        item["surprise"] = round(surprise, 3)
+        if best_id is not None and surprise < surprise_at:
+            _reinforce(store, best_id, c, dry_run)
+            report.reinforced.append(best_id)
+            item.update(action="reinforce", id=best_id, similarity=round(best_sim, 3))
+            continue
+        new_id = None if dry_run else _store(store, c, vec, report)
+        item.update(action="store", id=new_id)
+    return report
+
+
+# -- similarity --------------------------------------------------------------------------------
+
+def _embed_all(store: Store, texts: list[str]) -> list[Any]:
+    if not texts or store.embedder is None:
+        return [None] * len(texts)
+    try:
+        return list(store.embedder.embed(texts))
+    except StoreUnavailable as e:  # the model is missing or loading: fall back to keywords
+        log.warning("deduplicating by keywords only: %s", e)
+        return [None] * len(texts)
+
+
+def _current_filter(alias: str = "m") -> str:
+    return (f"{alias}.deleted_at IS NULL AND {alias}.superseded_by IS NULL AND {alias}.valid_to IS NULL "
+            f"AND {alias}.parent_id IS NULL")
+
+
+def _nearest(store: Store, c: Candidate, vec: Any, k: int = 8) -> list[tuple[int, float]]:
+    """The closest current memories of the candidate's scope, with a similarity in [0, 1]."""
+    if vec is not None and store.has_vectors:
+        rows = store.conn.execute(
+            "SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope = ? ORDER BY distance",
+            (to_blob(vec), k * 3, c.scope)).fetchall()
+        if rows:
+            ids = [r[0] for r in rows]
+            marks = ",".join("?" * len(ids))
+            current = {r[0] for r in store.conn.execute(
+                f"SELECT id FROM memories m WHERE id IN ({marks}) AND {_current_filter()}", ids)}
+            return [(mid, max(0.0, 1.0 - dist)) for mid, dist in rows if mid in current][:k]
+        return []
+    terms = _terms(c.content)
+    if not terms:
+        return []
+    rows = store.conn.execute(
+        f"SELECT m.id, m.content FROM memory_fts f JOIN memories m ON m.id = f.rowid WHERE memory_fts MATCH ? "
+        f"AND m.scope = ? AND {_current_filter()} ORDER BY bm25(memory_fts) LIMIT ?",
+        (text.match_or(sorted(terms)), c.scope, k)).fetchall()
+    scored = []
+    for mid, content in rows:
+        other = _terms(content)
+        if other:
+            scored.append((mid, len(terms & other) / len(terms | other)))  # Jaccard of the terms
+    return sorted(scored, key=lambda x: -x[1])
+
+
+def _terms(content: str) -> set[str]:
+    return set(text.query_terms(content))
+
+
+def _rarity(store: Store, content: str) -> float:
+    """Mean rarity of the candidate's terms in the whole store: 1 for words never seen."""
+    terms = sorted(_terms(content))[:16]
+    if not terms:
+        return 0.0
+    total = max(1, store.conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0])
+    score = 0.0
+    for t in terms:
+        df = store.conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (t,)).fetchone()[0]
+        score += 1.0 - math.log1p(df) / math.log1p(total + 1)
+    return score / len(terms)
+
+
+def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] | None:
+    if not (c.subject and c.attribute and c.value):
+        return None
+    row = store.conn.execute(
+        f"SELECT id, json_extract(metadata, '$.value') FROM memories m WHERE scope = ? AND subject = ? "
+        f"AND json_extract(metadata, '$.attribute') = ? AND {_current_filter()} ORDER BY id DESC LIMIT 1",
+        (c.scope, c.subject, c.attribute)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+def _provenance(c: Candidate, now: float) -> dict[str, Any]:
+    return {k: v for k, v in {"session_id": c.session_id, "source_ref": c.source_ref, "at": now,
+                              "why": c.why}.items() if v is not None}
+
+
+def _metadata(c: Candidate, now: float) -> dict[str, Any]:
+    meta = {k: v for k, v in c.metadata.items() if k != "turn"}
+    meta.update({"attribute": c.attribute, "value": c.value, "role": c.role,
+                 "relations": [list(r) for r in c.relations], "provenance": [_provenance(c, now)]})
+    return {k: v for k, v in meta.items() if v not in (None, [], {})}
+
+
+def _store(store: Store, c: Candidate, vec: Any, report: Report) -> int:
+    now = store.clock()
+    entities = _resolve_entities(store, c.scope, c.entities)
+    item = NewMemory(
+        content=c.content, layer=c.layer, category=c.category, subject=c.subject, scope=c.scope,
+        importance=c.importance, confidence=c.confidence, valence=c.valence, intensity=c.intensity,
+        moods=c.moods, source="extraction", source_ref=c.source_ref, session_id=c.session_id,
+        occurred_at=c.occurred_at, valid_from=c.occurred_at if c.attribute else None,
+        metadata=_metadata(c, now), entities=entities)
+    limit = int(_setting(store, "extraction_chunk_chars", 1500))
+    if len(c.content) > limit:
+        return _store_chunked(store, item, report)
+    mid = store.add(item).id
+    report.stored.append(mid)
+    _relate(store, c, mid, now)
+    return mid
+
+
+def _store_chunked(store: Store, item: NewMemory, report: Report) -> int:
+    """A long memory becomes a parent holding the whole text plus children holding its parts,
+    so a search can hit the part and show the whole."""
+    parent = store.add(item)
+    report.stored.append(parent.id)
+    parts = chunk(item.content)
+    children = [NewMemory(content=p, layer=item.layer, category=item.category, subject=item.subject,
+                          scope=item.scope, importance=item.importance, confidence=item.confidence,
+                          source="extraction", source_ref=item.source_ref, session_id=item.session_id,
+                          occurred_at=item.occurred_at, parent_id=parent.id, chunk_index=i,
+                          metadata={"chunk_of": parent.id}, entities=[])
+                for i, p in enumerate(parts)]
+    store.add_many(children)
+    report.chunks += len(children)
+    return parent.id
+
+
+def chunk(content: str, target: int = CHUNK_TARGET) -> list[str]:
+    """Split at sentence or line boundaries into parts of about `target` characters."""
+    pieces = re.split(r"(?<=[.!?。！？\n])\s*", content)
+    parts: list[str] = []
+    buf = ""
+    for p in pieces:
+        while len(p) > target * 1.5:  # one huge sentence: cut it
+            parts.append((buf + p[:target]).strip())
+            buf, p = "", p[target:]
+        if len(buf) + len(p) > target and buf:
+            parts.append(buf.strip())
+            buf = ""
+        buf += p + (" " if p and not p.endswith("\n") else "")
+    if buf.strip():
+        parts.append(buf.strip())
+    return [p for p in parts if p]
+
+
+def _reinforce(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
+    if dry_run:
+        return
+    store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
+    m = store.get(memory_id)
+    if m.confidence < 1.0:
+        store.update(memory_id, confidence=min(1.0, round(m.confidence + 0.05, 3)), reason="reinforced")
+
+
+def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
+    """Fold a near-duplicate into the existing memory: the richer text wins, both provenances stay."""
+    if dry_run:
+        return
+    m = store.get(memory_id)
+    now = store.clock()
+    meta = dict(m.metadata)
+    prov = list(meta.get("provenance") or [])
+    entry = _provenance(c, now)
+    if c.content != m.content:
+        entry["content"] = c.content[:500]
+    meta["provenance"] = (prov + [entry])[-MAX_PROVENANCE:]
+    changes: dict[str, Any] = {"metadata": meta, "importance": max(m.importance, c.importance)}
+    if len(_terms(c.content) - _terms(m.content)) > len(_terms(m.content) - _terms(c.content)):
+        changes["content"] = c.content  # the newcomer says more
+    store.update(memory_id, reason="merge", **changes)
+    store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
+
+
+def _resolve_entities(store: Store, scope: str, names: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Map each mention to an entity the scope already knows: case-insensitive name or alias,
+    then containment ("postgres" / "postgres 16"); a new name otherwise."""
+    out = []
+    for name, kind in names:
+        if len(name) > 200:
+            continue
+        eid = graph.find_entity(store.conn, [scope], name)
+        if eid is None and len(name) >= 4:
+            n = graph.norm(name)
+            row = store.conn.execute(
+                "SELECT id, name FROM entities WHERE scope = ? AND length(norm) >= 4 AND "
+                "(instr(?, norm || ' ') = 1 OR instr(norm, ? || ' ') = 1) ORDER BY length(norm) LIMIT 1",
+                (scope, n, n)).fetchone()
+            if row:
+                out.append((row[1], kind))
+                continue
+        out.append((name, kind))
+    return list(dict.fromkeys(out))
+
+
+def _relate(store: Store, c: Candidate, memory_id: int, now: float) -> None:
+    if not c.relations:
+        return
+    with store.tx.atomic() as conn:
+        for src, rel, dst in c.relations:
+            try:
+                graph.relate(conn, c.scope, src, rel, dst, now, memory_id=memory_id, confidence=c.confidence)
+            except InvalidInput as e:
+                log.debug("relation skipped: %s", e)
+
+
+def _close_replaced(store: Store, c: Candidate, now: float) -> None:
+    """"X replaced Y": whatever used Y now uses X; close the old "uses" relations."""
+    for src, rel, dst in c.relations:
+        if rel != "replaced":
+            continue
+        with store.tx.atomic() as conn:
+            old = graph.find_entity(conn, [c.scope], dst)
+            if old is not None:
+                conn.execute("UPDATE relations SET valid_to = ? WHERE dst = ? AND type = 'uses' AND valid_to IS NULL",
+                             (now, old))
+
+
+# -- the whole path for a transcript -----------------------------------------------------------
+
+def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, Any]:
+    """Read what is new in a transcript, extract, ingest, then advance its cursor."""
+    from memory.scope import project_scope
+
+    turns, stats = transcript.read_new(
+        store, path, include_sidechains=bool(_setting(store, "extraction_include_sidechains", False)), commit=False)
+    report = Report()
+    if turns:
+        cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
+        target = scope or project_scope(cwd)
+        cands = extract(turns, scope=target, known=store.config.known_entities)
+        report = ingest(store, cands)
+    if not stats.get("missing"):
+        transcript.save_cursor(store, stats["cursor"])
+    return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
+
+
+# -- `maple-memory extract FILE [--dry-run]` ---------------------------------------------------
+
+def add_extract_arguments(parser: Any) -> None:
+    parser.add_argument("file", help="a Claude Code transcript (.jsonl), a JSON list of {role, content} "
+                                     "messages, or plain text; '-' reads standard input")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print what would be stored and why; write nothing")
+    parser.add_argument("--scope", choices=["project", "global"], default=None,
+                        help="where the memories go (default: the project of the transcript's cwd)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run_extract_command(args: Any, *, store: Store | None = None, out: Any = None) -> int:
+    """Extract memories from a file; with --dry-run only print them with the rule that fired."""
+    from memory import config as config_mod
+    from memory import embed
+    from memory.scope import GLOBAL, project_scope
+
+    out = out or sys.stdout
+    cfg = store.config if store is not None else config_mod.load()
+    path = getattr(args, "file")
+    if path == "-":
+        turns, stats = transcript.from_text(sys.stdin.read()), {"format": "text", "malformed": 0}
+    else:
+        try:
+            turns, stats = transcript.load_file(path, include_sidechains=cfg.extraction_include_sidechains)
+        except OSError as e:
+            raise InvalidInput(f"cannot read {path}: {e.strerror}; give the path of a transcript or text file") from e
+    cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
+    scope = GLOBAL if getattr(args, "scope", None) == "global" else project_scope(cwd)
+    cands = extract(turns, scope=scope, known=cfg.known_entities)
+    dry = bool(getattr(args, "dry_run", False))
+    own = store is None
+    if own and (not dry or cfg.db_path.exists()):
+        # a dry run compares by keywords only: loading the embedding model is not worth it there
+        store = Store.open(cfg, None if dry else embed.from_config(cfg))
+    try:
+        report = ingest(store, cands, dry_run=dry) if store is not None else None
+    finally:
+        if own and store is not None:
+            store.close()
+    actions = report.items if report else [{"action": "store"} for _ in cands]
+    if getattr(args, "json", False):
+        out.write(json.dumps({"file": path, "scope": scope, "dry_run": dry, "turns": len(turns),
+                              "malformed_lines": stats.get("malformed", 0),
+                              "candidates": [{**c.to_dict(), **{k: v for k, v in a.items() if k in
+                                                                 ("action", "id", "supersedes", "similarity", "surprise")}}
+                                             for c, a in zip(cands, actions)],
+                              "summary": report.to_dict() if report else None},
+                             ensure_ascii=False, indent=2) + "\n")
+        return 0
+    verb = "would be" if dry else "were"
+    out.write(f"{path}: {len(turns)} turns, {len(cands)} candidates (scope {scope})"
+              + (f", {stats['malformed']} malformed lines skipped" if stats.get("malformed") else "") + "\n")
+    for c, a in zip(cands, actions):
+        flag = " flashbulb" if c.flashbulb else ""
+        out.write(f"\n[{a.get('action')}] {c.layer}/{c.category} importance {c.importance}{flag}\n  {c.content}\n")
+        out.write(f"  why: {c.why or 'rule'}")
+        if c.subject:
+            out.write(f"; subject: {c.subject}" + (f".{c.attribute} = {c.value}" if c.attribute else ""))
+        if a.get("supersedes"):
+            out.write(f"; supersedes memory {a['supersedes']}")
+        if a.get("id") and a.get("action") in ("merge", "reinforce", "repeat"):
+            out.write(f"; same as memory {a['id']}")
+        out.write("\n")
+        if c.entities:
+            out.write("  entities: " + ", ".join(f"{n} ({k})" for n, k in c.entities) + "\n")
+    if report:
+        out.write(f"\n{report.summary()}" + (" (dry run: nothing written)" if dry else "") + "\n")
+    else:
+        out.write(f"\n{len(cands)} memories {verb} stored (dry run: nothing written)\n")
+    return 0

@@ -1,0 +1,352 @@
+"""The heuristic extraction agent: candidates from turns, and how they enter the store."""
+
+from __future__ import annotations
+
+import io
+import json
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from memory import config as config_mod
+from memory import extraction, ingest, retrieval, transcript
+from memory.embed import HashEmbedder
+from memory.extraction import Candidate, extract
+from memory.store import Store
+
+SESSIONS = Path(__file__).resolve().parent / "data" / "sessions"
+SCOPE = "/home/dev/projects/demo"
+
+
+def turns_of(*pairs: tuple[str, str]) -> list[dict]:
+    return [{"role": role, "kind": "text", "text": t, "uuid": f"u{i}", "timestamp": None,
+             "session_id": "s1", "cwd": SCOPE} for i, (role, t) in enumerate(pairs)]
+
+
+def one(text: str, role: str = "user") -> list[Candidate]:
+    return extract(turns_of((role, text)), scope=SCOPE)
+
+
+# -- the labelled set --------------------------------------------------------------------------
+
+def load_sessions() -> list[tuple[str, list[dict], dict]]:
+    out = []
+    for path in sorted(SESSIONS.glob("*.jsonl")):
+        turns, _ = transcript.load_file(path)
+        labels = json.loads(path.with_name(path.stem + ".expected.json").read_text(encoding="utf-8"))
+        out.append((path.stem, turns, labels))
+    return out
+
+
+def matches(content: str, layer: str, expected: dict) -> bool:
+    layers = expected["layer"] if isinstance(expected["layer"], list) else [expected["layer"]]
+    return layer in layers and all(p.casefold() in content.casefold() for p in expected["must"])
+
+
+def score(found: dict[str, list[tuple[str, str]]], labels: dict[str, dict]) -> tuple[float, float, int, int]:
+    """(precision, recall, candidates, expected) over all sessions: a candidate is a true
+    positive if it matches an expected item; recall counts expected items matched at least once."""
+    tp = n = hit = total = 0
+    for name, items in found.items():
+        expected = labels[name]["expected"]
+        n += len(items)
+        tp += sum(any(matches(c, layer, e) for e in expected) for c, layer in items)
+        total += len(expected)
+        hit += sum(any(matches(c, layer, e) for c, layer in items) for e in expected)
+    return tp / max(1, n), hit / max(1, total), n, total
+
+
+def test_labelled_set_has_fifteen_sessions_in_english_and_chinese_in_the_real_format():
+    sessions = load_sessions()
+    assert len(sessions) >= 15
+    languages = {labels["language"] for _, _, labels in sessions}
+    assert {"en", "zh", "mixed"} <= languages
+    raw = "".join(p.read_text(encoding="utf-8") for p in SESSIONS.glob("*.jsonl"))
+    for shape in ('"type":"attachment"', '"isMeta":true', '"isCompactSummary":true', '"isSidechain":true',
+                  '"kind":"task-notification"', '"type":"tool_use"', '"type":"tool_result"', '"type":"thinking"',
+                  f"<{transcript.CONTEXT_TAG}>", '"is_error":true', "<system-reminder>", "<command-name>"):
+        assert shape in raw, shape
+
+
+def test_heuristic_extraction_meets_precision_and_recall_on_the_labelled_set():
+    found, labels = {}, {}
+    for name, turns, lab in load_sessions():
+        found[name] = [(c.content, c.layer) for c in extract(turns, scope=SCOPE)]
+        labels[name] = lab
+    precision, recall, n, total = score(found, labels)
+    print(f"\nlabelled set: {n} candidates, {total} expected; precision {precision:.3f}, recall {recall:.3f}")
+    assert precision >= 0.80
+    assert recall >= 0.70
+
+
+def test_stored_memories_meet_the_bar_after_ingesting_every_session(tmp_path):
+    cfg = config_mod.load(home=tmp_path, env={})
+    found, labels = {}, {}
+    with Store.open(cfg, HashEmbedder(256)) as store:
+        for name, turns, lab in load_sessions():
+            scope = f"/projects/{name}"
+            ingest.ingest(store, extract(turns, scope=scope))
+            found[name] = [(m.content, m.layer) for m in store.list(scopes=[scope], limit=500)
+                           if m.superseded_by is None and m.parent_id is None]
+            labels[name] = lab
+    precision, recall, n, total = score(found, labels)
+    print(f"\nstored: {n} memories, {total} expected; precision {precision:.3f}, recall {recall:.3f}")
+    assert precision >= 0.80 and recall >= 0.70
+
+
+def test_no_memory_comes_from_injected_blocks_tool_output_or_other_noise(tmp_path):
+    cfg = config_mod.load(home=tmp_path, env={})
+    with Store.open(cfg, HashEmbedder(256)) as store:
+        for name, turns, labels in load_sessions():
+            cands = extract(turns, scope=SCOPE + name)
+            ingest.ingest(store, cands)
+            for c in cands:
+                leaked = [p for p in labels["forbidden"] if p.casefold() in c.content.casefold()]
+                assert not leaked, (name, c.content)
+        stored = " ".join(m.content for m in store.list(limit=1000)).casefold()
+    for _, _, labels in load_sessions():
+        assert not [p for p in labels["forbidden"] if p.casefold() in stored]
+    assert transcript.CONTEXT_TAG not in stored
+
+
+# -- what becomes a candidate ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, category", [
+    ("Always use uv, never pip install.", "rule"),
+    ("Don't mock the database in tests.", "rule"),
+    ("I prefer f-strings over .format() calls.", "preference"),
+    ("以后都用 pnpm，不要再用 npm 了。", "rule"),
+    ("我喜欢函数式组件，不要写 class 组件。", "preference"),
+    ("总是先写测试再写实现代码。", "rule"),
+])
+def test_preferences_and_rules_in_english_and_chinese_become_facts(text, category):
+    [c] = one(text)
+    assert (c.layer, c.category) == ("fact", category)
+    assert c.importance >= 4 and c.why
+
+
+def test_correction_drops_the_no_and_keeps_the_instruction():
+    [c] = one("No, use `httpx` instead of requests here.")
+    assert c.category == "correction" and c.content == "Use `httpx` instead of requests here."
+    [c] = one("不对，应该用 `make migrate`，不要直接跑 alembic。")
+    assert c.category == "correction" and c.content.startswith("应该用 `make migrate`")
+
+
+def test_decision_with_a_reason_keeps_the_rationale():
+    [c] = one("We chose Postgres over MySQL because we need JSONB.")
+    assert c.layer == "decision"
+    assert c.metadata["rationale"] == "we need JSONB"
+    [c] = one("决定用 Redis 做缓存，因为有多个实例。")
+    assert c.layer == "decision" and c.metadata["rationale"] == "有多个实例"
+
+
+def test_project_facts_carry_subject_and_attribute_for_supersession():
+    [c] = one("The API listens on port 8080.")
+    assert (c.category, c.subject, c.attribute, c.value) == ("config", "api", "port", "8080")
+    [c] = one("Tests run with `pytest -n auto` here.")
+    assert (c.subject, c.attribute, c.value) == ("tests", "command", "pytest -n auto")
+    [c] = one("We moved from Flask to FastAPI last month.")
+    assert (c.subject, c.attribute, c.value) == ("web framework", "choice", "fastapi")
+    assert ("FastAPI", "replaced", "Flask") in c.relations
+
+
+def test_explicit_request_to_remember_is_kept_without_the_request():
+    [c] = one("Remember that staging deploys need a VPN.")
+    assert c.content == "Staging deploys need a VPN." and c.importance >= 4
+    [c] = one("记住：发布前要先打 tag。")
+    assert c.content == "发布前要先打 tag。" and "remember" in c.why
+
+
+@pytest.mark.parametrize("text", [
+    "Can you fix the failing test in tests/test_api.py?",
+    "Please add a retry to the fetch helper.",
+    "what does functools.lru_cache do with unhashable arguments?",
+    "帮我看看这个函数为什么这么慢。",
+    "这个 loss 曲线看着正常吗？",
+    "I don't know why this fails on CI.",
+    "ok thanks",
+])
+def test_questions_requests_and_chatter_are_not_memories(text):
+    assert one(text) == []
+
+
+def test_assistant_narration_is_not_a_memory_but_its_diagnosis_is():
+    cands = extract(turns_of(
+        ("user", "the build is broken"),
+        ("assistant", "Let me look at the build script. I'll run it now."),
+        ("assistant", "The build failed because the lockfile was stale; regenerating it with `uv lock` fixed it."),
+    ), scope=SCOPE)
+    assert [(c.layer, c.role) for c in cands] == [("experience", "assistant")]
+    assert "`uv lock`" in cands[0].content
+
+
+def test_failed_tool_call_followed_by_a_different_successful_call_is_an_experience():
+    t = turns_of(("user", "run the migrations"))
+    t += [{"role": "tool", "kind": "tool_error", "tool": "Bash", "input": "alembic upgrade head",
+           "error": 'FATAL: database "shop" does not exist', "uuid": "e1", "session_id": "s1", "timestamp": None},
+          {"role": "assistant", "kind": "tool_call", "tool": "Bash", "input": "make db", "text": ""},
+          {"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "make db", "text": "createdb shop"}]
+    [c] = extract(t, scope=SCOPE)
+    assert c.layer == "experience"
+    assert c.content == ('`alembic upgrade head` failed with `FATAL: database "shop" does not exist`; '
+                         'fixed by `make db`.')
+    assert c.metadata["failed_tool_calls"][0]["tool"] == "Bash"
+
+
+def test_failed_tool_call_is_not_paired_when_the_user_already_said_what_to_do():
+    t = [{"role": "tool", "kind": "tool_error", "tool": "Bash", "input": "black .", "error": "black: not found"}]
+    t += turns_of(("user", "No, we use ruff here, not black."))
+    t += [{"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "ruff format .", "text": "ok"}]
+    assert [c.category for c in extract(t, scope=SCOPE)] == ["correction"]
+
+
+def test_an_angry_incident_is_a_flashbulb_memory():
+    [c] = one("NEVER run terraform apply against prod from a laptop - checkout was down for an hour!!!")
+    assert c.flashbulb and c.intensity >= 0.8 and c.valence < 0 and c.importance == 5
+    [calm] = one("Always run the linter before pushing.")
+    assert not calm.flashbulb
+
+
+def test_entities_are_typed_and_known_entities_are_recognised():
+    cands = extract(turns_of(("user", "Alice owns the billing service; it depends on `src/billing/client.py` "
+                                      "and always runs `make billing-test`.")),
+                    scope=SCOPE, known={"Project Falcon": ["falcon"]})
+    ents = dict(cands[0].entities)
+    assert ents["Alice"] == "person" and ents["billing service"] == "service"
+    assert ents["src/billing/client.py"] == "file" and ents["make billing-test"] == "command"
+    assert ("Alice", "owns", "billing service") in cands[0].relations
+    [c] = extract(turns_of(("user", "Always deploy falcon from the release branch.")), scope=SCOPE,
+                  known={"Project Falcon": ["falcon"]})
+    assert ("Project Falcon", "known") in c.entities
+
+
+def test_plain_text_and_message_lists_go_through_the_same_rules():
+    cands = extract(transcript.from_text("We always squash-merge PRs.\n\nThe weather is nice."), scope=SCOPE)
+    assert [c.content for c in cands] == ["We always squash-merge PRs."]
+    cands = extract(transcript.from_messages([{"role": "user", "content": "Never commit .env files."}]), scope=SCOPE)
+    assert [c.category for c in cands] == ["rule"]
+
+
+# -- ingesting ---------------------------------------------------------------------------------
+
+def cand(content: str, **kw) -> Candidate:
+    c = Candidate(content, scope=SCOPE, session_id=kw.pop("session_id", "s1"), **kw)
+    return c
+
+
+def test_reading_the_same_transcript_twice_stores_nothing_twice(store):
+    path = SESSIONS / "en01_invoicer_uv_postgres.jsonl"
+    first = ingest.harvest(store, str(path))
+    n = store.count()
+    assert len(first["stored"]) >= 4
+    assert ingest.harvest(store, str(path))["items"] == []  # the cursor: nothing new to read
+    store.conn.execute("DELETE FROM transcript_cursors")
+    again = ingest.harvest(store, str(path))  # read from the start: dedup catches every line
+    assert again["stored"] == [] and store.count() == n
+
+
+def test_a_malformed_line_is_skipped_counted_and_never_fatal(store, tmp_path):
+    good = (SESSIONS / "en04_scheduler_flaky.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "t.jsonl"
+    path.write_text(good[0] + '{"type": "user", "message": {"role"\n' + "".join(good[1:]), encoding="utf-8")
+    result = ingest.harvest(store, str(path))
+    assert result["read"]["malformed"] == 1 and len(result["stored"]) >= 3
+
+
+def test_near_duplicate_merges_into_the_existing_memory_keeping_the_richer_text(store):
+    ingest.ingest(store, [cand("Deploys go through the deploy-prod pipeline.", source_ref="a", session_id="s1")])
+    report = ingest.ingest(store, [cand("Deploys go through the deploy-prod pipeline in GitHub Actions.",
+                                        source_ref="b", session_id="s2")])
+    assert report.stored == [] and len(report.merged) == 1
+    [m] = store.list(scopes=[SCOPE])
+    assert m.content == "Deploys go through the deploy-prod pipeline in GitHub Actions."
+    assert [p["session_id"] for p in m.metadata["provenance"]] == ["s1", "s2"]
+
+
+def test_changed_fact_supersedes_the_old_one_and_search_returns_the_current_value(store):
+    [old] = extract(turns_of(("user", "Tests run with `pytest` in this repo.")), scope=SCOPE)
+    [new] = extract(turns_of(("user", "Tests now run with `pytest -n auto`.")), scope=SCOPE)
+    first = ingest.ingest(store, [old]).stored[0]
+    report = ingest.ingest(store, [new])
+    [(closed, current)] = report.superseded
+    assert closed == first
+    was = store.get(first)
+    assert was.superseded_by == current and was.valid_to is not None
+    hits = retrieval.search(store, retrieval.make_query("how do tests run", [SCOPE]), record=False)
+    assert [r.memory.id for r in hits] == [current]
+    history = retrieval.search(store, retrieval.make_query("how do tests run", [SCOPE], include_history=True),
+                               record=False)
+    assert {r.memory.id for r in history} == {first, current}
+
+
+def test_repeating_a_known_fact_reinforces_it_instead_of_storing(store):
+    [c] = extract(turns_of(("user", "The API listens on port 8080.")), scope=SCOPE)
+    mid = ingest.ingest(store, [c]).stored[0]
+    [again] = extract(turns_of(("user", "the API listens on port 8080 btw")), scope=SCOPE)
+    report = ingest.ingest(store, [again])
+    assert report.stored == [] and report.reinforced == [mid]
+    assert store.get(mid).activation_count == 1
+
+
+def test_unsurprising_candidate_reinforces_its_nearest_memory(config, tmp_path):
+    cfg = config_mod.load(home=tmp_path / "h", env={}, extraction_surprise_threshold=0.9,
+                          extraction_dedup_threshold=1.0)
+    with Store.open(cfg, HashEmbedder(64)) as s:
+        mid = ingest.ingest(s, [cand("Redis runs in the cache container on the dev box.")]).stored[0]
+        report = ingest.ingest(s, [cand("Redis runs in the cache container.")])
+        assert report.stored == [] and report.reinforced == [mid]
+        assert report.items[0]["action"] == "reinforce" and report.items[0]["surprise"] < 0.9
+
+
+def test_without_an_embedder_keyword_overlap_still_deduplicates(tmp_path):
+    cfg = config_mod.load(home=tmp_path, env={})
+    with Store.open(cfg, None) as s:
+        ingest.ingest(s, [cand("Prod deploys happen only from the release branch.")])
+        report = ingest.ingest(s, [cand("prod deploys happen only from the release branch!")])
+        assert report.stored == [] and s.count() == 1
+
+
+def test_long_content_is_stored_as_a_parent_with_chunks(store):
+    long = " ".join(f"Step {i}: run `make step{i}` and check the output for warnings." for i in range(60))
+    report = ingest.ingest(store, [cand(long, category="note")])
+    [parent] = report.stored
+    children = store.conn.execute("SELECT chunk_index FROM memories WHERE parent_id = ? ORDER BY chunk_index",
+                                  (parent,)).fetchall()
+    assert report.chunks == len(children) >= 3 and children[0][0] == 0
+    assert store.get(parent).content == long
+
+
+def test_decision_is_stored_with_its_rationale_and_relations_reach_the_graph(store):
+    cands = extract(turns_of(("user", "We're moving the orders service from Flask to FastAPI because we need "
+                                      "async endpoints.")), scope=SCOPE)
+    [mid] = ingest.ingest(store, cands).stored
+    m = store.get(mid)
+    assert m.layer == "decision" and m.metadata["rationale"] == "we need async endpoints"
+    rel = store.conn.execute("SELECT s.name, r.type, d.name FROM relations r JOIN entities s ON s.id = r.src "
+                             "JOIN entities d ON d.id = r.dst WHERE r.memory_id = ?", (mid,)).fetchall()
+    assert ("FastAPI", "replaced", "Flask") in rel
+
+
+def test_dry_run_writes_nothing_and_says_why(store):
+    cands = extract(turns_of(("user", "Always use uv, never pip.")), scope=SCOPE)
+    report = ingest.ingest(store, cands, dry_run=True)
+    assert report.items[0]["action"] == "store" and store.count() == 0
+
+
+def test_extract_command_dry_run_prints_each_candidate_with_the_rule_that_fired(store):
+    out = io.StringIO()
+    args = Namespace(file=str(SESSIONS / "zh01_console_pnpm.jsonl"), dry_run=True, scope=None, json=False)
+    assert extraction.run_extract_command(args, store=store, out=out) == 0
+    text = out.getvalue()
+    assert "以后都用 pnpm" in text and "why: rule" in text and "dry run: nothing written" in text
+    assert store.count() == 0
+
+
+def test_extract_command_stores_and_reports_json(store):
+    out = io.StringIO()
+    args = Namespace(file=str(SESSIONS / "en06_tidy_rust.jsonl"), dry_run=False, scope="global", json=True)
+    extraction.run_extract_command(args, store=store, out=out)
+    data = json.loads(out.getvalue())
+    assert data["scope"] == "global" and len(data["summary"]["stored"]) == len(data["candidates"]) >= 3
+    assert store.count(["global"]) == len(data["candidates"])
