@@ -38,7 +38,7 @@ class Writer:
         self.sid = str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"maple-session-{index}"))
         self.cwd = session["cwd"]
         self.branch = session.get("branch", "main")
-        self.t = datetime(2026, 9, 1 + index, 9, 0, tzinfo=timezone.utc)
+        self.t = datetime(2026, 9, 1, 9, 0, tzinfo=timezone.utc) + timedelta(days=index)
         self.parent = None
         self.lines: list[dict] = []
         self.prompt_id = None
@@ -157,26 +157,30 @@ class Writer:
             {"type": "text", "text": "[Request interrupted by user for tool use]"}]})
 
 
-def build(index: int, name: str, session: dict) -> None:
+def build(index: int, name: str, session: dict, folder: Path = HERE) -> None:
     w = Writer(index, session)
     w.write(session["turns"])
     # a stop hook ran after the last turn
     w.env("system", subtype="stop_hook_summary", hookCount=1,
           hookInfos=[{"command": "${CLAUDE_PLUGIN_ROOT}/hooks/extract.py"}], hookErrors=[],
           preventedContinuation=False, stopReason="", hasOutput=False, level="suggestion")
-    (HERE / f"{name}.jsonl").write_text(
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.jsonl").write_text(
         "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in w.lines), encoding="utf-8")
     labels = {"session": name, "language": session["lang"],
               "expected": [{"layer": layer, "must": must} for layer, must in session["expected"]],
               "forbidden": session.get("forbidden", [])}
-    (HERE / f"{name}.expected.json").write_text(
+    (folder / f"{name}.expected.json").write_text(
         json.dumps(labels, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
 from sessions_en import SESSIONS as EN  # noqa: E402  (kept apart: long data)
 from sessions_zh import SESSIONS as ZH  # noqa: E402
+from sessions_holdout import SESSIONS as HOLDOUT  # noqa: E402
 
 if __name__ == "__main__":
     for i, (name, s) in enumerate([*EN, *ZH], 1):
         build(i, name, s)
-    print(f"wrote {len(EN) + len(ZH)} sessions to {HERE}")
+    for i, (name, s) in enumerate(HOLDOUT, 101):
+        build(i, name, s, HERE / "holdout")
+    print(f"wrote {len(EN) + len(ZH)} sessions to {HERE} and {len(HOLDOUT)} to {HERE / 'holdout'}")
