@@ -92,16 +92,21 @@ class _Cand:
     raw: dict[str, float] = field(default_factory=dict)  # channel -> raw score
 
 
-def search(store: Store, q: Query, *, record: bool = True, session_id: str | None = None) -> list[Result]:
-    """The best memories for `q`, best first, each with its per-channel contributions."""
+def search(store: Store, q: Query, *, record: bool = True, session_id: str | None = None,
+           segment: bool = True) -> list[Result]:
+    """The best memories for `q`, best first, each with its per-channel contributions.
+
+    `segment=False` keeps jieba out (its dictionary takes ~0.5 s to load): Chinese queries then
+    use character bigrams, as the command hook must.
+    """
     with store.tx.lock:  # one connection per store: keep a search's reads together
-        results = _search(store, q)
+        results = _search(store, q, segment)
     if record and results:
         store.record_activation([r.memory.id for r in results], "search", session_id)
     return results
 
 
-def _search(store: Store, q: Query) -> list[Result]:
+def _search(store: Store, q: Query, use_segmenter: bool = True) -> list[Result]:
     cfg = store.config
     now = store.clock()
     pool = candidate_pool(store, q)
@@ -112,7 +117,7 @@ def _search(store: Store, q: Query) -> list[Result]:
         for mid, s in ids_scores:
             cands.setdefault(mid, _Cand(mid)).raw[channel] = s
 
-    segment = text.jieba_segmenter() if text.has_cjk(q.text) else None
+    segment = text.jieba_segmenter() if use_segmenter and text.has_cjk(q.text) else None
     terms = text.query_terms(q.text, segment)
     if terms:
         add(_bm25(store, terms, where, args, pool), "bm25")
