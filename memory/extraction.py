@@ -120,7 +120,7 @@ def _from_user(text: str, turn: dict) -> list[Candidate]:
         if R.starts_with_pronoun(sentence) and out and last_end == j - 1:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
             prev = out[-1]
-            raw_of[len(out) - 1] = raw_of[len(out) - 1].rstrip(" ;；,，") + ". " + sentence
+            raw_of[len(out) - 1] = raw_of[len(out) - 1].rstrip(" ;；,，.。") + ". " + sentence
             prev.content = R.tidy(raw_of[len(out) - 1])
             if _RANK.get(category, 0) > _RANK.get(prev.category, 0):
                 prev.category, prev.why = category, why

@@ -130,8 +130,10 @@ _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care
 RULE = re.compile(
     r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
     r"going forward|from now on|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
-    r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call))\b|"
-    r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|"
+    r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call)|has to|have to|"
+    r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?))\b|"
+    r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
+    r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"(?<![区分特类级告识差个])别(?![的人处])", re.I)
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
 PREFERENCE = re.compile(r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
@@ -140,8 +142,10 @@ PREFERENCE = re.compile(r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than)\b|决定|选择|选了|选用|采用|改用|定了|最终用|而不是", re.I)
-RATIONALE = re.compile(r"\b(?:because|since|so that|due to|given that|which means)\b|因为|由于|为了|考虑到|原因是", re.I)
+    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we)\b|决定|选择|选了|选用|采用|改用|定了|最终用|而不是|"
+    r"固定在|锁定", re.I)
+RATIONALE = re.compile(r"\b(?:because|since|so that|due to|given that|which means|the reason (?:we|is|was|being))\b|"
+                       r"因为|由于|为了|考虑到|原因是", re.I)
 _MIGRATION = re.compile(r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
                         r"\bto\b|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)", re.I)
 _FACTS: list[tuple[str, re.Pattern]] = [
@@ -149,7 +153,8 @@ _FACTS: list[tuple[str, re.Pattern]] = [
                           r"端口\s*(?:是|为|号)?\s*\d{2,5}|(?:跑|运行|监听)在\s*:?\d{2,5}", re.I)),
     ("command", re.compile(r"\b(?:tests?|suite|specs?|builds?|lint(?:ing)?|format(?:ting)?|deploy(?:s|ing|ment)?|"
                            r"migrations?|ci|storybook|server|app|docs|release)\b[^`]{0,40}\b(?:run|runs|ran|pass|"
-                           r"passes|calls?|use|uses|with|via|using)\b[^`]{0,12}`|(?:用|使用|跑|运行|执行)\s*`[^`]+`|"
+                           r"passes|calls?|use|uses|with|via|using)\b[^`]{0,12}`|\bwe \w+(?: \w+)? (?:with|using|via) `|"
+                           r"(?:用|使用|跑|运行|执行)\s*`[^`]+`|"
                            r"`[^`]+`\s*(?:启动|跑|运行|执行)", re.I)),
     ("location", re.compile(r"\b(?:is|are|lives?|located|kept|stored|defined|configured|set|placed)\s+(?:in|at|under|"
                             r"inside)\b|放在|位于|存放在|定义在|配置在|配置从|记录在|在\s*`[^`]+`\s*(?:里|中|下|上)", re.I)),
@@ -158,9 +163,11 @@ _FACTS: list[tuple[str, re.Pattern]] = [
                                re.I)),
     ("version", re.compile(r"\b(?:python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|ubuntu|debian|typescript)\s*"
                            r"v?\d+(?:\.\d+)*\b|\bpins?\s+[\w.-]+\s*[<>=~^]", re.I)),
-    ("convention", re.compile(r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by)\b|命名|规范|前缀",
+    ("convention", re.compile(r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by|is called|"
+                              r"are called)\b|命名|规范|前缀|流程是",
                               re.I)),
-    ("ownership", re.compile(r"\b(?:owns|maintains|is responsible for|is on call)\b|负责", re.I)),
+    ("ownership", re.compile(r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|"
+                             r"is in charge of)\b|负责", re.I)),
     ("dependency", re.compile(r"\b(?:depends on|relies on)\b|依赖", re.I)),
     ("config", re.compile(r"(?:改成|改为|设成|设为|设置为|调整为|调成)\s*\S|\b(?:is set|defaults?|changed|bumped) to\s+\S|"
                           r"\bis now\s+\d|\bhas\b.{1,30}\b(?:on|enabled|disabled)\b", re.I)),
@@ -247,7 +254,11 @@ def continues(s: str) -> bool:
 
 
 def starts_with_pronoun(s: str) -> bool:
-    return bool(re.match(r"^(?:it|this|that|they|these|those)\b|^(?:它|这个|那个)", s, re.I))
+    """A sentence that needs the one before to be understood: it starts with a pronoun, or is a
+    short order about "it" ("Don't upgrade it.")."""
+    if re.match(r"^(?:it|this|that|they|these|those)\b|^(?:它|这个|那个)", s, re.I):
+        return True
+    return len(s.split()) <= 5 and bool(re.search(r"\b(?:it|that|this|them)[\s.!。！]*$|(?:它|这个|那个)[\s。！!]*$", s, re.I))
 
 
 # -- assistant sentences -----------------------------------------------------------------------
@@ -257,16 +268,21 @@ _NARRATION = re.compile(
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)", re.I)
-_CAUSE = re.compile(r"\b(?:because|caused by|due to|root cause|turned out|came from|the (?:issue|problem|bug|culprit|"
+_CAUSE = re.compile(r"\b(?:because|caused by|due to|root cause|turned out|came from|comes from|stems from|"
+                    r"is caused by|the (?:issue|problem|bug|culprit|"
                     r"reason) (?:was|is))\b|因为|原因是|由于|问题出在|导致", re.I)
 _FAIL = re.compile(r"\b(?:fail(?:ed|ing|ure|s)?|errors?|broke|broken|crash(?:ed|es)?|flaky|mismatch(?:ed)?|exception|"
                    r"timeout|timed out|couldn't|could not|can't|cannot|refused|denied|missing|wrong|bug|leak|hangs?|"
-                   r"stale)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|不一致|缺少|拒", re.I)
+                   r"stale|slow(?:down|er)?|regression|oom\w*|over budget)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
+                   r"不一致|缺少|拒|变慢|太慢", re.I)
 _FIX = re.compile(r"\b(?:fix(?:ed|es)?|switch(?:ed)?|chang(?:ed|ing)|replac(?:ed|ing)|add(?:ed|ing)|regenerat(?:ed|ing)|"
                   r"collect|resolv(?:ed|es)|works? now|clears? it|pinn(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
-                  r"install(?:ed|ing)|running it with|instead)\b|改成|改为|加上|换成|之后|解决|修复|就好了|通过了|跑起来了", re.I)
+                  r"install(?:ed|ing)|running it with|instead|enabl(?:e|ed|ing)|disabl(?:e|ed|ing)|brought \w+ down|"
+                  r"makes? (?:all )?(?:\d+ )?(?:the )?(?:tests? )?pass|moving)\b|改成|改为|加上|换成|之后|解决|修复|就好了|通过了|"
+                  r"跑起来了|开启|关闭", re.I)
 _FIX_LEAD = re.compile(r"\b(?:fixed it|fixes (?:it|the)|fixed the|solved|resolved|works now|clears? it|adding|running it|"
-                       r"switching|changing|replacing|regenerat\w*|pinning|upgrading|installing)\b|改成|加上|之后|就好了|"
+                       r"switching|changing|replacing|regenerat\w*|pinning|upgrading|installing|moving|enabling|"
+                       r"disabling|removing|setting)\b|改成|加上|之后|就好了|"
                        r"解决|修复", re.I)
 _GOTCHA = re.compile(r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware)\b|\bnote:|注意|坑", re.I)
 _A_FACTS: list[tuple[str, re.Pattern]] = [

@@ -26,7 +26,7 @@ from memory import graph, text, transcript
 from memory.embed import to_blob
 from memory.errors import InvalidInput, NotFound, StoreUnavailable
 from memory.extraction import Candidate, extract
-from memory.store import NewMemory, Store, content_hash
+from memory.store import NewMemory, Store, content_hash, parse_time
 
 log = logging.getLogger("maple.ingest")
 
@@ -68,48 +68,58 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
     for c, vec in zip(candidates, vectors):
         item = {"content": c.content, "layer": c.layer, "category": c.category, "why": c.why}
         report.items.append(item)
-        existing = store.conn.execute(
-            "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL AND parent_id IS NULL",
-            (c.scope, content_hash(c.content))).fetchone()
-        if existing:
-            _reinforce(store, existing[0], c, dry_run)
-            report.reinforced.append(existing[0])
-            item.update(action="repeat", id=existing[0])
-            continue
-        old = _current_with_subject(store, c)
-        if old is not None:
-            same = (old[1] or "").casefold() == (c.value or "").casefold()
-            if same:
-                _reinforce(store, old[0], c, dry_run)
-                report.reinforced.append(old[0])
-                item.update(action="repeat", id=old[0], reason=f"same {c.subject}.{c.attribute}")
-                continue
-            new_id = None if dry_run else _store(store, c, vec, report)
-            if not dry_run:
-                now = store.clock()
-                store.update(old[0], valid_to=now, superseded_by=new_id, reason="superseded")
-                _close_replaced(store, c, now)
-            report.superseded.append((old[0], new_id or 0))
-            item.update(action="supersede", id=new_id, supersedes=old[0],
-                        reason=f"{c.subject}.{c.attribute}: {old[1]!r} -> {c.value!r}")
-            continue
-        near = _nearest(store, c, vec)
-        best_id, best_sim = near[0] if near else (None, 0.0)
-        if best_id is not None and best_sim >= dedup_at:
-            _merge(store, best_id, c, dry_run)
-            report.merged.append(best_id)
-            item.update(action="merge", id=best_id, similarity=round(best_sim, 3))
-            continue
-        surprise = 0.7 * (1.0 - best_sim) + 0.3 * _rarity(store, c.content)
-        item["surprise"] = round(surprise, 3)
-        if best_id is not None and surprise < surprise_at:
-            _reinforce(store, best_id, c, dry_run)
-            report.reinforced.append(best_id)
-            item.update(action="reinforce", id=best_id, similarity=round(best_sim, 3))
-            continue
-        new_id = None if dry_run else _store(store, c, vec, report)
-        item.update(action="store", id=new_id)
+        try:
+            _one(store, c, vec, item, report, dry_run, dedup_at, surprise_at)
+        except InvalidInput as e:  # one odd candidate never costs the rest of the session
+            log.warning("extracted memory rejected: %s", e)
+            item.update(action="rejected", error=str(e))
     return report
+
+
+def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_run: bool,
+         dedup_at: float, surprise_at: float) -> None:
+    """Decide and apply what happens to one candidate (see the module docstring)."""
+    existing = store.conn.execute(
+        "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL AND parent_id IS NULL",
+        (c.scope, content_hash(c.content))).fetchone()
+    if existing:
+        _reinforce(store, existing[0], c, dry_run)
+        report.reinforced.append(existing[0])
+        item.update(action="repeat", id=existing[0])
+        return
+    old = _current_with_subject(store, c)
+    if old is not None:
+        same = (old[1] or "").casefold() == (c.value or "").casefold()
+        if same:
+            _reinforce(store, old[0], c, dry_run)
+            report.reinforced.append(old[0])
+            item.update(action="repeat", id=old[0], reason=f"same {c.subject}.{c.attribute}")
+            return
+        new_id = None if dry_run else _store(store, c, vec, report)
+        if not dry_run:
+            now = store.clock()
+            store.update(old[0], valid_to=now, superseded_by=new_id, reason="superseded")
+            _close_replaced(store, c, now)
+        report.superseded.append((old[0], new_id or 0))
+        item.update(action="supersede", id=new_id, supersedes=old[0],
+                    reason=f"{c.subject}.{c.attribute}: {old[1]!r} -> {c.value!r}")
+        return
+    near = _nearest(store, c, vec)
+    best_id, best_sim = near[0] if near else (None, 0.0)
+    if best_id is not None and best_sim >= dedup_at:
+        _merge(store, best_id, c, dry_run)
+        report.merged.append(best_id)
+        item.update(action="merge", id=best_id, similarity=round(best_sim, 3))
+        return
+    surprise = 0.7 * (1.0 - best_sim) + 0.3 * _rarity(store, c.content)
+    item["surprise"] = round(surprise, 3)
+    if best_id is not None and surprise < surprise_at:
+        _reinforce(store, best_id, c, dry_run)
+        report.reinforced.append(best_id)
+        item.update(action="reinforce", id=best_id, similarity=round(best_sim, 3))
+        return
+    new_id = None if dry_run else _store(store, c, vec, report)
+    item.update(action="store", id=new_id)
 
 
 # -- similarity --------------------------------------------------------------------------------
@@ -201,11 +211,15 @@ def _metadata(c: Candidate, now: float) -> dict[str, Any]:
 def _store(store: Store, c: Candidate, vec: Any, report: Report) -> int:
     now = store.clock()
     entities = _resolve_entities(store, c.scope, c.entities)
+    try:
+        occurred = parse_time(c.occurred_at, "occurred_at")
+    except InvalidInput:  # a transcript with an odd timestamp: the memory happened now
+        occurred = None
     item = NewMemory(
         content=c.content, layer=c.layer, category=c.category, subject=c.subject, scope=c.scope,
         importance=c.importance, confidence=c.confidence, valence=c.valence, intensity=c.intensity,
         moods=c.moods, source="extraction", source_ref=c.source_ref, session_id=c.session_id,
-        occurred_at=c.occurred_at, valid_from=c.occurred_at if c.attribute else None,
+        occurred_at=occurred, valid_from=occurred if c.attribute else None,
         metadata=_metadata(c, now), entities=entities)
     limit = int(_setting(store, "extraction_chunk_chars", 1500))
     if len(c.content) > limit:
