@@ -177,10 +177,13 @@ def build(index: int, name: str, session: dict, folder: Path = HERE) -> None:
 from sessions_en import SESSIONS as EN  # noqa: E402  (kept apart: long data)
 from sessions_zh import SESSIONS as ZH  # noqa: E402
 from sessions_holdout import SESSIONS as HOLDOUT  # noqa: E402
+from sessions_holdout2 import SESSIONS as HOLDOUT2  # noqa: E402
 
 if __name__ == "__main__":
     for i, (name, s) in enumerate([*EN, *ZH], 1):
         build(i, name, s)
     for i, (name, s) in enumerate(HOLDOUT, 101):
         build(i, name, s, HERE / "holdout")
-    print(f"wrote {len(EN) + len(ZH)} sessions to {HERE} and {len(HOLDOUT)} to {HERE / 'holdout'}")
+    for i, (name, s) in enumerate(HOLDOUT2, 201):
+        build(i, name, s, HERE / "holdout2")
+    print(f"wrote {len(EN) + len(ZH)} sessions to {HERE}, {len(HOLDOUT)} to holdout/, {len(HOLDOUT2)} to holdout2/")
