@@ -78,7 +78,7 @@ def extract(turns: Iterable[dict], *, scope: str, session_id: str | None = None,
         before = len(out)
         if role == "user":
             out.extend(_from_user(text, turn))
-            why_pending = bool(R.WHY_QUESTION.search(text))
+            why_pending = bool(R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text))
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
@@ -244,29 +244,30 @@ def _tool_failures(turns: list[dict], found: list[Candidate], user_turns: list[i
             explained.metadata.setdefault("failed_tool_calls", []).append(failure)
             explained.importance = max(explained.importance, 3)
             continue
-        if any(k in user_turns for k in window if end is None or k < end):
-            continue
         intervening: list[str] = []
+        fix_at = None
         for k in window:
             r = turns[k]
-            if r.get("role") == "user" and r.get("kind") == "text":
-                break
             if r.get("kind") == "tool_call" and r.get("tool") != t.get("tool"):
                 intervening.append(f"{r.get('tool')} {r.get('input')}".strip())
             if r.get("kind") != "tool_result" or r.get("tool") != t.get("tool") or k in claimed:
                 continue
             if r.get("input") == t.get("input") and not intervening:
                 continue
-            claimed.add(k)
-            fix = r.get("input") if r.get("input") != t.get("input") else "after " + "; ".join(intervening[:2])
-            content = (f"`{R.clip(t['input'], 120)}` failed with `{R.clip(t.get('error') or 'an error', 160)}`; "
-                       f"fixed by " + (f"`{R.clip(fix, 160)}`." if not fix.startswith("after ") else R.clip(fix, 200) + "."))
-            out.append(Candidate(content, layer="experience", category="experience", importance=3,
-                                 confidence=0.6, why="failed tool call, then a different call succeeded",
-                                 role="tool", scope=scope, session_id=t.get("session_id") or session_id,
-                                 source_ref=t.get("uuid"), occurred_at=t.get("timestamp"),
-                                 metadata={"turn": i, "failed_tool_calls": [failure], "fix": fix}))
+            fix_at = k
             break
+        if fix_at is None or any(i < k < fix_at for k in user_turns):
+            continue  # no fix seen, or the user said what to do: their words are the memory
+        r = turns[fix_at]
+        claimed.add(fix_at)
+        fix = r.get("input") if r.get("input") != t.get("input") else "after " + "; ".join(intervening[:2])
+        content = (f"`{R.clip(t['input'], 120)}` failed with `{R.clip(t.get('error') or 'an error', 160)}`; "
+                   f"fixed by " + (f"`{R.clip(fix, 160)}`." if not fix.startswith("after ") else R.clip(fix, 200) + "."))
+        out.append(Candidate(content, layer="experience", category="experience", importance=3,
+                             confidence=0.6, why="failed tool call, then a different call succeeded",
+                             role="tool", scope=scope, session_id=t.get("session_id") or session_id,
+                             source_ref=t.get("uuid"), occurred_at=t.get("timestamp"),
+                             metadata={"turn": i, "failed_tool_calls": [failure], "fix": fix}))
     return out
 
 

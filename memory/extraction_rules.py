@@ -113,8 +113,11 @@ _REQUEST = re.compile(
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
     r"explain|list|give me|set up|install|now)\b|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
     re.I)
-WHY_QUESTION = re.compile(r"\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|为什么|怎么回事|"
-                          r"什么原因|为啥", re.I)
+WHY_QUESTION = re.compile(r"\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
+                          r"|\binvestigate\b|\blook into\b|\bwhat'?s going on\b|为什么|怎么回事|什么原因|为啥|排查|查一下", re.I)
+# A why-question about the project (its code, its failures), not about general knowledge.
+PROJECT_QUESTION = re.compile(r"`|/|\b(?:our|this|here|we|the (?:test|build|app|service|deploy)\w*)\b|\b(?:fail\w*|"
+                              r"broken|error\w*|crash\w*|reject\w*|flaky)\b|我们|这个|本地|报错|失败|跑不过", re.I)
 _REMEMBER = re.compile(r"\b(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
                        r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了", re.I)
 _REMEMBER_HEAD = re.compile(r"^(?:please\s+)?(?:remember|memori[sz]e|keep in mind|don'?t forget|note|for future "
@@ -122,6 +125,7 @@ _REMEMBER_HEAD = re.compile(r"^(?:please\s+)?(?:remember|memori[sz]e|keep in min
                             r"[\s：:，,]*", re.I)
 _REMEMBER_TAIL = re.compile(r"[,，]\s*(?:别忘了|记住了?|don'?t forget|remember that)[\s。.!！]*$", re.I)
 _FYI = re.compile(r"\bfyi\b|\bin case you need it\b|\bjust so you know\b|供参考", re.I)
+_HEADS_UP = re.compile(r"^\W*(?:heads[- ]up|fwiw|note|for context|context)\b\s*[:,-]|^\W*(?:注意|提醒一下|说明一下)[:：，,]", re.I)
 _CORRECTION = re.compile(r"^(?:no|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
                          r"\b[\s,.!:;—-]*|^(?:不对|不是的|错了|不行|不不)[\s，,。！!：:]*", re.I)
 _CORRECTION_ZH = re.compile(r"^不是\s*\S.{0,20}?[，,]\s*(?:我们|应该|是|要|用|而是)")
@@ -129,11 +133,12 @@ _HINT = re.compile(r"\b(?:use|using|should|instead|is|are|run|we)\b|应该|用|�
 _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care|get|remember)\b", re.I)
 RULE = re.compile(
     r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
-    r"going forward|from now on|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
+    r"going forward|from now on|stick (?:to|with)|mandatory|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
     r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call)|has to|have to|"
     r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
+    r"尽量|最好|原则上|请勿|切勿|不允许|不得|"
     r"(?<![区分特类级告识差个])别(?![的人处])", re.I)
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
 PREFERENCE = re.compile(r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
@@ -157,14 +162,14 @@ _FACTS: list[tuple[str, re.Pattern]] = [
                            r"(?:用|使用|跑|运行|执行)\s*`[^`]+`|"
                            r"`[^`]+`\s*(?:启动|跑|运行|执行)", re.I)),
     ("location", re.compile(r"\b(?:is|are|lives?|located|kept|stored|defined|configured|set|placed)\s+(?:in|at|under|"
-                            r"inside)\b|放在|位于|存放在|定义在|配置在|配置从|记录在|在\s*`[^`]+`\s*(?:里|中|下|上)", re.I)),
+                            r"inside)\b|放在|位于|存放在|定义在|配置在|配置从|记录在|(?:写|存|建)在|在\s*`[^`]+`\s*(?:里|中|下|上)", re.I)),
     ("environment", re.compile(r"\b(?:staging|prod(?:uction)?|dev|qa|preview|ci)\b[^.]{0,30}?\b(?:is at|is on|runs? on|"
                                r"deploys?|deployed|happen|happens)\b|(?:要|只)?在\s*`?[\w.-]+`?\s*上(?:跑|运行|部署|执行)",
                                re.I)),
     ("version", re.compile(r"\b(?:python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|ubuntu|debian|typescript)\s*"
                            r"v?\d+(?:\.\d+)*\b|\bpins?\s+[\w.-]+\s*[<>=~^]", re.I)),
     ("convention", re.compile(r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by|is called|"
-                              r"are called)\b|命名|规范|前缀|流程是",
+                              r"are called)\b|命名|规范|前缀|流程是|名(?:用|是|为|叫)",
                               re.I)),
     ("ownership", re.compile(r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|"
                              r"is in charge of)\b|负责", re.I)),
@@ -186,6 +191,7 @@ def split_rationale(s: str) -> tuple[str, str | None]:
 
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
+    informed = bool(_HEADS_UP.match(raw))
     s = strip_fillers(raw)
     if not _long_enough(s):
         return None
@@ -225,7 +231,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
             why.append(f"project fact: {fact[0]}")
         elif corrected or remember:
             category, importance = "note", 3
-        elif _FYI.search(s) and len(s.split()) >= 5:
+        elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
             why.append("told for information")
         else:
@@ -273,12 +279,13 @@ _CAUSE = re.compile(r"\b(?:because|caused by|due to|root cause|turned out|came f
                     r"reason) (?:was|is))\b|因为|原因是|由于|问题出在|导致", re.I)
 _FAIL = re.compile(r"\b(?:fail(?:ed|ing|ure|s)?|errors?|broke|broken|crash(?:ed|es)?|flaky|mismatch(?:ed)?|exception|"
                    r"timeout|timed out|couldn't|could not|can't|cannot|refused|denied|missing|wrong|bug|leak|hangs?|"
-                   r"stale|slow(?:down|er)?|regression|oom\w*|over budget)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
-                   r"不一致|缺少|拒|变慢|太慢", re.I)
+                   r"stale|slow(?:down|er)?|regression|oom\w*|over budget|reject(?:ed|s)?|mismatch)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
+                   r"不一致|缺少|少了|缺了|漏了|拒|变慢|太慢", re.I)
 _FIX = re.compile(r"\b(?:fix(?:ed|es)?|switch(?:ed)?|chang(?:ed|ing)|replac(?:ed|ing)|add(?:ed|ing)|regenerat(?:ed|ing)|"
                   r"collect|resolv(?:ed|es)|works? now|clears? it|pinn(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
                   r"install(?:ed|ing)|running it with|instead|enabl(?:e|ed|ing)|disabl(?:e|ed|ing)|brought \w+ down|"
-                  r"makes? (?:all )?(?:\d+ )?(?:the )?(?:tests? )?pass|moving)\b|改成|改为|加上|换成|之后|解决|修复|就好了|通过了|"
+                  r"makes? (?:all )?(?:\d+ )?(?:the )?(?:tests? )?pass|moving|(?:works?|passes|verify|verifies|succeeds?|runs?) "
+                  r"again)\b|改成|改为|加上|补上|换成|之后|解决|修复|就好了|通过了|"
                   r"跑起来了|开启|关闭", re.I)
 _FIX_LEAD = re.compile(r"\b(?:fixed it|fixes (?:it|the)|fixed the|solved|resolved|works now|clears? it|adding|running it|"
                        r"switching|changing|replacing|regenerat\w*|pinning|upgrading|installing|moving|enabling|"

@@ -115,7 +115,8 @@ def main() -> None:
         print(f"read + extract:          {best:.3f} s  = {n / best:,.0f} lines/s (best of {args.repeat})")
         print(f"read + extract + ingest: {full:.3f} s  = {n / full:,.0f} lines/s "
               f"(no embedder; {report.summary()}; {stored} memories in the store)")
-        for name, folder in (("labelled", SESSIONS), ("held-out", SESSIONS / "holdout")):
+        for name, folder in (("labelled", SESSIONS), ("held-out 1", SESSIONS / "holdout"),
+                             ("held-out 2", SESSIONS / "holdout2")):
             if any(folder.glob("*.jsonl")):
                 p, r, c, e = quality(folder)
                 print(f"quality ({name}, {len(list(folder.glob('*.jsonl')))} sessions): "
