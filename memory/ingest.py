@@ -24,13 +24,15 @@ from typing import Any, Sequence
 
 from memory import graph, text, transcript
 from memory.embed import to_blob
-from memory.errors import InvalidInput, NotFound, StoreUnavailable
+from memory.errors import InvalidInput, MapleError, StoreUnavailable
 from memory.extraction import Candidate, extract
 from memory.store import NewMemory, Store, content_hash, parse_time
 
 log = logging.getLogger("maple.ingest")
 
 MAX_PROVENANCE = 20
+ENTITY_SIMILARITY = 0.88  # embedding similarity at which two entity names are one entity
+MAX_ENTITIES_EMBEDDED = 2000  # beyond this, name resolution stops at exact, alias and containment
 CHUNK_TARGET = 800  # characters per child chunk of a long memory
 
 
@@ -210,7 +212,7 @@ def _metadata(c: Candidate, now: float) -> dict[str, Any]:
 
 def _store(store: Store, c: Candidate, vec: Any, report: Report) -> int:
     now = store.clock()
-    entities = _resolve_entities(store, c.scope, c.entities)
+    entities = _resolve_entities(store, c.scope, c.entities, _NameVectors(store))
     try:
         occurred = parse_time(c.occurred_at, "occurred_at")
     except InvalidInput:  # a transcript with an odd timestamp: the memory happened now
@@ -293,9 +295,45 @@ def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
     store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
 
 
-def _resolve_entities(store: Store, scope: str, names: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Map each mention to an entity the scope already knows: case-insensitive name or alias,
-    then containment ("postgres" / "postgres 16"); a new name otherwise."""
+class _NameVectors:
+    """Embeddings of a scope's entity names, computed once per ingest call when first needed."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.by_scope: dict[str, tuple[list[str], list[Any]] | None] = {}
+
+    def closest(self, scope: str, name: str) -> str | None:
+        e = self.store.embedder
+        if e is None:
+            return None
+        if scope not in self.by_scope:
+            names = [r[0] for r in self.store.conn.execute(
+                "SELECT name FROM entities WHERE scope = ? LIMIT ?", (scope, MAX_ENTITIES_EMBEDDED + 1))]
+            try:
+                ok = 0 < len(names) <= MAX_ENTITIES_EMBEDDED
+                self.by_scope[scope] = (names, list(e.embed(names))) if ok else None
+            except StoreUnavailable:
+                self.by_scope[scope] = None
+        known = self.by_scope[scope]
+        if not known:
+            return None
+        try:
+            v = e.embed_query(name)
+        except StoreUnavailable:
+            return None
+        best, best_sim = None, ENTITY_SIMILARITY
+        for other, w in zip(*known):
+            sim = sum(float(a) * float(b) for a, b in zip(v, w))
+            if sim >= best_sim:
+                best, best_sim = other, sim
+        return best
+
+
+def _resolve_entities(store: Store, scope: str, names: Sequence[tuple[str, str]],
+                      vectors: _NameVectors | None = None) -> list[tuple[str, str]]:
+    """Map each mention to an entity the scope already knows, in three steps: case-insensitive
+    name or alias; containment ("postgres" / "postgres 16"); embedding similarity >= 0.88 of the
+    names. A new name otherwise."""
     out = []
     for name, kind in names:
         if len(name) > 200:
@@ -309,6 +347,11 @@ def _resolve_entities(store: Store, scope: str, names: Sequence[tuple[str, str]]
                 (scope, n, n)).fetchone()
             if row:
                 out.append((row[1], kind))
+                continue
+        if eid is None and vectors is not None and kind not in ("command", "url", "file"):
+            similar = vectors.closest(scope, name)
+            if similar:
+                out.append((similar, kind))
                 continue
         out.append((name, kind))
     return list(dict.fromkeys(out))
@@ -350,10 +393,31 @@ def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, A
         cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
         target = scope or project_scope(cwd)
         cands = extract(turns, scope=target, known=store.config.known_entities)
+        cands += _llm_candidates(store, turns, target)
         report = ingest(store, cands)
     if not stats.get("missing"):
         transcript.save_cursor(store, stats["cursor"])
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
+
+
+def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candidate]:
+    """What the configured LLM adds (nothing when it is off, over budget, or failing: the
+    heuristic candidates stand on their own, and ingest merges what both found)."""
+    from memory import llm
+
+    try:
+        provider = llm.provider_from_config(store.config)
+        if provider is None:
+            return []
+        c = store.config
+        guard = llm.Guard(store.conn, daily_tokens=int(getattr(c, "llm_daily_token_budget", 200_000)),
+                          failures=int(getattr(c, "llm_breaker_failures", 3)),
+                          cooldown_s=float(getattr(c, "llm_breaker_cooldown_s", 300.0)), clock=store.clock)
+        return llm.llm_extract(turns, provider, guard, scope=scope, model=getattr(c, "llm_model", ""),
+                               max_tokens=int(getattr(c, "llm_max_tokens", 1024)))
+    except MapleError as e:
+        log.warning("LLM extraction skipped: %s", e)
+        return []
 
 
 # -- `maple-memory extract FILE [--dry-run]` ---------------------------------------------------

@@ -372,3 +372,15 @@ def test_an_odd_timestamp_or_a_bad_candidate_never_costs_the_rest(store):
     report = ingest.ingest(store, [odd, bad, good])
     assert [i["action"] for i in report.items] == ["store", "rejected", "store"]
     assert "layer" in report.items[1]["error"] and store.count() == 2
+
+
+def test_entity_names_resolve_by_exact_name_containment_and_embedding_similarity(store):
+    ingest.ingest(store, [cand("We use PostgreSQL for orders.", entities=[("PostgreSQL", "technology")]),
+                          cand("The billing service owns invoices.", entities=[("billing service", "service")])])
+    report = ingest.ingest(store, [
+        cand("Backups of postgres run nightly.", entities=[("postgres", "technology")]),
+        cand("Billing Service deploys on Tuesdays.", entities=[("Billing Service", "service")]),
+        cand("The billing service api has rate limits.", entities=[("billing service api", "service")])])
+    assert len(report.stored) == 3
+    names = [r[0] for r in store.conn.execute("SELECT name FROM entities ORDER BY id")]
+    assert names == ["PostgreSQL", "billing service"]
