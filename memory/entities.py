@@ -48,6 +48,8 @@ grafana prometheus sentry s3 dynamodb rds aws gcp azure github gitlab storybook 
 uvicorn gunicorn httpx requests psycopg xdist pytest-xdist pytest-asyncio clippy cargo make nbstripout
 mailhog smtp openapi graphql grpc tsconfig eslint prettier webpack jupyter numpy pandas torch cuda
 css-modules""".split())
+# Technology names that are also everyday words: counted only when capitalised (or in backticks).
+_AMBIGUOUS = frozenset("go make swift rust node express echo fiber solid emotion hatch bun just cross".split())
 _PHRASES = {"css modules": "css approach", "github actions": "ci", "gitlab ci": "ci", "docker compose": None,
             "sqlalchemy 2.0": "orm", "react query": None}
 _CLI = set("""pytest uv pip python python3 npm pnpm yarn npx cargo go make docker git terraform ruff black
@@ -146,6 +148,8 @@ def find(text: str, known: dict[str, list[str]] | None = None) -> list[Mention]:
         add(p, "file", m.start(1), m.end(1))
     for m in _WORD.finditer(text):
         w = m.group(0).lower()
+        if w in _AMBIGUOUS and not m.group(0)[0].isupper():
+            continue  # "only go through", "make sure": words first, technologies when capitalised
         if w in TECH or w in OTHER_TECH:
             add(m.group(0), "technology", m.start(), m.end())
     out.sort(key=lambda x: x.start)

@@ -13,7 +13,6 @@ Rules live in `memory.extraction_rules`; entities and relations in `memory.entit
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any, Iterable
@@ -21,7 +20,6 @@ from typing import Any, Iterable
 from memory import emotion, entities
 from memory import extraction_rules as R
 
-LAYER_OF = {"experience": "experience", "decision": "decision"}
 TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
 
 

@@ -176,6 +176,8 @@ _FACTS: list[tuple[str, re.Pattern]] = [
     ("dependency", re.compile(r"\b(?:depends on|relies on)\b|依赖", re.I)),
     ("config", re.compile(r"(?:改成|改为|设成|设为|设置为|调整为|调成)\s*\S|\b(?:is set|defaults?|changed|bumped) to\s+\S|"
                           r"\bis now\s+\d|\bhas\b.{1,30}\b(?:on|enabled|disabled)\b", re.I)),
+    ("config", re.compile(r"^(?:the\s+|our\s+)?[\w-]+(?:\s[\w-]+)?\s+(?:use|uses|is built with|are built with|is written "
+                          r"in|are written in)\s+`?[A-Za-z]", re.I)),
     ("config", re.compile(r"\b(?:we|this (?:repo|project|service)|the (?:repo|project|app|service|team))\s+(?:use|uses|"
                           r"are using|standardi[sz]ed on|rely on|target|targets)\b|(?:我们|项目)(?:都|也|统一|一直)?用|"
                           r"的\s*[\w-]+\s*用\s*[A-Za-z]", re.I)),

@@ -384,3 +384,10 @@ def test_entity_names_resolve_by_exact_name_containment_and_embedding_similarity
     assert len(report.stored) == 3
     names = [r[0] for r in store.conn.execute("SELECT name FROM entities ORDER BY id")]
     assert names == ["PostgreSQL", "billing service"]
+
+
+def test_everyday_words_are_not_technologies_unless_capitalised():
+    [c] = one("Prod changes only go through the deploy pipeline, make sure of it.")
+    assert not [n for n, k in c.entities if k == "technology"]
+    [c] = one("We use Go 1.22 for the workers.")
+    assert ("Go", "technology") in c.entities and (c.subject, c.attribute, c.value) == ("go", "version", "1.22")
