@@ -32,7 +32,7 @@ log = logging.getLogger("maple.ingest")
 
 MAX_PROVENANCE = 20
 ENTITY_SIMILARITY = 0.88  # embedding similarity at which two entity names are one entity
-MAX_ENTITIES_EMBEDDED = 2000  # beyond this, name resolution stops at exact, alias and containment
+MAX_ENTITIES_EMBEDDED = 500  # beyond this, name resolution stops at exact, alias and containment
 CHUNK_TARGET = 800  # characters per child chunk of a long memory
 
 
@@ -67,11 +67,12 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
     dedup_at = float(_setting(store, "extraction_dedup_threshold", 0.80))
     surprise_at = float(_setting(store, "extraction_surprise_threshold", 0.15))
     vectors = _embed_all(store, [c.content for c in candidates])
+    names = _NameVectors(store)  # entity-name vectors, computed at most once per call
     for c, vec in zip(candidates, vectors):
         item = {"content": c.content, "layer": c.layer, "category": c.category, "why": c.why}
         report.items.append(item)
         try:
-            _one(store, c, vec, item, report, dry_run, dedup_at, surprise_at)
+            _one(store, c, vec, item, report, dry_run, dedup_at, surprise_at, names)
         except InvalidInput as e:  # one odd candidate never costs the rest of the session
             log.warning("extracted memory rejected: %s", e)
             item.update(action="rejected", error=str(e))
@@ -79,7 +80,7 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
 
 
 def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_run: bool,
-         dedup_at: float, surprise_at: float) -> None:
+         dedup_at: float, surprise_at: float, names: "_NameVectors") -> None:
     """Decide and apply what happens to one candidate (see the module docstring)."""
     existing = store.conn.execute(
         "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL AND parent_id IS NULL",
@@ -97,7 +98,7 @@ def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_r
             report.reinforced.append(old[0])
             item.update(action="repeat", id=old[0], reason=f"same {c.subject}.{c.attribute}")
             return
-        new_id = None if dry_run else _store(store, c, vec, report)
+        new_id = None if dry_run else _store(store, c, vec, report, names)
         if not dry_run:
             now = store.clock()
             store.update(old[0], valid_to=now, superseded_by=new_id, reason="superseded")
@@ -120,7 +121,7 @@ def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_r
         report.reinforced.append(best_id)
         item.update(action="reinforce", id=best_id, similarity=round(best_sim, 3))
         return
-    new_id = None if dry_run else _store(store, c, vec, report)
+    new_id = None if dry_run else _store(store, c, vec, report, names)
     item.update(action="store", id=new_id)
 
 
@@ -210,9 +211,9 @@ def _metadata(c: Candidate, now: float) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if v not in (None, [], {})}
 
 
-def _store(store: Store, c: Candidate, vec: Any, report: Report) -> int:
+def _store(store: Store, c: Candidate, vec: Any, report: Report, names: "_NameVectors | None" = None) -> int:
     now = store.clock()
-    entities = _resolve_entities(store, c.scope, c.entities, _NameVectors(store))
+    entities = _resolve_entities(store, c.scope, c.entities, names)
     try:
         occurred = parse_time(c.occurred_at, "occurred_at")
     except InvalidInput:  # a transcript with an odd timestamp: the memory happened now
