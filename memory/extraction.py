@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any, Iterable
 
-from memory import emotion, entities
+from memory import emotion, entities, privacy
 from memory import extraction_rules as R
 
 TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
@@ -272,6 +272,8 @@ def _tool_failures(turns: list[dict], found: list[Candidate], user_turns: list[i
 # -- finishing touches -------------------------------------------------------------------------
 
 def _finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None) -> None:
+    # Secrets go before anything else sees the text: --dry-run output, logs, the LLM, the store.
+    c.content = privacy.redact(c.content)
     mentions = entities.find(c.content, known)
     c.entities = list(dict.fromkeys((m.name, m.kind) for m in mentions))
     c.relations = entities.relations(c.content, mentions, project)

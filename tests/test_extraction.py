@@ -391,3 +391,20 @@ def test_everyday_words_are_not_technologies_unless_capitalised():
     assert not [n for n, k in c.entities if k == "technology"]
     [c] = one("We use Go 1.22 for the workers.")
     assert ("Go", "technology") in c.entities and (c.subject, c.attribute, c.value) == ("go", "version", "1.22")
+
+
+def test_candidates_are_redacted_before_anyone_sees_them():
+    [c] = one("Remember that the staging deploy token is ghp_abcdefghijklmnopqrstuvwxyz0123456789.")
+    assert "ghp_" not in c.content and "REDACTED" in c.content
+
+
+def test_extraction_imports_nothing_heavy_so_a_hook_can_run_it():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, memory.extraction; heavy = {'numpy', 'jieba', 'mcp', 'pydantic', 'torch', 'sqlite_vec'};"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
+    assert out.stdout.strip() == "[]"
