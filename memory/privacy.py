@@ -1,82 +1,613 @@
 """Secret redaction, applied to every text before it is written anywhere.
 
 `redact(text)` returns the text with secrets replaced by `[REDACTED:<kind>]` and `<private>…
-</private>` spans removed whole. It runs before the database, the FTS index, the embedder, logs
-and exports see the text.
+</private>` spans removed whole. The store runs it on every field before the database, the FTS
+index and the embedder see the text, so exports and recalled memories carry no secrets either;
+`RedactingFilter` does the same for log records.
+
+Three layers, from most to least certain:
+1. Known shapes: private key blocks, provider tokens with fixed prefixes (AWS, GitHub, GitLab,
+   Slack, Stripe, Google, OpenAI, Anthropic, ...), JWTs, passwords inside URLs.
+2. Context: a value given to a name that says secret (`DB_PASSWORD=...`, `"api_key": "..."`,
+   `token: ...`, `--password ...`, `Authorization: Bearer ...`, "my password is ...", 密码是...).
+   Placeholders (`<your key>`, `${API_KEY}`, `$TOKEN`, `xxxx`) and code (`token = get_token()`,
+   `f(api_key=api_key)`) stay readable: they are not secrets, and hiding them makes memories
+   about configuration useless.
+3. Shape alone: a long string that looks generated (letters mixed with digits, few word-like
+   runs), but not hex (commit ids, hashes), UUIDs, lockfile integrity hashes or public keys.
+
+Speed matters (extraction runs this on whole transcripts; ~10 MB/s on code, see
+tests/benchmarks/bench_privacy.py). Each context pattern starts with a literal, so the regex
+engine skips to candidates with a fast substring search; case-insensitive rules match against
+one lower-cased copy instead of using IGNORECASE (which disables that search); word boundaries
+are checked in Python on the few candidates. Prefixed tokens and random-looking strings come
+from one scan of long tokens. Every rule reports spans of the same text; overlapping spans are
+merged (no piece of a secret survives) and the text is rebuilt once.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import logging
 import math
+import os
 import re
 from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
-PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
+PRIVATE = re.compile(r"<private\b[^>]*>.*?(?:</private\s*>|\Z)", re.S | re.I)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
-# (kind, pattern). Group 1, when present, is the secret; otherwise the whole match is.
-_PATTERNS: list[tuple[str, str]] = [
-    ("private-key", r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-    ("aws-access-key", r"\b((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b"),
-    ("aws-secret", r"(?i)aws_?secret_?(?:access_?)?key\W{0,5}([A-Za-z0-9/+=]{40})\b"),
-    ("github-token", r"\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255})\b"),
-    ("github-token", r"\b(github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("gitlab-token", r"\b(glpat-[A-Za-z0-9_\-]{20,})\b"),
-    ("slack-token", r"\b(xox[abposr]-[A-Za-z0-9-]{10,})\b"),
-    ("slack-webhook", r"(https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+)"),
-    ("stripe-key", r"\b((?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})\b"),
-    ("google-api-key", r"\b(AIza[0-9A-Za-z_\-]{35})\b"),
-    ("anthropic-key", r"\b(sk-ant-[A-Za-z0-9_\-]{20,})"),
-    ("openai-key", r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})"),
-    ("npm-token", r"\b(npm_[A-Za-z0-9]{36})\b"),
-    ("pypi-token", r"\b(pypi-[A-Za-z0-9_\-]{50,})"),
-    ("jwt", r"\b(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"),
-    ("bearer-token", r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9_\-.=+/]{16,})"),
-    ("basic-auth", r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/=]{8,})"),
-    ("url-password", r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s@/]{1,256})@"),
-    ("assignment", r"(?i)\b[A-Z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|passwd|pwd|credential|auth[_\-]?key|private[_\-]?key|access[_\-]?key)[A-Z0-9_\-]*\s*[:=]\s*[\"']?([^\s\"',;]{4,})"),
-    ("password-phrase", r"(?i)\b(?:password|passwd|密码|口令)\s*(?:is|是|为|:|：)\s*[\"']?([^\s\"',;，。]{4,})"),
+
+def _label(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+def _lower(text: str) -> str:
+    """Lower-cased text with the same length, so offsets found in it are offsets in `text`."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)  # İ lowers to two chars
+
+
+def _wordchar(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+# -- how a value looks --------------------------------------------------------------------------
+
+# Values that stand for a secret without being one: template syntax, fill-me-in words, types,
+# and the words of error messages ("invalid token: expired").
+_PLACEHOLDER = re.compile(r"""(?ix)^(?:
+    <[^<>]*> | \$\{[^}]*\}? | \$\{\{.*\}\}? | \$\(.*\)? | \$[A-Za-z_]\w* | %[A-Za-z_]\w*% | \{\{.*\}\}?
+  | %\(\w+\)s | \[[A-Za-z_]+\] | \{[A-Za-z_]\w*\} | \w*\*{3,}\w* | [x•]{3,} | \.{3,} | … | [-_]+ | _+\w*_+
+  | (?:your|insert|enter|replace|put|paste|add)[-_ ]?\w* | \w*[-_]here | change[-_]?me | replace[-_]?me
+  | todo | tbd | fixme | redacted | \[redacted[^\]]*\]? | hidden | masked | secret | password | token
+  | null | none | nil | undefined | true | false | yes | no | on | off | empty | required | optional
+  | str | string | bytes | int | integer | bool | boolean | number | any | object | text | secretstr
+  | expired | invalid | missing | revoked | rejected | denied | unauthorized | forbidden | incorrect | wrong
+  | mismatch | malformed | unknown | unset | present | absent | valid | ok | not | see | below | above
+)$""")
+_ATTRIBUTE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")  # settings.API_KEY, os.environ
+_IDENTIFIER = re.compile(r"^[A-Za-z_]+$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_REFERENCE = re.compile(r"^[A-Za-z_{(][\w.{}()]*$")
+_CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
+_EXAMPLE = re.compile(
+    r"(?i)^[a-z_\-]*(?:secret|token|pass(?:word|wd)?|api[-_]?key|example|dummy|sample|fake)[a-z_\-]*$")
+
+
+def _placeholder(value: str) -> bool:
+    if _PLACEHOLDER.match(value) or value.startswith("[REDACTED"):
+        return True
+    # An example value that names what it stands for: "my-secret", "test_token", "mytoken".
+    return _EXAMPLE.match(value) is not None
+
+
+def _code_like(value: str, after: str) -> bool:
+    """The value is an expression in source code, not a literal: keep it readable."""
+    if after[:1] in ("(", "[", ".") or any(c in value for c in "()[]{}"):
+        return True
+    if _ATTRIBUTE.match(value) or value[:1] in "$!&*@" and _REFERENCE.match(value[1:]):
+        return True  # settings.API_KEY, $password, !vault, &anchor, *alias
+    if _IDENTIFIER.match(value):  # a variable: new_password, accessToken
+        return "_" in value or bool(_CAMEL_HUMP.search(value))
+    if _NAME.match(value) and ("_" in value or _CAMEL_HUMP.search(value)):  # PKCS7PrivateKeyTypes, user_2fa
+        return _word_share(value) >= 0.5
+    return False
+
+
+def _strong(value: str) -> bool:
+    """Looks like a secret even where prose could follow the keyword: letters with digits or symbols."""
+    if len(value) < 6:
+        return False
+    has_alpha = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    has_symbol = any(c in "!@#$%^&*+=/~?|<>" for c in value)
+    mixed = bool(_CAMEL_HUMP.search(value[1:])) and not _IDENTIFIER.match(value)
+    return has_alpha and (has_digit or has_symbol or mixed) or len(value) >= 24
+
+
+def _prose(value: str) -> bool:
+    """A quoted value that is a sentence (a validation message), not a passphrase."""
+    return value.count(" ") >= 2 and len(re.findall(r"\b[a-z]{2,}\b", value)) >= 2
+
+
+# -- rules: a regex that starts with a literal, and a check ------------------------------------
+
+Check = Callable[[str, re.Match[str]], bool]  # (the secret, the match) -> redact it?
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    regex: re.Pattern[str]
+    lower: bool = False  # match against the lower-cased text (a case-insensitive rule)
+    boundary: bool = False  # the match must not start inside a word
+    grow_left: str = ""  # characters the secret also covers to the left of the match
+    check: Check | None = None
+    group: int | str | None = None  # the secret's group (default: 1 if the regex has groups, else 0)
+
+
+def _r(kind: str, pattern: str, **kw: object) -> Rule:
+    return Rule(kind, re.compile(pattern, re.S), **kw)  # type: ignore[arg-type]
+
+
+def _has_digit_and_letter(value: str, m: re.Match[str]) -> bool:
+    """An `sk-` key body has digits and letters; `sk-learn-compatible-thing` does not."""
+    return any(c.isdigit() for c in value) and sum(c.isalpha() for c in value) > 3
+
+
+def _bot_id(value: str, m: re.Match[str]) -> bool:
+    return value.index(":") >= 6
+
+
+def _credential(value: str, m: re.Match[str]) -> bool:
+    return len(value) >= 3 and not _placeholder(value) and not value.isdigit()
+
+
+def _strong_value(value: str, m: re.Match[str]) -> bool:
+    return _credential(value, m) and _strong(value)
+
+
+def _flag_value(value: str, m: re.Match[str]) -> bool:
+    if not _credential(value, m) or value.startswith("-"):
+        return False
+    if _code_like(value, m.string[m.end(1):m.end(1) + 1]):
+        return False
+    return m.string[m.start(1) - 1] == "=" or _strong(value)
+
+
+def _registry_login(value: str, m: re.Match[str]) -> bool:
+    before = m.string[max(0, m.start() - 24):m.start()]
+    return bool(re.search(r"(?:docker|podman|helm|registry|nerdctl|buildah)\s+$", before)) and _credential(value, m)
+
+
+# Tokens with a known prefix: (kind, prefixes, the pattern after the prefix); the secret is
+# prefix + body. They are found by the long-token scan (one regex pass for all of them), so
+# each prefix costs a startswith on the few long tokens instead of a pass over the text.
+_PREFIXED: list[tuple[str, tuple[str, ...], str]] = [
+    ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{30,255}(?![A-Za-z0-9])"),
+    ("github-token", ("github_pat_",), r"[A-Za-z0-9_]{30,255}"),
+    ("gitlab-token", ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glsoat-", "glffct-"),
+     r"[A-Za-z0-9_\-]{20,}"),
+    ("slack-token", ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
+     r"(?:[A-Za-z0-9]+-)*[A-Za-z0-9]{6,}"),
+    ("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_"), r"[A-Za-z0-9]{16,}"),
+    ("stripe-key", ("whsec_",), r"[A-Za-z0-9+/=]{20,}"),
+    ("google-api-key", ("AIza",), r"[0-9A-Za-z_\-]{35}"),
+    ("google-oauth", ("GOCSPX-",), r"[A-Za-z0-9_\-]{20,}"),
+    ("google-oauth", ("1//0",), r"[0-9A-Za-z_\-]{30,}"),
+    ("anthropic-key", ("sk-ant-",), r"[A-Za-z0-9_\-]{20,}"),
+    ("npm-token", ("npm_",), r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("pypi-token", ("pypi-AgE",), r"[A-Za-z0-9_\-]{40,}"),
+    ("huggingface-token", ("hf_",), r"[A-Za-z]{30,40}(?![A-Za-z0-9])"),
+    ("twilio-key", ("SK",), r"[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
+    ("mailgun-key", ("key-",), r"[0-9a-f]{32}(?![A-Za-z0-9])"),
+    ("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"[a-f0-9]{64}"),
+    ("shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), r"[a-fA-F0-9]{32}"),
+    ("databricks-token", ("dapi",), r"[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"),
+    ("age-secret-key", ("AGE-SECRET-KEY-1",), r"[0-9A-Z]{50,}"),
+    ("notion-token", ("secret_",), r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+    ("api-token", ("lin_api_", "ntn_", "figd_", "PMAK-", "ATATT3", "glsa_", "glc_", "sntrys_", "pscale_tkn_",
+                   "pscale_pw_", "pscale_oauth_", "sbp_", "NRAK-", "rnd_", "fo1_"),
+     r"[A-Za-z0-9_\-]{20,}"),
 ]
-_COMPILED = [(kind, re.compile(p, re.S)) for kind, p in _PATTERNS]
-_CANDIDATE = re.compile(r"[A-Za-z0-9_\-+/=.]{32,}")
-_HEX = re.compile(r"^[0-9a-f]+$", re.I)
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+_TOKEN_RULES: list[tuple[str, str, re.Pattern[str], Check | None]] = sorted(
+    [(prefix, kind, re.compile(re.escape(prefix) + body), None)
+     for kind, prefixes, body in _PREFIXED for prefix in prefixes]
+    # OpenAI-style keys: any `sk-` and a long body with digits (sk-ant- is longer, so it is tried first).
+    + [("sk-", "openai-key", re.compile(r"sk-((?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,})"),
+        _has_digit_and_letter)],
+    key=lambda r: -len(r[0]))
+_TOKEN_PREFIXES = tuple(r[0] for r in _TOKEN_RULES)
+
+_PEM_LINE = r"(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n\\]*)"
+_KNOWN: list[Rule] = [
+    # A private key block's body, up to its END line (the BEGIN and END lines stay: they say what
+    # was there); if the END is missing, the base64 lines that follow.
+    _r("private-key", r"-----BEGIN (?P<type>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----(?:\\n|\s)*"
+       r"(?P<body>[A-Za-z0-9+/=\s\\:,.\-]{1,16000}?(?=(?:\\n|\s)*-----END (?P=type)PRIVATE KEY(?: BLOCK)?-----)"
+       rf"|{_PEM_LINE}(?:(?:\\n|\s)+{_PEM_LINE})*)",
+       group="body"),
+    # Known prefixes whose tokens hold a dot, which the long-token scan splits on.
+    _r("google-oauth", r"ya29\.[0-9A-Za-z_\-]{20,}", boundary=True),
+    _r("sendgrid-key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}", boundary=True),
+    _r("vault-token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", boundary=True),
+    _r("api-token", r"dp\.(?:st|pt|sa)\.[A-Za-z0-9_\-]{20,}", boundary=True),
+    _r("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", boundary=True),
+    _r("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
+    _r("discord-webhook", r"\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{30,})"),
+    _r("telegram-token", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
+]
+
+_CONTEXT: list[Rule] = [
+    # scheme://user:password@host, including redis://:password@host
+    _r("url-password", r"://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", check=_credential),
+    _r("bearer-token", r"authorization[\"']?[ \t]*[:=][ \t]*[\"'`]?"
+       r"(?:(?:bearer|token|basic|bot|apikey|sso-key|key)\s+)?([a-z0-9_\-.~+/]{8,}=*)", lower=True, check=_strong_value),
+    _r("bearer-token", r"bearer\s+([a-z0-9_\-.~+/]{12,}=*)", lower=True, boundary=True, check=_strong_value),
+    _r("url-signature", r"[?&][a-z_\-]*?(?:sig|signature|credential|key)=([^&\s#\"'<>]{8,})", lower=True,
+       check=_strong_value),
+    # curl -u user:password, mysql -pPASSWORD, sshpass -p, docker login -p, .netrc, --password x
+    _r("password", r"-u[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", boundary=True, check=_credential),
+    _r("password", r"--user[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", check=_credential),
+    _r("password", r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?\s-p([^\s\-][^\s]*)", boundary=True, check=_credential),
+    _r("password", r"sshpass\s+-p\s*[\"']?([^\s\"']+)", check=_credential),
+    _r("password", r"login\b[^\n|;&]*?\s-p\s+[\"']?([^\s\-\"'][^\s\"']*)", check=_registry_login),
+    _r("password", r"login\s+\S+\s+password\s+(\S+)", lower=True, check=_credential),
+    _r("secret", r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key|secret(?:[-_]key)?"
+       r"|client[-_]secret|auth[-_]token|access[-_]token)(?:=|[ \t]+)[\"']?([^\s\"']{3,})",
+       lower=True, check=_flag_value),
+]
+
+
+Span = tuple[int, int, str, int]  # start, end, kind, priority (lower wins the label when spans overlap)
+
+
+def _rule_spans(rule: Rule, text: str, low: str, priority: int) -> list[Span]:
+    subject = low if rule.lower else text
+    spans = []
+    group = rule.group if rule.group is not None else (1 if rule.regex.groups else 0)
+    for m in rule.regex.finditer(subject):
+        if rule.boundary and m.start() > 0 and _wordchar(text[m.start() - 1]):
+            continue
+        start, end = m.span(group)
+        if start == end:
+            continue
+        while rule.grow_left and start > 0 and text[start - 1] in rule.grow_left:
+            start -= 1
+        value = text[start:end]
+        if value.startswith("[REDACTED") or (rule.check is not None and not rule.check(value, m)):
+            continue
+        spans.append((start, end, rule.kind, priority))
+    return spans
+
+
+# -- keywords: `name = value` and "the password is value" --------------------------------------
+
+# Every occurrence of a secret word, found in the lower-cased text; each is then checked in Python.
+_KEYWORD = re.compile(r"password|passphrase|passwd|pass|pwd|secret|token|credentials|credential|key|auth|sas"
+                      r"|密码|口令|令牌|密钥|秘钥|私钥")
+_SHORT_WORDS = frozenset(("pass", "pwd", "auth", "sas"))  # need a word boundary on the left
+_KEY_PREFIX = re.compile(r"(?:api|access|secret|private|signing|encryption|master|account|client|auth|app|license"
+                         r"|service|storage|subscription|admin)[_.\- ]?$")
+# What may follow the word for the name to still be a secret's: DB_PASSWORD_PROD, TOKEN2.
+# max_tokens, tokenizer, password_reset_url, secretKeyRef and token_type are other things.
+_ASSIGN_TAIL = re.compile(
+    r"(?:[_.\-]?(?:key|base|value|b64|base64|prod|dev|staging|test|live|\d+))*(?![a-z0-9])"
+    r"(?P<kq>(?:[\"']\]?)?)[ \t]*(?P<op>:=|=>|=|:|：|,)[ \t]*"
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))")
+_PHRASE_TAIL = re.compile(
+    r"[ \t]+(?:(?P<op>is(?:[ \t]+now|[ \t]+set[ \t]+to)?|was|has[ \t]+been[ \t]+set[ \t]+to|set[ \t]+to"
+    r"|changed[ \t]+to|to|=|:|-|->)[ \t]+)?"
+    r"(?P<q>[\"'`“「『]?)(?P<value>[\x21-\x7e]{4,})")
+_ZH_PHRASE_TAIL = re.compile(
+    r"[ \t]*(?:(?P<op>是|为|：|:|=|设置为|设为|改成|改为|换成)[ \t]*)?"
+    r"(?P<q>[\"'`“「『]?)(?P<value>(?:(?![\"'`])[\x21-\x7e]){3,})")
+_HTML_END = re.compile(r"&(?:quot|apos|lt|gt|amp|#\d+);|[\"<>]")  # where an unquoted value surely ends
+_ZH_OPS_FOR_ENGLISH = frozenset(("是", "为", "设置为", "设为", "改成", "改为", "换成"))
+_PHRASE_WORDS = frozenset(("password", "passphrase", "passwd", "pass", "pwd", "token", "secret", "credentials",
+                           "credential", "key", "密码", "口令", "令牌", "密钥", "秘钥", "私钥"))
+_SETTER = re.compile(r"(?:define|setenv|putenv|setdefault|set_secret|setSecret)\s*\(\s*[\"']?[\w.\-]*$")
+_EOL_TAIL = re.compile(r"[ \t]*[,;]?[ \t]*(?:(?:#|//).*)?(?:\r?\n|\Z)")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _kind_of(word: str) -> str:
+    if word.startswith(("pass", "pwd")) or word in ("密码", "口令"):
+        return "password"
+    if word in ("token", "令牌"):
+        return "token"
+    if word in ("key", "密钥", "秘钥", "私钥"):
+        return "api-key"
+    return "secret"
+
+
+def _keyword_spans(text: str, low: str) -> list[Span]:
+    spans: list[Span] = []
+    for m in _KEYWORD.finditer(low):
+        word, start, end = m.group(), m.start(), m.end()
+        prev = text[start - 1] if start else " "
+        if word == "key":
+            prefix = _KEY_PREFIX.search(low, max(0, start - 14), start)
+            if prefix is None:
+                continue  # a bare "key" is a dict key, a sort key, a primary key
+            start = prefix.start()
+        elif word in _SHORT_WORDS and prev.isalnum() and not (prev.islower() and text[start].isupper()):
+            continue  # bypass, compass, oauth, canvas; but dbPass is a name
+        span = _assignment(text, low, word, start, end)
+        if span is None and word in _PHRASE_WORDS:
+            span = _phrase(text, low, word, start, end)
+        if span is not None:
+            spans.append((*span, 1))
+    return spans
+
+
+def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """The value of `name <op> value` when it is a literal that could be a secret."""
+    m = _ASSIGN_TAIL.match(low, end)
+    if m is None:
+        return None
+    name_start = start
+    while name_start > 0 and (text[name_start - 1].isalnum() or text[name_start - 1] in "_.-"):
+        name_start -= 1
+    name = text[name_start:m.start("kq")]
+    if text[name_start - 1:name_start] in ("$", "{") or name.lower() == "pwd":
+        return None  # $PASSWORD: and ${TOKEN}: are references; PWD is the working directory
+    if "public" in name.lower():
+        return None  # publicKeyToken, public_key: public by definition
+    if text[max(0, name_start - 3):name_start] == "://":
+        return None  # https://x-access-token:SECRET@host: the url-password rule takes the secret
+    op, quoted_key = m.group("op"), m.group("kq") != ""
+    if op == "," and not (quoted_key and _SETTER.search(text, max(0, name_start - 24), name_start)):
+        return None  # ("password", "email") is a tuple of names; define('DB_PASSWORD', '...') is not
+    for group in ("dq", "sq", "bq"):
+        if m.group(group) is not None:
+            vstart, vend = m.span(group)
+            value = text[vstart:vend]
+            if not value.strip() or _placeholder(value.strip()) or _prose(value) or value.startswith("-----BEGIN"):
+                return None  # (a key block has its own rule, which keeps the BEGIN/END lines)
+            if word == "auth" and not _strong(value):
+                return None  # "serverAuth", "basic", "oauth2": auth names a scheme more often than a secret
+            break
+    else:
+        vstart, vend = m.span("bare")
+        value = text[vstart:vend].rstrip(".:")  # a sentence's full stop is not part of the value
+        vend = vstart + len(value)
+        if _placeholder(value) or _code_like(value, text[vend:vend + 1]) or value.lower() in (word, name.lower()):
+            return None  # auth=auth, token=token: a variable passed on
+        if value.isdigit() and len(value) < 6:
+            return None  # token=772, password_length: 12
+        spaced = text[m.start("op") - 1:m.start("op")].isspace() or quoted_key
+        env_style = (op == "=" and not spaced) or name.isupper() or _CJK.search(word) is not None
+        if not env_style:  # `password: ...` and `token = ...` may be prose, code or YAML: be surer
+            if op != ":" and _IDENTIFIER.match(value):
+                return None  # `username, password = auth`: a variable in code
+            at_eol = _EOL_TAIL.match(text, vend) is not None
+            if not ((at_eol and len(value) >= 4 and not value.isdigit()) or _strong(value)):
+                return None
+    if len(value) < 3:
+        return None
+    return vstart, vend, _kind_of(word)
+
+
+def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """"my password is X", "the token was X", 密码是X, 令牌：X, token 是 X."""
+    zh = _CJK.search(word) is not None
+    m = _ZH_PHRASE_TAIL.match(low, end)
+    if m is not None and (zh or m.group("op") in _ZH_OPS_FOR_ENGLISH):
+        trusted = True
+    else:
+        m = None if zh else _PHRASE_TAIL.match(low, end)
+        if m is None or (start and _wordchar(text[start - 1])):
+            return None
+        trusted = m.group("q") != ""
+    vstart = m.start("value")
+    value = _HTML_END.split(text[vstart:m.end("value")], 1)[0].rstrip(".,;:!?)\"'`”」』")
+    if not value or _placeholder(value):
+        return None
+    if m.group("op") is None:  # "password Qx7#mL2vP9", 密码123456: only a value no word could be
+        if not (_complex(value) or zh and value.isdigit() and len(value) >= 6) or word == "pass":
+            return None
+    elif not trusted and (not _strong(value) or _code_like(value, "")):
+        return None
+    return vstart, vstart + len(value), _kind_of(word)
+
+
+def _complex(value: str) -> bool:
+    """At least eight characters from three of: lower case, upper case, digits, symbols."""
+    kinds = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
+             + any(not c.isalnum() for c in value))
+    return len(value) >= 8 and kinds >= 3
+
+
+# -- shape alone --------------------------------------------------------------------------------
+
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_\-+/])[A-Za-z0-9_\-+/]{20,}={0,2}")
+_DIGIT = re.compile(r"\d")
+_SEPARATORS = re.compile(r"[-_/+=]+")
+_HEXISH = re.compile(r"^(?:0x)?[0-9a-fA-F]+(?:[-_][0-9a-fA-F]+)*$")
+_LETTER_RUN = re.compile(r"[A-Z]?[a-z]{3,}")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CONSONANT_CLUSTER = re.compile(r"[b-df-hj-np-tv-xz]{4}", re.I)
+# Hashes and public material that look random but are meant to be read: lockfile integrity,
+# go.sum, docker digests, SSH and age public keys, data URIs, API object ids in transcripts.
+_SAFE_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "md5-", "AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh",
+                  "age1", "msg_", "toolu_", "srvtoolu_", "req_", "chatcmpl-", "call_", "run_", "asst_", "thread_",
+                  "file-")
+_SAFE_BEFORE = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "base64,", "ssh-rsa", "ssh-ed25519",
+                "ssh-dss", "nistp256", "nistp384", "nistp521", "sha256=", "sha512=", "integrity=", "integrity")
 
 
 def _entropy(s: str) -> float:
-    counts = Counter(s)
     n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _word_share(s: str) -> float:
+    """The share of `s` made of word-like letter runs (handle, Callback, Small)."""
+    return sum(len(w) for w in _LETTER_RUN.findall(s) if _pronounceable(w)) / max(1, len(s))
+
+
+def _pronounceable(word: str) -> bool:
+    """A letter run that reads like a word (handle, Small), not like random letters (vzmgc)."""
+    return any(c in _VOWELS for c in word) and not _CONSONANT_CLUSTER.search(word)
+
+
+def _random(token: str) -> bool:
+    """A run of letters and digits that was generated, not written."""
+    # Hex and decimal parts (commit ids, build numbers, dates) are not evidence: drop them.
+    parts = [p for p in _SEPARATORS.split(token) if p and not (len(p) >= 6 and _HEXISH.match(p)) and not p.isdigit()]
+    s = "-".join(parts)
+    n = len(s)
+    digits = sum(c.isdigit() for c in s)
+    upper = sum(c.isupper() for c in s)
+    lower = sum(c.islower() for c in s)
+    if n < 20 or digits == 0 or upper + lower == 0:
+        return False
+    classes = (digits > 0) + (upper > 0) + (lower > 0)
+    if classes < 3 and (n < 32 or digits < 4 or any(c in s for c in "-_/+")):
+        return False  # two-letter-class strings with separators are names: manylinux_2_17_x86_64
+    words = sum(len(w) for p in parts for w in _LETTER_RUN.findall(p) if _pronounceable(w))
+    if words > (0.25 if n < 32 else 0.4) * n:  # identifiers, slugs, paths: mostly words
+        return False
+    return _entropy(s) >= (3.6 if n < 32 else 3.9) and _mixing(s) >= (0.75 if n < 32 else 0.65)
+
+
+def _mixing(s: str) -> float:
+    """How often adjacent characters change class (digit, upper, lower), relative to chance.
+
+    About 1 for generated strings, whatever their alphabet; well below 1 for names, whose
+    digits and capitals come in runs (Mean_Acc1298_Mem40, kCFStringEncodingUTF8).
+    """
+    parts = [p for p in _SEPARATORS.split(s) if len(p) > 1]
+    counts = Counter("d" if c.isdigit() else "u" if c.isupper() else "l" for p in parts for c in p)
+    n = sum(counts.values())
+    pairs = n - len(parts)
+    expected = 1 - sum((k / n) ** 2 for k in counts.values()) if n else 0
+    if pairs <= 0 or expected <= 0:
+        return 0.0
+    switches = sum((a.isdigit(), a.isupper()) != (b.isdigit(), b.isupper()) for p in parts for a, b in zip(p, p[1:]))
+    return switches / pairs / expected
 
 
 def _looks_random(token: str) -> bool:
-    """A long token that is probably a secret, not a hash, id, path or word."""
-    t = token.strip("=.-_/")
-    if len(t) < 32 or _UUID.match(t) or _HEX.match(t):  # hashes, commit ids, UUIDs stay readable
+    core = token.rstrip("=")
+    if len(core) < 20 or _HEXISH.match(core):
         return False
-    if "/" in t and not t.endswith("="):  # paths and URLs
-        return False
-    if t.startswith(("sha256-", "sha512-", "sha1-")):  # lockfile integrity hashes
-        return False
-    classes = sum(bool(re.search(p, t)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
-    return classes >= 3 and _entropy(t) >= 4.2
+    if "/" in core:
+        parts = [p for p in core.split("/") if p]
+        pathy = core.startswith(("/", "./", "~")) or any(len(p) >= 3 and p.isalpha() and p.islower() for p in parts)
+        return not pathy and _random(core)
+    return _random(core)
 
 
-def redact(text: str, extra_patterns: list[str] | None = None) -> str:
-    """`text` with secrets replaced by `[REDACTED:kind]` and <private> spans dropped."""
+def _token_spans(text: str) -> list[Span]:
+    """Spans of known-prefix tokens and of random-looking strings, from one scan of long tokens."""
+    spans: list[Span] = []
+    for m in _CANDIDATE.finditer(text):
+        token, start = m.group(), m.start()
+        if token.startswith(_TOKEN_PREFIXES):
+            for prefix, kind, rx, check in _TOKEN_RULES:
+                if token.startswith(prefix):
+                    known = rx.match(token)
+                    if known and (check is None or check(known.group(known.re.groups and 1), known)):
+                        spans.append((start, start + known.end(), kind, 0))
+                        break
+            else:
+                spans += _random_spans(text, token, start)
+            continue
+        if _DIGIT.search(token) is not None:  # most long tokens are words joined by - _ /
+            spans += _random_spans(text, token, start)
+    return spans
+
+
+def _random_spans(text: str, token: str, start: int) -> list[Span]:
+    before = text[max(0, start - 20):start].rstrip(" \"'")
+    if token.startswith(_SAFE_PREFIXES) or before.endswith(_SAFE_BEFORE):
+        return []
+    if _looks_random(token):
+        return [(start, start + len(token), "high-entropy", 2)]
+    spans: list[Span] = []
+    if "/" in token:  # a path or URL: only a random segment of it is a secret
+        offset = start
+        for part in token.split("/"):
+            if len(part) >= 24 and not _HEXISH.match(part) and _random(part):
+                spans.append((offset, offset + len(part), "high-entropy", 2))
+            offset += len(part) + 1
+    return spans
+
+
+# -- the entry points ---------------------------------------------------------------------------
+
+def _merge(spans: list[Span], text: str) -> str:
+    """`text` with every span replaced; overlapping spans become one (no part of a secret survives),
+    labelled by the most certain rule among them."""
+    spans.sort()
+    out: list[str] = []
+    last_end = 0
+    i = 0
+    while i < len(spans):
+        start, end, kind, priority = spans[i]
+        i += 1
+        while i < len(spans) and spans[i][0] < end:
+            end = max(end, spans[i][1])
+            if spans[i][3] < priority:
+                kind, priority = spans[i][2], spans[i][3]
+            i += 1
+        out += [text[last_end:start], _label(kind)]
+        last_end = end
+    out.append(text[last_end:])
+    return "".join(out)
+
+
+def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
+    """`text` with secrets replaced by `[REDACTED:kind]` and <private> spans dropped.
+
+    `extra_patterns` are regular expressions (the `redact_patterns` setting): group 1, when the
+    pattern has one, is the secret; otherwise the whole match is. Idempotent: redacting twice
+    gives the same text.
+    """
     if not text:
         return text
-    text = PRIVATE.sub("", text)
-    compiled = _COMPILED + [("custom", re.compile(p)) for p in (extra_patterns or [])]
-    for kind, rx in compiled:
-        text = rx.sub(lambda m, k=kind: _replace(m, k), text)
-    return _CANDIDATE.sub(lambda m: "[REDACTED:high-entropy]" if _looks_random(m.group(0)) else m.group(0), text)
+    low = _lower(text)
+    if "<private" in low:
+        text = PRIVATE.sub("", text)
+        low = _lower(text)
+    spans: list[Span] = []
+    for rule in _KNOWN:
+        spans += _rule_spans(rule, text, low, 0)
+    for rule in _CONTEXT:
+        spans += _rule_spans(rule, text, low, 1)
+    spans += _keyword_spans(text, low)
+    for pattern in extra_patterns or ():
+        spans += _rule_spans(Rule("custom", re.compile(pattern)), text, low, 1)
+    spans += _token_spans(text)
+    return _merge(spans, text) if spans else text
 
 
-def _replace(m: re.Match, kind: str) -> str:
-    if m.re.groups >= 1 and m.group(1) is not None:
-        whole, secret = m.group(0), m.group(1)
-        if secret.startswith("[REDACTED"):
-            return whole
-        start = m.start(1) - m.start(0)
-        return whole[:start] + f"[REDACTED:{kind}]" + whole[start + len(secret):]
-    return f"[REDACTED:{kind}]"
+def check_patterns(patterns: Sequence[object]) -> list[str]:
+    """Problems with user-supplied redaction patterns (empty when all are usable regexes)."""
+    problems = []
+    for p in patterns:
+        if not isinstance(p, str) or not p:
+            problems.append(f"{p!r} is not a non-empty string")
+            continue
+        try:
+            rx = re.compile(p)
+        except re.error as e:
+            problems.append(f"{p!r} is not a valid regular expression ({e})")
+            continue
+        if rx.match(""):
+            problems.append(f"{p!r} matches the empty string")
+    return problems
+
+
+def is_excluded(scope: str, patterns: Sequence[str]) -> bool:
+    """Whether a project scope (its root path) matches one of the `excluded_projects` globs."""
+    for p in patterns:
+        glob = os.path.expanduser(p).rstrip("/") or "/"
+        if fnmatch.fnmatchcase(scope, glob) or fnmatch.fnmatchcase(scope, glob + "/*"):
+            return True
+    return False
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each record's message, so secrets never reach log files."""
+
+    def __init__(self, extra_patterns: Sequence[str] | None = None):
+        super().__init__()
+        self.extra_patterns = list(extra_patterns or [])
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: leave it to the handler to report
+            return True
+        record.msg, record.args = redact(message, self.extra_patterns), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info), self.extra_patterns)
+        return True

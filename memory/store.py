@@ -274,6 +274,9 @@ class Store:
                 if vec is not None:
                     self._write_vector(mid, row["scope"], vec)
                 entities = item.entities
+                if entities:  # names given by the caller: redacted like the content
+                    entities = [(privacy.redact(n, self.config.redact_patterns) if isinstance(n, str) else n, *rest)
+                                for n, *rest in entities]
                 if entities is None:
                     entities = mentions.detect(row["content"])
                     entities += mentions.known_in(row["content"], self.config.known_entities)
@@ -316,7 +319,11 @@ class Store:
     def _prepare(self, it: NewMemory) -> dict[str, Any]:
         if not isinstance(it.content, str):
             raise InvalidInput("content must be a string")
-        content = _CONTROL.sub("", privacy.redact(it.content)).strip()
+        if isinstance(it.scope, str) and privacy.is_excluded(it.scope, self.config.excluded_projects):
+            raise InvalidInput(f"project {it.scope} is excluded from memory by the excluded_projects setting; "
+                               "remove it from excluded_projects in config.json to store memories there")
+        secrets = self.config.redact_patterns
+        content = _CONTROL.sub("", privacy.redact(it.content, secrets)).strip()
         if not content:
             raise InvalidInput("content is empty; give the memory some text")
         if len(content) > self.config.max_content_chars:
@@ -334,10 +341,11 @@ class Store:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= 1:
                 raise InvalidInput(f"{name} must be a number in [{lo:g}, 1], got {value!r}")
         category = _short(it.category or "general", "category", 64)
-        subject = _short(privacy.redact(it.subject), "subject", 200) if it.subject else None
-        tags = _string_list(it.tags, "tags")
+        subject = _short(privacy.redact(it.subject, secrets), "subject", 200) if it.subject else None
+        tags = _string_list([privacy.redact(t, secrets) if isinstance(t, str) else t for t in it.tags]
+                            if isinstance(it.tags, (list, tuple)) else it.tags, "tags")
         moods = _string_list(it.moods, "moods")
-        metadata = check_metadata(it.metadata)
+        metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
         if not moods and not valence and not intensity:
             felt = emotion.analyze(content)
@@ -350,7 +358,8 @@ class Store:
             "confidence": float(it.confidence), "valence": float(valence),
             "intensity": float(intensity), "moods": json.dumps(moods, ensure_ascii=False),
             "tags": json.dumps(tags, ensure_ascii=False), "pinned": int(bool(it.pinned)),
-            "source": it.source, "source_ref": it.source_ref, "session_id": it.session_id,
+            "source": it.source, "source_ref": privacy.redact(it.source_ref, secrets) if isinstance(it.source_ref, str)
+            else it.source_ref, "session_id": it.session_id,
             "occurred_at": occurred if occurred is not None else now, "created_at": now, "updated_at": now,
             "valid_from": parse_time(it.valid_from, "valid_from"),
             "valid_to": parse_time(it.valid_to, "valid_to"), "parent_id": it.parent_id,
@@ -601,7 +610,7 @@ def _string_list(values: Any, name: str) -> list[str]:
     return out
 
 
-def check_metadata(metadata: Any) -> dict:
+def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:
     """Metadata must be a JSON object of bounded size and depth; secrets in strings are redacted."""
     if metadata is None:
         return {}
@@ -616,7 +625,7 @@ def check_metadata(metadata: Any) -> dict:
         if isinstance(v, list):
             return [walk(x, depth + 1) for x in v]
         if isinstance(v, str):
-            return _CONTROL.sub("", privacy.redact(v))
+            return _CONTROL.sub("", privacy.redact(v, secrets))
         if v is None or isinstance(v, (bool, int, float)):
             if isinstance(v, float) and v != v or v in (float("inf"), float("-inf")):
                 raise InvalidInput("metadata numbers must be finite")
