@@ -89,6 +89,7 @@ class _Cand:
     activated_at: float | None = None
     moods: tuple[str, ...] = ()
     valence: float = 0.0
+    asks: bool = False  # holds a question: the reply after it likely holds the answer
     raw: dict[str, float] = field(default_factory=dict)  # channel -> raw score
 
 
@@ -278,13 +279,14 @@ def _load_rows(store: Store, cands: dict[int, _Cand], where: str, args: list) ->
         chunk = ids[start:start + 500]
         for row in store.conn.execute(
                 f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
-                f"m.confidence, m.last_activated_at, m.moods, m.valence FROM memories m "
+                f"m.confidence, m.last_activated_at, m.moods, m.valence, instr(m.content, '?') > 0 FROM memories m "
                 f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}", (*chunk, *args)):
             c = cands[row[0]]
             (c.session_id, c.parent_id, c.occurred_at, c.importance, c.pinned, c.layer, c.confidence,
              c.activated_at) = row[1:9]
             c.moods = tuple(json.loads(row[9])) if row[9] and row[9] != "[]" else ()
             c.valence = row[10]
+            c.asks = bool(row[11])
             keep.add(row[0])
     for mid in ids:
         if mid not in keep:
@@ -380,7 +382,7 @@ def _score_inputs(store: Store, cands: dict[int, _Cand], qvec: Any, felt: emotio
 def _neighbours(store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
                 top: int = 30, span: int = 2) -> dict[int, list[int]]:
     """For the strongest candidates: the turns up to `span` either side in their session, and
-    their chunk parent."""
+    their chunk parent. The turn right after comes first in each list."""
     base = {i: sum(c.values()) for i, c in contrib.items()}
     out: dict[int, list[int]] = {}
     for i in sorted(base, key=lambda i: -base[i])[:top]:
@@ -388,10 +390,10 @@ def _neighbours(store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[s
         near: list[int] = []
         if c.session_id is not None:
             near += [r[0] for r in store.conn.execute(
-                "SELECT id FROM memories WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                "SELECT id FROM memories WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
                 (c.session_id, i, span))]
             near += [r[0] for r in store.conn.execute(
-                "SELECT id FROM memories WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                "SELECT id FROM memories WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
                 (c.session_id, i, span))]
         if c.parent_id is not None:
             near.append(c.parent_id)
@@ -406,12 +408,15 @@ def _context(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
     w_ctx = cfg.search_weights.get("context", 0.0)
     w_sess = cfg.search_weights.get("session", 0.0)
     base = {i: sum(c.values()) for i, c in contrib.items()}
-    if w_ctx:
+    w_reply = cfg.search_weights.get("reply", w_ctx)
+    if w_ctx or w_reply:
         lifts: dict[int, float] = {}
         for i, near in neighbours.items():
-            for j in near:
+            for n, j in enumerate(near):
                 if j in cands and i in base:
-                    lifts[j] = max(lifts.get(j, 0.0), w_ctx * base[i])
+                    # The reply right after a question is lifted most: it holds the answer.
+                    w = w_reply if n == 0 and cands[i].asks and cands[i].session_id is not None and j > i else w_ctx
+                    lifts[j] = max(lifts.get(j, 0.0), w * base[i])
                     lifts[i] = max(lifts.get(i, 0.0), w_ctx * base.get(j, 0.0))
         for j, lift in lifts.items():
             if lift > 0:
