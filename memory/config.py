@@ -52,6 +52,10 @@ class Config:
     search_pool_fraction: float = 0.02
     search_rerank_model: str = ""
     known_entities: dict = field(default_factory=dict)
+    # passive recall (memory.context, hooks, memory_surface)
+    context_budget_tokens: int = 800
+    brief_budget_tokens: int = 600
+    context_min_relevance: float = 0.6
     # privacy
     redact_patterns: list = field(default_factory=list)
     excluded_projects: list = field(default_factory=list)
@@ -60,6 +64,28 @@ class Config:
     extraction_dedup_threshold: float = 0.80
     extraction_chunk_chars: int = 1500
     extraction_include_sidechains: bool = False
+    # maintenance: the sleep-time worker, lifecycle passes and backups (memory/maintenance.py)
+    worker_enabled: bool = True
+    worker_idle_seconds: float = 30.0
+    job_max_attempts: int = 5
+    job_backoff_seconds: float = 30.0
+    job_lease_seconds: float = 900.0
+    maintenance_interval_hours: float = 24.0
+    maintenance_grace_days: dict = field(default_factory=lambda: {"1": 7, "2": 7, "3": 14, "4": 30, "5": 30})
+    maintenance_half_life_days: dict = field(default_factory=lambda: {
+        "fact": 365, "experience": 90, "decision": 180,
+    })
+    maintenance_protected_categories: list = field(default_factory=lambda: ["identity", "preference"])
+    maintenance_confidence_floor: float = 0.15
+    maintenance_forget_after_days: float = 90.0
+    maintenance_archive_retention_days: float = 180.0
+    maintenance_dedup_similarity: float = 0.95
+    maintenance_entity_similarity: float = 0.92
+    maintenance_consolidate_after_days: float = 14.0
+    maintenance_fold_after_days: float = 90.0
+    maintenance_category_ttl_days: dict = field(default_factory=dict)
+    maintenance_max_memories: int = 0
+    backup_keep: int = 7
 
     @property
     def db_path(self) -> Path:
@@ -165,9 +191,36 @@ def _check_semantics(c: Config) -> None:
         raise ConfigError(f"setting 'redact_patterns': {'; '.join(problems)}; give a list of regular expressions")
     if not all(isinstance(p, str) and p.strip() for p in c.excluded_projects):
         raise ConfigError("setting 'excluded_projects' must be a list of path globs, e.g. [\"~/work/secret-*\"]")
+    for key in ("context_budget_tokens", "brief_budget_tokens"):
+        if not 0 < getattr(c, key) <= 2_400:  # Claude Code cuts hook context at 10,000 characters
+            raise ConfigError(f"setting {key!r} must be 1..2400 tokens, got {getattr(c, key)}")
+    if c.context_min_relevance < 0:
+        raise ConfigError("setting 'context_min_relevance' must be >= 0")
+    _check_maintenance(c)
     for name, value in c.known_entities.items():
         if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
             raise ConfigError(f"setting 'known_entities': {name!r} must map to a list of alias strings")
+
+
+def _check_maintenance(c: Config) -> None:
+    for key in ("worker_idle_seconds", "job_backoff_seconds", "maintenance_forget_after_days",
+                "maintenance_archive_retention_days", "maintenance_consolidate_after_days",
+                "maintenance_fold_after_days", "maintenance_max_memories"):
+        if getattr(c, key) < 0:
+            raise ConfigError(f"setting {key!r} must be >= 0, got {getattr(c, key)}")
+    for key in ("job_max_attempts", "job_lease_seconds", "maintenance_interval_hours", "backup_keep"):
+        if getattr(c, key) <= 0:
+            raise ConfigError(f"setting {key!r} must be > 0, got {getattr(c, key)}")
+    for key in ("maintenance_confidence_floor", "maintenance_dedup_similarity", "maintenance_entity_similarity"):
+        if not 0 <= getattr(c, key) <= 1:
+            raise ConfigError(f"setting {key!r} must be in [0, 1], got {getattr(c, key)}")
+    if any(v <= 0 for v in c.maintenance_half_life_days.values()):
+        raise ConfigError("setting 'maintenance_half_life_days': every half-life must be > 0 days")
+    if not all(isinstance(x, str) and x.strip() for x in c.maintenance_protected_categories):
+        raise ConfigError("setting 'maintenance_protected_categories' must be a list of category names")
+    for name, days in c.maintenance_category_ttl_days.items():
+        if not isinstance(days, (int, float)) or isinstance(days, bool) or days <= 0:
+            raise ConfigError(f"setting 'maintenance_category_ttl_days': {name!r} must map to a number of days > 0")
 
 
 def documented_defaults() -> dict[str, Any]:

@@ -280,8 +280,46 @@ def _m001_initial(conn: Connection) -> None:
     """)
 
 
+def _m002_injections(conn: Connection) -> None:
+    run_script(conn, """
+    -- Which memories were put in front of which conversation (hooks, memory_surface), so a
+    -- session never gets the same memory twice: injected context stays in its history.
+    CREATE TABLE injections (
+        session_id TEXT NOT NULL,
+        memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        at REAL NOT NULL,
+        PRIMARY KEY (session_id, memory_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX injections_at ON injections(at);
+    CREATE INDEX injections_memory ON injections(memory_id);
+
+    -- What passive recall puts first (pinned and standing preferences), and the session brief's
+    -- "most important", without scanning every memory of a large store.
+    CREATE INDEX memories_core ON memories(scope, importance)
+        WHERE pinned = 1 OR category IN ('identity', 'preference', 'rule', 'correction');
+    CREATE INDEX memories_scope_importance ON memories(scope, importance);
+    """)
+
+
+def _m003_maintenance(conn: Connection) -> None:
+    run_script(conn, """
+    -- Entity-name vectors for the maintenance agent's embedding pass over duplicate entities,
+    -- cached per model so each name is embedded once.
+    CREATE TABLE entity_vectors (
+        entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (entity_id, model)
+    ) WITHOUT ROWID;
+    -- Recall events by time: co-retrieval counts over recent searches, pruning old events.
+    CREATE INDEX access_log_at ON access_log(at);
+    """)
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
+    ("002_injections", _m002_injections),
+    ("003_maintenance", _m003_maintenance),
 ]
 
 
