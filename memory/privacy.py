@@ -291,6 +291,7 @@ _HTML_END = re.compile(r"&(?:quot|apos|lt|gt|amp|#\d+);|[\"<>]")  # where an unq
 _ZH_OPS_FOR_ENGLISH = frozenset(("是", "为", "设置为", "设为", "改成", "改为", "换成"))
 _PHRASE_WORDS = frozenset(("password", "passphrase", "passwd", "pass", "pwd", "token", "secret", "credentials",
                            "credential", "key", "密码", "口令", "令牌", "密钥", "秘钥", "私钥"))
+_NO_OP_WORDS = frozenset(("password", "passphrase", "passwd", "密码", "口令"))
 _SETTER = re.compile(r"(?:define|setenv|putenv|setdefault|set_secret|setSecret)\s*\(\s*[\"']?[\w.\-]*$")
 _EOL_TAIL = re.compile(r"[ \t]*[,;]?[ \t]*(?:(?:#|//).*)?(?:\r?\n|\Z)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -389,8 +390,14 @@ def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, 
     value = _HTML_END.split(text[vstart:m.end("value")], 1)[0].rstrip(".,;:!?)\"'`”」』")
     if not value or _placeholder(value):
         return None
-    if m.group("op") is None:  # "password Qx7#mL2vP9", 密码123456: only a value no word could be
-        if not (_complex(value) or zh and value.isdigit() and len(value) >= 6) or word == "pass":
+    op = m.group("op")
+    if op is None:  # "password Qx7#mL2vP9", 密码123456: a password word, then a value no word could be
+        if word not in _NO_OP_WORDS or not value[0].isalnum() or _code_like(value, ""):
+            return None
+        if not (_complex(value) or zh and value.isdigit() and len(value) >= 6):
+            return None
+    elif op == "to":  # "set the password to X", but "pass to `run()`", "token to use"
+        if word == "pass" or not _strong(value) or _code_like(value.strip("`'\""), ""):
             return None
     elif not trusted and (not _strong(value) or _code_like(value, "")):
         return None
