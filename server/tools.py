@@ -8,6 +8,7 @@ shapes and ranges are checked by pydantic from the signatures before a tool runs
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from typing import Annotated, Any, Iterator, Literal
 
@@ -16,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from memory import retrieval
+from memory import context, retrieval
 from memory.errors import MapleError, NotFound
 from memory.scope import GLOBAL, resolve
 from memory.store import Memory, NewMemory
@@ -199,6 +200,41 @@ def memory_forget(
         return ForgetOut(action="archived", memory=MemoryOut.of(state.store.get(id, include_deleted=True)))
 
 
+def memory_surface(
+    prompt: Annotated[str, Field(description="The user's prompt, as typed")],
+    ctx: Context[AppState],
+    cwd: Annotated[str | None, Field(description=(
+        "The session's working directory (informational: this server only surfaces its own "
+        "project's and global memories)"))] = None,
+    session_id: Annotated[str | None, Field(max_length=200, description=(
+        "The Claude Code session id; memories already shown to this session are not shown again"))] = None,
+) -> str:
+    """Memories relevant to a prompt, as a context block for Claude Code's UserPromptSubmit hook
+    (type mcp_tool); empty when the prompt is trivial or nothing relevant is known. Calling it
+    yourself is not needed: use memory_search."""
+    state = _state(ctx)
+    try:
+        with state.lock:
+            return context.surface(state.store, prompt, state.readable_scopes, session_id=session_id)
+    except Exception:  # fail open: a hook error would only show the user a banner
+        logging.getLogger("maple.server").exception("memory_surface failed; no context added")
+        return ""
+
+
+def memory_context(
+    query: Annotated[str, Field(min_length=1, description="What the context is for: a task, question or topic")],
+    ctx: Context[AppState],
+    budget: Annotated[int, Field(ge=50, le=2400, description="Most tokens of memories to return")] = 800,
+) -> str:
+    """A compact briefing for a task: pinned and preference memories first, then the memories
+    relevant to the query, within a token budget, each with its id for memory_get."""
+    state = _state(ctx)
+    with _tool_errors(), state.lock:
+        items = context.tiered_context(state.store, query, state.readable_scopes, budget)
+        context.record_injection(state.store, None, [i.memory.id for i in items], "context")
+    return context.format_block(items) or "No memories match this query in this project or the global scope."
+
+
 def register(server: MCPServer[AppState]) -> None:
     """Add every tool to `server`, each with its behaviour hints."""
     # memory_search records which memories were recalled (input to decay), bookkeeping rather than
@@ -211,3 +247,11 @@ def register(server: MCPServer[AppState]) -> None:
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
     server.add_tool(memory_forget, title="Forget a memory", annotations=ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False))
+    # Plain text, no outputSchema: Claude Code parses an mcp_tool hook's text like a command
+    # hook's stdout, and text starting with "{" would be taken for (invalid) hook JSON.
+    server.add_tool(memory_surface, title="Context for a prompt (hook)", structured_output=False,
+                    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                                                idempotent_hint=False, open_world_hint=False))
+    server.add_tool(memory_context, title="Briefing for a task", structured_output=False,
+                    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                                                idempotent_hint=True, open_world_hint=False))

@@ -1,0 +1,118 @@
+"""What every MAPLE hook process shares: reading the hook's JSON, failing open, logging, the store.
+
+A hook is a fresh process on Claude Code's hot path. It imports only the stdlib, sqlean and
+`memory` modules that are stdlib-only (never torch, sentence-transformers, numpy, mcp, pydantic
+or jieba), opens the store without vectors, and fails open: any error means exit 0, nothing on
+stdout, and one line in `<home>/hooks.log` saying what went wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+MAX_INPUT_BYTES = 4_000_000  # a prompt can hold a pasted file; more than this is not a hook input
+LOG_NAME = "hooks.log"
+MAX_LOG_BYTES = 512_000
+
+
+class HookSkipped(Exception):
+    """An expected reason to do nothing (no database yet, nothing to read); still logged."""
+
+
+def home() -> Path:
+    return Path(os.environ.get("MAPLE_HOME") or "~/.maple").expanduser()
+
+
+def log_line(event: str, message: str) -> None:
+    """Append one line to <home>/hooks.log (created 0600), never raising."""
+    try:
+        folder = home()
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = folder / LOG_NAME
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = f"{stamp} {event} {' '.join(str(message).split())[:1000]}\n"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", errors="replace"))
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > MAX_LOG_BYTES:  # keep the newer half: a log that grows forever is its own failure
+            data = path.read_bytes()[-MAX_LOG_BYTES // 2:]
+            path.write_bytes(data[data.find(b"\n") + 1:])
+    except Exception:  # noqa: BLE001 - logging must never be the reason a hook fails
+        pass
+
+
+def read_input(stream: Any = None) -> dict[str, Any]:
+    """The hook's JSON object from stdin; ValueError when it is not one."""
+    stream = stream if stream is not None else sys.stdin.buffer
+    raw = stream.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        raise ValueError(f"hook input is larger than {MAX_INPUT_BYTES} bytes")
+    data = json.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
+    if not isinstance(data, dict):
+        raise ValueError(f"hook input is JSON {type(data).__name__}, not an object")
+    return data
+
+
+def emit_context(event: str, context: str) -> None:
+    """The one JSON document Claude Code reads from a hook that adds context."""
+    if not context:
+        return
+    doc = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def watchdog(seconds: float, event: str, on_fire: Callable[[], None] | None = None) -> threading.Timer:
+    """Exit 0 silently if the hook is still running after `seconds` (a lock or a slow disk must
+    not eat Claude Code's timeout, whose expiry shows the user an error). `on_fire` runs first
+    (a harvest hands its transcript to a background process there)."""
+    def fire() -> None:
+        log_line(event, f"gave up after {seconds:g}s (watchdog); nothing was output")
+        if on_fire is not None:
+            try:
+                on_fire()
+            except Exception as e:  # noqa: BLE001 - exiting is what matters now
+                log_line(event, f"watchdog hand-off failed: {type(e).__name__}: {e}")
+        os._exit(0)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def hook_scope(data: dict[str, Any]) -> str:
+    """The project the hook's session belongs to: $CLAUDE_PROJECT_DIR (what the MCP server uses),
+    else the hook's cwd, mapped to its git repository's top."""
+    from memory.scope import project_scope
+
+    where = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
+    if where is not None and not isinstance(where, str):
+        raise ValueError("hook input field 'cwd' is not a string")
+    return project_scope(where or None)
+
+
+def session_of(data: dict[str, Any]) -> str | None:
+    sid = data.get("session_id")
+    return sid if isinstance(sid, str) and 0 < len(sid) <= 200 else None
+
+
+def open_store(*, busy_timeout_ms: int, create: bool) -> Any:
+    """The store for a hook: configured home, no embedder, no vector extension, a short wait for
+    locks. With `create=False` a missing database is HookSkipped (nothing to recall yet)."""
+    from memory import config as config_mod
+    from memory.store import Store
+
+    config = config_mod.load(busy_timeout_ms=busy_timeout_ms)
+    if not create and not config.db_path.exists():
+        raise HookSkipped(f"no database at {config.db_path} yet")
+    return Store.open(config, None, vectors=False)

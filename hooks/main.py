@@ -1,0 +1,62 @@
+"""Dispatch one hook event: `run.py EVENT` with the hook's JSON on stdin.
+
+Events: session-start, user-prompt-submit, stop, pre-compact, session-end (Claude Code's names
+work too), and `drain` (the detached background harvest). Whatever happens, the process exits 0;
+stdout carries at most one hook JSON document, and only for the events that add context.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Sequence
+
+from hooks import common
+
+EVENTS = {
+    "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", "surface": "UserPromptSubmit",
+    "stop": "Stop", "pre-compact": "PreCompact", "session-end": "SessionEnd",
+}
+EVENTS.update({v: v for v in list(EVENTS.values())})
+WATCHDOG = {"SessionStart": 4.0, "UserPromptSubmit": 4.0}  # installed timeouts are 5 s
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = argv[0] if argv else ""
+    if name == "drain":
+        try:
+            from hooks import harvest
+
+            harvest.drain_main(argv[1:])
+        except Exception as e:  # noqa: BLE001 - detached: the log is the only place it can go
+            common.log_line("drain", f"{type(e).__name__}: {e}")
+        return 0
+    event = EVENTS.get(name, "")
+    try:
+        data = common.read_input()
+        event = event or EVENTS.get(str(data.get("hook_event_name")), "")
+        if not event:
+            raise ValueError(f"unknown hook event {name or data.get('hook_event_name')!r}")
+        handler = _handler(event)
+        handler(data)
+    except common.HookSkipped as e:
+        common.log_line(event or name or "hook", f"skipped: {e}")
+    except Exception as e:  # noqa: BLE001 - fail open: never block or break the session
+        common.log_line(event or name or "hook", f"{type(e).__name__}: {e}")
+    return 0
+
+
+def _handler(event: str) -> Callable[[dict], None]:
+    if event in WATCHDOG:
+        common.watchdog(WATCHDOG[event], event)
+    if event == "UserPromptSubmit":
+        from hooks import surface
+
+        return lambda data: common.emit_context(event, surface.run(data))
+    if event == "SessionStart":
+        from hooks import brief
+
+        return lambda data: common.emit_context(event, brief.run(data))
+    from hooks import harvest
+
+    return lambda data: harvest.run(data, event)

@@ -1,0 +1,31 @@
+"""UserPromptSubmit: memories relevant to the prompt, as additional context (command-hook path).
+
+The server's `memory_surface` tool does the same from the warm process (`type: "mcp_tool"`);
+this is the path for Claude Code versions and clients without MCP-tool hooks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hooks import common
+
+EVENT = "UserPromptSubmit"
+BUSY_TIMEOUT_MS = 500  # recording what was shown waits this long for a writer, then gives up
+
+
+def run(data: dict[str, Any]) -> str:
+    """The context block for this prompt ("" for none); records it against the session."""
+    from memory import context
+    from memory.scope import GLOBAL
+
+    prompt = data.get("prompt")
+    if context.skip_reason(prompt, data) is not None:  # before touching the database at all
+        return ""
+    store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)
+    try:
+        scopes = list(dict.fromkeys([common.hook_scope(data), GLOBAL]))
+        return context.surface(store, prompt, scopes, session_id=common.session_of(data), hook_input=data,
+                               segment=False)  # jieba's dictionary costs ~0.5 s: bigrams here
+    finally:
+        store.close()

@@ -1,0 +1,373 @@
+"""The Claude Code hooks end to end: real hook JSON on stdin to `hooks/run.py` in a subprocess,
+real transcripts (the labelled sessions, grown turn by turn), a real database; and the same
+surfacing through the server's `memory_surface` tool over a real MCP client."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from hooks import harvest
+from memory import db
+from memory.config import Config
+from memory.embed import HashEmbedder
+from memory.store import NewMemory, Store
+from server.app import build_server
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "hooks" / "run.py"
+SESSIONS = ROOT / "tests" / "data" / "sessions"
+HEAVY = ("torch", "sentence_transformers", "numpy", "mcp", "pydantic", "jieba", "sqlite_vec", "transformers")
+
+
+# -- running hooks like Claude Code does -------------------------------------------------------
+
+def hook(event: str, payload: Any, home: Path, *, raw: bytes | None = None,
+         python_flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH")}
+    env["MAPLE_HOME"] = str(home)
+    data = raw if raw is not None else json.dumps(payload).encode()
+    return subprocess.run([sys.executable, *python_flags, str(RUN), event], input=data, capture_output=True,
+                          env=env, cwd=str(home.parent), timeout=60)
+
+
+def context_of(result: subprocess.CompletedProcess[bytes], event: str) -> str:
+    """The additionalContext of a hook run, checking that stdout is exactly one valid hook document."""
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    if not out.strip():
+        return ""
+    doc = json.loads(out)  # one document, nothing else (json.loads rejects trailing data)
+    assert list(doc) == ["hookSpecificOutput"]
+    assert doc["hookSpecificOutput"]["hookEventName"] == event
+    assert set(doc["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    ctx = doc["hookSpecificOutput"]["additionalContext"]
+    assert 0 < len(ctx) <= 10_000 and not ctx.startswith("{")
+    return ctx
+
+
+def log_lines(home: Path) -> list[str]:
+    path = home / "hooks.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def ids_in(block: str) -> list[int]:
+    return [int(x) for x in re.findall(r"^- #(\d+) ", block, re.M)]
+
+
+# -- transcripts in Claude Code's format -------------------------------------------------------
+
+def session_turns(name: str, cwd: Path) -> list[tuple[str | None, list[str]]]:
+    """A labelled session as (human prompt, the transcript lines of its turn), cwd moved to `cwd`."""
+    turns: list[tuple[str | None, list[str]]] = [(None, [])]
+    for line in (SESSIONS / f"{name}.jsonl").read_text().splitlines():
+        obj = json.loads(line)
+        if "cwd" in obj:
+            obj["cwd"] = str(cwd)
+        content = obj.get("message", {}).get("content") if obj.get("type") == "user" else None
+        human = (isinstance(content, str) and obj.get("origin", {}).get("kind") == "human"
+                 and not obj.get("isMeta") and not obj.get("isSidechain"))
+        if human:
+            turns.append((content, []))
+        turns[-1][1].append(json.dumps(obj, ensure_ascii=False))
+    return turns
+
+
+def play(name: str, project: Path, home: Path, transcript: Path) -> dict[str, list[str]]:
+    """Play a labelled session through the hooks as Claude Code would: per human turn a
+    UserPromptSubmit, the turn's lines appended to the transcript, then Stop; a PreCompact in the
+    middle and a SessionEnd at the end. Returns what each event printed."""
+    turns = session_turns(name, project)
+    sid = next(json.loads(line)["sessionId"] for _, lines in turns for line in lines if '"sessionId"' in line)
+    base = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(project)}
+    printed: dict[str, list[str]] = {"UserPromptSubmit": [], "Stop": [], "PreCompact": [], "SessionEnd": []}
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    with transcript.open("a") as f:
+        for n, (prompt, lines) in enumerate(turns):
+            if prompt is not None:
+                r = hook("user-prompt-submit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
+                                                "permission_mode": "default"}, home)
+                printed["UserPromptSubmit"].append(context_of(r, "UserPromptSubmit"))
+            f.write("".join(line + "\n" for line in lines))
+            f.flush()
+            if prompt is None:
+                continue  # the lines written before the first prompt (a file-history snapshot)
+            r = hook("stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                              "last_assistant_message": "done"}, home)
+            printed["Stop"].append(r.stdout.decode())
+            assert r.returncode == 0
+            if n == len(turns) // 2:
+                r = hook("pre-compact", {**base, "hook_event_name": "PreCompact", "trigger": "auto",
+                                         "custom_instructions": ""}, home)
+                printed["PreCompact"].append(r.stdout.decode())
+    r = hook("session-end", {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, home)
+    printed["SessionEnd"].append(r.stdout.decode())
+    assert r.returncode == 0
+    return printed
+
+
+def memories(home: Path) -> list[tuple[int, str, str]]:
+    conn = db.connect(home / "memory.db", vectors=False, readonly=True)
+    try:
+        return conn.execute("SELECT id, scope, content FROM memories WHERE deleted_at IS NULL ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+# -- the whole story ---------------------------------------------------------------------------
+
+def test_a_whole_session_is_harvested_and_a_later_session_recalls_it_once_and_only_for_its_project(tmp_path, home):
+    invoicer, atlas = tmp_path / "invoicer", tmp_path / "atlas"
+    invoicer.mkdir()
+    atlas.mkdir()
+    transcripts = tmp_path / ".claude" / "projects"
+
+    first = play("en01_invoicer_uv_postgres", invoicer, home, transcripts / "-invoicer" / "s1.jsonl")
+    assert first["UserPromptSubmit"][0] == ""  # no database yet: nothing to recall, and no error
+    assert any("no database" in line for line in log_lines(home))
+    assert set(first["Stop"]) == {""} and set(first["PreCompact"]) == {""} and set(first["SessionEnd"]) == {""}
+    play("en02_atlas_ruff_commits", atlas, home, transcripts / "-atlas" / "s2.jsonl")
+
+    stored = memories(home)
+    mine = [c for _, scope, c in stored if scope == str(invoicer)]
+    theirs = [c for _, scope, c in stored if scope == str(atlas)]
+    assert any("5433" in c for c in mine) and any("uv" in c and "pip install" in c for c in mine)
+    assert any("ruff" in c for c in theirs)
+    # What MAPLE itself injected (the <maple-memory> attachment in the transcript) was not re-extracted.
+    assert not any("WeasyPrint" in c or "Celery over RQ" in c for _, _, c in stored)
+
+    # Firing the harvest hooks again stores nothing twice.
+    t1 = transcripts / "-invoicer" / "s1.jsonl"
+    for event in ("stop", "session-end", "pre-compact"):
+        hook(event, {"session_id": "s1", "transcript_path": str(t1), "cwd": str(invoicer)}, home)
+    assert memories(home) == stored
+
+    # A new session in the invoicer project, no brief: the prompts bring back what was learned.
+    new = {"session_id": "later-1", "cwd": str(invoicer), "hook_event_name": "UserPromptSubmit"}
+    shown: list[str] = []
+    for prompt in ("Which port does the test database listen on?",
+                   "Which port does the test database listen on?",
+                   "Can I mock the database in the invoice tests?",
+                   "Format the code with ruff and black and check the line length"):
+        shown.append(context_of(hook("user-prompt-submit", {**new, "prompt": prompt}, home), "UserPromptSubmit"))
+    assert "5433" in shown[0]
+    assert shown[1] == ""  # the same question again: everything relevant was already shown
+    # The standing rule against mocking came with the first prompt (rules come first), once.
+    assert sum(block.count("mock the database") for block in shown) == 1
+    every_id = [i for block in shown for i in ids_in(block)]
+    assert len(every_id) == len(set(every_id))  # nothing surfaced twice in the session
+    by_id = {i: (scope, c) for i, scope, c in stored}
+    assert all(by_id[i][0] in (str(invoicer), "global") for i in every_id)  # never the atlas project's
+    assert "ruff" not in "".join(shown)
+
+    # Another new session with the brief: the brief and the prompts never repeat a memory.
+    start = context_of(hook("session-start", {"session_id": "later-2", "cwd": str(invoicer), "source": "startup",
+                                              "hook_event_name": "SessionStart"}, home), "SessionStart")
+    assert "5433" in start and "ruff" not in start
+    again = context_of(hook("user-prompt-submit", {**new, "session_id": "later-2",
+                                                   "prompt": "Which port does the test database listen on?"}, home),
+                       "UserPromptSubmit")
+    assert not set(ids_in(start)) & set(ids_in(again))
+    # And the atlas project sees its own memories, not the invoicer's.
+    theirs_shown = context_of(hook("user-prompt-submit", {**new, "session_id": "atlas-later", "cwd": str(atlas),
+                                                          "prompt": "Which tool formats the code here, and what line length?"},
+                                   home), "UserPromptSubmit")
+    assert "ruff" in theirs_shown and "5433" not in theirs_shown
+
+
+# -- failing open ------------------------------------------------------------------------------
+
+def seeded(home: Path, config: Config, project: Path) -> None:
+    with Store.open(config, None) as store:
+        store.add(NewMemory("The test database listens on port 5433", scope=str(project)))
+        store.add(NewMemory("测试数据库的端口是5433，不是5432", scope=str(project)))
+
+
+PROMPT = {"session_id": "s", "prompt": "Which port does the test database listen on?", "hook_event_name": "UserPromptSubmit"}
+
+
+def assert_failed_open(result: subprocess.CompletedProcess[bytes], home: Path, lines_before: int) -> None:
+    assert result.returncode == 0
+    assert result.stdout == b""
+    assert len(log_lines(home)) == lines_before + 1
+
+
+def test_without_a_database_every_hook_exits_0_silently_and_logs_it(tmp_path, home):
+    for n, event in enumerate(("user-prompt-submit", "session-start")):
+        assert_failed_open(hook(event, {**PROMPT, "cwd": str(tmp_path)}, home), home, n)
+    assert (home / "hooks.log").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_corrupt_database_file_makes_every_hook_exit_0_silently_and_log_it(tmp_path, home):
+    home.mkdir(parents=True)
+    (home / "memory.db").write_bytes(b"this is not a database, it is a text file " * 200)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
+    for n, event in enumerate(("user-prompt-submit", "session-start", "stop", "pre-compact", "session-end")):
+        payload = {**PROMPT, "cwd": str(tmp_path), "transcript_path": str(transcript)}
+        result = hook(event, payload, home)
+        assert_failed_open(result, home, n)
+    assert all("corrupt" in line or "not a database" in line for line in log_lines(home))
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x00\xff garbage", b"[1, 2, 3]", b'{"prompt": ', b'"just a string"'])
+def test_garbage_on_stdin_makes_the_hook_exit_0_silently_and_log_it(raw, home):
+    for n, event in enumerate(("user-prompt-submit", "stop")):
+        assert_failed_open(hook(event, None, home, raw=raw), home, n)
+
+
+def test_a_database_locked_by_another_connection_makes_surfacing_exit_0_silently(tmp_path, home, config):
+    seeded(home, config, tmp_path)
+    locker = db.connect(config.db_path, vectors=False)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        for n, event in enumerate(("user-prompt-submit", "session-start")):
+            result = hook(event, {**PROMPT, "cwd": str(tmp_path), "source": "startup"}, home)
+            assert_failed_open(result, home, n)
+        assert all("locked" in line for line in log_lines(home))
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    # Nothing was recorded as shown while locked, so the memory is still new to the session.
+    assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(tmp_path)}, home), "UserPromptSubmit")
+
+
+def test_a_harvest_that_meets_a_locked_database_loses_no_lines(tmp_path, home, config):
+    seeded(home, config, tmp_path)
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(line + "\n" for _, lines in session_turns("en01_invoicer_uv_postgres", tmp_path)
+                                  for line in lines))
+    payload = {"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript),
+               "hook_event_name": "SessionEnd", "reason": "other"}
+    locker = db.connect(config.db_path, vectors=False)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        result = hook("session-end", payload, home)
+        assert result.returncode == 0 and result.stdout == b""
+        assert "background harvest" in log_lines(home)[-1]
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    # Whichever runs first (the background drain or this later hook), the lines get harvested once.
+    hook("session-end", payload, home)
+    contents = [c for _, _, c in memories(home)]
+    assert sum("pip install" in c and "uv" in c for c in contents) == 1
+
+
+# -- what a hook process imports ------------------------------------------------------------------
+
+def imported(result: subprocess.CompletedProcess[bytes]) -> set[str]:
+    names = set()
+    for line in result.stderr.decode().splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return names
+
+
+def test_hook_processes_never_import_torch_numpy_mcp_pydantic_or_jieba(tmp_path, home, config):
+    seeded(home, config, tmp_path)
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text((SESSIONS / "zh01_console_pnpm.jsonl").read_text())
+    runs = {
+        "user-prompt-submit": {**PROMPT, "cwd": str(tmp_path), "prompt": "测试数据库用哪个端口？"},
+        "session-start": {"session_id": "s2", "cwd": str(tmp_path), "source": "startup"},
+        "stop": {"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript)},
+    }
+    for event, payload in runs.items():
+        result = hook(event, payload, home, python_flags=("-X", "importtime"))
+        assert result.returncode == 0
+        names = imported(result)
+        assert "memory" in names and "sqlean" in names  # the measurement itself works
+        assert not names & set(HEAVY), (event, names & set(HEAVY))
+        if event == "user-prompt-submit":
+            assert "5433" in context_of(result, "UserPromptSubmit")  # Chinese found by bigrams, no jieba
+    assert len(memories(home)) > 2  # the Chinese session was harvested without jieba too
+
+
+# -- the harvest's own rules ------------------------------------------------------------------------
+
+def test_a_backlog_too_big_for_the_event_is_handed_to_the_background_untouched(tmp_path, home, config, monkeypatch):
+    seeded(home, config, tmp_path)
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
+    handed: list[tuple[str | None, str | None]] = []
+    monkeypatch.setattr(harvest, "spawn_drain", lambda path, scope: handed.append((path, scope)))
+    monkeypatch.setitem(harvest.POLICY, "SessionEnd", (600, 1_000))
+    monkeypatch.setattr(harvest.common, "watchdog", lambda *a, **k: None)
+    with pytest.raises(harvest.common.HookSkipped, match="background"):
+        harvest.run({"transcript_path": str(transcript), "cwd": str(tmp_path)}, "SessionEnd")
+    assert handed == [(str(transcript), str(tmp_path))]
+    with Store.open(config, None) as store:
+        assert harvest.pending_bytes(store, str(transcript)) == transcript.stat().st_size
+
+
+def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_parked(tmp_path, store):
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
+    harvest.enqueue(store, str(transcript), str(tmp_path))
+    harvest.enqueue(store, str(transcript), str(tmp_path))  # same file, same size: one job
+    harvest.enqueue(store, str(tmp_path / "gone.jsonl"), str(tmp_path))
+    assert harvest.drain(store, seconds=30) == 2
+    assert harvest.drain(store, seconds=30) == 0
+    assert store.count([str(tmp_path)]) > 0
+    store.conn.execute("INSERT INTO jobs (kind, payload, status, run_after, created_at, updated_at) "
+                       "VALUES (?, '{}', 'queued', 0, 0, 0)", (harvest.JOB_KIND,))
+    for _ in range(harvest.JOB_MAX_ATTEMPTS):
+        harvest.drain(store, seconds=30)
+        store.conn.execute("UPDATE jobs SET run_after = 0 WHERE status = 'queued'")
+    status, attempts, error = store.conn.execute(
+        "SELECT status, attempts, last_error FROM jobs WHERE payload = '{}'").fetchone()
+    assert (status, attempts) == ("parked", harvest.JOB_MAX_ATTEMPTS) and "KeyError" in error
+
+
+# -- the MCP-tool path ------------------------------------------------------------------------------
+
+PROJECT = "/work/project-a"
+
+
+async def test_the_surface_tool_returns_plain_text_once_per_session_and_nothing_for_trivial_prompts(config):
+    with Store.open(config, HashEmbedder(64)) as s:
+        s.add(NewMemory("The test database listens on port 5433", scope=PROJECT))
+        s.add(NewMemory("The other project's database listens on port 6000", scope="/work/project-b"))
+    async with Client(build_server(config, HashEmbedder(64), project=PROJECT), mode="legacy") as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["memory_surface"].output_schema is None  # text only: Claude Code parses it as stdout
+        assert tools["memory_surface"].annotations.read_only_hint is True
+        args = {"prompt": "Which port does the test database listen on?", "cwd": PROJECT, "session_id": "s1"}
+        first = await client.call_tool("memory_surface", args)
+        again = await client.call_tool("memory_surface", args)
+        trivial = await client.call_tool("memory_surface", {**args, "prompt": "ok thanks", "session_id": "s2"})
+    text = "".join(c.text for c in first.content)
+    assert not first.is_error and text.startswith("<maple-memory>") and "5433" in text and "6000" not in text
+    assert "".join(c.text for c in again.content) == ""
+    assert "".join(c.text for c in trivial.content) == ""
+
+
+async def test_the_surface_tool_fails_open_when_the_database_cannot_be_opened(config, home):
+    home.mkdir(parents=True)
+    config.db_path.write_bytes(b"not a database " * 100)
+    async with Client(build_server(config, HashEmbedder(64), project=PROJECT), mode="legacy") as client:
+        result = await client.call_tool("memory_surface", {"prompt": "Which port does the test database use?"})
+    assert not result.is_error and "".join(c.text for c in result.content) == ""
+
+
+async def test_the_context_tool_returns_the_tiered_context_within_the_budget(config):
+    with Store.open(config, HashEmbedder(64)) as s:
+        s.add(NewMemory("Always use uv, never plain pip install", category="rule", scope=PROJECT))
+        s.add(NewMemory("The test database listens on port 5433", scope=PROJECT))
+    async with Client(build_server(config, HashEmbedder(64), project=PROJECT), mode="legacy") as client:
+        result = await client.call_tool("memory_context", {"query": "test database port", "budget": 400})
+        none = await client.call_tool("memory_context", {"query": "kubernetes helm charts", "budget": 400})
+    text = "".join(c.text for c in result.content)
+    lines = text.splitlines()
+    assert lines[0] == "<maple-memory>" and "uv" in lines[2] and "5433" in lines[3]
+    unrelated = "".join(c.text for c in none.content)
+    assert "uv" in unrelated and "5433" not in unrelated  # standing rules come along; irrelevant facts do not
