@@ -443,6 +443,46 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
     return 1 if failed else 0
 
 
+# -- wiring into Claude Code and other clients (memory/install.py) ---------------------------------
+
+def cmd_install(ctx: Context) -> int:
+    from memory import install
+
+    a = ctx.args
+    report = install.install(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
+                             surface=a.surface, claude=not a.no_claude_cli)
+    ctx.emit(report.to_dict(), lambda: _print_report(report, "would" if a.dry_run else "done"))
+    return 0
+
+
+def cmd_uninstall(ctx: Context) -> int:
+    from memory import install
+
+    a = ctx.args
+    report = install.uninstall(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
+                               claude=not a.no_claude_cli)
+    ctx.emit(report.to_dict(), lambda: _print_report(report, "would" if a.dry_run else "done"))
+    return 0
+
+
+def _print_report(report: Any, verb: str) -> None:
+    for note in report.notes:
+        print(f"{PROG}: {note}", file=sys.stderr)
+    for action in report.actions:
+        print(f"{verb}: {action}")
+    if not report.actions:
+        print("nothing to do")
+
+
+def cmd_client_config(ctx: Context) -> int:
+    from memory import install
+
+    text, where = install.client_config(ctx.config, ctx.args.client)
+    print(f"{PROG}: put this in {where}", file=sys.stderr)  # stdout stays pasteable
+    print(text)
+    return 0
+
+
 # -- argument parsing and main ---------------------------------------------------------------------
 
 def _global_flags(in_subcommand: bool) -> argparse.ArgumentParser:
@@ -522,13 +562,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="JSONL file ('-' reads stdin)")
     p.add_argument("--scope", choices=("project", "global"),
                    help="put every memory in this scope instead of each line's own")
+
+    for name, help in (("install", "register the MCP server and MAPLE's hooks with Claude Code"),
+                       ("uninstall", "undo `install`: remove exactly what it added")):
+        p = command(name, help)
+        p.add_argument("--scope", choices=("user", "project", "local"), default="user",
+                       help="user: every project (default); project: this repo, shared (.mcp.json, "
+                            ".claude/settings.json); local: this repo, only you")
+        p.add_argument("--dry-run", action="store_true", help="print what would change; change nothing")
+        p.add_argument("--no-claude-cli", action="store_true",
+                       help="write Claude Code's files directly even if the `claude` CLI is on PATH")
+        if name == "install":
+            p.add_argument("--surface", choices=("auto", "mcp", "command"), default="auto",
+                           help="how prompts get memories: mcp = a hook calling the running server "
+                                "(Claude Code >= 2.1.118), command = a hook process; auto picks")
+
+    p = command("client-config", "print the MCP registration for another client")
+    p.add_argument("client", choices=("claude-desktop", "cursor", "codex", "vscode", "gemini"))
+
+    p = command("hook", "run one Claude Code hook (stdin: the hook's JSON); what installed hooks call")
+    p.add_argument("event", help="session-start, user-prompt-submit, stop, pre-compact or session-end")
     return parser
 
 
 COMMANDS: dict[str, Callable[[Context], int]] = {
     "serve": cmd_serve, "add": cmd_add, "search": cmd_search, "show": cmd_show, "list": cmd_list,
     "forget": cmd_forget, "restore": cmd_restore, "stats": cmd_stats, "export": cmd_export,
-    "import": cmd_import,
+    "import": cmd_import, "install": cmd_install, "uninstall": cmd_uninstall, "client-config": cmd_client_config,
 }
 
 
@@ -555,6 +615,11 @@ def _setup_logging(level: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit code (the console script exits with it)."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["hook"]:  # a hook on Claude Code's hot path: no parser, no config errors, exit 0
+        from hooks.main import main as hook_main
+
+        return hook_main(args_in[1:])
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:  # argparse already printed usage or help
