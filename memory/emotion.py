@@ -38,6 +38,16 @@ MOODS: dict[str, tuple[float, tuple[str, ...], tuple[str, ...]]] = {
 INTENSIFIERS = ("very", "really", "so", "extremely", "super", "totally", "absolutely", "incredibly",
                 "非常", "特别", "太", "超级", "真的", "极其")
 NEGATORS = ("not", "no", "never", "don't", "didn't", "isn't", "wasn't", "不", "没", "别")
+# Stems that are plain words match as word prefixes (stem -> its moods); the others (phrases,
+# punctuation) are counted as substrings.
+_WORD_STEMS: dict[str, list[str]] = {}
+_PHRASE_STEMS: dict[str, list[str]] = {}
+for _mood, (_, _stems, _) in MOODS.items():
+    _PHRASE_STEMS[_mood] = [s for s in _stems if " " in s or not s.isalpha()]
+    for _stem in _stems:
+        if " " not in _stem and _stem.isalpha():
+            _WORD_STEMS.setdefault(_stem, []).append(_mood)
+_STEM_LENGTHS = sorted({len(s) for s in _WORD_STEMS})
 _EXCLAIM = re.compile(r"[!！]{1,}")
 _CAPS_WORD = re.compile(r"\b[A-Z]{4,}\b")
 
@@ -58,15 +68,21 @@ def analyze(text: str) -> Emotion:
     low = text.lower()
     words = WORD.findall(low)
     cjk = "".join(CJK_RUN.findall(text))
+    # One pass over the words, each prefix looked up: this runs on every write, and testing
+    # every stem against every word was most of the cost of storing a memory.
+    word_hits: dict[str, int] = {}
+    for i, w in enumerate(words):
+        for length in _STEM_LENGTHS:
+            if length > len(w):
+                break
+            for mood in _WORD_STEMS.get(w[:length], ()):
+                if not _negated(words, i):
+                    word_hits[mood] = word_hits.get(mood, 0) + 1
     hits: dict[str, int] = {}
-    for mood, (_, stems, zh) in MOODS.items():
-        n = 0
-        for stem in stems:
-            if " " in stem or not stem.isalpha():
-                n += low.count(stem)
-            else:
-                n += sum(1 for i, w in enumerate(words) if w.startswith(stem) and not _negated(words, i))
-        n += sum(cjk.count(z) for z in zh)
+    for mood, (_, _, zh) in MOODS.items():
+        n = word_hits.get(mood, 0) + sum(low.count(p) for p in _PHRASE_STEMS[mood])
+        if cjk:
+            n += sum(cjk.count(z) for z in zh)
         if n:
             hits[mood] = n
     if not hits:

@@ -23,7 +23,8 @@ def find_entity(conn, scope_list: Sequence[str], name: str) -> int | None:
         row = conn.execute("SELECT id FROM entities WHERE scope = ? AND norm = ?", (scope, n)).fetchone()
         if row:
             return row[0]
-        row = conn.execute("SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+        # CROSS JOIN keeps aliases first: otherwise SQLite walks every entity in the scope.
+        row = conn.execute("SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
                            "WHERE a.norm = ? AND e.scope = ? LIMIT 1", (n, scope)).fetchone()
         if row:
             return row[0]

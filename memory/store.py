@@ -259,6 +259,8 @@ class Store:
         if embed and self.embedder is not None and rows:
             vectors = self._embed([r["content"] for r in rows])
         ids: list[int] = []
+        fts_rows: list[tuple[int, str]] = []
+        vec_rows: list[tuple[int, str, Any]] = []
         with self.tx.atomic() as conn:
             for row, item, vec in zip(rows, items, vectors):
                 existing = conn.execute(
@@ -270,9 +272,9 @@ class Store:
                 cols = ", ".join(row)
                 marks = ", ".join("?" for _ in row)
                 mid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
-                conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (mid, self._fts_body(row)))
+                fts_rows.append((mid, self._fts_body(row)))
                 if vec is not None:
-                    self._write_vector(mid, row["scope"], vec)
+                    vec_rows.append((mid, row["scope"], vec))
                 entities = item.entities
                 if entities:  # names given by the caller: redacted like the content
                     entities = [(privacy.redact(n, self.config.redact_patterns) if isinstance(n, str) else n, *rest)
@@ -283,6 +285,10 @@ class Store:
                 if entities:
                     graph.link_names(conn, mid, row["scope"], entities, self.clock())
                 ids.append(mid)
+            # FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
+            # a ~1.5 MB chunk blob, which stays in the page cache only while nothing else is written.
+            conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
+            self._write_vectors(vec_rows)
         return self.get_many(ids)
 
     def _embed(self, texts: list[str]) -> list[Any]:
@@ -299,17 +305,25 @@ class Store:
         return list(vectors)
 
     def _write_vector(self, memory_id: int, scope: str, vec: Any) -> None:
-        blob = to_blob(vec)
-        if len(blob) != 4 * (self.vector_dim or 0):
-            raise EmbeddingMismatch(f"vector of {len(blob) // 4} dims for a {self.vector_dim}-dim index; "
-                                    "run `maple-memory reindex`")
-        self.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (memory_id,))
+        self._write_vectors([(memory_id, scope, vec)])
+
+    def _write_vectors(self, rows: Sequence[tuple[int, str, Any]]) -> None:
+        """Insert or replace the vectors of (memory id, scope, vector) rows."""
+        if not rows:
+            return
+        blobs = [(mid, scope, to_blob(vec)) for mid, scope, vec in rows]
+        for _, _, blob in blobs:
+            if len(blob) != 4 * (self.vector_dim or 0):
+                raise EmbeddingMismatch(f"vector of {len(blob) // 4} dims for a {self.vector_dim}-dim index; "
+                                        "run `maple-memory reindex`")
+        self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(mid,) for mid, _, _ in blobs])
         if self.vector_dim and self.vector_dim % 8 == 0:
-            self.conn.execute("INSERT INTO memory_vec (rowid, embedding, scope, coarse) "
-                              "VALUES (?, ?, ?, vec_quantize_binary(?))", (memory_id, blob, scope, blob))
+            self.conn.executemany("INSERT INTO memory_vec (rowid, embedding, scope, coarse) "
+                                  "VALUES (?, ?, ?, vec_quantize_binary(?))",
+                                  [(mid, blob, scope, blob) for mid, scope, blob in blobs])
         else:
-            self.conn.execute("INSERT INTO memory_vec (rowid, embedding, scope) VALUES (?, ?, ?)",
-                              (memory_id, blob, scope))
+            self.conn.executemany("INSERT INTO memory_vec (rowid, embedding, scope) VALUES (?, ?, ?)",
+                                  [(mid, blob, scope) for mid, scope, blob in blobs])
 
     @staticmethod
     def _fts_body(row: dict[str, Any]) -> str:

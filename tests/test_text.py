@@ -1,0 +1,206 @@
+"""memory.text: the tokeniser shared by the index and the query, and FTS5 syntax safety."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory import config as config_mod
+from memory import db, retrieval, text
+from memory.embed import HashEmbedder
+from memory.store import NewMemory, Store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """One store for the module: hypothesis runs many queries against it and never writes."""
+    home: Path = tmp_path_factory.mktemp("text") / "home"
+    s = Store.open(config_mod.load(home=home, env={}), HashEmbedder(64))
+    s.add_many([
+        NewMemory("Run pytest with -x to stop at the first failure"),
+        NewMemory("The fetchRetry_helper wraps HTTPServer calls"),
+        NewMemory("用户喜欢早上开会"),
+        NewMemory("NEAR and AND are words here, not operators"),
+    ])
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def fts(tmp_path_factory):
+    """A bare FTS5 table configured like memory_fts, for round trips of index_text/query_terms."""
+    conn = db.connect(tmp_path_factory.mktemp("fts") / "fts.db", vectors=False)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2', "
+                 "content = '', contentless_delete = 1)")
+    yield conn
+    conn.close()
+
+
+def search(store: Store, query: str) -> list[retrieval.Result]:
+    return retrieval.search(store, retrieval.make_query(query, ["global"]), record=False)
+
+
+def keyword_hits(store: Store, query: str) -> list[str]:
+    return [r.memory.content for r in search(store, query) if "bm25" in r.channels]
+
+
+# -- FTS5 syntax safety --------------------------------------------------------------------------
+
+HOSTILE = [
+    '"', '""', '"pytest', 'pytest"', "'pytest'", "pytest*", "*", "***", "NEAR", "NEAR(a b)",
+    "NEAR(pytest failure, 2)", "-pytest", "- -", "pytest -x", "body:pytest", ":", "col:",
+    "AND OR NOT", "pytest AND", "OR pytest", "NOT", "(pytest", "pytest)", "()", "(((", "^pytest", "^",
+    "a + b", "{body}: pytest", "pytest OR", '"unbalanced', "!!!", "?.,;", "¿¡", "the of and to",
+    "\\", "%", "_", "pytest\x00", "\u200b", "🙂🙂", "'; DROP TABLE memories; --",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_search_never_raises_on_fts_syntax_in_the_query(store, query):
+    results = search(store, query)
+    assert isinstance(results, list)
+    assert store.count() == 4  # and certainly never changes the data
+
+
+@pytest.mark.parametrize("query", ['"pytest', "pytest*", "-pytest",
+                                   "body:pytest", "(pytest", "^pytest", "pytest AND", "{body}: pytest"])
+def test_a_real_word_wrapped_in_fts_syntax_is_still_matched_as_a_word(store, query):
+    assert keyword_hits(store, query) == ["Run pytest with -x to stop at the first failure"]
+
+
+def test_operator_words_are_matched_as_plain_words(store):
+    assert keyword_hits(store, "operators NEAR") == ["NEAR and AND are words here, not operators"]
+    assert set(keyword_hits(store, "NEAR(pytest failure, 2)")) == {
+        "Run pytest with -x to stop at the first failure", "NEAR and AND are words here, not operators"}
+
+
+def test_a_query_of_only_stopwords_or_punctuation_has_no_keyword_terms():
+    assert text.query_terms("the of and to is it") == []
+    assert text.query_terms("?!.,;:()[]{}\"'*^-") == []
+    assert text.query_terms("的 了 是") == []
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200).filter(lambda s: s.strip()))
+def test_search_with_any_unicode_query_returns_a_list(store, query):
+    assert isinstance(search(store, query), list)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200))
+def test_query_terms_of_any_text_are_always_valid_fts5(fts, query):
+    terms = text.query_terms(query, text.jieba_segmenter())
+    assert all(t.startswith('"') and t.endswith('"') for t in terms)
+    if terms:
+        fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (text.match_or(terms),)).fetchall()
+
+
+def _chars(lo: int, hi: int) -> st.SearchStrategy[str]:
+    return st.characters(min_codepoint=lo, max_codepoint=hi, categories=["L", "N", "P", "Zs"])
+
+
+# Latin, Greek, Cyrillic, kana, CJK and Hangul: scripts whose case folding Python and SQLite's
+# unicode61 (Unicode 6.1 tables) agree on. Letters cased only in later Unicode versions are the
+# known gap pinned by the xfail test below.
+REALISTIC_TEXT = st.text(st.one_of(_chars(0x20, 0x24F), _chars(0x380, 0x4FF), _chars(0x3041, 0x3096),
+                                   _chars(0x30A1, 0x30FA), _chars(0x4E00, 0x9FFF), _chars(0xAC00, 0xD7A3)),
+                         max_size=80)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(REALISTIC_TEXT)
+def test_any_text_is_found_by_its_own_query_terms(fts, body):
+    # The index and the query tokenise the same way, so a text always matches itself.
+    terms = text.query_terms(body)
+    if not terms:
+        return
+    with fts:
+        fts.execute("DELETE FROM t")
+        fts.execute("INSERT INTO t (rowid, body) VALUES (1, ?)", (text.index_text(body),))
+        assert fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (text.match_or(terms),)).fetchall() == [(1,)]
+
+
+# -- index_text ----------------------------------------------------------------------------------
+
+def test_index_text_rewrites_a_chinese_run_as_overlapping_bigrams():
+    assert text.index_text("我喜欢开会") == "我喜 喜欢 欢开 开会"
+
+
+def test_index_text_keeps_a_single_chinese_character_as_it_is():
+    assert text.index_text("猫") == "猫"
+
+
+def test_index_text_separates_chinese_from_english_inside_one_word():
+    assert text.index_text("用pytest跑测试") == "用 pytest 跑测 测试"
+
+
+def test_index_text_splits_identifiers_and_keeps_the_whole_word():
+    assert text.index_text("fetchRetry_helper") == "fetchRetry fetch Retry helper"
+    assert text.index_text("HTTPServer") == "HTTPServer HTTP Server"
+    assert text.index_text("parseJSON2") == "parseJSON2 parse JSON 2"
+    assert text.index_text("plain words") == "plain words"
+
+
+def test_a_part_of_an_identifier_finds_the_memory(store):
+    assert keyword_hits(store, "retry") == ["The fetchRetry_helper wraps HTTPServer calls"]
+    assert keyword_hits(store, "server") == ["The fetchRetry_helper wraps HTTPServer calls"]
+
+
+def test_index_text_drops_punctuation_and_symbols():
+    assert text.index_text("a.b, c!? (d) — e") == "a b c d e"
+
+
+# -- query_terms ---------------------------------------------------------------------------------
+
+def test_query_terms_lowercases_dedupes_and_quotes():
+    assert text.query_terms("Pytest pytest PYTEST fixtures") == ['"pytest"', '"fixtures"']
+
+
+def test_query_terms_turn_a_chinese_run_into_bigrams_without_a_segmenter():
+    assert text.query_terms("开会时间") == ['"开会"', '"会时"', '"时间"']
+
+
+def test_query_terms_turn_each_segmented_chinese_word_into_a_phrase():
+    assert text.query_terms("数据库备份", lambda run: ["数据库", "备份"]) == ['"数据 据库"', '"备份"']
+
+
+def test_query_terms_drop_chinese_question_words_when_segmented():
+    assert text.query_terms("什么时候开会", lambda run: ["什么时候", "开会"]) == ['"开会"']
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: a one-character Chinese query cannot match a "
+                   "longer run, which is indexed only as bigrams (index unigrams too to fix)")
+def test_a_one_character_chinese_word_finds_a_memory_that_contains_it(fts):
+    with fts:
+        fts.execute("DELETE FROM t")
+        fts.execute("INSERT INTO t (rowid, body) VALUES (1, ?)", (text.index_text("我的猫叫咪咪"),))
+    terms = text.query_terms("猫")
+    assert fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (text.match_or(terms),)).fetchall() == [(1,)]
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: query_terms lowercases with Python's Unicode tables "
+                   "but unicode61 folds with Unicode 6.1, so Cherokee (and other late-cased letters) "
+                   "never match; quoting the word unlowered and letting FTS5 fold both sides fixes it")
+def test_cherokee_text_is_found_by_its_own_words(fts):
+    with fts:
+        fts.execute("DELETE FROM t")
+        fts.execute("INSERT INTO t (rowid, body) VALUES (1, ?)", (text.index_text("ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ"),))
+    terms = text.query_terms("ᏣᎳᎩ")
+    assert fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (text.match_or(terms),)).fetchall() == [(1,)]
+
+
+# -- estimate_tokens and has_cjk -----------------------------------------------------------------
+
+@pytest.mark.parametrize("sample, tokens", [
+    ("", 0), ("abcd", 1), ("abcde", 2), ("a" * 400, 100), ("开会", 2), ("用pytest跑测试", 2 + 4),
+])
+def test_estimate_tokens_counts_four_latin_characters_or_one_cjk_character_per_token(sample, tokens):
+    assert text.estimate_tokens(sample) == tokens
+
+
+def test_has_cjk_detects_chinese_japanese_and_korean():
+    assert text.has_cjk("hello 世界") and text.has_cjk("カタカナ") and text.has_cjk("한국어")
+    assert not text.has_cjk("hello world") and not text.has_cjk("")
