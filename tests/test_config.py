@@ -17,7 +17,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.json"
 def example_pairs() -> list[tuple[str, object]]:
     """The example's top-level (key, value) pairs in file order, duplicates kept (a dict hides them)."""
     pairs = json.loads(EXAMPLE.read_text(encoding="utf-8"), object_pairs_hook=lambda p: p)
-    return [(k, dict(v) if isinstance(v, list) else v) for k, v in pairs]
+    # Objects arrive as lists of pairs; JSON arrays (list settings) stay lists.
+    return [(k, dict(v) if isinstance(v, list) and all(isinstance(x, tuple) for x in v) else v) for k, v in pairs]
 
 
 def example() -> dict:
