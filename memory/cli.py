@@ -2,7 +2,8 @@
 
     maple-memory [--home DIR] [--project DIR] [--json] COMMAND [ARGS]
 
-Commands: serve, add, search, show, list, forget, restore, stats, doctor, export, import.
+Commands: serve, add, search, show, list, forget, restore, stats, doctor, export, import,
+maintain, backup, reindex.
 Each prints text for people, or with --json one JSON document on stdout. Errors go to stderr as
 `maple-memory: <message>`. Exit codes: 0 done; 2 bad input (including an unknown id or a bad
 setting); 1 the store or model cannot be used, or `doctor` found a problem.
@@ -269,6 +270,7 @@ def cmd_serve(ctx: Context) -> int:
 
 def cmd_export(ctx: Context) -> int:
     target = ctx.args.file
+    digest = None
     with ctx.open(embedder=False) as store:
         if target == "-":
             n = 0
@@ -276,11 +278,17 @@ def cmd_export(ctx: Context) -> int:
                 print(json.dumps(record, ensure_ascii=False))
         else:
             n = transfer.write_export(store, Path(target))
+        if ctx.args.digest:
+            from memory.backup import export_digest
+
+            digest = export_digest(transfer.export_records(store))[0]
     if target == "-":  # stdout holds the export: the summary goes to stderr
         print(f"exported {n} memories", file=sys.stderr)
+        if digest:
+            print(f"sha256 {digest}", file=sys.stderr)
     else:
-        ctx.emit({"exported": n, "file": str(Path(target).resolve())},
-                 lambda: print(f"exported {n} memories to {target}"))
+        ctx.emit({"exported": n, "file": str(Path(target).resolve()), **({"sha256": digest} if digest else {})},
+                 lambda: print(f"exported {n} memories to {target}" + (f"\nsha256 {digest}" if digest else "")))
     return 0
 
 
@@ -551,12 +559,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", type=int)
 
     command("stats", "counts by layer, scope and category; database size and model")
+    from memory.maintenance_cli import add_commands  # maintain, backup, reindex
+
+    add_commands(command)
 
     p = command("doctor", "check the installation and the database; exit 1 if anything is wrong")
     p.add_argument("--no-model", action="store_true", help="skip loading the embedding model")
 
     p = command("export", "write every memory (all scopes, archived too) as JSON lines")
     p.add_argument("file", nargs="?", default="-", help="output file (default '-': stdout)")
+    p.add_argument("--digest", action="store_true",
+                   help="also print a sha256 over every exported field (equal after export, import, export)")
 
     p = command("import", "store memories from JSON lines (an export or hand-written)")
     p.add_argument("file", help="JSONL file ('-' reads stdin)")
@@ -590,6 +603,15 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
     "forget": cmd_forget, "restore": cmd_restore, "stats": cmd_stats, "export": cmd_export,
     "import": cmd_import, "install": cmd_install, "uninstall": cmd_uninstall, "client-config": cmd_client_config,
 }
+
+
+def _maintenance_command(ctx: Context) -> int:
+    from memory import maintenance_cli  # imported only when one of its commands runs
+
+    return maintenance_cli.COMMANDS[ctx.args.command](ctx)
+
+
+COMMANDS.update({name: _maintenance_command for name in ("maintain", "backup", "reindex")})
 
 
 class _StderrHandler(logging.StreamHandler):

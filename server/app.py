@@ -22,7 +22,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 
 from memory import config as config_mod
-from memory import embed
+from memory import embed, jobs
 from memory.config import Config
 from memory.embed import Embedder
 from memory.errors import ConfigError, MapleError
@@ -72,20 +72,42 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
         if store is None:
             yield AppState(db=None, project=scope, model=gate, error=error)
             return
+        state = AppState(db=store, project=scope, model=gate)
+        worker = None
+        if config.worker_enabled:
+            # The sleep-time worker: its own connection and thread; it drains the job queue only
+            # after worker_idle_seconds without a request, and gives way when one arrives.
+            worker = jobs.Worker(open_store=lambda: Store.open(config, gate), activity=state.activity,
+                                 idle_seconds=config.worker_idle_seconds)
+            worker.start()
         try:
             count = store.count([scope, "global"])
             log.info("database %s (%d memories in this project and global)", store.path, count)
             log.info("project scope %s", scope)
             log.info("embedding model %s (loads in the background after the handshake)", gate.name)
-            yield AppState(db=store, project=scope, model=gate)
+            yield state
         finally:
+            if worker is not None:
+                worker.stop()
             store.close()
 
     server: MCPServer[AppState] = MCPServer(
         "maple", instructions=INSTRUCTIONS, version=VERSION, lifespan=lifespan,
-        middleware=[_load_model_after_handshake])
+        middleware=[_track_activity, _load_model_after_handshake])
     tools.register(server)
     return server
+
+
+async def _track_activity(ctx: Any, call_next: Any) -> Any:
+    """Count requests in flight, so the sleep-time worker never competes with a tool call."""
+    activity = getattr(ctx.lifespan_context, "activity", None)
+    if activity is None:
+        return await call_next(ctx)
+    activity.begin()
+    try:
+        return await call_next(ctx)
+    finally:
+        activity.end()
 
 
 async def _load_model_after_handshake(ctx: Any, call_next: Any) -> Any:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 from memory.errors import StoreUnavailable
+from memory.jobs import Activity
 from memory.store import Store
 
 ModelState = Literal["ready", "loading", "unavailable"]
@@ -77,6 +78,8 @@ class AppState:
     # be rolled back). One lock around each tool's store work is the simplest correct rule; every
     # store call is milliseconds, and the slow part (waiting for the model) happens outside it.
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Requests in flight: the sleep-time worker (memory.jobs) runs only while there are none.
+    activity: Activity = field(default_factory=Activity)
 
     @property
     def store(self) -> Store:

@@ -235,6 +235,44 @@ def memory_context(
     return context.format_block(items) or "No memories match this query in this project or the global scope."
 
 
+class MaintainOut(BaseModel):
+    dry_run: bool = Field(description="True: nothing was changed; the report says what a real pass would do")
+    counts: dict[str, int] = Field(description="Changes per step (decay, dedup, consolidate, forget, ...)")
+    total_changes: int
+    changes: list[dict[str, Any]] = Field(description=(
+        "The first 200 changes, each with its step, action, why and memory_id or entity_id"))
+    size_before: dict[str, Any] = Field(description="Database size and counts before the pass")
+    size_after: dict[str, Any]
+    notes: list[str]
+    seconds: float
+
+
+def memory_maintain(
+    ctx: Context[AppState],
+    dry_run: Annotated[bool, Field(description=(
+        "true = only report what would change and why; false = apply it (archived memories stay "
+        "restorable with `maple-memory restore ID`)"))] = False,
+) -> MaintainOut:
+    """Run the maintenance agent now over this project's and the global memories: confidence decay
+    for memories not recalled in a while, merging near-duplicates, summarising old episodes,
+    archiving stale low-confidence memories, and reclaiming space. Returns every change and why.
+    Pinned memories are never changed."""
+    from memory import maintenance
+    from memory.store import Store
+
+    state = _state(ctx)
+    with _tool_errors():
+        main = state.store
+        # Its own connection, outside the state lock: other tool calls keep working meanwhile.
+        own = Store.open(main.config, main.embedder, path=main.path, clock=main.clock)
+        try:
+            report = maintenance.run_maintenance(own, dry_run=dry_run, scopes=state.readable_scopes,
+                                                 vacuum_limit_mb=maintenance.WORKER_VACUUM_MB)
+        finally:
+            own.close()
+    return MaintainOut(**report.to_dict(limit=200))
+
+
 def register(server: MCPServer[AppState]) -> None:
     """Add every tool to `server`, each with its behaviour hints."""
     # memory_search records which memories were recalled (input to decay), bookkeeping rather than
@@ -247,6 +285,8 @@ def register(server: MCPServer[AppState]) -> None:
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
     server.add_tool(memory_forget, title="Forget a memory", annotations=ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False))
+    server.add_tool(memory_maintain, title="Run maintenance", annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))
     # Plain text, no outputSchema: Claude Code parses an mcp_tool hook's text like a command
     # hook's stdout, and text starting with "{" would be taken for (invalid) hook JSON.
     server.add_tool(memory_surface, title="Context for a prompt (hook)", structured_output=False,

@@ -1,0 +1,436 @@
+"""Maintenance steps that combine things: near-duplicate memories, duplicate entities, and
+clusters of episodes that gain a summary.
+
+Near-duplicates are found without comparing every pair: random-hyperplane hashing (12 tables of
+10 bits) puts vectors within about 18 degrees of each other (cosine 0.95) in a shared bucket with
+probability above 99%, and only pairs that share a bucket are compared exactly. A pair merges when
+its cosine is at least `maintenance_dedup_similarity` and the texts agree word for word (the
+shorter one's terms mostly appear in the longer one, and no two different speakers): vectors
+alone call "Caroline: thanks!" and "Melanie: thanks!" the same.
+
+A merge keeps the richer text (more distinct terms), the strongest importance and confidence, the
+union of tags, entity links, recall counts and outcomes, and the provenance of both in the
+winner's metadata.provenance; the other memory is archived with superseded_by pointing at the
+winner (restorable). A pinned memory can absorb a duplicate but is itself never changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from memory import graph, text
+from memory.mentions import SPEAKER
+from memory.store import NewMemory, Store, iso
+
+if TYPE_CHECKING:
+    from memory.maintenance import Pass, Row
+
+DAY = 86400.0
+MAX_PROVENANCE = 20  # provenance entries kept per memory (as memory.ingest)
+MIN_CONTAINMENT = 0.6  # share of the shorter text's terms the longer one must contain to merge
+LSH_TABLES, LSH_BITS, MAX_BUCKET = 12, 10, 4096
+TOPIC_SIMILARITY = 0.55  # cosine to a cluster's first member to join its topic
+MIN_CLUSTER, MAX_CLUSTER = 3, 12
+FOLD_MAX_IMPORTANCE = 2  # episodes at or below this importance fold into their summary when old
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+# -- vectors -----------------------------------------------------------------------------------
+
+def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
+    """(ids that have a vector, float32 matrix of unit rows) for `ids`."""
+    import numpy as np
+
+    if not store.has_vectors or not ids:
+        return [], np.zeros((0, store.vector_dim or 1), dtype=np.float32)
+    found: dict[int, bytes] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for rowid, blob in store.conn.execute(
+                f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+            found[rowid] = blob
+    have = [i for i in ids if i in found]
+    if not have:
+        return [], np.zeros((0, store.vector_dim or 1), dtype=np.float32)
+    matrix = np.frombuffer(b"".join(found[i] for i in have), dtype="<f4").reshape(len(have), -1).astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms > 0, norms, 1)
+    return have, matrix
+
+
+def near_pairs(matrix: Any, threshold: float, seed: int = 20261130) -> list[tuple[int, int, float]]:
+    """Index pairs (i < j, cosine) of rows with cosine >= threshold, by random-hyperplane hashing."""
+    import numpy as np
+
+    n, dim = matrix.shape
+    if n < 2:
+        return []
+    rng = np.random.default_rng(seed)
+    found: dict[tuple[int, int], float] = {}
+    weights = (1 << np.arange(LSH_BITS)).astype(np.int64)
+
+    def compare(members: Any, depth: int) -> None:
+        if len(members) < 2:
+            return
+        if len(members) > MAX_BUCKET and depth < 3:  # a crowded bucket: split it with more planes
+            planes = rng.standard_normal((dim, 4)).astype(np.float32)
+            codes = ((matrix[members] @ planes) > 0) @ (1 << np.arange(4))
+            for code in np.unique(codes):
+                compare(members[codes == code], depth + 1)
+            return
+        block = matrix[members]
+        for start in range(0, len(members), 1024):
+            sims = block[start:start + 1024] @ block.T
+            rows, cols = np.nonzero(sims >= threshold)
+            for r, c in zip(rows.tolist(), cols.tolist()):
+                i, j = int(members[start + r]), int(members[c])
+                if i < j:
+                    found[(i, j)] = float(sims[r, c])
+
+    for _ in range(LSH_TABLES):
+        planes = rng.standard_normal((dim, LSH_BITS)).astype(np.float32)
+        codes = ((matrix @ planes) > 0).astype(np.int64) @ weights
+        order = np.argsort(codes, kind="stable")
+        bounds = np.flatnonzero(np.diff(codes[order])) + 1
+        for members in np.split(order, bounds):
+            compare(members, 0)
+    return [(i, j, s) for (i, j), s in found.items()]
+
+
+def terms(content: str) -> set[str]:
+    return set(text.query_terms(content))
+
+
+def speaker(content: str) -> str | None:
+    m = SPEAKER.match(content)
+    return m.group(1).casefold() if m else None
+
+
+def same_words(a: Row, b: Row) -> float:
+    """How much of the shorter text the longer one contains, in terms (0..1)."""
+    ta, tb = terms(a.content), terms(b.content)
+    if not ta or not tb:
+        return 1.0 if a.content.casefold() == b.content.casefold() else 0.0
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+# -- near-duplicate memories -------------------------------------------------------------------
+
+def dedup(p: Pass) -> None:
+    threshold = p.cfg.maintenance_dedup_similarity
+    by_scope: dict[str, list[Row]] = {}
+    for r in p.current():
+        by_scope.setdefault(r.scope, []).append(r)
+    for scope, rows in sorted(by_scope.items()):
+        ids, matrix = load_vectors(p.store, [r.id for r in rows])
+        pairs = near_pairs(matrix, threshold)
+        p.checkpoint()
+        pairs.sort(key=lambda x: -x[2])
+        merges: list[tuple[Row, Row, float, float]] = []
+        for i, j, sim in pairs:
+            a, b = p.rows[ids[i]], p.rows[ids[j]]
+            if not (a.live and b.live) or a.layer != b.layer or (a.pinned and b.pinned):
+                continue
+            if b.id in a.meta.get("keep_separate", ()) or a.id in b.meta.get("keep_separate", ()):
+                continue  # a person undid this merge before
+            sa, sb = speaker(a.content), speaker(b.content)
+            if sa and sb and sa != sb:
+                continue
+            if a.layer == "experience" and a.session_id != b.session_id and \
+                    abs((a.occurred_at or 0) - (b.occurred_at or 0)) > DAY:
+                continue  # the same thing happening on different days is two episodes
+            overlap = same_words(a, b)
+            if overlap < MIN_CONTAINMENT:
+                continue
+            winner, loser = _winner(a, b)
+            loser.live = False
+            merges.append((winner, loser, sim, overlap))
+        _apply_merges(p, merges)
+
+
+def _winner(a: Row, b: Row) -> tuple[Row, Row]:
+    if a.pinned or b.pinned:
+        return (a, b) if a.pinned else (b, a)
+    key = lambda r: (len(terms(r.content)), len(r.content), r.importance, -r.id)  # noqa: E731
+    return (a, b) if key(a) >= key(b) else (b, a)
+
+
+def _provenance_of(r: Row) -> dict[str, Any]:
+    entry = {"id": r.id, "content": r.content[:500], "source": r.source, "session_id": r.session_id,
+             "occurred_at": iso(r.occurred_at), "created_at": iso(r.created_at)}
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
+    from memory.maintenance import archive_many, base_confidence, set_decayed
+
+    winners: dict[int, Row] = {}
+    archive = []
+    links, outcomes = [], []
+    for w, loser, sim, overlap in merges:
+        why = f"near-duplicate of #{w.id} (cosine {sim:.3f}, {overlap:.0%} of the words shared)"
+        archive.append((loser, "dedup", why, w.id))
+        links.append((w.id, loser.id))
+        outcomes.append((w.id, loser.id))
+        if w.pinned:
+            p.report.add("dedup", f"kept #{w.id} unchanged (pinned)", f"absorbed #{loser.id}", w.id)
+            continue
+        before = (w.importance, w.confidence)
+        base = max(base_confidence(w), base_confidence(loser))
+        w.importance = max(w.importance, loser.importance)
+        w.tags = list(dict.fromkeys([*w.tags, *loser.tags]))
+        w.activation_count += loser.activation_count
+        w.last_activated_at = max(filter(None, (w.last_activated_at, loser.last_activated_at)), default=None)
+        prov = list(w.meta.get("provenance") or [])
+        if not any(e.get("id") == w.id for e in prov):
+            prov.insert(0, _provenance_of(w))
+        prov += list(loser.meta.get("provenance") or []) + [_provenance_of(loser)]
+        w.meta["provenance"] = prov[-MAX_PROVENANCE:]
+        w.meta.setdefault("merged_from", []).append(loser.id)
+        set_decayed(p, w, base)  # the stronger pre-decay confidence, decayed from the latest recall
+        p.report.add("dedup", f"absorbed #{loser.id}: importance {before[0]} -> {w.importance}, confidence "
+                     f"{before[1]:.3f} -> {w.confidence:.3f}, provenance of both kept", why.replace(
+                         f"of #{w.id}", f"#{loser.id} merged"), w.id)
+        winners[w.id] = w
+    archive_many(p, archive)
+    if p.dry_run:
+        return
+    store = p.store
+    for start in range(0, len(links), 500):
+        with store.tx.atomic() as conn:
+            for wid, lid in links[start:start + 500]:
+                conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
+                             "SELECT ?, entity_id, role FROM memory_entities WHERE memory_id = ?", (wid, lid))
+                conn.execute("UPDATE decision_outcomes SET memory_id = ? WHERE memory_id = ?", (wid, lid))
+        p.checkpoint()
+    versions, updates, fts = [], [], []
+    old = {r[0]: r for r in store.conn.execute(
+        "SELECT id, content, tags, subject FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        (dumps(list(winners)),))}
+    for w in winners.values():
+        _, content, tags, subject = old[w.id]
+        versions.append((w.id, content, dumps({"reason": "merge", "merged_from": w.meta.get("merged_from")}),
+                         "merge", p.now))
+        updates.append((w.importance, w.confidence, dumps(w.tags), w.activation_count, w.last_activated_at,
+                        dumps(w.meta), p.now, w.id))
+        if dumps(w.tags) != tags:
+            fts.append((w.id, Store._fts_body({"content": content, "subject": subject, "tags": dumps(w.tags)})))
+    p.write_many("INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+                 versions)
+    p.write_many("UPDATE memories SET importance = ?, confidence = ?, tags = ?, activation_count = ?, "
+                 "last_activated_at = ?, metadata = ?, updated_at = ? WHERE id = ?", updates)
+    p.write_many("DELETE FROM memory_fts WHERE rowid = ?", [(i,) for i, _ in fts])
+    p.write_many("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts)
+
+
+# -- duplicate entities ------------------------------------------------------------------------
+
+_PUNCT = re.compile(r"[\s\-_.']+")  # "Node.js" = "nodejs", "sqlite-vec" = "sqlite_vec"; "C++" != "C"
+
+
+def merge_entities(p: Pass) -> None:
+    """Merge duplicate entities within a scope: same letters and digits, then alias, then embedding."""
+    where, args = p.scope_sql()
+    ents = {r[0]: r for r in p.store.conn.execute(
+        f"SELECT e.id, e.scope, e.name, e.kind, (SELECT count(*) FROM memory_entities l WHERE l.entity_id = e.id) "
+        f"FROM entities e WHERE 1{where}", args)}
+    alive = set(ents)
+    plan: list[tuple[int, int, str]] = []  # (loser, winner, why)
+    into: dict[int, int] = {}
+
+    def find(e: int) -> int:
+        while e in into:
+            e = into[e]
+        return e
+
+    def merge(a: int, b: int, why: str, keep_first: bool = False) -> None:
+        a, b = find(a), find(b)
+        if a == b:
+            return
+        ea, eb = ents[a], ents[b]
+        if ea[3] != eb[3] and "thing" not in (ea[3], eb[3]) and "name" not in (ea[3], eb[3]):
+            return  # a file and a person that happen to share a name stay apart
+        # The more-linked entity (then the older) survives; an alias always joins its owner.
+        win, lose = (a, b) if keep_first or (ea[4], -a) >= (eb[4], -b) else (b, a)
+        alive.discard(lose)
+        into[lose] = win
+        plan.append((lose, win, why))
+
+    groups: dict[tuple[str, str], list[int]] = {}
+    for eid, (_, scope, name, _, _) in ents.items():
+        key = _PUNCT.sub("", name.casefold())
+        if key:
+            groups.setdefault((scope, key), []).append(eid)
+    for members in groups.values():
+        for other in members[1:]:
+            merge(members[0], other, f"same name ignoring case and punctuation ({ents[members[0]][2]!r} / "
+                  f"{ents[other][2]!r})")
+    for eid, alias_of in p.store.conn.execute(
+            "SELECT e.id, a.entity_id FROM entity_aliases a JOIN entities e ON e.norm = a.norm "
+            "JOIN entities t ON t.id = a.entity_id AND t.scope = e.scope WHERE e.id != a.entity_id"):
+        if eid in ents and alias_of in ents:
+            merge(alias_of, eid, f"{ents[eid][2]!r} is an alias of {ents[alias_of][2]!r}", keep_first=True)
+    _embedding_pass(p, ents, alive, merge)
+    for lose, win, why in plan:
+        p.report.add("entities", f"entity {ents[lose][2]!r} merged into {ents[win][2]!r}", why, entity_id=lose)
+    if p.dry_run or not plan:
+        return
+    for start in range(0, len(plan), 500):
+        with p.store.tx.atomic() as conn:
+            for lose, _, _ in plan[start:start + 500]:
+                win = find(lose)
+                conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
+                             "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ?", (win, lose))
+                conn.execute("UPDATE relations SET src = ? WHERE src = ?", (win, lose))
+                conn.execute("UPDATE relations SET dst = ? WHERE dst = ?", (win, lose))
+                conn.execute("DELETE FROM relations WHERE src = dst")
+                conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) "
+                             "SELECT ?, alias, norm FROM entity_aliases WHERE entity_id = ?", (win, lose))
+                conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
+                             (win, ents[lose][2], graph.norm(ents[lose][2])))
+                conn.execute("DELETE FROM entities WHERE id = ?", (lose,))
+        p.checkpoint()
+
+
+def _embedding_pass(p: Pass, ents: dict[int, tuple], alive: set[int], merge: Any) -> None:
+    """Names whose embeddings are nearly identical (`maintenance_entity_similarity`), same scope and kind.
+
+    Vectors are cached in entity_vectors per model, so each name is embedded once.
+    """
+    store = p.store
+    if store.embedder is None or not ents:
+        return
+    import numpy as np
+
+    model = store.embedder.name
+    cached = dict(store.conn.execute("SELECT entity_id, vector FROM entity_vectors WHERE model = ?", (model,)))
+    todo = [e for e in ents if e not in cached and len(ents[e][2]) >= 3]
+    for start in range(0, len(todo), 256):
+        chunk = todo[start:start + 256]
+        try:
+            vecs = store.embedder.embed([ents[e][2] for e in chunk])
+        except Exception:  # no model: the other passes still ran
+            return
+        blobs = [np.asarray(v, dtype="<f4").tobytes() for v in vecs]
+        cached.update(zip(chunk, blobs))
+        if not p.dry_run:
+            with store.tx.atomic() as conn:
+                conn.executemany("INSERT OR REPLACE INTO entity_vectors (entity_id, model, vector) VALUES (?, ?, ?)",
+                                 [(e, model, b) for e, b in zip(chunk, blobs)])
+        p.checkpoint()
+    groups: dict[tuple[str, str], list[int]] = {}
+    for e in alive:
+        if e in cached:
+            groups.setdefault((ents[e][1], ents[e][3]), []).append(e)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        matrix = np.stack([np.frombuffer(cached[e], dtype="<f4") for e in members]).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+        for i, j, sim in sorted(near_pairs(matrix, p.cfg.maintenance_entity_similarity), key=lambda x: -x[2]):
+            a, b = members[i], members[j]
+            merge(a, b, f"names embed alike ({ents[a][2]!r} / {ents[b][2]!r}, cosine {sim:.3f})")
+
+
+# -- consolidation -----------------------------------------------------------------------------
+
+def consolidate(p: Pass) -> None:
+    """Clusters of related episodes (a shared entity, one topic) gain an extractive summary."""
+    import numpy as np
+
+    cutoff = p.now - p.cfg.maintenance_consolidate_after_days * DAY
+    eligible = {r.id: r for r in p.current()
+                if r.layer == "experience" and not r.pinned and r.source != "consolidation"
+                and "summary_id" not in r.meta and (r.occurred_at or r.created_at) <= cutoff
+                and r.category not in p.cfg.maintenance_protected_categories}
+    if len(eligible) < MIN_CLUSTER:
+        return
+    ids, matrix = load_vectors(p.store, list(eligible))
+    row_of = {mid: i for i, mid in enumerate(ids)}
+    by_entity: dict[int, list[int]] = {}
+    names: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for mid, eid, name, kind in p.store.conn.execute(
+                f"SELECT l.memory_id, e.id, e.name, e.kind FROM memory_entities l "
+                f"JOIN entities e ON e.id = l.entity_id "
+                f"WHERE l.memory_id IN ({','.join('?' * len(chunk))})", chunk):
+            by_entity.setdefault(eid, []).append(mid)
+            names[eid] = (name, kind)
+    taken: set[int] = set()
+    clusters: list[tuple[int, list[int]]] = []
+    for eid in sorted(by_entity, key=lambda e: (-len(by_entity[e]), e)):
+        members = sorted(m for m in set(by_entity[eid]) if m not in taken)
+        while len(members) >= MIN_CLUSTER:
+            lead = members[0]
+            sims = matrix[[row_of[m] for m in members]] @ matrix[row_of[lead]]
+            group = [m for m, s in sorted(zip(members, sims.tolist()), key=lambda x: -x[1])
+                     if s >= TOPIC_SIMILARITY][:MAX_CLUSTER]
+            if len(group) >= MIN_CLUSTER:
+                clusters.append((eid, group))
+                taken.update(group)
+            members = [m for m in members if m not in group and m != lead]
+    p.checkpoint()
+    if not clusters:
+        return
+    del np
+    items = [_summary_item(p, names[eid], [eligible[m] for m in group]) for eid, group in clusters]
+    if p.dry_run:
+        summary_ids: list[int | None] = [None] * len(items)
+    else:
+        summary_ids = [m.id for m in p.store.add_many(items)]
+    fold_cutoff = p.now - p.cfg.maintenance_fold_after_days * DAY
+    from memory.maintenance import archive_many
+
+    source_updates, folds = [], []
+    for (eid, group), item, sid in zip(clusters, items, summary_ids):
+        label = f"#{sid}" if sid else "a new summary"
+        p.report.add("consolidate", f"summary {label} of {len(group)} episodes about {names[eid][0]!r}: "
+                     f"{item.content[:160]}", f"they share the entity {names[eid][0]!r} and one topic "
+                     f"(cosine >= {TOPIC_SIMILARITY} to the first); sources {group}", sid)
+        for m in group:
+            r = eligible[m]
+            if sid is not None:
+                r.meta["summary_id"] = sid
+                source_updates.append((dumps(r.meta), m))
+            if (r.importance <= FOLD_MAX_IMPORTANCE and (r.occurred_at or r.created_at) <= fold_cutoff
+                    and not r.meta.get("keep_separate")):
+                folds.append((r, "consolidate", f"an old low-importance episode (importance {r.importance}), "
+                              f"now told by summary {label}", sid))
+    p.write_many("UPDATE memories SET metadata = ? WHERE id = ?", source_updates)
+    archive_many(p, folds)
+
+
+def _first_sentence(content: str, limit: int = 220) -> str:
+    s = re.split(r"(?<=[.!?。！？])\s+|\n", content.strip(), maxsplit=1)[0]
+    return s if len(s) <= limit else s[:limit - 1].rstrip() + "…"
+
+
+def _summary_item(p: Pass, entity: tuple[str, str], rows: list[Row]) -> NewMemory:
+    """An extractive summary: the first sentence of each episode, oldest first. Its confidence is
+    the sources' mean before decay, decayed from the latest of their recalls."""
+    from memory.maintenance import base_confidence, decayed
+
+    rows = sorted(rows, key=lambda r: (r.occurred_at or r.created_at, r.id))
+    first, last = (iso(rows[0].occurred_at or rows[0].created_at) or "")[:10], \
+        (iso(rows[-1].occurred_at or rows[-1].created_at) or "")[:10]
+    when = first if first == last else f"{first} to {last}"
+    lines = [f"Summary of {len(rows)} related episodes about {entity[0]} ({when}):"]
+    lines += [f"- {_first_sentence(r.content)}" for r in rows]
+    categories = [r.category for r in rows]
+    importance = max(r.importance for r in rows)
+    base = round(sum(base_confidence(r) for r in rows) / len(rows), 4)
+    ref = max(r.ref for r in rows)
+    confidence, stale, _ = decayed(p.cfg, "experience", importance, ref, base, p.now)
+    meta: dict[str, Any] = {"sources": [r.id for r in rows], "entity": entity[0], "consolidated_at": iso(p.now)}
+    if stale > 0 and confidence != base:
+        meta["decay"] = {"base": base, "value": confidence, "ref": ref}
+    return NewMemory(
+        content="\n".join(lines), layer="experience", category=max(set(categories), key=categories.count),
+        scope=rows[0].scope, importance=importance, confidence=confidence, tags=["summary"],
+        source="consolidation", occurred_at=ref, metadata=meta, entities=[(entity[0], entity[1], "subject")])

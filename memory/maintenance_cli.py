@@ -1,0 +1,135 @@
+"""The maintenance commands of `maple-memory`: maintain, backup, reindex.
+
+Kept apart from memory/cli.py (which wires them in lazily) so the CLI module stays one concept:
+these only format what memory.maintenance and memory.backup return.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable
+
+from memory import embed
+from memory.cli import PROG, Context, Progress, fit
+from memory.errors import InvalidInput
+
+
+def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    p = command("maintain", "run the maintenance agent now: decay, merge duplicates, consolidate, "
+                            "archive stale memories, reclaim space")
+    p.add_argument("--dry-run", action="store_true", help="report what would change and why; change nothing")
+    p.add_argument("--all", action="store_true", help="print every change (default: the first 50)")
+
+    p = command("backup", "write a consistent copy of the database to <home>/backups (keeps backup_keep)")
+    p.add_argument("--list", action="store_true", help="list the backups, newest first")
+    p.add_argument("--restore", metavar="FILE",
+                   help="replace the database with this backup (verified first; the current content is "
+                        "backed up before)")
+    p.add_argument("--dry-run", action="store_true", help="with --restore: verify and report only")
+
+    p = command("reindex", "re-embed every memory with another model (resumable; keyword search keeps working)")
+    p.add_argument("--model", help="the model to embed with (default: the configured embedding_model)")
+    p.add_argument("--dry-run", action="store_true", help="report what would be re-embedded; change nothing")
+    p.add_argument("--force", action="store_true", help="re-embed even if the database already uses that model")
+
+
+def cmd_maintain(ctx: Context) -> int:
+    from memory import maintenance
+
+    a = ctx.args
+    with ctx.open(embedder=True) as store:
+        report = maintenance.run_maintenance(store, dry_run=a.dry_run)
+        size = maintenance.size_report(store, detail=True)
+    report.size_after = size
+
+    def human() -> None:
+        verb = "would change" if a.dry_run else "changed"
+        counts = report.counts()
+        print(f"maintenance {verb}: " + (", ".join(f"{n} {step}" for step, n in counts.items()) or "nothing")
+              + f" ({report.seconds:.1f}s)")
+        shown = report.changes if a.all else report.changes[:50]
+        for c in shown:
+            what = f"#{c.memory_id}" if c.memory_id else (f"entity {c.entity_id}" if c.entity_id else "-")
+            print(f"  {c.step:<11} {what:>9}  {fit(c.action, 70)}  ({fit(c.why, 90)})")
+        if len(shown) < len(report.changes):
+            print(f"  ... and {len(report.changes) - len(shown)} more (--all or --json lists every change)")
+        for note in report.notes:
+            print(f"{PROG}: {note}", file=sys.stderr)
+        b, f = report.size_before, report.size_after
+        mb = lambda s: (s["file_bytes"] + s["wal_bytes"]) / 1e6  # noqa: E731
+        print(f"size: {mb(b):.1f} MB -> {mb(f):.1f} MB, "
+              f"{b['memories']} -> {f['memories']} memories, {f['archived']} archived, auto_vacuum {f['auto_vacuum']}")
+
+    ctx.emit(report.to_dict(), human)
+    return 0
+
+
+def cmd_backup(ctx: Context) -> int:
+    from memory import backup
+
+    a = ctx.args
+    if a.list:
+        found = [{"file": str(p), "bytes": p.stat().st_size} for p in backup.list_backups(ctx.config)]
+        ctx.emit({"backups": found}, lambda: [print(f"{b['bytes'] / 1e6:8.1f} MB  {b['file']}") for b in found]
+                 or print(f"{PROG}: no backups in {backup.backup_dir(ctx.config)}", file=sys.stderr))
+        return 0
+    if a.restore:
+        with ctx.open(embedder=False) as store:
+            report = backup.restore_backup(store, Path(a.restore).expanduser(), dry_run=a.dry_run)
+        ctx.emit(report, lambda: print(
+            f"would restore {a.restore}: {report['why']}" if a.dry_run else
+            f"restored {a.restore} ({report['memories']} memories); the previous content is in "
+            f"{report['previous_content']}"))
+        return 0
+    if a.dry_run:
+        raise InvalidInput("--dry-run goes with --restore; a backup itself changes nothing")
+    with ctx.open(embedder=False) as store:
+        result = backup.backup(store)
+    ctx.emit(result.to_dict(), lambda: print(f"backup written to {result.path} ({result.bytes / 1e6:.1f} MB)"
+                                             + (f"; removed {len(result.removed)} older" if result.removed else "")))
+    return 0
+
+
+def cmd_reindex(ctx: Context) -> int:
+    import dataclasses
+
+    from memory import backup
+
+    a = ctx.args
+    target = dataclasses.replace(ctx.config, embedding_model=a.model) if a.model else ctx.config
+    embedder = embed.from_config(target)
+    with ctx.open(embedder=False) as store:  # the database may hold another model's vectors
+        pending = store.conn.execute("SELECT value FROM meta WHERE key = 'reindex_model'").fetchone()
+        if store.vector_model == embedder.name and not a.force and not pending:
+            ctx.emit({"model": embedder.name, "reindexed": 0}, lambda: print(
+                f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway)"))
+            return 0
+        wait = getattr(embedder, "wait", None)
+        if wait is not None and not a.dry_run:
+            wait()
+        progress = Progress(None, "re-embedding")
+        try:
+            report = backup.reindex(store, embedder, dry_run=a.dry_run, batch=ctx.config.embedding_batch_size * 4,
+                                    progress=lambda done, total: (setattr(progress, "total", total),
+                                                                  progress.update(done, f"{done}/{total}")))
+        finally:
+            progress.close()
+
+    def human() -> None:
+        if a.dry_run:
+            print(f"would re-embed {report.total} memories with {report.model} (now {report.previous_model})")
+            return
+        print(f"re-embedded {report.embedded} memories with {report.model}"
+              + (f" (resumed after {report.resumed_from})" if report.resumed_from else ""))
+        if report.model != ctx.config.embedding_model:
+            print(f"{PROG}: set \"embedding_model\": \"{report.model}\" in {ctx.config.home / 'config.json'} "
+                  "so MAPLE uses it from now on", file=sys.stderr)
+
+    ctx.emit(report.to_dict(), human)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[Context], int]] = {"maintain": cmd_maintain, "backup": cmd_backup,
+                                                 "reindex": cmd_reindex}

@@ -1,0 +1,201 @@
+"""Maintenance steps that re-read memories with what the store now knows.
+
+infer         A memory that says "the project", "that service" or "he" (or 这个项目, 那个服务, 他) is
+              linked (role 'inferred') to the entity meant, when its session makes it clear: the
+              nearest earlier memory of the same session that names entities of that kind names
+              exactly one. Speakers never count as "he"/"she" (people do not talk about themselves
+              in the third person). The text is left as written; metadata.inferred says what was
+              resolved and from which memory. Ambiguous or absent context: nothing is done.
+review        Memories stored in the last REVIEW_DAYS days get a second look: names of entities the
+              scope now knows (linked from at least two memories) that a memory mentions but is not
+              linked to are linked; and a memory filed under a generic category ('general', 'note')
+              whose subject is filed under one category everywhere else in its scope (at least three
+              memories) is moved there.
+co_retrieved  Entities recalled together in at least CO_MIN searches over the last CO_DAYS days get a
+              `co_retrieved` relation (confidence grows with the count), a precomputed one-hop path
+              for retrieval's graph channel.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from memory.text import WORD
+
+if TYPE_CHECKING:
+    from memory.maintenance import Pass
+
+DAY = 86400.0
+REVIEW_DAYS = 7
+LOOKBACK = 6  # earlier memories of the session searched for an antecedent
+CO_MIN, CO_DAYS, CO_MAX_PER_EVENT = 3, 90, 30
+GENERIC = ("general", "note")
+
+# phrase pattern -> entity kinds it can refer to
+VAGUE = [
+    (re.compile(r"\b(?:the|this|that|our) (?:project|repo|repository|codebase)\b", re.I), ("project",)),
+    (re.compile(r"\b(?:the|this|that) (?:service|server|api|backend|database|db)\b", re.I), ("service", "technology")),
+    (re.compile(r"\b(?:he|him|his|she|her)\b", re.I), ("person",)),
+    (re.compile(r"(?:这个|那个|该)(?:项目|仓库)"), ("project",)),
+    (re.compile(r"(?:这个|那个|该)(?:服务|接口|数据库)"), ("service", "technology")),
+    (re.compile(r"(?<!其)[他她](?!们)"), ("person",)),  # not 其他 (other) or 他们 (they)
+]
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def infer(p: Pass) -> None:
+    rows = [r for r in p.current() if r.session_id and not r.pinned]
+    wanted = [(r, phrase.group(0), kinds) for r in rows for rx, kinds in VAGUE
+              for phrase in [rx.search(r.content)] if phrase]
+    if not wanted:
+        return
+    conn = p.store.conn
+    links, updates = [], []
+    for r, phrase, kinds in wanted:
+        done = {e.get("phrase") for e in r.meta.get("inferred", [])}
+        if phrase in done:
+            continue
+        earlier = conn.execute(
+            "SELECT id FROM memories WHERE session_id = ? AND id < ? AND deleted_at IS NULL ORDER BY id DESC LIMIT ?",
+            (r.session_id, r.id, LOOKBACK)).fetchall()
+        for (mid,) in earlier:
+            marks = ",".join("?" * len(kinds))
+            found = conn.execute(
+                f"SELECT DISTINCT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+                f"WHERE l.memory_id = ? AND e.kind IN ({marks}) AND l.role NOT IN ('speaker', 'inferred')",
+                (mid, *kinds)).fetchall()
+            if not found:
+                continue
+            if len(found) == 1:
+                eid, name = found[0]
+                if conn.execute("SELECT 1 FROM memory_entities WHERE memory_id = ? AND entity_id = ?",
+                                (r.id, eid)).fetchone():
+                    break  # already linked: nothing to add
+                r.meta.setdefault("inferred", []).append({"phrase": phrase, "entity": name, "from": mid})
+                p.report.add("infer", f"{phrase!r} linked to entity {name!r}", f"memory #{mid} just before it in "
+                             f"session {r.session_id} names exactly one {'/'.join(kinds)}: {name!r}", r.id, eid)
+                links.append((r.id, eid))
+                updates.append((dumps(r.meta), r.id))
+            break  # the nearest memory naming that kind decides; more than one is ambiguous
+    p.write_many("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, 'inferred')", links)
+    p.write_many("UPDATE memories SET metadata = ? WHERE id = ?", updates)
+
+
+def review(p: Pass) -> None:
+    recent = [r for r in p.current() if r.created_at >= p.now - REVIEW_DAYS * DAY and not r.pinned]
+    if not recent:
+        return
+    _link_known_names(p, recent)
+    _refile(p, recent)
+
+
+def _link_known_names(p: Pass, recent: list) -> None:
+    conn = p.store.conn
+    scopes = sorted({r.scope for r in recent})
+    known: dict[str, dict[str, tuple[int, str]]] = {s: {} for s in scopes}
+    marks = ",".join("?" * len(scopes))
+    for eid, scope, norm, name in conn.execute(
+            f"SELECT e.id, e.scope, e.norm, e.name FROM entities e WHERE e.scope IN ({marks}) AND length(e.norm) >= 3 "
+            f"AND (SELECT count(*) FROM memory_entities l WHERE l.entity_id = e.id) >= 2 "
+            f"UNION ALL SELECT e.id, e.scope, a.norm, e.name FROM entity_aliases a "
+            f"JOIN entities e ON e.id = a.entity_id "
+            f"WHERE e.scope IN ({marks}) AND length(a.norm) >= 3", (*scopes, *scopes)):
+        known[scope].setdefault(norm, (eid, name))
+    links = []
+    for r in recent:
+        names = known.get(r.scope)
+        if not names:
+            continue
+        words = [w.casefold() for w in WORD.findall(r.content)]
+        grams = {" ".join(words[i:i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+        hits = {names[g] for g in grams if g in names}
+        if not hits:
+            continue
+        have = {e for (e,) in conn.execute("SELECT entity_id FROM memory_entities WHERE memory_id = ?", (r.id,))}
+        for eid, name in sorted(hits):
+            if eid not in have:
+                p.report.add("review", f"linked to entity {name!r}", f"it names {name!r}, which the scope now knows "
+                             "(the link was missed when it was stored)", r.id, eid)
+                links.append((r.id, eid))
+    p.write_many("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, 'mention')", links)
+
+
+def _refile(p: Pass, recent: list) -> None:
+    candidates = [r for r in recent if r.category in GENERIC and r.subject]
+    if not candidates:
+        return
+    updates = []
+    for r in candidates:
+        rows = p.store.conn.execute(
+            "SELECT category, count(*) FROM memories WHERE scope = ? AND subject = ? COLLATE NOCASE AND id != ? "
+            "AND deleted_at IS NULL GROUP BY category", (r.scope, r.subject, r.id)).fetchall()
+        settled = [(c, n) for c, n in rows if c not in GENERIC]
+        if len(settled) == 1 and settled[0][1] >= 3 and len(rows) == 1:
+            category = settled[0][0]
+            p.report.add("review", f"category {r.category!r} -> {category!r}", f"every other memory about "
+                         f"{r.subject!r} in this scope ({settled[0][1]}) is filed under {category!r}", r.id)
+            r.category = category
+            updates.append((category, r.id))
+    p.write_many("UPDATE memories SET category = ? WHERE id = ?", updates)
+
+
+def co_retrieved(p: Pass) -> None:
+    conn = p.store.conn
+    since = p.now - CO_DAYS * DAY
+    counts: dict[tuple[int, int], int] = {}
+    events = conn.execute(
+        "SELECT group_concat(memory_id) FROM access_log WHERE kind = 'search' AND at >= ? "
+        "GROUP BY at, coalesce(session_id, '') HAVING count(*) > 1", (since,)).fetchall()
+    if not events:
+        return
+    entity_of: dict[int, list[int]] = {}
+    scope_of: dict[int, str] = {}
+    wanted = {int(x) for (ids,) in events for x in ids.split(",")}
+    wanted_list = sorted(wanted)
+    for start in range(0, len(wanted_list), 500):
+        chunk = wanted_list[start:start + 500]
+        for mid, eid, scope in conn.execute(
+                f"SELECT l.memory_id, l.entity_id, e.scope FROM memory_entities l "
+                f"JOIN entities e ON e.id = l.entity_id "
+                f"WHERE l.memory_id IN ({','.join('?' * len(chunk))}) AND l.role != 'speaker'", chunk):
+            entity_of.setdefault(mid, []).append(eid)
+            scope_of[eid] = scope
+    for (ids,) in events:
+        ents = sorted({e for x in ids.split(",") for e in entity_of.get(int(x), [])})[:CO_MAX_PER_EVENT]
+        for i, a in enumerate(ents):
+            for b in ents[i + 1:]:
+                if scope_of[a] == scope_of[b]:
+                    counts[(a, b)] = counts.get((a, b), 0) + 1
+    frequent = {pair: n for pair, n in counts.items() if n >= CO_MIN}
+    if p.scopes is not None:
+        frequent = {pair: n for pair, n in frequent.items() if scope_of[pair[0]] in p.scopes}
+    if not frequent:
+        return
+    existing = {(s, d): (rid, conf) for rid, s, d, conf in conn.execute(
+        "SELECT id, src, dst, confidence FROM relations WHERE type = 'co_retrieved' AND valid_to IS NULL")}
+    names = {}
+    inserts, updates = [], []
+    for (a, b), n in sorted(frequent.items()):
+        confidence = round(min(1.0, n / 10), 3)
+        old = existing.get((a, b))
+        if old and abs(old[1] - confidence) < 1e-9:
+            continue
+        for e in (a, b):
+            if e not in names:
+                names[e] = conn.execute("SELECT name FROM entities WHERE id = ?", (e,)).fetchone()[0]
+        why = f"recalled together in {n} searches in the last {CO_DAYS} days"
+        if old:
+            updates.append((confidence, old[0]))
+            p.report.add("graph", f"co_retrieved {names[a]!r} - {names[b]!r}: confidence {old[1]:.2f} -> "
+                         f"{confidence:.2f}", why, entity_id=a)
+        else:
+            inserts.append((a, b, confidence, p.now, p.now))
+            p.report.add("graph", f"co_retrieved {names[a]!r} - {names[b]!r} added", why, entity_id=a)
+    p.write_many("INSERT INTO relations (src, dst, type, confidence, valid_from, created_at) "
+                 "VALUES (?, ?, 'co_retrieved', ?, ?, ?)", inserts)
+    p.write_many("UPDATE relations SET confidence = ? WHERE id = ?", updates)
