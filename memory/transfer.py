@@ -7,10 +7,12 @@ memory_store (`content` is the only required one; `scope` is a stored scope stri
 or "global", default "project").
 
 What a round trip keeps: content and every field a caller can set, the scope, the linked entity
-names, the archived state and the links between memories (`parent_id`, `superseded_by`, remapped
-to the new ids). What it does not: the ids themselves, `created_at` / `updated_at` (the time of
-the import), recall history (`last_activated_at`, `activation_count`), entity aliases and
-relations. Restoring `superseded_by` goes through `Store.update`, so it leaves a version row.
+names (with their role when it is not a plain mention), the archived state and its time, the
+links between memories (`parent_id`, `superseded_by`, remapped to the new ids), the times of
+creation and last update, and recall history (`last_activated_at`, `activation_count`): export ->
+import -> export gives the same `memory.backup.export_digest`. What it does not: the ids
+themselves, entity aliases and relations. Restoring `superseded_by` goes through `Store.update`,
+so it leaves a version row.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from memory.errors import InvalidInput
-from memory.store import Memory, NewMemory, Store, content_hash
+from memory.store import Memory, NewMemory, Store, content_hash, parse_time
 
 BATCH = 256  # lines per add_many: one embedding batch and one transaction each
 TIME_FIELDS = ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from", "valid_to",
@@ -54,10 +56,11 @@ def iso_exact(ts: float | None) -> str | None:
 def _entities_of(store: Store, ids: Sequence[int]) -> dict[int, list[list[str]]]:
     out: dict[int, list[list[str]]] = {}
     marks = ",".join("?" * len(ids))
-    for mid, name, kind in store.conn.execute(
-            f"SELECT l.memory_id, e.name, e.kind FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+    for mid, name, kind, role in store.conn.execute(
+            f"SELECT l.memory_id, e.name, e.kind, l.role FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
             f"WHERE l.memory_id IN ({marks}) ORDER BY e.id", list(ids)):
-        out.setdefault(mid, []).append([name, kind])
+        # [name, kind], or [name, kind, role] when the link is more than a mention (a speaker weighs more)
+        out.setdefault(mid, []).append([name, kind] if role == "mention" else [name, kind, role])
     return out
 
 
@@ -108,6 +111,8 @@ class Line:
     old_id: int | None = None
     archived: bool = False
     superseded_by: int | None = None
+    # Bookkeeping an export carries (times, recall history), restored after the import's own writes.
+    kept: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_line(text: str, number: int, project: str, scope: str | None = None) -> Line:
@@ -138,21 +143,27 @@ def parse_line(text: str, number: int, project: str, scope: str | None = None) -
     fields["scope"] = project if where == "project" else where
     fields.setdefault("source", "import")
     fields["entities"] = _entity_pairs(fields.get("entities", []))
+    kept = {}
+    for key in ("created_at", "updated_at", "last_activated_at", "deleted_at"):
+        if obj.get(key) is not None:
+            kept[key] = parse_time(obj[key], key)
+    if isinstance(obj.get("activation_count"), int) and not isinstance(obj["activation_count"], bool):
+        kept["activation_count"] = max(0, obj["activation_count"])
     return Line(number, NewMemory(**fields), obj.get("id"), obj.get("deleted_at") is not None,
-                obj.get("superseded_by"))
+                obj.get("superseded_by"), kept)
 
 
-def _entity_pairs(value: Any) -> list[tuple[str, str]]:
+def _entity_pairs(value: Any) -> list[tuple[str, ...]]:
     if not isinstance(value, list):
         raise InvalidInput("entities must be a list of names or [name, kind] pairs")
-    pairs = []
+    pairs: list[tuple[str, ...]] = []
     for e in value:
         if isinstance(e, str):
             pairs.append((e, "thing"))
-        elif isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e):
-            pairs.append((e[0], e[1]))
+        elif isinstance(e, list) and len(e) in (2, 3) and all(isinstance(x, str) for x in e):
+            pairs.append(tuple(e))
         else:
-            raise InvalidInput(f"entity {e!r} must be a name or a [name, kind] pair")
+            raise InvalidInput(f"entity {e!r} must be a name, a [name, kind] pair or [name, kind, role]")
     return pairs
 
 
@@ -177,6 +188,7 @@ class Importer:
         self.ids: dict[int, int] = {}  # id in the file -> id in this store
         self.archive: list[int] = []
         self.supersede: list[tuple[int, int]] = []
+        self.kept: list[tuple[int, dict[str, Any]]] = []
 
     def reject(self, number: int, error: str) -> None:
         self.report.rejected.append({"line": number, "error": error})
@@ -227,6 +239,8 @@ class Importer:
                     self.archive.append(m.id)
                 if line.superseded_by is not None:
                     self.supersede.append((m.id, line.superseded_by))
+                if line.kept:
+                    self.kept.append((m.id, line.kept))
             else:
                 self.report.duplicates += 1
             if line.old_id is not None:
@@ -239,6 +253,11 @@ class Importer:
                 self.store.update(mid, reason="import", superseded_by=self.ids[old_target])
         for mid in self.archive:  # after supersede: update cannot see archived memories
             self.store.forget(mid)
+        for start in range(0, len(self.kept), BATCH):  # last: the writes above stamped their own times
+            with self.store.tx.atomic() as conn:
+                for mid, kept in self.kept[start:start + BATCH]:
+                    sets = ", ".join(f"{k} = ?" for k in kept)
+                    conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*kept.values(), mid))
         self.report.rejected.sort(key=lambda r: r["line"])
         return self.report
 
