@@ -54,6 +54,10 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 10_000, vectors: bool = 
             conn.enable_load_extension(False)
         conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")  # wait for other writers, never fail fast
         if not readonly:
+            # Freed pages go back to the disk bit by bit (maintenance runs incremental_vacuum). Takes
+            # effect only in a new file, so before WAL writes its header; older files switch over at
+            # their first maintenance pass, which VACUUMs once.
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
             conn.execute("PRAGMA journal_mode=WAL")  # server and hooks read while another process writes
         conn.execute("PRAGMA synchronous=NORMAL")  # durable across app crashes in WAL; fsync at checkpoint
         conn.execute("PRAGMA foreign_keys=ON")  # links and outcomes go with their memory

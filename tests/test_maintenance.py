@@ -438,10 +438,28 @@ def test_entities_recalled_together_gain_a_co_retrieved_relation(db, clock):
 
 # -- storage, cap, meta ------------------------------------------------------------------------
 
-def test_maintenance_switches_on_incremental_vacuum_and_returns_freed_pages(db, clock):
+def test_an_older_database_is_switched_to_incremental_vacuum_once(home, clock):
+    import sqlean
+
+    home.mkdir(parents=True)
+    old = sqlean.connect(home / "memory.db")  # a file created before MAPLE set auto_vacuum
+    old.execute("CREATE TABLE placeholder (x)")
+    old.close()
+    store = open_store(home, clock)
+    assert store.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    dry = run_maintenance(store, dry_run=True)
+    assert any(c.action.startswith("VACUUM once") for c in dry.changes)
+    assert store.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    assert run_maintenance(store, vacuum_limit_mb=0).notes[0].startswith("storage: auto_vacuum is off")
+    run_maintenance(store)
+    assert store.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    assert not any("VACUUM" in c.action for c in run_maintenance(store).changes)
+    store.close()
+
+
+def test_maintenance_returns_freed_pages_to_the_disk(db, clock):
+    assert db.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # new files start incremental
     ids = [add(db, f"Filler memory number {i} about nothing in particular " + "x" * 500) for i in range(200)]
-    run_maintenance(db)
-    assert db.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
     for mid in ids:
         db.forget(mid, permanent=True)
     assert db.conn.execute("PRAGMA freelist_count").fetchone()[0] > 0
