@@ -40,8 +40,9 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float,
     if eid is None:
         eid = conn.execute("INSERT INTO entities (scope, name, norm, kind, created_at) VALUES (?, ?, ?, ?, ?)",
                            (scope, name, norm(name), kind or "thing", now)).lastrowid
-    elif kind and kind != "thing":
-        conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind = 'thing'", (kind, eid))
+    elif kind and kind not in ("thing", "name"):
+        # A more specific kind wins: a name first seen in passing, later seen speaking, is a person.
+        conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind IN ('thing', 'name')", (kind, eid))
     for alias in aliases:
         if alias and norm(alias) != norm(name):
             conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",

@@ -33,8 +33,11 @@ def detect(text: str) -> list[tuple[str, str, str]]:
     if m and m.group(1).lower() not in _NOT_NAMES:
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")
         body = text[m.end():]
-    for seq in _CAPSEQ.findall(body):
-        words = [w for w in seq.split() if w.lower() not in _NOT_NAMES]
+    for m in _CAPSEQ.finditer(body):
+        words = m.group(0).split()
+        if len(words) == 1 and _sentence_start(body, m.start()) and not _proper_looking(words[0]):
+            words = words[1:]  # "Sounds great": capitalised because it starts a sentence
+        words = [w for w in words if w.lower() not in _NOT_NAMES]
         if not words:
             continue
         name = " ".join(words)
@@ -49,6 +52,20 @@ def detect(text: str) -> list[tuple[str, str, str]]:
         if path.casefold() not in found:
             found[path.casefold()] = (path, "file", "mention")
     return list(found.values())
+
+
+_INNER_CAP = re.compile(r"^.[^A-Z]*[A-Z]|[0-9+#]")
+
+
+def _sentence_start(text: str, pos: int) -> bool:
+    before = text[:pos].rstrip(" \t\"'(“‘")
+    return not before or before[-1] in ".!?:;\n…。！？"
+
+
+def _proper_looking(word: str) -> bool:
+    """Capitalised for a reason other than starting a sentence: LGBTQ, FastAPI, GitHub, K8s."""
+    core = word.strip("'-")
+    return (len(core) >= 2 and core.isupper()) or bool(_INNER_CAP.search(core[1:] if core else ""))
 
 
 def query_keys(query: str) -> list[str]:

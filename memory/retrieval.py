@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -122,15 +123,15 @@ def _search(store: Store, q: Query, use_segmenter: bool = True) -> list[Result]:
     terms = text.query_terms(q.text, segment)
     if terms:
         add(_bm25(store, terms, where, args, pool), "bm25")
+    entity_ids = _query_entities(store, q)
     qvec = None
     if store.has_vectors and store.embedder is not None:
         try:
-            qvec = store.embedder.embed_query(q.text)
+            qvec = store.embedder.embed_query(_without_people(store, q.text, entity_ids))
         except StoreUnavailable:
             qvec = None  # model missing or still loading: the other channels still answer
         if qvec is not None:
             add(_knn(store, qvec, q, pool), "vector")
-    entity_ids = _query_entities(store, q)
     if entity_ids:
         add(_linked(store, entity_ids, where, args, pool), "entity")  # roles refined below
         near = _one_hop(store, entity_ids, now)
@@ -238,6 +239,23 @@ def _query_entities(store: Store, q: Query) -> list[int]:
         f"SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
         f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})", (*keys, *q.scopes, *keys, *q.scopes)).fetchall()
     return [r[0] for r in rows]
+
+
+def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:
+    """The query for the vector channel, with the names of people it mentions neutralised.
+
+    A person's name carries no meaning for a sentence embedder, but it pulls the query towards
+    every memory that names them; the entity and keyword channels match names exactly.
+    (LoCoMo dev: R@10 +.005, MRR +.007.)
+    """
+    if not entity_ids:
+        return query
+    names = [r[0] for r in store.conn.execute(
+        f"SELECT name FROM entities WHERE kind = 'person' AND id IN ({','.join('?' * len(entity_ids))})",
+        entity_ids)]
+    for name in sorted(names, key=len, reverse=True):
+        query = re.sub(r"(?i)(?<!\w)" + re.escape(name) + r"(?:'s)?(?!\w)", "someone", query)
+    return query
 
 
 def _linked(store: Store, entity_ids: list[int], where: str, args: list, pool: int) -> list[tuple[int, float]]:
