@@ -5,10 +5,13 @@ Two callers share this module: the command hooks (a fresh process per prompt: st
 (the warm process). Both get the same gating, the same relevance floor and the same block.
 
 `tiered_context(store, prompt, scopes, budget_tokens)` picks, within a token budget:
-  1. core      pinned memories, then standing preferences (identity, preference, rule,
-               correction), at most half the budget;
-  2. relevant  what `retrieval.search` ranks for the prompt, kept only above a minimum
-               relevance that does not depend on the rest of the pool (see `relevance`).
+  1. pinned     pinned memories and who the user is (category identity), whatever the
+                prompt, at most half the budget;
+  2. preference standing preferences and rules (preference, rule, correction) that touch the
+                prompt: half the minimum relevance is enough for them;
+  3. relevant   the rest of what `retrieval.search` ranks for the prompt, kept only above a
+                minimum relevance that does not depend on the rest of the pool (`relevance`).
+Each memory is shown once per session, so tier 1 costs its tokens on the first prompt only.
 `session_brief(store, scopes, budget_tokens)` is the SessionStart version: pinned, most
 important, open decisions and most recent.
 `format_block(items)` renders them as quoted data inside one `<maple-memory>` tag (the tag the
@@ -34,6 +37,7 @@ MAX_BLOCK_CHARS = 9_500  # Claude Code replaces hook context above 10,000 charac
 MAX_ITEM_CHARS = 480  # one memory's quoted text; memory_get has the rest
 CORE_SHARE = 0.5  # pinned and preference memories leave at least half the budget to relevance
 CORE_CATEGORIES = ("identity", "preference", "rule", "correction")  # as in migration 002's index
+PREFERENCE_CATEGORIES = ("preference", "rule", "correction")
 MAX_PROMPT_CHARS = 2_000  # a pasted log is searched by its head
 MAX_GATE_TERMS = 24
 RESULTS = 20  # ranked candidates looked at for the relevant tier
@@ -162,12 +166,13 @@ def _rows(store: Store, sql: str, args: Sequence[Any]) -> list[Memory]:
 
 def core_memories(store: Store, scopes: Sequence[str], *, session_id: str | None = None,
                   limit: int = 30) -> list[Memory]:
-    """Pinned memories, then standing preferences, most important and newest first."""
+    """Pinned memories and identity memories, most important and newest first."""
     cats = ",".join(f"'{c}'" for c in CORE_CATEGORIES)
     skip, skip_args = _not_injected(session_id)
-    # The OR term repeats migration 002's partial index condition word for word, so SQLite uses it.
+    # The first OR term repeats migration 002's partial index condition word for word, so SQLite
+    # uses that index; the second narrows it to what this tier shows whatever the prompt.
     sql = (f"SELECT {MEMORY_COLUMNS} FROM memories WHERE (pinned = 1 OR category IN ({cats})) "
-           f"AND scope IN ({_marks(scopes)}) AND {_current()}{skip} "
+           f"AND (pinned = 1 OR category = 'identity') AND scope IN ({_marks(scopes)}) AND {_current()}{skip} "
            f"ORDER BY pinned DESC, importance DESC, coalesce(occurred_at, created_at) DESC LIMIT ?")
     return _rows(store, sql, [*scopes, store.clock(), *skip_args, limit])
 
@@ -177,8 +182,9 @@ def tiered_context(store: Store, prompt: str, scopes: Sequence[str], budget_toke
                    min_relevance: float | None = None, segment: bool = True) -> list[ContextItem]:
     """The memories worth injecting for `prompt`, in order, within `budget_tokens`.
 
-    Pinned and preference memories first (at most half the budget), then the memories search
-    ranks for the prompt whose `relevance` reaches `min_relevance` (default: the config's
+    Pinned and identity memories first (at most half the budget), then the preferences and
+    rules search ranks for the prompt whose `relevance` reaches half of `min_relevance`, then
+    the other ranked memories that reach `min_relevance` (default: the config's
     context_min_relevance). Memories already injected in `session_id`, and `exclude_ids`, are
     left out. `segment=False` keeps jieba out (the command hook). Records nothing.
     """
@@ -191,7 +197,7 @@ def tiered_context(store: Store, prompt: str, scopes: Sequence[str], budget_toke
     for m in core_memories(store, scopes, session_id=session_id):
         if m.id in exclude:
             continue
-        item = _item(m, "pinned" if m.pinned else "preference", 0.0)
+        item = _item(m, "pinned", 0.0)
         if used + item.tokens > core_room:
             continue  # a shorter one may still fit
         items.append(item)
@@ -205,15 +211,20 @@ def tiered_context(store: Store, prompt: str, scopes: Sequence[str], budget_toke
     skip = _injected(store, session_id)
     results = [r for r in results if r.memory.id not in exclude and r.memory.id not in skip]
     rel = relevance(store, query, [r.memory.id for r in results])
+    ranked: list[tuple[str, float, Memory]] = []
     for r in results:
         score = rel.get(r.memory.id, 0.0) + (0.5 if r.channels.get("entity") else 0.0)
-        if score < floor:
-            continue
-        item = _item(r.memory, "relevant", score)
+        if r.memory.category in PREFERENCE_CATEGORIES and score >= floor / 2:
+            ranked.append(("preference", score, r.memory))
+        elif score >= floor:
+            ranked.append(("relevant", score, r.memory))
+    ranked.sort(key=lambda t: t[0] != "preference")  # stable: search order within each tier
+    for tier, score, m in ranked:
+        item = _item(m, tier, score)
         if used + item.tokens > room:
             continue
         items.append(item)
-        exclude.add(r.memory.id)
+        exclude.add(m.id)
         used += item.tokens
     return items
 

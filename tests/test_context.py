@@ -52,13 +52,17 @@ def test_a_prompt_that_no_person_typed_is_skipped_by_its_hook_input():
 
 # -- tiers, relevance, budget ---------------------------------------------------------------------
 
-def test_pinned_and_preference_memories_come_before_the_relevant_ones(store):
+def test_pinned_and_identity_memories_come_first_then_preferences_that_touch_the_prompt(store):
     port = add(store, "The dev database listens on port 5433")
     pinned = add(store, "Releases are cut from the release branch only", pinned=True)
-    pref = add(store, "I prefer small commits with imperative subjects", category="preference", scope="global")
+    me = add(store, "I maintain the billing service and review its schema changes", category="identity",
+             scope="global")
+    pref = add(store, "I prefer the dev database reset with `make reset-db` before a test run",
+               category="preference", scope="global")
+    add(store, "I prefer tabs over spaces in Makefiles", category="preference", scope="global")
     items = context.tiered_context(store, "which port does the dev database listen on", SCOPES)
-    assert [i.memory.id for i in items] == [pinned.id, pref.id, port.id]
-    assert [i.tier for i in items] == ["pinned", "preference", "relevant"]
+    assert [i.memory.id for i in items] == [pinned.id, me.id, pref.id, port.id]
+    assert [i.tier for i in items] == ["pinned", "pinned", "preference", "relevant"]
 
 
 def test_a_memory_sharing_only_common_words_with_the_prompt_is_not_surfaced(store):

@@ -31,12 +31,12 @@ HEAVY = ("torch", "sentence_transformers", "numpy", "mcp", "pydantic", "jieba", 
 # -- running hooks like Claude Code does -------------------------------------------------------
 
 def hook(event: str, payload: Any, home: Path, *, raw: bytes | None = None,
-         python_flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+         python_flags: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH")}
     env["MAPLE_HOME"] = str(home)
     data = raw if raw is not None else json.dumps(payload).encode()
-    return subprocess.run([sys.executable, *python_flags, str(RUN), event], input=data, capture_output=True,
-                          env=env, cwd=str(home.parent), timeout=60)
+    return subprocess.run([sys.executable, *python_flags, str(RUN), event, *extra_args], input=data,
+                          capture_output=True, env=env, cwd=str(home.parent), timeout=120)
 
 
 def context_of(result: subprocess.CompletedProcess[bytes], event: str) -> str:
@@ -57,6 +57,12 @@ def context_of(result: subprocess.CompletedProcess[bytes], event: str) -> str:
 def log_lines(home: Path) -> list[str]:
     path = home / "hooks.log"
     return path.read_text().splitlines() if path.exists() else []
+
+
+def settle(home: Path) -> None:
+    """Wait for background harvests, then drain what is still queued (`run.py drain --wait`)."""
+    result = hook("drain", None, home, raw=b"", extra_args=("--wait",))
+    assert result.returncode == 0 and result.stdout == b""
 
 
 def ids_in(block: str) -> list[int]:
@@ -111,6 +117,7 @@ def play(name: str, project: Path, home: Path, transcript: Path) -> dict[str, li
     r = hook("session-end", {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, home)
     printed["SessionEnd"].append(r.stdout.decode())
     assert r.returncode == 0
+    settle(home)
     return printed
 
 
@@ -148,6 +155,7 @@ def test_a_whole_session_is_harvested_and_a_later_session_recalls_it_once_and_on
     t1 = transcripts / "-invoicer" / "s1.jsonl"
     for event in ("stop", "session-end", "pre-compact"):
         hook(event, {"session_id": "s1", "transcript_path": str(t1), "cwd": str(invoicer)}, home)
+    settle(home)
     assert memories(home) == stored
 
     # A new session in the invoicer project, no brief: the prompts bring back what was learned.
@@ -258,6 +266,7 @@ def test_a_harvest_that_meets_a_locked_database_loses_no_lines(tmp_path, home, c
         locker.close()
     # Whichever runs first (the background drain or this later hook), the lines get harvested once.
     hook("session-end", payload, home)
+    settle(home)
     contents = [c for _, _, c in memories(home)]
     assert sum("pip install" in c and "uv" in c for c in contents) == 1
 
@@ -279,42 +288,58 @@ def test_hook_processes_never_import_torch_numpy_mcp_pydantic_or_jieba(tmp_path,
     runs = {
         "user-prompt-submit": {**PROMPT, "cwd": str(tmp_path), "prompt": "测试数据库用哪个端口？"},
         "session-start": {"session_id": "s2", "cwd": str(tmp_path), "source": "startup"},
+        # The background harvest (extraction, ingest) is as light; no hook has started one yet,
+        # so this process does the work itself.
+        "drain": None,
         "stop": {"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript)},
     }
     for event, payload in runs.items():
-        result = hook(event, payload, home, python_flags=("-X", "importtime"))
+        drain_args = ("--wait", "--path", str(transcript), "--scope", str(tmp_path))
+        result = hook(event, payload, home, raw=b"" if payload is None else None, python_flags=("-X", "importtime"),
+                      extra_args=drain_args if event == "drain" else ())
         assert result.returncode == 0
         names = imported(result)
         assert "memory" in names and "sqlean" in names  # the measurement itself works
         assert not names & set(HEAVY), (event, names & set(HEAVY))
         if event == "user-prompt-submit":
             assert "5433" in context_of(result, "UserPromptSubmit")  # Chinese found by bigrams, no jieba
+        if event == "drain":
+            assert "memory.extraction" in result.stderr.decode()
     assert len(memories(home)) > 2  # the Chinese session was harvested without jieba too
 
 
 # -- the harvest's own rules ------------------------------------------------------------------------
 
-def test_a_backlog_too_big_for_the_event_is_handed_to_the_background_untouched(tmp_path, home, config, monkeypatch):
+def jobs(home: Path) -> list[tuple[str, str, str]]:
+    conn = db.connect(home / "memory.db", vectors=False, readonly=True)
+    try:
+        return conn.execute("SELECT kind, status, payload FROM jobs ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_stop_only_queues_the_transcript_and_the_drain_harvests_it(tmp_path, home, config):
     seeded(home, config, tmp_path)
     transcript = tmp_path / "s.jsonl"
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
-    handed: list[tuple[str | None, str | None]] = []
-    monkeypatch.setattr(harvest, "spawn_drain", lambda path, scope: handed.append((path, scope)))
-    monkeypatch.setitem(harvest.POLICY, "SessionEnd", (600, 1_000))
-    monkeypatch.setattr(harvest.common, "watchdog", lambda *a, **k: None)
-    with pytest.raises(harvest.common.HookSkipped, match="background"):
-        harvest.run({"transcript_path": str(transcript), "cwd": str(tmp_path)}, "SessionEnd")
-    assert handed == [(str(transcript), str(tmp_path))]
-    with Store.open(config, None) as store:
-        assert harvest.pending_bytes(store, str(transcript)) == transcript.stat().st_size
+    payload = {"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript), "hook_event_name": "Stop"}
+    for _ in range(3):
+        assert hook("stop", payload, home).stdout == b""
+    queued = [j for j in jobs(home) if j[1] == "queued"]
+    assert len(queued) <= 1  # repeated requests collapse into the queued job
+    assert all(j[0] == harvest.JOB_KIND and json.loads(j[2]) == {"path": str(transcript), "scope": str(tmp_path)}
+               for j in jobs(home))
+    settle(home)
+    assert {j[1] for j in jobs(home)} == {"done"}
+    assert any("5433" in c and "not 5432" in c for _, _, c in memories(home))
 
 
 def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_parked(tmp_path, store):
     transcript = tmp_path / "s.jsonl"
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
-    harvest.enqueue(store, str(transcript), str(tmp_path))
-    harvest.enqueue(store, str(transcript), str(tmp_path))  # same file, same size: one job
-    harvest.enqueue(store, str(tmp_path / "gone.jsonl"), str(tmp_path))
+    harvest.enqueue(store.conn, str(transcript), str(tmp_path))
+    harvest.enqueue(store.conn, str(transcript), str(tmp_path))  # the same transcript: one job
+    harvest.enqueue(store.conn, str(tmp_path / "gone.jsonl"), str(tmp_path))  # a vanished file is no error
     assert harvest.drain(store, seconds=30) == 2
     assert harvest.drain(store, seconds=30) == 0
     assert store.count([str(tmp_path)]) > 0
@@ -361,13 +386,15 @@ async def test_the_surface_tool_fails_open_when_the_database_cannot_be_opened(co
 
 async def test_the_context_tool_returns_the_tiered_context_within_the_budget(config):
     with Store.open(config, HashEmbedder(64)) as s:
+        s.add(NewMemory("Never push to main directly", scope=PROJECT, pinned=True))
         s.add(NewMemory("Always use uv, never plain pip install", category="rule", scope=PROJECT))
         s.add(NewMemory("The test database listens on port 5433", scope=PROJECT))
     async with Client(build_server(config, HashEmbedder(64), project=PROJECT), mode="legacy") as client:
         result = await client.call_tool("memory_context", {"query": "test database port", "budget": 400})
-        none = await client.call_tool("memory_context", {"query": "kubernetes helm charts", "budget": 400})
-    text = "".join(c.text for c in result.content)
-    lines = text.splitlines()
-    assert lines[0] == "<maple-memory>" and "uv" in lines[2] and "5433" in lines[3]
-    unrelated = "".join(c.text for c in none.content)
-    assert "uv" in unrelated and "5433" not in unrelated  # standing rules come along; irrelevant facts do not
+        other = await client.call_tool("memory_context", {"query": "kubernetes helm charts", "budget": 400})
+        empty = await client.call_tool("memory_context", {"query": "x", "budget": 50})
+    lines = "".join(c.text for c in result.content).splitlines()
+    assert lines[0] == "<maple-memory>" and "push to main" in lines[2] and "5433" in lines[3] and len(lines) == 5
+    unrelated = "".join(c.text for c in other.content)
+    assert "push to main" in unrelated and "5433" not in unrelated and "uv" not in unrelated
+    assert "".join(c.text for c in empty.content).startswith("No memories")  # 50 tokens: not even the pinned one
