@@ -428,17 +428,24 @@ def _context(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
     base = {i: sum(c.values()) for i, c in contrib.items()}
     w_reply = cfg.search_weights.get("reply", w_ctx)
     if w_ctx or w_reply:
-        lifts: dict[int, float] = {}
+        lifts: dict[int, tuple[float, str]] = {}
+
+        def lift(j: int, value: float, kind: str) -> None:
+            if value > lifts.get(j, (0.0, ""))[0]:
+                lifts[j] = (value, kind)
+
         for i, near in neighbours.items():
             for n, j in enumerate(near):
                 if j in cands and i in base:
                     # The reply right after a question is lifted most: it holds the answer.
-                    w = w_reply if n == 0 and cands[i].asks and cands[i].session_id is not None and j > i else w_ctx
-                    lifts[j] = max(lifts.get(j, 0.0), w * base[i])
-                    lifts[i] = max(lifts.get(i, 0.0), w_ctx * base.get(j, 0.0))
-        for j, lift in lifts.items():
-            if lift > 0:
-                contrib[j]["context"] = lift
+                    if n == 0 and j > i and cands[i].asks and cands[i].session_id is not None:
+                        lift(j, w_reply * base[i], "reply")
+                    else:
+                        lift(j, w_ctx * base[i], "context")
+                    lift(i, w_ctx * base.get(j, 0.0), "context")
+        for j, (value, kind) in lifts.items():
+            if value > 0:
+                contrib[j][kind] = value
     if w_sess:
         by_session: dict[str, list[float]] = {}
         for i, c in cands.items():
