@@ -298,11 +298,12 @@ def _m002_injections(conn: Connection) -> None:
     CREATE INDEX injections_at ON injections(at);
     CREATE INDEX injections_memory ON injections(memory_id);
 
-    -- What passive recall puts first (pinned and standing preferences), and the session brief's
-    -- "most important", without scanning every memory of a large store.
-    CREATE INDEX memories_core ON memories(scope, importance)
-        WHERE pinned = 1 OR category IN ('identity', 'preference', 'rule', 'correction');
+    -- What passive recall shows whatever the prompt (pinned memories, who the user is), the
+    -- session brief's "most important", and live memories per scope (search sizes its candidate
+    -- pool by that count), without scanning every memory of a large store.
+    CREATE INDEX memories_core ON memories(scope, importance) WHERE pinned = 1 OR category = 'identity';
     CREATE INDEX memories_scope_importance ON memories(scope, importance);
+    CREATE INDEX memories_live_scope ON memories(scope) WHERE deleted_at IS NULL;
     """)
 
 

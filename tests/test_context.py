@@ -78,8 +78,15 @@ def test_a_memory_sharing_only_common_words_with_the_prompt_is_not_surfaced(stor
 def test_relevance_is_higher_for_rarer_words(store):
     common = [add(store, f"Service {n} writes logs to stdout") for n in range(20)]
     rare = add(store, "The billing service writes logs to Loki")
-    rel = context.relevance(store, "where do billing logs go", [common[0].id, rare.id])
+    rel = context.relevance(store, "where do billing logs go", [common[0], rare])
     assert rel[rare.id] > rel[common[0].id] > 0
+
+
+def test_relevance_matches_inflected_words_as_the_index_does(store):
+    m = add(store, "Formatting is checked by the linter job on every push")
+    other = add(store, "Releases are tagged by hand")
+    rel = context.relevance(store, "which job formats and checks pushes", [m, other])
+    assert rel[m.id] > 0.6 and rel[other.id] == 0
 
 
 def test_the_token_budget_is_never_exceeded(store):
