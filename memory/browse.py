@@ -1,0 +1,342 @@
+"""Looking through a store: paged listings, the history of a memory, and per-scope statistics.
+
+Every function takes the scopes a caller may see (the current project and global) and never
+reads outside them, so the MCP tools and the CLI can hand their results out as they are.
+
+`list_memories` pages with an opaque cursor over a stable order (the sort key, then the id), so
+memories stored or changed while someone pages do not shift the pages already read.
+`history` follows the supersession chain (`superseded_by`) both ways and attaches each memory's
+earlier versions (`memory_versions`, written by every `Store.update`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+from memory.errors import InvalidInput, NotFound
+from memory.store import LAYERS, MEMORY_COLUMNS, Memory, Store, iso
+
+Sort = Literal["newest", "oldest", "updated", "importance", "recently_used"]
+Status = Literal["current", "history", "archived", "all"]
+SORTS: dict[str, tuple[str, str]] = {  # name -> (sort key expression, direction)
+    "newest": ("coalesce(occurred_at, created_at)", "DESC"),
+    "oldest": ("coalesce(occurred_at, created_at)", "ASC"),
+    "updated": ("updated_at", "DESC"),
+    "importance": ("importance", "DESC"),
+    "recently_used": ("coalesce(last_activated_at, 0)", "DESC"),
+}
+STATUSES = ("current", "history", "archived", "all")
+MAX_PAGE = 200
+MAX_CHAIN = 100  # memories in one history answer
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def status_of(m: Memory, now: float) -> str:
+    """current, superseded (replaced by a newer memory), expired (valid_to passed) or archived."""
+    if m.deleted_at is not None:
+        return "archived"
+    if m.superseded_by is not None:
+        return "superseded"
+    if m.valid_to is not None and m.valid_to <= now:
+        return "expired"
+    return "current"
+
+
+# -- listing ----------------------------------------------------------------------------------
+
+@dataclass
+class Page:
+    memories: list[Memory]
+    next_cursor: str | None  # None: this was the last page
+    total: int  # memories matching the filters, over all pages
+
+
+def _encode_cursor(sort: str, key: Any, last_id: int) -> str:
+    raw = json.dumps([sort, key, last_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        was, key, last_id = json.loads(raw)
+        if not isinstance(last_id, int) or not isinstance(key, (int, float)):
+            raise ValueError
+    except (ValueError, TypeError):
+        raise InvalidInput("cursor is not one this listing returned; pass next_cursor unchanged, "
+                           "or leave it out to start from the first page") from None
+    if was != sort:
+        raise InvalidInput(f"this cursor pages a listing sorted by {was!r}, not {sort!r}; "
+                           f"keep sort={was!r} or leave the cursor out to start over")
+    return key, last_id
+
+
+def list_memories(store: Store, scopes: Sequence[str], *, layer: str | None = None,
+                  category: str | None = None, subject: str | None = None, tag: str | None = None,
+                  pinned: bool | None = None, status: str = "current", sort: str = "newest",
+                  limit: int = 20, cursor: str | None = None) -> Page:
+    """One page of the memories in `scopes` that pass the filters, in `sort` order.
+
+    `status`: current (the default: not archived, not superseded, not expired), history
+    (superseded or expired), archived, or all. Chunks of long memories are left out: their
+    parent stands for them.
+    """
+    if sort not in SORTS:
+        raise InvalidInput(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")
+    if status not in STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    if layer is not None and layer not in LAYERS:
+        raise InvalidInput(f"layer must be one of {', '.join(LAYERS)}, got {layer!r}")
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be 1-{MAX_PAGE}, got {limit!r}")
+    now = store.clock()
+    where = [f"scope IN ({_marks(scopes)})", "parent_id IS NULL"]
+    args: list[Any] = list(scopes)
+    live = "(superseded_by IS NULL AND (valid_to IS NULL OR valid_to > ?))"
+    if status == "current":
+        where += ["deleted_at IS NULL", live]
+        args.append(now)
+    elif status == "history":
+        where += ["deleted_at IS NULL", f"NOT {live}"]
+        args.append(now)
+    elif status == "archived":
+        where.append("deleted_at IS NOT NULL")
+    for column, value in (("layer", layer), ("category", category)):
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if subject:
+        where.append("subject = ? COLLATE NOCASE")
+        args.append(subject.strip())
+    if tag:
+        # tags are stored lower-cased as a JSON array of strings
+        where.append("EXISTS (SELECT 1 FROM json_each(memories.tags) t WHERE t.value = ?)")
+        args.append(tag.strip().lower())
+    if pinned is not None:
+        where.append("pinned = ?")
+        args.append(int(pinned))
+    total = store.conn.execute(f"SELECT count(*) FROM memories WHERE {' AND '.join(where)}", args).fetchone()[0]
+    key, direction = SORTS[sort]
+    if cursor:
+        last_key, last_id = _decode_cursor(cursor, sort)
+        op = "<" if direction == "DESC" else ">"
+        where.append(f"({key} {op} ? OR ({key} = ? AND id {op} ?))")
+        args += [last_key, last_key, last_id]
+    sql = (f"SELECT {MEMORY_COLUMNS}, {key} FROM memories WHERE {' AND '.join(where)} "
+           f"ORDER BY {key} {direction}, id {direction} LIMIT ?")
+    rows = store.conn.execute(sql, (*args, limit + 1)).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    memories = [Memory.from_row(r[:-1]) for r in rows]
+    next_cursor = _encode_cursor(sort, rows[-1][-1], rows[-1][0]) if more and rows else None
+    return Page(memories, next_cursor, total)
+
+
+# -- history ----------------------------------------------------------------------------------
+
+@dataclass
+class Version:
+    content: str
+    reason: str  # why it changed: update, superseded, outcome failed, merge, import, ...
+    changed_at: float
+    changed: list[str]  # fields that differ from the next version
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"content": self.content, "reason": self.reason, "changed_at": iso(self.changed_at),
+                "changed": self.changed}
+
+
+@dataclass
+class Entry:
+    memory: Memory
+    status: str
+    supersedes: list[int]  # ids this memory replaced
+    versions: list[Version]  # oldest first; the memory itself is the newest
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory": self.memory.to_dict(), "status": self.status, "supersedes": self.supersedes,
+                "versions": [v.to_dict() for v in self.versions]}
+
+
+_IGNORED_CHANGES = {"updated_at", "last_activated_at", "activation_count", "id", "content_hash"}
+
+
+def _versions(store: Store, m: Memory) -> list[Version]:
+    rows = store.conn.execute("SELECT content, fields, reason, changed_at FROM memory_versions "
+                              "WHERE memory_id = ? ORDER BY changed_at, id", (m.id,)).fetchall()
+    snapshots = [(content, json.loads(fields)) for content, fields, _, _ in rows]
+    now_fields = {k: v for k, v in m.to_dict().items() if k != "content"}
+    snapshots.append((m.content, now_fields))
+    out = []
+    for i, (content, _, reason, changed_at) in enumerate(rows):
+        fields = snapshots[i][1]
+        nxt_content, nxt_fields = snapshots[i + 1]
+        changed = ["content"] if content != nxt_content else []
+        changed += sorted(k for k in set(fields) | set(nxt_fields)
+                          if k not in _IGNORED_CHANGES and fields.get(k) != nxt_fields.get(k))
+        out.append(Version(content, reason, changed_at, changed))
+    return out
+
+
+def history(store: Store, scopes: Sequence[str], *, memory_id: int | None = None,
+            subject: str | None = None) -> list[Entry]:
+    """The supersession chain around a memory, or every memory about a subject with their chains;
+    oldest first, each with its earlier versions. Archived and superseded memories included."""
+    if (memory_id is None) == (subject is None or not subject.strip()):
+        raise InvalidInput("give either a memory id or a subject (not both)")
+    c = store.conn
+    if memory_id is not None:
+        start = store.get(memory_id, include_deleted=True)
+        if start.scope not in scopes:
+            raise NotFound(f"no memory {memory_id} in this project or the global scope; search to find the right id")
+        seeds = [start.id]
+    else:
+        seeds = [r[0] for r in c.execute(
+            f"SELECT id FROM memories WHERE scope IN ({_marks(scopes)}) AND parent_id IS NULL "
+            f"AND subject = ? COLLATE NOCASE ORDER BY id LIMIT ?", (*scopes, subject.strip(), MAX_CHAIN))]
+        if not seeds:
+            raise NotFound(f"no memory has the subject {subject!r} in this project or the global scope; "
+                           "memory_list shows subjects, memory_search finds memories by topic")
+    # Walk superseded_by forwards and backwards (a merge can make several memories point at one).
+    seen: set[int] = set()
+    frontier = list(seeds)
+    while frontier and len(seen) < MAX_CHAIN:
+        seen.update(frontier)
+        marks = _marks(frontier)
+        nxt = {r[0] for r in c.execute(
+            f"SELECT superseded_by FROM memories WHERE id IN ({marks}) AND superseded_by IS NOT NULL "
+            f"UNION SELECT id FROM memories WHERE superseded_by IN ({marks}) AND scope IN ({_marks(scopes)})",
+            (*frontier, *frontier, *scopes))}
+        frontier = sorted(nxt - seen)
+    memories = [m for m in store.get_many(sorted(seen)) if m.scope in scopes]
+    now = store.clock()
+    ids = {m.id for m in memories}
+    entries = []
+    for m in sorted(memories, key=lambda m: (m.created_at, m.id)):
+        supersedes = [r[0] for r in c.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY id", (m.id,))
+                      if r[0] in ids]
+        entries.append(Entry(m, status_of(m, now), supersedes, _versions(store, m)))
+    return entries
+
+
+def edit(store: Store, memory_id: int, *, reason: str = "update", **changes: Any) -> tuple[Memory, bool]:
+    """Change a memory in place (the previous version is kept); returns (memory, changed).
+
+    Changes that would leave it as it is write nothing, so repeating an edit is harmless. A new
+    content is re-linked to the entities it names (caller-given roles such as speaker stay).
+    """
+    old = store.get(memory_id)
+    given = {k: v for k, v in changes.items() if v is not None}
+    if not given:
+        raise InvalidInput("nothing to change: give at least one field (content, importance, tags, ...)")
+    if all(_same(getattr(old, k, None), v) for k, v in given.items()):
+        return old, False
+    new = store.update(memory_id, reason=reason, **given)
+    if new.content != old.content:
+        _relink(store, new)
+    return new, True
+
+
+def _same(current: Any, wanted: Any) -> bool:
+    if isinstance(current, list) and isinstance(wanted, (list, tuple)):
+        return [str(x).lower() for x in current] == [str(x).strip().lower() for x in wanted]
+    if isinstance(current, str) and isinstance(wanted, str):
+        return " ".join(current.split()) == " ".join(wanted.split())
+    return current == wanted
+
+
+def _relink(store: Store, m: Memory) -> None:
+    """Link a memory to the entities its new content names; drop plain mentions it no longer makes."""
+    from memory import graph, mentions
+
+    found = mentions.detect(m.content) + list(mentions.known_in(m.content, store.config.known_entities))
+    folded = m.content.casefold()
+    with store.tx.atomic() as conn:
+        stale = [r[0] for r in conn.execute(
+            "SELECT l.entity_id FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+            "WHERE l.memory_id = ? AND l.role = 'mention'", (m.id,)).fetchall()
+            if graph.entity_dict(conn, r[0])["name"].casefold() not in folded]
+        conn.executemany("DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?",
+                         [(m.id, e) for e in stale])
+        if found:
+            graph.link_names(conn, m.id, m.scope, found, store.clock())
+
+
+def supersede(store: Store, memory_id: int, replacement: Any, reason: str = "superseded") -> tuple[Memory, Memory]:
+    """Store `replacement` (a NewMemory) and retire `memory_id` in its favour: the old memory stays
+    as history (valid_to now, superseded_by the new id) and leaves search. Returns (old, new)."""
+    with store.tx.atomic():
+        new = store.add(replacement)
+        if new.id == memory_id:
+            raise InvalidInput("the replacement is the same text as the memory; change the content, or "
+                               "update it in place instead")
+        old = store.update(memory_id, valid_to=store.clock(), superseded_by=new.id, reason=reason)
+    return old, new
+
+
+# -- statistics -------------------------------------------------------------------------------
+
+def scoped_stats(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
+    """Counts, sizes and upkeep state for `scopes` only (other projects are not even named)."""
+    c = store.conn
+    marks = _marks(scopes)
+    now = store.clock()
+    live = f"scope IN ({marks}) AND deleted_at IS NULL AND parent_id IS NULL"
+
+    def by(column: str) -> dict[str, int]:
+        return dict(c.execute(f"SELECT {column}, count(*) FROM memories WHERE {live} "
+                              f"AND superseded_by IS NULL AND (valid_to IS NULL OR valid_to > ?) "
+                              f"GROUP BY {column} ORDER BY count(*) DESC", (*scopes, now)).fetchall())
+
+    one = lambda sql, *a: c.execute(sql, a).fetchone()[0]  # noqa: E731
+    current = sum(by("layer").values())
+    outcomes = dict(c.execute(
+        f"SELECT o.outcome, count(*) FROM decision_outcomes o JOIN memories m ON m.id = o.memory_id "
+        f"WHERE m.scope IN ({marks}) AND m.deleted_at IS NULL AND o.id = (SELECT max(id) FROM decision_outcomes "
+        f"WHERE memory_id = o.memory_id) GROUP BY o.outcome", scopes).fetchall())
+    decisions = one(f"SELECT count(*) FROM memories WHERE {live} AND layer = 'decision'", *scopes)
+    upkeep = dict(c.execute("SELECT key, value FROM meta WHERE key IN ('last_maintenance', "
+                            "'last_maintenance_counts')").fetchall())
+    wal = store.path.with_name(store.path.name + "-wal")
+    page_bytes = one("PRAGMA page_count") * one("PRAGMA page_size")
+    return {
+        "scopes": list(scopes),
+        "memories": current,
+        "history": one(f"SELECT count(*) FROM memories WHERE {live} AND NOT (superseded_by IS NULL "
+                       f"AND (valid_to IS NULL OR valid_to > ?))", *scopes, now),
+        "archived": one(f"SELECT count(*) FROM memories WHERE scope IN ({marks}) AND deleted_at IS NOT NULL "
+                        f"AND parent_id IS NULL", *scopes),
+        "pinned": one(f"SELECT count(*) FROM memories WHERE {live} AND pinned = 1", *scopes),
+        "by_layer": by("layer"), "by_scope": by("scope"), "by_category": by("category"),
+        "decisions": {"total": decisions, "open": decisions - sum(outcomes.get(k, 0) for k in
+                                                                  ("worked", "failed", "partial")),
+                      **{k: outcomes.get(k, 0) for k in ("worked", "failed", "partial")}},
+        "entities": one(f"SELECT count(*) FROM entities WHERE scope IN ({marks})", *scopes),
+        "relations": one(f"SELECT count(*) FROM relations r JOIN entities e ON e.id = r.src "
+                         f"WHERE e.scope IN ({marks}) AND (r.valid_to IS NULL OR r.valid_to > ?)", *scopes, now),
+        "versions": one(f"SELECT count(*) FROM memory_versions v JOIN memories m ON m.id = v.memory_id "
+                        f"WHERE m.scope IN ({marks})", *scopes),
+        "content_bytes": one(f"SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM memories "
+                             f"WHERE scope IN ({marks})", *scopes),
+        # The file holds every project's memories; its size is shown, its other contents are not.
+        "database_bytes": page_bytes + (wal.stat().st_size if wal.exists() else 0),
+        "last_maintenance": upkeep.get("last_maintenance"),
+        "last_maintenance_changes": json.loads(upkeep.get("last_maintenance_counts") or "{}"),
+        "embedding_model": store.vector_model,
+        "embedding_dim": store.vector_dim,
+        "without_vectors": _without_vectors(store, scopes),
+    }
+
+
+def _without_vectors(store: Store, scopes: Sequence[str]) -> int:
+    marks = _marks(scopes)
+    if not store.has_vectors:
+        return store.conn.execute(f"SELECT count(*) FROM memories WHERE scope IN ({marks})", scopes).fetchone()[0]
+    return store.conn.execute(f"SELECT count(*) FROM memories m WHERE m.scope IN ({marks}) AND NOT EXISTS "
+                              f"(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)", scopes).fetchone()[0]
