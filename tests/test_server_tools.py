@@ -1,0 +1,273 @@
+"""The full MCP surface through the real SDK client (in memory): memory upkeep, graph, wisdom,
+resources, instructions, and which calls wait for the embedding model."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from memory.config import Config
+from memory.embed import HashEmbedder
+from server.app import INSTRUCTIONS, build_server
+
+PROJECT, OTHER = "/work/project-a", "/work/project-b"
+NEW_TOOLS = ["memory_update", "memory_pin", "memory_list", "memory_history", "memory_stats", "entity_get",
+             "entity_relate", "graph_neighbors", "graph_path", "decision_record", "decision_outcome", "lessons_for"]
+
+
+def client(config: Config, project: str = PROJECT, embedder: Any = None) -> Client:
+    return Client(build_server(config, embedder or HashEmbedder(64), project=project), mode="legacy")
+
+
+async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await c.call_tool(tool, args)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def error(c: Client, tool: str, **args: Any) -> str:
+    result = await c.call_tool(tool, args)
+    assert result.is_error, result.structured_content
+    return result.content[0].text
+
+
+def test_the_instructions_fit_claude_codes_2_kb_and_name_only_real_tools():
+    assert len(INSTRUCTIONS.encode("utf-8")) <= 2048
+    for word in ("memory_search", "memory_store", "decision_record", "decision_outcome", "lessons_for",
+                 "memory_update", "entity_get"):
+        assert word in INSTRUCTIONS
+
+
+async def test_the_server_sends_its_instructions_and_every_tool_is_typed_and_annotated(config):
+    async with client(config) as c:
+        assert c.session.initialize_result.instructions == INSTRUCTIONS
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    named = {w.strip("(),.:;'") for w in INSTRUCTIONS.split()} & {w for w in INSTRUCTIONS.split() if "_" in w}
+    assert {w.strip("(),.:;'") for w in named if w.startswith(("memory_", "entity_", "graph_", "decision_",
+                                                                 "lessons_"))} <= set(tools)
+    for name in NEW_TOOLS:
+        t = tools[name]
+        assert t.title and t.description and t.output_schema, name
+        a = t.annotations
+        assert a.open_world_hint is False and None not in (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
+        assert all(p.get("description") for p in t.input_schema["properties"].values()), name
+    read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}
+    assert read_only >= {"memory_list", "memory_history", "memory_stats", "entity_get", "graph_neighbors",
+                         "graph_path", "lessons_for"}
+    assert not read_only & {"memory_update", "memory_pin", "entity_relate", "decision_record", "decision_outcome"}
+    assert tools["decision_outcome"].annotations.idempotent_hint is False
+
+
+async def test_an_edit_keeps_the_old_version_and_supersede_keeps_the_old_memory(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content="CI runs on GitHub Actions", subject="ci")
+        edited = await call(c, "memory_update", id=m["id"], importance=4, tags=["CI"], reason="matters")
+        same = await call(c, "memory_update", id=m["id"], importance=4)
+        sup = await call(c, "memory_update", id=m["id"], content="CI runs on Buildkite", mode="supersede",
+                         reason="moved CI")
+        found = await call(c, "memory_search", query="where does CI run")
+        hist = await call(c, "memory_history", id=sup["memory"]["id"])
+        stale = await error(c, "memory_update", id=m["id"], importance=2)
+    assert (edited["action"], edited["memory"]["importance"], edited["versions"]) == ("edited", 4, 1)
+    assert same["action"] == "unchanged" and same["versions"] == 1
+    assert sup["action"] == "superseded" and sup["replaced"]["id"] == m["id"]
+    assert sup["memory"]["subject"] == "ci" and sup["memory"]["tags"] == ["ci"] and sup["memory"]["importance"] == 4
+    assert [r["id"] for r in found["results"]] == [sup["memory"]["id"]]
+    assert [(e["memory"]["id"], e["status"]) for e in hist["entries"]] == [(m["id"], "superseded"),
+                                                                           (sup["memory"]["id"], "current")]
+    assert hist["current"] == [sup["memory"]["id"]]
+    assert [v["reason"] for v in hist["entries"][0]["versions"]] == ["matters", "moved CI"]
+    assert f"superseded by memory {sup['memory']['id']}; update that one" in stale
+
+
+async def test_pinning_is_idempotent_and_unpinning_works(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content="Always answer in British English")
+        await call(c, "memory_pin", id=m["id"])
+        again = await call(c, "memory_pin", id=m["id"], pinned=True)
+        pinned = await call(c, "memory_list", pinned=True)
+        off = await call(c, "memory_pin", id=m["id"], pinned=False)
+        hist = await call(c, "memory_history", id=m["id"])
+    assert again["pinned"] is True and [x["id"] for x in pinned["memories"]] == [m["id"]]
+    assert off["pinned"] is False
+    assert [v["reason"] for v in hist["entries"][0]["versions"]] == ["pin", "unpin"]
+
+
+async def test_memory_list_pages_with_a_cursor_and_filters(config):
+    async with client(config) as c:
+        for i in range(7):
+            await call(c, "memory_store", content=f"Convention number {i} for the codebase", category="convention",
+                       importance=1 + i % 5, occurred_at=f"2025-05-0{i + 1}")
+        await call(c, "memory_store", content="Prefers tabs", scope="global", category="preference")
+        pages, cursor = [], None
+        while True:
+            page = await call(c, "memory_list", category="convention", sort="oldest", limit=3,
+                              **({"cursor": cursor} if cursor else {}))
+            pages.append(page)
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        only_global = await call(c, "memory_list", scope="global")
+        bad = await error(c, "memory_list", cursor="garbage")
+    assert [len(p["memories"]) for p in pages] == [3, 3, 1]
+    assert all(p["total"] == 7 for p in pages)
+    contents = [m["content"] for p in pages for m in p["memories"]]
+    assert contents == [f"Convention number {i} for the codebase" for i in range(7)]
+    assert [m["content"] for m in only_global["memories"]] == ["Prefers tabs"]
+    assert "pass next_cursor unchanged" in bad
+
+
+async def test_stats_and_lists_never_show_another_project(config):
+    async with client(config, project=OTHER) as other:
+        theirs = await call(other, "memory_store", content="Project B deploys to the orchid cluster")
+        await call(other, "entity_relate", source="orchid", relation="hosts", target="billing")
+    async with client(config) as c:
+        await call(c, "memory_store", content="Project A uses `ruff`")
+        stats = await call(c, "memory_stats")
+        listed = await call(c, "memory_list", status="all")
+        for tool, args in [("memory_update", {"id": theirs["id"], "importance": 5}),
+                           ("memory_pin", {"id": theirs["id"]}), ("memory_history", {"id": theirs["id"]}),
+                           ("decision_outcome", {"id": theirs["id"], "outcome": "worked"}),
+                           ("entity_get", {"name": "orchid"}), ("graph_neighbors", {"entity": "billing"})]:
+            assert "in this project or the global scope" in await error(c, tool, **args), tool
+    assert OTHER not in json.dumps(stats)
+    assert stats["memories"] == 1 and stats["by_scope"] == {PROJECT: 1}
+    assert [m["content"] for m in listed["memories"]] == ["Project A uses `ruff`"]
+
+
+async def test_the_graph_tools_walk_what_entity_relate_recorded(config):
+    async with client(config) as c:
+        await call(c, "memory_store", content="The `billing` service calls `stripe` for every invoice")
+        added = await call(c, "entity_relate", source="billing", relation="depends on", target="ledger")
+        await call(c, "entity_relate", source="ledger", relation="stores_in", target="postgres", scope="global")
+        await call(c, "entity_relate", source="postgres", relation="runs_on", target="linux", scope="global")
+        entity = await call(c, "entity_get", name="Billing")
+        near = await call(c, "graph_neighbors", entity="billing", hops=2)
+        typed = await call(c, "graph_neighbors", entity="billing", hops=3, relation_types=["depends_on"])
+        path = await call(c, "graph_path", source="billing", target="linux")
+        closed = await call(c, "entity_relate", source="billing", relation="depends_on", target="ledger", close=True)
+        gone = await call(c, "graph_path", source="billing", target="linux")
+        again = await error(c, "entity_relate", source="billing", relation="depends_on", target="ledger", close=True)
+    assert added["action"] == "added" and added["relation"]["type"] == "depends_on"
+    assert entity["entity"]["name"] == "billing" and entity["memory_count"] == 1
+    assert entity["memories"][0]["content"].startswith("The `billing` service")
+    assert [r["type"] for r in entity["relations"]] == ["depends_on"]
+    assert sorted((n["name"], n["scope"], n["hops"]) for n in near["nodes"]) == [
+        ("ledger", PROJECT, 1), ("ledger", "global", 1), ("postgres", "global", 2)]
+    assert [n["name"] for n in typed["nodes"]] == ["ledger", "ledger"]  # its global namesake too
+    assert path["found"] and path["hops"] == 3
+    assert [n["name"] for n in path["nodes"]] == ["billing", "ledger", "ledger", "postgres", "linux"]
+    assert closed["action"] == "closed"
+    assert gone["found"] is False
+    assert "no open relation" in again
+
+
+async def test_a_failed_decision_comes_first_in_lessons_with_its_warning(config):
+    async with client(config) as c:
+        ok = await call(c, "decision_record", chosen="Use SQLite for the local job queue",
+                        why="no extra server", alternatives=["Redis", "RabbitMQ"], subject="job queue")
+        bad = await call(c, "decision_record", chosen="Use Redis for the job queue", why="fast",
+                         subject="job queue", importance=2)
+        await call(c, "decision_outcome", id=ok["id"], outcome="worked", notes="fine at 10k jobs a day")
+        out = await call(c, "decision_outcome", id=bad["id"], outcome="failed", notes="jobs lost on restart")
+        lessons = await call(c, "lessons_for", task="which job queue should the worker use")
+        not_a_decision = await call(c, "memory_store", content="The worker is written in Go")
+        refused = await error(c, "decision_outcome", id=not_a_decision["id"], outcome="worked")
+        stats = await call(c, "memory_stats")
+    assert ok["layer"] == "decision" and ok["content"].endswith("Alternatives considered: Redis; RabbitMQ.")
+    assert out["decision"]["importance"] == 4 and "outcome-failed" in out["decision"]["tags"]
+    assert out["outcome"]["outcome"] == "failed" and out["outcomes"] == 1
+    assert [(x["id"], x["outcome"]) for x in lessons["lessons"]] == [(bad["id"], "failed"), (ok["id"], "worked")]
+    assert "jobs lost on restart" in lessons["lessons"][0]["warning"]
+    assert lessons["lessons"][1]["warning"] is None
+    assert "is a fact, not a decision" in refused
+    assert stats["decisions"] == {"total": 2, "open": 0, "worked": 1, "failed": 1, "partial": 0}
+
+
+@pytest.mark.parametrize(("tool", "args", "message"), [
+    ("memory_update", {"id": 1}, "nothing to change"),
+    ("memory_update", {"id": 1, "importance": 7}, "less than or equal to 5"),
+    ("memory_update", {"id": 1, "mode": "supersede", "importance": 2}, "needs the new content"),
+    ("memory_update", {"id": 999, "importance": 2}, "no memory 999"),
+    ("memory_list", {"sort": "random"}, "'newest', 'oldest', 'updated', 'importance' or 'recently_used'"),
+    ("memory_history", {}, "either a memory id or a subject"),
+    ("entity_get", {"name": "nobody"}, "no entity called 'nobody'"),
+    ("graph_neighbors", {"entity": "x", "hops": 9}, "less than or equal to 6"),
+    ("decision_record", {"chosen": "x", "why": ""}, "at least 1 character"),
+    ("decision_outcome", {"id": 1, "outcome": "meh"}, "'worked', 'failed' or 'partial'"),
+    ("lessons_for", {"task": " "}, "query is empty"),
+])
+async def test_bad_calls_to_the_new_tools_say_what_to_do(config, tool, args, message):
+    async with client(config) as c:
+        await call(c, "memory_store", content="a memory so that id 1 exists")
+        text = await error(c, tool, **args)
+    assert message in text
+
+
+async def test_resources_serve_a_memory_and_the_stats_of_this_project_only(config):
+    async with client(config, project=OTHER) as other:
+        theirs = await call(other, "memory_store", content="Project B only")
+    async with client(config) as c:
+        m = await call(c, "memory_store", content="Resource-readable memory")
+        listed = await c.list_resources()
+        templates = await c.list_resource_templates()
+        one = json.loads((await c.read_resource(f"memory://{m['id']}")).contents[0].text)
+        stats = json.loads((await c.read_resource("memory://stats")).contents[0].text)
+        with pytest.raises(MCPError) as hidden:
+            await c.read_resource(f"memory://{theirs['id']}")
+        with pytest.raises(MCPError) as not_a_number:
+            await c.read_resource("memory://abc")
+    assert [r.uri for r in listed.resources] == ["memory://stats"]
+    assert [t.uri_template for t in templates.resource_templates] == ["memory://{id}"]
+    assert one["content"] == "Resource-readable memory" and one["archived"] is False
+    assert stats["memories"] == 1 and OTHER not in json.dumps(stats)
+    assert hidden.value.error.code == -32602 and "in this project or the global scope" in hidden.value.error.message
+    assert "ids are whole numbers" in not_a_number.value.error.message
+
+
+class SlowModel(HashEmbedder):
+    """A model that stays 'loading' until the test releases it (no timing involved)."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.loaded = False
+        self.release = threading.Event()
+
+    def start(self) -> None:
+        pass
+
+    def wait(self) -> None:
+        self.release.wait(60)
+        self.loaded = True
+
+
+async def test_calls_that_need_the_model_wait_for_it_and_the_others_do_not(config):
+    model = SlowModel()
+    async with client(config, embedder=model) as c:
+        done: list[str] = []
+
+        async def store() -> None:
+            await call(c, "memory_store", content="Stored while the model was loading")
+            done.append("store")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(store)
+            # Everything that needs no vector answers now, while the store above waits.
+            stats = await call(c, "memory_stats")
+            listed = await call(c, "memory_list")
+            found = await call(c, "memory_search", query="loading")
+            await call(c, "entity_relate", source="a", relation="b", target="c")
+            near = await call(c, "graph_neighbors", entity="a")
+            assert done == []
+            model.release.set()
+        after = await call(c, "memory_stats")
+    assert stats["model"] == "loading" and found["model"] == "loading"
+    assert listed["memories"] == [] and [n["name"] for n in near["nodes"]] == ["c"]
+    assert done == ["store"] and after["model"] == "ready" and after["memories"] == 1
+    assert after["without_vectors"] == 0  # the store waited, so its memory has a vector
