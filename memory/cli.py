@@ -562,6 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memory.maintenance_cli import add_commands  # maintain, backup, reindex
 
     add_commands(command)
+    from memory import cli_tools  # update, pin, history, entity, relate, neighbors, path, decide, ...
+
+    cli_tools.add_commands(command)
 
     p = command("doctor", "check the installation and the database; exit 1 if anything is wrong")
     p.add_argument("--no-model", action="store_true", help="skip loading the embedding model")
@@ -612,6 +615,17 @@ def _maintenance_command(ctx: Context) -> int:
 
 
 COMMANDS.update({name: _maintenance_command for name in ("maintain", "backup", "reindex")})
+
+
+def _tool_command(ctx: Context) -> int:
+    from memory import cli_tools  # imported only when one of its commands runs
+
+    return cli_tools.run(ctx)
+
+
+COMMANDS.update({name: _tool_command for name in (
+    "update", "pin", "history", "entity", "relate", "neighbors", "path", "graph", "decide", "outcome",
+    "lessons", "context")})
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -326,36 +326,67 @@ def most_connected(store: Store, scopes: Sequence[str]) -> int | None:
     return row[0] if row and row[1] > 0 else None
 
 
+def co_mentioned(store: Store, scopes: Sequence[str], ids: Sequence[int], per_node: int = 12) -> list[tuple[int, int, int]]:
+    """(a, b, memories) for entities b named in the same current memories as a, the most shared first."""
+    out: list[tuple[int, int, int]] = []
+    for a in ids:
+        rows = store.conn.execute(
+            f"SELECT b.entity_id, count(*) AS n FROM memory_entities x JOIN memory_entities b "
+            f"ON b.memory_id = x.memory_id AND b.entity_id != x.entity_id JOIN memories m ON m.id = x.memory_id "
+            f"JOIN entities e ON e.id = b.entity_id WHERE x.entity_id = ? AND m.deleted_at IS NULL "
+            f"AND m.superseded_by IS NULL AND m.scope IN ({_marks(scopes)}) AND e.scope IN ({_marks(scopes)}) "
+            f"GROUP BY b.entity_id ORDER BY n DESC, b.entity_id LIMIT ?", (a, *scopes, *scopes, per_node)).fetchall()
+        out += [(a, b, n) for b, n in rows]
+    return out
+
+
 def subgraph(store: Store, scopes: Sequence[str], ref: str | int | None = None, *, hops: int = 2,
              max_nodes: int = 80, memories_per_node: int = 5) -> dict[str, Any]:
     """Nodes, edges and each node's memories around `ref` (default: the most connected entity),
-    for drawing. Memories that mention two shown entities also count as a `mentioned_with` edge."""
+    for drawing. Besides relations, entities named together in a memory are connected
+    (`mentioned_with`): most of what people write links things that way."""
+    if not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS:
+        raise InvalidInput(f"hops must be 1-{MAX_HOPS}, got {hops!r}")
     if ref is None:
-        centre = most_connected(store, scopes)
-        if centre is None:
+        ref = most_connected(store, scopes)
+        if ref is None:
             raise NotFound("the knowledge graph is empty in this project and the global scope; entities appear "
                            "as memories are stored (or with `maple-memory relate`)")
-        ref = centre
-    near = neighbors(store, scopes, ref, hops=hops, limit=max_nodes)
-    nodes = near["center"] + near["nodes"]
-    ids = [n["id"] for n in nodes]
     g = Graph(store, scopes)
-    shown = set(ids)
+    start = g.resolve(ref)
+    depth = {i: 0 for i in start}
+    edges: dict[tuple[int, int, str], dict[str, Any]] = {}
+    frontier, truncated = list(start), False
+    for _ in range(hops + 1):  # one more round than hops: twins sit at their namesake's depth
+        found: list[tuple[int, int, dict[str, Any]]] = []
+        for e in g.step(frontier):
+            found.append((e.src, e.dst, e.to_dict()))
+        linked = {(min(a, b), max(a, b)) for a, b, _ in found}
+        for a, b, n in co_mentioned(store, scopes, frontier):
+            if (min(a, b), max(a, b)) not in linked:
+                found.append((a, b, {"id": None, "src": min(a, b), "dst": max(a, b), "type": "mentioned_with",
+                                     "confidence": 1.0, "valid_from": None, "valid_to": None, "memory_id": None,
+                                     "count": n}))
+        nxt = []
+        for a, b, e in found:
+            for here, there in ((a, b), (b, a)):
+                if here in depth and there not in depth:
+                    d = depth[here] + (0 if e["type"] == TWIN else 1)
+                    if d > hops:
+                        continue
+                    if len(depth) >= max_nodes:
+                        truncated = True
+                        continue
+                    depth[there] = d
+                    nxt.append(there)
+            if a in depth and b in depth:
+                edges.setdefault((min(a, b), max(a, b), e["type"]), e)
+        frontier = nxt
+        if not frontier:
+            break
+    nodes = [{**n.to_dict(), "hops": depth[n.id]} for n in g.nodes(sorted(depth, key=lambda i: (depth[i], i)))]
     for n in nodes:
         n["memories_shown"] = [{"id": m.id, "content": m.content[:400], "layer": m.layer,
                                 "outcome": (m.metadata.get("outcome") or {}).get("result")}
                                for m in g.memories_of([n["id"]], memories_per_node)]
-    edges = list(near["edges"])
-    if len(ids) > 1:  # co-mention edges: memories linking two shown entities
-        rows = store.conn.execute(
-            f"SELECT a.entity_id, b.entity_id, count(*) FROM memory_entities a JOIN memory_entities b "
-            f"ON a.memory_id = b.memory_id AND a.entity_id < b.entity_id JOIN memories m ON m.id = a.memory_id "
-            f"WHERE a.entity_id IN ({_marks(ids)}) AND b.entity_id IN ({_marks(ids)}) AND m.deleted_at IS NULL "
-            f"GROUP BY a.entity_id, b.entity_id", (*ids, *ids)).fetchall()
-        linked = {(min(e["src"], e["dst"]), max(e["src"], e["dst"])) for e in edges}
-        for a, b, n in rows:
-            if (a, b) not in linked and a in shown and b in shown:
-                edges.append({"id": None, "src": a, "dst": b, "type": "mentioned_with", "confidence": 1.0,
-                              "valid_from": None, "valid_to": None, "memory_id": None, "count": n})
-    return {"center": near["center"][0]["id"] if near["center"] else None, "nodes": nodes, "edges": edges,
-            "truncated": near["truncated"]}
+    return {"center": start[0], "nodes": nodes, "edges": list(edges.values()), "truncated": truncated}

@@ -139,7 +139,7 @@ def test_bad_graph_arguments_say_what_is_allowed(store, call, message):
 
 def test_a_subgraph_centres_on_the_most_connected_entity_and_carries_memories(store):
     chain(store)
-    store.add(NewMemory("The `orm` hides N+1 queries; `alice` reviews every `driver` change", scope=P))
+    store.add(NewMemory("The `orm` hides slow queries; `alice` reviews every `driver` change", scope=P))
     sub = gq.subgraph(store, SCOPES)
     by_id = {n["id"]: n for n in sub["nodes"]}
     assert by_id[sub["center"]]["name"] == "orm"  # two relations and a memory
