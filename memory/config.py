@@ -38,8 +38,8 @@ class Config:
     search_fusion: str = "weighted"
     search_rrf_k: int = 60
     search_weights: dict = field(default_factory=lambda: {
-        "bm25": 0.55, "vector": 0.45, "entity": 0.2, "graph": 0.05, "mood": 0.1, "time": 0.3,
-        "context": 0.6, "reply": 0.8, "session": 0.3, "prior": 0.1,
+        "bm25": 0.5, "vector": 0.5, "entity": 0.2, "graph": 0.05, "mood": 0.1, "time": 0.3,
+        "context": 0.6, "reply": 0.8, "session": 0.1, "prior": 0.1,
     })
     search_layer_weights: dict = field(default_factory=lambda: {
         "fact": 1.0, "experience": 1.0, "decision": 1.0,
