@@ -86,6 +86,17 @@ class Config:
     maintenance_max_memories: int = 0
     backup_keep: int = 7
 
+    # optional LLM extraction (memory/llm.py); off unless llm_provider is set
+    llm_provider: str = ""
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key_env: str = ""
+    llm_daily_token_budget: int = 200_000
+    llm_max_tokens: int = 1024
+    llm_timeout_s: float = 30.0
+    llm_breaker_failures: int = 3
+    llm_breaker_cooldown_s: float = 300.0
+
     @property
     def db_path(self) -> Path:
         return Path(self.database).expanduser() if self.database else self.home / "memory.db"
@@ -176,6 +187,11 @@ def _check_semantics(c: Config) -> None:
         raise ConfigError(f"setting 'search_fusion' must be 'weighted', 'rrf' or 'maple', got {c.search_fusion!r}")
     if not 1 <= c.search_importance_floor <= 6:
         raise ConfigError("setting 'search_importance_floor' must be 1..6 (6 turns the floor off)")
+    if c.llm_provider not in ("", "openai", "anthropic"):
+        raise ConfigError(f"setting 'llm_provider' must be '', 'openai' or 'anthropic', got {c.llm_provider!r}")
+    for key in ("llm_daily_token_budget", "llm_max_tokens", "llm_breaker_failures"):
+        if getattr(c, key) <= 0:
+            raise ConfigError(f"setting {key!r} must be > 0, got {getattr(c, key)}")
     if c.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         raise ConfigError(f"setting 'log_level' must be DEBUG, INFO, WARNING or ERROR, got {c.log_level!r}")
     if not 0 < c.search_pool_fraction <= 1:
