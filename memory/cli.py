@@ -593,6 +593,13 @@ def build_parser() -> argparse.ArgumentParser:
                            help="how prompts get memories: mcp = a hook calling the running server "
                                 "(Claude Code >= 2.1.118), command = a hook process; auto picks")
 
+    p = command("extract", "turn a transcript, message list or text file into memories")
+    p.add_argument("file", help="a Claude Code transcript (.jsonl), a JSON list of {role, content} "
+                                "messages, or plain text; '-' reads standard input")
+    p.add_argument("--dry-run", action="store_true", help="print what would be stored and why; write nothing")
+    p.add_argument("--scope", choices=("project", "global"),
+                   help="where the memories go (default: the project of the transcript's cwd)")
+
     p = command("client-config", "print the MCP registration for another client")
     p.add_argument("client", choices=("claude-desktop", "cursor", "codex", "vscode", "gemini"))
 
@@ -606,6 +613,19 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
     "forget": cmd_forget, "restore": cmd_restore, "stats": cmd_stats, "export": cmd_export,
     "import": cmd_import, "install": cmd_install, "uninstall": cmd_uninstall, "client-config": cmd_client_config,
 }
+
+
+def cmd_extract(ctx: Context) -> int:
+    from memory import ingest  # imported only when extracting
+
+    if ctx.args.dry_run and not ctx.config.db_path.exists():
+        return ingest.run_extract_command(ctx.args)  # nothing stored yet: every candidate is new
+    # A dry run compares by keywords only; loading the embedding model is not worth it there.
+    with ctx.open(embedder=not ctx.args.dry_run) as store:
+        return ingest.run_extract_command(ctx.args, store=store)
+
+
+COMMANDS["extract"] = cmd_extract
 
 
 def _maintenance_command(ctx: Context) -> int:
@@ -660,6 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as e:  # argparse already printed usage or help
         return e.code if isinstance(e.code, int) else 2
+    ctx: Context | None = None
     try:
         try:
             config = config_mod.load(home=Path(args.home) if args.home else None)
@@ -680,6 +701,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except MapleError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+    except db.DatabaseError as e:  # a read that met a damaged file: a sentence, not a traceback
+        print(f"{PROG}: {db.describe(e, ctx.config.db_path if ctx else 'the database')}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
