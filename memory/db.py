@@ -56,8 +56,11 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 10_000, vectors: bool = 
         if not readonly:
             # Freed pages go back to the disk bit by bit (maintenance runs incremental_vacuum). Takes
             # effect only in a new file, so before WAL writes its header; older files switch over at
-            # their first maintenance pass, which VACUUMs once.
-            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            # their first maintenance pass, which VACUUMs once. Only for a new (empty) file: on an
+            # existing one the pragma waits for the write lock, so every open, reads included,
+            # would queue behind a writer and fail while another process holds the lock.
+            if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
             conn.execute("PRAGMA journal_mode=WAL")  # server and hooks read while another process writes
         conn.execute("PRAGMA synchronous=NORMAL")  # durable across app crashes in WAL; fsync at checkpoint
         conn.execute("PRAGMA foreign_keys=ON")  # links and outcomes go with their memory
@@ -77,13 +80,30 @@ def describe(e: BaseException, path: Path | str) -> str:
     if "readonly" in msg or "read-only" in msg or "permission" in msg:
         return f"database {path} is read-only for this user; fix its permissions or set MAPLE_HOME"
     if "malformed" in msg or "not a database" in msg or "corrupt" in msg:
-        return (f"database {path} is corrupt ({e}); restore a backup with `maple-memory restore`, "
-                "or move the file away to start fresh")
-    if "disk" in msg and "full" in msg or "database or disk is full" in msg:
+        return (f"database {path} is corrupt ({e}); restore a backup with `maple-memory backup --restore FILE` "
+                "(`maple-memory backup --list` shows them), or move the file away to start fresh")
+    if "disk" in msg and "full" in msg or "database or disk is full" in msg or _disk_full(path):
         return f"the disk holding {path} is full; free space, nothing was written"
     if "unable to open" in msg:
         return f"cannot open database {path}: its folder is missing or not writable; set MAPLE_HOME"
     return f"database {path}: {e}"
+
+
+def _disk_full(path: Path | str) -> bool:
+    """Whether the filesystem holding `path` has no room left (SQLite then often reports only a
+    "disk I/O error", e.g. when it cannot create the -shm file of a WAL database)."""
+    try:
+        st = os.statvfs(Path(path).parent)
+    except (OSError, AttributeError):  # no such folder, or no statvfs (Windows)
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+def _about_the_file(e: BaseException) -> bool:
+    """SQLite errors about the file (locked, full, read-only, corrupt, I/O), not about the
+    statement (a constraint, a misuse): the former become StoreUnavailable, the latter stay bugs."""
+    return isinstance(e, sqlite.DatabaseError) and not isinstance(
+        e, (sqlite.IntegrityError, sqlite.ProgrammingError, sqlite.InterfaceError, sqlite.DataError))
 
 
 class Transactions:
@@ -100,27 +120,59 @@ class Transactions:
 
     @contextmanager
     def atomic(self) -> Iterator[Connection]:
+        """A transaction; SQLite's own errors (locked too long, disk full, corrupt) leave it as
+        StoreUnavailable saying what to do, never as a driver exception."""
         with self.lock:
-            if self.depth == 0:
-                self.conn.execute("BEGIN IMMEDIATE")
-            else:
-                self.conn.execute(f"SAVEPOINT sp{self.depth}")
+            try:
+                if self.depth == 0:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                else:
+                    self.conn.execute(f"SAVEPOINT sp{self.depth}")
+            except sqlite.DatabaseError as e:
+                if _about_the_file(e):
+                    raise StoreUnavailable(describe(e, self._path())) from e
+                raise
             self.depth += 1
             try:
                 yield self.conn
-            except BaseException:
+            except BaseException as e:
                 self.depth -= 1
-                if self.depth == 0:
-                    self.conn.execute("ROLLBACK")
-                else:
-                    self.conn.execute(f"ROLLBACK TO sp{self.depth}")
-                    self.conn.execute(f"RELEASE sp{self.depth}")
+                self._undo()
+                if _about_the_file(e):
+                    raise StoreUnavailable(describe(e, self._path())) from e
                 raise
             self.depth -= 1
+            try:
+                if self.depth == 0:
+                    self.conn.execute("COMMIT")
+                else:
+                    self.conn.execute(f"RELEASE sp{self.depth}")
+            except sqlite.DatabaseError as e:
+                self._undo()
+                if _about_the_file(e):
+                    raise StoreUnavailable(describe(e, self._path())) from e
+                raise
+
+    def _undo(self) -> None:
+        """Roll back this level. SQLite may already have rolled the whole transaction back (a
+        full disk does), and a failing rollback must not hide the error that caused it."""
+        if not self.conn.in_transaction:
+            return
+        try:
             if self.depth == 0:
-                self.conn.execute("COMMIT")
+                self.conn.execute("ROLLBACK")
             else:
+                self.conn.execute(f"ROLLBACK TO sp{self.depth}")
                 self.conn.execute(f"RELEASE sp{self.depth}")
+        except sqlite.DatabaseError:
+            pass
+
+    def _path(self) -> str:
+        try:
+            row = self.conn.execute("PRAGMA database_list").fetchone()
+            return row[2] or "the database"
+        except sqlite.DatabaseError:
+            return "the database"
 
 
 # ---------------------------------------------------------------------------------------------

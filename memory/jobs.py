@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from memory import db
-from memory.errors import InvalidInput, MapleError
+from memory.errors import InvalidInput, MapleError, StoreUnavailable
 from memory.store import Store, iso
 
 log = logging.getLogger("maple.jobs")
@@ -92,12 +92,15 @@ def enqueue(target: Store | db.Connection, kind: str, payload: dict | None = Non
         conn, now = target.conn, target.clock() if now is None else now
     else:
         conn, now = target, time.time() if now is None else now
-    row = conn.execute(
-        "INSERT INTO jobs (kind, payload, dedup_key, status, attempts, run_after, created_at, updated_at) "
-        "VALUES (?, ?, ?, 'queued', 0, ?, ?, ?) ON CONFLICT(dedup_key) DO UPDATE SET "
-        "payload = excluded.payload, run_after = min(jobs.run_after, excluded.run_after), "
-        "updated_at = excluded.updated_at RETURNING id",
-        (kind, body, dedup_key, now + delay, now, now)).fetchone()
+    try:
+        row = conn.execute(
+            "INSERT INTO jobs (kind, payload, dedup_key, status, attempts, run_after, created_at, updated_at) "
+            "VALUES (?, ?, ?, 'queued', 0, ?, ?, ?) ON CONFLICT(dedup_key) DO UPDATE SET "
+            "payload = excluded.payload, run_after = min(jobs.run_after, excluded.run_after), "
+            "updated_at = excluded.updated_at RETURNING id",
+            (kind, body, dedup_key, now + delay, now, now)).fetchone()
+    except db.DatabaseError as e:  # locked too long, disk full: a StoreUnavailable the worker retries
+        raise StoreUnavailable(db.describe(e, getattr(target, "path", "the database"))) from e
     return row[0]
 
 
@@ -410,7 +413,7 @@ class Worker:
                     schedule(store)
                     done = drain(store, self.worker_id, handlers=self.handlers,
                                  should_yield=lambda: self.activity.busy or self.stop_event.is_set())
-                except MapleError as e:  # the database is locked or gone: try again later
+                except (MapleError, db.DatabaseError) as e:  # the database is locked or gone: try again later
                     log.warning("sleep-time worker: %s", e)
                     done = []
                 self.outcomes.extend(done)

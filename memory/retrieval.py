@@ -19,6 +19,7 @@ and they add up to its score.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from memory import emotion, mentions, text, timeparse
 from memory.embed import to_blob
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.store import Memory, Store, parse_time
+
+log = logging.getLogger("maple.retrieval")
 
 MAX_LIMIT = 100
 MAPLE_PRESET = {"bm25": 0.30, "vector": 0.30, "entity": 0.20, "mood": 0.20}
@@ -104,7 +107,10 @@ def search(store: Store, q: Query, *, record: bool = True, session_id: str | Non
     with store.tx.lock:  # one connection per store: keep a search's reads together
         results = _search(store, q, segment)
     if record and results:
-        store.record_activation([r.memory.id for r in results], "search", session_id)
+        try:
+            store.record_activation([r.memory.id for r in results], "search", session_id)
+        except StoreUnavailable as e:  # bookkeeping: a writer holding the lock must not fail a read
+            log.warning("search results not recorded as recalled: %s", e)
     return results
 
 

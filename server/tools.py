@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from memory import context, retrieval
+from memory import context, db, retrieval
 from memory.errors import MapleError, NotFound
 from memory.scope import GLOBAL, resolve
 from memory.store import Memory, NewMemory
@@ -93,6 +93,8 @@ def _tool_errors() -> Iterator[None]:
         yield
     except MapleError as e:
         raise ToolError(str(e)) from e
+    except db.DatabaseError as e:  # a read that met a damaged or vanished file: say so, not "Error executing tool"
+        raise ToolError(db.describe(e, "file")) from e
 
 
 def _state(ctx: Context[AppState]) -> AppState:

@@ -84,7 +84,7 @@ def test_connect_to_a_folder_that_does_not_exist_raises_store_unavailable_naming
 def test_describe_explains_a_full_disk_a_lock_and_corruption():
     assert "full" in db.describe(Exception("database or disk is full"), "x.db")
     assert "locked" in db.describe(Exception("database is locked"), "x.db")
-    assert "maple-memory restore" in db.describe(Exception("file is not a database"), "x.db")
+    assert "maple-memory backup --restore" in db.describe(Exception("file is not a database"), "x.db")
 
 
 def test_opening_a_file_that_is_not_a_database_raises_store_unavailable(tmp_path):

@@ -29,7 +29,7 @@ PY = sys.executable
 SQLITE_LEAKS = re.compile(
     r"OperationalError|DatabaseError|IntegrityError|ProgrammingError|fts5: syntax error|syntax error near|"
     r"unrecognized token|no such column|no such table|malformed MATCH|unterminated string|"
-    r"database disk image is malformed|sqlite3?\.|sqlean\.", re.I)
+    r"sqlite3?\.|sqlean\.", re.I)
 # What mcp 2.3.0 says when a tool raised something other than a ToolError: nothing useful.
 OPAQUE_TOOL_ERROR = re.compile(r"^Error executing tool [\w-]+\s*$")
 
@@ -237,6 +237,14 @@ def find_secrets(blob: bytes | str, corpus: Sequence[dict]) -> list[str]:
     """The notes of corpus entries whose secret (or a distinctive piece of it) is in `blob`."""
     data = blob if isinstance(blob, bytes) else blob.encode("utf-8", errors="replace")
     return [e["note"] for e in corpus if any(n.encode("utf-8") in data for n in secret_needles(e))]
+
+
+def harvest_fact(rng: random.Random) -> tuple[str, str]:
+    """(marker, a user sentence the extractor keeps as one memory holding the marker). Mostly
+    made-up words, so no two facts are near-duplicates that ingestion would merge."""
+    token = word(rng, 5)
+    return token, (f"Please remember that {word(rng, 4)} {word(rng, 3)} {word(rng, 3)} lives in {token}.toml "
+                   f"next to {word(rng, 3)} {word(rng, 3)}")
 
 
 def transcript_line(role: str, text: str, *, session: str, cwd: str, n: int) -> str:

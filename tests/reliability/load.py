@@ -73,11 +73,6 @@ def _content(rng: random.Random, name: str, i: int, token: str) -> str:
             f"next to {harness.word(rng, 3)} and {harness.word(rng, 3)}")
 
 
-def _harvest_fact(rng: random.Random) -> tuple[str, str]:
-    token = harness.word(rng, 5)
-    return token, f"Please remember that the {harness.word(rng, 4)} service config lives in {token}.toml"
-
-
 def _append_turn(transcript: Path, text: str, session: str, cwd: str, n: int) -> None:
     with transcript.open("a", encoding="utf-8") as f:
         f.write(harness.transcript_line("user", text, session=session, cwd=cwd, n=n) + "\n")
@@ -170,7 +165,7 @@ def lib_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) -> Non
                 if not ok:
                     raise RuntimeError(err)
             elif op == "harvest":
-                token, fact = _harvest_fact(rng)
+                token, fact = harness.harvest_fact(rng)
                 _append_turn(transcript, fact, session, str(project), i)
                 ledger.data["harvest"].append(token)
                 ok, err = _run_hook("stop", {"hook_event_name": "Stop", "session_id": session, "cwd": str(project),
@@ -253,7 +248,7 @@ async def mcp_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) 
                             "session_id": session})
                         _raise_if_error(r)
                     elif op == "harvest":
-                        token, fact = _harvest_fact(rng)
+                        token, fact = harness.harvest_fact(rng)
                         _append_turn(transcript, fact, session, str(project), i)
                         ledger.data["harvest"].append(token)
                         ok, err = _run_hook("stop", {"hook_event_name": "Stop", "session_id": session,
