@@ -65,6 +65,8 @@ def make_query(query: str, scopes: Sequence[str], *, limit: int = 10, layer: str
                category: str | None = None, since: Any = None, until: Any = None,
                include_history: bool = False) -> Query:
     """A checked query; bad values raise InvalidInput saying what is allowed."""
+    if isinstance(query, str):
+        query = query.replace("\x00", " ")
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query is empty; say what to look for")
     if len(query) > 10_000:
@@ -73,7 +75,7 @@ def make_query(query: str, scopes: Sequence[str], *, limit: int = 10, layer: str
         raise InvalidInput(f"limit must be a whole number 1-{MAX_LIMIT}, got {limit!r}")
     if layer is not None and layer not in ("fact", "experience", "decision"):
         raise InvalidInput(f"layer must be fact, experience or decision, got {layer!r}")
-    q = Query(query.replace("\x00", " "), list(scopes), limit, layer, category,
+    q = Query(query, list(scopes), limit, layer, category,
               parse_time(since, "since"), parse_time(until, "until"), include_history)
     if q.since is not None and q.until is not None and q.since >= q.until:
         raise InvalidInput("since must be earlier than until")
@@ -98,14 +100,15 @@ class _Cand:
 
 
 def search(store: Store, q: Query, *, record: bool = True, session_id: str | None = None,
-           segment: bool = True) -> list[Result]:
+           segment: bool = True, vectors: bool = True) -> list[Result]:
     """The best memories for `q`, best first, each with its per-channel contributions.
 
     `segment=False` keeps jieba out (its dictionary takes ~0.5 s to load): Chinese queries then
-    use character bigrams, as the command hook must.
+    use character bigrams, as the command hook must. `vectors=False` leaves the vector channel
+    out (passive recall gates on words, so it ranks the same way in the server and in a hook).
     """
     with store.tx.lock:  # one connection per store: keep a search's reads together
-        results = _search(store, q, segment)
+        results = _search(store, q, segment, vectors)
     if record and results:
         try:
             store.record_activation([r.memory.id for r in results], "search", session_id)
@@ -114,7 +117,7 @@ def search(store: Store, q: Query, *, record: bool = True, session_id: str | Non
     return results
 
 
-def _search(store: Store, q: Query, use_segmenter: bool = True) -> list[Result]:
+def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: bool = True) -> list[Result]:
     cfg = store.config
     now = store.clock()
     pool = candidate_pool(store, q)
@@ -131,7 +134,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True) -> list[Result]:
         add(_bm25(store, terms, where, args, pool), "bm25")
     entity_ids = _query_entities(store, q)
     qvec = None
-    if store.has_vectors and store.embedder is not None:
+    if use_vectors and store.has_vectors and store.embedder is not None:
         try:
             qvec = store.embedder.embed_query(_without_people(store, q.text, entity_ids))
         except StoreUnavailable:

@@ -637,7 +637,7 @@ def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:
     from memory import privacy
 
     def walk(v: Any, depth: int) -> Any:
-        if depth > MAX_METADATA_DEPTH:
+        if depth > MAX_METADATA_DEPTH and isinstance(v, (dict, list)):  # levels of nesting, not leaves
             raise InvalidInput(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")
         if isinstance(v, dict):
             return {str(k): walk(x, depth + 1) for k, x in v.items()}

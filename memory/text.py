@@ -77,15 +77,17 @@ def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: 
     """The distinct terms of a query, as FTS5 string literals (each a word or a CJK phrase).
 
     Every term is double-quoted, so no user text can act as FTS5 syntax: quotes, `*`, `NEAR`,
-    `-`, `:`, `AND`/`OR`/`NOT` and parentheses are all matched as plain text or dropped.
+    `-`, `:`, `AND`/`OR`/`NOT` and parentheses are all matched as plain text or dropped. Words keep
+    their case: FTS5 folds both sides with the same (Unicode 6.1) tables, which Python's lower()
+    does not match for letters cased later (Cherokee).
     """
     terms: list[str] = []
     seen: set[str] = set()
 
     def add(tokens: list[str]) -> None:
         phrase = " ".join(tokens)
-        if phrase and phrase not in seen:
-            seen.add(phrase)
+        if phrase and phrase.lower() not in seen:
+            seen.add(phrase.lower())
             terms.append('"' + phrase.replace('"', '""') + '"')
 
     for piece in _SPLIT.split(text):
@@ -110,7 +112,7 @@ def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: 
             low = word.lower()
             if not keep_stopwords and (low in STOPWORDS or len(low) < 2 and not low.isdigit()):
                 continue
-            add([low])
+            add([word])
     return terms
 
 
