@@ -12,21 +12,25 @@ would have done, so the report is what a real pass would do):
                it occurred, else when it was stored) for its importance's grace period (7 days for
                importance 1-2, 14 for 3, 30 for 4-5) loses confidence with its layer's half-life
                (facts slowly, experiences faster; decisions only once an outcome other than
-               'failed' is recorded). Exempt: pinned, protected categories, flashbulb memories
-               (intensity >= 0.8 or metadata.flashbulb). Recall restores the confidence.
+               'failed' is recorded). Days count only while the memory's scope is in use (a memory
+               of it recalled or stored that day; any scope for global): a memory is stale when it
+               was not recalled while its project was being worked on, not because the calendar
+               moved. Exempt: pinned, protected categories, flashbulb memories (intensity >= 0.8 or
+               metadata.flashbulb). Recall restores the confidence.
   dedup        near-duplicates merge (memory.consolidation)
   entities     duplicate entities merge in passes: case/punctuation, alias, embedding
   consolidate  clusters of related episodes gain an extractive summary; old low-importance
                episodes fold into it
   infer        vague references resolved to entities (memory.review)
   review       recent memories re-linked and re-filed with what is now known (memory.review)
-  forget       below the confidence floor and not recalled for `maintenance_forget_after_days`:
-               archived (restorable with `maple-memory restore ID`)
+  forget       below the confidence floor and not recalled on `maintenance_forget_after_days` days
+               in use: archived (restorable with `maple-memory restore ID`)
   cap          optional `maintenance_max_memories`: the lowest-value memories are archived first
   purge        archived longer than `maintenance_archive_retention_days`: deleted for good;
                entities nothing refers to any more are removed
   graph        entities often recalled together gain a `co_retrieved` relation (memory.review)
-  storage      old access-log rows and finished jobs pruned, incremental vacuum, size report
+  storage      old access-log rows and finished jobs pruned, indexes left mostly holes by deletions
+               rebuilt, incremental vacuum, size report (memory.storage)
 
 A pinned memory is never changed by any step. Confidence decay is computed from the confidence
 before decay began (kept in metadata.decay), so the result does not depend on how often
@@ -35,6 +39,7 @@ maintenance runs. Passes on one database are serialised by a lease in `meta`.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import math
@@ -51,10 +56,8 @@ log = logging.getLogger("maple.maintenance")
 DAY = 86400.0
 FLASHBULB_INTENSITY = 0.8
 WRITE_BATCH = 2000  # rows per write transaction: a tool call waits at most one batch
-ACCESS_LOG_DAYS = 180  # recall events older than this are pruned (last_activated_at keeps the latest)
-DONE_JOBS_DAYS = 7
 LOCK_LEASE = 1800.0  # a maintenance pass that has not finished after 30 minutes is presumed dead
-WORKER_VACUUM_MB = 64  # the server's worker converts to incremental auto-vacuum only below this size
+WORKER_VACUUM_MB = 64  # the server converts an old file to incremental auto-vacuum only below this size
 
 
 @dataclass
@@ -142,6 +145,8 @@ class Pass:
     checkpoint: Callable[[], None]
     scopes: Sequence[str] | None = None
     outcomes: dict[int, str] = field(default_factory=dict)  # decision id -> latest outcome
+    parents: set[int] | None = None  # memories that have chunks, loaded when first needed
+    activity: dict[str, list[int]] | None = None  # scope -> days in use (activity_days)
 
     @property
     def cfg(self) -> Any:
@@ -149,6 +154,14 @@ class Pass:
 
     def current(self) -> list[Row]:
         return [r for r in self.rows.values() if r.live and (r.valid_to is None or r.valid_to > self.now)]
+
+    def idle_days(self, scope: str, since: float) -> int:
+        """Days after `since` (up to now) on which `scope` was in use: time only counts while the
+        project is worked on, so a project left alone for months does not fade."""
+        if self.activity is None:
+            self.activity = activity_days(self.store, self.now)
+        days = self.activity.get(scope) or []
+        return len(days) - bisect.bisect_right(days, int(since // DAY))
 
     def protected(self, r: Row) -> str | None:
         """Why `r` is exempt from decay and forgetting, or None."""
@@ -197,14 +210,14 @@ def run_maintenance(store: Store, dry_run: bool = False, now: float | None = Non
     uses it to give way to tool calls). `vacuum_limit_mb`: the one-time VACUUM that switches an
     old database to incremental auto-vacuum runs only below this size (None: always).
     """
-    from memory import consolidation, review  # numpy lives there: only when a pass runs
+    from memory import consolidation, review, storage  # numpy lives there: only when a pass runs
 
     import time as _time
 
     started = _time.perf_counter()
     now = store.clock() if now is None else now
     report = Report(dry_run, now)
-    report.size_before = size_report(store)
+    report.size_before = storage.size_report(store)
     with _lease(store, now, dry_run):
         p = Pass(store, now, dry_run, report, load_rows(store, scopes), checkpoint or (lambda: None), scopes)
         p.outcomes = latest_outcomes(store)
@@ -215,13 +228,14 @@ def run_maintenance(store: Store, dry_run: bool = False, now: float | None = Non
         for step in steps:
             step(p)
             p.checkpoint()
-        storage(p, vacuum_limit_mb)
+        save_activity(p)  # before the access log it was read from is pruned
+        storage.storage(p, vacuum_limit_mb)
         if not dry_run:
             with store.tx.atomic() as conn:
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_maintenance', ?), "
                              "('last_maintenance_at', ?), ('last_maintenance_counts', ?)",
                              (iso(now), repr(now), dumps(report.counts())))
-    report.size_after = size_report(store)
+    report.size_after = storage.size_report(store)
     report.seconds = _time.perf_counter() - started
     return report
 
@@ -270,6 +284,9 @@ def latest_outcomes(store: Store) -> dict[int, str]:
 def archive_many(p: Pass, items: list[tuple[Row, str, str, int | None]]) -> None:
     """Archive (row, step, why, superseded_by) items: deleted_at set, chunks too, reason kept in metadata."""
     args_mem, args_children = [], []
+    if items and p.parents is None:
+        p.parents = {r[0] for r in p.store.conn.execute(
+            "SELECT DISTINCT parent_id FROM memories WHERE parent_id IS NOT NULL")}
     for r, step, why, target in items:
         r.live = False
         p.report.add(step, "archived" + (f" into #{target}" if target else ""), why, r.id)
@@ -277,7 +294,8 @@ def archive_many(p: Pass, items: list[tuple[Row, str, str, int | None]]) -> None
         meta["archived_by_maintenance"] = {"step": step, "why": why, "at": iso(p.now),
                                            **({"into": target} if target else {})}
         args_mem.append((p.now, p.now, target, dumps(meta), r.id))
-        args_children.append((p.now, p.now, r.id))
+        if r.id in p.parents:  # its chunks go with it
+            args_children.append((p.now, p.now, r.id))
     p.write_many("UPDATE memories SET deleted_at = ?, updated_at = ?, superseded_by = coalesce(?, superseded_by), "
                  "metadata = ? WHERE id = ?", args_mem)
     p.write_many("UPDATE memories SET deleted_at = ?, updated_at = ? WHERE parent_id = ? AND deleted_at IS NULL",
@@ -338,12 +356,47 @@ def decayed_confidence(base: float, stale_days: float, half_life_days: float) ->
     return base * 0.5 ** (stale_days / half_life_days)
 
 
-def decayed(cfg: Any, layer: str, importance: int, ref: float, base: float, now: float) -> tuple[float, float, float]:
-    """(confidence now, days stale beyond the grace period, half-life) for a memory last recalled at `ref`."""
+def decayed(cfg: Any, layer: str, importance: int, idle_days: float, base: float) -> tuple[float, float, float]:
+    """(confidence, days stale beyond the grace period, half-life) after `idle_days` days in use
+    without a recall."""
     grace = float(cfg.maintenance_grace_days.get(str(importance), 14))
-    stale = (now - ref) / DAY - grace
+    stale = idle_days - grace
     half = float(cfg.maintenance_half_life_days.get(layer, 365))
     return round(decayed_confidence(base, stale, half), 4), stale, half
+
+
+ACTIVITY_KEEP_DAYS = 3 * 366  # days in use remembered per scope (older ones no longer matter)
+
+
+def activity_days(store: Store, now: float) -> dict[str, list[int]]:
+    """Per scope, the days (epoch day numbers, up to `now`) on which it was in use: a memory of it
+    was recalled or stored. The global scope is in use whenever any scope is.
+
+    The access log is pruned, so each pass also keeps what it learned in meta('activity_days').
+    """
+    per: dict[str, set[int]] = {}
+    row = store.conn.execute("SELECT value FROM meta WHERE key = 'activity_days'").fetchone()
+    for scope, days in (json.loads(row[0]) if row else {}).items():
+        per[scope] = set(days)
+    for scope, day in store.conn.execute(
+            "SELECT DISTINCT m.scope, CAST(a.at / 86400 AS INTEGER) FROM access_log a "
+            "JOIN memories m ON m.id = a.memory_id WHERE a.at <= ? "
+            "UNION SELECT DISTINCT scope, CAST(created_at / 86400 AS INTEGER) FROM memories WHERE created_at <= ?",
+            (now, now)):
+        per.setdefault(scope, set()).add(day)
+    today = int(now // DAY)
+    per["global"] = set().union(*per.values()) if per else set()
+    return {scope: sorted(d for d in days if today - ACTIVITY_KEEP_DAYS < d <= today) for scope, days in per.items()}
+
+
+def save_activity(p: Pass) -> None:
+    if p.dry_run:
+        return
+    if p.activity is None:
+        p.activity = activity_days(p.store, p.now)
+    with p.store.tx.atomic() as conn:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('activity_days', ?)",
+                     (json.dumps(p.activity, separators=(",", ":")),))
 
 
 def base_confidence(r: Row) -> float:
@@ -360,7 +413,7 @@ def set_decayed(p: Pass, r: Row, base: float) -> None:
         r.confidence = base
         r.meta.pop("decay", None)
         return
-    target, stale, _ = decayed(p.cfg, r.layer, r.importance, r.ref, base, p.now)
+    target, stale, _ = decayed(p.cfg, r.layer, r.importance, p.idle_days(r.scope, r.ref), base)
     r.confidence = target
     if stale > 0 and target != base:
         r.meta["decay"] = {"base": base, "value": target, "ref": r.ref}
@@ -391,13 +444,13 @@ def decay(p: Pass) -> None:
             continue
         base = state["base"] if state else r.confidence
         ref = max(r.ref, state.get("from", 0.0)) if state else r.ref
-        target, stale, half = decayed(cfg, r.layer, r.importance, ref, base, p.now)
-        grace = (p.now - ref) / DAY - stale
+        idle = p.idle_days(r.scope, ref)
+        target, stale, half = decayed(cfg, r.layer, r.importance, idle, base)
         if stale <= 0 or abs(target - r.confidence) < 0.001:
             continue
         p.report.add("decay", f"confidence {r.confidence:.3f} -> {target:.3f}",
-                     f"not recalled for {stale + grace:.0f} days (grace {grace:g} days for importance "
-                     f"{r.importance}; {r.layer} half-life {half:g} days)", r.id)
+                     f"not recalled on {idle} days its project was in use (grace {idle - stale:g} days for "
+                     f"importance {r.importance}; {r.layer} half-life {half:g} days)", r.id)
         r.confidence = target
         r.meta["decay"] = {"base": base, "value": target, "ref": r.ref,
                            **({"from": state["from"]} if state and "from" in state else {})}
@@ -414,11 +467,11 @@ def forget(p: Pass) -> None:
     for r in p.current():
         if r.confidence >= floor or p.protected(r):
             continue
-        idle = (p.now - r.ref) / DAY
+        idle = p.idle_days(r.scope, r.ref)
         if idle < stale_after:
             continue
         items.append((r, "forget", f"confidence {r.confidence:.3f} is below the floor {floor:g} and it was not "
-                      f"recalled for {idle:.0f} days", None))
+                      f"recalled on {idle} days its project was in use", None))
     archive_many(p, items)
 
 
@@ -482,73 +535,7 @@ def purge(p: Pass) -> None:
     p.write_many("DELETE FROM entities WHERE id = ?", [(eid,) for eid, _ in orphans])
 
 
-# -- storage -----------------------------------------------------------------------------------
-
 def size_report(store: Store, detail: bool = False) -> dict[str, Any]:
-    """File sizes and page counts; with `detail`, bytes per table and index (dbstat)."""
-    c = store.conn
-    page_size = c.execute("PRAGMA page_size").fetchone()[0]
-    out: dict[str, Any] = {
-        "file_bytes": _file_size(str(store.path)), "wal_bytes": _file_size(str(store.path) + "-wal"),
-        "pages": c.execute("PRAGMA page_count").fetchone()[0], "page_size": page_size,
-        "free_pages": c.execute("PRAGMA freelist_count").fetchone()[0],
-        "auto_vacuum": {0: "none", 1: "full", 2: "incremental"}[c.execute("PRAGMA auto_vacuum").fetchone()[0]],
-        "memories": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0],
-        "archived": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL").fetchone()[0],
-    }
-    if detail:
-        try:
-            rows = c.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 12").fetchall()
-            out["largest"] = {name: size for name, size in rows}
-        except Exception as e:  # dbstat is optional in SQLite builds; the rest of the report stands
-            out["largest"] = f"unavailable ({e})"
-    return out
+    from memory import storage
 
-
-def _file_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def storage(p: Pass, vacuum_limit_mb: float | None) -> None:
-    c = p.store.conn
-    old_log = c.execute("SELECT count(*) FROM access_log WHERE at < ?", (p.now - ACCESS_LOG_DAYS * DAY,)).fetchone()[0]
-    if old_log:
-        p.report.add("storage", f"{old_log} recall events pruned", f"older than {ACCESS_LOG_DAYS} days; each "
-                     "memory keeps its last recall time and count")
-    old_jobs = c.execute("SELECT count(*) FROM jobs WHERE status = 'done' AND updated_at < ?",
-                         (p.now - DONE_JOBS_DAYS * DAY,)).fetchone()[0]
-    if old_jobs:
-        p.report.add("storage", f"{old_jobs} finished jobs pruned", f"done more than {DONE_JOBS_DAYS} days ago")
-    if not p.dry_run:
-        with p.store.tx.atomic() as conn:
-            conn.execute("DELETE FROM access_log WHERE at < ?", (p.now - ACCESS_LOG_DAYS * DAY,))
-            conn.execute("DELETE FROM jobs WHERE status = 'done' AND updated_at < ?", (p.now - DONE_JOBS_DAYS * DAY,))
-    mode = c.execute("PRAGMA auto_vacuum").fetchone()[0]
-    size_mb = _file_size(str(p.store.path)) / 1e6
-    if mode != 2:
-        why = ("auto_vacuum is off in this database (it can only be switched on by rewriting the file once); "
-               "afterwards freed pages are returned to the disk a little at a time")
-        if vacuum_limit_mb is not None and size_mb > vacuum_limit_mb:
-            p.report.notes.append(f"storage: {why}; the file is {size_mb:.0f} MB, so the server leaves that to "
-                                  "`maple-memory maintain`")
-        else:
-            p.report.add("storage", f"VACUUM once to switch on incremental auto-vacuum ({size_mb:.1f} MB)", why)
-            if not p.dry_run:
-                c.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                c.execute("VACUUM")  # outside any transaction: the one time the file is rewritten
-                mode = 2
-    if mode == 2:
-        free = c.execute("PRAGMA freelist_count").fetchone()[0]
-        if free:
-            p.report.add("storage", f"incremental vacuum returned {free} free pages "
-                         f"({free * c.execute('PRAGMA page_size').fetchone()[0] / 1e6:.1f} MB) to the disk",
-                         "pages freed by deletions")
-            if not p.dry_run:
-                c.execute("PRAGMA incremental_vacuum").fetchall()
-    if not p.dry_run:
-        # Fold the WAL back into the file so the size on disk is the real size; PASSIVE never waits.
-        c.execute("PRAGMA wal_checkpoint(PASSIVE)" if vacuum_limit_mb is not None
-                  else "PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    return storage.size_report(store, detail)

@@ -48,8 +48,20 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+# Words and characters without which no VAGUE pattern can match: a cheap test before the regexes.
+CUE_WORDS = frozenset("he him his she her project repo repository codebase service server api backend "
+                      "database db".split())
+CUE_CHARS = frozenset("他她项仓服接数")
+
+
+def _may_be_vague(content: str) -> bool:
+    if CUE_CHARS.intersection(content):
+        return True
+    return not CUE_WORDS.isdisjoint(WORD.findall(content.lower()))
+
+
 def infer(p: Pass) -> None:
-    rows = [r for r in p.current() if r.session_id and not r.pinned]
+    rows = [r for r in p.current() if r.session_id and not r.pinned and _may_be_vague(r.content)]
     wanted = [(r, phrase.group(0), kinds) for r in rows for rx, kinds in VAGUE
               for phrase in [rx.search(r.content)] if phrase]
     if not wanted:

@@ -1,0 +1,156 @@
+"""Bounded storage, the last maintenance step: pruning, compaction, incremental vacuum, sizes.
+
+- Recall events older than ACCESS_LOG_DAYS and jobs finished more than DONE_JOBS_DAYS ago go.
+- The vector index is rebuilt once deletions have left most of its space empty (sqlite-vec frees
+  a chunk of 1024 slots only when all of it is deleted), and the keyword index merged after a
+  large purge.
+- A database created before MAPLE switched on incremental auto-vacuum is rewritten once (VACUUM);
+  afterwards `PRAGMA incremental_vacuum` returns freed pages to the disk after every pass.
+Rewrites that would hold the write lock for seconds are left to `maple-memory maintain` when the
+pass runs inside the server.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from memory.store import Store
+
+if TYPE_CHECKING:
+    from memory.maintenance import Pass
+
+DAY = 86400.0
+ACCESS_LOG_DAYS = 180  # recall events older than this are pruned (last_activated_at keeps the latest)
+DONE_JOBS_DAYS = 7
+
+
+def size_report(store: Store, detail: bool = False) -> dict[str, Any]:
+    """File sizes and page counts; with `detail`, bytes per table and index (dbstat)."""
+    c = store.conn
+    page_size = c.execute("PRAGMA page_size").fetchone()[0]
+    out: dict[str, Any] = {
+        "file_bytes": _file_size(str(store.path)), "wal_bytes": _file_size(str(store.path) + "-wal"),
+        "pages": c.execute("PRAGMA page_count").fetchone()[0], "page_size": page_size,
+        "free_pages": c.execute("PRAGMA freelist_count").fetchone()[0],
+        "auto_vacuum": {0: "none", 1: "full", 2: "incremental"}[c.execute("PRAGMA auto_vacuum").fetchone()[0]],
+        "memories": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0],
+        "archived": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL").fetchone()[0],
+    }
+    if detail:
+        try:
+            rows = c.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 12").fetchall()
+            out["largest"] = {name: size for name, size in rows}
+        except Exception as e:  # dbstat is optional in SQLite builds; the rest of the report stands
+            out["largest"] = f"unavailable ({e})"
+    return out
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def storage(p: Pass, vacuum_limit_mb: float | None) -> None:
+    c = p.store.conn
+    old_log = c.execute("SELECT count(*) FROM access_log WHERE at < ?", (p.now - ACCESS_LOG_DAYS * DAY,)).fetchone()[0]
+    if old_log:
+        p.report.add("storage", f"{old_log} recall events pruned", f"older than {ACCESS_LOG_DAYS} days; each "
+                     "memory keeps its last recall time and count")
+    old_jobs = c.execute("SELECT count(*) FROM jobs WHERE status = 'done' AND updated_at < ?",
+                         (p.now - DONE_JOBS_DAYS * DAY,)).fetchone()[0]
+    if old_jobs:
+        p.report.add("storage", f"{old_jobs} finished jobs pruned", f"done more than {DONE_JOBS_DAYS} days ago")
+    if not p.dry_run:
+        with p.store.tx.atomic() as conn:
+            conn.execute("DELETE FROM access_log WHERE at < ?", (p.now - ACCESS_LOG_DAYS * DAY,))
+            conn.execute("DELETE FROM jobs WHERE status = 'done' AND updated_at < ?", (p.now - DONE_JOBS_DAYS * DAY,))
+    compact_vectors(p, vacuum_limit_mb is not None)
+    compact_keywords(p, vacuum_limit_mb is not None)
+    mode = c.execute("PRAGMA auto_vacuum").fetchone()[0]
+    size_mb = _file_size(str(p.store.path)) / 1e6
+    if mode != 2:
+        why = ("auto_vacuum is off in this database (it can only be switched on by rewriting the file once); "
+               "afterwards freed pages are returned to the disk a little at a time")
+        if vacuum_limit_mb is not None and size_mb > vacuum_limit_mb:
+            p.report.notes.append(f"storage: {why}; the file is {size_mb:.0f} MB, so the server leaves that to "
+                                  "`maple-memory maintain`")
+        else:
+            p.report.add("storage", f"VACUUM once to switch on incremental auto-vacuum ({size_mb:.1f} MB)", why)
+            if not p.dry_run:
+                c.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                c.execute("VACUUM")  # outside any transaction: the one time the file is rewritten
+                mode = 2
+    if mode == 2:
+        free = c.execute("PRAGMA freelist_count").fetchone()[0]
+        if free:
+            p.report.add("storage", f"incremental vacuum returned {free} free pages "
+                         f"({free * c.execute('PRAGMA page_size').fetchone()[0] / 1e6:.1f} MB) to the disk",
+                         "pages freed by deletions")
+            if not p.dry_run:
+                c.execute("PRAGMA incremental_vacuum").fetchall()
+    if not p.dry_run:
+        # Fold the WAL back into the file so the size on disk is the real size; PASSIVE never waits.
+        c.execute("PRAGMA wal_checkpoint(PASSIVE)" if vacuum_limit_mb is not None
+                  else "PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
+COMPACT_BELOW = 0.7  # rebuild an index once less than this share of its space holds live rows
+SERVER_COMPACT_ROWS = 50_000  # larger rebuilds hold the write lock for seconds: left to the CLI
+
+
+def compact_vectors(p: Pass, in_server: bool) -> None:
+    """Rebuild the vector index when deletions left it mostly holes.
+
+    sqlite-vec stores vectors in chunks of 1024 slots and frees a chunk only once all of it is
+    deleted, so scattered deletions (purged memories) keep their space until the table is rebuilt.
+    """
+    store = p.store
+    if not store.has_vectors:
+        return
+    c = store.conn
+    slots = c.execute("SELECT coalesce(sum(size), 0) FROM memory_vec_chunks").fetchone()[0]
+    rows = c.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0]
+    if p.dry_run:  # what the purge would have deleted is still there
+        rows -= sum(1 for ch in p.report.changes if ch.step == "purge" and ch.memory_id is not None)
+    if not slots or rows >= COMPACT_BELOW * slots or slots - rows < 2048:
+        return
+    if in_server and rows > SERVER_COMPACT_ROWS:
+        p.report.notes.append(f"storage: the vector index is {rows / slots:.0%} full; `maple-memory maintain` "
+                              "rebuilds it (too long a write for the server's background worker)")
+        return
+    p.report.add("storage", f"vector index rebuilt: {rows} vectors in {slots} slots", "deleted memories left "
+                 f"{slots - rows} empty slots that sqlite-vec only frees when a whole chunk is empty")
+    if p.dry_run:
+        return
+    sql = c.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_vec'").fetchone()[0]
+    coarse = "coarse" in sql
+    with store.tx.atomic() as conn:
+        conn.execute("DROP TABLE IF EXISTS memory_vec_compact")
+        conn.execute("CREATE TABLE memory_vec_compact AS SELECT rowid AS id, embedding, scope FROM memory_vec "
+                     "ORDER BY rowid")
+        conn.execute("DROP TABLE memory_vec")
+        conn.execute(sql)
+        conn.execute("INSERT INTO memory_vec (rowid, embedding, scope" + (", coarse" if coarse else "") + ") "
+                     "SELECT id, embedding, scope" + (", vec_quantize_binary(embedding)" if coarse else "")
+                     + " FROM memory_vec_compact")  # no ORDER BY: a sorter drops the bit vector's subtype
+        conn.execute("DROP TABLE memory_vec_compact")
+    p.checkpoint()
+
+
+def compact_keywords(p: Pass, in_server: bool) -> None:
+    """Merge the keyword index's segments after many deletions (contentless FTS keeps tombstones)."""
+    purged = sum(1 for ch in p.report.changes if ch.step == "purge" and ch.memory_id is not None)
+    total = p.store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    if purged < 1000 or purged < 0.1 * (total + purged):
+        return
+    if in_server and total > SERVER_COMPACT_ROWS:
+        p.report.notes.append("storage: `maple-memory maintain` will merge the keyword index after the purge")
+        return
+    p.report.add("storage", "keyword index merged", f"{purged} purged memories left deletion markers in it")
+    if not p.dry_run:
+        with p.store.tx.atomic() as conn:
+            conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+        p.checkpoint()
