@@ -1,17 +1,20 @@
-"""Stop, PreCompact and SessionEnd: queue the session's transcript for harvesting, then return.
+"""Stop, PreCompact and SessionEnd: hand the session's transcript over for harvesting, then return.
 
-The hook does the one thing that must not be lost, fast: it records a `harvest_transcript` job
-({path, scope}) in the jobs table, one INSERT on a bare connection (no store, no extraction
-imports). Repeated requests for a transcript collapse into the queued job. The work is done
-elsewhere: by the MCP server's idle worker (warm, with the model), or by a detached
-`run.py drain` process the hook starts when none is running (it outlives the session, so
-SessionEnd's 1.5 s and `claude -p`'s teardown do not cut it short).
+The hook does the one thing that must not be lost, fast, and without touching the database (a
+harvest in progress holds its write lock): it appends {path, scope} to `<home>/harvest-spool.jsonl`
+(one small O_APPEND write) and starts a detached `run.py drain` unless one is running (an flock on
+`<home>/harvest.lock`). The drain outlives the session, so SessionEnd's 1.5 s and `claude -p`'s
+teardown do not cut it short.
 
-Draining reads the transcript from where the last harvest stopped (`transcript_cursors`),
-extracts (memory.extraction) and ingests (memory.ingest: dedup, supersession), all inside one
-write transaction: two harvests of one transcript queue on the lock and the second finds nothing
-new; a crash before the commit leaves the cursor where it was, so lines are read again, never
-lost. Nothing is printed: output on Stop would keep the conversation going.
+The drain moves spooled requests into the jobs table as `harvest_transcript` jobs ({path, scope};
+requests for one transcript collapse into the queued job), then works through them: it reads the
+transcript from where the last harvest stopped (`transcript_cursors`), extracts
+(memory.extraction) and ingests (memory.ingest: dedup, supersession) inside one write
+transaction, so two harvests of one transcript queue on the lock and the second finds nothing
+new, and a crash before the commit leaves the cursor where it was: lines are read again, never
+lost. Harvested memories have no vectors yet; the drain queues an `embed_missing` job for the
+server's worker. The server's worker can run `harvest_transcript` jobs too (`run_job`).
+Nothing is printed: output on Stop would keep the conversation going.
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ from typing import Any
 from hooks import common
 
 JOB_KIND = "harvest_transcript"
-BUSY_TIMEOUT_MS = {"Stop": 2_000, "PreCompact": 1_000, "SessionEnd": 400}  # SessionEnd hooks share 1.5 s
-WATCHDOG = {"Stop": 20.0, "PreCompact": 10.0, "SessionEnd": 1.2}
+SPOOL_NAME = "harvest-spool.jsonl"
 LOCK_NAME = "harvest.lock"
+WATCHDOG = {"Stop": 10.0, "PreCompact": 10.0, "SessionEnd": 1.2}
 JOB_MAX_ATTEMPTS = 5
 JOB_LEASE_SECONDS = 900.0
 DRAIN_SECONDS = 600.0
 PRUNE_DAYS = 30.0
+MAX_SPOOL_LINE = 4_000
 
 
 def transcript_of(data: dict[str, Any]) -> str:
@@ -47,35 +51,76 @@ def transcript_of(data: dict[str, Any]) -> str:
 
 
 def run(data: dict[str, Any], event: str) -> None:
-    """Queue the hook's transcript and make sure something will drain the queue."""
+    """Spool the hook's transcript and make sure a drain will take it."""
     path = transcript_of(data)
     scope = common.hook_scope(data)
-    common.watchdog(WATCHDOG[event], event, on_fire=lambda: spawn_drain(path, scope))
-    try:
-        enqueue_fast(path, scope, BUSY_TIMEOUT_MS[event])
-    except Exception as e:
-        if not _is_lock(e):
-            raise
-        spawn_drain(path, scope)  # it waits for the lock as long as it takes, then queues the path
-        raise common.HookSkipped(f"database locked; {path} handed to a background harvest") from e
+    common.watchdog(WATCHDOG[event], event)
+    spool(path, scope)
     if not drain_running():
-        spawn_drain(None, None)
+        spawn_drain()
 
 
-def enqueue_fast(path: str, scope: str, busy_timeout_ms: int) -> None:
-    """Queue `path` with one statement on a bare connection (the store is created if missing)."""
-    from memory import config as config_mod
-    from memory import db
-
-    config = config_mod.load(busy_timeout_ms=busy_timeout_ms)
-    if not config.db_path.exists():  # first use: create it with its schema, once
-        common.open_store(busy_timeout_ms=busy_timeout_ms, create=True).close()
-    conn = db.connect(config.db_path, busy_timeout_ms=busy_timeout_ms, vectors=False)
+def spool(path: str, scope: str) -> None:
+    """Append one request to the spool (created 0600 in the home)."""
+    line = json.dumps({"path": path, "scope": scope, "at": time.time()}, ensure_ascii=False) + "\n"
+    data = line.encode("utf-8")
+    if len(data) > MAX_SPOOL_LINE:  # keep every append far below PIPE_BUF-sized atomic writes
+        raise ValueError("transcript path too long to queue")
+    folder = common.home()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(folder / SPOOL_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        enqueue(conn, path, scope)
+        os.write(fd, data)
     finally:
-        conn.close()
+        os.close(fd)
 
+
+# -- one drain at a time -----------------------------------------------------------------------
+
+def _lock(blocking: bool) -> Any:
+    """The exclusive lock on <home>/harvest.lock, or None if another drain holds it. Where flock
+    does not exist every caller gets it: job claiming alone keeps drains apart there."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    common.home().mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(common.home() / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _unlock(fd: Any) -> None:
+    if isinstance(fd, int):
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def drain_running() -> bool:
+    fd = _lock(blocking=False)
+    if fd is None:
+        return True
+    _unlock(fd)
+    return False
+
+
+def spawn_drain() -> None:
+    """Start `run.py drain` detached from Claude Code (it outlives the session and its hooks)."""
+    import subprocess
+
+    kwargs: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                              "stderr": subprocess.DEVNULL, "close_fds": True}
+    if os.name == "nt":
+        kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
+    else:
+        kwargs["start_new_session"] = True
+    subprocess.Popen([sys.executable, str(Path(__file__).with_name("run.py")), "drain"], **kwargs)
+
+
+# -- the jobs ----------------------------------------------------------------------------------
 
 def enqueue(conn: Any, path: str, scope: str) -> None:
     """Record a harvest job for `path`; a queued one for the same path absorbs it (the key is
@@ -89,78 +134,33 @@ def enqueue(conn: Any, path: str, scope: str) -> None:
                   now, now, now))
 
 
-def _is_lock(e: BaseException) -> bool:
-    """Whether `e` (or what caused it) is SQLite saying another process holds the lock."""
-    seen: BaseException | None = e
-    while seen is not None:
-        text = str(seen).lower()
-        if "database is locked" in text or "database is busy" in text or "stayed locked" in text:
-            return True
-        seen = seen.__cause__
-    return False
+def absorb_spool(store: Any) -> int:
+    """Move spooled requests into the jobs table; return how many lines were read.
 
-
-# -- the background drain ----------------------------------------------------------------------
-
-def _lock_path() -> Path:
-    return common.home() / LOCK_NAME
-
-
-def _try_lock() -> Any:
-    """An exclusive lock on <home>/harvest.lock, or None if a drain holds it (always a dummy
-    lock where flock does not exist: job claiming alone keeps drains apart there)."""
+    The spool is renamed first, so hooks appending meanwhile start a new one; the renamed file
+    is deleted only after its jobs are committed (one left by a drain that died is taken too:
+    only one drain runs at a time)."""
+    spool_path = common.home() / SPOOL_NAME
     try:
-        import fcntl
-    except ImportError:
-        return True
-    common.home().mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def _wait_lock() -> Any:
-    try:
-        import fcntl
-    except ImportError:
-        return True
-    common.home().mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd
-
-
-def _unlock(fd: Any) -> None:
-    if isinstance(fd, int):
-        os.close(fd)  # closing the descriptor releases the flock
-
-
-def drain_running() -> bool:
-    fd = _try_lock()
-    if fd is None:
-        return True
-    _unlock(fd)
-    return False
-
-
-def spawn_drain(path: str | None, scope: str | None) -> None:
-    """Start `run.py drain` detached from Claude Code (it outlives the session and its hooks)."""
-    import subprocess
-
-    args = [sys.executable, str(Path(__file__).with_name("run.py")), "drain"]
-    if path and scope:
-        args += ["--path", path, "--scope", scope]
-    kwargs: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
-                              "stderr": subprocess.DEVNULL, "close_fds": True}
-    if os.name == "nt":
-        kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
-    else:
-        kwargs["start_new_session"] = True
-    subprocess.Popen(args, **kwargs)
+        spool_path.rename(spool_path.with_name(f"{SPOOL_NAME}.{os.getpid()}"))
+    except FileNotFoundError:
+        pass
+    files = sorted(spool_path.parent.glob(f"{SPOOL_NAME}.*"))
+    requests = []
+    for f in files:
+        for raw in f.read_bytes().splitlines():
+            try:
+                item = json.loads(raw)
+                requests.append((str(item["path"]), str(item["scope"])))
+            except (ValueError, KeyError, TypeError):
+                common.log_line("drain", f"skipped a malformed spool line: {raw[:200]!r}")
+    if requests:
+        with store.tx.atomic() as conn:
+            for path, scope in dict.fromkeys(requests):
+                enqueue(conn, path, scope)
+    for f in files:
+        f.unlink()
+    return len(requests)
 
 
 def harvest_now(store: Any, path: str, scope: str) -> dict[str, Any]:
@@ -211,43 +211,57 @@ def drain(store: Any, *, seconds: float = DRAIN_SECONDS, worker: str | None = No
     return done
 
 
-def _ready(store: Any) -> bool:
+def _pending(store: Any) -> bool:
+    spool_path = common.home() / SPOOL_NAME
+    if spool_path.exists() and spool_path.stat().st_size:
+        return True
     return store.conn.execute("SELECT 1 FROM jobs WHERE kind = ? AND status = 'queued' AND run_after <= ? LIMIT 1",
                               (JOB_KIND, time.time())).fetchone() is not None
 
 
 def drain_main(argv: list[str]) -> None:
-    """`run.py drain [--path P --scope S] [--wait]`: queue P (if given), then drain the queue.
+    """`run.py drain [--wait]`: absorb the spool, then harvest every queued transcript.
 
-    One drain at a time per home (an flock on <home>/harvest.lock); `--wait` waits for a running
-    one to finish instead of leaving the queue to it (scripts and tests use it to settle).
+    One drain at a time per home; without `--wait` a drain that finds another running leaves
+    the work to it (which looks at the spool again before it exits), with `--wait` it waits for
+    that one, then drains what is left (scripts and tests use it to settle).
     """
     import argparse
 
     p = argparse.ArgumentParser(prog="run.py drain")
-    p.add_argument("--path")
-    p.add_argument("--scope")
     p.add_argument("--wait", action="store_true")
     args = p.parse_args(argv)
     from memory import config as config_mod
     from memory import context
     from memory.store import Store
 
-    store = Store.open(config_mod.load(), None, vectors=False)  # the configured (long) busy timeout
-    try:
-        if args.path and args.scope:
-            with store.tx.atomic() as conn:
-                enqueue(conn, args.path, args.scope)
-        while True:
-            fd = _wait_lock() if args.wait else _try_lock()
-            if fd is None:
-                return  # a running drain takes the job: it checks the queue again before leaving
+    while True:
+        fd = _lock(blocking=args.wait)
+        if fd is None:
+            return
+        store = Store.open(config_mod.load(), None, vectors=False)  # the configured (long) busy timeout
+        try:
             try:
-                drain(store)
+                absorb_spool(store)
+                if drain(store):
+                    _queue_embedding(store)
                 context.prune_injections(store, PRUNE_DAYS)
             finally:
                 _unlock(fd)
-            if not _ready(store):  # a job queued while we were letting go of the lock
+            # A request spooled while we held the lock saw a drain running and started none.
+            if not _pending(store):
                 return
-    finally:
-        store.close()
+        finally:
+            store.close()
+        args.wait = False
+
+
+def _queue_embedding(store: Any) -> None:
+    """Ask the server's worker to give the new memories vectors (the drain has no model)."""
+    if not store.has_vectors:
+        return
+    now = time.time()
+    with store.tx.atomic() as conn:
+        conn.execute("INSERT INTO jobs (kind, payload, dedup_key, status, attempts, run_after, created_at, "
+                     "updated_at) VALUES ('embed_missing', '{}', 'embed_missing', 'queued', 0, ?, ?, ?) "
+                     "ON CONFLICT(dedup_key) DO NOTHING", (now, now, now))

@@ -217,14 +217,17 @@ def core_memories(store: Store, scopes: Sequence[str], *, session_id: str | None
 
 def tiered_context(store: Store, prompt: str, scopes: Sequence[str], budget_tokens: int = 800,
                    session_id: str | None = None, exclude_ids: Iterable[int] = (), *,
-                   min_relevance: float | None = None, segment: bool = True) -> list[ContextItem]:
+                   min_relevance: float | None = None, segment: bool = True,
+                   vectors: bool = False) -> list[ContextItem]:
     """The memories worth injecting for `prompt`, in order, within `budget_tokens`.
 
     Pinned and identity memories first (at most half the budget), then the preferences and
     rules search ranks for the prompt whose `relevance` reaches half of `min_relevance`, then
     the other ranked memories that reach `min_relevance` (default: the config's
     context_min_relevance). Memories already injected in `session_id`, and `exclude_ids`, are
-    left out. `segment=False` keeps jieba out (the command hook). Records nothing.
+    left out. `segment=False` keeps jieba out (the command hook). The vector channel is off
+    unless `vectors`: the floor is on words, so meaning alone never passes it, and without it
+    the server and the command hook surface the same memories. Records nothing.
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
     exclude = set(exclude_ids)
@@ -249,7 +252,7 @@ def tiered_context(store: Store, prompt: str, scopes: Sequence[str], budget_toke
     if not text.query_terms(focused):
         return items
     results = retrieval.search(store, retrieval.make_query(focused, scopes, limit=RESULTS), record=False,
-                               segment=segment)
+                               segment=segment, vectors=vectors)
     skip = _injected(store, session_id)
     results = [r for r in results if r.memory.id not in exclude and r.memory.id not in skip]
     rel = relevance(store, query, [r.memory for r in results], weights)

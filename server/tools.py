@@ -232,7 +232,7 @@ def memory_context(
     relevant to the query, within a token budget, each with its id for memory_get."""
     state = _state(ctx)
     with _tool_errors(), state.lock:
-        items = context.tiered_context(state.store, query, state.readable_scopes, budget)
+        items = context.tiered_context(state.store, query, state.readable_scopes, budget, vectors=True)
         context.record_injection(state.store, None, [i.memory.id for i in items], "context")
     return context.format_block(items) or "No memories match this query in this project or the global scope."
 

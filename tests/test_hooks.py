@@ -219,17 +219,29 @@ def test_a_corrupt_database_file_makes_every_hook_exit_0_silently_and_log_it(tmp
     (home / "memory.db").write_bytes(b"this is not a database, it is a text file " * 200)
     transcript = tmp_path / "t.jsonl"
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
-    for n, event in enumerate(("user-prompt-submit", "session-start", "stop", "pre-compact", "session-end")):
-        payload = {**PROMPT, "cwd": str(tmp_path), "transcript_path": str(transcript)}
+    payload = {**PROMPT, "cwd": str(tmp_path), "transcript_path": str(transcript)}
+    for n, event in enumerate(("user-prompt-submit", "session-start")):
+        assert_failed_open(hook(event, payload, home), home, n)
+    for event in ("stop", "pre-compact", "session-end"):  # they only spool; the drain meets the damage
         result = hook(event, payload, home)
-        assert_failed_open(result, home, n)
+        assert result.returncode == 0 and result.stdout == b""
+    settle(home)
     assert all("corrupt" in line or "not a database" in line for line in log_lines(home))
+    assert len(log_lines(home)) >= 3
+    assert (home / "harvest-spool.jsonl").exists() or list(home.glob("harvest-spool.jsonl.*"))  # kept for later
 
 
 @pytest.mark.parametrize("raw", [b"", b"\x00\xff garbage", b"[1, 2, 3]", b'{"prompt": ', b'"just a string"'])
 def test_garbage_on_stdin_makes_the_hook_exit_0_silently_and_log_it(raw, home):
-    for n, event in enumerate(("user-prompt-submit", "stop")):
+    for n, event in enumerate(("user-prompt-submit", "stop", "session-start")):
         assert_failed_open(hook(event, None, home, raw=raw), home, n)
+
+
+def test_a_transcript_path_that_is_not_a_transcript_is_refused_and_logged(tmp_path, home):
+    for n, path in enumerate(("/etc/passwd", "", 42)):
+        result = hook("stop", {"session_id": "s", "cwd": str(tmp_path), "transcript_path": path}, home)
+        assert_failed_open(result, home, n)
+    assert not (home / "harvest-spool.jsonl").exists()
 
 
 def test_a_database_locked_by_another_connection_makes_surfacing_exit_0_silently(tmp_path, home, config):
@@ -258,17 +270,17 @@ def test_a_harvest_that_meets_a_locked_database_loses_no_lines(tmp_path, home, c
     locker = db.connect(config.db_path, vectors=False)
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        result = hook("session-end", payload, home)
+        result = hook("session-end", payload, home)  # spools without touching the locked database
         assert result.returncode == 0 and result.stdout == b""
-        assert "background harvest" in log_lines(home)[-1]
     finally:
         locker.execute("ROLLBACK")
         locker.close()
-    # Whichever runs first (the background drain or this later hook), the lines get harvested once.
-    hook("session-end", payload, home)
-    settle(home)
+    settle(home)  # the background drain waited for the lock; whatever is left is drained here
     contents = [c for _, _, c in memories(home)]
     assert sum("pip install" in c and "uv" in c for c in contents) == 1
+    hook("session-end", payload, home)
+    settle(home)
+    assert [c for _, _, c in memories(home)] == contents  # read once, stored once
 
 
 # -- what a hook process imports ------------------------------------------------------------------
@@ -293,13 +305,15 @@ def test_hook_processes_never_import_torch_numpy_mcp_pydantic_or_jieba(tmp_path,
         "drain": None,
         "stop": {"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript)},
     }
+    harvest.spool(str(transcript), str(tmp_path))
     for event, payload in runs.items():
-        drain_args = ("--wait", "--path", str(transcript), "--scope", str(tmp_path))
         result = hook(event, payload, home, raw=b"" if payload is None else None, python_flags=("-X", "importtime"),
-                      extra_args=drain_args if event == "drain" else ())
+                      extra_args=("--wait",) if event == "drain" else ())
         assert result.returncode == 0
         names = imported(result)
-        assert "memory" in names and "sqlean" in names  # the measurement itself works
+        assert "hooks" in names and "json" in names  # the measurement itself works
+        if event == "stop":
+            assert "sqlean" not in names  # it only spools
         assert not names & set(HEAVY), (event, names & set(HEAVY))
         if event == "user-prompt-submit":
             assert "5433" in context_of(result, "UserPromptSubmit")  # Chinese found by bigrams, no jieba
@@ -318,20 +332,31 @@ def jobs(home: Path) -> list[tuple[str, str, str]]:
         conn.close()
 
 
-def test_stop_only_queues_the_transcript_and_the_drain_harvests_it(tmp_path, home, config):
+def test_harvest_hooks_spool_the_transcript_and_the_drain_harvests_it(tmp_path, home, config):
     seeded(home, config, tmp_path)
     transcript = tmp_path / "s.jsonl"
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
     payload = {"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript), "hook_event_name": "Stop"}
-    for _ in range(3):
-        assert hook("stop", payload, home).stdout == b""
-    queued = [j for j in jobs(home) if j[1] == "queued"]
-    assert len(queued) <= 1  # repeated requests collapse into the queued job
-    assert all(j[0] == harvest.JOB_KIND and json.loads(j[2]) == {"path": str(transcript), "scope": str(tmp_path)}
-               for j in jobs(home))
+    for event in ("stop", "stop", "pre-compact", "session-end"):
+        assert hook(event, payload, home).stdout == b""
     settle(home)
-    assert {j[1] for j in jobs(home)} == {"done"}
-    assert any("5433" in c and "not 5432" in c for _, _, c in memories(home))
+    assert not (home / "harvest-spool.jsonl").exists() and not list(home.glob("harvest-spool.jsonl.*"))
+    harvests = [j for j in jobs(home) if j[0] == harvest.JOB_KIND]
+    assert 1 <= len(harvests) <= 4 and {j[1] for j in harvests} == {"done"}
+    assert all(json.loads(j[2]) == {"path": str(transcript), "scope": str(tmp_path)} for j in harvests)
+    assert sum("5433" in c and "not 5432" in c for _, _, c in memories(home)) == 1
+
+
+def test_the_spool_becomes_one_queued_job_per_transcript(tmp_path, store):
+    for n in range(3):
+        harvest.spool(str(tmp_path / "a.jsonl"), str(tmp_path))
+    harvest.spool(str(tmp_path / "b.jsonl"), str(tmp_path))
+    with open(harvest.common.home() / harvest.SPOOL_NAME, "a") as f:
+        f.write("not json\n")
+    assert harvest.absorb_spool(store) == 4
+    rows = store.conn.execute("SELECT payload, status FROM jobs ORDER BY id").fetchall()
+    assert [json.loads(p)["path"] for p, _ in rows] == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    assert harvest.absorb_spool(store) == 0
 
 
 def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_parked(tmp_path, store):
