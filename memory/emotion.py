@@ -19,9 +19,9 @@ MOODS: dict[str, tuple[float, tuple[str, ...], tuple[str, ...]]] = {
                   "great", "fantastic", "wonderful", "yay", "fun", "enjoy"),
             ("开心", "高兴", "快乐", "喜欢", "太好了", "兴奋", "棒", "爱")),
     "pride": (0.7, ("proud", "accomplish", "achiev", "nailed", "success"), ("自豪", "骄傲", "成功", "成就")),
-    "relief": (0.6, ("relie", "finally", "phew", "fixed it", "works now"), ("终于", "松了口气", "解决了", "搞定")),
+    "relief": (0.6, ("relie", "phew", "fixed it", "finally fixed", "finally works", "works now"), ("终于", "松了口气", "解决了", "搞定")),
     "gratitude": (0.6, ("thank", "grateful", "appreciat"), ("谢谢", "感谢", "感激")),
-    "calm": (0.3, ("calm", "peace", "relax", "content"), ("平静", "放松", "安心")),
+    "calm": (0.3, ("calm", "peace", "relax"), ("平静", "放松", "安心")),
     "curiosity": (0.2, ("curious", "wonder", "interest", "intrigu"), ("好奇", "有趣", "感兴趣")),
     "surprise": (0.0, ("surpris", "unexpect", "wow", "shock"), ("惊讶", "没想到", "意外", "居然")),
     "frustration": (-0.7, ("frustrat", "annoy", "irritat", "fed up", "ugh", "argh", "again?!", "keeps failing"),
@@ -29,12 +29,17 @@ MOODS: dict[str, tuple[float, tuple[str, ...], tuple[str, ...]]] = {
     "anger": (-0.8, ("angry", "furious", "mad at", "hate", "rage", "pissed"), ("生气", "愤怒", "讨厌", "恨")),
     "sadness": (-0.7, ("sad", "unhappy", "depress", "upset", "disappoint", "miss ", "lonely", "grief", "cry"),
                 ("难过", "伤心", "失望", "沮丧", "遗憾", "哭")),
-    "fear": (-0.6, ("afraid", "scared", "fear", "worr", "anxious", "nervous", "panic", "terrif"),
+    "fear": (-0.6, ("afraid", "scared", "fear", "worr", "anxious", "nervous", "terrif"),
              ("害怕", "担心", "焦虑", "紧张", "恐惧")),
     "stress": (-0.5, ("stress", "overwhelm", "swamped", "exhaust", "tired", "burnout", "pressure"),
                ("压力", "累", "疲惫", "忙死", "焦头烂额")),
     "confusion": (-0.3, ("confus", "puzzl", "baffl", "no idea why", "weird", "strange"), ("困惑", "搞不懂", "奇怪", "莫名其妙")),
 }
+# What may follow a stem for the word to count: inflections, not other words that share a prefix.
+_SUFFIXES = frozenset("""
+    s es ed d ing ly ily y ies ied ying ier iest iness ful fully ness ion ions ation ated ating e
+    ement ements ment ments ance er ers est able f ve ved ves
+    """.split()) | {""}
 INTENSIFIERS = ("very", "really", "so", "extremely", "super", "totally", "absolutely", "incredibly",
                 "非常", "特别", "太", "超级", "真的", "极其")
 NEGATORS = ("not", "no", "never", "don't", "didn't", "isn't", "wasn't", "不", "没", "别")
@@ -75,6 +80,8 @@ def analyze(text: str) -> Emotion:
         for length in _STEM_LENGTHS:
             if length > len(w):
                 break
+            if w[length:] not in _SUFFIXES:  # "fun" is not in "function", "cry" not in "crypto"
+                continue
             for mood in _WORD_STEMS.get(w[:length], ()):
                 if not _negated(words, i):
                     word_hits[mood] = word_hits.get(mood, 0) + 1

@@ -77,9 +77,9 @@ def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: 
     """The distinct terms of a query, as FTS5 string literals (each a word or a CJK phrase).
 
     Every term is double-quoted, so no user text can act as FTS5 syntax: quotes, `*`, `NEAR`,
-    `-`, `:`, `AND`/`OR`/`NOT` and parentheses are all matched as plain text or dropped. Words keep
-    their case: FTS5 folds both sides with the same (Unicode 6.1) tables, which Python's lower()
-    does not match for letters cased later (Cherokee).
+    `-`, `:`, `AND`/`OR`/`NOT` and parentheses are all matched as plain text or dropped. ASCII words
+    are lowercased; other words keep their case for FTS5 to fold, since Python's lower() and
+    unicode61's Unicode 6.1 tables disagree on letters cased later (Cherokee).
     """
     terms: list[str] = []
     seen: set[str] = set()
@@ -112,7 +112,7 @@ def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: 
             low = word.lower()
             if not keep_stopwords and (low in STOPWORDS or len(low) < 2 and not low.isdigit()):
                 continue
-            add([word])
+            add([low if word.isascii() else word])
     return terms
 
 

@@ -155,8 +155,8 @@ def test_index_text_drops_punctuation_and_symbols():
 
 # -- query_terms ---------------------------------------------------------------------------------
 
-def test_query_terms_dedupe_ignoring_case_and_quote_each_word():
-    assert text.query_terms("Pytest pytest PYTEST fixtures") == ['"Pytest"', '"fixtures"']
+def test_query_terms_lowercases_dedupes_and_quotes():
+    assert text.query_terms("Pytest pytest PYTEST fixtures") == ['"pytest"', '"fixtures"']
 
 
 def test_query_terms_turn_a_chinese_run_into_bigrams_without_a_segmenter():
