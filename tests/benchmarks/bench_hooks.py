@@ -17,8 +17,8 @@ Rows:
                           from spawn to exit, stdin = hook JSON (bytecode compiled, as after pip)
   harvest, Stop / End     `python hooks/run.py stop|session-end`, fresh process, after a new turn
                           (prompt, assistant text, a tool call and its result) was appended
-Each prompt gets a new session id, so nothing is skipped as already shown. A tenth of the
-prompts are acknowledgements or slash commands, as in real sessions.
+Prompts come in sessions of ten (a session is never shown a memory twice, so later prompts of a
+session get less); a tenth of them are acknowledgements or slash commands, as in real sessions.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def build(db_path: Path, n: int, seed: int = 7) -> None:
                 batch.append(NewMemory(content, layer=layer, category=category, importance=importance,
                                        scope="global" if r.random() < 0.05 else scope,
                                        session_id=f"s{(done + len(batch)) // 40}",
-                                       pinned=r.random() < 0.0005))
+                                       pinned=r.random() < 0.0002))
             store.add_many(batch)
             done += len(batch)
             print(f"\r  built {done}/{n} memories ({time.perf_counter() - t0:.0f} s)", end="", file=sys.stderr)
@@ -155,6 +155,10 @@ def fresh_copy(src: Path, dst_home: Path) -> Path:
 
 
 # -- measuring ------------------------------------------------------------------------------------
+
+def session_of(i: int) -> str:
+    return f"bench-session-{i // 10}"
+
 
 def stats(ms: list[float]) -> tuple[float, float]:
     s = sorted(ms)
@@ -190,11 +194,11 @@ def bench_server_tool(db: Path, prompts: list[str]) -> dict[str, Any]:
     store = Store.open(config, ModelGate(HashEmbedder(DIM)), path=db)
     scopes = [str(PROJECT.resolve()), "global"]
     for p in prompts[:10] + ["数据库备份在哪里"]:  # warm: page cache, jieba's dictionary
-        context.surface(store, p, scopes, session_id=str(uuid.uuid4()))
+        context.surface(store, p, scopes, session_id="warm-up")
     ms, tokens = [], []
-    for p in prompts:
+    for i, p in enumerate(prompts):
         t0 = time.perf_counter()
-        block = context.surface(store, p, scopes, session_id=str(uuid.uuid4()))
+        block = context.surface(store, p, scopes, session_id=session_of(i))
         ms.append((time.perf_counter() - t0) * 1000)
         tokens.append(text.estimate_tokens(block) if block else 0)
     store.close()
@@ -216,10 +220,10 @@ def bench_mcp_client(db: Path, prompts: list[str]) -> dict[str, Any]:
         out = []
         async with Client(server, mode="legacy") as client:
             for p in prompts[:10]:
-                await client.call_tool("memory_surface", {"prompt": p, "session_id": str(uuid.uuid4())})
-            for p in prompts:
+                await client.call_tool("memory_surface", {"prompt": p, "session_id": "warm-up"})
+            for i, p in enumerate(prompts):
                 t0 = time.perf_counter()
-                await client.call_tool("memory_surface", {"prompt": p, "session_id": str(uuid.uuid4())})
+                await client.call_tool("memory_surface", {"prompt": p, "session_id": session_of(i)})
                 out.append((time.perf_counter() - t0) * 1000)
         return out
 
@@ -231,10 +235,10 @@ def bench_command_hook(home: Path, prompts: list[str]) -> dict[str, Any]:
     payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(PROJECT), "permission_mode": "default",
                "transcript_path": str(home / "t.jsonl")}
     for p in prompts[:3]:  # compiles bytecode once, like pip does at install
-        run_hook("user-prompt-submit", {**payload, "prompt": p, "session_id": str(uuid.uuid4())}, env)
+        run_hook("user-prompt-submit", {**payload, "prompt": p, "session_id": "warm-up"}, env)
     ms, tokens = [], []
-    for p in prompts:
-        t, out = run_hook("user-prompt-submit", {**payload, "prompt": p, "session_id": str(uuid.uuid4())}, env)
+    for i, p in enumerate(prompts):
+        t, out = run_hook("user-prompt-submit", {**payload, "prompt": p, "session_id": session_of(i)}, env)
         ms.append(t)
         tokens.append(context_tokens(out))
     return {"ms": ms, "tokens": tokens}
