@@ -256,9 +256,7 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
     for w, loser, sim, overlap in merges:
         why = f"near-duplicate of #{w.id} (cosine {sim:.3f}, {overlap:.0%} of the words shared)"
         archive.append((loser, "dedup", why, w.id))
-        links.append((w.id, loser.id))
-        outcomes.append((w.id, loser.id))
-        if w.pinned:
+        if w.pinned:  # absorbs the duplicate by reference only: not a link or outcome is added to it
             p.report.add("dedup", f"kept #{w.id} unchanged (pinned)", f"absorbed #{loser.id}", w.id)
             continue
         before = (w.importance, w.confidence)
@@ -278,6 +276,8 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
                      f"{before[1]:.3f} -> {w.confidence:.3f}, provenance of both kept", why.replace(
                          f"of #{w.id}", f"#{loser.id} merged"), w.id)
         winners[w.id] = w
+        links.append((w.id, loser.id))
+        outcomes.append((w.id, loser.id))
     archive_many(p, archive)
     if p.dry_run:
         return
@@ -498,16 +498,52 @@ def _summary_item(p: Pass, entity: tuple[str, str], rows: list[Row]) -> NewMemor
         (iso(rows[-1].occurred_at or rows[-1].created_at) or "")[:10]
     when = first if first == last else f"{first} to {last}"
     lines = [f"Summary of {len(rows)} related episodes about {entity[0]} ({when}):"]
-    lines += [f"- {_first_sentence(r.content)}" for r in rows]
+    bullets = [f"- {_first_sentence(r.content)}" for r in rows]
+    written = _llm_summary(p, entity[0], rows) if p.llm is not None and not p.dry_run else None
+    lines += [written] if written else bullets
     categories = [r.category for r in rows]
     importance = max(r.importance for r in rows)
     base = round(sum(base_confidence(r) for r in rows) / len(rows), 4)
     ref = max(r.ref for r in rows)
     confidence, stale, _ = decayed(p.cfg, "experience", importance, p.idle_days(rows[0].scope, ref), base)
-    meta: dict[str, Any] = {"sources": [r.id for r in rows], "entity": entity[0], "consolidated_at": iso(p.now)}
+    meta: dict[str, Any] = {"sources": [r.id for r in rows], "entity": entity[0], "consolidated_at": iso(p.now),
+                            "summarizer": "llm" if written else "extractive"}
     if stale > 0 and confidence != base:
         meta["decay"] = {"base": base, "value": confidence, "ref": ref}
     return NewMemory(
         content="\n".join(lines), layer="experience", category=max(set(categories), key=categories.count),
         scope=rows[0].scope, importance=importance, confidence=confidence, tags=["summary"],
         source="consolidation", occurred_at=ref, metadata=meta, entities=[(entity[0], entity[1], "subject")])
+
+
+LLM_SYSTEM = ("You summarise related episodes from one software project's memory. Write two to four plain "
+              "sentences that keep every concrete fact (names, versions, commands, numbers, what broke and "
+              "what fixed it). Never add anything the episodes do not say. Answer with the sentences only.")
+
+
+def _llm_summary(p: Pass, entity: str, rows: list[Row]) -> str | None:
+    """A written summary from the configured LLM provider, or None (off, budget spent, breaker
+    open, endpoint failing or an unusable answer): the extractive summary is used then."""
+    from memory import llm
+
+    cfg = p.cfg
+    body = "\n".join(f"- {r.content[:600]}" for r in rows)
+    guard = llm.Guard(p.store.conn, daily_tokens=cfg.llm_daily_token_budget, failures=cfg.llm_breaker_failures,
+                      cooldown_s=cfg.llm_breaker_cooldown_s, clock=p.store.clock)
+    max_tokens = min(400, cfg.llm_max_tokens)
+    try:
+        guard.check(text.estimate_tokens(LLM_SYSTEM + body) + max_tokens)
+        reply = p.llm.call([{"role": "system", "content": LLM_SYSTEM},
+                            {"role": "user", "content": f"Episodes about {entity}:\n{body}"}], cfg.llm_model, max_tokens)
+    except llm.LLMError as e:
+        if not isinstance(e, (llm.BudgetExceeded, llm.BreakerOpen)):
+            guard.failed()
+        p.report.notes.append(f"consolidate: LLM summary not used ({e}); extractive summary instead")
+        return None
+    guard.record(reply.tokens)
+    answer = " ".join(reply.text.split())
+    if not answer or len(answer) > 1500 or answer.startswith(("{", "[")):
+        guard.failed()
+        p.report.notes.append("consolidate: the LLM's summary was empty, too long or not prose; extractive instead")
+        return None
+    return answer

@@ -19,8 +19,8 @@ would have done, so the report is what a real pass would do):
                metadata.flashbulb). Recall restores the confidence.
   dedup        near-duplicates merge (memory.consolidation)
   entities     duplicate entities merge in passes: case/punctuation, alias, embedding
-  consolidate  clusters of related episodes gain an extractive summary; old low-importance
-               episodes fold into it
+  consolidate  clusters of related episodes gain a summary (extractive; written by the LLM provider
+               when one is configured); old low-importance episodes fold into it
   infer        vague references resolved to entities (memory.review)
   review       recent memories re-linked and re-filed with what is now known (memory.review)
   forget       below the confidence floor and not recalled on `maintenance_forget_after_days` days
@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
-from memory.errors import StoreUnavailable
+from memory.errors import ConfigError, StoreUnavailable
 from memory.store import Store, iso
 
 log = logging.getLogger("maple.maintenance")
@@ -147,6 +147,7 @@ class Pass:
     outcomes: dict[int, str] = field(default_factory=dict)  # decision id -> latest outcome
     parents: set[int] | None = None  # memories that have chunks, loaded when first needed
     activity: dict[str, list[int]] | None = None  # scope -> days in use (activity_days)
+    llm: Any = None  # the configured LLM provider (memory.llm), for written summaries; None: extractive
 
     @property
     def cfg(self) -> Any:
@@ -202,13 +203,14 @@ def dumps(obj: Any) -> str:
 
 def run_maintenance(store: Store, dry_run: bool = False, now: float | None = None, *,
                     scopes: Sequence[str] | None = None, checkpoint: Callable[[], None] | None = None,
-                    vacuum_limit_mb: float | None = None) -> Report:
+                    vacuum_limit_mb: float | None = None, llm: Any = "config") -> Report:
     """Run every maintenance step once; return what changed (or would change) and why.
 
     `scopes` limits the memory steps to those scopes (the MCP tool passes the project and global);
     storage steps always cover the whole file. `checkpoint` is called between batches (the worker
     uses it to give way to tool calls). `vacuum_limit_mb`: the one-time VACUUM that switches an
-    old database to incremental auto-vacuum runs only below this size (None: always).
+    old database to incremental auto-vacuum runs only below this size (None: always). `llm`: a
+    provider for written summaries (default: the configured one, usually none: extractive).
     """
     from memory import consolidation, review, storage  # numpy lives there: only when a pass runs
 
@@ -221,6 +223,15 @@ def run_maintenance(store: Store, dry_run: bool = False, now: float | None = Non
     with _lease(store, now, dry_run):
         p = Pass(store, now, dry_run, report, load_rows(store, scopes), checkpoint or (lambda: None), scopes)
         p.outcomes = latest_outcomes(store)
+        if llm == "config":
+            from memory import llm as llm_mod
+
+            try:
+                llm = llm_mod.provider_from_config(store.config)
+            except ConfigError as e:  # a half-configured provider must not stop the pass
+                report.notes.append(f"consolidate: no LLM summaries ({e})")
+                llm = None
+        p.llm = llm
         steps: list[Callable[[Pass], None]] = [
             restored, expire, decay, consolidation.dedup, consolidation.merge_entities,
             consolidation.consolidate, review.infer, review.review, forget, cap, purge, review.co_retrieved,

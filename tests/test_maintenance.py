@@ -374,6 +374,42 @@ def test_old_low_importance_episodes_fold_into_their_summary(db, clock):
     assert [r.memory.id for r in found] == [sid]
 
 
+class FakeLLM:
+    def __init__(self, answer: str | Exception):
+        self.answer, self.calls = answer, []
+
+    def call(self, messages: list[dict], model: str, max_tokens: int) -> Any:
+        from memory.llm import Reply
+
+        self.calls.append(messages)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return Reply(self.answer, 120)
+
+
+def test_a_configured_llm_writes_the_summary_and_a_failing_one_falls_back_to_extractive(home, clock, tmp_path):
+    from memory.llm import LLMError
+
+    store = open_store(home, clock)
+    episodes(store, importance=3)
+    clock.advance(20)
+    writer = FakeLLM("The nightly Airflow import of the orders table kept failing on schema changes.")
+    run_maintenance(store, llm=writer)
+    s = store.get(store.conn.execute("SELECT id FROM memories WHERE source = 'consolidation'").fetchone()[0])
+    assert s.content.endswith("kept failing on schema changes.") and s.metadata["summarizer"] == "llm"
+    assert "Airflow import failed on a schema change" in writer.calls[0][1]["content"]
+    assert store.conn.execute("SELECT value FROM meta WHERE key LIKE 'llm_tokens:%'").fetchone() == ("120",)
+    store.close()
+    other = open_store(tmp_path / "h2", Clock(T0))
+    episodes(other, importance=3)
+    other.clock.advance(20)
+    report = run_maintenance(other, llm=FakeLLM(LLMError("endpoint down")))
+    s = other.get(other.conn.execute("SELECT id FROM memories WHERE source = 'consolidation'").fetchone()[0])
+    assert s.metadata["summarizer"] == "extractive" and s.content.count("\n- ") == 4
+    assert any("endpoint down" in n for n in report.notes)
+    other.close()
+
+
 def test_recent_episodes_are_not_consolidated_yet(db, clock):
     episodes(db)
     clock.advance(5)
@@ -570,6 +606,9 @@ def test_maintenance_never_changes_a_pinned_memory(home, clock):
                    importance=1, pinned=True, entities=[("Airflow", "technology")]) for i in range(3)]
     store.forget(add(store, "Pinned and archived", pinned=True))
     before = {mid: row(store, mid) for mid in pinned}
+    links_sql = (f"SELECT l.memory_id, e.name, l.role FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+                 f"WHERE l.memory_id IN ({','.join('?' * len(pinned))}) ORDER BY 1, 2")
+    links = store.conn.execute(links_sql, pinned).fetchall()
     for _ in range(3):
         work(store, clock, 400)
         store.record_activation([before[pinned[1]]["id"]], session_id="x")  # not a change by maintenance
@@ -577,6 +616,7 @@ def test_maintenance_never_changes_a_pinned_memory(home, clock):
         run_maintenance(store)
     for mid in pinned:
         assert row(store, mid) == before[mid], mid
+    assert store.conn.execute(links_sql, pinned).fetchall() == links
     assert store.conn.execute(f"SELECT count(*) FROM memory_versions WHERE memory_id IN "
                               f"({','.join('?' * len(pinned))})", pinned).fetchone()[0] == 0
     # + the archived pinned memory and work()'s pinned marker
