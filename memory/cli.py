@@ -277,7 +277,12 @@ def cmd_export(ctx: Context) -> int:
             for n, record in enumerate(transfer.export_records(store), 1):
                 print(json.dumps(record, ensure_ascii=False))
         else:
-            n = transfer.write_export(store, Path(target))
+            total = store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            progress = Progress(total, "exporting")
+            try:
+                n = transfer.write_export(store, Path(target), lambda done: progress.update(done, f"{done}/{total}"))
+            finally:
+                progress.close()
         if ctx.args.digest:
             from memory.backup import export_digest
 

@@ -372,6 +372,9 @@ def render(m: Memory, tier: str = "relevant") -> str:
         label = f"pinned {label}"
     elif tier == "decision":
         label = "open decision"
+    outcome = (m.metadata.get("outcome") or {}).get("result") if m.layer == "decision" else None
+    if outcome == "failed":  # memory.wisdom: a failed decision is shown as a warning, not advice
+        label = "FAILED decision, do not repeat"
     meta = " · ".join(x for x in (label, where, when) if x)
     return f"- #{m.id} {meta}: {quote(m.content)}"
 

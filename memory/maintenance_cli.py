@@ -39,9 +39,19 @@ def cmd_maintain(ctx: Context) -> int:
     from memory import maintenance
 
     a = ctx.args
-    with ctx.open(embedder=True) as store:
-        report = maintenance.run_maintenance(store, dry_run=a.dry_run)
-        size = maintenance.size_report(store, detail=True)
+    progress = Progress(None, "maintaining")
+    steps = [0]
+
+    def step_done() -> None:  # called between steps and write batches
+        steps[0] += 1
+        progress.update(steps[0], f"{steps[0]} batches done")
+
+    try:
+        with ctx.open(embedder=True) as store:
+            report = maintenance.run_maintenance(store, dry_run=a.dry_run, checkpoint=step_done)
+            size = maintenance.size_report(store, detail=True)
+    finally:
+        progress.close()
     report.size_after = size
 
     def human() -> None:
@@ -85,8 +95,13 @@ def cmd_backup(ctx: Context) -> int:
         return 0
     if a.dry_run:
         raise InvalidInput("--dry-run goes with --restore; a backup itself changes nothing")
-    with ctx.open(embedder=False) as store:
-        result = backup.backup(store)
+    progress = Progress(None, "backing up")
+    try:
+        with ctx.open(embedder=False) as store:
+            result = backup.backup(store, progress=lambda done, total: (
+                setattr(progress, "total", total), progress.update(done, f"{done}/{total} pages")))
+    finally:
+        progress.close()
     ctx.emit(result.to_dict(), lambda: print(f"backup written to {result.path} ({result.bytes / 1e6:.1f} MB)"
                                              + (f"; removed {len(result.removed)} older" if result.removed else "")))
     return 0

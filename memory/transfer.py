@@ -84,8 +84,9 @@ def export_records(store: Store, page: int = 500) -> Iterator[dict[str, Any]]:
         after = memories[-1].id
 
 
-def write_export(store: Store, path: Path) -> int:
-    """Export to `path` through a private temporary file renamed into place (never half-written)."""
+def write_export(store: Store, path: Path, progress: Callable[[int], None] | None = None) -> int:
+    """Export to `path` through a private temporary file renamed into place (never half-written).
+    `progress(done)` is called every 500 memories."""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".maple-export-")  # 0600: memories are private
     except OSError as e:
@@ -95,6 +96,8 @@ def write_export(store: Store, path: Path) -> int:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             for n, record in enumerate(export_records(store), 1):
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                if progress and n % 500 == 0:
+                    progress(n)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -230,3 +230,20 @@ def test_the_graph_page_renders_its_nodes_and_memories_in_headless_chromium(caps
     assert len(re.findall(r'<line class="edge', dom)) >= 2
     assert "The `billing` service calls `stripe` for invoices" in dom  # the hover tooltip and panel
     assert "<script>alert('x')</script>" not in dom.split("graph-data")[0]
+
+
+@pytest.mark.parametrize("argv", [["export", "{tmp}/all.jsonl"], ["backup"], ["maintain", "--dry-run"]])
+def test_long_commands_draw_a_progress_bar_on_a_terminal_only(capsys, monkeypatch, home, project, tmp_path, argv):
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
+        s.add_many([NewMemory(f"bulk memory number {i}", scope=str(project.resolve())) for i in range(600)])
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    captured = sys.stderr
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert cli.main(argv) == 0
+    drawn = terminal.getvalue()
+    assert "\r" in drawn and any(w in drawn for w in ("exporting", "backing up", "maintaining"))
+    monkeypatch.setattr(sys, "stderr", captured)  # (not monkeypatch.undo(): that would unset MAPLE_HOME)
+    capsys.readouterr()
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and "\r" not in err  # not a terminal: no bar

@@ -6,7 +6,7 @@ import pytest
 
 from memory import browse, maintenance, wisdom
 from memory.errors import InvalidInput, NotFound
-from memory.store import NewMemory
+from memory.store import NewMemory, Store
 
 P, OTHER = "/work/p", "/work/other"
 SCOPES = [P, "global"]
@@ -49,12 +49,17 @@ def test_a_failed_outcome_raises_importance_adds_a_warning_and_keeps_the_old_sta
     assert [o.outcome for o in wisdom.outcomes_of(store, [d.id])[d.id]] == ["failed", "worked"]
 
 
-def test_maintenance_keeps_a_failed_decision_from_decaying(store):
-    d = wisdom.record_decision(store, "Skip the migration tests", "they are slow", scope=P)
-    wisdom.record_outcome(store, d.id, "failed", "a migration broke production", scopes=SCOPES)
-    control = wisdom.record_decision(store, "Run the linters in CI", "catch style early", scope=P)
-    wisdom.record_outcome(store, control.id, "worked", scopes=SCOPES)
-    report = maintenance.run_maintenance(store, dry_run=True, now=store.clock() + 400 * 86400)
+def test_maintenance_keeps_a_failed_decision_from_decaying(config, embedder):
+    now = [1_750_000_000.0]
+    with Store.open(config, embedder, clock=lambda: now[0]) as store:
+        d = wisdom.record_decision(store, "Skip the migration tests", "they are slow", scope=P)
+        wisdom.record_outcome(store, d.id, "failed", "a migration broke production", scopes=SCOPES)
+        control = wisdom.record_decision(store, "Run the linters in CI", "catch style early", scope=P)
+        wisdom.record_outcome(store, control.id, "worked", scopes=SCOPES)
+        for day in range(1, 200):  # the project stays in use (decay counts days in use), neither is recalled
+            now[0] += 86400
+            store.add(NewMemory(f"day {day} of work on the project", scope=P))
+        report = maintenance.run_maintenance(store, dry_run=True, now=now[0])
     touched = {c.memory_id for c in report.changes if c.step in ("decay", "forget")}
     assert control.id in touched  # a settled decision does decay when nobody recalls it
     assert d.id not in touched
@@ -111,3 +116,14 @@ def test_lessons_put_failures_first_among_the_relevant_decisions(store):
 def test_lessons_ignore_facts_and_experiences(store):
     store.add(NewMemory("The queue of background jobs is slow", scope=P))
     assert wisdom.lessons_for(store, "queue of background jobs", SCOPES) == []
+
+
+def test_a_failed_decision_is_labelled_as_a_warning_where_it_is_surfaced(store):
+    from memory import context
+
+    d = wisdom.record_decision(store, "Use Redis for the job queue", "fast", scope=P)
+    assert "FAILED" not in context.render(d)
+    m, _ = wisdom.record_outcome(store, d.id, "failed", "lost jobs on restart", scopes=SCOPES)
+    assert context.render(m).startswith(f"- #{d.id} FAILED decision, do not repeat · this project · ")
+    items = context.tiered_context(store, "which job queue should we use, Redis?", SCOPES, 800)
+    assert [i.line for i in items if i.memory.id == d.id][0].startswith(f"- #{d.id} FAILED decision")
