@@ -31,6 +31,7 @@ LAYERS = ("fact", "experience", "decision")
 SOURCES = ("manual", "hook", "import", "consolidation", "extraction")
 MAX_TAGS, MAX_TAG_CHARS = 32, 64
 MAX_METADATA_BYTES, MAX_METADATA_DEPTH = 64_000, 8
+SQLITE_MIN_INT, SQLITE_MAX_INT = -(2 ** 63), 2 ** 63 - 1
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 MEMORY_COLUMNS = (
@@ -464,6 +465,8 @@ class Store:
     def get(self, memory_id: int, *, include_deleted: bool = False) -> Memory:
         if not isinstance(memory_id, int) or isinstance(memory_id, bool):
             raise InvalidInput(f"memory id must be a whole number, got {memory_id!r}")
+        if not SQLITE_MIN_INT <= memory_id <= SQLITE_MAX_INT:  # SQLite cannot even be asked about it
+            raise NotFound(f"no memory {memory_id}; search to find the right id")
         row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if row is None or (row[27] is not None and not include_deleted):
             raise NotFound(f"no memory {memory_id}" + ("" if row is None else " (it is archived; "
@@ -474,8 +477,9 @@ class Store:
         """Memories by id, in the order asked, skipping ids that do not exist."""
         found: dict[int, Memory] = {}
         ids = list(ids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+        asked = [i for i in ids if SQLITE_MIN_INT <= i <= SQLITE_MAX_INT]  # larger ones cannot exist
+        for start in range(0, len(asked), 500):
+            chunk = asked[start:start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
                 found[row[0]] = Memory.from_row(row)

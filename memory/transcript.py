@@ -26,7 +26,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 # The tag that wraps every block of memories MAPLE injects into a conversation. Whatever sits
 # inside it was recalled, not said, and must never be extracted again (the recall → re-extract
@@ -34,6 +34,7 @@ from typing import Any, Iterable
 CONTEXT_TAG = "maple-memory"
 
 HEAD_BYTES = 4096  # the first line (or this much of it) identifies a transcript file
+MAX_LINE_BYTES = 8_000_000  # longer transcript lines are skipped unread (pasted images, log dumps)
 MAX_TEXT_CHARS = 20_000  # a single turn longer than this is cut: pasted logs are not memories
 MAX_INPUT_CHARS = 200
 MAX_ERROR_CHARS = 240
@@ -87,12 +88,13 @@ def read_new(conn_or_store: Any, path: str | os.PathLike, *, include_sidechains:
                 else:
                     start = offset
             f.seek(start)
-            data = f.read()
+            progress = {"consumed": 0}
+            # Line by line: memory holds one line at a time, not the whole unread transcript.
+            turns = parse_lines(_complete_lines(f, progress, stats), stats, include_sidechains=include_sidechains)
+            consumed = progress["consumed"]
     except FileNotFoundError:
         stats["missing"] = True
         return [], stats
-    consumed, lines = _complete_lines(data)
-    turns = parse_lines(lines, stats, include_sidechains=include_sidechains)
     stats["start"] = start
     stats["bytes_read"] = consumed
     session = next((t["session_id"] for t in turns if t.get("session_id")), None)
@@ -135,21 +137,41 @@ def _head(f: Any) -> str | None:
     return hashlib.sha1(first).hexdigest()
 
 
-def _complete_lines(data: bytes) -> tuple[int, list[bytes]]:
-    """Split into lines; a last line without its newline is kept back unless it is already a
+def _complete_lines(f: Any, progress: dict[str, int], stats: dict[str, Any]) -> Iterator[bytes]:
+    """The lines from the file's position on, one at a time, counting the bytes they cover in
+    `progress["consumed"]`. A last line without its newline is kept back unless it is already a
     whole JSON value (Claude Code writes the newline with the line, so a partial line is one
-    that is still being written)."""
-    lines = data.split(b"\n")
-    tail = lines.pop()
-    consumed = len(data) - len(tail)
-    if tail.strip():
-        try:
-            json.loads(tail)
-        except ValueError:
-            return consumed, lines
-        lines.append(tail)
-        consumed = len(data)
-    return consumed, lines
+    that is still being written). A line longer than MAX_LINE_BYTES (a pasted image or log, never
+    a memory) is skipped without being held in memory, and counted."""
+    while True:
+        line = f.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            size = len(line)
+            while True:
+                chunk = f.readline(1 << 20)
+                if not chunk:
+                    return  # still being written: read it again next time
+                size += len(chunk)
+                if chunk.endswith(b"\n"):
+                    break
+            progress["consumed"] += size
+            stats["lines"] += 1
+            _skip(stats, "oversized")
+            continue
+        if line.endswith(b"\n"):
+            progress["consumed"] += len(line)
+            yield line[:-1]
+            continue
+        if line.strip():
+            try:
+                json.loads(line)
+            except (ValueError, RecursionError):
+                return
+            progress["consumed"] += len(line)
+            yield line
+        return
 
 
 def _new_stats() -> dict[str, Any]:
@@ -177,7 +199,7 @@ def parse_lines(lines: Iterable[bytes | str], stats: dict[str, Any] | None = Non
         stats["lines"] += 1
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
             stats["malformed"] += 1
             continue
         if not isinstance(obj, dict):
@@ -421,7 +443,7 @@ def load_file(path: str | os.PathLike, *, include_sidechains: bool = False) -> t
     if stripped.startswith("["):
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, list):
             turns = from_messages(data)
