@@ -47,7 +47,7 @@ class Config:
     search_importance_floor: int = 4
     search_half_life_days: float = 30.0
     search_min_pool: int = 100
-    search_max_pool: int = 500
+    search_max_pool: int = 200
     search_pool_fraction: float = 0.02
     search_rerank_model: str = ""
     known_entities: dict = field(default_factory=dict)
