@@ -358,7 +358,10 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
         vstart, vend = m.span("bare")
         value = text[vstart:vend].rstrip(".:")  # a sentence's full stop is not part of the value
         vend = vstart + len(value)
-        if _placeholder(value) or _code_like(value, text[vend:vend + 1]) or value.lower() in (word, name.lower()):
+        # What follows the value is judged after that full stop: "password=X." ends a sentence, it
+        # is not an attribute access (X.y) and it can still end the line.
+        after = m.end("bare")
+        if _placeholder(value) or _code_like(value, text[after:after + 1]) or value.lower() in (word, name.lower()):
             return None  # auth=auth, token=token: a variable passed on
         if value.isdigit() and len(value) < 6:
             return None  # token=772, password_length: 12
@@ -367,7 +370,7 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
         if not env_style:  # `password: ...` and `token = ...` may be prose, code or YAML: be surer
             if op != ":" and _IDENTIFIER.match(value):
                 return None  # `username, password = auth`: a variable in code
-            at_eol = _EOL_TAIL.match(text, vend) is not None
+            at_eol = _EOL_TAIL.match(text, after) is not None
             if not ((at_eol and len(value) >= 4 and not value.isdigit()) or _strong(value)):
                 return None
     if len(value) < 3:

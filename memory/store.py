@@ -360,9 +360,14 @@ class Store:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= 1:
                 raise InvalidInput(f"{name} must be a number in [{lo:g}, 1], got {value!r}")
         category = _short(it.category or "general", "category", 64)
-        subject = _short(privacy.redact(it.subject, secrets), "subject", 200) if it.subject else None
+        # Limits apply to what the caller wrote: a redaction label may be longer than the secret.
+        subject = None
+        if it.subject:
+            _short(it.subject, "subject", 200)
+            subject = _short(privacy.redact(it.subject, secrets), "subject", 1000)
+        _string_list(it.tags, "tags")
         tags = _string_list([privacy.redact(t, secrets) if isinstance(t, str) else t for t in it.tags]
-                            if isinstance(it.tags, (list, tuple)) else it.tags, "tags")
+                            if isinstance(it.tags, (list, tuple)) else it.tags, "tags", MAX_TAG_CHARS * 4)
         moods = _string_list(it.moods, "moods")
         metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
@@ -621,12 +626,12 @@ def _short(value: Any, name: str, limit: int) -> str:
     return value
 
 
-def _string_list(values: Any, name: str) -> list[str]:
+def _string_list(values: Any, name: str, limit: int = MAX_TAG_CHARS) -> list[str]:
     if values is None:
         return []
     if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
         raise InvalidInput(f"{name} must be a list of strings")
-    out = list(dict.fromkeys(_short(v, name[:-1], MAX_TAG_CHARS).lower() for v in values if v.strip()))
+    out = list(dict.fromkeys(_short(v, name[:-1], limit).lower() for v in values if v.strip()))
     if len(out) > MAX_TAGS:
         raise InvalidInput(f"at most {MAX_TAGS} {name}, got {len(out)}")
     return out
