@@ -121,7 +121,8 @@ def test_the_inspector_lists_every_tool_and_calls_each_with_its_readme_example(r
     print("\n".join(summary))
 
     got = {name: out["result"] for name, _, out in results}
-    assert got["memory_search"]["structuredContent"]["results"][0]["id"] == 1
+    # memory_store's example (also about running tests) may land first while the search runs
+    assert 1 in [r["id"] for r in got["memory_search"]["structuredContent"]["results"][:2]]
     assert [m["id"] for m in got["memory_get"]["structuredContent"]["memories"]] == [1, 2]
     assert got["memory_forget"]["structuredContent"]["action"] == "archived"
     assert got["memory_update"]["structuredContent"]["action"] == "superseded"
