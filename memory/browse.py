@@ -31,6 +31,7 @@ SORTS: dict[str, tuple[str, str]] = {  # name -> (sort key expression, direction
 STATUSES = ("current", "history", "archived", "all")
 MAX_PAGE = 200
 MAX_CHAIN = 100  # memories in one history answer
+MAX_VERSIONS = 20  # newest earlier versions shown per memory: an answer must fit a client's output cap
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -181,7 +182,7 @@ def _versions(store: Store, m: Memory) -> list[Version]:
         changed += sorted(k for k in set(fields) | set(nxt_fields)
                           if k not in _IGNORED_CHANGES and fields.get(k) != nxt_fields.get(k))
         out.append(Version(content, reason, changed_at, changed))
-    return out
+    return out[-MAX_VERSIONS:]
 
 
 def history(store: Store, scopes: Sequence[str], *, memory_id: int | None = None,

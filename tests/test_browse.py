@@ -166,3 +166,12 @@ def test_stats_count_only_the_given_scopes(store):
     assert stats["embedding_model"] == "hash-64"
     assert stats["versions"] == 1  # the outcome was mirrored into the decision
     assert stats["database_bytes"] > 0
+
+
+def test_history_shows_the_newest_versions_only_so_an_answer_stays_small(store):
+    mid = add(store, "A memory edited very often", importance=1)
+    for i in range(browse.MAX_VERSIONS + 5):
+        store.update(mid, importance=1 + (i + 1) % 5, reason=f"edit {i}")
+    versions = browse.history(store, SCOPES, memory_id=mid)[0].versions
+    assert len(versions) == browse.MAX_VERSIONS
+    assert versions[-1].reason == f"edit {browse.MAX_VERSIONS + 4}"
