@@ -130,7 +130,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     segment = text.jieba_segmenter() if use_segmenter and text.has_cjk(q.text) else None
     terms = text.query_terms(q.text, segment)
     if terms:
-        add(_bm25(store, terms, where, args, pool), "bm25")
+        add(_bm25(store, terms, q, where, args, pool), "bm25")
     entity_ids = _query_entities(store, q)
     qvec = None
     if use_vectors and store.has_vectors and store.embedder is not None:
@@ -188,16 +188,17 @@ def candidate_pool(store: Store, q: Query) -> int:
     return max(c.search_min_pool, min(c.search_max_pool, int(n * c.search_pool_fraction)), q.limit * 3)
 
 
-def _count(store: Store, scopes: Sequence[str]) -> int:
-    """Memories in scope, recounted only when the store has grown: it merely sizes the pool, and
-    counting 100k rows costs 10 ms a search."""
+def _count(store: Store, scopes: Sequence[str] | None) -> int:
+    """Memories in scope (None: all), recounted only when the store has grown: it merely sizes
+    the pool, and counting 100k rows costs 10 ms a search."""
     top = store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
     cache = store.__dict__.setdefault("_count_cache", {})
-    cached = cache.get(tuple(scopes))
+    key = tuple(scopes) if scopes is not None else None
+    cached = cache.get(key)
     if cached and cached[0] == top:
         return cached[1]
     n = store.count(scopes)
-    cache[tuple(scopes)] = (top, n)
+    cache[key] = (top, n)
     return n
 
 
@@ -223,12 +224,18 @@ def _filters_sql(q: Query, now: float, alias: str = "m") -> tuple[str, list[Any]
     return " AND ".join(where), args
 
 
-def _bm25(store: Store, terms: list[str], where: str, args: list, pool: int) -> list[tuple[int, float]]:
-    # The index alone, then the filters on the few rows kept: joining every match to memories
-    # first costs more than ranking them (22 vs 8 ms at 100k). Other scopes' rows are dropped by
-    # _load_rows, so take a margin for them.
-    sql = "SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?"
-    return store.conn.execute(sql, (text.match_or(terms), pool * 2)).fetchall()
+def _bm25(store: Store, terms: list[str], q: Query, where: str, args: list, pool: int) -> list[tuple[int, float]]:
+    match = text.match_or(terms)
+    if _count(store, q.scopes) * 2 >= _count(store, None):
+        # Mostly this project's memories: rank the index alone and let _load_rows filter the few
+        # kept (joining every match to memories first costs more than ranking them: 22 vs 8 ms at
+        # 100k).
+        sql = "SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?"
+        return store.conn.execute(sql, (match, pool)).fetchall()
+    # Other projects dominate the file: filter first, or their matches would fill the pool.
+    sql = (f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
+           f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts) LIMIT ?")
+    return store.conn.execute(sql, (match, *args, pool)).fetchall()
 
 
 def _knn(store: Store, qvec: Any, q: Query, pool: int) -> list[tuple[int, float]]:
