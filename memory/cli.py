@@ -299,6 +299,9 @@ def cmd_export(ctx: Context) -> int:
 
 def cmd_import(ctx: Context) -> int:
     a = ctx.args
+    if a.file != "-" and Path(a.file).exists() and not Path(a.file).is_file():
+        # A folder, a FIFO (open would wait forever) or a device (/dev/zero would fill the memory).
+        raise InvalidInput(f"{a.file} is not a regular file; give a JSONL file, or '-' to read standard input")
     try:
         src = sys.stdin.buffer if a.file == "-" else open(a.file, "rb")
     except OSError as e:

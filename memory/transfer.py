@@ -84,9 +84,25 @@ def export_records(store: Store, page: int = 500) -> Iterator[dict[str, Any]]:
         after = memories[-1].id
 
 
+def _refuse_own_files(store: Store, path: Path) -> None:
+    """An export never replaces MAPLE's own files: the database (renaming the export over it
+    would destroy every memory), its WAL, a backup, the settings or the hooks' files."""
+    target = path.resolve()  # a symlink to the database counts as the database
+    db_file = store.path.resolve()
+    home = store.config.home.expanduser().resolve()
+    own = {db_file, *(Path(f"{db_file}{s}") for s in ("-wal", "-shm", "-journal")),
+           *(home / n for n in ("config.json", "hooks.log", "harvest.lock"))}
+    if target in own or (home / "backups") in target.parents:
+        raise InvalidInput(f"refusing to write the export over {target}: it is one of MAPLE's own files "
+                           "(database, backups, settings); choose another file name")
+    if target.is_dir():
+        raise InvalidInput(f"{path} is a folder; give a file name, e.g. {path / 'maple-export.jsonl'}")
+
+
 def write_export(store: Store, path: Path, progress: Callable[[int], None] | None = None) -> int:
     """Export to `path` through a private temporary file renamed into place (never half-written).
     `progress(done)` is called every 500 memories."""
+    _refuse_own_files(store, path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".maple-export-")  # 0600: memories are private
     except OSError as e:
@@ -99,6 +115,9 @@ def write_export(store: Store, path: Path, progress: Callable[[int], None] | Non
                 if progress and n % 500 == 0:
                     progress(n)
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise InvalidInput(f"cannot write {path}: {e.strerror}; choose another file") from e
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -127,6 +146,8 @@ def parse_line(text: str, number: int, project: str, scope: str | None = None) -
         obj = json.loads(text)
     except ValueError as e:
         raise InvalidInput(f"not valid JSON ({e})") from None
+    except RecursionError:
+        raise InvalidInput("not valid JSON (nested deeper than the parser goes)") from None
     if not isinstance(obj, dict):
         raise InvalidInput('each line must be a JSON object with at least "content"')
     unknown = sorted(set(obj) - IMPORT_FIELDS - EXPORT_ONLY)

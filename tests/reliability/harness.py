@@ -210,6 +210,55 @@ def remount(where: Path, options: str) -> None:
     subprocess.run(["mount", "-o", f"remount,{options}", str(where)], check=True, capture_output=True)
 
 
+# -- sockets ------------------------------------------------------------------------------------
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue  # closed meanwhile
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    return inodes
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            todo += [int(c) for c in task.read_text().split()]
+    return out
+
+
+def listening_sockets(pid: int) -> list[str]:
+    """Sockets of `pid` and its children that accept connections: TCP in LISTEN, bound UDP, and
+    listening unix sockets (with their owner's uid, to tell a same-user local socket apart)."""
+    inodes: set[str] = set()
+    for p in process_tree(pid):
+        inodes |= _socket_inodes(p)
+    found = []
+    for proto in ("tcp", "tcp6", "udp", "udp6"):
+        path = Path(f"/proc/net/{proto}")
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            parts = line.split()
+            if parts[9] in inodes and (proto.startswith("udp") or parts[3] == "0A"):
+                found.append(f"{proto} {parts[1]} (uid {parts[7]})")
+    unix = Path("/proc/net/unix")
+    if unix.exists():
+        for line in unix.read_text().splitlines()[1:]:
+            parts = line.split()
+            if parts[6] in inodes and int(parts[3], 16) & 0x10000:  # __SO_ACCEPTCON: listening
+                found.append(f"unix {parts[7] if len(parts) > 7 else '(unnamed)'}")
+    return found
+
+
 # -- text -------------------------------------------------------------------------------------
 
 _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
