@@ -360,11 +360,20 @@ def expire(p: Pass) -> None:
     p.write_many("UPDATE memories SET valid_to = ? WHERE id = ?", updates)
 
 
+DECAY_STEPS = 20  # confidence moves in steps of 1/20 of a half-life (about 3.4%)
+
+
 def decayed_confidence(base: float, stale_days: float, half_life_days: float) -> float:
-    """Confidence after `stale_days` beyond the grace period: halves every `half_life_days`."""
+    """Confidence after `stale_days` beyond the grace period: halves every `half_life_days`.
+
+    It moves in steps (1/DECAY_STEPS of a half-life), so a memory is rewritten about twenty
+    times per half-life instead of on every pass, and tiny differences in staleness do not
+    reorder search results; at each whole half-life the value is exact.
+    """
     if stale_days <= 0:
         return base
-    return base * 0.5 ** (stale_days / half_life_days)
+    steps = math.floor(stale_days / half_life_days * DECAY_STEPS + 1e-9)
+    return base * 0.5 ** (steps / DECAY_STEPS)
 
 
 def decayed(cfg: Any, layer: str, importance: int, idle_days: float, base: float) -> tuple[float, float, float]:

@@ -83,9 +83,9 @@ def test_decay_starts_after_the_grace_period_of_the_memorys_importance(db, clock
     work(db, clock, grace - 0.5)
     run_maintenance(db)
     assert confidence(db, mid) == 1.0
-    work(db, clock, 2)
+    work(db, clock, 365 / 20 + 2)  # one decay step (1/20 of the fact half-life) past the grace period
     run_maintenance(db)
-    assert 0.99 < confidence(db, mid) < 1.0
+    assert confidence(db, mid) == pytest.approx(0.5 ** (1 / 20), abs=1e-4)
 
 
 @pytest.mark.parametrize("layer,half_life", [("fact", 365), ("experience", 90)])
@@ -97,6 +97,15 @@ def test_confidence_halves_every_half_life_of_the_layer_once_stale(db, clock, la
     work(db, clock, half_life)
     run_maintenance(db)
     assert confidence(db, mid) == pytest.approx(0.25, abs=1e-3)
+
+
+def test_confidence_moves_in_steps_of_a_twentieth_of_a_half_life():
+    from memory.maintenance import decayed_confidence
+
+    assert decayed_confidence(1.0, 4.4, 90) == 1.0  # less than one step (4.5 days)
+    assert decayed_confidence(1.0, 4.5, 90) == pytest.approx(0.5 ** 0.05)
+    assert decayed_confidence(0.8, 90, 90) == pytest.approx(0.4)
+    assert decayed_confidence(0.8, 0, 90) == 0.8
 
 
 def test_experiences_decay_faster_than_facts(db, clock):

@@ -84,7 +84,7 @@ def sentence(r: random.Random, i: int) -> tuple[str, str]:
     kind = r.random()
     w = r.sample(WORDS, 4)
     if kind < 0.35:
-        return (f"{r.choice(PEOPLE)} fixed the {w[0]} {w[1]} bug in the {r.choice(SERVICES)} {w[2]} path; "
+        return (f"The {w[0]} {w[1]} bug in the {r.choice(SERVICES)} {w[2]} path was fixed by {r.choice(PEOPLE)}; "
                 f"the {w[3]} step {i} now passes", "experience")
     if kind < 0.55:
         return (f"We decided to use {r.choice(TOOLS)} for the {w[0]} {w[1]} because the {w[2]} {w[3]} "
@@ -261,10 +261,10 @@ def main() -> None:
               f"after each conversation's last session")
         print(f"{'':<22}" + "".join(f"{c:>8}" for c in cols))
         for name, rep in (("before maintenance", before), ("after maintenance", after)):
-            print(f"{name:<22}" + "".join(f"{rep['overall'][c]:>8.3f}" for c in cols))
+            print(f"{name:<22}" + "".join(f"{rep['overall'][c]:>8.4f}" for c in cols))
         print("changes on the 5 conversation stores: " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "none"))
         drop = before["overall"]["R@10"] - after["overall"]["R@10"]
-        print("retrieval " + ("did not drop" if drop <= 1e-9 else f"DROPPED by {drop:.3f} R@10"))
+        print("retrieval " + ("did not drop" if drop <= 1e-9 else f"DROPPED by {drop:.4f} R@10"))
 
 
 if __name__ == "__main__":
