@@ -375,7 +375,8 @@ def render(m: Memory, tier: str = "relevant") -> str:
     outcome = (m.metadata.get("outcome") or {}).get("result") if m.layer == "decision" else None
     if outcome == "failed":  # memory.wisdom: a failed decision is shown as a warning, not advice
         label = "FAILED decision, do not repeat"
-    meta = " · ".join(x for x in (label, where, when) if x)
+    meta = " ".join(" · ".join(x for x in (label, where, when) if x).split())  # a category is free text too
+    meta = _TAG_TEXT_RE.sub(r"&lt;\1", meta)
     return f"- #{m.id} {meta}: {quote(m.content)}"
 
 

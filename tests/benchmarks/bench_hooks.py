@@ -32,6 +32,7 @@ import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import json  # noqa: E402
 import random  # noqa: E402
+import resource  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -173,12 +174,18 @@ def hook_env(home: Path) -> dict[str, str]:
 
 def run_hook(event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[float, bytes]:
     data = json.dumps(payload).encode()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, str(RUN), event], input=data, capture_output=True, env=env)
     ms = (time.perf_counter() - t0) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
     if out.returncode != 0:
         raise SystemExit(f"{event} exited {out.returncode}: {out.stderr.decode()[-500:]}")
     return ms, out.stdout
+
+
+CPU: list[float] = []  # CPU ms (user + system) of each hook process or in-process call, in order
 
 
 def context_tokens(stdout: bytes) -> int:
@@ -197,9 +204,10 @@ def bench_server_tool(db: Path, prompts: list[str]) -> dict[str, Any]:
         context.surface(store, p, scopes, session_id="warm-up")
     ms, tokens = [], []
     for i, p in enumerate(prompts):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         block = context.surface(store, p, scopes, session_id=session_of(i))
         ms.append((time.perf_counter() - t0) * 1000)
+        CPU.append((time.process_time() - c0) * 1000)
         tokens.append(text.estimate_tokens(block) if block else 0)
     store.close()
     return {"ms": ms, "tokens": tokens}
@@ -222,9 +230,10 @@ def bench_mcp_client(db: Path, prompts: list[str]) -> dict[str, Any]:
             for p in prompts[:10]:
                 await client.call_tool("memory_surface", {"prompt": p, "session_id": "warm-up"})
             for i, p in enumerate(prompts):
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 await client.call_tool("memory_surface", {"prompt": p, "session_id": session_of(i)})
                 out.append((time.perf_counter() - t0) * 1000)
+                CPU.append((time.process_time() - c0) * 1000)  # client and server: one process
         return out
 
     return {"ms": asyncio.run(go())}
@@ -337,7 +346,10 @@ def main() -> None:
             return
         db = fresh_copy(base, work)
         print(f"measuring: {name} ...", file=sys.stderr)
-        rows.append((name, fn(db)))
+        CPU.clear()
+        res = fn(db)
+        res["cpu"] = CPU[-len(res["ms"]):] if CPU else []
+        rows.append((name, res))
 
     measure("surface, server tool (in-process)", "tool", lambda db: bench_server_tool(db, prompts))
     measure("surface, server tool (MCP client)", "client", lambda db: bench_mcp_client(db, prompts))
@@ -347,13 +359,18 @@ def main() -> None:
 
     print(f"\n{args.memories} memories ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}); "
           f"{args.runs} runs per row\n")
-    print(f"{'path':<36} {'runs':>5} {'median ms':>10} {'p95 ms':>8} {'mean tokens':>12} {'with context':>13}")
+    print(f"{'path':<36} {'runs':>5} {'median ms':>10} {'p95 ms':>8} {'cpu med':>8} {'cpu p95':>8} "
+          f"{'mean tokens':>12} {'with context':>13}")
     for name, res in rows:
         med, p95 = stats(res["ms"])
+        cmed, cp95 = stats(res["cpu"]) if res["cpu"] else (float("nan"), float("nan"))
         tok = res.get("tokens")
         mean_tok = f"{statistics.mean(tok):.0f}" if tok else "-"
         share = f"{sum(1 for t in tok if t) / len(tok):.0%}" if tok else "-"
-        print(f"{name:<36} {len(res['ms']):>5} {med:>10.1f} {p95:>8.1f} {mean_tok:>12} {share:>13}")
+        print(f"{name:<36} {len(res['ms']):>5} {med:>10.1f} {p95:>8.1f} {cmed:>8.1f} {cp95:>8.1f} "
+              f"{mean_tok:>12} {share:>13}")
+    print("\nms: wall time (the machine is shared: see the load); cpu: CPU time of the hook process "
+          "(or of the call, in-process), which load inflates far less")
     with_ctx = [t for name, res in rows for t in res.get("tokens", []) if t]
     if with_ctx:
         print(f"\nmean injected tokens per prompt that got context: {statistics.mean(with_ctx):.0f} "
