@@ -35,7 +35,7 @@ from memory.transcript import CONTEXT_TAG
 
 MAX_BLOCK_CHARS = 9_500  # Claude Code replaces hook context above 10,000 characters by a file path
 MAX_ITEM_CHARS = 480  # one memory's quoted text; memory_get has the rest
-CORE_SHARE = 0.5  # pinned and preference memories leave at least half the budget to relevance
+CORE_SHARE = 0.5  # pinned and identity memories leave at least half the budget to the prompt
 PREFERENCE_CATEGORIES = ("preference", "rule", "correction")
 MAX_PROMPT_CHARS = 2_000  # a pasted log is searched by its head
 MAX_GATE_TERMS = 24

@@ -228,11 +228,12 @@ class Paths:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
 
 
-Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-def _run(args: list[str]) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run(args, capture_output=True, text=True, timeout=60)
+def _run(args: list[str], cwd: Path | None = None) -> "subprocess.CompletedProcess[str]":
+    # `claude mcp` reads the project (local and project scopes) from its working directory.
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=cwd)
 
 
 def install(config: Config, scope: str = "user", *, project: Path | None = None, dry_run: bool = False,
@@ -265,7 +266,8 @@ def install(config: Config, scope: str = "user", *, project: Path | None = None,
     entry: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
     if env:
         entry["env"] = env
-    record["mcp"] = _register(paths, scope, entry, cli, run, dry_run, report, record.get("mcp"))
+    record["mcp"] = _register(paths, scope, entry, cli, lambda a: run(a, cwd=project), dry_run, report,
+                              record.get("mcp"))
     record["settings"] = _merge_hooks(paths.settings, hook_groups(config, surface_via_tool=via_tool, portable=portable),
                                       dry_run, report, record.get("settings"))
     if not dry_run:
@@ -387,7 +389,7 @@ def uninstall(config: Config, scope: str = "user", *, project: Path | None = Non
             args = [cli, "mcp", "remove", SERVER, "--scope", mcp.get("scope", scope)]
             report.actions.append("run " + shlex.join(args))
             if not dry_run:
-                run(args)
+                run(args, cwd=project)
         else:
             report.actions.append(f"MCP server '{SERVER}' was registered before MAPLE's install; left as is")
     else:

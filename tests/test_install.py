@@ -196,6 +196,8 @@ import json, os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "calls.jsonl"), "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
+with open(os.path.join(here, "cwds.txt"), "a") as f:
+    f.write(os.getcwd() + "\\n")
 state = os.path.join(here, "added")
 if sys.argv[1:] == ["--version"]:
     print("{version} (Claude Code)")
@@ -228,6 +230,15 @@ def test_with_a_recent_claude_cli_the_server_is_added_through_it_and_prompts_use
     assert len([c for c in calls(claude) if c[:2] == ["mcp", "add"]]) == 1  # already registered
     install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
     assert calls(claude)[-1] == ["mcp", "remove", "maple", "--scope", "user"]
+
+
+def test_local_scope_through_the_cli_runs_it_in_the_project(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "2.1.240")
+    install.install(config, "local", project=project, claude=str(claude), user_home=user_home)
+    add = [c for c in calls(claude) if c[:2] == ["mcp", "add"]]
+    assert add[0][:5] == ["mcp", "add", "--scope", "local", "maple"]
+    assert (claude.parent / "cwds.txt").read_text().splitlines()[-1] == str(project)
+    assert (project / ".claude" / "settings.local.json").exists()
 
 
 def test_an_older_claude_cli_gets_the_command_hook(config: Config, user_home, project, tmp_path):
