@@ -257,7 +257,7 @@ def cmd_stats(ctx: Context) -> int:
 
 def cmd_serve(ctx: Context) -> int:
     try:
-        from server.app import serve  # mcp and the model load here, never for other commands
+        from server.launch import serve  # mcp and the model load here, never for other commands
     except ImportError as e:
         raise StoreUnavailable(f"the MCP server cannot start: {e}; reinstall maple-memory") from e
     if ctx.args.project:  # the server reads its project when it starts, from the variable Claude Code sets

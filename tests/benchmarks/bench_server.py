@@ -4,7 +4,8 @@ the embedding model loads.
 
     .venv/bin/python tests/benchmarks/bench_server.py [--runs 10] [--memories 300] [--model NAME]
 
-Each run spawns a fresh `python -m server` process (the real default model unless --model) on a
+`initialize` is answered by server/launch.py before the SDK loads; "first search" includes loading
+the SDK and opening the database. Each run spawns a fresh `python -m server` process (the real default model unless --model) on a
 database of --memories memories, speaks raw newline-delimited JSON-RPC over its pipes (what
 Claude Code does: the 2025-11-25 handshake) and reads /proc/<pid>/status for RSS. Medians of the
 runs are printed. Not a pytest test: timings do not belong in unit tests.
@@ -20,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,7 +56,7 @@ class Server:
             env["MAPLE_MODEL"] = model
         self.start = time.perf_counter()
         self.proc = subprocess.Popen([sys.executable, "-m", "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, cwd=project, env=env)
+                                     stderr=subprocess.PIPE, cwd=project, env=env)
         self.buf = b""
         self.next_id = 0
 
@@ -92,6 +94,15 @@ class Server:
         msg = self.answer(rid)
         return time.perf_counter() - self.start, msg
 
+    def wait_until_serving(self) -> None:
+        """Block until the lifespan has run (the SDK is loaded, the database open, the model not
+        yet started: it starts with the first message after initialize), then drain stderr."""
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            if b"embedding model" in line:
+                break
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+
     def close(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
@@ -123,6 +134,7 @@ def one_run(home: Path, project: Path, model: str | None) -> dict[str, float]:
                                                 "clientInfo": {"name": "bench", "version": "1"}})
         assert init["result"]["protocolVersion"] == "2025-11-25"
         cpu_init = cpu_s(s.proc.pid)
+        s.wait_until_serving()
         rss_before = rss_mb(s.proc.pid)  # the model starts loading only with the next message
         s.send("notifications/initialized", notify=True)
         t_search, found = s.request("tools/call", {"name": "memory_search", "arguments": {"query": "deploy script"}})
