@@ -231,6 +231,8 @@ def drain_main(argv: list[str]) -> None:
     p = argparse.ArgumentParser(prog="run.py drain")
     p.add_argument("--wait", action="store_true")
     args = p.parse_args(argv)
+    if hasattr(os, "nice") and not args.wait:
+        os.nice(10)  # background work: the session's own hooks and tools go first on a busy machine
     from memory import config as config_mod
     from memory import context
     from memory.store import Store
