@@ -372,8 +372,8 @@ def render(m: Memory, tier: str = "relevant") -> str:
         label = f"pinned {label}"
     elif tier == "decision":
         label = "open decision"
-    outcome = (m.metadata.get("outcome") or {}).get("result") if m.layer == "decision" else None
-    if outcome == "failed":  # memory.wisdom: a failed decision is shown as a warning, not advice
+    outcome = m.metadata.get("outcome") if m.layer == "decision" else None
+    if isinstance(outcome, dict) and outcome.get("result") == "failed":  # metadata is free JSON  # memory.wisdom: a failed decision is shown as a warning, not advice
         label = "FAILED decision, do not repeat"
     meta = " ".join(" · ".join(x for x in (label, where, when) if x).split())  # a category is free text too
     meta = _TAG_TEXT_RE.sub(r"&lt;\1", meta)

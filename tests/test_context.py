@@ -162,6 +162,15 @@ def test_instructions_inside_a_memory_stay_quoted_data_and_cannot_close_the_tag(
     assert transcript.clean_text("before " + block + " after") == "before  after"
 
 
+def test_free_form_metadata_never_breaks_the_block(store):
+    a = add(store, "We chose the blue deploy pipeline for billing", layer="decision", metadata={"outcome": "failed"})
+    b = add(store, "We chose the green deploy pipeline for billing", layer="decision",
+            metadata={"outcome": {"result": "failed"}})
+    block = context.format_block(context.tiered_context(store, "which deploy pipeline for billing", SCOPES))
+    assert set(ids_in(block)) == {a.id, b.id}
+    assert f"- #{b.id} FAILED decision" in block and f"- #{a.id} decision" in block
+
+
 def test_long_memories_are_cut_in_the_block_and_keep_their_id(store):
     m = add(store, "Runbook for the billing export: " + "step " * 400)
     block = context.format_block(context.tiered_context(store, "billing export runbook", SCOPES))
