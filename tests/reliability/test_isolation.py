@@ -28,7 +28,8 @@ READ_FIRST = ("memory_search", "memory_get", "memory_list", "memory_history", "m
 
 
 def letter(i: int) -> str:
-    return "".join(chr(65 + int(d)) for d in str(i))  # 0 -> A, 12 -> BC: entity names without digits
+    """0 -> AA, 12 -> BC: entity names without digits, all of one length (QuasarB would be a part of QuasarBA)."""
+    return "".join(chr(65 + int(d)) for d in f"{i:02d}")
 
 
 def marker(i: int) -> str:
@@ -211,7 +212,7 @@ def probe_hooks_and_cli(home: Path, i: int, dirs: list[Path]) -> dict[str, Any]:
 
 
 async def run_isolation(tmp_path: Path, home: Path, projects: int) -> dict[str, Any]:
-    dirs = [tmp_path / f"proj-{i}" for i in range(projects)]
+    dirs = [tmp_path / f"proj-{i:02d}" for i in range(projects)]  # one length: proj-1 is a part of proj-10
     for d in dirs:
         d.mkdir()
     data = await populate(home, dirs)
