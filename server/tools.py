@@ -15,7 +15,7 @@ from typing import Annotated, Any, Iterator, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt, StrictBool
 
 from memory import context, db, retrieval
 from memory.errors import MapleError, NotFound
@@ -113,7 +113,7 @@ def memory_store(
         "Short free-form grouping, e.g. 'build', 'preference', 'architecture'"))] = "general",
     subject: Annotated[str | None, Field(max_length=200, description=(
         "What the memory is about, e.g. a module, tool or person"))] = None,
-    importance: Annotated[int, Field(ge=1, le=5, description=(
+    importance: Annotated[StrictInt, Field(ge=1, le=5, description=(
         "1 = trivia, 3 = useful, 5 = must never be forgotten"))] = 3,
     tags: Annotated[list[str] | None, Field(description="Keywords to find it by (at most 32)")] = None,
     pinned: Annotated[bool, Field(description="Pinned memories are kept from decay and consolidation")] = False,
@@ -141,7 +141,7 @@ def memory_search(
     query: Annotated[str, Field(min_length=1, description=(
         "What to look for, in words: a question, topic, name or error message"))],
     ctx: Context[AppState],
-    limit: Annotated[int, Field(ge=1, le=retrieval.MAX_LIMIT, description="How many results at most")] = 10,
+    limit: Annotated[StrictInt, Field(ge=1, le=retrieval.MAX_LIMIT, description="How many results at most")] = 10,
     scope: Annotated[Literal["project", "global", "all"], Field(description=(
         "project = this project's memories, global = user-wide ones, all = both"))] = "all",
     layer: Annotated[Layer | None, Field(description="Only this layer")] = None,
@@ -171,7 +171,7 @@ def memory_search(
 
 
 def memory_get(
-    ids: Annotated[list[int], Field(min_length=1, max_length=100, description="Memory ids, e.g. from memory_search")],
+    ids: Annotated[list[StrictInt], Field(min_length=1, max_length=100, description="Memory ids, e.g. from memory_search")],
     ctx: Context[AppState],
 ) -> GetOut:
     """Read whole memories by id (including archived ones, marked archived)."""
@@ -184,9 +184,9 @@ def memory_get(
 
 
 def memory_forget(
-    id: Annotated[int, Field(description="The memory's id")],
+    id: Annotated[StrictInt, Field(description="The memory's id")],
     ctx: Context[AppState],
-    permanent: Annotated[bool, Field(description=(
+    permanent: Annotated[StrictBool, Field(description=(
         "false = archive it (hidden from search, restorable with `maple-memory restore`); "
         "true = delete it and its chunks for good"))] = False,
 ) -> ForgetOut:
@@ -226,7 +226,7 @@ def memory_surface(
 def memory_context(
     query: Annotated[str, Field(min_length=1, description="What the context is for: a task, question or topic")],
     ctx: Context[AppState],
-    budget: Annotated[int, Field(ge=50, le=2400, description="Most tokens of memories to return")] = 800,
+    budget: Annotated[StrictInt, Field(ge=50, le=2400, description="Most tokens of memories to return")] = 800,
 ) -> str:
     """A compact briefing for a task: pinned and preference memories first, then the memories
     relevant to the query, within a token budget, each with its id for memory_get."""

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 from memory import graph_query
 from memory.scope import resolve
@@ -70,7 +70,7 @@ def entity_get(
     name: Annotated[str, Field(min_length=1, max_length=200, description=(
         "Entity name or alias (case-insensitive), e.g. 'postgres', 'src/app.py', 'Alice'; or its id"))],
     ctx: Context[AppState],
-    memory_limit: Annotated[int, Field(ge=0, le=100, description="Most linked memories to return")] = 20,
+    memory_limit: Annotated[StrictInt, Field(ge=0, le=100, description="Most linked memories to return")] = 20,
     include_closed: Annotated[bool, Field(description="Also list relations that were closed (history)")] = True,
 ) -> EntityOut:
     """Everything known about one entity: aliases, relations to other entities and the memories
@@ -106,7 +106,7 @@ def entity_relate(
     scope: Annotated[Literal["project", "global"], Field(description=(
         "Where the relation lives: project, or global for facts true everywhere"))] = "project",
     confidence: Annotated[float, Field(ge=0, le=1, description="How sure, 0-1")] = 1.0,
-    memory_id: Annotated[int | None, Field(description="The memory this relation comes from, if any")] = None,
+    memory_id: Annotated[StrictInt | None, Field(description="The memory this relation comes from, if any")] = None,
 ) -> RelateOut:
     """Record that source -[relation]-> target (creating the entities if new), or close such a
     relation when it stops being true. Adding a relation that is already open changes nothing."""
@@ -131,9 +131,9 @@ RelationTypes = Annotated[list[str] | None, Field(description=(
 def graph_neighbors(
     entity: Annotated[str, Field(min_length=1, max_length=200, description="Entity name, alias or id to start from")],
     ctx: Context[AppState],
-    hops: Annotated[int, Field(ge=1, le=graph_query.MAX_HOPS, description="How many relations away to go")] = 1,
+    hops: Annotated[StrictInt, Field(ge=1, le=graph_query.MAX_HOPS, description="How many relations away to go")] = 1,
     relation_types: RelationTypes = None,
-    limit: Annotated[int, Field(ge=1, le=graph_query.MAX_NODES, description="Most entities to return")] = 100,
+    limit: Annotated[StrictInt, Field(ge=1, le=graph_query.MAX_NODES, description="Most entities to return")] = 100,
 ) -> NeighborsOut:
     """Entities connected to an entity within n hops (breadth first), with the relations between
     them; optionally only along some relation types."""
@@ -155,7 +155,7 @@ def graph_path(
     source: Annotated[str, Field(min_length=1, max_length=200, description="Entity to start from")],
     target: Annotated[str, Field(min_length=1, max_length=200, description="Entity to reach")],
     ctx: Context[AppState],
-    max_hops: Annotated[int, Field(ge=1, le=10, description="Longest path to look for")] = 6,
+    max_hops: Annotated[StrictInt, Field(ge=1, le=10, description="Longest path to look for")] = 6,
     relation_types: RelationTypes = None,
 ) -> PathOut:
     """The shortest chain of relations linking two entities (either direction), e.g. how a

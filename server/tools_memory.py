@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 from memory import browse
 from memory.errors import InvalidInput, NotFound
@@ -47,14 +47,14 @@ class UpdateOut(BaseModel):
 
 
 def memory_update(
-    id: Annotated[int, Field(description="The memory's id (from memory_search or memory_list)")],
+    id: Annotated[StrictInt, Field(description="The memory's id (from memory_search or memory_list)")],
     ctx: Context[AppState],
     content: Annotated[str | None, Field(min_length=1, description=(
         "New text, self-contained like a new memory; leave out to keep the text"))] = None,
     layer: Annotated[Layer | None, Field(description="New layer: fact, experience or decision")] = None,
     category: Annotated[str | None, Field(min_length=1, max_length=64, description="New category")] = None,
     subject: Annotated[str | None, Field(max_length=200, description="New subject")] = None,
-    importance: Annotated[int | None, Field(ge=1, le=5, description="New importance, 1-5")] = None,
+    importance: Annotated[StrictInt | None, Field(ge=1, le=5, description="New importance, 1-5")] = None,
     tags: Annotated[list[str] | None, Field(description="New tags (replace the old ones)")] = None,
     scope: Annotated[Literal["project", "global"] | None, Field(description=(
         "Move it: global makes it visible in every project"))] = None,
@@ -109,7 +109,7 @@ def _versions(state: AppState, memory_id: int) -> int:
 # -- memory_pin ---------------------------------------------------------------------------------
 
 def memory_pin(
-    id: Annotated[int, Field(description="The memory's id")],
+    id: Annotated[StrictInt, Field(description="The memory's id")],
     ctx: Context[AppState],
     pinned: Annotated[bool, Field(description="true = pin (always surfaced first, never decays); false = unpin")] = True,
 ) -> MemoryOut:
@@ -161,7 +161,7 @@ def memory_list(
         "current = in use; history = superseded or expired; archived = forgotten; all"))] = "current",
     sort: Annotated[Literal["newest", "oldest", "updated", "importance", "recently_used"], Field(description=(
         "Order: newest/oldest by when it happened, updated, importance, or recently_used (recalled)"))] = "newest",
-    limit: Annotated[int, Field(ge=1, le=browse.MAX_PAGE, description="Memories per page")] = 20,
+    limit: Annotated[StrictInt, Field(ge=1, le=browse.MAX_PAGE, description="Memories per page")] = 20,
     cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
 ) -> ListOut:
     """Browse memories by filters instead of by relevance (memory_search ranks by a query).
@@ -207,7 +207,7 @@ class HistoryOut(BaseModel):
 
 def memory_history(
     ctx: Context[AppState],
-    id: Annotated[int | None, Field(description="A memory id: its chain of replacements and its versions")] = None,
+    id: Annotated[StrictInt | None, Field(description="A memory id: its chain of replacements and its versions")] = None,
     subject: Annotated[str | None, Field(max_length=200, description=(
         "Or a subject: every memory about it, current and past"))] = None,
 ) -> HistoryOut:

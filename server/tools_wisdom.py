@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 from memory import retrieval, wisdom
 from memory.scope import resolve
@@ -31,7 +31,7 @@ def decision_record(
         "Options considered and not chosen (with a word on why, if known)"))] = None,
     subject: Annotated[str | None, Field(max_length=200, description="What it is about, e.g. 'job queue'")] = None,
     category: Annotated[str, Field(min_length=1, max_length=64, description="Grouping, e.g. architecture, tooling")] = "decision",
-    importance: Annotated[int, Field(ge=1, le=5, description="1 = minor, 5 = shapes the whole project")] = 3,
+    importance: Annotated[StrictInt, Field(ge=1, le=5, description="1 = minor, 5 = shapes the whole project")] = 3,
     tags: Annotated[list[str] | None, Field(description="Keywords to find it by")] = None,
     scope: Annotated[Literal["project", "global"], Field(description=(
         "project, or global for a personal rule that holds everywhere"))] = "project",
@@ -66,7 +66,7 @@ class OutcomeOut(BaseModel):
 
 
 def decision_outcome(
-    id: Annotated[int, Field(description="The decision's memory id (from decision_record or lessons_for)")],
+    id: Annotated[StrictInt, Field(description="The decision's memory id (from decision_record or lessons_for)")],
     outcome: Annotated[Result, Field(description=(
         "worked, failed, or partial (worked with caveats)"))],
     ctx: Context[AppState],
@@ -104,7 +104,7 @@ def lessons_for(
     task: Annotated[str, Field(min_length=1, max_length=4000, description=(
         "The task or choice at hand, in words, e.g. 'pick a queue for background jobs'"))],
     ctx: Context[AppState],
-    limit: Annotated[int, Field(ge=1, le=retrieval.MAX_LIMIT, description="How many decisions at most")] = 10,
+    limit: Annotated[StrictInt, Field(ge=1, le=retrieval.MAX_LIMIT, description="How many decisions at most")] = 10,
     include_open: Annotated[bool, Field(description="Also decisions whose outcome is not known yet")] = True,
 ) -> LessonsOut:
     """Past decisions relevant to a task and how they turned out, failures first: check before

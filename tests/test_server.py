@@ -312,3 +312,14 @@ def read_until(fd: int, end: bytes, timeout: float) -> bytes:
         data += chunk
         if not chunk or (end and end in chunk):
             return data
+
+
+async def test_a_boolean_is_not_taken_for_a_memory_id(config):
+    # true is 1 to a lenient parser: memory_forget {"id": true, "permanent": true} must not purge #1.
+    async with Client(build_server(config), mode="legacy") as client:
+        kept = await client.call_tool("memory_store", {"content": "a memory that must survive"})
+        assert not kept.is_error and kept.structured_content["id"] == 1
+        r = await client.call_tool("memory_forget", {"id": True, "permanent": True})
+        assert r.is_error and "integer" in r.content[0].text
+        got = await client.call_tool("memory_get", {"ids": [1]})
+        assert got.structured_content["memories"][0]["content"] == "a memory that must survive"
