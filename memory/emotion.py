@@ -53,6 +53,12 @@ for _mood, (_, _stems, _) in MOODS.items():
         if " " not in _stem and _stem.isalpha():
             _WORD_STEMS.setdefault(_stem, []).append(_mood)
 _STEM_LENGTHS = sorted({len(s) for s in _WORD_STEMS})
+assert _STEM_LENGTHS[0] >= 3
+_PREFIX3 = frozenset(s[:3] for s in _WORD_STEMS)  # a word starting with none of these is no mood
+_PHRASE_MOOD = {p: m for m, ps in _PHRASE_STEMS.items() for p in ps}
+_PHRASE_RX = re.compile("|".join(re.escape(p) for p in sorted(_PHRASE_MOOD, key=len, reverse=True)))
+_ZH_MOOD = {z: m for m, (_, _, zh) in MOODS.items() for z in zh}
+_ZH_RX = re.compile("|".join(re.escape(z) for z in sorted(_ZH_MOOD, key=len, reverse=True)))
 _EXCLAIM = re.compile(r"[!！]{1,}")
 _CAPS_WORD = re.compile(r"\b[A-Z]{4,}\b")
 
@@ -77,6 +83,8 @@ def analyze(text: str) -> Emotion:
     # every stem against every word was most of the cost of storing a memory.
     word_hits: dict[str, int] = {}
     for i, w in enumerate(words):
+        if w[:3] not in _PREFIX3:
+            continue
         for length in _STEM_LENGTHS:
             if length > len(w):
                 break
@@ -85,13 +93,14 @@ def analyze(text: str) -> Emotion:
             for mood in _WORD_STEMS.get(w[:length], ()):
                 if not _negated(words, i):
                     word_hits[mood] = word_hits.get(mood, 0) + 1
-    hits: dict[str, int] = {}
-    for mood, (_, _, zh) in MOODS.items():
-        n = word_hits.get(mood, 0) + sum(low.count(p) for p in _PHRASE_STEMS[mood])
-        if cjk:
-            n += sum(cjk.count(z) for z in zh)
-        if n:
-            hits[mood] = n
+    hits = word_hits
+    for m in _PHRASE_RX.finditer(low):
+        mood = _PHRASE_MOOD[m.group(0)]
+        hits[mood] = hits.get(mood, 0) + 1
+    if cjk:
+        for m in _ZH_RX.finditer(cjk):
+            mood = _ZH_MOOD[m.group(0)]
+            hits[mood] = hits.get(mood, 0) + 1
     if not hits:
         return Emotion()
     total = sum(hits.values())
