@@ -1,0 +1,143 @@
+"""Bilingual retrieval: Chinese and English memories in one store, queried in both languages.
+
+Loads tests/data/bilingual.json (100 memories, 88 queries, 22 per direction: zh→zh, en→en, zh→en,
+en→zh), stores every memory in one project, and runs each query through memory.retrieval.search
+(the code path of `memory_search`) with the default configuration. Prints hit@1, hit@5 and MRR
+(over the top 10) per direction; cross-language rows are also split by whether the query shares
+an ASCII word (an identifier such as Redis, PDF, Kubernetes) with its memory, since that is the
+only bridge a keyword index has across languages.
+
+    .venv/bin/python tests/benchmarks/bench_bilingual.py [--embedder minilm|hash] [--ablate] [--misses]
+
+--embedder minilm (default) is the real default embedder (sentence-transformers MiniLM, loaded
+offline); hash is HashEmbedder(64), the keyword-only path the unit test guards.
+--ablate adds rows with the vector channel off and with only the vector channel.
+Searches pass record=False, so a query's recall does not change the next query's ranking.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from memory import config as config_mod  # noqa: E402
+from memory import retrieval  # noqa: E402
+from memory.embed import HashEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from memory.store import NewMemory, Store  # noqa: E402
+from memory.text import STOPWORDS  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "bilingual.json"
+DIRECTIONS = ("zh→zh", "en→en", "zh→en", "en→zh")
+SCOPE = "/work/bilingual-demo"
+ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]+")
+
+
+def ascii_words(text: str) -> set[str]:
+    return {w.lower().strip(".-") for w in ASCII_WORD.findall(text)} - STOPWORDS
+
+
+def evaluate(store: Store, data: dict, keys: dict[str, int]) -> tuple[list[dict], list[float]]:
+    texts = {m["key"]: m["text"] for m in data["memories"]}
+    rows, latencies = [], []
+    for q in data["queries"]:
+        t0 = time.perf_counter()
+        results = retrieval.search(store, retrieval.make_query(q["query"], [SCOPE], limit=10), record=False)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        got = [r.memory.id for r in results]
+        want = keys[q["expect"]]
+        rank = got.index(want) + 1 if want in got else None
+        by_id = {v: k for k, v in keys.items()}
+        rows.append({**q, "rank": rank, "top": by_id.get(got[0]) if got else None,
+                     "bridge": bool(ascii_words(q["query"]) & ascii_words(texts[q["expect"]]))})
+    return rows, latencies
+
+
+def summarise(rows: list[dict]) -> tuple[int, float, float, float]:
+    n = len(rows)
+    if not n:
+        return 0, 0.0, 0.0, 0.0
+    hit1 = sum(r["rank"] == 1 for r in rows) / n
+    hit5 = sum(r["rank"] is not None and r["rank"] <= 5 for r in rows) / n
+    mrr = sum(1 / r["rank"] for r in rows if r["rank"]) / n
+    return n, hit1, hit5, mrr
+
+
+def print_table(title: str, rows: list[dict]) -> None:
+    print(f"\n{title}")
+    print(f"  {'direction':<26} {'n':>3} {'hit@1':>6} {'hit@5':>6} {'MRR':>6}")
+    groups: list[tuple[str, list[dict]]] = []
+    for d in DIRECTIONS:
+        sub = [r for r in rows if r["direction"] == d]
+        groups.append((d, sub))
+        if d in ("zh→en", "en→zh"):
+            groups.append((f"  {d}, shared ASCII word", [r for r in sub if r["bridge"]]))
+            groups.append((f"  {d}, no shared word", [r for r in sub if not r["bridge"]]))
+    groups.append(("all", rows))
+    for name, sub in groups:
+        n, h1, h5, mrr = summarise(sub)
+        print(f"  {name:<26} {n:>3} {h1:>6.3f} {h5:>6.3f} {mrr:>6.3f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--ablate", action="store_true", help="also run with the vector channel off / alone")
+    ap.add_argument("--misses", action="store_true", help="list the queries whose memory is not first")
+    args = ap.parse_args()
+
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    if args.embedder == "hash":
+        embedder = HashEmbedder(64)
+    else:
+        embedder = SentenceTransformerEmbedder()
+        t0 = time.perf_counter()
+        embedder.wait()
+        print(f"embedder {embedder.name} loaded in {time.perf_counter() - t0:.1f}s")
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        cfg = config_mod.load(home=home, env={})
+        store = Store.open(cfg, embedder)
+        t0 = time.perf_counter()
+        added = store.add_many([NewMemory(m["text"], scope=SCOPE) for m in data["memories"]])
+        print(f"{len(added)} memories stored in {time.perf_counter() - t0:.2f}s "
+              f"({sum(m['lang'] == 'zh' for m in data['memories'])} Chinese), {len(data['queries'])} queries, "
+              f"embedder {embedder.name}, fusion {cfg.search_fusion}")
+        keys = {m["key"]: mem.id for m, mem in zip(data["memories"], added)}
+        retrieval.search(store, retrieval.make_query("热身 warm up", [SCOPE]), record=False)  # jieba, model
+        rows, lat = evaluate(store, data, keys)
+        print_table("default configuration", rows)
+        print(f"  search latency: median {statistics.median(lat):.1f} ms, max {max(lat):.1f} ms "
+              "(query embedding included)")
+        if args.misses:
+            text = {m["key"]: m["text"] for m in data["memories"]}
+            print("\nmisses (query -> expected | got first):")
+            for r in rows:
+                if r["rank"] != 1:
+                    print(f"  [{r['direction']}] {r['query']} -> {r['expect']} rank {r['rank']} | "
+                          f"{r['top']}: {text.get(r['top'], '')[:60]}")
+        store.close()
+        if args.ablate:
+            weights = store.config.search_weights
+            for title, override in (
+                    ("vector channel off", {"vector": 0.0}),
+                    ("vector channel only", {k: 0.0 for k in weights if k != "vector"})):
+                cfg2 = config_mod.load(home=home, env={}, search_weights=override)
+                s2 = Store.open(cfg2, embedder)
+                rows2, _ = evaluate(s2, data, keys)
+                print_table(title, rows2)
+                s2.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,661 @@
+"""memory.retrieval: each channel changes the ranking, fusion adds up, filters hold.
+
+Small hand-made stores in real SQLite files. Each channel test builds a store where one memory
+is reachable only through the channel under test, and shows that turning the channel's weight to
+0 (config `search_weights`) changes which memory comes first. Two tiny deterministic embedders
+keep the vector channel under control:
+  FlatEmbedder     every text gets the same vector, so vectors cannot tell memories apart and the
+                   channel under test is the only difference;
+  ConceptEmbedder  texts naming the same concept (in either language) point the same way: a
+                   stand-in for a semantic model with no shared words needed.
+HashEmbedder(64) (shared words only) is used where a realistic keyword embedder is enough.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory import config as config_mod
+from memory import graph, retrieval
+from memory.embed import HashEmbedder
+from memory.errors import InvalidInput
+from memory.scope import GLOBAL
+from memory.store import NewMemory, Store
+
+T0 = 1_750_000_000.0  # 2025-06-15T15:06:40Z, a Sunday
+DAY = 86400.0
+DATA = Path(__file__).resolve().parent / "data" / "bilingual.json"
+
+
+class Clock:
+    def __init__(self, now: float = T0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FlatEmbedder:
+    """The same unit vector for every text: the vector channel scores every memory alike."""
+
+    name = "flat-test"
+    dim = 8
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0] + [0.0] * 7
+
+
+class ConceptEmbedder:
+    """One axis per concept; a text points along the concepts whose words it contains.
+
+    Words outside every concept add a small shared component, so no vector is zero.
+    """
+
+    name = "concept-test"
+    dim = 8
+
+    def __init__(self, concepts: dict[str, Sequence[str]]):
+        assert len(concepts) < self.dim
+        self.concepts = list(concepts.values())
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        low = text.lower()
+        v = [float(sum(low.count(w) for w in words)) for words in self.concepts]
+        v += [0.3] + [0.0] * (self.dim - len(v) - 1)
+        n = math.sqrt(sum(x * x for x in v))
+        return [x / n for x in v]
+
+
+_OPEN: list[Store] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_stores() -> Iterable[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def open_store(tmp_path: Path, embedder: Any = None, *, clock: Clock | None = None, name: str = "m",
+               **overrides: Any) -> Store:
+    cfg = config_mod.load(home=tmp_path / "home", env={}, database=str(tmp_path / f"{name}.db"), **overrides)
+    s = Store.open(cfg, embedder if embedder is not None else HashEmbedder(64), clock=clock or Clock())
+    _OPEN.append(s)
+    return s
+
+
+def reopen(store: Store, embedder: Any = None, **overrides: Any) -> Store:
+    """The same database file under another configuration (another set of weights)."""
+    cfg = config_mod.load(home=store.config.home, env={}, database=str(store.path), **overrides)
+    s = Store.open(cfg, embedder if embedder is not None else store.embedder, clock=store.clock)
+    _OPEN.append(s)
+    return s
+
+
+def add(store: Store, content: str, **fields: Any) -> int:
+    fields.setdefault("entities", [])  # no auto-detected links unless a test asks for them
+    fields.setdefault("occurred_at", store.clock())
+    return store.add(NewMemory(content, **fields)).id
+
+
+def search(store: Store, text: str, scopes: Iterable[str] = (GLOBAL,), **kw: Any) -> list[retrieval.Result]:
+    record = kw.pop("record", False)
+    return retrieval.search(store, retrieval.make_query(text, list(scopes), **kw), record=record)
+
+
+def ids(results: Sequence[retrieval.Result]) -> list[int]:
+    return [r.memory.id for r in results]
+
+
+def first(store: Store, text: str, **kw: Any) -> int:
+    results = search(store, text, **kw)
+    assert results, f"no results for {text!r}"
+    return results[0].memory.id
+
+
+def without(store: Store, *channels: str) -> Store:
+    """The store's file reopened with the given channels' weights at 0."""
+    return reopen(store, search_weights={c: 0.0 for c in channels})
+
+
+# -- bm25 ------------------------------------------------------------------------------------------
+
+def test_bm25_ranks_the_memory_sharing_the_query_words_first(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    target = add(s, "Deploys go through the blue-green switch in the nginx upstream block")
+    favourite = add(s, "Always run the linter before pushing", importance=4)
+    add(s, "The team lunch is on Fridays")
+
+    results = search(s, "how does the blue-green switch work")
+    assert results[0].memory.id == target and results[0].channels["bm25"] > 0
+    off = search(without(s, "bm25"), "how does the blue-green switch work")
+    assert off[0].memory.id == favourite
+    assert all("bm25" not in r.channels for r in off)
+
+
+def test_bm25_finds_chinese_words_inside_longer_chinese_text(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    target = add(s, "每天凌晨三点自动备份订单数据库")
+    favourite = add(s, "代码评审至少需要一个人批准", importance=4)
+    assert first(s, "数据库什么时候备份") == target
+    assert first(without(s, "bm25"), "数据库什么时候备份") == favourite
+
+
+# -- vector ----------------------------------------------------------------------------------------
+
+CONCEPTS = {"database": ("postgres", "database", "数据库"), "backup": ("backup", "dump", "备份")}
+
+
+def test_the_vector_channel_prefers_the_memory_that_means_the_query(tmp_path: Path) -> None:
+    s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
+    # Both share one query word ("nightly"); only the first is about the database backup.
+    meant = add(s, "Every nightly run, Postgres is dumped to a bucket in eu-west-1")
+    literal = add(s, "The nightly build publishes the docs site", importance=4)
+    q = "where does the nightly database backup go"
+
+    results = search(s, q)
+    assert ids(results)[:2] == [meant, literal]
+    assert results[0].channels["vector"] > results[1].channels["vector"]
+    assert first(without(s, "vector"), q) == literal
+
+
+def test_a_paraphrase_with_no_shared_word_is_found_through_the_vector_channel_alone(tmp_path: Path) -> None:
+    s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
+    meant = add(s, "Postgres gets a full pg_dump every night")
+    add(s, "The office plants need water on Mondays")
+    results = search(s, "database backup")
+    assert results[0].memory.id == meant
+    assert set(results[0].channels) <= {"vector", "prior"} and results[0].channels["vector"] > 0
+
+
+# -- entity ----------------------------------------------------------------------------------------
+
+def test_a_query_naming_an_entity_finds_its_memories_without_shared_words(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    linked = add(s, "Card charges are retried three times before giving up", entities=[("Kestrel", "project")])
+    favourite = add(s, "Always run the linter before pushing", importance=4)
+    q = "tell me about kestrel"
+
+    results = search(s, q)
+    assert results[0].memory.id == linked and results[0].channels["entity"] > 0
+    assert "bm25" not in results[0].channels
+    assert first(without(s, "entity"), q) == favourite
+
+
+def test_a_query_naming_an_alias_finds_the_memories_of_the_entity(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    with s.tx.atomic() as conn:
+        graph.upsert_entity(conn, GLOBAL, "payments-service", "project", T0, aliases=["Kestrel"])
+    linked = add(s, "Card charges are retried three times before giving up",
+                 entities=[("payments-service", "project")])
+    favourite = add(s, "Always run the linter before pushing", importance=4)
+    assert first(s, "what does Kestrel do") == linked
+    assert first(without(s, "entity"), "what does Kestrel do") == favourite
+
+
+def test_a_speaker_detected_from_content_outranks_a_passing_mention_of_the_name(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    # Equal BM25 (same matching words, same length); only the first is linked: the speaker of a
+    # turn is detected when it is stored.
+    spoken = s.add(NewMemory("Caroline: the integration suite is green again", occurred_at=T0)).id
+    mention = add(s, "caroline thinks the integration suite is green", importance=4)
+    q = "is the integration suite green, caroline?"
+    results = search(s, q)
+    assert results[0].memory.id == spoken and results[0].channels["entity"] > 0
+    assert "entity" not in results[1].channels
+    assert first(without(s, "entity"), q) == mention
+
+
+# -- graph -----------------------------------------------------------------------------------------
+
+def test_one_hop_over_a_relation_reaches_memories_of_the_related_entity(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    with s.tx.atomic() as conn:
+        graph.relate(conn, GLOBAL, "Kestrel", "depends_on", "Redis", T0)
+    related = add(s, "Session tokens live for fifteen minutes in the cache", entities=[("Redis", "service")])
+    favourite = add(s, "Always run the linter before pushing", importance=4)
+    q = "what does kestrel rely on"
+
+    results = search(s, q)
+    assert results[0].memory.id == related
+    assert results[0].channels["graph"] > 0 and "entity" not in results[0].channels
+    assert first(without(s, "graph"), q) == favourite
+
+
+def test_a_closed_relation_is_not_followed(tmp_path: Path) -> None:
+    clock = Clock()
+    s = open_store(tmp_path, FlatEmbedder(), clock=clock)
+    with s.tx.atomic() as conn:
+        graph.relate(conn, GLOBAL, "Kestrel", "depends_on", "Redis", T0)
+        graph.close_relation(conn, [GLOBAL], "Kestrel", "depends_on", "Redis", T0 + 1)
+    related = add(s, "Session tokens live for fifteen minutes in the cache", entities=[("Redis", "service")])
+    clock.now = T0 + DAY
+    results = search(s, "what does kestrel rely on")
+    assert all("graph" not in r.channels for r in results if r.memory.id == related)
+
+
+# -- mood ------------------------------------------------------------------------------------------
+
+def test_emotion_words_in_the_query_prefer_memories_with_that_mood(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    joyful = add(s, "The release went out without a single rollback", moods=["joy"], valence=0.8, intensity=0.7)
+    angry = add(s, "The CI runner dropped the cache for the fourth time", moods=["frustration"],
+                valence=-0.7, intensity=0.8)
+    favourite = add(s, "Always run the linter before pushing", importance=4)
+
+    results = search(s, "when was I really happy at work")
+    assert results[0].memory.id == joyful and results[0].channels["mood"] > 0
+    assert ids(results).index(joyful) < ids(results).index(angry)
+    assert first(s, "what made me so frustrated") == angry
+    assert first(without(s, "mood"), "when was I really happy at work") == favourite
+
+
+def test_chinese_emotion_words_reach_the_mood_channel(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    stressed = add(s, "发布前一晚还在修内存泄漏", moods=["stress"], valence=-0.5, intensity=0.7)
+    favourite = add(s, "代码评审至少需要一个人批准", importance=4)
+    assert first(s, "我什么时候压力很大") == stressed
+    assert first(without(s, "mood"), "我什么时候压力很大") == favourite
+
+
+@pytest.mark.parametrize("q", ["which function parses the config", "why does the Go service panic",
+                               "the finally block swallows the error", "set the content-type header",
+                               "which crypto library do we use", "make the match exhaustive"])
+def test_technical_words_do_not_trigger_the_mood_channel(tmp_path: Path, q: str) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    add(s, "Config parsing lives in settings.py")
+    add(s, "A happy, relieved, calm, sad, scared and stressed day", moods=["joy", "relief", "calm", "sadness",
+                                                                         "fear", "stress"])
+    assert all("mood" not in r.channels for r in search(s, q))
+
+
+# -- time ------------------------------------------------------------------------------------------
+
+def test_last_week_in_the_query_prefers_memories_from_that_window(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    recent = add(s, "Renamed the settings module", occurred_at=T0 - 3 * DAY)
+    old = add(s, "Moved the CI to self-hosted runners", occurred_at=T0 - 60 * DAY, importance=4)
+    q = "what did I change last week"
+
+    results = search(s, q)
+    assert results[0].memory.id == recent and results[0].channels["time"] > 0
+    assert "time" not in results[1].channels
+    assert first(without(s, "time"), q) == old
+
+
+def test_last_month_in_chinese_prefers_memories_from_the_calendar_month_before(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    in_may = add(s, "把日志库换成了 structlog", occurred_at="2025-05-20T10:00:00Z")
+    this_week = add(s, "升级了 Node 到 22", occurred_at=T0 - DAY, importance=4)
+    results = search(s, "上个月改了什么")
+    assert results[0].memory.id == in_may and results[0].channels["time"] > 0
+    assert first(without(s, "time"), "上个月改了什么") == this_week
+
+
+def test_explicit_since_and_until_leave_out_memories_outside_them(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    march = add(s, "deploy checklist: tag, build, migrate", occurred_at="2025-03-10T00:00:00Z")
+    may = add(s, "deploy checklist: tag, build, migrate, smoke test", occurred_at="2025-05-10T00:00:00Z")
+    june = add(s, "deploy checklist: tag, build, smoke test, announce", occurred_at="2025-06-10T00:00:00Z")
+    assert set(ids(search(s, "deploy checklist"))) == {march, may, june}
+    assert set(ids(search(s, "deploy checklist", since="2025-04-01"))) == {may, june}
+    assert set(ids(search(s, "deploy checklist", until="2025-06-01"))) == {march, may}
+    assert ids(search(s, "deploy checklist", since="2025-04-01", until="2025-06-01")) == [may]
+
+
+def test_explicit_bounds_replace_the_window_named_in_the_query(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    add(s, "Renamed the settings module", occurred_at=T0 - 3 * DAY)
+    results = search(s, "what did I change last week", since=T0 - 10 * DAY)
+    assert results and all("time" not in r.channels for r in results)
+
+
+# -- context ---------------------------------------------------------------------------------------
+
+def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    hit = add(s, "Caroline: I finally finished the pottery class", session_id="s1")
+    reply = add(s, "Melanie: What did you make?", session_id="s1")
+    answer = add(s, "Caroline: A blue bowl for my mum", session_id="s1")
+    for i in range(6):
+        add(s, f"Melanie: unrelated chatter number {i} about the weather", session_id=f"other{i}")
+    q = "what did Caroline make in the pottery class"
+    weights = {"session": 0.0}
+
+    lifted = search(reopen(s, search_weights=weights), q)
+    assert lifted[0].memory.id == hit
+    assert lifted[1].memory.id in (reply, answer) and lifted[2].memory.id in (reply, answer)
+    assert all(lifted[i].channels.get("context", 0) + lifted[i].channels.get("reply", 0) > 0 for i in (1, 2))
+    flat = search(reopen(s, search_weights={**weights, "context": 0.0, "reply": 0.0}), q)
+    assert all("context" not in r.channels and "reply" not in r.channels for r in flat)
+    assert ids(flat).index(answer) > ids(lifted).index(answer)
+
+
+def test_a_strong_session_lifts_all_its_members(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    for i in range(5):
+        add(s, f"filler turn {i}", session_id="s1")
+    member = add(s, "we agreed on it at the end", session_id="s1")
+    add(s, "the flaky test is test_upload_retry", session_id="s1")
+    add(s, "test_upload_retry fails on slow disks", session_id="s1")
+    outsider = add(s, "Always run the linter before pushing", importance=4)
+    q = "why is test_upload_retry flaky"
+    on = search(reopen(s, search_weights={"context": 0.0}), q)
+    off = search(reopen(s, search_weights={"context": 0.0, "session": 0.0}), q)
+    assert ids(on).index(member) < ids(on).index(outsider)
+    assert ids(off).index(member) > ids(off).index(outsider)
+
+
+def test_a_hit_on_a_chunk_lifts_its_parent(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    parent = add(s, "Design note: payment retries (3 parts)")
+    add(s, "Part 1: retries back off exponentially from 200 ms", parent_id=parent, chunk_index=0)
+    add(s, "Part 2: idempotency keys make a retried charge safe", parent_id=parent, chunk_index=1)
+    favourite = add(s, "Always run the linter before pushing", importance=4)
+    q = "why are idempotency keys needed"
+    on = search(s, q)
+    assert ids(on).index(parent) < ids(on).index(favourite)
+    assert next(r for r in on if r.memory.id == parent).channels["context"] > 0
+    off = search(without(s, "context", "session"), q)
+    assert ids(off).index(parent) > ids(off).index(favourite)
+
+
+# -- priors ----------------------------------------------------------------------------------------
+
+def test_an_important_memory_does_not_lose_rank_to_age(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    old_rule = add(s, "deploy freeze on Fridays", importance=5, occurred_at=T0 - 1000 * DAY)
+    new_note = add(s, "deploy freeze on Mondays", importance=3, occurred_at=T0)
+    assert first(s, "deploy freeze") == old_rule
+    # The floor is what protects it: with the floor off (6), age wins.
+    assert first(reopen(s, search_importance_floor=6), "deploy freeze") == new_note
+    s.clock.now = T0 + 3 * 365 * DAY  # three more years: still first
+    assert first(s, "deploy freeze") == old_rule
+
+
+def test_recency_ranks_a_fresh_memory_above_a_stale_one_of_equal_importance(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    stale = add(s, "staging database password rotates monthly", importance=3, occurred_at=T0 - 400 * DAY)
+    fresh = add(s, "staging database password rotates weekly", importance=3, occurred_at=T0 - DAY)
+    assert ids(search(s, "staging database password"))[:2] == [fresh, stale]
+
+
+def test_a_pinned_memory_ranks_above_an_equal_unpinned_one(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    plain = add(s, "use uv for every new Python project")
+    pinned = add(s, "use uv for every Python project here", pinned=True)
+    results = search(s, "uv python project")
+    assert ids(results)[:2] == [pinned, plain]
+    assert results[0].channels["prior"] > results[1].channels["prior"]
+    a, b = search(without(s, "prior"), "uv python project")[:2]
+    assert a.score == pytest.approx(b.score) and "prior" not in a.channels
+
+
+def test_layer_weights_favour_a_layer(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    fact = add(s, "the API gateway is Envoy", layer="fact")
+    decision = add(s, "the API gateway will be Envoy, decided after the load test", layer="decision")
+    assert first(s, "API gateway Envoy") == fact
+    favoured = reopen(s, search_layer_weights={"decision": 1.5})
+    results = search(favoured, "API gateway Envoy")
+    assert results[0].memory.id == decision and results[0].channels["weighting"] > 0
+
+
+# -- fusion ----------------------------------------------------------------------------------------
+
+def fusion_store(tmp_path: Path) -> tuple[Store, dict[str, int]]:
+    s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
+    m = {
+        "answer": add(s, "Kestrel backs up its Postgres database every night with pg_dump",
+                      entities=[("Kestrel", "project")]),
+        "keyword": add(s, "Kestrel has no backup of its feature flags", entities=[("Kestrel", "project")]),
+        "meaning": add(s, "The billing database is dumped hourly"),
+        "noise": add(s, "The office plants need water on Mondays"),
+        "noise2": add(s, "Lunch order goes in before eleven"),
+    }
+    return s, m
+
+
+@pytest.mark.parametrize("mode", ["weighted", "rrf", "maple"])
+def test_every_fusion_mode_puts_the_answer_first_and_noise_last(tmp_path: Path, mode: str) -> None:
+    s, m = fusion_store(tmp_path)
+    results = search(reopen(s, search_fusion=mode), "how does Kestrel back up its database")
+    order = ids(results)
+    assert order[0] == m["answer"]
+    assert set(order[1:3]) == {m["keyword"], m["meaning"]}
+    assert set(order[3:]) <= {m["noise"], m["noise2"]}
+
+
+def test_rrf_gives_each_channels_top_item_its_full_weight(tmp_path: Path) -> None:
+    s, m = fusion_store(tmp_path)
+    rrf = reopen(s, search_fusion="rrf")
+    top = search(rrf, "how does Kestrel back up its database")[0]
+    w = rrf.config.search_weights
+    assert top.channels["vector"] == pytest.approx(w["vector"])
+    second = [r for r in search(rrf, "how does Kestrel back up its database") if "bm25" in r.channels]
+    k = rrf.config.search_rrf_k
+    assert sorted(r.channels["bm25"] for r in second)[-2] == pytest.approx(w["bm25"] * (k + 1) / (k + 2))
+
+
+def test_the_maple_preset_ignores_the_channels_it_does_not_weigh(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder(), search_fusion="maple")
+    add(s, "Renamed the settings module", occurred_at=T0 - 3 * DAY)
+    results = search(s, "what did I rename last week")
+    assert results and all("time" not in r.channels and "graph" not in r.channels for r in results)
+    assert results[0].channels["bm25"] == pytest.approx(retrieval.MAPLE_PRESET["bm25"])
+
+
+@pytest.mark.parametrize("mode", ["weighted", "rrf", "maple"])
+def test_every_results_channel_contributions_add_up_to_its_score(tmp_path: Path, mode: str) -> None:
+    s = open_store(tmp_path, ConceptEmbedder(CONCEPTS), search_fusion=mode)
+    with s.tx.atomic() as conn:
+        graph.relate(conn, GLOBAL, "Kestrel", "depends_on", "Redis", T0)
+    add(s, "Kestrel backs up Postgres nightly", entities=[("Kestrel", "project")], session_id="a", pinned=True)
+    add(s, "Redis holds the session tokens", entities=[("Redis", "service")], session_id="a", confidence=0.6)
+    add(s, "I was so frustrated by the flaky backup job", moods=["frustration"], valence=-0.7,
+        occurred_at=T0 - 2 * DAY, layer="experience")
+    add(s, "Decided to keep database dumps for 30 days", layer="decision", importance=5,
+        occurred_at=T0 - 300 * DAY)
+    parent = add(s, "Runbook: restoring a dump")
+    add(s, "Step 2: restore into a scratch database first", parent_id=parent, chunk_index=1, session_id="b")
+    for q in ("Kestrel database backup last week", "why was I frustrated", "restore a dump",
+              "what does kestrel depend on", "数据库备份"):
+        results = search(s, q, limit=20)
+        assert results, q
+        for r in results:
+            assert sum(r.channels.values()) == pytest.approx(r.score), (q, r.channels)
+            assert r.to_dict()["score"] == pytest.approx(r.score, abs=1e-6)
+        scores = [r.score for r in results]
+        assert scores == sorted(scores, reverse=True)
+
+
+# -- FTS syntax safety -----------------------------------------------------------------------------
+
+NASTY = ['"', '"unbalanced', "''", "foo*", "*", "NEAR(a b)", "a NEAR b", "NEAR/3", "-foo", "--", "col:value",
+         "body:deploy", ":", "(", ")", "((a) OR b", "AND", "OR NOT", "NOT deploy", "^deploy", "{a b}", "a + b",
+         "\\", "deploy\"; DROP TABLE memories; --", '中文"引号', "数据库*", "ＮＥＡＲ（）", "\x00deploy",
+         "🙂🙃", "a" * 5000, "deploy OR", "OR", "deploy AND AND", '"deploy" "blue-green"']
+
+
+@pytest.mark.parametrize("q", NASTY)
+def test_fts_syntax_in_a_query_never_raises(tmp_path: Path, q: str) -> None:
+    s = open_store(tmp_path)
+    add(s, "Deploys use the blue-green switch; run pg_dump first")
+    assert isinstance(search(s, q), list)
+
+
+def test_a_query_with_quotes_and_operators_still_finds_its_words(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    target = add(s, "Deploys use the blue-green switch")
+    add(s, "Lunch order goes in before eleven", importance=5)
+    for q in ('"blue-green" NEAR(switch)', "switch* -blue:green", "(blue OR green) AND NOT switch"):
+        assert first(s, q) == target, q
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(q=st.text(min_size=1, max_size=80))
+def test_any_text_is_a_safe_query(tmp_path: Path, q: str) -> None:
+    s = _shared_store(tmp_path)
+    if not q.replace("\x00", " ").strip():
+        with pytest.raises(InvalidInput):
+            search(s, q)
+        return
+    assert isinstance(search(s, q), list)
+
+
+_SHARED: dict[Path, Store] = {}
+
+
+def _shared_store(tmp_path: Path) -> Store:
+    """One store per test (hypothesis calls the test body many times with the same tmp_path)."""
+    if tmp_path not in _SHARED:
+        s = open_store(tmp_path)
+        add(s, "Deploys use the blue-green switch; run pg_dump first")
+        add(s, "每天凌晨三点备份数据库")
+        _SHARED.clear()
+        _SHARED[tmp_path] = s
+    return _SHARED[tmp_path]
+
+
+# -- scope -----------------------------------------------------------------------------------------
+
+def test_another_projects_memories_never_come_back_and_global_ones_always_do(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    a, b = "/work/alpha", "/work/beta"
+    with s.tx.atomic() as conn:
+        graph.relate(conn, b, "Kestrel", "depends_on", "Redis", T0)
+    mine = add(s, "Kestrel deploys with blue-green", scope=a, entities=[("Kestrel", "project")], session_id="s")
+    theirs = [
+        add(s, "Kestrel deploys with blue-green on Fridays", scope=b, entities=[("Kestrel", "project")],
+            session_id="s"),
+        add(s, "Redis keeps Kestrel sessions", scope=b, entities=[("Redis", "service")]),
+        add(s, "I was so happy when the deploy worked", scope=b, moods=["joy"], valence=0.8,
+            occurred_at=T0 - 2 * DAY),
+        add(s, "the blue-green deploy of beta", scope=b, session_id="s"),
+    ]
+    shared = add(s, "blue-green deploys need a health check", scope=GLOBAL)
+    queries = ["Kestrel blue-green deploy", "what does Kestrel depend on", "when was I happy last week",
+               "deploy", "Redis"]
+    for q in queries:
+        got = ids(search(s, q, scopes=[a, GLOBAL], limit=50))
+        assert not set(got) & set(theirs), q
+    assert {mine, shared} <= set(ids(search(s, "blue-green deploy", scopes=[a, GLOBAL])))
+    from_b = ids(search(s, "blue-green deploy", scopes=[b, GLOBAL], limit=50))
+    assert shared in from_b and mine not in from_b
+
+
+def test_the_candidate_pool_counts_only_the_querys_scopes(tmp_path: Path) -> None:
+    s = open_store(tmp_path, search_min_pool=5, search_max_pool=50, search_pool_fraction=0.5)
+    s.add_many([NewMemory(f"note {i} about the other project", scope="/work/beta", entities=[])
+                for i in range(60)])
+    q = retrieval.make_query("note", ["/work/alpha", GLOBAL], limit=1)
+    assert retrieval.candidate_pool(s, q) == 5
+
+
+# -- history ---------------------------------------------------------------------------------------
+
+def test_superseded_and_expired_memories_stay_out_unless_history_is_asked_for(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    old = add(s, "the staging database runs on Postgres 14")
+    new = add(s, "the staging database runs on Postgres 16")
+    s.update(old, superseded_by=new)
+    expired = add(s, "the staging database is frozen for the audit", valid_to=T0 - DAY)
+    still_valid = add(s, "the staging database is read-only this sprint", valid_to=T0 + 7 * DAY)
+
+    current = ids(search(s, "staging database"))
+    assert new in current and still_valid in current
+    assert old not in current and expired not in current
+    history = ids(search(s, "staging database", include_history=True))
+    assert {old, new, expired, still_valid} <= set(history)
+
+
+def test_a_memory_expires_when_the_clock_passes_its_valid_to(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    m = add(s, "the staging database is read-only this sprint", valid_to=T0 + 7 * DAY)
+    assert ids(search(s, "staging database")) == [m]
+    s.clock.now = T0 + 8 * DAY
+    assert search(s, "staging database") == []
+
+
+def test_archived_memories_never_come_back(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    m = add(s, "the staging database runs on Postgres 14")
+    s.forget(m)
+    assert search(s, "staging database", include_history=True) == []
+
+
+# -- activation ------------------------------------------------------------------------------------
+
+def test_a_search_records_activation_of_what_it_returned(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    hit = add(s, "deploys use blue-green")
+    miss = add(s, "蛋糕在冰箱里")
+    s.clock.now = T0 + 60
+    results = search(s, "blue-green deploys", limit=1, record=False)
+    assert ids(results) == [hit]
+    assert s.get(hit).activation_count == 0 and s.get(hit).last_activated_at is None
+
+    retrieval.search(s, retrieval.make_query("blue-green deploys", [GLOBAL], limit=1), session_id="sess-1")
+    m = s.get(hit)
+    assert m.activation_count == 1 and m.last_activated_at == T0 + 60
+    log = s.conn.execute("SELECT memory_id, at, kind, session_id FROM access_log").fetchall()
+    assert log == [(hit, T0 + 60, "search", "sess-1")]
+    assert s.get(miss).activation_count == 0
+
+
+def test_a_recall_refreshes_recency(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    recalled = add(s, "the release train leaves on Tuesdays", occurred_at=T0 - 200 * DAY)
+    other = add(s, "the release train leaves on Thursdays", occurred_at=T0 - 100 * DAY)
+    assert first(s, "release train") == other
+    s.record_activation([recalled])
+    assert first(s, "release train") == recalled
+
+
+# -- pool ------------------------------------------------------------------------------------------
+
+def test_the_candidate_pool_grows_with_the_store_between_its_bounds(tmp_path: Path) -> None:
+    s = open_store(tmp_path, search_min_pool=5, search_max_pool=40, search_pool_fraction=0.5)
+    q = retrieval.make_query("note", [GLOBAL], limit=1)
+    sizes = []
+    for batch in (4, 16, 20, 60):
+        start = s.count([GLOBAL])
+        s.add_many([NewMemory(f"note number {start + i}", entities=[]) for i in range(batch)])
+        sizes.append((s.count([GLOBAL]), retrieval.candidate_pool(s, q)))
+    assert sizes == [(4, 5), (20, 10), (40, 20), (100, 40)]
+    assert retrieval.candidate_pool(s, retrieval.make_query("note", [GLOBAL], limit=20)) == 60
+
+
+def test_the_default_pool_is_two_percent_clamped_to_100_200(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    q = retrieval.make_query("x", [GLOBAL])
+    assert retrieval.candidate_pool(s, q) == 100
+    assert (s.config.search_min_pool, s.config.search_max_pool, s.config.search_pool_fraction) == (100, 200, 0.02)
+
+
+# -- bilingual set on the keyword path -------------------------------------------------------------
+
+def test_chinese_queries_find_their_chinese_memory_first_on_the_keyword_path(tmp_path: Path) -> None:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    s = open_store(tmp_path)
+    by_key = {}
+    for mem in data["memories"]:
+        by_key[mem["key"]] = s.add(NewMemory(mem["text"], occurred_at=mem.get("occurred_at"))).id
+    zh = [q for q in data["queries"] if q["direction"] == "zh→zh"]
+    assert len(zh) >= 15
+    hits = [first(s, q["query"]) == by_key[q["expect"]] for q in zh]
+    misses = [q["query"] for q, h in zip(zh, hits) if not h]
+    assert sum(hits) / len(hits) >= 0.9, misses
