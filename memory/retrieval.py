@@ -33,6 +33,7 @@ from memory.store import Memory, Store, parse_time
 log = logging.getLogger("maple.retrieval")
 
 MAX_LIMIT = 100
+MOOD_SCAN_MAX = 20_000
 MAPLE_PRESET = {"bm25": 0.30, "vector": 0.30, "entity": 0.20, "mood": 0.20}
 ROLE_WEIGHT = {"speaker": 1.0, "author": 1.0, "subject": 1.0, "mention": 0.5}
 
@@ -146,7 +147,9 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         if near:
             add(_linked(store, near, where, args, pool), "graph")
     felt = emotion.analyze(q.text)
-    if felt.moods:
+    if felt.moods and _count(store, None) <= MOOD_SCAN_MAX:
+        # Finding new candidates by mood scans the moods of the whole store; above this size the
+        # mood channel only re-scores what the other channels found.
         add(_by_mood(store, felt.moods, where, args, pool), "mood")
     window = None
     if q.since is None and q.until is None:
@@ -197,7 +200,13 @@ def _count(store: Store, scopes: Sequence[str] | None) -> int:
     cached = cache.get(key)
     if cached and cached[0] == top:
         return cached[1]
-    n = store.count(scopes)
+    if cached:  # count only what was added since
+        marks = f" AND scope IN ({','.join('?' * len(scopes))})" if scopes is not None else ""
+        n = cached[1] + store.conn.execute(
+            f"SELECT count(*) FROM memories WHERE id > ? AND deleted_at IS NULL{marks}",
+            (cached[0], *(scopes or ()))).fetchone()[0]
+    else:
+        n = store.count(scopes)
     cache[key] = (top, n)
     return n
 
@@ -277,7 +286,7 @@ def _query_entities(store: Store, q: Query) -> list[int]:
     sm = ",".join("?" * len(q.scopes))
     rows = store.conn.execute(
         f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
-        f"SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+        f"SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
         f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})", (*keys, *q.scopes, *keys, *q.scopes)).fetchall()
     return [r[0] for r in rows]
 
@@ -339,7 +348,7 @@ def _load_rows(store: Store, cands: dict[int, _Cand], where: str, args: list) ->
         for row in store.conn.execute(
                 f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
                 f"m.confidence, m.last_activated_at, m.moods, m.valence, instr(m.content, '?') > 0 FROM memories m "
-                f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}", (*chunk, *args)):
+                f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {_by_rowid(where)}", (*chunk, *args)):
             c = cands[row[0]]
             (c.session_id, c.parent_id, c.occurred_at, c.importance, c.pinned, c.layer, c.confidence,
              c.activated_at) = row[1:9]
@@ -350,6 +359,11 @@ def _load_rows(store: Store, cands: dict[int, _Cand], where: str, args: list) ->
     for mid in ids:
         if mid not in keep:
             del cands[mid]
+
+
+def _by_rowid(where: str) -> str:
+    """The filters with the scope index disabled (unary +), so SQLite looks candidates up by id."""
+    return where.replace("m.scope IN", "+m.scope IN", 1)
 
 
 def _fill_cosines(store: Store, qvec: Any, cands: dict[int, _Cand]) -> None:
