@@ -50,11 +50,21 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float,
     return eid
 
 
-def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float) -> list[int]:
-    """Link a memory to entities given as (name, kind) or (name, kind, role)."""
+def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float,
+               resolved: dict | None = None) -> list[int]:
+    """Link a memory to entities given as (name, kind) or (name, kind, role).
+
+    `resolved` caches (scope, name, kind) -> entity id across the memories of one transaction,
+    where the same few entities recur (most of the SQL of a batch insert otherwise).
+    """
     ids = []
     for name, kind, *role in entities:
-        eid = upsert_entity(conn, scope, name, kind, now)
+        key = (scope, " ".join(name.split()).casefold(), kind)
+        eid = resolved.get(key) if resolved is not None else None
+        if eid is None:
+            eid = upsert_entity(conn, scope, name, kind, now)
+            if resolved is not None:
+                resolved[key] = eid
         conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)",
                      (memory_id, eid, role[0] if role else "mention"))
         ids.append(eid)

@@ -264,6 +264,7 @@ class Store:
         ids: list[int] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, str, Any]] = []
+        resolved: dict = {}  # entity ids resolved in this transaction
         with self.tx.atomic() as conn:
             for row, item, vec in zip(rows, items, vectors):
                 existing = conn.execute(
@@ -286,7 +287,7 @@ class Store:
                     entities = mentions.detect(row["content"])
                     entities += mentions.known_in(row["content"], self.config.known_entities)
                 if entities:
-                    graph.link_names(conn, mid, row["scope"], entities, self.clock())
+                    graph.link_names(conn, mid, row["scope"], entities, self.clock(), resolved)
                 ids.append(mid)
             # FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
             # a ~1.5 MB chunk blob, which stays in the page cache only while nothing else is written.
