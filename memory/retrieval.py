@@ -192,9 +192,11 @@ def candidate_pool(store: Store, q: Query) -> int:
 
 
 def _count(store: Store, scopes: Sequence[str] | None) -> int:
-    """Memories in scope (None: all), recounted only when the store has grown: it merely sizes
-    the pool, and counting 100k rows costs 10 ms a search."""
+    """Memories in scope, recounted only when the store has grown: it merely sizes the pool, and
+    counting 100k rows costs 10 ms a search. For None (the whole store), an upper bound."""
     top = store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
+    if scopes is None:
+        return top  # the whole store: the largest id bounds it, at no cost (enough for the size checks)
     cache = store.__dict__.setdefault("_count_cache", {})
     key = tuple(scopes) if scopes is not None else None
     cached = cache.get(key)
