@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,32 +20,7 @@ from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.store import NewMemory, Store
 
-
-@pytest.fixture(autouse=True)
-def project(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MAPLE_MODEL", "hash-64")
-    path = tmp_path / "project"
-    path.mkdir()
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(path))
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    code, out, err = run(capsys, "--json", *argv)
-    assert code == 0, err
-    return json.loads(out)
-
-
-def add(capsys: pytest.CaptureFixture[str], content: str, *flags: str) -> int:
-    return run_json(capsys, "add", content, *flags)["id"]
+from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 
 
 class FakeTerminal(io.StringIO):
