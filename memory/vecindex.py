@@ -19,7 +19,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from memory.embed import to_blob
 
 
 class VectorIndex:
@@ -117,11 +116,3 @@ class VectorIndex:
     @property
     def nbytes(self) -> int:
         return self.ids.nbytes + self.scopes.nbytes + self.bits.nbytes + self.f16.nbytes
-
-
-def exact(conn: Any, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
-    """sqlite-vec's exact KNN, for small stores and processes without numpy."""
-    marks = ",".join("?" * len(scopes))
-    return [(r[0], 1 - r[1]) for r in conn.execute(
-        f"SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope IN ({marks})",
-        (to_blob(qvec), k, *scopes))]
