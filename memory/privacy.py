@@ -18,9 +18,10 @@ Three layers, from most to least certain:
 
 Speed matters (extraction runs this on whole transcripts; ~10 MB/s on code, see
 tests/benchmarks/bench_privacy.py). Each context pattern starts with a literal, so the regex
-engine skips to candidates with a fast substring search; case-insensitive rules match against
-one lower-cased copy instead of using IGNORECASE (which disables that search); word boundaries
-are checked in Python on the few candidates. Prefixed tokens and random-looking strings come
+engine skips to candidates with a fast substring search, and a rule whose literal (its needle)
+is not in the text at all is not run; case-insensitive rules match against one lower-cased copy
+instead of using IGNORECASE (which disables that search); word boundaries are checked in Python
+on the few candidates. Prefixed tokens and random-looking strings come
 from one scan of long tokens. Every rule reports spans of the same text; overlapping spans are
 merged (no piece of a secret survives) and the text is rebuilt once.
 """
@@ -121,6 +122,7 @@ Check = Callable[[str, re.Match[str]], bool]  # (the secret, the match) -> redac
 @dataclass(frozen=True)
 class Rule:
     kind: str
+    needle: str  # a literal piece of every match: text without it is not scanned (the tests prove each)
     regex: re.Pattern[str]
     lower: bool = False  # match against the lower-cased text (a case-insensitive rule)
     boundary: bool = False  # the match must not start inside a word
@@ -129,8 +131,8 @@ class Rule:
     group: int | str | None = None  # the secret's group (default: 1 if the regex has groups, else 0)
 
 
-def _r(kind: str, pattern: str, **kw: object) -> Rule:
-    return Rule(kind, re.compile(pattern, re.S), **kw)  # type: ignore[arg-type]
+def _r(kind: str, needle: str, pattern: str, **kw: object) -> Rule:
+    return Rule(kind, needle, re.compile(pattern, re.S), **kw)  # type: ignore[arg-type]
 
 
 def _has_digit_and_letter(value: str, m: re.Match[str]) -> bool:
@@ -208,37 +210,41 @@ _PEM_LINE = r"(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n
 _KNOWN: list[Rule] = [
     # A private key block's body, up to its END line (the BEGIN and END lines stay: they say what
     # was there); if the END is missing, the base64 lines that follow.
-    _r("private-key", r"-----BEGIN (?P<type>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----(?:\\n|\s)*"
+    _r("private-key", "-----BEGIN ",
+       r"-----BEGIN (?P<type>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----(?:\\n|\s)*"
        r"(?P<body>[A-Za-z0-9+/=\s\\:,.\-]{1,16000}?(?=(?:\\n|\s)*-----END (?P=type)PRIVATE KEY(?: BLOCK)?-----)"
        rf"|{_PEM_LINE}(?:(?:\\n|\s)+{_PEM_LINE})*)",
        group="body"),
     # Known prefixes whose tokens hold a dot, which the long-token scan splits on.
-    _r("google-oauth", r"ya29\.[0-9A-Za-z_\-]{20,}", boundary=True),
-    _r("sendgrid-key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}", boundary=True),
-    _r("vault-token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", boundary=True),
-    _r("api-token", r"dp\.(?:st|pt|sa)\.[A-Za-z0-9_\-]{20,}", boundary=True),
-    _r("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", boundary=True),
-    _r("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
-    _r("discord-webhook", r"\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{30,})"),
-    _r("telegram-token", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
+    _r("google-oauth", "ya29.", r"ya29\.[0-9A-Za-z_\-]{20,}", boundary=True),
+    _r("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}", boundary=True),
+    _r("vault-token", "hv", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", boundary=True),
+    _r("api-token", "dp.", r"dp\.(?:st|pt|sa)\.[A-Za-z0-9_\-]{20,}", boundary=True),
+    _r("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", boundary=True),
+    _r("slack-webhook", "hooks.slack.com/",
+       r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
+    _r("discord-webhook", ".com/api/webhooks/", r"\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{30,})"),
+    _r("telegram-token", ":AA", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
 ]
 
 _CONTEXT: list[Rule] = [
     # scheme://user:password@host, including redis://:password@host
-    _r("url-password", r"://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", check=_credential),
-    _r("bearer-token", r"authorization[\"']?[ \t]*[:=][ \t]*[\"'`]?"
+    _r("url-password", "://", r"://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", check=_credential),
+    _r("bearer-token", "authorization", r"authorization[\"']?[ \t]*[:=][ \t]*[\"'`]?"
        r"(?:(?:bearer|token|basic|bot|apikey|sso-key|key)\s+)?([a-z0-9_\-.~+/]{8,}=*)", lower=True, check=_strong_value),
-    _r("bearer-token", r"bearer\s+([a-z0-9_\-.~+/]{12,}=*)", lower=True, boundary=True, check=_strong_value),
-    _r("url-signature", r"[?&][a-z_\-]*?(?:sig|signature|credential|key)=([^&\s#\"'<>]{8,})", lower=True,
+    _r("bearer-token", "bearer", r"bearer\s+([a-z0-9_\-.~+/]{12,}=*)", lower=True, boundary=True,
+       check=_strong_value),
+    _r("url-signature", "=", r"[?&][a-z_\-]*?(?:sig|signature|credential|key)=([^&\s#\"'<>]{8,})", lower=True,
        check=_strong_value),
     # curl -u user:password, mysql -pPASSWORD, sshpass -p, docker login -p, .netrc, --password x
-    _r("password", r"-u[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", boundary=True, check=_credential),
-    _r("password", r"--user[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", check=_credential),
-    _r("password", r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?\s-p([^\s\-][^\s]*)", boundary=True, check=_credential),
-    _r("password", r"sshpass\s+-p\s*[\"']?([^\s\"']+)", check=_credential),
-    _r("password", r"login\b[^\n|;&]*?\s-p\s+[\"']?([^\s\-\"'][^\s\"']*)", check=_registry_login),
-    _r("password", r"login\s+\S+\s+password\s+(\S+)", lower=True, check=_credential),
-    _r("secret", r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key|secret(?:[-_]key)?"
+    _r("password", "-u", r"-u[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", boundary=True, check=_credential),
+    _r("password", "--user", r"--user[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", check=_credential),
+    _r("password", "mysql", r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?\s-p([^\s\-][^\s]*)", boundary=True,
+       check=_credential),
+    _r("password", "sshpass", r"sshpass\s+-p\s*[\"']?([^\s\"']+)", check=_credential),
+    _r("password", "login", r"login\b[^\n|;&]*?\s-p\s+[\"']?([^\s\-\"'][^\s\"']*)", check=_registry_login),
+    _r("password", "login", r"login\s+\S+\s+password\s+(\S+)", lower=True, check=_credential),
+    _r("secret", "--", r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key|secret(?:[-_]key)?"
        r"|client[-_]secret|auth[-_]token|access[-_]token)(?:=|[ \t]+)[\"']?([^\s\"']{3,})",
        lower=True, check=_flag_value),
 ]
@@ -569,12 +575,14 @@ def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
         low = _lower(text)
     spans: list[Span] = []
     for rule in _KNOWN:
-        spans += _rule_spans(rule, text, low, 0)
+        if rule.needle in (low if rule.lower else text):
+            spans += _rule_spans(rule, text, low, 0)
     for rule in _CONTEXT:
-        spans += _rule_spans(rule, text, low, 1)
+        if rule.needle in (low if rule.lower else text):
+            spans += _rule_spans(rule, text, low, 1)
     spans += _keyword_spans(text, low)
     for pattern in extra_patterns or ():
-        spans += _rule_spans(Rule("custom", re.compile(pattern)), text, low, 1)
+        spans += _rule_spans(Rule("custom", "", re.compile(pattern)), text, low, 1)
     spans += _token_spans(text)
     return _merge(spans, text) if spans else text
 

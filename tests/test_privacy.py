@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import config as config_mod
+from memory import privacy
 from memory import retrieval, transfer
 from memory.embed import HashEmbedder
 from memory.errors import ConfigError, InvalidInput
@@ -179,6 +181,93 @@ def test_redact_never_fails_and_is_idempotent_on_any_text(text):
     once = redact(text)
     assert isinstance(once, str)
     assert redact(once) == once
+
+
+# -- each rule's needle: a rule is skipped on text without it, which must change no result ----------
+
+def _literal_runs(rx: re.Pattern[str]) -> list[str]:
+    """Runs of consecutive top-level literal characters of `rx`: each is a piece of every match."""
+    try:
+        from re import _parser  # Python 3.11+
+    except ImportError:  # pragma: no cover
+        import sre_parse as _parser  # type: ignore[no-redef]
+    runs, run = [], ""
+    for op, arg in _parser.parse(rx.pattern, rx.flags):
+        if op is _parser.LITERAL:
+            run += chr(arg)
+        else:
+            runs.append(run)
+            run = ""
+    return [*runs, run]
+
+
+@pytest.mark.parametrize("rule", privacy._KNOWN + privacy._CONTEXT, ids=lambda r: f"{r.kind}:{r.needle}")
+def test_each_rules_needle_is_a_literal_piece_of_every_match(rule):
+    # A top-level literal run is matched character for character by every match (case-sensitively:
+    # no IGNORECASE), so text without the needle cannot match and skipping the rule there is exact.
+    assert rule.needle and not rule.regex.flags & re.IGNORECASE
+    assert any(rule.needle in run for run in _literal_runs(rule.regex)), _literal_runs(rule.regex)
+
+
+def fixture_texts() -> list[str]:
+    """Every string in the corpora and in the JSON fixtures of tests/data (sessions, bilingual set)."""
+    def strings(v) -> list[str]:
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, dict):
+            return [s for x in v.values() for s in strings(x)]
+        if isinstance(v, list):
+            return [s for x in v for s in strings(x)]
+        return []
+    out = []
+    for path in sorted(DATA.rglob("*.json*")):
+        lines = path.read_text(encoding="utf-8").splitlines() if path.suffix == ".jsonl" else [path.read_text()]
+        for line in lines:
+            if line.strip():
+                out += strings(json.loads(line))
+    return out
+
+
+def without_needles(monkeypatch) -> None:
+    """Run every rule on every text, as before needles existed."""
+    monkeypatch.setattr(privacy, "_KNOWN", [replace(r, needle="") for r in privacy._KNOWN])
+    monkeypatch.setattr(privacy, "_CONTEXT", [replace(r, needle="") for r in privacy._CONTEXT])
+
+
+def test_needles_change_nothing_on_the_corpora_and_fixtures(monkeypatch):
+    texts = fixture_texts()
+    assert len(texts) > 1000
+    fast = [redact(t) for t in texts]
+    without_needles(monkeypatch)
+    assert [redact(t) for t in texts] == fast
+    assert sum(a != b for a, b in zip(fast, texts)) >= len(SECRETS)  # the check saw redactions
+
+
+needle_fragments = st.sampled_from(
+    [r.needle for r in privacy._KNOWN + privacy._CONTEXT] + [r.needle.upper() for r in privacy._CONTEXT]
+    + ["RSA PRIVATE KEY-----\n", "-----END RSA PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQ", "eyJhbGciOiJIUzI1NiJ9.",
+       "ya29.a0AfH6SMBx3k9Lq2Wz8Rt5Yp7", "hvs.CAESIJ7k2Lq9Wz3Xr5Tp8Yb1Nm4", "dp.st.", ":AAH7k2Lq9Wz3Xr5Tp8Yb1Nm4Qs6",
+       "services/T0B1C2D3E/B4F5G6H7I/", "webhooks/123456789012345678/", "https://user:", "@db.example.com",
+       ": Bearer ", "?X-Amz-Signature=", "&sig=", " -u ", "admin:", " -p", "docker login ", " password ",
+       "--password=", "--token ", "Zx8Kq2Lm9Pw4Rt7Y", "1234567890", " ", "\n", "\"", "'", "İ", "ǅ", "密码是"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(needle_fragments, st.text(max_size=12)), max_size=10).map("".join))
+def test_a_rule_finds_nothing_in_text_without_its_needle(text):
+    low = privacy._lower(text)
+    for rule in privacy._KNOWN + privacy._CONTEXT:
+        if rule.needle not in (low if rule.lower else text):
+            assert privacy._rule_spans(rule, text, low, 0) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(needle_fragments, st.text(max_size=12)), max_size=10).map("".join))
+def test_needles_change_no_redaction_of_any_text(text):
+    fast = redact(text)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        without_needles(monkeypatch)
+        assert redact(text) == fast
 
 
 def test_text_whose_lower_case_changes_length_is_still_redacted():
