@@ -266,13 +266,17 @@ class Store:
         vec_rows: list[tuple[int, str, Any]] = []
         resolved: dict = {}  # entity ids resolved in this transaction
         with self.tx.atomic() as conn:
+            live = _live_hashes(conn, rows)  # grows with each insert: only these can be duplicates
             for row, item, vec in zip(rows, items, vectors):
-                existing = conn.execute(
-                    "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL "
-                    "AND parent_id IS ?", (row["scope"], row["content_hash"], row["parent_id"])).fetchone()
-                if existing:
-                    ids.append(existing[0])
-                    continue
+                key = (row["scope"], row["content_hash"])
+                if key in live:
+                    existing = conn.execute(
+                        "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL "
+                        "AND parent_id IS ?", (*key, row["parent_id"])).fetchone()
+                    if existing:
+                        ids.append(existing[0])
+                        continue
+                live.add(key)
                 cols = ", ".join(row)
                 marks = ", ".join("?" for _ in row)
                 mid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
@@ -596,6 +600,18 @@ class Store:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+def _live_hashes(conn: db.Connection, rows: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
+    """The (scope, content hash) pairs of `rows` that a live memory already has, in one query per 400."""
+    pairs = list({(r["scope"], r["content_hash"]) for r in rows})
+    found: set[tuple[str, str]] = set()
+    for start in range(0, len(pairs), 400):
+        chunk = pairs[start:start + 400]
+        found.update(conn.execute(
+            "SELECT scope, content_hash FROM memories WHERE deleted_at IS NULL AND (scope, content_hash) "
+            f"IN (VALUES {', '.join(['(?, ?)'] * len(chunk))})", [v for pair in chunk for v in pair]))
+    return found
+
 
 def ensure_private_dir(path: Path) -> None:
     """Create `path` (and parents) readable by this user only; refuse a home we cannot write."""

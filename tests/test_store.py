@@ -178,6 +178,32 @@ def test_duplicates_inside_one_batch_collapse_to_one_memory(store):
     assert counts(store)["memories"] == 1
 
 
+def test_add_many_returns_exactly_what_reading_the_memories_back_gives(tmp_path):
+    # An int clock and loosely typed fields: what comes back must still be the stored values
+    # (REAL columns as floats, session_id as text, parent_id and chunk_index as ints).
+    s = Store.open(make_config(tmp_path), HashEmbedder(64), clock=lambda: 1_750_000_000)
+    parent = s.add(NewMemory("Parent document about the build"))
+    s.forget(s.add(NewMemory("An archived fact")).id)
+    out = s.add_many([
+        NewMemory("I love how fast the new build is! 太好了"),  # emotion fills valence, intensity, moods
+        NewMemory("Plain fact", layer="decision", category="tooling", subject="pkg", scope="/p", importance=5,
+                  confidence=0.25, moods=["Calm"], tags=["CI", "b"], pinned=True, source="hook",
+                  source_ref="f.jsonl:1", session_id=7, occurred_at="2025-03-14", valid_from=1.5e9,
+                  valid_to="2026-01-01T00:00:00+01:00", parent_id=str(parent.id), chunk_index=2.0,
+                  metadata={"n": [1, 2.5, None, True], "s": "ü", "d": {"k": -0.0}}),
+        NewMemory("parent document about the BUILD"),  # already stored: the stored one comes back
+        NewMemory("Parent document about the build", parent_id=parent.id),  # a chunk of it: new
+        NewMemory("An archived fact"),  # archived ones are not duplicates
+        NewMemory("plain  FACT", scope="/p", parent_id=parent.id),  # the second item, in the same batch
+    ])
+    again = s.get_many([m.id for m in out])
+    assert out == again
+    assert [[type(v) for v in vars(m).values()] for m in out] == [[type(v) for v in vars(m).values()] for m in again]
+    assert out[2].id == parent.id and out[5].id == out[1].id and len({m.id for m in out}) == 5
+    assert (out[1].session_id, out[1].parent_id, out[1].chunk_index, out[1].created_at) == ("7", parent.id, 2, 1.75e9)
+    s.close()
+
+
 # -- atomicity -----------------------------------------------------------------------------------
 
 class WrongDimOnSecond:
