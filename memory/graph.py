@@ -52,12 +52,20 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float,
 
 def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float,
                resolved: dict | None = None) -> list[int]:
-    """Link a memory to entities given as (name, kind) or (name, kind, role).
+    """Link a memory to entities given as (name, kind) or (name, kind, role)."""
+    links = resolve_names(conn, memory_id, scope, entities, now, resolved)
+    insert_links(conn, links)
+    return [eid for _, eid, _ in links]
+
+
+def resolve_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float,
+                  resolved: dict | None = None) -> list[tuple[int, int, str]]:
+    """The (memory id, entity id, role) links of `link_names`, creating the entities but not the links.
 
     `resolved` caches (scope, name, kind) -> entity id across the memories of one transaction,
     where the same few entities recur (most of the SQL of a batch insert otherwise).
     """
-    ids = []
+    links = []
     for name, kind, *role in entities:
         key = (scope, " ".join(name.split()).casefold(), kind)
         eid = resolved.get(key) if resolved is not None else None
@@ -65,10 +73,13 @@ def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, .
             eid = upsert_entity(conn, scope, name, kind, now)
             if resolved is not None:
                 resolved[key] = eid
-        conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)",
-                     (memory_id, eid, role[0] if role else "mention"))
-        ids.append(eid)
-    return ids
+        links.append((memory_id, eid, role[0] if role else "mention"))
+    return links
+
+
+def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
+    """Store (memory id, entity id, role) links; a memory's first link to an entity wins."""
+    conn.executemany("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)", links)
 
 
 def relate(conn, scope: str, src: str, rel_type: str, dst: str, now: float, *,

@@ -264,6 +264,7 @@ class Store:
         ids: list[int] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, str, Any]] = []
+        links: list[tuple[int, int, str]] = []  # memory-entity links, inserted in bulk
         resolved: dict = {}  # entity ids resolved in this transaction
         with self.tx.atomic() as conn:
             live = _live_hashes(conn, rows)  # grows with each insert: only these can be duplicates
@@ -291,10 +292,11 @@ class Store:
                     entities = mentions.detect(row["content"])
                     entities += mentions.known_in(row["content"], self.config.known_entities)
                 if entities:
-                    graph.link_names(conn, mid, row["scope"], entities, self.clock(), resolved)
+                    links += graph.resolve_names(conn, mid, row["scope"], entities, self.clock(), resolved)
                 ids.append(mid)
-            # FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
+            # Links, FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
             # a ~1.5 MB chunk blob, which stays in the page cache only while nothing else is written.
+            graph.insert_links(conn, links)
             conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
             self._write_vectors(vec_rows)
         return self.get_many(ids)
