@@ -33,6 +33,7 @@ MAX_TAGS, MAX_TAG_CHARS = 32, 64
 MAX_METADATA_BYTES, MAX_METADATA_DEPTH = 64_000, 8
 SQLITE_MIN_INT, SQLITE_MAX_INT = -(2 ** 63), 2 ** 63 - 1
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_to_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(x, ensure_ascii=False), one encoder for all
 
 MEMORY_COLUMNS = (
     "id, content, layer, category, subject, scope, importance, confidence, valence, intensity, "
@@ -387,15 +388,15 @@ class Store:
             "content": content, "layer": it.layer, "category": category, "subject": subject,
             "scope": _short(it.scope, "scope", 4096), "importance": it.importance,
             "confidence": float(it.confidence), "valence": float(valence),
-            "intensity": float(intensity), "moods": json.dumps(moods, ensure_ascii=False),
-            "tags": json.dumps(tags, ensure_ascii=False), "pinned": int(bool(it.pinned)),
+            "intensity": float(intensity), "moods": _to_json(moods),
+            "tags": _to_json(tags), "pinned": int(bool(it.pinned)),
             "source": it.source, "source_ref": privacy.redact(it.source_ref, secrets) if isinstance(it.source_ref, str)
             else it.source_ref, "session_id": it.session_id,
             "occurred_at": occurred if occurred is not None else now, "created_at": now, "updated_at": now,
             "valid_from": parse_time(it.valid_from, "valid_from"),
             "valid_to": parse_time(it.valid_to, "valid_to"), "parent_id": it.parent_id,
             "chunk_index": it.chunk_index, "content_hash": content_hash(content),
-            "metadata": json.dumps(metadata, ensure_ascii=False),
+            "metadata": _to_json(metadata),
         }
 
     def update(self, memory_id: int, *, reason: str = "update", **changes: Any) -> Memory:
@@ -680,6 +681,6 @@ def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:
         raise InvalidInput(f"metadata values must be JSON (got {type(v).__name__})")
 
     clean = walk(metadata, 1)
-    if len(json.dumps(clean, ensure_ascii=False)) > MAX_METADATA_BYTES:
+    if len(_to_json(clean)) > MAX_METADATA_BYTES:
         raise InvalidInput(f"metadata is larger than {MAX_METADATA_BYTES} bytes of JSON")
     return clean
