@@ -26,6 +26,9 @@ OperationalError = sqlite.OperationalError
 IntegrityError = sqlite.IntegrityError
 
 
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # memory_fts's (migration 1); memory.textindex reuses it
+
+
 def vec0_path() -> str:
     spec = importlib.util.find_spec("sqlite_vec")
     if spec is None or not spec.submodule_search_locations:
@@ -374,10 +377,22 @@ def _m003_maintenance(conn: Connection) -> None:
     """)
 
 
+def _m004_purges(conn: Connection) -> None:
+    run_script(conn, """
+    -- Every memory row deleted for good, by any path (a trigger, so none is missed): processes
+    -- that keep an in-memory copy of the indexes (memory.textindex) drop what was purged.
+    CREATE TABLE purges (id INTEGER PRIMARY KEY, memory_id INTEGER NOT NULL, at REAL NOT NULL);
+    CREATE TRIGGER memories_purged AFTER DELETE ON memories BEGIN
+        INSERT INTO purges (memory_id, at) VALUES (old.id, unixepoch('subsec'));
+    END;
+    """)
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
     ("003_maintenance", _m003_maintenance),
+    ("004_purges", _m004_purges),
 ]
 
 

@@ -132,6 +132,7 @@ def run(data: list, embedder, overrides: dict, verbose: bool = True) -> dict:
             ingest_s += time.perf_counter() - t0
             n_turns += len(items)
             id_to_dia = {m.id: m.source_ref for m in stored}
+            retrieval.warm(store)  # as the server does after its handshake: the in-memory indexes
             for qa in sample["qa"]:
                 ev = clean_evidence(qa.get("evidence", []), valid)
                 if not ev:
