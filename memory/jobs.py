@@ -420,6 +420,10 @@ class Worker:
                 del self.outcomes[:-100]  # keep the latest only: a long-running server must not grow
                 if any(o.status == "yielded" for o in done):
                     continue  # a request arrived: wait for the next idle period
+                try:  # the server defers checkpoints to now (Store.defer_checkpoints); never blocks a writer
+                    store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except db.DatabaseError as e:
+                    log.warning("sleep-time worker: WAL checkpoint: %s", e)
                 self.drained.set()
                 self.stop_event.wait(self.poll_seconds)
         finally:

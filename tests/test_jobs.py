@@ -354,3 +354,25 @@ def test_a_maintain_job_runs_a_maintenance_pass(db):
 def test_a_worker_id_names_host_and_process():
     wid = jobs.new_worker_id()
     assert f":{os.getpid()}:" in wid
+
+
+def test_an_idle_worker_checkpoints_the_wal_a_deferring_server_left(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    server = open_store(home, clock=None)
+    server.defer_checkpoints()
+    assert server.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 10_000
+    server.add_many([NewMemory(f"memory number {i} about deploys") for i in range(300)])
+    statements: list[str] = []
+
+    def worker_store() -> Store:
+        s = open_store(home, clock=None)
+        s.conn.set_trace_callback(statements.append)
+        return s
+
+    worker = jobs.Worker(open_store=worker_store, activity=jobs.Activity(), idle_seconds=0,
+                         poll_seconds=0.05, handlers={"maintain": lambda s, p, c: None})
+    worker.start()
+    assert worker.drained.wait(30)
+    worker.stop()
+    assert "PRAGMA wal_checkpoint(PASSIVE)" in statements
+    server.close()
