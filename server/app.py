@@ -69,6 +69,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             worker = jobs.Worker(open_store=lambda: Store.open(config, gate), activity=state.activity,
                                  idle_seconds=config.worker_idle_seconds)
             worker.start()
+            store.defer_checkpoints()  # the worker checkpoints when idle; searches never wait for one
         try:
             count = store.count([scope, "global"])
             log.info("database %s (%d memories in this project and global)", store.path, count)
@@ -102,7 +103,8 @@ async def _track_activity(ctx: Any, call_next: Any) -> Any:
 
 
 async def _load_model_after_handshake(ctx: Any, call_next: Any) -> Any:
-    """Start loading the model on the first message after `initialize`.
+    """Start loading the model, and building the in-memory indexes, on the first message after
+    `initialize`.
 
     Loading imports torch on a thread, which competes for the GIL; starting it only after the
     `initialize` answer has gone out keeps the handshake fast. Under the handshake-less 2026
@@ -112,6 +114,7 @@ async def _load_model_after_handshake(ctx: Any, call_next: Any) -> Any:
     state: AppState = ctx.lifespan_context
     if ctx.method != "initialize" and state.db is not None:
         state.model.start()
+        state.warm()
     return result
 
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
+from memory import retrieval
 from memory.errors import StoreUnavailable
 from memory.jobs import Activity
 from memory.store import Store
 
+log = logging.getLogger("maple.server")
+
 ModelState = Literal["ready", "loading", "unavailable"]
+IndexState = Literal["not started", "building", "ready", "failed"]
 
 
 class ModelGate:
@@ -80,6 +85,33 @@ class AppState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     # Requests in flight: the sleep-time worker (memory.jobs) runs only while there are none.
     activity: Activity = field(default_factory=Activity)
+
+    warming: threading.Thread | None = None
+
+    def warm(self) -> None:
+        """Build the store's in-memory search indexes on a background thread, once
+        (memory.retrieval.warm); searches until then rank with SQLite alone."""
+        if self.warming is not None or self.db is None:
+            return
+        store = self.db
+
+        def run() -> None:
+            try:
+                retrieval.warm(store)
+            except Exception:  # noqa: BLE001 - searches still work without the copies
+                log.exception("could not build the in-memory search indexes; searching with SQLite alone")
+
+        self.warming = threading.Thread(target=run, name="maple-warm", daemon=True)
+        self.warming.start()
+
+    def indexes(self) -> IndexState:
+        """Where the in-memory search indexes are: not started (before the first request after
+        the handshake), building, ready, or failed (the log says why)."""
+        if self.warming is None:
+            return "not started"
+        if self.warming.is_alive():
+            return "building"
+        return "ready" if getattr(self.db, "_text_index", None) is not None else "failed"
 
     @property
     def store(self) -> Store:

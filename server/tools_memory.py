@@ -17,7 +17,7 @@ from memory import browse
 from memory.errors import InvalidInput, NotFound
 from memory.scope import GLOBAL, resolve
 from memory.store import Memory, NewMemory, iso
-from server.state import AppState, ModelState
+from server.state import AppState, IndexState, ModelState
 from server.tools import Layer, MemoryOut, _state, _tool_errors
 
 LIST_CONTENT_CHARS = 500
@@ -253,6 +253,8 @@ class StatsOut(BaseModel):
     embedding_dim: int | None
     without_vectors: int = Field(description="Memories only keyword search can find (reindex fills them)")
     model: ModelState = Field(description="Whether the embedding model is loaded in this server")
+    search_indexes: IndexState = Field(description="The server's in-memory search indexes; until ready, "
+                                       "searches rank with SQLite alone (same results, slower)")
 
 
 def memory_stats(ctx: Context[AppState]) -> StatsOut:
@@ -261,7 +263,7 @@ def memory_stats(ctx: Context[AppState]) -> StatsOut:
     state = _state(ctx)
     with _tool_errors(), state.lock:
         stats = browse.scoped_stats(state.store, state.readable_scopes)
-    return StatsOut(**stats, model=state.model.state())
+    return StatsOut(**stats, model=state.model.state(), search_indexes=state.indexes())
 
 
 def register(server: MCPServer[AppState]) -> None:

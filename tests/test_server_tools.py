@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from memory.config import Config
 from memory.embed import HashEmbedder
+from memory.store import NewMemory, Store
 from server.app import INSTRUCTIONS, build_server
 
 PROJECT, OTHER = "/work/project-a", "/work/project-b"
@@ -271,3 +272,20 @@ async def test_calls_that_need_the_model_wait_for_it_and_the_others_do_not(confi
     assert listed["memories"] == [] and [n["name"] for n in near["nodes"]] == ["c"]
     assert done == ["store"] and after["model"] == "ready" and after["memories"] == 1
     assert after["without_vectors"] == 0  # the store waited, so its memory has a vector
+
+
+async def test_the_server_builds_its_search_indexes_after_the_handshake_and_keeps_them_current(config):
+    async with client(config) as c:
+        await call(c, "memory_store", content="The staging database is restored from the nightly dump")
+        for _ in range(200):  # built on a background thread; a small store takes milliseconds
+            stats = await call(c, "memory_stats")
+            if stats["search_indexes"] != "building":
+                break
+            await anyio.sleep(0.02)
+        assert stats["search_indexes"] == "ready"
+        # Written by another process after the indexes were built: found by keyword at once.
+        with Store.open(config, HashEmbedder(64)) as other:
+            other.add(NewMemory("Grafana dashboards live in the ops-observability repo", scope=PROJECT))
+        found = await call(c, "memory_search", query="grafana dashboards")
+        assert found["results"][0]["content"].startswith("Grafana dashboards")
+        assert found["results"][0]["channels"]["bm25"] > 0
