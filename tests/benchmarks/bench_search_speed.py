@@ -24,14 +24,13 @@ What it builds, per size N, once (kept in --workdir and reused; --rebuild starts
     building: the ground truth for recall.
 
 What it measures, per size, in a fresh process (so RSS belongs to that size alone): MiniLM
-loaded, store opened, the in-memory vector index loaded (memory/vecindex.py, timed on its own),
-20 warm-up searches, then every query through retrieval.search (query embedding included,
-record=True as memory_search does): p50/p95/p99. Then: the query embedding alone; a stage
-breakdown (memory.retrieval's module functions wrapped with timers, second pass); searches right
-after a write (the index catches up with new rows first); the vector channel's recall@10
-(retrieval._knn against exact float KNN); sqlite-vec's exact scan; RSS (VmRSS, VmHWM); SQL probes
-of the statements behind the slow stages; and a prototype of the proposed fixes, patched into
-memory.retrieval inside this process only.
+loaded, store opened, the in-memory indexes built as the server builds them after its handshake
+(retrieval.warm: memory/textindex.py and memory/vecindex.py, timed on their own), 20 warm-up
+searches, then every query through retrieval.search (query embedding included, record=True as
+memory_search does): p50/p95/p99. Then: the query embedding alone; a stage breakdown
+(memory.retrieval's module functions wrapped with timers, second pass); searches right after a
+write (the indexes catch up with new rows first); the vector channel's recall@10 (retrieval._knn
+against exact float KNN); sqlite-vec's exact scan; RSS (VmRSS, VmHWM).
 The machine is shared: read the figures with the load average printed next to them.
 """
 
@@ -395,7 +394,7 @@ def build(workdir: Path, n: int, n_queries: int) -> dict[str, Any]:
 
 # -- phase 3 (child): measure one store ----------------------------------------------------------
 
-STAGES = ["vector_index", "_bm25", "_knn", "_query_entities", "_without_people", "_linked", "_one_hop",
+STAGES = ["text_index", "vector_index", "_bm25", "_knn", "_query_entities", "_without_people", "_linked", "_one_hop",
           "_by_mood", "_in_window", "_load_rows", "_score_inputs", "_fill_cosines", "_fill_entity_roles",
           "_fuse", "_neighbours", "_context", "_priors", "candidate_pool"]
 
@@ -419,12 +418,13 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
     out["count"] = store.count(scopes)
     out["db_mb"] = (workdir / f"speed-{n}.db").stat().st_size / 2**20
 
-    # The in-memory vector index loads on the first search; time it on its own.
-    log(f"store open, {out['count']:,} memories; loading the vector index")
+    store.defer_checkpoints()  # as the server does: its idle-time worker checkpoints the WAL
+    # A server builds its in-memory indexes (keywords, vectors) once, after the handshake; time it.
+    log(f"store open, {out['count']:,} memories; building the in-memory indexes")
     t0 = time.perf_counter()
-    index = retrieval.vector_index(store)
+    retrieval.warm(store)
     out["index_load_s"] = time.perf_counter() - t0
-    out["index_mb"] = index.nbytes / 2**20 if index is not None else 0.0
+    out["index_mb"] = (store._text_index.nbytes + store._vector_index.nbytes) / 2**20
     out["rss_index_mb"] = status_mb("VmRSS")
     out["rss_peak_index_mb"] = status_mb("VmHWM")
 
@@ -507,13 +507,9 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
     out["truth_check"] = sum(agree) / len(agree)  # should be 1.0
 
     out["rss_end_mb"] = status_mb("VmRSS")
-    out["rss_peak_mb"] = status_mb("VmHWM")  # before the experiments below, which add their own arrays
-    log("SQL probes")
-    out["probes"] = probes(store, texts, scopes)
-    log("proposal prototype")
-    out["proposal"] = measure_proposal(store, texts, scopes, profile)
+    out["rss_peak_mb"] = status_mb("VmHWM")
     if profile:
-        profiled(f"60 searches at {n:,} as written", store, texts[:60], scopes)
+        profiled(f"60 searches at {n:,}", store, texts[:60], scopes)
     out["load_end"] = loadavg()
     store.close()
     return out
@@ -564,145 +560,6 @@ def stage_breakdown(store: Store, embedder: Any, texts: list[str],
             for label, v in per_query.items()}
 
 
-def timed_sql(conn: Any, sql: str, args: Sequence[Any], reps: int = 5) -> float:
-    """Median ms of a statement (the machine is shared: a median resists a busy neighbour)."""
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        conn.execute(sql, tuple(args)).fetchall()
-        times.append((time.perf_counter() - t0) * 1000)
-    return pct(times, 50)
-
-
-def probes(store: Store, texts: list[str], scopes: list[str]) -> dict[str, float]:
-    """Single statements behind the stages, as memory.retrieval runs them and as they could run."""
-    c, now = store.conn, time.time()
-    q = retrieval.make_query(texts[0], scopes, limit=10)
-    where, args = retrieval._filters_sql(q, now)
-    n = store.count(scopes)
-    ids = list(range(1, n, max(1, n // 600)))[:600]
-    idm = ",".join("?" * len(ids))
-    top = c.execute("SELECT max(id) FROM memories").fetchone()[0]
-    out = {
-        "_load_rows, 600 ids (as written)": timed_sql(
-            c, f"SELECT m.id, m.session_id FROM memories m WHERE m.id IN ({idm}) AND {where}", (*ids, *args)),
-        "_load_rows, 600 ids, +m.scope": timed_sql(
-            c, f"SELECT m.id, m.session_id FROM memories m WHERE m.id IN ({idm}) AND "
-               f"{where.replace('m.scope IN', '+m.scope IN', 1)}", (*ids, *args)),
-        "_query_entities (as written)": timed_sql(c, *entity_sql(q, "JOIN")),
-        "_query_entities, CROSS JOIN aliases first": timed_sql(c, *entity_sql(q, "CROSS JOIN")),
-        "_by_mood 'joy' (json_each scan)": timed_sql(
-            c, f"SELECT DISTINCT m.id, 1.0 FROM memories m, json_each(m.moods) j WHERE j.value IN (?) AND {where} "
-               f"ORDER BY m.intensity DESC, m.id DESC LIMIT 200", ("joy", *args), reps=3),
-        "vec0 rowid > top-10 (index sync, new rows)": timed_sql(
-            c, "SELECT rowid, scope, embedding FROM memory_vec WHERE rowid > ? AND rowid <= ?", (top - 10, top), reps=3),
-        "vec0 rowid = ? x10 (point lookups)": sum(timed_sql(
-            c, "SELECT rowid, scope, embedding FROM memory_vec WHERE rowid = ?", (top - i,)) for i in range(10)),
-        "store.count(scopes) (recount after a write)": timed_sql(
-            c, f"SELECT count(*) FROM memories WHERE deleted_at IS NULL AND scope IN ({','.join('?' * len(scopes))})",
-            scopes, reps=3),
-    }
-    index = getattr(store, "_vector_index", None)
-    if index is not None:  # what VectorIndex._load does to append one row: copy every array
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            np.concatenate([index.f16, index.f16[:1]])
-            np.concatenate([index.bits, index.bits[:1]])
-            np.concatenate([index.ids, index.ids[:1]])
-            np.concatenate([index.scopes, index.scopes[:1]])
-            times.append((time.perf_counter() - t0) * 1000)
-        out["index append of one row (array copies)"] = pct(times, 50)
-        if index.bits.dtype == np.uint64:  # the Hamming pass as VectorIndex.search runs it, and column-major
-            qbits = np.packbits(np.ones(DIM, dtype=np.float32) > 0).view(np.uint64)
-            cols = np.ascontiguousarray(index.bits.T)
-
-            def by_columns() -> np.ndarray:
-                d = np.bitwise_count(cols[0] ^ qbits[0]).astype(np.uint16)
-                for j in range(1, len(qbits)):
-                    d += np.bitwise_count(cols[j] ^ qbits[j])
-                return d
-            for label, fn in (("Hamming pass, rows .sum(axis=1) (as written)",
-                               lambda: np.bitwise_count(index.bits ^ qbits).sum(axis=1, dtype=np.int32)),
-                              ("Hamming pass, column-major uint16 adds", by_columns)):
-                times = []
-                for _ in range(5):
-                    t0 = time.perf_counter()
-                    fn()
-                    times.append((time.perf_counter() - t0) * 1000)
-                out[label] = pct(times, 50)
-            del cols
-    return out
-
-
-def entity_sql(q: retrieval.Query, join: str) -> tuple[str, list[Any]]:
-    keys = retrieval.mentions.query_keys(q.text)
-    km, sm = ",".join("?" * len(keys)), ",".join("?" * len(q.scopes))
-    return (f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
-            f"SELECT e.id FROM entity_aliases a {join} entities e ON e.id = a.entity_id "
-            f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})", [*keys, *q.scopes, *keys, *q.scopes])
-
-
-def load_vectors(store: Store) -> tuple[np.ndarray, np.ndarray]:
-    """Every (rowid, float32 vector) of memory_vec, read from vec0's chunk tables: one blob read
-    per 1024 vectors instead of vec0's row-by-row scan."""
-    ids_parts, vec_parts = [], []
-    for rowids, validity, vectors in store.conn.execute(
-            "SELECT c.rowids, c.validity, v.vectors FROM memory_vec_chunks c "
-            "JOIN memory_vec_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"):
-        rid = np.frombuffer(rowids, dtype=np.int64)
-        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:len(rid)].astype(bool)
-        vec_parts.append(np.frombuffer(vectors, dtype=np.float32).reshape(len(rid), DIM)[valid])
-        ids_parts.append(rid[valid])
-    return np.concatenate(ids_parts), np.concatenate(vec_parts)
-
-
-# -- a prototype of the proposed fixes (patched into memory.retrieval in this process only) ------
-
-def apply_proposal(store: Store, prune_bm25: bool) -> Callable[[], None]:
-    """Patch memory.retrieval (this process only) with the report's proposals; returns an undo."""
-    saved = {name: getattr(retrieval, name) for name in ("_load_rows", "_by_mood", "_query_entities", "_bm25")}
-    dfs: dict[str, int] = store.__dict__.setdefault("_bench_df", {})
-
-    def load_rows(store: Store, cands: dict, where: str, args: list) -> None:  # rowid lookups, not a scope scan
-        saved["_load_rows"](store, cands, where.replace("m.scope IN", "+m.scope IN", 1), args)
-
-    def by_mood(store: Store, moods: list, where: str, args: list, pool: int) -> list:
-        # A json_each scan of the whole scope; on large stores mood only re-scores candidates.
-        return [] if retrieval._count(store, None) > 20_000 else saved["_by_mood"](store, moods, where, args, pool)
-
-    def query_entities(store: Store, q: retrieval.Query) -> list[int]:
-        keys = retrieval.mentions.query_keys(q.text)
-        if not keys:
-            return []
-        km, sm = ",".join("?" * len(keys)), ",".join("?" * len(q.scopes))
-        rows = store.conn.execute(  # CROSS JOIN: aliases first, not every entity of the scope
-            f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
-            f"SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
-            f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})", (*keys, *q.scopes, *keys, *q.scopes)).fetchall()
-        return [r[0] for r in rows]
-
-    def bm25(store: Store, terms: list[str], q: retrieval.Query, where: str, args: list, pool: int) -> list:
-        # Words in more than 5% of memories add little to BM25 but make FTS5 score every row that
-        # has them; keep the rarer words (or the two rarest when all are common).
-        cap = max(1000, retrieval._count(store, q.scopes) // 20)
-        for t in terms:
-            if t not in dfs:
-                dfs[t] = store.conn.execute("SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts "
-                                            "MATCH ? LIMIT ?)", (t, cap)).fetchone()[0]
-        rare = [t for t in terms if dfs[t] < cap] or sorted(terms, key=lambda t: dfs[t])[:2]
-        return saved["_bm25"](store, rare, q, where, args, pool)
-
-    retrieval._load_rows, retrieval._by_mood, retrieval._query_entities = load_rows, by_mood, query_entities
-    if prune_bm25:
-        retrieval._bm25 = bm25
-
-    def undo() -> None:
-        for name, fn in saved.items():
-            setattr(retrieval, name, fn)
-    return undo
-
-
 def profiled(title: str, store: Store, texts: list[str], scopes: list[str]) -> None:
     prof = cProfile.Profile()
     prof.enable()
@@ -713,85 +570,6 @@ def profiled(title: str, store: Store, texts: list[str], scopes: list[str]) -> N
     pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
     print("--- by own time ---")
     pstats.Stats(prof).sort_stats("tottime").print_stats(15)
-
-
-VARIANTS = ("as written", "proposal", "proposal + bm25 pruning")
-
-
-def measure_proposal(store: Store, texts: list[str], scopes: list[str], profile: bool) -> dict[str, Any]:
-    """The code as written and the proposals, interleaved query by query (rotating which goes
-    first), so a busy neighbour slows all of them alike; plus how often the top 10 changes."""
-    def run(variant: str, q: str) -> tuple[float, list[int]]:
-        undo = apply_proposal(store, variant.endswith("pruning")) if variant != "as written" else (lambda: None)
-        try:
-            t0 = time.perf_counter()
-            res = retrieval.search(store, retrieval.make_query(q, scopes, limit=10), record=False)
-            return (time.perf_counter() - t0) * 1000, [r.memory.id for r in res]
-        finally:
-            undo()
-
-    for q in texts[:10]:
-        for v in VARIANTS:
-            run(v, q)
-    lat: dict[str, list[float]] = {v: [] for v in VARIANTS}
-    same: dict[str, int] = {v: 0 for v in VARIANTS}
-    for i, q in enumerate(texts):
-        order = VARIANTS[i % 3:] + VARIANTS[:i % 3]
-        tops = {}
-        for v in order:
-            ms, tops[v] = run(v, q)
-            lat[v].append(ms)
-        for v in VARIANTS:
-            same[v] += tops[v] == tops["as written"]
-    if profile:
-        undo = apply_proposal(store, True)
-        try:
-            profiled(f"60 searches at {store.count(scopes):,} WITH the proposal and bm25 pruning",
-                     store, texts[:60], scopes)
-        finally:
-            undo()
-    return {v: {"p50": pct(lat[v], 50), "p95": pct(lat[v], 95), "p99": pct(lat[v], 99),
-                "same_top10": same[v] / len(texts)} for v in VARIANTS}
-
-
-def index_load(workdir: Path, n: int, how: str) -> dict[str, Any]:
-    """Time and memory to build the in-memory vector index in a fresh process: as memory.vecindex
-    does it (vec0 row scan), or (proposal) from vec0's chunk blobs straight into preallocated
-    float16 / sign-bit arrays, so the float32 matrix never exists whole."""
-    store = Store.open(bench_config(workdir, n), PrecomputedEmbedder())
-    rss0 = status_mb("VmRSS")
-    t0 = time.perf_counter()
-    if how == "vecindex":
-        index = retrieval.vector_index(store)
-        assert index is not None
-        size = len(index.ids)
-    else:
-        c = store.conn
-        cap = c.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0]
-        ids = np.empty(cap, dtype=np.int64)
-        f16 = np.empty((cap, DIM), dtype=np.float16)
-        bits = np.empty((cap, DIM // 64), dtype=np.uint64)
-        size = 0
-        for rowids, validity, vectors in c.execute(
-                "SELECT c.rowids, c.validity, v.vectors FROM memory_vec_chunks c "
-                "JOIN memory_vec_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"):
-            rid = np.frombuffer(rowids, dtype=np.int64)
-            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:len(rid)].astype(bool)
-            v = np.frombuffer(vectors, dtype=np.float32).reshape(len(rid), DIM)[valid]
-            k = len(v)
-            ids[size:size + k], f16[size:size + k] = rid[valid], v
-            bits[size:size + k] = np.packbits(v > 0, axis=1).view(np.uint64)
-            size += k
-        # Scope codes by id, streamed (a dict of a million rows would cost ~150 MB).
-        mem_ids, mem_codes, codes = array("q"), array("i"), {}
-        for mid, scope in c.execute("SELECT id, scope FROM memories ORDER BY id"):
-            mem_ids.append(mid)
-            mem_codes.append(codes.setdefault(scope, len(codes)))
-        pos = np.searchsorted(np.frombuffer(mem_ids, dtype=np.int64), ids[:size])
-        scopes = np.frombuffer(mem_codes, dtype=np.int32)[pos.clip(max=len(mem_ids) - 1)]
-        assert len(scopes) == size
-    return {"how": how, "n": size, "s": time.perf_counter() - t0, "rss_mb": status_mb("VmRSS") - rss0,
-            "peak_mb": status_mb("VmHWM") - rss0}
 
 
 # -- orchestration -------------------------------------------------------------------------------
@@ -839,39 +617,24 @@ def report(builds: dict[int, dict], results: list[dict], args: argparse.Namespac
     row("  query embedding alone p50 / p95, ms", [ms(r["embed_ms"], "p50", "p95") for r in results])
     row("  query embedding alone CPU p50 / p95, ms", [ms(r["embed_cpu_ms"], "p50", "p95") for r in results])
     if "after_write_ms" not in results[0]:  # --timed-only
-        row("vector index: first load, s", [f"{r['index_load_s']:.1f}" for r in results])
-        row("RSS: model loaded / + index / end / peak, MB", [
+        row("in-memory indexes: build, s", [f"{r['index_load_s']:.1f}" for r in results])
+        row("RSS: model loaded / + indexes / end / peak, MB", [
             f"{r['rss_model_mb']:.0f} / {r['rss_index_mb']:.0f} / {r['rss_end_mb']:.0f} / {r['rss_peak_mb']:.0f}"
             for r in results])
         row("load average start / end", [f"{r['load_start'].split()[0]} / {r['load_end'].split()[0]}" for r in results])
         return
     row("search right after a write p50 / p95, ms", [ms(r["after_write_ms"], "p50", "p95") for r in results])
-    row("vector index: first load, s", [f"{r['index_load_s']:.1f}" for r in results])
-    row("vector index: arrays, MB", [f"{r['index_mb']:.0f}" for r in results])
+    row("in-memory indexes (keywords, vectors): build, s", [f"{r['index_load_s']:.1f}" for r in results])
+    row("in-memory indexes: arrays, MB", [f"{r['index_mb']:.0f}" for r in results])
     row("vector channel p50 / p95, ms (pool)", [ms(r["knn_ms"], "p50", "p95") + f" ({r['pool']})" for r in results])
     row("vector recall@10 vs exact (worst query)", [f"{r['recall10']:.3f} ({r['recall10_min']:.1f})" for r in results])
     row("sqlite-vec exact k=10 (no numpy), ms", [f"{r['exact_vec0_ms_median']:.0f}" for r in results])
     row("truth check (sqlite-vec exact vs numpy)", [f"{r['truth_check']:.2f}" for r in results])
     row("RSS: model loaded, MB", [f"{r['rss_model_mb']:.0f}" for r in results])
-    row("RSS: + vector index, MB", [f"{r['rss_index_mb']:.0f}" for r in results])
+    row("RSS: + in-memory indexes, MB", [f"{r['rss_index_mb']:.0f}" for r in results])
     row("RSS: after all searches, MB", [f"{r['rss_end_mb']:.0f}" for r in results])
     row("RSS: peak (VmHWM), MB", [f"{r['rss_peak_mb']:.0f}" for r in results])
     row("load average start / end", [f"{r['load_start'].split()[0]} / {r['load_end'].split()[0]}" for r in results])
-    print("\nbuilding the vector index in a fresh process (time, RSS added, peak RSS added):")
-    for how, label in (("vecindex", "as memory.vecindex does (vec0 row scan)"),
-                       ("chunks", "from vec0's chunk blobs (proposal)")):
-        row(label, [f"{r['index_load'][how]['s']:.1f} s, {r['index_load'][how]['rss_mb']:.0f} / "
-                    f"{r['index_load'][how]['peak_mb']:.0f} MB" for r in results])
-    print("\nthe proposals, patched into memory.retrieval in the benchmark process, interleaved query by "
-          "query with the code as written (record=False; p50 / p95 / p99 ms, share of queries whose top 10 "
-          "is unchanged). proposal = _query_entities CROSS JOIN, _load_rows +m.scope, no json_each mood "
-          "scan above 20k; bm25 pruning = words in >5% of memories dropped when rarer ones remain:")
-    for v in VARIANTS:
-        row(v, [f"{r['proposal'][v]['p50']:.0f} / {r['proposal'][v]['p95']:.0f} / {r['proposal'][v]['p99']:.0f}, "
-                f"{r['proposal'][v]['same_top10']:.2f}" for r in results])
-    print("\nSQL probes (median ms; 'as written' = the statement memory.retrieval runs):")
-    for label in results[0]["probes"]:
-        row(label, [f"{r['probes'][label]:.1f}" for r in results])
     print(f"\nstage breakdown (second pass over the first {results[0]['stage_queries']} queries, per search: "
           "mean / p95 ms; nested stages overlap):")
     labels = list(dict.fromkeys(k for r in results for k in r["stages"]))
@@ -896,15 +659,10 @@ def main() -> int:
                    help="only the headline: index load, timed searches, embedding alone, RSS")
     p.add_argument("--build", type=int, help=argparse.SUPPRESS)
     p.add_argument("--measure", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--index-load", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--how", choices=("vecindex", "chunks"), help=argparse.SUPPRESS)
     args = p.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.build:
         print(json.dumps(build(args.workdir, args.build, args.queries)))
-        return 0
-    if args.index_load:
-        print(json.dumps(index_load(args.workdir, args.index_load, args.how)))
         return 0
     if args.measure:
         print(json.dumps(measure(args.workdir, args.measure, args.queries, args.threads, args.profile,
@@ -915,9 +673,6 @@ def main() -> int:
         for n in [int(s) for s in args.sizes.split(",")]:
             tag = "-timed" if args.timed_only else ""
             results.append(json.loads((args.workdir / f"measure{tag}-{n}.json").read_text()))
-            loads = {how: args.workdir / f"index-load-{n}--how{how}.json" for how in ("vecindex", "chunks")}
-            if all(f.exists() for f in loads.values()):
-                results[-1]["index_load"] = {how: json.loads(f.read_text()) for how, f in loads.items()}
         report({}, results, args)
         return 0
     print(f"load average at start: {loadavg()}  (2 cores, shared)", flush=True)
@@ -931,9 +686,6 @@ def main() -> int:
             print(f"  built in {builds[n]['build_s']:.0f}s ({builds[n]['rows_per_s']:,.0f} rows/s)", flush=True)
         print(f"measuring {n:,} ...", flush=True)
         results.append(child("measure", n, args))
-        if not args.timed_only:
-            results[-1]["index_load"] = {how: child("index-load", n, args, "--how", how)
-                                         for how in ("vecindex", "chunks")}
     report(builds, results, args)
     return 0
 
