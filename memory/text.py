@@ -51,6 +51,8 @@ def bigrams(run: str) -> list[str]:
 
 
 def _identifier_parts(word: str) -> list[str]:
+    if word.isascii() and (word.isalpha() and (word.islower() or word.istitle()) or word.isdigit()):
+        return []  # retry, Retry, 42: one part, nothing to split (most words; skips the regex)
     parts = _CAMEL.findall(word)
     return parts if len(parts) > 1 else []
 

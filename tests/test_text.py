@@ -145,6 +145,13 @@ def test_index_text_splits_identifiers_and_keeps_the_whole_word():
     assert text.index_text("plain words") == "plain words"
 
 
+@settings(max_examples=500)
+@given(st.one_of(st.text(), st.from_regex(r"[A-Za-z0-9]{1,12}", fullmatch=True)))
+def test_the_shortcut_for_plain_words_splits_every_word_as_the_identifier_regex_does(word):
+    parts = text._CAMEL.findall(word)
+    assert text._identifier_parts(word) == (parts if len(parts) > 1 else [])
+
+
 def test_a_part_of_an_identifier_finds_the_memory(store):
     assert keyword_hits(store, "retry") == ["The fetchRetry_helper wraps HTTPServer calls"]
     assert keyword_hits(store, "server") == ["The fetchRetry_helper wraps HTTPServer calls"]
