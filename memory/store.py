@@ -35,6 +35,12 @@ SQLITE_MIN_INT, SQLITE_MAX_INT = -(2 ** 63), 2 ** 63 - 1
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _to_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(x, ensure_ascii=False), one encoder for all
 
+
+def _from_json(s: str) -> Any:
+    """json.loads, without parsing the empty list and object most memories store."""
+    return [] if s == "[]" else {} if s == "{}" else json.loads(s)
+
+
 MEMORY_COLUMNS = (
     "id, content, layer, category, subject, scope, importance, confidence, valence, intensity, "
     "moods, tags, pinned, source, source_ref, session_id, occurred_at, created_at, updated_at, "
@@ -107,9 +113,9 @@ class Memory:
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> "Memory":
         m = cls(*row)
-        m.moods = json.loads(m.moods) if isinstance(m.moods, str) else m.moods
-        m.tags = json.loads(m.tags) if isinstance(m.tags, str) else m.tags
-        m.metadata = json.loads(m.metadata) if isinstance(m.metadata, str) else m.metadata
+        m.moods = _from_json(m.moods) if isinstance(m.moods, str) else m.moods
+        m.tags = _from_json(m.tags) if isinstance(m.tags, str) else m.tags
+        m.metadata = _from_json(m.metadata) if isinstance(m.metadata, str) else m.metadata
         m.pinned = bool(m.pinned)
         return m
 
@@ -345,7 +351,7 @@ class Store:
 
     @staticmethod
     def _fts_body(row: dict[str, Any]) -> str:
-        extra = " ".join(x for x in (row.get("subject"), " ".join(json.loads(row.get("tags") or "[]"))) if x)
+        extra = " ".join(x for x in (row.get("subject"), " ".join(_from_json(row.get("tags") or "[]"))) if x)
         return text.index_text(row["content"] + (" " + extra if extra else ""))
 
     def _prepare(self, it: NewMemory) -> dict[str, Any]:
