@@ -166,13 +166,14 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     _load_rows(store, cands, list(cands), where, args, rows)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
-    neighbours = _neighbours(store, cands, _fuse(cfg, _score_inputs(store, cands, qvec, felt, entity_ids, window)))
+    neighbours = _neighbours(store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt,
+                                                                    entity_ids, window)))
     new = list(dict.fromkeys(j for js in neighbours.values() for j in js if j not in cands))
     for j in new:
         cands[j] = _Cand(j)
     if new:
         _load_rows(store, cands, new, where, args)
-    contrib = _fuse(cfg, _score_inputs(store, cands, qvec, felt, entity_ids, window))
+    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window))  # the rest are done
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
     ranked = sorted(scores, key=lambda i: -scores[i])
@@ -291,13 +292,20 @@ def text_index(store: Store):
 
 
 def warm(store: Store) -> None:
-    """Build the in-memory indexes a long-lived process searches with: the keyword index, and the
-    vector index where the store has vectors (about 1.7 s and 3.5 s per 100k memories). They are
-    read on a connection of their own, so searches meanwhile go on with SQLite alone. Cold
-    processes (hooks, one-shot CLI commands) never call this."""
+    """Make this process a fast searcher of `store` (the server calls it once, after its
+    handshake): build the in-memory keyword index, and the vector index where the store has
+    vectors (about 1.7 s and 3.5 s per 100k memories), and shorten the interpreter's thread
+    switch interval (process-wide). The indexes are read on a connection of their own, so searches
+    meanwhile go on with SQLite alone. Cold processes (hooks, one-shot CLI commands) never call this."""
+    import sys
+
     from memory import db
     from memory.textindex import TextIndex
 
+    # A search embeds its query on a second thread while this one runs the other channels; they
+    # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
+    # interval each hand-over can wait that long (search p50 30 ms at 100k; 1 ms: 26 ms).
+    sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
     conn = db.connect(store.path, vectors=store.has_vectors, readonly=True)
     try:
         keywords = TextIndex.build(conn)
@@ -536,18 +544,19 @@ def _normalise(ch: str, have: dict[int, float]) -> dict[int, float]:
     return {i: min(1.0, max(0.0, v)) for i, v in have.items()}
 
 
-def _score_inputs(store: Store, cands: dict[int, _Cand], qvec: Any, felt: emotion.Emotion,
+def _score_inputs(store: Store, cands: dict[int, _Cand], ids: Sequence[int], qvec: Any, felt: emotion.Emotion,
                   entity_ids: list[int], window: timeparse.Window | None) -> dict[int, _Cand]:
-    """Complete every candidate's raw channel scores, whichever channel found it."""
+    """Complete the raw channel scores of the candidates `ids`, whichever channel found them."""
+    fill = {i: cands[i] for i in ids if i in cands}  # _load_rows drops what the filters exclude
     if qvec is not None:
-        _fill_cosines(store, qvec, cands)
+        _fill_cosines(store, qvec, fill)
     if felt.moods:
-        for c in cands.values():
+        for c in fill.values():
             c.raw["mood"] = _mood_score(felt, c)
     if entity_ids:
-        _fill_entity_roles(store, entity_ids, cands)
+        _fill_entity_roles(store, entity_ids, fill)
     if window:
-        for c in cands.values():
+        for c in fill.values():
             if c.occurred_at is not None and window.start <= c.occurred_at < window.end:
                 c.raw["time"] = 1.0
     return cands
@@ -558,19 +567,24 @@ def _neighbours(store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[s
     """For the strongest candidates: the turns up to `span` either side in their session, and
     their chunk parent. The turn right after comes first in each list."""
     base = {i: sum(c.values()) for i, c in contrib.items()}
+    strongest = sorted(base, key=lambda i: -base[i])[:top]
+    # Both sides of every session in one statement (60 statements cost more than their reads).
+    parts, args = [], []
+    for i in strongest:
+        if cands[i].session_id is not None:
+            for op, order in ((">", "ASC"), ("<", "DESC")):
+                parts.append(f"SELECT * FROM (SELECT ?, id FROM memories WHERE session_id = ? AND id {op} ? "
+                             f"ORDER BY id {order} LIMIT {span})")
+                args += [i, cands[i].session_id, i]
+    around: dict[int, list[int]] = {}
+    if parts:
+        for i, j in store.conn.execute(" UNION ALL ".join(parts), args):
+            around.setdefault(i, []).append(j)  # UNION ALL keeps the parts' order: after, then before
     out: dict[int, list[int]] = {}
-    for i in sorted(base, key=lambda i: -base[i])[:top]:
-        c = cands[i]
-        near: list[int] = []
-        if c.session_id is not None:
-            near += [r[0] for r in store.conn.execute(
-                "SELECT id FROM memories WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (c.session_id, i, span))]
-            near += [r[0] for r in store.conn.execute(
-                "SELECT id FROM memories WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                (c.session_id, i, span))]
-        if c.parent_id is not None:
-            near.append(c.parent_id)
+    for i in strongest:
+        near = around.get(i, [])
+        if cands[i].parent_id is not None:
+            near.append(cands[i].parent_id)
         if near:
             out[i] = near
     return out
