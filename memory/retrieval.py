@@ -137,23 +137,26 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     if use_vectors and store.has_vectors and store.embedder is not None:
         embedding = _embed_in_background(store.embedder, _without_people(store, q.text, entity_ids))
     found: list[tuple[str, Sequence[tuple[int, float]]]] = []
+    # Channels that rank nothing (every memory they find scores 1.0; the newest are taken) find
+    # a fixed number: more of them, as the store grows, would only add arbitrary candidates.
+    flat = min(pool, cfg.search_min_pool)
     if terms:
         found.append(("bm25", _bm25(store, terms, q, where, args, pool)))
     if entity_ids:
-        found.append(("entity", _linked(store, entity_ids, where, args, pool)))  # roles refined below
+        found.append(("entity", _linked(store, entity_ids, where, args, flat)))  # roles refined below
         near = _one_hop(store, entity_ids, now)
         if near:
-            found.append(("graph", _linked(store, near, where, args, pool)))
+            found.append(("graph", _linked(store, near, where, args, flat)))
     felt = emotion.analyze(q.text)
     if felt.moods and _count(store, None) <= MOOD_SCAN_MAX:
         # Finding new candidates by mood scans the moods of the whole store; above this size the
         # mood channel only re-scores what the other channels found.
-        found.append(("mood", _by_mood(store, felt.moods, where, args, pool)))
+        found.append(("mood", _by_mood(store, felt.moods, where, args, flat)))
     window = None
     if q.since is None and q.until is None:
         window = timeparse.find_window(q.text, now)
         if window:
-            found.append(("time", _in_window(store, window, q, where, args, pool)))
+            found.append(("time", _in_window(store, window, q, where, args, flat)))
     rows = _rows(store, list(dict.fromkeys(i for _, hits in found for i, _ in hits)), where, args)
     qvec = _wait(embedding)
     if qvec is not None:
