@@ -78,7 +78,7 @@ class Emotion:
 def analyze(text: str) -> Emotion:
     low = text.lower()
     words = WORD.findall(low)
-    cjk = "".join(CJK_RUN.findall(text))
+    cjk = "" if text.isascii() else "".join(CJK_RUN.findall(text))
     # One pass over the words, each prefix looked up: this runs on every write, and testing
     # every stem against every word was most of the cost of storing a memory.
     word_hits: dict[str, int] = {}

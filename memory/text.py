@@ -60,7 +60,7 @@ def _identifier_parts(word: str) -> list[str]:
 def index_text(text: str) -> str:
     """The body FTS5 indexes for `text`: words as they are, identifiers split, CJK as bigrams."""
     out: list[str] = []
-    for piece in _SPLIT.split(text):
+    for piece in [text] if text.isascii() else _SPLIT.split(text):  # ASCII text has no CJK run to split off
         if not piece:
             continue
         if CJK_RUN.fullmatch(piece):
