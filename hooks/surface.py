@@ -1,7 +1,8 @@
 """UserPromptSubmit: memories relevant to the prompt, as additional context (command-hook path).
 
 The server's `memory_surface` tool does the same from the warm process (`type: "mcp_tool"`);
-this is the path for Claude Code versions and clients without MCP-tool hooks.
+this is the path for Claude Code versions and clients without MCP-tool hooks. It asks a running
+server first (over its local socket, server/resident.py), and surfaces on its own if none answers.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ BUSY_TIMEOUT_MS = 500  # recording what was shown waits this long for a writer, 
 
 
 def run(data: dict[str, Any]) -> str:
-    """The context block for this prompt ("" for none); records it against the session."""
+    """The context block for this prompt ("" for none); records it against the session.
+
+    A MAPLE server already running for this project answers from its warm process (and records
+    it); without one, this process surfaces on its own, with keywords and entities."""
+    answered = common.ask_resident(data)
+    if answered is not None:
+        return answered
     from memory import context
     from memory.scope import GLOBAL
 

@@ -28,7 +28,7 @@ from memory.embed import Embedder
 from memory.errors import MapleError
 from memory.scope import project_scope
 from memory.store import Store
-from server import resources, tools, tools_graph, tools_memory, tools_wisdom
+from server import resident, resources, tools, tools_graph, tools_memory, tools_wisdom
 from server.info import INSTRUCTIONS, NAME, VERSION
 from server.state import AppState, ModelGate
 
@@ -70,6 +70,8 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
                                  idle_seconds=config.worker_idle_seconds)
             worker.start()
             store.defer_checkpoints()  # the worker checkpoints when idle; searches never wait for one
+        listener = resident.Listener(state, config.home)
+        listener.start()  # the command hook asks this process first
         try:
             count = store.count([scope, "global"])
             log.info("database %s (%d memories in this project and global)", store.path, count)
@@ -77,6 +79,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             log.info("embedding model %s (loads in the background after the handshake)", gate.name)
             yield state
         finally:
+            listener.stop()
             if worker is not None:
                 worker.stop()
             store.close()

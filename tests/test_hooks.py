@@ -423,3 +423,34 @@ async def test_the_context_tool_returns_the_tiered_context_within_the_budget(con
     unrelated = "".join(c.text for c in other.content)
     assert "push to main" in unrelated and "5433" not in unrelated and "uv" not in unrelated
     assert "".join(c.text for c in empty.content).startswith("No memories")  # 50 tokens: not even the pinned one
+
+
+# -- the command hook and a running server ---------------------------------------------------------
+
+async def test_the_command_hook_asks_the_running_server_of_its_project_first(tmp_path):
+    from tests.test_server import call, over_stdio
+
+    home, project, other = tmp_path / "h", tmp_path / "p", tmp_path / "o"
+    project.mkdir()
+    other.mkdir()
+    ask = {"hook_event_name": "UserPromptSubmit", "prompt": "Which port does the staging database listen on?"}
+    async with over_stdio(home, project) as client:
+        stored = await call(client, "memory_store", content="The staging database listens on port 6543")
+        sockets = list((home / "run").glob("*.sock"))
+        assert len(sockets) == 1 and oct(sockets[0].stat().st_mode & 0o777) == "0o600"
+
+        answered = hook("user-prompt-submit", {**ask, "session_id": "s1", "cwd": str(project)}, home,
+                        python_flags=("-X", "importtime"))
+        assert f"#{stored['id']} " in context_of(answered, "UserPromptSubmit")
+        assert "memory" not in imported(answered)  # the server answered: this process opened nothing
+        again = hook("user-prompt-submit", {**ask, "session_id": "s1", "cwd": str(project)}, home)
+        assert "6543" not in context_of(again, "UserPromptSubmit")  # the server recorded what it showed
+
+        # Another project's hook: this server declines, and the hook surfaces on its own.
+        elsewhere = hook("user-prompt-submit", {**ask, "session_id": "s2", "cwd": str(other)}, home,
+                         python_flags=("-X", "importtime"))
+        assert "6543" not in context_of(elsewhere, "UserPromptSubmit") and "memory" in imported(elsewhere)
+
+    assert not list((home / "run").glob("*.sock"))  # the server took its socket away
+    alone = hook("user-prompt-submit", {**ask, "session_id": "s3", "cwd": str(project)}, home)
+    assert f"#{stored['id']} " in context_of(alone, "UserPromptSubmit")  # no server: the hook on its own

@@ -1,0 +1,169 @@
+"""The running server answers the command hook over a local socket.
+
+Claude Code versions without MCP-tool hooks run `hooks/run.py user-prompt-submit`, a fresh Python
+process that cannot afford the model or the in-memory indexes. When a MAPLE server is already
+running for the same database and project, the hook hands it the prompt over a Unix socket in
+the MAPLE home (`run/<pid>.<n>.sock`, the home is 0700 and the socket 0600: only this user reaches
+it) and prints what comes back: the same block the `memory_surface` tool gives, from the warm
+process. No server, another project's, or no answer in time: the hook surfaces on its own.
+
+One request per connection, one JSON line each way:
+  -> {"op": "surface", "db": <the hook's $MAPLE_DB or null>, "project": <project directory>,
+      "hook": <hook input>}
+  <- {"context": <block, maybe "">}  or  {"error": <why this server will not answer>}
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+from memory import config as config_mod
+from memory import context
+from memory.scope import project_scope
+from server.state import AppState
+
+log = logging.getLogger("maple.server")
+
+MAX_REQUEST = 1 << 20  # bytes: a hook input is at most a prompt and a few paths
+SOCKET_PATH_MAX = 100  # AF_UNIX paths longer than ~104-108 bytes cannot be bound
+_numbers = itertools.count(1)  # tests run several servers in one process
+
+
+def socket_dir(home: Path) -> Path:
+    return home / "run"
+
+
+class Listener:
+    """Serves surface requests for `state` on a Unix socket until `stop()`."""
+
+    def __init__(self, state: AppState, home: Path):
+        self.state = state
+        self.path = socket_dir(home) / f"{os.getpid()}.{next(_numbers)}.sock"
+        self.sock: socket.socket | None = None
+        self.home = home
+        self._scopes: dict[str, str] = {}  # project directory -> scope (a git call each, so kept)
+        self._databases: dict[str | None, Path] = {}
+
+    def start(self) -> bool:
+        """Listen, if this platform and path allow it; False (logged) if not."""
+        if not hasattr(socket, "AF_UNIX") or self.state.db is None:
+            return False
+        if len(str(self.path)) > SOCKET_PATH_MAX:
+            log.info("hook socket not started: %s is too long a socket path", self.path)
+            return False
+        try:
+            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            _remove_stale(self.path.parent)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(str(self.path))
+            os.chmod(self.path, 0o600)
+            sock.listen(16)
+        except OSError as e:
+            log.warning("hook socket not started at %s: %s", self.path, e)
+            return False
+        self.sock = sock
+        threading.Thread(target=self._accept, name="maple-hook-socket", daemon=True).start()
+        return True
+
+    def stop(self) -> None:
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+            self.path.unlink(missing_ok=True)
+
+    def _accept(self) -> None:
+        while self.sock is not None:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # stopped
+            threading.Thread(target=self._serve, args=(conn,), name="maple-hook-request", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(2.0)
+                reply = self.answer(_read_line(conn))
+            except Exception as e:  # noqa: BLE001 - the hook falls back to surfacing on its own
+                log.warning("hook socket request failed: %s: %s", type(e).__name__, e)
+                reply = {"error": f"{type(e).__name__}: {e}"}
+            try:
+                conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+            except OSError:
+                pass  # the hook gave up waiting
+
+    def _database(self, db_env: Any) -> Path | None:
+        """The database a hook in this home opens, given its $MAPLE_DB (None: unset)."""
+        if db_env is not None and not isinstance(db_env, str):
+            return None
+        if db_env not in self._databases:
+            env = {"MAPLE_DB": db_env} if db_env else {}
+            self._databases[db_env] = config_mod.load(home=self.home, env=env).db_path.resolve()
+        return self._databases[db_env]
+
+    def answer(self, request: Any) -> dict[str, Any]:
+        state = self.state
+        if not isinstance(request, dict) or request.get("op") != "surface":
+            return {"error": "unknown request"}
+        hook = request.get("hook")
+        if not isinstance(hook, dict):
+            return {"error": "no hook input"}
+        store = state.store
+        if self._database(request.get("db")) != store.path.resolve():
+            return {"error": "this server uses another database"}
+        where = request.get("project")
+        if not isinstance(where, str):
+            return {"error": "no project directory"}
+        if where not in self._scopes:
+            self._scopes[where] = project_scope(where)
+        if self._scopes[where] != state.project:
+            return {"error": "this server serves another project"}
+        session = hook.get("session_id")
+        session = session if isinstance(session, str) and 0 < len(session) <= 200 else None
+        state.activity.begin()  # the sleep-time worker gives way, as for a tool call
+        try:
+            with state.lock:
+                block = context.surface(store, hook.get("prompt"), state.readable_scopes,
+                                        session_id=session, hook_input=hook)
+        finally:
+            state.activity.end()
+        return {"context": block}
+
+
+def _remove_stale(folder: Path) -> None:
+    """Sockets left by servers that died without cleaning up (named <pid>.<n>.sock)."""
+    for path in folder.glob("*.sock"):
+        try:
+            pid = int(path.name.split(".")[0])
+            os.kill(pid, 0)
+            continue  # alive (this process included)
+        except ValueError:
+            continue  # not ours
+        except PermissionError:
+            continue  # alive, someone else's
+        except ProcessLookupError:
+            pass
+        path.unlink(missing_ok=True)
+
+
+def _read_line(conn: socket.socket) -> Any:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > MAX_REQUEST:
+            raise ValueError(f"request larger than {MAX_REQUEST} bytes")
+    return json.loads(data)
