@@ -14,7 +14,9 @@ Rows:
                           HashEmbedder, jieba loaded), server-side time; and through an
                           in-memory MCP client (adds the SDK's request handling)
   surface, command hook   `python hooks/run.py user-prompt-submit`, a fresh process per prompt,
-                          from spawn to exit, stdin = hook JSON (bytecode compiled, as after pip)
+                          from spawn to exit, stdin = hook JSON (bytecode compiled, as after pip);
+                          alone, and with a server for the project running (it answers the hook
+                          over its local socket: server/resident.py)
   harvest, Stop / End     `python hooks/run.py stop|session-end`, fresh process, after a new turn
                           (prompt, assistant text, a tool call and its result) was appended
 Prompts come in sessions of ten (a session is never shown a memory twice, so later prompts of a
@@ -46,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
-from memory import context, text  # noqa: E402
+from memory import context, retrieval, text  # noqa: E402
 from memory.embed import HashEmbedder  # noqa: E402
 from memory.store import NewMemory, Store  # noqa: E402
 
@@ -199,6 +201,8 @@ def bench_server_tool(db: Path, prompts: list[str]) -> dict[str, Any]:
 
     config = config_mod.load(home=db.parent)
     store = Store.open(config, ModelGate(HashEmbedder(DIM)), path=db)
+    retrieval.warm(store)  # as the server does after its handshake: the in-memory indexes
+    store.defer_checkpoints()  # and its idle worker checkpoints the WAL
     scopes = [str(PROJECT.resolve()), "global"]
     for p in prompts[:10] + ["数据库备份在哪里"]:  # warm: page cache, jieba's dictionary
         context.surface(store, p, scopes, session_id="warm-up")
@@ -229,6 +233,8 @@ def bench_mcp_client(db: Path, prompts: list[str]) -> dict[str, Any]:
         async with Client(server, mode="legacy") as client:
             for p in prompts[:10]:
                 await client.call_tool("memory_surface", {"prompt": p, "session_id": "warm-up"})
+            while (await client.call_tool("memory_stats", {})).structured_content["search_indexes"] == "building":
+                await asyncio.sleep(0.2)  # the server builds its in-memory indexes after the handshake
             for i, p in enumerate(prompts):
                 c0, t0 = time.process_time(), time.perf_counter()
                 await client.call_tool("memory_surface", {"prompt": p, "session_id": session_of(i)})
@@ -239,7 +245,31 @@ def bench_mcp_client(db: Path, prompts: list[str]) -> dict[str, Any]:
     return {"ms": asyncio.run(go())}
 
 
-def bench_command_hook(home: Path, prompts: list[str]) -> dict[str, Any]:
+def bench_command_hook(home: Path, prompts: list[str], resident: bool = False) -> dict[str, Any]:
+    """The command hook, a fresh process per prompt; with `resident`, a server for this database
+    and project is running (its socket listener and warm store, in this process: server/resident.py),
+    so the hook asks it first."""
+    listener = None
+    if resident:
+        from server import resident as resident_mod
+        from server.state import AppState, ModelGate
+
+        store = Store.open(config_mod.load(home=home), ModelGate(HashEmbedder(DIM)))
+        retrieval.warm(store)
+        store.defer_checkpoints()
+        listener = resident_mod.Listener(AppState(db=store, project=str(PROJECT.resolve()),
+                                                  model=ModelGate(HashEmbedder(DIM))), home)
+        if not listener.start():
+            raise SystemExit("the resident listener did not start")
+    try:
+        return _command_hook_runs(home, prompts)
+    finally:
+        if listener is not None:
+            listener.stop()
+            store.close()
+
+
+def _command_hook_runs(home: Path, prompts: list[str]) -> dict[str, Any]:
     env = hook_env(home)
     payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(PROJECT), "permission_mode": "default",
                "transcript_path": str(home / "t.jsonl")}
@@ -325,7 +355,7 @@ def main() -> None:
     p.add_argument("--memories", type=int, default=100_000)
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--rebuild", action="store_true")
-    p.add_argument("--skip", default="", help="comma-separated rows to skip: tool,client,command,stop,end")
+    p.add_argument("--skip", default="", help="comma-separated rows to skip: tool,client,command,resident,stop,end")
     args = p.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     PROJECT.mkdir(parents=True, exist_ok=True)
@@ -354,6 +384,8 @@ def main() -> None:
     measure("surface, server tool (in-process)", "tool", lambda db: bench_server_tool(db, prompts))
     measure("surface, server tool (MCP client)", "client", lambda db: bench_mcp_client(db, prompts))
     measure("surface, command hook (cold)", "command", lambda db: bench_command_hook(db.parent, prompts))
+    measure("surface, command hook + server", "resident",
+            lambda db: bench_command_hook(db.parent, prompts, resident=True))
     measure("harvest, Stop (cold)", "stop", lambda db: bench_harvest(db.parent, "Stop", args.runs, 1))
     measure("harvest, SessionEnd (cold)", "end", lambda db: bench_harvest(db.parent, "SessionEnd", args.runs, 2))
 
