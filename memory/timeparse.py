@@ -71,13 +71,14 @@ _PATTERNS: list[tuple[re.Pattern, str]] = [
     (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"), "zh_ymd"),
     (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月"), "zh_ym"),
     (re.compile(r"(\d{4})\s*年"), "zh_y"),
-    (re.compile(r"\b(?:in|during|since|from|of)\s+(\d{4})\b", re.I), "year"),
+    (re.compile(r"\b(?:since|after)\s+(\d{4})\b", re.I), "since_year"),
+    (re.compile(r"\b(?:in|during|from|of)\s+(\d{4})\b", re.I), "year"),
     (re.compile(r"\b(?:the\s+)?(?:last|past|previous)\s+(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|couple(?:\s+of)?|few)?\s*(days?|weeks?|months?|years?|hours?)\b", re.I), "last_n"),
     (re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple(?:\s+of)?|few)\s+(days?|weeks?|months?|years?)\s+ago\b", re.I), "ago"),
     (re.compile(r"\b(today|yesterday|tonight|this morning)\b", re.I), "day_word"),
     (re.compile(r"\b(this|last)\s+(week|month|year)\b", re.I), "this_last"),
     (re.compile(r"(今天|昨天|前天|今早|今晚)"), "zh_day"),
-    (re.compile(r"(这|本|上)(个)?(周|星期|礼拜|月)|(今|去|前)年"), "zh_this_last"),
+    (re.compile(r"(这|本|上)(个)?(周|星期|礼拜|月)(?!期|刊)|(今|去|前)年"), "zh_this_last"),
     (re.compile(r"(?:最近|过去|近)\s*([一二两三四五六七八九十\d]+)\s*(天|周|星期|个月|年)"), "zh_last_n"),
     (re.compile(r"([一二两三四五六七八九十几半\d]+)\s*(天|周|星期|个月|年)(?:以)?前"), "zh_ago"),
 ]
@@ -119,6 +120,9 @@ def _window(kind: str, m: re.Match, today: datetime, now: float):
         return d, d + timedelta(days=1)
     if kind == "zh_ym":
         return _month_window(int(g[0]), int(g[1]))
+    if kind == "since_year":
+        y = int(g[0])
+        return (_utc(y), now + 1) if 1900 <= y <= 2200 else None
     if kind in ("zh_y", "year"):
         y = int(g[0])
         if not 1900 <= y <= 2200:
