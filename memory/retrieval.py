@@ -82,7 +82,7 @@ def make_query(query: str, scopes: Sequence[str], *, limit: int = 10, layer: str
     return q
 
 
-@dataclass
+@dataclass(slots=True)
 class _Cand:
     id: int
     session_id: str | None = None
@@ -95,7 +95,7 @@ class _Cand:
     activated_at: float | None = None
     moods: tuple[str, ...] = ()
     valence: float = 0.0
-    asks: bool = False  # holds a question: the reply after it likely holds the answer
+    asks: bool = False  # holds a question, so the reply after it likely answers (set for the strongest only)
     raw: dict[str, float] = field(default_factory=dict)  # channel -> raw score
 
 
@@ -126,7 +126,10 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
 
     def add(ids_scores: Sequence[tuple[int, float]], channel: str) -> None:
         for mid, s in ids_scores:
-            cands.setdefault(mid, _Cand(mid)).raw[channel] = s
+            c = cands.get(mid)
+            if c is None:
+                c = cands[mid] = _Cand(mid)
+            c.raw[channel] = s
 
     segment = text.jieba_segmenter() if use_segmenter and text.has_cjk(q.text) else None
     terms = text.query_terms(q.text, segment)
@@ -415,7 +418,7 @@ def _rows(store: Store, ids: Sequence[int], where: str, args: list) -> dict[int,
         chunk = ids[start:start + 500]
         for row in store.conn.execute(
                 f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
-                f"m.confidence, m.last_activated_at, m.moods, m.valence, instr(m.content, '?') > 0 FROM memories m "
+                f"m.confidence, m.last_activated_at, m.moods, m.valence FROM memories m "
                 f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {_by_rowid(where)}", (*chunk, *args)):
             out[row[0]] = row
     return out
@@ -439,7 +442,6 @@ def _load_rows(store: Store, cands: dict[int, _Cand], ids: list[int], where: str
          c.activated_at) = row[1:9]
         c.moods = tuple(json.loads(row[9])) if row[9] and row[9] != "[]" else ()
         c.valence = row[10]
-        c.asks = bool(row[11])
 
 
 _embedding_thread: Any = None
@@ -520,9 +522,14 @@ def _fuse(cfg, cands: dict[int, _Cand]) -> dict[int, dict[str, float]]:
     if mode == "maple":
         weights.update({k: 0.0 for k in FUSED}, **MAPLE_PRESET)
     contrib: dict[int, dict[str, float]] = {i: {} for i in cands}
+    found: dict[str, dict[int, float]] = {ch: {} for ch in FUSED}
+    for i, c in cands.items():  # one pass, in candidate order
+        for ch, v in c.raw.items():
+            if ch in found:
+                found[ch][i] = v
     for ch in FUSED:
         w = weights.get(ch, 0.0)
-        have = {i: c.raw[ch] for i, c in cands.items() if ch in c.raw}
+        have = found[ch]
         if not w or not have:
             continue
         if mode == "rrf":
@@ -571,6 +578,10 @@ def _neighbours(store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[s
     their chunk parent. The turn right after comes first in each list."""
     base = {i: sum(c.values()) for i, c in contrib.items()}
     strongest = sorted(base, key=lambda i: -base[i])[:top]
+    if strongest:  # whether each holds a question (then the turn after it likely answers it)
+        for mid, asks in store.conn.execute(f"SELECT id, instr(content, '?') > 0 FROM memories WHERE id IN "
+                                            f"({','.join('?' * len(strongest))})", strongest):
+            cands[mid].asks = bool(asks)
     # Both sides of every session in one statement (60 statements cost more than their reads).
     parts, args = [], []
     for i in strongest:
@@ -624,7 +635,9 @@ def _context(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
         for i, c in cands.items():
             if c.session_id is not None:
                 by_session.setdefault(c.session_id, []).append(sum(contrib[i].values()))
-        strength = {s: sum(sorted(v, reverse=True)[:3]) / 3 for s, v in by_session.items()}
+        # The mean of the three best (the same sum, in the same order, as sorting would give).
+        strength = {s: (sum(v) if len(v) < 3 else sum(sorted(v, reverse=True)[:3])) / 3
+                    for s, v in by_session.items()}
         for i, c in cands.items():
             if c.session_id is not None and strength.get(c.session_id, 0) > 0:
                 contrib[i]["session"] = w_sess * strength[c.session_id]
@@ -634,17 +647,17 @@ def _priors(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]], 
     """Importance, pinned and recency (with the importance floor), confidence and layer weight."""
     w_prior = cfg.search_weights.get("prior", 0.0)
     half_life = cfg.search_half_life_days * 86400
+    layer_weights, floor, ln2 = cfg.search_layer_weights, cfg.search_importance_floor, math.log(2)
     scores = {}
     for i, c in cands.items():
         ch = contrib[i]
         relevance = sum(ch.values())
-        factor = cfg.search_layer_weights.get(c.layer, 1.0) * (0.5 + 0.5 * c.confidence)
+        factor = layer_weights.get(c.layer, 1.0) * (0.5 + 0.5 * c.confidence)
         if factor != 1.0 and relevance:
             ch["weighting"] = relevance * (factor - 1.0)
         if w_prior and relevance > 0:
             last = c.activated_at or c.occurred_at or now
-            recent = 1.0 if c.importance >= cfg.search_importance_floor else math.exp(
-                -max(0.0, now - last) * math.log(2) / half_life)
+            recent = 1.0 if c.importance >= floor else math.exp(-max(0.0, now - last) * ln2 / half_life)
             prior = 0.4 * (c.importance - 1) / 4 + 0.3 * bool(c.pinned) + 0.3 * recent
             ch["prior"] = w_prior * prior
         scores[i] = sum(ch.values())
