@@ -1,5 +1,5 @@
 """The real embedding model (the packaged MiniLM, offline): a single query goes straight through
-the network instead of encode(); the vectors must be the very same."""
+the network (traced with TorchScript) instead of encode(); the vectors must be the very same."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from memory.embed import PACKAGED_MODEL, SentenceTransformerEmbedder, _direct_pa
 def test_a_query_embedded_directly_equals_the_same_text_through_encode() -> None:
     embedder = SentenceTransformerEmbedder(PACKAGED_MODEL, threads=1)
     model = embedder.wait()
-    assert _direct_path(model)  # the packaged model takes the direct path
+    tokenizer, network = _direct_path(model)  # the packaged model takes the direct path ...
+    assert type(network).__name__ == "RecursiveScriptModule"  # ... through the traced network
     texts = ["How should errors be wrapped in Go?", "数据库备份在哪里", "x", "deploy " * 400,  # truncated
              "MAPLE 用 sqlite-vec 做向量检索"]
     for text in texts:
