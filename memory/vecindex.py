@@ -47,21 +47,33 @@ class VectorIndex:
             top = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
             version = conn.execute("SELECT coalesce(max(id), 0) FROM memory_versions").fetchone()[0]
             if top > self.seen_id:
-                self._load(conn, "SELECT rowid, scope, embedding FROM memory_vec WHERE rowid > ? AND rowid <= ?",
-                           (self.seen_id, top))
+                new = [r[0] for r in conn.execute("SELECT id FROM memories WHERE id > ? AND id <= ?",
+                                                  (self.seen_id, top))]
+                if len(new) > max(1000, self.n // 50):  # a bulk import: one pass over vec0 beats lookups
+                    self._load(conn, "SELECT rowid, scope, embedding FROM memory_vec WHERE rowid > ? AND rowid <= ?",
+                               (self.seen_id, top))
+                else:
+                    self._load_ids(conn, new)
                 self.seen_id = top
             if version > self.seen_version:
-                changed = [r[0] for r in conn.execute(
-                    "SELECT DISTINCT memory_id FROM memory_versions WHERE id > ?", (self.seen_version,))]
-                for start in range(0, len(changed), 500):
-                    chunk = changed[start:start + 500]
-                    self._load(conn, f"SELECT rowid, scope, embedding FROM memory_vec WHERE rowid IN "
-                                     f"({','.join('?' * len(chunk))})", chunk)
+                self._load_ids(conn, [r[0] for r in conn.execute(
+                    "SELECT DISTINCT memory_id FROM memory_versions WHERE id > ?", (self.seen_version,))])
                 self.seen_version = version
 
+    def _load_ids(self, conn: Any, ids: Sequence[int]) -> None:
+        """Load these memories' vectors. vec0 answers `rowid = ?` by lookup but scans the whole
+        table for a range or an IN list (27 ms at 100k, 270 ms at 1M), so: one lookup each."""
+        rows = []
+        for mid in ids:
+            rows += conn.execute("SELECT rowid, scope, embedding FROM memory_vec WHERE rowid = ?", (mid,)).fetchall()
+        self._add_rows(rows)
+
     def _load(self, conn: Any, sql: str, args: Sequence[Any]) -> None:
+        self._add_rows(conn.execute(sql, tuple(args)))
+
+    def _add_rows(self, rows: Any) -> None:
         ids, scopes, vecs = [], [], []
-        for rowid, scope, blob in conn.execute(sql, tuple(args)):
+        for rowid, scope, blob in rows:
             ids.append(rowid)
             scopes.append(self.scope_code.setdefault(scope, len(self.scope_code)))
             vecs.append(np.frombuffer(blob, dtype="<f4"))

@@ -150,11 +150,11 @@ def test_warm_search_returns_what_cold_search_returns(tmp_path: Path) -> None:
 # -- the vector index ---------------------------------------------------------------------------
 
 def test_the_vector_index_finds_the_exact_nearest_and_keeps_to_its_scopes(store: Store) -> None:
-    _fill(store, 700, seed=13)
+    _fill(store, 800, seed=13)
     _fill(store, 300, seed=14, scope=GLOBAL)
     index = VectorIndex(64)
-    index.sync(store.conn)
-    assert index.n == 1000 and len(index.ids) >= 1000
+    index.sync(store.conn)  # more than 1,000 new rows: one pass over vec0
+    assert index.n == 1100 and len(index.ids) >= 1100
     rows = store.conn.execute("SELECT m.id, m.scope, v.embedding FROM memories m JOIN memory_vec v ON v.rowid = m.id").fetchall()
     ids = np.array([r[0] for r in rows])
     scopes = np.array([r[1] for r in rows])
@@ -180,7 +180,7 @@ def test_the_vector_index_takes_new_and_re_embedded_rows_in_place(store: Store) 
     index.sync(store.conn)
     store.update(ids[5], content="a wholly different sentence about sourdough bread", reason="edit")
     more = _fill(store, 300, seed=17)  # grows the arrays past their first size
-    index.sync(store.conn)
+    index.sync(store.conn)  # a few new rows and a changed one: looked up one by one
     assert index.n == 400 and len(index.row_of) == 400
     q = np.asarray(store.embedder.embed_query("a wholly different sentence about sourdough bread"), dtype=np.float32)
     assert index.search(q, [PROJECT], 1)[0][0] == ids[5]
