@@ -196,30 +196,31 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
 
 
 def candidate_pool(store: Store, q: Query) -> int:
-    """How many candidates each channel returns: a share of the store, clamped."""
+    """How many candidates each channel returns: a share of the memories in scope, clamped."""
     c = store.config
-    n = _count(store, q.scopes)
+    enough = int(c.search_max_pool / c.search_pool_fraction) + 1  # past this many, the pool is the maximum
+    n = _count(store, q.scopes, enough)
     return max(c.search_min_pool, min(c.search_max_pool, int(n * c.search_pool_fraction)), q.limit * 3)
 
 
-def _count(store: Store, scopes: Sequence[str] | None) -> int:
-    """Memories in scope, recounted only when the store has grown: it merely sizes the pool, and
-    counting 100k rows costs 10 ms a search. For None (the whole store), an upper bound."""
+def _count(store: Store, scopes: Sequence[str] | None, enough: int = 0) -> int:
+    """Memories in `scopes`, counted up to `enough` (what sizing the pool needs: at 100k a full
+    count costs 6 ms, more than the rest of a cold hook's query planning), and recounted only when
+    the store has grown. For None (the whole store), its largest id, an upper bound at no cost."""
     top = store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
     if scopes is None:
-        return top  # the whole store: the largest id bounds it, at no cost (enough for the size checks)
+        return top
     cache = store.__dict__.setdefault("_count_cache", {})
-    key = tuple(scopes) if scopes is not None else None
+    key = (tuple(scopes), enough)
     cached = cache.get(key)
     if cached and cached[0] == top:
         return cached[1]
-    if cached:  # count only what was added since
-        marks = f" AND scope IN ({','.join('?' * len(scopes))})" if scopes is not None else ""
-        n = cached[1] + store.conn.execute(
-            f"SELECT count(*) FROM memories WHERE id > ? AND deleted_at IS NULL{marks}",
-            (cached[0], *(scopes or ()))).fetchone()[0]
-    else:
-        n = store.count(scopes)
+    marks = ",".join("?" * len(scopes))
+    since = cached[0] if cached else 0  # count only what was added since
+    n = (cached[1] if cached else 0) + store.conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM memories WHERE id > ? AND scope IN ({marks}) AND deleted_at IS NULL "
+        f"LIMIT ?)", (since, *scopes, enough or -1)).fetchone()[0]
+    n = min(n, enough) if enough else n
     cache[key] = (top, n)
     return n
 
@@ -253,13 +254,18 @@ def _bm25(store: Store, terms: list[str], q: Query, where: str, args: list, pool
         # scope only, so queries with other filters let SQL apply them before ranking.
         return index.search(store.conn, terms, q.scopes, pool)
     match = text.match_or(terms)
-    if _count(store, q.scopes) * 2 >= _count(store, None):
-        # Mostly this project's memories: rank the index alone and let _load_rows filter the few
-        # kept (joining every match to memories first costs more than ranking them: 22 vs 8 ms at
-        # 100k).
-        sql = "SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?"
-        return store.conn.execute(sql, (match, pool)).fetchall()
-    # Other projects dominate the file: filter first, or their matches would fill the pool.
+    # Rank the index alone and let _load_rows filter the few kept: joining every match to
+    # memories first costs more than ranking them (22 vs 8 ms at 100k) ...
+    hits = store.conn.execute("SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? "
+                              "ORDER BY bm25(memory_fts) LIMIT ?", (match, pool)).fetchall()
+    if not hits:
+        return hits
+    marks = ",".join("?" * len(q.scopes))
+    mine = store.conn.execute(f"SELECT count(*) FROM memories WHERE id IN ({','.join('?' * len(hits))}) "
+                              f"AND scope IN ({marks})", (*(h[0] for h in hits), *q.scopes)).fetchone()[0]
+    if mine * 2 >= len(hits):
+        return hits
+    # ... unless other projects' memories fill the pool: then filter first.
     sql = (f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
            f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts) LIMIT ?")
     return store.conn.execute(sql, (match, *args, pool)).fetchall()
