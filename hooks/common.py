@@ -140,6 +140,36 @@ def ask_resident(data: dict[str, Any], seconds: float = 0.5) -> str | None:
     return None
 
 
+def start_resident(data: dict[str, Any], minutes: float) -> None:
+    """Start a keyword-only resident for this project (server/resident.py), detached, unless one
+    is running or starting (its lock is held) or `minutes` is 0. Never raises."""
+    try:
+        import fcntl
+        import hashlib
+        import subprocess
+    except ImportError:  # no flock (Windows): no residents
+        return
+    try:
+        if minutes <= 0:
+            return
+        project = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd") or os.getcwd()
+        folder = home() / "run"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = folder / f"resident-{hashlib.sha1(project.encode()).hexdigest()[:16]}.lock"
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # one is running or starting
+        finally:
+            os.close(fd)  # (releases the lock for the resident to take)
+        subprocess.Popen([sys.executable, str(Path(__file__).with_name("run.py")), "resident", project],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         close_fds=True, start_new_session=True)
+    except Exception as e:  # noqa: BLE001 - an optimisation for later prompts, never this one's problem
+        log_line("UserPromptSubmit", f"resident not started: {type(e).__name__}: {e}")
+
+
 def session_of(data: dict[str, Any]) -> str | None:
     sid = data.get("session_id")
     return sid if isinstance(sid, str) and 0 < len(sid) <= 200 else None

@@ -1,7 +1,8 @@
 """Dispatch one hook event: `run.py EVENT` with the hook's JSON on stdin.
 
 Events: session-start, user-prompt-submit, stop, pre-compact, session-end (Claude Code's names
-work too), and `drain` (the detached background harvest). Whatever happens, the process exits 0;
+work too), `drain` (the detached background harvest) and `resident DIR` (the detached
+keyword-only resident the prompt hook starts: server/resident.py). Whatever happens, the process exits 0;
 stdout carries at most one hook JSON document, and only for the events that add context.
 """
 
@@ -23,6 +24,14 @@ WATCHDOG = {"SessionStart": 4.0, "UserPromptSubmit": 4.0}  # installed timeouts 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = argv[0] if argv else ""
+    if name == "resident":
+        try:
+            from server import resident
+
+            resident.serve(argv[1:])
+        except Exception as e:  # noqa: BLE001 - detached: the log is the only place it can go
+            common.log_line("resident", f"{type(e).__name__}: {e}")
+        return 0
     if name == "drain":
         try:
             from hooks import harvest

@@ -19,7 +19,8 @@ def run(data: dict[str, Any]) -> str:
     """The context block for this prompt ("" for none); records it against the session.
 
     A MAPLE server already running for this project answers from its warm process (and records
-    it); without one, this process surfaces on its own, with keywords and entities."""
+    it); without one, this process surfaces on its own, with keywords and entities, and starts a
+    keyword-only resident to answer the next prompts (server/resident.py)."""
     answered = common.ask_resident(data)
     if answered is not None:
         return answered
@@ -32,7 +33,9 @@ def run(data: dict[str, Any]) -> str:
     store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)
     try:
         scopes = list(dict.fromkeys([common.hook_scope(data), GLOBAL]))
-        return context.surface(store, prompt, scopes, session_id=common.session_of(data), hook_input=data,
-                               segment=False)  # jieba's dictionary costs ~0.5 s: bigrams here
+        block = context.surface(store, prompt, scopes, session_id=common.session_of(data), hook_input=data,
+                                segment=False)  # jieba's dictionary costs ~0.5 s: bigrams here
     finally:
         store.close()
+    common.start_resident(data, store.config.hook_resident_minutes)  # for the next prompts
+    return block

@@ -21,6 +21,7 @@ ENV_OVERRIDES = {
     "MAPLE_DB": "database",
     "MAPLE_MODEL": "embedding_model",
     "MAPLE_LOG_LEVEL": "log_level",
+    "MAPLE_HOOK_RESIDENT_MINUTES": "hook_resident_minutes",
 }
 
 
@@ -66,6 +67,7 @@ class Config:
     # maintenance: the sleep-time worker, lifecycle passes and backups (memory/maintenance.py)
     worker_enabled: bool = True
     worker_idle_seconds: float = 30.0
+    hook_resident_minutes: float = 30.0
     job_max_attempts: int = 5
     job_backoff_seconds: float = 30.0
     job_lease_seconds: float = 900.0
@@ -223,7 +225,7 @@ def _check_semantics(c: Config) -> None:
 
 
 def _check_maintenance(c: Config) -> None:
-    for key in ("worker_idle_seconds", "job_backoff_seconds", "maintenance_forget_after_days",
+    for key in ("worker_idle_seconds", "hook_resident_minutes", "job_backoff_seconds", "maintenance_forget_after_days",
                 "maintenance_archive_retention_days", "maintenance_consolidate_after_days",
                 "maintenance_fold_after_days", "maintenance_max_memories"):
         if getattr(c, key) < 0:

@@ -303,10 +303,10 @@ def text_index(store: Store):
     return index
 
 
-def warm(store: Store) -> None:
+def warm(store: Store, vectors: bool = True) -> None:
     """Make this process a fast searcher of `store` (the server calls it once, after its
-    handshake): build the in-memory keyword index, and the vector index where the store has
-    vectors (about 1.7 s and 3.5 s per 100k memories), and shorten the interpreter's thread
+    handshake): build the in-memory keyword index, and with `vectors` the vector index where the
+    store has vectors (about 1.7 s and 3.5 s per 100k memories), and shorten the interpreter's thread
     switch interval (process-wide). The indexes are read on a connection of their own, so searches
     meanwhile go on with SQLite alone. Cold processes (hooks, one-shot CLI commands) never call this."""
     import sys
@@ -318,24 +318,24 @@ def warm(store: Store) -> None:
     # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
     # interval each hand-over can wait that long (search p50 30 ms at 100k; 1 ms: 26 ms).
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
-    conn = db.connect(store.path, vectors=store.has_vectors, readonly=True)
+    conn = db.connect(store.path, vectors=vectors and store.has_vectors, readonly=True)
     try:
         keywords = TextIndex.build(conn)
-        vectors = None
-        if store.has_vectors and store.vector_dim:
+        nearest = None
+        if vectors and store.has_vectors and store.vector_dim:
             try:
                 from memory.vecindex import VectorIndex
             except ImportError:
                 pass
             else:
-                vectors = VectorIndex(store.vector_dim)
-                vectors.sync(conn)
+                nearest = VectorIndex(store.vector_dim)
+                nearest.sync(conn)
     finally:
         conn.close()
     with store.tx.lock:
         store._text_index = keywords  # type: ignore[attr-defined]
-        if vectors is not None and getattr(store, "_vector_index", None) is None:
-            store._vector_index = vectors  # type: ignore[attr-defined]
+        if nearest is not None and getattr(store, "_vector_index", None) is None:
+            store._vector_index = nearest  # type: ignore[attr-defined]
 
 
 def vecindex_exact(conn, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:

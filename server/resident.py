@@ -5,7 +5,11 @@ process that cannot afford the model or the in-memory indexes. When a MAPLE serv
 running for the same database and project, the hook hands it the prompt over a Unix socket in
 the MAPLE home (`run/<pid>.<n>.sock`, the home is 0700 and the socket 0600: only this user reaches
 it) and prints what comes back: the same block the `memory_surface` tool gives, from the warm
-process. No server, another project's, or no answer in time: the hook surfaces on its own.
+process. No server, another project's, or no answer in time: the hook surfaces on its own, and starts a
+keyword-only resident for the project (`serve`, `run.py resident DIR`): the same listener on a
+store without the model, which answers the next prompts and exits after `hook_resident_minutes`
+without a request (or when its database is gone). One per project: it holds an flock on
+`run/resident-<hash>.lock`, and a second one started meanwhile exits at once.
 
 One request per connection, one JSON line each way:
   -> {"op": "surface", "db": <the hook's $MAPLE_DB or null>, "project": <project directory>,
@@ -21,6 +25,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +53,7 @@ class Listener:
         self.path = socket_dir(home) / f"{os.getpid()}.{next(_numbers)}.sock"
         self.sock: socket.socket | None = None
         self.home = home
+        self.last_request = time.monotonic()
         self._scopes: dict[str, str] = {}  # project directory -> scope (a git call each, so kept)
         self._databases: dict[str | None, Path] = {}
 
@@ -91,6 +97,7 @@ class Listener:
             threading.Thread(target=self._serve, args=(conn,), name="maple-hook-request", daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
+        self.last_request = time.monotonic()
         with conn:
             try:
                 conn.settimeout(2.0)
@@ -139,6 +146,61 @@ class Listener:
         finally:
             state.activity.end()
         return {"context": block}
+
+
+def lock_path(home: Path, project_dir: str) -> Path:
+    """The lock a keyword resident for `project_dir` holds while it lives (the hook computes the
+    same path: hooks/common.py)."""
+    import hashlib
+
+    return socket_dir(home) / f"resident-{hashlib.sha1(project_dir.encode()).hexdigest()[:16]}.lock"
+
+
+def serve(argv: list[str]) -> None:
+    """`run.py resident PROJECT_DIR`: a keyword-only resident that answers this project's prompt
+    hooks from a warm index, until `hook_resident_minutes` pass without a request."""
+    import fcntl
+    import signal
+
+    from memory import retrieval
+    from memory.store import Store
+    from server.state import ModelGate
+
+    if len(argv) != 1:
+        raise ValueError("usage: run.py resident PROJECT_DIR")
+    project_dir = argv[0]
+    config = config_mod.load()
+    idle = config.hook_resident_minutes * 60
+    if idle <= 0 or not config.db_path.exists():
+        return
+    socket_dir(config.home).mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(lock_path(config.home, project_dir), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # another resident serves this project
+        signal.signal(signal.SIGTERM, _exit_quietly)
+        store = Store.open(config, None, vectors=False)
+        try:
+            state = AppState(db=store, project=project_scope(project_dir), model=ModelGate(None))
+            retrieval.warm(store, vectors=False)
+            listener = Listener(state, config.home)
+            if not listener.start():
+                return
+            try:
+                while time.monotonic() - listener.last_request < idle and store.path.exists():
+                    time.sleep(min(5.0, idle))
+            finally:
+                listener.stop()
+        finally:
+            store.close()
+    finally:
+        os.close(fd)
+
+
+def _exit_quietly(*_: Any) -> None:
+    raise SystemExit(0)  # unwinds through serve's cleanup: the socket goes, the lock is released
 
 
 def _remove_stale(folder: Path) -> None:

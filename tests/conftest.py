@@ -20,6 +20,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MAPLE_HOME", str(path))
     for var in ("MAPLE_DB", "MAPLE_MODEL", "MAPLE_LOG_LEVEL", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)
+    # Prompt hooks run in subprocesses would each leave a keyword resident behind; the tests of
+    # residents turn them back on.
+    monkeypatch.setenv("MAPLE_HOOK_RESIDENT_MINUTES", "0")
     return path
 
 

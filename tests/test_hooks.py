@@ -454,3 +454,36 @@ async def test_the_command_hook_asks_the_running_server_of_its_project_first(tmp
     assert not list((home / "run").glob("*.sock"))  # the server took its socket away
     alone = hook("user-prompt-submit", {**ask, "session_id": "s3", "cwd": str(project)}, home)
     assert f"#{stored['id']} " in context_of(alone, "UserPromptSubmit")  # no server: the hook on its own
+
+
+def test_with_no_server_the_prompt_hook_starts_a_keyword_resident_for_the_next_prompts(tmp_path, monkeypatch):
+    import signal
+    import time
+
+    home, project = tmp_path / "h", tmp_path / "p"
+    project.mkdir()
+    with Store.open(Config(home=home), HashEmbedder(64)) as s:
+        stored = s.add(NewMemory("The staging database listens on port 6543", scope=str(project.resolve())))
+    monkeypatch.setenv("MAPLE_HOOK_RESIDENT_MINUTES", "1")
+    ask = {"hook_event_name": "UserPromptSubmit", "prompt": "Which port does the staging database listen on?",
+           "cwd": str(project)}
+    first = hook("user-prompt-submit", {**ask, "session_id": "s1"}, home, python_flags=("-X", "importtime"))
+    assert f"#{stored.id} " in context_of(first, "UserPromptSubmit") and "memory" in imported(first)
+    deadline = time.monotonic() + 60
+    while not list((home / "run").glob("*.sock")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sockets = list((home / "run").glob("*.sock"))
+    assert len(sockets) == 1
+    try:
+        again = hook("user-prompt-submit", {**ask, "session_id": "s2"}, home, python_flags=("-X", "importtime"))
+        assert f"#{stored.id} " in context_of(again, "UserPromptSubmit")
+        assert "memory" not in imported(again)  # the resident answered
+        third = hook("user-prompt-submit", {**ask, "session_id": "s3"}, home)  # the same resident again
+        assert f"#{stored.id} " in context_of(third, "UserPromptSubmit")
+        assert len(list((home / "run").glob("*.sock"))) == 1
+    finally:
+        os.kill(int(sockets[0].name.split(".")[0]), signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while list((home / "run").glob("*.sock")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not list((home / "run").glob("*.sock"))  # it took its socket with it

@@ -41,7 +41,7 @@ def env_for(home: Path, project: Path | str | None = None, **extra: str) -> dict
     env = {k: v for k, v in os.environ.items()
            if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH", "MAPLE_DB", "MAPLE_MODEL", "MAPLE_LOG_LEVEL")}
     env.update({"MAPLE_HOME": str(home), "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}", "MAPLE_MODEL": "hash-64",
-                "PYTHONDONTWRITEBYTECODE": "1"})
+                "PYTHONDONTWRITEBYTECODE": "1", "MAPLE_HOOK_RESIDENT_MINUTES": "0"})  # each hook on its own
     if project is not None:
         env["CLAUDE_PROJECT_DIR"] = str(project)
     env.update(extra)
