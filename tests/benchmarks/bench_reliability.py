@@ -110,8 +110,8 @@ def rows(reports: dict[str, Any], outcomes: list[dict]) -> list[tuple[str, str, 
                     f"terms indexed" + (f", {len(debug['leaks'])} in the DEBUG log" if debug else "")))
     modes = reports.get("file_modes")
     out.append(("files, paths, network", ("modes: " + ", ".join(f"{k} {v[2:]}" for k, v in modes.items()) + "; "
-                                          if modes else "") + "export/import/restore path refusals; listening sockets "
-                f"of the server: {len(reports.get('listeners', {}).get('server', []))}",
+                                          if modes else "") + "export/import/restore path refusals; network sockets "
+                f"the server listens on: {len(reports.get('listeners', {}).get('server', []))}",
                 verdict(outcomes, "test_files")))
     r = reports.get("framing")
     if r:

@@ -164,7 +164,7 @@ def _rpc(proc: subprocess.Popen, message: dict) -> dict | None:
             return reply
 
 
-def test_the_server_and_its_worker_listen_on_no_socket(tmp_path, home):
+def test_the_server_and_its_worker_listen_on_no_network_socket(tmp_path, home):
     project = tmp_path / "project"
     project.mkdir()
     env = {**harness.env_for(home, project), "MAPLE_LOG_LEVEL": "ERROR"}
@@ -181,12 +181,17 @@ def test_the_server_and_its_worker_listen_on_no_socket(tmp_path, home):
             "name": "memory_store", "arguments": {"content": "Listening on nothing"}}})
         assert not stored["result"].get("isError"), stored
         found = harness.listening_sockets(proc.pid)
+        ours = [f"unix {p}" for p in (home / "run").glob("*.sock")]
     finally:
         proc.stdin.close()
         proc.wait(30)
         proc.stdout.close()
-    harness.report("listeners", {"server": found})
-    assert found == []
+    # One listener only: the Unix socket in the home (0700) on which the command hook asks it
+    # first (server/resident.py), itself 0600. Nothing on TCP or UDP.
+    network = [f for f in found if not f.startswith("unix ")]
+    harness.report("listeners", {"server": network})
+    assert network == []
+    assert found == ours and len(ours) == 1
 
 
 def test_the_listener_check_sees_a_listening_socket():
