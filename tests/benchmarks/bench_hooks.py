@@ -15,8 +15,9 @@ Rows:
                           in-memory MCP client (adds the SDK's request handling)
   surface, command hook   `python hooks/run.py user-prompt-submit`, a fresh process per prompt,
                           from spawn to exit, stdin = hook JSON (bytecode compiled, as after pip);
-                          alone, and with a server for the project running (it answers the hook
-                          over its local socket: server/resident.py)
+                          on its own (residents off), with a server for the project running (it
+                          answers over its local socket: server/resident.py), and with no server
+                          at first: the first hook starts a keyword resident that answers the rest
   harvest, Stop / End     `python hooks/run.py stop|session-end`, fresh process, after a new turn
                           (prompt, assistant text, a tool call and its result) was appended
 Prompts come in sessions of ten (a session is never shown a memory twice, so later prompts of a
@@ -168,9 +169,10 @@ def stats(ms: list[float]) -> tuple[float, float]:
     return statistics.median(s), s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
 
 
-def hook_env(home: Path) -> dict[str, str]:
+def hook_env(home: Path, resident_minutes: float = 0) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "PYTHONDONTWRITEBYTECODE")}
     env["MAPLE_HOME"] = str(home)
+    env["MAPLE_HOOK_RESIDENT_MINUTES"] = str(resident_minutes)  # 0: each prompt hook on its own
     return env
 
 
@@ -245,6 +247,18 @@ def bench_mcp_client(db: Path, prompts: list[str]) -> dict[str, Any]:
     return {"ms": asyncio.run(go())}
 
 
+def bench_command_hook_starting_a_resident(home: Path, prompts: list[str]) -> dict[str, Any]:
+    """No server running: the first prompt hook answers on its own and starts a keyword resident
+    (server/resident.py), which answers the rest. Every run is timed, the first included."""
+    import signal
+
+    try:
+        return _command_hook_runs(home, prompts, hook_env(home, resident_minutes=5), warm_up=False)
+    finally:
+        for sock in (home / "run").glob("*.sock"):
+            os.kill(int(sock.name.split(".")[0]), signal.SIGTERM)
+
+
 def bench_command_hook(home: Path, prompts: list[str], resident: bool = False) -> dict[str, Any]:
     """The command hook, a fresh process per prompt; with `resident`, a server for this database
     and project is running (its socket listener and warm store, in this process: server/resident.py),
@@ -269,11 +283,12 @@ def bench_command_hook(home: Path, prompts: list[str], resident: bool = False) -
             store.close()
 
 
-def _command_hook_runs(home: Path, prompts: list[str]) -> dict[str, Any]:
-    env = hook_env(home)
+def _command_hook_runs(home: Path, prompts: list[str], env: dict[str, str] | None = None,
+                       warm_up: bool = True) -> dict[str, Any]:
+    env = env or hook_env(home)
     payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(PROJECT), "permission_mode": "default",
                "transcript_path": str(home / "t.jsonl")}
-    for p in prompts[:3]:  # compiles bytecode once, like pip does at install
+    for p in prompts[:3] if warm_up else []:  # compiles bytecode once, like pip does at install
         run_hook("user-prompt-submit", {**payload, "prompt": p, "session_id": "warm-up"}, env)
     ms, tokens = [], []
     for i, p in enumerate(prompts):
@@ -355,7 +370,7 @@ def main() -> None:
     p.add_argument("--memories", type=int, default=100_000)
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--rebuild", action="store_true")
-    p.add_argument("--skip", default="", help="comma-separated rows to skip: tool,client,command,resident,stop,end")
+    p.add_argument("--skip", default="", help="comma-separated rows to skip: tool,client,command,resident,alone,stop,end")
     args = p.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     PROJECT.mkdir(parents=True, exist_ok=True)
@@ -383,9 +398,11 @@ def main() -> None:
 
     measure("surface, server tool (in-process)", "tool", lambda db: bench_server_tool(db, prompts))
     measure("surface, server tool (MCP client)", "client", lambda db: bench_mcp_client(db, prompts))
-    measure("surface, command hook (cold)", "command", lambda db: bench_command_hook(db.parent, prompts))
+    measure("surface, command hook, alone", "command", lambda db: bench_command_hook(db.parent, prompts))
     measure("surface, command hook + server", "resident",
             lambda db: bench_command_hook(db.parent, prompts, resident=True))
+    measure("surface, cmd hook, starts a resident", "alone",
+            lambda db: bench_command_hook_starting_a_resident(db.parent, prompts))
     measure("harvest, Stop (cold)", "stop", lambda db: bench_harvest(db.parent, "Stop", args.runs, 1))
     measure("harvest, SessionEnd (cold)", "end", lambda db: bench_harvest(db.parent, "SessionEnd", args.runs, 2))
 
