@@ -318,17 +318,21 @@ def warm(store: Store, vectors: bool = True) -> None:
     # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
     # interval each hand-over can wait that long (search p50 30 ms at 100k; 1 ms: 26 ms).
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
-    conn = db.connect(store.path, vectors=vectors and store.has_vectors, readonly=True)
+    # Decided once: a store that gets its first vector meanwhile builds the vector index on its
+    # first vector search instead (vector_index).
+    vectors = vectors and store.has_vectors and bool(store.vector_dim)
+    dim = store.vector_dim
+    conn = db.connect(store.path, vectors=vectors, readonly=True)
     try:
         keywords = TextIndex.build(conn)
         nearest = None
-        if vectors and store.has_vectors and store.vector_dim:
+        if vectors and dim:
             try:
                 from memory.vecindex import VectorIndex
             except ImportError:
                 pass
             else:
-                nearest = VectorIndex(store.vector_dim)
+                nearest = VectorIndex(dim)
                 nearest.sync(conn)
     finally:
         conn.close()

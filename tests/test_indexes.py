@@ -185,3 +185,12 @@ def test_the_vector_index_takes_new_and_re_embedded_rows_in_place(store: Store) 
     q = np.asarray(store.embedder.embed_query("a wholly different sentence about sourdough bread"), dtype=np.float32)
     assert index.search(q, [PROJECT], 1)[0][0] == ids[5]
     assert index.cosines(q, [ids[5], more[-1]])[ids[5]] == pytest.approx(1.0, abs=2e-3)
+
+
+def test_a_store_warmed_before_its_first_vector_gets_its_vector_index_on_the_first_search(store: Store) -> None:
+    retrieval.warm(store)  # empty: no vectors yet, so no vector index (and no sqlite-vec connection)
+    assert getattr(store, "_vector_index", None) is None
+    stored = store.add(NewMemory("The nightly backup runs at 02:00 from the cron on db-3", scope=PROJECT))
+    found = retrieval.search(store, retrieval.make_query("nightly backup cron", [PROJECT]), record=False)
+    assert found[0].memory.id == stored.id and found[0].channels["vector"] > 0 and found[0].channels["bm25"] > 0
+    assert store._vector_index.n == 1
