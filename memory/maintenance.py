@@ -545,6 +545,9 @@ def purge(p: Pass) -> None:
                         conn.execute(f"DELETE FROM memory_vec WHERE rowid IN ({pm})", part)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
             p.checkpoint()
+    if not p.dry_run:  # the purge log (memory.textindex reads it) only has to outlive a warm server's next search
+        with p.store.tx.atomic() as conn:
+            conn.execute("DELETE FROM purges WHERE at < ?", (p.now - 7 * DAY,))
     orphans = p.store.conn.execute(
         "SELECT id, name FROM entities e WHERE NOT EXISTS (SELECT 1 FROM memory_entities l WHERE l.entity_id = e.id) "
         "AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id)"

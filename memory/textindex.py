@@ -11,8 +11,8 @@ Tokens come from FTS5 itself, never from a second tokenizer that could disagree:
 reads the index's instance table; memories added or changed later are tokenised by the same
 FTS5 tokenizer in a private in-memory table. The database stays the source of truth: before
 each search the copy catches up with new ids, with changed memories (memory_versions) and with
-memories deleted for good (the purges table, filled by a trigger). Candidates are re-checked against the
-SQL filters afterwards, as every channel's are.
+memories deleted for good (the purges table, filled by a trigger). Candidates are re-checked
+against the SQL filters afterwards, as every channel's are.
 
 One departure: a multi-token phrase (a CJK word of three or more characters: its bigrams) is
 matched as "all its tokens present" rather than "adjacent", with the phrase frequency taken as
@@ -59,7 +59,7 @@ class TextIndex:
 
     @classmethod
     def build(cls, conn: Any) -> "TextIndex":
-        """Read FTS5's postings for the whole store (about 1 s per 100k memories)."""
+        """Read FTS5's postings for the whole store (about 1.5 s per 100k memories)."""
         self = cls()
         with _snapshot(conn):
             self.seen_id, self.seen_version, self.seen_purge = _marks(conn)

@@ -4,6 +4,7 @@ forgetting and restoring, merges, consolidation, expiry, inference, storage, and
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -708,3 +709,18 @@ def test_maintain_command_prints_the_report_and_dry_run_writes_nothing(home, clo
     assert "dedup" in text and "archived" in text
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as store:
         assert store.count() == 1
+
+
+def test_maintenance_trims_the_purge_log_after_a_week(tmp_path):
+    from memory import config as config_mod
+    from memory.embed import HashEmbedder
+    from memory.maintenance import run_maintenance
+    from memory.store import NewMemory, Store
+
+    with Store.open(config_mod.load(home=tmp_path / "h", env={}), HashEmbedder(64)) as s:
+        ids = [m.id for m in s.add_many([NewMemory(f"note {i} about the deploy", scope="/p") for i in range(3)])]
+        for mid in ids:
+            s.forget(mid, permanent=True)
+        s.conn.execute("UPDATE purges SET at = ? WHERE memory_id = ?", (time.time() - 8 * 86400, ids[0]))
+        run_maintenance(s)
+        assert [r[0] for r in s.conn.execute("SELECT memory_id FROM purges ORDER BY memory_id")] == ids[1:]
