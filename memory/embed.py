@@ -232,6 +232,10 @@ def _traced(tokenizer: Any, network: Any, max_length: int) -> Any:
     def features(text: str) -> dict[str, Any]:
         return dict(tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length))
 
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # tracing reads every attribute, and one warns about training losses
     try:
         with warnings.catch_warnings(), torch.inference_mode():
             warnings.simplefilter("ignore")  # TracerWarnings about shapes: the check below decides
@@ -246,6 +250,8 @@ def _traced(tokenizer: Any, network: Any, max_length: int) -> Any:
     except Exception as e:  # noqa: BLE001 - an untraceable model still works, untraced
         log.info("embedding model: not traced (%s: %s); using it untraced", type(e).__name__, e)
         return None
+    finally:
+        hf_logging.set_verbosity(verbosity)
 
 
 def from_config(config: Any) -> SentenceTransformerEmbedder | HashEmbedder:
