@@ -503,15 +503,19 @@ def _fill_cosines(store: Store, qvec: Any, cands: dict[int, _Cand]) -> None:
 
 
 def _fill_entity_roles(store: Store, entity_ids: list[int], cands: dict[int, _Cand]) -> None:
+    """Each candidate's entity score: the weight of its strongest role among the query's entities
+    (a speaker or subject 1.0, a passing mention 0.5), also for those the entity channel found."""
     ids = list(cands)
+    best: dict[int, float] = {}
     em = ",".join("?" * len(entity_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         for mid, role in store.conn.execute(
                 f"SELECT memory_id, role FROM memory_entities WHERE memory_id IN ({','.join('?' * len(chunk))}) "
                 f"AND +entity_id IN ({em})", (*chunk, *entity_ids)):
-            c = cands[mid]
-            c.raw["entity"] = max(c.raw.get("entity", 0.0), ROLE_WEIGHT.get(role, 0.5))
+            best[mid] = max(best.get(mid, 0.0), ROLE_WEIGHT.get(role, 0.5))
+    for mid, weight in best.items():
+        cands[mid].raw["entity"] = weight
 
 
 def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:

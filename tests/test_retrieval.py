@@ -219,6 +219,16 @@ def test_a_speaker_detected_from_content_outranks_a_passing_mention_of_the_name(
     assert first(without(s, "entity"), q) == mention
 
 
+def test_a_memory_that_only_mentions_the_entity_scores_half_of_one_it_is_about(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    about = s.add(NewMemory("Status of the integration suite: green again", subject="Caroline",
+                            entities=[("Caroline", "person", "subject")], occurred_at=T0)).id
+    mentioned = s.add(NewMemory("The integration suite is green again", entities=[("Caroline", "person", "mention")],
+                                occurred_at=T0)).id
+    by_id = {r.memory.id: r for r in search(s, "what about caroline")}
+    assert by_id[about].channels["entity"] == pytest.approx(2 * by_id[mentioned].channels["entity"])
+
+
 # -- graph -----------------------------------------------------------------------------------------
 
 def test_one_hop_over_a_relation_reaches_memories_of_the_related_entity(tmp_path: Path) -> None:
