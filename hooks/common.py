@@ -140,12 +140,19 @@ def ask_resident(data: dict[str, Any], seconds: float = 0.5) -> str | None:
     return None
 
 
+def resident_lock(folder: Path, project: str) -> Path:
+    """The lock a keyword resident for `project` holds while it lives (server/resident.py uses
+    this one too)."""
+    import hashlib
+
+    return folder / "run" / f"resident-{hashlib.sha1(project.encode()).hexdigest()[:16]}.lock"
+
+
 def start_resident(data: dict[str, Any], minutes: float) -> None:
     """Start a keyword-only resident for this project (server/resident.py), detached, unless one
     is running or starting (its lock is held) or `minutes` is 0. Never raises."""
     try:
         import fcntl
-        import hashlib
         import subprocess
     except ImportError:  # no flock (Windows): no residents
         return
@@ -153,9 +160,8 @@ def start_resident(data: dict[str, Any], minutes: float) -> None:
         if minutes <= 0:
             return
         project = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd") or os.getcwd()
-        folder = home() / "run"
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        lock = folder / f"resident-{hashlib.sha1(project.encode()).hexdigest()[:16]}.lock"
+        lock = resident_lock(home(), project)
+        lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

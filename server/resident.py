@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hooks.common import resident_lock
 from memory import config as config_mod
 from memory import context
 from memory.scope import project_scope
@@ -148,14 +149,6 @@ class Listener:
         return {"context": block}
 
 
-def lock_path(home: Path, project_dir: str) -> Path:
-    """The lock a keyword resident for `project_dir` holds while it lives (the hook computes the
-    same path: hooks/common.py)."""
-    import hashlib
-
-    return socket_dir(home) / f"resident-{hashlib.sha1(project_dir.encode()).hexdigest()[:16]}.lock"
-
-
 def serve(argv: list[str]) -> None:
     """`run.py resident PROJECT_DIR`: a keyword-only resident that answers this project's prompt
     hooks from a warm index, until `hook_resident_minutes` pass without a request."""
@@ -174,7 +167,7 @@ def serve(argv: list[str]) -> None:
     if idle <= 0 or not config.db_path.exists():
         return
     socket_dir(config.home).mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(lock_path(config.home, project_dir), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(resident_lock(config.home, project_dir), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
