@@ -90,15 +90,38 @@ def watchdog(seconds: float, event: str, on_fire: Callable[[], None] | None = No
     return timer
 
 
-def hook_scope(data: dict[str, Any]) -> str:
-    """The project the hook's session belongs to: $CLAUDE_PROJECT_DIR (what the MCP server uses),
-    else the hook's cwd, mapped to its git repository's top."""
-    from memory.scope import project_scope
-
+def project_dir(data: dict[str, Any]) -> str:
+    """The directory of the hook's session: $CLAUDE_PROJECT_DIR (what the MCP server uses), else
+    the hook's cwd, else this process's."""
     where = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
     if where is not None and not isinstance(where, str):
         raise ValueError("hook input field 'cwd' is not a string")
-    return project_scope(where or None)
+    return where or os.getcwd()
+
+
+def hook_scope(data: dict[str, Any]) -> str:
+    """The project the hook's session belongs to: its directory mapped to its git repository's top."""
+    from memory.scope import project_scope
+
+    return project_scope(project_dir(data))
+
+
+def run_dir(folder: Path) -> Path:
+    """Where servers and keyword residents keep their sockets and locks: in the MAPLE home."""
+    return folder / "run"
+
+
+def read_line(conn: Any, limit: int) -> bytes:
+    """One newline-ended message from a socket (or what came before it closed); ValueError past `limit`."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > limit:
+            raise ValueError(f"message larger than {limit} bytes")
+    return data
 
 
 def ask_resident(data: dict[str, Any], seconds: float = 0.5) -> str | None:
@@ -110,11 +133,11 @@ def ask_resident(data: dict[str, Any], seconds: float = 0.5) -> str | None:
     if not hasattr(socket, "AF_UNIX"):
         return None
     try:
-        found = [(p.stat().st_mtime, p) for p in (home() / "run").glob("*.sock")]
-    except OSError:
+        found = [(p.stat().st_mtime, p) for p in run_dir(home()).glob("*.sock")]
+        project = project_dir(data)
+    except (OSError, ValueError):
         return None
-    request = json.dumps({"op": "surface", "db": os.environ.get("MAPLE_DB") or None,
-                          "project": os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd") or os.getcwd(),
+    request = json.dumps({"op": "surface", "db": os.environ.get("MAPLE_DB") or None, "project": project,
                           "hook": data}, ensure_ascii=False).encode() + b"\n"
     deadline = time.monotonic() + seconds
     for _, path in sorted(found, reverse=True)[:4]:  # the newest servers first
@@ -126,13 +149,7 @@ def ask_resident(data: dict[str, Any], seconds: float = 0.5) -> str | None:
                 conn.settimeout(left)
                 conn.connect(str(path))
                 conn.sendall(request)
-                reply = b""
-                while not reply.endswith(b"\n"):
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    reply += chunk
-            answer = json.loads(reply)
+                answer = json.loads(read_line(conn, MAX_INPUT_BYTES))
         except (OSError, ValueError):
             continue  # a server that died, is busy past the deadline, or answered nonsense
         if isinstance(answer, dict) and isinstance(answer.get("context"), str):
@@ -145,7 +162,7 @@ def resident_lock(folder: Path, project: str) -> Path:
     this one too)."""
     import hashlib
 
-    return folder / "run" / f"resident-{hashlib.sha1(project.encode()).hexdigest()[:16]}.lock"
+    return run_dir(folder) / f"resident-{hashlib.sha1(project.encode()).hexdigest()[:16]}.lock"
 
 
 def start_resident(data: dict[str, Any], minutes: float) -> None:
@@ -159,7 +176,7 @@ def start_resident(data: dict[str, Any], minutes: float) -> None:
     try:
         if minutes <= 0:
             return
-        project = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd") or os.getcwd()
+        project = project_dir(data)
         lock = resident_lock(home(), project)
         lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hooks.common import resident_lock
+from hooks.common import read_line, resident_lock, run_dir
 from memory import config as config_mod
 from memory import context
 from memory.scope import project_scope
@@ -42,16 +42,12 @@ SOCKET_PATH_MAX = 100  # AF_UNIX paths longer than ~104-108 bytes cannot be boun
 _numbers = itertools.count(1)  # tests run several servers in one process
 
 
-def socket_dir(home: Path) -> Path:
-    return home / "run"
-
-
 class Listener:
     """Serves surface requests for `state` on a Unix socket until `stop()`."""
 
     def __init__(self, state: AppState, home: Path):
         self.state = state
-        self.path = socket_dir(home) / f"{os.getpid()}.{next(_numbers)}.sock"
+        self.path = run_dir(home) / f"{os.getpid()}.{next(_numbers)}.sock"
         self.sock: socket.socket | None = None
         self.home = home
         self.last_request = time.monotonic()
@@ -102,7 +98,7 @@ class Listener:
         with conn:
             try:
                 conn.settimeout(2.0)
-                reply = self.answer(_read_line(conn))
+                reply = self.answer(json.loads(read_line(conn, MAX_REQUEST)))
             except Exception as e:  # noqa: BLE001 - the hook falls back to surfacing on its own
                 log.warning("hook socket request failed: %s: %s", type(e).__name__, e)
                 reply = {"error": f"{type(e).__name__}: {e}"}
@@ -166,7 +162,7 @@ def serve(argv: list[str]) -> None:
     idle = config.hook_resident_minutes * 60
     if idle <= 0 or not config.db_path.exists():
         return
-    socket_dir(config.home).mkdir(mode=0o700, parents=True, exist_ok=True)
+    run_dir(config.home).mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(resident_lock(config.home, project_dir), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
@@ -210,15 +206,3 @@ def _remove_stale(folder: Path) -> None:
         except ProcessLookupError:
             pass
         path.unlink(missing_ok=True)
-
-
-def _read_line(conn: socket.socket) -> Any:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-        if len(data) > MAX_REQUEST:
-            raise ValueError(f"request larger than {MAX_REQUEST} bytes")
-    return json.loads(data)
