@@ -483,8 +483,11 @@ class Store:
         with self.tx.atomic() as conn:
             conn.executemany("UPDATE memories SET last_activated_at = ?, activation_count = activation_count + 1 "
                              "WHERE id = ?", [(now, i) for i in ids])
-            conn.executemany("INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, ?, ?)",
-                             [(i, now, kind, session_id) for i in ids])
+            # Only memories that still exist: another process may have purged one since it was found
+            # (the write lock held here keeps that from happening between this check and the insert).
+            conn.executemany("INSERT INTO access_log (memory_id, at, kind, session_id) SELECT ?, ?, ?, ? "
+                             "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
+                             [(i, now, kind, session_id, i) for i in ids])
 
     # -- reading ----------------------------------------------------------------------------
 

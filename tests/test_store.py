@@ -538,3 +538,11 @@ def test_a_process_that_never_imports_jieba_still_finds_a_chinese_word(tmp_path)
                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"[({meeting}, True)]"
+
+
+def test_recording_a_recall_skips_a_memory_purged_since_it_was_found(store):
+    kept, gone = (store.add(NewMemory(t)).id for t in ("The staging database is on port 6543", "Deploys run at noon"))
+    store.forget(gone, permanent=True)  # by another process, between a search and its bookkeeping
+    store.record_activation([kept, gone], "search")
+    assert store.conn.execute("SELECT memory_id FROM access_log").fetchall() == [(kept,)]
+    assert store.get(kept).activation_count == 1
