@@ -1,0 +1,63 @@
+"""Entity catalog for the team corpus: people, components (services, workers,
+packages, tables, topics) and libraries/tools, with the surface forms a teammate
+actually writes. Shared by build_team.py and (copied into) team.json."""
+
+PEOPLE = [
+    {"canonical": "Alice Chen", "aliases": ["Alice", "A. Chen", "alice.chen@corp.example", "陈爱丽", "Ally"]},
+    {"canonical": "Bob Martinez", "aliases": ["Bob", "B. Martinez", "bob.martinez@corp.example", "Bobby"]},
+    {"canonical": "Wang Lei", "aliases": ["Lei", "L. Wang", "wang.lei@corp.example", "王磊", "磊哥"]},
+    {"canonical": "Priya Natarajan", "aliases": ["Priya", "P. Natarajan", "priya.n@corp.example", "PN"]},
+    {"canonical": "Zhang Wei", "aliases": ["张伟", "W. Zhang", "zhang.wei@corp.example", "大伟"]},
+    {"canonical": "Marcus Okafor", "aliases": ["Marcus", "M. Okafor", "marcus.okafor@corp.example", "Mo"]},
+    {"canonical": "Liu Yang", "aliases": ["刘洋", "Yang", "Y. Liu", "liu.yang@corp.example"]},
+    {"canonical": "Sofia Rossi", "aliases": ["Sofia", "S. Rossi", "sofia.rossi@corp.example"]},
+    {"canonical": "Chen Jing", "aliases": ["陈静", "Jing", "J. Chen", "chen.jing@corp.example", "静姐"]},
+    {"canonical": "Tom Becker", "aliases": ["Tom", "T. Becker", "tom.becker@corp.example", "TB"]},
+    {"canonical": "Hiroshi Tanaka", "aliases": ["Hiroshi", "H. Tanaka", "hiroshi.tanaka@corp.example", "Hiro"]},
+]
+
+COMPONENTS = [
+    {"canonical": "billing-service", "kind": "service", "aliases": ["计费服务"]},
+    {"canonical": "ledger-api", "kind": "service", "aliases": ["账本服务"]},
+    {"canonical": "payments-gateway", "kind": "service", "aliases": ["支付网关", "pgw"]},
+    {"canonical": "invoice_worker", "kind": "worker", "aliases": []},
+    {"canonical": "acme.billing.tasks", "kind": "package", "aliases": []},
+    {"canonical": "notification-service", "kind": "service", "aliases": ["通知服务"]},
+    {"canonical": "auth-service", "kind": "service", "aliases": ["认证服务"]},
+    {"canonical": "user-profile-api", "kind": "service", "aliases": ["用户资料服务"]},
+    {"canonical": "search-indexer", "kind": "service", "aliases": []},
+    {"canonical": "order-service", "kind": "service", "aliases": ["订单服务"]},
+    {"canonical": "inventory-sync", "kind": "service", "aliases": []},
+    {"canonical": "report_builder", "kind": "worker", "aliases": ["报表服务"]},
+    {"canonical": "acme.common.retry", "kind": "package", "aliases": []},
+    {"canonical": "feature-flag-service", "kind": "service", "aliases": ["开关服务"]},
+    {"canonical": "api-gateway", "kind": "service", "aliases": []},
+    {"canonical": "audit_log_writer", "kind": "worker", "aliases": []},
+    {"canonical": "refund-service", "kind": "service", "aliases": ["退款服务"]},
+    {"canonical": "risk-engine", "kind": "service", "aliases": ["风控引擎"]},
+    {"canonical": "recon_job", "kind": "job", "aliases": ["对账任务"]},
+    {"canonical": "webhook-dispatcher", "kind": "service", "aliases": []},
+    {"canonical": "tax-calculator", "kind": "service", "aliases": ["算税服务"]},
+    {"canonical": "acme.payments.client", "kind": "package", "aliases": []},
+    {"canonical": "events_outbox", "kind": "table", "aliases": []},
+    {"canonical": "billing.invoice.created", "kind": "topic", "aliases": []},
+]
+
+LIBRARIES = [
+    {"canonical": "Stripe", "kind": "vendor", "aliases": []},
+    {"canonical": "Adyen", "kind": "vendor", "aliases": []},
+    {"canonical": "Postgres", "kind": "database", "aliases": ["PostgreSQL"]},
+    {"canonical": "Redis", "kind": "database", "aliases": []},
+    {"canonical": "Kafka", "kind": "broker", "aliases": []},
+    {"canonical": "gRPC", "kind": "library", "aliases": []},
+    {"canonical": "Celery", "kind": "library", "aliases": []},
+    {"canonical": "PgBouncer", "kind": "tool", "aliases": []},
+    {"canonical": "Grafana", "kind": "tool", "aliases": []},
+    {"canonical": "Sentry", "kind": "tool", "aliases": []},
+    {"canonical": "Terraform", "kind": "tool", "aliases": []},
+    {"canonical": "Debezium", "kind": "tool", "aliases": []},
+    {"canonical": "PagerDuty", "kind": "tool", "aliases": []},
+    {"canonical": "Nomad", "kind": "tool", "aliases": []},
+    {"canonical": "OpenSearch", "kind": "database", "aliases": []},
+    {"canonical": "shipit", "kind": "tool", "aliases": []},
+]
