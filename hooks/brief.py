@@ -12,8 +12,8 @@ BUSY_TIMEOUT_MS = 500
 
 
 def run(data: dict[str, Any]) -> str:
-    from memory import context
-    from memory.scope import GLOBAL
+    from memory.retrieval import context
+    from memory.store import GLOBAL
 
     store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)
     try:

@@ -165,7 +165,7 @@ def absorb_spool(store: Any) -> int:
 
 def harvest_now(store: Any, path: str, scope: str) -> dict[str, Any]:
     """Read, extract and ingest what is new in `path`, in one transaction (see the module doc)."""
-    from memory import ingest
+    from memory.extraction import ingest
 
     with store.tx.atomic():
         return ingest.harvest(store, path, scope=scope)
@@ -234,7 +234,7 @@ def drain_main(argv: list[str]) -> None:
     if hasattr(os, "nice") and not args.wait:
         os.nice(10)  # background work: the session's own hooks and tools go first on a busy machine
     from memory import config as config_mod
-    from memory import context
+    from memory.retrieval import context
     from memory.store import Store
 
     while True:

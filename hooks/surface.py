@@ -24,8 +24,8 @@ def run(data: dict[str, Any]) -> str:
     answered = common.ask_resident(data)
     if answered is not None:
         return answered
-    from memory import context
-    from memory.scope import GLOBAL
+    from memory.retrieval import context
+    from memory.store import GLOBAL
 
     prompt = data.get("prompt")
     if context.skip_reason(prompt, data) is not None:  # before touching the database at all

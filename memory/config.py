@@ -204,7 +204,7 @@ def _check_semantics(c: Config) -> None:
     if c.search_min_pool > c.search_max_pool:
         raise ConfigError("setting 'search_min_pool' must not exceed 'search_max_pool'")
     if c.redact_patterns:  # imported here: compiling privacy's patterns costs a read-only hook ~14 ms
-        from memory import privacy
+        from memory.lang import privacy
 
         problems = privacy.check_patterns(c.redact_patterns)
     else:

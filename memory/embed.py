@@ -24,7 +24,7 @@ from array import array
 from typing import Any, Protocol, Sequence
 
 from memory.errors import StoreUnavailable
-from memory.text import WORD, bigrams, CJK_RUN, _SPLIT
+from memory.lang.text import _SPLIT, CJK_RUN, WORD, bigrams
 
 log = logging.getLogger("maple.embed")
 

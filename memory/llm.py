@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Protocol, Sequence
 
-from memory import privacy
 from memory.errors import ConfigError, MapleError
-from memory.extraction import Candidate, _finish
-from memory.text import estimate_tokens
+from memory.extraction.heuristic import Candidate, _finish
+from memory.lang import privacy
+from memory.lang.text import estimate_tokens
 
 LAYERS = ("fact", "experience", "decision")
 MAX_MEMORIES = 50

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-GLOBAL = "global"
+GLOBAL = "global"  # the scope of user-wide memories, seen from every project
 
 
 def project_scope(cwd: str | os.PathLike | None = None) -> str:

@@ -22,12 +22,12 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
-from memory import embed, jobs
+from memory import embed
+from memory.scope import project_scope
 from memory.config import Config
 from memory.embed import Embedder
 from memory.errors import MapleError
-from memory.scope import project_scope
-from memory.store import Store
+from memory.store import Store, jobs
 from server import resident, resources, tools, tools_graph, tools_memory, tools_wisdom
 from server.info import INSTRUCTIONS, NAME, VERSION
 from server.state import AppState, ModelGate

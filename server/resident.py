@@ -31,8 +31,8 @@ from typing import Any
 
 from hooks.common import read_line, resident_lock, run_dir
 from memory import config as config_mod
-from memory import context
 from memory.scope import project_scope
+from memory.retrieval import context
 from server.state import AppState
 
 log = logging.getLogger("maple.server")
@@ -151,7 +151,7 @@ def serve(argv: list[str]) -> None:
     import fcntl
     import signal
 
-    from memory import retrieval
+    from memory.retrieval import ranking as retrieval
     from memory.store import Store
     from server.state import ModelGate
 

@@ -13,10 +13,9 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from memory import browse
 from memory.errors import MapleError, NotFound
+from memory.store import browse
 from server.state import AppState
-
 
 # The SDK gives a static resource (no URI variables) no Context; a middleware hands the request's
 # lifespan state to it through this variable instead (anyio copies it into worker threads).

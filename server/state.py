@@ -7,10 +7,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
-from memory import retrieval
 from memory.errors import StoreUnavailable
-from memory.jobs import Activity
+from memory.retrieval import ranking as retrieval
 from memory.store import Store
+from memory.store.jobs import Activity
 
 log = logging.getLogger("maple.server")
 

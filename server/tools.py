@@ -15,12 +15,13 @@ from typing import Annotated, Any, Iterator, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, StrictInt, StrictBool
+from pydantic import BaseModel, Field, StrictBool, StrictInt
 
-from memory import context, db, retrieval
+from memory.scope import resolve
 from memory.errors import MapleError, NotFound
-from memory.scope import GLOBAL, resolve
-from memory.store import Memory, NewMemory
+from memory.retrieval import context
+from memory.retrieval import ranking as retrieval
+from memory.store import GLOBAL, Memory, NewMemory, db
 from server.state import AppState, ModelState
 
 SEARCH_CONTENT_CHARS = 2_000  # per hit; a search of 100 long memories must fit a client's output cap
@@ -259,7 +260,7 @@ def memory_maintain(
     for memories not recalled in a while, merging near-duplicates, summarising old episodes,
     archiving stale low-confidence memories, and reclaiming space. Returns every change and why.
     Pinned memories are never changed."""
-    from memory import maintenance
+    from memory.maintenance import agent as maintenance
     from memory.store import Store
 
     state = _state(ctx)

@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from memory import backup, cli, retrieval, transfer
+from memory import cli
 from memory import config as config_mod
+from memory.app import transfer
 from memory.embed import HashEmbedder
 from memory.errors import EmbeddingMismatch, InvalidInput
-from memory.store import NewMemory, Store
+from memory.retrieval import ranking as retrieval
+from memory.store import NewMemory, Store, backup
 
 T0 = 1_750_000_000.0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory import browse, wisdom
 from memory.errors import InvalidInput, NotFound
-from memory.store import NewMemory, Store
+from memory.retrieval import lessons as wisdom
+from memory.store import NewMemory, Store, browse
 
 P, OTHER = "/work/p", "/work/other"
 SCOPES = [P, "global"]

@@ -8,18 +8,19 @@ import os
 import stat
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
+from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 
-from memory import cli, transfer
+from memory import cli
+from memory.cli import common
 from memory import config as config_mod
+from memory.app import transfer
 from memory.embed import HashEmbedder
 from memory.store import NewMemory, Store
-
-from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["serve", "add", "search", "show", "list", "forget", "restore", "stats", "doctor", "export", "import"]
@@ -215,10 +216,10 @@ def test_bad_search_input_exits_2(capsys):
 
 
 def test_fit_counts_wide_characters_twice():
-    assert cli.fit("短い text", 20) == "短い text"
-    cut = cli.fit("数据库迁移需要先备份", 9)
+    assert common.fit("短い text", 20) == "短い text"
+    cut = common.fit("数据库迁移需要先备份", 9)
     assert cut == "数据库迁…"
-    assert cli.fit("line one\nline two", 40) == "line one line two"
+    assert common.fit("line one\nline two", 40) == "line one line two"
 
 
 # -- show, list, forget, restore, stats ------------------------------------------------------------
@@ -600,12 +601,12 @@ def test_a_chunk_is_linked_to_its_parent_in_the_same_batch(config):
 
 def test_the_progress_bar_draws_only_on_a_terminal():
     quiet = io.StringIO()
-    bar = cli.Progress(100, "importing", quiet)
+    bar = common.Progress(100, "importing", quiet)
     bar.update(50)
     bar.close()
     assert quiet.getvalue() == ""
     term = FakeTerminal()
-    bar = cli.Progress(200, "importing", term)
+    bar = common.Progress(200, "importing", term)
     bar.update(50, "64 lines")
     assert term.getvalue() == "\rimporting [#######-----------------------]  25% 64 lines"
     bar.close()

@@ -14,13 +14,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 
-from memory import cli, cli_tools, graph_html
+from memory import cli
+from memory.cli import program as cli_main
 from memory import config as config_mod
+from memory.cli import graph_html
+from memory.cli import tools as cli_tools
 from memory.embed import HashEmbedder
 from memory.store import NewMemory, Store
-
-from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 
 
 class FakeTerminal(io.StringIO):
@@ -39,7 +41,7 @@ def test_every_mcp_tool_has_a_cli_command(config):
             return {t.name for t in (await c.list_tools()).tools}
 
     tools = anyio.run(names)
-    commands = set(cli.build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    commands = set(cli_main.build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert tools == set(cli_tools.TOOL_COMMANDS)
     assert set(cli_tools.TOOL_COMMANDS.values()) <= commands
 

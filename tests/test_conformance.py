@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from readme_tables import tool_examples
 
 from memory import config as config_mod
-from memory import graph_query, wisdom
 from memory.embed import HashEmbedder
+from memory.retrieval import graph_query
+from memory.retrieval import lessons as wisdom
 from memory.store import NewMemory, Store
-from readme_tables import tool_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECTOR_VERSION = "2.12.0"  # keep in step with .ci/run

@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from memory import context, text, transcript
+from memory.extraction import transcript
+from memory.lang import text
+from memory.retrieval import context
 from memory.store import NewMemory
 
 PROJECT = "/work/project-a"

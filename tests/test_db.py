@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memory import db
 from memory.errors import StoreUnavailable
+from memory.store import db
 
 
 @pytest.fixture

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from memory import config as config_mod
-from memory import extraction, ingest, retrieval, transcript
 from memory.embed import HashEmbedder
-from memory.extraction import Candidate, extract
+from memory.extraction import heuristic as extraction
+from memory.extraction import ingest, transcript
+from memory.extraction.heuristic import Candidate, extract
+from memory.retrieval import ranking as retrieval
 from memory.store import Store
 
 SESSIONS = Path(__file__).resolve().parent / "data" / "sessions"

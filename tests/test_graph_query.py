@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory import graph_query as gq
 from memory.errors import InvalidInput, NotFound
+from memory.retrieval import graph_query as gq
 from memory.store import NewMemory, Store
 
 P, OTHER = "/work/p", "/work/other"

@@ -16,10 +16,9 @@ import pytest
 from mcp import Client
 
 from hooks import harvest
-from memory import db
 from memory.config import Config
 from memory.embed import HashEmbedder
-from memory.store import NewMemory, Store
+from memory.store import NewMemory, Store, db
 from server.app import build_server
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from memory import config as config_mod
-from memory import retrieval, text
 from memory.embed import HashEmbedder
-from memory.scope import GLOBAL
-from memory.store import NewMemory, Store
-from memory.textindex import TextIndex
-from memory.vecindex import VectorIndex
+from memory.lang import text
+from memory.retrieval import ranking as retrieval
+from memory.store import GLOBAL, NewMemory, Store
+from memory.store.textindex import TextIndex
+from memory.store.vecindex import VectorIndex
 
 WORDS = ("deploy cache redis postgres timeout retry queue worker billing invoice login token "
          "migration index vacuum backup restore latency alert pager schema rollback build test "

@@ -7,12 +7,13 @@ import json
 import os
 import stat
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
-from memory import cli, install
+from memory import cli
+from memory.cli import install
 from memory.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent

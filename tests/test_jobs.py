@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from memory import config as config_mod
-from memory import jobs
 from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
-from memory.store import NewMemory, Store
+from memory.store import NewMemory, Store, jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_750_000_000.0
@@ -82,7 +81,7 @@ def test_a_request_arriving_while_its_job_runs_queues_a_fresh_job(db):
 
 
 def test_enqueue_works_on_a_bare_connection_as_hooks_use_it(db, home):
-    from memory import db as dbmod
+    from memory.store import db as dbmod
 
     conn = dbmod.connect(db.path, vectors=False)
     jid = jobs.enqueue(conn, "harvest", {"transcript_path": "/t/x.jsonl"}, dedup_key="x")
@@ -165,7 +164,8 @@ CRASHER = """
 import os, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from memory import config as config_mod, jobs
+from memory import config as config_mod
+from memory.store import jobs
 from memory.store import Store
 store = Store.open(config_mod.load(home=Path({home!r}), env={{}}), None)
 def die(store, payload, ctx):
@@ -223,7 +223,8 @@ DRAINER = """
 import os, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from memory import config as config_mod, jobs
+from memory import config as config_mod
+from memory.store import jobs
 from memory.store import Store
 store = Store.open(config_mod.load(home=Path({home!r}), env={{}}), None)
 out = os.open({log!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -10,8 +10,9 @@ from typing import Iterator
 
 import pytest
 
-from memory import ingest, llm
+from memory import llm
 from memory.errors import ConfigError
+from memory.extraction import ingest
 
 TURNS = [
     {"role": "user", "kind": "text", "text": "Always use uv. The deploy token is ghp_abcdefghijklmnopqrstuvwxyz0123456789.",

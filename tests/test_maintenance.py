@@ -11,10 +11,11 @@ from typing import Any, Iterator
 import pytest
 
 from memory import config as config_mod
-from memory import maintenance, retrieval
 from memory.embed import HashEmbedder
 from memory.errors import StoreUnavailable
-from memory.maintenance import run_maintenance
+from memory.maintenance import agent as maintenance
+from memory.maintenance.agent import run_maintenance
+from memory.retrieval import ranking as retrieval
 from memory.store import NewMemory, Store
 
 DAY = 86400.0
@@ -101,7 +102,7 @@ def test_confidence_halves_every_half_life_of_the_layer_once_stale(db, clock, la
 
 
 def test_confidence_moves_in_steps_of_a_twentieth_of_a_half_life():
-    from memory.maintenance import decayed_confidence
+    from memory.maintenance.agent import decayed_confidence
 
     assert decayed_confidence(1.0, 4.4, 90) == 1.0  # less than one step (4.5 days)
     assert decayed_confidence(1.0, 4.5, 90) == pytest.approx(0.5 ** 0.05)
@@ -714,7 +715,7 @@ def test_maintain_command_prints_the_report_and_dry_run_writes_nothing(home, clo
 def test_maintenance_trims_the_purge_log_after_a_week(tmp_path):
     from memory import config as config_mod
     from memory.embed import HashEmbedder
-    from memory.maintenance import run_maintenance
+    from memory.maintenance.agent import run_maintenance
     from memory.store import NewMemory, Store
 
     with Store.open(config_mod.load(home=tmp_path / "h", env={}), HashEmbedder(64)) as s:

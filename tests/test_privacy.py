@@ -21,11 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import config as config_mod
-from memory import privacy
-from memory import retrieval, transfer
+from memory.app import transfer
 from memory.embed import HashEmbedder
 from memory.errors import ConfigError, InvalidInput
-from memory.privacy import RedactingFilter, is_excluded, redact
+from memory.lang import privacy
+from memory.lang.privacy import RedactingFilter, is_excluded, redact
+from memory.retrieval import ranking as retrieval
 from memory.store import NewMemory, Store
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import jsonschema
 from mcp import Client
+from readme_tables import cli_commands, tool_examples
 
 from memory import cli
+from memory.cli import program as cli_main
 from memory.embed import HashEmbedder
-from readme_tables import cli_commands, tool_examples
 from server.app import build_server
 
 
@@ -22,7 +23,7 @@ async def test_every_server_tool_is_in_the_readme_with_an_example_its_schema_acc
 
 
 def test_every_cli_command_is_in_the_readme():
-    parser = cli.build_parser()
+    parser = cli_main.build_parser()
     commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     documented = cli_commands()
     assert len(documented) == len(set(documented)), "a command is documented twice"

@@ -23,11 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import config as config_mod
-from memory import graph, retrieval
 from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
-from memory.scope import GLOBAL
-from memory.store import NewMemory, Store
+from memory.retrieval import ranking as retrieval
+from memory.store import GLOBAL, NewMemory, Store, graph
 
 T0 = 1_750_000_000.0  # 2025-06-15T15:06:40Z, a Sunday
 DAY = 86400.0

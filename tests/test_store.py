@@ -16,9 +16,9 @@ from typing import Any, Sequence
 import pytest
 
 from memory import config as config_mod
-from memory import retrieval
 from memory.embed import HashEmbedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
+from memory.retrieval import ranking as retrieval
 from memory.store import Memory, NewMemory, Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -527,7 +527,8 @@ def test_a_process_that_never_imports_jieba_still_finds_a_chinese_word(tmp_path)
         s.add(NewMemory("小王对花生过敏"))
     script = textwrap.dedent(f"""
         import sys
-        from memory import config, retrieval
+        from memory import config
+        from memory.retrieval import ranking as retrieval
         from memory.store import Store
         s = Store.open(config.load(home={str(cfg.home)!r}, env={{}}), None, vectors=False)
         results = retrieval.search(s, retrieval.make_query("开会", ["global"]), segment=False)

@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import config as config_mod
-from memory import db, retrieval, text
 from memory.embed import HashEmbedder
-from memory.store import NewMemory, Store
+from memory.lang import text
+from memory.retrieval import ranking as retrieval
+from memory.store import NewMemory, Store, db
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory.timeparse import Window, find_window
+from memory.lang.timeparse import Window, find_window
 
 NOW = datetime(2025, 6, 18, 15, 0, tzinfo=timezone.utc)  # a Wednesday afternoon
 DAY = 86400.0

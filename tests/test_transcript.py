@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory import config as config_mod
-from memory import transcript
+from memory.extraction import transcript
 from memory.store import Store
 
 # shared/ lies beside the repository, for developers and CI alike.
@@ -263,7 +263,7 @@ def test_messages_list_and_plain_text_become_turns(tmp_path):
 
 
 def test_importing_the_module_pulls_in_no_third_party_package():
-    code = ("import sys, memory.transcript; heavy = {'numpy', 'jieba', 'mcp', 'pydantic', 'sqlean', 'sqlite_vec'};"
+    code = ("import sys, memory.extraction.transcript; heavy = {'numpy', 'jieba', 'mcp', 'pydantic', 'sqlean', 'sqlite_vec'};"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})

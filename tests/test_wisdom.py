@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memory import browse, maintenance, wisdom
 from memory.errors import InvalidInput, NotFound
-from memory.store import NewMemory, Store
+from memory.maintenance import agent as maintenance
+from memory.retrieval import lessons as wisdom
+from memory.store import NewMemory, Store, browse
 
 P, OTHER = "/work/p", "/work/other"
 SCOPES = [P, "global"]
@@ -119,7 +120,7 @@ def test_lessons_ignore_facts_and_experiences(store):
 
 
 def test_a_failed_decision_is_labelled_as_a_warning_where_it_is_surfaced(store):
-    from memory import context
+    from memory.retrieval import context
 
     d = wisdom.record_decision(store, "Use Redis for the job queue", "fast", scope=P)
     assert "FAILED" not in context.render(d)

@@ -40,7 +40,7 @@ HOOK_EVENTS = {  # Claude Code event -> hooks/run.py argument
     "SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit", "Stop": "stop",
     "PreCompact": "pre-compact", "SessionEnd": "session-end",
 }
-ROOT = Path(__file__).resolve().parent.parent  # holds the memory, server and hooks packages
+ROOT = Path(__file__).resolve().parents[2]  # holds the memory, server and hooks packages
 RUN_PY = ROOT / "hooks" / "run.py"
 CLIENTS = ("claude-desktop", "cursor", "codex", "vscode", "gemini")
 
@@ -127,7 +127,8 @@ def is_ours(handler: Any) -> bool:
         return words[2] in HOOK_EVENTS.values()
     if len(words) == 3 and words[2] in HOOK_EVENTS.values() and re.search(r"hooks[/\\]run\.py$", words[1]):
         script = Path(words[1])
-        return script == RUN_PY or (script.parent.parent / "memory" / "context.py").exists() \
+        maple = script.parent.parent / "memory"  # a MAPLE checkout, this layout or the one before
+        return script == RUN_PY or (maple / "store").is_dir() or (maple / "context.py").exists() \
             or "maple" in words[1].lower()
     return False
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from memory import embed
-from memory.cli import PROG, Context, Progress, fit
+from memory.cli.common import PROG, Context, Progress, fit
 from memory.errors import InvalidInput
 
 
@@ -36,7 +36,7 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
 
 
 def cmd_maintain(ctx: Context) -> int:
-    from memory import maintenance
+    from memory.maintenance import agent as maintenance
 
     a = ctx.args
     progress = Progress(None, "maintaining")
@@ -77,7 +77,7 @@ def cmd_maintain(ctx: Context) -> int:
 
 
 def cmd_backup(ctx: Context) -> int:
-    from memory import backup
+    from memory.store import backup
 
     a = ctx.args
     if a.list:
@@ -110,7 +110,7 @@ def cmd_backup(ctx: Context) -> int:
 def cmd_reindex(ctx: Context) -> int:
     import dataclasses
 
-    from memory import backup
+    from memory.store import backup
 
     a = ctx.args
     target = dataclasses.replace(ctx.config, embedding_model=a.model) if a.model else ctx.config

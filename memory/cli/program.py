@@ -20,118 +20,26 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import stat
 import sys
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Sequence
 
 from memory import config as config_mod
-from memory import db, embed, transfer
+from memory import embed
+from memory.app import transfer
+from memory.scope import project_scope
+from memory.cli.common import PROG, Context, Progress, _date, _paint, _table, fit  # noqa: F401
 from memory.config import Config
-from memory.errors import ConfigError, InvalidInput, MapleError, NotFound, StoreUnavailable
-from memory.scope import GLOBAL, project_scope
-from memory.store import LAYERS, NewMemory, Store, iso
-
-PROG = "maple-memory"
-
-
-@dataclass
-class Context:
-    args: argparse.Namespace
-    config: Config
-    project: str
-
-    @property
-    def scopes(self) -> list[str]:
-        return list(dict.fromkeys([self.project, GLOBAL]))
-
-    def open(self, *, embedder: bool) -> Store:
-        """The store; with the configured embedder only for commands that embed text, so that
-        reading a database built with another model still works."""
-        return Store.open(self.config, embed.from_config(self.config) if embedder else None)
-
-    def emit(self, obj: Any, human: Callable[[], None]) -> None:
-        if self.args.json:
-            print(json.dumps(obj, ensure_ascii=False, indent=2))
-        else:
-            human()
-
-
-# -- small output helpers --------------------------------------------------------------------------
-
-def _colour_on() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
-
-
-def _paint(text: str, code: str) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if _colour_on() else text
-
-
-def _cells(ch: str) -> int:
-    if unicodedata.combining(ch):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def fit(text: str, width: int) -> str:
-    """`text` on one line, cut to `width` terminal cells (CJK counts double) with an ellipsis."""
-    text = " ".join(text.split())
-    if sum(map(_cells, text)) <= width:
-        return text
-    out, used = [], 0
-    for ch in text:
-        if used + _cells(ch) > width - 1:
-            break
-        out.append(ch)
-        used += _cells(ch)
-    return "".join(out) + "…"
-
-
-def _date(ts: float | None) -> str:
-    return (iso(ts) or "")[:10]
-
-
-def _table(rows: list[tuple[str, ...]], paints: Sequence[str]) -> None:
-    """Left columns padded to their widest cell; the last column (content) fills the terminal."""
-    if not rows:
-        return
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    room = max(20, shutil.get_terminal_size((100, 24)).columns - sum(widths) - 2 * len(widths))
-    for r in rows:
-        cells = [_paint(c.rjust(w) if i == 0 else c.ljust(w), paints[i]) for i, (c, w) in enumerate(zip(r, widths))]
-        print("  ".join([*cells, fit(r[-1], room)]))
-
-
-class Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal (else silent)."""
-
-    def __init__(self, total: int | None, label: str, stream: IO[str] | None = None):
-        self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty()
-        self.total, self.label, self.last = total, label, ""
-
-    def update(self, done: int, note: str = "") -> None:
-        if not self.enabled:
-            return
-        if self.total:
-            frac = min(done / self.total, 1.0)
-            filled = int(frac * 30)
-            line = f"{self.label} [{'#' * filled}{'-' * (30 - filled)}] {frac:4.0%} {note}"
-        else:
-            line = f"{self.label} {note}"
-        if line != self.last:
-            self.stream.write("\r" + line.ljust(len(self.last)))
-            self.stream.flush()
-            self.last = line
-
-    def close(self) -> None:
-        if self.enabled and self.last:
-            self.stream.write("\r" + " " * len(self.last) + "\r")
-            self.stream.flush()
-
+from memory.errors import (
+    ConfigError,
+    InvalidInput,
+    MapleError,
+    NotFound,
+    StoreUnavailable,
+)
+from memory.store import GLOBAL, LAYERS, NewMemory, Store, db
 
 # -- memory commands -------------------------------------------------------------------------------
 
@@ -157,7 +65,9 @@ def cmd_add(ctx: Context) -> int:
 
 
 def cmd_search(ctx: Context) -> int:
-    from memory import retrieval  # its channels may pull in numpy or jieba: only when searching
+    from memory.retrieval import (
+        ranking as retrieval,  # its channels may pull in numpy or jieba: only when searching
+    )
 
     a = ctx.args
     q = retrieval.make_query(a.query, ctx.scopes, limit=a.limit, layer=a.layer, category=a.category,
@@ -257,7 +167,9 @@ def cmd_stats(ctx: Context) -> int:
 
 def cmd_serve(ctx: Context) -> int:
     try:
-        from server.launch import serve  # mcp and the model load here, never for other commands
+        from server.launch import (
+            serve,  # mcp and the model load here, never for other commands
+        )
     except ImportError as e:
         raise StoreUnavailable(f"the MCP server cannot start: {e}; reinstall maple-memory") from e
     if ctx.args.project:  # the server reads its project when it starts, from the variable Claude Code sets
@@ -284,7 +196,7 @@ def cmd_export(ctx: Context) -> int:
             finally:
                 progress.close()
         if ctx.args.digest:
-            from memory.backup import export_digest
+            from memory.store.backup import export_digest
 
             digest = export_digest(transfer.export_records(store))[0]
     if target == "-":  # stdout holds the export: the summary goes to stderr
@@ -462,7 +374,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
 # -- wiring into Claude Code and other clients (memory/install.py) ---------------------------------
 
 def cmd_install(ctx: Context) -> int:
-    from memory import install
+    from memory.cli import install
 
     a = ctx.args
     report = install.install(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
@@ -472,7 +384,7 @@ def cmd_install(ctx: Context) -> int:
 
 
 def cmd_uninstall(ctx: Context) -> int:
-    from memory import install
+    from memory.cli import install
 
     a = ctx.args
     report = install.uninstall(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
@@ -491,7 +403,7 @@ def _print_report(report: Any, verb: str) -> None:
 
 
 def cmd_client_config(ctx: Context) -> int:
-    from memory import install
+    from memory.cli import install
 
     text, where = install.client_config(ctx.config, ctx.args.client)
     print(f"{PROG}: put this in {where}", file=sys.stderr)  # stdout stays pasteable
@@ -567,10 +479,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", type=int)
 
     command("stats", "counts by layer, scope and category; database size and model")
-    from memory.maintenance_cli import add_commands  # maintain, backup, reindex
+    from memory.cli.maintenance import add_commands  # maintain, backup, reindex
 
     add_commands(command)
-    from memory import cli_tools  # update, pin, history, entity, relate, neighbors, path, decide, ...
+    from memory.cli import (
+        tools as cli_tools,  # update, pin, history, entity, relate, neighbors, path, decide, ...
+    )
 
     cli_tools.add_commands(command)
 
@@ -624,7 +538,7 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
 
 
 def cmd_extract(ctx: Context) -> int:
-    from memory import ingest  # imported only when extracting
+    from memory.extraction import ingest  # imported only when extracting
 
     if ctx.args.dry_run and not ctx.config.db_path.exists():
         return ingest.run_extract_command(ctx.args)  # nothing stored yet: every candidate is new
@@ -637,7 +551,9 @@ COMMANDS["extract"] = cmd_extract
 
 
 def _maintenance_command(ctx: Context) -> int:
-    from memory import maintenance_cli  # imported only when one of its commands runs
+    from memory.cli import (
+        maintenance as maintenance_cli,  # imported only when one of its commands runs
+    )
 
     return maintenance_cli.COMMANDS[ctx.args.command](ctx)
 
@@ -646,7 +562,9 @@ COMMANDS.update({name: _maintenance_command for name in ("maintain", "backup", "
 
 
 def _tool_command(ctx: Context) -> int:
-    from memory import cli_tools  # imported only when one of its commands runs
+    from memory.cli import (
+        tools as cli_tools,  # imported only when one of its commands runs
+    )
 
     return cli_tools.run(ctx)
 

@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from memory.cli import PROG, Context, Progress, _date, _paint, _table, fit
+from memory.cli.common import PROG, Context, Progress, _date, _paint, _table, fit
 from memory.errors import InvalidInput
-from memory.scope import GLOBAL
-from memory.store import LAYERS, iso
+from memory.store import GLOBAL, LAYERS, iso
 
 # The MCP tool -> the command that does the same for a person (a test keeps it complete).
 TOOL_COMMANDS = {
@@ -117,8 +116,7 @@ def _show_memory_line(m: Any) -> None:
 
 
 def cmd_update(ctx: Context) -> int:
-    from memory import browse
-    from memory.store import NewMemory
+    from memory.store import NewMemory, browse
 
     a = ctx.args
     content = sys.stdin.read() if a.content == "-" else a.content
@@ -160,7 +158,7 @@ def cmd_pin(ctx: Context) -> int:
 
 
 def cmd_history(ctx: Context) -> int:
-    from memory import browse
+    from memory.store import browse
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
@@ -188,7 +186,7 @@ def _node(n: dict[str, Any]) -> str:
 
 
 def cmd_entity(ctx: Context) -> int:
-    from memory import graph_query
+    from memory.retrieval import graph_query
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
@@ -210,7 +208,7 @@ def cmd_entity(ctx: Context) -> int:
 
 
 def cmd_relate(ctx: Context) -> int:
-    from memory import graph_query
+    from memory.retrieval import graph_query
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
@@ -226,7 +224,7 @@ def _edges(d: dict[str, Any], names: dict[int, str]) -> list[tuple[str, ...]]:
 
 
 def cmd_neighbors(ctx: Context) -> int:
-    from memory import graph_query
+    from memory.retrieval import graph_query
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
@@ -245,7 +243,7 @@ def cmd_neighbors(ctx: Context) -> int:
 
 
 def cmd_path(ctx: Context) -> int:
-    from memory import graph_query
+    from memory.retrieval import graph_query
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
@@ -270,7 +268,8 @@ def cmd_path(ctx: Context) -> int:
 
 
 def cmd_graph(ctx: Context) -> int:
-    from memory import graph_html, graph_query
+    from memory.cli import graph_html
+    from memory.retrieval import graph_query
 
     a = ctx.args
     if not 1 <= a.max_nodes <= graph_query.MAX_NODES:
@@ -308,7 +307,7 @@ def cmd_graph(ctx: Context) -> int:
 # -- wisdom ------------------------------------------------------------------------------------------
 
 def cmd_decide(ctx: Context) -> int:
-    from memory import wisdom
+    from memory.retrieval import lessons as wisdom
 
     a = ctx.args
     with ctx.open(embedder=True) as store:
@@ -325,7 +324,7 @@ def cmd_decide(ctx: Context) -> int:
 
 
 def cmd_outcome(ctx: Context) -> int:
-    from memory import wisdom
+    from memory.retrieval import lessons as wisdom
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
@@ -337,7 +336,7 @@ def cmd_outcome(ctx: Context) -> int:
 
 
 def cmd_lessons(ctx: Context) -> int:
-    from memory import wisdom
+    from memory.retrieval import lessons as wisdom
 
     a = ctx.args
     with ctx.open(embedder=True) as store:
@@ -358,7 +357,7 @@ def cmd_lessons(ctx: Context) -> int:
 
 
 def cmd_context(ctx: Context) -> int:
-    from memory import context
+    from memory.retrieval import context
 
     a = ctx.args
     if not 50 <= a.budget <= 2400:

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any, Iterable
 
-from memory import emotion, entities, privacy
-from memory import extraction_rules as R
+from memory.extraction import rules as R
+from memory.lang import emotion, entities, privacy
 
 TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
 
@@ -326,13 +326,13 @@ def _dedup(cands: list[Candidate]) -> list[Candidate]:
 
 def run_extract_command(args: Any, **kwargs: Any) -> int:
     """`maple-memory extract FILE [--dry-run]` (see memory.ingest.run_extract_command)."""
-    from memory import ingest
+    from memory.extraction import ingest
 
     return ingest.run_extract_command(args, **kwargs)
 
 
 def add_extract_arguments(parser: Any) -> None:
     """Flags of `maple-memory extract` on an argparse (sub)parser."""
-    from memory import ingest
+    from memory.extraction import ingest
 
     ingest.add_extract_arguments(parser)

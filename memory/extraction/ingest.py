@@ -22,11 +22,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memory import graph, text, transcript
 from memory.embed import to_blob
 from memory.errors import InvalidInput, MapleError, StoreUnavailable
-from memory.extraction import Candidate, extract
-from memory.store import NewMemory, Store, content_hash, parse_time
+from memory.extraction import transcript
+from memory.extraction.heuristic import Candidate, extract
+from memory.lang import text
+from memory.store import NewMemory, Store, content_hash, graph, parse_time
 
 log = logging.getLogger("maple.ingest")
 
@@ -437,7 +438,8 @@ def run_extract_command(args: Any, *, store: Store | None = None, out: Any = Non
     """Extract memories from a file; with --dry-run only print them with the rule that fired."""
     from memory import config as config_mod
     from memory import embed
-    from memory.scope import GLOBAL, project_scope
+    from memory.scope import project_scope
+    from memory.store import GLOBAL
 
     out = out or sys.stdout
     cfg = store.config if store is not None else config_mod.load()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memory import entities
+from memory.lang import entities
 
 # -- sentences ---------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memory.text import CJK_RUN, WORD
+from memory.lang.text import CJK_RUN, WORD
 
 # mood -> (valence, English stems, Chinese words). Stems match word prefixes ("frustrat" matches
 # frustrated, frustrating).

@@ -212,9 +212,13 @@ def run_maintenance(store: Store, dry_run: bool = False, now: float | None = Non
     old database to incremental auto-vacuum runs only below this size (None: always). `llm`: a
     provider for written summaries (default: the configured one, usually none: extractive).
     """
-    from memory import consolidation, review, storage  # numpy lives there: only when a pass runs
-
     import time as _time
+
+    from memory.maintenance import (
+        consolidation,  # numpy lives there: only when a pass runs
+        review,  # numpy lives there: only when a pass runs
+        storage,  # numpy lives there: only when a pass runs
+    )
 
     started = _time.perf_counter()
     now = store.clock() if now is None else now
@@ -559,6 +563,6 @@ def purge(p: Pass) -> None:
 
 
 def size_report(store: Store, detail: bool = False) -> dict[str, Any]:
-    from memory import storage
+    from memory.maintenance import storage
 
     return storage.size_report(store, detail)

@@ -22,10 +22,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from memory.text import WORD
+from memory.lang.text import WORD
 
 if TYPE_CHECKING:
-    from memory.maintenance import Pass
+    from memory.maintenance.agent import Pass
 
 DAY = 86400.0
 REVIEW_DAYS = 7

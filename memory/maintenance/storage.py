@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memory.store import Store
 
 if TYPE_CHECKING:
-    from memory.maintenance import Pass
+    from memory.maintenance.agent import Pass
 
 DAY = 86400.0
 ACCESS_LOG_DAYS = 180  # recall events older than this are pruned (last_activated_at keeps the latest)

@@ -28,10 +28,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from memory import db, retrieval, text
-from memory.scope import GLOBAL
-from memory.store import MEMORY_COLUMNS, Memory, Store, iso
-from memory.transcript import CONTEXT_TAG
+from memory.extraction.transcript import CONTEXT_TAG
+from memory.lang import text
+from memory.retrieval import ranking as retrieval
+from memory.store import GLOBAL, Memory, Store, db, iso
+from memory.store.records import MEMORY_COLUMNS
 
 MAX_BLOCK_CHARS = 9_500  # Claude Code replaces hook context above 10,000 characters by a file path
 MAX_ITEM_CHARS = 480  # one memory's quoted text; memory_get has the rest

@@ -15,9 +15,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from memory import graph
 from memory.errors import InvalidInput, NotFound
-from memory.store import MEMORY_COLUMNS, Memory, Store, iso
+from memory.store import Memory, Store, graph, iso
+from memory.store.records import MEMORY_COLUMNS
 
 TWIN = "same_entity"
 MAX_HOPS = 6

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memory import retrieval
 from memory.errors import InvalidInput, NotFound
+from memory.retrieval import ranking as retrieval
 from memory.store import Memory, NewMemory, Store, iso
 
 OUTCOMES = ("worked", "failed", "partial")
@@ -110,7 +110,7 @@ def record_outcome(store: Store, memory_id: int, outcome: str, notes: str = "", 
     notes = " ".join((notes or "").split())
     if len(notes) > MAX_NOTES:
         raise InvalidInput(f"notes are {len(notes)} characters; keep them under {MAX_NOTES}")
-    from memory import privacy
+    from memory.lang import privacy
 
     notes = privacy.redact(notes, store.config.redact_patterns)
     with store.tx.atomic() as conn:

@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memory import emotion, mentions, text, timeparse
 from memory.embed import to_blob
 from memory.errors import InvalidInput, StoreUnavailable
+from memory.lang import emotion, mentions, text, timeparse
 from memory.store import Memory, Store, parse_time
 
 log = logging.getLogger("maple.retrieval")
@@ -287,7 +287,7 @@ def vector_index(store: Store):
     index = getattr(store, "_vector_index", None)
     if index is None:
         try:
-            from memory.vecindex import VectorIndex
+            from memory.store.vecindex import VectorIndex
         except ImportError:
             return None
         index = store._vector_index = VectorIndex(store.vector_dim)  # type: ignore[attr-defined]
@@ -311,8 +311,8 @@ def warm(store: Store, vectors: bool = True) -> None:
     meanwhile go on with SQLite alone. Cold processes (hooks, one-shot CLI commands) never call this."""
     import sys
 
-    from memory import db
-    from memory.textindex import TextIndex
+    from memory.store import db
+    from memory.store.textindex import TextIndex
 
     # A search embeds its query on a second thread while this one runs the other channels; they
     # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
@@ -328,7 +328,7 @@ def warm(store: Store, vectors: bool = True) -> None:
         nearest = None
         if vectors and dim:
             try:
-                from memory.vecindex import VectorIndex
+                from memory.store.vecindex import VectorIndex
             except ImportError:
                 pass
             else:

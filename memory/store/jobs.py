@@ -36,9 +36,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from memory import db
 from memory.errors import InvalidInput, MapleError, StoreUnavailable
-from memory.store import Store, iso
+from memory.store import Store, db, iso
 
 log = logging.getLogger("maple.jobs")
 
@@ -226,8 +225,8 @@ Handler = Callable[[Store, dict, JobContext], Any]
 
 
 def _harvest(store: Store, payload: dict, ctx: JobContext) -> Any:
-    from memory import ingest
     from memory.scope import project_scope
+    from memory.extraction import ingest
 
     path = payload.get("transcript_path") or payload.get("path")
     if not isinstance(path, str) or not path:
@@ -241,7 +240,7 @@ def _harvest(store: Store, payload: dict, ctx: JobContext) -> Any:
 
 
 def _maintain(store: Store, payload: dict, ctx: JobContext) -> Any:
-    from memory import maintenance
+    from memory.maintenance import agent as maintenance
 
     report = maintenance.run_maintenance(store, dry_run=bool(payload.get("dry_run")),
                                          checkpoint=ctx.checkpoint, vacuum_limit_mb=maintenance.WORKER_VACUUM_MB)

@@ -7,153 +7,39 @@ together or not at all. Reads that rank memories live in `memory.retrieval`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import re
 import stat
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from memory import db, emotion, graph, mentions, text
 from memory.config import Config
 from memory.embed import Embedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
-from memory.scope import GLOBAL
+from memory.lang import emotion, mentions, text
+from memory.store import db, graph
+from memory.store.records import (
+    _CONTROL,
+    LAYERS,
+    MAX_TAG_CHARS,
+    MEMORY_COLUMNS,
+    SOURCES,
+    SQLITE_MAX_INT,
+    SQLITE_MIN_INT,
+    Memory,
+    NewMemory,
+    _from_json,
+    _short,
+    _string_list,
+    _to_json,
+    check_metadata,
+    content_hash,
+    parse_time,
+)
 
 log = logging.getLogger("maple.store")
-
-LAYERS = ("fact", "experience", "decision")
-SOURCES = ("manual", "hook", "import", "consolidation", "extraction")
-MAX_TAGS, MAX_TAG_CHARS = 32, 64
-MAX_METADATA_BYTES, MAX_METADATA_DEPTH = 64_000, 8
-SQLITE_MIN_INT, SQLITE_MAX_INT = -(2 ** 63), 2 ** 63 - 1
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_to_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(x, ensure_ascii=False), one encoder for all
-
-
-def _from_json(s: str) -> Any:
-    """json.loads, without parsing the empty list and object most memories store."""
-    return [] if s == "[]" else {} if s == "{}" else json.loads(s)
-
-
-MEMORY_COLUMNS = (
-    "id, content, layer, category, subject, scope, importance, confidence, valence, intensity, "
-    "moods, tags, pinned, source, source_ref, session_id, occurred_at, created_at, updated_at, "
-    "last_activated_at, activation_count, valid_from, valid_to, superseded_by, parent_id, "
-    "chunk_index, content_hash, deleted_at, metadata")
-
-
-def iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def parse_time(value: Any, name: str = "time") -> float | None:
-    """An ISO 8601 date or datetime (or epoch seconds) as epoch seconds; naive times are UTC."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be an ISO 8601 string like 2025-03-14 or 2025-03-14T09:30:00Z")
-    s = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        raise InvalidInput(f"{name} {value!r} is not ISO 8601; use e.g. 2025-03-14 or 2025-03-14T09:30:00Z") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
-
-
-def content_hash(content: str) -> str:
-    """Hash of the content with whitespace folded and case ignored: trivial variants are one memory."""
-    norm = " ".join(content.split()).casefold()
-    return hashlib.sha256(norm.encode("utf-8")).hexdigest()
-
-
-@dataclass
-class Memory:
-    id: int
-    content: str
-    layer: str
-    category: str
-    subject: str | None
-    scope: str
-    importance: int
-    confidence: float
-    valence: float
-    intensity: float
-    moods: list[str]
-    tags: list[str]
-    pinned: bool
-    source: str
-    source_ref: str | None
-    session_id: str | None
-    occurred_at: float | None
-    created_at: float
-    updated_at: float
-    last_activated_at: float | None
-    activation_count: int
-    valid_from: float | None
-    valid_to: float | None
-    superseded_by: int | None
-    parent_id: int | None
-    chunk_index: int | None
-    content_hash: str
-    deleted_at: float | None
-    metadata: dict
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any]) -> "Memory":
-        m = cls(*row)
-        m.moods = _from_json(m.moods) if isinstance(m.moods, str) else m.moods
-        m.tags = _from_json(m.tags) if isinstance(m.tags, str) else m.tags
-        m.metadata = _from_json(m.metadata) if isinstance(m.metadata, str) else m.metadata
-        m.pinned = bool(m.pinned)
-        return m
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key in ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from",
-                    "valid_to", "deleted_at"):
-            d[key] = iso(d[key])
-        return d
-
-
-@dataclass
-class NewMemory:
-    """What a caller may set when storing a memory; everything else is derived."""
-
-    content: str
-    layer: str = "fact"
-    category: str = "general"
-    subject: str | None = None
-    scope: str = GLOBAL
-    importance: int = 3
-    confidence: float = 1.0
-    valence: float = 0.0
-    intensity: float = 0.0
-    moods: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    pinned: bool = False
-    source: str = "manual"
-    source_ref: str | None = None
-    session_id: str | None = None
-    occurred_at: Any = None
-    valid_from: Any = None
-    valid_to: Any = None
-    parent_id: int | None = None
-    chunk_index: int | None = None
-    metadata: dict = field(default_factory=dict)
-    # (name, kind) or (name, kind, role) to link; None detects them from the content.
-    entities: list[tuple[str, ...]] | None = None
 
 
 class Store:
@@ -269,7 +155,9 @@ class Store:
 
     def add_many(self, items: Sequence[NewMemory], *, embed: bool = True) -> list[Memory]:
         """Store many memories in one transaction, embedding them in one batch."""
-        from memory import privacy  # here, not at the top: compiling its patterns costs a read-only hook ~14 ms
+        from memory.lang import (
+            privacy,  # here, not at the top: compiling its patterns costs a read-only hook ~14 ms
+        )
 
         rows = [self._prepare(it) for it in items]
         vectors: list[Any] = [None] * len(rows)
@@ -355,7 +243,7 @@ class Store:
         return text.index_text(row["content"] + (" " + extra if extra else ""))
 
     def _prepare(self, it: NewMemory) -> dict[str, Any]:
-        from memory import privacy
+        from memory.lang import privacy
 
         if not isinstance(it.content, str):
             raise InvalidInput("content must be a string")
@@ -649,54 +537,3 @@ def _chmod_private(path: Path, mode: int = 0o600) -> None:
             path.chmod(mode)
     except OSError:
         pass  # not ours to change (a shared folder set by the user); the file itself stays 0600
-
-
-def _short(value: Any, name: str, limit: int) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
-    value = _CONTROL.sub("", value).strip()
-    if not value:
-        raise InvalidInput(f"{name} must not be empty")
-    if len(value) > limit:
-        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {limit}")
-    return value
-
-
-def _string_list(values: Any, name: str, limit: int = MAX_TAG_CHARS) -> list[str]:
-    if values is None:
-        return []
-    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
-        raise InvalidInput(f"{name} must be a list of strings")
-    out = list(dict.fromkeys(_short(v, name[:-1], limit).lower() for v in values if v.strip()))
-    if len(out) > MAX_TAGS:
-        raise InvalidInput(f"at most {MAX_TAGS} {name}, got {len(out)}")
-    return out
-
-
-def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:
-    """Metadata must be a JSON object of bounded size and depth; secrets in strings are redacted."""
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be a JSON object")
-    from memory import privacy
-
-    def walk(v: Any, depth: int) -> Any:
-        if depth > MAX_METADATA_DEPTH and isinstance(v, (dict, list)):  # levels of nesting, not leaves
-            raise InvalidInput(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")
-        if isinstance(v, dict):
-            return {str(k): walk(x, depth + 1) for k, x in v.items()}
-        if isinstance(v, list):
-            return [walk(x, depth + 1) for x in v]
-        if isinstance(v, str):
-            return _CONTROL.sub("", privacy.redact(v, secrets))
-        if v is None or isinstance(v, (bool, int, float)):
-            if isinstance(v, float) and v != v or v in (float("inf"), float("-inf")):
-                raise InvalidInput("metadata numbers must be finite")
-            return v
-        raise InvalidInput(f"metadata values must be JSON (got {type(v).__name__})")
-
-    clean = walk(metadata, 1)
-    if len(_to_json(clean)) > MAX_METADATA_BYTES:
-        raise InvalidInput(f"metadata is larger than {MAX_METADATA_BYTES} bytes of JSON")
-    return clean

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from memory import db
+from memory.store import db
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 

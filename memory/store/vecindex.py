@@ -20,7 +20,6 @@ from typing import Any, Sequence
 import numpy as np
 
 
-
 class VectorIndex:
     def __init__(self, dim: int):
         self.dim = dim

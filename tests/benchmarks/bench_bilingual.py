@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
-from memory import retrieval  # noqa: E402
 from memory.embed import HashEmbedder, SentenceTransformerEmbedder  # noqa: E402
-from memory.store import NewMemory, Store  # noqa: E402
-from memory.text import STOPWORDS  # noqa: E402
+from memory.lang.text import STOPWORDS  # noqa: E402
+from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "bilingual.json"
 DIRECTIONS = ("zh→zh", "en→en", "zh→en", "en→zh")

@@ -29,9 +29,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from memory import config as config_mod  # noqa: E402
-from memory import ingest, transcript  # noqa: E402
-from memory.extraction import extract  # noqa: E402
-from memory.store import Store  # noqa: E402
+from memory.extraction import (
+    ingest,  # noqa: E402
+    transcript,  # noqa: E402
+)
+from memory.extraction.heuristic import extract  # noqa: E402
+from memory.store.memories import Store  # noqa: E402
 
 SESSIONS = Path(__file__).resolve().parents[1] / "data" / "sessions"
 

@@ -49,9 +49,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
-from memory import context, retrieval, text  # noqa: E402
 from memory.embed import HashEmbedder  # noqa: E402
-from memory.store import NewMemory, Store  # noqa: E402
+from memory.lang import text  # noqa: E402
+from memory.retrieval import context  # noqa: E402
+from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
 
 CACHE = Path("/tmp/maple-bench-hooks")
 PROJECT = CACHE / "project"  # no .git: the folder is the project's scope
@@ -349,7 +351,7 @@ def bench_harvest(home: Path, event: str, runs: int, seed: int) -> dict[str, Any
     t0 = time.perf_counter()
     subprocess.run([sys.executable, str(RUN), "drain", "--wait"], env=env, check=True)  # settle
     settle_s = time.perf_counter() - t0
-    from memory import db
+    from memory.store import db
 
     conn = db.connect(home / "memory.db", vectors=False, readonly=True)
     done = conn.execute("SELECT count(*), sum(status = 'done') FROM jobs WHERE kind = 'harvest_transcript'").fetchone()

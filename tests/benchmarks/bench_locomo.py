@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
-from memory import retrieval  # noqa: E402
-from memory.store import NewMemory, Store  # noqa: E402
+from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

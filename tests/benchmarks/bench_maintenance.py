@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
 from memory.embed import HashEmbedder  # noqa: E402
-from memory.store import NewMemory, Store  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DIM = 384
 DAY = 86400.0
@@ -143,7 +143,7 @@ def seed(path: Path, n: int, seed_value: int = 7) -> dict[str, Any]:
 
 def run_pass(path: str) -> None:
     """In its own process: one full maintenance pass, then print the figures as JSON."""
-    from memory import maintenance
+    from memory.maintenance import agent as maintenance
 
     cfg = config_mod.load(home=Path(path).parent, env={}, database=path)
     store = Store.open(cfg, HashEmbedder(DIM, name=MODEL), clock=lambda: NOW)
@@ -188,8 +188,8 @@ def part2(months: float) -> tuple[dict, dict, dict[str, int]]:
     sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
     import bench_locomo
 
-    from memory import maintenance
     from memory.embed import SentenceTransformerEmbedder
+    from memory.maintenance import agent as maintenance
 
     data = json.loads(bench_locomo.DEFAULT_DATA.read_text())
     cache = Path(tempfile.gettempdir()) / "maple-bench-embeddings.npz"

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from memory.privacy import redact  # noqa: E402
+from memory.lang.privacy import redact  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 LABEL = re.compile(r"\[REDACTED:[\w-]+\]")

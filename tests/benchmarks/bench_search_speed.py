@@ -54,7 +54,6 @@ import pstats  # noqa: E402
 import random  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
-from array import array  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable, Sequence  # noqa: E402
 
@@ -64,10 +63,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
-from memory import retrieval  # noqa: E402
-from memory.embed import PACKAGED_MODEL, SentenceTransformerEmbedder  # noqa: E402
 from memory.scope import GLOBAL  # noqa: E402
-from memory.store import NewMemory, Store  # noqa: E402
+from memory.embed import PACKAGED_MODEL, SentenceTransformerEmbedder  # noqa: E402
+from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DIM = 384
 PROTOTYPES = 12_000
@@ -410,7 +409,7 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
     texts, qvecs = [str(t) for t in qdata["text"]], qdata["vecs"]
     truth = np.load(workdir / f"truth-{n}-{n_queries}.npy")
     embedder = open_embedder(threads)
-    from memory import text as text_mod
+    from memory.lang import text as text_mod
     text_mod.jieba_segmenter()
     out["rss_model_mb"] = status_mb("VmRSS")
     store = Store.open(bench_config(workdir, n), embedder)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
 from memory import embed  # noqa: E402
-from memory.store import NewMemory, Store  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
 
 
 def cpu_s(pid: int) -> float:

@@ -34,8 +34,9 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from memory import config as config_mod  # noqa: E402
-from memory import retrieval, text  # noqa: E402
-from memory.store import NewMemory, Store  # noqa: E402
+from memory.lang import text  # noqa: E402
+from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DIM = 384
 PROJECTS = [f"/home/dev/src/{name}" for name in (

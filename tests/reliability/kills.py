@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import signal
@@ -86,7 +85,7 @@ def write_store(home: Path, rng: random.Random, seed: int) -> None:
 
 
 def write_import(home: Path, rng: random.Random, seed: int) -> None:
-    from memory import transfer
+    from memory.app import transfer
 
     store = _open(home)
     scope = f"/kill/import-{seed}"
@@ -109,7 +108,7 @@ def write_import(home: Path, rng: random.Random, seed: int) -> None:
 
 def write_harvest(home: Path, rng: random.Random, seed: int, workdir: Path) -> None:
     from hooks import harvest
-    from memory import jobs
+    from memory.store import jobs
 
     path = workdir / f"transcript-{seed}.jsonl"
     cwd = f"/kill/harvest-{seed}"
@@ -128,7 +127,7 @@ def write_harvest(home: Path, rng: random.Random, seed: int, workdir: Path) -> N
 
 
 def write_maintain(home: Path, rng: random.Random, seed: int) -> None:
-    from memory import maintenance
+    from memory.maintenance import agent as maintenance
 
     ahead = time.time() + (30 + seed % 200) * DAY  # old enough for decay, forgetting and consolidation
     store = _open(home, clock=lambda: ahead)
@@ -137,8 +136,8 @@ def write_maintain(home: Path, rng: random.Random, seed: int) -> None:
 
 
 def write_reindex(home: Path, rng: random.Random, seed: int) -> None:
-    from memory import backup
     from memory.embed import HashEmbedder
+    from memory.store import backup
 
     store = _open(home)
     pending = store.conn.execute("SELECT value FROM meta WHERE key = 'reindex_model'").fetchone()

@@ -104,8 +104,8 @@ def _pick_op(rng: random.Random, ledger: Ledger) -> str:
 
 def lib_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) -> None:
     from memory import config as config_mod
-    from memory import retrieval
     from memory.embed import HashEmbedder
+    from memory.retrieval import ranking as retrieval
     from memory.store import NewMemory, Store
 
     project, home = Path(a.project), Path(a.home)
@@ -383,7 +383,8 @@ def run_load(workdir: Path, processes: int, ops: int, *, projects: int = 3, seed
 
 def verify(home: Path, ledgers: list[dict]) -> dict[str, Any]:
     """Compare every ledger with the database; count lost, duplicated and unexpected writes."""
-    from memory import db, text
+    from memory.lang import text
+    from memory.store import db
 
     health = harness.check_database(home / "memory.db", home=home, fill_vectors=True)
     conn = db.connect(home / "memory.db", vectors=False, readonly=True)

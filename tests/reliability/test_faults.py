@@ -24,10 +24,9 @@ import pytest
 from mcp import Client
 
 from memory import config as config_mod
-from memory import db, jobs
 from memory.config import Config
 from memory.embed import HashEmbedder
-from memory.store import NewMemory, Store
+from memory.store import NewMemory, Store, jobs
 from reliability import harness
 from server.app import build_server
 
@@ -362,7 +361,8 @@ def test_the_cli_with_a_missing_model_stores_and_finds_by_keyword(home, tmp_path
 WORKER = """
 import sys
 sys.path[:0] = [{root!r}]
-from memory import config as config_mod, jobs
+from memory import config as config_mod
+from memory.store import jobs
 from memory.embed import HashEmbedder
 from memory.store import Store
 store = Store.open(config_mod.load(home={home!r}, env={{}}), HashEmbedder(64))

@@ -13,8 +13,8 @@ from pathlib import Path
 from mcp import Client
 
 from memory import config as config_mod
-from memory import db
 from memory.embed import HashEmbedder
+from memory.store import db
 from reliability import harness
 from server.app import build_server
 

@@ -19,7 +19,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from memory import config as config_mod
-from memory import ingest, transcript
+from memory.extraction import ingest, transcript
 from memory.store import Store
 from reliability import fuzz, harness
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memory import config as config_mod
-from memory import db
+from memory.store import db
 from reliability import harness
 
 CORPUS = harness.secrets_corpus()
@@ -190,7 +190,7 @@ def test_a_secret_at_the_end_of_a_sentence_is_redacted_like_one_at_the_end_of_a_
     """Extraction writes facts as sentences ending in a full stop; a password before that stop
     ("office wifi password: correct-otter-28.") reached the database until privacy._assignment
     judged what follows the value after the stop."""
-    from memory.privacy import redact
+    from memory.lang.privacy import redact
 
     leaked = [e["note"] for e in CORPUS if harness.find_secrets(redact(e["text"] + after), [e])]
     assert leaked == []

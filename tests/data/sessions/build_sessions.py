@@ -175,9 +175,9 @@ def build(index: int, name: str, session: dict, folder: Path = HERE) -> None:
 
 
 from sessions_en import SESSIONS as EN  # noqa: E402  (kept apart: long data)
-from sessions_zh import SESSIONS as ZH  # noqa: E402
 from sessions_holdout import SESSIONS as HOLDOUT  # noqa: E402
 from sessions_holdout2 import SESSIONS as HOLDOUT2  # noqa: E402
+from sessions_zh import SESSIONS as ZH  # noqa: E402
 
 if __name__ == "__main__":
     for i, (name, s) in enumerate([*EN, *ZH], 1):

@@ -1,6 +1,6 @@
 """English sessions (see build_sessions.py for the format and what the labels mean)."""
 
-from session_dsl import A, CAVEAT, CMD, COMPACT, CTX, INTERRUPT, SIDE, T, TASK, TOOL, U
+from session_dsl import CAVEAT, CMD, COMPACT, CTX, INTERRUPT, SIDE, TASK, TOOL, A, T, U
 
 SESSIONS = [
     ("en01_invoicer_uv_postgres", {

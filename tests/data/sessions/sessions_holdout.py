@@ -1,7 +1,7 @@
 """Held-out sessions, written and labelled after the heuristics were built and never used to tune
 them: the honest estimate of how extraction does on phrasings it was not written against."""
 
-from session_dsl import A, CAVEAT, CMD, COMPACT, CTX, INTERRUPT, SIDE, T, TASK, TOOL, U
+from session_dsl import COMPACT, CTX, SIDE, TASK, TOOL, A, T, U
 
 SESSIONS = [
     ("ho01_en_poetry_shop", {

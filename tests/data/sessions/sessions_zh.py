@@ -1,6 +1,6 @@
 """Chinese and mixed Chinese/English sessions (see build_sessions.py)."""
 
-from session_dsl import A, CAVEAT, CMD, COMPACT, CTX, INTERRUPT, SIDE, T, TASK, TOOL, U
+from session_dsl import CAVEAT, CMD, COMPACT, CTX, INTERRUPT, SIDE, TASK, TOOL, A, T, U
 
 SESSIONS = [
     ("zh01_console_pnpm", {

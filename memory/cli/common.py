@@ -1,0 +1,113 @@
+"""What every `maple-memory` command shares: the command context and the terminal output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import unicodedata
+from dataclasses import dataclass
+from typing import IO, Any, Callable, Sequence
+
+from memory import embed
+from memory.config import Config
+from memory.store import GLOBAL, Store, iso
+
+PROG = "maple-memory"
+
+
+@dataclass
+class Context:
+    args: argparse.Namespace
+    config: Config
+    project: str
+
+    @property
+    def scopes(self) -> list[str]:
+        return list(dict.fromkeys([self.project, GLOBAL]))
+
+    def open(self, *, embedder: bool) -> Store:
+        """The store; with the configured embedder only for commands that embed text, so that
+        reading a database built with another model still works."""
+        return Store.open(self.config, embed.from_config(self.config) if embedder else None)
+
+    def emit(self, obj: Any, human: Callable[[], None]) -> None:
+        if self.args.json:
+            print(json.dumps(obj, ensure_ascii=False, indent=2))
+        else:
+            human()
+
+
+# -- small output helpers --------------------------------------------------------------------------
+
+def _colour_on() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _paint(text: str, code: str) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if _colour_on() else text
+
+
+def _cells(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def fit(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` terminal cells (CJK counts double) with an ellipsis."""
+    text = " ".join(text.split())
+    if sum(map(_cells, text)) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        if used + _cells(ch) > width - 1:
+            break
+        out.append(ch)
+        used += _cells(ch)
+    return "".join(out) + "…"
+
+
+def _date(ts: float | None) -> str:
+    return (iso(ts) or "")[:10]
+
+
+def _table(rows: list[tuple[str, ...]], paints: Sequence[str]) -> None:
+    """Left columns padded to their widest cell; the last column (content) fills the terminal."""
+    if not rows:
+        return
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    room = max(20, shutil.get_terminal_size((100, 24)).columns - sum(widths) - 2 * len(widths))
+    for r in rows:
+        cells = [_paint(c.rjust(w) if i == 0 else c.ljust(w), paints[i]) for i, (c, w) in enumerate(zip(r, widths))]
+        print("  ".join([*cells, fit(r[-1], room)]))
+
+
+class Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal (else silent)."""
+
+    def __init__(self, total: int | None, label: str, stream: IO[str] | None = None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self.total, self.label, self.last = total, label, ""
+
+    def update(self, done: int, note: str = "") -> None:
+        if not self.enabled:
+            return
+        if self.total:
+            frac = min(done / self.total, 1.0)
+            filled = int(frac * 30)
+            line = f"{self.label} [{'#' * filled}{'-' * (30 - filled)}] {frac:4.0%} {note}"
+        else:
+            line = f"{self.label} {note}"
+        if line != self.last:
+            self.stream.write("\r" + line.ljust(len(self.last)))
+            self.stream.flush()
+            self.last = line
+
+    def close(self) -> None:
+        if self.enabled and self.last:
+            self.stream.write("\r" + " " * len(self.last) + "\r")
+            self.stream.flush()
