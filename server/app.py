@@ -16,25 +16,23 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
 from memory import embed
-from memory.scope import project_scope
 from memory.config import Config
 from memory.embed import Embedder
 from memory.errors import MapleError
+from memory.scope import project_scope
 from memory.store import Store, jobs
 from server import resident, resources, tools, tools_graph, tools_memory, tools_wisdom
 from server.info import INSTRUCTIONS, NAME, VERSION
 from server.state import AppState, ModelGate
 
 log = logging.getLogger("maple.server")
-
-
 
 
 def build_server(config: Config, embedder: Embedder | None = None, project: str | None = None) -> MCPServer[AppState]:
@@ -178,14 +176,3 @@ def run_on(config: Config, embedder: Embedder | None, stdin: Any, stdout: Any, p
               (anyio.wrap_file(stdin), anyio.wrap_file(stdout)), parent)
 
 
-def serve(config: Config, embedder: Embedder | None = None) -> None:
-    """Run the server on stdio until the client closes the connection (see server.launch)."""
-    from server import launch
-
-    launch.serve(config, embedder)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    from server import launch
-
-    launch.main(argv)

@@ -31,8 +31,8 @@ from typing import Any
 
 from hooks.common import read_line, resident_lock, run_dir
 from memory import config as config_mod
-from memory.scope import project_scope
 from memory.retrieval import context
+from memory.scope import project_scope
 from server.state import AppState
 
 log = logging.getLogger("maple.server")

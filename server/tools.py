@@ -17,10 +17,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictBool, StrictInt
 
-from memory.scope import resolve
 from memory.errors import MapleError, NotFound
 from memory.retrieval import context
 from memory.retrieval import ranking as retrieval
+from memory.scope import resolve
 from memory.store import GLOBAL, Memory, NewMemory, db
 from server.state import AppState, ModelState
 

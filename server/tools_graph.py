@@ -13,8 +13,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
-from memory.scope import resolve
 from memory.retrieval import graph_query
+from memory.scope import resolve
 from server.state import AppState
 from server.tools import MemoryOut, _state, _tool_errors
 

@@ -13,8 +13,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
-from memory.scope import resolve
 from memory.errors import InvalidInput, NotFound
+from memory.scope import resolve
 from memory.store import GLOBAL, Memory, NewMemory, browse, iso
 from server.state import AppState, IndexState, ModelState
 from server.tools import Layer, MemoryOut, _state, _tool_errors

@@ -13,9 +13,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
-from memory.scope import resolve
 from memory.retrieval import lessons as wisdom
 from memory.retrieval import ranking as retrieval
+from memory.scope import resolve
 from server.state import AppState, ModelState
 from server.tools import MemoryOut, _state, _tool_errors
 

@@ -16,9 +16,9 @@ import tomllib
 from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 
 from memory import cli
-from memory.cli import common
 from memory import config as config_mod
 from memory.app import transfer
+from memory.cli import common
 from memory.embed import HashEmbedder
 from memory.store import NewMemory, Store
 

@@ -17,9 +17,9 @@ import pytest
 from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 
 from memory import cli
-from memory.cli import program as cli_main
 from memory import config as config_mod
 from memory.cli import graph_html
+from memory.cli import program as cli_main
 from memory.cli import tools as cli_tools
 from memory.embed import HashEmbedder
 from memory.store import NewMemory, Store

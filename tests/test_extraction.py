@@ -352,7 +352,7 @@ def test_dry_run_writes_nothing_and_says_why(store):
 def test_extract_command_dry_run_prints_each_candidate_with_the_rule_that_fired(store):
     out = io.StringIO()
     args = Namespace(file=str(SESSIONS / "zh01_console_pnpm.jsonl"), dry_run=True, scope=None, json=False)
-    assert extraction.run_extract_command(args, store=store, out=out) == 0
+    assert ingest.run_extract_command(args, store=store, out=out) == 0
     text = out.getvalue()
     assert "以后都用 pnpm" in text and "why: rule" in text and "dry run: nothing written" in text
     assert store.count() == 0
@@ -361,7 +361,7 @@ def test_extract_command_dry_run_prints_each_candidate_with_the_rule_that_fired(
 def test_extract_command_stores_and_reports_json(store):
     out = io.StringIO()
     args = Namespace(file=str(SESSIONS / "en06_tidy_rust.jsonl"), dry_run=False, scope="global", json=True)
-    extraction.run_extract_command(args, store=store, out=out)
+    ingest.run_extract_command(args, store=store, out=out)
     data = json.loads(out.getvalue())
     assert data["scope"] == "global" and len(data["summary"]["stored"]) == len(data["candidates"]) >= 3
     assert store.count(["global"]) == len(data["candidates"])

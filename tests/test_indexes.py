@@ -5,6 +5,7 @@ every way the store changes (adds from another connection, updates, archive, pur
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import numpy as np
@@ -132,10 +133,11 @@ def test_a_chinese_word_of_three_characters_needs_all_its_bigrams(store: Store) 
 
 def test_warm_search_returns_what_cold_search_returns(tmp_path: Path) -> None:
     cfg = config_mod.load(home=tmp_path / "home", env={})
-    cold = Store.open(cfg, HashEmbedder(64))
+    now = time.time()  # one clock for both: recency must not move between the two searches
+    cold = Store.open(cfg, HashEmbedder(64), clock=lambda: now)
     _fill(cold, 400, seed=10)
     _fill(cold, 100, seed=11, scope=GLOBAL)
-    warm = Store.open(cfg, HashEmbedder(64))
+    warm = Store.open(cfg, HashEmbedder(64), clock=lambda: now)
     retrieval.warm(warm)
     for q in _queries(random.Random(12), 30):
         query = retrieval.make_query(q, [PROJECT, GLOBAL], limit=10)

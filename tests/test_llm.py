@@ -13,6 +13,7 @@ import pytest
 from memory import llm
 from memory.errors import ConfigError
 from memory.extraction import ingest
+from memory.extraction import llm as extraction_llm
 
 TURNS = [
     {"role": "user", "kind": "text", "text": "Always use uv. The deploy token is ghp_abcdefghijklmnopqrstuvwxyz0123456789.",
@@ -97,7 +98,7 @@ def test_openai_compatible_provider_extracts_validated_memories(server, store):
     server.openai(GOOD, tokens=321)
     provider = llm.OpenAICompatible(server.url + "/v1", api_key="local-key")
     g = guard(store)
-    cands = llm.llm_extract(TURNS, provider, g, scope="/p", model="qwen2.5")
+    cands = extraction_llm.llm_extract(TURNS, provider, g, scope="/p", model="qwen2.5")
     assert [(c.layer, c.content) for c in cands] == [("fact", "Always use uv, never pip."),
                                                     ("decision", "We chose FastAPI because it is async.")]
     assert cands[0].why == "llm" and (cands[0].subject, cands[0].attribute, cands[0].value) == (
@@ -114,7 +115,7 @@ def test_openai_compatible_provider_extracts_validated_memories(server, store):
 def test_anthropic_provider_sends_system_separately_with_version_header(server):
     server.anthropic(GOOD)
     provider = llm.AnthropicMessages(server.url, api_key="sk-test")
-    cands = llm.llm_extract(TURNS, provider, guard(), scope="/p", model="claude-haiku")
+    cands = extraction_llm.llm_extract(TURNS, provider, guard(), scope="/p", model="claude-haiku")
     assert len(cands) == 2
     [req] = server.requests
     assert req["path"] == "/v1/messages"
@@ -125,7 +126,7 @@ def test_anthropic_provider_sends_system_separately_with_version_header(server):
 
 def test_secrets_are_redacted_before_the_transcript_leaves_the_machine(server):
     server.openai(GOOD)
-    llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), guard(), scope="/p", model="m")
+    extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), guard(), scope="/p", model="m")
     sent = json.dumps(server.requests[0]["body"])
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in sent and "REDACTED" in sent
     assert "TOOL FAILED: Bash `pip install x`" in sent
@@ -143,7 +144,7 @@ def test_malformed_answers_are_rejected_whole_and_count_as_failures(server, stor
     server.openai(answer)
     g = guard(store)
     with pytest.raises(llm.InvalidOutput):
-        llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m")
+        extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m")
     assert store.count() == 0
     assert json.loads(store.conn.execute("SELECT value FROM meta WHERE key = 'llm_breaker'").fetchone()[0]) == {
         "failures": 1}
@@ -151,25 +152,25 @@ def test_malformed_answers_are_rejected_whole_and_count_as_failures(server, stor
 
 def test_a_fenced_json_answer_is_accepted(server):
     server.openai("```json\n" + json.dumps(GOOD) + "\n```")
-    assert len(llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), guard(), scope="/p", model="m")) == 2
+    assert len(extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), guard(), scope="/p", model="m")) == 2
 
 
 def test_daily_budget_stops_calls_before_they_are_made(server, store):
     clock = Clock()
     g = guard(store, daily_tokens=2_000, clock=clock)
     server.openai(GOOD, tokens=1_500)
-    llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m", max_tokens=256)
+    extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m", max_tokens=256)
     with pytest.raises(llm.BudgetExceeded, match="llm_daily_token_budget"):
-        llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m", max_tokens=256)
+        extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m", max_tokens=256)
     assert len(server.requests) == 1
     clock.now += 86_400  # a new UTC day, a new budget
     server.openai(GOOD, tokens=100)
-    assert llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m", max_tokens=256)
+    assert extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m", max_tokens=256)
 
 
 def test_budget_is_shared_through_the_database(server, store):
     server.openai(GOOD, tokens=700)
-    llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), guard(store), scope="/p", model="m")
+    extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), guard(store), scope="/p", model="m")
     assert guard(store).used_today() == 700  # another process's guard sees it
 
 
@@ -180,13 +181,13 @@ def test_circuit_breaker_opens_after_repeated_failures_and_retries_after_cooldow
     for _ in range(3):
         server.replies.append((500, {"error": "overloaded"}))
         with pytest.raises(llm.LLMError, match="HTTP 500"):
-            llm.llm_extract(TURNS, provider, g, scope="/p", model="m")
+            extraction_llm.llm_extract(TURNS, provider, g, scope="/p", model="m")
     with pytest.raises(llm.BreakerOpen, match="retries in 300 s"):
-        llm.llm_extract(TURNS, provider, g, scope="/p", model="m")
+        extraction_llm.llm_extract(TURNS, provider, g, scope="/p", model="m")
     assert len(server.requests) == 3
     clock.now += 301
     server.openai(GOOD)
-    assert len(llm.llm_extract(TURNS, provider, g, scope="/p", model="m")) == 2
+    assert len(extraction_llm.llm_extract(TURNS, provider, g, scope="/p", model="m")) == 2
     assert g._get("llm_breaker") == "{}"
 
 
@@ -194,7 +195,7 @@ def test_unreachable_endpoint_is_an_llm_error_not_a_crash():
     provider = llm.OpenAICompatible("http://127.0.0.1:9", timeout=2)
     g = guard()
     with pytest.raises(llm.LLMError, match="cannot reach"):
-        llm.llm_extract(TURNS, provider, g, scope="/p", model="m")
+        extraction_llm.llm_extract(TURNS, provider, g, scope="/p", model="m")
 
 
 def test_provider_is_off_by_default_and_checked_when_configured():
@@ -211,7 +212,7 @@ def test_provider_is_off_by_default_and_checked_when_configured():
 
 def test_nothing_to_send_makes_no_call(server):
     turns = [{"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "ls", "text": "a b"}]
-    assert llm.llm_extract(turns, llm.OpenAICompatible(server.url), guard(), scope="/p", model="m") == []
+    assert extraction_llm.llm_extract(turns, llm.OpenAICompatible(server.url), guard(), scope="/p", model="m") == []
     assert server.requests == []
 
 

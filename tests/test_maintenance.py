@@ -102,7 +102,7 @@ def test_confidence_halves_every_half_life_of_the_layer_once_stale(db, clock, la
 
 
 def test_confidence_moves_in_steps_of_a_twentieth_of_a_half_life():
-    from memory.maintenance.agent import decayed_confidence
+    from memory.maintenance.base import decayed_confidence
 
     assert decayed_confidence(1.0, 4.4, 90) == 1.0  # less than one step (4.5 days)
     assert decayed_confidence(1.0, 4.5, 90) == pytest.approx(0.5 ** 0.05)

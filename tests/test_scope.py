@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.scope import project_scope, resolve
 from memory.errors import InvalidInput
+from memory.scope import project_scope, resolve
 from memory.store import GLOBAL
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

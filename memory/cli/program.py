@@ -29,7 +29,6 @@ from typing import IO, Any, Callable, Sequence
 from memory import config as config_mod
 from memory import embed
 from memory.app import transfer
-from memory.scope import project_scope
 from memory.cli.common import PROG, Context, Progress, _date, _paint, _table, fit  # noqa: F401
 from memory.config import Config
 from memory.errors import (
@@ -39,6 +38,7 @@ from memory.errors import (
     NotFound,
     StoreUnavailable,
 )
+from memory.scope import project_scope
 from memory.store import GLOBAL, LAYERS, NewMemory, Store, db
 
 # -- memory commands -------------------------------------------------------------------------------
@@ -374,7 +374,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
 # -- wiring into Claude Code and other clients (memory/install.py) ---------------------------------
 
 def cmd_install(ctx: Context) -> int:
-    from memory.cli import install
+    import memory.cli.install as install
 
     a = ctx.args
     report = install.install(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
@@ -384,7 +384,7 @@ def cmd_install(ctx: Context) -> int:
 
 
 def cmd_uninstall(ctx: Context) -> int:
-    from memory.cli import install
+    import memory.cli.install as install
 
     a = ctx.args
     report = install.uninstall(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
@@ -403,7 +403,7 @@ def _print_report(report: Any, verb: str) -> None:
 
 
 def cmd_client_config(ctx: Context) -> int:
-    from memory.cli import install
+    import memory.cli.install as install
 
     text, where = install.client_config(ctx.config, ctx.args.client)
     print(f"{PROG}: put this in {where}", file=sys.stderr)  # stdout stays pasteable
@@ -482,9 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     from memory.cli.maintenance import add_commands  # maintain, backup, reindex
 
     add_commands(command)
-    from memory.cli import (
-        tools as cli_tools,  # update, pin, history, entity, relate, neighbors, path, decide, ...
-    )
+    import memory.cli.tools as cli_tools  # update, pin, history, entity, relate, neighbors, path, decide, ...
 
     cli_tools.add_commands(command)
 
@@ -551,9 +549,7 @@ COMMANDS["extract"] = cmd_extract
 
 
 def _maintenance_command(ctx: Context) -> int:
-    from memory.cli import (
-        maintenance as maintenance_cli,  # imported only when one of its commands runs
-    )
+    import memory.cli.maintenance as maintenance_cli  # imported only when one of its commands runs
 
     return maintenance_cli.COMMANDS[ctx.args.command](ctx)
 
@@ -562,9 +558,7 @@ COMMANDS.update({name: _maintenance_command for name in ("maintain", "backup", "
 
 
 def _tool_command(ctx: Context) -> int:
-    from memory.cli import (
-        tools as cli_tools,  # imported only when one of its commands runs
-    )
+    import memory.cli.tools as cli_tools  # imported only when one of its commands runs
 
     return cli_tools.run(ctx)
 

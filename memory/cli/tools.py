@@ -268,7 +268,7 @@ def cmd_path(ctx: Context) -> int:
 
 
 def cmd_graph(ctx: Context) -> int:
-    from memory.cli import graph_html
+    import memory.cli.graph_html as graph_html
     from memory.retrieval import graph_query
 
     a = ctx.args

@@ -93,7 +93,7 @@ def extract(turns: Iterable[dict], *, scope: str, session_id: str | None = None,
     out.extend(_tool_failures(turns, out, user_spoke_since, scope, session_id))
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     for c in out:
-        _finish(c, known, project)
+        finish(c, known, project)
     return _dedup(out)
 
 
@@ -271,7 +271,7 @@ def _tool_failures(turns: list[dict], found: list[Candidate], user_turns: list[i
 
 # -- finishing touches -------------------------------------------------------------------------
 
-def _finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None) -> None:
+def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None) -> None:
     # Secrets go before anything else sees the text: --dry-run output, logs, the LLM, the store.
     c.content = privacy.redact(c.content)
     mentions = entities.find(c.content, known)
@@ -324,15 +324,3 @@ def _dedup(cands: list[Candidate]) -> list[Candidate]:
     return keep
 
 
-def run_extract_command(args: Any, **kwargs: Any) -> int:
-    """`maple-memory extract FILE [--dry-run]` (see memory.ingest.run_extract_command)."""
-    from memory.extraction import ingest
-
-    return ingest.run_extract_command(args, **kwargs)
-
-
-def add_extract_arguments(parser: Any) -> None:
-    """Flags of `maple-memory extract` on an argparse (sub)parser."""
-    from memory.extraction import ingest
-
-    ingest.add_extract_arguments(parser)

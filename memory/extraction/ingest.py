@@ -406,6 +406,7 @@ def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candida
     """What the configured LLM adds (nothing when it is off, over budget, or failing: the
     heuristic candidates stand on their own, and ingest merges what both found)."""
     from memory import llm
+    from memory.extraction.llm import llm_extract
 
     try:
         provider = llm.provider_from_config(store.config)
@@ -415,7 +416,7 @@ def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candida
         guard = llm.Guard(store.conn, daily_tokens=int(getattr(c, "llm_daily_token_budget", 200_000)),
                           failures=int(getattr(c, "llm_breaker_failures", 3)),
                           cooldown_s=float(getattr(c, "llm_breaker_cooldown_s", 300.0)), clock=store.clock)
-        return llm.llm_extract(turns, provider, guard, scope=scope, model=getattr(c, "llm_model", ""),
+        return llm_extract(turns, provider, guard, scope=scope, model=getattr(c, "llm_model", ""),
                                max_tokens=int(getattr(c, "llm_max_tokens", 1024)))
     except MapleError as e:
         log.warning("LLM extraction skipped: %s", e)

@@ -19,14 +19,19 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory.lang import text
 from memory.lang.mentions import SPEAKER
+from memory.maintenance.base import (
+    Pass,
+    Row,
+    archive_many,
+    base_confidence,
+    decayed,
+    set_decayed,
+)
 from memory.store import NewMemory, Store, graph, iso
-
-if TYPE_CHECKING:
-    from memory.maintenance.agent import Pass, Row
 
 DAY = 86400.0
 MAX_PROVENANCE = 20  # provenance entries kept per memory (as memory.ingest)
@@ -248,7 +253,6 @@ def _provenance_of(r: Row) -> dict[str, Any]:
 
 
 def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
-    from memory.maintenance.agent import archive_many, base_confidence, set_decayed
 
     winners: dict[int, Row] = {}
     archive = []
@@ -462,7 +466,6 @@ def consolidate(p: Pass) -> None:
     else:
         summary_ids = [m.id for m in p.store.add_many(items)]
     fold_cutoff = p.now - p.cfg.maintenance_fold_after_days * DAY
-    from memory.maintenance.agent import archive_many
 
     source_updates, folds = [], []
     for (eid, group), item, sid in zip(clusters, items, summary_ids):
@@ -491,7 +494,6 @@ def _first_sentence(content: str, limit: int = 220) -> str:
 def _summary_item(p: Pass, entity: tuple[str, str], rows: list[Row]) -> NewMemory:
     """An extractive summary: the first sentence of each episode, oldest first. Its confidence is
     the sources' mean before decay, decayed from the latest of their recalls."""
-    from memory.maintenance.agent import base_confidence, decayed
 
     rows = sorted(rows, key=lambda r: (r.occurred_at or r.created_at, r.id))
     first, last = (iso(rows[0].occurred_at or rows[0].created_at) or "")[:10], \

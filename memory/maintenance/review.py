@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory.lang.text import WORD
-
-if TYPE_CHECKING:
-    from memory.maintenance.agent import Pass
+from memory.maintenance.base import Pass
 
 DAY = 86400.0
 REVIEW_DAYS = 7

@@ -13,12 +13,10 @@ pass runs inside the server.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memory.maintenance.base import Pass
 from memory.store import Store
-
-if TYPE_CHECKING:
-    from memory.maintenance.agent import Pass
 
 DAY = 86400.0
 ACCESS_LOG_DAYS = 180  # recall events older than this are pruned (last_activated_at keeps the latest)

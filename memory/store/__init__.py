@@ -4,6 +4,14 @@ reads and writes; the agents (retrieval, extraction, maintenance) build on it an
 none of them."""
 
 from memory.store.memories import Store
-from memory.store.records import GLOBAL, LAYERS, Memory, NewMemory, content_hash, iso, parse_time
+from memory.store.records import (
+    GLOBAL,
+    LAYERS,
+    Memory,
+    NewMemory,
+    content_hash,
+    iso,
+    parse_time,
+)
 
 __all__ = ["GLOBAL", "LAYERS", "Memory", "NewMemory", "Store", "content_hash", "iso", "parse_time"]

@@ -28,11 +28,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import memory.store.db as db
 from memory.config import Config
 from memory.embed import Embedder, to_blob
 from memory.errors import InvalidInput, NotFound, StoreUnavailable
-from memory.store import Store, db
-from memory.store.memories import ensure_private_dir
+from memory.store.memories import Store, ensure_private_dir
 
 BACKUP_NAME = re.compile(r"^memory-(\d{8}T\d{6}(?:\d{6})?Z)\.db$")
 REINDEX_TABLE = "memory_vec_reindex"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 from memory.errors import InvalidInput, NotFound
-from memory.store import LAYERS, Memory, Store, iso
-from memory.store.records import MEMORY_COLUMNS
+from memory.store.memories import Store
+from memory.store.records import LAYERS, MEMORY_COLUMNS, Memory, iso
 
 Sort = Literal["newest", "oldest", "updated", "importance", "recently_used"]
 Status = Literal["current", "history", "archived", "all"]
@@ -255,8 +255,8 @@ def _same(current: Any, wanted: Any) -> bool:
 
 def _relink(store: Store, m: Memory) -> None:
     """Link a memory to the entities its new content names; drop plain mentions it no longer makes."""
+    import memory.store.graph as graph
     from memory.lang import mentions
-    from memory.store import graph
 
     found = mentions.detect(m.content) + list(mentions.known_in(m.content, store.config.known_entities))
     folded = m.content.casefold()

@@ -36,8 +36,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import memory.store.db as db
 from memory.errors import InvalidInput, MapleError, StoreUnavailable
-from memory.store import Store, db, iso
+from memory.store.memories import Store
+from memory.store.records import iso
 
 log = logging.getLogger("maple.jobs")
 
@@ -225,8 +227,8 @@ Handler = Callable[[Store, dict, JobContext], Any]
 
 
 def _harvest(store: Store, payload: dict, ctx: JobContext) -> Any:
-    from memory.scope import project_scope
     from memory.extraction import ingest
+    from memory.scope import project_scope
 
     path = payload.get("transcript_path") or payload.get("path")
     if not isinstance(path, str) or not path:

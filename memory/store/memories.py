@@ -15,11 +15,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import memory.store.db as db
+import memory.store.graph as graph
 from memory.config import Config
 from memory.embed import Embedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
 from memory.lang import emotion, mentions, text
-from memory.store import db, graph
 from memory.store.records import (
     _CONTROL,
     LAYERS,

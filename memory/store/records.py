@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from memory.errors import InvalidInput
-
 from memory.scope import GLOBAL
+
 LAYERS = ("fact", "experience", "decision")
 SOURCES = ("manual", "hook", "import", "consolidation", "extraction")
 MAX_TAGS, MAX_TAG_CHARS = 32, 64

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from memory.store import db
+import memory.store.db as db
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 
@@ -111,7 +111,7 @@ class TextIndex:
 
     def _index(self, conn: Any, where: str, args: Sequence[Any]) -> None:
         """Tokenise these memories' bodies with FTS5 and add their postings to the delta."""
-        from memory.store import Store
+        from memory.store.memories import Store
 
         rows = conn.execute(f"SELECT id, scope, content, subject, tags FROM memories WHERE {where}",
                             tuple(args)).fetchall()

@@ -63,9 +63,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
-from memory.scope import GLOBAL  # noqa: E402
 from memory.embed import PACKAGED_MODEL, SentenceTransformerEmbedder  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.scope import GLOBAL  # noqa: E402
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DIM = 384

@@ -10,9 +10,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import catalog
+import check
 import memories
 import queries
-import check
 
 RUNBOOKS = [
     ("t161", "rb1_billing_release.md"),

@@ -1,5 +1,5 @@
 from cc import Session
-from common import E, A, gold
+from common import A, E, gold
 
 CWD = "/home/dev/work/order-center"
 MOD = "gitlab.example.com/trade/order-center"

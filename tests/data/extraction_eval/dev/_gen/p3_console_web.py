@@ -1,5 +1,5 @@
 from cc import Session, make_jwt
-from common import E, A, gold
+from common import A, E, gold
 
 CWD = "/home/dev/work/console-web"
 QA_PW = "Qa@123456"

@@ -1,5 +1,5 @@
 from cc import Session
-from common import E, A, gold
+from common import A, E, gold
 
 CWD = "/home/dev/work/etl-jobs"
 SF_PW = "Snowfl4ke#Dev2026"

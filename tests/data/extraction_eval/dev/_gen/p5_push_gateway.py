@@ -1,5 +1,5 @@
 from cc import Session
-from common import E, A, gold
+from common import A, E, gold
 
 CWD = "/home/dev/work/push-gateway"
 PKG = "src/main/java/com/acme/push"

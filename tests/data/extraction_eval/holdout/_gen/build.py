@@ -11,7 +11,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-import p1_tidyfs, p2_search_svc, p3_asr_train  # noqa: E402
+import p1_tidyfs  # noqa: E402
+import p2_search_svc
+import p3_asr_train
 
 
 def main():
