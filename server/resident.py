@@ -33,6 +33,7 @@ from hooks.common import read_line, resident_lock, run_dir
 from memory import config as config_mod
 from memory.retrieval import context
 from memory.scope import project_scope
+from memory.store import indexes
 from server.state import AppState
 
 log = logging.getLogger("maple.server")
@@ -151,7 +152,6 @@ def serve(argv: list[str]) -> None:
     import fcntl
     import signal
 
-    from memory.retrieval import ranking as retrieval
     from memory.store import Store
     from server.state import ModelGate
 
@@ -173,7 +173,7 @@ def serve(argv: list[str]) -> None:
         store = Store.open(config, None, vectors=False)
         try:
             state = AppState(db=store, project=project_scope(project_dir), model=ModelGate(None))
-            retrieval.warm(store, vectors=False)
+            indexes.warm(store, vectors=False)
             listener = Listener(state, config.home)
             if not listener.start():
                 return

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 from memory.errors import StoreUnavailable
-from memory.retrieval import ranking as retrieval
-from memory.store import Store
+from memory.store import Store, indexes
 from memory.store.jobs import Activity
 
 log = logging.getLogger("maple.server")
@@ -97,7 +96,7 @@ class AppState:
 
         def run() -> None:
             try:
-                retrieval.warm(store)
+                indexes.warm(store)
             except Exception:  # noqa: BLE001 - searches still work without the copies
                 log.exception("could not build the in-memory search indexes; searching with SQLite alone")
 

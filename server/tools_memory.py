@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, StrictInt
 
 from memory.errors import InvalidInput, NotFound
 from memory.scope import resolve
-from memory.store import GLOBAL, Memory, NewMemory, browse, iso
+from memory.store import GLOBAL, Memory, NewMemory, browse, iso, versions
 from server.state import AppState, IndexState, ModelState
 from server.tools import Layer, MemoryOut, _state, _tool_errors
 
@@ -92,10 +92,10 @@ def memory_update(
                 fields.update({k: v for k, v in changes.items() if v is not None and k != "occurred_at"})
                 if occurred_at is not None:
                     fields["occurred_at"] = occurred_at
-                previous, new = browse.supersede(store, id, NewMemory(**fields), reason=reason)
+                previous, new = versions.supersede(store, id, NewMemory(**fields), reason=reason)
                 return UpdateOut(action="superseded", memory=MemoryOut.of(new), replaced=MemoryOut.of(previous),
                                  versions=_versions(state, new.id))
-            memory, changed = browse.edit(store, id, reason=reason, **changes)
+            memory, changed = versions.edit(store, id, reason=reason, **changes)
             return UpdateOut(action="edited" if changed else "unchanged", memory=MemoryOut.of(memory),
                              replaced=None, versions=_versions(state, id))
 
@@ -214,7 +214,7 @@ def memory_history(
     which (supersession), each one's earlier versions, and what is current now."""
     state = _state(ctx)
     with _tool_errors(), state.lock:
-        entries = browse.history(state.store, state.readable_scopes, memory_id=id, subject=subject)
+        entries = versions.history(state.store, state.readable_scopes, memory_id=id, subject=subject)
     out = [HistoryEntry(memory=MemoryOut.of(e.memory), status=e.status, superseded_by=e.memory.superseded_by,
                         supersedes=e.supersedes, valid_to=iso(e.memory.valid_to),
                         versions=[VersionOut(**v.to_dict()) for v in e.versions]) for e in entries]

@@ -14,6 +14,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
 from memory.retrieval import lessons as wisdom
+from memory.store import decisions
 from memory.retrieval import ranking as retrieval
 from memory.scope import resolve
 from server.state import AppState, ModelState
@@ -28,7 +29,7 @@ def decision_record(
     why: Annotated[str, Field(min_length=1, max_length=4000, description=(
         "The reasons, so a later session can judge whether they still hold"))],
     ctx: Context[AppState],
-    alternatives: Annotated[list[str] | None, Field(max_length=wisdom.MAX_ALTERNATIVES, description=(
+    alternatives: Annotated[list[str] | None, Field(max_length=decisions.MAX_ALTERNATIVES, description=(
         "Options considered and not chosen (with a word on why, if known)"))] = None,
     subject: Annotated[str | None, Field(max_length=200, description="What it is about, e.g. 'job queue'")] = None,
     category: Annotated[str, Field(min_length=1, max_length=64, description="Grouping, e.g. architecture, tooling")] = "decision",
@@ -46,7 +47,7 @@ def decision_record(
         store = state.store
         state.model.wait()  # a new memory needs its vector; outside the lock
         with state.lock:
-            m = wisdom.record_decision(store, chosen, why, scope=resolve(scope, state.project),
+            m = decisions.record_decision(store, chosen, why, scope=resolve(scope, state.project),
                                        alternatives=alternatives or [], subject=subject, category=category,
                                        importance=importance, tags=tags or [], context=context)
     return MemoryOut.of(m)
@@ -71,14 +72,14 @@ def decision_outcome(
     outcome: Annotated[Result, Field(description=(
         "worked, failed, or partial (worked with caveats)"))],
     ctx: Context[AppState],
-    notes: Annotated[str, Field(max_length=wisdom.MAX_NOTES, description=(
+    notes: Annotated[str, Field(max_length=decisions.MAX_NOTES, description=(
         "What happened and what to do differently: this is what a later session learns from"))] = "",
 ) -> OutcomeOut:
     """Record how a decision turned out. A failed decision is raised in importance and carries a
     warning, so it comes up first when a similar choice is made again."""
     state = _state(ctx)
     with _tool_errors(), state.lock:
-        m, o = wisdom.record_outcome(state.store, id, outcome, notes, scopes=state.readable_scopes)
+        m, o = decisions.record_outcome(state.store, id, outcome, notes, scopes=state.readable_scopes)
     return OutcomeOut(outcome=OutcomeRow(**o.to_dict()), decision=MemoryOut.of(m),
                       outcomes=m.metadata.get("outcome", {}).get("count", 1))
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory.errors import InvalidInput, NotFound
-from memory.retrieval import lessons as wisdom
-from memory.store import NewMemory, Store, browse
+from memory.store import NewMemory, Store, browse, decisions, versions
 
 P, OTHER = "/work/p", "/work/other"
 SCOPES = [P, "global"]
@@ -65,7 +64,7 @@ def test_status_separates_current_history_and_archived(store):
     old = add(store, "We use MySQL")
     gone = add(store, "A wrong note")
     keep = add(store, "We use Redis for caching")
-    _, new = browse.supersede(store, old, NewMemory("We use Postgres", scope=P))
+    _, new = versions.supersede(store, old, NewMemory("We use Postgres", scope=P))
     store.forget(gone)
     ids = lambda status: {m.id for m in browse.list_memories(store, SCOPES, status=status).memories}  # noqa: E731
     assert ids("current") == {keep, new.id}
@@ -96,11 +95,11 @@ def test_a_cursor_from_another_sort_is_refused_with_the_fix(store):
 def test_history_follows_the_supersession_chain_both_ways_with_each_version(store):
     first = add(store, "The API runs on Flask", subject="api framework")
     store.update(first, importance=4, reason="more important than thought")
-    _, second = browse.supersede(store, first, NewMemory("The API runs on FastAPI", scope=P, subject="api framework"))
-    _, third = browse.supersede(store, second.id, NewMemory("The API runs on Litestar", scope=P,
+    _, second = versions.supersede(store, first, NewMemory("The API runs on FastAPI", scope=P, subject="api framework"))
+    _, third = versions.supersede(store, second.id, NewMemory("The API runs on Litestar", scope=P,
                                                             subject="api framework"), reason="migrated again")
     for start in (first, second.id, third.id):
-        entries = browse.history(store, SCOPES, memory_id=start)
+        entries = versions.history(store, SCOPES, memory_id=start)
         assert [e.memory.id for e in entries] == [first, second.id, third.id]
     assert [e.status for e in entries] == ["superseded", "superseded", "current"]
     assert entries[1].supersedes == [first] and entries[2].supersedes == [second.id]
@@ -109,34 +108,34 @@ def test_history_follows_the_supersession_chain_both_ways_with_each_version(stor
     assert v[0].changed == ["importance"]
     assert v[1].changed == ["superseded_by", "valid_to"]
     assert entries[2].versions == []
-    by_subject = browse.history(store, SCOPES, subject="API Framework")
+    by_subject = versions.history(store, SCOPES, subject="API Framework")
     assert [e.memory.id for e in by_subject] == [first, second.id, third.id]
 
 
 def test_history_of_another_projects_memory_is_not_found(store):
     theirs = add(store, "private to the other project", scope=OTHER)
     with pytest.raises(NotFound, match="in this project or the global scope"):
-        browse.history(store, SCOPES, memory_id=theirs)
+        versions.history(store, SCOPES, memory_id=theirs)
     with pytest.raises(NotFound, match="no memory has the subject"):
-        browse.history(store, SCOPES, subject="nothing")
+        versions.history(store, SCOPES, subject="nothing")
     with pytest.raises(InvalidInput, match="either a memory id or a subject"):
-        browse.history(store, SCOPES)
+        versions.history(store, SCOPES)
 
 
 def test_an_edit_that_changes_nothing_writes_no_version(store):
     mid = add(store, "Lint with ruff", tags=["lint"], importance=3)
-    _, changed = browse.edit(store, mid, importance=3, tags=["LINT"], content="Lint  with ruff")
+    _, changed = versions.edit(store, mid, importance=3, tags=["LINT"], content="Lint  with ruff")
     assert changed is False
     assert store.conn.execute("SELECT count(*) FROM memory_versions").fetchone()[0] == 0
-    m, changed = browse.edit(store, mid, importance=5)
+    m, changed = versions.edit(store, mid, importance=5)
     assert changed and m.importance == 5
     with pytest.raises(InvalidInput, match="nothing to change"):
-        browse.edit(store, mid)
+        versions.edit(store, mid)
 
 
 def test_editing_the_content_relinks_its_entities(store):
     mid = add(store, "The worker talks to `RabbitMQ` over AMQP")
-    browse.edit(store, mid, content="The worker talks to `Kafka` now")
+    versions.edit(store, mid, content="The worker talks to `Kafka` now")
     names = {r[0] for r in store.conn.execute(
         "SELECT e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id WHERE l.memory_id = ?", (mid,))}
     assert "Kafka" in names and "RabbitMQ" not in names
@@ -145,7 +144,7 @@ def test_editing_the_content_relinks_its_entities(store):
 def test_superseding_with_the_same_text_is_refused_and_changes_nothing(store):
     mid = add(store, "Deploys happen on Fridays")
     with pytest.raises(InvalidInput, match="same text"):
-        browse.supersede(store, mid, NewMemory("deploys happen on fridays", scope=P))
+        versions.supersede(store, mid, NewMemory("deploys happen on fridays", scope=P))
     assert store.get(mid).superseded_by is None
 
 
@@ -153,9 +152,9 @@ def test_stats_count_only_the_given_scopes(store):
     add(store, "a project fact", category="setup")
     add(store, "a global preference", scope="global", category="preference", pinned=True)
     add(store, "another project's secret plan", scope=OTHER)
-    d = wisdom.record_decision(store, "Use uv", "fast", scope=P)
-    wisdom.record_outcome(store, d.id, "worked", scopes=SCOPES)
-    wisdom.record_decision(store, "Use tox", "habit", scope=P)
+    d = decisions.record_decision(store, "Use uv", "fast", scope=P)
+    decisions.record_outcome(store, d.id, "worked", scopes=SCOPES)
+    decisions.record_decision(store, "Use tox", "habit", scope=P)
     stats = browse.scoped_stats(store, SCOPES)
     assert stats["memories"] == 4
     assert stats["by_scope"] == {P: 3, "global": 1}
@@ -170,8 +169,8 @@ def test_stats_count_only_the_given_scopes(store):
 
 def test_history_shows_the_newest_versions_only_so_an_answer_stays_small(store):
     mid = add(store, "A memory edited very often", importance=1)
-    for i in range(browse.MAX_VERSIONS + 5):
+    for i in range(versions.MAX_VERSIONS + 5):
         store.update(mid, importance=1 + (i + 1) % 5, reason=f"edit {i}")
-    versions = browse.history(store, SCOPES, memory_id=mid)[0].versions
-    assert len(versions) == browse.MAX_VERSIONS
-    assert versions[-1].reason == f"edit {browse.MAX_VERSIONS + 4}"
+    kept = versions.history(store, SCOPES, memory_id=mid)[0].versions
+    assert len(kept) == versions.MAX_VERSIONS
+    assert kept[-1].reason == f"edit {versions.MAX_VERSIONS + 4}"

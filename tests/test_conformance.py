@@ -24,8 +24,7 @@ from readme_tables import tool_examples
 from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.retrieval import graph_query
-from memory.retrieval import lessons as wisdom
-from memory.store import NewMemory, Store
+from memory.store import NewMemory, Store, decisions
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECTOR_VERSION = "2.12.0"  # keep in step with .ci/run
@@ -60,7 +59,7 @@ def seed(home: Path, project: Path) -> None:
         s.add(NewMemory("A wrong note: the staging port is 9999", scope=scope))
         s.add(NewMemory("The API runs on Flask", scope=scope, subject="api framework"))
         s.add(NewMemory("Always answer in British English", scope="global", category="preference"))
-        wisdom.record_decision(s, "Use Redis for the job queue", "fast and simple", scope=scope, importance=3)
+        decisions.record_decision(s, "Use Redis for the job queue", "fast and simple", scope=scope, importance=3)
         graph_query.relate(s, scope, "billing", "uses", "ledger", readable=[scope, "global"])
         graph_query.relate(s, scope, "ledger", "stores_in", "postgres", readable=[scope, "global"])
 

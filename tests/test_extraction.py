@@ -11,7 +11,6 @@ import pytest
 
 from memory import config as config_mod
 from memory.embed import HashEmbedder
-from memory.extraction import heuristic as extraction
 from memory.extraction import ingest, transcript
 from memory.extraction.heuristic import Candidate, extract
 from memory.retrieval import ranking as retrieval

@@ -15,7 +15,7 @@ from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.lang import text
 from memory.retrieval import ranking as retrieval
-from memory.store import GLOBAL, NewMemory, Store
+from memory.store import GLOBAL, NewMemory, Store, indexes
 from memory.store.textindex import TextIndex
 from memory.store.vecindex import VectorIndex
 
@@ -138,7 +138,7 @@ def test_warm_search_returns_what_cold_search_returns(tmp_path: Path) -> None:
     _fill(cold, 400, seed=10)
     _fill(cold, 100, seed=11, scope=GLOBAL)
     warm = Store.open(cfg, HashEmbedder(64), clock=lambda: now)
-    retrieval.warm(warm)
+    indexes.warm(warm)
     for q in _queries(random.Random(12), 30):
         query = retrieval.make_query(q, [PROJECT, GLOBAL], limit=10)
         want = retrieval.search(cold, query, record=False)
@@ -190,7 +190,7 @@ def test_the_vector_index_takes_new_and_re_embedded_rows_in_place(store: Store) 
 
 
 def test_a_store_warmed_before_its_first_vector_gets_its_vector_index_on_the_first_search(store: Store) -> None:
-    retrieval.warm(store)  # empty: no vectors yet, so no vector index (and no sqlite-vec connection)
+    indexes.warm(store)  # empty: no vectors yet, so no vector index (and no sqlite-vec connection)
     assert getattr(store, "_vector_index", None) is None
     stored = store.add(NewMemory("The nightly backup runs at 02:00 from the cron on db-3", scope=PROJECT))
     found = retrieval.search(store, retrieval.make_query("nightly backup cron", [PROJECT]), record=False)

@@ -6,7 +6,6 @@ import jsonschema
 from mcp import Client
 from readme_tables import cli_commands, tool_examples
 
-from memory import cli
 from memory.cli import program as cli_main
 from memory.embed import HashEmbedder
 from server.app import build_server

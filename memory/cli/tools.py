@@ -116,7 +116,7 @@ def _show_memory_line(m: Any) -> None:
 
 
 def cmd_update(ctx: Context) -> int:
-    from memory.store import NewMemory, browse
+    from memory.store import NewMemory, versions
 
     a = ctx.args
     content = sys.stdin.read() if a.content == "-" else a.content
@@ -132,12 +132,12 @@ def cmd_update(ctx: Context) -> int:
             fields = {k: getattr(old, k) for k in ("content", "layer", "category", "subject", "scope",
                                                    "importance", "tags", "pinned", "metadata")}
             fields.update({k: v for k, v in changes.items() if v is not None})
-            old, new = browse.supersede(store, a.id, NewMemory(**fields), reason=a.reason)
+            old, new = versions.supersede(store, a.id, NewMemory(**fields), reason=a.reason)
             result = {"action": "superseded", "memory": new.to_dict(), "replaced": old.to_dict()}
             ctx.emit(result, lambda: print(f"memory {new.id} replaces {old.id} (kept as history; "
                                            f"`{PROG} history {new.id}`)"))
             return 0
-        m, changed = browse.edit(store, a.id, reason=a.reason, **changes)
+        m, changed = versions.edit(store, a.id, reason=a.reason, **changes)
     ctx.emit({"action": "edited" if changed else "unchanged", "memory": m.to_dict()},
              lambda: print(f"updated memory {m.id}; the previous version is in `{PROG} history {m.id}`"
                            if changed else f"memory {m.id} already says that; nothing changed"))
@@ -158,11 +158,11 @@ def cmd_pin(ctx: Context) -> int:
 
 
 def cmd_history(ctx: Context) -> int:
-    from memory.store import browse
+    from memory.store import versions
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
-        entries = browse.history(store, ctx.scopes, memory_id=a.id, subject=a.subject)
+        entries = versions.history(store, ctx.scopes, memory_id=a.id, subject=a.subject)
 
     def human() -> None:
         colours = {"current": "32", "superseded": "2", "expired": "2", "archived": "33"}
@@ -307,11 +307,11 @@ def cmd_graph(ctx: Context) -> int:
 # -- wisdom ------------------------------------------------------------------------------------------
 
 def cmd_decide(ctx: Context) -> int:
-    from memory.retrieval import lessons as wisdom
+    from memory.store import decisions
 
     a = ctx.args
     with ctx.open(embedder=True) as store:
-        m = wisdom.record_decision(store, a.chosen, a.why, scope=GLOBAL if a.global_scope else ctx.project,
+        m = decisions.record_decision(store, a.chosen, a.why, scope=GLOBAL if a.global_scope else ctx.project,
                                    alternatives=a.alternative or [], subject=a.subject, category=a.category,
                                    importance=a.importance, context=a.context)
     def human() -> None:
@@ -324,11 +324,11 @@ def cmd_decide(ctx: Context) -> int:
 
 
 def cmd_outcome(ctx: Context) -> int:
-    from memory.retrieval import lessons as wisdom
+    from memory.store import decisions
 
     a = ctx.args
     with ctx.open(embedder=False) as store:
-        m, o = wisdom.record_outcome(store, a.id, a.result, a.notes, scopes=ctx.scopes)
+        m, o = decisions.record_outcome(store, a.id, a.result, a.notes, scopes=ctx.scopes)
     ctx.emit({"outcome": o.to_dict(), "decision": m.to_dict()}, lambda: print(
         f"decision {m.id}: " + _paint(o.outcome, OUTCOME_COLOURS[o.outcome])
         + (f" (importance now {m.importance}; it will come first in `{PROG} lessons`)" if o.outcome == "failed" else "")))

@@ -22,12 +22,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memory.embed import to_blob
 from memory.errors import InvalidInput, MapleError, StoreUnavailable
 from memory.extraction import transcript
 from memory.extraction.heuristic import Candidate, extract
 from memory.lang import text
-from memory.store import NewMemory, Store, content_hash, graph, parse_time
+from memory.store import NewMemory, Store, content_hash, graph, indexes, parse_time
 
 log = logging.getLogger("maple.ingest")
 
@@ -146,29 +145,30 @@ def _current_filter(alias: str = "m") -> str:
 def _nearest(store: Store, c: Candidate, vec: Any, k: int = 8) -> list[tuple[int, float]]:
     """The closest current memories of the candidate's scope, with a similarity in [0, 1]."""
     if vec is not None and store.has_vectors:
-        rows = store.conn.execute(
-            "SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope = ? ORDER BY distance",
-            (to_blob(vec), k * 3, c.scope)).fetchall()
-        if rows:
-            ids = [r[0] for r in rows]
-            marks = ",".join("?" * len(ids))
-            current = {r[0] for r in store.conn.execute(
-                f"SELECT id FROM memories m WHERE id IN ({marks}) AND {_current_filter()}", ids)}
-            return [(mid, max(0.0, 1.0 - dist)) for mid, dist in rows if mid in current][:k]
-        return []
+        hits = indexes.vector_hits(store, vec, [c.scope], k * 3)
+        current = _current(store, [mid for mid, _ in hits])
+        return [(mid, max(0.0, sim)) for mid, sim in hits if mid in current][:k]
     terms = _terms(c.content)
     if not terms:
         return []
-    rows = store.conn.execute(
-        f"SELECT m.id, m.content FROM memory_fts f JOIN memories m ON m.id = f.rowid WHERE memory_fts MATCH ? "
-        f"AND m.scope = ? AND {_current_filter()} ORDER BY bm25(memory_fts) LIMIT ?",
-        (text.match_or(sorted(terms)), c.scope, k)).fetchall()
+    hits = indexes.keyword_hits(store, sorted(terms), [c.scope], k * 3, f"m.scope = ? AND {_current_filter()}",
+                                [c.scope], narrowed=True)
+    current = _current(store, [mid for mid, _ in hits])
     scored = []
-    for mid, content in rows:
-        other = _terms(content)
+    for mid, _ in hits:
+        other = _terms(current[mid]) if mid in current else None
         if other:
             scored.append((mid, len(terms & other) / len(terms | other)))  # Jaccard of the terms
-    return sorted(scored, key=lambda x: -x[1])
+    return sorted(scored, key=lambda x: -x[1])[:k]
+
+
+def _current(store: Store, ids: list[int]) -> dict[int, str]:
+    """The contents of those of `ids` that are current, top-level memories."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return dict(store.conn.execute(f"SELECT id, content FROM memories m WHERE id IN ({marks}) AND {_current_filter()}",
+                                   ids))
 
 
 def _terms(content: str) -> set[str]:
@@ -183,7 +183,7 @@ def _rarity(store: Store, content: str) -> float:
     total = max(1, store.conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0])
     score = 0.0
     for t in terms:
-        df = store.conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (t,)).fetchone()[0]
+        df = indexes.document_count(store, t)
         score += 1.0 - math.log1p(df) / math.log1p(total + 1)
     return score / len(terms)
 

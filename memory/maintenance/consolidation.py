@@ -31,7 +31,7 @@ from memory.maintenance.base import (
     decayed,
     set_decayed,
 )
-from memory.store import NewMemory, Store, graph, iso
+from memory.store import NewMemory, graph, indexes, iso
 
 DAY = 86400.0
 MAX_PROVENANCE = 20  # provenance entries kept per memory (as memory.ingest)
@@ -47,74 +47,6 @@ def dumps(obj: Any) -> str:
 
 
 # -- vectors -----------------------------------------------------------------------------------
-
-def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
-    """(ids that have a vector, float32 matrix of unit rows) for `ids`, in the order given.
-
-    Many ids: one scan of the vector table (vec0 looks rows up by id slowly); few: by id.
-    """
-    import numpy as np
-
-    dim = store.vector_dim or 1
-    if not store.has_vectors or not ids:
-        return [], np.zeros((0, dim), dtype=np.float32)
-    found: dict[int, bytes] = {}
-    if len(ids) > 2000:
-        every = _scan_vectors(store)
-        if every is not None:
-            all_ids, matrix = every
-            pos = {int(i): n for n, i in enumerate(all_ids.tolist())}
-            have = [i for i in ids if i in pos]
-            picked = matrix[np.fromiter((pos[i] for i in have), dtype=np.int64, count=len(have))]
-            del matrix  # peak: two copies of the vectors, briefly
-            return have, picked
-        wanted = set(ids)
-        for rowid, blob in store.conn.execute("SELECT rowid, embedding FROM memory_vec"):
-            if rowid in wanted:
-                found[rowid] = blob
-    else:
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            for rowid, blob in store.conn.execute(
-                    f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
-                found[rowid] = blob
-    have = [i for i in ids if i in found]
-    if not have:
-        return [], np.zeros((0, dim), dtype=np.float32)
-    matrix = np.frombuffer(b"".join(found[i] for i in have), dtype="<f4").reshape(len(have), -1).astype(np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    matrix /= np.where(norms > 0, norms, 1)
-    return have, matrix
-
-
-def _scan_vectors(store: Store) -> tuple[Any, Any] | None:
-    """Every stored vector, read from sqlite-vec's chunk tables (about 4x faster than a scan of
-    the virtual table), unit-normalised. None if the layout is not the one expected (another
-    sqlite-vec version): the caller then scans the virtual table."""
-    import numpy as np
-
-    c, dim = store.conn, store.vector_dim
-    try:
-        rows = np.array(c.execute("SELECT rowid, chunk_id, chunk_offset FROM memory_vec_rowids "
-                                  "ORDER BY chunk_id, chunk_offset").fetchall(), dtype=np.int64).reshape(-1, 3)
-        if not len(rows) or not dim:
-            return None
-        out = np.empty((len(rows), dim), dtype=np.float32)
-        bounds = np.r_[0, np.flatnonzero(np.diff(rows[:, 1])) + 1, len(rows)]
-        for start, end in zip(bounds[:-1], bounds[1:]):  # one chunk blob in memory at a time
-            got = c.execute("SELECT vectors FROM memory_vec_vector_chunks00 WHERE rowid = ?",
-                            (int(rows[start, 1]),)).fetchone()
-            if got is None or len(got[0]) % (4 * dim):
-                return None
-            out[start:end] = np.frombuffer(got[0], dtype="<f4").reshape(-1, dim)[rows[start:end, 2]]
-    except Exception:  # no such table or column: not the layout this reads
-        return None
-    probe = int(rows[len(rows) // 2, 0])
-    check = c.execute("SELECT embedding FROM memory_vec WHERE rowid = ?", (probe,)).fetchone()
-    if check is None or not np.array_equal(np.frombuffer(check[0], dtype="<f4"), out[len(rows) // 2]):
-        return None
-    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-    return rows[:, 0], out
 
 
 def near_pairs(matrix: Any, threshold: float, seed: int = 20261130) -> list[tuple[int, int, float]]:
@@ -208,7 +140,7 @@ def dedup(p: Pass) -> None:
     by_scope: dict[str, list[Row]] = {}
     for r in p.current():
         by_scope.setdefault(r.scope, []).append(r)
-    all_ids, all_vectors = load_vectors(p.store, [r.id for rows in by_scope.values() for r in rows])
+    all_ids, all_vectors = indexes.load_vectors(p.store, [r.id for rows in by_scope.values() for r in rows])
     position = {mid: i for i, mid in enumerate(all_ids)}
     del all_ids
     for scope, rows in sorted(by_scope.items()):
@@ -300,13 +232,12 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
         updates.append((w.importance, w.confidence, dumps(w.tags), w.activation_count, w.last_activated_at,
                         dumps(w.meta), p.now, w.id))
         if dumps(w.tags) != tags:
-            fts.append((w.id, Store._fts_body({"content": content, "subject": subject, "tags": dumps(w.tags)})))
+            fts.append(w.id)
     p.write_many("INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
                  versions)
     p.write_many("UPDATE memories SET importance = ?, confidence = ?, tags = ?, activation_count = ?, "
                  "last_activated_at = ?, metadata = ?, updated_at = ? WHERE id = ?", updates)
-    p.write_many("DELETE FROM memory_fts WHERE rowid = ?", [(i,) for i, _ in fts])
-    p.write_many("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts)
+    store.refresh_keywords(fts)  # the tags are part of the keyword row
 
 
 # -- duplicate entities ------------------------------------------------------------------------
@@ -431,7 +362,7 @@ def consolidate(p: Pass) -> None:
                 and r.category not in p.cfg.maintenance_protected_categories}
     if len(eligible) < MIN_CLUSTER:
         return
-    ids, matrix = load_vectors(p.store, list(eligible))
+    ids, matrix = indexes.load_vectors(p.store, list(eligible))
     row_of = {mid: i for i, mid in enumerate(ids)}
     by_entity: dict[int, list[int]] = {}
     names: dict[int, tuple[str, str]] = {}

@@ -149,20 +149,8 @@ def purge(p: Pass) -> None:
                      f"period of {p.cfg.maintenance_archive_retention_days:g} days", mid)
     if not p.dry_run and rows:
         ids = [r[0] for r in rows]
-        vec = p.store.has_vectors
         for start in range(0, len(ids), WRITE_BATCH):
-            chunk = ids[start:start + WRITE_BATCH]
-            marks = ",".join("?" * len(chunk))
-            with p.store.tx.atomic() as conn:
-                every = chunk + [r[0] for r in conn.execute(
-                    f"SELECT id FROM memories WHERE parent_id IN ({marks})", chunk)]
-                for s in range(0, len(every), 500):
-                    part = every[s:s + 500]
-                    pm = ",".join("?" * len(part))
-                    conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({pm})", part)
-                    if vec:
-                        conn.execute(f"DELETE FROM memory_vec WHERE rowid IN ({pm})", part)
-                conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+            p.store.purge(ids[start:start + WRITE_BATCH])
             p.checkpoint()
     if not p.dry_run:  # the purge log (memory.textindex reads it) only has to outlive a warm server's next search
         with p.store.tx.atomic() as conn:

@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from memory.maintenance.base import Pass
-from memory.store import Store
+from memory.store import Store, indexes
 
 DAY = 86400.0
 ACCESS_LOG_DAYS = 180  # recall events older than this are pruned (last_activated_at keeps the latest)
@@ -108,9 +108,7 @@ def compact_vectors(p: Pass, in_server: bool) -> None:
     store = p.store
     if not store.has_vectors:
         return
-    c = store.conn
-    slots = c.execute("SELECT coalesce(sum(size), 0) FROM memory_vec_chunks").fetchone()[0]
-    rows = c.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0]
+    slots, rows = indexes.vector_slots(store)
     if p.dry_run:  # what the purge would have deleted is still there
         rows -= sum(1 for ch in p.report.changes if ch.step == "purge" and ch.memory_id is not None)
     if not slots or rows >= COMPACT_BELOW * slots or slots - rows < 2048:
@@ -123,18 +121,7 @@ def compact_vectors(p: Pass, in_server: bool) -> None:
                  f"{slots - rows} empty slots that sqlite-vec only frees when a whole chunk is empty")
     if p.dry_run:
         return
-    sql = c.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_vec'").fetchone()[0]
-    coarse = "coarse" in sql
-    with store.tx.atomic() as conn:
-        conn.execute("DROP TABLE IF EXISTS memory_vec_compact")
-        conn.execute("CREATE TABLE memory_vec_compact AS SELECT rowid AS id, embedding, scope FROM memory_vec "
-                     "ORDER BY rowid")
-        conn.execute("DROP TABLE memory_vec")
-        conn.execute(sql)
-        conn.execute("INSERT INTO memory_vec (rowid, embedding, scope" + (", coarse" if coarse else "") + ") "
-                     "SELECT id, embedding, scope" + (", vec_quantize_binary(embedding)" if coarse else "")
-                     + " FROM memory_vec_compact")  # no ORDER BY: a sorter drops the bit vector's subtype
-        conn.execute("DROP TABLE memory_vec_compact")
+    indexes.rebuild_vectors(store)
     p.checkpoint()
 
 
@@ -149,6 +136,5 @@ def compact_keywords(p: Pass, in_server: bool) -> None:
         return
     p.report.add("storage", "keyword index merged", f"{purged} purged memories left deletion markers in it")
     if not p.dry_run:
-        with p.store.tx.atomic() as conn:
-            conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+        indexes.optimize_keywords(p.store)
         p.checkpoint()

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from memory.extraction.transcript import CONTEXT_TAG
 from memory.lang import text
 from memory.retrieval import ranking as retrieval
-from memory.store import GLOBAL, Memory, Store, db, iso
+from memory.store import GLOBAL, Memory, Store, db, indexes, iso
 from memory.store.records import MEMORY_COLUMNS
 
 MAX_BLOCK_CHARS = 9_500  # Claude Code replaces hook context above 10,000 characters by a file path
@@ -129,7 +129,7 @@ def term_weights(store: Store, prompt: str) -> dict[str, float]:
     scale = math.log1p(n) or 1.0
     out = {}
     for term in terms:
-        df = store.conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (term,)).fetchone()[0]
+        df = indexes.document_count(store, term)
         out[term] = math.log1p(n / df) / scale if df else 0.0
     return out
 

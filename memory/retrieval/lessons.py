@@ -1,137 +1,17 @@
-"""Experiential learning: decisions, what became of them, and the lessons they hold for a task.
-
-A decision is a memory in the `decision` layer whose metadata keeps its parts (what was chosen,
-why, the alternatives). Its outcomes are rows of `decision_outcomes` (worked / failed / partial,
-with notes), newest last; the latest one is mirrored into the memory so every reader sees it:
-
-  metadata.outcome   {"result", "notes", "at", "count"}
-  tags               outcome-worked / outcome-failed / outcome-partial (keyword search finds them)
-  importance         a failed decision rises to at least 4: it surfaces as a warning, and
-                     maintenance keeps it ("kept as a warning") instead of letting it decay
-  metadata.warning   on a failure, one sentence saying not to repeat it unexamined
-
-The mirror is written with `Store.update`, so the decision's earlier state stays in its history.
-`lessons_for(task)` finds the decisions relevant to a task and puts the failures first.
-"""
+"""Lessons for a task: the past decisions relevant to it and how they turned out, failures first
+(decisions and their outcomes are recorded by memory.store.decisions)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memory.errors import InvalidInput, NotFound
+from memory.errors import InvalidInput
 from memory.retrieval import ranking as retrieval
-from memory.store import Memory, NewMemory, Store, iso
+from memory.store import Memory, Store
+from memory.store.decisions import Outcome, outcomes_of
 
-OUTCOMES = ("worked", "failed", "partial")
 OUTCOME_ORDER = {"failed": 0, "partial": 1, "worked": 2, None: 3}  # lessons: failures first
-FAILED_IMPORTANCE = 4
-MAX_ALTERNATIVES = 20
-MAX_NOTES = 4000
-
-
-def _clause(text: str) -> str:
-    return " ".join(str(text).split()).rstrip(" .;")
-
-
-def decision_text(chosen: str, why: str, alternatives: Sequence[str] = ()) -> str:
-    """`Decision: X. Why: Y. Alternatives considered: A; B.` — self-contained for later readers."""
-    text = f"Decision: {_clause(chosen)}. Why: {_clause(why)}."
-    alts = [_clause(a) for a in alternatives if _clause(a)]
-    if alts:
-        text += " Alternatives considered: " + "; ".join(alts) + "."
-    return text
-
-
-def record_decision(store: Store, chosen: str, why: str, *, scope: str, alternatives: Sequence[str] = (),
-                    subject: str | None = None, category: str = "decision", importance: int = 3,
-                    tags: Sequence[str] = (), context: str | None = None) -> Memory:
-    """Store a decision as one memory in the decision layer."""
-    if not isinstance(chosen, str) or not _clause(chosen):
-        raise InvalidInput("say what was chosen (chosen is empty)")
-    if not isinstance(why, str) or not _clause(why):
-        raise InvalidInput("say why it was chosen (why is empty): the reason is what makes a decision reusable")
-    if len(alternatives) > MAX_ALTERNATIVES:
-        raise InvalidInput(f"at most {MAX_ALTERNATIVES} alternatives, got {len(alternatives)}")
-    parts: dict[str, Any] = {"chosen": _clause(chosen), "why": _clause(why),
-                             "alternatives": [_clause(a) for a in alternatives if _clause(a)]}
-    if context:
-        parts["context"] = " ".join(context.split())
-    return store.add(NewMemory(content=decision_text(chosen, why, alternatives), layer="decision",
-                               category=category, subject=subject, scope=scope, importance=importance,
-                               tags=list(tags), metadata={"decision": parts}))
-
-
-@dataclass
-class Outcome:
-    id: int
-    memory_id: int
-    outcome: str
-    notes: str
-    recorded_at: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "memory_id": self.memory_id, "outcome": self.outcome, "notes": self.notes,
-                "recorded_at": iso(self.recorded_at)}
-
-
-def outcomes_of(store: Store, memory_ids: Sequence[int]) -> dict[int, list[Outcome]]:
-    """Every recorded outcome of these decisions, oldest first."""
-    out: dict[int, list[Outcome]] = {i: [] for i in memory_ids}
-    ids = list(memory_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for row in store.conn.execute(
-                f"SELECT id, memory_id, outcome, notes, recorded_at FROM decision_outcomes "
-                f"WHERE memory_id IN ({','.join('?' * len(chunk))}) ORDER BY recorded_at, id", chunk):
-            out[row[1]].append(Outcome(*row))
-    return out
-
-
-def _readable_decision(store: Store, memory_id: int, scopes: Sequence[str]) -> Memory:
-    m = store.get(memory_id, include_deleted=True)
-    if m.scope not in scopes:
-        raise NotFound(f"no memory {memory_id} in this project or the global scope; lessons_for or "
-                       "memory_search (layer 'decision') finds decisions")
-    if m.layer != "decision":
-        raise InvalidInput(f"memory {memory_id} is a {m.layer}, not a decision; record the decision first "
-                           "with decision_record, then its outcome")
-    if m.deleted_at is not None:
-        raise InvalidInput(f"decision {memory_id} is archived; restore it (`maple-memory restore {memory_id}`) "
-                           "before recording its outcome")
-    return m
-
-
-def record_outcome(store: Store, memory_id: int, outcome: str, notes: str = "", *,
-                   scopes: Sequence[str]) -> tuple[Memory, Outcome]:
-    """Record how a decision turned out; the decision's memory then carries the latest outcome."""
-    if outcome not in OUTCOMES:
-        raise InvalidInput(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
-    notes = " ".join((notes or "").split())
-    if len(notes) > MAX_NOTES:
-        raise InvalidInput(f"notes are {len(notes)} characters; keep them under {MAX_NOTES}")
-    from memory.lang import privacy
-
-    notes = privacy.redact(notes, store.config.redact_patterns)
-    with store.tx.atomic() as conn:
-        m = _readable_decision(store, memory_id, scopes)
-        now = store.clock()
-        oid = conn.execute("INSERT INTO decision_outcomes (memory_id, outcome, notes, recorded_at) "
-                           "VALUES (?, ?, ?, ?)", (memory_id, outcome, notes, now)).lastrowid
-        count = conn.execute("SELECT count(*) FROM decision_outcomes WHERE memory_id = ?", (memory_id,)).fetchone()[0]
-        metadata = dict(m.metadata)
-        metadata["outcome"] = {"result": outcome, "notes": notes, "at": iso(now), "count": count}
-        changes: dict[str, Any] = {
-            "tags": [t for t in m.tags if not t.startswith("outcome-")] + [f"outcome-{outcome}"]}
-        if outcome == "failed":
-            metadata["warning"] = ("This decision failed" + (f": {notes}" if notes else "") +
-                                   ". Do not repeat it without addressing why.")
-            changes["importance"] = max(m.importance, FAILED_IMPORTANCE)
-        else:
-            metadata.pop("warning", None)  # a later success lifts the warning; the history keeps it
-        changes["metadata"] = metadata
-        updated = store.update(memory_id, reason=f"outcome {outcome}", **changes)
-    return updated, Outcome(oid, memory_id, outcome, notes, now)
 
 
 @dataclass

@@ -25,10 +25,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memory.embed import to_blob
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
-from memory.store import Memory, Store, parse_time
+from memory.store import Memory, Store, indexes, parse_time
 
 log = logging.getLogger("maple.retrieval")
 
@@ -144,7 +143,8 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     # a fixed number: more of them, as the store grows, would only add arbitrary candidates.
     flat = min(pool, cfg.search_min_pool)
     if terms:
-        found.append(("bm25", _bm25(store, terms, q, where, args, pool)))
+        narrowed = bool(q.layer or q.category or q.since is not None or q.until is not None)
+        found.append(("bm25", indexes.keyword_hits(store, terms, q.scopes, pool, where, args, narrowed)))
     if entity_ids:
         found.append(("entity", _linked(store, entity_ids, where, args, flat)))  # roles refined below
         near = _one_hop(store, entity_ids, now)
@@ -163,7 +163,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     rows = _rows(store, list(dict.fromkeys(i for _, hits in found for i, _ in hits)), where, args)
     qvec = _wait(embedding)
     if qvec is not None:
-        found.insert(1 if terms else 0, ("vector", _knn(store, qvec, q, pool)))
+        found.insert(1 if terms else 0, ("vector", indexes.vector_hits(store, qvec, q.scopes, pool)))
     for channel, hits in found:
         add(hits, channel)
     if not cands:
@@ -245,108 +245,6 @@ def _filters_sql(q: Query, now: float, alias: str = "m") -> tuple[str, list[Any]
         where.append(f"{alias}.occurred_at < ?")
         args.append(q.until)
     return " AND ".join(where), args
-
-
-def _bm25(store: Store, terms: list[str], q: Query, where: str, args: list, pool: int) -> list[tuple[int, float]]:
-    index = text_index(store)
-    if index is not None and not (q.layer or q.category or q.since is not None or q.until is not None):
-        # The warm process's copy of FTS5's postings: the same scores, ~10x faster. It filters by
-        # scope only, so queries with other filters let SQL apply them before ranking.
-        return index.search(store.conn, terms, q.scopes, pool)
-    match = text.match_or(terms)
-    # Rank the index alone and let _load_rows filter the few kept: joining every match to
-    # memories first costs more than ranking them (22 vs 8 ms at 100k) ...
-    hits = store.conn.execute("SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? "
-                              "ORDER BY bm25(memory_fts) LIMIT ?", (match, pool)).fetchall()
-    if not hits:
-        return hits
-    marks = ",".join("?" * len(q.scopes))
-    mine = store.conn.execute(f"SELECT count(*) FROM memories WHERE id IN ({','.join('?' * len(hits))}) "
-                              f"AND scope IN ({marks})", (*(h[0] for h in hits), *q.scopes)).fetchone()[0]
-    if mine * 2 >= len(hits):
-        return hits
-    # ... unless other projects' memories fill the pool: then filter first.
-    sql = (f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
-           f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts) LIMIT ?")
-    return store.conn.execute(sql, (match, *args, pool)).fetchall()
-
-
-def _knn(store: Store, qvec: Any, q: Query, pool: int) -> list[tuple[int, float]]:
-    """Nearest vectors in scope: from the in-memory index where numpy is at hand, else sqlite-vec."""
-    index = vector_index(store)
-    if index is None:
-        return vecindex_exact(store.conn, qvec, q.scopes, pool)
-    return index.search(qvec, q.scopes, pool)
-
-
-def vector_index(store: Store):
-    """The store's in-memory vector index, created on first use and caught up on every call;
-    None in processes without numpy (they use sqlite-vec's exact scan)."""
-    if not store.has_vectors:
-        return None
-    index = getattr(store, "_vector_index", None)
-    if index is None:
-        try:
-            from memory.store.vecindex import VectorIndex
-        except ImportError:
-            return None
-        index = store._vector_index = VectorIndex(store.vector_dim)  # type: ignore[attr-defined]
-    index.sync(store.conn)
-    return index
-
-
-def text_index(store: Store):
-    """The store's in-memory keyword index, caught up, if `warm` built one; else None (FTS5 ranks)."""
-    index = getattr(store, "_text_index", None)
-    if index is not None:
-        index.sync(store.conn)
-    return index
-
-
-def warm(store: Store, vectors: bool = True) -> None:
-    """Make this process a fast searcher of `store` (the server calls it once, after its
-    handshake): build the in-memory keyword index, and with `vectors` the vector index where the
-    store has vectors (about 1.7 s and 3.5 s per 100k memories), and shorten the interpreter's thread
-    switch interval (process-wide). The indexes are read on a connection of their own, so searches
-    meanwhile go on with SQLite alone. Cold processes (hooks, one-shot CLI commands) never call this."""
-    import sys
-
-    from memory.store import db
-    from memory.store.textindex import TextIndex
-
-    # A search embeds its query on a second thread while this one runs the other channels; they
-    # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
-    # interval each hand-over can wait that long (search p50 30 ms at 100k; 1 ms: 26 ms).
-    sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
-    # Decided once: a store that gets its first vector meanwhile builds the vector index on its
-    # first vector search instead (vector_index).
-    vectors = vectors and store.has_vectors and bool(store.vector_dim)
-    dim = store.vector_dim
-    conn = db.connect(store.path, vectors=vectors, readonly=True)
-    try:
-        keywords = TextIndex.build(conn)
-        nearest = None
-        if vectors and dim:
-            try:
-                from memory.store.vecindex import VectorIndex
-            except ImportError:
-                pass
-            else:
-                nearest = VectorIndex(dim)
-                nearest.sync(conn)
-    finally:
-        conn.close()
-    with store.tx.lock:
-        store._text_index = keywords  # type: ignore[attr-defined]
-        if nearest is not None and getattr(store, "_vector_index", None) is None:
-            store._vector_index = nearest  # type: ignore[attr-defined]
-
-
-def vecindex_exact(conn, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
-    marks = ",".join("?" * len(scopes))
-    return [(r[0], 1 - r[1]) for r in conn.execute(
-        f"SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope IN ({marks})",
-        (to_blob(qvec), k, *scopes))]
 
 
 def _query_entities(store: Store, q: Query) -> list[int]:
@@ -488,18 +386,8 @@ def _fill_cosines(store: Store, qvec: Any, cands: dict[int, _Cand]) -> None:
     missing = [i for i, c in cands.items() if "vector" not in c.raw]
     if not missing:
         return
-    index = getattr(store, "_vector_index", None)
-    if index is not None:
-        for mid, sim in index.cosines(qvec, missing).items():
-            cands[mid].raw["vector"] = sim
-        return
-    blob = to_blob(qvec)
-    for start in range(0, len(missing), 500):
-        chunk = missing[start:start + 500]
-        for mid, s in store.conn.execute(
-                f"SELECT rowid, 1 - vec_distance_cosine(embedding, ?) FROM memory_vec "
-                f"WHERE rowid IN ({','.join('?' * len(chunk))})", (blob, *chunk)):
-            cands[mid].raw["vector"] = s
+    for mid, sim in indexes.cosines(store, qvec, missing).items():
+        cands[mid].raw["vector"] = sim
 
 
 def _fill_entity_roles(store: Store, entity_ids: list[int], cands: dict[int, _Cand]) -> None:

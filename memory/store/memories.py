@@ -342,18 +342,46 @@ class Store:
     def forget(self, memory_id: int, *, permanent: bool = False) -> Memory:
         """Archive a memory (restorable), or with `permanent` purge it and everything linked to it."""
         m = self.get(memory_id, include_deleted=True)
+        if permanent:
+            self.purge([memory_id])
+            return m
         with self.tx.atomic() as conn:
-            if permanent:
-                children = [r[0] for r in conn.execute("SELECT id FROM memories WHERE parent_id = ?", (memory_id,))]
-                for mid in [memory_id, *children]:
-                    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (mid,))
-                    if self.has_vectors:
-                        conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (mid,))
-                conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-            else:
-                conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? OR parent_id = ?",
-                             (self.clock(), self.clock(), memory_id, memory_id))
+            conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? OR parent_id = ?",
+                         (self.clock(), self.clock(), memory_id, memory_id))
         return m
+
+    def purge(self, ids: Sequence[int]) -> None:
+        """Delete these memories for good, with their chunks, keyword rows, vectors and links (the
+        rows that reference them go by foreign key), in one transaction."""
+        if not ids:
+            return
+        with self.tx.atomic() as conn:
+            every = list(ids)
+            for start in range(0, len(ids), 500):
+                part = list(ids[start:start + 500])
+                every += [r[0] for r in conn.execute(
+                    f"SELECT id FROM memories WHERE parent_id IN ({','.join('?' * len(part))})", part)]
+            for start in range(0, len(every), 500):
+                part = every[start:start + 500]
+                marks = ",".join("?" * len(part))
+                conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks})", part)
+                if self.has_vectors:
+                    conn.execute(f"DELETE FROM memory_vec WHERE rowid IN ({marks})", part)
+                conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", part)
+
+    def refresh_keywords(self, ids: Sequence[int]) -> None:
+        """Rewrite the keyword index rows of these memories from their current content, subject
+        and tags (for passes that change those fields in bulk)."""
+        with self.tx.atomic() as conn:
+            for start in range(0, len(ids), 500):
+                part = list(ids[start:start + 500])
+                marks = ",".join("?" * len(part))
+                rows = conn.execute(f"SELECT id, content, subject, tags FROM memories WHERE id IN ({marks})",
+                                    part).fetchall()
+                conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks})", part)
+                conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", [
+                    (mid, self._fts_body({"content": content, "subject": subject, "tags": tags}))
+                    for mid, content, subject, tags in rows])
 
     def restore(self, memory_id: int) -> Memory:
         """Bring an archived memory back."""

@@ -33,6 +33,7 @@ from memory import config as config_mod  # noqa: E402
 from memory.embed import HashEmbedder, SentenceTransformerEmbedder  # noqa: E402
 from memory.lang.text import STOPWORDS  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store import indexes
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "bilingual.json"
@@ -113,7 +114,7 @@ def main() -> int:
               f"({sum(m['lang'] == 'zh' for m in data['memories'])} Chinese), {len(data['queries'])} queries, "
               f"embedder {embedder.name}, fusion {cfg.search_fusion}")
         keys = {m["key"]: mem.id for m, mem in zip(data["memories"], added)}
-        retrieval.warm(store)  # as the server does after its handshake: the in-memory indexes
+        indexes.warm(store)  # as the server does after its handshake: the in-memory indexes
         retrieval.search(store, retrieval.make_query("热身 warm up", [SCOPE]), record=False)  # jieba, model
         rows, lat = evaluate(store, data, keys)
         print_table("default configuration", rows)

@@ -52,7 +52,7 @@ from memory import config as config_mod  # noqa: E402
 from memory.embed import HashEmbedder  # noqa: E402
 from memory.lang import text  # noqa: E402
 from memory.retrieval import context  # noqa: E402
-from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store import indexes
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 CACHE = Path("/tmp/maple-bench-hooks")
@@ -205,7 +205,7 @@ def bench_server_tool(db: Path, prompts: list[str]) -> dict[str, Any]:
 
     config = config_mod.load(home=db.parent)
     store = Store.open(config, ModelGate(HashEmbedder(DIM)), path=db)
-    retrieval.warm(store)  # as the server does after its handshake: the in-memory indexes
+    indexes.warm(store)  # as the server does after its handshake: the in-memory indexes
     store.defer_checkpoints()  # and its idle worker checkpoints the WAL
     scopes = [str(PROJECT.resolve()), "global"]
     for p in prompts[:10] + ["数据库备份在哪里"]:  # warm: page cache, jieba's dictionary
@@ -271,7 +271,7 @@ def bench_command_hook(home: Path, prompts: list[str], resident: bool = False) -
         from server.state import AppState, ModelGate
 
         store = Store.open(config_mod.load(home=home), ModelGate(HashEmbedder(DIM)))
-        retrieval.warm(store)
+        indexes.warm(store)
         store.defer_checkpoints()
         listener = resident_mod.Listener(AppState(db=store, project=str(PROJECT.resolve()),
                                                   model=ModelGate(HashEmbedder(DIM))), home)

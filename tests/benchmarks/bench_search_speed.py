@@ -66,6 +66,7 @@ from memory import config as config_mod  # noqa: E402
 from memory.embed import PACKAGED_MODEL, SentenceTransformerEmbedder  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
 from memory.scope import GLOBAL  # noqa: E402
+from memory.store import indexes
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DIM = 384
@@ -421,7 +422,7 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
     # A server builds its in-memory indexes (keywords, vectors) once, after the handshake; time it.
     log(f"store open, {out['count']:,} memories; building the in-memory indexes")
     t0 = time.perf_counter()
-    retrieval.warm(store)
+    indexes.warm(store)
     out["index_load_s"] = time.perf_counter() - t0
     out["index_mb"] = (store._text_index.nbytes + store._vector_index.nbytes) / 2**20
     out["rss_index_mb"] = status_mb("VmRSS")
@@ -488,7 +489,7 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
         query = retrieval.make_query(q, scopes, limit=10)
         pool = retrieval.candidate_pool(store, query)
         t0 = time.perf_counter()
-        got = retrieval._knn(store, qvecs[i], query, pool)  # best first
+        got = indexes.vector_hits(store, qvecs[i], query.scopes, pool)  # best first
         knn_lat.append((time.perf_counter() - t0) * 1000)
         recalls.append(len({mid for mid, _ in got[:10]} & set(truth[i].tolist())) / 10)
     out["recall10"] = sum(recalls) / len(recalls)
@@ -499,7 +500,7 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
     exact_lat, agree = [], []
     for i in range(8):
         t0 = time.perf_counter()
-        rows = retrieval.vecindex_exact(store.conn, qvecs[i], scopes, 10)
+        rows = indexes.exact_vector_hits(store, qvecs[i], scopes, 10)
         exact_lat.append((time.perf_counter() - t0) * 1000)
         agree.append(len({mid for mid, _ in rows} & set(truth[i].tolist())) / 10)
     out["exact_vec0_ms_median"] = pct(exact_lat, 50)

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from memory import config as config_mod  # noqa: E402
 from memory.lang import text  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store import indexes
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DIM = 384
@@ -306,7 +307,7 @@ def run(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             "knn_coarse": latencies(knn_coarse, queries), "knn_plain": latencies(knn_plain, queries),
             "search": latencies(full_search, queries)}
     t_warm = time.perf_counter()
-    retrieval.warm(store)
+    indexes.warm(store)
     warm_s = time.perf_counter() - t_warm
     result = {
         "n": n, "stored": stored, "insert_s": insert_s, "rate": n / insert_s, "cpu_rate": n / insert_cpu,

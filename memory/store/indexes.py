@@ -1,0 +1,249 @@
+"""The keyword and vector indexes as the agents use them: ranked hits, cosines, term counts, and
+every stored vector at once. Only the store package touches `memory_fts`, `memory_vec` and their
+shadow tables; a warm process answers from in-memory copies of both (memory.store.textindex,
+memory.store.vecindex), caught up with the database on every call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import memory.store.db as db
+from memory.embed import to_blob
+from memory.lang import text
+from memory.store.memories import Store
+
+
+def keyword_hits(store: Store, terms: list[str], scopes: Sequence[str], pool: int, where: str = "",
+                 args: Sequence[Any] = (), narrowed: bool = False) -> list[tuple[int, float]]:
+    """The `pool` memories best matching any of `terms` (FTS5 literals) as (id, BM25 score), best
+    first, mostly from `scopes`: the caller filters what it keeps. `where`/`args` are the caller's
+    conditions on the memories table (alias m), applied here only when other scopes would crowd
+    the pool. `narrowed`: the caller filters on more than scope and currency (layer, time), so the
+    in-memory postings, which know only scopes, cannot answer."""
+    index = text_index(store)
+    if index is not None and not narrowed:
+        # The warm process's copy of FTS5's postings: the same scores, ~10x faster. It filters by
+        # scope only, so queries with other filters let SQL apply them before ranking.
+        return index.search(store.conn, terms, scopes, pool)
+    match = text.match_or(terms)
+    # Rank the index alone and let _load_rows filter the few kept: joining every match to
+    # memories first costs more than ranking them (22 vs 8 ms at 100k) ...
+    hits = store.conn.execute("SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? "
+                              "ORDER BY bm25(memory_fts) LIMIT ?", (match, pool)).fetchall()
+    if not hits:
+        return hits
+    marks = ",".join("?" * len(scopes))
+    mine = store.conn.execute(f"SELECT count(*) FROM memories WHERE id IN ({','.join('?' * len(hits))}) "
+                              f"AND scope IN ({marks})", (*(h[0] for h in hits), *scopes)).fetchone()[0]
+    if mine * 2 >= len(hits):
+        return hits
+    # ... unless other projects' memories fill the pool: then filter first.
+    sql = (f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
+           f"WHERE memory_fts MATCH ? AND {where or f'm.scope IN ({marks}) AND m.deleted_at IS NULL'} "
+           f"ORDER BY bm25(memory_fts) LIMIT ?")
+    return store.conn.execute(sql, (match, *(args if where else scopes), pool)).fetchall()
+
+
+def vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
+    """The `k` nearest vectors in `scopes` as (id, cosine), nearest first: from the in-memory index
+    where numpy is at hand, else sqlite-vec's exact scan."""
+    if not store.has_vectors:
+        return []
+    index = vector_index(store)
+    if index is None:
+        return exact_vector_hits(store, qvec, scopes, k)
+    return index.search(qvec, scopes, k)
+
+
+def cosines(store: Store, qvec: Any, ids: Sequence[int]) -> dict[int, float]:
+    """Exact cosine of `qvec` with each of these memories' vectors (those that have one)."""
+    index = getattr(store, "_vector_index", None)
+    if index is not None:
+        return dict(index.cosines(qvec, list(ids)))
+    out: dict[int, float] = {}
+    if not store.has_vectors:
+        return out
+    blob = to_blob(qvec)
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start:start + 500])
+        out.update(store.conn.execute(
+            f"SELECT rowid, 1 - vec_distance_cosine(embedding, ?) FROM memory_vec "
+            f"WHERE rowid IN ({','.join('?' * len(chunk))})", (blob, *chunk)))
+    return out
+
+
+def document_count(store: Store, term: str) -> int:
+    """How many memories hold `term` (an FTS5 literal) in their keyword index row."""
+    return store.conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (term,)).fetchone()[0]
+
+
+def vector_index(store: Store):
+    """The store's in-memory vector index, created on first use and caught up on every call;
+    None in processes without numpy (they use sqlite-vec's exact scan)."""
+    if not store.has_vectors:
+        return None
+    index = getattr(store, "_vector_index", None)
+    if index is None:
+        try:
+            from memory.store.vecindex import VectorIndex
+        except ImportError:
+            return None
+        index = store._vector_index = VectorIndex(store.vector_dim)  # type: ignore[attr-defined]
+    index.sync(store.conn)
+    return index
+
+
+def text_index(store: Store):
+    """The store's in-memory keyword index, caught up, if `warm` built one; else None (FTS5 ranks)."""
+    index = getattr(store, "_text_index", None)
+    if index is not None:
+        index.sync(store.conn)
+    return index
+
+
+def warm(store: Store, vectors: bool = True) -> None:
+    """Make this process a fast searcher of `store` (the server calls it once, after its
+    handshake): build the in-memory keyword index, and with `vectors` the vector index where the
+    store has vectors (about 1.7 s and 3.5 s per 100k memories), and shorten the interpreter's thread
+    switch interval (process-wide). The indexes are read on a connection of their own, so searches
+    meanwhile go on with SQLite alone. Cold processes (hooks, one-shot CLI commands) never call this."""
+    import sys
+
+    from memory.store.textindex import TextIndex
+
+    # A search embeds its query on a second thread while this one runs the other channels; they
+    # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
+    # interval each hand-over can wait that long (search p50 30 ms at 100k; 1 ms: 26 ms).
+    sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
+    # Decided once: a store that gets its first vector meanwhile builds the vector index on its
+    # first vector search instead (vector_index).
+    vectors = vectors and store.has_vectors and bool(store.vector_dim)
+    dim = store.vector_dim
+    conn = db.connect(store.path, vectors=vectors, readonly=True)
+    try:
+        keywords = TextIndex.build(conn)
+        nearest = None
+        if vectors and dim:
+            try:
+                from memory.store.vecindex import VectorIndex
+            except ImportError:
+                pass
+            else:
+                nearest = VectorIndex(dim)
+                nearest.sync(conn)
+    finally:
+        conn.close()
+    with store.tx.lock:
+        store._text_index = keywords  # type: ignore[attr-defined]
+        if nearest is not None and getattr(store, "_vector_index", None) is None:
+            store._vector_index = nearest  # type: ignore[attr-defined]
+
+
+def exact_vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
+    """sqlite-vec's exact nearest neighbours (what the in-memory index is checked against)."""
+    marks = ",".join("?" * len(scopes))
+    return [(r[0], 1 - r[1]) for r in store.conn.execute(
+        f"SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope IN ({marks})",
+        (to_blob(qvec), k, *scopes))]
+
+
+def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
+    """(ids that have a vector, float32 matrix of unit rows) for `ids`, in the order given.
+
+    Many ids: one scan of the vector table (vec0 looks rows up by id slowly); few: by id.
+    """
+    import numpy as np
+
+    dim = store.vector_dim or 1
+    if not store.has_vectors or not ids:
+        return [], np.zeros((0, dim), dtype=np.float32)
+    found: dict[int, bytes] = {}
+    if len(ids) > 2000:
+        every = _scan_vectors(store)
+        if every is not None:
+            all_ids, matrix = every
+            pos = {int(i): n for n, i in enumerate(all_ids.tolist())}
+            have = [i for i in ids if i in pos]
+            picked = matrix[np.fromiter((pos[i] for i in have), dtype=np.int64, count=len(have))]
+            del matrix  # peak: two copies of the vectors, briefly
+            return have, picked
+        wanted = set(ids)
+        for rowid, blob in store.conn.execute("SELECT rowid, embedding FROM memory_vec"):
+            if rowid in wanted:
+                found[rowid] = blob
+    else:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            for rowid, blob in store.conn.execute(
+                    f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+                found[rowid] = blob
+    have = [i for i in ids if i in found]
+    if not have:
+        return [], np.zeros((0, dim), dtype=np.float32)
+    matrix = np.frombuffer(b"".join(found[i] for i in have), dtype="<f4").reshape(len(have), -1).astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms > 0, norms, 1)
+    return have, matrix
+
+
+def _scan_vectors(store: Store) -> tuple[Any, Any] | None:
+    """Every stored vector, read from sqlite-vec's chunk tables (about 4x faster than a scan of
+    the virtual table), unit-normalised. None if the layout is not the one expected (another
+    sqlite-vec version): the caller then scans the virtual table."""
+    import numpy as np
+
+    c, dim = store.conn, store.vector_dim
+    try:
+        rows = np.array(c.execute("SELECT rowid, chunk_id, chunk_offset FROM memory_vec_rowids "
+                                  "ORDER BY chunk_id, chunk_offset").fetchall(), dtype=np.int64).reshape(-1, 3)
+        if not len(rows) or not dim:
+            return None
+        out = np.empty((len(rows), dim), dtype=np.float32)
+        bounds = np.r_[0, np.flatnonzero(np.diff(rows[:, 1])) + 1, len(rows)]
+        for start, end in zip(bounds[:-1], bounds[1:]):  # one chunk blob in memory at a time
+            got = c.execute("SELECT vectors FROM memory_vec_vector_chunks00 WHERE rowid = ?",
+                            (int(rows[start, 1]),)).fetchone()
+            if got is None or len(got[0]) % (4 * dim):
+                return None
+            out[start:end] = np.frombuffer(got[0], dtype="<f4").reshape(-1, dim)[rows[start:end, 2]]
+    except Exception:  # no such table or column: not the layout this reads
+        return None
+    probe = int(rows[len(rows) // 2, 0])
+    check = c.execute("SELECT embedding FROM memory_vec WHERE rowid = ?", (probe,)).fetchone()
+    if check is None or not np.array_equal(np.frombuffer(check[0], dtype="<f4"), out[len(rows) // 2]):
+        return None
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    return rows[:, 0], out
+
+
+# -- upkeep (memory.maintenance.storage decides when) --------------------------------------------
+
+def vector_slots(store: Store) -> tuple[int, int]:
+    """(slots, vectors) of the vector index: sqlite-vec frees a chunk of 1024 slots only once all
+    of it is deleted, so scattered deletions leave holes."""
+    c = store.conn
+    return (c.execute("SELECT coalesce(sum(size), 0) FROM memory_vec_chunks").fetchone()[0],
+            c.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0])
+
+
+def rebuild_vectors(store: Store) -> None:
+    """Rewrite the vector index without its holes, in one transaction."""
+    sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_vec'").fetchone()[0]
+    coarse = "coarse" in sql
+    with store.tx.atomic() as conn:
+        conn.execute("DROP TABLE IF EXISTS memory_vec_compact")
+        conn.execute("CREATE TABLE memory_vec_compact AS SELECT rowid AS id, embedding, scope FROM memory_vec "
+                     "ORDER BY rowid")
+        conn.execute("DROP TABLE memory_vec")
+        conn.execute(sql)
+        conn.execute("INSERT INTO memory_vec (rowid, embedding, scope" + (", coarse" if coarse else "") + ") "
+                     "SELECT id, embedding, scope" + (", vec_quantize_binary(embedding)" if coarse else "")
+                     + " FROM memory_vec_compact")  # no ORDER BY: a sorter drops the bit vector's subtype
+        conn.execute("DROP TABLE memory_vec_compact")
+
+
+def optimize_keywords(store: Store) -> None:
+    """Merge the keyword index's segments (contentless FTS5 keeps deletion markers until then)."""
+    with store.tx.atomic() as conn:
+        conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")

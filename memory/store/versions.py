@@ -1,0 +1,159 @@
+"""A memory's past: earlier versions (`memory_versions`, written by every update), edits that keep
+them, supersession (a new memory replaces an old one, which stays as history), and the history of
+a memory or a subject read back oldest first."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import memory.store.graph as graph
+from memory.errors import InvalidInput, NotFound
+from memory.lang import mentions
+from memory.store.browse import _marks, status_of
+from memory.store.memories import Store
+from memory.store.records import Memory, iso
+
+MAX_CHAIN = 100  # memories in one history answer
+
+
+MAX_VERSIONS = 20  # newest earlier versions shown per memory: an answer must fit a client's output cap
+
+
+@dataclass
+class Version:
+    content: str
+    reason: str  # why it changed: update, superseded, outcome failed, merge, import, ...
+    changed_at: float
+    changed: list[str]  # fields that differ from the next version
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"content": self.content, "reason": self.reason, "changed_at": iso(self.changed_at),
+                "changed": self.changed}
+
+
+@dataclass
+class Entry:
+    memory: Memory
+    status: str
+    supersedes: list[int]  # ids this memory replaced
+    versions: list[Version]  # oldest first; the memory itself is the newest
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory": self.memory.to_dict(), "status": self.status, "supersedes": self.supersedes,
+                "versions": [v.to_dict() for v in self.versions]}
+
+
+_IGNORED_CHANGES = {"updated_at", "last_activated_at", "activation_count", "id", "content_hash"}
+
+
+def _versions(store: Store, m: Memory) -> list[Version]:
+    rows = store.conn.execute("SELECT content, fields, reason, changed_at FROM memory_versions "
+                              "WHERE memory_id = ? ORDER BY changed_at, id", (m.id,)).fetchall()
+    snapshots = [(content, json.loads(fields)) for content, fields, _, _ in rows]
+    now_fields = {k: v for k, v in m.to_dict().items() if k != "content"}
+    snapshots.append((m.content, now_fields))
+    out = []
+    for i, (content, _, reason, changed_at) in enumerate(rows):
+        fields = snapshots[i][1]
+        nxt_content, nxt_fields = snapshots[i + 1]
+        changed = ["content"] if content != nxt_content else []
+        changed += sorted(k for k in set(fields) | set(nxt_fields)
+                          if k not in _IGNORED_CHANGES and fields.get(k) != nxt_fields.get(k))
+        out.append(Version(content, reason, changed_at, changed))
+    return out[-MAX_VERSIONS:]
+
+
+def history(store: Store, scopes: Sequence[str], *, memory_id: int | None = None,
+            subject: str | None = None) -> list[Entry]:
+    """The supersession chain around a memory, or every memory about a subject with their chains;
+    oldest first, each with its earlier versions. Archived and superseded memories included."""
+    if (memory_id is None) == (subject is None or not subject.strip()):
+        raise InvalidInput("give either a memory id or a subject (not both)")
+    c = store.conn
+    if memory_id is not None:
+        start = store.get(memory_id, include_deleted=True)
+        if start.scope not in scopes:
+            raise NotFound(f"no memory {memory_id} in this project or the global scope; search to find the right id")
+        seeds = [start.id]
+    else:
+        seeds = [r[0] for r in c.execute(
+            f"SELECT id FROM memories WHERE scope IN ({_marks(scopes)}) AND parent_id IS NULL "
+            f"AND subject = ? COLLATE NOCASE ORDER BY id LIMIT ?", (*scopes, subject.strip(), MAX_CHAIN))]
+        if not seeds:
+            raise NotFound(f"no memory has the subject {subject!r} in this project or the global scope; "
+                           "memory_list shows subjects, memory_search finds memories by topic")
+    # Walk superseded_by forwards and backwards (a merge can make several memories point at one).
+    seen: set[int] = set()
+    frontier = list(seeds)
+    while frontier and len(seen) < MAX_CHAIN:
+        seen.update(frontier)
+        marks = _marks(frontier)
+        nxt = {r[0] for r in c.execute(
+            f"SELECT superseded_by FROM memories WHERE id IN ({marks}) AND superseded_by IS NOT NULL "
+            f"UNION SELECT id FROM memories WHERE superseded_by IN ({marks}) AND scope IN ({_marks(scopes)})",
+            (*frontier, *frontier, *scopes))}
+        frontier = sorted(nxt - seen)
+    memories = [m for m in store.get_many(sorted(seen)) if m.scope in scopes]
+    now = store.clock()
+    ids = {m.id for m in memories}
+    entries = []
+    for m in sorted(memories, key=lambda m: (m.created_at, m.id)):
+        supersedes = [r[0] for r in c.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY id", (m.id,))
+                      if r[0] in ids]
+        entries.append(Entry(m, status_of(m, now), supersedes, _versions(store, m)))
+    return entries
+
+
+def edit(store: Store, memory_id: int, *, reason: str = "update", **changes: Any) -> tuple[Memory, bool]:
+    """Change a memory in place (the previous version is kept); returns (memory, changed).
+
+    Changes that would leave it as it is write nothing, so repeating an edit is harmless. A new
+    content is re-linked to the entities it names (caller-given roles such as speaker stay).
+    """
+    old = store.get(memory_id)
+    given = {k: v for k, v in changes.items() if v is not None}
+    if not given:
+        raise InvalidInput("nothing to change: give at least one field (content, importance, tags, ...)")
+    if all(_same(getattr(old, k, None), v) for k, v in given.items()):
+        return old, False
+    new = store.update(memory_id, reason=reason, **given)
+    if new.content != old.content:
+        _relink(store, new)
+    return new, True
+
+
+def _same(current: Any, wanted: Any) -> bool:
+    if isinstance(current, list) and isinstance(wanted, (list, tuple)):
+        return [str(x).lower() for x in current] == [str(x).strip().lower() for x in wanted]
+    if isinstance(current, str) and isinstance(wanted, str):
+        return " ".join(current.split()) == " ".join(wanted.split())
+    return current == wanted
+
+
+def _relink(store: Store, m: Memory) -> None:
+    """Link a memory to the entities its new content names; drop plain mentions it no longer makes."""
+    found = mentions.detect(m.content) + list(mentions.known_in(m.content, store.config.known_entities))
+    folded = m.content.casefold()
+    with store.tx.atomic() as conn:
+        stale = [r[0] for r in conn.execute(
+            "SELECT l.entity_id FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+            "WHERE l.memory_id = ? AND l.role = 'mention'", (m.id,)).fetchall()
+            if graph.entity_dict(conn, r[0])["name"].casefold() not in folded]
+        conn.executemany("DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?",
+                         [(m.id, e) for e in stale])
+        if found:
+            graph.link_names(conn, m.id, m.scope, found, store.clock())
+
+
+def supersede(store: Store, memory_id: int, replacement: Any, reason: str = "superseded") -> tuple[Memory, Memory]:
+    """Store `replacement` (a NewMemory) and retire `memory_id` in its favour: the old memory stays
+    as history (valid_to now, superseded_by the new id) and leaves search. Returns (old, new)."""
+    with store.tx.atomic():
+        new = store.add(replacement)
+        if new.id == memory_id:
+            raise InvalidInput("the replacement is the same text as the memory; change the content, or "
+                               "update it in place instead")
+        old = store.update(memory_id, valid_to=store.clock(), superseded_by=new.id, reason=reason)
+    return old, new
