@@ -401,6 +401,8 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
                     stale = [m for m in old_hits if is_current(m) and m not in hits]
                     if not old_hits:
                         c["sup_old_missing"] += 1
+                    else:
+                        c["sup_old_found"] += 1
                     if not hits:
                         verdict = "new item not extracted"
                     elif not any(is_current(m) for m in hits):
@@ -410,6 +412,7 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
                     else:
                         verdict = "ok"
                     c["sup_" + verdict.replace(" ", "_")] += 1
+                    c["sup_ok_old_found"] += verdict == "ok" and bool(old_hits)
                     if verdict != "ok":
                         d.supersession.append((it, verdict))
                     elif not old_hits:
@@ -420,7 +423,7 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
         "expected": c["expected"],
         "produced": c["produced"],
         "per_session": round(c["produced"] / n_sessions, 2) if n_sessions else None,
-        "produced_in_empty_sessions": frac(c["produced_in_empty"], c["empty_sessions"]),
+        "produced_in_empty_sessions": {"k": c["produced_in_empty"], "n": c["empty_sessions"]},
         "precision_strict": frac(c["precise"], c["produced"]),
         "precision_loose": frac(c["precise_loose"], c["produced"]),
         "junk": frac(c["junk"], c["produced"]),
@@ -443,6 +446,7 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
         "alternatives_kept": frac(c["over_kept"], c["over_n"]),
         "reasons_kept": frac(c["why_kept"], c["why_n"]),
         "supersession_ok": frac(c["sup_ok"], c["supersedes"]),
+        "supersession_ok_where_old_was_extracted": frac(c["sup_ok_old_found"], c["sup_old_found"]),
         "supersession_failures": {k: c["sup_" + k.replace(" ", "_")] for k in
                                   ("new item not extracted", "new memory not current", "old memory still current")},
         "supersession_old_never_extracted": c["sup_old_missing"],
@@ -493,7 +497,7 @@ def cell(v: Any) -> str:
 def rows_of(fig: dict) -> list[tuple[str, str]]:
     r = [("sessions / expected items", f"{fig['sessions']} / {fig['expected']}"),
          ("memories produced (per session)", f"{fig['produced']} ({fig['per_session']})"),
-         ("  in empty sessions", cell(fig["produced_in_empty_sessions"]).split(" ")[0]),
+         ("  in the sessions labelled empty", "{k} in {n}".format(**fig["produced_in_empty_sessions"])),
          ("precision strict", cell(fig["precision_strict"])),
          ("precision loose (any item of project)", cell(fig["precision_loose"])),
          ("junk (forbidden string)", cell(fig["junk"])),
@@ -514,6 +518,7 @@ def rows_of(fig: dict) -> list[tuple[str, str]]:
           ("  alternatives kept (over)", cell(fig["alternatives_kept"])),
           ("  reasons kept (why)", cell(fig["reasons_kept"])),
           ("supersession ok", cell(fig["supersession_ok"])),
+          ("  ok where the old item was extracted", cell(fig["supersession_ok_where_old_was_extracted"])),
           ("  new not extracted / not current", f"{fig['supersession_failures']['new item not extracted']} / "
                                                 f"{fig['supersession_failures']['new memory not current']}"),
           ("  old still current / old never found", f"{fig['supersession_failures']['old memory still current']} / "
@@ -580,9 +585,7 @@ def show(path: str, projects: dict[str, list[Session]], details: dict[str, Detai
 # -- main -----------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="Figures and definitions: see the module docstring (python -m pydoc).")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--path", choices=(*PATHS, "both"), default="both",
                     help="extract: the CLI command; hook: SessionEnd hook + drain; both (default): each, side by side")
     ap.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="which labelled split (default both)")
@@ -592,13 +595,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true",
                     help="dev only: print every unmatched memory and every missed expected item")
     ap.add_argument("--json", metavar="OUT", help="write every figure to OUT (holdout: aggregates only)")
-    ap.add_argument("--keep", metavar="DIR", help="work in DIR and keep the homes and transcripts (default: a temp dir, removed)")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="dev only: work in DIR and keep the homes and transcripts (default: a temp dir, removed)")
     a = ap.parse_args(argv)
     splits = SPLITS if a.split == "both" else (a.split,)
     paths = PATHS if a.path == "both" else (a.path,)
     if a.show and "holdout" in splits:
         ap.error("--show prints memories and labels: it is for the dev split only (add --split dev); "
                  "holdout is scored in aggregate")
+    if a.keep and "holdout" in splits:
+        ap.error("--keep leaves the memories for people to read: dev split only (add --split dev)")
     if a.keep:
         work = Path(a.keep).resolve()
         work.mkdir(parents=True, exist_ok=True)
@@ -622,8 +628,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{split}/{path}: {fig['sessions']} sessions in {fig['wall_seconds']} s"
                       + (f", {len(failures)} command failures" if failures else ""), file=sys.stderr)
                 for f in failures[:10]:
-                    # holdout: the session name and MAPLE's own stderr, never a memory or a label
-                    print(f"  {f}", file=sys.stderr)
+                    # MAPLE's stderr could quote a transcript: for holdout only which step failed
+                    print(f"  {f if split == 'dev' else f.split(': exit')[0]}", file=sys.stderr)
                 if split == "dev":
                     dev_detail[path] = {s.name: {"produced": sum(1 for v in runs[path][k].produced_by.values() if v == s.name),
                                                  "missed": [it["id"] for it in details.get(s.name, Detail()).missed],
