@@ -52,18 +52,19 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections import Counter, defaultdict  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Iterator  # noqa: E402
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "extraction_eval"
@@ -187,7 +188,7 @@ class Runner:
     def call(self, argv: list[str], env: dict, cwd: Path, run: ProjectRun, stdin: str | None = None,
              tag: str = "") -> tuple[float, str]:
         t0 = time.perf_counter()
-        p = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=900)
+        p = subprocess.run(argv, check=False, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=900)
         took = time.perf_counter() - t0
         err = p.stderr.strip()
         if p.returncode != 0 or (err and not (argv[-2:] == ["export", "-"] and err.startswith("exported "))):
@@ -320,7 +321,7 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
         c["scope_wrong"] += sum(1 for m in mems if m.get("scope") != run.project_dir)
         c["memories_total"] += len(mems)
         c["memories_current"] += sum(1 for m in mems if is_current(m))
-        for name, t in run.timings.items():
+        for t in run.timings.values():
             for step, v in t.items():
                 times[step].append(v)
         # leaks: any field of any memory, then the bytes of every file in the home
@@ -464,16 +465,19 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
     return fig, details
 
 
+def _produced_state(run: ProjectRun, session: str) -> dict[str, tuple]:
+    """Content -> (layer, category, current) of the memories one session produced."""
+    return {norm(m["content"]): (m["layer"], m.get("category"), is_current(m))
+            for m in run.memories if run.produced_by.get(m["id"]) == session}
+
+
 def disagreements(projects: dict[str, list[Session]], a: dict[str, ProjectRun], b: dict[str, ProjectRun]) -> tuple[dict, list]:
     """Where the extract and hook paths left different memories (by session, content and state)."""
     c = Counter()
     rows = []
     for key, sessions in projects.items():
         for s in sessions:
-            def state(run: ProjectRun) -> dict[str, tuple]:
-                return {norm(m["content"]): (m["layer"], m.get("category"), is_current(m))
-                        for m in run.memories if run.produced_by.get(m["id"]) == s.name}
-            ea, eb = state(a[key]), state(b[key])
+            ea, eb = _produced_state(a[key], s.name), _produced_state(b[key], s.name)
             only_a, only_b = sorted(set(ea) - set(eb)), sorted(set(eb) - set(ea))
             differ = sorted(t for t in set(ea) & set(eb) if ea[t] != eb[t])
             c["sessions"] += 1
@@ -519,14 +523,14 @@ def rows_of(fig: dict) -> list[tuple[str, str]]:
           ("  reasons kept (why)", cell(fig["reasons_kept"])),
           ("supersession ok", cell(fig["supersession_ok"])),
           ("  ok where the old item was extracted", cell(fig["supersession_ok_where_old_was_extracted"])),
-          ("  new not extracted / not current", f"{fig['supersession_failures']['new item not extracted']} / "
-                                                f"{fig['supersession_failures']['new memory not current']}"),
-          ("  old still current / old never found", f"{fig['supersession_failures']['old memory still current']} / "
-                                                    f"{fig['supersession_old_never_extracted']}"),
+          ("  new not extracted / not current", "{} / {}".format(
+              fig["supersession_failures"]["new item not extracted"], fig["supersession_failures"]["new memory not current"])),
+          ("  old still current / old never found", "{} / {}".format(
+              fig["supersession_failures"]["old memory still current"], fig["supersession_old_never_extracted"])),
           ("duplicates (>=2 current match an item)", cell(fig["duplicates"])),
           ("memories in store / current", f"{fig['memories_in_store']} / {fig['memories_current']}"),
-          ("scope wrong / hooks.log lines / failures", f"{fig['scope_wrong']} / {fig['hooks_log_lines']} / "
-                                                       f"{fig['command_failures']}")]
+          ("scope wrong / hooks.log lines / failures",
+           f"{fig['scope_wrong']} / {fig['hooks_log_lines']} / {fig['command_failures']}")]
     for step, t in fig["seconds_per_session"].items():
         r.append((f"s/session {step} (median, max)", f"{t['median']:.2f}, {t['max']:.2f}"))
     return r
