@@ -218,7 +218,9 @@ def cli_import(which: str) -> Callable[[Place, list[Case]], None]:
 def transcript(cases: list[Case], where: str, cwd: Path, session: str) -> str:
     """A Claude Code session in the real line shape (see /work/shared/fixtures/claude-code), one
     exchange per case, with the case's text in one place only: the user's prompt, the assistant's
-    text, a Bash command the assistant ran, a successful tool result or a failed one."""
+    text, a Bash command the assistant ran, a successful tool result or the output of a failed
+    call. Each is phrased the way extraction keeps it (a request to remember; a gotcha; a failed
+    call followed by a different one that works), so the harvest really stores those turns."""
     lines: list[dict] = []
     parent: str | None = None
     t0 = 1_790_000_000.0
@@ -234,7 +236,7 @@ def transcript(cases: list[Case], where: str, cwd: Path, session: str) -> str:
         return d
 
     def user(n: int, text: str) -> None:
-        lines.append({**base("user", n), "promptId": str(uuid.uuid4()), "permissionMode": "default",
+        lines.append({**base("user", n), "promptId": str(uuid.UUID(int=n)), "permissionMode": "default",
                       "promptSource": "user", "message": {"role": "user", "content": text}})
 
     def assistant(n: int, blocks: list[dict], stop: str) -> None:
@@ -243,41 +245,39 @@ def transcript(cases: list[Case], where: str, cwd: Path, session: str) -> str:
             "content": blocks, "stop_reason": stop, "stop_sequence": None,
             "usage": {"input_tokens": 3, "output_tokens": 40, "service_tier": "standard"}}})
 
-    def result(n: int, tool_id: str, content: str, error: bool) -> None:
-        lines.append({**base("user", n), "message": {"role": "user", "content": [
-            {"tool_use_id": tool_id, "type": "tool_result", "content": content, "is_error": error}]},
-            "toolUseResult": {"stdout": "" if error else content, "stderr": content if error else "",
+    def bash(n: int, tool_id: str, command: str, output: str, error: bool) -> None:
+        assistant(n, [{"type": "tool_use", "id": tool_id, "name": "Bash",
+                       "input": {"command": command, "description": "Try the connection"}}], "tool_use")
+        lines.append({**base("user", n + 1), "message": {"role": "user", "content": [
+            {"tool_use_id": tool_id, "type": "tool_result", "content": output, "is_error": error}]},
+            "toolUseResult": {"stdout": "" if error else output, "stderr": output if error else "",
                               "interrupted": False, "isImage": False}})
 
     n = 0
     for c in cases:
         n += 10
-        tid = f"toolu_{c.index:024d}"
+        tid = f"toolu_{c.index:020d}"
         if where == "user":
             user(n, f"Remember this for later, it's the setup for service {c.index}: {c.text}")
             assistant(n + 1, [{"type": "text", "text": f"Noted: service {c.index} setup saved for later."}], "end_turn")
-        elif where == "assistant":
+            continue
+        if where == "assistant":
             user(n, f"What does the config for service {c.index} look like? We always keep it in deploy/")
-            assistant(n + 1, [{"type": "text", "text": f"Service {c.index} uses this configuration:\n{c.text}"}],
-                      "end_turn")
-        else:
-            user(n, f"Check why service {c.index} fails to connect; we always run it from deploy/")
-            if where == "tool_use":
-                cmd = " ".join(c.text.split())[:4000]
-                assistant(n + 1, [{"type": "tool_use", "id": tid, "name": "Bash",
-                                   "input": {"command": cmd, "description": "Try the connection"}}], "tool_use")
-                result(n + 2, tid, "Error: connection refused" if c.index % 2 else "ok", c.index % 2 == 1)
-            elif where == "tool_result":
-                assistant(n + 1, [{"type": "tool_use", "id": tid, "name": "Bash",
-                                   "input": {"command": f"cat deploy/service-{c.index}.env"}}], "tool_use")
-                result(n + 2, tid, c.text, False)
-            else:  # tool_error
-                assistant(n + 1, [{"type": "tool_use", "id": tid, "name": "Bash",
-                                   "input": {"command": f"./deploy/connect.sh service-{c.index}"}}], "tool_use")
-                result(n + 2, tid, f"Error: authentication failed for {c.text}\nExit code 1", True)
-            assistant(n + 3, [{"type": "text", "text": f"Service {c.index} needs its credentials rotated; "
-                                                        "we should always read them from the environment."}],
-                      "end_turn")
+            assistant(n + 1, [{"type": "text", "text": f"Watch out: service {c.index} only connects with this "
+                                                        f"exact config: {c.text}"}], "end_turn")
+            continue
+        user(n, f"Check why service {c.index} fails to connect; we always run it from deploy/")
+        if where == "tool_use":  # the secret is in the failed command, a different command then works
+            bash(n + 1, tid + "1", " ".join(c.text.split())[:4000], "Error: connection refused\nExit code 1", True)
+            bash(n + 3, tid + "2", f"./deploy/connect.sh --env-file deploy/.env service-{c.index}", "connected", False)
+        elif where == "tool_result":  # the secret is what a successful command printed
+            bash(n + 1, tid + "1", f"cat deploy/service-{c.index}.env", c.text, False)
+        else:  # tool_error: the secret is in a failed call's error output, a different command then works
+            bash(n + 1, tid + "1", f"./deploy/connect.sh service-{c.index}",
+                 f"Error: authentication failed for {c.text}\nExit code 1", True)
+            bash(n + 3, tid + "2", f"./deploy/connect.sh --env-file deploy/.env service-{c.index}", "connected", False)
+        assistant(n + 5, [{"type": "text", "text": f"Service {c.index} connects now; its credentials come from "
+                                                    "deploy/.env."}], "end_turn")
     return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
 
 
@@ -447,6 +447,7 @@ def _entries() -> list[Entry]:
     mcp("memory_context.query", lambda c, _: ("memory_context", {"query": c.text}), "notes")
     mcp("memory_surface.prompt", lambda c, _: ("memory_surface", {"prompt": c.text, "session_id": f"sess-{c.index}"}),
         "notes")
+    mcp("lessons_for.task", lambda c, _: ("lessons_for", {"task": F(4000)(c)}), "notes")
 
     def add(name: str, argv: Callable[[Case], list[str]], setup: str | None = None, note: str = "") -> None:
         e.append(Entry(f"cli {name}", "cli", cli_each(argv, setup=setup), note))
@@ -761,6 +762,11 @@ def report(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Ou
         if k:
             print(f"  {fmt:<{w}} {k:>3}  cores {got}/{tot}")
     print(f"  formats that leak nowhere: {sum(1 for r in rows if r[0] == 0)} of {len(rows)}")
+    content = next((o for o in outcomes if o.entry in ("mcp memory_store.content", "cli add TEXT")), None)
+    if content is not None:
+        missed = [c.format for c in cases if c.index in content.hits]
+        print(f"\n## formats redact() misses in a memory's text ({content.entry}): {len(missed)} of {len(cases)}")
+        print("  " + ", ".join(missed))
     rej = [(e.name, o.rejected) for e, o in zip(entries, outcomes) if o.rejected]
     if rej:
         print("\n## rejected calls (nothing meant to be stored; first reason shown)")
