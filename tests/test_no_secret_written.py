@@ -14,13 +14,25 @@ import asyncio
 import json
 import random
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-from benchmarks.bench_secrets import (PY, Case, Place, cli, fit, fts_terms, files_of, finish, hook, merge, scan_blobs,
-                                      scan_terms, secret_cases, transcript)
+from benchmarks.bench_secrets import (
+    PY,
+    Case,
+    Place,
+    cli,
+    files_of,
+    finish,
+    fit,
+    fts_terms,
+    hook,
+    merge,
+    scan_blobs,
+    scan_terms,
+    secret_cases,
+    transcript,
+)
 
 SEED = 20240611
 SAMPLE = ("aws_keypair_env", "github_classic_pat", "stripe_secret_key", "url_postgres", "auth_bearer_header",

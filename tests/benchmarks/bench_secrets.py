@@ -24,7 +24,7 @@ Also: benign look-alikes through memory_store and `add` (which `keep` strings di
 false positives), server and CLI stderr scanned apart (not MAPLE's files, but Claude Code keeps
 MCP server stderr in its own logs), and how much each entry point stored (a clean cell where
 nothing was stored proves little). The default seed is random and printed; the test embedder
-(MAPLE_MODEL=hash-64) is used throughout. About 15 minutes on two cores for the full matrix.
+(MAPLE_MODEL=hash-64) is used throughout. About 25 minutes on two busy cores for the full matrix.
 """
 
 from __future__ import annotations
@@ -43,14 +43,15 @@ import tempfile
 import time
 import urllib.parse
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "data" / "secret_eval"))
 
-from corpus import benign_cases, secret_cases  # noqa: E402
+from corpus import benign_cases, secret_cases
 
 PY = sys.executable
 RUN_HOOK = ROOT / "hooks" / "run.py"
@@ -132,7 +133,7 @@ class Entry:
 
 def cli(place: Place, *args: str, stdin: str | None = None, env: dict[str, str] | None = None,
         timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run([PY, "-m", "memory.cli", *args], input=stdin, capture_output=True, text=True,
+    r = subprocess.run([PY, "-m", "memory.cli", *args], check=False, input=stdin, capture_output=True, text=True,
                        env=env or place.env(), cwd=str(place.project), timeout=timeout)
     place.stderr.append(r.stderr.encode("utf-8", "replace"))
     return r
@@ -149,7 +150,7 @@ def hook(place: Place, event: str, payload: Any, *extra: str, env: dict[str, str
          timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
     """One hook process as Claude Code starts it: `python hooks/run.py EVENT`, JSON on stdin."""
     data = b"" if payload is None else json.dumps(payload).encode()
-    r = subprocess.run([PY, str(RUN_HOOK), event, *extra], input=data, capture_output=True,
+    r = subprocess.run([PY, str(RUN_HOOK), event, *extra], check=False, input=data, capture_output=True,
                        env=env or place.env(), cwd=str(place.project), timeout=timeout)
     place.stderr.append(r.stderr)
     return r
@@ -709,7 +710,8 @@ def leftover_processes(root: Path) -> list[int]:
     return found
 
 
-def run_matrix(cases: list[Case], entries: list[Entry], root: Path, log: Callable[[str], None] = print) -> list[Outcome]:
+def run_matrix(cases: list[Case], entries: list[Entry], root: Path,
+               log: Callable[[str], None] = print) -> list[Outcome]:
     outcomes = []
     for n, entry in enumerate(entries, 1):
         slug = "".join(ch if ch.isalnum() else "-" for ch in entry.name)
@@ -752,7 +754,7 @@ def report(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Ou
               f"{o.stored.get('memories', 0):>5}  {', '.join(places)[:90]}")
     total_cells = sum(len(o.hits) for o in outcomes)
     print(f"  total: {total_cells} of {len(cases) * len(outcomes)} format x entry cells leak")
-    print("\n## per format: entry points leaking (of {}), cores leaked anywhere".format(len(outcomes)))
+    print(f"\n## per format: entry points leaking (of {len(outcomes)}), cores leaked anywhere")
     rows = []
     for c in cases:
         leaky = [n for n, o in enumerate(outcomes, 1) if o.hits.get(c.index)]
@@ -786,7 +788,8 @@ def report(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Ou
             print(f"      stored: {f['stored'][:140]!r}")
 
 
-def to_json(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Outcome], fps: list[dict] | None) -> dict:
+def to_json(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Outcome],
+            fps: list[dict] | None) -> dict:
     return {
         "seed": seed,
         "cases": [{"index": c.index, "format": c.format, "cores": c.cores} for c in cases],
