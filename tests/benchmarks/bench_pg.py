@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="1000 centers plus noise (default; neighbours mean something, as with real "
                          "embeddings) or random unit rows (no structure: recall is meaningless there)")
     ap.add_argument("--copy", choices=("binary", "text"), default="binary",
-                    help="COPY format for the bulk load (text: pgvector's text dumper, ~3x the client CPU)")
+                    help="COPY format for the bulk load (text goes through pgvector's text dumper and parser: ~16x slower here)")
     ap.add_argument("--fast", action="store_true", help="fsync/synchronous_commit/full_page_writes off, as the tests run")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
