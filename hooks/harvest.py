@@ -6,15 +6,12 @@ harvest in progress holds its write lock): it appends {path, scope} to `<home>/h
 `<home>/harvest.lock`). The drain outlives the session, so SessionEnd's 1.5 s and `claude -p`'s
 teardown do not cut it short.
 
-The drain moves spooled requests into the jobs table as `harvest_transcript` jobs ({path, scope};
-requests for one transcript collapse into the queued job), then works through them: it reads the
-transcript from where the last harvest stopped (`transcript_cursors`), extracts
-(memory.extraction) and ingests (memory.ingest: dedup, supersession) inside one write
-transaction, so two harvests of one transcript queue on the lock and the second finds nothing
-new, and a crash before the commit leaves the cursor where it was: lines are read again, never
-lost. Harvested memories have no vectors yet; the drain queues an `embed_missing` job for the
-server's worker. The server's worker can run `harvest_transcript` jobs too (`run_job`).
-Nothing is printed: output on Stop would keep the conversation going.
+The drain moves spooled requests into the job queue (memory.store.jobs) as `harvest` jobs ({path,
+scope}; requests for one transcript collapse into the queued job), then runs them with the same
+handlers and queue rules as the server's worker (memory.app.worker): the one harvest rule,
+memory.extraction.harvest. Harvested memories have no vectors yet; the drain queues an
+`embed_missing` job for a process with the model. Nothing is printed: output on Stop would keep
+the conversation going.
 """
 
 from __future__ import annotations
@@ -28,12 +25,9 @@ from typing import Any
 
 from hooks import common
 
-JOB_KIND = "harvest_transcript"
 SPOOL_NAME = "harvest-spool.jsonl"
 LOCK_NAME = "harvest.lock"
 WATCHDOG = {"Stop": 10.0, "PreCompact": 10.0, "SessionEnd": 1.2}
-JOB_MAX_ATTEMPTS = 5
-JOB_LEASE_SECONDS = 900.0
 DRAIN_SECONDS = 600.0
 PRUNE_DAYS = 30.0
 MAX_SPOOL_LINE = 4_000
@@ -122,24 +116,16 @@ def spawn_drain() -> None:
 
 # -- the jobs ----------------------------------------------------------------------------------
 
-def enqueue(conn: Any, path: str, scope: str) -> None:
-    """Record a harvest job for `path`; a queued one for the same path absorbs it (the key is
-    cleared when a job is claimed, so a request during a run queues a fresh job)."""
-    now = time.time()
-    conn.execute("INSERT INTO jobs (kind, payload, dedup_key, status, attempts, run_after, created_at, updated_at) "
-                 "VALUES (?, ?, ?, 'queued', 0, ?, ?, ?) ON CONFLICT(dedup_key) DO UPDATE SET "
-                 "payload = excluded.payload, run_after = min(jobs.run_after, excluded.run_after), "
-                 "updated_at = excluded.updated_at",
-                 (JOB_KIND, json.dumps({"path": path, "scope": scope}, sort_keys=True), f"{JOB_KIND}:{path}",
-                  now, now, now))
-
-
 def absorb_spool(store: Any) -> int:
-    """Move spooled requests into the jobs table; return how many lines were read.
+    """Move spooled requests into the job queue; return how many lines were read.
 
     The spool is renamed first, so hooks appending meanwhile start a new one; the renamed file
     is deleted only after its jobs are committed (one left by a drain that died is taken too:
-    only one drain runs at a time)."""
+    only one drain runs at a time). A queued harvest of the same transcript absorbs a new
+    request (its dedup key is cleared when a job is claimed, so a request during a run queues a
+    fresh job)."""
+    from memory.store import jobs
+
     spool_path = common.home() / SPOOL_NAME
     try:
         spool_path.rename(spool_path.with_name(f"{SPOOL_NAME}.{os.getpid()}"))
@@ -155,68 +141,33 @@ def absorb_spool(store: Any) -> int:
             except (ValueError, KeyError, TypeError):
                 common.log_line("drain", f"skipped a malformed spool line: {raw[:200]!r}")
     if requests:
-        with store.tx.atomic() as conn:
+        with store.tx.atomic():
             for path, scope in dict.fromkeys(requests):
-                enqueue(conn, path, scope)
+                jobs.enqueue(store, "harvest", {"path": path, "scope": scope}, dedup_key=f"harvest:{path}")
     for f in files:
         f.unlink()
     return len(requests)
 
 
-def harvest_now(store: Any, path: str, scope: str) -> dict[str, Any]:
-    """Read, extract and ingest what is new in `path`, in one transaction (see the module doc)."""
-    from memory.extraction import ingest
-
-    with store.tx.atomic():
-        return ingest.harvest(store, path, scope=scope)
-
-
-def run_job(store: Any, payload: dict[str, Any]) -> dict[str, Any]:
-    """Do one `harvest_transcript` job (the server's worker may call this too)."""
-    return harvest_now(store, str(payload["path"]), str(payload["scope"]))
-
-
 def drain(store: Any, *, seconds: float = DRAIN_SECONDS, worker: str | None = None) -> int:
-    """Work through ready harvest jobs for up to `seconds`; return how many succeeded."""
-    worker = worker or f"drain:{os.getpid()}"
-    done = 0
-    stop_at = time.monotonic() + seconds
-    while time.monotonic() < stop_at:
-        now = time.time()
-        with store.tx.atomic() as conn:
-            row = conn.execute(
-                "UPDATE jobs SET status = 'running', locked_by = ?, locked_at = ?, attempts = attempts + 1, "
-                "dedup_key = NULL, updated_at = ? WHERE id = (SELECT id FROM jobs WHERE kind = ? AND "
-                "((status = 'queued' AND run_after <= ?) OR (status = 'running' AND locked_at < ?)) "
-                "ORDER BY id LIMIT 1) RETURNING id, payload, attempts",
-                (worker, now, now, JOB_KIND, now, now - JOB_LEASE_SECONDS)).fetchone()
-        if row is None:
-            return done
-        job_id, payload, attempts = row
-        try:
-            run_job(store, json.loads(payload))
-        except Exception as e:  # noqa: BLE001 - recorded on the job, retried with backoff, then parked
-            status = "parked" if attempts >= JOB_MAX_ATTEMPTS else "queued"
-            with store.tx.atomic() as conn:
-                conn.execute("UPDATE jobs SET status = ?, last_error = ?, run_after = ?, locked_by = NULL, "
-                             "locked_at = NULL, updated_at = ? WHERE id = ? AND locked_by = ?",
-                             (status, f"{type(e).__name__}: {e}"[:1000], time.time() + 30 * 2 ** (attempts - 1),
-                              time.time(), job_id, worker))
-            common.log_line("drain", f"job {job_id} failed ({status}): {type(e).__name__}: {e}")
-            continue
-        with store.tx.atomic() as conn:
-            conn.execute("UPDATE jobs SET status = 'done', locked_by = NULL, locked_at = NULL, last_error = NULL, "
-                         "updated_at = ? WHERE id = ? AND locked_by = ?", (time.time(), job_id, worker))
-        done += 1
-    return done
+    """Work through ready harvest jobs for up to `seconds` (the queue's own rules: leases,
+    attempts and backoff from the configuration); return how many succeeded."""
+    from memory.app.worker import HANDLERS
+    from memory.store import jobs
+
+    done = jobs.drain(store, HANDLERS, worker or f"drain:{os.getpid()}", kinds=jobs.HARVESTS, seconds=seconds)
+    for o in done:
+        if o.error:
+            common.log_line("drain", f"job {o.job.id} failed ({o.status}): {o.error}")
+    return sum(o.status == "done" for o in done)
 
 
 def _pending(store: Any) -> bool:
     spool_path = common.home() / SPOOL_NAME
     if spool_path.exists() and spool_path.stat().st_size:
         return True
-    return store.conn.execute("SELECT 1 FROM jobs WHERE kind = ? AND status = 'queued' AND run_after <= ? LIMIT 1",
-                              (JOB_KIND, time.time())).fetchone() is not None
+    return store.conn.execute("SELECT 1 FROM jobs WHERE kind IN ('harvest', 'harvest_transcript') "
+                              "AND status = 'queued' AND run_after <= ? LIMIT 1", (time.time(),)).fetchone() is not None
 
 
 def drain_main(argv: list[str]) -> None:
@@ -259,11 +210,8 @@ def drain_main(argv: list[str]) -> None:
 
 
 def _queue_embedding(store: Any) -> None:
-    """Ask the server's worker to give the new memories vectors (the drain has no model)."""
-    if not store.has_vectors:
-        return
-    now = time.time()
-    with store.tx.atomic() as conn:
-        conn.execute("INSERT INTO jobs (kind, payload, dedup_key, status, attempts, run_after, created_at, "
-                     "updated_at) VALUES ('embed_missing', '{}', 'embed_missing', 'queued', 0, ?, ?, ?) "
-                     "ON CONFLICT(dedup_key) DO NOTHING", (now, now, now))
+    """Ask a process with the model to give the new memories vectors (the drain has none)."""
+    from memory.store import jobs
+
+    if store.has_vectors:
+        jobs.enqueue(store, "embed_missing", dedup_key="embed_missing")

@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
 from memory import embed
+from memory.app.worker import HANDLERS
 from memory.config import Config
 from memory.embed import Embedder
 from memory.errors import MapleError
@@ -65,7 +66,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             # The sleep-time worker: its own connection and thread; it drains the job queue only
             # after worker_idle_seconds without a request, and gives way when one arrives.
             worker = jobs.Worker(open_store=lambda: Store.open(config, gate), activity=state.activity,
-                                 idle_seconds=config.worker_idle_seconds)
+                                 handlers=HANDLERS, idle_seconds=config.worker_idle_seconds)
             worker.start()
             store.defer_checkpoints()  # the worker checkpoints when idle; searches never wait for one
         listener = resident.Listener(state, config.home)

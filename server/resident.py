@@ -31,7 +31,6 @@ from typing import Any
 
 from hooks.common import read_line, resident_lock, run_dir
 from memory import config as config_mod
-from memory.retrieval import context
 from memory.scope import project_scope
 from memory.store import indexes
 from server.state import AppState
@@ -138,9 +137,7 @@ class Listener:
         session = session if isinstance(session, str) and 0 < len(session) <= 200 else None
         state.activity.begin()  # the sleep-time worker gives way, as for a tool call
         try:
-            with state.lock:
-                block = context.surface(store, hook.get("prompt"), state.readable_scopes,
-                                        session_id=session, hook_input=hook)
+            block = state.memories.surface(hook.get("prompt"), session_id=session, hook=hook)
         finally:
             state.activity.end()
         return {"context": block}

@@ -13,8 +13,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from memory.errors import MapleError, NotFound
-from memory.store import browse
+from memory.errors import MapleError
 from server.state import AppState
 
 # The SDK gives a static resource (no URI variables) no Context; a middleware hands the request's
@@ -45,11 +44,9 @@ def register(server: MCPServer[AppState]) -> None:
         if state is None:
             raise RuntimeError("no server state for this request")
         try:
-            with state.lock:
-                stats = browse.scoped_stats(state.store, state.readable_scopes)
+            return _json(state.memories.stats())
         except MapleError as e:  # e.g. the database could not be opened: say so, with the fix
             raise ResourceError(str(e)) from None
-        return _json({**stats, "model": state.model.state()})
 
     @server.resource("memory://{id}", name="memory", title="A memory", mime_type="application/json",
                      description="One memory with every field, by id (e.g. memory://12)")
@@ -58,13 +55,10 @@ def register(server: MCPServer[AppState]) -> None:
         # ResourceNotFoundError: the client gets JSON-RPC -32602 with this message (others are hidden).
         if not id.isdigit():
             raise ResourceNotFoundError(f"memory://{id} is not a memory; ids are whole numbers, e.g. memory://12")
-        with state.lock:
-            try:
-                m = state.store.get(int(id), include_deleted=True)
-            except NotFound as e:
-                raise ResourceNotFoundError(str(e)) from None
-            except MapleError as e:
-                raise ResourceError(str(e)) from None
-        if m.scope not in state.readable_scopes:
+        try:
+            found = state.memories.get([int(id)])["memories"]
+        except MapleError as e:
+            raise ResourceError(str(e)) from None
+        if not found:
             raise ResourceNotFoundError(f"no memory {id} in this project or the global scope; search to find the right id")
-        return _json({**m.to_dict(), "archived": m.deleted_at is not None})
+        return _json({**found[0], "archived": found[0]["deleted_at"] is not None})

@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
+from memory.app import Memories
 from memory.errors import StoreUnavailable
 from memory.store import Store, indexes
 from memory.store.jobs import Activity
@@ -76,12 +77,6 @@ class AppState:
     project: str
     model: ModelGate
     error: str | None = None
-    # sqlean's threadsafety is 1: threads may share the module, not a connection. mcp 2.x runs
-    # each sync tool on its own worker thread, and Store only locks its write transactions, so a
-    # read on one thread could run inside another thread's open transaction (seeing rows that may
-    # be rolled back). One lock around each tool's store work is the simplest correct rule; every
-    # store call is milliseconds, and the slow part (waiting for the model) happens outside it.
-    lock: threading.Lock = field(default_factory=threading.Lock)
     # Requests in flight: the sleep-time worker (memory.jobs) runs only while there are none.
     activity: Activity = field(default_factory=Activity)
 
@@ -121,6 +116,6 @@ class AppState:
         return self.db
 
     @property
-    def readable_scopes(self) -> list[str]:
-        """The scopes this server may show: its project and the global scope, never another project."""
-        return [self.project, "global"]
+    def memories(self) -> Memories:
+        """The application API for this server's project (its memories and the global ones)."""
+        return Memories(self.store, self.project)

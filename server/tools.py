@@ -1,9 +1,9 @@
-"""The MCP tools: thin typed wrappers over `memory.store` and `memory.retrieval`.
+"""The MCP tools: thin typed wrappers over the application API (memory.app.Memories).
 
-Each tool fetches the app state from the lifespan, calls the library under the state's lock and
-returns a pydantic model (the SDK derives `outputSchema` and `structuredContent` from it).
-Library errors (MapleError) become ToolError, so the model reads the actionable message; argument
-shapes and ranges are checked by pydantic from the signatures before a tool runs.
+Each tool takes the app from the lifespan, calls one of its methods and returns a pydantic model
+(the SDK derives `outputSchema` and `structuredContent` from it). Library errors (MapleError)
+become ToolError, so the model reads the actionable message; argument shapes and ranges are
+checked by pydantic from the signatures before a tool runs.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictBool, StrictInt
 
-from memory.errors import MapleError, NotFound
-from memory.retrieval import context
-from memory.retrieval import ranking as retrieval
-from memory.scope import resolve
-from memory.store import GLOBAL, Memory, NewMemory, db
+from memory.app import Memories
+from memory.app.memories import MAX_LIMIT
+from memory.errors import MapleError
+from memory.store import db
 from server.state import AppState, ModelState
 
 SEARCH_CONTENT_CHARS = 2_000  # per hit; a search of 100 long memories must fit a client's output cap
@@ -49,9 +48,9 @@ class MemoryOut(BaseModel):
     metadata: dict[str, Any]
 
     @classmethod
-    def of(cls, m: Memory) -> "MemoryOut":
-        d = m.to_dict()
-        return cls(archived=m.deleted_at is not None, **{k: d[k] for k in cls.model_fields if k in d})
+    def of(cls, d: dict[str, Any]) -> "MemoryOut":
+        """From a memory as the app returns it (Memory.to_dict())."""
+        return cls(archived=d.get("deleted_at") is not None, **{k: d[k] for k in cls.model_fields if k in d})
 
 
 class Hit(BaseModel):
@@ -88,18 +87,15 @@ class ForgetOut(BaseModel):
 # -- tools -------------------------------------------------------------------------------------
 
 @contextmanager
-def _tool_errors() -> Iterator[None]:
-    """Turn the library's deliberate errors into tool errors the model can read and act on."""
+def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
+    """The app for this request; the library's deliberate errors become tool errors the model can
+    read and act on."""
     try:
-        yield
+        yield ctx.request_context.lifespan_context.memories
     except MapleError as e:
         raise ToolError(str(e)) from e
     except db.DatabaseError as e:  # a read that met a damaged or vanished file: say so, not "Error executing tool"
         raise ToolError(db.describe(e, "file")) from e
-
-
-def _state(ctx: Context[AppState]) -> AppState:
-    return ctx.request_context.lifespan_context
 
 
 def memory_store(
@@ -127,22 +123,17 @@ def memory_store(
 ) -> MemoryOut:
     """Save a memory for future sessions. Returns it with its id; storing the same text again in
     the same scope returns the existing memory instead of a duplicate."""
-    state = _state(ctx)
-    with _tool_errors():
-        store = state.store
-        item = NewMemory(content=content, layer=layer, category=category, subject=subject,
-                         scope=resolve(scope, state.project), importance=importance, tags=tags or [],
-                         pinned=pinned, occurred_at=occurred_at, metadata=metadata or {})
-        state.model.wait()  # outside the lock: loading takes seconds, other tools keep working
-        with state.lock:
-            return MemoryOut.of(store.add(item))
+    with _calls(ctx) as app:
+        return MemoryOut.of(app.add(content, layer=layer, category=category, subject=subject, importance=importance,
+                                    tags=tags, pinned=pinned, scope=scope, occurred_at=occurred_at,
+                                    metadata=metadata)["memory"])
 
 
 def memory_search(
     query: Annotated[str, Field(min_length=1, description=(
         "What to look for, in words: a question, topic, name or error message"))],
     ctx: Context[AppState],
-    limit: Annotated[StrictInt, Field(ge=1, le=retrieval.MAX_LIMIT, description="How many results at most")] = 10,
+    limit: Annotated[StrictInt, Field(ge=1, le=MAX_LIMIT, description="How many results at most")] = 10,
     scope: Annotated[Literal["project", "global", "all"], Field(description=(
         "project = this project's memories, global = user-wide ones, all = both"))] = "all",
     layer: Annotated[Layer | None, Field(description="Only this layer")] = None,
@@ -152,23 +143,12 @@ def memory_search(
 ) -> SearchOut:
     """Find memories relevant to a query, best first, from this project and the global scope.
     Long contents are cut to 2,000 characters; memory_get returns the full text."""
-    state = _state(ctx)
-    scopes = {"project": [state.project], "global": [GLOBAL], "all": state.readable_scopes}[scope]
-    with _tool_errors():
-        q = retrieval.make_query(query, scopes, limit=limit, layer=layer, category=category,
-                                 since=since, until=until)
-        with state.lock:
-            results = retrieval.search(state.store, q)
-    hits = []
-    for r in results:
-        m = r.memory.to_dict()
-        hits.append(Hit(
-            id=r.memory.id, content=r.memory.content[:SEARCH_CONTENT_CHARS],
-            truncated=len(r.memory.content) > SEARCH_CONTENT_CHARS, score=round(r.score, 6),
-            channels={k: round(v, 6) for k, v in r.channels.items()},
-            **{k: m[k] for k in ("layer", "category", "subject", "scope", "importance", "tags",
-                                 "occurred_at", "metadata")}))
-    return SearchOut(results=hits, model=state.model.state())
+    with _calls(ctx) as app:
+        found = app.search(query, limit=limit, scope=scope, layer=layer, category=category, since=since, until=until)
+    hits = [Hit(content=r["content"][:SEARCH_CONTENT_CHARS], truncated=len(r["content"]) > SEARCH_CONTENT_CHARS,
+                **{k: r[k] for k in Hit.model_fields if k not in ("content", "truncated")})
+            for r in found["results"]]
+    return SearchOut(results=hits, model=found["model"])
 
 
 def memory_get(
@@ -176,12 +156,9 @@ def memory_get(
     ctx: Context[AppState],
 ) -> GetOut:
     """Read whole memories by id (including archived ones, marked archived)."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        found = [m for m in state.store.get_many(list(dict.fromkeys(ids))) if m.scope in state.readable_scopes]
-    seen = {m.id for m in found}
-    return GetOut(memories=[MemoryOut.of(m) for m in found],
-                  missing=[i for i in dict.fromkeys(ids) if i not in seen])
+    with _calls(ctx) as app:
+        d = app.get(ids)
+    return GetOut(memories=[MemoryOut.of(m) for m in d["memories"]], missing=d["missing"])
 
 
 def memory_forget(
@@ -192,15 +169,9 @@ def memory_forget(
         "true = delete it and its chunks for good"))] = False,
 ) -> ForgetOut:
     """Forget a memory that is wrong or obsolete. Archives it unless permanent is true."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        m = state.store.get(id, include_deleted=True)
-        if m.scope not in state.readable_scopes:  # another project's memory: not ours to touch
-            raise NotFound(f"no memory {id} in this project or the global scope; search to find the right id")
-        before = state.store.forget(id, permanent=permanent)
-        if permanent:
-            return ForgetOut(action="purged", memory=MemoryOut.of(before))
-        return ForgetOut(action="archived", memory=MemoryOut.of(state.store.get(id, include_deleted=True)))
+    with _calls(ctx) as app:
+        d = app.forget(id, permanent=permanent)
+    return ForgetOut(action=d["action"], memory=MemoryOut.of(d["memory"]))
 
 
 def memory_surface(
@@ -215,10 +186,9 @@ def memory_surface(
     """Memories relevant to a prompt, as a context block for Claude Code's UserPromptSubmit hook
     (type mcp_tool); empty when the prompt is trivial or nothing relevant is known. Calling it
     yourself is not needed: use memory_search."""
-    state = _state(ctx)
     try:
-        with state.lock:
-            return context.surface(state.store, prompt, state.readable_scopes, session_id=session_id)
+        with _calls(ctx) as app:
+            return app.surface(prompt, session_id=session_id)
     except Exception:  # fail open: a hook error would only show the user a banner
         logging.getLogger("maple.server").exception("memory_surface failed; no context added")
         return ""
@@ -231,11 +201,9 @@ def memory_context(
 ) -> str:
     """A compact briefing for a task: pinned and preference memories first, then the memories
     relevant to the query, within a token budget, each with its id for memory_get."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        items = context.tiered_context(state.store, query, state.readable_scopes, budget, vectors=True)
-        context.record_injection(state.store, None, [i.memory.id for i in items], "context")
-    return context.format_block(items) or "No memories match this query in this project or the global scope."
+    with _calls(ctx) as app:
+        block = app.context(query, budget=budget)["block"]
+    return block or "No memories match this query in this project or the global scope."
 
 
 class MaintainOut(BaseModel):
@@ -260,20 +228,9 @@ def memory_maintain(
     for memories not recalled in a while, merging near-duplicates, summarising old episodes,
     archiving stale low-confidence memories, and reclaiming space. Returns every change and why.
     Pinned memories are never changed."""
-    from memory.maintenance import agent as maintenance
-    from memory.store import Store
-
-    state = _state(ctx)
-    with _tool_errors():
-        main = state.store
-        # Its own connection, outside the state lock: other tool calls keep working meanwhile.
-        own = Store.open(main.config, main.embedder, path=main.path, clock=main.clock)
-        try:
-            report = maintenance.run_maintenance(own, dry_run=dry_run, scopes=state.readable_scopes,
-                                                 vacuum_limit_mb=maintenance.WORKER_VACUUM_MB)
-        finally:
-            own.close()
-    return MaintainOut(**report.to_dict(limit=200))
+    with _calls(ctx) as app:
+        report = app.maintain(dry_run=dry_run, background=True)
+    return MaintainOut(**{**report, "changes": report["changes"][:200]})
 
 
 def register(server: MCPServer[AppState]) -> None:

@@ -1,6 +1,6 @@
 """MCP tools for the knowledge graph: entity_get, entity_relate, graph_neighbors, graph_path.
 
-Thin wrappers over `memory.graph_query`; only entities of the current project and the global
+Thin wrappers over the application API (memory.app); only entities of the current project and the global
 scope are visible (see that module for how a project entity and a global one of the same name
 are joined).
 """
@@ -14,9 +14,8 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
 from memory.retrieval import graph_query
-from memory.scope import resolve
 from server.state import AppState
-from server.tools import MemoryOut, _state, _tool_errors
+from server.tools import MemoryOut, _calls
 
 
 class NodeOut(BaseModel):
@@ -75,16 +74,13 @@ def entity_get(
 ) -> EntityOut:
     """Everything known about one entity: aliases, relations to other entities and the memories
     that mention it."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        d = graph_query.entity_detail(state.store, state.readable_scopes, name, memory_limit=memory_limit,
-                                      include_closed=include_closed)
+    with _calls(ctx) as app:
+        d = app.entity(name, memory_limit=memory_limit, include_closed=include_closed)
     e = d["entity"]
     return EntityOut(entity=EntityInfo(**{k: e[k] for k in EntityInfo.model_fields}),
                      same_entity=[NodeOut(**n) for n in d["same_entity"]], aliases=d["aliases"],
                      relations=[RelationOut(**r) for r in d["relations"]],
-                     memories=[MemoryOut(archived=False, **{k: m[k] for k in MemoryOut.model_fields if k in m})
-                               for m in d["memories"]],
+                     memories=[MemoryOut.of(m) for m in d["memories"]],
                      memory_count=d["memory_count"])
 
 
@@ -110,10 +106,9 @@ def entity_relate(
 ) -> RelateOut:
     """Record that source -[relation]-> target (creating the entities if new), or close such a
     relation when it stops being true. Adding a relation that is already open changes nothing."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        d = graph_query.relate(state.store, resolve(scope, state.project), source, relation, target, close=close,
-                               readable=state.readable_scopes, memory_id=memory_id, confidence=confidence)
+    with _calls(ctx) as app:
+        d = app.relate(source, relation, target, scope=scope, close=close, memory_id=memory_id,
+                       confidence=confidence)
     return RelateOut(**d)
 
 
@@ -137,10 +132,8 @@ def graph_neighbors(
 ) -> NeighborsOut:
     """Entities connected to an entity within n hops (breadth first), with the relations between
     them; optionally only along some relation types."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        d = graph_query.neighbors(state.store, state.readable_scopes, entity, hops=hops,
-                                  types=relation_types, limit=limit)
+    with _calls(ctx) as app:
+        d = app.neighbors(entity, hops=hops, types=relation_types, limit=limit)
     return NeighborsOut(**d)
 
 
@@ -160,10 +153,8 @@ def graph_path(
 ) -> PathOut:
     """The shortest chain of relations linking two entities (either direction), e.g. how a
     service depends on a library. found is false when none is within max_hops."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        d = graph_query.path(state.store, state.readable_scopes, source, target, max_hops=max_hops,
-                             types=relation_types)
+    with _calls(ctx) as app:
+        d = app.path(source, target, max_hops=max_hops, types=relation_types)
     return PathOut(**d)
 
 

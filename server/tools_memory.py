@@ -1,8 +1,8 @@
 """MCP tools for looking after memories: update, pin, list, history, stats.
 
-Same rules as server/tools.py: each tool takes the state from the lifespan, calls one function of
-`memory.browse` under the state's lock and returns a pydantic model; MapleError becomes a tool
-error the model can act on. Only the current project's and global memories are ever touched.
+Same rules as server/tools.py: each tool calls one method of the application API and returns a
+pydantic model; MapleError becomes a tool error the model can act on. Only the current project's
+and global memories are ever touched.
 """
 
 from __future__ import annotations
@@ -13,25 +13,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
-from memory.errors import InvalidInput, NotFound
-from memory.scope import resolve
-from memory.store import GLOBAL, Memory, NewMemory, browse, iso, versions
 from server.state import AppState, IndexState, ModelState
-from server.tools import Layer, MemoryOut, _state, _tool_errors
+from server.tools import Layer, MemoryOut, _calls
 
 LIST_CONTENT_CHARS = 500
+MAX_PAGE = 200  # memories per page of memory_list: a page must fit a client's output cap
 ScopeChoice = Literal["project", "global", "all"]
-
-
-def _scopes(state: AppState, scope: ScopeChoice) -> list[str]:
-    return {"project": [state.project], "global": [GLOBAL], "all": state.readable_scopes}[scope]
-
-
-def _readable(state: AppState, memory_id: int) -> Memory:
-    m = state.store.get(memory_id, include_deleted=True)
-    if m.scope not in state.readable_scopes:  # another project's memory: not ours to show or touch
-        raise NotFound(f"no memory {memory_id} in this project or the global scope; search to find the right id")
-    return m
 
 
 # -- memory_update ------------------------------------------------------------------------------
@@ -69,40 +56,11 @@ def memory_update(
     """Change a memory that is partly wrong or out of date. Nothing is lost: the previous version
     stays in the memory's history (memory_history). Use memory_forget for memories that are
     simply wrong."""
-    state = _state(ctx)
-    changes = {"content": content, "layer": layer, "category": category, "subject": subject,
-               "importance": importance, "tags": tags, "occurred_at": occurred_at, "metadata": metadata,
-               "scope": resolve(scope, state.project) if scope else None}
-    with _tool_errors():
-        if content is not None:
-            state.model.wait()  # a new text needs its vector; outside the lock
-        with state.lock:
-            store = state.store
-            old = _readable(state, id)
-            if old.deleted_at is not None:
-                raise InvalidInput(f"memory {id} is archived; `maple-memory restore {id}` brings it back before "
-                               "it can be changed")
-            if old.superseded_by is not None:
-                raise InvalidInput(f"memory {id} was superseded by memory {old.superseded_by}; update that one")
-            if mode == "supersede":
-                if content is None:
-                    raise InvalidInput("mode 'supersede' needs the new content; for other fields use mode 'edit'")
-                fields = {k: getattr(old, k) for k in ("content", "layer", "category", "subject", "scope",
-                                                       "importance", "tags", "pinned", "metadata")}
-                fields.update({k: v for k, v in changes.items() if v is not None and k != "occurred_at"})
-                if occurred_at is not None:
-                    fields["occurred_at"] = occurred_at
-                previous, new = versions.supersede(store, id, NewMemory(**fields), reason=reason)
-                return UpdateOut(action="superseded", memory=MemoryOut.of(new), replaced=MemoryOut.of(previous),
-                                 versions=_versions(state, new.id))
-            memory, changed = versions.edit(store, id, reason=reason, **changes)
-            return UpdateOut(action="edited" if changed else "unchanged", memory=MemoryOut.of(memory),
-                             replaced=None, versions=_versions(state, id))
-
-
-def _versions(state: AppState, memory_id: int) -> int:
-    return state.store.conn.execute("SELECT count(*) FROM memory_versions WHERE memory_id = ?",
-                                    (memory_id,)).fetchone()[0]
+    with _calls(ctx) as app:
+        d = app.update(id, content=content, layer=layer, category=category, subject=subject, importance=importance,
+                       tags=tags, scope=scope, occurred_at=occurred_at, metadata=metadata, mode=mode, reason=reason)
+    return UpdateOut(action=d["action"], memory=MemoryOut.of(d["memory"]),
+                     replaced=MemoryOut.of(d["replaced"]) if d["replaced"] else None, versions=d["versions"])
 
 
 # -- memory_pin ---------------------------------------------------------------------------------
@@ -114,14 +72,8 @@ def memory_pin(
 ) -> MemoryOut:
     """Pin a memory so it is always put in front of the assistant and kept from decay and
     consolidation; or unpin it. Pin only what matters in nearly every session."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        m = _readable(state, id)
-        if m.deleted_at is not None:
-            raise InvalidInput(f"memory {id} is archived; `maple-memory restore {id}` brings it back first")
-        if m.pinned != pinned:
-            m = state.store.update(id, pinned=pinned, reason="pin" if pinned else "unpin")
-        return MemoryOut.of(m)
+    with _calls(ctx) as app:
+        return MemoryOut.of(app.pin(id, pinned)["memory"])
 
 
 # -- memory_list --------------------------------------------------------------------------------
@@ -160,25 +112,18 @@ def memory_list(
         "current = in use; history = superseded or expired; archived = forgotten; all"))] = "current",
     sort: Annotated[Literal["newest", "oldest", "updated", "importance", "recently_used"], Field(description=(
         "Order: newest/oldest by when it happened, updated, importance, or recently_used (recalled)"))] = "newest",
-    limit: Annotated[StrictInt, Field(ge=1, le=browse.MAX_PAGE, description="Memories per page")] = 20,
+    limit: Annotated[StrictInt, Field(ge=1, le=MAX_PAGE, description="Memories per page")] = 20,
     cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
 ) -> ListOut:
     """Browse memories by filters instead of by relevance (memory_search ranks by a query).
     Pages with next_cursor."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        page = browse.list_memories(state.store, _scopes(state, scope), layer=layer, category=category,
-                                    subject=subject, tag=tag, pinned=pinned, status=status, sort=sort,
-                                    limit=limit, cursor=cursor)
-        now = state.store.clock()
-    items = []
-    for m in page.memories:
-        items.append(ListItem(
-            id=m.id, content=m.content[:LIST_CONTENT_CHARS], truncated=len(m.content) > LIST_CONTENT_CHARS,
-            status=browse.status_of(m, now), layer=m.layer, category=m.category, subject=m.subject,
-            scope=m.scope, importance=m.importance, pinned=m.pinned, tags=m.tags,
-            occurred_at=iso(m.occurred_at), updated_at=iso(m.updated_at)))
-    return ListOut(memories=items, total=page.total, next_cursor=page.next_cursor)
+    with _calls(ctx) as app:
+        page = app.list(scope=scope, layer=layer, category=category, subject=subject, tag=tag, pinned=pinned,
+                        status=status, sort=sort, limit=limit, cursor=cursor)
+    items = [ListItem(content=m["content"][:LIST_CONTENT_CHARS], truncated=len(m["content"]) > LIST_CONTENT_CHARS,
+                      **{k: m[k] for k in ListItem.model_fields if k not in ("content", "truncated")})
+             for m in page["memories"]]
+    return ListOut(memories=items, total=page["total"], next_cursor=page["next_cursor"])
 
 
 # -- memory_history -----------------------------------------------------------------------------
@@ -212,13 +157,12 @@ def memory_history(
 ) -> HistoryOut:
     """How a memory, or what is known about a subject, changed over time: which memories replaced
     which (supersession), each one's earlier versions, and what is current now."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        entries = versions.history(state.store, state.readable_scopes, memory_id=id, subject=subject)
-    out = [HistoryEntry(memory=MemoryOut.of(e.memory), status=e.status, superseded_by=e.memory.superseded_by,
-                        supersedes=e.supersedes, valid_to=iso(e.memory.valid_to),
-                        versions=[VersionOut(**v.to_dict()) for v in e.versions]) for e in entries]
-    return HistoryOut(entries=out, current=[e.memory.id for e in entries if e.status == "current"])
+    with _calls(ctx) as app:
+        d = app.history(id, subject)
+    out = [HistoryEntry(memory=MemoryOut.of(e["memory"]), status=e["status"], superseded_by=e["memory"]["superseded_by"],
+                        supersedes=e["supersedes"], valid_to=e["memory"]["valid_to"],
+                        versions=[VersionOut(**v) for v in e["versions"]]) for e in d["entries"]]
+    return HistoryOut(entries=out, current=d["current"])
 
 
 # -- memory_stats -------------------------------------------------------------------------------
@@ -259,10 +203,9 @@ class StatsOut(BaseModel):
 def memory_stats(ctx: Context[AppState]) -> StatsOut:
     """Counts for this project and global: memories by layer, scope and category, decisions and
     their outcomes, entities, sizes, last maintenance and the embedding model."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        stats = browse.scoped_stats(state.store, state.readable_scopes)
-    return StatsOut(**stats, model=state.model.state(), search_indexes=state.indexes())
+    with _calls(ctx) as app:
+        stats = app.stats()
+    return StatsOut(**stats, search_indexes=ctx.request_context.lifespan_context.indexes())
 
 
 def register(server: MCPServer[AppState]) -> None:

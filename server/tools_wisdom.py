@@ -1,6 +1,6 @@
 """MCP tools for learning from experience: decision_record, decision_outcome, lessons_for.
 
-Thin wrappers over `memory.wisdom`: a decision is a memory in the decision layer; an outcome is
+Thin wrappers over the application API (memory.app): a decision is a memory in the decision layer; an outcome is
 a row of decision_outcomes mirrored into the decision (a failure raises its importance and adds
 a warning), and lessons_for puts failures first.
 """
@@ -13,12 +13,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
-from memory.retrieval import lessons as wisdom
-from memory.store import decisions
 from memory.retrieval import ranking as retrieval
-from memory.scope import resolve
+from memory.store import decisions
 from server.state import AppState, ModelState
-from server.tools import MemoryOut, _state, _tool_errors
+from server.tools import MemoryOut, _calls
 
 Result = Literal["worked", "failed", "partial"]
 
@@ -42,15 +40,9 @@ def decision_record(
 ) -> MemoryOut:
     """Record a decision: what was chosen, why, and the alternatives. Record its outcome later
     with decision_outcome; lessons_for brings it back when a similar task comes up."""
-    state = _state(ctx)
-    with _tool_errors():
-        store = state.store
-        state.model.wait()  # a new memory needs its vector; outside the lock
-        with state.lock:
-            m = decisions.record_decision(store, chosen, why, scope=resolve(scope, state.project),
-                                       alternatives=alternatives or [], subject=subject, category=category,
-                                       importance=importance, tags=tags or [], context=context)
-    return MemoryOut.of(m)
+    with _calls(ctx) as app:
+        return MemoryOut.of(app.decide(chosen, why, alternatives=alternatives, subject=subject, category=category,
+                                       importance=importance, tags=tags, scope=scope, context=context)["memory"])
 
 
 class OutcomeRow(BaseModel):
@@ -77,11 +69,9 @@ def decision_outcome(
 ) -> OutcomeOut:
     """Record how a decision turned out. A failed decision is raised in importance and carries a
     warning, so it comes up first when a similar choice is made again."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        m, o = decisions.record_outcome(state.store, id, outcome, notes, scopes=state.readable_scopes)
-    return OutcomeOut(outcome=OutcomeRow(**o.to_dict()), decision=MemoryOut.of(m),
-                      outcomes=m.metadata.get("outcome", {}).get("count", 1))
+    with _calls(ctx) as app:
+        d = app.outcome(id, outcome, notes)
+    return OutcomeOut(outcome=OutcomeRow(**d["outcome"]), decision=MemoryOut.of(d["decision"]), outcomes=d["outcomes"])
 
 
 class LessonOut(BaseModel):
@@ -111,18 +101,17 @@ def lessons_for(
 ) -> LessonsOut:
     """Past decisions relevant to a task and how they turned out, failures first: check before
     making a similar choice."""
-    state = _state(ctx)
-    with _tool_errors(), state.lock:
-        found = wisdom.lessons_for(state.store, task, state.readable_scopes, limit=limit, include_open=include_open)
+    with _calls(ctx) as app:
+        d = app.lessons(task, limit=limit, include_open=include_open)
     lessons = []
-    for les in found:
-        m = les.memory.to_dict()
-        lessons.append(LessonOut(id=les.memory.id, content=les.memory.content, outcome=les.outcome,
-                                 warning=les.memory.metadata.get("warning"),
-                                 outcomes=[OutcomeRow(**o.to_dict()) for o in les.outcomes],
-                                 score=round(les.score, 6), subject=m["subject"], scope=m["scope"],
+    for les in d["lessons"]:
+        m = les["memory"]
+        lessons.append(LessonOut(id=m["id"], content=m["content"], outcome=les["outcome"],
+                                 warning=m["metadata"].get("warning"),
+                                 outcomes=[OutcomeRow(**o) for o in les["outcomes"]],
+                                 score=round(les["score"], 6), subject=m["subject"], scope=m["scope"],
                                  importance=m["importance"], occurred_at=m["occurred_at"]))
-    return LessonsOut(lessons=lessons, model=state.model.state())
+    return LessonsOut(lessons=lessons, model=d["model"])
 
 
 def register(server: MCPServer[AppState]) -> None:

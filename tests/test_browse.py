@@ -32,7 +32,7 @@ def test_pages_cover_every_memory_once_in_order_whatever_the_sort(store):
         key, direction = browse.SORTS[sort]
         values = {"newest": lambda m: m.occurred_at, "oldest": lambda m: m.occurred_at,
                   "updated": lambda m: m.updated_at, "importance": lambda m: m.importance,
-                  "recently_used": lambda m: m.last_activated_at or 0}[sort]
+                  "recently_used": lambda m: m.last_activated_at or 0, "id": lambda m: m.id}[sort]
         ordered = [(values(m), m.id) for m in seen]
         assert ordered == sorted(ordered, reverse=direction == "DESC"), sort
 
@@ -76,7 +76,7 @@ def test_status_separates_current_history_and_archived(store):
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"sort": "random"}, "sort must be one of"),
     ({"status": "gone"}, "status must be one of"),
-    ({"limit": 0}, "limit must be 1-200"),
+    ({"limit": 0}, "limit must be 1-1000"),
     ({"cursor": "not-a-cursor"}, "pass next_cursor unchanged"),
 ])
 def test_bad_listing_arguments_say_what_is_allowed(store, kwargs, message):

@@ -239,7 +239,8 @@ def test_show_of_a_missing_id_exits_2_and_says_what_to_do(capsys):
     add(capsys, "exists")
     code, out, err = run(capsys, "show", "1", "99")
     assert code == 2 and out == ""
-    assert err == "maple-memory: no memory 99; search to find the right id\n"
+    assert err == ("maple-memory: no memory 99 in this project or the global scope; search to find the right id, "
+                   "or use --project to look in another project\n")
     assert run(capsys, "show", "abc")[0] == 2
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
+from memory.extraction import harvest
 from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.extraction import ingest, transcript
@@ -251,12 +250,12 @@ def cand(content: str, **kw) -> Candidate:
 
 def test_reading_the_same_transcript_twice_stores_nothing_twice(store):
     path = SESSIONS / "en01_invoicer_uv_postgres.jsonl"
-    first = ingest.harvest(store, str(path))
+    first = harvest.harvest(store, str(path))
     n = store.count()
     assert len(first["stored"]) >= 4
-    assert ingest.harvest(store, str(path))["items"] == []  # the cursor: nothing new to read
+    assert harvest.harvest(store, str(path))["items"] == []  # the cursor: nothing new to read
     store.conn.execute("DELETE FROM transcript_cursors")
-    again = ingest.harvest(store, str(path))  # read from the start: dedup catches every line
+    again = harvest.harvest(store, str(path))  # read from the start: dedup catches every line
     assert again["stored"] == [] and store.count() == n
 
 
@@ -264,7 +263,7 @@ def test_a_malformed_line_is_skipped_counted_and_never_fatal(store, tmp_path):
     good = (SESSIONS / "en04_scheduler_flaky.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     path = tmp_path / "t.jsonl"
     path.write_text(good[0] + '{"type": "user", "message": {"role"\n' + "".join(good[1:]), encoding="utf-8")
-    result = ingest.harvest(store, str(path))
+    result = harvest.harvest(store, str(path))
     assert result["read"]["malformed"] == 1 and len(result["stored"]) >= 3
 
 
@@ -348,22 +347,17 @@ def test_dry_run_writes_nothing_and_says_why(store):
     assert report.items[0]["action"] == "store" and store.count() == 0
 
 
-def test_extract_command_dry_run_prints_each_candidate_with_the_rule_that_fired(store):
-    out = io.StringIO()
-    args = Namespace(file=str(SESSIONS / "zh01_console_pnpm.jsonl"), dry_run=True, scope=None, json=False)
-    assert ingest.run_extract_command(args, store=store, out=out) == 0
-    text = out.getvalue()
-    assert "以后都用 pnpm" in text and "why: rule" in text and "dry run: nothing written" in text
+def test_extracting_a_file_as_a_dry_run_says_what_each_candidate_would_become_and_writes_nothing(store):
+    d = harvest.extract_file(store, str(SESSIONS / "zh01_console_pnpm.jsonl"), fallback=SCOPE, dry_run=True)
+    pnpm = [c for c in d["candidates"] if "以后都用 pnpm" in c["content"]]
+    assert pnpm and pnpm[0]["action"] == "store" and pnpm[0]["why"].startswith("rule") and d["dry_run"]
     assert store.count() == 0
 
 
-def test_extract_command_stores_and_reports_json(store):
-    out = io.StringIO()
-    args = Namespace(file=str(SESSIONS / "en06_tidy_rust.jsonl"), dry_run=False, scope="global", json=True)
-    ingest.run_extract_command(args, store=store, out=out)
-    data = json.loads(out.getvalue())
-    assert data["scope"] == "global" and len(data["summary"]["stored"]) == len(data["candidates"]) >= 3
-    assert store.count(["global"]) == len(data["candidates"])
+def test_extracting_a_file_stores_its_memories_in_the_scope_asked(store):
+    d = harvest.extract_file(store, str(SESSIONS / "en06_tidy_rust.jsonl"), scope="global", fallback=SCOPE)
+    assert d["scope"] == "global" and len(d["summary"]["stored"]) == len(d["candidates"]) >= 3
+    assert store.count(["global"]) == len(d["candidates"])
 
 
 def test_an_odd_timestamp_or_a_bad_candidate_never_costs_the_rest(store):

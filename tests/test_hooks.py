@@ -340,7 +340,7 @@ def test_harvest_hooks_spool_the_transcript_and_the_drain_harvests_it(tmp_path, 
         assert hook(event, payload, home).stdout == b""
     settle(home)
     assert not (home / "harvest-spool.jsonl").exists() and not list(home.glob("harvest-spool.jsonl.*"))
-    harvests = [j for j in jobs(home) if j[0] == harvest.JOB_KIND]
+    harvests = [j for j in jobs(home) if j[0] == "harvest"]
     assert 1 <= len(harvests) <= 4 and {j[1] for j in harvests} == {"done"}
     assert all(json.loads(j[2]) == {"path": str(transcript), "scope": str(tmp_path)} for j in harvests)
     assert sum("5433" in c and "not 5432" in c for _, _, c in memories(home)) == 1
@@ -361,20 +361,20 @@ def test_the_spool_becomes_one_queued_job_per_transcript(tmp_path, store):
 def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_parked(tmp_path, store):
     transcript = tmp_path / "s.jsonl"
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
-    harvest.enqueue(store.conn, str(transcript), str(tmp_path))
-    harvest.enqueue(store.conn, str(transcript), str(tmp_path))  # the same transcript: one job
-    harvest.enqueue(store.conn, str(tmp_path / "gone.jsonl"), str(tmp_path))  # a vanished file is no error
+    for path in (transcript, transcript, tmp_path / "gone.jsonl"):  # the same transcript twice: one job;
+        harvest.spool(str(path), str(tmp_path))                     # a vanished file is no error
+    harvest.absorb_spool(store)
     assert harvest.drain(store, seconds=30) == 2
     assert harvest.drain(store, seconds=30) == 0
     assert store.count([str(tmp_path)]) > 0
     store.conn.execute("INSERT INTO jobs (kind, payload, status, run_after, created_at, updated_at) "
-                       "VALUES (?, '{}', 'queued', 0, 0, 0)", (harvest.JOB_KIND,))
-    for _ in range(harvest.JOB_MAX_ATTEMPTS):
+                       "VALUES ('harvest', '{}', 'queued', 0, 0, 0)")
+    for _ in range(store.config.job_max_attempts):
         harvest.drain(store, seconds=30)
         store.conn.execute("UPDATE jobs SET run_after = 0 WHERE status = 'queued'")
     status, attempts, error = store.conn.execute(
         "SELECT status, attempts, last_error FROM jobs WHERE payload = '{}'").fetchone()
-    assert (status, attempts) == ("parked", harvest.JOB_MAX_ATTEMPTS) and "KeyError" in error
+    assert (status, attempts) == ("parked", store.config.job_max_attempts) and "needs a transcript_path" in error
 
 
 # -- the MCP-tool path ------------------------------------------------------------------------------

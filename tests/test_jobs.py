@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from memory.app.worker import HANDLERS
 from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
@@ -322,12 +323,12 @@ def test_a_harvest_job_stores_what_the_transcript_teaches_and_is_idempotent(db, 
     project = tmp_path / "invoicer"
     project.mkdir()
     jobs.enqueue(db, "harvest", {"transcript_path": str(SESSION), "cwd": str(project)})
-    out = jobs.drain(db)
+    out = jobs.drain(db, HANDLERS)
     assert [o.status for o in out] == ["done"], out[0].error
     stored = db.count([str(project.resolve())])
     assert stored > 0 and out[0].result["stored"]
     jobs.enqueue(db, "harvest_transcript", {"path": str(SESSION), "scope": str(project.resolve())})
-    out = jobs.drain(db)
+    out = jobs.drain(db, HANDLERS)
     assert [o.status for o in out] == ["done"] and db.count([str(project.resolve())]) == stored
 
 
@@ -338,7 +339,7 @@ def test_an_embed_missing_job_gives_vectors_to_memories_stored_without_one(home)
     store = open_store(home)
     assert store.missing_vectors_count() == 100
     jobs.enqueue(store, "embed_missing")
-    out = jobs.drain(store)
+    out = jobs.drain(store, HANDLERS)
     assert out[0].status == "done" and out[0].result == {"embedded": 100}
     assert store.missing_vectors_count() == 0
     store.close()
@@ -347,7 +348,7 @@ def test_an_embed_missing_job_gives_vectors_to_memories_stored_without_one(home)
 def test_a_maintain_job_runs_a_maintenance_pass(db):
     db.add(NewMemory(content="x"))
     jobs.enqueue(db, "maintain")
-    out = jobs.drain(db)
+    out = jobs.drain(db, HANDLERS)
     assert out[0].status == "done"
     assert db.stats()["last_maintenance"] is not None
 

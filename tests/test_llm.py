@@ -10,6 +10,7 @@ from typing import Iterator
 
 import pytest
 
+from memory.extraction import harvest
 from memory import llm
 from memory.errors import ConfigError
 from memory.extraction import ingest
@@ -231,10 +232,10 @@ def test_harvest_adds_llm_memories_when_configured_and_goes_on_without_them_when
         store.config = on
         server.openai({"memories": [{"content": "Release builds strip debug symbols to keep the binary small.",
                                      "layer": "fact", "category": "config", "importance": 3}]})
-        result = ingest.harvest(store, str(session))
+        result = harvest.harvest(store, str(session))
         assert any(i["content"].startswith("Release builds strip") for i in result["items"])
         assert len(result["stored"]) >= 4
         store.conn.execute("DELETE FROM transcript_cursors")
         server.replies.append((500, {"error": "down"}))
-        again = ingest.harvest(store, str(session))  # the LLM fails: heuristics still run, nothing breaks
+        again = harvest.harvest(store, str(session))  # the LLM fails: heuristics still run, nothing breaks
         assert again["stored"] == [] and len(server.requests) == 2

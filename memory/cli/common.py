@@ -8,10 +8,12 @@ import os
 import shutil
 import sys
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any, Callable, Iterator, Sequence
 
 from memory import embed
+from memory.app import Memories
 from memory.config import Config
 from memory.store import GLOBAL, Store, iso
 
@@ -32,6 +34,15 @@ class Context:
         """The store; with the configured embedder only for commands that embed text, so that
         reading a database built with another model still works."""
         return Store.open(self.config, embed.from_config(self.config) if embedder else None)
+
+    @contextmanager
+    def app(self, *, embedder: bool = False, all_projects: bool = False) -> Iterator[Memories]:
+        """The application API on this command's project, closed when the command is done."""
+        store = self.open(embedder=embedder)
+        try:
+            yield Memories(store, self.project, all_projects=all_projects)
+        finally:
+            store.close()
 
     def emit(self, obj: Any, human: Callable[[], None]) -> None:
         if self.args.json:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Callable
 
 from memory import embed
@@ -36,7 +35,6 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
 
 
 def cmd_maintain(ctx: Context) -> int:
-    from memory.maintenance import agent as maintenance
 
     a = ctx.args
     progress = Progress(None, "maintaining")
@@ -47,32 +45,30 @@ def cmd_maintain(ctx: Context) -> int:
         progress.update(steps[0], f"{steps[0]} batches done")
 
     try:
-        with ctx.open(embedder=True) as store:
-            report = maintenance.run_maintenance(store, dry_run=a.dry_run, checkpoint=step_done)
-            size = maintenance.size_report(store, detail=True)
+        with ctx.app(embedder=True, all_projects=True) as app:  # maintenance looks after the whole file
+            report = app.maintain(dry_run=a.dry_run, checkpoint=step_done, detail=True)
     finally:
         progress.close()
-    report.size_after = size
 
     def human() -> None:
         verb = "would change" if a.dry_run else "changed"
-        counts = report.counts()
-        print(f"maintenance {verb}: " + (", ".join(f"{n} {step}" for step, n in counts.items()) or "nothing")
-              + f" ({report.seconds:.1f}s)")
-        shown = report.changes if a.all else report.changes[:50]
+        print(f"maintenance {verb}: " + (", ".join(f"{n} {step}" for step, n in report["counts"].items()) or "nothing")
+              + f" ({report['seconds']:.1f}s)")
+        changes = report["changes"]
+        shown = changes if a.all else changes[:50]
         for c in shown:
-            what = f"#{c.memory_id}" if c.memory_id else (f"entity {c.entity_id}" if c.entity_id else "-")
-            print(f"  {c.step:<11} {what:>9}  {fit(c.action, 70)}  ({fit(c.why, 90)})")
-        if len(shown) < len(report.changes):
-            print(f"  ... and {len(report.changes) - len(shown)} more (--all or --json lists every change)")
-        for note in report.notes:
+            what = f"#{c['memory_id']}" if c.get("memory_id") else (f"entity {c['entity_id']}" if c.get("entity_id") else "-")
+            print(f"  {c['step']:<11} {what:>9}  {fit(c['action'], 70)}  ({fit(c['why'], 90)})")
+        if len(shown) < len(changes):
+            print(f"  ... and {len(changes) - len(shown)} more (--all or --json lists every change)")
+        for note in report["notes"]:
             print(f"{PROG}: {note}", file=sys.stderr)
-        b, f = report.size_before, report.size_after
+        b, f = report["size_before"], report["size_after"]
         mb = lambda s: (s["file_bytes"] + s["wal_bytes"]) / 1e6  # noqa: E731
         print(f"size: {mb(b):.1f} MB -> {mb(f):.1f} MB, "
               f"{b['memories']} -> {f['memories']} memories, {f['archived']} archived, auto_vacuum {f['auto_vacuum']}")
 
-    ctx.emit(report.to_dict(), human)
+    ctx.emit(report, human)
     return 0
 
 
@@ -86,8 +82,8 @@ def cmd_backup(ctx: Context) -> int:
                  or print(f"{PROG}: no backups in {backup.backup_dir(ctx.config)}", file=sys.stderr))
         return 0
     if a.restore:
-        with ctx.open(embedder=False) as store:
-            report = backup.restore_backup(store, Path(a.restore).expanduser(), dry_run=a.dry_run)
+        with ctx.app() as app:
+            report = app.restore_backup(a.restore, dry_run=a.dry_run)
         ctx.emit(report, lambda: print(
             f"would restore {a.restore}: {report['why']}" if a.dry_run else
             f"restored {a.restore} ({report['memories']} memories); the previous content is in "
@@ -97,52 +93,46 @@ def cmd_backup(ctx: Context) -> int:
         raise InvalidInput("--dry-run goes with --restore; a backup itself changes nothing")
     progress = Progress(None, "backing up")
     try:
-        with ctx.open(embedder=False) as store:
-            result = backup.backup(store, progress=lambda done, total: (
+        with ctx.app() as app:
+            result = app.backup(progress=lambda done, total: (
                 setattr(progress, "total", total), progress.update(done, f"{done}/{total} pages")))
     finally:
         progress.close()
-    ctx.emit(result.to_dict(), lambda: print(f"backup written to {result.path} ({result.bytes / 1e6:.1f} MB)"
-                                             + (f"; removed {len(result.removed)} older" if result.removed else "")))
+    ctx.emit(result, lambda: print(f"backup written to {result['file']} ({result['bytes'] / 1e6:.1f} MB)"
+                                   + (f"; removed {len(result['removed'])} older" if result["removed"] else "")))
     return 0
 
 
 def cmd_reindex(ctx: Context) -> int:
     import dataclasses
 
-    from memory.store import backup
 
     a = ctx.args
     target = dataclasses.replace(ctx.config, embedding_model=a.model) if a.model else ctx.config
     embedder = embed.from_config(target)
-    with ctx.open(embedder=False) as store:  # the database may hold another model's vectors
-        pending = store.conn.execute("SELECT value FROM meta WHERE key = 'reindex_model'").fetchone()
-        if store.vector_model == embedder.name and not a.force and not pending:
-            ctx.emit({"model": embedder.name, "reindexed": 0}, lambda: print(
-                f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway)"))
-            return 0
-        wait = getattr(embedder, "wait", None)
-        if wait is not None and not a.dry_run:
-            wait()
-        progress = Progress(None, "re-embedding")
-        try:
-            report = backup.reindex(store, embedder, dry_run=a.dry_run, batch=ctx.config.embedding_batch_size * 4,
-                                    progress=lambda done, total: (setattr(progress, "total", total),
-                                                                  progress.update(done, f"{done}/{total}")))
-        finally:
-            progress.close()
+    progress = Progress(None, "re-embedding")
+    try:
+        with ctx.app() as app:  # without the configured embedder: the database may hold another model's vectors
+            report = app.reindex(embedder, dry_run=a.dry_run, force=a.force, progress=lambda done, total: (
+                setattr(progress, "total", total), progress.update(done, f"{done}/{total}")))
+    finally:
+        progress.close()
+    if report.get("unchanged"):
+        ctx.emit({"model": embedder.name, "reindexed": 0}, lambda: print(
+            f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway)"))
+        return 0
 
     def human() -> None:
         if a.dry_run:
-            print(f"would re-embed {report.total} memories with {report.model} (now {report.previous_model})")
+            print(f"would re-embed {report['total']} memories with {report['model']} (now {report['previous_model']})")
             return
-        print(f"re-embedded {report.embedded} memories with {report.model}"
-              + (f" (resumed after {report.resumed_from})" if report.resumed_from else ""))
-        if report.model != ctx.config.embedding_model:
-            print(f"{PROG}: set \"embedding_model\": \"{report.model}\" in {ctx.config.home / 'config.json'} "
+        print(f"re-embedded {report['embedded']} memories with {report['model']}"
+              + (f" (resumed after {report['resumed_from']})" if report["resumed_from"] else ""))
+        if report["model"] != ctx.config.embedding_model:
+            print(f"{PROG}: set \"embedding_model\": \"{report['model']}\" in {ctx.config.home / 'config.json'} "
                   "so MAPLE uses it from now on", file=sys.stderr)
 
-    ctx.emit(report.to_dict(), human)
+    ctx.emit(report, human)
     return 0
 
 

@@ -28,7 +28,6 @@ from typing import IO, Any, Callable, Sequence
 
 from memory import config as config_mod
 from memory import embed
-from memory.app import transfer
 from memory.cli.common import PROG, Context, Progress, _date, _paint, _table, fit  # noqa: F401
 from memory.config import Config
 from memory.errors import (
@@ -39,72 +38,74 @@ from memory.errors import (
     StoreUnavailable,
 )
 from memory.scope import project_scope
-from memory.store import GLOBAL, LAYERS, NewMemory, Store, db
+from memory.store import LAYERS, Store, db
 
 # -- memory commands -------------------------------------------------------------------------------
+# Each command opens the app, calls one method and prints what it returned (or, with --json, the
+# JSON document). Errors become `maple-memory: <message>` and an exit code in main().
+
+def _text(value: str | None) -> str | None:
+    return sys.stdin.read() if value == "-" else value
+
 
 def cmd_add(ctx: Context) -> int:
     a = ctx.args
-    content = sys.stdin.read() if a.content == "-" else a.content
     given = {k: v for k, v in (("layer", a.layer), ("category", a.category), ("subject", a.subject),
                                ("importance", a.importance), ("occurred_at", a.occurred_at)) if v is not None}
-    item = NewMemory(content=content, scope=GLOBAL if a.global_scope else ctx.project,
-                     tags=a.tag or [], pinned=a.pinned, **given)
-    with ctx.open(embedder=True) as store:
-        before = transfer.newest_id(store)
-        m = store.add(item)
-    duplicate = m.id <= before
+    with ctx.app(embedder=True) as app:
+        d = app.add(_text(a.content), scope="global" if a.global_scope else "project", tags=a.tag, pinned=a.pinned,
+                    **given)
+    m = d["memory"]
 
     def human() -> None:
-        print(m.id)
-        if duplicate:
-            print(f"{PROG}: already stored as memory {m.id}; nothing added", file=sys.stderr)
+        print(m["id"])
+        if d["duplicate"]:
+            print(f"{PROG}: already stored as memory {m['id']}; nothing added", file=sys.stderr)
 
-    ctx.emit({"id": m.id, "duplicate": duplicate, "memory": m.to_dict()}, human)
+    ctx.emit({"id": m["id"], "duplicate": d["duplicate"], "memory": m}, human)
     return 0
 
 
 def cmd_search(ctx: Context) -> int:
-    from memory.retrieval import (
-        ranking as retrieval,  # its channels may pull in numpy or jieba: only when searching
-    )
-
     a = ctx.args
-    q = retrieval.make_query(a.query, ctx.scopes, limit=a.limit, layer=a.layer, category=a.category,
-                             since=a.since, until=a.until)
-    with ctx.open(embedder=True) as store:
+    with ctx.app(embedder=True) as app:
         # A person browsing is not the assistant recalling: leave activation (decay input) alone.
-        results = retrieval.search(store, q, record=False)
+        d = app.search(a.query, limit=a.limit, layer=a.layer, category=a.category, since=a.since, until=a.until,
+                       record=False)
 
     def human() -> None:
-        if not results:
-            print(f"{PROG}: no memories match {a.query!r} in {', '.join(ctx.scopes)}", file=sys.stderr)
-        _table([(str(r.memory.id), f"{r.score:.4f}", _date(r.memory.occurred_at), r.memory.content)
-                for r in results], ("1;36", "2", "2"))
+        if not d["results"]:
+            print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
+        _table([(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], r["content"])
+                for r in d["results"]], ("1;36", "2", "2"))
 
-    ctx.emit({"query": a.query, "scopes": ctx.scopes, "results": [r.to_dict() for r in results]}, human)
+    ctx.emit({k: d[k] for k in ("query", "scopes", "results")}, human)
     return 0
 
 
 def cmd_show(ctx: Context) -> int:
-    with ctx.open(embedder=False) as store:
-        memories = [store.get(i, include_deleted=True) for i in ctx.args.ids]
+    ids = ctx.args.ids
+    with ctx.app() as app:
+        d = app.get(ids)
+    if d["missing"]:
+        raise NotFound(f"no memory {d['missing'][0]} in this project or the global scope; "
+                       "search to find the right id, or use --project to look in another project")
+    memories = sorted(d["memories"], key=lambda m: ids.index(m["id"]))
 
     def human() -> None:
         for n, m in enumerate(memories):
-            d = m.to_dict()
             if n:
                 print()
-            print(_paint(f"memory {m.id}", "1;36") + (_paint("  (archived)", "33") if m.deleted_at else ""))
-            for key, value in d.items():
+            print(_paint(f"memory {m['id']}", "1;36") + (_paint("  (archived)", "33") if m["deleted_at"] else ""))
+            for key, value in m.items():
                 if key in ("id", "content") or value in (None, [], {}, ""):
                     continue
                 shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
                 print(f"  {key}: {shown}")
             print()
-            print("\n".join("  " + line for line in m.content.splitlines()))
+            print("\n".join("  " + line for line in m["content"].splitlines()))
 
-    ctx.emit({"memories": [m.to_dict() for m in memories]}, human)
+    ctx.emit({"memories": memories}, human)
     return 0
 
 
@@ -112,45 +113,51 @@ def cmd_list(ctx: Context) -> int:
     a = ctx.args
     if not 1 <= a.limit <= 1000:
         raise InvalidInput(f"--limit must be 1-1000, got {a.limit}")
-    with ctx.open(embedder=False) as store:
-        memories = store.list(scopes=ctx.scopes, layer=a.layer, category=a.category, only_deleted=a.archived,
-                              limit=a.limit, after_id=a.after)
-    next_after = memories[-1].id if len(memories) == a.limit else None
+    with ctx.app() as app:
+        page = app.list(layer=a.layer, category=a.category, status="archived" if a.archived else "kept",
+                        sort="id", limit=a.limit, after=a.after)
+    memories = [{k: v for k, v in m.items() if k != "status"} for m in page["memories"]]
+    next_after = memories[-1]["id"] if page["next_cursor"] else None
 
     def human() -> None:
         if not memories:
             print(f"{PROG}: no {'archived ' if a.archived else ''}memories"
                   + (f" after {a.after}" if a.after else "") + f" in {', '.join(ctx.scopes)}", file=sys.stderr)
-        _table([(str(m.id), _date(m.occurred_at), f"{m.layer}/{m.category}", m.content) for m in memories],
-               ("1;36", "2", "33"))
+        _table([(str(m["id"]), (m["occurred_at"] or "")[:10], f"{m['layer']}/{m['category']}", m["content"])
+                for m in memories], ("1;36", "2", "33"))
         if next_after is not None:
             print(f"{PROG}: more with `{PROG} list --after {next_after}`", file=sys.stderr)
 
-    ctx.emit({"memories": [m.to_dict() for m in memories], "next_after": next_after}, human)
+    ctx.emit({"memories": memories, "next_after": next_after}, human)
     return 0
 
 
 def cmd_forget(ctx: Context) -> int:
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        store.forget(a.id, permanent=a.permanent)
-    state = "deleted" if a.permanent else "archived"
-    ctx.emit({"id": a.id, "state": state}, lambda: print(
+    with ctx.app() as app:
+        app.forget(a.id, permanent=a.permanent)
+    ctx.emit({"id": a.id, "state": "deleted" if a.permanent else "archived"}, lambda: print(
         f"deleted memory {a.id} permanently" if a.permanent
         else f"archived memory {a.id}; `{PROG} restore {a.id}` brings it back"))
     return 0
 
 
 def cmd_restore(ctx: Context) -> int:
-    with ctx.open(embedder=False) as store:
-        m = store.restore(ctx.args.id)
-    ctx.emit({"id": m.id, "state": "active", "memory": m.to_dict()}, lambda: print(f"restored memory {m.id}"))
+    with ctx.app() as app:
+        m = app.restore(ctx.args.id)["memory"]
+    ctx.emit({"id": m["id"], "state": "active", "memory": m}, lambda: print(f"restored memory {m['id']}"))
     return 0
 
 
+STATS_KEYS = ("memories", "archived", "by_layer", "by_scope", "by_category", "entities", "relations",
+              "without_vectors", "jobs", "database", "size_bytes", "embedding_model", "embedding_dim",
+              "last_maintenance")
+
+
 def cmd_stats(ctx: Context) -> int:
-    with ctx.open(embedder=False) as store:
-        stats = store.stats()
+    with ctx.app() as app:
+        found = app.stats()
+    stats = {k: found["database_bytes"] if k == "size_bytes" else found[k] for k in STATS_KEYS}
 
     def human() -> None:
         for key, value in stats.items():
@@ -181,31 +188,27 @@ def cmd_serve(ctx: Context) -> int:
 # -- export and import -----------------------------------------------------------------------------
 
 def cmd_export(ctx: Context) -> int:
-    target = ctx.args.file
-    digest = None
-    with ctx.open(embedder=False) as store:
-        if target == "-":
+    a = ctx.args
+    with ctx.app(all_projects=True) as app:  # an export is a backup of the whole store
+        if a.file == "-":  # stdout holds the export: the summary goes to stderr
             n = 0
-            for n, record in enumerate(transfer.export_records(store), 1):
+            for n, record in enumerate(app.export_records(), 1):
                 print(json.dumps(record, ensure_ascii=False))
-        else:
-            total = store.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-            progress = Progress(total, "exporting")
-            try:
-                n = transfer.write_export(store, Path(target), lambda done: progress.update(done, f"{done}/{total}"))
-            finally:
-                progress.close()
-        if ctx.args.digest:
-            from memory.store.backup import export_digest
+            print(f"exported {n} memories", file=sys.stderr)
+            if a.digest:
+                from memory.store.backup import export_digest
 
-            digest = export_digest(transfer.export_records(store))[0]
-    if target == "-":  # stdout holds the export: the summary goes to stderr
-        print(f"exported {n} memories", file=sys.stderr)
-        if digest:
-            print(f"sha256 {digest}", file=sys.stderr)
-    else:
-        ctx.emit({"exported": n, "file": str(Path(target).resolve()), **({"sha256": digest} if digest else {})},
-                 lambda: print(f"exported {n} memories to {target}" + (f"\nsha256 {digest}" if digest else "")))
+                print(f"sha256 {export_digest(app.export_records())[0]}", file=sys.stderr)
+            return 0
+        counts = app.stats()
+        total = counts["memories"] + counts["history"] + counts["archived"]
+        progress = Progress(total, "exporting")
+        try:
+            d = app.export(a.file, digest=a.digest, progress=lambda done: progress.update(done, f"{done}/{total}"))
+        finally:
+            progress.close()
+    ctx.emit(d, lambda: print(f"exported {d['exported']} memories to {a.file}"
+                              + (f"\nsha256 {d['sha256']}" if a.digest else "")))
     return 0
 
 
@@ -220,23 +223,23 @@ def cmd_import(ctx: Context) -> int:
         raise InvalidInput(f"cannot read {a.file}: {e.strerror}") from e
     progress = Progress(None if a.file == "-" else os.fstat(src.fileno()).st_size, "importing")
     try:
-        with ctx.open(embedder=True) as store:
-            report = transfer.import_lines(store, src, ctx.project, a.scope,
-                                           lambda done, lines: progress.update(done, f"{lines} lines"))
+        with ctx.app(embedder=True) as app:
+            report = app.import_lines(src, scope=a.scope,
+                                      progress=lambda done, lines: progress.update(done, f"{lines} lines"))
     finally:
         progress.close()
         if src is not sys.stdin.buffer:
             src.close()
 
     def human() -> None:
-        for r in report.rejected[:50]:
+        for r in report["errors"][:50]:
             print(f"{PROG}: line {r['line']}: {r['error']}", file=sys.stderr)
-        if len(report.rejected) > 50:
-            print(f"{PROG}: ... and {len(report.rejected) - 50} more rejected lines (--json lists all)",
+        if len(report["errors"]) > 50:
+            print(f"{PROG}: ... and {len(report['errors']) - 50} more rejected lines (--json lists all)",
                   file=sys.stderr)
-        print(f"imported {report.imported}, duplicates {report.duplicates}, rejected {len(report.rejected)}")
+        print(f"imported {report['imported']}, duplicates {report['duplicates']}, rejected {report['rejected']}")
 
-    ctx.emit(report.to_dict(), human)
+    ctx.emit(report, human)
     return 0
 
 
@@ -536,13 +539,31 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
 
 
 def cmd_extract(ctx: Context) -> int:
-    from memory.extraction import ingest  # imported only when extracting
-
-    if ctx.args.dry_run and not ctx.config.db_path.exists():
-        return ingest.run_extract_command(ctx.args)  # nothing stored yet: every candidate is new
+    a = ctx.args
     # A dry run compares by keywords only; loading the embedding model is not worth it there.
-    with ctx.open(embedder=not ctx.args.dry_run) as store:
-        return ingest.run_extract_command(ctx.args, store=store)
+    with ctx.app(embedder=not a.dry_run) as app:
+        d = app.extract(a.file, dry_run=a.dry_run, scope=a.scope)
+
+    def human() -> None:
+        print(f"{a.file}: {d['turns']} turns, {len(d['candidates'])} candidates (scope {d['scope']})"
+              + (f", {d['malformed_lines']} malformed lines skipped" if d["malformed_lines"] else ""))
+        for c in d["candidates"]:
+            flag = " flashbulb" if (c.get("metadata") or {}).get("flashbulb") else ""
+            print(f"\n[{c.get('action')}] {c['layer']}/{c['category']} importance {c['importance']}{flag}\n  {c['content']}")
+            line = f"  why: {c.get('why') or 'rule'}"
+            if c.get("subject"):
+                line += f"; subject: {c['subject']}" + (f".{c['attribute']} = {c['value']}" if c.get("attribute") else "")
+            if c.get("supersedes"):
+                line += f"; supersedes memory {c['supersedes']}"
+            if c.get("id") and c.get("action") in ("merge", "reinforce", "repeat"):
+                line += f"; same as memory {c['id']}"
+            print(line)
+            if c.get("entities"):
+                print("  entities: " + ", ".join(f"{n} ({k})" for n, k, *_ in c["entities"]))
+        print(f"\n{d['summary_line']}" + (" (dry run: nothing written)" if a.dry_run else ""))
+
+    ctx.emit({k: v for k, v in d.items() if k != "summary_line"}, human)
+    return 0
 
 
 COMMANDS["extract"] = cmd_extract

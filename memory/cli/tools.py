@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from memory.cli.common import PROG, Context, Progress, _date, _paint, _table, fit
+from memory.cli.common import PROG, Context, Progress, _paint, _table, fit
 from memory.errors import InvalidInput
-from memory.store import GLOBAL, LAYERS, iso
+from memory.store import GLOBAL, LAYERS
 
 # The MCP tool -> the command that does the same for a person (a test keeps it complete).
 TOOL_COMMANDS = {
@@ -111,71 +111,53 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
 
 # -- memories ---------------------------------------------------------------------------------------
 
-def _show_memory_line(m: Any) -> None:
-    _table([(str(m.id), _date(m.occurred_at), f"{m.layer}/{m.category}", m.content)], ("1;36", "2", "33"))
-
-
 def cmd_update(ctx: Context) -> int:
-    from memory.store import NewMemory, versions
-
     a = ctx.args
     content = sys.stdin.read() if a.content == "-" else a.content
-    changes = {"content": content, "layer": a.layer, "category": a.category, "subject": a.subject,
-               "importance": a.importance, "tags": a.tag, "scope": GLOBAL if a.global_scope else None}
-    with ctx.open(embedder=content is not None) as store:
-        old = store.get(a.id)
-        if old.scope not in ctx.scopes:
-            raise InvalidInput(f"memory {a.id} belongs to another project; use --project to work there")
-        if a.supersede:
-            if content is None:
-                raise InvalidInput("--supersede needs --content (the new text)")
-            fields = {k: getattr(old, k) for k in ("content", "layer", "category", "subject", "scope",
-                                                   "importance", "tags", "pinned", "metadata")}
-            fields.update({k: v for k, v in changes.items() if v is not None})
-            old, new = versions.supersede(store, a.id, NewMemory(**fields), reason=a.reason)
-            result = {"action": "superseded", "memory": new.to_dict(), "replaced": old.to_dict()}
-            ctx.emit(result, lambda: print(f"memory {new.id} replaces {old.id} (kept as history; "
-                                           f"`{PROG} history {new.id}`)"))
-            return 0
-        m, changed = versions.edit(store, a.id, reason=a.reason, **changes)
-    ctx.emit({"action": "edited" if changed else "unchanged", "memory": m.to_dict()},
-             lambda: print(f"updated memory {m.id}; the previous version is in `{PROG} history {m.id}`"
-                           if changed else f"memory {m.id} already says that; nothing changed"))
+    if a.supersede and content is None:
+        raise InvalidInput("--supersede needs --content (the new text)")
+    with ctx.app(embedder=content is not None) as app:
+        d = app.update(a.id, content=content, layer=a.layer, category=a.category, subject=a.subject,
+                       importance=a.importance, tags=a.tag, scope="global" if a.global_scope else None,
+                       mode="supersede" if a.supersede else "edit", reason=a.reason)
+    m = d["memory"]
+    if d["action"] == "superseded":
+        old = d["replaced"]
+        ctx.emit({"action": "superseded", "memory": m, "replaced": old}, lambda: print(
+            f"memory {m['id']} replaces {old['id']} (kept as history; `{PROG} history {m['id']}`)"))
+        return 0
+    ctx.emit({"action": d["action"], "memory": m},
+             lambda: print(f"updated memory {m['id']}; the previous version is in `{PROG} history {m['id']}`"
+                           if d["action"] == "edited" else f"memory {m['id']} already says that; nothing changed"))
     return 0
 
 
 def cmd_pin(ctx: Context) -> int:
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        m = store.get(a.id)
-        if m.scope not in ctx.scopes:
-            raise InvalidInput(f"memory {a.id} belongs to another project; use --project to work there")
-        if m.pinned == a.off:  # only a change writes a version
-            m = store.update(a.id, pinned=not a.off, reason="unpin" if a.off else "pin")
-    ctx.emit({"id": m.id, "pinned": m.pinned, "memory": m.to_dict()},
-             lambda: print(f"{'pinned' if m.pinned else 'unpinned'} memory {m.id}"))
+    with ctx.app() as app:
+        m = app.pin(a.id, not a.off)["memory"]
+    ctx.emit({"id": m["id"], "pinned": m["pinned"], "memory": m},
+             lambda: print(f"{'pinned' if m['pinned'] else 'unpinned'} memory {m['id']}"))
     return 0
 
 
 def cmd_history(ctx: Context) -> int:
-    from memory.store import versions
-
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        entries = versions.history(store, ctx.scopes, memory_id=a.id, subject=a.subject)
+    with ctx.app() as app:
+        entries = app.history(a.id, a.subject)["entries"]
 
     def human() -> None:
         colours = {"current": "32", "superseded": "2", "expired": "2", "archived": "33"}
         for e in entries:
-            m = e.memory
-            link = f" -> {m.superseded_by}" if m.superseded_by else ""
-            print(_paint(f"#{m.id}", "1;36") + " " + _paint(e.status + link, colours[e.status])
-                  + f"  {_date(m.occurred_at)}  {fit(m.content, 90)}")
-            for v in e.versions:
-                print(_paint(f"    {(iso(v.changed_at) or '')[:16]}  {v.reason}: {', '.join(v.changed) or '-'}", "2")
-                      + f"  was: {fit(v.content, 70)}")
+            m = e["memory"]
+            link = f" -> {m['superseded_by']}" if m["superseded_by"] else ""
+            print(_paint(f"#{m['id']}", "1;36") + " " + _paint(e["status"] + link, colours[e["status"]])
+                  + f"  {(m['occurred_at'] or '')[:10]}  {fit(m['content'], 90)}")
+            for v in e["versions"]:
+                print(_paint(f"    {(v['changed_at'] or '')[:16]}  {v['reason']}: {', '.join(v['changed']) or '-'}", "2")
+                      + f"  was: {fit(v['content'], 70)}")
 
-    ctx.emit({"entries": [e.to_dict() for e in entries]}, human)
+    ctx.emit({"entries": entries}, human)
     return 0
 
 
@@ -186,11 +168,9 @@ def _node(n: dict[str, Any]) -> str:
 
 
 def cmd_entity(ctx: Context) -> int:
-    from memory.retrieval import graph_query
-
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        d = graph_query.entity_detail(store, ctx.scopes, a.name, memory_limit=a.limit)
+    with ctx.app() as app:
+        d = app.entity(a.name, memory_limit=a.limit)
 
     def human() -> None:
         e = d["entity"]
@@ -208,12 +188,10 @@ def cmd_entity(ctx: Context) -> int:
 
 
 def cmd_relate(ctx: Context) -> int:
-    from memory.retrieval import graph_query
-
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        d = graph_query.relate(store, GLOBAL if a.global_scope else ctx.project, a.source, a.relation, a.target,
-                               close=a.close, readable=ctx.scopes, confidence=a.confidence)
+    with ctx.app() as app:
+        d = app.relate(a.source, a.relation, a.target, scope="global" if a.global_scope else "project",
+                       close=a.close, confidence=a.confidence)
     ctx.emit(d, lambda: print(f"{d['action']}: {d['source']['name']} -[{d['relation']['type']}]-> {d['target']['name']}"))
     return 0
 
@@ -224,11 +202,9 @@ def _edges(d: dict[str, Any], names: dict[int, str]) -> list[tuple[str, ...]]:
 
 
 def cmd_neighbors(ctx: Context) -> int:
-    from memory.retrieval import graph_query
-
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        d = graph_query.neighbors(store, ctx.scopes, a.name, hops=a.hops, types=a.type, limit=a.limit)
+    with ctx.app() as app:
+        d = app.neighbors(a.name, hops=a.hops, types=a.type, limit=a.limit)
 
     def human() -> None:
         if not d["nodes"]:
@@ -243,11 +219,9 @@ def cmd_neighbors(ctx: Context) -> int:
 
 
 def cmd_path(ctx: Context) -> int:
-    from memory.retrieval import graph_query
-
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        d = graph_query.path(store, ctx.scopes, a.source, a.target, max_hops=a.max_hops, types=a.type)
+    with ctx.app() as app:
+        d = app.path(a.source, a.target, max_hops=a.max_hops, types=a.type)
 
     def human() -> None:
         if not d["found"]:
@@ -269,16 +243,13 @@ def cmd_path(ctx: Context) -> int:
 
 def cmd_graph(ctx: Context) -> int:
     import memory.cli.graph_html as graph_html
-    from memory.retrieval import graph_query
 
     a = ctx.args
-    if not 1 <= a.max_nodes <= graph_query.MAX_NODES:
-        raise InvalidInput(f"--max-nodes must be 1-{graph_query.MAX_NODES}")
     progress = Progress(3, "graph")
     try:
-        with ctx.open(embedder=False) as store:
+        with ctx.app() as app:
             progress.update(1, "reading")
-            sub = graph_query.subgraph(store, ctx.scopes, a.name, hops=a.hops, max_nodes=a.max_nodes)
+            sub = app.graph(a.name, hops=a.hops, max_nodes=a.max_nodes)
         names = {n["id"]: n["name"] for n in sub["nodes"]}
         centre = names.get(sub["center"], "")
         if a.html:
@@ -307,77 +278,67 @@ def cmd_graph(ctx: Context) -> int:
 # -- wisdom ------------------------------------------------------------------------------------------
 
 def cmd_decide(ctx: Context) -> int:
-    from memory.store import decisions
-
     a = ctx.args
-    with ctx.open(embedder=True) as store:
-        m = decisions.record_decision(store, a.chosen, a.why, scope=GLOBAL if a.global_scope else ctx.project,
-                                   alternatives=a.alternative or [], subject=a.subject, category=a.category,
-                                   importance=a.importance, context=a.context)
+    with ctx.app(embedder=True) as app:
+        m = app.decide(a.chosen, a.why, alternatives=a.alternative, subject=a.subject, category=a.category,
+                       importance=a.importance, scope="global" if a.global_scope else "project",
+                       context=a.context)["memory"]
+
     def human() -> None:
-        print(m.id)
-        print(f"{PROG}: when you know how it turned out: `{PROG} outcome {m.id} worked|failed|partial --notes ...`",
+        print(m["id"])
+        print(f"{PROG}: when you know how it turned out: `{PROG} outcome {m['id']} worked|failed|partial --notes ...`",
               file=sys.stderr)
 
-    ctx.emit({"id": m.id, "memory": m.to_dict()}, human)
+    ctx.emit({"id": m["id"], "memory": m}, human)
     return 0
 
 
 def cmd_outcome(ctx: Context) -> int:
-    from memory.store import decisions
-
     a = ctx.args
-    with ctx.open(embedder=False) as store:
-        m, o = decisions.record_outcome(store, a.id, a.result, a.notes, scopes=ctx.scopes)
-    ctx.emit({"outcome": o.to_dict(), "decision": m.to_dict()}, lambda: print(
-        f"decision {m.id}: " + _paint(o.outcome, OUTCOME_COLOURS[o.outcome])
-        + (f" (importance now {m.importance}; it will come first in `{PROG} lessons`)" if o.outcome == "failed" else "")))
+    with ctx.app() as app:
+        d = app.outcome(a.id, a.result, a.notes)
+    m, o = d["decision"], d["outcome"]
+    ctx.emit({"outcome": o, "decision": m}, lambda: print(
+        f"decision {m['id']}: " + _paint(o["outcome"], OUTCOME_COLOURS[o["outcome"]])
+        + (f" (importance now {m['importance']}; it will come first in `{PROG} lessons`)"
+           if o["outcome"] == "failed" else "")))
     return 0
 
 
 def cmd_lessons(ctx: Context) -> int:
-    from memory.retrieval import lessons as wisdom
-
     a = ctx.args
-    with ctx.open(embedder=True) as store:
-        lessons = wisdom.lessons_for(store, a.task, ctx.scopes, limit=a.limit, include_open=not a.decided_only)
+    with ctx.app(embedder=True) as app:
+        lessons = app.lessons(a.task, limit=a.limit, include_open=not a.decided_only)["lessons"]
 
     def human() -> None:
         if not lessons:
             print(f"{PROG}: no past decisions match {a.task!r}", file=sys.stderr)
         for les in lessons:
-            word = les.outcome or "open"
-            print(_paint(f"{les.memory.id:>5}", "1;36") + "  " + _paint(word.ljust(7), OUTCOME_COLOURS[les.outcome])
-                  + "  " + fit(les.memory.content, 100))
-            if les.outcomes and les.outcomes[-1].notes:
-                print(_paint(f"{'':>5}  {'':7}  notes: {fit(les.outcomes[-1].notes, 93)}", "2"))
+            m, word = les["memory"], les["outcome"] or "open"
+            print(_paint(f"{m['id']:>5}", "1;36") + "  " + _paint(word.ljust(7), OUTCOME_COLOURS[les["outcome"]])
+                  + "  " + fit(m["content"], 100))
+            if les["outcomes"] and les["outcomes"][-1]["notes"]:
+                print(_paint(f"{'':>5}  {'':7}  notes: {fit(les['outcomes'][-1]['notes'], 93)}", "2"))
 
-    ctx.emit({"task": a.task, "lessons": [les.to_dict() for les in lessons]}, human)
+    ctx.emit({"task": a.task, "lessons": lessons}, human)
     return 0
 
 
 def cmd_context(ctx: Context) -> int:
-    from memory.retrieval import context
-
     a = ctx.args
-    if not 50 <= a.budget <= 2400:
-        raise InvalidInput(f"--budget must be 50-2400 tokens, got {a.budget}")
-    with ctx.open(embedder=True) as store:
-        skipped = context.skip_reason(a.query) if a.prompt else None
+    with ctx.app(embedder=True) as app:
         # A preview: nothing is recorded as injected or recalled.
-        items = [] if skipped else context.tiered_context(store, a.query, ctx.scopes, a.budget)
-    block = context.format_block(items)
+        d = app.context(a.query, budget=a.budget, record=False, as_prompt=a.prompt, vectors=False)
 
     def human() -> None:
-        if skipped:
-            print(f"{PROG}: a prompt like this surfaces nothing ({skipped})", file=sys.stderr)
-        elif not block:
-            print(f"{PROG}: no memories are relevant enough to {a.query!r}", file=sys.stderr)
+        if d["skipped"]:
+            print(f"{PROG}: a prompt like this surfaces nothing ({d['skipped']})", file=sys.stderr)
+        elif not d["block"]:
+            print(f"{PROG}: no memories are relevant enough to this query", file=sys.stderr)
         else:
-            print(block)
+            print(d["block"])
 
-    ctx.emit({"query": a.query, "skipped": skipped, "block": block,
-              "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items]}, human)
+    ctx.emit(d, human)
     return 0
 
 

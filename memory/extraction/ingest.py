@@ -14,17 +14,14 @@ twice. `harvest` is the whole incremental path for a transcript file.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memory.errors import InvalidInput, MapleError, StoreUnavailable
-from memory.extraction import transcript
-from memory.extraction.heuristic import Candidate, extract
+from memory.errors import InvalidInput, StoreUnavailable
+from memory.extraction.heuristic import Candidate
 from memory.lang import text
 from memory.store import NewMemory, Store, content_hash, graph, indexes, parse_time
 
@@ -380,119 +377,3 @@ def _close_replaced(store: Store, c: Candidate, now: float) -> None:
             if old is not None:
                 conn.execute("UPDATE relations SET valid_to = ? WHERE dst = ? AND type = 'uses' AND valid_to IS NULL",
                              (now, old))
-
-
-# -- the whole path for a transcript -----------------------------------------------------------
-
-def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, Any]:
-    """Read what is new in a transcript, extract, ingest, then advance its cursor."""
-    from memory.scope import project_scope
-
-    turns, stats = transcript.read_new(
-        store, path, include_sidechains=bool(_setting(store, "extraction_include_sidechains", False)), commit=False)
-    report = Report()
-    if turns:
-        cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
-        target = scope or project_scope(cwd)
-        cands = extract(turns, scope=target, known=store.config.known_entities)
-        cands += _llm_candidates(store, turns, target)
-        report = ingest(store, cands)
-    if not stats.get("missing"):
-        transcript.save_cursor(store, stats["cursor"])
-    return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
-
-
-def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candidate]:
-    """What the configured LLM adds (nothing when it is off, over budget, or failing: the
-    heuristic candidates stand on their own, and ingest merges what both found)."""
-    from memory import llm
-    from memory.extraction.llm import llm_extract
-
-    try:
-        provider = llm.provider_from_config(store.config)
-        if provider is None:
-            return []
-        c = store.config
-        guard = llm.Guard(store.conn, daily_tokens=int(getattr(c, "llm_daily_token_budget", 200_000)),
-                          failures=int(getattr(c, "llm_breaker_failures", 3)),
-                          cooldown_s=float(getattr(c, "llm_breaker_cooldown_s", 300.0)), clock=store.clock)
-        return llm_extract(turns, provider, guard, scope=scope, model=getattr(c, "llm_model", ""),
-                               max_tokens=int(getattr(c, "llm_max_tokens", 1024)))
-    except MapleError as e:
-        log.warning("LLM extraction skipped: %s", e)
-        return []
-
-
-# -- `maple-memory extract FILE [--dry-run]` ---------------------------------------------------
-
-def add_extract_arguments(parser: Any) -> None:
-    parser.add_argument("file", help="a Claude Code transcript (.jsonl), a JSON list of {role, content} "
-                                     "messages, or plain text; '-' reads standard input")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print what would be stored and why; write nothing")
-    parser.add_argument("--scope", choices=["project", "global"], default=None,
-                        help="where the memories go (default: the project of the transcript's cwd)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-
-
-def run_extract_command(args: Any, *, store: Store | None = None, out: Any = None) -> int:
-    """Extract memories from a file; with --dry-run only print them with the rule that fired."""
-    from memory import config as config_mod
-    from memory import embed
-    from memory.scope import project_scope
-    from memory.store import GLOBAL
-
-    out = out or sys.stdout
-    cfg = store.config if store is not None else config_mod.load()
-    path = getattr(args, "file")
-    if path == "-":
-        turns, stats = transcript.from_text(sys.stdin.read()), {"format": "text", "malformed": 0}
-    else:
-        try:
-            turns, stats = transcript.load_file(path, include_sidechains=cfg.extraction_include_sidechains)
-        except OSError as e:
-            raise InvalidInput(f"cannot read {path}: {e.strerror}; give the path of a transcript or text file") from e
-    cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
-    scope = GLOBAL if getattr(args, "scope", None) == "global" else project_scope(cwd)
-    cands = extract(turns, scope=scope, known=cfg.known_entities)
-    dry = bool(getattr(args, "dry_run", False))
-    own = store is None
-    if own and (not dry or cfg.db_path.exists()):
-        # a dry run compares by keywords only: loading the embedding model is not worth it there
-        store = Store.open(cfg, None if dry else embed.from_config(cfg))
-    try:
-        report = ingest(store, cands, dry_run=dry) if store is not None else None
-    finally:
-        if own and store is not None:
-            store.close()
-    actions = report.items if report else [{"action": "store"} for _ in cands]
-    if getattr(args, "json", False):
-        out.write(json.dumps({"file": path, "scope": scope, "dry_run": dry, "turns": len(turns),
-                              "malformed_lines": stats.get("malformed", 0),
-                              "candidates": [{**c.to_dict(), **{k: v for k, v in a.items() if k in
-                                                                 ("action", "id", "supersedes", "similarity", "surprise")}}
-                                             for c, a in zip(cands, actions)],
-                              "summary": report.to_dict() if report else None},
-                             ensure_ascii=False, indent=2) + "\n")
-        return 0
-    verb = "would be" if dry else "were"
-    out.write(f"{path}: {len(turns)} turns, {len(cands)} candidates (scope {scope})"
-              + (f", {stats['malformed']} malformed lines skipped" if stats.get("malformed") else "") + "\n")
-    for c, a in zip(cands, actions):
-        flag = " flashbulb" if c.flashbulb else ""
-        out.write(f"\n[{a.get('action')}] {c.layer}/{c.category} importance {c.importance}{flag}\n  {c.content}\n")
-        out.write(f"  why: {c.why or 'rule'}")
-        if c.subject:
-            out.write(f"; subject: {c.subject}" + (f".{c.attribute} = {c.value}" if c.attribute else ""))
-        if a.get("supersedes"):
-            out.write(f"; supersedes memory {a['supersedes']}")
-        if a.get("id") and a.get("action") in ("merge", "reinforce", "repeat"):
-            out.write(f"; same as memory {a['id']}")
-        out.write("\n")
-        if c.entities:
-            out.write("  entities: " + ", ".join(f"{n} ({k})" for n, k in c.entities) + "\n")
-    if report:
-        out.write(f"\n{report.summary()}" + (" (dry run: nothing written)" if dry else "") + "\n")
-    else:
-        out.write(f"\n{len(cands)} memories {verb} stored (dry run: nothing written)\n")
-    return 0

@@ -28,9 +28,10 @@ SORTS: dict[str, tuple[str, str]] = {  # name -> (sort key expression, direction
     "updated": ("updated_at", "DESC"),
     "importance": ("importance", "DESC"),
     "recently_used": ("coalesce(last_activated_at, 0)", "DESC"),
+    "id": ("id", "ASC"),  # the order memories were stored in (the CLI's listing, paged with `after`)
 }
-STATUSES = ("current", "history", "archived", "all")
-MAX_PAGE = 200
+STATUSES = ("current", "history", "archived", "kept", "all")  # kept: current or history, not archived
+MAX_PAGE = 1000
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -80,12 +81,12 @@ def _decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
 def list_memories(store: Store, scopes: Sequence[str], *, layer: str | None = None,
                   category: str | None = None, subject: str | None = None, tag: str | None = None,
                   pinned: bool | None = None, status: str = "current", sort: str = "newest",
-                  limit: int = 20, cursor: str | None = None) -> Page:
+                  limit: int = 20, cursor: str | None = None, after: int | None = None) -> Page:
     """One page of the memories in `scopes` that pass the filters, in `sort` order.
 
     `status`: current (the default: not archived, not superseded, not expired), history
-    (superseded or expired), archived, or all. Chunks of long memories are left out: their
-    parent stands for them.
+    (superseded or expired), kept (either), archived, or all. Chunks of long memories are left
+    out: their parent stands for them. `after`: with sort "id", the page after this id.
     """
     if sort not in SORTS:
         raise InvalidInput(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")
@@ -107,6 +108,8 @@ def list_memories(store: Store, scopes: Sequence[str], *, layer: str | None = No
         args.append(now)
     elif status == "archived":
         where.append("deleted_at IS NOT NULL")
+    elif status == "kept":
+        where.append("deleted_at IS NULL")
     for column, value in (("layer", layer), ("category", category)):
         if value:
             where.append(f"{column} = ?")
@@ -123,6 +126,11 @@ def list_memories(store: Store, scopes: Sequence[str], *, layer: str | None = No
         args.append(int(pinned))
     total = store.conn.execute(f"SELECT count(*) FROM memories WHERE {' AND '.join(where)}", args).fetchone()[0]
     key, direction = SORTS[sort]
+    if after is not None:
+        if sort != "id":
+            raise InvalidInput("`after` pages a listing sorted by id; for other sorts pass next_cursor")
+        where.append("id > ?")
+        args.append(after)
     if cursor:
         last_key, last_id = _decode_cursor(cursor, sort)
         op = "<" if direction == "DESC" else ">"
@@ -192,6 +200,8 @@ def scoped_stats(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
         "embedding_model": store.vector_model,
         "embedding_dim": store.vector_dim,
         "without_vectors": _without_vectors(store, scopes),
+        "database": str(store.path),
+        "jobs": dict(c.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall()),
     }
 
 

@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import memory.store.db as db
 from memory.errors import InvalidInput, MapleError, StoreUnavailable
@@ -43,10 +43,10 @@ from memory.store.records import iso
 
 log = logging.getLogger("maple.jobs")
 
-# harvest_transcript is what the hooks enqueue ({path, scope}); harvest takes {transcript_path, cwd}.
+# A harvest's payload is {path, scope}; "harvest_transcript" is the name older hooks queued it under.
 KINDS = ("harvest", "harvest_transcript", "maintain", "embed_missing")
+HARVESTS = ("harvest", "harvest_transcript")
 MAX_BACKOFF = 6 * 3600.0  # a failing job is retried at least every six hours until parked
-EMBED_BATCH = 64  # memories embedded per step of an embed_missing job: one step is a short pause
 
 
 class Yielded(Exception):
@@ -105,11 +105,13 @@ def enqueue(target: Store | db.Connection, kind: str, payload: dict | None = Non
     return row[0]
 
 
-def claim(store: Store, worker: str, *, now: float | None = None) -> Job | None:
-    """Atomically take the next runnable job for `worker`, first reclaiming expired leases."""
+def claim(store: Store, worker: str, *, kinds: Sequence[str] | None = None, now: float | None = None) -> Job | None:
+    """Atomically take the next runnable job for `worker` (of `kinds`, default any), first
+    reclaiming expired leases."""
     cfg = store.config
     now = store.clock() if now is None else now
     expired = now - cfg.job_lease_seconds
+    only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
     with store.tx.atomic() as conn:
         conn.execute(
             "UPDATE jobs SET status = 'parked', locked_by = NULL, locked_at = NULL, updated_at = ?, "
@@ -123,9 +125,9 @@ def claim(store: Store, worker: str, *, now: float | None = None) -> Job | None:
         row = conn.execute(
             "UPDATE jobs SET status = 'running', locked_by = ?, locked_at = ?, attempts = attempts + 1, "
             "dedup_key = NULL, updated_at = ? WHERE id = (SELECT id FROM jobs WHERE status = 'queued' "
-            "AND run_after <= ? ORDER BY run_after, id LIMIT 1) "
+            f"AND run_after <= ?{only} ORDER BY run_after, id LIMIT 1) "
             "RETURNING id, kind, payload, attempts, run_after, last_error",
-            (worker, now, now, now)).fetchone()
+            (worker, now, now, now, *(kinds or ()))).fetchone()
     if row is None:
         return None
     return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], row[5], "running", worker)
@@ -226,45 +228,6 @@ class JobContext:
 Handler = Callable[[Store, dict, JobContext], Any]
 
 
-def _harvest(store: Store, payload: dict, ctx: JobContext) -> Any:
-    from memory.extraction import ingest
-    from memory.scope import project_scope
-
-    path = payload.get("transcript_path") or payload.get("path")
-    if not isinstance(path, str) or not path:
-        raise InvalidInput("harvest job needs a transcript_path")
-    cwd, scope = payload.get("cwd"), payload.get("scope")
-    # The scope comes from the job (the session's cwd), never from this server's own project.
-    if not isinstance(scope, str) or not scope:
-        scope = project_scope(cwd) if isinstance(cwd, str) and cwd else None
-    result = ingest.harvest(store, path, scope=scope)
-    return {k: result.get(k) for k in ("stored", "merged", "reinforced")}
-
-
-def _maintain(store: Store, payload: dict, ctx: JobContext) -> Any:
-    from memory.maintenance import agent as maintenance
-
-    report = maintenance.run_maintenance(store, dry_run=bool(payload.get("dry_run")),
-                                         checkpoint=ctx.checkpoint, vacuum_limit_mb=maintenance.WORKER_VACUUM_MB)
-    return report.counts()
-
-
-def _embed_missing(store: Store, payload: dict, ctx: JobContext) -> Any:
-    if store.embedder is None:
-        return {"embedded": 0}
-    done = 0
-
-    def step(n: int, total: int) -> None:
-        ctx.checkpoint()  # between batches: a tool call waits at most one batch
-
-    done = store.embed_missing(batch=EMBED_BATCH, progress=step)
-    return {"embedded": done}
-
-
-HANDLERS: dict[str, Handler] = {"harvest": _harvest, "harvest_transcript": _harvest, "maintain": _maintain,
-                                "embed_missing": _embed_missing}
-
-
 @dataclass
 class Outcome:
     job: Job
@@ -273,13 +236,13 @@ class Outcome:
     error: str | None = None
 
 
-def run_one(store: Store, worker: str, *, handlers: dict[str, Handler] | None = None,
+def run_one(store: Store, worker: str, handlers: Mapping[str, Handler], *, kinds: Sequence[str] | None = None,
             should_yield: Callable[[], bool] = lambda: False) -> Outcome | None:
-    """Claim and run one job; None when nothing is runnable now."""
-    job = claim(store, worker)
+    """Claim and run one job (of `kinds`, default any); None when nothing is runnable now."""
+    job = claim(store, worker, kinds=kinds)
     if job is None:
         return None
-    handler = (handlers or HANDLERS).get(job.kind)
+    handler = handlers.get(job.kind)
     ctx = JobContext(store, job, should_yield)
     try:
         if handler is None:
@@ -299,15 +262,18 @@ def run_one(store: Store, worker: str, *, handlers: dict[str, Handler] | None = 
     return Outcome(job, "done" if finish(store, job) else "lost", result)
 
 
-def drain(store: Store, worker: str | None = None, *, handlers: dict[str, Handler] | None = None,
-          should_yield: Callable[[], bool] = lambda: False, max_jobs: int | None = None) -> list[Outcome]:
-    """Run runnable jobs until none is left, a tool call needs the process, or `max_jobs` ran."""
+def drain(store: Store, handlers: Mapping[str, Handler], worker: str | None = None, *,
+          kinds: Sequence[str] | None = None, should_yield: Callable[[], bool] = lambda: False,
+          max_jobs: int | None = None, seconds: float | None = None) -> list[Outcome]:
+    """Run runnable jobs (of `kinds`, default any) until none is left, a tool call needs the
+    process, `max_jobs` ran or `seconds` passed."""
     worker = worker or new_worker_id()
     out: list[Outcome] = []
+    stop_at = None if seconds is None else time.monotonic() + seconds
     while max_jobs is None or len(out) < max_jobs:
-        if should_yield():
+        if should_yield() or (stop_at is not None and time.monotonic() >= stop_at):
             break
-        o = run_one(store, worker, handlers=handlers, should_yield=should_yield)
+        o = run_one(store, worker, handlers, kinds=kinds, should_yield=should_yield)
         if o is None:
             break
         out.append(o)
@@ -382,9 +348,9 @@ class Worker:
 
     open_store: Callable[[], Store]
     activity: Activity
+    handlers: Mapping[str, Handler]
     idle_seconds: float = 30.0
     poll_seconds: float = 60.0
-    handlers: dict[str, Handler] | None = None
     worker_id: str = field(default_factory=new_worker_id)
     stop_event: threading.Event = field(default_factory=threading.Event)
     drained: threading.Event = field(default_factory=threading.Event)  # set each time the queue runs dry
@@ -412,7 +378,7 @@ class Worker:
             while self.activity.wait_idle(self.idle_seconds, self.stop_event):
                 try:
                     schedule(store)
-                    done = drain(store, self.worker_id, handlers=self.handlers,
+                    done = drain(store, self.handlers, self.worker_id,
                                  should_yield=lambda: self.activity.busy or self.stop_event.is_set())
                 except (MapleError, db.DatabaseError) as e:  # the database is locked or gone: try again later
                     log.warning("sleep-time worker: %s", e)

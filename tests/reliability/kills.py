@@ -107,7 +107,7 @@ def write_import(home: Path, rng: random.Random, seed: int) -> None:
 
 
 def write_harvest(home: Path, rng: random.Random, seed: int, workdir: Path) -> None:
-    from hooks import harvest
+    from memory.app.worker import HANDLERS
     from memory.store import jobs
 
     path = workdir / f"transcript-{seed}.jsonl"
@@ -120,10 +120,12 @@ def write_harvest(home: Path, rng: random.Random, seed: int, workdir: Path) -> N
     store = _open(home)
     print("ready", flush=True)
     if seed % 2:
-        harvest.harvest_now(store, str(path), cwd)  # the hook drain: one transaction
+        from memory.extraction import harvest as harvesting
+
+        harvesting.harvest(store, str(path), scope=cwd)  # the hook drain: one transaction
     else:
         jobs.enqueue(store, "harvest", {"transcript_path": str(path), "scope": cwd})
-        jobs.drain(store, f"killer-{seed}")  # the server's worker path
+        jobs.drain(store, HANDLERS, f"killer-{seed}")  # the server's worker path
 
 
 def write_maintain(home: Path, rng: random.Random, seed: int) -> None:

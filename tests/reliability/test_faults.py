@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from memory.app.worker import HANDLERS
 from memory import config as config_mod
 from memory.config import Config
 from memory.embed import HashEmbedder
@@ -249,7 +250,7 @@ def test_the_sleep_time_worker_outlives_a_locked_database_and_drains_the_queue_a
     caplog.set_level(logging.WARNING, logger="maple.jobs")
     activity = jobs.Activity()
     worker = jobs.Worker(open_store=lambda: Store.open(cfg, HashEmbedder(64)), activity=activity,
-                         idle_seconds=0.0, poll_seconds=0.05)
+                         handlers=HANDLERS, idle_seconds=0.0, poll_seconds=0.05)
     locker = Locker(cfg.db_path)
     try:
         worker.start()
@@ -362,12 +363,13 @@ WORKER = """
 import sys
 sys.path[:0] = [{root!r}]
 from memory import config as config_mod
+from memory.app.worker import HANDLERS
 from memory.store import jobs
 from memory.embed import HashEmbedder
 from memory.store import Store
 store = Store.open(config_mod.load(home={home!r}, env={{}}), HashEmbedder(64))
 print("ready", flush=True)
-jobs.run_one(store, "doomed-worker")
+jobs.run_one(store, "doomed-worker", HANDLERS)
 print("done", flush=True)
 """
 
@@ -407,7 +409,7 @@ def test_a_worker_killed_mid_job_again_and_again_leaves_the_job_to_be_retried_an
     assert kills >= 1, "no worker was killed mid-job"
     with Store.open(cfg, HashEmbedder(64)) as s:
         while s.conn.execute("SELECT status FROM jobs WHERE id = ?", (job,)).fetchone()[0] != "done":
-            out = jobs.run_one(s, "survivor")
+            out = jobs.run_one(s, "survivor", HANDLERS)
             assert out is not None and out.status in ("done", "lost"), out
         status, attempts = s.conn.execute("SELECT status, attempts FROM jobs WHERE id = ?", (job,)).fetchone()
         rows = [m.content for m in s.list(scopes=[PROJECT], limit=1000)]
@@ -418,7 +420,7 @@ def test_a_worker_killed_mid_job_again_and_again_leaves_the_job_to_be_retried_an
     reference_home = tmp_path / "reference"
     with Store.open(config_mod.load(home=reference_home, env={}), HashEmbedder(64)) as ref:
         jobs.enqueue(ref, "harvest", {"transcript_path": str(transcript), "scope": PROJECT})
-        assert jobs.run_one(ref, "reference").status == "done"
+        assert jobs.run_one(ref, "reference", HANDLERS).status == "done"
         expected = [m.content for m in ref.list(scopes=[PROJECT], limit=1000)]
     assert len(expected) >= 0.95 * len(tokens)
     for token in tokens:

@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from memory.extraction import harvest
 from memory import config as config_mod
-from memory.extraction import ingest, transcript
+from memory.extraction import transcript
 from memory.store import Store
 from reliability import fuzz, harness
 
@@ -99,7 +100,7 @@ def run_transcript_fuzz(tmp_path: Path, examples: int, seed: int, huge: bool = F
             fact_token, fact = harness.harvest_fact(random.Random(n))
             path.write_bytes(b"\n".join([b for b, _ in batch] + [good_line(fact, -1)]) + b"\n")
             with store.tx.atomic():
-                result = ingest.harvest(store, str(path), scope="/work/fuzz")
+                result = harvest.harvest(store, str(path), scope="/work/fuzz")
             again = transcript.read_new(store, str(path))[0]
             rows = store.conn.execute("SELECT count(*) FROM memories WHERE content LIKE ?",
                                       (f"%{fact_token}%",)).fetchone()[0]
@@ -134,7 +135,7 @@ def _peak_of_reading(store: Store, path: Path) -> tuple[dict, int]:
     tracemalloc.start()
     try:
         with store.tx.atomic():
-            result = ingest.harvest(store, str(path), scope="/work/fuzz")
+            result = harvest.harvest(store, str(path), scope="/work/fuzz")
         return result, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

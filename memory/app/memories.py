@@ -1,0 +1,429 @@
+"""The application API: everything MAPLE does for a person or an assistant, in plain data.
+
+`Memories(store, project)` is what the MCP tools, the CLI and the hooks call, each in a few lines.
+Arguments are JSON-like (str, int, float, bool, lists, dicts) and so are the results (a memory is
+`Memory.to_dict()`), so any front end can hand them on as they are, including over a socket.
+
+It holds the rules every front end shares, once:
+- visibility: a caller sees its project and the global scope (`readable`), never another
+  project's memories; `all_projects=True` is for the few commands a person runs across projects;
+- where a new memory goes: `scope` "project" (the default) or "global";
+- edit or supersede: an edit changes a memory in place and keeps the old version; a supersede
+  stores the changed memory as a new one and keeps the old one as history;
+- the duplicate answer: storing text already stored in that scope returns the stored memory,
+  marked `duplicate`;
+- serialisation: one store connection serves the threads of a process, so every call holds the
+  store's lock; calls that embed text first wait (outside the lock) for a model still loading.
+
+Errors are MapleError subclasses whose messages say what to do next.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from memory.errors import InvalidInput, NotFound
+from memory.scope import GLOBAL, resolve
+from memory.store import Memory, NewMemory, Store, browse, decisions, versions
+
+MAX_IDS = 100  # memories one get may ask for
+MAX_LIMIT = 100  # results one search may ask for (memory.retrieval.ranking checks it too)
+
+
+class Memories:
+    """The memories one caller may see and change: its project's and the global ones."""
+
+    def __init__(self, store: Store, project: str, *, all_projects: bool = False):
+        self.store = store
+        self.project = project
+        self.all_projects = all_projects
+
+    # -- the rules ------------------------------------------------------------------------------
+
+    @property
+    def readable(self) -> list[str] | None:
+        """The scopes this caller sees (None: every scope, for all_projects)."""
+        return None if self.all_projects else list(dict.fromkeys([self.project, GLOBAL]))
+
+    def scopes(self, which: str = "all") -> list[str]:
+        """A tool's scope choice ("project", "global" or "all") as stored scope strings."""
+        if which == "all":
+            return self.readable or self._every_scope()
+        if which in ("project", "global"):
+            return [resolve(which, self.project)]
+        raise InvalidInput(f"scope must be 'project', 'global' or 'all', got {which!r}")
+
+    def _every_scope(self) -> list[str]:
+        return [r[0] for r in self.store.conn.execute("SELECT DISTINCT scope FROM memories")]
+
+    def _visible(self, m: Memory) -> Memory:
+        if self.readable is not None and m.scope not in self.readable:  # another project's: not ours
+            raise NotFound(f"no memory {m.id} in this project or the global scope; search to find the right id")
+        return m
+
+    def _get(self, memory_id: int, *, archived: bool = True) -> Memory:
+        m = self._visible(self.store.get(memory_id, include_deleted=True))
+        if not archived and m.deleted_at is not None:
+            raise InvalidInput(f"memory {memory_id} is archived; `maple-memory restore {memory_id}` brings it back "
+                               "before it can be changed")
+        return m
+
+    @contextmanager
+    def _serial(self, *, embeds: bool = False) -> Iterator[Store]:
+        """The store, held for this call. `embeds`: first wait for a model that is still loading,
+        outside the lock, so other calls go on meanwhile."""
+        if embeds:
+            wait = getattr(self.store.embedder, "wait", None)
+            if wait is not None:
+                wait()
+        with self.store.tx.lock:
+            yield self.store
+
+    def model_state(self) -> str:
+        """The embedding model: ready, loading (keyword search only meanwhile) or unavailable."""
+        state = getattr(self.store.embedder, "state", None)
+        if state is not None:
+            return state()
+        return "ready" if self.store.embedder is not None else "unavailable"
+
+    # -- memories -------------------------------------------------------------------------------
+
+    def add(self, content: str, *, layer: str = "fact", category: str = "general",
+                     subject: str | None = None, importance: int = 3, tags: Sequence[str] | None = None,
+                     pinned: bool = False, scope: str = "project", occurred_at: Any = None,
+                     metadata: dict | None = None) -> dict[str, Any]:
+        """Store a memory: {"memory", "duplicate"} (a duplicate is the memory already stored)."""
+        item = NewMemory(content=content, layer=layer, category=category, subject=subject,
+                         scope=resolve(scope, self.project), importance=importance, tags=list(tags or []),
+                         pinned=pinned, occurred_at=occurred_at, metadata=metadata or {})
+        with self._serial(embeds=True) as store:
+            before = _newest_id(store)
+            m = store.add(item)
+        return {"memory": m.to_dict(), "duplicate": m.id <= before}
+
+    def search(self, query: str, *, limit: int = 10, scope: str = "all", layer: str | None = None,
+               category: str | None = None, since: Any = None, until: Any = None, record: bool = True,
+               session_id: str | None = None) -> dict[str, Any]:
+        """Ranked memories for a query, each with its score and what each channel added.
+        `record`: count the results as recalled (decay input); a person browsing does not."""
+        from memory.retrieval import ranking
+
+        scopes = self.scopes(scope)
+        q = ranking.make_query(query, scopes, limit=limit, layer=layer, category=category, since=since,
+                               until=until)
+        with self._serial():
+            results = ranking.search(self.store, q, record=record, session_id=session_id)
+        return {"query": query, "scopes": scopes, "results": [r.to_dict() for r in results],
+                "model": self.model_state()}
+
+    def get(self, ids: Sequence[int]) -> dict[str, Any]:
+        """Whole memories by id (archived ones too); ids not visible here are `missing`."""
+        ids = list(dict.fromkeys(ids))
+        if not 1 <= len(ids) <= MAX_IDS:
+            raise InvalidInput(f"give 1-{MAX_IDS} memory ids")
+        with self._serial() as store:
+            found = [m for m in store.get_many(ids) if self.readable is None or m.scope in self.readable]
+        seen = {m.id for m in found}
+        return {"memories": [m.to_dict() for m in found], "missing": [i for i in ids if i not in seen]}
+
+    def forget(self, memory_id: int, *, permanent: bool = False) -> dict[str, Any]:
+        """Archive a memory (restorable), or purge it for good: {"action", "memory"}."""
+        with self._serial() as store:
+            self._get(memory_id)
+            before = store.forget(memory_id, permanent=permanent)
+            if permanent:
+                return {"action": "purged", "memory": before.to_dict()}
+            return {"action": "archived", "memory": store.get(memory_id, include_deleted=True).to_dict()}
+
+    def restore(self, memory_id: int) -> dict[str, Any]:
+        """Bring an archived memory back."""
+        with self._serial() as store:
+            self._get(memory_id)
+            return {"memory": store.restore(memory_id).to_dict()}
+
+    def update(self, memory_id: int, *, content: str | None = None, layer: str | None = None,
+               category: str | None = None, subject: str | None = None, importance: int | None = None,
+               tags: Sequence[str] | None = None, scope: str | None = None, occurred_at: Any = None,
+               metadata: dict | None = None, mode: str = "edit", reason: str = "update") -> dict[str, Any]:
+        """Change a memory, losing nothing: {"action": edited|unchanged|superseded, "memory",
+        "replaced", "versions"}.
+
+        edit: in place, the previous version kept in its history (a wording fixed).
+        supersede: the changed memory is stored as a new one and this one retired as history (the
+        fact itself changed); fields not given are carried over."""
+        if mode not in ("edit", "supersede"):
+            raise InvalidInput(f"mode must be 'edit' or 'supersede', got {mode!r}")
+        changes = {"content": content, "layer": layer, "category": category, "subject": subject,
+                   "importance": importance, "tags": list(tags) if tags is not None else None,
+                   "occurred_at": occurred_at, "metadata": metadata,
+                   "scope": resolve(scope, self.project) if scope else None}
+        if mode == "supersede" and content is None:
+            raise InvalidInput("superseding needs the new content; to change other fields, edit instead")
+        with self._serial(embeds=content is not None) as store:
+            old = self._get(memory_id, archived=False)
+            if old.superseded_by is not None:
+                raise InvalidInput(f"memory {memory_id} was superseded by memory {old.superseded_by}; update that one")
+            if mode == "supersede":
+                fields = {k: getattr(old, k) for k in ("content", "layer", "category", "subject", "scope",
+                                                       "importance", "tags", "pinned", "metadata")}
+                fields.update({k: v for k, v in changes.items() if v is not None})
+                previous, new = versions.supersede(store, memory_id, NewMemory(**fields), reason=reason)
+                return {"action": "superseded", "memory": new.to_dict(), "replaced": previous.to_dict(),
+                        "versions": _version_count(store, new.id)}
+            m, changed = versions.edit(store, memory_id, reason=reason, **changes)
+            return {"action": "edited" if changed else "unchanged", "memory": m.to_dict(), "replaced": None,
+                    "versions": _version_count(store, memory_id)}
+
+    def pin(self, memory_id: int, pinned: bool = True) -> dict[str, Any]:
+        """Pin (always surfaced first, kept from decay) or unpin a memory."""
+        with self._serial() as store:
+            m = self._get(memory_id, archived=False)
+            if m.pinned != pinned:  # only a change writes a version
+                m = store.update(memory_id, pinned=pinned, reason="pin" if pinned else "unpin")
+            return {"memory": m.to_dict()}
+
+    def list(self, *, scope: str = "all", layer: str | None = None, category: str | None = None,
+             subject: str | None = None, tag: str | None = None, pinned: bool | None = None,
+             status: str = "current", sort: str = "newest", limit: int = 20, cursor: str | None = None,
+             after: int | None = None) -> dict[str, Any]:
+        """One page of memories by filters: {"memories" (each with its status), "total", "next_cursor"}.
+        `sort="id"` with `after` pages in id order (the CLI's listing)."""
+        with self._serial() as store:
+            page = browse.list_memories(store, self.scopes(scope), layer=layer, category=category,
+                                        subject=subject, tag=tag, pinned=pinned, status=status, sort=sort,
+                                        limit=limit, cursor=cursor, after=after)
+            now = store.clock()
+        return {"memories": [{**m.to_dict(), "status": browse.status_of(m, now)} for m in page.memories],
+                "total": page.total, "next_cursor": page.next_cursor}
+
+    def history(self, memory_id: int | None = None, subject: str | None = None) -> dict[str, Any]:
+        """How a memory, or what is known about a subject, changed: {"entries", "current"}."""
+        with self._serial() as store:
+            entries = versions.history(store, self.scopes("all"), memory_id=memory_id, subject=subject)
+        return {"entries": [e.to_dict() for e in entries],
+                "current": [e.memory.id for e in entries if e.status == "current"]}
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, sizes and upkeep state for what this caller sees (other projects are not named)."""
+        with self._serial() as store:
+            return {**browse.scoped_stats(store, self.scopes("all")), "model": self.model_state()}
+
+    # -- passive recall -------------------------------------------------------------------------
+
+    def surface(self, prompt: Any, *, session_id: str | None = None, hook: dict | None = None,
+                segment: bool = True) -> str:
+        """The context block for one prompt ("" when it is skipped or nothing is worth it),
+        recorded against the session so it never sees these memories again. `segment=False`
+        keeps jieba out (its dictionary costs a cold process ~0.5 s): Chinese by bigrams."""
+        from memory.retrieval import context
+
+        with self._serial():
+            return context.surface(self.store, prompt, self.scopes("all"), session_id=session_id,
+                                   hook_input=hook, segment=segment)
+
+    def brief(self, *, session_id: str | None = None, source: str | None = None) -> str:
+        """The SessionStart brief, recorded against the session."""
+        from memory.retrieval import context
+
+        with self._serial():
+            return context.brief(self.store, self.scopes("all"), session_id=session_id, source=source)
+
+    def context(self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False,
+                vectors: bool = True) -> dict[str, Any]:
+        """A briefing for a task within a token budget: {"block", "items", "skipped"}. `as_prompt`
+        applies the prompt hook's gating; `record=False` is a preview that records nothing."""
+        from memory.retrieval import context
+
+        if not 50 <= budget <= 2400:
+            raise InvalidInput(f"budget must be 50-2400 tokens, got {budget}")
+        skipped = context.skip_reason(query) if as_prompt else None
+        with self._serial():
+            items = [] if skipped else context.tiered_context(self.store, query, self.scopes("all"), budget,
+                                                              vectors=vectors)
+            if record:
+                context.record_injection(self.store, None, [i.memory.id for i in items], "context")
+        return {"query": query, "skipped": skipped, "block": context.format_block(items),
+                "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items]}
+
+    # -- the graph ------------------------------------------------------------------------------
+
+    def entity(self, name: str | int, *, memory_limit: int = 20, include_closed: bool = True) -> dict[str, Any]:
+        """An entity with its aliases, relations (closed ones marked) and linked memories."""
+        from memory.retrieval import graph_query
+
+        with self._serial():
+            return graph_query.entity_detail(self.store, self.scopes("all"), name, memory_limit=memory_limit,
+                                             include_closed=include_closed)
+
+    def relate(self, source: str, relation: str, target: str, *, scope: str = "project", close: bool = False,
+               memory_id: int | None = None, confidence: float = 1.0) -> dict[str, Any]:
+        from memory.retrieval import graph_query
+
+        with self._serial():
+            return graph_query.relate(self.store, resolve(scope, self.project), source, relation, target,
+                                      close=close, readable=self.scopes("all"), memory_id=memory_id,
+                                      confidence=confidence)
+
+    def neighbors(self, entity: str | int, *, hops: int = 1, types: Sequence[str] | None = None,
+                  limit: int = 100) -> dict[str, Any]:
+        from memory.retrieval import graph_query
+
+        with self._serial():
+            return graph_query.neighbors(self.store, self.scopes("all"), entity, hops=hops, types=types,
+                                         limit=limit)
+
+    def path(self, source: str | int, target: str | int, *, max_hops: int = 4,
+             types: Sequence[str] | None = None) -> dict[str, Any]:
+        from memory.retrieval import graph_query
+
+        with self._serial():
+            return graph_query.path(self.store, self.scopes("all"), source, target, max_hops=max_hops, types=types)
+
+    def graph(self, entity: str | int | None = None, *, hops: int = 2, max_nodes: int = 80) -> dict[str, Any]:
+        """Nodes, edges and each node's memories around an entity (default: the most connected)."""
+        from memory.retrieval import graph_query
+
+        if not 1 <= max_nodes <= graph_query.MAX_NODES:
+            raise InvalidInput(f"max_nodes must be 1-{graph_query.MAX_NODES}")
+        with self._serial():
+            return graph_query.subgraph(self.store, self.scopes("all"), entity, hops=hops, max_nodes=max_nodes)
+
+    # -- decisions ------------------------------------------------------------------------------
+
+    def decide(self, chosen: str, why: str, *, alternatives: Sequence[str] | None = None,
+               subject: str | None = None, category: str = "decision", importance: int = 3,
+               tags: Sequence[str] | None = None, scope: str = "project", context: str | None = None) -> dict[str, Any]:
+        """Record a decision (a memory in the decision layer): {"memory"}."""
+        with self._serial(embeds=True) as store:
+            m = decisions.record_decision(store, chosen, why, scope=resolve(scope, self.project),
+                                          alternatives=list(alternatives or []), subject=subject, category=category,
+                                          importance=importance, tags=list(tags or []), context=context)
+        return {"memory": m.to_dict()}
+
+    def outcome(self, memory_id: int, outcome: str, notes: str = "") -> dict[str, Any]:
+        """Record how a decision turned out: {"outcome", "decision", "outcomes"}."""
+        with self._serial() as store:
+            m, o = decisions.record_outcome(store, memory_id, outcome, notes, scopes=self.scopes("all"))
+        return {"outcome": o.to_dict(), "decision": m.to_dict(),
+                "outcomes": m.metadata.get("outcome", {}).get("count", 1)}
+
+    def lessons(self, task: str, *, limit: int = 10, include_open: bool = True) -> dict[str, Any]:
+        """Past decisions relevant to a task, failures first: {"task", "lessons", "model"}."""
+        from memory.retrieval import lessons
+
+        with self._serial():
+            found = lessons.lessons_for(self.store, task, self.scopes("all"), limit=limit, include_open=include_open)
+        return {"task": task, "lessons": [les.to_dict() for les in found], "model": self.model_state()}
+
+    # -- upkeep ---------------------------------------------------------------------------------
+
+    def maintain(self, *, dry_run: bool = False, background: bool = False, checkpoint: Any = None,
+                 detail: bool = False) -> dict[str, Any]:
+        """Run the maintenance agent over what this caller sees, on a connection of its own (other
+        calls go on meanwhile): the report of every change and why. `background`: a long-running
+        process asked (it converts an old file to incremental vacuum only while it is small)."""
+        from memory.maintenance import agent
+
+        own = Store.open(self.store.config, self.store.embedder, path=self.store.path, clock=self.store.clock)
+        try:
+            report = agent.run_maintenance(own, dry_run=dry_run, scopes=self.readable, checkpoint=checkpoint,
+                                           vacuum_limit_mb=agent.WORKER_VACUUM_MB if background else None)
+            if detail:  # table by table, for a person
+                report.size_after = agent.size_report(own, detail=True)
+        finally:
+            own.close()
+        return report.to_dict()
+
+    def backup(self, *, progress: Any = None) -> dict[str, Any]:
+        """A consistent copy of the database in <home>/backups (the oldest beyond backup_keep go)."""
+        from memory.store import backup
+
+        with self._serial() as store:
+            return backup.backup(store, progress=progress).to_dict()
+
+    def restore_backup(self, path: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """Replace the database's content with a backup's (the current content is saved first)."""
+        from pathlib import Path
+
+        from memory.store import backup
+
+        with self._serial() as store:
+            return backup.restore_backup(store, Path(path).expanduser(), dry_run=dry_run)
+
+    def reindex(self, embedder: Any, *, dry_run: bool = False, force: bool = False,
+                progress: Any = None) -> dict[str, Any]:
+        """Re-embed every memory with `embedder` (resumable): {"model", "reindexed"...}; nothing to
+        do when the database already uses that model, unless `force`."""
+        from memory.store import backup
+
+        with self._serial() as store:
+            pending = store.conn.execute("SELECT value FROM meta WHERE key = 'reindex_model'").fetchone()
+            if store.vector_model == embedder.name and not force and not pending:
+                return {"model": embedder.name, "reindexed": 0, "unchanged": True}
+        wait = getattr(embedder, "wait", None)
+        if wait is not None and not dry_run:
+            wait()  # outside the lock: loading a model takes seconds
+        with self._serial() as store:
+            return backup.reindex(store, embedder, dry_run=dry_run, batch=store.config.embedding_batch_size * 4,
+                                  progress=progress).to_dict()
+
+    # -- moving memories in and out ---------------------------------------------------------------
+
+    def export_records(self) -> Iterator[dict[str, Any]]:
+        """Every memory of every scope, archived ones too, in id order, as export lines (a stream:
+        callers in this process only)."""
+        from memory.app import transfer
+
+        with self._serial() as store:
+            yield from transfer.export_records(store)
+
+    def export(self, path: str, *, digest: bool = False, progress: Any = None) -> dict[str, Any]:
+        """Write the export to a file (never half-written): {"exported", "file"[, "sha256"]}."""
+        from pathlib import Path
+
+        from memory.app import transfer
+        from memory.store.backup import export_digest
+
+        target = Path(path).expanduser()
+        with self._serial() as store:
+            n = transfer.write_export(store, target, progress)
+            extra = {"sha256": export_digest(transfer.export_records(store))[0]} if digest else {}
+        return {"exported": n, "file": str(target.resolve()), **extra}
+
+    def import_lines(self, lines: Any, *, scope: str | None = None, progress: Any = None) -> dict[str, Any]:
+        """Store JSONL lines (an export or hand-written): {"imported", "duplicates", "rejected"}.
+        `scope` ("project" or "global") overrides each line's own."""
+        from memory.app import transfer
+
+        with self._serial(embeds=True) as store:
+            return transfer.import_lines(store, lines, self.project, scope, progress).to_dict()
+
+    def extract(self, source: str, *, dry_run: bool = False, scope: str | None = None) -> dict[str, Any]:
+        """Memories from a transcript (.jsonl), a JSON message list or plain text ("-": stdin):
+        what each candidate became (or would become, with `dry_run`) and why.
+
+        `scope`: "global", "project" (this caller's project), or None: the project of the
+        transcript's own working directory (this caller's project when it names none)."""
+        from memory.extraction import harvest
+
+        target = None if scope is None else resolve(scope, self.project)
+        with self._serial(embeds=not dry_run):
+            return harvest.extract_file(self.store, source, scope=target, fallback=self.project, dry_run=dry_run)
+
+    def harvest(self, path: str, *, scope: str | None = None) -> dict[str, Any]:
+        """Read what is new in a transcript, extract and store it (the one harvest rule that the
+        hooks, the worker and backfill share): counts of what was stored, merged, superseded."""
+        from memory.extraction import harvest
+
+        with self._serial(embeds=True):
+            return harvest.harvest(self.store, path, scope=scope)
+
+
+def _newest_id(store: Store) -> int:
+    return store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
+
+
+def _version_count(store: Store, memory_id: int) -> int:
+    return store.conn.execute("SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory_id,)).fetchone()[0]
+

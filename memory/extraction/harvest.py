@@ -1,0 +1,93 @@
+"""The one harvest rule: from a transcript (or any conversation) to stored memories.
+
+`harvest(store, path)` is what the hooks' background drain, the server's worker and backfill run
+for a Claude Code transcript: read what is new since the transcript's cursor, extract (the
+heuristic rules, plus the configured LLM when there is one), ingest (surprise, dedup,
+supersession), and advance the cursor, all in one write transaction. Two harvests of one
+transcript therefore queue on the write lock and the second finds nothing new; a crash before the
+commit leaves the cursor where it was, so lines are read again, never lost.
+
+`extract_file(store, source)` is `maple-memory extract`: the same extraction and ingest for one
+file (a transcript, a JSON message list or plain text), with a dry run that only says what would
+happen and why.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from memory.errors import InvalidInput, MapleError
+from memory.extraction import transcript
+from memory.extraction.heuristic import Candidate, extract
+from memory.extraction.ingest import Report, ingest
+from memory.scope import project_scope
+from memory.store import Store
+
+log = logging.getLogger("maple.extraction")
+
+
+def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, Any]:
+    """Read what is new in the transcript at `path`, extract, ingest and advance its cursor, in one
+    transaction. `scope` defaults to the project of the transcript's own working directory."""
+    cfg = store.config
+    with store.tx.atomic():
+        turns, stats = transcript.read_new(store, path, include_sidechains=cfg.extraction_include_sidechains,
+                                           commit=False)
+        report = Report()
+        if turns:
+            cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
+            target = scope or project_scope(cwd)
+            cands = extract(turns, scope=target, known=cfg.known_entities)
+            cands += _llm_candidates(store, turns, target)
+            report = ingest(store, cands)
+        if not stats.get("missing"):
+            transcript.save_cursor(store, stats["cursor"])
+    return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
+
+
+def extract_file(store: Store, source: str, *, scope: str | None = None, fallback: str,
+                 dry_run: bool = False) -> dict[str, Any]:
+    """Extract memories from a file ("-": standard input) and store them, or with `dry_run` only
+    say what each candidate would become. `scope`: where they go; None: the project of the
+    transcript's working directory, else `fallback`."""
+    cfg = store.config
+    if source == "-":
+        turns, stats = transcript.from_text(sys.stdin.read()), {"format": "text", "malformed": 0}
+    else:
+        try:
+            turns, stats = transcript.load_file(source, include_sidechains=cfg.extraction_include_sidechains)
+        except OSError as e:
+            raise InvalidInput(f"cannot read {source}: {e.strerror}; give the path of a transcript or text file") from e
+    cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
+    target = scope or (project_scope(cwd) if cwd else fallback)
+    cands = extract(turns, scope=target, known=cfg.known_entities)
+    if not dry_run:
+        cands += _llm_candidates(store, turns, target)
+    report = ingest(store, cands, dry_run=dry_run)
+    keep = ("action", "id", "supersedes", "similarity", "surprise")
+    return {"file": source, "scope": target, "dry_run": dry_run, "turns": len(turns),
+            "malformed_lines": stats.get("malformed", 0),
+            "candidates": [{**c.to_dict(), **{k: v for k, v in a.items() if k in keep}}
+                           for c, a in zip(cands, report.items)],
+            "summary": report.to_dict(), "summary_line": report.summary()}
+
+
+def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candidate]:
+    """What the configured LLM adds (nothing when it is off, over budget, or failing: the
+    heuristic candidates stand on their own, and ingest merges what both found)."""
+    from memory import llm
+    from memory.extraction.llm import llm_extract
+
+    c = store.config
+    try:
+        provider = llm.provider_from_config(c)
+        if provider is None:
+            return []
+        guard = llm.Guard(store.conn, daily_tokens=c.llm_daily_token_budget, failures=c.llm_breaker_failures,
+                          cooldown_s=c.llm_breaker_cooldown_s, clock=store.clock)
+        return llm_extract(turns, provider, guard, scope=scope, model=c.llm_model, max_tokens=c.llm_max_tokens)
+    except MapleError as e:
+        log.warning("LLM extraction skipped: %s", e)
+        return []
