@@ -13,8 +13,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 MAX_INPUT_BYTES = 4_000_000  # a prompt can hold a pasted file; more than this is not a hook input
 LOG_NAME = "hooks.log"
@@ -62,6 +64,40 @@ def read_input(stream: Any = None) -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True)
+class Event:
+    """One hook invocation, parsed once from Claude Code's JSON: what every handler reads."""
+
+    name: str  # Claude Code's event name: SessionStart, UserPromptSubmit, Stop, PreCompact, SessionEnd
+    raw: dict[str, Any]  # the hook input as given (the prompt gate reads its origin fields)
+    session_id: str | None
+    project_dir: str  # $CLAUDE_PROJECT_DIR (what the MCP server uses), else the hook's cwd, else ours
+    prompt: Any = None  # UserPromptSubmit; not checked here: the prompt gate says what it accepts
+    source: str | None = None  # SessionStart: startup, resume, clear, compact
+    transcript_path: str | None = None
+
+    @classmethod
+    def parse(cls, name: str, data: dict[str, Any]) -> Event:
+        """The event named `name` (or the input's hook_event_name) from the hook input `data`;
+        ValueError when a field has the wrong type."""
+        where = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
+        if where is not None and not isinstance(where, str):
+            raise ValueError("hook input field 'cwd' is not a string")
+        sid, source, path = data.get("session_id"), data.get("source"), data.get("transcript_path")
+        return cls(name=name or str(data.get("hook_event_name") or ""), raw=data,
+                   session_id=sid if isinstance(sid, str) and 0 < len(sid) <= 200 else None,
+                   project_dir=where or os.getcwd(), prompt=data.get("prompt"),
+                   source=source if isinstance(source, str) else None,
+                   transcript_path=path if isinstance(path, str) and path.strip() else None)
+
+    @property
+    def scope(self) -> str:
+        """The project the session belongs to: its directory mapped to its git repository's top."""
+        from memory.scope import project_scope
+
+        return project_scope(self.project_dir)
+
+
 def emit_context(event: str, context: str) -> None:
     """The one JSON document Claude Code reads from a hook that adds context."""
     if not context:
@@ -90,22 +126,6 @@ def watchdog(seconds: float, event: str, on_fire: Callable[[], None] | None = No
     return timer
 
 
-def project_dir(data: dict[str, Any]) -> str:
-    """The directory of the hook's session: $CLAUDE_PROJECT_DIR (what the MCP server uses), else
-    the hook's cwd, else this process's."""
-    where = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
-    if where is not None and not isinstance(where, str):
-        raise ValueError("hook input field 'cwd' is not a string")
-    return where or os.getcwd()
-
-
-def hook_scope(data: dict[str, Any]) -> str:
-    """The project the hook's session belongs to: its directory mapped to its git repository's top."""
-    from memory.scope import project_scope
-
-    return project_scope(project_dir(data))
-
-
 def run_dir(folder: Path) -> Path:
     """Where servers and keyword residents keep their sockets and locks: in the MAPLE home."""
     return folder / "run"
@@ -124,7 +144,7 @@ def read_line(conn: Any, limit: int) -> bytes:
     return data
 
 
-def ask_resident(data: dict[str, Any], seconds: float = 0.5) -> str | None:
+def ask_resident(event: Event, seconds: float = 0.5) -> str | None:
     """The context block from a running MAPLE server for this database and project (see
     server/resident.py), or None when none answers within `seconds`. Stdlib only: it runs
     before anything heavy is imported, so an answer costs this process almost nothing."""
@@ -134,11 +154,10 @@ def ask_resident(data: dict[str, Any], seconds: float = 0.5) -> str | None:
         return None
     try:
         found = [(p.stat().st_mtime, p) for p in run_dir(home()).glob("*.sock")]
-        project = project_dir(data)
-    except (OSError, ValueError):
+    except OSError:
         return None
-    request = json.dumps({"op": "surface", "db": os.environ.get("MAPLE_DB") or None, "project": project,
-                          "hook": data}, ensure_ascii=False).encode() + b"\n"
+    request = json.dumps({"op": "surface", "db": os.environ.get("MAPLE_DB") or None, "project": event.project_dir,
+                          "hook": event.raw}, ensure_ascii=False).encode() + b"\n"
     deadline = time.monotonic() + seconds
     for _, path in sorted(found, reverse=True)[:4]:  # the newest servers first
         left = deadline - time.monotonic()
@@ -165,7 +184,7 @@ def resident_lock(folder: Path, project: str) -> Path:
     return run_dir(folder) / f"resident-{hashlib.sha1(project.encode()).hexdigest()[:16]}.lock"
 
 
-def start_resident(data: dict[str, Any], minutes: float) -> None:
+def start_resident(event: Event, minutes: float) -> None:
     """Start a keyword-only resident for this project (server/resident.py), detached, unless one
     is running or starting (its lock is held) or `minutes` is 0. Never raises."""
     try:
@@ -176,7 +195,7 @@ def start_resident(data: dict[str, Any], minutes: float) -> None:
     try:
         if minutes <= 0:
             return
-        project = project_dir(data)
+        project = event.project_dir
         lock = resident_lock(home(), project)
         lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
@@ -191,11 +210,6 @@ def start_resident(data: dict[str, Any], minutes: float) -> None:
                          close_fds=True, start_new_session=True)
     except Exception as e:  # noqa: BLE001 - an optimisation for later prompts, never this one's problem
         log_line("UserPromptSubmit", f"resident not started: {type(e).__name__}: {e}")
-
-
-def session_of(data: dict[str, Any]) -> str | None:
-    sid = data.get("session_id")
-    return sid if isinstance(sid, str) and 0 < len(sid) <= 200 else None
 
 
 def open_store(*, busy_timeout_ms: int, create: bool) -> Any:

@@ -33,10 +33,10 @@ PRUNE_DAYS = 30.0
 MAX_SPOOL_LINE = 4_000
 
 
-def transcript_of(data: dict[str, Any]) -> str:
+def transcript_of(event: common.Event) -> str:
     """The transcript path from the hook input (HookSkipped when there is none)."""
-    raw = data.get("transcript_path")
-    if not isinstance(raw, str) or not raw.strip():
+    raw = event.transcript_path
+    if raw is None:
         raise common.HookSkipped("no transcript_path in the hook input")
     path = Path(raw).expanduser()
     if path.suffix != ".jsonl":
@@ -44,11 +44,11 @@ def transcript_of(data: dict[str, Any]) -> str:
     return str(path.absolute())
 
 
-def run(data: dict[str, Any], event: str) -> None:
+def run(event: common.Event) -> None:
     """Spool the hook's transcript and make sure a drain will take it."""
-    path = transcript_of(data)
-    scope = common.hook_scope(data)
-    common.watchdog(WATCHDOG[event], event)
+    path = transcript_of(event)
+    scope = event.scope
+    common.watchdog(WATCHDOG[event.name], event.name)
     spool(path, scope)
     if not drain_running():
         spawn_drain()

@@ -9,7 +9,7 @@ stdout carries at most one hook JSON document, and only for the events that add 
 from __future__ import annotations
 
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from hooks import common
 
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not event:
             raise ValueError(f"unknown hook event {name or data.get('hook_event_name')!r}")
         handler = _handler(event)
-        handler(data)
+        handler(common.Event.parse(event, data))
     except common.HookSkipped as e:
         common.log_line(event or name or "hook", f"skipped: {e}")
     except Exception as e:  # noqa: BLE001 - fail open: never block or break the session
@@ -55,17 +55,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _handler(event: str) -> Callable[[dict], None]:
+def _handler(event: str) -> Callable[[common.Event], None]:
     if event in WATCHDOG:
         common.watchdog(WATCHDOG[event], event)
     if event == "UserPromptSubmit":
         from hooks import surface
 
-        return lambda data: common.emit_context(event, surface.run(data))
+        return lambda ev: common.emit_context(event, surface.run(ev))
     if event == "SessionStart":
         from hooks import brief
 
-        return lambda data: common.emit_context(event, brief.run(data))
+        return lambda ev: common.emit_context(event, brief.run(ev))
     from hooks import harvest
 
-    return lambda data: harvest.run(data, event)
+    return harvest.run

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from memory.errors import ConfigError
+
+log = logging.getLogger("maple.config")
 
 # The only environment variables MAPLE reads (besides CLAUDE_PROJECT_DIR for the project scope).
 ENV_OVERRIDES = {
@@ -22,6 +26,13 @@ ENV_OVERRIDES = {
     "MAPLE_MODEL": "embedding_model",
     "MAPLE_LOG_LEVEL": "log_level",
     "MAPLE_HOOK_RESIDENT_MINUTES": "hook_resident_minutes",
+}
+
+
+# Settings earlier releases documented and no longer read: still accepted in config.json (a file
+# that worked before keeps working), ignored with a warning that says why.
+RETIRED = {
+    "search_rerank_model": "no re-ranking model ships with MAPLE and none was ever loaded",
 }
 
 
@@ -50,7 +61,6 @@ class Config:
     search_min_pool: int = 100
     search_max_pool: int = 200
     search_pool_fraction: float = 0.02
-    search_rerank_model: str = ""
     known_entities: dict = field(default_factory=dict)
     # passive recall (memory.context, hooks, memory_surface)
     context_budget_tokens: int = 800
@@ -104,10 +114,6 @@ class Config:
         return Path(self.database).expanduser() if self.database else self.home / "memory.db"
 
 
-def default_home() -> Path:
-    return Path(os.environ.get("MAPLE_HOME") or "~/.maple").expanduser()
-
-
 def load(home: Path | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:
     """The configuration for `home` (default: $MAPLE_HOME or ~/.maple).
 
@@ -138,6 +144,9 @@ def _build(home: Path, values: dict[str, Any], source: str) -> Config:
     defaults = Config()
     clean: dict[str, Any] = {}
     for key, value in values.items():
+        if key in RETIRED:
+            log.warning("setting %r in %s is no longer used (%s); remove it", key, source, RETIRED[key])
+            continue
         if key not in fields:
             near = [k for k in fields if k.split("_")[0] == key.split("_")[0]]
             hint = f"; did you mean {', '.join(near)}?" if near else ""

@@ -21,7 +21,8 @@ import struct
 import threading
 import time
 from array import array
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from memory.errors import StoreUnavailable
 from memory.lang.text import _SPLIT, CJK_RUN, WORD, bigrams

@@ -12,10 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -23,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
 from memory import embed
+from memory.app.commands import server_command
 from memory.app.worker import HANDLERS
 from memory.config import Config
 from memory.embed import Embedder
@@ -122,20 +121,10 @@ async def _load_model_after_handshake(ctx: Any, call_next: Any) -> Any:
 
 def registration_command(config: Config) -> str:
     """The exact `claude mcp add` line that registers this installation for every project."""
-    bin_dir = Path(sys.executable).parent  # not resolved: a venv's python is a symlink out of it
-    script = bin_dir / ("maple-memory.exe" if os.name == "nt" else "maple-memory")
-    env: list[str] = []
-    if script.exists():
-        command = [str(script), "serve"]
-    else:  # not installed as a console script: run the package from its checkout
-        command = [sys.executable, "-m", "server"]
-        env += ["--env", f"PYTHONPATH={Path(__file__).resolve().parent.parent}"]
-    if config.home != Path("~/.maple").expanduser():
-        env += ["--env", f"MAPLE_HOME={config.home}"]
-    if config.database:
-        env += ["--env", f"MAPLE_DB={config.db_path}"]
+    command, args, env = server_command(config)
+    pairs = [x for k, v in env.items() for x in ("--env", f"{k}={v}")]
     # The server name goes before --env: `--env` takes several pairs and would swallow it.
-    return shlex.join(["claude", "mcp", "add", "--scope", "user", "maple", *env, "--", *command])
+    return shlex.join(["claude", "mcp", "add", "--scope", "user", "maple", *pairs, "--", command, *args])
 
 
 async def _run_until_client_goes(server: MCPServer[AppState], streams: tuple[Any, Any] | None = None,

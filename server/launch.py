@@ -22,8 +22,9 @@ import logging
 import os
 import select
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from memory import config as config_mod
 from memory.config import Config

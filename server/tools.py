@@ -9,8 +9,9 @@ checked by pydantic from the signatures before a tool runs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Iterator, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -48,7 +49,7 @@ class MemoryOut(BaseModel):
     metadata: dict[str, Any]
 
     @classmethod
-    def of(cls, d: dict[str, Any]) -> "MemoryOut":
+    def of(cls, d: dict[str, Any]) -> MemoryOut:
         """From a memory as the app returns it (Memory.to_dict())."""
         return cls(archived=d.get("deleted_at") is not None, **{k: d[k] for k in cls.model_fields if k in d})
 

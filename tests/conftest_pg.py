@@ -8,11 +8,10 @@ MAPLE_TEST_PG_REQUIRED=1.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
-
-import pytest
+from collections.abc import Callable, Iterator
 
 import pg_support
+import pytest
 from pg_support import PgRole, PgServer
 
 

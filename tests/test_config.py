@@ -191,3 +191,23 @@ def test_the_config_is_frozen(tmp_path):
     c = config.load(home=tmp_path, env={})
     with pytest.raises(AttributeError):
         c.log_level = "DEBUG"  # type: ignore[misc]
+
+
+def test_every_setting_is_read_by_some_code_outside_the_config_module() -> None:
+    import dataclasses
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    code = "".join(p.read_text(encoding="utf-8") for top in ("memory", "server", "hooks")
+                   for p in (root / top).rglob("*.py") if p != root / "memory" / "config.py")
+    unread = [f.name for f in dataclasses.fields(config.Config)
+              if f.name != "home" and not re.search(rf"\b{f.name}\b", code)]
+    assert unread == []
+
+
+def test_a_retired_setting_in_an_old_config_file_is_ignored_with_a_warning(tmp_path, caplog) -> None:
+    (tmp_path / "config.json").write_text('{"search_rerank_model": "cross-encoder/ms-marco"}')
+    with caplog.at_level("WARNING", logger="maple.config"):
+        loaded = config.load(home=tmp_path, env={})
+    assert not hasattr(loaded, "search_rerank_model")
+    assert "no longer used" in caplog.text

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.extraction import harvest
 from memory import config as config_mod
 from memory.embed import HashEmbedder
-from memory.extraction import ingest, transcript
+from memory.extraction import harvest, ingest, transcript
 from memory.extraction.heuristic import Candidate, extract
 from memory.retrieval import ranking as retrieval
 from memory.store import Store

@@ -347,7 +347,7 @@ def test_harvest_hooks_spool_the_transcript_and_the_drain_harvests_it(tmp_path, 
 
 
 def test_the_spool_becomes_one_queued_job_per_transcript(tmp_path, store):
-    for n in range(3):
+    for _n in range(3):
         harvest.spool(str(tmp_path / "a.jsonl"), str(tmp_path))
     harvest.spool(str(tmp_path / "b.jsonl"), str(tmp_path))
     with open(harvest.common.home() / harvest.SPOOL_NAME, "a") as f:

@@ -141,7 +141,7 @@ def test_a_settings_file_that_is_not_json_is_left_alone_with_a_clear_error(confi
 def test_the_installed_hooks_use_seconds_and_the_right_shapes(config: Config, user_home, project):
     install.install(config, "user", project=project, claude=None, user_home=user_home)
     hooks = hooks_of(user_home / ".claude" / "settings.json")
-    for event, groups in hooks.items():
+    for _event, groups in hooks.items():
         for h in ours(groups):
             assert h.get("timeout", 1) <= 60  # seconds: 5000 would mean 83 minutes
     stop = ours(hooks["Stop"])[0]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from memory.app.worker import HANDLERS
 from memory import config as config_mod
+from memory.app.worker import HANDLERS
 from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
 from memory.store import NewMemory, Store, jobs

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
-from typing import Iterator
 
 import pytest
 
-from memory.extraction import harvest
 from memory import llm
 from memory.errors import ConfigError
-from memory.extraction import ingest
+from memory.extraction import harvest, ingest
 from memory.extraction import llm as extraction_llm
 
 TURNS = [

@@ -7,7 +7,7 @@ way found to fill a tsvector from tokens computed in Python (see test names for 
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import pytest
 
@@ -16,10 +16,9 @@ np = pytest.importorskip("numpy")
 pgvector_psycopg = pytest.importorskip("pgvector.psycopg", reason="pgvector is not installed: pip install pgvector")
 psycopg_pool = pytest.importorskip("psycopg_pool", reason="psycopg_pool is not installed: pip install 'psycopg[pool]'")
 
+from conftest_pg import pg_role, pg_server, pg_url  # noqa: E402,F401  (fixtures)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-from conftest_pg import pg_role, pg_server, pg_url  # noqa: E402,F401  (fixtures)
 from pg_support import PgRole, PgServer  # noqa: E402
 
 HalfVector = pytest.importorskip("pgvector").HalfVector
@@ -47,13 +46,13 @@ def _quote_lexeme(tok: str) -> str:
     return "'" + tok.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def connect(url: str) -> "psycopg.Connection":
+def connect(url: str) -> psycopg.Connection:
     conn = psycopg.connect(url, autocommit=True)
     register_vector(conn)  # after CREATE EXTENSION vector: it looks the types up in the database
     return conn
 
 
-def unit_rows(n: int, dim: int, seed: int) -> "np.ndarray":
+def unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
     x = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
@@ -87,7 +86,7 @@ def test_dropping_a_test_database_drops_its_roles(pg_server: PgServer) -> None:
 # -- vector channel: halfvec + HNSW (cosine) --------------------------------------------------------
 
 
-def _vector_table(conn: "psycopg.Connection", vectors: "np.ndarray", scopes: int) -> None:
+def _vector_table(conn: psycopg.Connection, vectors: np.ndarray, scopes: int) -> None:
     conn.execute(f"CREATE TABLE items (id bigint PRIMARY KEY, scope text NOT NULL, embedding halfvec({vectors.shape[1]}) NOT NULL)")
     with conn.cursor().copy("COPY items (id, scope, embedding) FROM STDIN") as copy:
         for i, v in enumerate(vectors):

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters, types

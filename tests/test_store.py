@@ -10,8 +10,9 @@ import stat
 import subprocess
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 

@@ -20,8 +20,9 @@ Errors are MapleError subclasses whose messages say what to do next.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from memory.errors import InvalidInput, NotFound
 from memory.scope import GLOBAL, resolve
@@ -212,15 +213,16 @@ class Memories:
     # -- passive recall -------------------------------------------------------------------------
 
     def surface(self, prompt: Any, *, session_id: str | None = None, hook: dict | None = None,
-                segment: bool = True) -> str:
+                segment: bool = True, gated: bool = False) -> str:
         """The context block for one prompt ("" when it is skipped or nothing is worth it),
         recorded against the session so it never sees these memories again. `segment=False`
-        keeps jieba out (its dictionary costs a cold process ~0.5 s): Chinese by bigrams."""
+        keeps jieba out (its dictionary costs a cold process ~0.5 s): Chinese by bigrams.
+        `gated`: the caller already ran the prompt gate (context.skip_reason)."""
         from memory.retrieval import context
 
         with self._serial():
             return context.surface(self.store, prompt, self.scopes("all"), session_id=session_id,
-                                   hook_input=hook, segment=segment)
+                                   hook_input=hook, segment=segment, gated=gated)
 
     def brief(self, *, session_id: str | None = None, source: str | None = None) -> str:
         """The SessionStart brief, recorded against the session."""

@@ -8,9 +8,10 @@ import os
 import shutil
 import sys
 import unicodedata
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterator, Sequence
+from typing import IO, Any
 
 from memory import embed
 from memory.app import Memories

@@ -23,11 +23,12 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from memory.app.commands import RUN_PY, hook_command, server_command
 from memory.config import Config
 from memory.errors import InvalidInput, MapleError
 
@@ -40,8 +41,6 @@ HOOK_EVENTS = {  # Claude Code event -> hooks/run.py argument
     "SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit", "Stop": "stop",
     "PreCompact": "pre-compact", "SessionEnd": "session-end",
 }
-ROOT = Path(__file__).resolve().parents[2]  # holds the memory, server and hooks packages
-RUN_PY = ROOT / "hooks" / "run.py"
 CLIENTS = ("claude-desktop", "cursor", "codex", "vscode", "gemini")
 
 
@@ -50,39 +49,6 @@ class InstallError(MapleError):
 
 
 # -- what gets installed ----------------------------------------------------------------------
-
-def server_command(config: Config) -> tuple[str, list[str], dict[str, str]]:
-    """(command, args, env) that starts this installation's MCP server on stdio."""
-    script = Path(sys.executable).parent / ("maple-memory.exe" if os.name == "nt" else "maple-memory")
-    env: dict[str, str] = {}
-    if script.exists():
-        command, args = str(script), ["serve"]
-    else:  # a checkout, not installed: run the package from it
-        # -P (3.11+): the client's working directory must not come first on sys.path, where a
-        # project's own `server` package would shadow ours.
-        command = sys.executable
-        args = (["-P"] if sys.version_info >= (3, 11) else []) + ["-m", "server"]
-        env["PYTHONPATH"] = str(ROOT)
-    env.update(_home_env(config))
-    return command, args, env
-
-
-def _home_env(config: Config) -> dict[str, str]:
-    env = {}
-    if config.home != Path("~/.maple").expanduser():
-        env["MAPLE_HOME"] = str(config.home)
-    if config.database:
-        env["MAPLE_DB"] = str(config.db_path)
-    return env
-
-
-def hook_command(config: Config, event_arg: str, *, portable: bool = False) -> str:
-    """The shell command of one command hook. `portable` (a project's shared settings): the
-    `maple-memory` on each teammate's PATH instead of this machine's interpreter path."""
-    if portable:
-        return f"maple-memory hook {event_arg}"
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in _home_env(config).items())
-    return (env + " " if env else "") + shlex.join([sys.executable, str(RUN_PY), event_arg])
 
 
 def hook_groups(config: Config, *, surface_via_tool: bool, portable: bool = False,
@@ -218,7 +184,7 @@ class Paths:
     mcp_keys: list[str]  # where the server entry lives inside mcp_file
 
     @classmethod
-    def of(cls, scope: str, project: Path, user_home: Path) -> "Paths":
+    def of(cls, scope: str, project: Path, user_home: Path) -> Paths:
         if scope == "user":
             return cls(user_home / ".claude" / "settings.json", user_home / ".claude.json", ["mcpServers"])
         if scope == "project":
@@ -232,7 +198,7 @@ class Paths:
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-def _run(args: list[str], cwd: Path | None = None) -> "subprocess.CompletedProcess[str]":
+def _run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     # `claude mcp` reads the project (local and project scopes) from its working directory.
     return subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=cwd)
 

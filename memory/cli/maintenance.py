@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from memory import embed
 from memory.cli.common import PROG, Context, Progress, fit

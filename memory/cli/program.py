@@ -22,9 +22,10 @@ import logging
 import os
 import stat
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any
 
 from memory import config as config_mod
 from memory import embed
@@ -192,8 +193,9 @@ def cmd_export(ctx: Context) -> int:
     with ctx.app(all_projects=True) as app:  # an export is a backup of the whole store
         if a.file == "-":  # stdout holds the export: the summary goes to stderr
             n = 0
-            for n, record in enumerate(app.export_records(), 1):
+            for record in app.export_records():
                 print(json.dumps(record, ensure_ascii=False))
+                n += 1
             print(f"exported {n} memories", file=sys.stderr)
             if a.digest:
                 from memory.store.backup import export_digest

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memory.cli.common import PROG, Context, Progress, _paint, _table, fit
 from memory.errors import InvalidInput

@@ -13,9 +13,10 @@ Rules live in `memory.extraction_rules`; entities and relations in `memory.entit
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
-from typing import Any, Iterable
+from typing import Any
 
 from memory.extraction import rules as R
 from memory.lang import emotion, entities, privacy

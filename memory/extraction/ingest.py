@@ -17,8 +17,9 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.extraction.heuristic import Candidate
@@ -77,7 +78,7 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
 
 
 def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_run: bool,
-         dedup_at: float, surprise_at: float, names: "_NameVectors") -> None:
+         dedup_at: float, surprise_at: float, names: _NameVectors) -> None:
     """Decide and apply what happens to one candidate (see the module docstring)."""
     existing = store.conn.execute(
         "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL AND parent_id IS NULL",
@@ -209,7 +210,7 @@ def _metadata(c: Candidate, now: float) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if v not in (None, [], {})}
 
 
-def _store(store: Store, c: Candidate, vec: Any, report: Report, names: "_NameVectors | None" = None) -> int:
+def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVectors | None = None) -> int:
     now = store.clock()
     entities = _resolve_entities(store, c.scope, c.entities, names)
     try:
@@ -369,7 +370,7 @@ def _relate(store: Store, c: Candidate, memory_id: int, now: float) -> None:
 
 def _close_replaced(store: Store, c: Candidate, now: float) -> None:
     """"X replaced Y": whatever used Y now uses X; close the old "uses" relations."""
-    for src, rel, dst in c.relations:
+    for _, rel, dst in c.relations:
         if rel != "replaced":
             continue
         with store.tx.atomic() as conn:

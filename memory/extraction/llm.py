@@ -5,7 +5,7 @@ path makes."""
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from memory.extraction.heuristic import Candidate, finish
 from memory.lang import privacy

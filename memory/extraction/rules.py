@@ -31,13 +31,13 @@ def sentences(text: str) -> list[str]:
             continue
         saved: list[str] = []
 
-        def hold(m: re.Match) -> str:
+        def hold(m: re.Match, saved: list[str] = saved) -> str:
             saved.append(m.group(0))
             return f"\ue000{len(saved) - 1}\ue001"
 
         held = _PROTECT.sub(hold, line)
         for part in _SPLIT.split(held):
-            part = re.sub(r"\ue000(\d+)\ue001", lambda m: saved[int(m.group(1))], part).strip()
+            part = re.sub(r"\ue000(\d+)\ue001", lambda m, saved=saved: saved[int(m.group(1))], part).strip()
             if part:
                 out.append(part)
     return out

@@ -25,13 +25,11 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-# The tag that wraps every block of memories MAPLE injects into a conversation. Whatever sits
-# inside it was recalled, not said, and must never be extracted again (the recall → re-extract
-# loop that filled other memory tools with junk).
-CONTEXT_TAG = "maple-memory"
+from memory.lang.text import CONTEXT_TAG
 
 HEAD_BYTES = 4096  # the first line (or this much of it) identifies a transcript file
 MAX_LINE_BYTES = 8_000_000  # longer transcript lines are skipped unread (pasted images, log dumps)

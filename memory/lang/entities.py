@@ -123,7 +123,7 @@ def find(text: str, known: dict[str, list[str]] | None = None) -> list[Mention]:
             for alias in (name, *aliases):
                 for k in re.finditer(r"(?<!\w)" + re.escape(alias.casefold()) + r"(?!\w)", low) if alias else ():
                     add(name, "known", k.start(), k.end())
-    for rx, kind in ((_SERVICE, "service"), (_ZH_SERVICE, "service")):
+    for rx in (_SERVICE, _ZH_SERVICE):
         for m in rx.finditer(text):
             base = m.group(1).lower()
             if base in _NOT_PEOPLE or base in ("a", "an", "our", "new", "this", "that", "each", "every"):

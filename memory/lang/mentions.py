@@ -8,7 +8,7 @@ The extraction agent adds richer, typed entities and relations on top.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from memory.lang.text import STOPWORDS, WORD
 

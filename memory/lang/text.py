@@ -14,7 +14,7 @@ Identifiers are split too: `fetchRetry_helper` also indexes fetch, retry and hel
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -38,6 +38,11 @@ get got would may might shall us yes ok okay oh hey hi s t d ll m re ve
 
 ZH_STOP = frozenset("的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 在 和 与 也 都 就 还 又 这 那 有 么 什 怎 哪 个 一 不 没 很 会 要 把 被".split())
 ZH_STOPWORDS = frozenset("什么 怎么 哪些 哪个 为什么 如何 我们 你们 他们 这个 那个 一下 一个 是不是 有没有 时候 什么时候 可以 应该 需要".split())
+
+# The tag that wraps every block of memories MAPLE injects into a conversation. Whatever sits
+# inside it was recalled, not said, and must never be extracted again (the recall -> re-extract
+# loop that filled other memory tools with junk).
+CONTEXT_TAG = "maple-memory"
 
 
 def has_cjk(text: str) -> bool:

@@ -42,8 +42,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from memory.errors import ConfigError, StoreUnavailable
 from memory.maintenance.base import (

@@ -6,8 +6,9 @@ from __future__ import annotations
 import bisect
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from memory.store import Store, iso
 

@@ -143,7 +143,7 @@ def dedup(p: Pass) -> None:
     all_ids, all_vectors = indexes.load_vectors(p.store, [r.id for rows in by_scope.values() for r in rows])
     position = {mid: i for i, mid in enumerate(all_ids)}
     del all_ids
-    for scope, rows in sorted(by_scope.items()):
+    for _, rows in sorted(by_scope.items()):
         ids = [r.id for r in rows if r.id in position]
         matrix = all_vectors[[position[i] for i in ids]]
         pairs = near_pairs(matrix, threshold)

@@ -25,11 +25,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from memory.extraction.transcript import CONTEXT_TAG
 from memory.lang import text
+from memory.lang.text import CONTEXT_TAG
 from memory.retrieval import ranking as retrieval
 from memory.store import GLOBAL, Memory, Store, db, indexes, iso
 from memory.store.records import MEMORY_COLUMNS
@@ -435,10 +436,11 @@ def prune_injections(store: Store, older_than_days: float = 30.0) -> int:
 
 def surface(store: Store, prompt: Any, scopes: Sequence[str], *, session_id: str | None = None,
             budget_tokens: int | None = None, hook_input: Mapping[str, Any] | None = None,
-            segment: bool = True) -> str:
+            segment: bool = True, gated: bool = False) -> str:
     """The context block for one prompt ("" when the prompt is skipped or nothing is worth it),
-    recorded against `session_id` so the session never sees these memories again."""
-    if skip_reason(prompt, hook_input) is not None:
+    recorded against `session_id` so the session never sees these memories again. `gated`: the
+    caller has already checked `skip_reason`."""
+    if not gated and skip_reason(prompt, hook_input) is not None:
         return ""
     budget = store.config.context_budget_tokens if budget_tokens is None else budget_tokens
     items = tiered_context(store, prompt, scopes, budget, session_id=session_id, segment=segment)

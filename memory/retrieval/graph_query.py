@@ -12,8 +12,9 @@ Writing relations (add / close) goes through memory.graph, inside the store's tr
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from memory.errors import InvalidInput, NotFound
 from memory.store import Memory, Store, graph, iso

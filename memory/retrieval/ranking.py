@@ -22,8 +22,9 @@ import json
 import logging
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse

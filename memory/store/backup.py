@@ -23,10 +23,11 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import memory.store.db as db
 from memory.config import Config

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from memory.errors import InvalidInput
 from memory.store.memories import Store

@@ -12,9 +12,9 @@ import importlib.util
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 import sqlean as sqlite
 

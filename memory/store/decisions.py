@@ -15,8 +15,9 @@ The mirror is written with `Store.update`, so the decision's earlier state stays
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from memory.errors import InvalidInput, NotFound
 from memory.store.memories import Store

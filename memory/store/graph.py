@@ -7,7 +7,7 @@ together. Entity names are resolved case-insensitively, then through aliases.
 from __future__ import annotations
 
 import json
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from memory.errors import InvalidInput, NotFound
 

@@ -6,7 +6,8 @@ memory.store.vecindex), caught up with the database on every call.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import memory.store.db as db
 from memory.embed import to_blob

@@ -33,8 +33,9 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import memory.store.db as db
 from memory.errors import InvalidInput, MapleError, StoreUnavailable

@@ -12,8 +12,9 @@ import logging
 import os
 import stat
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import memory.store.db as db
 import memory.store.graph as graph
@@ -61,7 +62,7 @@ class Store:
 
     @classmethod
     def open(cls, config: Config, embedder: Embedder | None = None, *, path: Path | None = None,
-             clock: Callable[[], float] = time.time, vectors: bool = True) -> "Store":
+             clock: Callable[[], float] = time.time, vectors: bool = True) -> Store:
         """Open (creating if needed) the database at `path` or the configured one.
 
         Creates the home 0700 and the file 0600, applies migrations, and checks that the
@@ -103,7 +104,7 @@ class Store:
         record activation, never pay for it."""
         self.conn.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any
 
 from memory.errors import InvalidInput
 from memory.scope import GLOBAL
@@ -98,7 +99,7 @@ class Memory:
     metadata: dict
 
     @classmethod
-    def from_row(cls, row: Sequence[Any]) -> "Memory":
+    def from_row(cls, row: Sequence[Any]) -> Memory:
         m = cls(*row)
         m.moods = _from_json(m.moods) if isinstance(m.moods, str) else m.moods
         m.tags = _from_json(m.tags) if isinstance(m.tags, str) else m.tags

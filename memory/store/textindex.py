@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class TextIndex:
     # -- building and keeping up -----------------------------------------------------------------
 
     @classmethod
-    def build(cls, conn: Any) -> "TextIndex":
+    def build(cls, conn: Any) -> TextIndex:
         """Read FTS5's postings for the whole store (about 1.5 s per 100k memories)."""
         self = cls()
         with _snapshot(conn):

@@ -15,7 +15,8 @@ afterwards, so a deleted or re-scoped memory never leaks through.
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -5,8 +5,9 @@ a memory or a subject read back oldest first."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import memory.store.graph as graph
 from memory.errors import InvalidInput, NotFound

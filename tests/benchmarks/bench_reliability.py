@@ -131,7 +131,7 @@ def print_table(folder: Path, header: str) -> int:
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o["outcome"]] = counts.get(o["outcome"], 0) + 1
-    print(f"\ntests: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    print("\ntests: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
     for module, name in PARTS:
         print(f"  {name.ljust(width)}  {verdict(outcomes, module)}")
     for o in outcomes:

@@ -54,8 +54,9 @@ import pstats  # noqa: E402
 import random  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Sequence  # noqa: E402
+from typing import Any
 
 import numpy as np  # noqa: E402
 

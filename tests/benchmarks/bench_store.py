@@ -26,8 +26,9 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Sequence  # noqa: E402
+from typing import Any
 
 import numpy as np  # noqa: E402
 
@@ -324,7 +325,7 @@ def run(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     if profiler:
         print(f"\n--- cProfile of inserting {n:,} memories (top {args.profile_top} by own time) ---")
         pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile_top)
-        print(f"--- same, by cumulative time ---")
+        print("--- same, by cumulative time ---")
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile_top)
     del items, vectors
     return result

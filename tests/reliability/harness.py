@@ -15,8 +15,9 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory.app.worker import HANDLERS
 from memory import config as config_mod
+from memory.app.worker import HANDLERS
 from memory.config import Config
 from memory.embed import HashEmbedder
 from memory.store import NewMemory, Store, jobs

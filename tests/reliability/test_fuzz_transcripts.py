@@ -18,9 +18,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from memory.extraction import harvest
 from memory import config as config_mod
-from memory.extraction import transcript
+from memory.extraction import harvest, transcript
 from memory.store import Store
 from reliability import fuzz, harness
 
