@@ -46,8 +46,8 @@ def log_line(event: str, message: str) -> None:
         finally:
             os.close(fd)
         if size > MAX_LOG_BYTES:  # keep the newer half: a log that grows forever is its own failure
-            data = path.read_bytes()[-MAX_LOG_BYTES // 2:]
-            path.write_bytes(data[data.find(b"\n") + 1:])
+            data = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
+            path.write_bytes(data[data.find(b"\n") + 1 :])
     except Exception:  # noqa: BLE001 - logging must never be the reason a hook fails
         pass
 
@@ -84,11 +84,15 @@ class Event:
         if where is not None and not isinstance(where, str):
             raise ValueError("hook input field 'cwd' is not a string")
         sid, source, path = data.get("session_id"), data.get("source"), data.get("transcript_path")
-        return cls(name=name or str(data.get("hook_event_name") or ""), raw=data,
-                   session_id=sid if isinstance(sid, str) and 0 < len(sid) <= 200 else None,
-                   project_dir=where or os.getcwd(), prompt=data.get("prompt"),
-                   source=source if isinstance(source, str) else None,
-                   transcript_path=path if isinstance(path, str) and path.strip() else None)
+        return cls(
+            name=name or str(data.get("hook_event_name") or ""),
+            raw=data,
+            session_id=sid if isinstance(sid, str) and 0 < len(sid) <= 200 else None,
+            project_dir=where or os.getcwd(),
+            prompt=data.get("prompt"),
+            source=source if isinstance(source, str) else None,
+            transcript_path=path if isinstance(path, str) and path.strip() else None,
+        )
 
     @property
     def scope(self) -> str:
@@ -111,6 +115,7 @@ def watchdog(seconds: float, event: str, on_fire: Callable[[], None] | None = No
     """Exit 0 silently if the hook is still running after `seconds` (a lock or a slow disk must
     not eat Claude Code's timeout, whose expiry shows the user an error). `on_fire` runs first
     (a harvest hands its transcript to a background process there)."""
+
     def fire() -> None:
         log_line(event, f"gave up after {seconds:g}s (watchdog); nothing was output")
         if on_fire is not None:
@@ -156,8 +161,18 @@ def ask_resident(event: Event, seconds: float = 0.5) -> str | None:
         found = [(p.stat().st_mtime, p) for p in run_dir(home()).glob("*.sock")]
     except OSError:
         return None
-    request = json.dumps({"op": "surface", "db": os.environ.get("MAPLE_DB") or None, "project": event.project_dir,
-                          "hook": event.raw}, ensure_ascii=False).encode() + b"\n"
+    request = (
+        json.dumps(
+            {
+                "op": "surface",
+                "db": os.environ.get("MAPLE_DB") or None,
+                "project": event.project_dir,
+                "hook": event.raw,
+            },
+            ensure_ascii=False,
+        ).encode()
+        + b"\n"
+    )
     deadline = time.monotonic() + seconds
     for _, path in sorted(found, reverse=True)[:4]:  # the newest servers first
         left = deadline - time.monotonic()
@@ -205,9 +220,14 @@ def start_resident(event: Event, minutes: float) -> None:
             return  # one is running or starting
         finally:
             os.close(fd)  # (releases the lock for the resident to take)
-        subprocess.Popen([sys.executable, str(Path(__file__).with_name("run.py")), "resident", project],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         close_fds=True, start_new_session=True)
+        subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("run.py")), "resident", project],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+        )
     except Exception as e:  # noqa: BLE001 - an optimisation for later prompts, never this one's problem
         log_line("UserPromptSubmit", f"resident not started: {type(e).__name__}: {e}")
 

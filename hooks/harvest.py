@@ -71,6 +71,7 @@ def spool(path: str, scope: str) -> None:
 
 # -- one drain at a time -----------------------------------------------------------------------
 
+
 def _lock(blocking: bool) -> Any:
     """The exclusive lock on <home>/harvest.lock, or None if another drain holds it. Where flock
     does not exist every caller gets it: job claiming alone keeps drains apart there."""
@@ -105,8 +106,12 @@ def spawn_drain() -> None:
     """Start `run.py drain` detached from Claude Code (it outlives the session and its hooks)."""
     import subprocess
 
-    kwargs: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
-                              "stderr": subprocess.DEVNULL, "close_fds": True}
+    kwargs: dict[str, Any] = {
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.DEVNULL,
+        "close_fds": True,
+    }
     if os.name == "nt":
         kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
     else:
@@ -115,6 +120,7 @@ def spawn_drain() -> None:
 
 
 # -- the jobs ----------------------------------------------------------------------------------
+
 
 def absorb_spool(store: Any) -> int:
     """Move spooled requests into the job queue; return how many lines were read.
@@ -166,8 +172,14 @@ def _pending(store: Any) -> bool:
     spool_path = common.home() / SPOOL_NAME
     if spool_path.exists() and spool_path.stat().st_size:
         return True
-    return store.conn.execute("SELECT 1 FROM jobs WHERE kind IN ('harvest', 'harvest_transcript') "
-                              "AND status = 'queued' AND run_after <= ? LIMIT 1", (time.time(),)).fetchone() is not None
+    return (
+        store.conn.execute(
+            "SELECT 1 FROM jobs WHERE kind IN ('harvest', 'harvest_transcript') "
+            "AND status = 'queued' AND run_after <= ? LIMIT 1",
+            (time.time(),),
+        ).fetchone()
+        is not None
+    )
 
 
 def drain_main(argv: list[str]) -> None:

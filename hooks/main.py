@@ -14,8 +14,12 @@ from collections.abc import Callable, Sequence
 from hooks import common
 
 EVENTS = {
-    "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", "surface": "UserPromptSubmit",
-    "stop": "Stop", "pre-compact": "PreCompact", "session-end": "SessionEnd",
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "surface": "UserPromptSubmit",
+    "stop": "Stop",
+    "pre-compact": "PreCompact",
+    "session-end": "SessionEnd",
 }
 EVENTS.update({v: v for v in list(EVENTS.values())})
 WATCHDOG = {"SessionStart": 4.0, "UserPromptSubmit": 4.0}  # installed timeouts are 5 s

@@ -30,8 +30,9 @@ def run(event: common.Event) -> str:
 
     store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)
     try:
-        block = Memories(store, event.scope).surface(event.prompt, session_id=event.session_id, hook=event.raw,
-                                                     segment=False, gated=True)  # jieba costs ~0.5 s: bigrams
+        block = Memories(store, event.scope).surface(
+            event.prompt, session_id=event.session_id, hook=event.raw, segment=False, gated=True
+        )  # jieba costs ~0.5 s: bigrams
     finally:
         store.close()
     common.start_resident(event, store.config.hook_resident_minutes)  # for the next prompts

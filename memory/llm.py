@@ -57,8 +57,7 @@ class Provider(Protocol):
 
 def _post(url: str, body: dict, headers: dict[str, str], timeout: float) -> dict:
     data = json.dumps(body).encode("utf-8")
-    req = urllib.request.Request(url, data=data, method="POST",
-                                 headers={"content-type": "application/json", **headers})
+    req = urllib.request.Request(url, data=data, method="POST", headers={"content-type": "application/json", **headers})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (configured endpoint)
             return json.loads(resp.read().decode("utf-8"))
@@ -81,9 +80,18 @@ class OpenAICompatible:
 
     def call(self, messages: list[dict], model: str, max_tokens: int) -> Reply:
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        out = _post(self.url, {"model": model, "messages": messages, "max_tokens": max_tokens,
-                               "temperature": 0, "response_format": {"type": "json_object"}},
-                    headers, self.timeout)
+        out = _post(
+            self.url,
+            {
+                "model": model,
+                "messages": messages,
+                "max_tokens": max_tokens,
+                "temperature": 0,
+                "response_format": {"type": "json_object"},
+            },
+            headers,
+            self.timeout,
+        )
         try:
             text = out["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as e:
@@ -96,8 +104,13 @@ class OpenAICompatible:
 class AnthropicMessages:
     """POST {base_url}/v1/messages: the Anthropic Messages API."""
 
-    def __init__(self, base_url: str = "https://api.anthropic.com", api_key: str | None = None,
-                 timeout: float = 30.0, version: str = "2023-06-01"):
+    def __init__(
+        self,
+        base_url: str = "https://api.anthropic.com",
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        version: str = "2023-06-01",
+    ):
         self.url = base_url.rstrip("/") + "/v1/messages"
         self.api_key = api_key
         self.timeout = timeout
@@ -136,19 +149,29 @@ def provider_from_config(config: Any, env: dict[str, str] | None = None) -> Prov
         return OpenAICompatible(config.llm_base_url, key, timeout)
     if kind == "anthropic":
         if not key:
-            raise ConfigError(f"llm_provider 'anthropic' needs an API key in the environment variable named by "
-                              f"llm_api_key_env (now {key_var!r})")
+            raise ConfigError(
+                f"llm_provider 'anthropic' needs an API key in the environment variable named by "
+                f"llm_api_key_env (now {key_var!r})"
+            )
         return AnthropicMessages(config.llm_base_url or "https://api.anthropic.com", key, timeout)
     raise ConfigError(f"llm_provider must be '', 'openai' or 'anthropic', got {kind!r}")
 
 
 # -- budget and breaker, shared by every process through the meta table --------------------------
 
+
 class Guard:
     """Daily token budget plus circuit breaker. `conn` may be None (state kept in memory)."""
 
-    def __init__(self, conn: Any, *, daily_tokens: int, failures: int = 3, cooldown_s: float = 300.0,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        conn: Any,
+        *,
+        daily_tokens: int,
+        failures: int = 3,
+        cooldown_s: float = 300.0,
+        clock: Callable[[], float] = time.time,
+    ):
         self.conn = conn
         self.daily_tokens = daily_tokens
         self.failures = failures
@@ -179,12 +202,16 @@ class Guard:
         opened = state.get("opened_at")
         if opened is not None and self.clock() - opened < self.cooldown_s:
             wait = int(self.cooldown_s - (self.clock() - opened))
-            raise BreakerOpen(f"LLM extraction paused after {state.get('failures')} failures in a row; "
-                              f"it retries in {wait} s (heuristic extraction goes on)")
+            raise BreakerOpen(
+                f"LLM extraction paused after {state.get('failures')} failures in a row; "
+                f"it retries in {wait} s (heuristic extraction goes on)"
+            )
         if self.used_today() + estimate > self.daily_tokens:
-            raise BudgetExceeded(f"today's LLM token budget ({self.daily_tokens}) would be exceeded "
-                                 f"({self.used_today()} used, about {estimate} needed); raise "
-                                 "llm_daily_token_budget or wait for tomorrow (UTC)")
+            raise BudgetExceeded(
+                f"today's LLM token budget ({self.daily_tokens}) would be exceeded "
+                f"({self.used_today()} used, about {estimate} needed); raise "
+                "llm_daily_token_budget or wait for tomorrow (UTC)"
+            )
 
     def record(self, tokens: int) -> None:
         self._set(self._day_key(), str(self.used_today() + max(0, tokens)))
@@ -200,5 +227,3 @@ class Guard:
 
 
 # -- the extraction call -----------------------------------------------------------------------
-
-

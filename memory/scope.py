@@ -41,7 +41,7 @@ def _main_repo_of_worktree(gitfile: Path) -> Path | None:
         return None
     if not line.startswith("gitdir:"):
         return None
-    gitdir = Path(line[len("gitdir:"):].strip())
+    gitdir = Path(line[len("gitdir:") :].strip())
     if not gitdir.is_absolute():
         gitdir = (gitfile.parent / gitdir).resolve()
     common = gitdir / "commondir"

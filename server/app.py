@@ -64,8 +64,12 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
         if config.worker_enabled:
             # The sleep-time worker: its own connection and thread; it drains the job queue only
             # after worker_idle_seconds without a request, and gives way when one arrives.
-            worker = jobs.Worker(open_store=lambda: Store.open(config, gate), activity=state.activity,
-                                 handlers=HANDLERS, idle_seconds=config.worker_idle_seconds)
+            worker = jobs.Worker(
+                open_store=lambda: Store.open(config, gate),
+                activity=state.activity,
+                handlers=HANDLERS,
+                idle_seconds=config.worker_idle_seconds,
+            )
             worker.start()
             store.defer_checkpoints()  # the worker checkpoints when idle; searches never wait for one
         listener = resident.Listener(state, config.home)
@@ -83,8 +87,12 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             store.close()
 
     server: MCPServer[AppState] = MCPServer(
-        NAME, instructions=INSTRUCTIONS, version=VERSION, lifespan=lifespan,
-        middleware=[_track_activity, _load_model_after_handshake])
+        NAME,
+        instructions=INSTRUCTIONS,
+        version=VERSION,
+        lifespan=lifespan,
+        middleware=[_track_activity, _load_model_after_handshake],
+    )
     tools.register(server)
     for more in (tools_memory, tools_graph, tools_wisdom, resources):
         more.register(server)
@@ -127,12 +135,14 @@ def registration_command(config: Config) -> str:
     return shlex.join(["claude", "mcp", "add", "--scope", "user", "maple", *pairs, "--", command, *args])
 
 
-async def _run_until_client_goes(server: MCPServer[AppState], streams: tuple[Any, Any] | None = None,
-                                 parent: int | None = None) -> None:
+async def _run_until_client_goes(
+    server: MCPServer[AppState], streams: tuple[Any, Any] | None = None, parent: int | None = None
+) -> None:
     """Serve stdio (or the given text streams); also exit if the client process disappears
     without closing our stdin."""
     parent = os.getppid() if parent is None else parent
     async with anyio.create_task_group() as tg:
+
         async def watch_parent() -> None:
             while os.getppid() == parent:
                 await anyio.sleep(2)
@@ -162,7 +172,9 @@ def run_stdio(config: Config, embedder: Embedder | None = None) -> None:
 
 def run_on(config: Config, embedder: Embedder | None, stdin: Any, stdout: Any, parent: int) -> None:
     """Serve on text streams (see server.launch), exiting when process `parent` goes away."""
-    anyio.run(_run_until_client_goes, build_server(config, embedder),
-              (anyio.wrap_file(stdin), anyio.wrap_file(stdout)), parent)
-
-
+    anyio.run(
+        _run_until_client_goes,
+        build_server(config, embedder),
+        (anyio.wrap_file(stdin), anyio.wrap_file(stdout)),
+        parent,
+    )

@@ -29,12 +29,18 @@ VERSION = "0.1.0"
 
 # The initialize-handshake revisions the SDK (mcp 2.x) negotiates; a test keeps this in step.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-CAPABILITIES: dict[str, Any] = {"prompts": {"listChanged": False},
-                                "resources": {"listChanged": False, "subscribe": False},
-                                "tools": {"listChanged": False}}
+CAPABILITIES: dict[str, Any] = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
 
 
 def initialize_result(version: str) -> dict[str, Any]:
     """The result of `initialize` for a client asking for `version` (one of HANDSHAKE_VERSIONS)."""
-    return {"capabilities": CAPABILITIES, "instructions": INSTRUCTIONS, "protocolVersion": version,
-            "serverInfo": {"name": NAME, "version": VERSION}}
+    return {
+        "capabilities": CAPABILITIES,
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": version,
+        "serverInfo": {"name": NAME, "version": VERSION},
+    }

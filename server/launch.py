@@ -76,7 +76,7 @@ class Replay(io.RawIOBase):
             self.prefix = self.prefix[n:]
             return n
         data = os.read(self.fd, len(buffer))
-        buffer[:len(data)] = data
+        buffer[: len(data)] = data
         return len(data)
 
 
@@ -110,7 +110,7 @@ class Wire:
 
 def _write_all(fd: int, data: bytes) -> None:
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 def _private_copy(fd: int) -> int:
@@ -170,8 +170,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--model", help="embedding model; hash-<dim> is a model-free test embedder")
     p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     args = p.parse_args(argv)
-    overrides = {k: v for k, v in (("database", args.db), ("embedding_model", args.model),
-                                   ("log_level", args.log_level)) if v}
+    overrides = {
+        k: v for k, v in (("database", args.db), ("embedding_model", args.model), ("log_level", args.log_level)) if v
+    }
     try:
         config = config_mod.load(home=Path(args.home) if args.home else None, **overrides)
     except ConfigError as e:

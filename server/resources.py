@@ -36,9 +36,14 @@ def _json(obj: Any) -> str:
 def register(server: MCPServer[AppState]) -> None:
     server.middleware.append(_expose_state)
 
-    @server.resource("memory://stats", name="stats", title="Memory statistics", mime_type="application/json",
-                     description="Counts by layer, scope and category, decisions, entities, sizes, last "
-                                 "maintenance and model, for this project and global")
+    @server.resource(
+        "memory://stats",
+        name="stats",
+        title="Memory statistics",
+        mime_type="application/json",
+        description="Counts by layer, scope and category, decisions, entities, sizes, last "
+        "maintenance and model, for this project and global",
+    )
     def stats_resource() -> str:
         state = _current.get()
         if state is None:
@@ -48,8 +53,13 @@ def register(server: MCPServer[AppState]) -> None:
         except MapleError as e:  # e.g. the database could not be opened: say so, with the fix
             raise ResourceError(str(e)) from None
 
-    @server.resource("memory://{id}", name="memory", title="A memory", mime_type="application/json",
-                     description="One memory with every field, by id (e.g. memory://12)")
+    @server.resource(
+        "memory://{id}",
+        name="memory",
+        title="A memory",
+        mime_type="application/json",
+        description="One memory with every field, by id (e.g. memory://12)",
+    )
     def memory_resource(id: str, ctx: Context[AppState]) -> str:
         state: AppState = ctx.request_context.lifespan_context
         # ResourceNotFoundError: the client gets JSON-RPC -32602 with this message (others are hidden).
@@ -60,5 +70,7 @@ def register(server: MCPServer[AppState]) -> None:
         except MapleError as e:
             raise ResourceError(str(e)) from None
         if not found:
-            raise ResourceNotFoundError(f"no memory {id} in this project or the global scope; search to find the right id")
+            raise ResourceNotFoundError(
+                f"no memory {id} in this project or the global scope; search to find the right id"
+            )
         return _json({**found[0], "archived": found[0]["deleted_at"] is not None})

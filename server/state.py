@@ -112,8 +112,10 @@ class AppState:
     def store(self) -> Store:
         """The open store, or the start-up failure as an error the model can relay to the user."""
         if self.db is None:
-            raise StoreUnavailable(f"MAPLE could not open its database: {self.error} "
-                                   "Fix that, then restart the MCP server (in Claude Code: /mcp).")
+            raise StoreUnavailable(
+                f"MAPLE could not open its database: {self.error} "
+                "Fix that, then restart the MCP server (in Claude Code: /mcp)."
+            )
         return self.db
 
     @property

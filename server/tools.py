@@ -31,6 +31,7 @@ Layer = Literal["fact", "experience", "decision"]
 
 # -- results -----------------------------------------------------------------------------------
 
+
 class MemoryOut(BaseModel):
     id: int = Field(description="Use this id with memory_get and memory_forget")
     content: str
@@ -87,6 +88,7 @@ class ForgetOut(BaseModel):
 
 # -- tools -------------------------------------------------------------------------------------
 
+
 @contextmanager
 def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
     """The app for this request; the library's deliberate errors become tool errors the model can
@@ -100,60 +102,108 @@ def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
 
 
 def memory_store(
-    content: Annotated[str, Field(min_length=1, description=(
-        "The memory: one self-contained fact, decision or experience, worded so it makes sense "
-        "later without this conversation. Secrets are redacted before storing."))],
+    content: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description=(
+                "The memory: one self-contained fact, decision or experience, worded so it makes sense "
+                "later without this conversation. Secrets are redacted before storing."
+            ),
+        ),
+    ],
     ctx: Context[AppState],
-    layer: Annotated[Layer, Field(description=(
-        "fact = stable knowledge (preferences, setup, conventions); experience = something that "
-        "happened (a bug hunt, an outcome); decision = a choice made and why"))] = "fact",
-    category: Annotated[str, Field(min_length=1, max_length=64, description=(
-        "Short free-form grouping, e.g. 'build', 'preference', 'architecture'"))] = "general",
-    subject: Annotated[str | None, Field(max_length=200, description=(
-        "What the memory is about, e.g. a module, tool or person"))] = None,
-    importance: Annotated[StrictInt, Field(ge=1, le=5, description=(
-        "1 = trivia, 3 = useful, 5 = must never be forgotten"))] = 3,
+    layer: Annotated[
+        Layer,
+        Field(
+            description=(
+                "fact = stable knowledge (preferences, setup, conventions); experience = something that "
+                "happened (a bug hunt, an outcome); decision = a choice made and why"
+            )
+        ),
+    ] = "fact",
+    category: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=64,
+            description=("Short free-form grouping, e.g. 'build', 'preference', 'architecture'"),
+        ),
+    ] = "general",
+    subject: Annotated[
+        str | None, Field(max_length=200, description=("What the memory is about, e.g. a module, tool or person"))
+    ] = None,
+    importance: Annotated[
+        StrictInt, Field(ge=1, le=5, description=("1 = trivia, 3 = useful, 5 = must never be forgotten"))
+    ] = 3,
     tags: Annotated[list[str] | None, Field(description="Keywords to find it by (at most 32)")] = None,
     pinned: Annotated[bool, Field(description="Pinned memories are kept from decay and consolidation")] = False,
-    scope: Annotated[Literal["project", "global"], Field(description=(
-        "project = only this project sees it; global = every project sees it (user-wide "
-        "preferences)"))] = "project",
-    occurred_at: Annotated[str | None, Field(description=(
-        "When it happened, ISO 8601 (2025-03-14 or 2025-03-14T09:30:00Z); default now"))] = None,
+    scope: Annotated[
+        Literal["project", "global"],
+        Field(
+            description=("project = only this project sees it; global = every project sees it (user-wide preferences)")
+        ),
+    ] = "project",
+    occurred_at: Annotated[
+        str | None, Field(description=("When it happened, ISO 8601 (2025-03-14 or 2025-03-14T09:30:00Z); default now"))
+    ] = None,
     metadata: Annotated[dict[str, Any] | None, Field(description="Any extra JSON object to keep with it")] = None,
 ) -> MemoryOut:
     """Save a memory for future sessions. Returns it with its id; storing the same text again in
     the same scope returns the existing memory instead of a duplicate."""
     with _calls(ctx) as app:
-        return MemoryOut.of(app.add(content, layer=layer, category=category, subject=subject, importance=importance,
-                                    tags=tags, pinned=pinned, scope=scope, occurred_at=occurred_at,
-                                    metadata=metadata)["memory"])
+        return MemoryOut.of(
+            app.add(
+                content,
+                layer=layer,
+                category=category,
+                subject=subject,
+                importance=importance,
+                tags=tags,
+                pinned=pinned,
+                scope=scope,
+                occurred_at=occurred_at,
+                metadata=metadata,
+            )["memory"]
+        )
 
 
 def memory_search(
-    query: Annotated[str, Field(min_length=1, description=(
-        "What to look for, in words: a question, topic, name or error message"))],
+    query: Annotated[
+        str, Field(min_length=1, description=("What to look for, in words: a question, topic, name or error message"))
+    ],
     ctx: Context[AppState],
     limit: Annotated[StrictInt, Field(ge=1, le=MAX_LIMIT, description="How many results at most")] = 10,
-    scope: Annotated[Literal["project", "global", "all"], Field(description=(
-        "project = this project's memories, global = user-wide ones, all = both"))] = "all",
+    scope: Annotated[
+        Literal["project", "global", "all"],
+        Field(description=("project = this project's memories, global = user-wide ones, all = both")),
+    ] = "all",
     layer: Annotated[Layer | None, Field(description="Only this layer")] = None,
     category: Annotated[str | None, Field(description="Only this category")] = None,
-    since: Annotated[str | None, Field(description="Only memories that occurred at or after this ISO 8601 time")] = None,
+    since: Annotated[
+        str | None, Field(description="Only memories that occurred at or after this ISO 8601 time")
+    ] = None,
     until: Annotated[str | None, Field(description="Only memories that occurred before this ISO 8601 time")] = None,
 ) -> SearchOut:
     """Find memories relevant to a query, best first, from this project and the global scope.
     Long contents are cut to 2,000 characters; memory_get returns the full text."""
     with _calls(ctx) as app:
         found = app.search(query, limit=limit, scope=scope, layer=layer, category=category, since=since, until=until)
-    hits = [Hit(content=r["content"][:SEARCH_CONTENT_CHARS], truncated=len(r["content"]) > SEARCH_CONTENT_CHARS,
-                **{k: r[k] for k in Hit.model_fields if k not in ("content", "truncated")})
-            for r in found["results"]]
+    hits = [
+        Hit(
+            content=r["content"][:SEARCH_CONTENT_CHARS],
+            truncated=len(r["content"]) > SEARCH_CONTENT_CHARS,
+            **{k: r[k] for k in Hit.model_fields if k not in ("content", "truncated")},
+        )
+        for r in found["results"]
+    ]
     return SearchOut(results=hits, model=found["model"])
 
 
 def memory_get(
-    ids: Annotated[list[StrictInt], Field(min_length=1, max_length=100, description="Memory ids, e.g. from memory_search")],
+    ids: Annotated[
+        list[StrictInt], Field(min_length=1, max_length=100, description="Memory ids, e.g. from memory_search")
+    ],
     ctx: Context[AppState],
 ) -> GetOut:
     """Read whole memories by id (including archived ones, marked archived)."""
@@ -165,9 +215,15 @@ def memory_get(
 def memory_forget(
     id: Annotated[StrictInt, Field(description="The memory's id")],
     ctx: Context[AppState],
-    permanent: Annotated[StrictBool, Field(description=(
-        "false = archive it (hidden from search, restorable with `maple-memory restore`); "
-        "true = delete it and its chunks for good"))] = False,
+    permanent: Annotated[
+        StrictBool,
+        Field(
+            description=(
+                "false = archive it (hidden from search, restorable with `maple-memory restore`); "
+                "true = delete it and its chunks for good"
+            )
+        ),
+    ] = False,
 ) -> ForgetOut:
     """Forget a memory that is wrong or obsolete. Archives it unless permanent is true."""
     with _calls(ctx) as app:
@@ -178,11 +234,22 @@ def memory_forget(
 def memory_surface(
     prompt: Annotated[str, Field(description="The user's prompt, as typed")],
     ctx: Context[AppState],
-    cwd: Annotated[str | None, Field(description=(
-        "The session's working directory (informational: this server only surfaces its own "
-        "project's and global memories)"))] = None,
-    session_id: Annotated[str | None, Field(max_length=200, description=(
-        "The Claude Code session id; memories already shown to this session are not shown again"))] = None,
+    cwd: Annotated[
+        str | None,
+        Field(
+            description=(
+                "The session's working directory (informational: this server only surfaces its own "
+                "project's and global memories)"
+            )
+        ),
+    ] = None,
+    session_id: Annotated[
+        str | None,
+        Field(
+            max_length=200,
+            description=("The Claude Code session id; memories already shown to this session are not shown again"),
+        ),
+    ] = None,
 ) -> str:
     """Memories relevant to a prompt, as a context block for Claude Code's UserPromptSubmit hook
     (type mcp_tool); empty when the prompt is trivial or nothing relevant is known. Calling it
@@ -211,8 +278,9 @@ class MaintainOut(BaseModel):
     dry_run: bool = Field(description="True: nothing was changed; the report says what a real pass would do")
     counts: dict[str, int] = Field(description="Changes per step (decay, dedup, consolidate, forget, ...)")
     total_changes: int
-    changes: list[dict[str, Any]] = Field(description=(
-        "The first 200 changes, each with its step, action, why and memory_id or entity_id"))
+    changes: list[dict[str, Any]] = Field(
+        description=("The first 200 changes, each with its step, action, why and memory_id or entity_id")
+    )
     size_before: dict[str, Any] = Field(description="Database size and counts before the pass")
     size_after: dict[str, Any]
     notes: list[str]
@@ -221,9 +289,15 @@ class MaintainOut(BaseModel):
 
 def memory_maintain(
     ctx: Context[AppState],
-    dry_run: Annotated[bool, Field(description=(
-        "true = only report what would change and why; false = apply it (archived memories stay "
-        "restorable with `maple-memory restore ID`)"))] = False,
+    dry_run: Annotated[
+        bool,
+        Field(
+            description=(
+                "true = only report what would change and why; false = apply it (archived memories stay "
+                "restorable with `maple-memory restore ID`)"
+            )
+        ),
+    ] = False,
 ) -> MaintainOut:
     """Run the maintenance agent now over this project's and the global memories: confidence decay
     for memories not recalled in a while, merging near-duplicates, summarising old episodes,
@@ -238,21 +312,56 @@ def register(server: MCPServer[AppState]) -> None:
     """Add every tool to `server`, each with its behaviour hints."""
     # memory_search records which memories were recalled (input to decay), bookkeeping rather than
     # a change the user asked for, so it is marked read-only: clients then allow it in plan mode.
-    server.add_tool(memory_store, title="Store a memory", annotations=ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
-    server.add_tool(memory_search, title="Search memories", annotations=ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
-    server.add_tool(memory_get, title="Get memories by id", annotations=ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
-    server.add_tool(memory_forget, title="Forget a memory", annotations=ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False))
-    server.add_tool(memory_maintain, title="Run maintenance", annotations=ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))
+    server.add_tool(
+        memory_store,
+        title="Store a memory",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    server.add_tool(
+        memory_search,
+        title="Search memories",
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    server.add_tool(
+        memory_get,
+        title="Get memories by id",
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    server.add_tool(
+        memory_forget,
+        title="Forget a memory",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    server.add_tool(
+        memory_maintain,
+        title="Run maintenance",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+        ),
+    )
     # Plain text, no outputSchema: Claude Code parses an mcp_tool hook's text like a command
     # hook's stdout, and text starting with "{" would be taken for (invalid) hook JSON.
-    server.add_tool(memory_surface, title="Context for a prompt (hook)", structured_output=False,
-                    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False,
-                                                idempotent_hint=False, open_world_hint=False))
-    server.add_tool(memory_context, title="Briefing for a task", structured_output=False,
-                    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False,
-                                                idempotent_hint=True, open_world_hint=False))
+    server.add_tool(
+        memory_surface,
+        title="Context for a prompt (hook)",
+        structured_output=False,
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+        ),
+    )
+    server.add_tool(
+        memory_context,
+        title="Briefing for a task",
+        structured_output=False,
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )

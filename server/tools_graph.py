@@ -66,8 +66,14 @@ class EntityOut(BaseModel):
 
 
 def entity_get(
-    name: Annotated[str, Field(min_length=1, max_length=200, description=(
-        "Entity name or alias (case-insensitive), e.g. 'postgres', 'src/app.py', 'Alice'; or its id"))],
+    name: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=200,
+            description=("Entity name or alias (case-insensitive), e.g. 'postgres', 'src/app.py', 'Alice'; or its id"),
+        ),
+    ],
     ctx: Context[AppState],
     memory_limit: Annotated[StrictInt, Field(ge=0, le=100, description="Most linked memories to return")] = 20,
     include_closed: Annotated[bool, Field(description="Also list relations that were closed (history)")] = True,
@@ -77,11 +83,14 @@ def entity_get(
     with _calls(ctx) as app:
         d = app.entity(name, memory_limit=memory_limit, include_closed=include_closed)
     e = d["entity"]
-    return EntityOut(entity=EntityInfo(**{k: e[k] for k in EntityInfo.model_fields}),
-                     same_entity=[NodeOut(**n) for n in d["same_entity"]], aliases=d["aliases"],
-                     relations=[RelationOut(**r) for r in d["relations"]],
-                     memories=[MemoryOut.of(m) for m in d["memories"]],
-                     memory_count=d["memory_count"])
+    return EntityOut(
+        entity=EntityInfo(**{k: e[k] for k in EntityInfo.model_fields}),
+        same_entity=[NodeOut(**n) for n in d["same_entity"]],
+        aliases=d["aliases"],
+        relations=[RelationOut(**r) for r in d["relations"]],
+        memories=[MemoryOut.of(m) for m in d["memories"]],
+        memory_count=d["memory_count"],
+    )
 
 
 class RelateOut(BaseModel):
@@ -93,22 +102,30 @@ class RelateOut(BaseModel):
 
 def entity_relate(
     source: Annotated[str, Field(min_length=1, max_length=200, description="Entity the relation starts from")],
-    relation: Annotated[str, Field(min_length=1, max_length=64, description=(
-        "Relation type, e.g. uses, depends_on, owned_by, replaced_by, part_of"))],
+    relation: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=64,
+            description=("Relation type, e.g. uses, depends_on, owned_by, replaced_by, part_of"),
+        ),
+    ],
     target: Annotated[str, Field(min_length=1, max_length=200, description="Entity it points to")],
     ctx: Context[AppState],
-    close: Annotated[bool, Field(description=(
-        "false = add the relation; true = close it (no longer true; kept as history)"))] = False,
-    scope: Annotated[Literal["project", "global"], Field(description=(
-        "Where the relation lives: project, or global for facts true everywhere"))] = "project",
+    close: Annotated[
+        bool, Field(description=("false = add the relation; true = close it (no longer true; kept as history)"))
+    ] = False,
+    scope: Annotated[
+        Literal["project", "global"],
+        Field(description=("Where the relation lives: project, or global for facts true everywhere")),
+    ] = "project",
     confidence: Annotated[float, Field(ge=0, le=1, description="How sure, 0-1")] = 1.0,
     memory_id: Annotated[StrictInt | None, Field(description="The memory this relation comes from, if any")] = None,
 ) -> RelateOut:
     """Record that source -[relation]-> target (creating the entities if new), or close such a
     relation when it stops being true. Adding a relation that is already open changes nothing."""
     with _calls(ctx) as app:
-        d = app.relate(source, relation, target, scope=scope, close=close, memory_id=memory_id,
-                       confidence=confidence)
+        d = app.relate(source, relation, target, scope=scope, close=close, memory_id=memory_id, confidence=confidence)
     return RelateOut(**d)
 
 
@@ -119,8 +136,9 @@ class NeighborsOut(BaseModel):
     truncated: bool = Field(description="More entities were in reach than limit")
 
 
-RelationTypes = Annotated[list[str] | None, Field(description=(
-    "Follow only these relation types (e.g. ['depends_on']); default all"))]
+RelationTypes = Annotated[
+    list[str] | None, Field(description=("Follow only these relation types (e.g. ['depends_on']); default all"))
+]
 
 
 def graph_neighbors(
@@ -160,8 +178,9 @@ def graph_path(
 
 def register(server: MCPServer[AppState]) -> None:
     def hints(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
-        return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
-                               idempotent_hint=idempotent, open_world_hint=False)
+        return ToolAnnotations(
+            read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+        )
 
     server.add_tool(entity_get, title="Get an entity", annotations=hints(True, False, True))
     # Closing a relation keeps it as history (valid_to set), so not destructive.

@@ -23,10 +23,14 @@ ScopeChoice = Literal["project", "global", "all"]
 
 # -- memory_update ------------------------------------------------------------------------------
 
+
 class UpdateOut(BaseModel):
-    action: Literal["edited", "superseded", "unchanged"] = Field(description=(
-        "edited = changed in place (the old version is kept in its history); superseded = a new "
-        "memory replaces it; unchanged = it already said that"))
+    action: Literal["edited", "superseded", "unchanged"] = Field(
+        description=(
+            "edited = changed in place (the old version is kept in its history); superseded = a new "
+            "memory replaces it; unchanged = it already said that"
+        )
+    )
     memory: MemoryOut = Field(description="The memory as it is now (for 'superseded', the new memory)")
     replaced: MemoryOut | None = Field(description="For 'superseded': the old memory, now history")
     versions: int = Field(description="Earlier versions kept for this memory (memory_history shows them)")
@@ -35,40 +39,69 @@ class UpdateOut(BaseModel):
 def memory_update(
     id: Annotated[StrictInt, Field(description="The memory's id (from memory_search or memory_list)")],
     ctx: Context[AppState],
-    content: Annotated[str | None, Field(min_length=1, description=(
-        "New text, self-contained like a new memory; leave out to keep the text"))] = None,
+    content: Annotated[
+        str | None,
+        Field(min_length=1, description=("New text, self-contained like a new memory; leave out to keep the text")),
+    ] = None,
     layer: Annotated[Layer | None, Field(description="New layer: fact, experience or decision")] = None,
     category: Annotated[str | None, Field(min_length=1, max_length=64, description="New category")] = None,
     subject: Annotated[str | None, Field(max_length=200, description="New subject")] = None,
     importance: Annotated[StrictInt | None, Field(ge=1, le=5, description="New importance, 1-5")] = None,
     tags: Annotated[list[str] | None, Field(description="New tags (replace the old ones)")] = None,
-    scope: Annotated[Literal["project", "global"] | None, Field(description=(
-        "Move it: global makes it visible in every project"))] = None,
+    scope: Annotated[
+        Literal["project", "global"] | None, Field(description=("Move it: global makes it visible in every project"))
+    ] = None,
     occurred_at: Annotated[str | None, Field(description="When it happened, ISO 8601")] = None,
     metadata: Annotated[dict[str, Any] | None, Field(description="New metadata object (replaces the old one)")] = None,
-    mode: Annotated[Literal["edit", "supersede"], Field(description=(
-        "edit = change this memory in place, keeping the old version in its history (fixing a "
-        "typo or wording); supersede = store the changed memory as a new one and retire this one "
-        "as history (the fact itself changed: 'we moved from MySQL to Postgres')"))] = "edit",
-    reason: Annotated[str, Field(min_length=1, max_length=200, description=(
-        "Why it changed, kept with the old version"))] = "update",
+    mode: Annotated[
+        Literal["edit", "supersede"],
+        Field(
+            description=(
+                "edit = change this memory in place, keeping the old version in its history (fixing a "
+                "typo or wording); supersede = store the changed memory as a new one and retire this one "
+                "as history (the fact itself changed: 'we moved from MySQL to Postgres')"
+            )
+        ),
+    ] = "edit",
+    reason: Annotated[
+        str, Field(min_length=1, max_length=200, description=("Why it changed, kept with the old version"))
+    ] = "update",
 ) -> UpdateOut:
     """Change a memory that is partly wrong or out of date. Nothing is lost: the previous version
     stays in the memory's history (memory_history). Use memory_forget for memories that are
     simply wrong."""
     with _calls(ctx) as app:
-        d = app.update(id, content=content, layer=layer, category=category, subject=subject, importance=importance,
-                       tags=tags, scope=scope, occurred_at=occurred_at, metadata=metadata, mode=mode, reason=reason)
-    return UpdateOut(action=d["action"], memory=MemoryOut.of(d["memory"]),
-                     replaced=MemoryOut.of(d["replaced"]) if d["replaced"] else None, versions=d["versions"])
+        d = app.update(
+            id,
+            content=content,
+            layer=layer,
+            category=category,
+            subject=subject,
+            importance=importance,
+            tags=tags,
+            scope=scope,
+            occurred_at=occurred_at,
+            metadata=metadata,
+            mode=mode,
+            reason=reason,
+        )
+    return UpdateOut(
+        action=d["action"],
+        memory=MemoryOut.of(d["memory"]),
+        replaced=MemoryOut.of(d["replaced"]) if d["replaced"] else None,
+        versions=d["versions"],
+    )
 
 
 # -- memory_pin ---------------------------------------------------------------------------------
 
+
 def memory_pin(
     id: Annotated[StrictInt, Field(description="The memory's id")],
     ctx: Context[AppState],
-    pinned: Annotated[bool, Field(description="true = pin (always surfaced first, never decays); false = unpin")] = True,
+    pinned: Annotated[
+        bool, Field(description="true = pin (always surfaced first, never decays); false = unpin")
+    ] = True,
 ) -> MemoryOut:
     """Pin a memory so it is always put in front of the assistant and kept from decay and
     consolidation; or unpin it. Pin only what matters in nearly every session."""
@@ -77,6 +110,7 @@ def memory_pin(
 
 
 # -- memory_list --------------------------------------------------------------------------------
+
 
 class ListItem(BaseModel):
     id: int
@@ -97,7 +131,9 @@ class ListItem(BaseModel):
 class ListOut(BaseModel):
     memories: list[ListItem]
     total: int = Field(description="Memories matching the filters, over all pages")
-    next_cursor: str | None = Field(description="Pass as cursor (with the same filters and sort) for the next page; null = no more")
+    next_cursor: str | None = Field(
+        description="Pass as cursor (with the same filters and sort) for the next page; null = no more"
+    )
 
 
 def memory_list(
@@ -108,25 +144,47 @@ def memory_list(
     subject: Annotated[str | None, Field(description="Only memories about this subject (case-insensitive)")] = None,
     tag: Annotated[str | None, Field(description="Only memories with this tag")] = None,
     pinned: Annotated[bool | None, Field(description="true = only pinned, false = only unpinned")] = None,
-    status: Annotated[Literal["current", "history", "archived", "all"], Field(description=(
-        "current = in use; history = superseded or expired; archived = forgotten; all"))] = "current",
-    sort: Annotated[Literal["newest", "oldest", "updated", "importance", "recently_used"], Field(description=(
-        "Order: newest/oldest by when it happened, updated, importance, or recently_used (recalled)"))] = "newest",
+    status: Annotated[
+        Literal["current", "history", "archived", "all"],
+        Field(description=("current = in use; history = superseded or expired; archived = forgotten; all")),
+    ] = "current",
+    sort: Annotated[
+        Literal["newest", "oldest", "updated", "importance", "recently_used"],
+        Field(
+            description=("Order: newest/oldest by when it happened, updated, importance, or recently_used (recalled)")
+        ),
+    ] = "newest",
     limit: Annotated[StrictInt, Field(ge=1, le=MAX_PAGE, description="Memories per page")] = 20,
     cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
 ) -> ListOut:
     """Browse memories by filters instead of by relevance (memory_search ranks by a query).
     Pages with next_cursor."""
     with _calls(ctx) as app:
-        page = app.list(scope=scope, layer=layer, category=category, subject=subject, tag=tag, pinned=pinned,
-                        status=status, sort=sort, limit=limit, cursor=cursor)
-    items = [ListItem(content=m["content"][:LIST_CONTENT_CHARS], truncated=len(m["content"]) > LIST_CONTENT_CHARS,
-                      **{k: m[k] for k in ListItem.model_fields if k not in ("content", "truncated")})
-             for m in page["memories"]]
+        page = app.list(
+            scope=scope,
+            layer=layer,
+            category=category,
+            subject=subject,
+            tag=tag,
+            pinned=pinned,
+            status=status,
+            sort=sort,
+            limit=limit,
+            cursor=cursor,
+        )
+    items = [
+        ListItem(
+            content=m["content"][:LIST_CONTENT_CHARS],
+            truncated=len(m["content"]) > LIST_CONTENT_CHARS,
+            **{k: m[k] for k in ListItem.model_fields if k not in ("content", "truncated")},
+        )
+        for m in page["memories"]
+    ]
     return ListOut(memories=items, total=page["total"], next_cursor=page["next_cursor"])
 
 
 # -- memory_history -----------------------------------------------------------------------------
+
 
 class VersionOut(BaseModel):
     content: str = Field(description="The text before this change")
@@ -151,21 +209,33 @@ class HistoryOut(BaseModel):
 
 def memory_history(
     ctx: Context[AppState],
-    id: Annotated[StrictInt | None, Field(description="A memory id: its chain of replacements and its versions")] = None,
-    subject: Annotated[str | None, Field(max_length=200, description=(
-        "Or a subject: every memory about it, current and past"))] = None,
+    id: Annotated[
+        StrictInt | None, Field(description="A memory id: its chain of replacements and its versions")
+    ] = None,
+    subject: Annotated[
+        str | None, Field(max_length=200, description=("Or a subject: every memory about it, current and past"))
+    ] = None,
 ) -> HistoryOut:
     """How a memory, or what is known about a subject, changed over time: which memories replaced
     which (supersession), each one's earlier versions, and what is current now."""
     with _calls(ctx) as app:
         d = app.history(id, subject)
-    out = [HistoryEntry(memory=MemoryOut.of(e["memory"]), status=e["status"], superseded_by=e["memory"]["superseded_by"],
-                        supersedes=e["supersedes"], valid_to=e["memory"]["valid_to"],
-                        versions=[VersionOut(**v) for v in e["versions"]]) for e in d["entries"]]
+    out = [
+        HistoryEntry(
+            memory=MemoryOut.of(e["memory"]),
+            status=e["status"],
+            superseded_by=e["memory"]["superseded_by"],
+            supersedes=e["supersedes"],
+            valid_to=e["memory"]["valid_to"],
+            versions=[VersionOut(**v) for v in e["versions"]],
+        )
+        for e in d["entries"]
+    ]
     return HistoryOut(entries=out, current=d["current"])
 
 
 # -- memory_stats -------------------------------------------------------------------------------
+
 
 class DecisionCounts(BaseModel):
     total: int
@@ -196,8 +266,10 @@ class StatsOut(BaseModel):
     embedding_dim: int | None
     without_vectors: int = Field(description="Memories only keyword search can find (reindex fills them)")
     model: ModelState = Field(description="Whether the embedding model is loaded in this server")
-    search_indexes: IndexState = Field(description="The server's in-memory search indexes; until ready, "
-                                       "searches rank with SQLite alone (same results, slower)")
+    search_indexes: IndexState = Field(
+        description="The server's in-memory search indexes; until ready, "
+        "searches rank with SQLite alone (same results, slower)"
+    )
 
 
 def memory_stats(ctx: Context[AppState]) -> StatsOut:
@@ -210,8 +282,9 @@ def memory_stats(ctx: Context[AppState]) -> StatsOut:
 
 def register(server: MCPServer[AppState]) -> None:
     def hints(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
-        return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
-                               idempotent_hint=idempotent, open_world_hint=False)
+        return ToolAnnotations(
+            read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+        )
 
     # Updates keep every previous version (and supersede keeps the old memory), so nothing is lost:
     # not destructive. Repeating the same update changes nothing more: idempotent.

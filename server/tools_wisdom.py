@@ -22,27 +22,57 @@ Result = Literal["worked", "failed", "partial"]
 
 
 def decision_record(
-    chosen: Annotated[str, Field(min_length=1, max_length=2000, description=(
-        "What was decided, e.g. 'Use Postgres for the job queue'"))],
-    why: Annotated[str, Field(min_length=1, max_length=4000, description=(
-        "The reasons, so a later session can judge whether they still hold"))],
+    chosen: Annotated[
+        str,
+        Field(min_length=1, max_length=2000, description=("What was decided, e.g. 'Use Postgres for the job queue'")),
+    ],
+    why: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=4000,
+            description=("The reasons, so a later session can judge whether they still hold"),
+        ),
+    ],
     ctx: Context[AppState],
-    alternatives: Annotated[list[str] | None, Field(max_length=decisions.MAX_ALTERNATIVES, description=(
-        "Options considered and not chosen (with a word on why, if known)"))] = None,
+    alternatives: Annotated[
+        list[str] | None,
+        Field(
+            max_length=decisions.MAX_ALTERNATIVES,
+            description=("Options considered and not chosen (with a word on why, if known)"),
+        ),
+    ] = None,
     subject: Annotated[str | None, Field(max_length=200, description="What it is about, e.g. 'job queue'")] = None,
-    category: Annotated[str, Field(min_length=1, max_length=64, description="Grouping, e.g. architecture, tooling")] = "decision",
+    category: Annotated[
+        str, Field(min_length=1, max_length=64, description="Grouping, e.g. architecture, tooling")
+    ] = "decision",
     importance: Annotated[StrictInt, Field(ge=1, le=5, description="1 = minor, 5 = shapes the whole project")] = 3,
     tags: Annotated[list[str] | None, Field(description="Keywords to find it by")] = None,
-    scope: Annotated[Literal["project", "global"], Field(description=(
-        "project, or global for a personal rule that holds everywhere"))] = "project",
-    context: Annotated[str | None, Field(max_length=2000, description=(
-        "The situation it was made in (constraints, deadline), kept in metadata"))] = None,
+    scope: Annotated[
+        Literal["project", "global"],
+        Field(description=("project, or global for a personal rule that holds everywhere")),
+    ] = "project",
+    context: Annotated[
+        str | None,
+        Field(max_length=2000, description=("The situation it was made in (constraints, deadline), kept in metadata")),
+    ] = None,
 ) -> MemoryOut:
     """Record a decision: what was chosen, why, and the alternatives. Record its outcome later
     with decision_outcome; lessons_for brings it back when a similar task comes up."""
     with _calls(ctx) as app:
-        return MemoryOut.of(app.decide(chosen, why, alternatives=alternatives, subject=subject, category=category,
-                                       importance=importance, tags=tags, scope=scope, context=context)["memory"])
+        return MemoryOut.of(
+            app.decide(
+                chosen,
+                why,
+                alternatives=alternatives,
+                subject=subject,
+                category=category,
+                importance=importance,
+                tags=tags,
+                scope=scope,
+                context=context,
+            )["memory"]
+        )
 
 
 class OutcomeRow(BaseModel):
@@ -61,11 +91,15 @@ class OutcomeOut(BaseModel):
 
 def decision_outcome(
     id: Annotated[StrictInt, Field(description="The decision's memory id (from decision_record or lessons_for)")],
-    outcome: Annotated[Result, Field(description=(
-        "worked, failed, or partial (worked with caveats)"))],
+    outcome: Annotated[Result, Field(description=("worked, failed, or partial (worked with caveats)"))],
     ctx: Context[AppState],
-    notes: Annotated[str, Field(max_length=decisions.MAX_NOTES, description=(
-        "What happened and what to do differently: this is what a later session learns from"))] = "",
+    notes: Annotated[
+        str,
+        Field(
+            max_length=decisions.MAX_NOTES,
+            description=("What happened and what to do differently: this is what a later session learns from"),
+        ),
+    ] = "",
 ) -> OutcomeOut:
     """Record how a decision turned out. A failed decision is raised in importance and carries a
     warning, so it comes up first when a similar choice is made again."""
@@ -93,8 +127,14 @@ class LessonsOut(BaseModel):
 
 
 def lessons_for(
-    task: Annotated[str, Field(min_length=1, max_length=4000, description=(
-        "The task or choice at hand, in words, e.g. 'pick a queue for background jobs'"))],
+    task: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=4000,
+            description=("The task or choice at hand, in words, e.g. 'pick a queue for background jobs'"),
+        ),
+    ],
     ctx: Context[AppState],
     limit: Annotated[StrictInt, Field(ge=1, le=retrieval.MAX_LIMIT, description="How many decisions at most")] = 10,
     include_open: Annotated[bool, Field(description="Also decisions whose outcome is not known yet")] = True,
@@ -106,18 +146,28 @@ def lessons_for(
     lessons = []
     for les in d["lessons"]:
         m = les["memory"]
-        lessons.append(LessonOut(id=m["id"], content=m["content"], outcome=les["outcome"],
-                                 warning=m["metadata"].get("warning"),
-                                 outcomes=[OutcomeRow(**o) for o in les["outcomes"]],
-                                 score=round(les["score"], 6), subject=m["subject"], scope=m["scope"],
-                                 importance=m["importance"], occurred_at=m["occurred_at"]))
+        lessons.append(
+            LessonOut(
+                id=m["id"],
+                content=m["content"],
+                outcome=les["outcome"],
+                warning=m["metadata"].get("warning"),
+                outcomes=[OutcomeRow(**o) for o in les["outcomes"]],
+                score=round(les["score"], 6),
+                subject=m["subject"],
+                scope=m["scope"],
+                importance=m["importance"],
+                occurred_at=m["occurred_at"],
+            )
+        )
     return LessonsOut(lessons=lessons, model=d["model"])
 
 
 def register(server: MCPServer[AppState]) -> None:
     def hints(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
-        return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
-                               idempotent_hint=idempotent, open_world_hint=False)
+        return ToolAnnotations(
+            read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+        )
 
     # Recording the same decision twice returns the first (exact duplicates fold): idempotent.
     server.add_tool(decision_record, title="Record a decision", annotations=hints(False, False, True))

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest_pg import pg_role, pg_server, pg_url  # noqa: F401 - the PostgreSQL fixtures, for every test
 
 from memory import config as config_mod
 from memory.config import Config

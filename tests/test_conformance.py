@@ -68,13 +68,33 @@ class Run:
     def __init__(self, home: Path, project: Path, scratch: Path):
         self.home, self.project = home, project
         # The Inspector keeps a catalog and a client config under $HOME: give it a scratch one.
-        self.env = {**os.environ, "HOME": str(scratch), "MCP_CATALOG_PATH": str(scratch / "catalog.json"),
-                    "MCP_CLIENT_CONFIG_PATH": str(scratch / "client.json")}
+        self.env = {
+            **os.environ,
+            "HOME": str(scratch),
+            "MCP_CATALOG_PATH": str(scratch / "catalog.json"),
+            "MCP_CLIENT_CONFIG_PATH": str(scratch / "client.json"),
+        }
 
     def __call__(self, *args: str) -> tuple[int, Any]:
-        cmd = [inspector(), "--cli", "--format", "json", "-q",
-               "-e", f"MAPLE_HOME={self.home}", "-e", "MAPLE_MODEL=hash-64", "-e", f"PYTHONPATH={ROOT}",
-               "-e", f"CLAUDE_PROJECT_DIR={self.project}", *args, sys.executable, "-m", "server"]
+        cmd = [
+            inspector(),
+            "--cli",
+            "--format",
+            "json",
+            "-q",
+            "-e",
+            f"MAPLE_HOME={self.home}",
+            "-e",
+            "MAPLE_MODEL=hash-64",
+            "-e",
+            f"PYTHONPATH={ROOT}",
+            "-e",
+            f"CLAUDE_PROJECT_DIR={self.project}",
+            *args,
+            sys.executable,
+            "-m",
+            "server",
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=self.project, env=self.env)
         assert done.stdout.strip(), f"no output from {' '.join(args)}: {done.stderr[-2000:]}"
         return done.returncode, json.loads(done.stdout.splitlines()[0])
@@ -140,10 +160,13 @@ def test_the_inspector_lists_every_tool_and_calls_each_with_its_readme_example(r
 
 
 def test_the_inspector_reads_the_resources_and_sees_tool_errors(run):
-    calls = [("--method", "resources/list"), ("--method", "resources/templates/list"),
-             ("--method", "resources/read", "--uri", "memory://1"),
-             ("--method", "resources/read", "--uri", "memory://stats"),
-             ("--method", "tools/call", "--tool-name", "memory_get", "--tool-args-json", '{"ids": []}')]
+    calls = [
+        ("--method", "resources/list"),
+        ("--method", "resources/templates/list"),
+        ("--method", "resources/read", "--uri", "memory://1"),
+        ("--method", "resources/read", "--uri", "memory://stats"),
+        ("--method", "tools/call", "--tool-name", "memory_get", "--tool-args-json", '{"ids": []}'),
+    ]
     with ThreadPoolExecutor(max_workers=3) as pool:
         (c1, listed), (c2, templates), (c3, one), (c4, stats), (c5, bad) = pool.map(lambda a: run(*a), calls)
     assert (c1, c2, c3, c4) == (0, 0, 0, 0)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memory.errors import StoreUnavailable
-from memory.store import db
+from memory.store import db, schema
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def conn(tmp_path: Path):
 @pytest.fixture
 def migrated(conn):
     tx = db.Transactions(conn)
-    db.migrate(conn, tx)
+    schema.migrate(conn, tx)
     return conn, tx
 
 
@@ -33,6 +33,7 @@ def meta_keys(conn) -> list[str]:
 
 
 # -- connect -------------------------------------------------------------------------------------
+
 
 def test_connect_turns_on_write_ahead_logging(conn):
     assert pragma(conn, "journal_mode") == "wal"
@@ -96,31 +97,33 @@ def test_opening_a_file_that_is_not_a_database_raises_store_unavailable(tmp_path
 
 # -- migrations ----------------------------------------------------------------------------------
 
+
 def test_migrate_applies_every_migration_and_records_it(conn):
     tx = db.Transactions(conn)
-    applied = db.migrate(conn, tx)
-    assert applied == [name for name, _ in db.MIGRATIONS]
+    applied = schema.migrate(conn, tx)
+    assert applied == [name for name, _ in schema.MIGRATIONS]
     rows = conn.execute("SELECT id, name FROM migrations ORDER BY id").fetchall()
-    assert rows == [(i, name) for i, (name, _) in enumerate(db.MIGRATIONS, 1)]
+    assert rows == [(i, name) for i, (name, _) in enumerate(schema.MIGRATIONS, 1)]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"memories", "memory_fts", "entities", "memory_entities", "memory_versions", "meta"} <= tables
 
 
 def test_running_migrations_again_applies_nothing(migrated, tmp_path):
     conn, tx = migrated
-    assert db.migrate(conn, tx) == []
+    assert schema.migrate(conn, tx) == []
     other = db.connect(tmp_path / "test.db")  # a second process opening the same file
-    assert db.migrate(other, db.Transactions(other)) == []
+    assert schema.migrate(other, db.Transactions(other)) == []
     other.close()
-    assert conn.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(db.MIGRATIONS)
+    assert conn.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(schema.MIGRATIONS)
 
 
 def test_run_script_refuses_an_unfinished_statement(conn):
     with pytest.raises(ValueError, match="incomplete"):
-        db.run_script(conn, "CREATE TABLE a (x);\nCREATE TABLE b (y")
+        schema.run_script(conn, "CREATE TABLE a (x);\nCREATE TABLE b (y")
 
 
 # -- transactions --------------------------------------------------------------------------------
+
 
 def test_atomic_commits_on_success(migrated):
     conn, tx = migrated

@@ -13,8 +13,13 @@ def test_a_query_embedded_directly_equals_the_same_text_through_encode() -> None
     model = embedder.wait()
     tokenizer, network = _direct_path(model)  # the packaged model takes the direct path ...
     assert type(network).__name__ == "RecursiveScriptModule"  # ... through the traced network
-    texts = ["How should errors be wrapped in Go?", "数据库备份在哪里", "x", "deploy " * 400,  # truncated
-             "MAPLE 用 sqlite-vec 做向量检索"]
+    texts = [
+        "How should errors be wrapped in Go?",
+        "数据库备份在哪里",
+        "x",
+        "deploy " * 400,  # truncated
+        "MAPLE 用 sqlite-vec 做向量检索",
+    ]
     for text in texts:
         one = embedder.embed_query(text)
         assert one.shape == (384,) and abs(float(np.linalg.norm(one)) - 1) < 1e-5

@@ -19,8 +19,10 @@ SCOPE = "/home/dev/projects/demo"
 
 
 def turns_of(*pairs: tuple[str, str]) -> list[dict]:
-    return [{"role": role, "kind": "text", "text": t, "uuid": f"u{i}", "timestamp": None,
-             "session_id": "s1", "cwd": SCOPE} for i, (role, t) in enumerate(pairs)]
+    return [
+        {"role": role, "kind": "text", "text": t, "uuid": f"u{i}", "timestamp": None, "session_id": "s1", "cwd": SCOPE}
+        for i, (role, t) in enumerate(pairs)
+    ]
 
 
 def one(text: str, role: str = "user") -> list[Candidate]:
@@ -28,6 +30,7 @@ def one(text: str, role: str = "user") -> list[Candidate]:
 
 
 # -- the labelled set --------------------------------------------------------------------------
+
 
 def load_sessions(folder: Path = SESSIONS) -> list[tuple[str, list[dict], dict]]:
     out = []
@@ -62,9 +65,20 @@ def test_labelled_set_has_fifteen_sessions_in_english_and_chinese_in_the_real_fo
     languages = {labels["language"] for _, _, labels in sessions}
     assert {"en", "zh", "mixed"} <= languages
     raw = "".join(p.read_text(encoding="utf-8") for p in SESSIONS.glob("*.jsonl"))
-    for shape in ('"type":"attachment"', '"isMeta":true', '"isCompactSummary":true', '"isSidechain":true',
-                  '"kind":"task-notification"', '"type":"tool_use"', '"type":"tool_result"', '"type":"thinking"',
-                  f"<{transcript.CONTEXT_TAG}>", '"is_error":true', "<system-reminder>", "<command-name>"):
+    for shape in (
+        '"type":"attachment"',
+        '"isMeta":true',
+        '"isCompactSummary":true',
+        '"isSidechain":true',
+        '"kind":"task-notification"',
+        '"type":"tool_use"',
+        '"type":"tool_result"',
+        '"type":"thinking"',
+        f"<{transcript.CONTEXT_TAG}>",
+        '"is_error":true',
+        "<system-reminder>",
+        "<command-name>",
+    ):
         assert shape in raw, shape
 
 
@@ -99,8 +113,11 @@ def test_stored_memories_meet_the_bar_after_ingesting_every_session(tmp_path):
         for name, turns, lab in load_sessions():
             scope = f"/projects/{name}"
             ingest.ingest(store, extract(turns, scope=scope))
-            found[name] = [(m.content, m.layer) for m in store.list(scopes=[scope], limit=500)
-                           if m.superseded_by is None and m.parent_id is None]
+            found[name] = [
+                (m.content, m.layer)
+                for m in store.list(scopes=[scope], limit=500)
+                if m.superseded_by is None and m.parent_id is None
+            ]
             labels[name] = lab
     precision, recall, n, total = score(found, labels)
     print(f"\nstored: {n} memories, {total} expected; precision {precision:.3f}, recall {recall:.3f}")
@@ -124,14 +141,18 @@ def test_no_memory_comes_from_injected_blocks_tool_output_or_other_noise(tmp_pat
 
 # -- what becomes a candidate ------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, category", [
-    ("Always use uv, never pip install.", "rule"),
-    ("Don't mock the database in tests.", "rule"),
-    ("I prefer f-strings over .format() calls.", "preference"),
-    ("以后都用 pnpm，不要再用 npm 了。", "rule"),
-    ("我喜欢函数式组件，不要写 class 组件。", "preference"),
-    ("总是先写测试再写实现代码。", "rule"),
-])
+
+@pytest.mark.parametrize(
+    "text, category",
+    [
+        ("Always use uv, never pip install.", "rule"),
+        ("Don't mock the database in tests.", "rule"),
+        ("I prefer f-strings over .format() calls.", "preference"),
+        ("以后都用 pnpm，不要再用 npm 了。", "rule"),
+        ("我喜欢函数式组件，不要写 class 组件。", "preference"),
+        ("总是先写测试再写实现代码。", "rule"),
+    ],
+)
 def test_preferences_and_rules_in_english_and_chinese_become_facts(text, category):
     [c] = one(text)
     assert (c.layer, c.category) == ("fact", category)
@@ -170,39 +191,56 @@ def test_explicit_request_to_remember_is_kept_without_the_request():
     assert c.content == "发布前要先打 tag。" and "remember" in c.why
 
 
-@pytest.mark.parametrize("text", [
-    "Can you fix the failing test in tests/test_api.py?",
-    "Please add a retry to the fetch helper.",
-    "what does functools.lru_cache do with unhashable arguments?",
-    "帮我看看这个函数为什么这么慢。",
-    "这个 loss 曲线看着正常吗？",
-    "I don't know why this fails on CI.",
-    "ok thanks",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you fix the failing test in tests/test_api.py?",
+        "Please add a retry to the fetch helper.",
+        "what does functools.lru_cache do with unhashable arguments?",
+        "帮我看看这个函数为什么这么慢。",
+        "这个 loss 曲线看着正常吗？",
+        "I don't know why this fails on CI.",
+        "ok thanks",
+    ],
+)
 def test_questions_requests_and_chatter_are_not_memories(text):
     assert one(text) == []
 
 
 def test_assistant_narration_is_not_a_memory_but_its_diagnosis_is():
-    cands = extract(turns_of(
-        ("user", "the build is broken"),
-        ("assistant", "Let me look at the build script. I'll run it now."),
-        ("assistant", "The build failed because the lockfile was stale; regenerating it with `uv lock` fixed it."),
-    ), scope=SCOPE)
+    cands = extract(
+        turns_of(
+            ("user", "the build is broken"),
+            ("assistant", "Let me look at the build script. I'll run it now."),
+            ("assistant", "The build failed because the lockfile was stale; regenerating it with `uv lock` fixed it."),
+        ),
+        scope=SCOPE,
+    )
     assert [(c.layer, c.role) for c in cands] == [("experience", "assistant")]
     assert "`uv lock`" in cands[0].content
 
 
 def test_failed_tool_call_followed_by_a_different_successful_call_is_an_experience():
     t = turns_of(("user", "run the migrations"))
-    t += [{"role": "tool", "kind": "tool_error", "tool": "Bash", "input": "alembic upgrade head",
-           "error": 'FATAL: database "shop" does not exist', "uuid": "e1", "session_id": "s1", "timestamp": None},
-          {"role": "assistant", "kind": "tool_call", "tool": "Bash", "input": "make db", "text": ""},
-          {"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "make db", "text": "createdb shop"}]
+    t += [
+        {
+            "role": "tool",
+            "kind": "tool_error",
+            "tool": "Bash",
+            "input": "alembic upgrade head",
+            "error": 'FATAL: database "shop" does not exist',
+            "uuid": "e1",
+            "session_id": "s1",
+            "timestamp": None,
+        },
+        {"role": "assistant", "kind": "tool_call", "tool": "Bash", "input": "make db", "text": ""},
+        {"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "make db", "text": "createdb shop"},
+    ]
     [c] = extract(t, scope=SCOPE)
     assert c.layer == "experience"
-    assert c.content == ('`alembic upgrade head` failed with `FATAL: database "shop" does not exist`; '
-                         'fixed by `make db`.')
+    assert c.content == (
+        '`alembic upgrade head` failed with `FATAL: database "shop" does not exist`; fixed by `make db`.'
+    )
     assert c.metadata["failed_tool_calls"][0]["tool"] == "Bash"
 
 
@@ -221,15 +259,26 @@ def test_an_angry_incident_is_a_flashbulb_memory():
 
 
 def test_entities_are_typed_and_known_entities_are_recognised():
-    cands = extract(turns_of(("user", "Alice owns the billing service; it depends on `src/billing/client.py` "
-                                      "and always runs `make billing-test`.")),
-                    scope=SCOPE, known={"Project Falcon": ["falcon"]})
+    cands = extract(
+        turns_of(
+            (
+                "user",
+                "Alice owns the billing service; it depends on `src/billing/client.py` "
+                "and always runs `make billing-test`.",
+            )
+        ),
+        scope=SCOPE,
+        known={"Project Falcon": ["falcon"]},
+    )
     ents = dict(cands[0].entities)
     assert ents["Alice"] == "person" and ents["billing service"] == "service"
     assert ents["src/billing/client.py"] == "file" and ents["make billing-test"] == "command"
     assert ("Alice", "owns", "billing service") in cands[0].relations
-    [c] = extract(turns_of(("user", "Always deploy falcon from the release branch.")), scope=SCOPE,
-                  known={"Project Falcon": ["falcon"]})
+    [c] = extract(
+        turns_of(("user", "Always deploy falcon from the release branch.")),
+        scope=SCOPE,
+        known={"Project Falcon": ["falcon"]},
+    )
     assert ("Project Falcon", "known") in c.entities
 
 
@@ -241,6 +290,7 @@ def test_plain_text_and_message_lists_go_through_the_same_rules():
 
 
 # -- ingesting ---------------------------------------------------------------------------------
+
 
 def cand(content: str, **kw) -> Candidate:
     c = Candidate(content, scope=SCOPE, session_id=kw.pop("session_id", "s1"), **kw)
@@ -268,8 +318,9 @@ def test_a_malformed_line_is_skipped_counted_and_never_fatal(store, tmp_path):
 
 def test_near_duplicate_merges_into_the_existing_memory_keeping_the_richer_text(store):
     ingest.ingest(store, [cand("Deploys go through the deploy-prod pipeline.", source_ref="a", session_id="s1")])
-    report = ingest.ingest(store, [cand("Deploys go through the deploy-prod pipeline in GitHub Actions.",
-                                        source_ref="b", session_id="s2")])
+    report = ingest.ingest(
+        store, [cand("Deploys go through the deploy-prod pipeline in GitHub Actions.", source_ref="b", session_id="s2")]
+    )
     assert report.stored == [] and len(report.merged) == 1
     [m] = store.list(scopes=[SCOPE])
     assert m.content == "Deploys go through the deploy-prod pipeline in GitHub Actions."
@@ -287,8 +338,9 @@ def test_changed_fact_supersedes_the_old_one_and_search_returns_the_current_valu
     assert was.superseded_by == current and was.valid_to is not None
     hits = retrieval.search(store, retrieval.make_query("how do tests run", [SCOPE]), record=False)
     assert [r.memory.id for r in hits] == [current]
-    history = retrieval.search(store, retrieval.make_query("how do tests run", [SCOPE], include_history=True),
-                               record=False)
+    history = retrieval.search(
+        store, retrieval.make_query("how do tests run", [SCOPE], include_history=True), record=False
+    )
     assert {r.memory.id for r in history} == {first, current}
 
 
@@ -302,8 +354,9 @@ def test_repeating_a_known_fact_reinforces_it_instead_of_storing(store):
 
 
 def test_unsurprising_candidate_reinforces_its_nearest_memory(config, tmp_path):
-    cfg = config_mod.load(home=tmp_path / "h", env={}, extraction_surprise_threshold=0.9,
-                          extraction_dedup_threshold=1.0)
+    cfg = config_mod.load(
+        home=tmp_path / "h", env={}, extraction_surprise_threshold=0.9, extraction_dedup_threshold=1.0
+    )
     with Store.open(cfg, HashEmbedder(64)) as s:
         mid = ingest.ingest(s, [cand("Redis runs in the cache container on the dev box.")]).stored[0]
         report = ingest.ingest(s, [cand("Redis runs in the cache container.")])
@@ -323,20 +376,26 @@ def test_long_content_is_stored_as_a_parent_with_chunks(store):
     long = " ".join(f"Step {i}: run `make step{i}` and check the output for warnings." for i in range(60))
     report = ingest.ingest(store, [cand(long, category="note")])
     [parent] = report.stored
-    children = store.conn.execute("SELECT chunk_index FROM memories WHERE parent_id = ? ORDER BY chunk_index",
-                                  (parent,)).fetchall()
+    children = store.conn.execute(
+        "SELECT chunk_index FROM memories WHERE parent_id = ? ORDER BY chunk_index", (parent,)
+    ).fetchall()
     assert report.chunks == len(children) >= 3 and children[0][0] == 0
     assert store.get(parent).content == long
 
 
 def test_decision_is_stored_with_its_rationale_and_relations_reach_the_graph(store):
-    cands = extract(turns_of(("user", "We're moving the orders service from Flask to FastAPI because we need "
-                                      "async endpoints.")), scope=SCOPE)
+    cands = extract(
+        turns_of(("user", "We're moving the orders service from Flask to FastAPI because we need async endpoints.")),
+        scope=SCOPE,
+    )
     [mid] = ingest.ingest(store, cands).stored
     m = store.get(mid)
     assert m.layer == "decision" and m.metadata["rationale"] == "we need async endpoints"
-    rel = store.conn.execute("SELECT s.name, r.type, d.name FROM relations r JOIN entities s ON s.id = r.src "
-                             "JOIN entities d ON d.id = r.dst WHERE r.memory_id = ?", (mid,)).fetchall()
+    rel = store.conn.execute(
+        "SELECT s.name, r.type, d.name FROM relations r JOIN entities s ON s.id = r.src "
+        "JOIN entities d ON d.id = r.dst WHERE r.memory_id = ?",
+        (mid,),
+    ).fetchall()
     assert ("FastAPI", "replaced", "Flask") in rel
 
 
@@ -369,12 +428,21 @@ def test_an_odd_timestamp_or_a_bad_candidate_never_costs_the_rest(store):
 
 
 def test_entity_names_resolve_by_exact_name_containment_and_embedding_similarity(store):
-    ingest.ingest(store, [cand("We use PostgreSQL for orders.", entities=[("PostgreSQL", "technology")]),
-                          cand("The billing service owns invoices.", entities=[("billing service", "service")])])
-    report = ingest.ingest(store, [
-        cand("Backups of postgres run nightly.", entities=[("postgres", "technology")]),
-        cand("Billing Service deploys on Tuesdays.", entities=[("Billing Service", "service")]),
-        cand("The billing service api has rate limits.", entities=[("billing service api", "service")])])
+    ingest.ingest(
+        store,
+        [
+            cand("We use PostgreSQL for orders.", entities=[("PostgreSQL", "technology")]),
+            cand("The billing service owns invoices.", entities=[("billing service", "service")]),
+        ],
+    )
+    report = ingest.ingest(
+        store,
+        [
+            cand("Backups of postgres run nightly.", entities=[("postgres", "technology")]),
+            cand("Billing Service deploys on Tuesdays.", entities=[("Billing Service", "service")]),
+            cand("The billing service api has rate limits.", entities=[("billing service api", "service")]),
+        ],
+    )
     assert len(report.stored) == 3
     names = [r[0] for r in store.conn.execute("SELECT name FROM entities ORDER BY id")]
     assert names == ["PostgreSQL", "billing service"]
@@ -397,8 +465,16 @@ def test_extraction_imports_nothing_heavy_so_a_hook_can_run_it():
     import subprocess
     import sys
 
-    code = ("import sys, memory.extraction; heavy = {'numpy', 'jieba', 'mcp', 'pydantic', 'torch', 'sqlite_vec'};"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
+    code = (
+        "import sys, memory.extraction; heavy = {'numpy', 'jieba', 'mcp', 'pydantic', 'torch', 'sqlite_vec'};"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "PYTHONPATH": "."},
+    )
     assert out.stdout.strip() == "[]"

@@ -36,7 +36,12 @@ def test_neighbors_go_out_hop_by_hop_in_both_directions(store):
     assert sorted(names(one["nodes"])) == ["api", "driver"]
     two = gq.neighbors(store, SCOPES, "orm", hops=2)
     assert sorted((n["name"], n["scope"], n["hops"]) for n in two["nodes"]) == [
-        ("alice", P, 2), ("api", P, 1), ("driver", P, 1), ("postgres", P, 2), ("postgres", "global", 2)]
+        ("alice", P, 2),
+        ("api", P, 1),
+        ("driver", P, 1),
+        ("postgres", P, 2),
+        ("postgres", "global", 2),
+    ]
     assert {e["type"] for e in two["edges"]} == {"uses", "depends_on", "owned_by", "talks_to", gq.TWIN}
 
 
@@ -72,8 +77,12 @@ def test_the_shortest_path_is_found_across_scopes(store):
 
 def test_no_path_within_the_hop_limit_says_so(store):
     chain(store)
-    assert gq.path(store, SCOPES, "alice", "linux", max_hops=2) == {"found": False, "hops": None,
-                                                                     "nodes": [], "edges": []}
+    assert gq.path(store, SCOPES, "alice", "linux", max_hops=2) == {
+        "found": False,
+        "hops": None,
+        "nodes": [],
+        "edges": [],
+    }
     relate(store, "island", "near", "islet")
     assert gq.path(store, SCOPES, "api", "island")["found"] is False
 
@@ -112,8 +121,11 @@ def test_entity_detail_has_aliases_relations_and_linked_memories(store):
     m2 = store.add(NewMemory("`Postgres` backups run nightly", scope="global", importance=5)).id
     store.add(NewMemory("`Postgres` is their database", scope=OTHER))
     with store.tx.atomic() as conn:
-        conn.execute("INSERT INTO entity_aliases (entity_id, alias, norm) SELECT id, 'pg', 'pg' FROM entities "
-                     "WHERE name = 'Postgres' AND scope = ?", (P,))
+        conn.execute(
+            "INSERT INTO entity_aliases (entity_id, alias, norm) SELECT id, 'pg', 'pg' FROM entities "
+            "WHERE name = 'Postgres' AND scope = ?",
+            (P,),
+        )
     relate(store, "api", "stores_in", "Postgres")
     d = gq.entity_detail(store, SCOPES, "pg")
     assert d["entity"]["name"] == "Postgres" and d["entity"]["scope"] == P
@@ -124,13 +136,16 @@ def test_entity_detail_has_aliases_relations_and_linked_memories(store):
     assert d["memory_count"] == 2
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda s: gq.neighbors(s, SCOPES, "api", hops=0), "hops must be 1-6"),
-    (lambda s: gq.path(s, SCOPES, "api", "orm", max_hops=11), "max_hops must be 1-10"),
-    (lambda s: gq.relate(s, P, "api", " ", "orm", readable=SCOPES), "relation type must be 1-64"),
-    (lambda s: gq.relate(s, P, "api", "uses", "orm", readable=SCOPES, confidence=2), "confidence must be in"),
-    (lambda s: gq.neighbors(s, SCOPES, "  "), "give an entity name"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: gq.neighbors(s, SCOPES, "api", hops=0), "hops must be 1-6"),
+        (lambda s: gq.path(s, SCOPES, "api", "orm", max_hops=11), "max_hops must be 1-10"),
+        (lambda s: gq.relate(s, P, "api", " ", "orm", readable=SCOPES), "relation type must be 1-64"),
+        (lambda s: gq.relate(s, P, "api", "uses", "orm", readable=SCOPES, confidence=2), "confidence must be in"),
+        (lambda s: gq.neighbors(s, SCOPES, "  "), "give an entity name"),
+    ],
+)
 def test_bad_graph_arguments_say_what_is_allowed(store, call, message):
     relate(store, "api", "uses", "orm")
     with pytest.raises(InvalidInput, match=message):
@@ -145,8 +160,11 @@ def test_a_subgraph_centres_on_the_most_connected_entity_and_carries_memories(st
     assert by_id[sub["center"]]["name"] == "orm"  # two relations and a memory
     by_name = {n["name"]: n for n in sub["nodes"] if n["scope"] == P}
     assert by_name["orm"]["memories_shown"][0]["content"].startswith("The `orm` hides")
-    co = {frozenset((by_id[e["src"]]["name"], by_id[e["dst"]]["name"]))
-          for e in sub["edges"] if e["type"] == "mentioned_with"}
+    co = {
+        frozenset((by_id[e["src"]]["name"], by_id[e["dst"]]["name"]))
+        for e in sub["edges"]
+        if e["type"] == "mentioned_with"
+    }
     # named together in one memory and not related otherwise (orm-driver already is a relation)
     assert co == {frozenset(("alice", "driver")), frozenset(("alice", "orm"))}
 

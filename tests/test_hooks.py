@@ -29,13 +29,27 @@ HEAVY = ("torch", "sentence_transformers", "numpy", "mcp", "pydantic", "jieba", 
 
 # -- running hooks like Claude Code does -------------------------------------------------------
 
-def hook(event: str, payload: Any, home: Path, *, raw: bytes | None = None,
-         python_flags: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+
+def hook(
+    event: str,
+    payload: Any,
+    home: Path,
+    *,
+    raw: bytes | None = None,
+    python_flags: tuple[str, ...] = (),
+    extra_args: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH")}
     env["MAPLE_HOME"] = str(home)
     data = raw if raw is not None else json.dumps(payload).encode()
-    return subprocess.run([sys.executable, *python_flags, str(RUN), event, *extra_args], input=data,
-                          capture_output=True, env=env, cwd=str(home.parent), timeout=120)
+    return subprocess.run(
+        [sys.executable, *python_flags, str(RUN), event, *extra_args],
+        input=data,
+        capture_output=True,
+        env=env,
+        cwd=str(home.parent),
+        timeout=120,
+    )
 
 
 def context_of(result: subprocess.CompletedProcess[bytes], event: str) -> str:
@@ -70,6 +84,7 @@ def ids_in(block: str) -> list[int]:
 
 # -- transcripts in Claude Code's format -------------------------------------------------------
 
+
 def session_turns(name: str, cwd: Path) -> list[tuple[str | None, list[str]]]:
     """A labelled session as (human prompt, the transcript lines of its turn), cwd moved to `cwd`."""
     turns: list[tuple[str | None, list[str]]] = [(None, [])]
@@ -78,8 +93,12 @@ def session_turns(name: str, cwd: Path) -> list[tuple[str | None, list[str]]]:
         if "cwd" in obj:
             obj["cwd"] = str(cwd)
         content = obj.get("message", {}).get("content") if obj.get("type") == "user" else None
-        human = (isinstance(content, str) and obj.get("origin", {}).get("kind") == "human"
-                 and not obj.get("isMeta") and not obj.get("isSidechain"))
+        human = (
+            isinstance(content, str)
+            and obj.get("origin", {}).get("kind") == "human"
+            and not obj.get("isMeta")
+            and not obj.get("isSidechain")
+        )
         if human:
             turns.append((content, []))
         turns[-1][1].append(json.dumps(obj, ensure_ascii=False))
@@ -98,20 +117,29 @@ def play(name: str, project: Path, home: Path, transcript: Path) -> dict[str, li
     with transcript.open("a") as f:
         for n, (prompt, lines) in enumerate(turns):
             if prompt is not None:
-                r = hook("user-prompt-submit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
-                                                "permission_mode": "default"}, home)
+                r = hook(
+                    "user-prompt-submit",
+                    {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt, "permission_mode": "default"},
+                    home,
+                )
                 printed["UserPromptSubmit"].append(context_of(r, "UserPromptSubmit"))
             f.write("".join(line + "\n" for line in lines))
             f.flush()
             if prompt is None:
                 continue  # the lines written before the first prompt (a file-history snapshot)
-            r = hook("stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                              "last_assistant_message": "done"}, home)
+            r = hook(
+                "stop",
+                {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "done"},
+                home,
+            )
             printed["Stop"].append(r.stdout.decode())
             assert r.returncode == 0
             if n == len(turns) // 2:
-                r = hook("pre-compact", {**base, "hook_event_name": "PreCompact", "trigger": "auto",
-                                         "custom_instructions": ""}, home)
+                r = hook(
+                    "pre-compact",
+                    {**base, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""},
+                    home,
+                )
                 printed["PreCompact"].append(r.stdout.decode())
     r = hook("session-end", {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, home)
     printed["SessionEnd"].append(r.stdout.decode())
@@ -129,6 +157,7 @@ def memories(home: Path) -> list[tuple[int, str, str]]:
 
 
 # -- the whole story ---------------------------------------------------------------------------
+
 
 def test_a_whole_session_is_harvested_and_a_later_session_recalls_it_once_and_only_for_its_project(tmp_path, home):
     invoicer, atlas = tmp_path / "invoicer", tmp_path / "atlas"
@@ -160,10 +189,12 @@ def test_a_whole_session_is_harvested_and_a_later_session_recalls_it_once_and_on
     # A new session in the invoicer project, no brief: the prompts bring back what was learned.
     new = {"session_id": "later-1", "cwd": str(invoicer), "hook_event_name": "UserPromptSubmit"}
     shown: list[str] = []
-    for prompt in ("Which port does the test database listen on?",
-                   "Which port does the test database listen on?",
-                   "Can I mock the database in the invoice tests?",
-                   "Format the code with ruff and black and check the line length"):
+    for prompt in (
+        "Which port does the test database listen on?",
+        "Which port does the test database listen on?",
+        "Can I mock the database in the invoice tests?",
+        "Format the code with ruff and black and check the line length",
+    ):
         shown.append(context_of(hook("user-prompt-submit", {**new, "prompt": prompt}, home), "UserPromptSubmit"))
     assert "5433" in shown[0]
     assert shown[1] == ""  # the same question again: everything relevant was already shown
@@ -176,21 +207,43 @@ def test_a_whole_session_is_harvested_and_a_later_session_recalls_it_once_and_on
     assert "ruff" not in "".join(shown)
 
     # Another new session with the brief: the brief and the prompts never repeat a memory.
-    start = context_of(hook("session-start", {"session_id": "later-2", "cwd": str(invoicer), "source": "startup",
-                                              "hook_event_name": "SessionStart"}, home), "SessionStart")
+    start = context_of(
+        hook(
+            "session-start",
+            {"session_id": "later-2", "cwd": str(invoicer), "source": "startup", "hook_event_name": "SessionStart"},
+            home,
+        ),
+        "SessionStart",
+    )
     assert "5433" in start and "ruff" not in start
-    again = context_of(hook("user-prompt-submit", {**new, "session_id": "later-2",
-                                                   "prompt": "Which port does the test database listen on?"}, home),
-                       "UserPromptSubmit")
+    again = context_of(
+        hook(
+            "user-prompt-submit",
+            {**new, "session_id": "later-2", "prompt": "Which port does the test database listen on?"},
+            home,
+        ),
+        "UserPromptSubmit",
+    )
     assert not set(ids_in(start)) & set(ids_in(again))
     # And the atlas project sees its own memories, not the invoicer's.
-    theirs_shown = context_of(hook("user-prompt-submit", {**new, "session_id": "atlas-later", "cwd": str(atlas),
-                                                          "prompt": "Which tool formats the code here, and what line length?"},
-                                   home), "UserPromptSubmit")
+    theirs_shown = context_of(
+        hook(
+            "user-prompt-submit",
+            {
+                **new,
+                "session_id": "atlas-later",
+                "cwd": str(atlas),
+                "prompt": "Which tool formats the code here, and what line length?",
+            },
+            home,
+        ),
+        "UserPromptSubmit",
+    )
     assert "ruff" in theirs_shown and "5433" not in theirs_shown
 
 
 # -- failing open ------------------------------------------------------------------------------
+
 
 def seeded(home: Path, config: Config, project: Path) -> None:
     with Store.open(config, None) as store:
@@ -198,7 +251,11 @@ def seeded(home: Path, config: Config, project: Path) -> None:
         store.add(NewMemory("测试数据库的端口是5433，不是5432", scope=str(project)))
 
 
-PROMPT = {"session_id": "s", "prompt": "Which port does the test database listen on?", "hook_event_name": "UserPromptSubmit"}
+PROMPT = {
+    "session_id": "s",
+    "prompt": "Which port does the test database listen on?",
+    "hook_event_name": "UserPromptSubmit",
+}
 
 
 def assert_failed_open(result: subprocess.CompletedProcess[bytes], home: Path, lines_before: int) -> None:
@@ -262,10 +319,16 @@ def test_a_database_locked_by_another_connection_makes_surfacing_exit_0_silently
 def test_a_harvest_that_meets_a_locked_database_loses_no_lines(tmp_path, home, config):
     seeded(home, config, tmp_path)
     transcript = tmp_path / "s.jsonl"
-    transcript.write_text("".join(line + "\n" for _, lines in session_turns("en01_invoicer_uv_postgres", tmp_path)
-                                  for line in lines))
-    payload = {"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript),
-               "hook_event_name": "SessionEnd", "reason": "other"}
+    transcript.write_text(
+        "".join(line + "\n" for _, lines in session_turns("en01_invoicer_uv_postgres", tmp_path) for line in lines)
+    )
+    payload = {
+        "session_id": "s",
+        "cwd": str(tmp_path),
+        "transcript_path": str(transcript),
+        "hook_event_name": "SessionEnd",
+        "reason": "other",
+    }
     locker = db.connect(config.db_path, vectors=False)
     locker.execute("BEGIN EXCLUSIVE")
     try:
@@ -283,6 +346,7 @@ def test_a_harvest_that_meets_a_locked_database_loses_no_lines(tmp_path, home, c
 
 
 # -- what a hook process imports ------------------------------------------------------------------
+
 
 def imported(result: subprocess.CompletedProcess[bytes]) -> set[str]:
     names = set()
@@ -306,8 +370,14 @@ def test_hook_processes_never_import_torch_numpy_mcp_pydantic_or_jieba(tmp_path,
     }
     harvest.spool(str(transcript), str(tmp_path))
     for event, payload in runs.items():
-        result = hook(event, payload, home, raw=b"" if payload is None else None, python_flags=("-X", "importtime"),
-                      extra_args=("--wait",) if event == "drain" else ())
+        result = hook(
+            event,
+            payload,
+            home,
+            raw=b"" if payload is None else None,
+            python_flags=("-X", "importtime"),
+            extra_args=("--wait",) if event == "drain" else (),
+        )
         assert result.returncode == 0
         names = imported(result)
         assert "hooks" in names and "json" in names  # the measurement itself works
@@ -322,6 +392,7 @@ def test_hook_processes_never_import_torch_numpy_mcp_pydantic_or_jieba(tmp_path,
 
 
 # -- the harvest's own rules ------------------------------------------------------------------------
+
 
 def jobs(home: Path) -> list[tuple[str, str, str]]:
     conn = db.connect(home / "memory.db", vectors=False, readonly=True)
@@ -362,18 +433,21 @@ def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_park
     transcript = tmp_path / "s.jsonl"
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
     for path in (transcript, transcript, tmp_path / "gone.jsonl"):  # the same transcript twice: one job;
-        harvest.spool(str(path), str(tmp_path))                     # a vanished file is no error
+        harvest.spool(str(path), str(tmp_path))  # a vanished file is no error
     harvest.absorb_spool(store)
     assert harvest.drain(store, seconds=30) == 2
     assert harvest.drain(store, seconds=30) == 0
     assert store.count([str(tmp_path)]) > 0
-    store.conn.execute("INSERT INTO jobs (kind, payload, status, run_after, created_at, updated_at) "
-                       "VALUES ('harvest', '{}', 'queued', 0, 0, 0)")
+    store.conn.execute(
+        "INSERT INTO jobs (kind, payload, status, run_after, created_at, updated_at) "
+        "VALUES ('harvest', '{}', 'queued', 0, 0, 0)"
+    )
     for _ in range(store.config.job_max_attempts):
         harvest.drain(store, seconds=30)
         store.conn.execute("UPDATE jobs SET run_after = 0 WHERE status = 'queued'")
     status, attempts, error = store.conn.execute(
-        "SELECT status, attempts, last_error FROM jobs WHERE payload = '{}'").fetchone()
+        "SELECT status, attempts, last_error FROM jobs WHERE payload = '{}'"
+    ).fetchone()
     assert (status, attempts) == ("parked", store.config.job_max_attempts) and "needs a transcript_path" in error
 
 
@@ -426,6 +500,7 @@ async def test_the_context_tool_returns_the_tiered_context_within_the_budget(con
 
 # -- the command hook and a running server ---------------------------------------------------------
 
+
 async def test_the_command_hook_asks_the_running_server_of_its_project_first(tmp_path):
     from tests.test_server import call, over_stdio
 
@@ -438,16 +513,24 @@ async def test_the_command_hook_asks_the_running_server_of_its_project_first(tmp
         sockets = list((home / "run").glob("*.sock"))
         assert len(sockets) == 1 and oct(sockets[0].stat().st_mode & 0o777) == "0o600"
 
-        answered = hook("user-prompt-submit", {**ask, "session_id": "s1", "cwd": str(project)}, home,
-                        python_flags=("-X", "importtime"))
+        answered = hook(
+            "user-prompt-submit",
+            {**ask, "session_id": "s1", "cwd": str(project)},
+            home,
+            python_flags=("-X", "importtime"),
+        )
         assert f"#{stored['id']} " in context_of(answered, "UserPromptSubmit")
         assert "memory" not in imported(answered)  # the server answered: this process opened nothing
         again = hook("user-prompt-submit", {**ask, "session_id": "s1", "cwd": str(project)}, home)
         assert "6543" not in context_of(again, "UserPromptSubmit")  # the server recorded what it showed
 
         # Another project's hook: this server declines, and the hook surfaces on its own.
-        elsewhere = hook("user-prompt-submit", {**ask, "session_id": "s2", "cwd": str(other)}, home,
-                         python_flags=("-X", "importtime"))
+        elsewhere = hook(
+            "user-prompt-submit",
+            {**ask, "session_id": "s2", "cwd": str(other)},
+            home,
+            python_flags=("-X", "importtime"),
+        )
         assert "6543" not in context_of(elsewhere, "UserPromptSubmit") and "memory" in imported(elsewhere)
 
     assert not list((home / "run").glob("*.sock"))  # the server took its socket away
@@ -464,8 +547,11 @@ def test_with_no_server_the_prompt_hook_starts_a_keyword_resident_for_the_next_p
     with Store.open(Config(home=home), HashEmbedder(64)) as s:
         stored = s.add(NewMemory("The staging database listens on port 6543", scope=str(project.resolve())))
     monkeypatch.setenv("MAPLE_HOOK_RESIDENT_MINUTES", "1")
-    ask = {"hook_event_name": "UserPromptSubmit", "prompt": "Which port does the staging database listen on?",
-           "cwd": str(project)}
+    ask = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Which port does the staging database listen on?",
+        "cwd": str(project),
+    }
     first = hook("user-prompt-submit", {**ask, "session_id": "s1"}, home, python_flags=("-X", "importtime"))
     assert f"#{stored.id} " in context_of(first, "UserPromptSubmit") and "memory" in imported(first)
     deadline = time.monotonic() + 60

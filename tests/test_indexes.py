@@ -19,9 +19,11 @@ from memory.store import GLOBAL, NewMemory, Store, indexes
 from memory.store.textindex import TextIndex
 from memory.store.vecindex import VectorIndex
 
-WORDS = ("deploy cache redis postgres timeout retry queue worker billing invoice login token "
-         "migration index vacuum backup restore latency alert pager schema rollback build test "
-         "flaky docker compose nginx proxy certificate renew cron job report export").split()
+WORDS = (
+    "deploy cache redis postgres timeout retry queue worker billing invoice login token "
+    "migration index vacuum backup restore latency alert pager schema rollback build test "
+    "flaky docker compose nginx proxy certificate renew cron job report export"
+).split()
 CHINESE = ["部署", "缓存", "超时", "重试", "数据库", "备份", "恢复", "告警", "测试", "发布"]
 PROJECT = "/src/shop"
 
@@ -35,13 +37,14 @@ def _sentence(rng: random.Random) -> str:
 
 def _queries(rng: random.Random, n: int = 40) -> list[str]:
     out = [" ".join(rng.sample(WORDS, rng.randint(1, 5))) for _ in range(n)]
-    return out + ["部署 缓存", "数据库超时", "redis 重试 备份", "tests failing", "\"quoted\" NEAR deploy*"]
+    return out + ["部署 缓存", "数据库超时", "redis 重试 备份", "tests failing", '"quoted" NEAR deploy*']
 
 
 def _fts_top(store: Store, terms: list[str], k: int) -> list[tuple[int, float]]:
     return store.conn.execute(
         "SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts), rowid LIMIT ?",
-        (text.match_or(terms), k)).fetchall()
+        (text.match_or(terms), k),
+    ).fetchall()
 
 
 def _assert_same_as_fts(store: Store, index: TextIndex, queries: list[str], scopes: list[str], k: int = 25) -> None:
@@ -51,8 +54,11 @@ def _assert_same_as_fts(store: Store, index: TextIndex, queries: list[str], scop
         terms = text.query_terms(q)  # no jieba: CJK as bigrams, each phrase one token (FTS5-exact)
         if not terms:
             continue
-        want = [(i, s) for i, s in _fts_top(store, terms, 10_000)
-                if store.conn.execute("SELECT scope FROM memories WHERE id = ?", (i,)).fetchone()[0] in scopes][:k]
+        want = [
+            (i, s)
+            for i, s in _fts_top(store, terms, 10_000)
+            if store.conn.execute("SELECT scope FROM memories WHERE id = ?", (i,)).fetchone()[0] in scopes
+        ][:k]
         got = index.search(store.conn, terms, scopes, k)
         assert [i for i, _ in got] == [i for i, _ in want], q
         assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-12, atol=0), q
@@ -69,8 +75,10 @@ def store(tmp_path: Path) -> Store:
 
 def _fill(store: Store, n: int, seed: int, scope: str = PROJECT) -> list[int]:
     rng = random.Random(seed)
-    return [m.id for m in store.add_many([NewMemory(_sentence(rng), scope=scope, tags=rng.sample(WORDS, 1))
-                                          for _ in range(n)])]
+    return [
+        m.id
+        for m in store.add_many([NewMemory(_sentence(rng), scope=scope, tags=rng.sample(WORDS, 1)) for _ in range(n)])
+    ]
 
 
 def test_the_keyword_index_ranks_and_scores_exactly_as_fts5(store: Store) -> None:
@@ -104,7 +112,9 @@ def test_the_keyword_index_follows_adds_updates_archives_and_purges(store: Store
     for mid in ids[20:35]:
         store.forget(mid, permanent=True)  # purged: gone from FTS
     _assert_same_as_fts(store, index, queries, [PROJECT])
-    assert not set(ids[20:35]) & {i for q in queries for i, _ in index.search(store.conn, text.query_terms(q), [PROJECT], 500)}
+    assert not set(ids[20:35]) & {
+        i for q in queries for i, _ in index.search(store.conn, text.query_terms(q), [PROJECT], 500)
+    }
 
     store.update(ids[40], scope=GLOBAL, reason="moved")
     _assert_same_as_fts(store, index, queries, [GLOBAL])
@@ -123,8 +133,12 @@ def test_the_keyword_index_folds_a_large_delta_into_its_postings(store: Store) -
 
 
 def test_a_chinese_word_of_three_characters_needs_all_its_bigrams(store: Store) -> None:
-    a, b, c = (m.id for m in store.add_many([NewMemory(t, scope=PROJECT) for t in (
-        "数据库连接池满了", "数据和据库是两个不同的词", "今天部署了缓存")]))
+    a, b, c = (
+        m.id
+        for m in store.add_many(
+            [NewMemory(t, scope=PROJECT) for t in ("数据库连接池满了", "数据和据库是两个不同的词", "今天部署了缓存")]
+        )
+    )
     index = TextIndex.build(store.conn)
     found = [i for i, _ in index.search(store.conn, ['"数据 据库"'], [PROJECT], 10)]
     assert found[0] == a and c not in found
@@ -151,13 +165,16 @@ def test_warm_search_returns_what_cold_search_returns(tmp_path: Path) -> None:
 
 # -- the vector index ---------------------------------------------------------------------------
 
+
 def test_the_vector_index_finds_the_exact_nearest_and_keeps_to_its_scopes(store: Store) -> None:
     _fill(store, 800, seed=13)
     _fill(store, 300, seed=14, scope=GLOBAL)
     index = VectorIndex(64)
     index.sync(store.conn)  # more than 1,000 new rows: one pass over vec0
     assert index.n == 1100 and len(index.ids) >= 1100
-    rows = store.conn.execute("SELECT m.id, m.scope, v.embedding FROM memories m JOIN memory_vec v ON v.rowid = m.id").fetchall()
+    rows = store.conn.execute(
+        "SELECT m.id, m.scope, v.embedding FROM memories m JOIN memory_vec v ON v.rowid = m.id"
+    ).fetchall()
     ids = np.array([r[0] for r in rows])
     scopes = np.array([r[1] for r in rows])
     vecs = np.stack([np.frombuffer(r[2], dtype="<f4") for r in rows])

@@ -28,8 +28,11 @@ OTHER_SETTINGS = {
         "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "async": True}]}],
     },
 }
-OTHER_CLAUDE_JSON = {"numStartups": 12, "mcpServers": {"github": {"type": "http", "url": "https://api.example/mcp"}},
-                     "projects": {"/somewhere/else": {"allowedTools": []}}}
+OTHER_CLAUDE_JSON = {
+    "numStartups": 12,
+    "mcpServers": {"github": {"type": "http", "url": "https://api.example/mcp"}},
+    "projects": {"/somewhere/else": {"allowedTools": []}},
+}
 
 
 @pytest.fixture
@@ -62,6 +65,7 @@ def ours(groups: list) -> list:
 
 
 # -- user scope, no claude CLI --------------------------------------------------------------------
+
 
 def test_install_then_uninstall_leaves_settings_with_other_hooks_byte_identical(config: Config, user_home, project):
     settings = write_json(user_home / ".claude" / "settings.json", OTHER_SETTINGS)
@@ -155,13 +159,19 @@ def test_the_installed_command_hook_runs(config: Config, user_home, project, tmp
 
     install.install(config, "user", project=project, claude=None, user_home=user_home)
     command = ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])[0]["command"]
-    result = subprocess.run(command, shell=True, input=b'{"prompt": "which port", "cwd": "/tmp"}',
-                            capture_output=True, env={"PATH": os.environ["PATH"], "MAPLE_HOME": str(config.home)})
+    result = subprocess.run(
+        command,
+        shell=True,
+        input=b'{"prompt": "which port", "cwd": "/tmp"}',
+        capture_output=True,
+        env={"PATH": os.environ["PATH"], "MAPLE_HOME": str(config.home)},
+    )
     assert result.returncode == 0 and result.stdout == b""
     assert "no database" in (config.home / "hooks.log").read_text()
 
 
 # -- project and local scopes ---------------------------------------------------------------------
+
 
 def test_project_scope_writes_the_shared_mcp_json_and_project_settings(config: Config, user_home, project):
     write_json(project / ".mcp.json", {"mcpServers": {"db": {"command": "db-mcp"}}})
@@ -173,8 +183,9 @@ def test_project_scope_writes_the_shared_mcp_json_and_project_settings(config: C
     assert not (user_home / ".claude.json").exists()
 
 
-def test_local_scope_registers_under_the_project_in_claude_json_and_uses_settings_local(config: Config, user_home,
-                                                                                       project):
+def test_local_scope_registers_under_the_project_in_claude_json_and_uses_settings_local(
+    config: Config, user_home, project
+):
     claude_json = write_json(user_home / ".claude.json", OTHER_CLAUDE_JSON)
     install.install(config, "local", project=project, claude=None, user_home=user_home)
     data = json.loads((user_home / ".claude.json").read_text())
@@ -186,6 +197,7 @@ def test_local_scope_registers_under_the_project_in_claude_json_and_uses_setting
 
 
 # -- through the claude CLI -----------------------------------------------------------------------
+
 
 def fake_claude(tmp_path: Path, version: str) -> Path:
     """An executable standing in for the `claude` CLI: prints a version, records its arguments,
@@ -218,15 +230,21 @@ def calls(script: Path) -> list[list[str]]:
 
 
 def test_with_a_recent_claude_cli_the_server_is_added_through_it_and_prompts_use_an_mcp_tool_hook(
-        config: Config, user_home, project, tmp_path):
+    config: Config, user_home, project, tmp_path
+):
     claude = fake_claude(tmp_path, "2.1.240")
     install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
     add = [c for c in calls(claude) if c[:2] == ["mcp", "add"]]
     assert len(add) == 1 and add[0][:5] == ["mcp", "add", "--scope", "user", "maple"] and "--" in add[0]
     assert not (user_home / ".claude.json").exists()  # the CLI owns that file
     surface = ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])[0]
-    assert surface == {"type": "mcp_tool", "server": "maple", "tool": "memory_surface", "timeout": 5,
-                       "input": {"prompt": "${prompt}", "cwd": "${cwd}", "session_id": "${session_id}"}}
+    assert surface == {
+        "type": "mcp_tool",
+        "server": "maple",
+        "tool": "memory_surface",
+        "timeout": 5,
+        "input": {"prompt": "${prompt}", "cwd": "${cwd}", "session_id": "${session_id}"},
+    }
     install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
     assert len([c for c in calls(claude) if c[:2] == ["mcp", "add"]]) == 1  # already registered
     install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
@@ -255,8 +273,7 @@ def test_switching_the_surface_path_replaces_the_hook_instead_of_adding_a_second
     assert [h["type"] for h in surface] == ["mcp_tool"]
 
 
-def test_a_server_registered_before_install_is_left_in_place_by_uninstall(config: Config, user_home, project,
-                                                                          tmp_path):
+def test_a_server_registered_before_install_is_left_in_place_by_uninstall(config: Config, user_home, project, tmp_path):
     claude = fake_claude(tmp_path, "2.1.240")
     (claude.parent / "added").touch()
     install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
@@ -265,6 +282,7 @@ def test_a_server_registered_before_install_is_left_in_place_by_uninstall(config
 
 
 # -- the commands -------------------------------------------------------------------------------
+
 
 def test_the_install_command_prints_what_it_did(user_home, project, monkeypatch, capsys, home):
     monkeypatch.setenv("HOME", str(user_home))
@@ -297,6 +315,7 @@ def test_client_config_prints_each_clients_own_format(client, capsys, home):
 
 
 # -- the plugin ---------------------------------------------------------------------------------
+
 
 def test_the_plugin_layout_is_valid_and_matches_what_install_writes():
     manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())

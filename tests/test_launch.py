@@ -19,8 +19,14 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the early answe
 
 
 def init_line(version: str, rid: Any = 1) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        }
+    )
 
 
 def exchange(home: Path, lines: list[str], answers: int, code: str | None = None) -> list[dict[str, Any]]:
@@ -30,8 +36,9 @@ def exchange(home: Path, lines: list[str], answers: int, code: str | None = None
     env = {"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]}
     cmd = [sys.executable, "-m", "server"] if code is None else [sys.executable, "-c", code]
     out: list[dict[str, Any]] = []
-    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          env=env, cwd=home.parent) as proc:
+    with subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=home.parent
+    ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write("".join(line + "\n" for line in lines).encode())
         proc.stdin.flush()
@@ -65,9 +72,16 @@ def test_the_early_answer_is_exactly_what_the_sdk_answers(version, home):
 
 
 def test_the_sdks_second_answer_is_dropped_and_every_other_message_passes(home):
-    out = exchange(home, [init_line("2025-11-25"), '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-                          '{"jsonrpc":"2.0","id":2,"method":"tools/list"}', '{"jsonrpc":"2.0","id":3,"method":"ping"}'],
-                   3)
+    out = exchange(
+        home,
+        [
+            init_line("2025-11-25"),
+            '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+            '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+            '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+        ],
+        3,
+    )
     assert sorted(m.get("id") for m in out) == [1, 2, 3]  # one answer each: the SDK's copy of 1 is gone
     assert out[0]["result"]["protocolVersion"] == "2025-11-25"
     assert len(out[1]["result"]["tools"]) >= 19
@@ -80,18 +94,25 @@ def test_an_unknown_version_and_a_bad_first_line_are_left_to_the_sdk(home):
     assert [m.get("id") for m in out if "result" in m] == [5]
 
 
-@pytest.mark.parametrize("line", [
-    b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', b'{"jsonrpc":"2.0","method":"initialize"}',
-    b'{"jsonrpc":"2.0","id":true,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}',
-    b"[1, 2]", b"\xff\xfe",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+        b'{"jsonrpc":"2.0","method":"initialize"}',
+        b'{"jsonrpc":"2.0","id":true,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}',
+        b"[1, 2]",
+        b"\xff\xfe",
+    ],
+)
 def test_only_a_well_formed_initialize_gets_an_early_answer(line):
     assert launch.early_answer(line) is None
 
 
 def test_the_launcher_imports_no_sdk_and_no_model():
-    code = ("import sys, server.launch; print(sorted(m for m in ('mcp', 'anyio', 'pydantic', 'torch', 'numpy') "
-            "if m in sys.modules))")
+    code = (
+        "import sys, server.launch; print(sorted(m for m in ('mcp', 'anyio', 'pydantic', 'torch', 'numpy') "
+        "if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -108,5 +129,8 @@ def test_the_wire_writes_whole_lines_and_drops_only_the_answered_request(tmp_pat
     finally:
         os.close(fd)
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    assert lines == [{"jsonrpc": "2.0", "method": "notifications/message", "params": {"id": 7}},
-                     {"jsonrpc": "2.0", "id": 8, "result": {}}, {"jsonrpc": "2.0", "id": 7, "result": {"again": True}}]
+    assert lines == [
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": {"id": 7}},
+        {"jsonrpc": "2.0", "id": 8, "result": {}},
+        {"jsonrpc": "2.0", "id": 7, "result": {"again": True}},
+    ]

@@ -95,7 +95,9 @@ def test_imports_run_one_way_store_agents_app_adapters(name: str) -> None:
 
 def test_the_language_helpers_are_pure_text() -> None:
     for name in (n for n in MODULES if _within(n, "memory.lang")):
-        assert not (_imports(name) - {n for n in MODULES if _within(n, "memory.lang")} - {"memory", "memory.errors"}), name
+        assert not (_imports(name) - {n for n in MODULES if _within(n, "memory.lang")} - {"memory", "memory.errors"}), (
+            name
+        )
         assert "sqlean" not in MODULES[name].read_text(encoding="utf-8"), name
 
 
@@ -109,17 +111,39 @@ def test_package_init_files_only_hand_on_names() -> None:
         if path.name != "__init__.py":
             continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            ok = isinstance(node, (ast.ImportFrom, ast.Import)) or (
-                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) or (
-                isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id in ("__all__", "__version__")
-                                                     for t in node.targets))
+            ok = (
+                isinstance(node, (ast.ImportFrom, ast.Import))
+                or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+                or (
+                    isinstance(node, ast.Assign)
+                    and all(isinstance(t, ast.Name) and t.id in ("__all__", "__version__") for t in node.targets)
+                )
+            )
             assert ok, f"{path.relative_to(ROOT)} line {node.lineno} does more than hand on names"
 
 
 def test_importing_any_package_loads_nothing_heavy() -> None:
     packages = sorted(n for n, p in MODULES.items() if p.name == "__init__.py")
-    code = ("import sys, importlib\n"
-            f"for p in {packages!r}: importlib.import_module(p)\n"
-            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    code = (
+        "import sys, importlib\n"
+        f"for p in {packages!r}: importlib.import_module(p)\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    graph = {n: _imports(n) for n in MODULES}
+    cycles = []
+    for start in graph:  # a cycle through `start`: can `start` be reached again from what it imports?
+        seen, todo = set(), list(graph[start])
+        while todo:
+            n = todo.pop()
+            if n == start:
+                cycles.append(start)
+                break
+            if n not in seen:
+                seen.add(n)
+                todo.extend(graph[n])
+    assert cycles == []

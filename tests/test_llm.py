@@ -16,18 +16,36 @@ from memory.extraction import harvest, ingest
 from memory.extraction import llm as extraction_llm
 
 TURNS = [
-    {"role": "user", "kind": "text", "text": "Always use uv. The deploy token is ghp_abcdefghijklmnopqrstuvwxyz0123456789.",
-     "session_id": "s1"},
+    {
+        "role": "user",
+        "kind": "text",
+        "text": "Always use uv. The deploy token is ghp_abcdefghijklmnopqrstuvwxyz0123456789.",
+        "session_id": "s1",
+    },
     {"role": "assistant", "kind": "text", "text": "Noted.", "session_id": "s1"},
     {"role": "tool", "kind": "tool_error", "tool": "Bash", "input": "pip install x", "error": "pip: not allowed"},
 ]
-GOOD = {"memories": [
-    {"content": "Always use uv, never pip.", "layer": "fact", "category": "rule", "importance": 4,
-     "subject": "python package manager", "attribute": "choice", "value": "uv",
-     "entities": [{"name": "uv", "kind": "technology"}]},
-    {"content": "We chose FastAPI because it is async.", "layer": "decision", "category": "decision",
-     "importance": 4, "rationale": "it is async"},
-]}
+GOOD = {
+    "memories": [
+        {
+            "content": "Always use uv, never pip.",
+            "layer": "fact",
+            "category": "rule",
+            "importance": 4,
+            "subject": "python package manager",
+            "attribute": "choice",
+            "value": "uv",
+            "entities": [{"name": "uv", "kind": "technology"}],
+        },
+        {
+            "content": "We chose FastAPI because it is async.",
+            "layer": "decision",
+            "category": "decision",
+            "importance": 4,
+            "rationale": "it is async",
+        },
+    ]
+}
 
 
 class FakeServer:
@@ -41,8 +59,9 @@ class FakeServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server API)
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                server.requests.append({"path": self.path, "body": body,
-                                        "headers": {k.lower(): v for k, v in self.headers.items()}})
+                server.requests.append(
+                    {"path": self.path, "body": body, "headers": {k.lower(): v for k, v in self.headers.items()}}
+                )
                 status, payload = server.replies.pop(0) if server.replies else (500, {"error": "no reply queued"})
                 data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
                 self.send_response(status)
@@ -61,14 +80,27 @@ class FakeServer:
 
     def openai(self, content: object, tokens: int = 120, status: int = 200) -> None:
         text = content if isinstance(content, str) else json.dumps(content)
-        self.replies.append((status, {"choices": [{"message": {"role": "assistant", "content": text}}],
-                                      "usage": {"prompt_tokens": tokens - 20, "completion_tokens": 20,
-                                                "total_tokens": tokens}}))
+        self.replies.append(
+            (
+                status,
+                {
+                    "choices": [{"message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": tokens - 20, "completion_tokens": 20, "total_tokens": tokens},
+                },
+            )
+        )
 
     def anthropic(self, content: object, tokens: int = 150) -> None:
         text = content if isinstance(content, str) else json.dumps(content)
-        self.replies.append((200, {"content": [{"type": "text", "text": text}],
-                                   "usage": {"input_tokens": tokens - 30, "output_tokens": 30}}))
+        self.replies.append(
+            (
+                200,
+                {
+                    "content": [{"type": "text", "text": text}],
+                    "usage": {"input_tokens": tokens - 30, "output_tokens": 30},
+                },
+            )
+        )
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -99,10 +131,15 @@ def test_openai_compatible_provider_extracts_validated_memories(server, store):
     provider = llm.OpenAICompatible(server.url + "/v1", api_key="local-key")
     g = guard(store)
     cands = extraction_llm.llm_extract(TURNS, provider, g, scope="/p", model="qwen2.5")
-    assert [(c.layer, c.content) for c in cands] == [("fact", "Always use uv, never pip."),
-                                                    ("decision", "We chose FastAPI because it is async.")]
+    assert [(c.layer, c.content) for c in cands] == [
+        ("fact", "Always use uv, never pip."),
+        ("decision", "We chose FastAPI because it is async."),
+    ]
     assert cands[0].why == "llm" and (cands[0].subject, cands[0].attribute, cands[0].value) == (
-        "python package manager", "choice", "uv")
+        "python package manager",
+        "choice",
+        "uv",
+    )
     assert cands[1].metadata["rationale"] == "it is async"
     [req] = server.requests
     assert req["path"] == "/v1/chat/completions" and req["body"]["model"] == "qwen2.5"
@@ -132,14 +169,17 @@ def test_secrets_are_redacted_before_the_transcript_leaves_the_machine(server):
     assert "TOOL FAILED: Bash `pip install x`" in sent
 
 
-@pytest.mark.parametrize("answer", [
-    "Sure! Here are the memories: uv",
-    {"memories": "uv"},
-    {"memories": [{"content": "ok", "layer": "opinion"}]},
-    {"memories": [GOOD["memories"][0], {"content": "", "layer": "fact"}]},
-    {"memories": [{"content": "x", "layer": "fact", "importance": 9}]},
-    {"memories": [{"content": "x", "layer": "fact", "entities": ["uv"]}]},
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Sure! Here are the memories: uv",
+        {"memories": "uv"},
+        {"memories": [{"content": "ok", "layer": "opinion"}]},
+        {"memories": [GOOD["memories"][0], {"content": "", "layer": "fact"}]},
+        {"memories": [{"content": "x", "layer": "fact", "importance": 9}]},
+        {"memories": [{"content": "x", "layer": "fact", "entities": ["uv"]}]},
+    ],
+)
 def test_malformed_answers_are_rejected_whole_and_count_as_failures(server, store, answer):
     server.openai(answer)
     g = guard(store)
@@ -147,7 +187,8 @@ def test_malformed_answers_are_rejected_whole_and_count_as_failures(server, stor
         extraction_llm.llm_extract(TURNS, llm.OpenAICompatible(server.url), g, scope="/p", model="m")
     assert store.count() == 0
     assert json.loads(store.conn.execute("SELECT value FROM meta WHERE key = 'llm_breaker'").fetchone()[0]) == {
-        "failures": 1}
+        "failures": 1
+    }
 
 
 def test_a_fenced_json_answer_is_accepted(server):
@@ -204,8 +245,9 @@ def test_provider_is_off_by_default_and_checked_when_configured():
     ollama = SimpleNamespace(llm_provider="openai", llm_base_url="http://localhost:11434/v1", llm_api_key_env="")
     assert isinstance(llm.provider_from_config(ollama, env={}), llm.OpenAICompatible)
     with pytest.raises(ConfigError, match="API key"):
-        llm.provider_from_config(SimpleNamespace(llm_provider="anthropic", llm_base_url="",
-                                                 llm_api_key_env="MY_KEY"), env={})
+        llm.provider_from_config(
+            SimpleNamespace(llm_provider="anthropic", llm_base_url="", llm_api_key_env="MY_KEY"), env={}
+        )
     with pytest.raises(ConfigError, match="llm_base_url"):
         llm.provider_from_config(SimpleNamespace(llm_provider="openai", llm_base_url="", llm_api_key_env=""), env={})
 
@@ -225,12 +267,29 @@ def test_harvest_adds_llm_memories_when_configured_and_goes_on_without_them_when
 
     session = Path(__file__).resolve().parent / "data" / "sessions" / "en06_tidy_rust.jsonl"
     cfg = config_mod.load(home=tmp_path, env={})
-    on = SimpleNamespace(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "llm_provider": "openai",
-                            "llm_base_url": server.url, "llm_api_key_env": "", "llm_model": "m"})
+    on = SimpleNamespace(
+        **{
+            **{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
+            "llm_provider": "openai",
+            "llm_base_url": server.url,
+            "llm_api_key_env": "",
+            "llm_model": "m",
+        }
+    )
     with Store.open(cfg, HashEmbedder(64)) as store:
         store.config = on
-        server.openai({"memories": [{"content": "Release builds strip debug symbols to keep the binary small.",
-                                     "layer": "fact", "category": "config", "importance": 3}]})
+        server.openai(
+            {
+                "memories": [
+                    {
+                        "content": "Release builds strip debug symbols to keep the binary small.",
+                        "layer": "fact",
+                        "category": "config",
+                        "importance": 3,
+                    }
+                ]
+            }
+        )
         result = harvest.harvest(store, str(session))
         assert any(i["content"].startswith("Release builds strip") for i in result["items"])
         assert len(result["stored"]) >= 4

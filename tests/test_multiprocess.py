@@ -20,8 +20,12 @@ SERVERS, MEMORIES = 4, 24
 
 
 def server(home: Path, project: Path) -> Client:
-    env = {"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT),
-           "CLAUDE_PROJECT_DIR": str(project)}
+    env = {
+        "MAPLE_HOME": str(home),
+        "MAPLE_MODEL": "hash-64",
+        "PYTHONPATH": str(ROOT),
+        "CLAUDE_PROJECT_DIR": str(project),
+    }
     params = StdioServerParameters(command=sys.executable, args=["-m", "server"], env=env, cwd=str(project))
     return Client(stdio_client(params), mode="legacy")
 
@@ -49,8 +53,9 @@ async def test_four_servers_doing_mixed_work_on_one_database_lose_nothing(tmp_pa
             if i % 4 == 1:
                 await ok(c, "memory_update", id=ids[i - 1], importance=5, reason=f"server {n}")
             if i % 6 == 2:
-                await ok(c, "memory_update", id=ids[i - 1], content=f"Server {n} note {i - 1}, rewritten",
-                         reason="rewrite")
+                await ok(
+                    c, "memory_update", id=ids[i - 1], content=f"Server {n} note {i - 1}, rewritten", reason="rewrite"
+                )
             if i % 8 == 6:  # never one that is updated below
                 await ok(c, "memory_forget", id=ids[i])
             if i % 5 == 4:
@@ -61,8 +66,12 @@ async def test_four_servers_doing_mixed_work_on_one_database_lose_nothing(tmp_pa
         stats = await ok(c, "memory_stats")
         assert stats["memories"] >= MEMORIES - MEMORIES // 8
 
-    async with server(home, project) as s0, server(home, project) as s1, server(home, project) as s2, \
-            server(home, project) as s3:
+    async with (
+        server(home, project) as s0,
+        server(home, project) as s1,
+        server(home, project) as s2,
+        server(home, project) as s3,
+    ):
         async with anyio.create_task_group() as tg:
             for n, c in enumerate((s0, s1, s2, s3)):
                 tg.start_soon(work, n, c)

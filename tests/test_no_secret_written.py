@@ -35,8 +35,16 @@ from benchmarks.bench_secrets import (
 )
 
 SEED = 20240611
-SAMPLE = ("aws_keypair_env", "github_classic_pat", "stripe_secret_key", "url_postgres", "auth_bearer_header",
-          "zh_mima_shi", "pem_openssh", "prose_en_password")
+SAMPLE = (
+    "aws_keypair_env",
+    "github_classic_pat",
+    "stripe_secret_key",
+    "url_postgres",
+    "auth_bearer_header",
+    "zh_mima_shi",
+    "pem_openssh",
+    "prose_en_password",
+)
 DECISION = {"chosen": "Use the managed config store", "why": "one audit trail"}
 
 # Leaks MAPLE has today (bench_secrets.py shows them for nearly every format): these fields are
@@ -52,21 +60,47 @@ UNREDACTED = {
 # A format redact() misses today wherever the text is stored: words between the label and the
 # value ("Password for the staging box: X.", "the password for the admin panel is X").
 MISSED_FORMAT = "prose_en_password"
-MISSED_WHERE = {"mcp memory_store.content", "mcp memory_store.metadata_value", "mcp memory_update.content",
-                "mcp decision_record.why", "mcp decision_outcome.notes", "cli add TEXT", "cli import", "hook stop"}
-FIELDS = ["mcp memory_store.content", "mcp memory_store.category", "mcp memory_store.subject", "mcp memory_store.tags",
-          "mcp memory_store.metadata_key", "mcp memory_store.metadata_value", "mcp memory_update.content",
-          "mcp memory_update.reason", "mcp entity_relate.source", "mcp decision_record.why",
-          "mcp decision_outcome.notes", "mcp memory_search.query", "mcp memory_surface.prompt",
-          "cli add TEXT", "cli add --category", "cli import", "cli extract", "cli relate SRC", "cli search QUERY",
-          "hook prompt", "hook stop"]
+MISSED_WHERE = {
+    "mcp memory_store.content",
+    "mcp memory_store.metadata_value",
+    "mcp memory_update.content",
+    "mcp decision_record.why",
+    "mcp decision_outcome.notes",
+    "cli add TEXT",
+    "cli import",
+    "hook stop",
+}
+FIELDS = [
+    "mcp memory_store.content",
+    "mcp memory_store.category",
+    "mcp memory_store.subject",
+    "mcp memory_store.tags",
+    "mcp memory_store.metadata_key",
+    "mcp memory_store.metadata_value",
+    "mcp memory_update.content",
+    "mcp memory_update.reason",
+    "mcp entity_relate.source",
+    "mcp decision_record.why",
+    "mcp decision_outcome.notes",
+    "mcp memory_search.query",
+    "mcp memory_surface.prompt",
+    "cli add TEXT",
+    "cli add --category",
+    "cli import",
+    "cli extract",
+    "cli relate SRC",
+    "cli search QUERY",
+    "hook prompt",
+    "hook stop",
+]
 
 
 def cases_for(field: str) -> list[Case]:
     """The sample formats, drawn fresh for this field (its own seed, so its own cores)."""
     rng = random.Random(f"{SEED}:{field}")
-    return [Case(i, c["format"], c["text"], c["cores"])
-            for i, c in enumerate(secret_cases(rng)) if c["format"] in SAMPLE]
+    return [
+        Case(i, c["format"], c["text"], c["cores"]) for i, c in enumerate(secret_cases(rng)) if c["format"] in SAMPLE
+    ]
 
 
 def _mcp_calls(field: str, c: Case, ids: dict[str, int]) -> tuple[str, dict[str, Any]]:
@@ -79,14 +113,22 @@ def _mcp_calls(field: str, c: Case, ids: dict[str, int]) -> tuple[str, dict[str,
         "mcp memory_store.metadata_key": ("memory_store", {"content": note + " (k)", "metadata": {c.text: "x"}}),
         "mcp memory_store.metadata_value": ("memory_store", {"content": note + " (v)", "metadata": {"cfg": c.text}}),
         "mcp memory_update.content": ("memory_update", {"id": ids["update"], "content": c.text}),
-        "mcp memory_update.reason": ("memory_update", {"id": ids["update"], "content": f"{note}, moved",
-                                                       "reason": fit(c.text, c.cores, 200)}),
-        "mcp entity_relate.source": ("entity_relate", {"source": fit(c.text, c.cores, 200), "relation": "uses",
-                                                       "target": "billing-db"}),
-        "mcp decision_record.why": ("decision_record", {"chosen": f"Use the config store for {c.index}",
-                                                        "why": c.text}),
-        "mcp decision_outcome.notes": ("decision_outcome", {"id": ids["decision"], "outcome": "failed",
-                                                            "notes": c.text}),
+        "mcp memory_update.reason": (
+            "memory_update",
+            {"id": ids["update"], "content": f"{note}, moved", "reason": fit(c.text, c.cores, 200)},
+        ),
+        "mcp entity_relate.source": (
+            "entity_relate",
+            {"source": fit(c.text, c.cores, 200), "relation": "uses", "target": "billing-db"},
+        ),
+        "mcp decision_record.why": (
+            "decision_record",
+            {"chosen": f"Use the config store for {c.index}", "why": c.text},
+        ),
+        "mcp decision_outcome.notes": (
+            "decision_outcome",
+            {"id": ids["decision"], "outcome": "failed", "notes": c.text},
+        ),
         "mcp memory_search.query": ("memory_search", {"query": c.text}),
         "mcp memory_surface.prompt": ("memory_surface", {"prompt": c.text, "session_id": f"s-{uuid.uuid4()}"}),
     }[field]
@@ -96,8 +138,7 @@ async def _through_mcp(place: Place) -> None:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=PY, args=["-m", "server"], env=place.env(),
-                                   cwd=str(place.project))
+    params = StdioServerParameters(command=PY, args=["-m", "server"], env=place.env(), cwd=str(place.project))
     with (place.work / "server-stderr.txt").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
             r = await client.call_tool("memory_store", {"content": "The staging database password lives in Vault"})
@@ -131,15 +172,38 @@ def _through_cli_and_hooks(place: Place) -> None:
     for c in cases_for("cli search QUERY"):
         ok(cli(place, "search", "--", c.text))
     for c in cases_for("hook prompt"):
-        ok(hook(place, "user-prompt-submit", {"session_id": f"s-{c.index}", "cwd": str(place.project),
-                                              "hook_event_name": "UserPromptSubmit", "prompt": c.text}))
+        ok(
+            hook(
+                place,
+                "user-prompt-submit",
+                {
+                    "session_id": f"s-{c.index}",
+                    "cwd": str(place.project),
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": c.text,
+                },
+            )
+        )
     stop_cases = cases_for("hook stop")
     session = str(uuid.uuid4())
     path = place.work / f"{session}.jsonl"
-    path.write_text(transcript(stop_cases[: len(stop_cases) // 2], "user", place.project, session)
-                    + transcript(stop_cases[len(stop_cases) // 2:], "tool_error", place.project, session))
-    ok(hook(place, "stop", {"session_id": session, "transcript_path": str(path), "cwd": str(place.project),
-                            "hook_event_name": "Stop", "stop_hook_active": False}))
+    path.write_text(
+        transcript(stop_cases[: len(stop_cases) // 2], "user", place.project, session)
+        + transcript(stop_cases[len(stop_cases) // 2 :], "tool_error", place.project, session)
+    )
+    ok(
+        hook(
+            place,
+            "stop",
+            {
+                "session_id": session,
+                "transcript_path": str(path),
+                "cwd": str(place.project),
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            },
+        )
+    )
     ok(hook(place, "drain", None, "--wait"))
 
 
@@ -175,10 +239,23 @@ def test_no_core_of_a_secret_sent_through_this_entry_point_is_on_disk(leaks, fie
     assert found == {}
 
 
-@pytest.mark.parametrize("field", [pytest.param(f, marks=_xfail(
-    UNREDACTED.get(f) or (f in MISSED_WHERE and f"redact() misses {MISSED_FORMAT}: a label, then words, then the "
-                                                "value ('Password for the staging box: X.')")))
-    for f in FIELDS])
+@pytest.mark.parametrize(
+    "field",
+    [
+        pytest.param(
+            f,
+            marks=_xfail(
+                UNREDACTED.get(f)
+                or (
+                    f in MISSED_WHERE
+                    and f"redact() misses {MISSED_FORMAT}: a label, then words, then the "
+                    "value ('Password for the staging box: X.')"
+                )
+            ),
+        )
+        for f in FIELDS
+    ],
+)
 def test_a_password_named_in_an_english_sentence_is_not_on_disk(leaks, field: str):
     assert leaks.get(field, {}).get(MISSED_FORMAT, []) == []
 

@@ -16,7 +16,6 @@ np = pytest.importorskip("numpy")
 pgvector_psycopg = pytest.importorskip("pgvector.psycopg", reason="pgvector is not installed: pip install pgvector")
 psycopg_pool = pytest.importorskip("psycopg_pool", reason="psycopg_pool is not installed: pip install 'psycopg[pool]'")
 
-from conftest_pg import pg_role, pg_server, pg_url  # noqa: E402,F401  (fixtures)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from pg_support import PgRole, PgServer  # noqa: E402
@@ -68,11 +67,16 @@ def test_each_test_gets_a_database_with_the_vector_extension(pg_url: str) -> Non
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone() == (0,)
 
 
-def test_pg_role_makes_a_login_role_without_superuser_or_bypassrls(pg_url: str, pg_role: Callable[[str], PgRole]) -> None:
+def test_pg_role_makes_a_login_role_without_superuser_or_bypassrls(
+    pg_url: str, pg_role: Callable[[str], PgRole]
+) -> None:
     alice = pg_role("alice")
     with psycopg.connect(alice.url) as conn:
         assert conn.execute("SELECT current_user").fetchone() == (alice.name,)
-        assert conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone() == (False, False)
+        assert conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone() == (
+            False,
+            False,
+        )
 
 
 def test_dropping_a_test_database_drops_its_roles(pg_server: PgServer) -> None:
@@ -87,11 +91,15 @@ def test_dropping_a_test_database_drops_its_roles(pg_server: PgServer) -> None:
 
 
 def _vector_table(conn: psycopg.Connection, vectors: np.ndarray, scopes: int) -> None:
-    conn.execute(f"CREATE TABLE items (id bigint PRIMARY KEY, scope text NOT NULL, embedding halfvec({vectors.shape[1]}) NOT NULL)")
+    conn.execute(
+        f"CREATE TABLE items (id bigint PRIMARY KEY, scope text NOT NULL, embedding halfvec({vectors.shape[1]}) NOT NULL)"
+    )
     with conn.cursor().copy("COPY items (id, scope, embedding) FROM STDIN") as copy:
         for i, v in enumerate(vectors):
             copy.write_row((i, f"s{i % scopes}", HalfVector(v)))
-    conn.execute("CREATE INDEX items_hnsw ON items USING hnsw (embedding halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)")
+    conn.execute(
+        "CREATE INDEX items_hnsw ON items USING hnsw (embedding halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)"
+    )
     conn.execute("ANALYZE items")
 
 
@@ -118,7 +126,9 @@ def test_exact_search_agrees_with_numpy_on_halfvec_rounded_vectors(pg_url: str) 
     with connect(pg_url) as conn:
         _vector_table(conn, vectors, scopes=1)
         conn.execute("SET enable_indexscan = off")
-        got = conn.execute("SELECT id, embedding <=> %s FROM items ORDER BY 2 LIMIT 10", (HalfVector(query),)).fetchall()
+        got = conn.execute(
+            "SELECT id, embedding <=> %s FROM items ORDER BY 2 LIMIT 10", (HalfVector(query),)
+        ).fetchall()
     stored = vectors.astype(np.float16).astype(np.float64)
     q = query.astype(np.float16).astype(np.float64)
     dist = 1 - stored @ q / (np.linalg.norm(stored, axis=1) * np.linalg.norm(q))
@@ -132,7 +142,9 @@ def test_a_numpy_query_vector_is_cast_to_halfvec_and_still_uses_the_index(pg_url
         _vector_table(conn, vectors, scopes=1)
         # register_vector sends ndarrays as `vector`; pgvector's implicit cast makes them halfvec.
         conn.execute("SET enable_seqscan = off")  # 200 rows: the planner would rather scan them all
-        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM items ORDER BY embedding <=> %s LIMIT 5", (vectors[0],)))
+        plan = "\n".join(
+            r[0] for r in conn.execute("EXPLAIN SELECT id FROM items ORDER BY embedding <=> %s LIMIT 5", (vectors[0],))
+        )
         assert "Index Scan using items_hnsw" in plan
         assert conn.execute("SELECT id FROM items ORDER BY embedding <=> %s LIMIT 1", (vectors[7],)).fetchone() == (7,)
 
@@ -170,28 +182,39 @@ def test_tsvector_from_python_tokens_ranks_with_a_gin_index(pg_url: str) -> None
         plan = "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT id FROM notes WHERE tsv @@ %s::tsquery", (q,)))
         assert "notes_tsv" in plan
         for rank in ("ts_rank", "ts_rank_cd"):
-            rows = conn.execute(f"SELECT id, {rank}(tsv, q) FROM notes, CAST(%s AS tsquery) q "
-                                "WHERE tsv @@ q ORDER BY 2 DESC", (q,)).fetchall()
+            rows = conn.execute(
+                f"SELECT id, {rank}(tsv, q) FROM notes, CAST(%s AS tsquery) q WHERE tsv @@ q ORDER BY 2 DESC", (q,)
+            ).fetchall()
             assert [r[0] for r in rows] == [1, 2]  # twice beats once
             assert rows[0][1] > rows[1][1] > 0
         # Identifiers stay whole: nothing splits fetch_user again (to_tsvector would).
-        assert conn.execute("SELECT id FROM notes WHERE tsv @@ %s::tsquery", (tsquery_or([["fetch_user"]]),)).fetchall() == [(1,)]
+        assert conn.execute(
+            "SELECT id FROM notes WHERE tsv @@ %s::tsquery", (tsquery_or([["fetch_user"]]),)
+        ).fetchall() == [(1,)]
         # A CJK word is a phrase of adjacent bigrams, which needs positions.
-        assert conn.execute("SELECT id FROM notes WHERE tsv @@ %s::tsquery", (tsquery_or([["数据", "据库"]]),)).fetchall() == [(4,)]
-        assert conn.execute("SELECT id FROM notes WHERE tsv @@ %s::tsquery", (tsquery_or([["据库", "数据"]]),)).fetchall() == []
+        assert conn.execute(
+            "SELECT id FROM notes WHERE tsv @@ %s::tsquery", (tsquery_or([["数据", "据库"]]),)
+        ).fetchall() == [(4,)]
+        assert (
+            conn.execute("SELECT id FROM notes WHERE tsv @@ %s::tsquery", (tsquery_or([["据库", "数据"]]),)).fetchall()
+            == []
+        )
 
 
 def test_array_to_tsvector_drops_positions_so_phrases_and_cover_density_fail(pg_url: str) -> None:
     with connect(pg_url) as conn:
         row = conn.execute(
             "SELECT v @@ $$'数据' <-> '据库'$$::tsquery, ts_rank_cd(v, 'retry'::tsquery), ts_rank(v, 'retry'::tsquery) > 0 "
-            "FROM array_to_tsvector(ARRAY['retry', '数据', '据库']) v").fetchone()
+            "FROM array_to_tsvector(ARRAY['retry', '数据', '据库']) v"
+        ).fetchone()
     assert row == (False, 0.0, True)
 
 
 def test_casting_to_tsvector_keeps_case_so_python_must_fold_it(pg_url: str) -> None:
     with connect(pg_url) as conn:
-        row = conn.execute("SELECT 'Retry:1'::tsvector @@ 'retry'::tsquery, to_tsvector('simple', 'user_id')::text").fetchone()
+        row = conn.execute(
+            "SELECT 'Retry:1'::tsvector @@ 'retry'::tsquery, to_tsvector('simple', 'user_id')::text"
+        ).fetchone()
     assert row == (False, "'id':2 'user':1")  # and to_tsvector would re-split MAPLE's tokens
 
 
@@ -201,20 +224,29 @@ def test_a_lexeme_over_2046_bytes_is_an_error_not_a_silent_drop(pg_url: str) -> 
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(tokens=st.lists(st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), min_size=1, max_size=40),
-                       min_size=1, max_size=8))
+@given(
+    tokens=st.lists(
+        st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), min_size=1, max_size=40),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_tsvector_literal_keeps_any_token_verbatim(pg_url: str, tokens: list[str]) -> None:
     with connect(pg_url) as conn:
         got = conn.execute("SELECT tsvector_to_array(%s::tsvector)", (tsvector_literal(tokens),)).fetchone()[0]
         assert sorted(got) == sorted(set(tokens))
         for tok in tokens:
-            assert conn.execute("SELECT %s::tsvector @@ %s::tsquery", (tsvector_literal(tokens), tsquery_or([[tok]]))).fetchone() == (True,)
+            assert conn.execute(
+                "SELECT %s::tsvector @@ %s::tsquery", (tsvector_literal(tokens), tsquery_or([[tok]]))
+            ).fetchone() == (True,)
 
 
 # -- job queue: FOR UPDATE SKIP LOCKED --------------------------------------------------------------
 
-CLAIM = ("UPDATE jobs SET state = 'running', worker = %s WHERE id = ("
-         "SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id")
+CLAIM = (
+    "UPDATE jobs SET state = 'running', worker = %s WHERE id = ("
+    "SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id"
+)
 
 
 def _jobs(url: str, n: int) -> None:
@@ -334,7 +366,9 @@ def test_bypassrls_role_reads_every_row(pg_url: str, pg_role: Callable[[str], Pg
     assert len(_bodies(admin.url)) == 3
 
 
-def test_set_local_role_applies_one_users_policies_for_one_transaction(pg_url: str, pg_role: Callable[[str], PgRole]) -> None:
+def test_set_local_role_applies_one_users_policies_for_one_transaction(
+    pg_url: str, pg_role: Callable[[str], PgRole]
+) -> None:
     """The shape for one shared pool: the server's login role is a member of each user role."""
     alice, bob, app = pg_role("alice"), pg_role("bob"), pg_role("app")
     _rls(pg_url, alice, bob)
@@ -344,7 +378,10 @@ def test_set_local_role_applies_one_users_policies_for_one_transaction(pg_url: s
     with psycopg.connect(app.url) as conn:
         with conn.transaction():
             conn.execute(f"SET LOCAL ROLE {alice.name}")
-            assert [r[0] for r in conn.execute("SELECT body FROM memories ORDER BY body")] == [f"{alice.name} private", "team shared"]
+            assert [r[0] for r in conn.execute("SELECT body FROM memories ORDER BY body")] == [
+                f"{alice.name} private",
+                "team shared",
+            ]
         assert conn.execute("SELECT current_user").fetchone() == (app.name,)  # back after COMMIT
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("SELECT count(*) FROM memories")  # and app itself was granted nothing
@@ -395,7 +432,9 @@ def test_a_pool_serves_two_threads_at_once_on_separate_connections(pg_url: str) 
     assert rows == [(1, HalfVector([1.0, 1.0, 0.0])), (2, HalfVector([2.0, 1.0, 0.0]))]
 
 
-def test_inherited_membership_lets_a_role_read_shared_rows_without_set_role(pg_url: str, pg_role: Callable[[str], PgRole]) -> None:
+def test_inherited_membership_lets_a_role_read_shared_rows_without_set_role(
+    pg_url: str, pg_role: Callable[[str], PgRole]
+) -> None:
     """A plain GRANT alice TO app (INHERIT) hands app alice's table grants, while current_user stays app."""
     alice, app = pg_role("alice"), pg_role("app")
     _rls(pg_url, alice)

@@ -53,6 +53,7 @@ def distinctive_parts(secret: str) -> list[str]:
 
 # -- the corpora themselves -------------------------------------------------------------------------
 
+
 def test_the_secrets_corpus_has_at_least_sixty_distinct_secrets_each_inside_its_text():
     assert len(SECRETS) >= 60
     assert len({e["secret"] for e in SECRETS}) == len(SECRETS)
@@ -68,6 +69,7 @@ def test_the_benign_corpus_has_at_least_sixty_entries():
 
 
 # -- recall -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("entry", SECRETS, ids=[e["note"] for e in SECRETS])
 def test_every_corpus_secret_is_removed_and_its_context_survives(entry):
@@ -86,14 +88,17 @@ def test_redacting_twice_changes_nothing_more(entry):
     assert redact(once) == once
 
 
-@pytest.mark.parametrize("text, label", [
-    ("export GITHUB_TOKEN=ghp_" + "Zq3" * 12, "[REDACTED:github-token]"),
-    ("aws_access_key_id = AKIA" + "Q7XK" * 4, "[REDACTED:aws-access-key]"),
-    ("key: sk-ant-api03-" + "Xy9_" * 10, "[REDACTED:anthropic-key]"),
-    ("DB_PASSWORD=Tr0ub4dor-and-3", "[REDACTED:password]"),
-    ("curl -H 'Authorization: Bearer " + "aB3dE6gH9jK2mN5p" * 2 + "'", "[REDACTED:bearer-token]"),
-    ("postgres://app:s3cr3t-pw@db:5432/app", "[REDACTED:url-password]"),
-])
+@pytest.mark.parametrize(
+    "text, label",
+    [
+        ("export GITHUB_TOKEN=ghp_" + "Zq3" * 12, "[REDACTED:github-token]"),
+        ("aws_access_key_id = AKIA" + "Q7XK" * 4, "[REDACTED:aws-access-key]"),
+        ("key: sk-ant-api03-" + "Xy9_" * 10, "[REDACTED:anthropic-key]"),
+        ("DB_PASSWORD=Tr0ub4dor-and-3", "[REDACTED:password]"),
+        ("curl -H 'Authorization: Bearer " + "aB3dE6gH9jK2mN5p" * 2 + "'", "[REDACTED:bearer-token]"),
+        ("postgres://app:s3cr3t-pw@db:5432/app", "[REDACTED:url-password]"),
+    ],
+)
 def test_a_redaction_says_what_kind_of_secret_was_there(text, label):
     assert label in redact(text)
 
@@ -115,21 +120,25 @@ def test_a_private_key_block_cut_off_before_its_end_line_is_still_removed():
 
 # -- false positives ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("entry", BENIGN, ids=[e["note"] for e in BENIGN])
 def test_ordinary_code_text_is_left_exactly_as_it_was(entry):
     assert redact(entry["text"]) == entry["text"]
 
 
-@pytest.mark.parametrize("placeholder, real", [
-    ("API_KEY=<your key here>", "API_KEY=Xk29vLq81mWz"),
-    ("OPENAI_API_KEY=${OPENAI_API_KEY}", "OPENAI_API_KEY=Xk29vLq81mWz"),
-    ("export GITHUB_TOKEN=$GH_TOKEN", "export GITHUB_TOKEN=Xk29vLq81mWz"),
-    ('"password": "********"', '"password": "Xk29vLq81mWz"'),
-    ("db_password = xxxxxxxx", "db_password = Xk29vLq81mWz"),
-    ("client = OpenAI(api_key=api_key)", "client = OpenAI(api_key='Xk29vLq81mWz')"),
-    ("token = get_token()", "token = 'Xk29vLq81mWz'"),
-    ("password: str", "password: Xk29vLq81mWz"),
-])
+@pytest.mark.parametrize(
+    "placeholder, real",
+    [
+        ("API_KEY=<your key here>", "API_KEY=Xk29vLq81mWz"),
+        ("OPENAI_API_KEY=${OPENAI_API_KEY}", "OPENAI_API_KEY=Xk29vLq81mWz"),
+        ("export GITHUB_TOKEN=$GH_TOKEN", "export GITHUB_TOKEN=Xk29vLq81mWz"),
+        ('"password": "********"', '"password": "Xk29vLq81mWz"'),
+        ("db_password = xxxxxxxx", "db_password = Xk29vLq81mWz"),
+        ("client = OpenAI(api_key=api_key)", "client = OpenAI(api_key='Xk29vLq81mWz')"),
+        ("token = get_token()", "token = 'Xk29vLq81mWz'"),
+        ("password: str", "password: Xk29vLq81mWz"),
+    ],
+)
 def test_placeholders_and_code_stay_readable_while_the_same_line_with_a_value_is_redacted(placeholder, real):
     # Placeholders are not secrets, and a memory "set OPENAI_API_KEY=${OPENAI_API_KEY}" is useful.
     assert redact(placeholder) == placeholder
@@ -137,12 +146,19 @@ def test_placeholders_and_code_stay_readable_while_the_same_line_with_a_value_is
 
 
 def test_the_words_password_and_token_in_prose_are_not_redacted():
-    for prose in ("reset the password field validation", "the tokenizer splits each token",
-                  "Password: at least 12 characters", "error: invalid token: expired", "密码字段的校验", "令牌桶限流"):
+    for prose in (
+        "reset the password field validation",
+        "the tokenizer splits each token",
+        "Password: at least 12 characters",
+        "error: invalid token: expired",
+        "密码字段的校验",
+        "令牌桶限流",
+    ):
         assert redact(prose) == prose
 
 
 # -- <private> spans ----------------------------------------------------------------------------------
+
 
 def test_private_spans_are_dropped_whole_across_lines_and_case():
     text = "keep this <private>my salary is 9000\nand my address</private> and this <PRIVATE>x</Private>."
@@ -155,6 +171,7 @@ def test_an_unclosed_private_span_drops_the_rest_of_the_text():
 
 
 # -- extra patterns -----------------------------------------------------------------------------------
+
 
 def test_extra_patterns_redact_the_first_group_or_else_the_whole_match():
     text = "ticket ACME-7F3K9Q2M1Z8X4C6V5B0N and internal_code=zebra-42 here"
@@ -171,9 +188,28 @@ def test_an_extra_pattern_overlapping_a_built_in_rule_leaves_no_piece_of_either(
 
 # -- robustness -----------------------------------------------------------------------------------------
 
-fragments = st.sampled_from([e["text"] for e in SECRETS[:20] + BENIGN[:20]] + [
-    "password=", "token: ", "Bearer ", "://u:", "@", "\n", "-----BEGIN PRIVATE KEY-----", "<private>",
-    "密码是", "sk-", "ghp_", "=", "\"", "'", " ", "İ", "ǅ"])
+fragments = st.sampled_from(
+    [e["text"] for e in SECRETS[:20] + BENIGN[:20]]
+    + [
+        "password=",
+        "token: ",
+        "Bearer ",
+        "://u:",
+        "@",
+        "\n",
+        "-----BEGIN PRIVATE KEY-----",
+        "<private>",
+        "密码是",
+        "sk-",
+        "ghp_",
+        "=",
+        '"',
+        "'",
+        " ",
+        "İ",
+        "ǅ",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -185,6 +221,7 @@ def test_redact_never_fails_and_is_idempotent_on_any_text(text):
 
 
 # -- each rule's needle: a rule is skipped on text without it, which must change no result ----------
+
 
 def _literal_runs(rx: re.Pattern[str]) -> list[str]:
     """Runs of consecutive top-level literal characters of `rx`: each is a piece of every match."""
@@ -212,6 +249,7 @@ def test_each_rules_needle_is_a_literal_piece_of_every_match(rule):
 
 def fixture_texts() -> list[str]:
     """Every string in the corpora and in the JSON fixtures of tests/data (sessions, bilingual set)."""
+
     def strings(v) -> list[str]:
         if isinstance(v, str):
             return [v]
@@ -220,6 +258,7 @@ def fixture_texts() -> list[str]:
         if isinstance(v, list):
             return [s for x in v for s in strings(x)]
         return []
+
     out = []
     for path in sorted(DATA.rglob("*.json*")):
         lines = path.read_text(encoding="utf-8").splitlines() if path.suffix == ".jsonl" else [path.read_text()]
@@ -245,12 +284,42 @@ def test_needles_change_nothing_on_the_corpora_and_fixtures(monkeypatch):
 
 
 needle_fragments = st.sampled_from(
-    [r.needle for r in privacy._KNOWN + privacy._CONTEXT] + [r.needle.upper() for r in privacy._CONTEXT]
-    + ["RSA PRIVATE KEY-----\n", "-----END RSA PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQ", "eyJhbGciOiJIUzI1NiJ9.",
-       "ya29.a0AfH6SMBx3k9Lq2Wz8Rt5Yp7", "hvs.CAESIJ7k2Lq9Wz3Xr5Tp8Yb1Nm4", "dp.st.", ":AAH7k2Lq9Wz3Xr5Tp8Yb1Nm4Qs6",
-       "services/T0B1C2D3E/B4F5G6H7I/", "webhooks/123456789012345678/", "https://user:", "@db.example.com",
-       ": Bearer ", "?X-Amz-Signature=", "&sig=", " -u ", "admin:", " -p", "docker login ", " password ",
-       "--password=", "--token ", "Zx8Kq2Lm9Pw4Rt7Y", "1234567890", " ", "\n", "\"", "'", "İ", "ǅ", "密码是"])
+    [r.needle for r in privacy._KNOWN + privacy._CONTEXT]
+    + [r.needle.upper() for r in privacy._CONTEXT]
+    + [
+        "RSA PRIVATE KEY-----\n",
+        "-----END RSA PRIVATE KEY-----",
+        "MIIEvQIBADANBgkqhkiG9w0BAQ",
+        "eyJhbGciOiJIUzI1NiJ9.",
+        "ya29.a0AfH6SMBx3k9Lq2Wz8Rt5Yp7",
+        "hvs.CAESIJ7k2Lq9Wz3Xr5Tp8Yb1Nm4",
+        "dp.st.",
+        ":AAH7k2Lq9Wz3Xr5Tp8Yb1Nm4Qs6",
+        "services/T0B1C2D3E/B4F5G6H7I/",
+        "webhooks/123456789012345678/",
+        "https://user:",
+        "@db.example.com",
+        ": Bearer ",
+        "?X-Amz-Signature=",
+        "&sig=",
+        " -u ",
+        "admin:",
+        " -p",
+        "docker login ",
+        " password ",
+        "--password=",
+        "--token ",
+        "Zx8Kq2Lm9Pw4Rt7Y",
+        "1234567890",
+        " ",
+        "\n",
+        '"',
+        "'",
+        "İ",
+        "ǅ",
+        "密码是",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -280,6 +349,7 @@ def test_text_whose_lower_case_changes_length_is_still_redacted():
 
 # -- logs ----------------------------------------------------------------------------------------------
 
+
 def test_log_records_pass_through_the_redacting_filter_without_their_secrets(caplog):
     secret = "ghp_" + "Lq7Wz2" * 6
     log = logging.getLogger("maple.test_privacy")
@@ -301,19 +371,23 @@ def test_log_records_pass_through_the_redacting_filter_without_their_secrets(cap
 
 # -- configuration ---------------------------------------------------------------------------------------
 
+
 def test_redact_patterns_and_excluded_projects_default_to_empty_lists(home):
     c = config_mod.load(home=home, env={})
     assert c.redact_patterns == [] and c.excluded_projects == []
 
 
-@pytest.mark.parametrize("key, value, words", [
-    ("redact_patterns", "ACME-.*", "must be a list"),
-    ("redact_patterns", ["ACME-(["], "not a valid regular expression"),
-    ("redact_patterns", [""], "not a non-empty string"),
-    ("redact_patterns", ["x*"], "matches the empty string"),
-    ("excluded_projects", "~/work", "must be a list"),
-    ("excluded_projects", [3], "list of path globs"),
-])
+@pytest.mark.parametrize(
+    "key, value, words",
+    [
+        ("redact_patterns", "ACME-.*", "must be a list"),
+        ("redact_patterns", ["ACME-(["], "not a valid regular expression"),
+        ("redact_patterns", [""], "not a non-empty string"),
+        ("redact_patterns", ["x*"], "matches the empty string"),
+        ("excluded_projects", "~/work", "must be a list"),
+        ("excluded_projects", [3], "list of path globs"),
+    ],
+)
 def test_bad_privacy_settings_are_rejected_with_the_key_named(home, key, value, words):
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.json").write_text(json.dumps({key: value}))
@@ -335,6 +409,7 @@ def test_excluded_project_globs_match_the_project_and_nothing_else(monkeypatch, 
 
 # -- through the store: the database file, the WAL, the index, search and export --------------------
 
+
 def test_the_store_refuses_memories_for_an_excluded_project(tmp_path):
     c = config_mod.load(home=tmp_path / "home", env={}, excluded_projects=[str(tmp_path / "clients") + "/*"])
     with Store.open(c, HashEmbedder(64)) as s:
@@ -348,9 +423,15 @@ def test_the_store_refuses_memories_for_an_excluded_project(tmp_path):
 def test_the_store_applies_the_configured_redact_patterns_to_every_field(tmp_path):
     c = config_mod.load(home=tmp_path / "home", env={}, redact_patterns=[r"ACME-[0-9A-Z]{12}"])
     with Store.open(c, HashEmbedder(64)) as s:
-        m = s.add(NewMemory("badge ACME-7F3K9Q2M1Z8X opens the lab", subject="badge ACME-7F3K9Q2M1Z8X",
-                            tags=["ACME-7F3K9Q2M1Z8X"], source_ref="ticket ACME-7F3K9Q2M1Z8X",
-                            metadata={"note": "ACME-7F3K9Q2M1Z8X"}))
+        m = s.add(
+            NewMemory(
+                "badge ACME-7F3K9Q2M1Z8X opens the lab",
+                subject="badge ACME-7F3K9Q2M1Z8X",
+                tags=["ACME-7F3K9Q2M1Z8X"],
+                source_ref="ticket ACME-7F3K9Q2M1Z8X",
+                metadata={"note": "ACME-7F3K9Q2M1Z8X"},
+            )
+        )
     assert "7F3K9Q2M1Z8X" not in json.dumps(m.to_dict())
     assert m.content == "badge [REDACTED:custom] opens the lab"
 
@@ -360,9 +441,16 @@ def stored_corpus(tmp_path_factory):
     """Every secrets-corpus text stored through the store, some secrets also in subject, tags and metadata."""
     home = tmp_path_factory.mktemp("privacy") / "home"
     s = Store.open(config_mod.load(home=home, env={}), HashEmbedder(64))
-    items = [NewMemory(e["text"], subject=e["note"], tags=["privacy"], metadata={"raw": e["text"]},
-                       source_ref=e["text"] if i % 3 == 0 else None)
-             for i, e in enumerate(SECRETS)]
+    items = [
+        NewMemory(
+            e["text"],
+            subject=e["note"],
+            tags=["privacy"],
+            metadata={"raw": e["text"]},
+            source_ref=e["text"] if i % 3 == 0 else None,
+        )
+        for i, e in enumerate(SECRETS)
+    ]
     memories = s.add_many(items[:30]) + [s.add(it) for it in items[30:]]  # one batch, then one by one
     assert len({m.id for m in memories}) == len(SECRETS)
     yield s, home, memories

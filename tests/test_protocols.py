@@ -25,8 +25,12 @@ STATELESS = ["2026-07-28"]
 
 
 def params(home: Path, project: Path) -> StdioServerParameters:
-    env = {"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT),
-           "CLAUDE_PROJECT_DIR": str(project)}
+    env = {
+        "MAPLE_HOME": str(home),
+        "MAPLE_MODEL": "hash-64",
+        "PYTHONPATH": str(ROOT),
+        "CLAUDE_PROJECT_DIR": str(project),
+    }
     return StdioServerParameters(command=sys.executable, args=["-m", "server"], env=env, cwd=str(project))
 
 
@@ -37,9 +41,16 @@ async def connect(version: str, home: Path, project: Path) -> AsyncIterator[tupl
         # The high-level Client always asks for the newest handshake revision; an older client is
         # reproduced with the session and an initialize request naming the older version.
         async with stdio_client(params(home, project)) as (read, write), ClientSession(read, write) as session:
-            init = await session.send_request(types.InitializeRequest(params=types.InitializeRequestParams(
-                protocol_version=version, capabilities=types.ClientCapabilities(),
-                client_info=types.Implementation(name="maple-protocol-test", version="1"))), types.InitializeResult)
+            init = await session.send_request(
+                types.InitializeRequest(
+                    params=types.InitializeRequestParams(
+                        protocol_version=version,
+                        capabilities=types.ClientCapabilities(),
+                        client_info=types.Implementation(name="maple-protocol-test", version="1"),
+                    )
+                ),
+                types.InitializeResult,
+            )
             assert init.protocol_version == version
             assert init.server_info.name == "maple" and init.server_info.version
             session.adopt(init)

@@ -89,8 +89,9 @@ def _close_stores() -> Iterable[None]:
         _OPEN.pop().close()
 
 
-def open_store(tmp_path: Path, embedder: Any = None, *, clock: Clock | None = None, name: str = "m",
-               **overrides: Any) -> Store:
+def open_store(
+    tmp_path: Path, embedder: Any = None, *, clock: Clock | None = None, name: str = "m", **overrides: Any
+) -> Store:
     cfg = config_mod.load(home=tmp_path / "home", env={}, database=str(tmp_path / f"{name}.db"), **overrides)
     s = Store.open(cfg, embedder if embedder is not None else HashEmbedder(64), clock=clock or Clock())
     _OPEN.append(s)
@@ -132,6 +133,7 @@ def without(store: Store, *channels: str) -> Store:
 
 
 # -- bm25 ------------------------------------------------------------------------------------------
+
 
 def test_bm25_ranks_the_memory_sharing_the_query_words_first(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
@@ -183,6 +185,7 @@ def test_a_paraphrase_with_no_shared_word_is_found_through_the_vector_channel_al
 
 # -- entity ----------------------------------------------------------------------------------------
 
+
 def test_a_query_naming_an_entity_finds_its_memories_without_shared_words(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     linked = add(s, "Card charges are retried three times before giving up", entities=[("Kestrel", "project")])
@@ -199,8 +202,7 @@ def test_a_query_naming_an_alias_finds_the_memories_of_the_entity(tmp_path: Path
     s = open_store(tmp_path, FlatEmbedder())
     with s.tx.atomic() as conn:
         graph.upsert_entity(conn, GLOBAL, "payments-service", "project", T0, aliases=["Kestrel"])
-    linked = add(s, "Card charges are retried three times before giving up",
-                 entities=[("payments-service", "project")])
+    linked = add(s, "Card charges are retried three times before giving up", entities=[("payments-service", "project")])
     favourite = add(s, "Always run the linter before pushing", importance=4)
     assert first(s, "what does Kestrel do") == linked
     assert first(without(s, "entity"), "what does Kestrel do") == favourite
@@ -221,15 +223,23 @@ def test_a_speaker_detected_from_content_outranks_a_passing_mention_of_the_name(
 
 def test_a_memory_that_only_mentions_the_entity_scores_half_of_one_it_is_about(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
-    about = s.add(NewMemory("Status of the integration suite: green again", subject="Caroline",
-                            entities=[("Caroline", "person", "subject")], occurred_at=T0)).id
-    mentioned = s.add(NewMemory("The integration suite is green again", entities=[("Caroline", "person", "mention")],
-                                occurred_at=T0)).id
+    about = s.add(
+        NewMemory(
+            "Status of the integration suite: green again",
+            subject="Caroline",
+            entities=[("Caroline", "person", "subject")],
+            occurred_at=T0,
+        )
+    ).id
+    mentioned = s.add(
+        NewMemory("The integration suite is green again", entities=[("Caroline", "person", "mention")], occurred_at=T0)
+    ).id
     by_id = {r.memory.id: r for r in search(s, "what about caroline")}
     assert by_id[about].channels["entity"] == pytest.approx(2 * by_id[mentioned].channels["entity"])
 
 
 # -- graph -----------------------------------------------------------------------------------------
+
 
 def test_one_hop_over_a_relation_reaches_memories_of_the_related_entity(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
@@ -259,11 +269,13 @@ def test_a_closed_relation_is_not_followed(tmp_path: Path) -> None:
 
 # -- mood ------------------------------------------------------------------------------------------
 
+
 def test_emotion_words_in_the_query_prefer_memories_with_that_mood(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     joyful = add(s, "The release went out without a single rollback", moods=["joy"], valence=0.8, intensity=0.7)
-    angry = add(s, "The CI runner dropped the cache for the fourth time", moods=["frustration"],
-                valence=-0.7, intensity=0.8)
+    angry = add(
+        s, "The CI runner dropped the cache for the fourth time", moods=["frustration"], valence=-0.7, intensity=0.8
+    )
     favourite = add(s, "Always run the linter before pushing", importance=4)
 
     results = search(s, "when was I really happy at work")
@@ -281,18 +293,30 @@ def test_chinese_emotion_words_reach_the_mood_channel(tmp_path: Path) -> None:
     assert first(without(s, "mood"), "我什么时候压力很大") == favourite
 
 
-@pytest.mark.parametrize("q", ["which function parses the config", "why does the Go service panic",
-                               "the finally block swallows the error", "set the content-type header",
-                               "which crypto library do we use", "make the match exhaustive"])
+@pytest.mark.parametrize(
+    "q",
+    [
+        "which function parses the config",
+        "why does the Go service panic",
+        "the finally block swallows the error",
+        "set the content-type header",
+        "which crypto library do we use",
+        "make the match exhaustive",
+    ],
+)
 def test_technical_words_do_not_trigger_the_mood_channel(tmp_path: Path, q: str) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     add(s, "Config parsing lives in settings.py")
-    add(s, "A happy, relieved, calm, sad, scared and stressed day", moods=["joy", "relief", "calm", "sadness",
-                                                                         "fear", "stress"])
+    add(
+        s,
+        "A happy, relieved, calm, sad, scared and stressed day",
+        moods=["joy", "relief", "calm", "sadness", "fear", "stress"],
+    )
     assert all("mood" not in r.channels for r in search(s, q))
 
 
 # -- time ------------------------------------------------------------------------------------------
+
 
 def test_last_week_in_the_query_prefers_memories_from_that_window(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
@@ -334,6 +358,7 @@ def test_explicit_bounds_replace_the_window_named_in_the_query(tmp_path: Path) -
 
 
 # -- context ---------------------------------------------------------------------------------------
+
 
 def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) -> None:
     s = open_store(tmp_path)
@@ -385,6 +410,7 @@ def test_a_hit_on_a_chunk_lifts_its_parent(tmp_path: Path) -> None:
 
 # -- priors ----------------------------------------------------------------------------------------
 
+
 def test_an_important_memory_does_not_lose_rank_to_age(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     old_rule = add(s, "deploy freeze on Fridays", importance=5, occurred_at=T0 - 1000 * DAY)
@@ -426,11 +452,13 @@ def test_layer_weights_favour_a_layer(tmp_path: Path) -> None:
 
 # -- fusion ----------------------------------------------------------------------------------------
 
+
 def fusion_store(tmp_path: Path) -> tuple[Store, dict[str, int]]:
     s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
     m = {
-        "answer": add(s, "Kestrel backs up its Postgres database every night with pg_dump",
-                      entities=[("Kestrel", "project")]),
+        "answer": add(
+            s, "Kestrel backs up its Postgres database every night with pg_dump", entities=[("Kestrel", "project")]
+        ),
         "keyword": add(s, "Kestrel has no backup of its feature flags", entities=[("Kestrel", "project")]),
         "meaning": add(s, "The billing database is dumped hourly"),
         "noise": add(s, "The office plants need water on Mondays"),
@@ -475,14 +503,24 @@ def test_every_results_channel_contributions_add_up_to_its_score(tmp_path: Path,
         graph.relate(conn, GLOBAL, "Kestrel", "depends_on", "Redis", T0)
     add(s, "Kestrel backs up Postgres nightly", entities=[("Kestrel", "project")], session_id="a", pinned=True)
     add(s, "Redis holds the session tokens", entities=[("Redis", "service")], session_id="a", confidence=0.6)
-    add(s, "I was so frustrated by the flaky backup job", moods=["frustration"], valence=-0.7,
-        occurred_at=T0 - 2 * DAY, layer="experience")
-    add(s, "Decided to keep database dumps for 30 days", layer="decision", importance=5,
-        occurred_at=T0 - 300 * DAY)
+    add(
+        s,
+        "I was so frustrated by the flaky backup job",
+        moods=["frustration"],
+        valence=-0.7,
+        occurred_at=T0 - 2 * DAY,
+        layer="experience",
+    )
+    add(s, "Decided to keep database dumps for 30 days", layer="decision", importance=5, occurred_at=T0 - 300 * DAY)
     parent = add(s, "Runbook: restoring a dump")
     add(s, "Step 2: restore into a scratch database first", parent_id=parent, chunk_index=1, session_id="b")
-    for q in ("Kestrel database backup last week", "why was I frustrated", "restore a dump",
-              "what does kestrel depend on", "数据库备份"):
+    for q in (
+        "Kestrel database backup last week",
+        "why was I frustrated",
+        "restore a dump",
+        "what does kestrel depend on",
+        "数据库备份",
+    ):
         results = search(s, q, limit=20)
         assert results, q
         for r in results:
@@ -494,10 +532,42 @@ def test_every_results_channel_contributions_add_up_to_its_score(tmp_path: Path,
 
 # -- FTS syntax safety -----------------------------------------------------------------------------
 
-NASTY = ['"', '"unbalanced', "''", "foo*", "*", "NEAR(a b)", "a NEAR b", "NEAR/3", "-foo", "--", "col:value",
-         "body:deploy", ":", "(", ")", "((a) OR b", "AND", "OR NOT", "NOT deploy", "^deploy", "{a b}", "a + b",
-         "\\", "deploy\"; DROP TABLE memories; --", '中文"引号', "数据库*", "ＮＥＡＲ（）", "\x00deploy",
-         "🙂🙃", "a" * 5000, "deploy OR", "OR", "deploy AND AND", '"deploy" "blue-green"']
+NASTY = [
+    '"',
+    '"unbalanced',
+    "''",
+    "foo*",
+    "*",
+    "NEAR(a b)",
+    "a NEAR b",
+    "NEAR/3",
+    "-foo",
+    "--",
+    "col:value",
+    "body:deploy",
+    ":",
+    "(",
+    ")",
+    "((a) OR b",
+    "AND",
+    "OR NOT",
+    "NOT deploy",
+    "^deploy",
+    "{a b}",
+    "a + b",
+    "\\",
+    'deploy"; DROP TABLE memories; --',
+    '中文"引号',
+    "数据库*",
+    "ＮＥＡＲ（）",
+    "\x00deploy",
+    "🙂🙃",
+    "a" * 5000,
+    "deploy OR",
+    "OR",
+    "deploy AND AND",
+    '"deploy" "blue-green"',
+]
 
 
 @pytest.mark.parametrize("q", NASTY)
@@ -542,6 +612,7 @@ def _shared_store(tmp_path: Path) -> Store:
 
 # -- scope -----------------------------------------------------------------------------------------
 
+
 def test_another_projects_memories_never_come_back_and_global_ones_always_do(tmp_path: Path) -> None:
     s = open_store(tmp_path)
     a, b = "/work/alpha", "/work/beta"
@@ -549,16 +620,21 @@ def test_another_projects_memories_never_come_back_and_global_ones_always_do(tmp
         graph.relate(conn, b, "Kestrel", "depends_on", "Redis", T0)
     mine = add(s, "Kestrel deploys with blue-green", scope=a, entities=[("Kestrel", "project")], session_id="s")
     theirs = [
-        add(s, "Kestrel deploys with blue-green on Fridays", scope=b, entities=[("Kestrel", "project")],
-            session_id="s"),
+        add(
+            s, "Kestrel deploys with blue-green on Fridays", scope=b, entities=[("Kestrel", "project")], session_id="s"
+        ),
         add(s, "Redis keeps Kestrel sessions", scope=b, entities=[("Redis", "service")]),
-        add(s, "I was so happy when the deploy worked", scope=b, moods=["joy"], valence=0.8,
-            occurred_at=T0 - 2 * DAY),
+        add(s, "I was so happy when the deploy worked", scope=b, moods=["joy"], valence=0.8, occurred_at=T0 - 2 * DAY),
         add(s, "the blue-green deploy of beta", scope=b, session_id="s"),
     ]
     shared = add(s, "blue-green deploys need a health check", scope=GLOBAL)
-    queries = ["Kestrel blue-green deploy", "what does Kestrel depend on", "when was I happy last week",
-               "deploy", "Redis"]
+    queries = [
+        "Kestrel blue-green deploy",
+        "what does Kestrel depend on",
+        "when was I happy last week",
+        "deploy",
+        "Redis",
+    ]
     for q in queries:
         got = ids(search(s, q, scopes=[a, GLOBAL], limit=50))
         assert not set(got) & set(theirs), q
@@ -569,13 +645,13 @@ def test_another_projects_memories_never_come_back_and_global_ones_always_do(tmp
 
 def test_the_candidate_pool_counts_only_the_querys_scopes(tmp_path: Path) -> None:
     s = open_store(tmp_path, search_min_pool=5, search_max_pool=50, search_pool_fraction=0.5)
-    s.add_many([NewMemory(f"note {i} about the other project", scope="/work/beta", entities=[])
-                for i in range(60)])
+    s.add_many([NewMemory(f"note {i} about the other project", scope="/work/beta", entities=[]) for i in range(60)])
     q = retrieval.make_query("note", ["/work/alpha", GLOBAL], limit=1)
     assert retrieval.candidate_pool(s, q) == 5
 
 
 # -- history ---------------------------------------------------------------------------------------
+
 
 def test_superseded_and_expired_memories_stay_out_unless_history_is_asked_for(tmp_path: Path) -> None:
     s = open_store(tmp_path)
@@ -609,6 +685,7 @@ def test_archived_memories_never_come_back(tmp_path: Path) -> None:
 
 # -- activation ------------------------------------------------------------------------------------
 
+
 def test_a_search_records_activation_of_what_it_returned(tmp_path: Path) -> None:
     s = open_store(tmp_path)
     hit = add(s, "deploys use blue-green")
@@ -637,6 +714,7 @@ def test_a_recall_refreshes_recency(tmp_path: Path) -> None:
 
 # -- pool ------------------------------------------------------------------------------------------
 
+
 def test_the_candidate_pool_grows_with_the_store_between_its_bounds(tmp_path: Path) -> None:
     s = open_store(tmp_path, search_min_pool=5, search_max_pool=40, search_pool_fraction=0.5)
     q = retrieval.make_query("note", [GLOBAL], limit=1)
@@ -657,6 +735,7 @@ def test_the_default_pool_is_two_percent_clamped_to_100_200(tmp_path: Path) -> N
 
 
 # -- bilingual set on the keyword path -------------------------------------------------------------
+
 
 def test_chinese_queries_find_their_chinese_memory_first_on_the_keyword_path(tmp_path: Path) -> None:
     data = json.loads(DATA.read_text(encoding="utf-8"))

@@ -48,9 +48,17 @@ async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
 
 async def test_a_stored_memory_is_found_by_search(config):
     async with in_memory(config) as client:
-        stored = await call(client, "memory_store", content="The test suite runs with pytest -q",
-                            layer="decision", category="build", tags=["Testing"], importance=4,
-                            occurred_at="2025-03-14T09:30:00Z", metadata={"pr": 12})
+        stored = await call(
+            client,
+            "memory_store",
+            content="The test suite runs with pytest -q",
+            layer="decision",
+            category="build",
+            tags=["Testing"],
+            importance=4,
+            occurred_at="2025-03-14T09:30:00Z",
+            metadata={"pr": 12},
+        )
         assert stored["id"] >= 1
         assert stored["scope"] == PROJECT
         assert stored["tags"] == ["testing"]
@@ -145,8 +153,14 @@ async def test_bad_arguments_give_a_readable_tool_error_and_the_server_keeps_wor
 async def test_every_tool_is_described_and_annotated(config):
     async with in_memory(config) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) >= {"memory_store", "memory_search", "memory_get", "memory_forget", "memory_surface",
-                          "memory_context"}
+    assert set(tools) >= {
+        "memory_store",
+        "memory_search",
+        "memory_get",
+        "memory_forget",
+        "memory_surface",
+        "memory_context",
+    }
     for tool in tools.values():
         assert tool.description and tool.title
         # The hook tools return plain text: Claude Code reads an mcp_tool hook's text as stdout.
@@ -166,8 +180,7 @@ async def test_every_tool_is_described_and_annotated(config):
 async def test_a_project_never_sees_another_projects_memories(config):
     async with in_memory(config, project=OTHER_PROJECT) as other:
         secret = await call(other, "memory_store", content="Project B uses the orchid deploy script")
-        shared = await call(other, "memory_store", content="The user prefers orchid-themed terminals",
-                            scope="global")
+        shared = await call(other, "memory_store", content="The user prefers orchid-themed terminals", scope="global")
     async with in_memory(config, project=PROJECT) as client:
         found = await call(client, "memory_search", query="orchid", scope="all")
         got = await call(client, "memory_get", ids=[secret["id"], shared["id"]])
@@ -234,8 +247,10 @@ async def test_two_stdio_servers_writing_one_database_at_once_lose_nothing(tmp_p
 
 
 def test_importing_the_server_loads_no_embedding_model():
-    code = ("import sys, server.app; "
-            "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))")
+    code = (
+        "import sys, server.app; "
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -262,8 +277,12 @@ async def test_a_database_that_cannot_be_opened_turns_every_tool_call_into_an_ac
         s.add(NewMemory("Vectors here are 64-dim"))
     server = build_server(config, HashEmbedder(32), project=PROJECT)
     async with Client(server, mode="legacy") as client:
-        for tool, args in [("memory_store", {"content": "x"}), ("memory_search", {"query": "x"}),
-                           ("memory_get", {"ids": [1]}), ("memory_forget", {"id": 1})]:
+        for tool, args in [
+            ("memory_store", {"content": "x"}),
+            ("memory_search", {"query": "x"}),
+            ("memory_get", {"ids": [1]}),
+            ("memory_forget", {"id": 1}),
+        ]:
             result = await client.call_tool(tool, args)
             assert result.is_error
             text = result.content[0].text
@@ -279,15 +298,33 @@ def test_the_server_exits_when_its_client_dies_without_closing_stdin(tmp_path, h
     stdout_r, stdout_w = os.pipe()
     # The "client" spawns the server on the pipes and then idles; this test keeps stdin's write end.
     client = subprocess.Popen(
-        [sys.executable, "-c", "import subprocess, sys, time; subprocess.Popen(sys.argv[1:]); time.sleep(600)",
-         sys.executable, "-m", "server"],
-        stdin=stdin_r, stdout=stdout_w, stderr=subprocess.DEVNULL, cwd=tmp_path,
-        env={"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]})
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; subprocess.Popen(sys.argv[1:]); time.sleep(600)",
+            sys.executable,
+            "-m",
+            "server",
+        ],
+        stdin=stdin_r,
+        stdout=stdout_w,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env={"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
+    )
     os.close(stdin_r)
     os.close(stdout_w)
     try:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
         os.write(stdin_w, (json.dumps(init) + "\n").encode())
         answer = read_until(stdout_r, b"\n", timeout=60)
         assert json.loads(answer)["id"] == 1  # the server is up and serving

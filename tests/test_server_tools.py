@@ -18,8 +18,20 @@ from memory.store import NewMemory, Store
 from server.app import INSTRUCTIONS, build_server
 
 PROJECT, OTHER = "/work/project-a", "/work/project-b"
-NEW_TOOLS = ["memory_update", "memory_pin", "memory_list", "memory_history", "memory_stats", "entity_get",
-             "entity_relate", "graph_neighbors", "graph_path", "decision_record", "decision_outcome", "lessons_for"]
+NEW_TOOLS = [
+    "memory_update",
+    "memory_pin",
+    "memory_list",
+    "memory_history",
+    "memory_stats",
+    "entity_get",
+    "entity_relate",
+    "graph_neighbors",
+    "graph_path",
+    "decision_record",
+    "decision_outcome",
+    "lessons_for",
+]
 
 
 def client(config: Config, project: str = PROJECT, embedder: Any = None) -> Client:
@@ -40,8 +52,15 @@ async def error(c: Client, tool: str, **args: Any) -> str:
 
 def test_the_instructions_fit_claude_codes_2_kb_and_name_only_real_tools():
     assert len(INSTRUCTIONS.encode("utf-8")) <= 2048
-    for word in ("memory_search", "memory_store", "decision_record", "decision_outcome", "lessons_for",
-                 "memory_update", "entity_get"):
+    for word in (
+        "memory_search",
+        "memory_store",
+        "decision_record",
+        "decision_outcome",
+        "lessons_for",
+        "memory_update",
+        "entity_get",
+    ):
         assert word in INSTRUCTIONS
 
 
@@ -50,8 +69,9 @@ async def test_the_server_sends_its_instructions_and_every_tool_is_typed_and_ann
         assert c.session.initialize_result.instructions == INSTRUCTIONS
         tools = {t.name: t for t in (await c.list_tools()).tools}
     named = {w.strip("(),.:;'") for w in INSTRUCTIONS.split()} & {w for w in INSTRUCTIONS.split() if "_" in w}
-    assert {w.strip("(),.:;'") for w in named if w.startswith(("memory_", "entity_", "graph_", "decision_",
-                                                                 "lessons_"))} <= set(tools)
+    assert {
+        w.strip("(),.:;'") for w in named if w.startswith(("memory_", "entity_", "graph_", "decision_", "lessons_"))
+    } <= set(tools)
     for name in NEW_TOOLS:
         t = tools[name]
         assert t.title and t.description and t.output_schema, name
@@ -59,8 +79,15 @@ async def test_the_server_sends_its_instructions_and_every_tool_is_typed_and_ann
         assert a.open_world_hint is False and None not in (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
         assert all(p.get("description") for p in t.input_schema["properties"].values()), name
     read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}
-    assert read_only >= {"memory_list", "memory_history", "memory_stats", "entity_get", "graph_neighbors",
-                         "graph_path", "lessons_for"}
+    assert read_only >= {
+        "memory_list",
+        "memory_history",
+        "memory_stats",
+        "entity_get",
+        "graph_neighbors",
+        "graph_path",
+        "lessons_for",
+    }
     assert not read_only & {"memory_update", "memory_pin", "entity_relate", "decision_record", "decision_outcome"}
     assert tools["decision_outcome"].annotations.idempotent_hint is False
 
@@ -70,8 +97,9 @@ async def test_an_edit_keeps_the_old_version_and_supersede_keeps_the_old_memory(
         m = await call(c, "memory_store", content="CI runs on GitHub Actions", subject="ci")
         edited = await call(c, "memory_update", id=m["id"], importance=4, tags=["CI"], reason="matters")
         same = await call(c, "memory_update", id=m["id"], importance=4)
-        sup = await call(c, "memory_update", id=m["id"], content="CI runs on Buildkite", mode="supersede",
-                         reason="moved CI")
+        sup = await call(
+            c, "memory_update", id=m["id"], content="CI runs on Buildkite", mode="supersede", reason="moved CI"
+        )
         found = await call(c, "memory_search", query="where does CI run")
         hist = await call(c, "memory_history", id=sup["memory"]["id"])
         stale = await error(c, "memory_update", id=m["id"], importance=2)
@@ -80,8 +108,10 @@ async def test_an_edit_keeps_the_old_version_and_supersede_keeps_the_old_memory(
     assert sup["action"] == "superseded" and sup["replaced"]["id"] == m["id"]
     assert sup["memory"]["subject"] == "ci" and sup["memory"]["tags"] == ["ci"] and sup["memory"]["importance"] == 4
     assert [r["id"] for r in found["results"]] == [sup["memory"]["id"]]
-    assert [(e["memory"]["id"], e["status"]) for e in hist["entries"]] == [(m["id"], "superseded"),
-                                                                           (sup["memory"]["id"], "current")]
+    assert [(e["memory"]["id"], e["status"]) for e in hist["entries"]] == [
+        (m["id"], "superseded"),
+        (sup["memory"]["id"], "current"),
+    ]
     assert hist["current"] == [sup["memory"]["id"]]
     assert [v["reason"] for v in hist["entries"][0]["versions"]] == ["matters", "moved CI"]
     assert f"superseded by memory {sup['memory']['id']}; update that one" in stale
@@ -103,13 +133,25 @@ async def test_pinning_is_idempotent_and_unpinning_works(config):
 async def test_memory_list_pages_with_a_cursor_and_filters(config):
     async with client(config) as c:
         for i in range(7):
-            await call(c, "memory_store", content=f"Convention number {i} for the codebase", category="convention",
-                       importance=1 + i % 5, occurred_at=f"2025-05-0{i + 1}")
+            await call(
+                c,
+                "memory_store",
+                content=f"Convention number {i} for the codebase",
+                category="convention",
+                importance=1 + i % 5,
+                occurred_at=f"2025-05-0{i + 1}",
+            )
         await call(c, "memory_store", content="Prefers tabs", scope="global", category="preference")
         pages, cursor = [], None
         while True:
-            page = await call(c, "memory_list", category="convention", sort="oldest", limit=3,
-                              **({"cursor": cursor} if cursor else {}))
+            page = await call(
+                c,
+                "memory_list",
+                category="convention",
+                sort="oldest",
+                limit=3,
+                **({"cursor": cursor} if cursor else {}),
+            )
             pages.append(page)
             cursor = page["next_cursor"]
             if cursor is None:
@@ -132,10 +174,14 @@ async def test_stats_and_lists_never_show_another_project(config):
         await call(c, "memory_store", content="Project A uses `ruff`")
         stats = await call(c, "memory_stats")
         listed = await call(c, "memory_list", status="all")
-        for tool, args in [("memory_update", {"id": theirs["id"], "importance": 5}),
-                           ("memory_pin", {"id": theirs["id"]}), ("memory_history", {"id": theirs["id"]}),
-                           ("decision_outcome", {"id": theirs["id"], "outcome": "worked"}),
-                           ("entity_get", {"name": "orchid"}), ("graph_neighbors", {"entity": "billing"})]:
+        for tool, args in [
+            ("memory_update", {"id": theirs["id"], "importance": 5}),
+            ("memory_pin", {"id": theirs["id"]}),
+            ("memory_history", {"id": theirs["id"]}),
+            ("decision_outcome", {"id": theirs["id"], "outcome": "worked"}),
+            ("entity_get", {"name": "orchid"}),
+            ("graph_neighbors", {"entity": "billing"}),
+        ]:
             assert "in this project or the global scope" in await error(c, tool, **args), tool
     assert OTHER not in json.dumps(stats)
     assert stats["memories"] == 1 and stats["by_scope"] == {PROJECT: 1}
@@ -160,7 +206,10 @@ async def test_the_graph_tools_walk_what_entity_relate_recorded(config):
     assert entity["memories"][0]["content"].startswith("The `billing` service")
     assert [r["type"] for r in entity["relations"]] == ["depends_on"]
     assert sorted((n["name"], n["scope"], n["hops"]) for n in near["nodes"]) == [
-        ("ledger", PROJECT, 1), ("ledger", "global", 1), ("postgres", "global", 2)]
+        ("ledger", PROJECT, 1),
+        ("ledger", "global", 1),
+        ("postgres", "global", 2),
+    ]
     assert [n["name"] for n in typed["nodes"]] == ["ledger", "ledger"]  # its global namesake too
     assert path["found"] and path["hops"] == 3
     assert [n["name"] for n in path["nodes"]] == ["billing", "ledger", "ledger", "postgres", "linux"]
@@ -171,10 +220,17 @@ async def test_the_graph_tools_walk_what_entity_relate_recorded(config):
 
 async def test_a_failed_decision_comes_first_in_lessons_with_its_warning(config):
     async with client(config) as c:
-        ok = await call(c, "decision_record", chosen="Use SQLite for the local job queue",
-                        why="no extra server", alternatives=["Redis", "RabbitMQ"], subject="job queue")
-        bad = await call(c, "decision_record", chosen="Use Redis for the job queue", why="fast",
-                         subject="job queue", importance=2)
+        ok = await call(
+            c,
+            "decision_record",
+            chosen="Use SQLite for the local job queue",
+            why="no extra server",
+            alternatives=["Redis", "RabbitMQ"],
+            subject="job queue",
+        )
+        bad = await call(
+            c, "decision_record", chosen="Use Redis for the job queue", why="fast", subject="job queue", importance=2
+        )
         await call(c, "decision_outcome", id=ok["id"], outcome="worked", notes="fine at 10k jobs a day")
         out = await call(c, "decision_outcome", id=bad["id"], outcome="failed", notes="jobs lost on restart")
         lessons = await call(c, "lessons_for", task="which job queue should the worker use")
@@ -191,19 +247,22 @@ async def test_a_failed_decision_comes_first_in_lessons_with_its_warning(config)
     assert stats["decisions"] == {"total": 2, "open": 0, "worked": 1, "failed": 1, "partial": 0}
 
 
-@pytest.mark.parametrize(("tool", "args", "message"), [
-    ("memory_update", {"id": 1}, "nothing to change"),
-    ("memory_update", {"id": 1, "importance": 7}, "less than or equal to 5"),
-    ("memory_update", {"id": 1, "mode": "supersede", "importance": 2}, "needs the new content"),
-    ("memory_update", {"id": 999, "importance": 2}, "no memory 999"),
-    ("memory_list", {"sort": "random"}, "'newest', 'oldest', 'updated', 'importance' or 'recently_used'"),
-    ("memory_history", {}, "either a memory id or a subject"),
-    ("entity_get", {"name": "nobody"}, "no entity called 'nobody'"),
-    ("graph_neighbors", {"entity": "x", "hops": 9}, "less than or equal to 6"),
-    ("decision_record", {"chosen": "x", "why": ""}, "at least 1 character"),
-    ("decision_outcome", {"id": 1, "outcome": "meh"}, "'worked', 'failed' or 'partial'"),
-    ("lessons_for", {"task": " "}, "query is empty"),
-])
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("memory_update", {"id": 1}, "nothing to change"),
+        ("memory_update", {"id": 1, "importance": 7}, "less than or equal to 5"),
+        ("memory_update", {"id": 1, "mode": "supersede", "importance": 2}, "needs the new content"),
+        ("memory_update", {"id": 999, "importance": 2}, "no memory 999"),
+        ("memory_list", {"sort": "random"}, "'newest', 'oldest', 'updated', 'importance' or 'recently_used'"),
+        ("memory_history", {}, "either a memory id or a subject"),
+        ("entity_get", {"name": "nobody"}, "no entity called 'nobody'"),
+        ("graph_neighbors", {"entity": "x", "hops": 9}, "less than or equal to 6"),
+        ("decision_record", {"chosen": "x", "why": ""}, "at least 1 character"),
+        ("decision_outcome", {"id": 1, "outcome": "meh"}, "'worked', 'failed' or 'partial'"),
+        ("lessons_for", {"task": " "}, "query is empty"),
+    ],
+)
 async def test_bad_calls_to_the_new_tools_say_what_to_do(config, tool, args, message):
     async with client(config) as c:
         await call(c, "memory_store", content="a memory so that id 1 exists")

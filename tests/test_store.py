@@ -79,18 +79,34 @@ def search_ids(store: Store, query: str, scopes: Sequence[str] = ("global",)) ->
 
 # -- round trip ----------------------------------------------------------------------------------
 
+
 def test_every_field_written_by_add_is_read_back_by_get(store, clock):
     parent = store.add(NewMemory("Parent document about the build pipeline", scope="/proj/a"))
     clock.now = T0 + 60
     item = NewMemory(
         content="Use uv for installs; pip is too slow on CI",
-        layer="decision", category="tooling", subject="package manager", scope="/proj/a",
-        importance=5, confidence=0.8, valence=-0.5, intensity=0.7, moods=["Frustrated", "calm"],
-        tags=["CI", "speed"], pinned=True, source="hook", source_ref="transcript.jsonl:12",
-        session_id="sess-1", occurred_at="2025-03-14T09:30:00Z", valid_from="2025-03-01",
-        valid_to="2026-01-01T00:00:00+01:00", parent_id=parent.id, chunk_index=2,
+        layer="decision",
+        category="tooling",
+        subject="package manager",
+        scope="/proj/a",
+        importance=5,
+        confidence=0.8,
+        valence=-0.5,
+        intensity=0.7,
+        moods=["Frustrated", "calm"],
+        tags=["CI", "speed"],
+        pinned=True,
+        source="hook",
+        source_ref="transcript.jsonl:12",
+        session_id="sess-1",
+        occurred_at="2025-03-14T09:30:00Z",
+        valid_from="2025-03-01",
+        valid_to="2026-01-01T00:00:00+01:00",
+        parent_id=parent.id,
+        chunk_index=2,
         metadata={"origin": {"tool": "Bash", "args": [1, 2.5, None, True, "x"]}},
-        entities=[("uv", "tool"), ("pip", "tool")])
+        entities=[("uv", "tool"), ("pip", "tool")],
+    )
 
     added = store.add(item)
     got = store.get(added.id)
@@ -98,7 +114,12 @@ def test_every_field_written_by_add_is_read_back_by_get(store, clock):
     assert got == added
     assert isinstance(got, Memory)
     assert (got.content, got.layer, got.category, got.subject, got.scope) == (
-        "Use uv for installs; pip is too slow on CI", "decision", "tooling", "package manager", "/proj/a")
+        "Use uv for installs; pip is too slow on CI",
+        "decision",
+        "tooling",
+        "package manager",
+        "/proj/a",
+    )
     assert (got.importance, got.confidence, got.valence, got.intensity) == (5, 0.8, -0.5, 0.7)
     assert got.moods == ["frustrated", "calm"]
     assert got.tags == ["ci", "speed"]
@@ -113,8 +134,12 @@ def test_every_field_written_by_add_is_read_back_by_get(store, clock):
     assert d["valid_from"] == "2025-03-01T00:00:00Z"
     assert d["valid_to"] == "2025-12-31T23:00:00Z"
     assert d["created_at"] == "2025-06-15T15:07:40Z"
-    linked = rows(store, "SELECT e.name, e.kind, e.scope FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
-                  "WHERE l.memory_id = ? ORDER BY e.name", added.id)
+    linked = rows(
+        store,
+        "SELECT e.name, e.kind, e.scope FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+        "WHERE l.memory_id = ? ORDER BY e.name",
+        added.id,
+    )
     assert linked == [("pip", "tool", "/proj/a"), ("uv", "tool", "/proj/a")]
     assert fts_ids(store, "uv") == [added.id]
     assert fts_ids(store, "speed") == [added.id]  # tags are indexed with the content
@@ -124,7 +149,13 @@ def test_every_field_written_by_add_is_read_back_by_get(store, clock):
 def test_defaults_fill_the_fields_a_caller_leaves_out(store):
     m = store.add(NewMemory("Tabs, not spaces, in the Makefile"))
     assert (m.layer, m.category, m.scope, m.importance, m.confidence, m.source) == (
-        "fact", "general", "global", 3, 1.0, "manual")
+        "fact",
+        "general",
+        "global",
+        3,
+        1.0,
+        "manual",
+    )
     assert m.occurred_at == T0  # occurred_at defaults to now
     assert (m.tags, m.moods, m.metadata, m.pinned) == ([], [], {}, False)
 
@@ -143,6 +174,7 @@ def test_get_of_an_unknown_id_raises_not_found_and_a_bad_id_raises_invalid_input
 
 
 # -- duplicates ----------------------------------------------------------------------------------
+
 
 def test_whitespace_and_case_variants_in_one_scope_are_the_same_memory(store):
     first = store.add(NewMemory("Run the tests with  pytest -x", scope="/proj/a"))
@@ -169,7 +201,10 @@ def test_each_memory_of_a_batch_gets_its_own_vector_and_fts_row(store):
         stored = rows(store, "SELECT embedding FROM memory_vec WHERE rowid = ?", m.id)[0][0]
         assert stored == to_blob(embedder.embed_query(m.content)), m.content
     assert (fts_ids(store, "postgres"), fts_ids(store, "redis"), fts_ids(store, "kafka")) == (
-        [ms[0].id], [ms[1].id], [ms[3].id])
+        [ms[0].id],
+        [ms[1].id],
+        [ms[3].id],
+    )
     assert store.integrity()["ok"]
 
 
@@ -185,18 +220,36 @@ def test_add_many_returns_exactly_what_reading_the_memories_back_gives(tmp_path)
     s = Store.open(make_config(tmp_path), HashEmbedder(64), clock=lambda: 1_750_000_000)
     parent = s.add(NewMemory("Parent document about the build"))
     s.forget(s.add(NewMemory("An archived fact")).id)
-    out = s.add_many([
-        NewMemory("I love how fast the new build is! 太好了"),  # emotion fills valence, intensity, moods
-        NewMemory("Plain fact", layer="decision", category="tooling", subject="pkg", scope="/p", importance=5,
-                  confidence=0.25, moods=["Calm"], tags=["CI", "b"], pinned=True, source="hook",
-                  source_ref="f.jsonl:1", session_id=7, occurred_at="2025-03-14", valid_from=1.5e9,
-                  valid_to="2026-01-01T00:00:00+01:00", parent_id=str(parent.id), chunk_index=2.0,
-                  metadata={"n": [1, 2.5, None, True], "s": "ü", "d": {"k": -0.0}}),
-        NewMemory("parent document about the BUILD"),  # already stored: the stored one comes back
-        NewMemory("Parent document about the build", parent_id=parent.id),  # a chunk of it: new
-        NewMemory("An archived fact"),  # archived ones are not duplicates
-        NewMemory("plain  FACT", scope="/p", parent_id=parent.id),  # the second item, in the same batch
-    ])
+    out = s.add_many(
+        [
+            NewMemory("I love how fast the new build is! 太好了"),  # emotion fills valence, intensity, moods
+            NewMemory(
+                "Plain fact",
+                layer="decision",
+                category="tooling",
+                subject="pkg",
+                scope="/p",
+                importance=5,
+                confidence=0.25,
+                moods=["Calm"],
+                tags=["CI", "b"],
+                pinned=True,
+                source="hook",
+                source_ref="f.jsonl:1",
+                session_id=7,
+                occurred_at="2025-03-14",
+                valid_from=1.5e9,
+                valid_to="2026-01-01T00:00:00+01:00",
+                parent_id=str(parent.id),
+                chunk_index=2.0,
+                metadata={"n": [1, 2.5, None, True], "s": "ü", "d": {"k": -0.0}},
+            ),
+            NewMemory("parent document about the BUILD"),  # already stored: the stored one comes back
+            NewMemory("Parent document about the build", parent_id=parent.id),  # a chunk of it: new
+            NewMemory("An archived fact"),  # archived ones are not duplicates
+            NewMemory("plain  FACT", scope="/p", parent_id=parent.id),  # the second item, in the same batch
+        ]
+    )
     again = s.get_many([m.id for m in out])
     assert out == again
     assert [[type(v) for v in vars(m).values()] for m in out] == [[type(v) for v in vars(m).values()] for m in again]
@@ -206,6 +259,7 @@ def test_add_many_returns_exactly_what_reading_the_memories_back_gives(tmp_path)
 
 
 # -- atomicity -----------------------------------------------------------------------------------
+
 
 class WrongDimOnSecond:
     """Looks like HashEmbedder(64) but returns a 32-dim vector for the second text of a batch."""
@@ -230,8 +284,10 @@ def test_a_batch_that_fails_after_its_first_insert_leaves_no_rows_behind(tmp_pat
         kept = s.add(NewMemory("an earlier memory stays", entities=[("Earlier", "thing")]))
         before = counts(s)
     with Store.open(cfg, WrongDimOnSecond(), clock=clock) as s:
-        batch = [NewMemory("zebrafish first item", entities=[("Zebrafish", "project")]),
-                 NewMemory("quokka second item", entities=[("Quokka", "project")])]
+        batch = [
+            NewMemory("zebrafish first item", entities=[("Zebrafish", "project")]),
+            NewMemory("quokka second item", entities=[("Quokka", "project")]),
+        ]
         with pytest.raises(EmbeddingMismatch):
             s.add_many(batch)
         # The first item's memory, FTS, vector, entity and link rows were written before the
@@ -244,8 +300,10 @@ def test_a_batch_that_fails_after_its_first_insert_leaves_no_rows_behind(tmp_pat
 
 
 def test_a_bad_entity_in_the_second_item_rolls_back_the_first(store):
-    batch = [NewMemory("zebrafish tank notes", entities=[("Zebrafish", "thing")]),
-             NewMemory("second item", entities=[("x" * 201, "thing")])]
+    batch = [
+        NewMemory("zebrafish tank notes", entities=[("Zebrafish", "thing")]),
+        NewMemory("second item", entities=[("x" * 201, "thing")]),
+    ]
     with pytest.raises(InvalidInput, match="entity name"):
         store.add_many(batch)
     assert counts(store) == {t: 0 for t in counts(store)}
@@ -253,14 +311,18 @@ def test_a_bad_entity_in_the_second_item_rolls_back_the_first(store):
 
 
 def test_one_invalid_item_in_a_batch_writes_nothing_of_the_batch(store):
-    batch = [NewMemory("a perfectly good memory"), NewMemory("bad importance", importance=9),
-             NewMemory("another good one")]
+    batch = [
+        NewMemory("a perfectly good memory"),
+        NewMemory("bad importance", importance=9),
+        NewMemory("another good one"),
+    ]
     with pytest.raises(InvalidInput, match="importance"):
         store.add_many(batch)
     assert counts(store) == {t: 0 for t in counts(store)}
 
 
 # -- forget and restore --------------------------------------------------------------------------
+
 
 def test_forget_archives_a_memory_out_of_get_list_and_search(store):
     m = store.add(NewMemory("The staging database is called orca"))
@@ -313,6 +375,7 @@ def test_forget_of_an_unknown_id_raises_not_found(store):
 
 # -- update --------------------------------------------------------------------------------------
 
+
 def test_update_keeps_the_old_version_and_reindexes_words_and_vector(store, clock):
     m = store.add(NewMemory("The cache lives in redis", tags=["infra"]))
     clock.now = T0 + 100
@@ -352,6 +415,7 @@ def test_update_validates_like_add_and_changes_nothing_on_bad_input(store):
 
 
 # -- bad input -----------------------------------------------------------------------------------
+
 
 def nested(depth: int) -> dict:
     d: dict = {"leaf": 1}
@@ -405,8 +469,10 @@ def test_moderately_nested_metadata_is_accepted(store):
 
 # -- embedding model checks ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("embedder", [HashEmbedder(32), HashEmbedder(64, name="another-model")],
-                         ids=["other dimension", "other model name"])
+
+@pytest.mark.parametrize(
+    "embedder", [HashEmbedder(32), HashEmbedder(64, name="another-model")], ids=["other dimension", "other model name"]
+)
 def test_opening_with_another_embedder_raises_embedding_mismatch_naming_reindex(tmp_path, embedder):
     cfg = make_config(tmp_path)
     with Store.open(cfg, HashEmbedder(64)) as s:
@@ -422,10 +488,13 @@ def test_opening_with_another_embedder_raises_embedding_mismatch_naming_reindex(
 def test_the_database_records_the_model_and_dimension(store):
     store.add(NewMemory("first write records the vectors' origin"))
     assert dict(rows(store, "SELECT key, value FROM meta WHERE key LIKE 'embedding_%'")) == {
-        "embedding_model": "hash-64", "embedding_dim": "64"}
+        "embedding_model": "hash-64",
+        "embedding_dim": "64",
+    }
 
 
 # -- the home folder -----------------------------------------------------------------------------
+
 
 def test_a_missing_home_is_created_private_with_a_private_database(tmp_path):
     home = tmp_path / "deep" / "er" / "home"
@@ -472,13 +541,15 @@ def test_a_home_that_cannot_be_created_raises_store_unavailable_with_a_clear_mes
 
 # -- privacy -------------------------------------------------------------------------------------
 
+
 def test_secrets_are_redacted_before_they_reach_the_database_file(tmp_path):
     secret = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
     github = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     home = tmp_path / "home"
     s = Store.open(config_mod.load(home=home, env={}), HashEmbedder(64))
-    m = s.add(NewMemory(f"my key is {secret}", subject=f"token {github}",
-                        metadata={"note": f"use {github} for the API"}))
+    m = s.add(
+        NewMemory(f"my key is {secret}", subject=f"token {github}", metadata={"note": f"use {github} for the API"})
+    )
     assert secret not in m.content and "[REDACTED:openai-key]" in m.content
     assert github not in m.subject and github not in str(m.metadata)
 
@@ -493,6 +564,7 @@ def test_secrets_are_redacted_before_they_reach_the_database_file(tmp_path):
 
 
 # -- Chinese -------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def zh_store(tmp_path: Path):
@@ -536,8 +608,14 @@ def test_a_process_that_never_imports_jieba_still_finds_a_chinese_word(tmp_path)
         print([(r.memory.id, "bm25" in r.channels) for r in results])
         assert "jieba" not in sys.modules, "jieba was imported"
     """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"[({meeting}, True)]"
 

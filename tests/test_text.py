@@ -20,12 +20,14 @@ def store(tmp_path_factory):
     """One store for the module: hypothesis runs many queries against it and never writes."""
     home: Path = tmp_path_factory.mktemp("text") / "home"
     s = Store.open(config_mod.load(home=home, env={}), HashEmbedder(64))
-    s.add_many([
-        NewMemory("Run pytest with -x to stop at the first failure"),
-        NewMemory("The fetchRetry_helper wraps HTTPServer calls"),
-        NewMemory("用户喜欢早上开会"),
-        NewMemory("NEAR and AND are words here, not operators"),
-    ])
+    s.add_many(
+        [
+            NewMemory("Run pytest with -x to stop at the first failure"),
+            NewMemory("The fetchRetry_helper wraps HTTPServer calls"),
+            NewMemory("用户喜欢早上开会"),
+            NewMemory("NEAR and AND are words here, not operators"),
+        ]
+    )
     yield s
     s.close()
 
@@ -34,8 +36,10 @@ def store(tmp_path_factory):
 def fts(tmp_path_factory):
     """A bare FTS5 table configured like memory_fts, for round trips of index_text/query_terms."""
     conn = db.connect(tmp_path_factory.mktemp("fts") / "fts.db", vectors=False)
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2', "
-                 "content = '', contentless_delete = 1)")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2', "
+        "content = '', contentless_delete = 1)"
+    )
     yield conn
     conn.close()
 
@@ -51,11 +55,48 @@ def keyword_hits(store: Store, query: str) -> list[str]:
 # -- FTS5 syntax safety --------------------------------------------------------------------------
 
 HOSTILE = [
-    '"', '""', '"pytest', 'pytest"', "'pytest'", "pytest*", "*", "***", "NEAR", "NEAR(a b)",
-    "NEAR(pytest failure, 2)", "-pytest", "- -", "pytest -x", "body:pytest", ":", "col:",
-    "AND OR NOT", "pytest AND", "OR pytest", "NOT", "(pytest", "pytest)", "()", "(((", "^pytest", "^",
-    "a + b", "{body}: pytest", "pytest OR", '"unbalanced', "!!!", "?.,;", "¿¡", "the of and to",
-    "\\", "%", "_", "pytest\x00", "\u200b", "🙂🙂", "'; DROP TABLE memories; --",
+    '"',
+    '""',
+    '"pytest',
+    'pytest"',
+    "'pytest'",
+    "pytest*",
+    "*",
+    "***",
+    "NEAR",
+    "NEAR(a b)",
+    "NEAR(pytest failure, 2)",
+    "-pytest",
+    "- -",
+    "pytest -x",
+    "body:pytest",
+    ":",
+    "col:",
+    "AND OR NOT",
+    "pytest AND",
+    "OR pytest",
+    "NOT",
+    "(pytest",
+    "pytest)",
+    "()",
+    "(((",
+    "^pytest",
+    "^",
+    "a + b",
+    "{body}: pytest",
+    "pytest OR",
+    '"unbalanced',
+    "!!!",
+    "?.,;",
+    "¿¡",
+    "the of and to",
+    "\\",
+    "%",
+    "_",
+    "pytest\x00",
+    "\u200b",
+    "🙂🙂",
+    "'; DROP TABLE memories; --",
 ]
 
 
@@ -66,8 +107,9 @@ def test_search_never_raises_on_fts_syntax_in_the_query(store, query):
     assert store.count() == 4  # and certainly never changes the data
 
 
-@pytest.mark.parametrize("query", ['"pytest', "pytest*", "-pytest",
-                                   "body:pytest", "(pytest", "^pytest", "pytest AND", "{body}: pytest"])
+@pytest.mark.parametrize(
+    "query", ['"pytest', "pytest*", "-pytest", "body:pytest", "(pytest", "^pytest", "pytest AND", "{body}: pytest"]
+)
 def test_a_real_word_wrapped_in_fts_syntax_is_still_matched_as_a_word(store, query):
     assert keyword_hits(store, query) == ["Run pytest with -x to stop at the first failure"]
 
@@ -75,7 +117,9 @@ def test_a_real_word_wrapped_in_fts_syntax_is_still_matched_as_a_word(store, que
 def test_operator_words_are_matched_as_plain_words(store):
     assert keyword_hits(store, "operators NEAR") == ["NEAR and AND are words here, not operators"]
     assert set(keyword_hits(store, "NEAR(pytest failure, 2)")) == {
-        "Run pytest with -x to stop at the first failure", "NEAR and AND are words here, not operators"}
+        "Run pytest with -x to stop at the first failure",
+        "NEAR and AND are words here, not operators",
+    }
 
 
 def test_a_query_of_only_stopwords_or_punctuation_has_no_keyword_terms():
@@ -107,9 +151,17 @@ def _chars(lo: int, hi: int) -> st.SearchStrategy[str]:
 # Latin, Greek, Cyrillic, kana, CJK and Hangul: scripts whose case folding Python and SQLite's
 # unicode61 (Unicode 6.1 tables) agree on. Letters cased only in later Unicode versions are the
 # reason Cherokee has its own test below.
-REALISTIC_TEXT = st.text(st.one_of(_chars(0x20, 0x24F), _chars(0x380, 0x4FF), _chars(0x3041, 0x3096),
-                                   _chars(0x30A1, 0x30FA), _chars(0x4E00, 0x9FFF), _chars(0xAC00, 0xD7A3)),
-                         max_size=80)
+REALISTIC_TEXT = st.text(
+    st.one_of(
+        _chars(0x20, 0x24F),
+        _chars(0x380, 0x4FF),
+        _chars(0x3041, 0x3096),
+        _chars(0x30A1, 0x30FA),
+        _chars(0x4E00, 0x9FFF),
+        _chars(0xAC00, 0xD7A3),
+    ),
+    max_size=80,
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -126,6 +178,7 @@ def test_any_text_is_found_by_its_own_query_terms(fts, body):
 
 
 # -- index_text ----------------------------------------------------------------------------------
+
 
 def test_index_text_rewrites_a_chinese_run_as_overlapping_bigrams():
     assert text.index_text("我喜欢开会") == "我喜 喜欢 欢开 开会"
@@ -164,6 +217,7 @@ def test_index_text_drops_punctuation_and_symbols():
 
 # -- query_terms ---------------------------------------------------------------------------------
 
+
 def test_query_terms_lowercases_dedupes_and_quotes():
     assert text.query_terms("Pytest pytest PYTEST fixtures") == ['"pytest"', '"fixtures"']
 
@@ -180,9 +234,12 @@ def test_query_terms_drop_chinese_question_words_when_segmented():
     assert text.query_terms("什么时候开会", lambda run: ["什么时候", "开会"]) == ['"开会"']
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a one-character Chinese query cannot match a longer "
-                   "run, indexed only as bigrams; unigrams in the same column lengthen every document "
-                   "and cost zh->zh hit@1 (.86 < .9); a separate FTS column would fix it")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: a one-character Chinese query cannot match a longer "
+    "run, indexed only as bigrams; unigrams in the same column lengthen every document "
+    "and cost zh->zh hit@1 (.86 < .9); a separate FTS column would fix it",
+)
 def test_a_one_character_chinese_word_finds_a_memory_that_contains_it(fts):
     with fts:
         fts.execute("DELETE FROM t")
@@ -201,9 +258,18 @@ def test_cherokee_text_is_found_by_its_own_words(fts):
 
 # -- estimate_tokens and has_cjk -----------------------------------------------------------------
 
-@pytest.mark.parametrize("sample, tokens", [
-    ("", 0), ("abcd", 1), ("abcde", 2), ("a" * 400, 100), ("开会", 2), ("用pytest跑测试", 2 + 4),
-])
+
+@pytest.mark.parametrize(
+    "sample, tokens",
+    [
+        ("", 0),
+        ("abcd", 1),
+        ("abcde", 2),
+        ("a" * 400, 100),
+        ("开会", 2),
+        ("用pytest跑测试", 2 + 4),
+    ],
+)
 def test_estimate_tokens_counts_four_latin_characters_or_one_cjk_character_per_token(sample, tokens):
     assert text.estimate_tokens(sample) == tokens
 

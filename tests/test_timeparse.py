@@ -38,20 +38,24 @@ def contains(w: Window, t: float) -> bool:
 
 # -- calendar expressions: exact windows ----------------------------------------------------------
 
-@pytest.mark.parametrize("query, start, end", [
-    ("what did we break yesterday?", utc(2025, 6, 17), utc(2025, 6, 18)),
-    ("today's deploy", utc(2025, 6, 18), utc(2025, 6, 19)),
-    ("what did we decide in 2024", utc(2024, 1, 1), utc(2025, 1, 1)),
-    ("the outage in March 2025", utc(2025, 3, 1), utc(2025, 4, 1)),
-    ("released on 3 June 2023", utc(2023, 6, 3), utc(2023, 6, 4)),
-    ("released on June 3, 2023", utc(2023, 6, 3), utc(2023, 6, 4)),
-    ("the migration on 2025-03-14", utc(2025, 3, 14), utc(2025, 3, 15)),
-    ("上个月的发布", utc(2025, 5, 1), utc(2025, 6, 1)),
-    ("去年我们用什么数据库", utc(2024, 1, 1), utc(2025, 1, 1)),
-    ("今年的目标", utc(2025, 1, 1), utc(2026, 1, 1)),
-    ("2024年3月的事故", utc(2024, 3, 1), utc(2024, 4, 1)),
-    ("2024年3月5日上线", utc(2024, 3, 5), utc(2024, 3, 6)),
-])
+
+@pytest.mark.parametrize(
+    "query, start, end",
+    [
+        ("what did we break yesterday?", utc(2025, 6, 17), utc(2025, 6, 18)),
+        ("today's deploy", utc(2025, 6, 18), utc(2025, 6, 19)),
+        ("what did we decide in 2024", utc(2024, 1, 1), utc(2025, 1, 1)),
+        ("the outage in March 2025", utc(2025, 3, 1), utc(2025, 4, 1)),
+        ("released on 3 June 2023", utc(2023, 6, 3), utc(2023, 6, 4)),
+        ("released on June 3, 2023", utc(2023, 6, 3), utc(2023, 6, 4)),
+        ("the migration on 2025-03-14", utc(2025, 3, 14), utc(2025, 3, 15)),
+        ("上个月的发布", utc(2025, 5, 1), utc(2025, 6, 1)),
+        ("去年我们用什么数据库", utc(2024, 1, 1), utc(2025, 1, 1)),
+        ("今年的目标", utc(2025, 1, 1), utc(2026, 1, 1)),
+        ("2024年3月的事故", utc(2024, 3, 1), utc(2024, 4, 1)),
+        ("2024年3月5日上线", utc(2024, 3, 5), utc(2024, 3, 6)),
+    ],
+)
 def test_calendar_expressions_give_their_exact_utc_window(query: str, start: float, end: float) -> None:
     w = window(query)
     assert (w.start, w.end) == (start, end)
@@ -73,6 +77,7 @@ def test_yesterday_on_the_first_of_a_month_is_the_last_day_of_the_month_before()
 
 
 # -- relative expressions: what they must and must not cover ------------------------------------
+
 
 def test_last_week_covers_the_days_just_past_and_nothing_a_month_old_or_in_the_future() -> None:
     w = window("what did I change last week")
@@ -114,23 +119,28 @@ def test_english_and_chinese_say_the_same_relative_span_alike() -> None:
 
 # -- ordinary text: no window ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", [
-    "the 2 tests failed",
-    "port 8080 is already in use",
-    "bump the version to 2.0.1",
-    "retry 3 times with a 5 second backoff",
-    "python 3.12 is required",
-    "RFC 2616 says so",
-    "the request took 2024ms",
-    "端口8080被占用了",
-    "两个测试失败了",
-    "把超时改成30秒",
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the 2 tests failed",
+        "port 8080 is already in use",
+        "bump the version to 2.0.1",
+        "retry 3 times with a 5 second backoff",
+        "python 3.12 is required",
+        "RFC 2616 says so",
+        "the request took 2024ms",
+        "端口8080被占用了",
+        "两个测试失败了",
+        "把超时改成30秒",
+    ],
+)
 def test_ordinary_text_with_numbers_names_no_time(text: str) -> None:
     assert find_window(text, NOW.timestamp()) is None
 
 
 # -- known gaps: strict, so they fail loudly once fixed and can be promoted -------------------------
+
 
 def test_the_chinese_word_for_cycle_is_not_read_as_this_week() -> None:
     assert find_window("这个周期性任务每小时运行一次", NOW.timestamp()) is None

@@ -14,17 +14,36 @@ SCOPES = [P, "global"]
 
 
 def test_a_decision_is_one_self_contained_memory_with_its_parts_in_metadata(store):
-    m = decisions.record_decision(store, "Use Postgres for the job queue.", "we already run it; SKIP LOCKED is enough",
-                               scope=P, alternatives=["Redis streams", " RabbitMQ. "], subject="job queue",
-                               context="two-person team")
+    m = decisions.record_decision(
+        store,
+        "Use Postgres for the job queue.",
+        "we already run it; SKIP LOCKED is enough",
+        scope=P,
+        alternatives=["Redis streams", " RabbitMQ. "],
+        subject="job queue",
+        context="two-person team",
+    )
     assert m.layer == "decision"
-    assert m.content == ("Decision: Use Postgres for the job queue. Why: we already run it; SKIP LOCKED is enough. "
-                         "Alternatives considered: Redis streams; RabbitMQ.")
-    assert m.metadata["decision"] == {"chosen": "Use Postgres for the job queue", "why": "we already run it; SKIP "
-                                      "LOCKED is enough", "alternatives": ["Redis streams", "RabbitMQ"],
-                                      "context": "two-person team"}
-    assert decisions.record_decision(store, "Use Postgres for the job queue", "we already run it; SKIP LOCKED is "
-                                  "enough", scope=P, alternatives=["Redis streams", "RabbitMQ"]).id == m.id
+    assert m.content == (
+        "Decision: Use Postgres for the job queue. Why: we already run it; SKIP LOCKED is enough. "
+        "Alternatives considered: Redis streams; RabbitMQ."
+    )
+    assert m.metadata["decision"] == {
+        "chosen": "Use Postgres for the job queue",
+        "why": "we already run it; SKIP LOCKED is enough",
+        "alternatives": ["Redis streams", "RabbitMQ"],
+        "context": "two-person team",
+    }
+    assert (
+        decisions.record_decision(
+            store,
+            "Use Postgres for the job queue",
+            "we already run it; SKIP LOCKED is enough",
+            scope=P,
+            alternatives=["Redis streams", "RabbitMQ"],
+        ).id
+        == m.id
+    )
 
 
 @pytest.mark.parametrize(("chosen", "why", "message"), [("", "x", "chosen is empty"), ("x", "  ", "why is empty")])
@@ -66,11 +85,14 @@ def test_maintenance_keeps_a_failed_decision_from_decaying(config, embedder):
     assert d.id not in touched
 
 
-@pytest.mark.parametrize(("setup", "message"), [
-    ("fact", "is a fact, not a decision"),
-    ("other", "in this project or the global scope"),
-    ("archived", "is archived"),
-])
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("fact", "is a fact, not a decision"),
+        ("other", "in this project or the global scope"),
+        ("archived", "is archived"),
+    ],
+)
 def test_an_outcome_needs_a_readable_live_decision(store, setup, message):
     if setup == "fact":
         mid = store.add(NewMemory("Tests use pytest", scope=P)).id
@@ -97,7 +119,9 @@ def test_outcome_notes_are_redacted(store):
 
 
 def test_lessons_put_failures_first_among_the_relevant_decisions(store):
-    worked = decisions.record_decision(store, "Use SQLite for the queue of background jobs", "no server to run", scope=P)
+    worked = decisions.record_decision(
+        store, "Use SQLite for the queue of background jobs", "no server to run", scope=P
+    )
     failed = decisions.record_decision(store, "Use Redis for the queue of background jobs", "fast", scope=P)
     partial = decisions.record_decision(store, "Use cron for background jobs", "simple", scope="global")
     open_ = decisions.record_decision(store, "Use Celery for the background jobs queue", "popular", scope=P)

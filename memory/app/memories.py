@@ -66,8 +66,10 @@ class Memories:
     def _get(self, memory_id: int, *, archived: bool = True) -> Memory:
         m = self._visible(self.store.get(memory_id, include_deleted=True))
         if not archived and m.deleted_at is not None:
-            raise InvalidInput(f"memory {memory_id} is archived; `maple-memory restore {memory_id}` brings it back "
-                               "before it can be changed")
+            raise InvalidInput(
+                f"memory {memory_id} is archived; `maple-memory restore {memory_id}` brings it back "
+                "before it can be changed"
+            )
         return m
 
     @contextmanager
@@ -90,33 +92,65 @@ class Memories:
 
     # -- memories -------------------------------------------------------------------------------
 
-    def add(self, content: str, *, layer: str = "fact", category: str = "general",
-                     subject: str | None = None, importance: int = 3, tags: Sequence[str] | None = None,
-                     pinned: bool = False, scope: str = "project", occurred_at: Any = None,
-                     metadata: dict | None = None) -> dict[str, Any]:
+    def add(
+        self,
+        content: str,
+        *,
+        layer: str = "fact",
+        category: str = "general",
+        subject: str | None = None,
+        importance: int = 3,
+        tags: Sequence[str] | None = None,
+        pinned: bool = False,
+        scope: str = "project",
+        occurred_at: Any = None,
+        metadata: dict | None = None,
+    ) -> dict[str, Any]:
         """Store a memory: {"memory", "duplicate"} (a duplicate is the memory already stored)."""
-        item = NewMemory(content=content, layer=layer, category=category, subject=subject,
-                         scope=resolve(scope, self.project), importance=importance, tags=list(tags or []),
-                         pinned=pinned, occurred_at=occurred_at, metadata=metadata or {})
+        item = NewMemory(
+            content=content,
+            layer=layer,
+            category=category,
+            subject=subject,
+            scope=resolve(scope, self.project),
+            importance=importance,
+            tags=list(tags or []),
+            pinned=pinned,
+            occurred_at=occurred_at,
+            metadata=metadata or {},
+        )
         with self._serial(embeds=True) as store:
             before = _newest_id(store)
             m = store.add(item)
         return {"memory": m.to_dict(), "duplicate": m.id <= before}
 
-    def search(self, query: str, *, limit: int = 10, scope: str = "all", layer: str | None = None,
-               category: str | None = None, since: Any = None, until: Any = None, record: bool = True,
-               session_id: str | None = None) -> dict[str, Any]:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        scope: str = "all",
+        layer: str | None = None,
+        category: str | None = None,
+        since: Any = None,
+        until: Any = None,
+        record: bool = True,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
         """Ranked memories for a query, each with its score and what each channel added.
         `record`: count the results as recalled (decay input); a person browsing does not."""
         from memory.retrieval import ranking
 
         scopes = self.scopes(scope)
-        q = ranking.make_query(query, scopes, limit=limit, layer=layer, category=category, since=since,
-                               until=until)
+        q = ranking.make_query(query, scopes, limit=limit, layer=layer, category=category, since=since, until=until)
         with self._serial():
             results = ranking.search(self.store, q, record=record, session_id=session_id)
-        return {"query": query, "scopes": scopes, "results": [r.to_dict() for r in results],
-                "model": self.model_state()}
+        return {
+            "query": query,
+            "scopes": scopes,
+            "results": [r.to_dict() for r in results],
+            "model": self.model_state(),
+        }
 
     def get(self, ids: Sequence[int]) -> dict[str, Any]:
         """Whole memories by id (archived ones too); ids not visible here are `missing`."""
@@ -143,10 +177,22 @@ class Memories:
             self._get(memory_id)
             return {"memory": store.restore(memory_id).to_dict()}
 
-    def update(self, memory_id: int, *, content: str | None = None, layer: str | None = None,
-               category: str | None = None, subject: str | None = None, importance: int | None = None,
-               tags: Sequence[str] | None = None, scope: str | None = None, occurred_at: Any = None,
-               metadata: dict | None = None, mode: str = "edit", reason: str = "update") -> dict[str, Any]:
+    def update(
+        self,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        layer: str | None = None,
+        category: str | None = None,
+        subject: str | None = None,
+        importance: int | None = None,
+        tags: Sequence[str] | None = None,
+        scope: str | None = None,
+        occurred_at: Any = None,
+        metadata: dict | None = None,
+        mode: str = "edit",
+        reason: str = "update",
+    ) -> dict[str, Any]:
         """Change a memory, losing nothing: {"action": edited|unchanged|superseded, "memory",
         "replaced", "versions"}.
 
@@ -155,10 +201,17 @@ class Memories:
         fact itself changed); fields not given are carried over."""
         if mode not in ("edit", "supersede"):
             raise InvalidInput(f"mode must be 'edit' or 'supersede', got {mode!r}")
-        changes = {"content": content, "layer": layer, "category": category, "subject": subject,
-                   "importance": importance, "tags": list(tags) if tags is not None else None,
-                   "occurred_at": occurred_at, "metadata": metadata,
-                   "scope": resolve(scope, self.project) if scope else None}
+        changes = {
+            "content": content,
+            "layer": layer,
+            "category": category,
+            "subject": subject,
+            "importance": importance,
+            "tags": list(tags) if tags is not None else None,
+            "occurred_at": occurred_at,
+            "metadata": metadata,
+            "scope": resolve(scope, self.project) if scope else None,
+        }
         if mode == "supersede" and content is None:
             raise InvalidInput("superseding needs the new content; to change other fields, edit instead")
         with self._serial(embeds=content is not None) as store:
@@ -166,15 +219,35 @@ class Memories:
             if old.superseded_by is not None:
                 raise InvalidInput(f"memory {memory_id} was superseded by memory {old.superseded_by}; update that one")
             if mode == "supersede":
-                fields = {k: getattr(old, k) for k in ("content", "layer", "category", "subject", "scope",
-                                                       "importance", "tags", "pinned", "metadata")}
+                fields = {
+                    k: getattr(old, k)
+                    for k in (
+                        "content",
+                        "layer",
+                        "category",
+                        "subject",
+                        "scope",
+                        "importance",
+                        "tags",
+                        "pinned",
+                        "metadata",
+                    )
+                }
                 fields.update({k: v for k, v in changes.items() if v is not None})
                 previous, new = versions.supersede(store, memory_id, NewMemory(**fields), reason=reason)
-                return {"action": "superseded", "memory": new.to_dict(), "replaced": previous.to_dict(),
-                        "versions": _version_count(store, new.id)}
+                return {
+                    "action": "superseded",
+                    "memory": new.to_dict(),
+                    "replaced": previous.to_dict(),
+                    "versions": _version_count(store, new.id),
+                }
             m, changed = versions.edit(store, memory_id, reason=reason, **changes)
-            return {"action": "edited" if changed else "unchanged", "memory": m.to_dict(), "replaced": None,
-                    "versions": _version_count(store, memory_id)}
+            return {
+                "action": "edited" if changed else "unchanged",
+                "memory": m.to_dict(),
+                "replaced": None,
+                "versions": _version_count(store, memory_id),
+            }
 
     def pin(self, memory_id: int, pinned: bool = True) -> dict[str, Any]:
         """Pin (always surfaced first, kept from decay) or unpin a memory."""
@@ -184,26 +257,53 @@ class Memories:
                 m = store.update(memory_id, pinned=pinned, reason="pin" if pinned else "unpin")
             return {"memory": m.to_dict()}
 
-    def list(self, *, scope: str = "all", layer: str | None = None, category: str | None = None,
-             subject: str | None = None, tag: str | None = None, pinned: bool | None = None,
-             status: str = "current", sort: str = "newest", limit: int = 20, cursor: str | None = None,
-             after: int | None = None) -> dict[str, Any]:
+    def list(
+        self,
+        *,
+        scope: str = "all",
+        layer: str | None = None,
+        category: str | None = None,
+        subject: str | None = None,
+        tag: str | None = None,
+        pinned: bool | None = None,
+        status: str = "current",
+        sort: str = "newest",
+        limit: int = 20,
+        cursor: str | None = None,
+        after: int | None = None,
+    ) -> dict[str, Any]:
         """One page of memories by filters: {"memories" (each with its status), "total", "next_cursor"}.
         `sort="id"` with `after` pages in id order (the CLI's listing)."""
         with self._serial() as store:
-            page = browse.list_memories(store, self.scopes(scope), layer=layer, category=category,
-                                        subject=subject, tag=tag, pinned=pinned, status=status, sort=sort,
-                                        limit=limit, cursor=cursor, after=after)
+            page = browse.list_memories(
+                store,
+                self.scopes(scope),
+                layer=layer,
+                category=category,
+                subject=subject,
+                tag=tag,
+                pinned=pinned,
+                status=status,
+                sort=sort,
+                limit=limit,
+                cursor=cursor,
+                after=after,
+            )
             now = store.clock()
-        return {"memories": [{**m.to_dict(), "status": browse.status_of(m, now)} for m in page.memories],
-                "total": page.total, "next_cursor": page.next_cursor}
+        return {
+            "memories": [{**m.to_dict(), "status": browse.status_of(m, now)} for m in page.memories],
+            "total": page.total,
+            "next_cursor": page.next_cursor,
+        }
 
     def history(self, memory_id: int | None = None, subject: str | None = None) -> dict[str, Any]:
         """How a memory, or what is known about a subject, changed: {"entries", "current"}."""
         with self._serial() as store:
             entries = versions.history(store, self.scopes("all"), memory_id=memory_id, subject=subject)
-        return {"entries": [e.to_dict() for e in entries],
-                "current": [e.memory.id for e in entries if e.status == "current"]}
+        return {
+            "entries": [e.to_dict() for e in entries],
+            "current": [e.memory.id for e in entries if e.status == "current"],
+        }
 
     def stats(self) -> dict[str, Any]:
         """Counts, sizes and upkeep state for what this caller sees (other projects are not named)."""
@@ -212,8 +312,15 @@ class Memories:
 
     # -- passive recall -------------------------------------------------------------------------
 
-    def surface(self, prompt: Any, *, session_id: str | None = None, hook: dict | None = None,
-                segment: bool = True, gated: bool = False) -> str:
+    def surface(
+        self,
+        prompt: Any,
+        *,
+        session_id: str | None = None,
+        hook: dict | None = None,
+        segment: bool = True,
+        gated: bool = False,
+    ) -> str:
         """The context block for one prompt ("" when it is skipped or nothing is worth it),
         recorded against the session so it never sees these memories again. `segment=False`
         keeps jieba out (its dictionary costs a cold process ~0.5 s): Chinese by bigrams.
@@ -221,8 +328,15 @@ class Memories:
         from memory.retrieval import context
 
         with self._serial():
-            return context.surface(self.store, prompt, self.scopes("all"), session_id=session_id,
-                                   hook_input=hook, segment=segment, gated=gated)
+            return context.surface(
+                self.store,
+                prompt,
+                self.scopes("all"),
+                session_id=session_id,
+                hook_input=hook,
+                segment=segment,
+                gated=gated,
+            )
 
     def brief(self, *, session_id: str | None = None, source: str | None = None) -> str:
         """The SessionStart brief, recorded against the session."""
@@ -231,8 +345,9 @@ class Memories:
         with self._serial():
             return context.brief(self.store, self.scopes("all"), session_id=session_id, source=source)
 
-    def context(self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False,
-                vectors: bool = True) -> dict[str, Any]:
+    def context(
+        self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False, vectors: bool = True
+    ) -> dict[str, Any]:
         """A briefing for a task within a token budget: {"block", "items", "skipped"}. `as_prompt`
         applies the prompt hook's gating; `record=False` is a preview that records nothing."""
         from memory.retrieval import context
@@ -241,12 +356,19 @@ class Memories:
             raise InvalidInput(f"budget must be 50-2400 tokens, got {budget}")
         skipped = context.skip_reason(query) if as_prompt else None
         with self._serial():
-            items = [] if skipped else context.tiered_context(self.store, query, self.scopes("all"), budget,
-                                                              vectors=vectors)
+            items = (
+                []
+                if skipped
+                else context.tiered_context(self.store, query, self.scopes("all"), budget, vectors=vectors)
+            )
             if record:
                 context.record_injection(self.store, None, [i.memory.id for i in items], "context")
-        return {"query": query, "skipped": skipped, "block": context.format_block(items),
-                "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items]}
+        return {
+            "query": query,
+            "skipped": skipped,
+            "block": context.format_block(items),
+            "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items],
+        }
 
     # -- the graph ------------------------------------------------------------------------------
 
@@ -255,28 +377,47 @@ class Memories:
         from memory.retrieval import graph_query
 
         with self._serial():
-            return graph_query.entity_detail(self.store, self.scopes("all"), name, memory_limit=memory_limit,
-                                             include_closed=include_closed)
+            return graph_query.entity_detail(
+                self.store, self.scopes("all"), name, memory_limit=memory_limit, include_closed=include_closed
+            )
 
-    def relate(self, source: str, relation: str, target: str, *, scope: str = "project", close: bool = False,
-               memory_id: int | None = None, confidence: float = 1.0) -> dict[str, Any]:
+    def relate(
+        self,
+        source: str,
+        relation: str,
+        target: str,
+        *,
+        scope: str = "project",
+        close: bool = False,
+        memory_id: int | None = None,
+        confidence: float = 1.0,
+    ) -> dict[str, Any]:
         from memory.retrieval import graph_query
 
         with self._serial():
-            return graph_query.relate(self.store, resolve(scope, self.project), source, relation, target,
-                                      close=close, readable=self.scopes("all"), memory_id=memory_id,
-                                      confidence=confidence)
+            return graph_query.relate(
+                self.store,
+                resolve(scope, self.project),
+                source,
+                relation,
+                target,
+                close=close,
+                readable=self.scopes("all"),
+                memory_id=memory_id,
+                confidence=confidence,
+            )
 
-    def neighbors(self, entity: str | int, *, hops: int = 1, types: Sequence[str] | None = None,
-                  limit: int = 100) -> dict[str, Any]:
+    def neighbors(
+        self, entity: str | int, *, hops: int = 1, types: Sequence[str] | None = None, limit: int = 100
+    ) -> dict[str, Any]:
         from memory.retrieval import graph_query
 
         with self._serial():
-            return graph_query.neighbors(self.store, self.scopes("all"), entity, hops=hops, types=types,
-                                         limit=limit)
+            return graph_query.neighbors(self.store, self.scopes("all"), entity, hops=hops, types=types, limit=limit)
 
-    def path(self, source: str | int, target: str | int, *, max_hops: int = 4,
-             types: Sequence[str] | None = None) -> dict[str, Any]:
+    def path(
+        self, source: str | int, target: str | int, *, max_hops: int = 4, types: Sequence[str] | None = None
+    ) -> dict[str, Any]:
         from memory.retrieval import graph_query
 
         with self._serial():
@@ -293,22 +434,44 @@ class Memories:
 
     # -- decisions ------------------------------------------------------------------------------
 
-    def decide(self, chosen: str, why: str, *, alternatives: Sequence[str] | None = None,
-               subject: str | None = None, category: str = "decision", importance: int = 3,
-               tags: Sequence[str] | None = None, scope: str = "project", context: str | None = None) -> dict[str, Any]:
+    def decide(
+        self,
+        chosen: str,
+        why: str,
+        *,
+        alternatives: Sequence[str] | None = None,
+        subject: str | None = None,
+        category: str = "decision",
+        importance: int = 3,
+        tags: Sequence[str] | None = None,
+        scope: str = "project",
+        context: str | None = None,
+    ) -> dict[str, Any]:
         """Record a decision (a memory in the decision layer): {"memory"}."""
         with self._serial(embeds=True) as store:
-            m = decisions.record_decision(store, chosen, why, scope=resolve(scope, self.project),
-                                          alternatives=list(alternatives or []), subject=subject, category=category,
-                                          importance=importance, tags=list(tags or []), context=context)
+            m = decisions.record_decision(
+                store,
+                chosen,
+                why,
+                scope=resolve(scope, self.project),
+                alternatives=list(alternatives or []),
+                subject=subject,
+                category=category,
+                importance=importance,
+                tags=list(tags or []),
+                context=context,
+            )
         return {"memory": m.to_dict()}
 
     def outcome(self, memory_id: int, outcome: str, notes: str = "") -> dict[str, Any]:
         """Record how a decision turned out: {"outcome", "decision", "outcomes"}."""
         with self._serial() as store:
             m, o = decisions.record_outcome(store, memory_id, outcome, notes, scopes=self.scopes("all"))
-        return {"outcome": o.to_dict(), "decision": m.to_dict(),
-                "outcomes": m.metadata.get("outcome", {}).get("count", 1)}
+        return {
+            "outcome": o.to_dict(),
+            "decision": m.to_dict(),
+            "outcomes": m.metadata.get("outcome", {}).get("count", 1),
+        }
 
     def lessons(self, task: str, *, limit: int = 10, include_open: bool = True) -> dict[str, Any]:
         """Past decisions relevant to a task, failures first: {"task", "lessons", "model"}."""
@@ -320,8 +483,9 @@ class Memories:
 
     # -- upkeep ---------------------------------------------------------------------------------
 
-    def maintain(self, *, dry_run: bool = False, background: bool = False, checkpoint: Any = None,
-                 detail: bool = False) -> dict[str, Any]:
+    def maintain(
+        self, *, dry_run: bool = False, background: bool = False, checkpoint: Any = None, detail: bool = False
+    ) -> dict[str, Any]:
         """Run the maintenance agent over what this caller sees, on a connection of its own (other
         calls go on meanwhile): the report of every change and why. `background`: a long-running
         process asked (it converts an old file to incremental vacuum only while it is small)."""
@@ -329,8 +493,13 @@ class Memories:
 
         own = Store.open(self.store.config, self.store.embedder, path=self.store.path, clock=self.store.clock)
         try:
-            report = agent.run_maintenance(own, dry_run=dry_run, scopes=self.readable, checkpoint=checkpoint,
-                                           vacuum_limit_mb=agent.WORKER_VACUUM_MB if background else None)
+            report = agent.run_maintenance(
+                own,
+                dry_run=dry_run,
+                scopes=self.readable,
+                checkpoint=checkpoint,
+                vacuum_limit_mb=agent.WORKER_VACUUM_MB if background else None,
+            )
             if detail:  # table by table, for a person
                 report.size_after = agent.size_report(own, detail=True)
         finally:
@@ -353,8 +522,9 @@ class Memories:
         with self._serial() as store:
             return backup.restore_backup(store, Path(path).expanduser(), dry_run=dry_run)
 
-    def reindex(self, embedder: Any, *, dry_run: bool = False, force: bool = False,
-                progress: Any = None) -> dict[str, Any]:
+    def reindex(
+        self, embedder: Any, *, dry_run: bool = False, force: bool = False, progress: Any = None
+    ) -> dict[str, Any]:
         """Re-embed every memory with `embedder` (resumable): {"model", "reindexed"...}; nothing to
         do when the database already uses that model, unless `force`."""
         from memory.store import backup
@@ -367,15 +537,16 @@ class Memories:
         if wait is not None and not dry_run:
             wait()  # outside the lock: loading a model takes seconds
         with self._serial() as store:
-            return backup.reindex(store, embedder, dry_run=dry_run, batch=store.config.embedding_batch_size * 4,
-                                  progress=progress).to_dict()
+            return backup.reindex(
+                store, embedder, dry_run=dry_run, batch=store.config.embedding_batch_size * 4, progress=progress
+            ).to_dict()
 
     # -- moving memories in and out ---------------------------------------------------------------
 
     def export_records(self) -> Iterator[dict[str, Any]]:
         """Every memory of every scope, archived ones too, in id order, as export lines (a stream:
         callers in this process only)."""
-        from memory.app import transfer
+        import memory.app.transfer as transfer
 
         with self._serial() as store:
             yield from transfer.export_records(store)
@@ -384,7 +555,7 @@ class Memories:
         """Write the export to a file (never half-written): {"exported", "file"[, "sha256"]}."""
         from pathlib import Path
 
-        from memory.app import transfer
+        import memory.app.transfer as transfer
         from memory.store.backup import export_digest
 
         target = Path(path).expanduser()
@@ -396,7 +567,7 @@ class Memories:
     def import_lines(self, lines: Any, *, scope: str | None = None, progress: Any = None) -> dict[str, Any]:
         """Store JSONL lines (an export or hand-written): {"imported", "duplicates", "rejected"}.
         `scope` ("project" or "global") overrides each line's own."""
-        from memory.app import transfer
+        import memory.app.transfer as transfer
 
         with self._serial(embeds=True) as store:
             return transfer.import_lines(store, lines, self.project, scope, progress).to_dict()
@@ -428,4 +599,3 @@ def _newest_id(store: Store) -> int:
 
 def _version_count(store: Store, memory_id: int) -> int:
     return store.conn.execute("SELECT count(*) FROM memory_versions WHERE memory_id = ?", (memory_id,)).fetchone()[0]
-

@@ -30,12 +30,21 @@ from memory.errors import InvalidInput
 from memory.store import Memory, NewMemory, Store, content_hash, parse_time
 
 BATCH = 256  # lines per add_many: one embedding batch and one transaction each
-TIME_FIELDS = ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from", "valid_to",
-               "deleted_at")
+TIME_FIELDS = ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from", "valid_to", "deleted_at")
 IMPORT_FIELDS = frozenset(NewMemory.__dataclass_fields__)
 # Fields of an export line that import reads for links and state, or skips as bookkeeping.
-EXPORT_ONLY = frozenset({"id", "created_at", "updated_at", "last_activated_at", "activation_count",
-                         "content_hash", "deleted_at", "superseded_by"})
+EXPORT_ONLY = frozenset(
+    {
+        "id",
+        "created_at",
+        "updated_at",
+        "last_activated_at",
+        "activation_count",
+        "content_hash",
+        "deleted_at",
+        "superseded_by",
+    }
+)
 
 
 def newest_id(store: Store) -> int:
@@ -45,6 +54,7 @@ def newest_id(store: Store) -> int:
 
 
 # -- export ------------------------------------------------------------------------------------------
+
 
 def iso_exact(ts: float | None) -> str | None:
     """ISO 8601 in UTC, keeping sub-second precision so that a re-import restores the same time."""
@@ -58,8 +68,10 @@ def _entities_of(store: Store, ids: Sequence[int]) -> dict[int, list[list[str]]]
     out: dict[int, list[list[str]]] = {}
     marks = ",".join("?" * len(ids))
     for mid, name, kind, role in store.conn.execute(
-            f"SELECT l.memory_id, e.name, e.kind, l.role FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
-            f"WHERE l.memory_id IN ({marks}) ORDER BY e.id", list(ids)):
+        f"SELECT l.memory_id, e.name, e.kind, l.role FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+        f"WHERE l.memory_id IN ({marks}) ORDER BY e.id",
+        list(ids),
+    ):
         # [name, kind], or [name, kind, role] when the link is more than a mention (a speaker weighs more)
         out.setdefault(mid, []).append([name, kind] if role == "mention" else [name, kind, role])
     return out
@@ -91,11 +103,16 @@ def _refuse_own_files(store: Store, path: Path) -> None:
     target = path.resolve()  # a symlink to the database counts as the database
     db_file = store.path.resolve()
     home = store.config.home.expanduser().resolve()
-    own = {db_file, *(Path(f"{db_file}{s}") for s in ("-wal", "-shm", "-journal")),
-           *(home / n for n in ("config.json", "hooks.log", "harvest.lock"))}
+    own = {
+        db_file,
+        *(Path(f"{db_file}{s}") for s in ("-wal", "-shm", "-journal")),
+        *(home / n for n in ("config.json", "hooks.log", "harvest.lock")),
+    }
     if target in own or (home / "backups") in target.parents:
-        raise InvalidInput(f"refusing to write the export over {target}: it is one of MAPLE's own files "
-                           "(database, backups, settings); choose another file name")
+        raise InvalidInput(
+            f"refusing to write the export over {target}: it is one of MAPLE's own files "
+            "(database, backups, settings); choose another file name"
+        )
     if target.is_dir():
         raise InvalidInput(f"{path} is a folder; give a file name, e.g. {path / 'maple-export.jsonl'}")
 
@@ -126,6 +143,7 @@ def write_export(store: Store, path: Path, progress: Callable[[int], None] | Non
 
 
 # -- import ------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Line:
@@ -174,8 +192,9 @@ def parse_line(text: str, number: int, project: str, scope: str | None = None) -
             kept[key] = parse_time(obj[key], key)
     if isinstance(obj.get("activation_count"), int) and not isinstance(obj["activation_count"], bool):
         kept["activation_count"] = max(0, obj["activation_count"])
-    return Line(number, NewMemory(**fields), obj.get("id"), obj.get("deleted_at") is not None,
-                obj.get("superseded_by"), kept)
+    return Line(
+        number, NewMemory(**fields), obj.get("id"), obj.get("deleted_at") is not None, obj.get("superseded_by"), kept
+    )
 
 
 def _entity_pairs(value: Any) -> list[tuple[str, ...]]:
@@ -199,8 +218,12 @@ class ImportReport:
     rejected: list[dict[str, Any]] = field(default_factory=list)  # {"line": n, "error": message}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"imported": self.imported, "duplicates": self.duplicates, "rejected": len(self.rejected),
-                "errors": self.rejected}
+        return {
+            "imported": self.imported,
+            "duplicates": self.duplicates,
+            "rejected": len(self.rejected),
+            "errors": self.rejected,
+        }
 
 
 class Importer:
@@ -237,7 +260,9 @@ class Importer:
     def _archived_twin(self, item: NewMemory) -> int | None:
         row = self.store.conn.execute(
             "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND parent_id IS ? "
-            "AND deleted_at IS NOT NULL", (item.scope, content_hash(item.content), item.parent_id)).fetchone()
+            "AND deleted_at IS NOT NULL",
+            (item.scope, content_hash(item.content), item.parent_id),
+        ).fetchone()
         return row[0] if row else None
 
     def flush(self) -> None:
@@ -280,15 +305,20 @@ class Importer:
             self.store.forget(mid)
         for start in range(0, len(self.kept), BATCH):  # last: the writes above stamped their own times
             with self.store.tx.atomic() as conn:
-                for mid, kept in self.kept[start:start + BATCH]:
+                for mid, kept in self.kept[start : start + BATCH]:
                     sets = ", ".join(f"{k} = ?" for k in kept)
                     conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*kept.values(), mid))
         self.report.rejected.sort(key=lambda r: r["line"])
         return self.report
 
 
-def import_lines(store: Store, lines: Iterable[bytes], project: str, scope: str | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> ImportReport:
+def import_lines(
+    store: Store,
+    lines: Iterable[bytes],
+    project: str,
+    scope: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
     """Import raw JSONL lines; a bad line is rejected with its number, never fatal.
 
     `progress(bytes_read, lines_read)` is called every 64 lines.
@@ -313,4 +343,3 @@ def import_lines(store: Store, lines: Iterable[bytes], project: str, scope: str 
         except InvalidInput as e:
             importer.reject(number, str(e))
     return importer.finish()
-

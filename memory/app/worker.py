@@ -30,8 +30,9 @@ def _harvest(store: Store, payload: dict, ctx: JobContext) -> Any:
 def _maintain(store: Store, payload: dict, ctx: JobContext) -> Any:
     from memory.maintenance import agent  # numpy comes with it: only when a pass runs
 
-    report = agent.run_maintenance(store, dry_run=bool(payload.get("dry_run")), checkpoint=ctx.checkpoint,
-                                   vacuum_limit_mb=agent.WORKER_VACUUM_MB)
+    report = agent.run_maintenance(
+        store, dry_run=bool(payload.get("dry_run")), checkpoint=ctx.checkpoint, vacuum_limit_mb=agent.WORKER_VACUUM_MB
+    )
     return report.counts()
 
 
@@ -47,5 +48,9 @@ def _embed_missing(store: Store, payload: dict, ctx: JobContext) -> Any:
     return {"embedded": done}
 
 
-HANDLERS: dict[str, Handler] = {"harvest": _harvest, "harvest_transcript": _harvest, "maintain": _maintain,
-                                "embed_missing": _embed_missing}
+HANDLERS: dict[str, Handler] = {
+    "harvest": _harvest,
+    "harvest_transcript": _harvest,
+    "maintain": _maintain,
+    "embed_missing": _embed_missing,
+}

@@ -54,6 +54,7 @@ class Context:
 
 # -- small output helpers --------------------------------------------------------------------------
 
+
 def _colour_on() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 

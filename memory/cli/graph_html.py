@@ -175,9 +175,14 @@ _PAGE = """<!DOCTYPE html>
 
 def _json_for_script(obj: Any) -> str:
     """JSON that cannot end the <script> element it sits in, whatever the memories say."""
-    return (json.dumps(obj, ensure_ascii=False)
-            .replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        json.dumps(obj, ensure_ascii=False)
+        .replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def render(sub: dict[str, Any], title: str) -> str:

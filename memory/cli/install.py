@@ -38,8 +38,11 @@ SURFACE_TOOL = "memory_surface"
 MCP_TOOL_HOOKS_SINCE = (2, 1, 118)
 SCOPES = ("user", "project", "local")
 HOOK_EVENTS = {  # Claude Code event -> hooks/run.py argument
-    "SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit", "Stop": "stop",
-    "PreCompact": "pre-compact", "SessionEnd": "session-end",
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt-submit",
+    "Stop": "stop",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
 }
 CLIENTS = ("claude-desktop", "cursor", "codex", "vscode", "gemini")
 
@@ -51,16 +54,22 @@ class InstallError(MapleError):
 # -- what gets installed ----------------------------------------------------------------------
 
 
-def hook_groups(config: Config, *, surface_via_tool: bool, portable: bool = False,
-                server: str = SERVER) -> dict[str, dict[str, Any]]:
+def hook_groups(
+    config: Config, *, surface_via_tool: bool, portable: bool = False, server: str = SERVER
+) -> dict[str, dict[str, Any]]:
     """MAPLE's hook groups, one per event, in Claude Code's settings shape (timeouts in seconds)."""
+
     def cmd(event: str, **extra: Any) -> dict[str, Any]:
         return {"type": "command", "command": hook_command(config, HOOK_EVENTS[event], portable=portable), **extra}
 
     if surface_via_tool:
-        surface: dict[str, Any] = {"type": "mcp_tool", "server": server, "tool": SURFACE_TOOL,
-                                   "input": {"prompt": "${prompt}", "cwd": "${cwd}", "session_id": "${session_id}"},
-                                   "timeout": 5}
+        surface: dict[str, Any] = {
+            "type": "mcp_tool",
+            "server": server,
+            "tool": SURFACE_TOOL,
+            "input": {"prompt": "${prompt}", "cwd": "${cwd}", "session_id": "${session_id}"},
+            "timeout": 5,
+        }
     else:
         surface = cmd("UserPromptSubmit", timeout=5)
     return {
@@ -94,12 +103,17 @@ def is_ours(handler: Any) -> bool:
     if len(words) == 3 and words[2] in HOOK_EVENTS.values() and re.search(r"hooks[/\\]run\.py$", words[1]):
         script = Path(words[1])
         maple = script.parent.parent / "memory"  # a MAPLE checkout, this layout or the one before
-        return script == RUN_PY or (maple / "store").is_dir() or (maple / "context.py").exists() \
+        return (
+            script == RUN_PY
+            or (maple / "store").is_dir()
+            or (maple / "context.py").exists()
             or "maple" in words[1].lower()
+        )
     return False
 
 
 # -- Claude Code detection --------------------------------------------------------------------
+
 
 def claude_version(claude: str | None) -> tuple[int, ...] | None:
     """`claude --version` as a tuple, or None when it cannot be run or read."""
@@ -114,6 +128,7 @@ def claude_version(claude: str | None) -> tuple[int, ...] | None:
 
 
 # -- JSON files, carefully --------------------------------------------------------------------
+
 
 def _sha(data: bytes | None) -> str | None:
     return hashlib.sha256(data).hexdigest() if data is not None else None
@@ -166,6 +181,7 @@ def _write(path: Path, data: bytes, private: bool) -> None:
 
 # -- install / uninstall ----------------------------------------------------------------------
 
+
 @dataclass
 class Report:
     scope: str
@@ -190,8 +206,11 @@ class Paths:
         if scope == "project":
             return cls(project / ".claude" / "settings.json", project / ".mcp.json", ["mcpServers"])
         if scope == "local":
-            return cls(project / ".claude" / "settings.local.json", user_home / ".claude.json",
-                       ["projects", str(project), "mcpServers"])
+            return cls(
+                project / ".claude" / "settings.local.json",
+                user_home / ".claude.json",
+                ["projects", str(project), "mcpServers"],
+            )
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
 
 
@@ -203,9 +222,17 @@ def _run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProces
     return subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=cwd)
 
 
-def install(config: Config, scope: str = "user", *, project: Path | None = None, dry_run: bool = False,
-            surface: str = "auto", claude: str | None | bool = True, user_home: Path | None = None,
-            run: Runner = _run) -> Report:
+def install(
+    config: Config,
+    scope: str = "user",
+    *,
+    project: Path | None = None,
+    dry_run: bool = False,
+    surface: str = "auto",
+    claude: str | None | bool = True,
+    user_home: Path | None = None,
+    run: Runner = _run,
+) -> Report:
     """Register the server and merge the hooks for `scope` (see the module doc).
 
     `surface`: "auto" (mcp_tool when Claude Code >= 2.1.118 is found), "mcp" or "command".
@@ -222,33 +249,52 @@ def install(config: Config, scope: str = "user", *, project: Path | None = None,
     report = Report(scope, dry_run)
     report.notes.append(
         f"UserPromptSubmit: {'mcp_tool hook on the running server' if via_tool else 'command hook'}"
-        + (f" (Claude Code {'.'.join(map(str, version))})" if version else " (claude CLI not found)" if not cli else ""))
+        + (f" (Claude Code {'.'.join(map(str, version))})" if version else " (claude CLI not found)" if not cli else "")
+    )
     portable = scope == "project"
     if portable and not shutil.which("maple-memory"):
-        report.notes.append("maple-memory is not on PATH: project hooks call `maple-memory hook ...`; "
-                            "install it (e.g. `uv tool install maple-memory`) for everyone using this project")
+        report.notes.append(
+            "maple-memory is not on PATH: project hooks call `maple-memory hook ...`; "
+            "install it (e.g. `uv tool install maple-memory`) for everyone using this project"
+        )
     manifest = _manifest(config)
     record: dict[str, Any] = manifest.get(scope, {}) if isinstance(manifest.get(scope), dict) else {}
     command, args, env = server_command(config)
     entry: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
     if env:
         entry["env"] = env
-    record["mcp"] = _register(paths, scope, entry, cli, lambda a: run(a, cwd=project), dry_run, report,
-                              record.get("mcp"))
-    record["settings"] = _merge_hooks(paths.settings, hook_groups(config, surface_via_tool=via_tool, portable=portable),
-                                      dry_run, report, record.get("settings"))
+    record["mcp"] = _register(
+        paths, scope, entry, cli, lambda a: run(a, cwd=project), dry_run, report, record.get("mcp")
+    )
+    record["settings"] = _merge_hooks(
+        paths.settings,
+        hook_groups(config, surface_via_tool=via_tool, portable=portable),
+        dry_run,
+        report,
+        record.get("settings"),
+    )
     if not dry_run:
         manifest[scope] = record
         _save_manifest(config, manifest)
     return report
 
 
-def _register(paths: Paths, scope: str, entry: dict[str, Any], cli: str | None, run: Runner, dry_run: bool,
-              report: Report, previous: dict[str, Any] | None) -> dict[str, Any]:
+def _register(
+    paths: Paths,
+    scope: str,
+    entry: dict[str, Any],
+    cli: str | None,
+    run: Runner,
+    dry_run: bool,
+    report: Report,
+    previous: dict[str, Any] | None,
+) -> dict[str, Any]:
     if cli:
         exists = run([cli, "mcp", "get", SERVER]).returncode == 0
         if exists:
-            report.actions.append(f"MCP server '{SERVER}' is already registered (`claude mcp get {SERVER}`); left as is")
+            report.actions.append(
+                f"MCP server '{SERVER}' is already registered (`claude mcp get {SERVER}`); left as is"
+            )
             return previous if previous and previous.get("method") == "cli" else {"method": "cli", "added": False}
         args = [cli, "mcp", "add", "--scope", scope, SERVER]  # the name before --env, which takes many pairs
         for k, v in entry.get("env", {}).items():
@@ -258,8 +304,10 @@ def _register(paths: Paths, scope: str, entry: dict[str, Any], cli: str | None, 
         if not dry_run:
             done = run(args)
             if done.returncode != 0:
-                raise InstallError(f"`claude mcp add` failed: {(done.stderr or done.stdout).strip()}; "
-                                   f"register by hand with: {shlex.join(args)}")
+                raise InstallError(
+                    f"`claude mcp add` failed: {(done.stderr or done.stdout).strip()}; "
+                    f"register by hand with: {shlex.join(args)}"
+                )
         return {"method": "cli", "added": True, "scope": scope}
     raw = _read(paths.mcp_file)
     data = _load(paths.mcp_file, raw)
@@ -276,8 +324,14 @@ def _register(paths: Paths, scope: str, entry: dict[str, Any], cli: str | None, 
     if previous and previous.get("method") == "file":
         record = dict(previous)  # keep what was there before the first install
     else:
-        record = {"method": "file", "file": str(paths.mcp_file), "had": node.get(SERVER),
-                  "created": raw is None, "created_keys": created_keys, "backup": None}
+        record = {
+            "method": "file",
+            "file": str(paths.mcp_file),
+            "had": node.get(SERVER),
+            "created": raw is None,
+            "created_keys": created_keys,
+            "backup": None,
+        }
     if node.get(SERVER) == entry:
         report.actions.append(f"MCP server '{SERVER}' already in {paths.mcp_file}")
         return record
@@ -285,16 +339,19 @@ def _register(paths: Paths, scope: str, entry: dict[str, Any], cli: str | None, 
     new = _dump(data, raw)
     if not dry_run and not record.get("backup"):
         record["backup"] = _backup(paths.mcp_file, raw, report)
-    report.actions.append(f"register MCP server '{SERVER}' in {paths.mcp_file}"
-                          + (" (replacing the existing entry)" if record.get("had") is not None else ""))
+    report.actions.append(
+        f"register MCP server '{SERVER}' in {paths.mcp_file}"
+        + (" (replacing the existing entry)" if record.get("had") is not None else "")
+    )
     if not dry_run:
         _write(paths.mcp_file, new, private=paths.mcp_file.name == ".claude.json")
         record["after"] = _sha(new)
     return record
 
 
-def _merge_hooks(path: Path, groups: dict[str, dict[str, Any]], dry_run: bool, report: Report,
-                 previous: dict[str, Any] | None) -> dict[str, Any]:
+def _merge_hooks(
+    path: Path, groups: dict[str, dict[str, Any]], dry_run: bool, report: Report, previous: dict[str, Any] | None
+) -> dict[str, Any]:
     raw = _read(path)
     data = _load(path, raw)
     hooks = data.setdefault("hooks", {})
@@ -338,8 +395,16 @@ def _backup(path: Path, raw: bytes | None, report: Report) -> str | None:
     return str(backup)
 
 
-def uninstall(config: Config, scope: str = "user", *, project: Path | None = None, dry_run: bool = False,
-              claude: str | None | bool = True, user_home: Path | None = None, run: Runner = _run) -> Report:
+def uninstall(
+    config: Config,
+    scope: str = "user",
+    *,
+    project: Path | None = None,
+    dry_run: bool = False,
+    claude: str | None | bool = True,
+    user_home: Path | None = None,
+    run: Runner = _run,
+) -> Report:
     """Undo `install` for `scope`: what it added goes, everything else stays (see the module doc)."""
     project = (project or Path.cwd()).resolve()
     user_home = user_home or Path.home()
@@ -368,8 +433,9 @@ def uninstall(config: Config, scope: str = "user", *, project: Path | None = Non
     return report
 
 
-def _undo_file(path: Path, rec: dict[str, Any], dry_run: bool, report: Report,
-               surgery: Callable[[dict[str, Any]], bool]) -> None:
+def _undo_file(
+    path: Path, rec: dict[str, Any], dry_run: bool, report: Report, surgery: Callable[[dict[str, Any]], bool]
+) -> None:
     raw = _read(path)
     if raw is None:
         return
@@ -456,6 +522,7 @@ def _save_manifest(config: Config, manifest: dict[str, Any]) -> None:
 
 # -- other clients ----------------------------------------------------------------------------
 
+
 def client_config(config: Config, client: str) -> tuple[str, str]:
     """(text to paste, where it goes) registering MAPLE with another MCP client."""
     command, args, env = server_command(config)
@@ -463,26 +530,47 @@ def client_config(config: Config, client: str) -> tuple[str, str]:
     if env:
         base["env"] = env
     if client == "claude-desktop":
-        where = ("macOS: ~/Library/Application Support/Claude/claude_desktop_config.json; "
-                 "Windows: %APPDATA%\\Claude\\claude_desktop_config.json (merge into mcpServers)")
+        where = (
+            "macOS: ~/Library/Application Support/Claude/claude_desktop_config.json; "
+            "Windows: %APPDATA%\\Claude\\claude_desktop_config.json (merge into mcpServers)"
+        )
         return json.dumps({"mcpServers": {SERVER: base}}, indent=2), where
     if client == "cursor":
-        return (json.dumps({"mcpServers": {SERVER: {"type": "stdio", **base}}}, indent=2),
-                "~/.cursor/mcp.json (all projects) or .cursor/mcp.json (one project); merge into mcpServers")
+        return (
+            json.dumps({"mcpServers": {SERVER: {"type": "stdio", **base}}}, indent=2),
+            "~/.cursor/mcp.json (all projects) or .cursor/mcp.json (one project); merge into mcpServers",
+        )
     if client == "vscode":
-        return (json.dumps({"servers": {SERVER: {"type": "stdio", **base}}}, indent=2),
-                ".vscode/mcp.json or your user profile's mcp.json (the key is 'servers'); merge into servers")
+        return (
+            json.dumps({"servers": {SERVER: {"type": "stdio", **base}}}, indent=2),
+            ".vscode/mcp.json or your user profile's mcp.json (the key is 'servers'); merge into servers",
+        )
     if client == "gemini":
-        return (json.dumps({"mcpServers": {SERVER: {**base, "timeout": 30000, "trust": False}}}, indent=2),
-                "~/.gemini/settings.json or .gemini/settings.json; merge into mcpServers")
+        return (
+            json.dumps({"mcpServers": {SERVER: {**base, "timeout": 30000, "trust": False}}}, indent=2),
+            "~/.gemini/settings.json or .gemini/settings.json; merge into mcpServers",
+        )
     if client == "codex":
-        lines = [f"[mcp_servers.{SERVER}]", f"command = {_toml(command)}",
-                 f"args = [{', '.join(_toml(a) for a in args)}]", "startup_timeout_sec = 30",
-                 "tool_timeout_sec = 60", "enabled = true"]
+        lines = [
+            f"[mcp_servers.{SERVER}]",
+            f"command = {_toml(command)}",
+            f"args = [{', '.join(_toml(a) for a in args)}]",
+            "startup_timeout_sec = 30",
+            "tool_timeout_sec = 60",
+            "enabled = true",
+        ]
         if env:
             lines += ["", f"[mcp_servers.{SERVER}.env]", *(f"{k} = {_toml(v)}" for k, v in env.items())]
-        add = ["codex", "mcp", "add", SERVER, *(x for k, v in env.items() for x in ("--env", f"{k}={v}")),
-               "--", command, *args]
+        add = [
+            "codex",
+            "mcp",
+            "add",
+            SERVER,
+            *(x for k, v in env.items() for x in ("--env", f"{k}={v}")),
+            "--",
+            command,
+            *args,
+        ]
         return "\n".join(lines), f"~/.codex/config.toml (or: {shlex.join(add)})"
     raise InvalidInput(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
 

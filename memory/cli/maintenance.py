@@ -16,16 +16,20 @@ from memory.errors import InvalidInput
 
 
 def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
-    p = command("maintain", "run the maintenance agent now: decay, merge duplicates, consolidate, "
-                            "archive stale memories, reclaim space")
+    p = command(
+        "maintain",
+        "run the maintenance agent now: decay, merge duplicates, consolidate, archive stale memories, reclaim space",
+    )
     p.add_argument("--dry-run", action="store_true", help="report what would change and why; change nothing")
     p.add_argument("--all", action="store_true", help="print every change (default: the first 50)")
 
     p = command("backup", "write a consistent copy of the database to <home>/backups (keeps backup_keep)")
     p.add_argument("--list", action="store_true", help="list the backups, newest first")
-    p.add_argument("--restore", metavar="FILE",
-                   help="replace the database with this backup (verified first; the current content is "
-                        "backed up before)")
+    p.add_argument(
+        "--restore",
+        metavar="FILE",
+        help="replace the database with this backup (verified first; the current content is backed up before)",
+    )
     p.add_argument("--dry-run", action="store_true", help="with --restore: verify and report only")
 
     p = command("reindex", "re-embed every memory with another model (resumable; keyword search keeps working)")
@@ -52,12 +56,19 @@ def cmd_maintain(ctx: Context) -> int:
 
     def human() -> None:
         verb = "would change" if a.dry_run else "changed"
-        print(f"maintenance {verb}: " + (", ".join(f"{n} {step}" for step, n in report["counts"].items()) or "nothing")
-              + f" ({report['seconds']:.1f}s)")
+        print(
+            f"maintenance {verb}: "
+            + (", ".join(f"{n} {step}" for step, n in report["counts"].items()) or "nothing")
+            + f" ({report['seconds']:.1f}s)"
+        )
         changes = report["changes"]
         shown = changes if a.all else changes[:50]
         for c in shown:
-            what = f"#{c['memory_id']}" if c.get("memory_id") else (f"entity {c['entity_id']}" if c.get("entity_id") else "-")
+            what = (
+                f"#{c['memory_id']}"
+                if c.get("memory_id")
+                else (f"entity {c['entity_id']}" if c.get("entity_id") else "-")
+            )
             print(f"  {c['step']:<11} {what:>9}  {fit(c['action'], 70)}  ({fit(c['why'], 90)})")
         if len(shown) < len(changes):
             print(f"  ... and {len(changes) - len(shown)} more (--all or --json lists every change)")
@@ -65,8 +76,10 @@ def cmd_maintain(ctx: Context) -> int:
             print(f"{PROG}: {note}", file=sys.stderr)
         b, f = report["size_before"], report["size_after"]
         mb = lambda s: (s["file_bytes"] + s["wal_bytes"]) / 1e6  # noqa: E731
-        print(f"size: {mb(b):.1f} MB -> {mb(f):.1f} MB, "
-              f"{b['memories']} -> {f['memories']} memories, {f['archived']} archived, auto_vacuum {f['auto_vacuum']}")
+        print(
+            f"size: {mb(b):.1f} MB -> {mb(f):.1f} MB, "
+            f"{b['memories']} -> {f['memories']} memories, {f['archived']} archived, auto_vacuum {f['auto_vacuum']}"
+        )
 
     ctx.emit(report, human)
     return 0
@@ -78,34 +91,52 @@ def cmd_backup(ctx: Context) -> int:
     a = ctx.args
     if a.list:
         found = [{"file": str(p), "bytes": p.stat().st_size} for p in backup.list_backups(ctx.config)]
-        ctx.emit({"backups": found}, lambda: [print(f"{b['bytes'] / 1e6:8.1f} MB  {b['file']}") for b in found]
-                 or print(f"{PROG}: no backups in {backup.backup_dir(ctx.config)}", file=sys.stderr))
+        ctx.emit(
+            {"backups": found},
+            lambda: (
+                [print(f"{b['bytes'] / 1e6:8.1f} MB  {b['file']}") for b in found]
+                or print(f"{PROG}: no backups in {backup.backup_dir(ctx.config)}", file=sys.stderr)
+            ),
+        )
         return 0
     if a.restore:
         with ctx.app() as app:
             report = app.restore_backup(a.restore, dry_run=a.dry_run)
-        ctx.emit(report, lambda: print(
-            f"would restore {a.restore}: {report['why']}" if a.dry_run else
-            f"restored {a.restore} ({report['memories']} memories); the previous content is in "
-            f"{report['previous_content']}"))
+        ctx.emit(
+            report,
+            lambda: print(
+                f"would restore {a.restore}: {report['why']}"
+                if a.dry_run
+                else f"restored {a.restore} ({report['memories']} memories); the previous content is in "
+                f"{report['previous_content']}"
+            ),
+        )
         return 0
     if a.dry_run:
         raise InvalidInput("--dry-run goes with --restore; a backup itself changes nothing")
     progress = Progress(None, "backing up")
     try:
         with ctx.app() as app:
-            result = app.backup(progress=lambda done, total: (
-                setattr(progress, "total", total), progress.update(done, f"{done}/{total} pages")))
+            result = app.backup(
+                progress=lambda done, total: (
+                    setattr(progress, "total", total),
+                    progress.update(done, f"{done}/{total} pages"),
+                )
+            )
     finally:
         progress.close()
-    ctx.emit(result, lambda: print(f"backup written to {result['file']} ({result['bytes'] / 1e6:.1f} MB)"
-                                   + (f"; removed {len(result['removed'])} older" if result["removed"] else "")))
+    ctx.emit(
+        result,
+        lambda: print(
+            f"backup written to {result['file']} ({result['bytes'] / 1e6:.1f} MB)"
+            + (f"; removed {len(result['removed'])} older" if result["removed"] else "")
+        ),
+    )
     return 0
 
 
 def cmd_reindex(ctx: Context) -> int:
     import dataclasses
-
 
     a = ctx.args
     target = dataclasses.replace(ctx.config, embedding_model=a.model) if a.model else ctx.config
@@ -113,28 +144,41 @@ def cmd_reindex(ctx: Context) -> int:
     progress = Progress(None, "re-embedding")
     try:
         with ctx.app() as app:  # without the configured embedder: the database may hold another model's vectors
-            report = app.reindex(embedder, dry_run=a.dry_run, force=a.force, progress=lambda done, total: (
-                setattr(progress, "total", total), progress.update(done, f"{done}/{total}")))
+            report = app.reindex(
+                embedder,
+                dry_run=a.dry_run,
+                force=a.force,
+                progress=lambda done, total: (
+                    setattr(progress, "total", total),
+                    progress.update(done, f"{done}/{total}"),
+                ),
+            )
     finally:
         progress.close()
     if report.get("unchanged"):
-        ctx.emit({"model": embedder.name, "reindexed": 0}, lambda: print(
-            f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway)"))
+        ctx.emit(
+            {"model": embedder.name, "reindexed": 0},
+            lambda: print(f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway)"),
+        )
         return 0
 
     def human() -> None:
         if a.dry_run:
             print(f"would re-embed {report['total']} memories with {report['model']} (now {report['previous_model']})")
             return
-        print(f"re-embedded {report['embedded']} memories with {report['model']}"
-              + (f" (resumed after {report['resumed_from']})" if report["resumed_from"] else ""))
+        print(
+            f"re-embedded {report['embedded']} memories with {report['model']}"
+            + (f" (resumed after {report['resumed_from']})" if report["resumed_from"] else "")
+        )
         if report["model"] != ctx.config.embedding_model:
-            print(f"{PROG}: set \"embedding_model\": \"{report['model']}\" in {ctx.config.home / 'config.json'} "
-                  "so MAPLE uses it from now on", file=sys.stderr)
+            print(
+                f'{PROG}: set "embedding_model": "{report["model"]}" in {ctx.config.home / "config.json"} '
+                "so MAPLE uses it from now on",
+                file=sys.stderr,
+            )
 
     ctx.emit(report, human)
     return 0
 
 
-COMMANDS: dict[str, Callable[[Context], int]] = {"maintain": cmd_maintain, "backup": cmd_backup,
-                                                 "reindex": cmd_reindex}
+COMMANDS: dict[str, Callable[[Context], int]] = {"maintain": cmd_maintain, "backup": cmd_backup, "reindex": cmd_reindex}

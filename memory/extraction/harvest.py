@@ -33,8 +33,9 @@ def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, A
     transaction. `scope` defaults to the project of the transcript's own working directory."""
     cfg = store.config
     with store.tx.atomic():
-        turns, stats = transcript.read_new(store, path, include_sidechains=cfg.extraction_include_sidechains,
-                                           commit=False)
+        turns, stats = transcript.read_new(
+            store, path, include_sidechains=cfg.extraction_include_sidechains, commit=False
+        )
         report = Report()
         if turns:
             cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
@@ -47,8 +48,9 @@ def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, A
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
 
 
-def extract_file(store: Store, source: str, *, scope: str | None = None, fallback: str,
-                 dry_run: bool = False) -> dict[str, Any]:
+def extract_file(
+    store: Store, source: str, *, scope: str | None = None, fallback: str, dry_run: bool = False
+) -> dict[str, Any]:
     """Extract memories from a file ("-": standard input) and store them, or with `dry_run` only
     say what each candidate would become. `scope`: where they go; None: the project of the
     transcript's working directory, else `fallback`."""
@@ -67,11 +69,18 @@ def extract_file(store: Store, source: str, *, scope: str | None = None, fallbac
         cands += _llm_candidates(store, turns, target)
     report = ingest(store, cands, dry_run=dry_run)
     keep = ("action", "id", "supersedes", "similarity", "surprise")
-    return {"file": source, "scope": target, "dry_run": dry_run, "turns": len(turns),
-            "malformed_lines": stats.get("malformed", 0),
-            "candidates": [{**c.to_dict(), **{k: v for k, v in a.items() if k in keep}}
-                           for c, a in zip(cands, report.items)],
-            "summary": report.to_dict(), "summary_line": report.summary()}
+    return {
+        "file": source,
+        "scope": target,
+        "dry_run": dry_run,
+        "turns": len(turns),
+        "malformed_lines": stats.get("malformed", 0),
+        "candidates": [
+            {**c.to_dict(), **{k: v for k, v in a.items() if k in keep}} for c, a in zip(cands, report.items)
+        ],
+        "summary": report.to_dict(),
+        "summary_line": report.summary(),
+    }
 
 
 def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candidate]:
@@ -85,8 +94,13 @@ def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candida
         provider = llm.provider_from_config(c)
         if provider is None:
             return []
-        guard = llm.Guard(store.conn, daily_tokens=c.llm_daily_token_budget, failures=c.llm_breaker_failures,
-                          cooldown_s=c.llm_breaker_cooldown_s, clock=store.clock)
+        guard = llm.Guard(
+            store.conn,
+            daily_tokens=c.llm_daily_token_budget,
+            failures=c.llm_breaker_failures,
+            cooldown_s=c.llm_breaker_cooldown_s,
+            clock=store.clock,
+        )
         return llm_extract(turns, provider, guard, scope=scope, model=c.llm_model, max_tokens=c.llm_max_tokens)
     except MapleError as e:
         log.warning("LLM extraction skipped: %s", e)

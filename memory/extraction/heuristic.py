@@ -57,8 +57,14 @@ class Candidate:
         return bool(self.metadata.get("flashbulb"))
 
 
-def extract(turns: Iterable[dict], *, scope: str, session_id: str | None = None,
-            known: dict[str, list[str]] | None = None, project: str | None = None) -> list[Candidate]:
+def extract(
+    turns: Iterable[dict],
+    *,
+    scope: str,
+    session_id: str | None = None,
+    known: dict[str, list[str]] | None = None,
+    project: str | None = None,
+) -> list[Candidate]:
     """Memory candidates from clean turns (memory.transcript), in conversation order.
 
     `known` maps configured entity names to aliases; `project` names the project in relations
@@ -141,8 +147,7 @@ def _from_user(text: str, turn: dict) -> list[Candidate]:
             else:
                 break
         layer = "decision" if category == "decision" else "fact"
-        c = Candidate(R.tidy(sentence), layer=layer, category=category, importance=importance,
-                      why=why, role="user")
+        c = Candidate(R.tidy(sentence), layer=layer, category=category, importance=importance, why=why, role="user")
         if category == "decision":
             decision, rationale = R.split_rationale(sentence)
             c.metadata.update(decision=decision, rationale=rationale)
@@ -152,6 +157,7 @@ def _from_user(text: str, turn: dict) -> list[Candidate]:
 
 
 # -- assistant turns ---------------------------------------------------------------------------
+
 
 def _after_error(turns: list[dict], i: int) -> bool:
     """Whether the assistant is answering a failed tool call (nothing but tool calls between)."""
@@ -179,16 +185,27 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             elif j + 1 < len(sents) and R.has_fix(sents[j + 1]) and R.is_fix_sentence(sents[j + 1]):
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
-            out.append(Candidate(R.tidy(content), layer="experience", category="experience",
-                                 importance=3, why="assistant: cause and fix", role="assistant"))
+            out.append(
+                Candidate(
+                    R.tidy(content),
+                    layer="experience",
+                    category="experience",
+                    importance=3,
+                    why="assistant: cause and fix",
+                    role="assistant",
+                )
+            )
             used.add(j)
             continue
         fact = R.classify_assistant_fact(s)
         if fact:
             category, why = fact
             layer = "experience" if category == "gotcha" else "fact"
-            out.append(Candidate(R.tidy(s), layer=layer, category=category, importance=3, why=why,
-                                 role="assistant", confidence=0.7))
+            out.append(
+                Candidate(
+                    R.tidy(s), layer=layer, category=category, importance=3, why=why, role="assistant", confidence=0.7
+                )
+            )
             used.add(j)
     if why_pending and not any(c.layer == "experience" for c in out):
         answer = []
@@ -200,16 +217,27 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             if len(answer) == 2:
                 break
         if answer and sum(len(s) for s in answer) >= 30:
-            out.insert(0, Candidate(R.tidy(" ".join(answer)), layer="experience", category="experience",
-                                    importance=3, why="assistant: answer to a why-question",
-                                    role="assistant", confidence=0.7))
+            out.insert(
+                0,
+                Candidate(
+                    R.tidy(" ".join(answer)),
+                    layer="experience",
+                    category="experience",
+                    importance=3,
+                    why="assistant: answer to a why-question",
+                    role="assistant",
+                    confidence=0.7,
+                ),
+            )
     return out
 
 
 # -- failed tool calls -------------------------------------------------------------------------
 
-def _tool_failures(turns: list[dict], found: list[Candidate], user_turns: list[int], scope: str,
-                   session_id: str | None) -> list[Candidate]:
+
+def _tool_failures(
+    turns: list[dict], found: list[Candidate], user_turns: list[int], scope: str, session_id: str | None
+) -> list[Candidate]:
     """Pair each failed tool call with what fixed it.
 
     An assistant explanation of the failure (an experience candidate in the window) is the
@@ -226,8 +254,10 @@ def _tool_failures(turns: list[dict], found: list[Candidate], user_turns: list[i
         if t.get("kind") != "tool_error" or not t.get("input"):
             continue
         window = range(i + 1, min(len(turns), i + 1 + TOOL_WINDOW))
-        end = next((k for k in window if turns[k].get("kind") == "tool_error"
-                    and turns[k].get("input") == t.get("input")), None)
+        end = next(
+            (k for k in window if turns[k].get("kind") == "tool_error" and turns[k].get("input") == t.get("input")),
+            None,
+        )
         explained = None
         for k in window:
             if end is not None and k >= end:
@@ -260,17 +290,31 @@ def _tool_failures(turns: list[dict], found: list[Candidate], user_turns: list[i
         r = turns[fix_at]
         claimed.add(fix_at)
         fix = r.get("input") if r.get("input") != t.get("input") else "after " + "; ".join(intervening[:2])
-        content = (f"`{R.clip(t['input'], 120)}` failed with `{R.clip(t.get('error') or 'an error', 160)}`; "
-                   f"fixed by " + (f"`{R.clip(fix, 160)}`." if not fix.startswith("after ") else R.clip(fix, 200) + "."))
-        out.append(Candidate(content, layer="experience", category="experience", importance=3,
-                             confidence=0.6, why="failed tool call, then a different call succeeded",
-                             role="tool", scope=scope, session_id=t.get("session_id") or session_id,
-                             source_ref=t.get("uuid"), occurred_at=t.get("timestamp"),
-                             metadata={"turn": i, "failed_tool_calls": [failure], "fix": fix}))
+        content = (
+            f"`{R.clip(t['input'], 120)}` failed with `{R.clip(t.get('error') or 'an error', 160)}`; "
+            f"fixed by " + (f"`{R.clip(fix, 160)}`." if not fix.startswith("after ") else R.clip(fix, 200) + ".")
+        )
+        out.append(
+            Candidate(
+                content,
+                layer="experience",
+                category="experience",
+                importance=3,
+                confidence=0.6,
+                why="failed tool call, then a different call succeeded",
+                role="tool",
+                scope=scope,
+                session_id=t.get("session_id") or session_id,
+                source_ref=t.get("uuid"),
+                occurred_at=t.get("timestamp"),
+                metadata={"turn": i, "failed_tool_calls": [failure], "fix": fix},
+            )
+        )
     return out
 
 
 # -- finishing touches -------------------------------------------------------------------------
+
 
 def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None) -> None:
     # Secrets go before anything else sees the text: --dry-run output, logs, the LLM, the store.
@@ -318,10 +362,10 @@ def _dedup(cands: list[Candidate]) -> list[Candidate]:
     keep = []
     for c in out:
         low = c.content.casefold()
-        if any(o is not c and o.layer == c.layer and len(o.content) > len(c.content) and low in o.content.casefold()
-               for o in out):
+        if any(
+            o is not c and o.layer == c.layer and len(o.content) > len(c.content) and low in o.content.casefold()
+            for o in out
+        ):
             continue
         keep.append(c)
     return keep
-
-

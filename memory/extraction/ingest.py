@@ -44,12 +44,20 @@ class Report:
     items: list[dict] = field(default_factory=list)  # one per candidate: action, id, content, why
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stored": self.stored, "merged": self.merged, "reinforced": self.reinforced,
-                "superseded": self.superseded, "chunks": self.chunks, "items": self.items}
+        return {
+            "stored": self.stored,
+            "merged": self.merged,
+            "reinforced": self.reinforced,
+            "superseded": self.superseded,
+            "chunks": self.chunks,
+            "items": self.items,
+        }
 
     def summary(self) -> str:
-        return (f"stored {len(self.stored)}, merged {len(self.merged)}, reinforced {len(self.reinforced)}, "
-                f"superseded {len(self.superseded)}")
+        return (
+            f"stored {len(self.stored)}, merged {len(self.merged)}, reinforced {len(self.reinforced)}, "
+            f"superseded {len(self.superseded)}"
+        )
 
 
 def _setting(store: Store, key: str, default: Any) -> Any:
@@ -77,12 +85,22 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
     return report
 
 
-def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_run: bool,
-         dedup_at: float, surprise_at: float, names: _NameVectors) -> None:
+def _one(
+    store: Store,
+    c: Candidate,
+    vec: Any,
+    item: dict,
+    report: Report,
+    dry_run: bool,
+    dedup_at: float,
+    surprise_at: float,
+    names: _NameVectors,
+) -> None:
     """Decide and apply what happens to one candidate (see the module docstring)."""
     existing = store.conn.execute(
         "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL AND parent_id IS NULL",
-        (c.scope, content_hash(c.content))).fetchone()
+        (c.scope, content_hash(c.content)),
+    ).fetchone()
     if existing:
         _reinforce(store, existing[0], c, dry_run)
         report.reinforced.append(existing[0])
@@ -102,8 +120,12 @@ def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_r
             store.update(old[0], valid_to=now, superseded_by=new_id, reason="superseded")
             _close_replaced(store, c, now)
         report.superseded.append((old[0], new_id or 0))
-        item.update(action="supersede", id=new_id, supersedes=old[0],
-                    reason=f"{c.subject}.{c.attribute}: {old[1]!r} -> {c.value!r}")
+        item.update(
+            action="supersede",
+            id=new_id,
+            supersedes=old[0],
+            reason=f"{c.subject}.{c.attribute}: {old[1]!r} -> {c.value!r}",
+        )
         return
     near = _nearest(store, c, vec)
     best_id, best_sim = near[0] if near else (None, 0.0)
@@ -125,6 +147,7 @@ def _one(store: Store, c: Candidate, vec: Any, item: dict, report: Report, dry_r
 
 # -- similarity --------------------------------------------------------------------------------
 
+
 def _embed_all(store: Store, texts: list[str]) -> list[Any]:
     if not texts or store.embedder is None:
         return [None] * len(texts)
@@ -136,8 +159,10 @@ def _embed_all(store: Store, texts: list[str]) -> list[Any]:
 
 
 def _current_filter(alias: str = "m") -> str:
-    return (f"{alias}.deleted_at IS NULL AND {alias}.superseded_by IS NULL AND {alias}.valid_to IS NULL "
-            f"AND {alias}.parent_id IS NULL")
+    return (
+        f"{alias}.deleted_at IS NULL AND {alias}.superseded_by IS NULL AND {alias}.valid_to IS NULL "
+        f"AND {alias}.parent_id IS NULL"
+    )
 
 
 def _nearest(store: Store, c: Candidate, vec: Any, k: int = 8) -> list[tuple[int, float]]:
@@ -149,8 +174,9 @@ def _nearest(store: Store, c: Candidate, vec: Any, k: int = 8) -> list[tuple[int
     terms = _terms(c.content)
     if not terms:
         return []
-    hits = indexes.keyword_hits(store, sorted(terms), [c.scope], k * 3, f"m.scope = ? AND {_current_filter()}",
-                                [c.scope], narrowed=True)
+    hits = indexes.keyword_hits(
+        store, sorted(terms), [c.scope], k * 3, f"m.scope = ? AND {_current_filter()}", [c.scope], narrowed=True
+    )
     current = _current(store, [mid for mid, _ in hits])
     scored = []
     for mid, _ in hits:
@@ -165,8 +191,9 @@ def _current(store: Store, ids: list[int]) -> dict[int, str]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    return dict(store.conn.execute(f"SELECT id, content FROM memories m WHERE id IN ({marks}) AND {_current_filter()}",
-                                   ids))
+    return dict(
+        store.conn.execute(f"SELECT id, content FROM memories m WHERE id IN ({marks}) AND {_current_filter()}", ids)
+    )
 
 
 def _terms(content: str) -> set[str]:
@@ -192,21 +219,33 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
     row = store.conn.execute(
         f"SELECT id, json_extract(metadata, '$.value') FROM memories m WHERE scope = ? AND subject = ? "
         f"AND json_extract(metadata, '$.attribute') = ? AND {_current_filter()} ORDER BY id DESC LIMIT 1",
-        (c.scope, c.subject, c.attribute)).fetchone()
+        (c.scope, c.subject, c.attribute),
+    ).fetchone()
     return (row[0], row[1]) if row else None
 
 
 # -- writing -----------------------------------------------------------------------------------
 
+
 def _provenance(c: Candidate, now: float) -> dict[str, Any]:
-    return {k: v for k, v in {"session_id": c.session_id, "source_ref": c.source_ref, "at": now,
-                              "why": c.why}.items() if v is not None}
+    return {
+        k: v
+        for k, v in {"session_id": c.session_id, "source_ref": c.source_ref, "at": now, "why": c.why}.items()
+        if v is not None
+    }
 
 
 def _metadata(c: Candidate, now: float) -> dict[str, Any]:
     meta = {k: v for k, v in c.metadata.items() if k != "turn"}
-    meta.update({"attribute": c.attribute, "value": c.value, "role": c.role,
-                 "relations": [list(r) for r in c.relations], "provenance": [_provenance(c, now)]})
+    meta.update(
+        {
+            "attribute": c.attribute,
+            "value": c.value,
+            "role": c.role,
+            "relations": [list(r) for r in c.relations],
+            "provenance": [_provenance(c, now)],
+        }
+    )
     return {k: v for k, v in meta.items() if v not in (None, [], {})}
 
 
@@ -218,11 +257,24 @@ def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVec
     except InvalidInput:  # a transcript with an odd timestamp: the memory happened now
         occurred = None
     item = NewMemory(
-        content=c.content, layer=c.layer, category=c.category, subject=c.subject, scope=c.scope,
-        importance=c.importance, confidence=c.confidence, valence=c.valence, intensity=c.intensity,
-        moods=c.moods, source="extraction", source_ref=c.source_ref, session_id=c.session_id,
-        occurred_at=occurred, valid_from=occurred if c.attribute else None,
-        metadata=_metadata(c, now), entities=entities)
+        content=c.content,
+        layer=c.layer,
+        category=c.category,
+        subject=c.subject,
+        scope=c.scope,
+        importance=c.importance,
+        confidence=c.confidence,
+        valence=c.valence,
+        intensity=c.intensity,
+        moods=c.moods,
+        source="extraction",
+        source_ref=c.source_ref,
+        session_id=c.session_id,
+        occurred_at=occurred,
+        valid_from=occurred if c.attribute else None,
+        metadata=_metadata(c, now),
+        entities=entities,
+    )
     limit = int(_setting(store, "extraction_chunk_chars", 1500))
     if len(c.content) > limit:
         return _store_chunked(store, item, report)
@@ -238,12 +290,26 @@ def _store_chunked(store: Store, item: NewMemory, report: Report) -> int:
     parent = store.add(item)
     report.stored.append(parent.id)
     parts = chunk(item.content)
-    children = [NewMemory(content=p, layer=item.layer, category=item.category, subject=item.subject,
-                          scope=item.scope, importance=item.importance, confidence=item.confidence,
-                          source="extraction", source_ref=item.source_ref, session_id=item.session_id,
-                          occurred_at=item.occurred_at, parent_id=parent.id, chunk_index=i,
-                          metadata={"chunk_of": parent.id}, entities=[])
-                for i, p in enumerate(parts)]
+    children = [
+        NewMemory(
+            content=p,
+            layer=item.layer,
+            category=item.category,
+            subject=item.subject,
+            scope=item.scope,
+            importance=item.importance,
+            confidence=item.confidence,
+            source="extraction",
+            source_ref=item.source_ref,
+            session_id=item.session_id,
+            occurred_at=item.occurred_at,
+            parent_id=parent.id,
+            chunk_index=i,
+            metadata={"chunk_of": parent.id},
+            entities=[],
+        )
+        for i, p in enumerate(parts)
+    ]
     store.add_many(children)
     report.chunks += len(children)
     return parent.id
@@ -307,8 +373,12 @@ class _NameVectors:
         if e is None:
             return None
         if scope not in self.by_scope:
-            names = [r[0] for r in self.store.conn.execute(
-                "SELECT name FROM entities WHERE scope = ? LIMIT ?", (scope, MAX_ENTITIES_EMBEDDED + 1))]
+            names = [
+                r[0]
+                for r in self.store.conn.execute(
+                    "SELECT name FROM entities WHERE scope = ? LIMIT ?", (scope, MAX_ENTITIES_EMBEDDED + 1)
+                )
+            ]
             try:
                 ok = 0 < len(names) <= MAX_ENTITIES_EMBEDDED
                 self.by_scope[scope] = (names, list(e.embed(names))) if ok else None
@@ -329,8 +399,9 @@ class _NameVectors:
         return best
 
 
-def _resolve_entities(store: Store, scope: str, names: Sequence[tuple[str, str]],
-                      vectors: _NameVectors | None = None) -> list[tuple[str, str]]:
+def _resolve_entities(
+    store: Store, scope: str, names: Sequence[tuple[str, str]], vectors: _NameVectors | None = None
+) -> list[tuple[str, str]]:
     """Map each mention to an entity the scope already knows, in three steps: case-insensitive
     name or alias; containment ("postgres" / "postgres 16"); embedding similarity >= 0.88 of the
     names. A new name otherwise."""
@@ -344,7 +415,8 @@ def _resolve_entities(store: Store, scope: str, names: Sequence[tuple[str, str]]
             row = store.conn.execute(
                 "SELECT id, name FROM entities WHERE scope = ? AND length(norm) >= 4 AND "
                 "(instr(?, norm || ' ') = 1 OR instr(norm, ? || ' ') = 1) ORDER BY length(norm) LIMIT 1",
-                (scope, n, n)).fetchone()
+                (scope, n, n),
+            ).fetchone()
             if row:
                 out.append((row[1], kind))
                 continue
@@ -369,12 +441,13 @@ def _relate(store: Store, c: Candidate, memory_id: int, now: float) -> None:
 
 
 def _close_replaced(store: Store, c: Candidate, now: float) -> None:
-    """"X replaced Y": whatever used Y now uses X; close the old "uses" relations."""
+    """ "X replaced Y": whatever used Y now uses X; close the old "uses" relations."""
     for _, rel, dst in c.relations:
         if rel != "replaced":
             continue
         with store.tx.atomic() as conn:
             old = graph.find_entity(conn, [c.scope], dst)
             if old is not None:
-                conn.execute("UPDATE relations SET valid_to = ? WHERE dst = ? AND type = 'uses' AND valid_to IS NULL",
-                             (now, old))
+                conn.execute(
+                    "UPDATE relations SET valid_to = ? WHERE dst = ? AND type = 'uses' AND valid_to IS NULL", (now, old)
+                )

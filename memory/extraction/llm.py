@@ -52,7 +52,7 @@ def validate(raw: str) -> list[dict]:
     s = raw.strip()
     if s.startswith("```"):  # a fenced answer is still an answer
         s = s.strip("`")
-        s = s[s.find("{"):] if "{" in s else s
+        s = s[s.find("{") :] if "{" in s else s
     try:
         data = json.loads(s)
     except ValueError as e:
@@ -78,20 +78,28 @@ def validate(raw: str) -> list[dict]:
                 raise InvalidOutput(f"{where}.{key} must be a string")
         ents = m.get("entities", [])
         if not isinstance(ents, list) or not all(
-                isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("kind", "thing"), str)
-                for e in ents):
+            isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("kind", "thing"), str)
+            for e in ents
+        ):
             raise InvalidOutput(f"{where}.entities must be a list of {{name, kind}} objects")
     return items
 
 
-def llm_extract(turns: Sequence[dict], provider: Provider, guard: Guard, *, scope: str, model: str,
-                max_tokens: int = 1024, session_id: str | None = None) -> list[Candidate]:
+def llm_extract(
+    turns: Sequence[dict],
+    provider: Provider,
+    guard: Guard,
+    *,
+    scope: str,
+    model: str,
+    max_tokens: int = 1024,
+    session_id: str | None = None,
+) -> list[Candidate]:
     """Memory candidates from the model, or LLMError (budget, breaker, endpoint, bad output)."""
     body = _transcript_text(turns)
     if not body.strip():
         return []
-    messages = [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": "The session:\n\n" + body}]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "The session:\n\n" + body}]
     guard.check(estimate_tokens(SYSTEM + body) + max_tokens)
     try:
         reply = provider.call(messages, model, max_tokens)
@@ -103,13 +111,23 @@ def llm_extract(turns: Sequence[dict], provider: Provider, guard: Guard, *, scop
     session = session_id or next((t.get("session_id") for t in turns if t.get("session_id")), None)
     out = []
     for m in items:
-        c = Candidate(" ".join(m["content"].split()), layer=m["layer"], category=m.get("category") or "note",
-                      importance=m.get("importance", 3), confidence=0.7, why="llm", scope=scope,
-                      session_id=session, role="llm")
+        c = Candidate(
+            " ".join(m["content"].split()),
+            layer=m["layer"],
+            category=m.get("category") or "note",
+            importance=m.get("importance", 3),
+            confidence=0.7,
+            why="llm",
+            scope=scope,
+            session_id=session,
+            role="llm",
+        )
         if m.get("rationale"):
             c.metadata["rationale"] = m["rationale"]
         finish(c, None, None)
-        c.entities = list(dict.fromkeys([*c.entities, *((e["name"], e.get("kind", "thing")) for e in m.get("entities", []))]))
+        c.entities = list(
+            dict.fromkeys([*c.entities, *((e["name"], e.get("kind", "thing")) for e in m.get("entities", []))])
+        )
         c.subject = m.get("subject") or c.subject
         if m.get("attribute") and m.get("value"):
             c.attribute, c.value = m["attribute"], m["value"]

@@ -46,8 +46,12 @@ def sentences(text: str) -> list[str]:
 _FILLER_EN = re.compile(
     r"^(?:ok(?:ay)?|so|also|and|but|btw|by the way|oh|ah|right|yes|yeah|yep|sure|cool|nice|great|thanks|"
     r"thank you|fyi|well|hmm|alright|anyway|hold on|wait|one more (?:rule|thing)|another thing|heads[- ]up|"
-    r"next|ok next|actually)(?=[\s,.:;!—-]|$)[\s,.:;!—-]*", re.I)
-_FILLER_ZH = re.compile(r"^(?:好的|好吧|嗯|对了|另外|还有|不错|然后|顺便说一下|顺便|哦|其实|那么)[\s,，。.:：;；!！、]*")
+    r"next|ok next|actually)(?=[\s,.:;!—-]|$)[\s,.:;!—-]*",
+    re.I,
+)
+_FILLER_ZH = re.compile(
+    r"^(?:好的|好吧|嗯|对了|另外|还有|不错|然后|顺便说一下|顺便|哦|其实|那么)[\s,，。.:：;；!！、]*"
+)
 
 
 def strip_fillers(s: str) -> str:
@@ -59,7 +63,9 @@ def strip_fillers(s: str) -> str:
     return s.strip()
 
 
-_TAIL = re.compile(r"(?:[,，]?\s*(?:fyi|in case you need it|just so you know|供参考|仅供参考))+\s*([.。!！]?)\s*$", re.I)
+_TAIL = re.compile(
+    r"(?:[,，]?\s*(?:fyi|in case you need it|just so you know|供参考|仅供参考))+\s*([.。!！]?)\s*$", re.I
+)
 
 
 def tidy(s: str) -> str:
@@ -78,8 +84,12 @@ def tidy(s: str) -> str:
 def _plain_word(w: str) -> bool:
     """An ordinary word that may be capitalised (not `pgvector`, `tsconfig`, `main`, `src_dir`)."""
     low = w.lower()
-    return (w.isalpha() and low not in entities.TECH and low not in entities.OTHER_TECH
-            and low not in ("main", "master", "develop"))
+    return (
+        w.isalpha()
+        and low not in entities.TECH
+        and low not in entities.OTHER_TECH
+        and low not in ("main", "master", "develop")
+    )
 
 
 def entities_cjk(ch: str) -> bool:
@@ -112,22 +122,40 @@ _REQUEST = re.compile(
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
     r"explain|list|give me|set up|install|now)\b|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
-    re.I)
-WHY_QUESTION = re.compile(r"\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
-                          r"|\binvestigate\b|\blook into\b|\bwhat'?s going on\b|为什么|怎么回事|什么原因|为啥|排查|查一下", re.I)
+    re.I,
+)
+WHY_QUESTION = re.compile(
+    r"\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
+    r"|\binvestigate\b|\blook into\b|\bwhat'?s going on\b|为什么|怎么回事|什么原因|为啥|排查|查一下",
+    re.I,
+)
 # A why-question about the project (its code, its failures), not about general knowledge.
-PROJECT_QUESTION = re.compile(r"`|/|\b(?:our|this|here|we|the (?:test|build|app|service|deploy)\w*)\b|\b(?:fail\w*|"
-                              r"broken|error\w*|crash\w*|reject\w*|flaky)\b|我们|这个|本地|报错|失败|跑不过", re.I)
-_REMEMBER = re.compile(r"\b(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
-                       r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了", re.I)
-_REMEMBER_HEAD = re.compile(r"^(?:please\s+)?(?:remember|memori[sz]e|keep in mind|don'?t forget|note|for future "
-                            r"reference|for the record)(?:\s+that)?[\s:,-]*|^(?:请)?(?:记住|记一下|记下来|记得|别忘了)"
-                            r"[\s：:，,]*", re.I)
+PROJECT_QUESTION = re.compile(
+    r"`|/|\b(?:our|this|here|we|the (?:test|build|app|service|deploy)\w*)\b|\b(?:fail\w*|"
+    r"broken|error\w*|crash\w*|reject\w*|flaky)\b|我们|这个|本地|报错|失败|跑不过",
+    re.I,
+)
+_REMEMBER = re.compile(
+    r"\b(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
+    r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了",
+    re.I,
+)
+_REMEMBER_HEAD = re.compile(
+    r"^(?:please\s+)?(?:remember|memori[sz]e|keep in mind|don'?t forget|note|for future "
+    r"reference|for the record)(?:\s+that)?[\s:,-]*|^(?:请)?(?:记住|记一下|记下来|记得|别忘了)"
+    r"[\s：:，,]*",
+    re.I,
+)
 _REMEMBER_TAIL = re.compile(r"[,，]\s*(?:别忘了|记住了?|don'?t forget|remember that)[\s。.!！]*$", re.I)
 _FYI = re.compile(r"\bfyi\b|\bin case you need it\b|\bjust so you know\b|供参考", re.I)
-_HEADS_UP = re.compile(r"^\W*(?:heads[- ]up|fwiw|note|for context|context)\b\s*[:,-]|^\W*(?:注意|提醒一下|说明一下)[:：，,]", re.I)
-_CORRECTION = re.compile(r"^(?:no|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
-                         r"\b[\s,.!:;—-]*|^(?:不对|不是的|错了|不行|不不)[\s，,。！!：:]*", re.I)
+_HEADS_UP = re.compile(
+    r"^\W*(?:heads[- ]up|fwiw|note|for context|context)\b\s*[:,-]|^\W*(?:注意|提醒一下|说明一下)[:：，,]", re.I
+)
+_CORRECTION = re.compile(
+    r"^(?:no|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
+    r"\b[\s,.!:;—-]*|^(?:不对|不是的|错了|不行|不不)[\s，,。！!：:]*",
+    re.I,
+)
 _CORRECTION_ZH = re.compile(r"^不是\s*\S.{0,20}?[，,]\s*(?:我们|应该|是|要|用|而是)")
 _HINT = re.compile(r"\b(?:use|using|should|instead|is|are|run|we)\b|应该|用|是|要|改", re.I)
 _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care|get|remember)\b", re.I)
@@ -139,48 +167,118 @@ RULE = re.compile(
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"尽量|最好|原则上|请勿|切勿|不允许|不得|"
-    r"(?<![区分特类级告识差个])别(?![的人处])", re.I)
+    r"(?<![区分特类级告识差个])别(?![的人处])",
+    re.I,
+)
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
-PREFERENCE = re.compile(r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
-                        r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
-                        re.I)
+PREFERENCE = re.compile(
+    r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
+    r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
+    re.I,
+)
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
     r"let'?s use|instead|rather than|pin|pinned|pins|the reason we)\b|决定|选择|选了|选用|采用|改用|定了|最终用|而不是|"
-    r"固定在|锁定", re.I)
-RATIONALE = re.compile(r"\b(?:because|since|so that|due to|given that|which means|the reason (?:we|is|was|being))\b|"
-                       r"因为|由于|为了|考虑到|原因是", re.I)
-_MIGRATION = re.compile(r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
-                        r"\bto\b|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)", re.I)
+    r"固定在|锁定",
+    re.I,
+)
+RATIONALE = re.compile(
+    r"\b(?:because|since|so that|due to|given that|which means|the reason (?:we|is|was|being))\b|"
+    r"因为|由于|为了|考虑到|原因是",
+    re.I,
+)
+_MIGRATION = re.compile(
+    r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
+    r"\bto\b|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
+    re.I,
+)
 _FACTS: list[tuple[str, re.Pattern]] = [
-    ("config", re.compile(r"\bport\s*:?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?) on :?\d{2,5}\b|\d{2,5}\s*端口|"
-                          r"端口\s*(?:是|为|号)?\s*\d{2,5}|(?:跑|运行|监听)在\s*:?\d{2,5}", re.I)),
-    ("command", re.compile(r"\b(?:tests?|suite|specs?|builds?|lint(?:ing)?|format(?:ting)?|deploy(?:s|ing|ment)?|"
-                           r"migrations?|ci|storybook|server|app|docs|release)\b[^`]{0,40}\b(?:run|runs|ran|pass|"
-                           r"passes|calls?|use|uses|with|via|using)\b[^`]{0,12}`|\bwe \w+(?: \w+)? (?:with|using|via) `|"
-                           r"(?:用|使用|跑|运行|执行)\s*`[^`]+`|"
-                           r"`[^`]+`\s*(?:启动|跑|运行|执行)", re.I)),
-    ("location", re.compile(r"\b(?:is|are|lives?|located|kept|stored|defined|configured|set|placed)\s+(?:in|at|under|"
-                            r"inside)\b|放在|位于|存放在|定义在|配置在|配置从|记录在|(?:写|存|建)在|在\s*`[^`]+`\s*(?:里|中|下|上)", re.I)),
-    ("environment", re.compile(r"\b(?:staging|prod(?:uction)?|dev|qa|preview|ci)\b[^.]{0,30}?\b(?:is at|is on|runs? on|"
-                               r"deploys?|deployed|happen|happens)\b|(?:要|只)?在\s*`?[\w.-]+`?\s*上(?:跑|运行|部署|执行)",
-                               re.I)),
-    ("version", re.compile(r"\b(?:python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|ubuntu|debian|typescript)\s*"
-                           r"v?\d+(?:\.\d+)*\b|\bpins?\s+[\w.-]+\s*[<>=~^]", re.I)),
-    ("convention", re.compile(r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by|is called|"
-                              r"are called)\b|命名|规范|前缀|流程是|名(?:用|是|为|叫)",
-                              re.I)),
-    ("ownership", re.compile(r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|"
-                             r"is in charge of)\b|负责", re.I)),
+    (
+        "config",
+        re.compile(
+            r"\bport\s*:?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?) on :?\d{2,5}\b|\d{2,5}\s*端口|"
+            r"端口\s*(?:是|为|号)?\s*\d{2,5}|(?:跑|运行|监听)在\s*:?\d{2,5}",
+            re.I,
+        ),
+    ),
+    (
+        "command",
+        re.compile(
+            r"\b(?:tests?|suite|specs?|builds?|lint(?:ing)?|format(?:ting)?|deploy(?:s|ing|ment)?|"
+            r"migrations?|ci|storybook|server|app|docs|release)\b[^`]{0,40}\b(?:run|runs|ran|pass|"
+            r"passes|calls?|use|uses|with|via|using)\b[^`]{0,12}`|\bwe \w+(?: \w+)? (?:with|using|via) `|"
+            r"(?:用|使用|跑|运行|执行)\s*`[^`]+`|"
+            r"`[^`]+`\s*(?:启动|跑|运行|执行)",
+            re.I,
+        ),
+    ),
+    (
+        "location",
+        re.compile(
+            r"\b(?:is|are|lives?|located|kept|stored|defined|configured|set|placed)\s+(?:in|at|under|"
+            r"inside)\b|放在|位于|存放在|定义在|配置在|配置从|记录在|(?:写|存|建)在|在\s*`[^`]+`\s*(?:里|中|下|上)",
+            re.I,
+        ),
+    ),
+    (
+        "environment",
+        re.compile(
+            r"\b(?:staging|prod(?:uction)?|dev|qa|preview|ci)\b[^.]{0,30}?\b(?:is at|is on|runs? on|"
+            r"deploys?|deployed|happen|happens)\b|(?:要|只)?在\s*`?[\w.-]+`?\s*上(?:跑|运行|部署|执行)",
+            re.I,
+        ),
+    ),
+    (
+        "version",
+        re.compile(
+            r"\b(?:python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|ubuntu|debian|typescript)\s*"
+            r"v?\d+(?:\.\d+)*\b|\bpins?\s+[\w.-]+\s*[<>=~^]",
+            re.I,
+        ),
+    ),
+    (
+        "convention",
+        re.compile(
+            r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by|is called|"
+            r"are called)\b|命名|规范|前缀|流程是|名(?:用|是|为|叫)",
+            re.I,
+        ),
+    ),
+    (
+        "ownership",
+        re.compile(
+            r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|"
+            r"is in charge of)\b|负责",
+            re.I,
+        ),
+    ),
     ("dependency", re.compile(r"\b(?:depends on|relies on)\b|依赖", re.I)),
-    ("config", re.compile(r"(?:改成|改为|设成|设为|设置为|调整为|调成)\s*\S|\b(?:is set|defaults?|changed|bumped) to\s+\S|"
-                          r"\bis now\s+\d|\bhas\b.{1,30}\b(?:on|enabled|disabled)\b", re.I)),
-    ("config", re.compile(r"^(?:the\s+|our\s+)?[\w-]+(?:\s[\w-]+)?\s+(?:use|uses|is built with|are built with|is written "
-                          r"in|are written in)\s+`?[A-Za-z]", re.I)),
-    ("config", re.compile(r"\b(?:we|this (?:repo|project|service)|the (?:repo|project|app|service|team))\s+(?:use|uses|"
-                          r"are using|standardi[sz]ed on|rely on|target|targets)\b|(?:我们|项目)(?:都|也|统一|一直)?用|"
-                          r"的\s*[\w-]+\s*用\s*[A-Za-z]", re.I)),
+    (
+        "config",
+        re.compile(
+            r"(?:改成|改为|设成|设为|设置为|调整为|调成)\s*\S|\b(?:is set|defaults?|changed|bumped) to\s+\S|"
+            r"\bis now\s+\d|\bhas\b.{1,30}\b(?:on|enabled|disabled)\b",
+            re.I,
+        ),
+    ),
+    (
+        "config",
+        re.compile(
+            r"^(?:the\s+|our\s+)?[\w-]+(?:\s[\w-]+)?\s+(?:use|uses|is built with|are built with|is written "
+            r"in|are written in)\s+`?[A-Za-z]",
+            re.I,
+        ),
+    ),
+    (
+        "config",
+        re.compile(
+            r"\b(?:we|this (?:repo|project|service)|the (?:repo|project|app|service|team))\s+(?:use|uses|"
+            r"are using|standardi[sz]ed on|rely on|target|targets)\b|(?:我们|项目)(?:都|也|统一|一直)?用|"
+            r"的\s*[\w-]+\s*用\s*[A-Za-z]",
+            re.I,
+        ),
+    ),
 ]
 
 
@@ -188,7 +286,7 @@ def split_rationale(s: str) -> tuple[str, str | None]:
     m = RATIONALE.search(s)
     if not m:
         return s.strip(), None
-    return s[: m.start()].strip(" ,，"), s[m.end():].strip(" ,，。.") or None
+    return s[: m.start()].strip(" ,，"), s[m.end() :].strip(" ,，。.") or None
 
 
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
@@ -206,8 +304,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         return None
     corrected = False
     m = _CORRECTION.match(s)
-    if m and _HINT.search(s[m.end():]) and _long_enough(s[m.end():]):
-        s, corrected = strip_fillers(s[m.end():]), True
+    if m and _HINT.search(s[m.end() :]) and _long_enough(s[m.end() :]):
+        s, corrected = strip_fillers(s[m.end() :]), True
     elif _CORRECTION_ZH.match(s):
         corrected = True
     rule, pref = RULE.search(s), PREFERENCE.search(s)
@@ -249,8 +347,11 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     return s, category, "; ".join(why), min(5, importance)
 
 
-_CONTINUES = re.compile(r"^(?:it|that|this|which|otherwise|so|we had|last (?:time|month|week|year|quarter)|use |"
-                        r"instead|否则|不然|因为|这样|之前|上次)\b|^(?:否则|不然|因为|这样|之前|上次)", re.I)
+_CONTINUES = re.compile(
+    r"^(?:it|that|this|which|otherwise|so|we had|last (?:time|month|week|year|quarter)|use |"
+    r"instead|否则|不然|因为|这样|之前|上次)\b|^(?:否则|不然|因为|这样|之前|上次)",
+    re.I,
+)
 
 
 def continues(s: str) -> bool:
@@ -266,7 +367,9 @@ def starts_with_pronoun(s: str) -> bool:
     short order about "it" ("Don't upgrade it.")."""
     if re.match(r"^(?:it|this|that|they|these|those)\b|^(?:它|这个|那个)", s, re.I):
         return True
-    return len(s.split()) <= 5 and bool(re.search(r"\b(?:it|that|this|them)[\s.!。！]*$|(?:它|这个|那个)[\s。！!]*$", s, re.I))
+    return len(s.split()) <= 5 and bool(
+        re.search(r"\b(?:it|that|this|them)[\s.!。！]*$|(?:它|这个|那个)[\s。！!]*$", s, re.I)
+    )
 
 
 # -- assistant sentences -----------------------------------------------------------------------
@@ -275,31 +378,57 @@ _NARRATION = re.compile(
     r"^(?:let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
-    r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)", re.I)
-_CAUSE = re.compile(r"\b(?:because|caused by|due to|root cause|turned out|came from|comes from|stems from|"
-                    r"is caused by|the (?:issue|problem|bug|culprit|"
-                    r"reason) (?:was|is))\b|因为|原因是|由于|问题出在|导致", re.I)
-_FAIL = re.compile(r"\b(?:fail(?:ed|ing|ure|s)?|errors?|broke|broken|crash(?:ed|es)?|flaky|mismatch(?:ed)?|exception|"
-                   r"timeout|timed out|couldn't|could not|can't|cannot|refused|denied|missing|wrong|bug|leak|hangs?|"
-                   r"stale|slow(?:down|er)?|regression|oom\w*|over budget|reject(?:ed|s)?|mismatch)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
-                   r"不一致|缺少|少了|缺了|漏了|拒|变慢|太慢", re.I)
-_FIX = re.compile(r"\b(?:fix(?:ed|es)?|switch(?:ed)?|chang(?:ed|ing)|replac(?:ed|ing)|add(?:ed|ing)|regenerat(?:ed|ing)|"
-                  r"collect|resolv(?:ed|es)|works? now|clears? it|pinn(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
-                  r"install(?:ed|ing)|running it with|instead|enabl(?:e|ed|ing)|disabl(?:e|ed|ing)|brought \w+ down|"
-                  r"makes? (?:all )?(?:\d+ )?(?:the )?(?:tests? )?pass|moving|(?:works?|passes|verify|verifies|succeeds?|runs?) "
-                  r"again)\b|改成|改为|加上|补上|换成|之后|解决|修复|就好了|通过了|"
-                  r"跑起来了|开启|关闭", re.I)
-_FIX_LEAD = re.compile(r"\b(?:fixed it|fixes (?:it|the)|fixed the|solved|resolved|works now|clears? it|adding|running it|"
-                       r"switching|changing|replacing|regenerat\w*|pinning|upgrading|installing|moving|enabling|"
-                       r"disabling|removing|setting)\b|改成|加上|之后|就好了|"
-                       r"解决|修复", re.I)
+    r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)",
+    re.I,
+)
+_CAUSE = re.compile(
+    r"\b(?:because|caused by|due to|root cause|turned out|came from|comes from|stems from|"
+    r"is caused by|the (?:issue|problem|bug|culprit|"
+    r"reason) (?:was|is))\b|因为|原因是|由于|问题出在|导致",
+    re.I,
+)
+_FAIL = re.compile(
+    r"\b(?:fail(?:ed|ing|ure|s)?|errors?|broke|broken|crash(?:ed|es)?|flaky|mismatch(?:ed)?|exception|"
+    r"timeout|timed out|couldn't|could not|can't|cannot|refused|denied|missing|wrong|bug|leak|hangs?|"
+    r"stale|slow(?:down|er)?|regression|oom\w*|over budget|reject(?:ed|s)?|mismatch)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
+    r"不一致|缺少|少了|缺了|漏了|拒|变慢|太慢",
+    re.I,
+)
+_FIX = re.compile(
+    r"\b(?:fix(?:ed|es)?|switch(?:ed)?|chang(?:ed|ing)|replac(?:ed|ing)|add(?:ed|ing)|regenerat(?:ed|ing)|"
+    r"collect|resolv(?:ed|es)|works? now|clears? it|pinn(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
+    r"install(?:ed|ing)|running it with|instead|enabl(?:e|ed|ing)|disabl(?:e|ed|ing)|brought \w+ down|"
+    r"makes? (?:all )?(?:\d+ )?(?:the )?(?:tests? )?pass|moving|(?:works?|passes|verify|verifies|succeeds?|runs?) "
+    r"again)\b|改成|改为|加上|补上|换成|之后|解决|修复|就好了|通过了|"
+    r"跑起来了|开启|关闭",
+    re.I,
+)
+_FIX_LEAD = re.compile(
+    r"\b(?:fixed it|fixes (?:it|the)|fixed the|solved|resolved|works now|clears? it|adding|running it|"
+    r"switching|changing|replacing|regenerat\w*|pinning|upgrading|installing|moving|enabling|"
+    r"disabling|removing|setting)\b|改成|加上|之后|就好了|"
+    r"解决|修复",
+    re.I,
+)
 _GOTCHA = re.compile(r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware)\b|\bnote:|注意|坑", re.I)
 _A_FACTS: list[tuple[str, re.Pattern]] = [
     ("config", re.compile(r"\b(?:serves?|listens?|runs?) on (?:port )?:?\d{2,5}\b|\bon port \d{2,5}\b", re.I)),
-    ("command", re.compile(r"\b(?:tests?|suite|specs?)\b[^`]{0,30}\b(?:pass(?:es)?|run|runs)\b[^`]{0,20}\b(?:with|via|"
-                           r"using)\s+`", re.I)),
-    ("convention", re.compile(r"\b(?:are|is) (?:grouped|organi[sz]ed|kept|stored|located) (?:by|under|in)\b|\blives? "
-                              r"(?:under|in) `", re.I)),
+    (
+        "command",
+        re.compile(
+            r"\b(?:tests?|suite|specs?)\b[^`]{0,30}\b(?:pass(?:es)?|run|runs)\b[^`]{0,20}\b(?:with|via|"
+            r"using)\s+`",
+            re.I,
+        ),
+    ),
+    (
+        "convention",
+        re.compile(
+            r"\b(?:are|is) (?:grouped|organi[sz]ed|kept|stored|located) (?:by|under|in)\b|\blives? "
+            r"(?:under|in) `",
+            re.I,
+        ),
+    ),
     ("config", re.compile(r"\b(?:this|the) (?:repo|project|codebase) (?:pins|requires|targets)\b", re.I)),
 ]
 
@@ -341,32 +470,59 @@ def classify_assistant_fact(s: str) -> tuple[str, str] | None:
 
 # -- subject and attribute (for supersession) --------------------------------------------------
 
-_SUBJECTS = [("tests", r"\btests?\b|test suite|\bsuite\b|测试|单测|\bpytest\b|vitest|\bjest\b|go test|cargo test"),
-             ("lint", r"\blint|clippy|ruff check|eslint"), ("format", r"\bformat|ruff format|prettier"),
-             ("build", r"\bbuild|构建|编译"), ("deploy", r"\bdeploy|部署|发布"),
-             ("migrations", r"\bmigrat|迁移|alembic"), ("ci", r"\bci\b"), ("database", r"\bdatabase|\bdb\b|数据库"),
-             ("storybook", r"storybook"), ("dev server", r"dev server|开发服务器")]
-_PORT_SUBJECT = re.compile(r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are)\b.{0,25}?(\d{2,5})|"
-                           r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})", re.I)
-_VALUE_ZH = re.compile(r"^([^，,。]{2,20}?)(?=现在|目前|是|为|统一|改成|改为|设成|设为|调整为|调成).{0,30}?"
-                       r"(?:改成|改为|调整为|设成|设为|调成)\s*([^\s，。,]+(?:\s*[^\s，。,\d]+)?)")
-_VALUE_EN = re.compile(r"\b(?:set|change|changed|bump|bumped)\s+(?:the\s+)?([\w\s-]{2,30}?)\s+to\s+(\S+)|^(?:the\s+)?"
-                       r"([\w\s-]{2,30}?)\s+is now\s+(\S+)", re.I)
-_VERSION = re.compile(r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)", re.I)
-_CHOICE_BEFORE = re.compile(r"(?:\b(?:use|uses|using|go with|going with|went with|picked|chose|choose|stick with|"
-                            r"standardi[sz]e on|prefer|switch(?:ed|ing)? to|mov(?:ed|ing) to|migrat\w* to)|用|改用|采用|"
-                            r"选用|选了|换成|迁移到)\s*(?:the\s+|plain\s+)?$", re.I)
-_NEGATED_BEFORE = re.compile(r"(?:\bnot|\bnever|instead of|rather than|\bover|\bfrom|不要|而不是|别|不用|不是|从)\W{0,3}"
-                             r"(?:\w+\W{1,3}){0,2}$", re.I)
+_SUBJECTS = [
+    ("tests", r"\btests?\b|test suite|\bsuite\b|测试|单测|\bpytest\b|vitest|\bjest\b|go test|cargo test"),
+    ("lint", r"\blint|clippy|ruff check|eslint"),
+    ("format", r"\bformat|ruff format|prettier"),
+    ("build", r"\bbuild|构建|编译"),
+    ("deploy", r"\bdeploy|部署|发布"),
+    ("migrations", r"\bmigrat|迁移|alembic"),
+    ("ci", r"\bci\b"),
+    ("database", r"\bdatabase|\bdb\b|数据库"),
+    ("storybook", r"storybook"),
+    ("dev server", r"dev server|开发服务器"),
+]
+_PORT_SUBJECT = re.compile(
+    r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are)\b.{0,25}?(\d{2,5})|"
+    r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})",
+    re.I,
+)
+_VALUE_ZH = re.compile(
+    r"^([^，,。]{2,20}?)(?=现在|目前|是|为|统一|改成|改为|设成|设为|调整为|调成).{0,30}?"
+    r"(?:改成|改为|调整为|设成|设为|调成)\s*([^\s，。,]+(?:\s*[^\s，。,\d]+)?)"
+)
+_VALUE_EN = re.compile(
+    r"\b(?:set|change|changed|bump|bumped)\s+(?:the\s+)?([\w\s-]{2,30}?)\s+to\s+(\S+)|^(?:the\s+)?"
+    r"([\w\s-]{2,30}?)\s+is now\s+(\S+)",
+    re.I,
+)
+_VERSION = re.compile(
+    r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)", re.I
+)
+_CHOICE_BEFORE = re.compile(
+    r"(?:\b(?:use|uses|using|go with|going with|went with|picked|chose|choose|stick with|"
+    r"standardi[sz]e on|prefer|switch(?:ed|ing)? to|mov(?:ed|ing) to|migrat\w* to)|用|改用|采用|"
+    r"选用|选了|换成|迁移到)\s*(?:the\s+|plain\s+)?$",
+    re.I,
+)
+_NEGATED_BEFORE = re.compile(
+    r"(?:\bnot|\bnever|instead of|rather than|\bover|\bfrom|不要|而不是|别|不用|不是|从)\W{0,3}"
+    r"(?:\w+\W{1,3}){0,2}$",
+    re.I,
+)
 
 
-def subject_for(content: str, category: str, mentions: list,
-                replaced: str | None = None) -> tuple[str | None, str | None, str | None]:
+def subject_for(
+    content: str, category: str, mentions: list, replaced: str | None = None
+) -> tuple[str | None, str | None, str | None]:
     """(subject, attribute, value): two facts with the same subject and attribute and different
     values are the same fact changed, so the newer one supersedes the older."""
     commands = [m for m in mentions if m.kind == "command"]
-    if category in ("command", "correction", "rule", "note") and commands and re.search(
-            r"\b(?:run|runs|with|via|using|calls?|use|pass)\b|用|跑|运行|执行|启动", content, re.I):
+    if (
+        category in ("command", "correction", "rule", "note")
+        and commands
+        and re.search(r"\b(?:run|runs|with|via|using|calls?|use|pass)\b|用|跑|运行|执行|启动", content, re.I)
+    ):
         cmd = commands[0]
         prefix = content[: cmd.start]
         for where in (prefix, cmd.name):
@@ -391,8 +547,14 @@ def subject_for(content: str, category: str, mentions: list,
         if replaced:
             chosen = next((m for m in techs if m.name == replaced), None)
         else:  # the technology that is the object of a choice ("use X", "go with X", "用 X")
-            chosen = next((m for m in techs if _CHOICE_BEFORE.search(content[: m.start])
-                           and not _NEGATED_BEFORE.search(content[: m.start])), None)
+            chosen = next(
+                (
+                    m
+                    for m in techs
+                    if _CHOICE_BEFORE.search(content[: m.start]) and not _NEGATED_BEFORE.search(content[: m.start])
+                ),
+                None,
+            )
         if chosen is not None:
             return entities.category_of(chosen.name), "choice", chosen.name.lower()
     v = _VERSION.search(content)
@@ -405,13 +567,29 @@ def subject_for(content: str, category: str, mentions: list,
 # -- incidents: the emotion a general lexicon misses --------------------------------------------
 
 _INCIDENT: dict[str, tuple[float, str]] = {
-    "awful": (-1, "frustration"), "terrible": (-1, "frustration"), "horrible": (-1, "frustration"),
-    "nightmare": (-1, "frustration"), "disaster": (-1, "fear"), "outage": (-0.9, "fear"),
-    "was down": (-0.9, "fear"), "went down": (-0.9, "fear"), "took down": (-0.9, "fear"),
-    "data loss": (-1, "fear"), "wiped": (-0.9, "fear"), "corrupted": (-0.8, "fear"), "incident": (-0.6, "fear"),
-    "never again": (-0.6, "anger"), "for hours": (-0.6, "frustration"), "wasted": (-0.7, "frustration"),
-    "宕机": (-0.9, "fear"), "事故": (-0.8, "fear"), "挂了": (-0.8, "fear"), "丢数据": (-1, "fear"),
-    "坑死": (-0.9, "frustration"), "白费": (-0.7, "frustration"), "太慢": (-0.5, "frustration"),
+    "awful": (-1, "frustration"),
+    "terrible": (-1, "frustration"),
+    "horrible": (-1, "frustration"),
+    "nightmare": (-1, "frustration"),
+    "disaster": (-1, "fear"),
+    "outage": (-0.9, "fear"),
+    "was down": (-0.9, "fear"),
+    "went down": (-0.9, "fear"),
+    "took down": (-0.9, "fear"),
+    "data loss": (-1, "fear"),
+    "wiped": (-0.9, "fear"),
+    "corrupted": (-0.8, "fear"),
+    "incident": (-0.6, "fear"),
+    "never again": (-0.6, "anger"),
+    "for hours": (-0.6, "frustration"),
+    "wasted": (-0.7, "frustration"),
+    "宕机": (-0.9, "fear"),
+    "事故": (-0.8, "fear"),
+    "挂了": (-0.8, "fear"),
+    "丢数据": (-1, "fear"),
+    "坑死": (-0.9, "frustration"),
+    "白费": (-0.7, "frustration"),
+    "太慢": (-0.5, "frustration"),
 }
 _SHOUT = re.compile(r"\b(?:NO|NEVER|ALWAYS|DON'T|NOT|STOP|MUST)\b")
 

@@ -40,25 +40,41 @@ MAX_ERROR_CHARS = 240
 Turn = dict[str, Any]
 
 # Blocks whose whole content is dropped from a user or assistant text.
-_DROP_BLOCKS = (CONTEXT_TAG, "system-reminder", "command-name", "command-message", "command-args",
-                "local-command-stdout", "local-command-stderr", "local-command-caveat",
-                "bash-input", "bash-stdout", "bash-stderr", "user-memory-input")
+_DROP_BLOCKS = (
+    CONTEXT_TAG,
+    "system-reminder",
+    "command-name",
+    "command-message",
+    "command-args",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "user-memory-input",
+)
 _BLOCK_RE = re.compile(
-    r"<(" + "|".join(re.escape(t) for t in _DROP_BLOCKS) + r")(?:\s[^>]*)?>.*?(?:</\1\s*>|\Z)", re.S | re.I)
+    r"<(" + "|".join(re.escape(t) for t in _DROP_BLOCKS) + r")(?:\s[^>]*)?>.*?(?:</\1\s*>|\Z)", re.S | re.I
+)
 _INTERRUPT_RE = re.compile(r"\[Request interrupted by user[^\]]*\]")
 _NOT_HUMAN_RE = re.compile(r"<task-notification>|<bash-notification>", re.I)
 _ERROR_LINE_RE = re.compile(
     r"(Traceback \(most recent call last\)|^\s*[\w.]*(?:Error|Exception)\b[:(]|^\s*error(?:\[\w+\])?:|^E\s{2,}|"
     r"\bFAILED\b|\bfatal:|command not found|No such file or directory|npm ERR!|Permission denied|"
-    r"^\s*ERROR\b|panicked at|Segmentation fault)", re.M)
+    r"^\s*ERROR\b|panicked at|Segmentation fault)",
+    re.M,
+)
 _EXIT_CODE_RE = re.compile(r"^\s*Exit code:?\s*(\d+)\s*$", re.M)
 _SHELL_TOOLS = {"bash", "shell", "powershell", "run", "terminal", "execute", "exec"}
 
 
 # -- reading transcripts incrementally --------------------------------------------------------
 
-def read_new(conn_or_store: Any, path: str | os.PathLike, *, include_sidechains: bool = False,
-             commit: bool = True) -> tuple[list[Turn], dict[str, Any]]:
+
+def read_new(
+    conn_or_store: Any, path: str | os.PathLike, *, include_sidechains: bool = False, commit: bool = True
+) -> tuple[list[Turn], dict[str, Any]]:
     """The turns appended to the transcript at `path` since the last call, and read statistics.
 
     With `commit=False` the cursor is not advanced; call `save_cursor(conn, stats["cursor"])`
@@ -72,8 +88,7 @@ def read_new(conn_or_store: Any, path: str | os.PathLike, *, include_sidechains:
         st = os.stat(path)
         with open(path, "rb") as f:
             head = _head(f)
-            row = conn.execute("SELECT offset, inode, head FROM transcript_cursors WHERE path = ?",
-                               (path,)).fetchone()
+            row = conn.execute("SELECT offset, inode, head FROM transcript_cursors WHERE path = ?", (path,)).fetchone()
             start = 0
             if row is not None:
                 offset, inode, old_head = row
@@ -96,8 +111,13 @@ def read_new(conn_or_store: Any, path: str | os.PathLike, *, include_sidechains:
     stats["start"] = start
     stats["bytes_read"] = consumed
     session = next((t["session_id"] for t in turns if t.get("session_id")), None)
-    stats["cursor"] = {"path": path, "session_id": session, "offset": start + consumed,
-                       "inode": st.st_ino, "head": head}
+    stats["cursor"] = {
+        "path": path,
+        "session_id": session,
+        "offset": start + consumed,
+        "inode": st.st_ino,
+        "head": head,
+    }
     if commit:
         save_cursor(conn_or_store, stats["cursor"])
     return turns, stats
@@ -106,13 +126,21 @@ def read_new(conn_or_store: Any, path: str | os.PathLike, *, include_sidechains:
 def save_cursor(conn_or_store: Any, cursor: dict[str, Any]) -> None:
     """Record how far a transcript has been read (the `cursor` that `read_new` returned)."""
     conn, tx = _conn(conn_or_store)
-    sql = ("INSERT INTO transcript_cursors (path, session_id, offset, inode, head, updated_at) "
-           "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
-           "session_id = COALESCE(excluded.session_id, transcript_cursors.session_id), "
-           "offset = excluded.offset, inode = excluded.inode, head = excluded.head, "
-           "updated_at = excluded.updated_at")
-    args = (cursor["path"], cursor.get("session_id"), cursor["offset"], cursor.get("inode"),
-            cursor.get("head"), time.time())
+    sql = (
+        "INSERT INTO transcript_cursors (path, session_id, offset, inode, head, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+        "session_id = COALESCE(excluded.session_id, transcript_cursors.session_id), "
+        "offset = excluded.offset, inode = excluded.inode, head = excluded.head, "
+        "updated_at = excluded.updated_at"
+    )
+    args = (
+        cursor["path"],
+        cursor.get("session_id"),
+        cursor["offset"],
+        cursor.get("inode"),
+        cursor.get("head"),
+        time.time(),
+    )
     if tx is not None:
         with tx.atomic() as c:
             c.execute(sql, args)
@@ -173,8 +201,15 @@ def _complete_lines(f: Any, progress: dict[str, int], stats: dict[str, Any]) -> 
 
 
 def _new_stats() -> dict[str, Any]:
-    return {"lines": 0, "malformed": 0, "turns": 0, "skipped": {}, "restarted": None,
-            "missing": False, "tool_errors": 0}
+    return {
+        "lines": 0,
+        "malformed": 0,
+        "turns": 0,
+        "skipped": {},
+        "restarted": None,
+        "missing": False,
+        "tool_errors": 0,
+    }
 
 
 def _skip(stats: dict[str, Any], reason: str) -> None:
@@ -183,8 +218,10 @@ def _skip(stats: dict[str, Any], reason: str) -> None:
 
 # -- parsing lines ------------------------------------------------------------------------------
 
-def parse_lines(lines: Iterable[bytes | str], stats: dict[str, Any] | None = None, *,
-                include_sidechains: bool = False) -> list[Turn]:
+
+def parse_lines(
+    lines: Iterable[bytes | str], stats: dict[str, Any] | None = None, *, include_sidechains: bool = False
+) -> list[Turn]:
     """Clean turns from raw JSONL lines (see the module docstring); `stats` is updated."""
     stats = _new_stats() if stats is None else stats
     tools: dict[str, tuple[str, str]] = {}  # tool_use_id -> (tool name, input summary)
@@ -228,8 +265,12 @@ def _parse_line(obj: dict, turns: list[Turn], tools: dict, stats: dict, include_
     if not isinstance(message, dict):
         stats["malformed"] += 1
         return
-    base = {"uuid": obj.get("uuid"), "timestamp": obj.get("timestamp"),
-            "session_id": obj.get("sessionId"), "cwd": obj.get("cwd")}
+    base = {
+        "uuid": obj.get("uuid"),
+        "timestamp": obj.get("timestamp"),
+        "session_id": obj.get("sessionId"),
+        "cwd": obj.get("cwd"),
+    }
     if obj.get("isSidechain"):
         base["sidechain"] = True
     content = message.get("content")
@@ -291,8 +332,17 @@ def _assistant(content: Any, base: dict, turns: list, tools: dict, stats: dict) 
             tid = block.get("id")
             if isinstance(tid, str):
                 tools[tid] = (name, summary)
-            turns.append({**base, "role": "assistant", "kind": "tool_call", "tool": name,
-                          "input": summary, "tool_use_id": tid, "text": ""})
+            turns.append(
+                {
+                    **base,
+                    "role": "assistant",
+                    "kind": "tool_call",
+                    "tool": name,
+                    "input": summary,
+                    "tool_use_id": tid,
+                    "text": "",
+                }
+            )
         # thinking and redacted_thinking are the model's scratch work, not statements
 
 
@@ -356,8 +406,18 @@ def summarize_input(tool: str, value: Any) -> str:
     """A short, human-readable summary of a tool's input: the command, the path or the pattern."""
     if not isinstance(value, dict):
         return str(value)[:MAX_INPUT_CHARS] if value is not None else ""
-    for key in ("command", "cmd", "file_path", "path", "notebook_path", "pattern", "url", "query",
-                "description", "prompt"):
+    for key in (
+        "command",
+        "cmd",
+        "file_path",
+        "path",
+        "notebook_path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ):
         v = value.get(key)
         if isinstance(v, str) and v.strip():
             first = v.strip().splitlines()[0]
@@ -401,7 +461,7 @@ def from_text(text: str, *, session_id: str | None = None, cwd: str | None = Non
                     turns.append({**base, "role": role, "text": "\n".join(buf).strip()})
                 who = m.group(1).lower()
                 role = "assistant" if who in ("assistant", "claude", "ai", "助手") else "user"
-                buf = [ln[m.end():]]
+                buf = [ln[m.end() :]]
             else:
                 buf.append(ln)
         if "".join(buf).strip():
@@ -426,8 +486,16 @@ def from_messages(messages: list[Any], *, session_id: str | None = None, cwd: st
             role = "user"
         if role not in ("user", "assistant"):
             continue
-        lines.append(json.dumps({"type": role, "sessionId": session_id, "cwd": cwd,
-                                 "message": {"role": role, "content": m.get("content")}}))
+        lines.append(
+            json.dumps(
+                {
+                    "type": role,
+                    "sessionId": session_id,
+                    "cwd": cwd,
+                    "message": {"role": role, "content": m.get("content")},
+                }
+            )
+        )
     return parse_lines(lines)
 
 

@@ -15,33 +15,87 @@ from memory.lang.text import CJK_RUN, WORD
 # mood -> (valence, English stems, Chinese words). Stems match word prefixes ("frustrat" matches
 # frustrated, frustrating).
 MOODS: dict[str, tuple[float, tuple[str, ...], tuple[str, ...]]] = {
-    "joy": (0.8, ("happy", "glad", "joy", "delight", "excit", "thrill", "love", "awesome", "amazing",
-                  "great", "fantastic", "wonderful", "yay", "fun", "enjoy"),
-            ("开心", "高兴", "快乐", "喜欢", "太好了", "兴奋", "棒", "爱")),
+    "joy": (
+        0.8,
+        (
+            "happy",
+            "glad",
+            "joy",
+            "delight",
+            "excit",
+            "thrill",
+            "love",
+            "awesome",
+            "amazing",
+            "great",
+            "fantastic",
+            "wonderful",
+            "yay",
+            "fun",
+            "enjoy",
+        ),
+        ("开心", "高兴", "快乐", "喜欢", "太好了", "兴奋", "棒", "爱"),
+    ),
     "pride": (0.7, ("proud", "accomplish", "achiev", "nailed", "success"), ("自豪", "骄傲", "成功", "成就")),
-    "relief": (0.6, ("relie", "phew", "fixed it", "finally fixed", "finally works", "works now"), ("终于", "松了口气", "解决了", "搞定")),
+    "relief": (
+        0.6,
+        ("relie", "phew", "fixed it", "finally fixed", "finally works", "works now"),
+        ("终于", "松了口气", "解决了", "搞定"),
+    ),
     "gratitude": (0.6, ("thank", "grateful", "appreciat"), ("谢谢", "感谢", "感激")),
     "calm": (0.3, ("calm", "peace", "relax"), ("平静", "放松", "安心")),
     "curiosity": (0.2, ("curious", "wonder", "interest", "intrigu"), ("好奇", "有趣", "感兴趣")),
     "surprise": (0.0, ("surpris", "unexpect", "wow", "shock"), ("惊讶", "没想到", "意外", "居然")),
-    "frustration": (-0.7, ("frustrat", "annoy", "irritat", "fed up", "ugh", "argh", "again?!", "keeps failing"),
-                    ("烦", "郁闷", "气死", "崩溃", "又挂了", "恼火")),
+    "frustration": (
+        -0.7,
+        ("frustrat", "annoy", "irritat", "fed up", "ugh", "argh", "again?!", "keeps failing"),
+        ("烦", "郁闷", "气死", "崩溃", "又挂了", "恼火"),
+    ),
     "anger": (-0.8, ("angry", "furious", "mad at", "hate", "rage", "pissed"), ("生气", "愤怒", "讨厌", "恨")),
-    "sadness": (-0.7, ("sad", "unhappy", "depress", "upset", "disappoint", "miss ", "lonely", "grief", "cry"),
-                ("难过", "伤心", "失望", "沮丧", "遗憾", "哭")),
-    "fear": (-0.6, ("afraid", "scared", "fear", "worr", "anxious", "nervous", "terrif"),
-             ("害怕", "担心", "焦虑", "紧张", "恐惧")),
-    "stress": (-0.5, ("stress", "overwhelm", "swamped", "exhaust", "tired", "burnout", "pressure"),
-               ("压力", "累", "疲惫", "忙死", "焦头烂额")),
-    "confusion": (-0.3, ("confus", "puzzl", "baffl", "no idea why", "weird", "strange"), ("困惑", "搞不懂", "奇怪", "莫名其妙")),
+    "sadness": (
+        -0.7,
+        ("sad", "unhappy", "depress", "upset", "disappoint", "miss ", "lonely", "grief", "cry"),
+        ("难过", "伤心", "失望", "沮丧", "遗憾", "哭"),
+    ),
+    "fear": (
+        -0.6,
+        ("afraid", "scared", "fear", "worr", "anxious", "nervous", "terrif"),
+        ("害怕", "担心", "焦虑", "紧张", "恐惧"),
+    ),
+    "stress": (
+        -0.5,
+        ("stress", "overwhelm", "swamped", "exhaust", "tired", "burnout", "pressure"),
+        ("压力", "累", "疲惫", "忙死", "焦头烂额"),
+    ),
+    "confusion": (
+        -0.3,
+        ("confus", "puzzl", "baffl", "no idea why", "weird", "strange"),
+        ("困惑", "搞不懂", "奇怪", "莫名其妙"),
+    ),
 }
 # What may follow a stem for the word to count: inflections, not other words that share a prefix.
-_SUFFIXES = frozenset("""
+_SUFFIXES = frozenset(
+    """
     s es ed d ing ly ily y ies ied ying ier iest iness ful fully ness ion ions ation ated ating e
     ement ements ment ments ance er ers est able f ve ved ves
-    """.split()) | {""}
-INTENSIFIERS = ("very", "really", "so", "extremely", "super", "totally", "absolutely", "incredibly",
-                "非常", "特别", "太", "超级", "真的", "极其")
+    """.split()
+) | {""}
+INTENSIFIERS = (
+    "very",
+    "really",
+    "so",
+    "extremely",
+    "super",
+    "totally",
+    "absolutely",
+    "incredibly",
+    "非常",
+    "特别",
+    "太",
+    "超级",
+    "真的",
+    "极其",
+)
 NEGATORS = ("not", "no", "never", "don't", "didn't", "isn't", "wasn't", "不", "没", "别")
 # Stems that are plain words match as word prefixes (stem -> its moods); the others (phrases,
 # punctuation) are counted as substrings.
@@ -105,7 +159,9 @@ def analyze(text: str) -> Emotion:
         return Emotion()
     total = sum(hits.values())
     valence = sum(MOODS[m][0] * n for m, n in hits.items()) / total
-    boost = sum(low.count(f" {w} ") for w in INTENSIFIERS if w.isascii()) + sum(cjk.count(w) for w in INTENSIFIERS if not w.isascii())
+    boost = sum(low.count(f" {w} ") for w in INTENSIFIERS if w.isascii()) + sum(
+        cjk.count(w) for w in INTENSIFIERS if not w.isascii()
+    )
     boost += len(_EXCLAIM.findall(text)) + len(_CAPS_WORD.findall(text))
     intensity = min(1.0, 0.35 + 0.15 * (total - 1) + 0.12 * boost)
     moods = sorted(hits, key=lambda m: -hits[m])[:3]
@@ -113,4 +169,4 @@ def analyze(text: str) -> Emotion:
 
 
 def _negated(words: list[str], i: int) -> bool:
-    return any(w in NEGATORS for w in words[max(0, i - 2):i])
+    return any(w in NEGATORS for w in words[max(0, i - 2) : i])

@@ -43,35 +43,54 @@ for _slot, _names in {
     for _n in _names.split():
         TECH.setdefault(_n, _slot)
 # Technologies that fill no single slot but are worth an entity.
-OTHER_TECH = set("""python node typescript javascript rust go java kotlin swift ruby php nginx kafka rabbitmq
+OTHER_TECH = set(
+    """python node typescript javascript rust go java kotlin swift ruby php nginx kafka rabbitmq
 grafana prometheus sentry s3 dynamodb rds aws gcp azure github gitlab storybook pgvector jsonb alembic
 uvicorn gunicorn httpx requests psycopg xdist pytest-xdist pytest-asyncio clippy cargo make nbstripout
 mailhog smtp openapi graphql grpc tsconfig eslint prettier webpack jupyter numpy pandas torch cuda
-css-modules""".split())
+css-modules""".split()
+)
 # Technology names that are also everyday words: counted only when capitalised (or in backticks).
 _AMBIGUOUS = frozenset("go make swift rust node express echo fiber solid emotion hatch bun just cross".split())
-_PHRASES = {"css modules": "css approach", "github actions": "ci", "gitlab ci": "ci", "docker compose": None,
-            "sqlalchemy 2.0": "orm", "react query": None}
-_CLI = set("""pytest uv pip python python3 npm pnpm yarn npx cargo go make docker git terraform ruff black
+_PHRASES = {
+    "css modules": "css approach",
+    "github actions": "ci",
+    "gitlab ci": "ci",
+    "docker compose": None,
+    "sqlalchemy 2.0": "orm",
+    "react query": None,
+}
+_CLI = set(
+    """pytest uv pip python python3 npm pnpm yarn npx cargo go make docker git terraform ruff black
 mypy alembic kubectl gh node deno bun poetry tox nox just bash sh curl psql redis-cli helm ansible
-uvicorn gunicorn flask django-admin manage.py jest vitest eslint prettier rustc rustup""".split())
-_EXT = (r"py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|toml|json|ya?ml|md|"
-        r"rst|txt|sql|sh|bash|lock|cfg|ini|env|conf|tf|tfvars|css|scss|html|vue|svelte|ipynb|proto|xml|csv")
+uvicorn gunicorn flask django-admin manage.py jest vitest eslint prettier rustc rustup""".split()
+)
+_EXT = (
+    r"py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|toml|json|ya?ml|md|"
+    r"rst|txt|sql|sh|bash|lock|cfg|ini|env|conf|tf|tfvars|css|scss|html|vue|svelte|ipynb|proto|xml|csv"
+)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 _PATH = re.compile(
-    r"(?<![\w/.:@-])((?:~|\.{1,2})?/?(?:[\w.@<>{}-]+/)+[\w.@<>{}-]*|[\w-]+(?:\.[\w-]+)*\.(?:" + _EXT + r"))(?![\w/])")
+    r"(?<![\w/.:@-])((?:~|\.{1,2})?/?(?:[\w.@<>{}-]+/)+[\w.@<>{}-]*|[\w-]+(?:\.[\w-]+)*\.(?:" + _EXT + r"))(?![\w/])"
+)
 _URL = re.compile(r"https?://([\w.-]+)(?::\d+)?[^\s`'\")]*")
 _SERVICE = re.compile(r"\b(?:the\s+)?([a-z][\w-]{1,30})[ -](service|svc|api|worker|pipeline)\b", re.I)
 _ZH_SERVICE = re.compile(r"([A-Za-z][\w-]{1,30})\s*(服务)")
-_PERSON_BEFORE = re.compile(r"\b([A-Z][a-z]{2,15})\s+(?:owns|maintains|runs|leads|is responsible for|is on call|"
-                            r"reviews|负责)")
-_PERSON_AFTER = re.compile(r"\b(?:ask|ping|talk to|check with|cc|assign(?:ed)? to|owned by|maintained by)\s+"
-                           r"([A-Z][a-z]{2,15})\b")
+_PERSON_BEFORE = re.compile(
+    r"\b([A-Z][a-z]{2,15})\s+(?:owns|maintains|runs|leads|is responsible for|is on call|"
+    r"reviews|负责)"
+)
+_PERSON_AFTER = re.compile(
+    r"\b(?:ask|ping|talk to|check with|cc|assign(?:ed)? to|owned by|maintained by)\s+"
+    r"([A-Z][a-z]{2,15})\b"
+)
 _HANDLE = re.compile(r"(?<![\w@])@([A-Za-z][\w-]{1,38})\b")
 _ZH_PERSON = re.compile(r"([A-Z][a-z]{2,15})\s*(?:负责|在管|是.{0,6}负责人)")
 _WORD = re.compile(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]")
-_NOT_PEOPLE = frozenset("the this that then these those there also please when what where which while note "
-                        "tests test main prod staging ci make use never always don dont".split())
+_NOT_PEOPLE = frozenset(
+    "the this that then these those there also please when what where which while note "
+    "tests test main prod staging ci make use never always don dont".split()
+)
 
 
 @dataclass(frozen=True)
@@ -139,11 +158,15 @@ def find(text: str, known: dict[str, list[str]] | None = None) -> list[Mention]:
     low = text.lower()
     for phrase in _PHRASES:
         for m in re.finditer(r"(?<![\w-])" + re.escape(phrase) + r"(?![\w-])", low):
-            add(text[m.start():m.end()], "technology", m.start(), m.end())
+            add(text[m.start() : m.end()], "technology", m.start(), m.end())
     for m in _PATH.finditer(text):
         p = m.group(1)
-        if "/" in p and not (p.startswith(("/", "./", "~/", "../")) or p.endswith("/") or
-                             re.search(r"\.(?:" + _EXT + r")$", p) or p.count("/") >= 2):
+        if "/" in p and not (
+            p.startswith(("/", "./", "~/", "../"))
+            or p.endswith("/")
+            or re.search(r"\.(?:" + _EXT + r")$", p)
+            or p.count("/") >= 2
+        ):
             continue  # "feat/fix/chore", "and/or": words with slashes, not paths
         add(p, "file", m.start(1), m.end(1))
     for m in _WORD.finditer(text):
@@ -163,11 +186,18 @@ _REL_EN = [
     ("depends_on", re.compile(r"\b(?:depends|depend|relies|rely) on\b", re.I), False),
     ("replaced", re.compile(r"\b(?:replaced|replaces|supersedes|superseded)\b", re.I), False),
     ("owns", re.compile(r"\b(?:owns|own|maintains|is responsible for|负责)", re.I), False),
-    ("uses", re.compile(r"\b(?:uses|use|using|is built with|are built with|runs on|run on)\b|使用|采用|用", re.I), False),
+    (
+        "uses",
+        re.compile(r"\b(?:uses|use|using|is built with|are built with|runs on|run on)\b|使用|采用|用", re.I),
+        False,
+    ),
 ]
-_MOVED = re.compile(r"(?:\b(?:moved|moving|switched|switching|migrated|migrating|went|going|changed|changing)"
-                    r"\b.{0,40}?\bfrom\b(?P<old>.{1,60}?)\bto\b(?P<new>.{1,60})|从(?P<zold>.{1,30}?)"
-                    r"(?:迁移到|迁到|换到|换成|切换到|切到|改成|改用|升级到)(?P<znew>.{1,30}))", re.I | re.S)
+_MOVED = re.compile(
+    r"(?:\b(?:moved|moving|switched|switching|migrated|migrating|went|going|changed|changing)"
+    r"\b.{0,40}?\bfrom\b(?P<old>.{1,60}?)\bto\b(?P<new>.{1,60})|从(?P<zold>.{1,30}?)"
+    r"(?:迁移到|迁到|换到|换成|切换到|切到|改成|改用|升级到)(?P<znew>.{1,30}))",
+    re.I | re.S,
+)
 _INSTEAD = re.compile(r"用(?P<znew>.{1,30}?)(?:替换|替代|取代)(?:了)?(?P<zold>.{1,30})")
 
 
@@ -200,13 +230,13 @@ def relations(text: str, mentions: list[Mention], project: str | None = None) ->
     for rel, rx, _ in _REL_EN:
         for m in rx.finditer(text):
             dst = _nearest(mentions, m.end(), before=False)
-            if dst is None or dst.start - m.end() > 20 or _BREAK.search(text[m.end():dst.start]):
+            if dst is None or dst.start - m.end() > 20 or _BREAK.search(text[m.end() : dst.start]):
                 continue
-            if dst.kind == "command" or _NEGATION.search(text[max(0, m.start() - 8):m.start()]):
+            if dst.kind == "command" or _NEGATION.search(text[max(0, m.start() - 8) : m.start()]):
                 continue  # "不要再用 npm": not a use; commands are run, not used
             src = _nearest(mentions, m.start(), before=True)
-            head = text[max(0, m.start() - 40):m.start()]
-            if src is None or m.start() - src.end > 25 or _BREAK.search(text[src.end:m.start()]):
+            head = text[max(0, m.start() - 40) : m.start()]
+            if src is None or m.start() - src.end > 25 or _BREAK.search(text[src.end : m.start()]):
                 if project and re.search(_WE + r"\W{0,3}(?:\w+\W{1,3}){0,2}$", head, re.I):
                     src_name = project
                 else:

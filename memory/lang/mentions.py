@@ -16,13 +16,17 @@ SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 _CAPS = re.compile(r"\b([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]|[A-Z])(?:\s+([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]))*\b")
 _CAPSEQ = re.compile(r"\b[A-Z][\w+#-]*(?:\s+[A-Z][\w+#-]*)*")
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
-_PATH = re.compile(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|c|h|cpp|toml|json|ya?ml|md|sql|sh|lock|cfg|ini|env))\b")
-_NOT_NAMES = frozenset("""i i'm i've i'd i'll im ok okay yes no hey hi hello thanks thank wow oh yeah sure great
+_PATH = re.compile(
+    r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|c|h|cpp|toml|json|ya?ml|md|sql|sh|lock|cfg|ini|env))\b"
+)
+_NOT_NAMES = frozenset(
+    """i i'm i've i'd i'll im ok okay yes no hey hi hello thanks thank wow oh yeah sure great
 cool awesome nice good well so and but or the a an this that these those it its my your our their we you
 he she they what when where why how which who whom whose do does did is are was were be been can could
 would should will may might must let lol haha btw also just really very maybe anyway congrats sorry
 please also then now today yesterday tomorrow monday tuesday wednesday thursday friday saturday sunday
-january february march april june july august september october november december""".split())
+january february march april june july august september october november december""".split()
+)
 
 
 def detect(text: str) -> list[tuple[str, str, str]]:
@@ -32,7 +36,7 @@ def detect(text: str) -> list[tuple[str, str, str]]:
     m = SPEAKER.match(text)
     if m and m.group(1).lower() not in _NOT_NAMES:
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")
-        body = text[m.end():]
+        body = text[m.end() :]
     for m in _CAPSEQ.finditer(body):
         words = m.group(0).split()
         if len(words) == 1 and _sentence_start(body, m.start()) and not _proper_looking(words[0]):
@@ -76,7 +80,7 @@ def query_keys(query: str) -> list[str]:
     raw = WORD.findall(query)
     for n in (2, 3):
         for i in range(len(raw) - n + 1):
-            keys.add(" ".join(raw[i:i + n]).casefold())
+            keys.add(" ".join(raw[i : i + n]).casefold())
     for code in _BACKTICK.findall(query):
         keys.add(" ".join(code.split()).casefold())
     for path in _PATH.findall(query):

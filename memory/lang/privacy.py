@@ -75,7 +75,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REFERENCE = re.compile(r"^[A-Za-z_{(][\w.{}()]*$")
 _CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
 _EXAMPLE = re.compile(
-    r"(?i)^[a-z_\-]*(?:secret|token|pass(?:word|wd)?|api[-_]?key|example|dummy|sample|fake)[a-z_\-]*$")
+    r"(?i)^[a-z_\-]*(?:secret|token|pass(?:word|wd)?|api[-_]?key|example|dummy|sample|fake)[a-z_\-]*$"
+)
 
 
 def _placeholder(value: str) -> bool:
@@ -155,13 +156,13 @@ def _strong_value(value: str, m: re.Match[str]) -> bool:
 def _flag_value(value: str, m: re.Match[str]) -> bool:
     if not _credential(value, m) or value.startswith("-"):
         return False
-    if _code_like(value, m.string[m.end(1):m.end(1) + 1]):
+    if _code_like(value, m.string[m.end(1) : m.end(1) + 1]):
         return False
     return m.string[m.start(1) - 1] == "=" or _strong(value)
 
 
 def _registry_login(value: str, m: re.Match[str]) -> bool:
-    before = m.string[max(0, m.start() - 24):m.start()]
+    before = m.string[max(0, m.start() - 24) : m.start()]
     return bool(re.search(r"(?:docker|podman|helm|registry|nerdctl|buildah)\s+$", before)) and _credential(value, m)
 
 
@@ -172,10 +173,16 @@ _PREFIXED: list[tuple[str, tuple[str, ...], str]] = [
     ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{30,255}(?![A-Za-z0-9])"),
     ("github-token", ("github_pat_",), r"[A-Za-z0-9_]{30,255}"),
-    ("gitlab-token", ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glsoat-", "glffct-"),
-     r"[A-Za-z0-9_\-]{20,}"),
-    ("slack-token", ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
-     r"(?:[A-Za-z0-9]+-)*[A-Za-z0-9]{6,}"),
+    (
+        "gitlab-token",
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glsoat-", "glffct-"),
+        r"[A-Za-z0-9_\-]{20,}",
+    ),
+    (
+        "slack-token",
+        ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
+        r"(?:[A-Za-z0-9]+-)*[A-Za-z0-9]{6,}",
+    ),
     ("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_"), r"[A-Za-z0-9]{16,}"),
     ("stripe-key", ("whsec_",), r"[A-Za-z0-9+/=]{20,}"),
     ("google-api-key", ("AIza",), r"[0-9A-Za-z_\-]{35}"),
@@ -192,37 +199,69 @@ _PREFIXED: list[tuple[str, tuple[str, ...], str]] = [
     ("databricks-token", ("dapi",), r"[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"),
     ("age-secret-key", ("AGE-SECRET-KEY-1",), r"[0-9A-Z]{50,}"),
     ("notion-token", ("secret_",), r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
-    ("api-token", ("lin_api_", "ntn_", "figd_", "PMAK-", "ATATT3", "glsa_", "glc_", "sntrys_", "pscale_tkn_",
-                   "pscale_pw_", "pscale_oauth_", "sbp_", "NRAK-", "rnd_", "fo1_"),
-     r"[A-Za-z0-9_\-]{20,}"),
+    (
+        "api-token",
+        (
+            "lin_api_",
+            "ntn_",
+            "figd_",
+            "PMAK-",
+            "ATATT3",
+            "glsa_",
+            "glc_",
+            "sntrys_",
+            "pscale_tkn_",
+            "pscale_pw_",
+            "pscale_oauth_",
+            "sbp_",
+            "NRAK-",
+            "rnd_",
+            "fo1_",
+        ),
+        r"[A-Za-z0-9_\-]{20,}",
+    ),
 ]
 
 _TOKEN_RULES: list[tuple[str, str, re.Pattern[str], Check | None]] = sorted(
-    [(prefix, kind, re.compile(re.escape(prefix) + body), None)
-     for kind, prefixes, body in _PREFIXED for prefix in prefixes]
+    [
+        (prefix, kind, re.compile(re.escape(prefix) + body), None)
+        for kind, prefixes, body in _PREFIXED
+        for prefix in prefixes
+    ]
     # OpenAI-style keys: any `sk-` and a long body with digits (sk-ant- is longer, so it is tried first).
-    + [("sk-", "openai-key", re.compile(r"sk-((?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,})"),
-        _has_digit_and_letter)],
-    key=lambda r: -len(r[0]))
+    + [
+        (
+            "sk-",
+            "openai-key",
+            re.compile(r"sk-((?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,})"),
+            _has_digit_and_letter,
+        )
+    ],
+    key=lambda r: -len(r[0]),
+)
 _TOKEN_PREFIXES = tuple(r[0] for r in _TOKEN_RULES)
 
 _PEM_LINE = r"(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n\\]*)"
 _KNOWN: list[Rule] = [
     # A private key block's body, up to its END line (the BEGIN and END lines stay: they say what
     # was there); if the END is missing, the base64 lines that follow.
-    _r("private-key", "-----BEGIN ",
-       r"-----BEGIN (?P<type>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----(?:\\n|\s)*"
-       r"(?P<body>[A-Za-z0-9+/=\s\\:,.\-]{1,16000}?(?=(?:\\n|\s)*-----END (?P=type)PRIVATE KEY(?: BLOCK)?-----)"
-       rf"|{_PEM_LINE}(?:(?:\\n|\s)+{_PEM_LINE})*)",
-       group="body"),
+    _r(
+        "private-key",
+        "-----BEGIN ",
+        r"-----BEGIN (?P<type>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----(?:\\n|\s)*"
+        r"(?P<body>[A-Za-z0-9+/=\s\\:,.\-]{1,16000}?(?=(?:\\n|\s)*-----END (?P=type)PRIVATE KEY(?: BLOCK)?-----)"
+        rf"|{_PEM_LINE}(?:(?:\\n|\s)+{_PEM_LINE})*)",
+        group="body",
+    ),
     # Known prefixes whose tokens hold a dot, which the long-token scan splits on.
     _r("google-oauth", "ya29.", r"ya29\.[0-9A-Za-z_\-]{20,}", boundary=True),
     _r("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}", boundary=True),
     _r("vault-token", "hv", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", boundary=True),
     _r("api-token", "dp.", r"dp\.(?:st|pt|sa)\.[A-Za-z0-9_\-]{20,}", boundary=True),
     _r("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", boundary=True),
-    _r("slack-webhook", "hooks.slack.com/",
-       r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"),
+    _r(
+        "slack-webhook", "hooks.slack.com/", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"
+    ),
     _r("discord-webhook", ".com/api/webhooks/", r"\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{30,})"),
     _r("telegram-token", ":AA", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
 ]
@@ -230,23 +269,39 @@ _KNOWN: list[Rule] = [
 _CONTEXT: list[Rule] = [
     # scheme://user:password@host, including redis://:password@host
     _r("url-password", "://", r"://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", check=_credential),
-    _r("bearer-token", "authorization", r"authorization[\"']?[ \t]*[:=][ \t]*[\"'`]?"
-       r"(?:(?:bearer|token|basic|bot|apikey|sso-key|key)\s+)?([a-z0-9_\-.~+/]{8,}=*)", lower=True, check=_strong_value),
-    _r("bearer-token", "bearer", r"bearer\s+([a-z0-9_\-.~+/]{12,}=*)", lower=True, boundary=True,
-       check=_strong_value),
-    _r("url-signature", "=", r"[?&][a-z_\-]*?(?:sig|signature|credential|key)=([^&\s#\"'<>]{8,})", lower=True,
-       check=_strong_value),
+    _r(
+        "bearer-token",
+        "authorization",
+        r"authorization[\"']?[ \t]*[:=][ \t]*[\"'`]?"
+        r"(?:(?:bearer|token|basic|bot|apikey|sso-key|key)\s+)?([a-z0-9_\-.~+/]{8,}=*)",
+        lower=True,
+        check=_strong_value,
+    ),
+    _r("bearer-token", "bearer", r"bearer\s+([a-z0-9_\-.~+/]{12,}=*)", lower=True, boundary=True, check=_strong_value),
+    _r(
+        "url-signature",
+        "=",
+        r"[?&][a-z_\-]*?(?:sig|signature|credential|key)=([^&\s#\"'<>]{8,})",
+        lower=True,
+        check=_strong_value,
+    ),
     # curl -u user:password, mysql -pPASSWORD, sshpass -p, docker login -p, .netrc, --password x
     _r("password", "-u", r"-u[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", boundary=True, check=_credential),
     _r("password", "--user", r"--user[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", check=_credential),
-    _r("password", "mysql", r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?\s-p([^\s\-][^\s]*)", boundary=True,
-       check=_credential),
+    _r(
+        "password", "mysql", r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?\s-p([^\s\-][^\s]*)", boundary=True, check=_credential
+    ),
     _r("password", "sshpass", r"sshpass\s+-p\s*[\"']?([^\s\"']+)", check=_credential),
     _r("password", "login", r"login\b[^\n|;&]*?\s-p\s+[\"']?([^\s\-\"'][^\s\"']*)", check=_registry_login),
     _r("password", "login", r"login\s+\S+\s+password\s+(\S+)", lower=True, check=_credential),
-    _r("secret", "--", r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key|secret(?:[-_]key)?"
-       r"|client[-_]secret|auth[-_]token|access[-_]token)(?:=|[ \t]+)[\"']?([^\s\"']{3,})",
-       lower=True, check=_flag_value),
+    _r(
+        "secret",
+        "--",
+        r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key|secret(?:[-_]key)?"
+        r"|client[-_]secret|auth[-_]token|access[-_]token)(?:=|[ \t]+)[\"']?([^\s\"']{3,})",
+        lower=True,
+        check=_flag_value,
+    ),
 ]
 
 
@@ -275,28 +330,53 @@ def _rule_spans(rule: Rule, text: str, low: str, priority: int) -> list[Span]:
 # -- keywords: `name = value` and "the password is value" --------------------------------------
 
 # Every occurrence of a secret word, found in the lower-cased text; each is then checked in Python.
-_KEYWORD = re.compile(r"password|passphrase|passwd|pass|pwd|secret|token|credentials|credential|key|auth|sas"
-                      r"|密码|口令|令牌|密钥|秘钥|私钥")
+_KEYWORD = re.compile(
+    r"password|passphrase|passwd|pass|pwd|secret|token|credentials|credential|key|auth|sas"
+    r"|密码|口令|令牌|密钥|秘钥|私钥"
+)
 _SHORT_WORDS = frozenset(("pass", "pwd", "auth", "sas"))  # need a word boundary on the left
-_KEY_PREFIX = re.compile(r"(?:api|access|secret|private|signing|encryption|master|account|client|auth|app|license"
-                         r"|service|storage|subscription|admin)[_.\- ]?$")
+_KEY_PREFIX = re.compile(
+    r"(?:api|access|secret|private|signing|encryption|master|account|client|auth|app|license"
+    r"|service|storage|subscription|admin)[_.\- ]?$"
+)
 # What may follow the word for the name to still be a secret's: DB_PASSWORD_PROD, TOKEN2.
 # max_tokens, tokenizer, password_reset_url, secretKeyRef and token_type are other things.
 _ASSIGN_TAIL = re.compile(
     r"(?:[_.\-]?(?:key|base|value|b64|base64|prod|dev|staging|test|live|\d+))*(?![a-z0-9])"
     r"(?P<kq>(?:[\"']\]?)?)[ \t]*(?P<op>:=|=>|=|:|：|,)[ \t]*"
-    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))")
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))"
+)
 _PHRASE_TAIL = re.compile(
     r"[ \t]+(?:(?P<op>is(?:[ \t]+now|[ \t]+set[ \t]+to)?|was|has[ \t]+been[ \t]+set[ \t]+to|set[ \t]+to"
     r"|changed[ \t]+to|to|=|:|-|->)[ \t]+)?"
-    r"(?P<q>[\"'`“「『]?)(?P<value>[\x21-\x7e]{4,})")
+    r"(?P<q>[\"'`“「『]?)(?P<value>[\x21-\x7e]{4,})"
+)
 _ZH_PHRASE_TAIL = re.compile(
     r"[ \t]*(?:(?P<op>是|为|：|:|=|设置为|设为|改成|改为|换成)[ \t]*)?"
-    r"(?P<q>[\"'`“「『]?)(?P<value>(?:(?![\"'`])[\x21-\x7e]){3,})")
+    r"(?P<q>[\"'`“「『]?)(?P<value>(?:(?![\"'`])[\x21-\x7e]){3,})"
+)
 _HTML_END = re.compile(r"&(?:quot|apos|lt|gt|amp|#\d+);|[\"<>]")  # where an unquoted value surely ends
 _ZH_OPS_FOR_ENGLISH = frozenset(("是", "为", "设置为", "设为", "改成", "改为", "换成"))
-_PHRASE_WORDS = frozenset(("password", "passphrase", "passwd", "pass", "pwd", "token", "secret", "credentials",
-                           "credential", "key", "密码", "口令", "令牌", "密钥", "秘钥", "私钥"))
+_PHRASE_WORDS = frozenset(
+    (
+        "password",
+        "passphrase",
+        "passwd",
+        "pass",
+        "pwd",
+        "token",
+        "secret",
+        "credentials",
+        "credential",
+        "key",
+        "密码",
+        "口令",
+        "令牌",
+        "密钥",
+        "秘钥",
+        "私钥",
+    )
+)
 _NO_OP_WORDS = frozenset(("password", "passphrase", "passwd", "密码", "口令"))
 _SETTER = re.compile(r"(?:define|setenv|putenv|setdefault|set_secret|setSecret)\s*\(\s*[\"']?[\w.\-]*$")
 _EOL_TAIL = re.compile(r"[ \t]*[,;]?[ \t]*(?:(?:#|//).*)?(?:\r?\n|\Z)")
@@ -341,12 +421,12 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
     name_start = start
     while name_start > 0 and (text[name_start - 1].isalnum() or text[name_start - 1] in "_.-"):
         name_start -= 1
-    name = text[name_start:m.start("kq")]
-    if text[name_start - 1:name_start] in ("$", "{") or name.lower() == "pwd":
+    name = text[name_start : m.start("kq")]
+    if text[name_start - 1 : name_start] in ("$", "{") or name.lower() == "pwd":
         return None  # $PASSWORD: and ${TOKEN}: are references; PWD is the working directory
     if "public" in name.lower():
         return None  # publicKeyToken, public_key: public by definition
-    if text[max(0, name_start - 3):name_start] == "://":
+    if text[max(0, name_start - 3) : name_start] == "://":
         return None  # https://x-access-token:SECRET@host: the url-password rule takes the secret
     op, quoted_key = m.group("op"), m.group("kq") != ""
     if op == "," and not (quoted_key and _SETTER.search(text, max(0, name_start - 24), name_start)):
@@ -367,11 +447,11 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
         # What follows the value is judged after that full stop: "password=X." ends a sentence, it
         # is not an attribute access (X.y) and it can still end the line.
         after = m.end("bare")
-        if _placeholder(value) or _code_like(value, text[after:after + 1]) or value.lower() in (word, name.lower()):
+        if _placeholder(value) or _code_like(value, text[after : after + 1]) or value.lower() in (word, name.lower()):
             return None  # auth=auth, token=token: a variable passed on
         if value.isdigit() and len(value) < 6:
             return None  # token=772, password_length: 12
-        spaced = text[m.start("op") - 1:m.start("op")].isspace() or quoted_key
+        spaced = text[m.start("op") - 1 : m.start("op")].isspace() or quoted_key
         env_style = (op == "=" and not spaced) or name.isupper() or _CJK.search(word) is not None
         if not env_style:  # `password: ...` and `token = ...` may be prose, code or YAML: be surer
             if op != ":" and _IDENTIFIER.match(value):
@@ -385,7 +465,7 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
 
 
 def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
-    """"my password is X", "the token was X", 密码是X, 令牌：X, token 是 X."""
+    """ "my password is X", "the token was X", 密码是X, 令牌：X, token 是 X."""
     zh = _CJK.search(word) is not None
     m = _ZH_PHRASE_TAIL.match(low, end)
     if m is not None and (zh or m.group("op") in _ZH_OPS_FOR_ENGLISH):
@@ -396,7 +476,7 @@ def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, 
             return None
         trusted = m.group("q") != ""
     vstart = m.start("value")
-    value = _HTML_END.split(text[vstart:m.end("value")], 1)[0].rstrip(".,;:!?)\"'`”」』")
+    value = _HTML_END.split(text[vstart : m.end("value")], 1)[0].rstrip(".,;:!?)\"'`”」』")
     if not value or _placeholder(value):
         return None
     op = m.group("op")
@@ -415,8 +495,12 @@ def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, 
 
 def _complex(value: str) -> bool:
     """At least eight characters from three of: lower case, upper case, digits, symbols."""
-    kinds = (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
-             + any(not c.isalnum() for c in value))
+    kinds = (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
     return len(value) >= 8 and kinds >= 3
 
 
@@ -431,11 +515,46 @@ _VOWELS = frozenset("aeiouyAEIOUY")
 _CONSONANT_CLUSTER = re.compile(r"[b-df-hj-np-tv-xz]{4}", re.I)
 # Hashes and public material that look random but are meant to be read: lockfile integrity,
 # go.sum, docker digests, SSH and age public keys, data URIs, API object ids in transcripts.
-_SAFE_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "md5-", "AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh",
-                  "age1", "msg_", "toolu_", "srvtoolu_", "req_", "chatcmpl-", "call_", "run_", "asst_", "thread_",
-                  "file-")
-_SAFE_BEFORE = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "base64,", "ssh-rsa", "ssh-ed25519",
-                "ssh-dss", "nistp256", "nistp384", "nistp521", "sha256=", "sha512=", "integrity=", "integrity")
+_SAFE_PREFIXES = (
+    "sha1-",
+    "sha256-",
+    "sha384-",
+    "sha512-",
+    "md5-",
+    "AAAAB3NzaC1",
+    "AAAAC3NzaC1",
+    "AAAAE2VjZHNh",
+    "age1",
+    "msg_",
+    "toolu_",
+    "srvtoolu_",
+    "req_",
+    "chatcmpl-",
+    "call_",
+    "run_",
+    "asst_",
+    "thread_",
+    "file-",
+)
+_SAFE_BEFORE = (
+    "h1:",
+    "sha1:",
+    "sha256:",
+    "sha384:",
+    "sha512:",
+    "md5:",
+    "base64,",
+    "ssh-rsa",
+    "ssh-ed25519",
+    "ssh-dss",
+    "nistp256",
+    "nistp384",
+    "nistp521",
+    "sha256=",
+    "sha512=",
+    "integrity=",
+    "integrity",
+)
 
 
 def _entropy(s: str) -> float:
@@ -522,7 +641,7 @@ def _token_spans(text: str) -> list[Span]:
 
 
 def _random_spans(text: str, token: str, start: int) -> list[Span]:
-    before = text[max(0, start - 20):start].rstrip(" \"'")
+    before = text[max(0, start - 20) : start].rstrip(" \"'")
     if token.startswith(_SAFE_PREFIXES) or before.endswith(_SAFE_BEFORE):
         return []
     if _looks_random(token):
@@ -538,6 +657,7 @@ def _random_spans(text: str, token: str, start: int) -> list[Span]:
 
 
 # -- the entry points ---------------------------------------------------------------------------
+
 
 def _merge(spans: list[Span], text: str) -> str:
     """`text` with every span replaced; overlapping spans become one (no part of a secret survives),

@@ -22,7 +22,8 @@ _SPLIT = re.compile(f"([{_CJK}]+)")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again against all am an and any are aren't as at be because been before being
 below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't
 down during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's
@@ -34,10 +35,15 @@ they're they've this those through to too under until up very was wasn't we we'd
 were weren't what what's when when's where where's which while who who's whom why why's will with
 won't would wouldn't you you'd you'll you're you've your yours yourself yourselves also just like
 get got would may might shall us yes ok okay oh hey hi s t d ll m re ve
-""".split())
+""".split()
+)
 
-ZH_STOP = frozenset("的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 在 和 与 也 都 就 还 又 这 那 有 么 什 怎 哪 个 一 不 没 很 会 要 把 被".split())
-ZH_STOPWORDS = frozenset("什么 怎么 哪些 哪个 为什么 如何 我们 你们 他们 这个 那个 一下 一个 是不是 有没有 时候 什么时候 可以 应该 需要".split())
+ZH_STOP = frozenset(
+    "的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 在 和 与 也 都 就 还 又 这 那 有 么 什 怎 哪 个 一 不 没 很 会 要 把 被".split()
+)
+ZH_STOPWORDS = frozenset(
+    "什么 怎么 哪些 哪个 为什么 如何 我们 你们 他们 这个 那个 一下 一个 是不是 有没有 时候 什么时候 可以 应该 需要".split()
+)
 
 # The tag that wraps every block of memories MAPLE injects into a conversation. Whatever sits
 # inside it was recalled, not said, and must never be extracted again (the recall -> re-extract
@@ -52,7 +58,7 @@ def has_cjk(text: str) -> bool:
 def bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
-    return [run[i:i + 2] for i in range(len(run) - 1)]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 def _identifier_parts(word: str) -> list[str]:

@@ -12,15 +12,47 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), 1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split(), 1
+    )
+}
 MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
 MONTHS["sept"] = 9
 _MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-              "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "couple": 2, "few": 3}
-_ZH_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
-           "几": 3, "半": 0.5}
+_NUM_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "couple": 2,
+    "few": 3,
+}
+_ZH_NUM = {
+    "一": 1,
+    "两": 2,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+    "几": 3,
+    "半": 0.5,
+}
 
 
 @dataclass(frozen=True)
@@ -59,8 +91,22 @@ def _num(s: str) -> float:
 
 def _unit_days(unit: str) -> float:
     unit = unit.lower().rstrip("s")
-    return {"day": 1, "天": 1, "日": 1, "week": 7, "周": 7, "星期": 7, "礼拜": 7, "month": 30.44, "个月": 30.44,
-            "月": 30.44, "year": 365.25, "年": 365.25, "hour": 1 / 24, "小时": 1 / 24}.get(unit, 1)
+    return {
+        "day": 1,
+        "天": 1,
+        "日": 1,
+        "week": 7,
+        "周": 7,
+        "星期": 7,
+        "礼拜": 7,
+        "month": 30.44,
+        "个月": 30.44,
+        "月": 30.44,
+        "year": 365.25,
+        "年": 365.25,
+        "hour": 1 / 24,
+        "小时": 1 / 24,
+    }.get(unit, 1)
 
 
 _PATTERNS: list[tuple[re.Pattern, str]] = [
@@ -73,8 +119,20 @@ _PATTERNS: list[tuple[re.Pattern, str]] = [
     (re.compile(r"(\d{4})\s*年"), "zh_y"),
     (re.compile(r"\b(?:since|after)\s+(\d{4})\b", re.I), "since_year"),
     (re.compile(r"\b(?:in|during|from|of)\s+(\d{4})\b", re.I), "year"),
-    (re.compile(r"\b(?:the\s+)?(?:last|past|previous)\s+(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|couple(?:\s+of)?|few)?\s*(days?|weeks?|months?|years?|hours?)\b", re.I), "last_n"),
-    (re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple(?:\s+of)?|few)\s+(days?|weeks?|months?|years?)\s+ago\b", re.I), "ago"),
+    (
+        re.compile(
+            r"\b(?:the\s+)?(?:last|past|previous)\s+(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|couple(?:\s+of)?|few)?\s*(days?|weeks?|months?|years?|hours?)\b",
+            re.I,
+        ),
+        "last_n",
+    ),
+    (
+        re.compile(
+            r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple(?:\s+of)?|few)\s+(days?|weeks?|months?|years?)\s+ago\b",
+            re.I,
+        ),
+        "ago",
+    ),
     (re.compile(r"\b(today|yesterday|tonight|this morning)\b", re.I), "day_word"),
     (re.compile(r"\b(this|last)\s+(week|month|year)\b", re.I), "this_last"),
     (re.compile(r"(今天|昨天|前天|今早|今晚)"), "zh_day"),
@@ -97,8 +155,11 @@ def find_window(query: str, now: float) -> Window | None:
             continue  # "31 February", a year 0: not a time we can use
         if win:
             start, end = win
-            return Window(start.timestamp() if isinstance(start, datetime) else start,
-                          end.timestamp() if isinstance(end, datetime) else end, m.group(0))
+            return Window(
+                start.timestamp() if isinstance(start, datetime) else start,
+                end.timestamp() if isinstance(end, datetime) else end,
+                m.group(0),
+            )
     return None
 
 
@@ -108,7 +169,9 @@ def _window(kind: str, m: re.Match, today: datetime, now: float):
         d = _utc(int(g[0]), int(g[1]), int(g[2]))
         return d, d + timedelta(days=1)
     if kind == "d_mon_y":
-        d = _utc(int(g[2]), MONTHS[g[1].lower()[:4] if g[1].lower().startswith("sept") else g[1].lower()[:3]], int(g[0]))
+        d = _utc(
+            int(g[2]), MONTHS[g[1].lower()[:4] if g[1].lower().startswith("sept") else g[1].lower()[:3]], int(g[0])
+        )
         return d, d + timedelta(days=1)
     if kind == "mon_d_y":
         d = _utc(int(g[2]), MONTHS[g[0].lower()[:3]], int(g[1]))

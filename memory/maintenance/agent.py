@@ -66,9 +66,17 @@ WORKER_VACUUM_MB = 64  # the server converts an old file to incremental auto-vac
 
 # -- the pass ----------------------------------------------------------------------------------
 
-def run_maintenance(store: Store, dry_run: bool = False, now: float | None = None, *,
-                    scopes: Sequence[str] | None = None, checkpoint: Callable[[], None] | None = None,
-                    vacuum_limit_mb: float | None = None, llm: Any = "config") -> Report:
+
+def run_maintenance(
+    store: Store,
+    dry_run: bool = False,
+    now: float | None = None,
+    *,
+    scopes: Sequence[str] | None = None,
+    checkpoint: Callable[[], None] | None = None,
+    vacuum_limit_mb: float | None = None,
+    llm: Any = "config",
+) -> Report:
     """Run every maintenance step once; return what changed (or would change) and why.
 
     `scopes` limits the memory steps to those scopes (the MCP tool passes the project and global);
@@ -102,8 +110,18 @@ def run_maintenance(store: Store, dry_run: bool = False, now: float | None = Non
                 llm = None
         p.llm = llm
         steps: list[Callable[[Pass], None]] = [
-            restored, expire, decay, consolidation.dedup, consolidation.merge_entities,
-            consolidation.consolidate, review.infer, review.review, forget, cap, purge, review.co_retrieved,
+            restored,
+            expire,
+            decay,
+            consolidation.dedup,
+            consolidation.merge_entities,
+            consolidation.consolidate,
+            review.infer,
+            review.review,
+            forget,
+            cap,
+            purge,
+            review.co_retrieved,
         ]
         for step in steps:
             step(p)
@@ -112,9 +130,11 @@ def run_maintenance(store: Store, dry_run: bool = False, now: float | None = Non
         storage.storage(p, vacuum_limit_mb)
         if not dry_run:
             with store.tx.atomic() as conn:
-                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_maintenance', ?), "
-                             "('last_maintenance_at', ?), ('last_maintenance_counts', ?)",
-                             (iso(now), repr(now), dumps(report.counts())))
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_maintenance', ?), "
+                    "('last_maintenance_at', ?), ('last_maintenance_counts', ?)",
+                    (iso(now), repr(now), dumps(report.counts())),
+                )
     report.size_after = storage.size_report(store)
     report.seconds = _time.perf_counter() - started
     return report
@@ -132,10 +152,13 @@ def _lease(store: Store, now: float, dry_run: bool) -> Iterator[None]:
         if row:
             holder = json.loads(row[0])
             if holder["by"] != me and now - holder["at"] < LOCK_LEASE:
-                raise StoreUnavailable(f"another maintenance pass is running (since {iso(holder['at'])}); "
-                                       "wait for it to finish, or try again in 30 minutes")
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('maintenance_lock', ?)",
-                     (dumps({"by": me, "at": now}),))
+                raise StoreUnavailable(
+                    f"another maintenance pass is running (since {iso(holder['at'])}); "
+                    "wait for it to finish, or try again in 30 minutes"
+                )
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('maintenance_lock', ?)", (dumps({"by": me, "at": now}),)
+        )
     try:
         yield
     finally:

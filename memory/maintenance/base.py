@@ -39,8 +39,7 @@ class Report:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
-    def add(self, step: str, action: str, why: str, memory_id: int | None = None,
-            entity_id: int | None = None) -> None:
+    def add(self, step: str, action: str, why: str, memory_id: int | None = None, entity_id: int | None = None) -> None:
         self.changes.append(Change(step, action, why, memory_id, entity_id))
 
     def counts(self) -> dict[str, int]:
@@ -54,27 +53,75 @@ class Report:
 
     def to_dict(self, limit: int | None = None) -> dict[str, Any]:
         changes = self.changes if limit is None else self.changes[:limit]
-        return {"dry_run": self.dry_run, "at": iso(self.now), "seconds": round(self.seconds, 3),
-                "counts": self.counts(), "total_changes": len(self.changes),
-                "changes": [c.to_dict() for c in changes], "size_before": self.size_before,
-                "size_after": self.size_after, "notes": self.notes}
+        return {
+            "dry_run": self.dry_run,
+            "at": iso(self.now),
+            "seconds": round(self.seconds, 3),
+            "counts": self.counts(),
+            "total_changes": len(self.changes),
+            "changes": [c.to_dict() for c in changes],
+            "size_before": self.size_before,
+            "size_after": self.size_after,
+            "notes": self.notes,
+        }
 
 
 class Row:
     """A current memory as the passes see it (loaded once; changes are written back in batches)."""
 
-    __slots__ = ("id", "scope", "layer", "category", "importance", "confidence", "pinned", "intensity", "meta",
-                 "last_activated_at", "occurred_at", "created_at", "valid_to", "session_id", "content", "tags",
-                 "activation_count", "source", "subject", "updated_at", "live")
+    __slots__ = (
+        "id",
+        "scope",
+        "layer",
+        "category",
+        "importance",
+        "confidence",
+        "pinned",
+        "intensity",
+        "meta",
+        "last_activated_at",
+        "occurred_at",
+        "created_at",
+        "valid_to",
+        "session_id",
+        "content",
+        "tags",
+        "activation_count",
+        "source",
+        "subject",
+        "updated_at",
+        "live",
+    )
 
-    COLUMNS = ("id, scope, layer, category, importance, confidence, pinned, intensity, metadata, last_activated_at, "
-               "occurred_at, created_at, valid_to, session_id, content, tags, activation_count, source, subject, "
-               "updated_at")
+    COLUMNS = (
+        "id, scope, layer, category, importance, confidence, pinned, intensity, metadata, last_activated_at, "
+        "occurred_at, created_at, valid_to, session_id, content, tags, activation_count, source, subject, "
+        "updated_at"
+    )
 
     def __init__(self, r: Sequence[Any]):
-        (self.id, self.scope, self.layer, self.category, self.importance, self.confidence, pinned, self.intensity,
-         meta, self.last_activated_at, self.occurred_at, self.created_at, self.valid_to, self.session_id,
-         self.content, tags, self.activation_count, self.source, self.subject, self.updated_at) = r
+        (
+            self.id,
+            self.scope,
+            self.layer,
+            self.category,
+            self.importance,
+            self.confidence,
+            pinned,
+            self.intensity,
+            meta,
+            self.last_activated_at,
+            self.occurred_at,
+            self.created_at,
+            self.valid_to,
+            self.session_id,
+            self.content,
+            tags,
+            self.activation_count,
+            self.source,
+            self.subject,
+            self.updated_at,
+        ) = r
         self.pinned = bool(pinned)
         self.meta = json.loads(meta) if meta and meta != "{}" else {}
         self.tags = json.loads(tags) if tags and tags != "[]" else []
@@ -143,7 +190,7 @@ class Pass:
             return
         for start in range(0, len(args), WRITE_BATCH):
             with self.store.tx.atomic() as conn:
-                conn.executemany(sql, args[start:start + WRITE_BATCH])
+                conn.executemany(sql, args[start : start + WRITE_BATCH])
             self.checkpoint()
 
     def scope_sql(self, column: str = "scope") -> tuple[str, list[str]]:
@@ -161,15 +208,16 @@ def load_rows(store: Store, scopes: Sequence[str] | None) -> dict[int, Row]:
     where, args = "", []
     if scopes is not None:
         where, args = f" AND scope IN ({','.join('?' * len(scopes))})", list(scopes)
-    sql = (f"SELECT {Row.COLUMNS} FROM memories WHERE deleted_at IS NULL AND superseded_by IS NULL "
-           f"AND parent_id IS NULL{where}")
+    sql = (
+        f"SELECT {Row.COLUMNS} FROM memories WHERE deleted_at IS NULL AND superseded_by IS NULL "
+        f"AND parent_id IS NULL{where}"
+    )
     return {r[0]: Row(r) for r in store.conn.execute(sql, args)}
 
 
 def latest_outcomes(store: Store) -> dict[int, str]:
     out: dict[int, str] = {}
-    for mid, outcome in store.conn.execute("SELECT memory_id, outcome FROM decision_outcomes "
-                                           "ORDER BY recorded_at, id"):
+    for mid, outcome in store.conn.execute("SELECT memory_id, outcome FROM decision_outcomes ORDER BY recorded_at, id"):
         out[mid] = outcome
     return out
 
@@ -178,21 +226,32 @@ def archive_many(p: Pass, items: list[tuple[Row, str, str, int | None]]) -> None
     """Archive (row, step, why, superseded_by) items: deleted_at set, chunks too, reason kept in metadata."""
     args_mem, args_children = [], []
     if items and p.parents is None:
-        p.parents = {r[0] for r in p.store.conn.execute(
-            "SELECT DISTINCT parent_id FROM memories WHERE parent_id IS NOT NULL")}
+        p.parents = {
+            r[0] for r in p.store.conn.execute("SELECT DISTINCT parent_id FROM memories WHERE parent_id IS NOT NULL")
+        }
     for r, step, why, target in items:
         r.live = False
         p.report.add(step, "archived" + (f" into #{target}" if target else ""), why, r.id)
         meta = dict(r.meta)
-        meta["archived_by_maintenance"] = {"step": step, "why": why, "at": iso(p.now),
-                                           **({"into": target} if target else {})}
+        meta["archived_by_maintenance"] = {
+            "step": step,
+            "why": why,
+            "at": iso(p.now),
+            **({"into": target} if target else {}),
+        }
         args_mem.append((p.now, p.now, target, dumps(meta), r.id))
         if r.id in p.parents:  # its chunks go with it
             args_children.append((p.now, p.now, r.id))
-    p.write_many("UPDATE memories SET deleted_at = ?, updated_at = ?, superseded_by = coalesce(?, superseded_by), "
-                 "metadata = ? WHERE id = ?", args_mem)
-    p.write_many("UPDATE memories SET deleted_at = ?, updated_at = ? WHERE parent_id = ? AND deleted_at IS NULL",
-                 args_children)
+    p.write_many(
+        "UPDATE memories SET deleted_at = ?, updated_at = ?, superseded_by = coalesce(?, superseded_by), "
+        "metadata = ? WHERE id = ?",
+        args_mem,
+    )
+    p.write_many(
+        "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE parent_id = ? AND deleted_at IS NULL", args_children
+    )
+
+
 DECAY_STEPS = 20  # confidence moves in steps of 1/20 of a half-life (about 3.4%)
 
 
@@ -216,6 +275,8 @@ def decayed(cfg: Any, layer: str, importance: int, idle_days: float, base: float
     stale = idle_days - grace
     half = float(cfg.maintenance_half_life_days.get(layer, 365))
     return round(decayed_confidence(base, stale, half), 4), stale, half
+
+
 ACTIVITY_KEEP_DAYS = 3 * 366  # days in use remembered per scope (older ones no longer matter)
 
 
@@ -230,10 +291,11 @@ def activity_days(store: Store, now: float) -> dict[str, list[int]]:
     for scope, days in (json.loads(row[0]) if row else {}).items():
         per[scope] = set(days)
     for scope, day in store.conn.execute(
-            "SELECT DISTINCT m.scope, CAST(a.at / 86400 AS INTEGER) FROM access_log a "
-            "JOIN memories m ON m.id = a.memory_id WHERE a.at <= ? "
-            "UNION SELECT DISTINCT scope, CAST(created_at / 86400 AS INTEGER) FROM memories WHERE created_at <= ?",
-            (now, now)):
+        "SELECT DISTINCT m.scope, CAST(a.at / 86400 AS INTEGER) FROM access_log a "
+        "JOIN memories m ON m.id = a.memory_id WHERE a.at <= ? "
+        "UNION SELECT DISTINCT scope, CAST(created_at / 86400 AS INTEGER) FROM memories WHERE created_at <= ?",
+        (now, now),
+    ):
         per.setdefault(scope, set()).add(day)
     today = int(now // DAY)
     per["global"] = set().union(*per.values()) if per else set()
@@ -246,8 +308,10 @@ def save_activity(p: Pass) -> None:
     if p.activity is None:
         p.activity = activity_days(p.store, p.now)
     with p.store.tx.atomic() as conn:
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('activity_days', ?)",
-                     (json.dumps(p.activity, separators=(",", ":")),))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('activity_days', ?)",
+            (json.dumps(p.activity, separators=(",", ":")),),
+        )
 
 
 def base_confidence(r: Row) -> float:

@@ -68,7 +68,7 @@ def near_pairs(matrix: Any, threshold: float, seed: int = 20261130) -> list[tupl
 
     def keep(a: Any, b: Any) -> None:
         for s0 in range(0, len(a), 65536):
-            ca, cb = a[s0:s0 + 65536], b[s0:s0 + 65536]
+            ca, cb = a[s0 : s0 + 65536], b[s0 : s0 + 65536]
             sims = np.einsum("ij,ij->i", matrix[ca], matrix[cb])
             hit = sims >= threshold
             if hit.any():
@@ -85,11 +85,11 @@ def near_pairs(matrix: Any, threshold: float, seed: int = 20261130) -> list[tupl
         sizes = np.diff(np.r_[starts, n])
         crowded = np.zeros(n, dtype=bool)
         for st, size in zip(starts[sizes > SMALL_BUCKET], sizes[sizes > SMALL_BUCKET]):
-            crowded[st:st + size] = True
-            members = order[st:st + size]
+            crowded[st : st + size] = True
+            members = order[st : st + size]
             block = matrix[members]
             for b0 in range(0, size, 1024):
-                sims = block[b0:b0 + 1024] @ block.T
+                sims = block[b0 : b0 + 1024] @ block.T
                 upper = np.arange(size)[None, :] > (b0 + np.arange(sims.shape[0]))[:, None]  # each pair once
                 rows, cols = np.nonzero((sims >= threshold) & upper)
                 if len(rows):
@@ -135,6 +135,7 @@ def same_words(a: Row, b: Row) -> float:
 
 # -- near-duplicate memories -------------------------------------------------------------------
 
+
 def dedup(p: Pass) -> None:
     threshold = p.cfg.maintenance_dedup_similarity
     by_scope: dict[str, list[Row]] = {}
@@ -159,8 +160,11 @@ def dedup(p: Pass) -> None:
             sa, sb = speaker(a.content), speaker(b.content)
             if sa and sb and sa != sb:
                 continue
-            if a.layer == "experience" and a.session_id != b.session_id and \
-                    abs((a.occurred_at or 0) - (b.occurred_at or 0)) > DAY:
+            if (
+                a.layer == "experience"
+                and a.session_id != b.session_id
+                and abs((a.occurred_at or 0) - (b.occurred_at or 0)) > DAY
+            ):
                 continue  # the same thing happening on different days is two episodes
             overlap = same_words(a, b)
             if overlap < MIN_CONTAINMENT:
@@ -179,8 +183,14 @@ def _winner(a: Row, b: Row) -> tuple[Row, Row]:
 
 
 def _provenance_of(r: Row) -> dict[str, Any]:
-    entry = {"id": r.id, "content": r.content[:500], "source": r.source, "session_id": r.session_id,
-             "occurred_at": iso(r.occurred_at), "created_at": iso(r.created_at)}
+    entry = {
+        "id": r.id,
+        "content": r.content[:500],
+        "source": r.source,
+        "session_id": r.session_id,
+        "occurred_at": iso(r.occurred_at),
+        "created_at": iso(r.created_at),
+    }
     return {k: v for k, v in entry.items() if v is not None}
 
 
@@ -208,9 +218,13 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
         w.meta["provenance"] = prov[-MAX_PROVENANCE:]
         w.meta.setdefault("merged_from", []).append(loser.id)
         set_decayed(p, w, base)  # the stronger pre-decay confidence, decayed from the latest recall
-        p.report.add("dedup", f"absorbed #{loser.id}: importance {before[0]} -> {w.importance}, confidence "
-                     f"{before[1]:.3f} -> {w.confidence:.3f}, provenance of both kept", why.replace(
-                         f"of #{w.id}", f"#{loser.id} merged"), w.id)
+        p.report.add(
+            "dedup",
+            f"absorbed #{loser.id}: importance {before[0]} -> {w.importance}, confidence "
+            f"{before[1]:.3f} -> {w.confidence:.3f}, provenance of both kept",
+            why.replace(f"of #{w.id}", f"#{loser.id} merged"),
+            w.id,
+        )
         winners[w.id] = w
         links.append((w.id, loser.id))
         outcomes.append((w.id, loser.id))
@@ -218,25 +232,47 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
     if p.dry_run:
         return
     store = p.store
-    p.write_many("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
-                 "SELECT ?, entity_id, role FROM memory_entities WHERE memory_id = ?", links)
+    p.write_many(
+        "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
+        "SELECT ?, entity_id, role FROM memory_entities WHERE memory_id = ?",
+        links,
+    )
     p.write_many("UPDATE decision_outcomes SET memory_id = ? WHERE memory_id = ?", outcomes)
     versions, updates, fts = [], [], []
-    old = {r[0]: r for r in store.conn.execute(
-        "SELECT id, content, tags, subject FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-        (dumps(list(winners)),))}
+    old = {
+        r[0]: r
+        for r in store.conn.execute(
+            "SELECT id, content, tags, subject FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+            (dumps(list(winners)),),
+        )
+    }
     for w in winners.values():
         _, content, tags, subject = old[w.id]
-        versions.append((w.id, content, dumps({"reason": "merge", "merged_from": w.meta.get("merged_from")}),
-                         "merge", p.now))
-        updates.append((w.importance, w.confidence, dumps(w.tags), w.activation_count, w.last_activated_at,
-                        dumps(w.meta), p.now, w.id))
+        versions.append(
+            (w.id, content, dumps({"reason": "merge", "merged_from": w.meta.get("merged_from")}), "merge", p.now)
+        )
+        updates.append(
+            (
+                w.importance,
+                w.confidence,
+                dumps(w.tags),
+                w.activation_count,
+                w.last_activated_at,
+                dumps(w.meta),
+                p.now,
+                w.id,
+            )
+        )
         if dumps(w.tags) != tags:
             fts.append(w.id)
-    p.write_many("INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
-                 versions)
-    p.write_many("UPDATE memories SET importance = ?, confidence = ?, tags = ?, activation_count = ?, "
-                 "last_activated_at = ?, metadata = ?, updated_at = ? WHERE id = ?", updates)
+    p.write_many(
+        "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)", versions
+    )
+    p.write_many(
+        "UPDATE memories SET importance = ?, confidence = ?, tags = ?, activation_count = ?, "
+        "last_activated_at = ?, metadata = ?, updated_at = ? WHERE id = ?",
+        updates,
+    )
     store.refresh_keywords(fts)  # the tags are part of the keyword row
 
 
@@ -248,9 +284,14 @@ _PUNCT = re.compile(r"[\s\-_.']+")  # "Node.js" = "nodejs", "sqlite-vec" = "sqli
 def merge_entities(p: Pass) -> None:
     """Merge duplicate entities within a scope: same letters and digits, then alias, then embedding."""
     where, args = p.scope_sql()
-    ents = {r[0]: r for r in p.store.conn.execute(
-        f"SELECT e.id, e.scope, e.name, e.kind, (SELECT count(*) FROM memory_entities l WHERE l.entity_id = e.id) "
-        f"FROM entities e WHERE 1{where}", args)}
+    ents = {
+        r[0]: r
+        for r in p.store.conn.execute(
+            f"SELECT e.id, e.scope, e.name, e.kind, (SELECT count(*) FROM memory_entities l WHERE l.entity_id = e.id) "
+            f"FROM entities e WHERE 1{where}",
+            args,
+        )
+    }
     alive = set(ents)
     plan: list[tuple[int, int, str]] = []  # (loser, winner, why)
     into: dict[int, int] = {}
@@ -280,11 +321,15 @@ def merge_entities(p: Pass) -> None:
             groups.setdefault((scope, key), []).append(eid)
     for members in groups.values():
         for other in members[1:]:
-            merge(members[0], other, f"same name ignoring case and punctuation ({ents[members[0]][2]!r} / "
-                  f"{ents[other][2]!r})")
+            merge(
+                members[0],
+                other,
+                f"same name ignoring case and punctuation ({ents[members[0]][2]!r} / {ents[other][2]!r})",
+            )
     for eid, alias_of in p.store.conn.execute(
-            "SELECT e.id, a.entity_id FROM entity_aliases a JOIN entities e ON e.norm = a.norm "
-            "JOIN entities t ON t.id = a.entity_id AND t.scope = e.scope WHERE e.id != a.entity_id"):
+        "SELECT e.id, a.entity_id FROM entity_aliases a JOIN entities e ON e.norm = a.norm "
+        "JOIN entities t ON t.id = a.entity_id AND t.scope = e.scope WHERE e.id != a.entity_id"
+    ):
         if eid in ents and alias_of in ents:
             merge(alias_of, eid, f"{ents[eid][2]!r} is an alias of {ents[alias_of][2]!r}", keep_first=True)
     _embedding_pass(p, ents, alive, merge)
@@ -294,17 +339,25 @@ def merge_entities(p: Pass) -> None:
         return
     for start in range(0, len(plan), 500):
         with p.store.tx.atomic() as conn:
-            for lose, _, _ in plan[start:start + 500]:
+            for lose, _, _ in plan[start : start + 500]:
                 win = find(lose)
-                conn.execute("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
-                             "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ?", (win, lose))
+                conn.execute(
+                    "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
+                    "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ?",
+                    (win, lose),
+                )
                 conn.execute("UPDATE relations SET src = ? WHERE src = ?", (win, lose))
                 conn.execute("UPDATE relations SET dst = ? WHERE dst = ?", (win, lose))
                 conn.execute("DELETE FROM relations WHERE src = dst")
-                conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) "
-                             "SELECT ?, alias, norm FROM entity_aliases WHERE entity_id = ?", (win, lose))
-                conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
-                             (win, ents[lose][2], graph.norm(ents[lose][2])))
+                conn.execute(
+                    "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) "
+                    "SELECT ?, alias, norm FROM entity_aliases WHERE entity_id = ?",
+                    (win, lose),
+                )
+                conn.execute(
+                    "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
+                    (win, ents[lose][2], graph.norm(ents[lose][2])),
+                )
                 conn.execute("DELETE FROM entities WHERE id = ?", (lose,))
         p.checkpoint()
 
@@ -323,7 +376,7 @@ def _embedding_pass(p: Pass, ents: dict[int, tuple], alive: set[int], merge: Any
     cached = dict(store.conn.execute("SELECT entity_id, vector FROM entity_vectors WHERE model = ?", (model,)))
     todo = [e for e in ents if e not in cached and len(ents[e][2]) >= 3]
     for start in range(0, len(todo), 256):
-        chunk = todo[start:start + 256]
+        chunk = todo[start : start + 256]
         try:
             vecs = store.embedder.embed([ents[e][2] for e in chunk])
         except Exception:  # no model: the other passes still ran
@@ -332,8 +385,10 @@ def _embedding_pass(p: Pass, ents: dict[int, tuple], alive: set[int], merge: Any
         cached.update(zip(chunk, blobs))
         if not p.dry_run:
             with store.tx.atomic() as conn:
-                conn.executemany("INSERT OR REPLACE INTO entity_vectors (entity_id, model, vector) VALUES (?, ?, ?)",
-                                 [(e, model, b) for e, b in zip(chunk, blobs)])
+                conn.executemany(
+                    "INSERT OR REPLACE INTO entity_vectors (entity_id, model, vector) VALUES (?, ?, ?)",
+                    [(e, model, b) for e, b in zip(chunk, blobs)],
+                )
         p.checkpoint()
     groups: dict[tuple[str, str], list[int]] = {}
     for e in alive:
@@ -351,15 +406,22 @@ def _embedding_pass(p: Pass, ents: dict[int, tuple], alive: set[int], merge: Any
 
 # -- consolidation -----------------------------------------------------------------------------
 
+
 def consolidate(p: Pass) -> None:
     """Clusters of related episodes (a shared entity, one topic) gain an extractive summary."""
     import numpy as np
 
     cutoff = p.now - p.cfg.maintenance_consolidate_after_days * DAY
-    eligible = {r.id: r for r in p.current()
-                if r.layer == "experience" and not r.pinned and r.source != "consolidation"
-                and "summary_id" not in r.meta and (r.occurred_at or r.created_at) <= cutoff
-                and r.category not in p.cfg.maintenance_protected_categories}
+    eligible = {
+        r.id: r
+        for r in p.current()
+        if r.layer == "experience"
+        and not r.pinned
+        and r.source != "consolidation"
+        and "summary_id" not in r.meta
+        and (r.occurred_at or r.created_at) <= cutoff
+        and r.category not in p.cfg.maintenance_protected_categories
+    }
     if len(eligible) < MIN_CLUSTER:
         return
     ids, matrix = indexes.load_vectors(p.store, list(eligible))
@@ -367,11 +429,13 @@ def consolidate(p: Pass) -> None:
     by_entity: dict[int, list[int]] = {}
     names: dict[int, tuple[str, str]] = {}
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+        chunk = ids[start : start + 500]
         for mid, eid, name, kind in p.store.conn.execute(
-                f"SELECT l.memory_id, e.id, e.name, e.kind FROM memory_entities l "
-                f"JOIN entities e ON e.id = l.entity_id "
-                f"WHERE l.memory_id IN ({','.join('?' * len(chunk))})", chunk):
+            f"SELECT l.memory_id, e.id, e.name, e.kind FROM memory_entities l "
+            f"JOIN entities e ON e.id = l.entity_id "
+            f"WHERE l.memory_id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
             by_entity.setdefault(eid, []).append(mid)
             names[eid] = (name, kind)
     taken: set[int] = set()
@@ -381,8 +445,9 @@ def consolidate(p: Pass) -> None:
         while len(members) >= MIN_CLUSTER:
             lead = members[0]
             sims = matrix[[row_of[m] for m in members]] @ matrix[row_of[lead]]
-            group = [m for m, s in sorted(zip(members, sims.tolist()), key=lambda x: -x[1])
-                     if s >= TOPIC_SIMILARITY][:MAX_CLUSTER]
+            group = [m for m, s in sorted(zip(members, sims.tolist()), key=lambda x: -x[1]) if s >= TOPIC_SIMILARITY][
+                :MAX_CLUSTER
+            ]
             if len(group) >= MIN_CLUSTER:
                 clusters.append((eid, group))
                 taken.update(group)
@@ -401,25 +466,38 @@ def consolidate(p: Pass) -> None:
     source_updates, folds = [], []
     for (eid, group), item, sid in zip(clusters, items, summary_ids):
         label = f"#{sid}" if sid else "a new summary"
-        p.report.add("consolidate", f"summary {label} of {len(group)} episodes about {names[eid][0]!r}: "
-                     f"{item.content[:160]}", f"they share the entity {names[eid][0]!r} and one topic "
-                     f"(cosine >= {TOPIC_SIMILARITY} to the first); sources {group}", sid)
+        p.report.add(
+            "consolidate",
+            f"summary {label} of {len(group)} episodes about {names[eid][0]!r}: {item.content[:160]}",
+            f"they share the entity {names[eid][0]!r} and one topic "
+            f"(cosine >= {TOPIC_SIMILARITY} to the first); sources {group}",
+            sid,
+        )
         for m in group:
             r = eligible[m]
             if sid is not None:
                 r.meta["summary_id"] = sid
                 source_updates.append((dumps(r.meta), m))
-            if (r.importance <= FOLD_MAX_IMPORTANCE and (r.occurred_at or r.created_at) <= fold_cutoff
-                    and not r.meta.get("keep_separate")):
-                folds.append((r, "consolidate", f"an old low-importance episode (importance {r.importance}), "
-                              f"now told by summary {label}", sid))
+            if (
+                r.importance <= FOLD_MAX_IMPORTANCE
+                and (r.occurred_at or r.created_at) <= fold_cutoff
+                and not r.meta.get("keep_separate")
+            ):
+                folds.append(
+                    (
+                        r,
+                        "consolidate",
+                        f"an old low-importance episode (importance {r.importance}), now told by summary {label}",
+                        sid,
+                    )
+                )
     p.write_many("UPDATE memories SET metadata = ? WHERE id = ?", source_updates)
     archive_many(p, folds)
 
 
 def _first_sentence(content: str, limit: int = 220) -> str:
     s = re.split(r"(?<=[.!?。！？])\s+|\n", content.strip(), maxsplit=1)[0]
-    return s if len(s) <= limit else s[:limit - 1].rstrip() + "…"
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
 
 
 def _summary_item(p: Pass, entity: tuple[str, str], rows: list[Row]) -> NewMemory:
@@ -427,8 +505,10 @@ def _summary_item(p: Pass, entity: tuple[str, str], rows: list[Row]) -> NewMemor
     the sources' mean before decay, decayed from the latest of their recalls."""
 
     rows = sorted(rows, key=lambda r: (r.occurred_at or r.created_at, r.id))
-    first, last = (iso(rows[0].occurred_at or rows[0].created_at) or "")[:10], \
-        (iso(rows[-1].occurred_at or rows[-1].created_at) or "")[:10]
+    first, last = (
+        (iso(rows[0].occurred_at or rows[0].created_at) or "")[:10],
+        (iso(rows[-1].occurred_at or rows[-1].created_at) or "")[:10],
+    )
     when = first if first == last else f"{first} to {last}"
     lines = [f"Summary of {len(rows)} related episodes about {entity[0]} ({when}):"]
     bullets = [f"- {_first_sentence(r.content)}" for r in rows]
@@ -439,19 +519,34 @@ def _summary_item(p: Pass, entity: tuple[str, str], rows: list[Row]) -> NewMemor
     base = round(sum(base_confidence(r) for r in rows) / len(rows), 4)
     ref = max(r.ref for r in rows)
     confidence, stale, _ = decayed(p.cfg, "experience", importance, p.idle_days(rows[0].scope, ref), base)
-    meta: dict[str, Any] = {"sources": [r.id for r in rows], "entity": entity[0], "consolidated_at": iso(p.now),
-                            "summarizer": "llm" if written else "extractive"}
+    meta: dict[str, Any] = {
+        "sources": [r.id for r in rows],
+        "entity": entity[0],
+        "consolidated_at": iso(p.now),
+        "summarizer": "llm" if written else "extractive",
+    }
     if stale > 0 and confidence != base:
         meta["decay"] = {"base": base, "value": confidence, "ref": ref}
     return NewMemory(
-        content="\n".join(lines), layer="experience", category=max(set(categories), key=categories.count),
-        scope=rows[0].scope, importance=importance, confidence=confidence, tags=["summary"],
-        source="consolidation", occurred_at=ref, metadata=meta, entities=[(entity[0], entity[1], "subject")])
+        content="\n".join(lines),
+        layer="experience",
+        category=max(set(categories), key=categories.count),
+        scope=rows[0].scope,
+        importance=importance,
+        confidence=confidence,
+        tags=["summary"],
+        source="consolidation",
+        occurred_at=ref,
+        metadata=meta,
+        entities=[(entity[0], entity[1], "subject")],
+    )
 
 
-LLM_SYSTEM = ("You summarise related episodes from one software project's memory. Write two to four plain "
-              "sentences that keep every concrete fact (names, versions, commands, numbers, what broke and "
-              "what fixed it). Never add anything the episodes do not say. Answer with the sentences only.")
+LLM_SYSTEM = (
+    "You summarise related episodes from one software project's memory. Write two to four plain "
+    "sentences that keep every concrete fact (names, versions, commands, numbers, what broke and "
+    "what fixed it). Never add anything the episodes do not say. Answer with the sentences only."
+)
 
 
 def _llm_summary(p: Pass, entity: str, rows: list[Row]) -> str | None:
@@ -461,13 +556,24 @@ def _llm_summary(p: Pass, entity: str, rows: list[Row]) -> str | None:
 
     cfg = p.cfg
     body = "\n".join(f"- {r.content[:600]}" for r in rows)
-    guard = llm.Guard(p.store.conn, daily_tokens=cfg.llm_daily_token_budget, failures=cfg.llm_breaker_failures,
-                      cooldown_s=cfg.llm_breaker_cooldown_s, clock=p.store.clock)
+    guard = llm.Guard(
+        p.store.conn,
+        daily_tokens=cfg.llm_daily_token_budget,
+        failures=cfg.llm_breaker_failures,
+        cooldown_s=cfg.llm_breaker_cooldown_s,
+        clock=p.store.clock,
+    )
     max_tokens = min(400, cfg.llm_max_tokens)
     try:
         guard.check(text.estimate_tokens(LLM_SYSTEM + body) + max_tokens)
-        reply = p.llm.call([{"role": "system", "content": LLM_SYSTEM},
-                            {"role": "user", "content": f"Episodes about {entity}:\n{body}"}], cfg.llm_model, max_tokens)
+        reply = p.llm.call(
+            [
+                {"role": "system", "content": LLM_SYSTEM},
+                {"role": "user", "content": f"Episodes about {entity}:\n{body}"},
+            ],
+            cfg.llm_model,
+            max_tokens,
+        )
     except llm.LLMError as e:
         if not isinstance(e, (llm.BudgetExceeded, llm.BreakerOpen)):
             guard.failed()

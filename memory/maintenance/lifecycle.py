@@ -22,7 +22,9 @@ def restored(p: Pass) -> None:
     where, args = p.scope_sql()
     rows = p.store.conn.execute(
         f"SELECT {Row.COLUMNS}, superseded_by FROM memories WHERE deleted_at IS NULL AND parent_id IS NULL "
-        f"AND json_extract(metadata, '$.archived_by_maintenance') IS NOT NULL{where}", args).fetchall()
+        f"AND json_extract(metadata, '$.archived_by_maintenance') IS NOT NULL{where}",
+        args,
+    ).fetchall()
     updates = []
     for raw in rows:
         r = Row(raw[:-1])
@@ -34,14 +36,19 @@ def restored(p: Pass) -> None:
             r.meta["keep_separate"] = sorted(set(r.meta.get("keep_separate", [])) | {into})
         base = (r.meta.pop("decay", None) or {}).get("base", r.confidence)
         activated = max(r.last_activated_at or 0.0, r.updated_at)  # the restore counts as a recall
-        p.report.add("restored", f"confidence {r.confidence:.3f} -> {base:.3f}" + (f", no longer part of #{into}"
-                     if into else ""), f"restored by a person after {mark.get('step')} ({mark.get('why')}); "
-                     "the decay clock restarts", r.id)
+        p.report.add(
+            "restored",
+            f"confidence {r.confidence:.3f} -> {base:.3f}" + (f", no longer part of #{into}" if into else ""),
+            f"restored by a person after {mark.get('step')} ({mark.get('why')}); the decay clock restarts",
+            r.id,
+        )
         r.confidence, r.last_activated_at = base, activated
         updates.append((base, activated, dumps(r.meta), r.id))
         p.rows[r.id] = r
-    p.write_many("UPDATE memories SET confidence = ?, last_activated_at = ?, superseded_by = NULL, metadata = ? "
-                 "WHERE id = ?", updates)
+    p.write_many(
+        "UPDATE memories SET confidence = ?, last_activated_at = ?, superseded_by = NULL, metadata = ? WHERE id = ?",
+        updates,
+    )
 
 
 def expire(p: Pass) -> None:
@@ -56,8 +63,12 @@ def expire(p: Pass) -> None:
         end = (r.occurred_at or r.created_at) + days * DAY
         if end <= p.now:
             r.valid_to = end
-            p.report.add("expire", f"valid_to set to {iso(end)}", f"category {r.category!r} lives {days:g} days "
-                         "(maintenance_category_ttl_days); it stays as history", r.id)
+            p.report.add(
+                "expire",
+                f"valid_to set to {iso(end)}",
+                f"category {r.category!r} lives {days:g} days (maintenance_category_ttl_days); it stays as history",
+                r.id,
+            )
             updates.append((end, r.id))
     p.write_many("UPDATE memories SET valid_to = ? WHERE id = ?", updates)
 
@@ -89,12 +100,20 @@ def decay(p: Pass) -> None:
         target, stale, half = decayed(cfg, r.layer, r.importance, idle, base)
         if stale <= 0 or abs(target - r.confidence) < 0.001:
             continue
-        p.report.add("decay", f"confidence {r.confidence:.3f} -> {target:.3f}",
-                     f"not recalled on {idle} days its project was in use (grace {idle - stale:g} days for "
-                     f"importance {r.importance}; {r.layer} half-life {half:g} days)", r.id)
+        p.report.add(
+            "decay",
+            f"confidence {r.confidence:.3f} -> {target:.3f}",
+            f"not recalled on {idle} days its project was in use (grace {idle - stale:g} days for "
+            f"importance {r.importance}; {r.layer} half-life {half:g} days)",
+            r.id,
+        )
         r.confidence = target
-        r.meta["decay"] = {"base": base, "value": target, "ref": r.ref,
-                           **({"from": state["from"]} if state and "from" in state else {})}
+        r.meta["decay"] = {
+            "base": base,
+            "value": target,
+            "ref": r.ref,
+            **({"from": state["from"]} if state and "from" in state else {}),
+        }
         updates.append((target, dumps(r.meta), r.id))
     p.write_many("UPDATE memories SET confidence = ?, metadata = ? WHERE id = ?", updates)
 
@@ -109,8 +128,15 @@ def forget(p: Pass) -> None:
         idle = p.idle_days(r.scope, r.ref)
         if idle < stale_after:
             continue
-        items.append((r, "forget", f"confidence {r.confidence:.3f} is below the floor {floor:g} and it was not "
-                      f"recalled on {idle} days its project was in use", None))
+        items.append(
+            (
+                r,
+                "forget",
+                f"confidence {r.confidence:.3f} is below the floor {floor:g} and it was not "
+                f"recalled on {idle} days its project was in use",
+                None,
+            )
+        )
     archive_many(p, items)
 
 
@@ -129,9 +155,16 @@ def cap(p: Pass) -> None:
     if excess <= 0:
         return
     candidates = sorted((r for r in current if not p.protected(r)), key=lambda r: (value_of(p, r), r.id))
-    items = [(r, "cap", f"the store holds {len(current)} memories, over maintenance_max_memories={limit}; "
-              f"this one is among the least valuable (value {value_of(p, r):.3f})", None)
-             for r in candidates[:excess]]
+    items = [
+        (
+            r,
+            "cap",
+            f"the store holds {len(current)} memories, over maintenance_max_memories={limit}; "
+            f"this one is among the least valuable (value {value_of(p, r):.3f})",
+            None,
+        )
+        for r in candidates[:excess]
+    ]
     if len(candidates) < excess:
         p.report.notes.append(f"cap: {excess - len(candidates)} memories over the limit are all protected; kept")
     archive_many(p, items)
@@ -143,23 +176,30 @@ def purge(p: Pass) -> None:
     where, args = p.scope_sql()
     rows = p.store.conn.execute(
         f"SELECT id, deleted_at FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? AND pinned = 0 "
-        f"AND parent_id IS NULL{where}", (cutoff, *args)).fetchall()
+        f"AND parent_id IS NULL{where}",
+        (cutoff, *args),
+    ).fetchall()
     for mid, at in rows:
-        p.report.add("purge", "deleted permanently", f"archived on {iso(at)[:10]}, longer than the retention "
-                     f"period of {p.cfg.maintenance_archive_retention_days:g} days", mid)
+        p.report.add(
+            "purge",
+            "deleted permanently",
+            f"archived on {iso(at)[:10]}, longer than the retention "
+            f"period of {p.cfg.maintenance_archive_retention_days:g} days",
+            mid,
+        )
     if not p.dry_run and rows:
         ids = [r[0] for r in rows]
         for start in range(0, len(ids), WRITE_BATCH):
-            p.store.purge(ids[start:start + WRITE_BATCH])
+            p.store.purge(ids[start : start + WRITE_BATCH])
             p.checkpoint()
     if not p.dry_run:  # the purge log (memory.textindex reads it) only has to outlive a warm server's next search
         with p.store.tx.atomic() as conn:
             conn.execute("DELETE FROM purges WHERE at < ?", (p.now - 7 * DAY,))
     orphans = p.store.conn.execute(
         "SELECT id, name FROM entities e WHERE NOT EXISTS (SELECT 1 FROM memory_entities l WHERE l.entity_id = e.id) "
-        "AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id)"
-        + p.scope_sql("e.scope")[0], p.scope_sql()[1]).fetchall()
+        "AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id)" + p.scope_sql("e.scope")[0],
+        p.scope_sql()[1],
+    ).fetchall()
     for eid, name in orphans:
-        p.report.add("purge", f"entity {name!r} removed", "no memory or relation refers to it any more",
-                     entity_id=eid)
+        p.report.add("purge", f"entity {name!r} removed", "no memory or relation refers to it any more", entity_id=eid)
     p.write_many("DELETE FROM entities WHERE id = ?", [(eid,) for eid, _ in orphans])

@@ -47,8 +47,9 @@ def dumps(obj: Any) -> str:
 
 
 # Words and characters without which no VAGUE pattern can match: a cheap test before the regexes.
-CUE_WORDS = frozenset("he him his she her project repo repository codebase service server api backend "
-                      "database db".split())
+CUE_WORDS = frozenset(
+    "he him his she her project repo repository codebase service server api backend database db".split()
+)
 CUE_CHARS = frozenset("他她项仓服接数")
 
 
@@ -60,8 +61,9 @@ def _may_be_vague(content: str) -> bool:
 
 def infer(p: Pass) -> None:
     rows = [r for r in p.current() if r.session_id and not r.pinned and _may_be_vague(r.content)]
-    wanted = [(r, phrase.group(0), kinds) for r in rows for rx, kinds in VAGUE
-              for phrase in [rx.search(r.content)] if phrase]
+    wanted = [
+        (r, phrase.group(0), kinds) for r in rows for rx, kinds in VAGUE for phrase in [rx.search(r.content)] if phrase
+    ]
     if not wanted:
         return
     conn = p.store.conn
@@ -72,23 +74,32 @@ def infer(p: Pass) -> None:
             continue
         earlier = conn.execute(
             "SELECT id FROM memories WHERE session_id = ? AND id < ? AND deleted_at IS NULL ORDER BY id DESC LIMIT ?",
-            (r.session_id, r.id, LOOKBACK)).fetchall()
+            (r.session_id, r.id, LOOKBACK),
+        ).fetchall()
         for (mid,) in earlier:
             marks = ",".join("?" * len(kinds))
             found = conn.execute(
                 f"SELECT DISTINCT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
                 f"WHERE l.memory_id = ? AND e.kind IN ({marks}) AND l.role NOT IN ('speaker', 'inferred')",
-                (mid, *kinds)).fetchall()
+                (mid, *kinds),
+            ).fetchall()
             if not found:
                 continue
             if len(found) == 1:
                 eid, name = found[0]
-                if conn.execute("SELECT 1 FROM memory_entities WHERE memory_id = ? AND entity_id = ?",
-                                (r.id, eid)).fetchone():
+                if conn.execute(
+                    "SELECT 1 FROM memory_entities WHERE memory_id = ? AND entity_id = ?", (r.id, eid)
+                ).fetchone():
                     break  # already linked: nothing to add
                 r.meta.setdefault("inferred", []).append({"phrase": phrase, "entity": name, "from": mid})
-                p.report.add("infer", f"{phrase!r} linked to entity {name!r}", f"memory #{mid} just before it in "
-                             f"session {r.session_id} names exactly one {'/'.join(kinds)}: {name!r}", r.id, eid)
+                p.report.add(
+                    "infer",
+                    f"{phrase!r} linked to entity {name!r}",
+                    f"memory #{mid} just before it in "
+                    f"session {r.session_id} names exactly one {'/'.join(kinds)}: {name!r}",
+                    r.id,
+                    eid,
+                )
                 links.append((r.id, eid))
                 updates.append((dumps(r.meta), r.id))
             break  # the nearest memory naming that kind decides; more than one is ambiguous
@@ -110,11 +121,13 @@ def _link_known_names(p: Pass, recent: list) -> None:
     known: dict[str, dict[str, tuple[int, str]]] = {s: {} for s in scopes}
     marks = ",".join("?" * len(scopes))
     for eid, scope, norm, name in conn.execute(
-            f"SELECT e.id, e.scope, e.norm, e.name FROM entities e WHERE e.scope IN ({marks}) AND length(e.norm) >= 3 "
-            f"AND (SELECT count(*) FROM memory_entities l WHERE l.entity_id = e.id) >= 2 "
-            f"UNION ALL SELECT e.id, e.scope, a.norm, e.name FROM entity_aliases a "
-            f"JOIN entities e ON e.id = a.entity_id "
-            f"WHERE e.scope IN ({marks}) AND length(a.norm) >= 3", (*scopes, *scopes)):
+        f"SELECT e.id, e.scope, e.norm, e.name FROM entities e WHERE e.scope IN ({marks}) AND length(e.norm) >= 3 "
+        f"AND (SELECT count(*) FROM memory_entities l WHERE l.entity_id = e.id) >= 2 "
+        f"UNION ALL SELECT e.id, e.scope, a.norm, e.name FROM entity_aliases a "
+        f"JOIN entities e ON e.id = a.entity_id "
+        f"WHERE e.scope IN ({marks}) AND length(a.norm) >= 3",
+        (*scopes, *scopes),
+    ):
         known[scope].setdefault(norm, (eid, name))
     links = []
     for r in recent:
@@ -122,15 +135,20 @@ def _link_known_names(p: Pass, recent: list) -> None:
         if not names:
             continue
         words = [w.casefold() for w in WORD.findall(r.content)]
-        grams = {" ".join(words[i:i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+        grams = {" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
         hits = {names[g] for g in grams if g in names}
         if not hits:
             continue
         have = {e for (e,) in conn.execute("SELECT entity_id FROM memory_entities WHERE memory_id = ?", (r.id,))}
         for eid, name in sorted(hits):
             if eid not in have:
-                p.report.add("review", f"linked to entity {name!r}", f"it names {name!r}, which the scope now knows "
-                             "(the link was missed when it was stored)", r.id, eid)
+                p.report.add(
+                    "review",
+                    f"linked to entity {name!r}",
+                    f"it names {name!r}, which the scope now knows (the link was missed when it was stored)",
+                    r.id,
+                    eid,
+                )
                 links.append((r.id, eid))
     p.write_many("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, 'mention')", links)
 
@@ -143,12 +161,18 @@ def _refile(p: Pass, recent: list) -> None:
     for r in candidates:
         rows = p.store.conn.execute(
             "SELECT category, count(*) FROM memories WHERE scope = ? AND subject = ? COLLATE NOCASE AND id != ? "
-            "AND deleted_at IS NULL GROUP BY category", (r.scope, r.subject, r.id)).fetchall()
+            "AND deleted_at IS NULL GROUP BY category",
+            (r.scope, r.subject, r.id),
+        ).fetchall()
         settled = [(c, n) for c, n in rows if c not in GENERIC]
         if len(settled) == 1 and settled[0][1] >= 3 and len(rows) == 1:
             category = settled[0][0]
-            p.report.add("review", f"category {r.category!r} -> {category!r}", f"every other memory about "
-                         f"{r.subject!r} in this scope ({settled[0][1]}) is filed under {category!r}", r.id)
+            p.report.add(
+                "review",
+                f"category {r.category!r} -> {category!r}",
+                f"every other memory about {r.subject!r} in this scope ({settled[0][1]}) is filed under {category!r}",
+                r.id,
+            )
             r.category = category
             updates.append((category, r.id))
     p.write_many("UPDATE memories SET category = ? WHERE id = ?", updates)
@@ -160,7 +184,9 @@ def co_retrieved(p: Pass) -> None:
     counts: dict[tuple[int, int], int] = {}
     events = conn.execute(
         "SELECT group_concat(memory_id) FROM access_log WHERE kind = 'search' AND at >= ? "
-        "GROUP BY at, coalesce(session_id, '') HAVING count(*) > 1", (since,)).fetchall()
+        "GROUP BY at, coalesce(session_id, '') HAVING count(*) > 1",
+        (since,),
+    ).fetchall()
     if not events:
         return
     entity_of: dict[int, list[int]] = {}
@@ -168,17 +194,19 @@ def co_retrieved(p: Pass) -> None:
     wanted = {int(x) for (ids,) in events for x in ids.split(",")}
     wanted_list = sorted(wanted)
     for start in range(0, len(wanted_list), 500):
-        chunk = wanted_list[start:start + 500]
+        chunk = wanted_list[start : start + 500]
         for mid, eid, scope in conn.execute(
-                f"SELECT l.memory_id, l.entity_id, e.scope FROM memory_entities l "
-                f"JOIN entities e ON e.id = l.entity_id "
-                f"WHERE l.memory_id IN ({','.join('?' * len(chunk))}) AND l.role != 'speaker'", chunk):
+            f"SELECT l.memory_id, l.entity_id, e.scope FROM memory_entities l "
+            f"JOIN entities e ON e.id = l.entity_id "
+            f"WHERE l.memory_id IN ({','.join('?' * len(chunk))}) AND l.role != 'speaker'",
+            chunk,
+        ):
             entity_of.setdefault(mid, []).append(eid)
             scope_of[eid] = scope
     for (ids,) in events:
         ents = sorted({e for x in ids.split(",") for e in entity_of.get(int(x), [])})[:CO_MAX_PER_EVENT]
         for i, a in enumerate(ents):
-            for b in ents[i + 1:]:
+            for b in ents[i + 1 :]:
                 if scope_of[a] == scope_of[b]:
                     counts[(a, b)] = counts.get((a, b), 0) + 1
     frequent = {pair: n for pair, n in counts.items() if n >= CO_MIN}
@@ -186,8 +214,12 @@ def co_retrieved(p: Pass) -> None:
         frequent = {pair: n for pair, n in frequent.items() if scope_of[pair[0]] in p.scopes}
     if not frequent:
         return
-    existing = {(s, d): (rid, conf) for rid, s, d, conf in conn.execute(
-        "SELECT id, src, dst, confidence FROM relations WHERE type = 'co_retrieved' AND valid_to IS NULL")}
+    existing = {
+        (s, d): (rid, conf)
+        for rid, s, d, conf in conn.execute(
+            "SELECT id, src, dst, confidence FROM relations WHERE type = 'co_retrieved' AND valid_to IS NULL"
+        )
+    }
     names = {}
     inserts, updates = [], []
     for (a, b), n in sorted(frequent.items()):
@@ -201,11 +233,18 @@ def co_retrieved(p: Pass) -> None:
         why = f"recalled together in {n} searches in the last {CO_DAYS} days"
         if old:
             updates.append((confidence, old[0]))
-            p.report.add("graph", f"co_retrieved {names[a]!r} - {names[b]!r}: confidence {old[1]:.2f} -> "
-                         f"{confidence:.2f}", why, entity_id=a)
+            p.report.add(
+                "graph",
+                f"co_retrieved {names[a]!r} - {names[b]!r}: confidence {old[1]:.2f} -> {confidence:.2f}",
+                why,
+                entity_id=a,
+            )
         else:
             inserts.append((a, b, confidence, p.now, p.now))
             p.report.add("graph", f"co_retrieved {names[a]!r} - {names[b]!r} added", why, entity_id=a)
-    p.write_many("INSERT INTO relations (src, dst, type, confidence, valid_from, created_at) "
-                 "VALUES (?, ?, 'co_retrieved', ?, ?, ?)", inserts)
+    p.write_many(
+        "INSERT INTO relations (src, dst, type, confidence, valid_from, created_at) "
+        "VALUES (?, ?, 'co_retrieved', ?, ?, ?)",
+        inserts,
+    )
     p.write_many("UPDATE relations SET confidence = ? WHERE id = ?", updates)

@@ -28,8 +28,10 @@ def size_report(store: Store, detail: bool = False) -> dict[str, Any]:
     c = store.conn
     page_size = c.execute("PRAGMA page_size").fetchone()[0]
     out: dict[str, Any] = {
-        "file_bytes": _file_size(str(store.path)), "wal_bytes": _file_size(str(store.path) + "-wal"),
-        "pages": c.execute("PRAGMA page_count").fetchone()[0], "page_size": page_size,
+        "file_bytes": _file_size(str(store.path)),
+        "wal_bytes": _file_size(str(store.path) + "-wal"),
+        "pages": c.execute("PRAGMA page_count").fetchone()[0],
+        "page_size": page_size,
         "free_pages": c.execute("PRAGMA freelist_count").fetchone()[0],
         "auto_vacuum": {0: "none", 1: "full", 2: "incremental"}[c.execute("PRAGMA auto_vacuum").fetchone()[0]],
         "memories": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0],
@@ -55,10 +57,14 @@ def storage(p: Pass, vacuum_limit_mb: float | None) -> None:
     c = p.store.conn
     old_log = c.execute("SELECT count(*) FROM access_log WHERE at < ?", (p.now - ACCESS_LOG_DAYS * DAY,)).fetchone()[0]
     if old_log:
-        p.report.add("storage", f"{old_log} recall events pruned", f"older than {ACCESS_LOG_DAYS} days; each "
-                     "memory keeps its last recall time and count")
-    old_jobs = c.execute("SELECT count(*) FROM jobs WHERE status = 'done' AND updated_at < ?",
-                         (p.now - DONE_JOBS_DAYS * DAY,)).fetchone()[0]
+        p.report.add(
+            "storage",
+            f"{old_log} recall events pruned",
+            f"older than {ACCESS_LOG_DAYS} days; each memory keeps its last recall time and count",
+        )
+    old_jobs = c.execute(
+        "SELECT count(*) FROM jobs WHERE status = 'done' AND updated_at < ?", (p.now - DONE_JOBS_DAYS * DAY,)
+    ).fetchone()[0]
     if old_jobs:
         p.report.add("storage", f"{old_jobs} finished jobs pruned", f"done more than {DONE_JOBS_DAYS} days ago")
     if not p.dry_run:
@@ -70,11 +76,14 @@ def storage(p: Pass, vacuum_limit_mb: float | None) -> None:
     mode = c.execute("PRAGMA auto_vacuum").fetchone()[0]
     size_mb = _file_size(str(p.store.path)) / 1e6
     if mode != 2:
-        why = ("auto_vacuum is off in this database (it can only be switched on by rewriting the file once); "
-               "afterwards freed pages are returned to the disk a little at a time")
+        why = (
+            "auto_vacuum is off in this database (it can only be switched on by rewriting the file once); "
+            "afterwards freed pages are returned to the disk a little at a time"
+        )
         if vacuum_limit_mb is not None and size_mb > vacuum_limit_mb:
-            p.report.notes.append(f"storage: {why}; the file is {size_mb:.0f} MB, so the server leaves that to "
-                                  "`maple-memory maintain`")
+            p.report.notes.append(
+                f"storage: {why}; the file is {size_mb:.0f} MB, so the server leaves that to `maple-memory maintain`"
+            )
         else:
             p.report.add("storage", f"VACUUM once to switch on incremental auto-vacuum ({size_mb:.1f} MB)", why)
             if not p.dry_run:
@@ -84,15 +93,19 @@ def storage(p: Pass, vacuum_limit_mb: float | None) -> None:
     if mode == 2:
         free = c.execute("PRAGMA freelist_count").fetchone()[0]
         if free:
-            p.report.add("storage", f"incremental vacuum returned {free} free pages "
-                         f"({free * c.execute('PRAGMA page_size').fetchone()[0] / 1e6:.1f} MB) to the disk",
-                         "pages freed by deletions")
+            p.report.add(
+                "storage",
+                f"incremental vacuum returned {free} free pages "
+                f"({free * c.execute('PRAGMA page_size').fetchone()[0] / 1e6:.1f} MB) to the disk",
+                "pages freed by deletions",
+            )
             if not p.dry_run:
                 c.execute("PRAGMA incremental_vacuum").fetchall()
     if not p.dry_run:
         # Fold the WAL back into the file so the size on disk is the real size; PASSIVE never waits.
-        c.execute("PRAGMA wal_checkpoint(PASSIVE)" if vacuum_limit_mb is not None
-                  else "PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        c.execute(
+            "PRAGMA wal_checkpoint(PASSIVE)" if vacuum_limit_mb is not None else "PRAGMA wal_checkpoint(TRUNCATE)"
+        ).fetchall()
 
 
 COMPACT_BELOW = 0.7  # rebuild an index once less than this share of its space holds live rows
@@ -114,11 +127,16 @@ def compact_vectors(p: Pass, in_server: bool) -> None:
     if not slots or rows >= COMPACT_BELOW * slots or slots - rows < 2048:
         return
     if in_server and rows > SERVER_COMPACT_ROWS:
-        p.report.notes.append(f"storage: the vector index is {rows / slots:.0%} full; `maple-memory maintain` "
-                              "rebuilds it (too long a write for the server's background worker)")
+        p.report.notes.append(
+            f"storage: the vector index is {rows / slots:.0%} full; `maple-memory maintain` "
+            "rebuilds it (too long a write for the server's background worker)"
+        )
         return
-    p.report.add("storage", f"vector index rebuilt: {rows} vectors in {slots} slots", "deleted memories left "
-                 f"{slots - rows} empty slots that sqlite-vec only frees when a whole chunk is empty")
+    p.report.add(
+        "storage",
+        f"vector index rebuilt: {rows} vectors in {slots} slots",
+        f"deleted memories left {slots - rows} empty slots that sqlite-vec only frees when a whole chunk is empty",
+    )
     if p.dry_run:
         return
     indexes.rebuild_vectors(store)

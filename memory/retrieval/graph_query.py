@@ -61,9 +61,16 @@ class Edge:
     memory_id: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "src": self.src, "dst": self.dst, "type": self.type,
-                "confidence": round(self.confidence, 4), "valid_from": iso(self.valid_from),
-                "valid_to": iso(self.valid_to), "memory_id": self.memory_id}
+        return {
+            "id": self.id,
+            "src": self.src,
+            "dst": self.dst,
+            "type": self.type,
+            "confidence": round(self.confidence, 4),
+            "valid_from": iso(self.valid_from),
+            "valid_to": iso(self.valid_to),
+            "memory_id": self.memory_id,
+        }
 
 
 class Graph:
@@ -80,20 +87,24 @@ class Graph:
     def resolve(self, ref: str | int) -> list[int]:
         """Entity ids for an id or a name/alias: the project's first, then global's."""
         c = self.store.conn
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()
-                                    and not self._named(ref.strip())):
-            row = c.execute(f"SELECT id FROM entities WHERE id = ? AND scope IN ({_marks(self.scopes)})",
-                            (int(ref), *self.scopes)).fetchone()
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit() and not self._named(ref.strip())):
+            row = c.execute(
+                f"SELECT id FROM entities WHERE id = ? AND scope IN ({_marks(self.scopes)})", (int(ref), *self.scopes)
+            ).fetchone()
             if row is None:
-                raise NotFound(f"no entity {ref} in this project or the global scope; "
-                               "use a name, or memory_search to find what is known")
+                raise NotFound(
+                    f"no entity {ref} in this project or the global scope; "
+                    "use a name, or memory_search to find what is known"
+                )
             return [row[0]]
         if not isinstance(ref, str) or not ref.strip():
             raise InvalidInput("give an entity name (or id)")
         ids = [i for s in self.scopes if (i := graph.find_entity(c, [s], ref)) is not None]
         if not ids:
-            raise NotFound(f"no entity called {ref!r} in this project or the global scope; entities come from "
-                           "stored memories (names, files, tools) and from entity_relate")
+            raise NotFound(
+                f"no entity called {ref!r} in this project or the global scope; entities come from "
+                "stored memories (names, files, tools) and from entity_relate"
+            )
         return list(dict.fromkeys(ids))
 
     def _named(self, name: str) -> bool:
@@ -104,12 +115,14 @@ class Graph:
         missing = [i for i in ids if i not in self._nodes]
         c = self.store.conn
         for start in range(0, len(missing), 500):
-            chunk = missing[start:start + 500]
+            chunk = missing[start : start + 500]
             rows = c.execute(
                 f"SELECT e.id, e.name, e.kind, e.scope, (SELECT count(*) FROM memory_entities l JOIN memories m "
                 f"ON m.id = l.memory_id WHERE l.entity_id = e.id AND m.deleted_at IS NULL "
                 f"AND m.superseded_by IS NULL) FROM entities e WHERE e.id IN ({_marks(chunk)}) "
-                f"AND e.scope IN ({_marks(self.scopes)})", (*chunk, *self.scopes)).fetchall()
+                f"AND e.scope IN ({_marks(self.scopes)})",
+                (*chunk, *self.scopes),
+            ).fetchall()
             for r in rows:
                 self._nodes[r[0]] = Node(*r)
         return [self._nodes[i] for i in ids if i in self._nodes]
@@ -121,8 +134,10 @@ class Graph:
             return {}
         out: dict[int, list[int]] = {}
         for a, b in self.store.conn.execute(
-                f"SELECT e.id, t.id FROM entities e JOIN entities t ON t.norm = e.norm AND t.id != e.id "
-                f"WHERE e.id IN ({_marks(ids)}) AND t.scope IN ({_marks(self.scopes)})", (*ids, *self.scopes)):
+            f"SELECT e.id, t.id FROM entities e JOIN entities t ON t.norm = e.norm AND t.id != e.id "
+            f"WHERE e.id IN ({_marks(ids)}) AND t.scope IN ({_marks(self.scopes)})",
+            (*ids, *self.scopes),
+        ):
             out.setdefault(a, []).append(b)
         return out
 
@@ -131,8 +146,11 @@ class Graph:
         if not ids:
             return []
         c = self.store.conn
-        where = [f"(r.src IN ({_marks(ids)}) OR r.dst IN ({_marks(ids)}))",
-                 f"s.scope IN ({_marks(self.scopes)})", f"d.scope IN ({_marks(self.scopes)})"]
+        where = [
+            f"(r.src IN ({_marks(ids)}) OR r.dst IN ({_marks(ids)}))",
+            f"s.scope IN ({_marks(self.scopes)})",
+            f"d.scope IN ({_marks(self.scopes)})",
+        ]
         args: list[Any] = [*ids, *ids, *self.scopes, *self.scopes]
         if not include_closed:
             where.append("(r.valid_to IS NULL OR r.valid_to > ?)")
@@ -143,7 +161,9 @@ class Graph:
         rows = c.execute(
             f"SELECT r.id, r.src, r.dst, r.type, r.confidence, r.valid_from, r.valid_to, r.memory_id "
             f"FROM relations r JOIN entities s ON s.id = r.src JOIN entities d ON d.id = r.dst "
-            f"WHERE {' AND '.join(where)} ORDER BY r.id", args).fetchall()
+            f"WHERE {' AND '.join(where)} ORDER BY r.id",
+            args,
+        ).fetchall()
         return [Edge(*r) for r in rows]
 
     def step(self, ids: Sequence[int]) -> list[Edge]:
@@ -162,14 +182,18 @@ class Graph:
             f"SELECT DISTINCT {cols} FROM memory_entities l JOIN memories m ON m.id = l.memory_id "
             f"WHERE l.entity_id IN ({_marks(ids)}) AND m.scope IN ({_marks(self.scopes)}) "
             f"AND m.deleted_at IS NULL AND m.superseded_by IS NULL ORDER BY m.pinned DESC, m.importance DESC, "
-            f"coalesce(m.occurred_at, m.created_at) DESC LIMIT ?", (*ids, *self.scopes, limit)).fetchall()
+            f"coalesce(m.occurred_at, m.created_at) DESC LIMIT ?",
+            (*ids, *self.scopes, limit),
+        ).fetchall()
         return [Memory.from_row(r) for r in rows]
 
 
 # -- whole answers ------------------------------------------------------------------------------
 
-def entity_detail(store: Store, scopes: Sequence[str], ref: str | int, *, memory_limit: int = 20,
-                  include_closed: bool = True) -> dict[str, Any]:
+
+def entity_detail(
+    store: Store, scopes: Sequence[str], ref: str | int, *, memory_limit: int = 20, include_closed: bool = True
+) -> dict[str, Any]:
     """An entity with its aliases, its relations (closed ones too, marked) and linked memories."""
     g = Graph(store, scopes)
     ids = g.resolve(ref)
@@ -185,18 +209,35 @@ def entity_detail(store: Store, scopes: Sequence[str], ref: str | int, *, memory
         other = others.get(e.dst if outgoing else e.src)
         if other is None:
             continue
-        relations.append({**e.to_dict(), "direction": "out" if outgoing else "in",
-                          "other": other.to_dict(), "open": e.valid_to is None or e.valid_to > g.now})
+        relations.append(
+            {
+                **e.to_dict(),
+                "direction": "out" if outgoing else "in",
+                "other": other.to_dict(),
+                "open": e.valid_to is None or e.valid_to > g.now,
+            }
+        )
     memories = g.memories_of(ids, memory_limit)
     total = sum(n.memories for n in g.nodes(ids))
-    return {"entity": {**main, "memories": others[ids[0]].memories if ids[0] in others else 0},
-            "same_entity": [others[i].to_dict() for i in ids[1:] if i in others],
-            "aliases": aliases, "relations": relations,
-            "memories": [m.to_dict() for m in memories], "memory_count": total}
+    return {
+        "entity": {**main, "memories": others[ids[0]].memories if ids[0] in others else 0},
+        "same_entity": [others[i].to_dict() for i in ids[1:] if i in others],
+        "aliases": aliases,
+        "relations": relations,
+        "memories": [m.to_dict() for m in memories],
+        "memory_count": total,
+    }
 
 
-def neighbors(store: Store, scopes: Sequence[str], ref: str | int, *, hops: int = 1,
-              types: Iterable[str] | None = None, limit: int = 100) -> dict[str, Any]:
+def neighbors(
+    store: Store,
+    scopes: Sequence[str],
+    ref: str | int,
+    *,
+    hops: int = 1,
+    types: Iterable[str] | None = None,
+    limit: int = 100,
+) -> dict[str, Any]:
     """Entities within `hops` relations of `ref` (breadth first), optionally only via `types`."""
     if not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS:
         raise InvalidInput(f"hops must be 1-{MAX_HOPS}, got {hops!r}")
@@ -228,14 +269,27 @@ def neighbors(store: Store, scopes: Sequence[str], ref: str | int, *, hops: int 
         # twins sit at their twin's depth: expand them in the same round when they are new
         frontier = nxt
     nodes = {n.id: n for n in g.nodes(depth)}
-    return {"center": [nodes[i].to_dict() for i in start if i in nodes],
-            "nodes": [{**nodes[i].to_dict(), "hops": d} for i, d in sorted(depth.items(), key=lambda kv: (kv[1], kv[0]))
-                      if i in nodes and i not in start],
-            "edges": [e.to_dict() for e in edges.values()], "truncated": truncated}
+    return {
+        "center": [nodes[i].to_dict() for i in start if i in nodes],
+        "nodes": [
+            {**nodes[i].to_dict(), "hops": d}
+            for i, d in sorted(depth.items(), key=lambda kv: (kv[1], kv[0]))
+            if i in nodes and i not in start
+        ],
+        "edges": [e.to_dict() for e in edges.values()],
+        "truncated": truncated,
+    }
 
 
-def path(store: Store, scopes: Sequence[str], source: str | int, target: str | int, *,
-         max_hops: int = MAX_HOPS, types: Iterable[str] | None = None) -> dict[str, Any]:
+def path(
+    store: Store,
+    scopes: Sequence[str],
+    source: str | int,
+    target: str | int,
+    *,
+    max_hops: int = MAX_HOPS,
+    types: Iterable[str] | None = None,
+) -> dict[str, Any]:
     """The shortest chain of relations from `source` to `target` (breadth first; direction ignored)."""
     if not isinstance(max_hops, int) or not 1 <= max_hops <= 10:
         raise InvalidInput(f"max_hops must be 1-10, got {max_hops!r}")
@@ -271,13 +325,26 @@ def path(store: Store, scopes: Sequence[str], source: str | int, target: str | i
     for e in chain:
         order.append(e.dst if e.src == order[-1] else e.src)
     nodes = {n.id: n for n in g.nodes(order)}
-    return {"found": True, "hops": sum(e.type != TWIN for e in chain),
-            "nodes": [nodes[i].to_dict() for i in order if i in nodes],
-            "edges": [e.to_dict() for e in chain]}
+    return {
+        "found": True,
+        "hops": sum(e.type != TWIN for e in chain),
+        "nodes": [nodes[i].to_dict() for i in order if i in nodes],
+        "edges": [e.to_dict() for e in chain],
+    }
 
 
-def relate(store: Store, scope: str, source: str, relation: str, target: str, *, close: bool = False,
-           readable: Sequence[str], memory_id: int | None = None, confidence: float = 1.0) -> dict[str, Any]:
+def relate(
+    store: Store,
+    scope: str,
+    source: str,
+    relation: str,
+    target: str,
+    *,
+    close: bool = False,
+    readable: Sequence[str],
+    memory_id: int | None = None,
+    confidence: float = 1.0,
+) -> dict[str, Any]:
     """Add the relation source -[relation]-> target in `scope` (entities created as needed), or
     with `close` end it (valid_to now; kept as history). Returns the relation and both ends."""
     t = rel_type(relation)
@@ -290,12 +357,19 @@ def relate(store: Store, scope: str, source: str, relation: str, target: str, *,
         now = store.clock()
         if close:
             src, dst = graph.find_entity(conn, [scope], source), graph.find_entity(conn, [scope], target)
-            row = None if src is None or dst is None else conn.execute(
-                "SELECT id FROM relations WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL",
-                (src, dst, t)).fetchone()
+            row = (
+                None
+                if src is None or dst is None
+                else conn.execute(
+                    "SELECT id FROM relations WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL",
+                    (src, dst, t),
+                ).fetchone()
+            )
             if row is None:
-                raise NotFound(f"no open relation {source} -[{t}]-> {target} in the {_scope_word(scope)} scope; "
-                               "entity_get shows an entity's relations")
+                raise NotFound(
+                    f"no open relation {source} -[{t}]-> {target} in the {_scope_word(scope)} scope; "
+                    "entity_get shows an entity's relations"
+                )
             conn.execute("UPDATE relations SET valid_to = ? WHERE id = ?", (now, row[0]))
             rid = row[0]
         else:
@@ -304,13 +378,18 @@ def relate(store: Store, scope: str, source: str, relation: str, target: str, *,
                 if m.scope not in readable:
                     raise NotFound(f"no memory {memory_id} in this project or the global scope")
             rid = graph.relate(conn, scope, source, t, target, now, memory_id=memory_id, confidence=confidence)
-        r = conn.execute("SELECT id, src, dst, type, confidence, valid_from, valid_to, memory_id FROM relations "
-                         "WHERE id = ?", (rid,)).fetchone()
+        r = conn.execute(
+            "SELECT id, src, dst, type, confidence, valid_from, valid_to, memory_id FROM relations WHERE id = ?", (rid,)
+        ).fetchone()
     e = Edge(*r)
     g = Graph(store, readable)
     ends = {n.id: n for n in g.nodes([e.src, e.dst])}
-    return {"action": "closed" if close else "added", "relation": e.to_dict(),
-            "source": ends[e.src].to_dict(), "target": ends[e.dst].to_dict()}
+    return {
+        "action": "closed" if close else "added",
+        "relation": e.to_dict(),
+        "source": ends[e.src].to_dict(),
+        "target": ends[e.dst].to_dict(),
+    }
 
 
 def _scope_word(scope: str) -> str:
@@ -323,11 +402,14 @@ def most_connected(store: Store, scopes: Sequence[str]) -> int | None:
         f"SELECT e.id, (SELECT count(*) FROM relations r WHERE (r.src = e.id OR r.dst = e.id) AND r.valid_to IS NULL) "
         f"* 2 + (SELECT count(*) FROM memory_entities l WHERE l.entity_id = e.id) AS degree "
         f"FROM entities e WHERE e.scope IN ({_marks(scopes)}) ORDER BY degree DESC, e.id LIMIT 1",
-        scopes).fetchone()
+        scopes,
+    ).fetchone()
     return row[0] if row and row[1] > 0 else None
 
 
-def co_mentioned(store: Store, scopes: Sequence[str], ids: Sequence[int], per_node: int = 12) -> list[tuple[int, int, int]]:
+def co_mentioned(
+    store: Store, scopes: Sequence[str], ids: Sequence[int], per_node: int = 12
+) -> list[tuple[int, int, int]]:
     """(a, b, memories) for entities b named in the same current memories as a, the most shared first."""
     out: list[tuple[int, int, int]] = []
     for a in ids:
@@ -336,13 +418,22 @@ def co_mentioned(store: Store, scopes: Sequence[str], ids: Sequence[int], per_no
             f"ON b.memory_id = x.memory_id AND b.entity_id != x.entity_id JOIN memories m ON m.id = x.memory_id "
             f"JOIN entities e ON e.id = b.entity_id WHERE x.entity_id = ? AND m.deleted_at IS NULL "
             f"AND m.superseded_by IS NULL AND m.scope IN ({_marks(scopes)}) AND e.scope IN ({_marks(scopes)}) "
-            f"GROUP BY b.entity_id ORDER BY n DESC, b.entity_id LIMIT ?", (a, *scopes, *scopes, per_node)).fetchall()
+            f"GROUP BY b.entity_id ORDER BY n DESC, b.entity_id LIMIT ?",
+            (a, *scopes, *scopes, per_node),
+        ).fetchall()
         out += [(a, b, n) for b, n in rows]
     return out
 
 
-def subgraph(store: Store, scopes: Sequence[str], ref: str | int | None = None, *, hops: int = 2,
-             max_nodes: int = 80, memories_per_node: int = 5) -> dict[str, Any]:
+def subgraph(
+    store: Store,
+    scopes: Sequence[str],
+    ref: str | int | None = None,
+    *,
+    hops: int = 2,
+    max_nodes: int = 80,
+    memories_per_node: int = 5,
+) -> dict[str, Any]:
     """Nodes, edges and each node's memories around `ref` (default: the most connected entity),
     for drawing. Besides relations, entities named together in a memory are connected
     (`mentioned_with`): most of what people write links things that way."""
@@ -351,8 +442,10 @@ def subgraph(store: Store, scopes: Sequence[str], ref: str | int | None = None, 
     if ref is None:
         ref = most_connected(store, scopes)
         if ref is None:
-            raise NotFound("the knowledge graph is empty in this project and the global scope; entities appear "
-                           "as memories are stored (or with `maple-memory relate`)")
+            raise NotFound(
+                "the knowledge graph is empty in this project and the global scope; entities appear "
+                "as memories are stored (or with `maple-memory relate`)"
+            )
     g = Graph(store, scopes)
     start = g.resolve(ref)
     depth = {i: 0 for i in start}
@@ -365,9 +458,23 @@ def subgraph(store: Store, scopes: Sequence[str], ref: str | int | None = None, 
         linked = {(min(a, b), max(a, b)) for a, b, _ in found}
         for a, b, n in co_mentioned(store, scopes, frontier):
             if (min(a, b), max(a, b)) not in linked:
-                found.append((a, b, {"id": None, "src": min(a, b), "dst": max(a, b), "type": "mentioned_with",
-                                     "confidence": 1.0, "valid_from": None, "valid_to": None, "memory_id": None,
-                                     "count": n}))
+                found.append(
+                    (
+                        a,
+                        b,
+                        {
+                            "id": None,
+                            "src": min(a, b),
+                            "dst": max(a, b),
+                            "type": "mentioned_with",
+                            "confidence": 1.0,
+                            "valid_from": None,
+                            "valid_to": None,
+                            "memory_id": None,
+                            "count": n,
+                        },
+                    )
+                )
         nxt = []
         for a, b, e in found:
             for here, there in ((a, b), (b, a)):
@@ -387,7 +494,13 @@ def subgraph(store: Store, scopes: Sequence[str], ref: str | int | None = None, 
             break
     nodes = [{**n.to_dict(), "hops": depth[n.id]} for n in g.nodes(sorted(depth, key=lambda i: (depth[i], i)))]
     for n in nodes:
-        n["memories_shown"] = [{"id": m.id, "content": m.content[:400], "layer": m.layer,
-                                "outcome": (m.metadata.get("outcome") or {}).get("result")}
-                               for m in g.memories_of([n["id"]], memories_per_node)]
+        n["memories_shown"] = [
+            {
+                "id": m.id,
+                "content": m.content[:400],
+                "layer": m.layer,
+                "outcome": (m.metadata.get("outcome") or {}).get("result"),
+            }
+            for m in g.memories_of([n["id"]], memories_per_node)
+        ]
     return {"center": start[0], "nodes": nodes, "edges": list(edges.values()), "truncated": truncated}

@@ -26,12 +26,17 @@ class Lesson:
         return self.outcomes[-1].outcome if self.outcomes else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"memory": self.memory.to_dict(), "score": round(self.score, 6), "outcome": self.outcome,
-                "outcomes": [o.to_dict() for o in self.outcomes]}
+        return {
+            "memory": self.memory.to_dict(),
+            "score": round(self.score, 6),
+            "outcome": self.outcome,
+            "outcomes": [o.to_dict() for o in self.outcomes],
+        }
 
 
-def lessons_for(store: Store, task: str, scopes: Sequence[str], *, limit: int = 10,
-                include_open: bool = True) -> list[Lesson]:
+def lessons_for(
+    store: Store, task: str, scopes: Sequence[str], *, limit: int = 10, include_open: bool = True
+) -> list[Lesson]:
     """The past decisions most relevant to `task`, failures first, then partial successes, then
     what worked, then decisions with no outcome yet (unless `include_open` is false).
 

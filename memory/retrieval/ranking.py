@@ -57,13 +57,24 @@ class Result:
     channels: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.memory.to_dict(), "score": round(self.score, 6),
-                "channels": {k: round(v, 6) for k, v in self.channels.items() if v}}
+        return {
+            **self.memory.to_dict(),
+            "score": round(self.score, 6),
+            "channels": {k: round(v, 6) for k, v in self.channels.items() if v},
+        }
 
 
-def make_query(query: str, scopes: Sequence[str], *, limit: int = 10, layer: str | None = None,
-               category: str | None = None, since: Any = None, until: Any = None,
-               include_history: bool = False) -> Query:
+def make_query(
+    query: str,
+    scopes: Sequence[str],
+    *,
+    limit: int = 10,
+    layer: str | None = None,
+    category: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    include_history: bool = False,
+) -> Query:
     """A checked query; bad values raise InvalidInput saying what is allowed."""
     if isinstance(query, str):
         query = query.replace("\x00", " ")
@@ -75,8 +86,16 @@ def make_query(query: str, scopes: Sequence[str], *, limit: int = 10, layer: str
         raise InvalidInput(f"limit must be a whole number 1-{MAX_LIMIT}, got {limit!r}")
     if layer is not None and layer not in ("fact", "experience", "decision"):
         raise InvalidInput(f"layer must be fact, experience or decision, got {layer!r}")
-    q = Query(query, list(scopes), limit, layer, category,
-              parse_time(since, "since"), parse_time(until, "until"), include_history)
+    q = Query(
+        query,
+        list(scopes),
+        limit,
+        layer,
+        category,
+        parse_time(since, "since"),
+        parse_time(until, "until"),
+        include_history,
+    )
     if q.since is not None and q.until is not None and q.since >= q.until:
         raise InvalidInput("since must be earlier than until")
     return q
@@ -99,8 +118,15 @@ class _Cand:
     raw: dict[str, float] = field(default_factory=dict)  # channel -> raw score
 
 
-def search(store: Store, q: Query, *, record: bool = True, session_id: str | None = None,
-           segment: bool = True, vectors: bool = True) -> list[Result]:
+def search(
+    store: Store,
+    q: Query,
+    *,
+    record: bool = True,
+    session_id: str | None = None,
+    segment: bool = True,
+    vectors: bool = True,
+) -> list[Result]:
     """The best memories for `q`, best first, each with its per-channel contributions.
 
     `segment=False` keeps jieba out (its dictionary takes ~0.5 s to load): Chinese queries then
@@ -173,8 +199,9 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     _load_rows(store, cands, list(cands), where, args, rows)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
-    neighbours = _neighbours(store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt,
-                                                                    entity_ids, window)))
+    neighbours = _neighbours(
+        store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window))
+    )
     new = list(dict.fromkeys(j for js in neighbours.values() for j in js if j not in cands))
     for j in new:
         cands[j] = _Cand(j)
@@ -220,13 +247,16 @@ def _count(store: Store, scopes: Sequence[str] | None, enough: int = 0) -> int:
     since = cached[0] if cached else 0  # count only what was added since
     n = (cached[1] if cached else 0) + store.conn.execute(
         f"SELECT count(*) FROM (SELECT 1 FROM memories WHERE id > ? AND scope IN ({marks}) AND deleted_at IS NULL "
-        f"LIMIT ?)", (since, *scopes, enough or -1)).fetchone()[0]
+        f"LIMIT ?)",
+        (since, *scopes, enough or -1),
+    ).fetchone()[0]
     n = min(n, enough) if enough else n
     cache[key] = (top, n)
     return n
 
 
 # -- channels ----------------------------------------------------------------------------------
+
 
 def _filters_sql(q: Query, now: float, alias: str = "m") -> tuple[str, list[Any]]:
     where = [f"{alias}.scope IN ({','.join('?' * len(q.scopes))})", f"{alias}.deleted_at IS NULL"]
@@ -257,7 +287,9 @@ def _query_entities(store: Store, q: Query) -> list[int]:
     rows = store.conn.execute(
         f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
         f"SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
-        f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})", (*keys, *q.scopes, *keys, *q.scopes)).fetchall()
+        f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})",
+        (*keys, *q.scopes, *keys, *q.scopes),
+    ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -270,9 +302,12 @@ def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:
     """
     if not entity_ids:
         return query
-    names = [r[0] for r in store.conn.execute(
-        f"SELECT name FROM entities WHERE kind = 'person' AND id IN ({','.join('?' * len(entity_ids))})",
-        entity_ids)]
+    names = [
+        r[0]
+        for r in store.conn.execute(
+            f"SELECT name FROM entities WHERE kind = 'person' AND id IN ({','.join('?' * len(entity_ids))})", entity_ids
+        )
+    ]
     for name in sorted(names, key=len, reverse=True):
         query = re.sub(r"(?i)(?<!\w)" + re.escape(name) + r"(?:'s)?(?!\w)", "someone", query)
     return query
@@ -281,8 +316,10 @@ def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:
 def _linked(store: Store, entity_ids: list[int], where: str, args: list, pool: int) -> list[tuple[int, float]]:
     """The newest `pool` memories linked to any of the entities. One index-ordered read per
     entity, merged here: an IN over several would read and sort every link of all of them."""
-    sql = (f"SELECT l.memory_id FROM memory_entities l CROSS JOIN memories m ON m.id = l.memory_id "
-           f"WHERE l.entity_id = ? AND {where} ORDER BY l.memory_id DESC LIMIT ?")
+    sql = (
+        f"SELECT l.memory_id FROM memory_entities l CROSS JOIN memories m ON m.id = l.memory_id "
+        f"WHERE l.entity_id = ? AND {where} ORDER BY l.memory_id DESC LIMIT ?"
+    )
     ids: set[int] = set()
     for e in entity_ids:
         ids.update(r[0] for r in store.conn.execute(sql, (e, *args, pool)))
@@ -294,7 +331,8 @@ def _one_hop(store: Store, entity_ids: list[int], now: float) -> list[int]:
     rows = store.conn.execute(
         f"SELECT dst FROM relations WHERE src IN ({em}) AND (valid_to IS NULL OR valid_to > ?) UNION "
         f"SELECT src FROM relations WHERE dst IN ({em}) AND (valid_to IS NULL OR valid_to > ?)",
-        (*entity_ids, now, *entity_ids, now)).fetchall()
+        (*entity_ids, now, *entity_ids, now),
+    ).fetchall()
     seen = set(entity_ids)
     return [r[0] for r in rows if r[0] not in seen][:50]
 
@@ -303,16 +341,21 @@ def _by_mood(store: Store, moods: list[str], where: str, args: list, pool: int) 
     mm = ",".join("?" * len(moods))
     return store.conn.execute(
         f"SELECT DISTINCT m.id, 1.0 FROM memories m, json_each(m.moods) j WHERE j.value IN ({mm}) AND {where} "
-        f"ORDER BY m.intensity DESC, m.id DESC LIMIT ?", (*moods, *args, pool)).fetchall()
+        f"ORDER BY m.intensity DESC, m.id DESC LIMIT ?",
+        (*moods, *args, pool),
+    ).fetchall()
 
 
-def _in_window(store: Store, window: timeparse.Window, q: Query, where: str, args: list,
-               pool: int) -> list[tuple[int, float]]:
+def _in_window(
+    store: Store, window: timeparse.Window, q: Query, where: str, args: list, pool: int
+) -> list[tuple[int, float]]:
     """The latest `pool` memories inside the window. One read per scope down the (scope,
     occurred_at) index, merged here: with scope IN (...) SQLite would read the whole window (12k
     rows for "the last 3 months" of a 100k store) and sort it."""
-    sql = (f"SELECT m.id, m.occurred_at FROM memories m WHERE m.scope = ? AND m.occurred_at >= ? "
-           f"AND m.occurred_at < ? AND {where} ORDER BY m.occurred_at DESC LIMIT ?")
+    sql = (
+        f"SELECT m.id, m.occurred_at FROM memories m WHERE m.scope = ? AND m.occurred_at >= ? "
+        f"AND m.occurred_at < ? AND {where} ORDER BY m.occurred_at DESC LIMIT ?"
+    )
     rows: list[tuple[int, float]] = []
     for scope in q.scopes:
         rows += store.conn.execute(sql, (scope, window.start, window.end, *args, pool)).fetchall()
@@ -324,17 +367,25 @@ def _rows(store: Store, ids: Sequence[int], where: str, args: list) -> dict[int,
     """The ranking fields of these memories; None for those the filters exclude."""
     out: dict[int, tuple | None] = dict.fromkeys(ids)
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+        chunk = ids[start : start + 500]
         for row in store.conn.execute(
-                f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
-                f"m.confidence, m.last_activated_at, m.moods, m.valence FROM memories m "
-                f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {_by_rowid(where)}", (*chunk, *args)):
+            f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
+            f"m.confidence, m.last_activated_at, m.moods, m.valence FROM memories m "
+            f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {_by_rowid(where)}",
+            (*chunk, *args),
+        ):
             out[row[0]] = row
     return out
 
 
-def _load_rows(store: Store, cands: dict[int, _Cand], ids: list[int], where: str, args: list,
-               known: dict[int, tuple | None] | None = None) -> None:
+def _load_rows(
+    store: Store,
+    cands: dict[int, _Cand],
+    ids: list[int],
+    where: str,
+    args: list,
+    known: dict[int, tuple | None] | None = None,
+) -> None:
     """Fill these candidates' ranking fields (from `known` where it has them); drop those the
     filters exclude."""
     rows = known if known is not None else {}
@@ -347,8 +398,9 @@ def _load_rows(store: Store, cands: dict[int, _Cand], ids: list[int], where: str
             del cands[mid]
             continue
         c = cands[mid]
-        (c.session_id, c.parent_id, c.occurred_at, c.importance, c.pinned, c.layer, c.confidence,
-         c.activated_at) = row[1:9]
+        (c.session_id, c.parent_id, c.occurred_at, c.importance, c.pinned, c.layer, c.confidence, c.activated_at) = row[
+            1:9
+        ]
         c.moods = tuple(json.loads(row[9])) if row[9] and row[9] != "[]" else ()
         c.valence = row[10]
 
@@ -398,10 +450,12 @@ def _fill_entity_roles(store: Store, entity_ids: list[int], cands: dict[int, _Ca
     best: dict[int, float] = {}
     em = ",".join("?" * len(entity_ids))
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+        chunk = ids[start : start + 500]
         for mid, role in store.conn.execute(
-                f"SELECT memory_id, role FROM memory_entities WHERE memory_id IN ({','.join('?' * len(chunk))}) "
-                f"AND +entity_id IN ({em})", (*chunk, *entity_ids)):
+            f"SELECT memory_id, role FROM memory_entities WHERE memory_id IN ({','.join('?' * len(chunk))}) "
+            f"AND +entity_id IN ({em})",
+            (*chunk, *entity_ids),
+        ):
             best[mid] = max(best.get(mid, 0.0), ROLE_WEIGHT.get(role, 0.5))
     for mid, weight in best.items():
         cands[mid].raw["entity"] = weight
@@ -457,8 +511,15 @@ def _normalise(ch: str, have: dict[int, float]) -> dict[int, float]:
     return {i: min(1.0, max(0.0, v)) for i, v in have.items()}
 
 
-def _score_inputs(store: Store, cands: dict[int, _Cand], ids: Sequence[int], qvec: Any, felt: emotion.Emotion,
-                  entity_ids: list[int], window: timeparse.Window | None) -> dict[int, _Cand]:
+def _score_inputs(
+    store: Store,
+    cands: dict[int, _Cand],
+    ids: Sequence[int],
+    qvec: Any,
+    felt: emotion.Emotion,
+    entity_ids: list[int],
+    window: timeparse.Window | None,
+) -> dict[int, _Cand]:
     """Complete the raw channel scores of the candidates `ids`, whichever channel found them."""
     fill = {i: cands[i] for i in ids if i in cands}  # _load_rows drops what the filters exclude
     if qvec is not None:
@@ -475,23 +536,28 @@ def _score_inputs(store: Store, cands: dict[int, _Cand], ids: Sequence[int], qve
     return cands
 
 
-def _neighbours(store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
-                top: int = 30, span: int = 2) -> dict[int, list[int]]:
+def _neighbours(
+    store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]], top: int = 30, span: int = 2
+) -> dict[int, list[int]]:
     """For the strongest candidates: the turns up to `span` either side in their session, and
     their chunk parent. The turn right after comes first in each list."""
     base = {i: sum(c.values()) for i, c in contrib.items()}
     strongest = sorted(base, key=lambda i: -base[i])[:top]
     if strongest:  # whether each holds a question (then the turn after it likely answers it)
-        for mid, asks in store.conn.execute(f"SELECT id, instr(content, '?') > 0 FROM memories WHERE id IN "
-                                            f"({','.join('?' * len(strongest))})", strongest):
+        for mid, asks in store.conn.execute(
+            f"SELECT id, instr(content, '?') > 0 FROM memories WHERE id IN ({','.join('?' * len(strongest))})",
+            strongest,
+        ):
             cands[mid].asks = bool(asks)
     # Both sides of every session in one statement (60 statements cost more than their reads).
     parts, args = [], []
     for i in strongest:
         if cands[i].session_id is not None:
             for op, order in ((">", "ASC"), ("<", "DESC")):
-                parts.append(f"SELECT * FROM (SELECT ?, id FROM memories WHERE session_id = ? AND id {op} ? "
-                             f"ORDER BY id {order} LIMIT {span})")
+                parts.append(
+                    f"SELECT * FROM (SELECT ?, id FROM memories WHERE session_id = ? AND id {op} ? "
+                    f"ORDER BY id {order} LIMIT {span})"
+                )
                 args += [i, cands[i].session_id, i]
     around: dict[int, list[int]] = {}
     if parts:
@@ -507,8 +573,9 @@ def _neighbours(store: Store, cands: dict[int, _Cand], contrib: dict[int, dict[s
     return out
 
 
-def _context(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
-             neighbours: dict[int, list[int]]) -> None:
+def _context(
+    cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]], neighbours: dict[int, list[int]]
+) -> None:
     """Neighbouring turns and chunk parents lift each other; strong sessions lift their members."""
     w_ctx = cfg.search_weights.get("context", 0.0)
     w_sess = cfg.search_weights.get("session", 0.0)
@@ -539,8 +606,7 @@ def _context(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]],
             if c.session_id is not None:
                 by_session.setdefault(c.session_id, []).append(sum(contrib[i].values()))
         # The mean of the three best (the same sum, in the same order, as sorting would give).
-        strength = {s: (sum(v) if len(v) < 3 else sum(sorted(v, reverse=True)[:3])) / 3
-                    for s, v in by_session.items()}
+        strength = {s: (sum(v) if len(v) < 3 else sum(sorted(v, reverse=True)[:3])) / 3 for s, v in by_session.items()}
         for i, c in cands.items():
             if c.session_id is not None and strength.get(c.session_id, 0) > 0:
                 contrib[i]["session"] = w_sess * strength[c.session_id]

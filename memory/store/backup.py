@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import memory.store.db as db
+import memory.store.schema as schema
 from memory.config import Config
 from memory.embed import Embedder, to_blob
 from memory.errors import InvalidInput, NotFound, StoreUnavailable
@@ -40,6 +41,7 @@ REINDEX_TABLE = "memory_vec_reindex"
 
 
 # -- backup --------------------------------------------------------------------------------------
+
 
 def backup_dir(config: Config) -> Path:
     return config.home / "backups"
@@ -63,8 +65,13 @@ class BackupResult:
         return {"file": str(self.path), "bytes": self.bytes, "removed": [str(p) for p in self.removed]}
 
 
-def backup(store: Store, *, keep: int | None = None, folder: Path | None = None,
-           progress: Callable[[int, int], None] | None = None) -> BackupResult:
+def backup(
+    store: Store,
+    *,
+    keep: int | None = None,
+    folder: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> BackupResult:
     """Write a consistent copy of the open database and keep only the newest `keep` copies."""
     cfg = store.config
     keep = cfg.backup_keep if keep is None else keep
@@ -85,8 +92,11 @@ def backup(store: Store, *, keep: int | None = None, folder: Path | None = None,
     try:
         # pages=-1: one step inside one read transaction, so concurrent writers cannot make the
         # copy restart or tear; WAL lets them carry on meanwhile.
-        store.conn.backup(dest, pages=-1, progress=(lambda status, remaining, total: progress(total - remaining, total))
-                          if progress else None)
+        store.conn.backup(
+            dest,
+            pages=-1,
+            progress=(lambda status, remaining, total: progress(total - remaining, total)) if progress else None,
+        )
         dest.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
         check = dest.execute("PRAGMA quick_check").fetchone()[0]
     except db.DatabaseError as e:
@@ -96,8 +106,9 @@ def backup(store: Store, *, keep: int | None = None, folder: Path | None = None,
     dest.close()
     if check != "ok":
         target.unlink(missing_ok=True)
-        raise StoreUnavailable(f"the backup copy failed its check ({check}); the database itself may be damaged: "
-                               "run `maple-memory doctor`")
+        raise StoreUnavailable(
+            f"the backup copy failed its check ({check}); the database itself may be damaged: run `maple-memory doctor`"
+        )
     removed = []
     for old in [p for p in list_backups(cfg) if p.parent == folder][keep:]:
         old.unlink(missing_ok=True)
@@ -118,9 +129,11 @@ def verify_backup(path: Path) -> dict[str, Any]:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = {"memories", "migrations", "meta"} - tables
         if check != "ok" or missing:
-            raise InvalidInput(f"{path} is not a usable MAPLE backup ("
-                               + (f"integrity check: {check}" if check != "ok" else f"missing tables {sorted(missing)}")
-                               + "); choose another with `maple-memory backup --list`")
+            raise InvalidInput(
+                f"{path} is not a usable MAPLE backup ("
+                + (f"integrity check: {check}" if check != "ok" else f"missing tables {sorted(missing)}")
+                + "); choose another with `maple-memory backup --list`"
+            )
         memories = conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0]
         migrations = conn.execute("SELECT max(id) FROM migrations").fetchone()[0]
     except db.DatabaseError as e:
@@ -137,8 +150,12 @@ def restore_backup(store: Store, path: Path, *, dry_run: bool = False) -> dict[s
     """
     info = verify_backup(path)
     current = store.count()
-    report = {"dry_run": dry_run, "backup": info, "memories_now": current,
-              "why": f"the database would go from {current} to {info['memories']} memories"}
+    report = {
+        "dry_run": dry_run,
+        "backup": info,
+        "memories_now": current,
+        "why": f"the database would go from {current} to {info['memories']} memories",
+    }
     if dry_run:
         return report
     safety = backup(store, keep=max(store.config.backup_keep, 1) + 1)
@@ -149,13 +166,14 @@ def restore_backup(store: Store, path: Path, *, dry_run: bool = False) -> dict[s
         raise StoreUnavailable(f"restoring {path} failed ({e}); the previous content is in {safety.path}") from e
     finally:
         src.close()
-    db.migrate(store.conn, store.tx)  # a backup from an older release gets today's schema
+    schema.migrate(store.conn, store.tx)  # a backup from an older release gets today's schema
     store._load_vector_meta()
     report.update({"restored": True, "previous_content": str(safety.path), "memories": store.count()})
     return report
 
 
 # -- export digest -------------------------------------------------------------------------------
+
 
 def export_digest(records: Iterable[dict[str, Any]]) -> tuple[str, int]:
     """(sha256 hex, count) over canonical JSON of every field of every exported record.
@@ -180,6 +198,7 @@ def export_digest(records: Iterable[dict[str, Any]]) -> tuple[str, int]:
 
 # -- reindex -------------------------------------------------------------------------------------
 
+
 @dataclass
 class ReindexReport:
     model: str
@@ -200,9 +219,15 @@ def _meta(store: Store, key: str) -> str | None:
     return row[0] if row else None
 
 
-def reindex(store: Store, embedder: Embedder, *, batch: int = 256, dry_run: bool = False,
-            progress: Callable[[int, int], None] | None = None,
-            checkpoint: Callable[[], None] | None = None) -> ReindexReport:
+def reindex(
+    store: Store,
+    embedder: Embedder,
+    *,
+    batch: int = 256,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> ReindexReport:
     """Re-embed every memory with `embedder` and swap the vector index (resumable).
 
     Open `store` without an embedder (Store.open refuses a model the database was not built with).
@@ -215,17 +240,23 @@ def reindex(store: Store, embedder: Embedder, *, batch: int = 256, dry_run: bool
     if _meta(store, "reindex_model") != embedder.name:  # a new target model: start afresh
         with store.tx.atomic() as conn:
             conn.execute(f"DROP TABLE IF EXISTS {REINDEX_TABLE}")
-            conn.execute("DELETE FROM meta WHERE key IN ('reindex_model', 'reindex_dim', 'reindex_through', "
-                         "'reindex_started_at')")
-            conn.execute("INSERT INTO meta (key, value) VALUES ('reindex_model', ?), ('reindex_through', '0'), "
-                         "('reindex_started_at', ?)", (embedder.name, repr(store.clock())))
+            conn.execute(
+                "DELETE FROM meta WHERE key IN ('reindex_model', 'reindex_dim', 'reindex_through', "
+                "'reindex_started_at')"
+            )
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('reindex_model', ?), ('reindex_through', '0'), "
+                "('reindex_started_at', ?)",
+                (embedder.name, repr(store.clock())),
+            )
     through = int(_meta(store, "reindex_through") or 0)
     started = float(_meta(store, "reindex_started_at") or store.clock())
     report.resumed_from = c.execute("SELECT count(*) FROM memories WHERE id <= ?", (through,)).fetchone()[0]
     done = report.resumed_from
     while True:
-        rows = c.execute("SELECT id, scope, content FROM memories WHERE id > ? ORDER BY id LIMIT ?",
-                         (through, batch)).fetchall()
+        rows = c.execute(
+            "SELECT id, scope, content FROM memories WHERE id > ? ORDER BY id LIMIT ?", (through, batch)
+        ).fetchall()
         if not rows:
             break
         _embed_into(store, embedder, rows)
@@ -239,11 +270,13 @@ def reindex(store: Store, embedder: Embedder, *, batch: int = 256, dry_run: bool
         if checkpoint:
             checkpoint()
     # Memories whose text may have changed after their batch was embedded: updated since the start.
-    changed = c.execute("SELECT id, scope, content FROM memories WHERE updated_at >= ? AND updated_at > created_at "
-                        "AND id <= ?", (started, through)).fetchall()
+    changed = c.execute(
+        "SELECT id, scope, content FROM memories WHERE updated_at >= ? AND updated_at > created_at AND id <= ?",
+        (started, through),
+    ).fetchall()
     for start in range(0, len(changed), batch):
-        _embed_into(store, embedder, changed[start:start + batch])
-        report.embedded += len(changed[start:start + batch])
+        _embed_into(store, embedder, changed[start : start + batch])
+        report.embedded += len(changed[start : start + batch])
     _swap(store, embedder)
     report.swapped = True
     return report
@@ -255,19 +288,25 @@ def _embed_into(store: Store, embedder: Embedder, rows: list[tuple[int, str, str
     if _meta(store, "reindex_dim") is None:
         coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
         with store.tx.atomic() as conn:
-            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {REINDEX_TABLE} USING vec0("
-                         f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})")
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {REINDEX_TABLE} USING vec0("
+                f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})"
+            )
             conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('reindex_dim', ?)", (str(dim),))
     with store.tx.atomic() as conn:
         for (mid, scope, _), vec in zip(rows, vectors):
             blob = to_blob(vec)
             conn.execute(f"DELETE FROM {REINDEX_TABLE} WHERE rowid = ?", (mid,))
             if dim % 8 == 0:
-                conn.execute(f"INSERT INTO {REINDEX_TABLE} (rowid, embedding, scope, coarse) "
-                             "VALUES (?, ?, ?, vec_quantize_binary(?))", (mid, blob, scope, blob))
+                conn.execute(
+                    f"INSERT INTO {REINDEX_TABLE} (rowid, embedding, scope, coarse) "
+                    "VALUES (?, ?, ?, vec_quantize_binary(?))",
+                    (mid, blob, scope, blob),
+                )
             else:
-                conn.execute(f"INSERT INTO {REINDEX_TABLE} (rowid, embedding, scope) VALUES (?, ?, ?)",
-                             (mid, blob, scope))
+                conn.execute(
+                    f"INSERT INTO {REINDEX_TABLE} (rowid, embedding, scope) VALUES (?, ?, ?)", (mid, blob, scope)
+                )
 
 
 def _swap(store: Store, embedder: Embedder) -> None:
@@ -280,15 +319,22 @@ def _swap(store: Store, embedder: Embedder) -> None:
         else:
             coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
             conn.execute("DROP TABLE IF EXISTS memory_vec")
-            conn.execute(f"CREATE VIRTUAL TABLE memory_vec USING vec0(embedding float[{dim}] distance_metric=cosine, "
-                         f"scope text{coarse})")
+            conn.execute(
+                f"CREATE VIRTUAL TABLE memory_vec USING vec0(embedding float[{dim}] distance_metric=cosine, "
+                f"scope text{coarse})"
+            )
             cols = "rowid, embedding, scope" + (", coarse" if dim % 8 == 0 else "")
-            conn.execute(f"INSERT INTO memory_vec ({cols}) SELECT {cols} FROM {REINDEX_TABLE} "
-                         "WHERE rowid IN (SELECT id FROM memories)")
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), ('embedding_dim', ?)",
-                         (embedder.name, str(dim)))
+            conn.execute(
+                f"INSERT INTO memory_vec ({cols}) SELECT {cols} FROM {REINDEX_TABLE} "
+                "WHERE rowid IN (SELECT id FROM memories)"
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), ('embedding_dim', ?)",
+                (embedder.name, str(dim)),
+            )
         conn.execute(f"DROP TABLE IF EXISTS {REINDEX_TABLE}")
-        conn.execute("DELETE FROM meta WHERE key IN ('reindex_model', 'reindex_dim', 'reindex_through', "
-                     "'reindex_started_at')")
+        conn.execute(
+            "DELETE FROM meta WHERE key IN ('reindex_model', 'reindex_dim', 'reindex_through', 'reindex_started_at')"
+        )
         conn.execute("DELETE FROM entity_vectors WHERE model != ?", (embedder.name,))
     store._load_vector_meta()

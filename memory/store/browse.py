@@ -52,6 +52,7 @@ def status_of(m: Memory, now: float) -> str:
 
 # -- listing ----------------------------------------------------------------------------------
 
+
 @dataclass
 class Page:
     memories: list[Memory]
@@ -71,18 +72,33 @@ def _decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
         if not isinstance(last_id, int) or not isinstance(key, (int, float)):
             raise ValueError
     except (ValueError, TypeError):
-        raise InvalidInput("cursor is not one this listing returned; pass next_cursor unchanged, "
-                           "or leave it out to start from the first page") from None
+        raise InvalidInput(
+            "cursor is not one this listing returned; pass next_cursor unchanged, "
+            "or leave it out to start from the first page"
+        ) from None
     if was != sort:
-        raise InvalidInput(f"this cursor pages a listing sorted by {was!r}, not {sort!r}; "
-                           f"keep sort={was!r} or leave the cursor out to start over")
+        raise InvalidInput(
+            f"this cursor pages a listing sorted by {was!r}, not {sort!r}; "
+            f"keep sort={was!r} or leave the cursor out to start over"
+        )
     return key, last_id
 
 
-def list_memories(store: Store, scopes: Sequence[str], *, layer: str | None = None,
-                  category: str | None = None, subject: str | None = None, tag: str | None = None,
-                  pinned: bool | None = None, status: str = "current", sort: str = "newest",
-                  limit: int = 20, cursor: str | None = None, after: int | None = None) -> Page:
+def list_memories(
+    store: Store,
+    scopes: Sequence[str],
+    *,
+    layer: str | None = None,
+    category: str | None = None,
+    subject: str | None = None,
+    tag: str | None = None,
+    pinned: bool | None = None,
+    status: str = "current",
+    sort: str = "newest",
+    limit: int = 20,
+    cursor: str | None = None,
+    after: int | None = None,
+) -> Page:
     """One page of the memories in `scopes` that pass the filters, in `sort` order.
 
     `status`: current (the default: not archived, not superseded, not expired), history
@@ -137,8 +153,10 @@ def list_memories(store: Store, scopes: Sequence[str], *, layer: str | None = No
         op = "<" if direction == "DESC" else ">"
         where.append(f"({key} {op} ? OR ({key} = ? AND id {op} ?))")
         args += [last_key, last_key, last_id]
-    sql = (f"SELECT {MEMORY_COLUMNS}, {key} FROM memories WHERE {' AND '.join(where)} "
-           f"ORDER BY {key} {direction}, id {direction} LIMIT ?")
+    sql = (
+        f"SELECT {MEMORY_COLUMNS}, {key} FROM memories WHERE {' AND '.join(where)} "
+        f"ORDER BY {key} {direction}, id {direction} LIMIT ?"
+    )
     rows = store.conn.execute(sql, (*args, limit + 1)).fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -152,6 +170,7 @@ def list_memories(store: Store, scopes: Sequence[str], *, layer: str | None = No
 
 # -- statistics -------------------------------------------------------------------------------
 
+
 def scoped_stats(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
     """Counts, sizes and upkeep state for `scopes` only (other projects are not even named)."""
     c = store.conn
@@ -160,40 +179,67 @@ def scoped_stats(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
     live = f"scope IN ({marks}) AND deleted_at IS NULL AND parent_id IS NULL"
 
     def by(column: str) -> dict[str, int]:
-        return dict(c.execute(f"SELECT {column}, count(*) FROM memories WHERE {live} "
-                              f"AND superseded_by IS NULL AND (valid_to IS NULL OR valid_to > ?) "
-                              f"GROUP BY {column} ORDER BY count(*) DESC", (*scopes, now)).fetchall())
+        return dict(
+            c.execute(
+                f"SELECT {column}, count(*) FROM memories WHERE {live} "
+                f"AND superseded_by IS NULL AND (valid_to IS NULL OR valid_to > ?) "
+                f"GROUP BY {column} ORDER BY count(*) DESC",
+                (*scopes, now),
+            ).fetchall()
+        )
 
     one = lambda sql, *a: c.execute(sql, a).fetchone()[0]  # noqa: E731
     current = sum(by("layer").values())
-    outcomes = dict(c.execute(
-        f"SELECT o.outcome, count(*) FROM decision_outcomes o JOIN memories m ON m.id = o.memory_id "
-        f"WHERE m.scope IN ({marks}) AND m.deleted_at IS NULL AND o.id = (SELECT max(id) FROM decision_outcomes "
-        f"WHERE memory_id = o.memory_id) GROUP BY o.outcome", scopes).fetchall())
+    outcomes = dict(
+        c.execute(
+            f"SELECT o.outcome, count(*) FROM decision_outcomes o JOIN memories m ON m.id = o.memory_id "
+            f"WHERE m.scope IN ({marks}) AND m.deleted_at IS NULL AND o.id = (SELECT max(id) FROM decision_outcomes "
+            f"WHERE memory_id = o.memory_id) GROUP BY o.outcome",
+            scopes,
+        ).fetchall()
+    )
     decisions = one(f"SELECT count(*) FROM memories WHERE {live} AND layer = 'decision'", *scopes)
-    upkeep = dict(c.execute("SELECT key, value FROM meta WHERE key IN ('last_maintenance', "
-                            "'last_maintenance_counts')").fetchall())
+    upkeep = dict(
+        c.execute("SELECT key, value FROM meta WHERE key IN ('last_maintenance', 'last_maintenance_counts')").fetchall()
+    )
     wal = store.path.with_name(store.path.name + "-wal")
     page_bytes = one("PRAGMA page_count") * one("PRAGMA page_size")
     return {
         "scopes": list(scopes),
         "memories": current,
-        "history": one(f"SELECT count(*) FROM memories WHERE {live} AND NOT (superseded_by IS NULL "
-                       f"AND (valid_to IS NULL OR valid_to > ?))", *scopes, now),
-        "archived": one(f"SELECT count(*) FROM memories WHERE scope IN ({marks}) AND deleted_at IS NOT NULL "
-                        f"AND parent_id IS NULL", *scopes),
+        "history": one(
+            f"SELECT count(*) FROM memories WHERE {live} AND NOT (superseded_by IS NULL "
+            f"AND (valid_to IS NULL OR valid_to > ?))",
+            *scopes,
+            now,
+        ),
+        "archived": one(
+            f"SELECT count(*) FROM memories WHERE scope IN ({marks}) AND deleted_at IS NOT NULL AND parent_id IS NULL",
+            *scopes,
+        ),
         "pinned": one(f"SELECT count(*) FROM memories WHERE {live} AND pinned = 1", *scopes),
-        "by_layer": by("layer"), "by_scope": by("scope"), "by_category": by("category"),
-        "decisions": {"total": decisions, "open": decisions - sum(outcomes.get(k, 0) for k in
-                                                                  ("worked", "failed", "partial")),
-                      **{k: outcomes.get(k, 0) for k in ("worked", "failed", "partial")}},
+        "by_layer": by("layer"),
+        "by_scope": by("scope"),
+        "by_category": by("category"),
+        "decisions": {
+            "total": decisions,
+            "open": decisions - sum(outcomes.get(k, 0) for k in ("worked", "failed", "partial")),
+            **{k: outcomes.get(k, 0) for k in ("worked", "failed", "partial")},
+        },
         "entities": one(f"SELECT count(*) FROM entities WHERE scope IN ({marks})", *scopes),
-        "relations": one(f"SELECT count(*) FROM relations r JOIN entities e ON e.id = r.src "
-                         f"WHERE e.scope IN ({marks}) AND (r.valid_to IS NULL OR r.valid_to > ?)", *scopes, now),
-        "versions": one(f"SELECT count(*) FROM memory_versions v JOIN memories m ON m.id = v.memory_id "
-                        f"WHERE m.scope IN ({marks})", *scopes),
-        "content_bytes": one(f"SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM memories "
-                             f"WHERE scope IN ({marks})", *scopes),
+        "relations": one(
+            f"SELECT count(*) FROM relations r JOIN entities e ON e.id = r.src "
+            f"WHERE e.scope IN ({marks}) AND (r.valid_to IS NULL OR r.valid_to > ?)",
+            *scopes,
+            now,
+        ),
+        "versions": one(
+            f"SELECT count(*) FROM memory_versions v JOIN memories m ON m.id = v.memory_id WHERE m.scope IN ({marks})",
+            *scopes,
+        ),
+        "content_bytes": one(
+            f"SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM memories WHERE scope IN ({marks})", *scopes
+        ),
         # The file holds every project's memories; its size is shown, its other contents are not.
         "database_bytes": page_bytes + (wal.stat().st_size if wal.exists() else 0),
         "last_maintenance": upkeep.get("last_maintenance"),
@@ -210,5 +256,8 @@ def _without_vectors(store: Store, scopes: Sequence[str]) -> int:
     marks = _marks(scopes)
     if not store.has_vectors:
         return store.conn.execute(f"SELECT count(*) FROM memories WHERE scope IN ({marks})", scopes).fetchone()[0]
-    return store.conn.execute(f"SELECT count(*) FROM memories m WHERE m.scope IN ({marks}) AND NOT EXISTS "
-                              f"(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)", scopes).fetchone()[0]
+    return store.conn.execute(
+        f"SELECT count(*) FROM memories m WHERE m.scope IN ({marks}) AND NOT EXISTS "
+        f"(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)",
+        scopes,
+    ).fetchone()[0]

@@ -48,9 +48,19 @@ def decision_text(chosen: str, why: str, alternatives: Sequence[str] = ()) -> st
     return text
 
 
-def record_decision(store: Store, chosen: str, why: str, *, scope: str, alternatives: Sequence[str] = (),
-                    subject: str | None = None, category: str = "decision", importance: int = 3,
-                    tags: Sequence[str] = (), context: str | None = None) -> Memory:
+def record_decision(
+    store: Store,
+    chosen: str,
+    why: str,
+    *,
+    scope: str,
+    alternatives: Sequence[str] = (),
+    subject: str | None = None,
+    category: str = "decision",
+    importance: int = 3,
+    tags: Sequence[str] = (),
+    context: str | None = None,
+) -> Memory:
     """Store a decision as one memory in the decision layer."""
     if not isinstance(chosen, str) or not _clause(chosen):
         raise InvalidInput("say what was chosen (chosen is empty)")
@@ -58,13 +68,25 @@ def record_decision(store: Store, chosen: str, why: str, *, scope: str, alternat
         raise InvalidInput("say why it was chosen (why is empty): the reason is what makes a decision reusable")
     if len(alternatives) > MAX_ALTERNATIVES:
         raise InvalidInput(f"at most {MAX_ALTERNATIVES} alternatives, got {len(alternatives)}")
-    parts: dict[str, Any] = {"chosen": _clause(chosen), "why": _clause(why),
-                             "alternatives": [_clause(a) for a in alternatives if _clause(a)]}
+    parts: dict[str, Any] = {
+        "chosen": _clause(chosen),
+        "why": _clause(why),
+        "alternatives": [_clause(a) for a in alternatives if _clause(a)],
+    }
     if context:
         parts["context"] = " ".join(context.split())
-    return store.add(NewMemory(content=decision_text(chosen, why, alternatives), layer="decision",
-                               category=category, subject=subject, scope=scope, importance=importance,
-                               tags=list(tags), metadata={"decision": parts}))
+    return store.add(
+        NewMemory(
+            content=decision_text(chosen, why, alternatives),
+            layer="decision",
+            category=category,
+            subject=subject,
+            scope=scope,
+            importance=importance,
+            tags=list(tags),
+            metadata={"decision": parts},
+        )
+    )
 
 
 @dataclass
@@ -76,8 +98,13 @@ class Outcome:
     recorded_at: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "memory_id": self.memory_id, "outcome": self.outcome, "notes": self.notes,
-                "recorded_at": iso(self.recorded_at)}
+        return {
+            "id": self.id,
+            "memory_id": self.memory_id,
+            "outcome": self.outcome,
+            "notes": self.notes,
+            "recorded_at": iso(self.recorded_at),
+        }
 
 
 def outcomes_of(store: Store, memory_ids: Sequence[int]) -> dict[int, list[Outcome]]:
@@ -85,10 +112,12 @@ def outcomes_of(store: Store, memory_ids: Sequence[int]) -> dict[int, list[Outco
     out: dict[int, list[Outcome]] = {i: [] for i in memory_ids}
     ids = list(memory_ids)
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+        chunk = ids[start : start + 500]
         for row in store.conn.execute(
-                f"SELECT id, memory_id, outcome, notes, recorded_at FROM decision_outcomes "
-                f"WHERE memory_id IN ({','.join('?' * len(chunk))}) ORDER BY recorded_at, id", chunk):
+            f"SELECT id, memory_id, outcome, notes, recorded_at FROM decision_outcomes "
+            f"WHERE memory_id IN ({','.join('?' * len(chunk))}) ORDER BY recorded_at, id",
+            chunk,
+        ):
             out[row[1]].append(Outcome(*row))
     return out
 
@@ -96,19 +125,26 @@ def outcomes_of(store: Store, memory_ids: Sequence[int]) -> dict[int, list[Outco
 def _readable_decision(store: Store, memory_id: int, scopes: Sequence[str]) -> Memory:
     m = store.get(memory_id, include_deleted=True)
     if m.scope not in scopes:
-        raise NotFound(f"no memory {memory_id} in this project or the global scope; lessons_for or "
-                       "memory_search (layer 'decision') finds decisions")
+        raise NotFound(
+            f"no memory {memory_id} in this project or the global scope; lessons_for or "
+            "memory_search (layer 'decision') finds decisions"
+        )
     if m.layer != "decision":
-        raise InvalidInput(f"memory {memory_id} is a {m.layer}, not a decision; record the decision first "
-                           "with decision_record, then its outcome")
+        raise InvalidInput(
+            f"memory {memory_id} is a {m.layer}, not a decision; record the decision first "
+            "with decision_record, then its outcome"
+        )
     if m.deleted_at is not None:
-        raise InvalidInput(f"decision {memory_id} is archived; restore it (`maple-memory restore {memory_id}`) "
-                           "before recording its outcome")
+        raise InvalidInput(
+            f"decision {memory_id} is archived; restore it (`maple-memory restore {memory_id}`) "
+            "before recording its outcome"
+        )
     return m
 
 
-def record_outcome(store: Store, memory_id: int, outcome: str, notes: str = "", *,
-                   scopes: Sequence[str]) -> tuple[Memory, Outcome]:
+def record_outcome(
+    store: Store, memory_id: int, outcome: str, notes: str = "", *, scopes: Sequence[str]
+) -> tuple[Memory, Outcome]:
     """Record how a decision turned out; the decision's memory then carries the latest outcome."""
     if outcome not in OUTCOMES:
         raise InvalidInput(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
@@ -121,16 +157,18 @@ def record_outcome(store: Store, memory_id: int, outcome: str, notes: str = "", 
     with store.tx.atomic() as conn:
         m = _readable_decision(store, memory_id, scopes)
         now = store.clock()
-        oid = conn.execute("INSERT INTO decision_outcomes (memory_id, outcome, notes, recorded_at) "
-                           "VALUES (?, ?, ?, ?)", (memory_id, outcome, notes, now)).lastrowid
+        oid = conn.execute(
+            "INSERT INTO decision_outcomes (memory_id, outcome, notes, recorded_at) VALUES (?, ?, ?, ?)",
+            (memory_id, outcome, notes, now),
+        ).lastrowid
         count = conn.execute("SELECT count(*) FROM decision_outcomes WHERE memory_id = ?", (memory_id,)).fetchone()[0]
         metadata = dict(m.metadata)
         metadata["outcome"] = {"result": outcome, "notes": notes, "at": iso(now), "count": count}
-        changes: dict[str, Any] = {
-            "tags": [t for t in m.tags if not t.startswith("outcome-")] + [f"outcome-{outcome}"]}
+        changes: dict[str, Any] = {"tags": [t for t in m.tags if not t.startswith("outcome-")] + [f"outcome-{outcome}"]}
         if outcome == "failed":
-            metadata["warning"] = ("This decision failed" + (f": {notes}" if notes else "") +
-                                   ". Do not repeat it without addressing why.")
+            metadata["warning"] = (
+                "This decision failed" + (f": {notes}" if notes else "") + ". Do not repeat it without addressing why."
+            )
             changes["importance"] = max(m.importance, FAILED_IMPORTANCE)
         else:
             metadata.pop("warning", None)  # a later success lifts the warning; the history keeps it

@@ -24,42 +24,50 @@ def find_entity(conn, scope_list: Sequence[str], name: str) -> int | None:
         if row:
             return row[0]
         # CROSS JOIN keeps aliases first: otherwise SQLite walks every entity in the scope.
-        row = conn.execute("SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
-                           "WHERE a.norm = ? AND e.scope = ? LIMIT 1", (n, scope)).fetchone()
+        row = conn.execute(
+            "SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
+            "WHERE a.norm = ? AND e.scope = ? LIMIT 1",
+            (n, scope),
+        ).fetchone()
         if row:
             return row[0]
     return None
 
 
-def upsert_entity(conn, scope: str, name: str, kind: str, now: float,
-                  aliases: Iterable[str] = ()) -> int:
+def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: Iterable[str] = ()) -> int:
     name = " ".join(name.split())
     if not name or len(name) > 200:
         raise InvalidInput("entity name must be 1-200 characters")
     eid = find_entity(conn, [scope], name)
     if eid is None:
-        eid = conn.execute("INSERT INTO entities (scope, name, norm, kind, created_at) VALUES (?, ?, ?, ?, ?)",
-                           (scope, name, norm(name), kind or "thing", now)).lastrowid
+        eid = conn.execute(
+            "INSERT INTO entities (scope, name, norm, kind, created_at) VALUES (?, ?, ?, ?, ?)",
+            (scope, name, norm(name), kind or "thing", now),
+        ).lastrowid
     elif kind and kind not in ("thing", "name"):
         # A more specific kind wins: a name first seen in passing, later seen speaking, is a person.
         conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind IN ('thing', 'name')", (kind, eid))
     for alias in aliases:
         if alias and norm(alias) != norm(name):
-            conn.execute("INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
-                         (eid, alias, norm(alias)))
+            conn.execute(
+                "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
+                (eid, alias, norm(alias)),
+            )
     return eid
 
 
-def link_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float,
-               resolved: dict | None = None) -> list[int]:
+def link_names(
+    conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float, resolved: dict | None = None
+) -> list[int]:
     """Link a memory to entities given as (name, kind) or (name, kind, role)."""
     links = resolve_names(conn, memory_id, scope, entities, now, resolved)
     insert_links(conn, links)
     return [eid for _, eid, _ in links]
 
 
-def resolve_names(conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float,
-                  resolved: dict | None = None) -> list[tuple[int, int, str]]:
+def resolve_names(
+    conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float, resolved: dict | None = None
+) -> list[tuple[int, int, str]]:
     """The (memory id, entity id, role) links of `link_names`, creating the entities but not the links.
 
     `resolved` caches (scope, name, kind) -> entity id across the memories of one transaction,
@@ -82,30 +90,44 @@ def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
     conn.executemany("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)", links)
 
 
-def relate(conn, scope: str, src: str, rel_type: str, dst: str, now: float, *,
-           memory_id: int | None = None, confidence: float = 1.0, valid_from: float | None = None) -> int:
+def relate(
+    conn,
+    scope: str,
+    src: str,
+    rel_type: str,
+    dst: str,
+    now: float,
+    *,
+    memory_id: int | None = None,
+    confidence: float = 1.0,
+    valid_from: float | None = None,
+) -> int:
     """Add the relation src -[rel_type]-> dst (creating either entity), unless it is already open."""
     rel_type = "_".join(rel_type.lower().split())
     if not rel_type or len(rel_type) > 64:
         raise InvalidInput("relation type must be 1-64 characters")
     s = upsert_entity(conn, scope, src, "thing", now)
     d = upsert_entity(conn, scope, dst, "thing", now)
-    row = conn.execute("SELECT id FROM relations WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL",
-                       (s, d, rel_type)).fetchone()
+    row = conn.execute(
+        "SELECT id FROM relations WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL", (s, d, rel_type)
+    ).fetchone()
     if row:
         return row[0]
-    return conn.execute("INSERT INTO relations (src, dst, type, confidence, valid_from, memory_id, created_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (s, d, rel_type, confidence, valid_from if valid_from is not None else now,
-                         memory_id, now)).lastrowid
+    return conn.execute(
+        "INSERT INTO relations (src, dst, type, confidence, valid_from, memory_id, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (s, d, rel_type, confidence, valid_from if valid_from is not None else now, memory_id, now),
+    ).lastrowid
 
 
 def close_relation(conn, scope_list: Sequence[str], src: str, rel_type: str, dst: str, now: float) -> int:
     s, d = find_entity(conn, scope_list, src), find_entity(conn, scope_list, dst)
     if s is None or d is None:
         raise NotFound(f"no entity {src if s is None else dst!r}; entity_get lists what exists")
-    return conn.execute("UPDATE relations SET valid_to = ? WHERE src = ? AND dst = ? AND type = ? "
-                        "AND valid_to IS NULL", (now, s, d, "_".join(rel_type.lower().split()))).rowcount
+    return conn.execute(
+        "UPDATE relations SET valid_to = ? WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL",
+        (now, s, d, "_".join(rel_type.lower().split())),
+    ).rowcount
 
 
 def entity_dict(conn, eid: int) -> dict:
@@ -113,5 +135,11 @@ def entity_dict(conn, eid: int) -> dict:
     if row is None:
         raise NotFound(f"no entity {eid}")
     aliases = [r[0] for r in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (eid,))]
-    return {"id": row[0], "scope": row[1], "name": row[2], "kind": row[3], "aliases": aliases,
-            "metadata": json.loads(row[4])}
+    return {
+        "id": row[0],
+        "scope": row[1],
+        "name": row[2],
+        "kind": row[3],
+        "aliases": aliases,
+        "metadata": json.loads(row[4]),
+    }

@@ -15,8 +15,15 @@ from memory.lang import text
 from memory.store.memories import Store
 
 
-def keyword_hits(store: Store, terms: list[str], scopes: Sequence[str], pool: int, where: str = "",
-                 args: Sequence[Any] = (), narrowed: bool = False) -> list[tuple[int, float]]:
+def keyword_hits(
+    store: Store,
+    terms: list[str],
+    scopes: Sequence[str],
+    pool: int,
+    where: str = "",
+    args: Sequence[Any] = (),
+    narrowed: bool = False,
+) -> list[tuple[int, float]]:
     """The `pool` memories best matching any of `terms` (FTS5 literals) as (id, BM25 score), best
     first, mostly from `scopes`: the caller filters what it keeps. `where`/`args` are the caller's
     conditions on the memories table (alias m), applied here only when other scopes would crowd
@@ -30,19 +37,25 @@ def keyword_hits(store: Store, terms: list[str], scopes: Sequence[str], pool: in
     match = text.match_or(terms)
     # Rank the index alone and let _load_rows filter the few kept: joining every match to
     # memories first costs more than ranking them (22 vs 8 ms at 100k) ...
-    hits = store.conn.execute("SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? "
-                              "ORDER BY bm25(memory_fts) LIMIT ?", (match, pool)).fetchall()
+    hits = store.conn.execute(
+        "SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?",
+        (match, pool),
+    ).fetchall()
     if not hits:
         return hits
     marks = ",".join("?" * len(scopes))
-    mine = store.conn.execute(f"SELECT count(*) FROM memories WHERE id IN ({','.join('?' * len(hits))}) "
-                              f"AND scope IN ({marks})", (*(h[0] for h in hits), *scopes)).fetchone()[0]
+    mine = store.conn.execute(
+        f"SELECT count(*) FROM memories WHERE id IN ({','.join('?' * len(hits))}) AND scope IN ({marks})",
+        (*(h[0] for h in hits), *scopes),
+    ).fetchone()[0]
     if mine * 2 >= len(hits):
         return hits
     # ... unless other projects' memories fill the pool: then filter first.
-    sql = (f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
-           f"WHERE memory_fts MATCH ? AND {where or f'm.scope IN ({marks}) AND m.deleted_at IS NULL'} "
-           f"ORDER BY bm25(memory_fts) LIMIT ?")
+    sql = (
+        f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
+        f"WHERE memory_fts MATCH ? AND {where or f'm.scope IN ({marks}) AND m.deleted_at IS NULL'} "
+        f"ORDER BY bm25(memory_fts) LIMIT ?"
+    )
     return store.conn.execute(sql, (match, *(args if where else scopes), pool)).fetchall()
 
 
@@ -67,10 +80,14 @@ def cosines(store: Store, qvec: Any, ids: Sequence[int]) -> dict[int, float]:
         return out
     blob = to_blob(qvec)
     for start in range(0, len(ids), 500):
-        chunk = list(ids[start:start + 500])
-        out.update(store.conn.execute(
-            f"SELECT rowid, 1 - vec_distance_cosine(embedding, ?) FROM memory_vec "
-            f"WHERE rowid IN ({','.join('?' * len(chunk))})", (blob, *chunk)))
+        chunk = list(ids[start : start + 500])
+        out.update(
+            store.conn.execute(
+                f"SELECT rowid, 1 - vec_distance_cosine(embedding, ?) FROM memory_vec "
+                f"WHERE rowid IN ({','.join('?' * len(chunk))})",
+                (blob, *chunk),
+            )
+        )
     return out
 
 
@@ -144,9 +161,13 @@ def warm(store: Store, vectors: bool = True) -> None:
 def exact_vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
     """sqlite-vec's exact nearest neighbours (what the in-memory index is checked against)."""
     marks = ",".join("?" * len(scopes))
-    return [(r[0], 1 - r[1]) for r in store.conn.execute(
-        f"SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope IN ({marks})",
-        (to_blob(qvec), k, *scopes))]
+    return [
+        (r[0], 1 - r[1])
+        for r in store.conn.execute(
+            f"SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope IN ({marks})",
+            (to_blob(qvec), k, *scopes),
+        )
+    ]
 
 
 def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
@@ -175,9 +196,10 @@ def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
                 found[rowid] = blob
     else:
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             for rowid, blob in store.conn.execute(
-                    f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+                f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk
+            ):
                 found[rowid] = blob
     have = [i for i in ids if i in found]
     if not have:
@@ -196,15 +218,20 @@ def _scan_vectors(store: Store) -> tuple[Any, Any] | None:
 
     c, dim = store.conn, store.vector_dim
     try:
-        rows = np.array(c.execute("SELECT rowid, chunk_id, chunk_offset FROM memory_vec_rowids "
-                                  "ORDER BY chunk_id, chunk_offset").fetchall(), dtype=np.int64).reshape(-1, 3)
+        rows = np.array(
+            c.execute(
+                "SELECT rowid, chunk_id, chunk_offset FROM memory_vec_rowids ORDER BY chunk_id, chunk_offset"
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 3)
         if not len(rows) or not dim:
             return None
         out = np.empty((len(rows), dim), dtype=np.float32)
         bounds = np.r_[0, np.flatnonzero(np.diff(rows[:, 1])) + 1, len(rows)]
         for start, end in zip(bounds[:-1], bounds[1:]):  # one chunk blob in memory at a time
-            got = c.execute("SELECT vectors FROM memory_vec_vector_chunks00 WHERE rowid = ?",
-                            (int(rows[start, 1]),)).fetchone()
+            got = c.execute(
+                "SELECT vectors FROM memory_vec_vector_chunks00 WHERE rowid = ?", (int(rows[start, 1]),)
+            ).fetchone()
             if got is None or len(got[0]) % (4 * dim):
                 return None
             out[start:end] = np.frombuffer(got[0], dtype="<f4").reshape(-1, dim)[rows[start:end, 2]]
@@ -220,12 +247,15 @@ def _scan_vectors(store: Store) -> tuple[Any, Any] | None:
 
 # -- upkeep (memory.maintenance.storage decides when) --------------------------------------------
 
+
 def vector_slots(store: Store) -> tuple[int, int]:
     """(slots, vectors) of the vector index: sqlite-vec frees a chunk of 1024 slots only once all
     of it is deleted, so scattered deletions leave holes."""
     c = store.conn
-    return (c.execute("SELECT coalesce(sum(size), 0) FROM memory_vec_chunks").fetchone()[0],
-            c.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0])
+    return (
+        c.execute("SELECT coalesce(sum(size), 0) FROM memory_vec_chunks").fetchone()[0],
+        c.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0],
+    )
 
 
 def rebuild_vectors(store: Store) -> None:
@@ -234,13 +264,17 @@ def rebuild_vectors(store: Store) -> None:
     coarse = "coarse" in sql
     with store.tx.atomic() as conn:
         conn.execute("DROP TABLE IF EXISTS memory_vec_compact")
-        conn.execute("CREATE TABLE memory_vec_compact AS SELECT rowid AS id, embedding, scope FROM memory_vec "
-                     "ORDER BY rowid")
+        conn.execute(
+            "CREATE TABLE memory_vec_compact AS SELECT rowid AS id, embedding, scope FROM memory_vec ORDER BY rowid"
+        )
         conn.execute("DROP TABLE memory_vec")
         conn.execute(sql)
-        conn.execute("INSERT INTO memory_vec (rowid, embedding, scope" + (", coarse" if coarse else "") + ") "
-                     "SELECT id, embedding, scope" + (", vec_quantize_binary(embedding)" if coarse else "")
-                     + " FROM memory_vec_compact")  # no ORDER BY: a sorter drops the bit vector's subtype
+        conn.execute(
+            "INSERT INTO memory_vec (rowid, embedding, scope" + (", coarse" if coarse else "") + ") "
+            "SELECT id, embedding, scope"
+            + (", vec_quantize_binary(embedding)" if coarse else "")
+            + " FROM memory_vec_compact"
+        )  # no ORDER BY: a sorter drops the bit vector's subtype
         conn.execute("DROP TABLE memory_vec_compact")
 
 

@@ -77,8 +77,16 @@ def new_worker_id() -> str:
 
 # -- the queue ---------------------------------------------------------------------------------
 
-def enqueue(target: Store | db.Connection, kind: str, payload: dict | None = None, *,
-            dedup_key: str | None = None, delay: float = 0.0, now: float | None = None) -> int:
+
+def enqueue(
+    target: Store | db.Connection,
+    kind: str,
+    payload: dict | None = None,
+    *,
+    dedup_key: str | None = None,
+    delay: float = 0.0,
+    now: float | None = None,
+) -> int:
     """Queue a job and return its id; a queued job with the same `dedup_key` is updated instead.
 
     `target` is a Store or a bare connection (hooks: no model, no vectors loaded). One statement,
@@ -100,7 +108,8 @@ def enqueue(target: Store | db.Connection, kind: str, payload: dict | None = Non
             "VALUES (?, ?, ?, 'queued', 0, ?, ?, ?) ON CONFLICT(dedup_key) DO UPDATE SET "
             "payload = excluded.payload, run_after = min(jobs.run_after, excluded.run_after), "
             "updated_at = excluded.updated_at RETURNING id",
-            (kind, body, dedup_key, now + delay, now, now)).fetchone()
+            (kind, body, dedup_key, now + delay, now, now),
+        ).fetchone()
     except db.DatabaseError as e:  # locked too long, disk full: a StoreUnavailable the worker retries
         raise StoreUnavailable(db.describe(e, getattr(target, "path", "the database"))) from e
     return row[0]
@@ -118,17 +127,22 @@ def claim(store: Store, worker: str, *, kinds: Sequence[str] | None = None, now:
             "UPDATE jobs SET status = 'parked', locked_by = NULL, locked_at = NULL, updated_at = ?, "
             "last_error = 'worker stopped responding (lease expired) on the last allowed attempt'"
             " || coalesce('; before that: ' || last_error, '') "
-            "WHERE status = 'running' AND locked_at < ? AND attempts >= ?", (now, expired, cfg.job_max_attempts))
+            "WHERE status = 'running' AND locked_at < ? AND attempts >= ?",
+            (now, expired, cfg.job_max_attempts),
+        )
         conn.execute(
             "UPDATE jobs SET status = 'queued', locked_by = NULL, locked_at = NULL, run_after = ?, updated_at = ?, "
             "last_error = 'worker stopped responding (lease expired); retrying' "
-            "WHERE status = 'running' AND locked_at < ?", (now, now, expired))
+            "WHERE status = 'running' AND locked_at < ?",
+            (now, now, expired),
+        )
         row = conn.execute(
             "UPDATE jobs SET status = 'running', locked_by = ?, locked_at = ?, attempts = attempts + 1, "
             "dedup_key = NULL, updated_at = ? WHERE id = (SELECT id FROM jobs WHERE status = 'queued' "
             f"AND run_after <= ?{only} ORDER BY run_after, id LIMIT 1) "
             "RETURNING id, kind, payload, attempts, run_after, last_error",
-            (worker, now, now, now, *(kinds or ()))).fetchone()
+            (worker, now, now, now, *(kinds or ())),
+        ).fetchone()
     if row is None:
         return None
     return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], row[5], "running", worker)
@@ -138,8 +152,10 @@ def heartbeat(store: Store, job: Job, *, now: float | None = None) -> None:
     """Renew the lease on a running job; raises LeaseLost if another worker has taken it."""
     now = store.clock() if now is None else now
     with store.tx.atomic() as conn:
-        n = conn.execute("UPDATE jobs SET locked_at = ?, updated_at = ? WHERE id = ? AND locked_by = ? "
-                         "AND status = 'running'", (now, now, job.id, job.locked_by)).rowcount
+        n = conn.execute(
+            "UPDATE jobs SET locked_at = ?, updated_at = ? WHERE id = ? AND locked_by = ? AND status = 'running'",
+            (now, now, job.id, job.locked_by),
+        ).rowcount
     if n != 1:
         raise LeaseLost(f"job {job.id} was reclaimed by another worker")
 
@@ -148,12 +164,17 @@ def finish(store: Store, job: Job, *, now: float | None = None) -> bool:
     """Mark the job done; False if this worker no longer holds it (it lost its lease)."""
     now = store.clock() if now is None else now
     with store.tx.atomic() as conn:
-        n = conn.execute("UPDATE jobs SET status = 'done', locked_by = NULL, locked_at = NULL, last_error = NULL, "
-                         "updated_at = ? WHERE id = ? AND locked_by = ? AND status = 'running'",
-                         (now, job.id, job.locked_by)).rowcount
+        n = conn.execute(
+            "UPDATE jobs SET status = 'done', locked_by = NULL, locked_at = NULL, last_error = NULL, "
+            "updated_at = ? WHERE id = ? AND locked_by = ? AND status = 'running'",
+            (now, job.id, job.locked_by),
+        ).rowcount
     if n != 1:
-        log.warning("job %d finished after its lease was taken over; its result stands, the rerun is a no-op "
-                    "for idempotent jobs", job.id)
+        log.warning(
+            "job %d finished after its lease was taken over; its result stands, the rerun is a no-op "
+            "for idempotent jobs",
+            job.id,
+        )
     return n == 1
 
 
@@ -171,9 +192,11 @@ def fail(store: Store, job: Job, error: str, *, now: float | None = None) -> str
         status = "queued"
         run_after = now + min(MAX_BACKOFF, cfg.job_backoff_seconds * 2 ** (job.attempts - 1))
     with store.tx.atomic() as conn:
-        n = conn.execute("UPDATE jobs SET status = ?, run_after = ?, last_error = ?, locked_by = NULL, "
-                         "locked_at = NULL, updated_at = ? WHERE id = ? AND locked_by = ? AND status = 'running'",
-                         (status, run_after, error, now, job.id, job.locked_by)).rowcount
+        n = conn.execute(
+            "UPDATE jobs SET status = ?, run_after = ?, last_error = ?, locked_by = NULL, "
+            "locked_at = NULL, updated_at = ? WHERE id = ? AND locked_by = ? AND status = 'running'",
+            (status, run_after, error, now, job.id, job.locked_by),
+        ).rowcount
     if status == "parked" and n == 1:
         log.warning("job %d (%s) parked after %d attempts: %s", job.id, job.kind, job.attempts, error)
     return status if n == 1 else "lost"
@@ -183,9 +206,12 @@ def release(store: Store, job: Job, *, now: float | None = None) -> None:
     """Give a job back untouched (the worker yielded to a tool call): the attempt does not count."""
     now = store.clock() if now is None else now
     with store.tx.atomic() as conn:
-        conn.execute("UPDATE jobs SET status = 'queued', attempts = max(0, attempts - 1), locked_by = NULL, "
-                     "locked_at = NULL, run_after = ?, updated_at = ? WHERE id = ? AND locked_by = ? "
-                     "AND status = 'running'", (now, now, job.id, job.locked_by))
+        conn.execute(
+            "UPDATE jobs SET status = 'queued', attempts = max(0, attempts - 1), locked_by = NULL, "
+            "locked_at = NULL, run_after = ?, updated_at = ? WHERE id = ? AND locked_by = ? "
+            "AND status = 'running'",
+            (now, now, job.id, job.locked_by),
+        )
 
 
 def retry_parked(store: Store, ids: list[int] | None = None) -> int:
@@ -196,20 +222,27 @@ def retry_parked(store: Store, ids: list[int] | None = None) -> int:
         where += f" AND id IN ({','.join('?' * len(ids))})"
         args = list(ids)
     with store.tx.atomic() as conn:
-        return conn.execute(f"UPDATE jobs SET status = 'queued', attempts = 0, run_after = ?, updated_at = ? "
-                            f"WHERE {where}", (now, now, *args)).rowcount
+        return conn.execute(
+            f"UPDATE jobs SET status = 'queued', attempts = 0, run_after = ?, updated_at = ? WHERE {where}",
+            (now, now, *args),
+        ).rowcount
 
 
 def summary(store: Store) -> dict[str, Any]:
     """Counts by status, and the parked jobs with their errors (what a person needs to act)."""
     counts = dict(store.conn.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall())
-    parked = [{"id": r[0], "kind": r[1], "attempts": r[2], "error": r[3], "at": iso(r[4])}
-              for r in store.conn.execute("SELECT id, kind, attempts, last_error, updated_at FROM jobs "
-                                          "WHERE status = 'parked' ORDER BY id DESC LIMIT 20")]
+    parked = [
+        {"id": r[0], "kind": r[1], "attempts": r[2], "error": r[3], "at": iso(r[4])}
+        for r in store.conn.execute(
+            "SELECT id, kind, attempts, last_error, updated_at FROM jobs "
+            "WHERE status = 'parked' ORDER BY id DESC LIMIT 20"
+        )
+    ]
     return {"counts": counts, "parked": parked}
 
 
 # -- running jobs ------------------------------------------------------------------------------
+
 
 @dataclass
 class JobContext:
@@ -237,8 +270,14 @@ class Outcome:
     error: str | None = None
 
 
-def run_one(store: Store, worker: str, handlers: Mapping[str, Handler], *, kinds: Sequence[str] | None = None,
-            should_yield: Callable[[], bool] = lambda: False) -> Outcome | None:
+def run_one(
+    store: Store,
+    worker: str,
+    handlers: Mapping[str, Handler],
+    *,
+    kinds: Sequence[str] | None = None,
+    should_yield: Callable[[], bool] = lambda: False,
+) -> Outcome | None:
     """Claim and run one job (of `kinds`, default any); None when nothing is runnable now."""
     job = claim(store, worker, kinds=kinds)
     if job is None:
@@ -263,9 +302,16 @@ def run_one(store: Store, worker: str, handlers: Mapping[str, Handler], *, kinds
     return Outcome(job, "done" if finish(store, job) else "lost", result)
 
 
-def drain(store: Store, handlers: Mapping[str, Handler], worker: str | None = None, *,
-          kinds: Sequence[str] | None = None, should_yield: Callable[[], bool] = lambda: False,
-          max_jobs: int | None = None, seconds: float | None = None) -> list[Outcome]:
+def drain(
+    store: Store,
+    handlers: Mapping[str, Handler],
+    worker: str | None = None,
+    *,
+    kinds: Sequence[str] | None = None,
+    should_yield: Callable[[], bool] = lambda: False,
+    max_jobs: int | None = None,
+    seconds: float | None = None,
+) -> list[Outcome]:
     """Run runnable jobs (of `kinds`, default any) until none is left, a tool call needs the
     process, `max_jobs` ran or `seconds` passed."""
     worker = worker or new_worker_id()
@@ -296,6 +342,7 @@ def schedule(store: Store) -> list[int]:
 
 
 # -- the sleep-time worker ---------------------------------------------------------------------
+
 
 class Activity:
     """Requests in flight in the server and when the last one ended (monotonic clock).
@@ -379,8 +426,12 @@ class Worker:
             while self.activity.wait_idle(self.idle_seconds, self.stop_event):
                 try:
                     schedule(store)
-                    done = drain(store, self.handlers, self.worker_id,
-                                 should_yield=lambda: self.activity.busy or self.stop_event.is_set())
+                    done = drain(
+                        store,
+                        self.handlers,
+                        self.worker_id,
+                        should_yield=lambda: self.activity.busy or self.stop_event.is_set(),
+                    )
                 except (MapleError, db.DatabaseError) as e:  # the database is locked or gone: try again later
                     log.warning("sleep-time worker: %s", e)
                     done = []

@@ -18,6 +18,7 @@ from typing import Any
 
 import memory.store.db as db
 import memory.store.graph as graph
+import memory.store.schema as schema
 from memory.config import Config
 from memory.embed import Embedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
@@ -47,8 +48,14 @@ log = logging.getLogger("maple.store")
 class Store:
     """A MAPLE database. Open with `Store.open(config, embedder)`; close when done."""
 
-    def __init__(self, conn: db.Connection, path: Path, config: Config, embedder: Embedder | None,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        conn: db.Connection,
+        path: Path,
+        config: Config,
+        embedder: Embedder | None,
+        clock: Callable[[], float] = time.time,
+    ):
         self.conn = conn
         self.path = path
         self.config = config
@@ -61,8 +68,15 @@ class Store:
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, config: Config, embedder: Embedder | None = None, *, path: Path | None = None,
-             clock: Callable[[], float] = time.time, vectors: bool = True) -> Store:
+    def open(
+        cls,
+        config: Config,
+        embedder: Embedder | None = None,
+        *,
+        path: Path | None = None,
+        clock: Callable[[], float] = time.time,
+        vectors: bool = True,
+    ) -> Store:
         """Open (creating if needed) the database at `path` or the configured one.
 
         Creates the home 0700 and the file 0600, applies migrations, and checks that the
@@ -76,12 +90,13 @@ class Store:
                 fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
                 os.close(fd)
             except OSError as e:
-                raise StoreUnavailable(f"cannot create database {path}: {e.strerror}; "
-                                       "check the folder's permissions or set MAPLE_HOME") from e
+                raise StoreUnavailable(
+                    f"cannot create database {path}: {e.strerror}; check the folder's permissions or set MAPLE_HOME"
+                ) from e
         conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, vectors=vectors)
         store = cls(conn, path, config, embedder, clock)
         try:
-            db.migrate(conn, store.tx)
+            schema.migrate(conn, store.tx)
             store._load_vector_meta()
             store._check_embedder()
         except db.DatabaseError as e:
@@ -111,8 +126,11 @@ class Store:
         self.close()
 
     def _load_vector_meta(self) -> None:
-        rows = dict(self.conn.execute(
-            "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
+        rows = dict(
+            self.conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')"
+            ).fetchall()
+        )
         self.vector_model = rows.get("embedding_model")
         self.vector_dim = int(rows["embedding_dim"]) if "embedding_dim" in rows else None
 
@@ -126,7 +144,8 @@ class Store:
                 f"but the configured model is {e.name!r}"
                 + (f" ({e.dim}-dim)" if e.dim else "")
                 + f". Run `maple-memory reindex --model {e.name}` to re-embed, "
-                f"or set embedding_model back to {self.vector_model!r}.")
+                f"or set embedding_model back to {self.vector_model!r}."
+            )
 
     def _ensure_vector_table(self, dim: int, model: str) -> None:
         """Create the vector index on first use and record its model and dimension."""
@@ -134,15 +153,19 @@ class Store:
             if dim != self.vector_dim or model != self.vector_model:
                 raise EmbeddingMismatch(
                     f"got {dim}-dim vectors from {model!r} but the database holds {self.vector_dim}-dim "
-                    f"vectors from {self.vector_model!r}; run `maple-memory reindex --model {model}`")
+                    f"vectors from {self.vector_model!r}; run `maple-memory reindex --model {model}`"
+                )
             return
         with self.tx.atomic():
             coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
             self.conn.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vec USING vec0("
-                f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})")
-            self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), "
-                              "('embedding_dim', ?)", (model, str(dim)))
+                f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})"
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), ('embedding_dim', ?)",
+                (model, str(dim)),
+            )
         self.vector_dim, self.vector_model = dim, model
 
     @property
@@ -177,7 +200,9 @@ class Store:
                 if key in live:
                     existing = conn.execute(
                         "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL "
-                        "AND parent_id IS ?", (*key, row["parent_id"])).fetchone()
+                        "AND parent_id IS ?",
+                        (*key, row["parent_id"]),
+                    ).fetchone()
                     if existing:
                         ids.append(existing[0])
                         continue
@@ -190,8 +215,10 @@ class Store:
                     vec_rows.append((mid, row["scope"], vec))
                 entities = item.entities
                 if entities:  # names given by the caller: redacted like the content
-                    entities = [(privacy.redact(n, self.config.redact_patterns) if isinstance(n, str) else n, *rest)
-                                for n, *rest in entities]
+                    entities = [
+                        (privacy.redact(n, self.config.redact_patterns) if isinstance(n, str) else n, *rest)
+                        for n, *rest in entities
+                    ]
                 if entities is None:
                     entities = mentions.detect(row["content"])
                     entities += mentions.known_in(row["content"], self.config.known_entities)
@@ -228,16 +255,20 @@ class Store:
         blobs = [(mid, scope, to_blob(vec)) for mid, scope, vec in rows]
         for _, _, blob in blobs:
             if len(blob) != 4 * (self.vector_dim or 0):
-                raise EmbeddingMismatch(f"vector of {len(blob) // 4} dims for a {self.vector_dim}-dim index; "
-                                        "run `maple-memory reindex`")
+                raise EmbeddingMismatch(
+                    f"vector of {len(blob) // 4} dims for a {self.vector_dim}-dim index; run `maple-memory reindex`"
+                )
         self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(mid,) for mid, _, _ in blobs])
         if self.vector_dim and self.vector_dim % 8 == 0:
-            self.conn.executemany("INSERT INTO memory_vec (rowid, embedding, scope, coarse) "
-                                  "VALUES (?, ?, ?, vec_quantize_binary(?))",
-                                  [(mid, blob, scope, blob) for mid, scope, blob in blobs])
+            self.conn.executemany(
+                "INSERT INTO memory_vec (rowid, embedding, scope, coarse) VALUES (?, ?, ?, vec_quantize_binary(?))",
+                [(mid, blob, scope, blob) for mid, scope, blob in blobs],
+            )
         else:
-            self.conn.executemany("INSERT INTO memory_vec (rowid, embedding, scope) VALUES (?, ?, ?)",
-                                  [(mid, blob, scope) for mid, scope, blob in blobs])
+            self.conn.executemany(
+                "INSERT INTO memory_vec (rowid, embedding, scope) VALUES (?, ?, ?)",
+                [(mid, blob, scope) for mid, scope, blob in blobs],
+            )
 
     @staticmethod
     def _fts_body(row: dict[str, Any]) -> str:
@@ -250,24 +281,31 @@ class Store:
         if not isinstance(it.content, str):
             raise InvalidInput("content must be a string")
         if isinstance(it.scope, str) and privacy.is_excluded(it.scope, self.config.excluded_projects):
-            raise InvalidInput(f"project {it.scope} is excluded from memory by the excluded_projects setting; "
-                               "remove it from excluded_projects in config.json to store memories there")
+            raise InvalidInput(
+                f"project {it.scope} is excluded from memory by the excluded_projects setting; "
+                "remove it from excluded_projects in config.json to store memories there"
+            )
         secrets = self.config.redact_patterns
         content = _CONTROL.sub("", privacy.redact(it.content, secrets)).strip()
         if not content:
             raise InvalidInput("content is empty; give the memory some text")
         if len(content) > self.config.max_content_chars:
-            raise InvalidInput(f"content is {len(content)} characters; the limit is "
-                               f"{self.config.max_content_chars} (setting max_content_chars). "
-                               "Split it into several memories.")
+            raise InvalidInput(
+                f"content is {len(content)} characters; the limit is "
+                f"{self.config.max_content_chars} (setting max_content_chars). "
+                "Split it into several memories."
+            )
         if it.layer not in LAYERS:
             raise InvalidInput(f"layer must be one of {', '.join(LAYERS)}, got {it.layer!r}")
         if it.source not in SOURCES:
             raise InvalidInput(f"source must be one of {', '.join(SOURCES)}, got {it.source!r}")
         if not isinstance(it.importance, int) or isinstance(it.importance, bool) or not 1 <= it.importance <= 5:
             raise InvalidInput(f"importance must be a whole number 1-5, got {it.importance!r}")
-        for name, value, lo in (("confidence", it.confidence, 0.0), ("valence", it.valence, -1.0),
-                                ("intensity", it.intensity, 0.0)):
+        for name, value, lo in (
+            ("confidence", it.confidence, 0.0),
+            ("valence", it.valence, -1.0),
+            ("intensity", it.intensity, 0.0),
+        ):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= 1:
                 raise InvalidInput(f"{name} must be a number in [{lo:g}, 1], got {value!r}")
         category = _short(it.category or "general", "category", 64)
@@ -277,8 +315,13 @@ class Store:
             _short(it.subject, "subject", 200)
             subject = _short(privacy.redact(it.subject, secrets), "subject", 1000)
         _string_list(it.tags, "tags")
-        tags = _string_list([privacy.redact(t, secrets) if isinstance(t, str) else t for t in it.tags]
-                            if isinstance(it.tags, (list, tuple)) else it.tags, "tags", MAX_TAG_CHARS * 4)
+        tags = _string_list(
+            [privacy.redact(t, secrets) if isinstance(t, str) else t for t in it.tags]
+            if isinstance(it.tags, (list, tuple))
+            else it.tags,
+            "tags",
+            MAX_TAG_CHARS * 4,
+        )
         moods = _string_list(it.moods, "moods")
         metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
@@ -288,25 +331,53 @@ class Store:
         now = self.clock()
         occurred = parse_time(it.occurred_at, "occurred_at")
         return {
-            "content": content, "layer": it.layer, "category": category, "subject": subject,
-            "scope": _short(it.scope, "scope", 4096), "importance": it.importance,
-            "confidence": float(it.confidence), "valence": float(valence),
-            "intensity": float(intensity), "moods": _to_json(moods),
-            "tags": _to_json(tags), "pinned": int(bool(it.pinned)),
-            "source": it.source, "source_ref": privacy.redact(it.source_ref, secrets) if isinstance(it.source_ref, str)
-            else it.source_ref, "session_id": it.session_id,
-            "occurred_at": occurred if occurred is not None else now, "created_at": now, "updated_at": now,
+            "content": content,
+            "layer": it.layer,
+            "category": category,
+            "subject": subject,
+            "scope": _short(it.scope, "scope", 4096),
+            "importance": it.importance,
+            "confidence": float(it.confidence),
+            "valence": float(valence),
+            "intensity": float(intensity),
+            "moods": _to_json(moods),
+            "tags": _to_json(tags),
+            "pinned": int(bool(it.pinned)),
+            "source": it.source,
+            "source_ref": privacy.redact(it.source_ref, secrets) if isinstance(it.source_ref, str) else it.source_ref,
+            "session_id": it.session_id,
+            "occurred_at": occurred if occurred is not None else now,
+            "created_at": now,
+            "updated_at": now,
             "valid_from": parse_time(it.valid_from, "valid_from"),
-            "valid_to": parse_time(it.valid_to, "valid_to"), "parent_id": it.parent_id,
-            "chunk_index": it.chunk_index, "content_hash": content_hash(content),
+            "valid_to": parse_time(it.valid_to, "valid_to"),
+            "parent_id": it.parent_id,
+            "chunk_index": it.chunk_index,
+            "content_hash": content_hash(content),
             "metadata": _to_json(metadata),
         }
 
     def update(self, memory_id: int, *, reason: str = "update", **changes: Any) -> Memory:
         """Change fields of a memory, keeping the previous version in memory_versions."""
-        allowed = {"content", "layer", "category", "subject", "importance", "confidence", "valence",
-                   "intensity", "moods", "tags", "pinned", "metadata", "valid_to", "valid_from",
-                   "superseded_by", "occurred_at", "scope"}
+        allowed = {
+            "content",
+            "layer",
+            "category",
+            "subject",
+            "importance",
+            "confidence",
+            "valence",
+            "intensity",
+            "moods",
+            "tags",
+            "pinned",
+            "metadata",
+            "valid_to",
+            "valid_from",
+            "superseded_by",
+            "occurred_at",
+            "scope",
+        }
         unknown = set(changes) - allowed
         if unknown:
             raise InvalidInput(f"cannot update {sorted(unknown)}; updatable fields: {sorted(allowed)}")
@@ -326,10 +397,16 @@ class Store:
         if row["content"] != old.content and self.embedder is not None:
             vec = self._embed([row["content"]])[0]
         with self.tx.atomic() as conn:
-            conn.execute("INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) "
-                         "VALUES (?, ?, ?, ?, ?)", (memory_id, old.content, json.dumps(
-                             {k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
-                             reason, self.clock()))
+            conn.execute(
+                "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+                (
+                    memory_id,
+                    old.content,
+                    json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
+                    reason,
+                    self.clock(),
+                ),
+            )
             sets = ", ".join(f"{k} = ?" for k in row)
             conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*row.values(), memory_id))
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
@@ -347,8 +424,10 @@ class Store:
             self.purge([memory_id])
             return m
         with self.tx.atomic() as conn:
-            conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? OR parent_id = ?",
-                         (self.clock(), self.clock(), memory_id, memory_id))
+            conn.execute(
+                "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? OR parent_id = ?",
+                (self.clock(), self.clock(), memory_id, memory_id),
+            )
         return m
 
     def purge(self, ids: Sequence[int]) -> None:
@@ -359,11 +438,15 @@ class Store:
         with self.tx.atomic() as conn:
             every = list(ids)
             for start in range(0, len(ids), 500):
-                part = list(ids[start:start + 500])
-                every += [r[0] for r in conn.execute(
-                    f"SELECT id FROM memories WHERE parent_id IN ({','.join('?' * len(part))})", part)]
+                part = list(ids[start : start + 500])
+                every += [
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT id FROM memories WHERE parent_id IN ({','.join('?' * len(part))})", part
+                    )
+                ]
             for start in range(0, len(every), 500):
-                part = every[start:start + 500]
+                part = every[start : start + 500]
                 marks = ",".join("?" * len(part))
                 conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks})", part)
                 if self.has_vectors:
@@ -375,21 +458,28 @@ class Store:
         and tags (for passes that change those fields in bulk)."""
         with self.tx.atomic() as conn:
             for start in range(0, len(ids), 500):
-                part = list(ids[start:start + 500])
+                part = list(ids[start : start + 500])
                 marks = ",".join("?" * len(part))
-                rows = conn.execute(f"SELECT id, content, subject, tags FROM memories WHERE id IN ({marks})",
-                                    part).fetchall()
+                rows = conn.execute(
+                    f"SELECT id, content, subject, tags FROM memories WHERE id IN ({marks})", part
+                ).fetchall()
                 conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks})", part)
-                conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", [
-                    (mid, self._fts_body({"content": content, "subject": subject, "tags": tags}))
-                    for mid, content, subject, tags in rows])
+                conn.executemany(
+                    "INSERT INTO memory_fts (rowid, body) VALUES (?, ?)",
+                    [
+                        (mid, self._fts_body({"content": content, "subject": subject, "tags": tags}))
+                        for mid, content, subject, tags in rows
+                    ],
+                )
 
     def restore(self, memory_id: int) -> Memory:
         """Bring an archived memory back."""
         self.get(memory_id, include_deleted=True)
         with self.tx.atomic() as conn:
-            conn.execute("UPDATE memories SET deleted_at = NULL, updated_at = ? WHERE id = ? OR parent_id = ?",
-                         (self.clock(), memory_id, memory_id))
+            conn.execute(
+                "UPDATE memories SET deleted_at = NULL, updated_at = ? WHERE id = ? OR parent_id = ?",
+                (self.clock(), memory_id, memory_id),
+            )
         return self.get(memory_id)
 
     def record_activation(self, ids: Iterable[int], kind: str = "search", session_id: str | None = None) -> None:
@@ -399,13 +489,17 @@ class Store:
             return
         now = self.clock()
         with self.tx.atomic() as conn:
-            conn.executemany("UPDATE memories SET last_activated_at = ?, activation_count = activation_count + 1 "
-                             "WHERE id = ?", [(now, i) for i in ids])
+            conn.executemany(
+                "UPDATE memories SET last_activated_at = ?, activation_count = activation_count + 1 WHERE id = ?",
+                [(now, i) for i in ids],
+            )
             # Only memories that still exist: another process may have purged one since it was found
             # (the write lock held here keeps that from happening between this check and the insert).
-            conn.executemany("INSERT INTO access_log (memory_id, at, kind, session_id) SELECT ?, ?, ?, ? "
-                             "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
-                             [(i, now, kind, session_id, i) for i in ids])
+            conn.executemany(
+                "INSERT INTO access_log (memory_id, at, kind, session_id) SELECT ?, ?, ?, ? "
+                "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
+                [(i, now, kind, session_id, i) for i in ids],
+            )
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -416,8 +510,11 @@ class Store:
             raise NotFound(f"no memory {memory_id}; search to find the right id")
         row = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if row is None or (row[27] is not None and not include_deleted):
-            raise NotFound(f"no memory {memory_id}" + ("" if row is None else " (it is archived; "
-                           "`maple-memory restore` brings it back)") + "; search to find the right id")
+            raise NotFound(
+                f"no memory {memory_id}"
+                + ("" if row is None else " (it is archived; `maple-memory restore` brings it back)")
+                + "; search to find the right id"
+            )
         return Memory.from_row(row)
 
     def get_many(self, ids: Sequence[int]) -> list[Memory]:
@@ -426,15 +523,24 @@ class Store:
         ids = list(ids)
         asked = [i for i in ids if SQLITE_MIN_INT <= i <= SQLITE_MAX_INT]  # larger ones cannot exist
         for start in range(0, len(asked), 500):
-            chunk = asked[start:start + 500]
+            chunk = asked[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
                 found[row[0]] = Memory.from_row(row)
         return [found[i] for i in ids if i in found]
 
-    def list(self, *, scopes: Sequence[str] | None = None, layer: str | None = None,
-             category: str | None = None, include_deleted: bool = False, only_deleted: bool = False,
-             limit: int = 50, after_id: int | None = None, order: str = "id") -> list[Memory]:
+    def list(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        layer: str | None = None,
+        category: str | None = None,
+        include_deleted: bool = False,
+        only_deleted: bool = False,
+        limit: int = 50,
+        after_id: int | None = None,
+        order: str = "id",
+    ) -> list[Memory]:
         """Memories filtered and paged by id (cursor = the last id seen)."""
         where, args = ["1"], []
         if scopes is not None:
@@ -461,27 +567,9 @@ class Store:
         if scopes is None:
             return self.conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0]
         marks = ",".join("?" * len(scopes))
-        return self.conn.execute(f"SELECT count(*) FROM memories WHERE deleted_at IS NULL AND scope IN ({marks})",
-                                 list(scopes)).fetchone()[0]
-
-    def stats(self) -> dict[str, Any]:
-        c = self.conn
-        by = lambda col: dict(c.execute(  # noqa: E731
-            f"SELECT {col}, count(*) FROM memories WHERE deleted_at IS NULL GROUP BY {col}").fetchall())
-        page = c.execute("PRAGMA page_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0]
-        last = c.execute("SELECT value FROM meta WHERE key = 'last_maintenance'").fetchone()
-        return {
-            "memories": self.count(),
-            "archived": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL").fetchone()[0],
-            "by_layer": by("layer"), "by_scope": by("scope"), "by_category": by("category"),
-            "entities": c.execute("SELECT count(*) FROM entities").fetchone()[0],
-            "relations": c.execute("SELECT count(*) FROM relations").fetchone()[0],
-            "without_vectors": self.missing_vectors_count(),
-            "jobs": dict(c.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall()),
-            "database": str(self.path), "size_bytes": page,
-            "embedding_model": self.vector_model, "embedding_dim": self.vector_dim,
-            "last_maintenance": last[0] if last else None,
-        }
+        return self.conn.execute(
+            f"SELECT count(*) FROM memories WHERE deleted_at IS NULL AND scope IN ({marks})", list(scopes)
+        ).fetchone()[0]
 
     def missing_vectors_count(self) -> int:
         if not self.has_vectors:
@@ -499,10 +587,13 @@ class Store:
             if self.has_vectors:
                 rows = self.conn.execute(
                     "SELECT id, scope, content FROM memories m WHERE NOT EXISTS "
-                    "(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id) ORDER BY id LIMIT ?", (batch,)).fetchall()
+                    "(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id) ORDER BY id LIMIT ?",
+                    (batch,),
+                ).fetchall()
             else:
-                rows = self.conn.execute("SELECT id, scope, content FROM memories ORDER BY id LIMIT ?",
-                                         (batch,)).fetchall()
+                rows = self.conn.execute(
+                    "SELECT id, scope, content FROM memories ORDER BY id LIMIT ?", (batch,)
+                ).fetchall()
             if not rows:
                 return done
             vectors = self._embed([r[2] for r in rows])
@@ -531,22 +622,31 @@ class Store:
         result["orphan_links"] = c.execute(
             "SELECT count(*) FROM memory_entities l WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.memory_id)"
         ).fetchone()[0]
-        result["ok"] = (result["integrity_check"] == "ok" and memories == fts
-                        and result.get("orphan_vectors", 0) == 0 and result["orphan_links"] == 0)
+        result["ok"] = (
+            result["integrity_check"] == "ok"
+            and memories == fts
+            and result.get("orphan_vectors", 0) == 0
+            and result["orphan_links"] == 0
+        )
         return result
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
 
 def _live_hashes(conn: db.Connection, rows: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
     """The (scope, content hash) pairs of `rows` that a live memory already has, in one query per 400."""
     pairs = list({(r["scope"], r["content_hash"]) for r in rows})
     found: set[tuple[str, str]] = set()
     for start in range(0, len(pairs), 400):
-        chunk = pairs[start:start + 400]
-        found.update(conn.execute(
-            "SELECT scope, content_hash FROM memories WHERE deleted_at IS NULL AND (scope, content_hash) "
-            f"IN (VALUES {', '.join(['(?, ?)'] * len(chunk))})", [v for pair in chunk for v in pair]))
+        chunk = pairs[start : start + 400]
+        found.update(
+            conn.execute(
+                "SELECT scope, content_hash FROM memories WHERE deleted_at IS NULL AND (scope, content_hash) "
+                f"IN (VALUES {', '.join(['(?, ?)'] * len(chunk))})",
+                [v for pair in chunk for v in pair],
+            )
+        )
     return found
 
 

@@ -19,7 +19,7 @@ LAYERS = ("fact", "experience", "decision")
 SOURCES = ("manual", "hook", "import", "consolidation", "extraction")
 MAX_TAGS, MAX_TAG_CHARS = 32, 64
 MAX_METADATA_BYTES, MAX_METADATA_DEPTH = 64_000, 8
-SQLITE_MIN_INT, SQLITE_MAX_INT = -(2 ** 63), 2 ** 63 - 1
+SQLITE_MIN_INT, SQLITE_MAX_INT = -(2**63), 2**63 - 1
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _to_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(x, ensure_ascii=False), one encoder for all
 
@@ -33,7 +33,8 @@ MEMORY_COLUMNS = (
     "id, content, layer, category, subject, scope, importance, confidence, valence, intensity, "
     "moods, tags, pinned, source, source_ref, session_id, occurred_at, created_at, updated_at, "
     "last_activated_at, activation_count, valid_from, valid_to, superseded_by, parent_id, "
-    "chunk_index, content_hash, deleted_at, metadata")
+    "chunk_index, content_hash, deleted_at, metadata"
+)
 
 
 def iso(ts: float | None) -> str | None:
@@ -109,8 +110,15 @@ class Memory:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from",
-                    "valid_to", "deleted_at"):
+        for key in (
+            "occurred_at",
+            "created_at",
+            "updated_at",
+            "last_activated_at",
+            "valid_from",
+            "valid_to",
+            "deleted_at",
+        ):
             d[key] = iso(d[key])
         return d
 
@@ -142,7 +150,6 @@ class NewMemory:
     metadata: dict = field(default_factory=dict)
     # (name, kind) or (name, kind, role) to link; None detects them from the content.
     entities: list[tuple[str, ...]] | None = None
-
 
 
 def _short(value: Any, name: str, limit: int) -> str:

@@ -71,15 +71,16 @@ class TextIndex:
             self._grow(self.seen_id)
             self.scope[ids] = scopes
             for kind in ("row", "instance"):
-                conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.maple_fts_{kind} "
-                             f"USING fts5vocab(main, memory_fts, '{kind}')")
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.maple_fts_{kind} "
+                    f"USING fts5vocab(main, memory_fts, '{kind}')"
+                )
             # The row table lists terms in the instance table's order, with their instance counts.
             counts = []
             for term, cnt in conn.execute("SELECT term, cnt FROM temp.maple_fts_row"):
                 self.term_id[term] = len(counts)
                 counts.append(cnt)
-            docs = np.fromiter((r[0] for r in conn.execute("SELECT doc FROM temp.maple_fts_instance")),
-                               dtype=np.int32)
+            docs = np.fromiter((r[0] for r in conn.execute("SELECT doc FROM temp.maple_fts_instance")), dtype=np.int32)
         terms = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
         if len(terms) != len(docs):  # cannot happen in one read transaction; say so if it does
             raise RuntimeError("FTS5 instance and row tables disagree; rebuild the index")
@@ -95,17 +96,28 @@ class TextIndex:
                 self._index(conn, "id > ? AND id <= ?", (self.seen_id, top))
                 self.seen_id = top
             if version > self.seen_version:
-                changed = [r[0] for r in conn.execute(
-                    "SELECT DISTINCT memory_id FROM memory_versions WHERE id > ? AND memory_id <= ?",
-                    (self.seen_version, top))]
+                changed = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT DISTINCT memory_id FROM memory_versions WHERE id > ? AND memory_id <= ?",
+                        (self.seen_version, top),
+                    )
+                ]
                 for i in range(0, len(changed), 500):
-                    chunk = changed[i:i + 500]
+                    chunk = changed[i : i + 500]
                     self._forget(chunk)
                     self._index(conn, f"id IN ({','.join('?' * len(chunk))})", chunk)
                 self.seen_version = version
             if purged > self.seen_purge:  # deleted for good (permanent forget, pruning): gone from FTS5
-                self._forget([r[0] for r in conn.execute(
-                    "SELECT DISTINCT memory_id FROM purges WHERE id > ? AND memory_id <= ?", (self.seen_purge, top))])
+                self._forget(
+                    [
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT DISTINCT memory_id FROM purges WHERE id > ? AND memory_id <= ?",
+                            (self.seen_purge, top),
+                        )
+                    ]
+                )
                 self.seen_purge = purged
             if self.delta_size > max(50_000, len(self.docs) // 10):
                 self._merge()
@@ -114,8 +126,9 @@ class TextIndex:
         """Tokenise these memories' bodies with FTS5 and add their postings to the delta."""
         from memory.store.memories import Store
 
-        rows = conn.execute(f"SELECT id, scope, content, subject, tags FROM memories WHERE {where}",
-                            tuple(args)).fetchall()
+        rows = conn.execute(
+            f"SELECT id, scope, content, subject, tags FROM memories WHERE {where}", tuple(args)
+        ).fetchall()
         if not rows:
             return
         self._grow(max(r[0] for r in rows))
@@ -151,9 +164,11 @@ class TextIndex:
             d_terms += [tid] * len(post)
             d_docs += post.keys()
             d_tfs += post.values()
-        self._set_postings(np.concatenate([base_terms[keep], np.asarray(d_terms, dtype=np.int32)]),
-                           np.concatenate([self.docs[keep], np.asarray(d_docs, dtype=np.int32)]),
-                           np.concatenate([self.tfs[keep], np.asarray(d_tfs, dtype=np.int32)]))
+        self._set_postings(
+            np.concatenate([base_terms[keep], np.asarray(d_terms, dtype=np.int32)]),
+            np.concatenate([self.docs[keep], np.asarray(d_docs, dtype=np.int32)]),
+            np.concatenate([self.tfs[keep], np.asarray(d_tfs, dtype=np.int32)]),
+        )
         self.delta, self.delta_terms, self.delta_size = {}, {}, 0
         self.stale[:] = False
 
@@ -202,8 +217,10 @@ class TextIndex:
             with self.lock:
                 found: dict[int, list[tuple[int, str]]] = {}
                 tok = self._tokenizer()
-                tok.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
-                                [(i, t[1:-1].replace('""', '"')) for i, t in enumerate(missing)])
+                tok.executemany(
+                    "INSERT INTO t (rowid, body) VALUES (?, ?)",
+                    [(i, t[1:-1].replace('""', '"')) for i, t in enumerate(missing)],
+                )
                 for term, doc, offset in tok.execute("SELECT term, doc, offset FROM v"):
                     found.setdefault(doc, []).append((offset, term))
                 tok.execute("DELETE FROM t")
@@ -288,9 +305,11 @@ class TextIndex:
 
 def _marks(conn: Any) -> tuple[int, int, int]:
     """How far the store has gone: its largest memory id, version id and purge id."""
-    return conn.execute("SELECT (SELECT coalesce(max(id), 0) FROM memories), "
-                        "(SELECT coalesce(max(id), 0) FROM memory_versions), "
-                        "(SELECT coalesce(max(id), 0) FROM purges)").fetchone()
+    return conn.execute(
+        "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
+        "(SELECT coalesce(max(id), 0) FROM memory_versions), "
+        "(SELECT coalesce(max(id), 0) FROM purges)"
+    ).fetchone()
 
 
 def _fts_totals(conn: Any) -> tuple[int, int]:

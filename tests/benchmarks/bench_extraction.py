@@ -53,8 +53,12 @@ def shifted(value, r: int):
 
 
 def build_transcript(path: Path, lines: int) -> int:
-    base = [json.loads(ln) for f in sorted(SESSIONS.glob("*.jsonl"))
-            for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    base = [
+        json.loads(ln)
+        for f in sorted(SESSIONS.glob("*.jsonl"))
+        for ln in f.read_text(encoding="utf-8").splitlines()
+        if ln.strip()
+    ]
     written = 0
     with path.open("w", encoding="utf-8") as out:
         r = 0
@@ -116,14 +120,21 @@ def main() -> None:
             stored = store.count()
         print(f"transcript: {n} lines, {size / 1e6:.1f} MB, {len(turns)} turns, {len(cands)} candidates")
         print(f"read + extract:          {best:.3f} s  = {n / best:,.0f} lines/s (best of {args.repeat})")
-        print(f"read + extract + ingest: {full:.3f} s  = {n / full:,.0f} lines/s "
-              f"(no embedder; {report.summary()}; {stored} memories in the store)")
-        for name, folder in (("labelled", SESSIONS), ("held-out 1", SESSIONS / "holdout"),
-                             ("held-out 2", SESSIONS / "holdout2")):
+        print(
+            f"read + extract + ingest: {full:.3f} s  = {n / full:,.0f} lines/s "
+            f"(no embedder; {report.summary()}; {stored} memories in the store)"
+        )
+        for name, folder in (
+            ("labelled", SESSIONS),
+            ("held-out 1", SESSIONS / "holdout"),
+            ("held-out 2", SESSIONS / "holdout2"),
+        ):
             if any(folder.glob("*.jsonl")):
                 p, r, c, e = quality(folder)
-                print(f"quality ({name}, {len(list(folder.glob('*.jsonl')))} sessions): "
-                      f"precision {p:.3f}, recall {r:.3f} ({c} candidates, {e} expected)")
+                print(
+                    f"quality ({name}, {len(list(folder.glob('*.jsonl')))} sessions): "
+                    f"precision {p:.3f}, recall {r:.3f} ({c} candidates, {e} expected)"
+                )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

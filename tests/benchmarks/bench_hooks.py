@@ -61,14 +61,20 @@ PROJECT = CACHE / "project"  # no .git: the folder is the project's scope
 RUN = ROOT / "hooks" / "run.py"
 DIM = 384
 
-SERVICES = ("billing invoices payments ledger auth gateway ingest scheduler search notifier reports "
-            "exporter importer thumbnails uploads profiles sessions orders catalog inventory").split()
+SERVICES = (
+    "billing invoices payments ledger auth gateway ingest scheduler search notifier reports "
+    "exporter importer thumbnails uploads profiles sessions orders catalog inventory"
+).split()
 TOOLS = "uv pytest ruff mypy docker kubectl terraform helm pnpm vite jest playwright cargo make tox".split()
 STORES = "postgres redis kafka rabbitmq elasticsearch minio clickhouse sqlite s3 nginx".split()
-ERRORS = ("TimeoutError KeyError IntegrityError ConnectionResetError PermissionError "
-          "ModuleNotFoundError OOMKilled DeadlockDetected").split()
-PARTS = ("fetch retry cache token parse build index queue handler client worker loader batch "
-         "export schema migration metric alert refresh upload vector shard replica backup").split()
+ERRORS = (
+    "TimeoutError KeyError IntegrityError ConnectionResetError PermissionError "
+    "ModuleNotFoundError OOMKilled DeadlockDetected"
+).split()
+PARTS = (
+    "fetch retry cache token parse build index queue handler client worker loader batch "
+    "export schema migration metric alert refresh upload vector shard replica backup"
+).split()
 PEOPLE = "Alice Bob Chen Wei Dana Priya Omar Lena Kenji Sofia".split()
 ZH = "数据库 备份 部署 测试 缓存 日志 监控 接口 权限 配置 队列 索引 性能 内存 网络 前端 后端 发布".split()
 
@@ -83,30 +89,89 @@ def memory_text(r: random.Random) -> tuple[str, str, str, int]:
     n = r.randint(2, 9999)
     kind = r.randrange(12)
     if kind == 0:
-        return f"The {s} service's {st} listens on port {r.randint(1024, 65000)} in dev; config in deploy/{s}/{st}.yaml.", "fact", "config", 3
+        return (
+            f"The {s} service's {st} listens on port {r.randint(1024, 65000)} in dev; config in deploy/{s}/{st}.yaml.",
+            "fact",
+            "config",
+            3,
+        )
     if kind == 1:
-        return f"Tests for {s} run with `{t} run pytest -n {r.randint(2, 16)} tests/{s}` (about {r.randint(20, 900)} s).", "fact", "command", 3
+        return (
+            f"Tests for {s} run with `{t} run pytest -n {r.randint(2, 16)} tests/{s}` (about {r.randint(20, 900)} s).",
+            "fact",
+            "command",
+            3,
+        )
     if kind == 2:
-        return (f"We chose {st} over {r.choice(STORES)} for the {s} {r.choice(PARTS)} because "
-                f"{r.choice(['it keeps ordering', 'ops already runs it', 'it was 4x cheaper', 'it has exactly-once delivery'])}."), "decision", "decision", 4
+        return (
+            (
+                f"We chose {st} over {r.choice(STORES)} for the {s} {r.choice(PARTS)} because "
+                f"{r.choice(['it keeps ordering', 'ops already runs it', 'it was 4x cheaper', 'it has exactly-once delivery'])}."
+            ),
+            "decision",
+            "decision",
+            4,
+        )
     if kind == 3:
-        return (f"{ident(r)}() in src/{s}/{r.choice(PARTS)}.py failed with {e} under load; fixed by "
-                f"{r.choice(['adding a retry with backoff', 'raising the pool size', 'an index on created_at', 'batching writes'])} (PR #{n})."), "experience", "experience", 3
+        return (
+            (
+                f"{ident(r)}() in src/{s}/{r.choice(PARTS)}.py failed with {e} under load; fixed by "
+                f"{r.choice(['adding a retry with backoff', 'raising the pool size', 'an index on created_at', 'batching writes'])} (PR #{n})."
+            ),
+            "experience",
+            "experience",
+            3,
+        )
     if kind == 4:
-        return f"Never run `{t}` against the shared {st} in {s}; use the docker compose one on port {r.randint(5000, 6000)}.", "fact", "rule", 4
+        return (
+            f"Never run `{t}` against the shared {st} in {s}; use the docker compose one on port {r.randint(5000, 6000)}.",
+            "fact",
+            "rule",
+            4,
+        )
     if kind == 5:
-        return f"{r.choice(PEOPLE)} owns the {s} {r.choice(PARTS)} and reviews changes to src/{s}/.", "fact", "ownership", 3
+        return (
+            f"{r.choice(PEOPLE)} owns the {s} {r.choice(PARTS)} and reviews changes to src/{s}/.",
+            "fact",
+            "ownership",
+            3,
+        )
     if kind == 6:
-        return f"Env var {s.upper()}_{r.choice(PARTS).upper()}_LIMIT defaults to {r.randint(1, 512)}; production sets {r.randint(512, 4096)}.", "fact", "config", 2
+        return (
+            f"Env var {s.upper()}_{r.choice(PARTS).upper()}_LIMIT defaults to {r.randint(1, 512)}; production sets {r.randint(512, 4096)}.",
+            "fact",
+            "config",
+            2,
+        )
     if kind == 7:
-        return f"I prefer {r.choice(['small focused commits', 'early returns', 'dataclasses over dicts', 'explicit imports', 'type hints everywhere'])} in the {s} code.", "fact", "preference", 4
+        return (
+            f"I prefer {r.choice(['small focused commits', 'early returns', 'dataclasses over dicts', 'explicit imports', 'type hints everywhere'])} in the {s} code.",
+            "fact",
+            "preference",
+            4,
+        )
     if kind == 8:
-        return f"Incident {n}: {s} {r.choice(PARTS)} backlog grew to {r.randint(10, 900)}k messages when {st} {r.choice(['ran out of disk', 'failed over', 'hit max connections'])}.", "experience", "incident", 4
+        return (
+            f"Incident {n}: {s} {r.choice(PARTS)} backlog grew to {r.randint(10, 900)}k messages when {st} {r.choice(['ran out of disk', 'failed over', 'hit max connections'])}.",
+            "experience",
+            "incident",
+            4,
+        )
     if kind == 9:
-        return f"{s}服务的{r.choice(ZH)}用{t}，{r.choice(ZH)}配置在 deploy/{s}/{r.choice(PARTS)}.yaml。", "fact", "config", 3
+        return (
+            f"{s}服务的{r.choice(ZH)}用{t}，{r.choice(ZH)}配置在 deploy/{s}/{r.choice(PARTS)}.yaml。",
+            "fact",
+            "config",
+            3,
+        )
     if kind == 10:
         return f"我们决定{s}的{r.choice(ZH)}改用{st}，因为{r.choice(ZH)}更稳定。", "decision", "decision", 4
-    return f"Migrated {s} from {r.choice(TOOLS)} {r.randint(1, 9)}.{r.randint(0, 20)} to {r.randint(10, 20)}.0; {r.randint(1, 60)} tests needed fixes.", "experience", "change", 2
+    return (
+        f"Migrated {s} from {r.choice(TOOLS)} {r.randint(1, 9)}.{r.randint(0, 20)} to {r.randint(10, 20)}.0; {r.randint(1, 60)} tests needed fixes.",
+        "experience",
+        "change",
+        2,
+    )
 
 
 def prompt_text(r: random.Random) -> str:
@@ -128,6 +193,7 @@ def prompt_text(r: random.Random) -> str:
 
 # -- the store ------------------------------------------------------------------------------------
 
+
 def build(db_path: Path, n: int, seed: int = 7) -> None:
     r = random.Random(seed)
     home = db_path.parent
@@ -140,10 +206,17 @@ def build(db_path: Path, n: int, seed: int = 7) -> None:
             batch = []
             for _ in range(min(2000, n - done)):
                 content, layer, category, importance = memory_text(r)
-                batch.append(NewMemory(content, layer=layer, category=category, importance=importance,
-                                       scope="global" if r.random() < 0.05 else scope,
-                                       session_id=f"s{(done + len(batch)) // 40}",
-                                       pinned=r.random() < 0.0002))
+                batch.append(
+                    NewMemory(
+                        content,
+                        layer=layer,
+                        category=category,
+                        importance=importance,
+                        scope="global" if r.random() < 0.05 else scope,
+                        session_id=f"s{(done + len(batch)) // 40}",
+                        pinned=r.random() < 0.0002,
+                    )
+                )
             store.add_many(batch)
             done += len(batch)
             print(f"\r  built {done}/{n} memories ({time.perf_counter() - t0:.0f} s)", end="", file=sys.stderr)
@@ -162,6 +235,7 @@ def fresh_copy(src: Path, dst_home: Path) -> Path:
 
 
 # -- measuring ------------------------------------------------------------------------------------
+
 
 def session_of(i: int) -> str:
     return f"bench-session-{i // 10}"
@@ -274,8 +348,9 @@ def bench_command_hook(home: Path, prompts: list[str], resident: bool = False) -
         store = Store.open(config_mod.load(home=home), ModelGate(HashEmbedder(DIM)))
         indexes.warm(store)
         store.defer_checkpoints()
-        listener = resident_mod.Listener(AppState(db=store, project=str(PROJECT.resolve()),
-                                                  model=ModelGate(HashEmbedder(DIM))), home)
+        listener = resident_mod.Listener(
+            AppState(db=store, project=str(PROJECT.resolve()), model=ModelGate(HashEmbedder(DIM))), home
+        )
         if not listener.start():
             raise SystemExit("the resident listener did not start")
     try:
@@ -286,11 +361,16 @@ def bench_command_hook(home: Path, prompts: list[str], resident: bool = False) -
             store.close()
 
 
-def _command_hook_runs(home: Path, prompts: list[str], env: dict[str, str] | None = None,
-                       warm_up: bool = True) -> dict[str, Any]:
+def _command_hook_runs(
+    home: Path, prompts: list[str], env: dict[str, str] | None = None, warm_up: bool = True
+) -> dict[str, Any]:
     env = env or hook_env(home)
-    payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(PROJECT), "permission_mode": "default",
-               "transcript_path": str(home / "t.jsonl")}
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(PROJECT),
+        "permission_mode": "default",
+        "transcript_path": str(home / "t.jsonl"),
+    }
     for p in prompts[:3] if warm_up else []:  # compiles bytecode once, like pip does at install
         run_hook("user-prompt-submit", {**payload, "prompt": p, "session_id": "warm-up"}, env)
     ms, tokens = [], []
@@ -304,27 +384,74 @@ def _command_hook_runs(home: Path, prompts: list[str], env: dict[str, str] | Non
 def turn_lines(r: random.Random, sid: str, n: int) -> str:
     """One turn in Claude Code's transcript format: prompt, assistant text, tool call, result."""
     s, t, st = r.choice(SERVICES), r.choice(TOOLS), r.choice(STORES)
-    base = {"isSidechain": False, "userType": "external", "entrypoint": "cli", "cwd": str(PROJECT),
-            "sessionId": sid, "version": "2.1.240", "gitBranch": "main"}
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "entrypoint": "cli",
+        "cwd": str(PROJECT),
+        "sessionId": sid,
+        "version": "2.1.240",
+        "gitBranch": "main",
+    }
     stamp = f"2026-09-01T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
     tool_id = f"toolu_{uuid.uuid4().hex[:24]}"
     lines = [
-        {**base, "type": "user", "uuid": str(uuid.uuid4()), "timestamp": stamp, "origin": {"kind": "human"},
-         "message": {"role": "user", "content": f"From now on always run `{t} check` before pushing {s} "
-                                                 f"changes; the {st} migration job fails otherwise ({n})."}},
-        {**base, "type": "assistant", "uuid": str(uuid.uuid4()), "timestamp": stamp,
-         "message": {"id": f"msg_{n}", "role": "assistant", "model": "claude-sonnet-5",
-                     "content": [{"type": "tool_use", "id": tool_id, "name": "Bash",
-                                  "input": {"command": f"{t} check src/{s}"}}]}},
-        {**base, "type": "user", "uuid": str(uuid.uuid4()), "timestamp": stamp,
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_id,
-                                                   "content": f"All checks passed ({n})"}]},
-         "toolUseResult": {"stdout": "All checks passed", "stderr": "", "interrupted": False}},
-        {**base, "type": "assistant", "uuid": str(uuid.uuid4()), "timestamp": stamp,
-         "message": {"id": f"msg_{n}b", "role": "assistant", "model": "claude-sonnet-5",
-                     "content": [{"type": "text", "text": f"Done. The {s} {st} migration failed with "
-                                  f"IntegrityError because the {ident(r)} index was missing; adding it "
-                                  f"fixed it ({n})."}]}},
+        {
+            **base,
+            "type": "user",
+            "uuid": str(uuid.uuid4()),
+            "timestamp": stamp,
+            "origin": {"kind": "human"},
+            "message": {
+                "role": "user",
+                "content": f"From now on always run `{t} check` before pushing {s} "
+                f"changes; the {st} migration job fails otherwise ({n}).",
+            },
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": str(uuid.uuid4()),
+            "timestamp": stamp,
+            "message": {
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "model": "claude-sonnet-5",
+                "content": [
+                    {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": f"{t} check src/{s}"}}
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": str(uuid.uuid4()),
+            "timestamp": stamp,
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": f"All checks passed ({n})"}],
+            },
+            "toolUseResult": {"stdout": "All checks passed", "stderr": "", "interrupted": False},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": str(uuid.uuid4()),
+            "timestamp": stamp,
+            "message": {
+                "id": f"msg_{n}b",
+                "role": "assistant",
+                "model": "claude-sonnet-5",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"Done. The {s} {st} migration failed with "
+                        f"IntegrityError because the {ident(r)} index was missing; adding it "
+                        f"fixed it ({n}).",
+                    }
+                ],
+            },
+        },
     ]
     return "".join(json.dumps(x) + "\n" for x in lines)
 
@@ -343,8 +470,7 @@ def bench_harvest(home: Path, event: str, runs: int, seed: int) -> dict[str, Any
         assert transcript is not None
         with transcript.open("a") as f:
             f.write(turn_lines(r, sid, i))
-        payload = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(PROJECT),
-                   "hook_event_name": event}
+        payload = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(PROJECT), "hook_event_name": event}
         t, out = run_hook("stop" if event == "Stop" else "session-end", payload, env)
         assert out == b""
         if i >= 3:  # the first runs compile bytecode
@@ -361,19 +487,25 @@ def bench_harvest(home: Path, event: str, runs: int, seed: int) -> dict[str, Any
     log = home / "hooks.log"
     if log.exists() and log.read_text().strip():
         print(f"  note: {event} logged: {log.read_text().splitlines()[-1]}", file=sys.stderr)
-    print(f"  {event}: {done[1]}/{done[0]} harvest jobs done for {cursors} transcripts; "
-          f"the background drain finished {settle_s:.1f} s after the last hook", file=sys.stderr)
+    print(
+        f"  {event}: {done[1]}/{done[0]} harvest jobs done for {cursors} transcripts; "
+        f"the background drain finished {settle_s:.1f} s after the last hook",
+        file=sys.stderr,
+    )
     return {"ms": ms}
 
 
 # -- main -----------------------------------------------------------------------------------------
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--memories", type=int, default=100_000)
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--rebuild", action="store_true")
-    p.add_argument("--skip", default="", help="comma-separated rows to skip: tool,client,command,resident,alone,stop,end")
+    p.add_argument(
+        "--skip", default="", help="comma-separated rows to skip: tool,client,command,resident,alone,stop,end"
+    )
     args = p.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     PROJECT.mkdir(parents=True, exist_ok=True)
@@ -396,37 +528,51 @@ def main() -> None:
         print(f"measuring: {name} ...", file=sys.stderr)
         CPU.clear()
         res = fn(db)
-        res["cpu"] = CPU[-len(res["ms"]):] if CPU else []
+        res["cpu"] = CPU[-len(res["ms"]) :] if CPU else []
         rows.append((name, res))
 
     measure("surface, server tool (in-process)", "tool", lambda db: bench_server_tool(db, prompts))
     measure("surface, server tool (MCP client)", "client", lambda db: bench_mcp_client(db, prompts))
     measure("surface, command hook, alone", "command", lambda db: bench_command_hook(db.parent, prompts))
-    measure("surface, command hook + server", "resident",
-            lambda db: bench_command_hook(db.parent, prompts, resident=True))
-    measure("surface, cmd hook, starts a resident", "alone",
-            lambda db: bench_command_hook_starting_a_resident(db.parent, prompts))
+    measure(
+        "surface, command hook + server", "resident", lambda db: bench_command_hook(db.parent, prompts, resident=True)
+    )
+    measure(
+        "surface, cmd hook, starts a resident",
+        "alone",
+        lambda db: bench_command_hook_starting_a_resident(db.parent, prompts),
+    )
     measure("harvest, Stop (cold)", "stop", lambda db: bench_harvest(db.parent, "Stop", args.runs, 1))
     measure("harvest, SessionEnd (cold)", "end", lambda db: bench_harvest(db.parent, "SessionEnd", args.runs, 2))
 
-    print(f"\n{args.memories} memories ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}); "
-          f"{args.runs} runs per row\n")
-    print(f"{'path':<36} {'runs':>5} {'median ms':>10} {'p95 ms':>8} {'cpu med':>8} {'cpu p95':>8} "
-          f"{'mean tokens':>12} {'with context':>13}")
+    print(
+        f"\n{args.memories} memories ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}); "
+        f"{args.runs} runs per row\n"
+    )
+    print(
+        f"{'path':<36} {'runs':>5} {'median ms':>10} {'p95 ms':>8} {'cpu med':>8} {'cpu p95':>8} "
+        f"{'mean tokens':>12} {'with context':>13}"
+    )
     for name, res in rows:
         med, p95 = stats(res["ms"])
         cmed, cp95 = stats(res["cpu"]) if res["cpu"] else (float("nan"), float("nan"))
         tok = res.get("tokens")
         mean_tok = f"{statistics.mean(tok):.0f}" if tok else "-"
         share = f"{sum(1 for t in tok if t) / len(tok):.0%}" if tok else "-"
-        print(f"{name:<36} {len(res['ms']):>5} {med:>10.1f} {p95:>8.1f} {cmed:>8.1f} {cp95:>8.1f} "
-              f"{mean_tok:>12} {share:>13}")
-    print("\nms: wall time (the machine is shared: see the load); cpu: CPU time of the hook process "
-          "(or of the call, in-process), which load inflates far less")
+        print(
+            f"{name:<36} {len(res['ms']):>5} {med:>10.1f} {p95:>8.1f} {cmed:>8.1f} {cp95:>8.1f} "
+            f"{mean_tok:>12} {share:>13}"
+        )
+    print(
+        "\nms: wall time (the machine is shared: see the load); cpu: CPU time of the hook process "
+        "(or of the call, in-process), which load inflates far less"
+    )
     with_ctx = [t for name, res in rows for t in res.get("tokens", []) if t]
     if with_ctx:
-        print(f"\nmean injected tokens per prompt that got context: {statistics.mean(with_ctx):.0f} "
-              f"(budget {config_mod.Config().context_budget_tokens})")
+        print(
+            f"\nmean injected tokens per prompt that got context: {statistics.mean(with_ctx):.0f} "
+            f"(budget {config_mod.Config().context_budget_tokens})"
+        )
 
 
 if __name__ == "__main__":

@@ -125,9 +125,17 @@ def run(data: list, embedder, overrides: dict, verbose: bool = True) -> dict:
             cfg = config_mod.load(home=Path(tmp), env={}, **overrides)
             store = Store.open(cfg, embedder)
             t0 = time.perf_counter()
-            items = [NewMemory(content=body, scope="bench", occurred_at=when, source="import",
-                               session_id=f"{sample['sample_id']}/{sess}", source_ref=dia)
-                     for dia, sess, when, body in turns]
+            items = [
+                NewMemory(
+                    content=body,
+                    scope="bench",
+                    occurred_at=when,
+                    source="import",
+                    session_id=f"{sample['sample_id']}/{sess}",
+                    source_ref=dia,
+                )
+                for dia, sess, when, body in turns
+            ]
             stored = store.add_many(items)
             ingest_s += time.perf_counter() - t0
             n_turns += len(items)
@@ -186,8 +194,10 @@ def print_table(title: str, rep: dict) -> None:
     print(f"{'category':<13}{'n':>5} " + " ".join(f"{c:>7}" for c in cols))
     for name, row in [*rep["categories"].items(), ("overall 1-4", rep["overall"])]:
         print(f"{name:<13}{row['n']:>5} " + " ".join(f"{row[c]:>7.3f}" for c in cols))
-    print(f"ingest {rep['ingest_per_s']:.0f} turns/s (embedding {'cached' if CACHE else 'included'}); "
-          f"query latency median {rep['latency_ms_median']:.1f} ms, p95 {rep['latency_ms_p95']:.1f} ms")
+    print(
+        f"ingest {rep['ingest_per_s']:.0f} turns/s (embedding {'cached' if CACHE else 'included'}); "
+        f"query latency median {rep['latency_ms_median']:.1f} ms, p95 {rep['latency_ms_p95']:.1f} ms"
+    )
 
 
 CACHE = True
@@ -199,8 +209,13 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--ablate", action="store_true", help="also run with each channel switched off")
     ap.add_argument("--no-cache", action="store_true", help="embed everything afresh")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
-                    help="config override for experiments, e.g. --set search_rrf_k=30")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="config override for experiments, e.g. --set search_rrf_k=30",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     CACHE = not args.no_cache
@@ -225,7 +240,9 @@ def main() -> None:
         print("\nablation (overall, categories 1-4): each channel's weight set to 0")
         print(f"{'without':<12} {'R@5':>7} {'R@10':>7} {'R@20':>7} {'hit@10':>7} {'MRR':>7}")
         o = base["overall"]
-        print(f"{'(nothing)':<12} {o['R@5']:>7.3f} {o['R@10']:>7.3f} {o['R@20']:>7.3f} {o['hit@10']:>7.3f} {o['MRR']:>7.3f}")
+        print(
+            f"{'(nothing)':<12} {o['R@5']:>7.3f} {o['R@10']:>7.3f} {o['R@20']:>7.3f} {o['hit@10']:>7.3f} {o['MRR']:>7.3f}"
+        )
         for ch in cfg.search_weights:
             w = dict(cfg.search_weights, **overrides.get("search_weights", {}))
             w[ch] = 0.0

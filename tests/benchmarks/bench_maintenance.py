@@ -51,18 +51,22 @@ DIM = 384
 DAY = 86400.0
 NOW = 1_767_225_600.0  # 2026-01-01: the maintenance clock of part 1
 MODEL = "bench-lookup-384"
-SCOPES = [f"/home/dev/src/{n}" for n in ("billing", "web", "infra", "ml", "mobile", "dwh", "auth", "cli",
-                                         "docs", "search")] + ["global"]
+SCOPES = [
+    f"/home/dev/src/{n}" for n in ("billing", "web", "infra", "ml", "mobile", "dwh", "auth", "cli", "docs", "search")
+] + ["global"]
 PEOPLE = "Alice Bob Chen Dana Priya Omar Lena Kenji Sofia Wei".split()
 SERVICES = "postgres redis kafka nginx celery rabbitmq elasticsearch minio clickhouse grafana".split()
 TOOLS = "pytest uv ruff mypy docker kubectl terraform helm npm vite jest cargo make tox".split()
-WORDS = ("fetch retry user cache token parse build index session queue order invoice payment config loader "
-         "worker handler client server record event stream batch export import schema migration report "
-         "metric alert auth login refresh profile upload image search query ranker vector shard replica "
-         "backup restore deploy release timeout error flaky slow memory leak lock deadlock").split()
+WORDS = (
+    "fetch retry user cache token parse build index session queue order invoice payment config loader "
+    "worker handler client server record event stream batch export import schema migration report "
+    "metric alert auth login refresh profile upload image search query ranker vector shard replica "
+    "backup restore deploy release timeout error flaky slow memory leak lock deadlock"
+).split()
 
 
 # -- part 1: 100k memories ---------------------------------------------------------------------
+
 
 class LookupEmbedder:
     """Hands out precomputed vectors by text; anything else (summaries, names) gets a hash vector."""
@@ -85,13 +89,22 @@ def sentence(r: random.Random, i: int) -> tuple[str, str]:
     kind = r.random()
     w = r.sample(WORDS, 4)
     if kind < 0.35:
-        return (f"The {w[0]} {w[1]} bug in the {r.choice(SERVICES)} {w[2]} path was fixed by {r.choice(PEOPLE)}; "
-                f"the {w[3]} step {i} now passes", "experience")
+        return (
+            f"The {w[0]} {w[1]} bug in the {r.choice(SERVICES)} {w[2]} path was fixed by {r.choice(PEOPLE)}; "
+            f"the {w[3]} step {i} now passes",
+            "experience",
+        )
     if kind < 0.55:
-        return (f"We decided to use {r.choice(TOOLS)} for the {w[0]} {w[1]} because the {w[2]} {w[3]} "
-                f"was too slow (case {i})", "decision")
-    return (f"The {w[0]} {w[1]} service reads its {w[2]} from {r.choice(SERVICES)} and writes "
-            f"{w[3]} records with {r.choice(TOOLS)} (rule {i})", "fact")
+        return (
+            f"We decided to use {r.choice(TOOLS)} for the {w[0]} {w[1]} because the {w[2]} {w[3]} "
+            f"was too slow (case {i})",
+            "decision",
+        )
+    return (
+        f"The {w[0]} {w[1]} service reads its {w[2]} from {r.choice(SERVICES)} and writes "
+        f"{w[3]} records with {r.choice(TOOLS)} (rule {i})",
+        "fact",
+    )
 
 
 def seed(path: Path, n: int, seed_value: int = 7) -> dict[str, Any]:
@@ -106,25 +119,51 @@ def seed(path: Path, n: int, seed_value: int = 7) -> dict[str, Any]:
     for i in range(distinct):
         text, layer = sentence(r, i)
         if layer == "experience":  # episodes cluster by topic: consolidation has work to do
-            v = topics[r.randrange(400)] + rng.standard_normal(DIM).astype(np.float32) * (0.65 / DIM ** 0.5)
+            v = topics[r.randrange(400)] + rng.standard_normal(DIM).astype(np.float32) * (0.65 / DIM**0.5)
         else:
             v = rng.standard_normal(DIM).astype(np.float32)
-        rows.append((text, layer, r.choice(SCOPES), NOW - r.random() * 730 * DAY, r.choice((1, 2, 2, 3, 3, 3, 4, 5)),
-                     v / np.linalg.norm(v)))
+        rows.append(
+            (
+                text,
+                layer,
+                r.choice(SCOPES),
+                NOW - r.random() * 730 * DAY,
+                r.choice((1, 2, 2, 3, 3, 3, 4, 5)),
+                v / np.linalg.norm(v),
+            )
+        )
     for _j in range(n - distinct):  # near-duplicates: the same words plus one, a vector ~0.97 away
         text, layer, scope, occurred, importance, v = rows[r.randrange(distinct)]
-        dup = v + rng.standard_normal(DIM).astype(np.float32) * (0.25 / DIM ** 0.5)
-        rows.append((f"{text} {r.choice(WORDS)}", layer, scope, occurred + r.random() * 30 * DAY,
-                     r.choice((1, 2, 3, 4)), dup / np.linalg.norm(dup)))
+        dup = v + rng.standard_normal(DIM).astype(np.float32) * (0.25 / DIM**0.5)
+        rows.append(
+            (
+                f"{text} {r.choice(WORDS)}",
+                layer,
+                scope,
+                occurred + r.random() * 30 * DAY,
+                r.choice((1, 2, 3, 4)),
+                dup / np.linalg.norm(dup),
+            )
+        )
     r.shuffle(rows)
     table = {t: v for t, _, _, _, _, v in rows}
     cfg = config_mod.load(home=path.parent, env={}, database=str(path))
     store = Store.open(cfg, LookupEmbedder(table), clock=lambda: NOW - 1)
     t0 = time.perf_counter()
     for start in range(0, len(rows), 5000):
-        store.add_many([NewMemory(content=t, layer=layer, scope=scope, occurred_at=occ, importance=imp,
-                                  session_id=f"s{int(occ // DAY)}")
-                        for t, layer, scope, occ, imp, _ in rows[start:start + 5000]])
+        store.add_many(
+            [
+                NewMemory(
+                    content=t,
+                    layer=layer,
+                    scope=scope,
+                    occurred_at=occ,
+                    importance=imp,
+                    session_id=f"s{int(occ // DAY)}",
+                )
+                for t, layer, scope, occ, imp, _ in rows[start : start + 5000]
+            ]
+        )
     seeded = time.perf_counter() - t0
     with store.tx.atomic() as conn:  # as if each memory was harvested on the day it happened
         conn.execute("UPDATE memories SET created_at = occurred_at, updated_at = occurred_at")
@@ -133,10 +172,15 @@ def seed(path: Path, n: int, seed_value: int = 7) -> dict[str, Any]:
         for k in range(3000):
             at = NOW - r.random() * 30 * DAY
             hits = r.sample(ids[:20000], 5)
-            conn.executemany("INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, 'search', ?)",
-                             [(h, at, f"q{k}") for h in hits])
-            conn.executemany("UPDATE memories SET last_activated_at = max(coalesce(last_activated_at, 0), ?), "
-                             "activation_count = activation_count + 1 WHERE id = ?", [(at, h) for h in hits])
+            conn.executemany(
+                "INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, 'search', ?)",
+                [(h, at, f"q{k}") for h in hits],
+            )
+            conn.executemany(
+                "UPDATE memories SET last_activated_at = max(coalesce(last_activated_at, 0), ?), "
+                "activation_count = activation_count + 1 WHERE id = ?",
+                [(at, h) for h in hits],
+            )
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     return {"seconds": seeded, "memories": len(rows), "near_duplicates": n - distinct}
@@ -166,9 +210,24 @@ def run_pass(path: str) -> None:
     purged = maintenance.size_report(store)
     ok = ok and store.integrity()["ok"]
     store.close()
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "load": load, "rss_mb": rss, "counts": report.counts(), "before": before,
-                      "after": after, "integrity_ok": ok, "notes": report.notes, "purged": purged,
-                      "later_seconds": later_seconds, "later_counts": later.counts()}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu": cpu,
+                "load": load,
+                "rss_mb": rss,
+                "counts": report.counts(),
+                "before": before,
+                "after": after,
+                "integrity_ok": ok,
+                "notes": report.notes,
+                "purged": purged,
+                "later_seconds": later_seconds,
+                "later_counts": later.counts(),
+            }
+        )
+    )
 
 
 def part1(n: int) -> dict[str, Any]:
@@ -184,6 +243,7 @@ def part1(n: int) -> dict[str, Any]:
 
 
 # -- part 2: LoCoMo before and after -----------------------------------------------------------
+
 
 def part2(months: float) -> tuple[dict, dict, dict[str, int]]:
     sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
@@ -239,27 +299,35 @@ def main() -> None:
         p = part1(args.n)
         b, a = p["before"], p["after"]
         mb = lambda s: (s["file_bytes"] + s["wal_bytes"]) / 1e6  # noqa: E731
-        print(f"\nmaintenance pass over {p['seed']['memories']} memories "
-              f"({p['seed']['near_duplicates']} near-duplicates; embedding excluded)")
+        print(
+            f"\nmaintenance pass over {p['seed']['memories']} memories "
+            f"({p['seed']['near_duplicates']} near-duplicates; embedding excluded)"
+        )
         c = p["purged"]
         print(f"{'':<28}{'before':>12}{'after':>12}{'+181 days':>12}")
         print(f"{'memories (current)':<28}{b['memories']:>12}{a['memories']:>12}{c['memories']:>12}")
         print(f"{'archived':<28}{b['archived']:>12}{a['archived']:>12}{c['archived']:>12}")
         print(f"{'database size (MB)':<28}{mb(b):>12.1f}{mb(a):>12.1f}{mb(c):>12.1f}")
         print(f"{'free pages':<28}{b['free_pages']:>12}{a['free_pages']:>12}{c['free_pages']:>12}")
-        print(f"pass: {p['seconds']:.1f} s wall (limit 60; {p['cpu']:.1f} s CPU, machine load {p['load']:.1f} "
-              f"on {os.cpu_count()} cores), peak RSS {p['rss_mb']:.0f} MB (limit 1024), "
-              f"integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
+        print(
+            f"pass: {p['seconds']:.1f} s wall (limit 60; {p['cpu']:.1f} s CPU, machine load {p['load']:.1f} "
+            f"on {os.cpu_count()} cores), peak RSS {p['rss_mb']:.0f} MB (limit 1024), "
+            f"integrity {'ok' if p['integrity_ok'] else 'FAILED'}"
+        )
         print("changes: " + ", ".join(f"{k} {v}" for k, v in p["counts"].items()))
-        print(f"pass after the archive retention period ({p['later_seconds']:.1f} s): "
-              + ", ".join(f"{k} {v}" for k, v in p["later_counts"].items()))
+        print(
+            f"pass after the archive retention period ({p['later_seconds']:.1f} s): "
+            + ", ".join(f"{k} {v}" for k, v in p["later_counts"].items())
+        )
         for note in p["notes"]:
             print(f"note: {note}")
     if not args.skip_locomo:
         before, after, counts = part2(args.months)
         cols = ["R@5", "R@10", "R@20", "hit@10", "MRR"]
-        print(f"\nLoCoMo dev, categories 1-4 ({before['overall']['n']} queries): maintenance {args.months:g} months "
-              f"after each conversation's last session")
+        print(
+            f"\nLoCoMo dev, categories 1-4 ({before['overall']['n']} queries): maintenance {args.months:g} months "
+            f"after each conversation's last session"
+        )
         print(f"{'':<22}" + "".join(f"{c:>8}" for c in cols))
         for name, rep in (("before maintenance", before), ("after maintenance", after)):
             print(f"{name:<22}" + "".join(f"{rep['overall'][c]:>8.4f}" for c in cols))

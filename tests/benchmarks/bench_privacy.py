@@ -48,9 +48,11 @@ def quality() -> None:
         print(f"  changed: {e['note']}: {redact(e['text'])[:120]!r}")
 
 
-WORDS = ("user order invoice retry cache session request handler config build deploy queue worker "
-         "memory store search index vector budget page cursor limit offset schema migration "
-         "client server upstream timeout backoff payload result error status event stream batch").split()
+WORDS = (
+    "user order invoice retry cache session request handler config build deploy queue worker "
+    "memory store search index vector budget page cursor limit offset schema migration "
+    "client server upstream timeout backoff payload result error status event stream batch"
+).split()
 ZH = "用户 订单 缓存 重试 部署 配置 数据库 索引 查询 会话 日志 错误 测试 接口 服务".split()
 
 
@@ -70,21 +72,25 @@ def generated_code(mb: float, seed: int = 7) -> str:
     lines = [
         lambda: f"def {w()}_{w()}(self, {w()}: int, {w()}: str | None = None) -> dict:",
         lambda: f"    {w()} = self.{ident()}({w()}, {w()}={r.randint(0, 999)})",
-        lambda: f"    if not {w()}:\n        raise ValueError(f\"{w()} {{ {w()} }} is {w()}\")",
+        lambda: f'    if not {w()}:\n        raise ValueError(f"{w()} {{ {w()} }} is {w()}")',
         lambda: f"const {ident()} = async ({w()}) => await fetch(`/api/v1/{w()}s/${{{w()}}}`);",
         lambda: f"import {{ {ident()}, {ident()} }} from './{w()}/{w()}';",
-        lambda: f"$ git commit -m \"fix {w()} {w()} in {w()}\"  # {hexs(40)}",
-        lambda: f"{r.choice(['INFO', 'DEBUG', 'WARN'])} 2026-11-{r.randint(1, 30):02d}T10:{r.randint(0, 59):02d}:00Z "
-                f"{w()}.{w()} request_id={uuid.UUID(int=r.getrandbits(128))} took {r.randint(1, 900)}ms",
+        lambda: f'$ git commit -m "fix {w()} {w()} in {w()}"  # {hexs(40)}',
+        lambda: (
+            f"{r.choice(['INFO', 'DEBUG', 'WARN'])} 2026-11-{r.randint(1, 30):02d}T10:{r.randint(0, 59):02d}:00Z "
+            f"{w()}.{w()} request_id={uuid.UUID(int=r.getrandbits(128))} took {r.randint(1, 900)}ms"
+        ),
         lambda: f'  "{w()}_{w()}": {{"{w()}": {r.randint(0, 99)}, "{w()}": "{w()}-{w()}", "enabled": true}},',
-        lambda: f'"node_modules/{w()}": {{"version": "{r.randint(0, 9)}.{r.randint(0, 20)}.{r.randint(0, 9)}", '
-                f'"integrity": "sha512-{"".join(r.choice(string.ascii_letters + string.digits + "+/") for _ in range(86))}=="}}',
-        lambda: f"  File \"/home/dev/src/{w()}/{w()}_{w()}.py\", line {r.randint(1, 999)}, in {ident()}",
+        lambda: (
+            f'"node_modules/{w()}": {{"version": "{r.randint(0, 9)}.{r.randint(0, 20)}.{r.randint(0, 9)}", '
+            f'"integrity": "sha512-{"".join(r.choice(string.ascii_letters + string.digits + "+/") for _ in range(86))}=="}}'
+        ),
+        lambda: f'  File "/home/dev/src/{w()}/{w()}_{w()}.py", line {r.randint(1, 999)}, in {ident()}',
         lambda: f"- The {w()} {w()} now retries {r.randint(2, 9)} times before the {w()} gives up.",
         lambda: f"FROM python:3.12-slim@sha256:{hexs(64)}",
         lambda: f"{r.choice(ZH)}{r.choice(ZH)}的{r.choice(ZH)}需要先{r.choice(ZH)}，然后 {ident()} 再跑一次。",
         lambda: f"export {w().upper()}_{w().upper()}_URL=https://{w()}.example.com/{w()}",
-        lambda: f"    assert {w()}.{w()} == {r.randint(0, 100)}, \"{w()} {w()} {w()}\"",
+        lambda: f'    assert {w()}.{w()} == {r.randint(0, 100)}, "{w()} {w()} {w()}"',
     ]
     out: list[str] = []
     size, target = 0, int(mb * 1_000_000)
@@ -111,7 +117,7 @@ def show_redactions(after: str, limit: int = 25) -> None:
     found = list(LABEL.finditer(after))
     print(f"  redactions: {len(found)}")
     for m in found[:limit]:
-        print(f"    ...{after[max(0, m.start() - 70):m.end() + 30]!r}")
+        print(f"    ...{after[max(0, m.start() - 70) : m.end() + 30]!r}")
 
 
 def main() -> None:

@@ -79,131 +79,273 @@ BATCH = 5_000
 
 PROJECT = "/home/dev/src/shopfront"
 V = {
-    "svc": ("billing-api auth-service search orders invoicing notifications gateway ledger reports scheduler "
-            "payments inventory shipping checkout profile media analytics exporter importer audit").split(),
-    "tool": ("pytest ruff mypy uv poetry docker kubectl terraform helm pnpm vite jest playwright cargo clippy "
-             "gradle make pre-commit black eslint prettier webpack k6 locust alembic").split(),
+    "svc": (
+        "billing-api auth-service search orders invoicing notifications gateway ledger reports scheduler "
+        "payments inventory shipping checkout profile media analytics exporter importer audit"
+    ).split(),
+    "tool": (
+        "pytest ruff mypy uv poetry docker kubectl terraform helm pnpm vite jest playwright cargo clippy "
+        "gradle make pre-commit black eslint prettier webpack k6 locust alembic"
+    ).split(),
     "store": "Postgres Redis Kafka RabbitMQ OpenSearch ClickHouse MinIO S3 DynamoDB SQLite MySQL Memcached".split(),
-    "person": ("Alice Bob Chen Wei Dana Priya Omar Lena Kenji Sofia Marco Aisha Tom Yuki Ravi Nina Jonas Mei "
-               "Pablo Zoe").split(),
-    "err": ("TimeoutError KeyError ValueError IntegrityError ConnectionResetError PermissionError OSError "
-            "JSONDecodeError OperationalError RecursionError").split(),
+    "person": (
+        "Alice Bob Chen Wei Dana Priya Omar Lena Kenji Sofia Marco Aisha Tom Yuki Ravi Nina Jonas Mei Pablo Zoe"
+    ).split(),
+    "err": (
+        "TimeoutError KeyError ValueError IntegrityError ConnectionResetError PermissionError OSError "
+        "JSONDecodeError OperationalError RecursionError"
+    ).split(),
     "lang": "Python TypeScript Go Rust Java Kotlin SQL Bash".split(),
     "env": "staging production dev CI preview".split(),
-    "thing": ("invoices sessions tokens carts reports thumbnails exports profiles price-lists audit-events "
-              "webhooks refunds").split(),
+    "thing": (
+        "invoices sessions tokens carts reports thumbnails exports profiles price-lists audit-events webhooks refunds"
+    ).split(),
     "thing_zh": "订单 会话 令牌 购物车 报表 缩略图 用户资料 价格表 审计日志 消息 退款".split(),
     "table": "orders invoices users events payments line_items audit_log sessions refunds coupons".split(),
     "reason": ["write volume", "cost", "latency spikes", "licensing", "operational burden", "missing transactions"],
     "reason_zh": "写入量太大 成本太高 延迟抖动 运维负担重 缺少事务".split(),
-    "cond": ["the disk is slow", "tests run in parallel", "the clock crosses midnight", "the cache is cold",
-             "the network is flaky", "the container has little memory"],
+    "cond": [
+        "the disk is slow",
+        "tests run in parallel",
+        "the clock crosses midnight",
+        "the cache is cold",
+        "the network is flaky",
+        "the container has little memory",
+    ],
     "cond_zh": "磁盘慢 并行运行 网络抖动 跨天 缓存未预热".split(),
-    "pref": ["early returns", "small functions", "explicit types", "dataclasses over dicts", "no global state",
-             "composition over inheritance", "table-driven tests"],
+    "pref": [
+        "early returns",
+        "small functions",
+        "explicit types",
+        "dataclasses over dicts",
+        "no global state",
+        "composition over inheritance",
+        "table-driven tests",
+    ],
     "job": "backup reindex cleanup export sync compaction".split(),
     "code": "400 404 409 422 429 500 503".split(),
 }
-PARTS = ("fetch retry user cache token parse build index session queue order invoice payment config loader "
-         "worker handler client record event stream batch export schema report metric alert login refresh "
-         "upload image search ranker shard replica restore deploy release price cart coupon").split()
+PARTS = (
+    "fetch retry user cache token parse build index session queue order invoice payment config loader "
+    "worker handler client record event stream batch export schema report metric alert login refresh "
+    "upload image search ranker shard replica restore deploy release price cart coupon"
+).split()
 DIRS = "src/app src/core src/api src/jobs src/db lib services/api services/worker scripts tools".split()
 
 # (layer, moods, text, question); moods: None = neutral, else (moods, valence, intensity)
 TEMPLATES: list[tuple[str, Any, str, str]] = [
-    ("fact", None, "The {svc} service keeps {thing} in {store}; entries expire after {n} minutes.",
-     "how long do {thing} stay in {store} for {svc}"),
-    ("decision", None, "{person} decided that {svc} retries {store} calls {n} times with exponential backoff.",
-     "how many times does {svc} retry {store}"),
-    ("fact", None, "Run `{tool}` before pushing to {svc}; CI fails with {err} otherwise.",
-     "what should I run before pushing to {svc}"),
-    ("fact", None, "{func} in {file} raises {err} when the {store} connection drops.",
-     "why does {func} raise {err}"),
-    ("decision", None, "We moved {svc} from {store} to {store2} because of {reason}.",
-     "why did {svc} move off {store}"),
-    ("fact", None, "The {env} deploy of {svc} takes about {n} minutes; {person} owns the pipeline.",
-     "who owns the {svc} deploy pipeline"),
-    ("experience", None, "Flaky test test_{ident} in {svc} fails when {cond}.",
-     "why is test_{ident} flaky"),
-    ("fact", None, "{person} prefers {pref} in {lang} code reviews.",
-     "what does {person} want in {lang} reviews"),
-    ("fact", None, "The {svc} API returns {code} when the {thing} record is missing.",
-     "what status code does {svc} return for missing {thing}"),
-    ("fact", None, "Bumped {tool} to {ver} in {svc}; the lockfile had to be regenerated.",
-     "which {tool} version does {svc} use"),
-    ("fact", None, "{svc} reads its settings from {file}; {ident} defaults to {n}.",
-     "what is the default {ident} in {svc}"),
-    ("experience", (["frustration"], -0.7, 0.7),
-     "Spent the whole afternoon chasing {err} in {svc}; it was a race in {func}. So frustrating.",
-     "what {err} bug in {svc} frustrated me"),
-    ("fact", None, "The nightly {job} job for {svc} runs at {hh}:00 UTC and writes to {store}.",
-     "when does the {job} job for {svc} run"),
-    ("decision", None, "{person} asked to keep pull requests for {svc} under {n} lines.",
-     "how big can a {svc} pull request be"),
-    ("fact", None, "The index {ident}_idx on {table} made the {svc} report query {n}x faster.",
-     "which index sped up the {table} report"),
-    ("decision", None, "Never call {func} from a request handler in {svc}; it blocks for {n} seconds.",
-     "can I call {func} in a request handler"),
-    ("fact", None, "{svc} uses {store} as the queue for {thing} events; consumers ack after the write.",
-     "which queue carries {thing} events in {svc}"),
-    ("fact", None, "The {svc} dashboard alerts when p95 latency goes above {n} ms.",
-     "when does the {svc} latency alert fire"),
-    ("decision", None, "Migration {n}_{ident} on {table} needs a maintenance window in {env}.",
-     "does the {table} migration need a maintenance window"),
-    ("fact", None, "Feature flag {ident} gates the new {thing} flow in {svc}.",
-     "which flag turns on the new {thing} flow"),
-    ("fact", None, "{person} is on call for {svc} this week; page them for {err} alerts.",
-     "who is on call for {svc}"),
-    ("decision", None, "Use {tool} instead of {tool2} in {svc}; {tool2} was too slow on CI.",
-     "should {svc} use {tool} or {tool2}"),
-    ("fact", None, "The {svc} Docker image is {n} MB; the {lang} build stage is the biggest layer.",
-     "why is the {svc} image so large"),
-    ("fact", None, "The rate limit for {svc} is {n} requests per minute per API key.",
-     "what is the {svc} rate limit"),
-    ("experience", (["joy", "relief"], 0.8, 0.8),
-     "Was really happy when {svc} finally passed the load test at {n} requests per second.",
-     "when did the {svc} load test finally pass"),
-    ("fact", None, "{svc} logs {thing} payloads at debug level only; set LOG_LEVEL=debug to see them.",
-     "how do I see {thing} payloads in {svc} logs"),
-    ("fact", None, "Secrets for {svc} are read from the vault path kv/{svc}/{ident}.",
-     "where are the {svc} secrets"),
-    ("fact", None, "The {table} table in {svc} holds {n} million rows; paginate with keyset cursors.",
-     "how should I paginate {table}"),
-    ("fact", None, "Webhook retries from {svc} stop after {n} attempts; failures go to the dead-letter queue.",
-     "what happens when {svc} webhooks keep failing"),
-    ("decision", None, "In {lang}, {person} wants errors wrapped with context before they are returned.",
-     "how should errors be wrapped in {lang}"),
-    ("experience", (["stress"], -0.5, 0.6),
-     "The {svc} release slipped twice and the whole team was exhausted and stressed by {env} bugs.",
-     "why was the team stressed about {svc}"),
-    ("fact", None, "{svc} talks to {store2} through a connection pool of {n} per worker.",
-     "how big is the {store2} pool in {svc}"),
-    ("fact", None, "{file} contains the {thing} serializer; keep field names in snake_case.",
-     "where is the {thing} serializer"),
-    ("decision", None, "The team chose {store} for {thing} after a spike comparing it with {store2}.",
-     "why did we pick {store} for {thing}"),
-    ("experience", (["pride"], 0.7, 0.6),
-     "{person} was proud of cutting the {svc} test suite from {n} to {n2} minutes with {tool}.",
-     "who sped up the {svc} tests"),
-    ("fact", None, "Local setup for {svc}: `make dev` starts {store} and {store2} in docker compose.",
-     "how do I start {svc} locally"),
-    ("zh", None, "{svc} 服务的{thing_zh}缓存在 {store} 里，过期时间是 {n} 分钟。",
-     "{svc} 的{thing_zh}缓存多久过期"),
+    (
+        "fact",
+        None,
+        "The {svc} service keeps {thing} in {store}; entries expire after {n} minutes.",
+        "how long do {thing} stay in {store} for {svc}",
+    ),
+    (
+        "decision",
+        None,
+        "{person} decided that {svc} retries {store} calls {n} times with exponential backoff.",
+        "how many times does {svc} retry {store}",
+    ),
+    (
+        "fact",
+        None,
+        "Run `{tool}` before pushing to {svc}; CI fails with {err} otherwise.",
+        "what should I run before pushing to {svc}",
+    ),
+    ("fact", None, "{func} in {file} raises {err} when the {store} connection drops.", "why does {func} raise {err}"),
+    (
+        "decision",
+        None,
+        "We moved {svc} from {store} to {store2} because of {reason}.",
+        "why did {svc} move off {store}",
+    ),
+    (
+        "fact",
+        None,
+        "The {env} deploy of {svc} takes about {n} minutes; {person} owns the pipeline.",
+        "who owns the {svc} deploy pipeline",
+    ),
+    ("experience", None, "Flaky test test_{ident} in {svc} fails when {cond}.", "why is test_{ident} flaky"),
+    ("fact", None, "{person} prefers {pref} in {lang} code reviews.", "what does {person} want in {lang} reviews"),
+    (
+        "fact",
+        None,
+        "The {svc} API returns {code} when the {thing} record is missing.",
+        "what status code does {svc} return for missing {thing}",
+    ),
+    (
+        "fact",
+        None,
+        "Bumped {tool} to {ver} in {svc}; the lockfile had to be regenerated.",
+        "which {tool} version does {svc} use",
+    ),
+    (
+        "fact",
+        None,
+        "{svc} reads its settings from {file}; {ident} defaults to {n}.",
+        "what is the default {ident} in {svc}",
+    ),
+    (
+        "experience",
+        (["frustration"], -0.7, 0.7),
+        "Spent the whole afternoon chasing {err} in {svc}; it was a race in {func}. So frustrating.",
+        "what {err} bug in {svc} frustrated me",
+    ),
+    (
+        "fact",
+        None,
+        "The nightly {job} job for {svc} runs at {hh}:00 UTC and writes to {store}.",
+        "when does the {job} job for {svc} run",
+    ),
+    (
+        "decision",
+        None,
+        "{person} asked to keep pull requests for {svc} under {n} lines.",
+        "how big can a {svc} pull request be",
+    ),
+    (
+        "fact",
+        None,
+        "The index {ident}_idx on {table} made the {svc} report query {n}x faster.",
+        "which index sped up the {table} report",
+    ),
+    (
+        "decision",
+        None,
+        "Never call {func} from a request handler in {svc}; it blocks for {n} seconds.",
+        "can I call {func} in a request handler",
+    ),
+    (
+        "fact",
+        None,
+        "{svc} uses {store} as the queue for {thing} events; consumers ack after the write.",
+        "which queue carries {thing} events in {svc}",
+    ),
+    (
+        "fact",
+        None,
+        "The {svc} dashboard alerts when p95 latency goes above {n} ms.",
+        "when does the {svc} latency alert fire",
+    ),
+    (
+        "decision",
+        None,
+        "Migration {n}_{ident} on {table} needs a maintenance window in {env}.",
+        "does the {table} migration need a maintenance window",
+    ),
+    (
+        "fact",
+        None,
+        "Feature flag {ident} gates the new {thing} flow in {svc}.",
+        "which flag turns on the new {thing} flow",
+    ),
+    ("fact", None, "{person} is on call for {svc} this week; page them for {err} alerts.", "who is on call for {svc}"),
+    (
+        "decision",
+        None,
+        "Use {tool} instead of {tool2} in {svc}; {tool2} was too slow on CI.",
+        "should {svc} use {tool} or {tool2}",
+    ),
+    (
+        "fact",
+        None,
+        "The {svc} Docker image is {n} MB; the {lang} build stage is the biggest layer.",
+        "why is the {svc} image so large",
+    ),
+    ("fact", None, "The rate limit for {svc} is {n} requests per minute per API key.", "what is the {svc} rate limit"),
+    (
+        "experience",
+        (["joy", "relief"], 0.8, 0.8),
+        "Was really happy when {svc} finally passed the load test at {n} requests per second.",
+        "when did the {svc} load test finally pass",
+    ),
+    (
+        "fact",
+        None,
+        "{svc} logs {thing} payloads at debug level only; set LOG_LEVEL=debug to see them.",
+        "how do I see {thing} payloads in {svc} logs",
+    ),
+    ("fact", None, "Secrets for {svc} are read from the vault path kv/{svc}/{ident}.", "where are the {svc} secrets"),
+    (
+        "fact",
+        None,
+        "The {table} table in {svc} holds {n} million rows; paginate with keyset cursors.",
+        "how should I paginate {table}",
+    ),
+    (
+        "fact",
+        None,
+        "Webhook retries from {svc} stop after {n} attempts; failures go to the dead-letter queue.",
+        "what happens when {svc} webhooks keep failing",
+    ),
+    (
+        "decision",
+        None,
+        "In {lang}, {person} wants errors wrapped with context before they are returned.",
+        "how should errors be wrapped in {lang}",
+    ),
+    (
+        "experience",
+        (["stress"], -0.5, 0.6),
+        "The {svc} release slipped twice and the whole team was exhausted and stressed by {env} bugs.",
+        "why was the team stressed about {svc}",
+    ),
+    (
+        "fact",
+        None,
+        "{svc} talks to {store2} through a connection pool of {n} per worker.",
+        "how big is the {store2} pool in {svc}",
+    ),
+    (
+        "fact",
+        None,
+        "{file} contains the {thing} serializer; keep field names in snake_case.",
+        "where is the {thing} serializer",
+    ),
+    (
+        "decision",
+        None,
+        "The team chose {store} for {thing} after a spike comparing it with {store2}.",
+        "why did we pick {store} for {thing}",
+    ),
+    (
+        "experience",
+        (["pride"], 0.7, 0.6),
+        "{person} was proud of cutting the {svc} test suite from {n} to {n2} minutes with {tool}.",
+        "who sped up the {svc} tests",
+    ),
+    (
+        "fact",
+        None,
+        "Local setup for {svc}: `make dev` starts {store} and {store2} in docker compose.",
+        "how do I start {svc} locally",
+    ),
+    ("zh", None, "{svc} 服务的{thing_zh}缓存在 {store} 里，过期时间是 {n} 分钟。", "{svc} 的{thing_zh}缓存多久过期"),
     ("zh", None, "{person} 决定 {svc} 调用 {store} 失败时重试 {n} 次。", "{svc} 调用 {store} 失败重试几次"),
     ("zh", None, "{svc} 在 {env} 环境部署大概需要 {n} 分钟，流水线由 {person} 负责。", "{svc} 的部署流水线谁负责"),
     ("zh", None, "测试 test_{ident} 在 {svc} 里不稳定，{cond_zh}的时候会失败。", "test_{ident} 为什么不稳定"),
     ("zh", None, "{svc} 的接口在{thing_zh}不存在时返回 {code}。", "{thing_zh}不存在时 {svc} 返回什么状态码"),
     ("zh", None, "{person} 要求 {svc} 的合并请求不超过 {n} 行。", "{svc} 的合并请求最多多少行"),
     ("zh", None, "每天凌晨 {hh} 点 {svc} 会把{thing_zh}备份到 {store}。", "{svc} 的{thing_zh}什么时候备份"),
-    ("zh", (["frustration"], -0.7, 0.7), "调了一下午 {svc} 的 {err}，原来是 {func} 里的竞态问题，真是郁闷。",
-     "{svc} 的 {err} 是什么原因"),
+    (
+        "zh",
+        (["frustration"], -0.7, 0.7),
+        "调了一下午 {svc} 的 {err}，原来是 {func} 里的竞态问题，真是郁闷。",
+        "{svc} 的 {err} 是什么原因",
+    ),
     ("zh", None, "{svc} 的限流是每个 API key 每分钟 {n} 次请求。", "{svc} 的限流是多少"),
     ("zh", None, "把 {svc} 从 {store} 迁移到了 {store2}，因为{reason_zh}。", "{svc} 为什么不用 {store} 了"),
     ("zh", None, "{svc} 的配置在 {file} 里，{ident} 默认是 {n}。", "{svc} 的 {ident} 默认值是多少"),
     ("zh", None, "{table} 表有 {n} 百万行数据，分页必须用游标。", "{table} 表怎么分页"),
 ]
-SUFFIX_EN = [" (ticket OPS-{i})", " See PR #{i}.", " Found in build {i}.", " Tracked as issue {i}.", " [run {i}]",
-             " Noted in retro {i}."]
+SUFFIX_EN = [
+    " (ticket OPS-{i})",
+    " See PR #{i}.",
+    " Found in build {i}.",
+    " Tracked as issue {i}.",
+    " [run {i}]",
+    " Noted in retro {i}.",
+]
 SUFFIX_ZH = ["（工单 {i}）", " 见 PR #{i}。", "（构建 {i}）"]
 PREFIX_EN = ["", "", "", "Note: ", "Reminder: ", "{person}: "]
 TIME_WORDS = [" last week", " yesterday", " in the last 3 months", " this month"]
@@ -235,8 +377,17 @@ def make_prototypes(k: int, seed: int) -> list[dict[str, Any]]:
         if body in seen:
             continue
         seen.add(body)
-        out.append({"t": ti, "zh": layer == "zh", "layer": "fact" if layer == "zh" else layer,
-                    "mood": mood, "text": body, "q": question.format(**s), "person": s["person"]})
+        out.append(
+            {
+                "t": ti,
+                "zh": layer == "zh",
+                "layer": "fact" if layer == "zh" else layer,
+                "mood": mood,
+                "text": body,
+                "q": question.format(**s),
+                "person": s["person"],
+            }
+        )
     return out
 
 
@@ -267,13 +418,22 @@ def make_memory(p: dict[str, Any], i: int, r: random.Random, now: float, session
         text = r.choice(PREFIX_EN).format(person=p["person"]) + p["text"] + r.choice(SUFFIX_EN).format(i=i + 1000)
     moods, valence, intensity = p["mood"] or ([], 0.0, 0.01)  # explicit: skips emotion.analyze
     return NewMemory(
-        text, layer=p["layer"], scope=PROJECT, importance=r.choices((1, 2, 3, 4, 5), (10, 20, 45, 18, 7))[0],
-        moods=list(moods), valence=valence, intensity=intensity, pinned=r.random() < 0.001,
-        source="hook" if session else "manual", session_id=session,
-        occurred_at=now - r.random() * 730 * 86400)
+        text,
+        layer=p["layer"],
+        scope=PROJECT,
+        importance=r.choices((1, 2, 3, 4, 5), (10, 20, 45, 18, 7))[0],
+        moods=list(moods),
+        valence=valence,
+        intensity=intensity,
+        pinned=r.random() < 0.001,
+        source="hook" if session else "manual",
+        session_id=session,
+        occurred_at=now - r.random() * 730 * 86400,
+    )
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
 
 def status_mb(key: str) -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -321,6 +481,7 @@ def bench_config(workdir: Path, n: int) -> config_mod.Config:
 
 # -- phase 1 (parent): prototypes and queries, embedded for real ---------------------------------
 
+
 def prepare(workdir: Path, n_queries: int, threads: int) -> None:
     protos_file, queries_file = workdir / "prototypes.npz", workdir / f"queries-{n_queries}.npz"
     if protos_file.exists() and queries_file.exists():
@@ -339,6 +500,7 @@ def prepare(workdir: Path, n_queries: int, threads: int) -> None:
 
 
 # -- phase 2 (child): build one store ------------------------------------------------------------
+
 
 def build(workdir: Path, n: int, n_queries: int) -> dict[str, Any]:
     protos = np.load(workdir / "prototypes.npz")
@@ -389,29 +551,54 @@ def build(workdir: Path, n: int, n_queries: int) -> dict[str, Any]:
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     np.save(workdir / f"truth-{n}-{n_queries}.npy", best_i)
-    return {"n": n, "build_s": seconds, "rows_per_s": n / seconds,
-            "db_mb": db_path.stat().st_size / 2**20, "entities": None}
+    return {
+        "n": n,
+        "build_s": seconds,
+        "rows_per_s": n / seconds,
+        "db_mb": db_path.stat().st_size / 2**20,
+        "entities": None,
+    }
 
 
 # -- phase 3 (child): measure one store ----------------------------------------------------------
 
-STAGES = ["text_index", "vector_index", "_bm25", "_knn", "_query_entities", "_without_people", "_linked", "_one_hop",
-          "_by_mood", "_in_window", "_load_rows", "_score_inputs", "_fill_cosines", "_fill_entity_roles",
-          "_fuse", "_neighbours", "_context", "_priors", "candidate_pool"]
+STAGES = [
+    "text_index",
+    "vector_index",
+    "_bm25",
+    "_knn",
+    "_query_entities",
+    "_without_people",
+    "_linked",
+    "_one_hop",
+    "_by_mood",
+    "_in_window",
+    "_load_rows",
+    "_score_inputs",
+    "_fill_cosines",
+    "_fill_entity_roles",
+    "_fuse",
+    "_neighbours",
+    "_context",
+    "_priors",
+    "candidate_pool",
+]
 
 
 def log(msg: str) -> None:
     print(f"  [{time.strftime('%H:%M:%S')}] {msg} (load {loadavg()})", file=sys.stderr, flush=True)
 
 
-def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
-            stage_queries: int, full: bool = True) -> dict[str, Any]:
+def measure(
+    workdir: Path, n: int, n_queries: int, threads: int, profile: bool, stage_queries: int, full: bool = True
+) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n, "load_start": loadavg()}
     qdata = np.load(workdir / f"queries-{n_queries}.npz")
     texts, qvecs = [str(t) for t in qdata["text"]], qdata["vecs"]
     truth = np.load(workdir / f"truth-{n}-{n_queries}.npy")
     embedder = open_embedder(threads)
     from memory.lang import text as text_mod
+
     text_mod.jieba_segmenter()
     out["rss_model_mb"] = status_mb("VmRSS")
     store = Store.open(bench_config(workdir, n), embedder)
@@ -474,8 +661,13 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
     r = random.Random(5)
     added, after_write = [], []
     for i, q in enumerate(texts[:30]):
-        m = store.add(NewMemory(f"Note from the benchmark, written between searches: {q} (#{i}-{r.random()})",
-                                scope=PROJECT, entities=[]))
+        m = store.add(
+            NewMemory(
+                f"Note from the benchmark, written between searches: {q} (#{i}-{r.random()})",
+                scope=PROJECT,
+                entities=[],
+            )
+        )
         added.append(m.id)
         t0 = time.perf_counter()
         run(q)
@@ -516,8 +708,9 @@ def measure(workdir: Path, n: int, n_queries: int, threads: int, profile: bool,
     return out
 
 
-def stage_breakdown(store: Store, embedder: Any, texts: list[str],
-                    run: Callable[[str], Any]) -> dict[str, dict[str, float]]:
+def stage_breakdown(
+    store: Store, embedder: Any, texts: list[str], run: Callable[[str], Any]
+) -> dict[str, dict[str, float]]:
     """Per search, the time in each of memory.retrieval's module functions (wrapped with timers;
     they are looked up at call time) and in the store and embedder calls."""
     spent: dict[str, list[float]] = {}
@@ -534,6 +727,7 @@ def stage_breakdown(store: Store, embedder: Any, texts: list[str],
                 return fn(*a, **kw)
             finally:
                 spent.setdefault(label, []).append((time.perf_counter() - t0) * 1000)
+
         setattr(owner, name, wrapper)
 
     for name in STAGES:
@@ -557,8 +751,10 @@ def stage_breakdown(store: Store, embedder: Any, texts: list[str],
             else:
                 setattr(owner, name, fn)
     k = len(texts)
-    return {label: {"mean": sum(v) / k, "p95": pct(v + [0.0] * (k - len(v)), 95), "calls": len(v)}
-            for label, v in per_query.items()}
+    return {
+        label: {"mean": sum(v) / k, "p95": pct(v + [0.0] * (k - len(v)), 95), "calls": len(v)}
+        for label, v in per_query.items()
+    }
 
 
 def profiled(title: str, store: Store, texts: list[str], scopes: list[str]) -> None:
@@ -575,11 +771,27 @@ def profiled(title: str, store: Store, texts: list[str], scopes: list[str]) -> N
 
 # -- orchestration -------------------------------------------------------------------------------
 
+
 def child(mode: str, n: int, args: argparse.Namespace, *extra: str) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, f"--{mode}", str(n), *extra, "--workdir", str(args.workdir),
-           "--queries", str(args.queries), "--threads", str(args.threads),
-           "--stage-queries", str(args.stage_queries)] + (["--profile"] if args.profile else []) + (
-           ["--timed-only"] if args.timed_only else [])
+    cmd = (
+        [
+            sys.executable,
+            __file__,
+            f"--{mode}",
+            str(n),
+            *extra,
+            "--workdir",
+            str(args.workdir),
+            "--queries",
+            str(args.queries),
+            "--threads",
+            str(args.threads),
+            "--stage-queries",
+            str(args.stage_queries),
+        ]
+        + (["--profile"] if args.profile else [])
+        + (["--timed-only"] if args.timed_only else [])
+    )
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     lines = proc.stdout.rstrip().splitlines()
     for line in lines[:-1]:
@@ -592,9 +804,11 @@ def child(mode: str, n: int, args: argparse.Namespace, *extra: str) -> dict[str,
 
 
 def report(builds: dict[int, dict], results: list[dict], args: argparse.Namespace) -> None:
-    print(f"\nsearch speed: one project, {args.queries} queries, query embedding included "
-          f"(MiniLM, {args.threads} thread(s)), record=True, vectors generated around real MiniLM "
-          "prototypes (see --help)")
+    print(
+        f"\nsearch speed: one project, {args.queries} queries, query embedding included "
+        f"(MiniLM, {args.threads} thread(s)), record=True, vectors generated around real MiniLM "
+        "prototypes (see --help)"
+    )
     cols = [f"{r['n']:,}" for r in results]
     w = 30
 
@@ -607,21 +821,32 @@ def report(builds: dict[int, dict], results: list[dict], args: argparse.Namespac
             builds[r["n"]] = json.loads(saved.read_text())
     ms = lambda d, a, b: f"{d[a]:.1f} / {d[b]:.1f}"  # noqa: E731
     row("memories", cols)
-    row("build (Store.add_many), rows/s", [f"{builds[r['n']]['rows_per_s']:,.0f}" if r["n"] in builds else "?"
-                                          for r in results])
+    row(
+        "build (Store.add_many), rows/s",
+        [f"{builds[r['n']]['rows_per_s']:,.0f}" if r["n"] in builds else "?" for r in results],
+    )
     row("database file, MB", [f"{r['db_mb']:,.0f}" for r in results])
     row("search p50, ms", [f"{r['search_ms']['p50']:.1f}" for r in results])
     row("search p95, ms", [f"{r['search_ms']['p95']:.1f}" for r in results])
     row("search p99 / max, ms", [f"{r['search_ms']['p99']:.0f} / {r['search_ms']['max']:.0f}" for r in results])
-    row("search CPU time p50 / p95 / p99, ms", [f"{r['search_cpu_ms']['p50']:.1f} / {r['search_cpu_ms']['p95']:.1f} / "
-                                                f"{r['search_cpu_ms']['p99']:.0f}" for r in results])
+    row(
+        "search CPU time p50 / p95 / p99, ms",
+        [
+            f"{r['search_cpu_ms']['p50']:.1f} / {r['search_cpu_ms']['p95']:.1f} / {r['search_cpu_ms']['p99']:.0f}"
+            for r in results
+        ],
+    )
     row("  query embedding alone p50 / p95, ms", [ms(r["embed_ms"], "p50", "p95") for r in results])
     row("  query embedding alone CPU p50 / p95, ms", [ms(r["embed_cpu_ms"], "p50", "p95") for r in results])
     if "after_write_ms" not in results[0]:  # --timed-only
         row("in-memory indexes: build, s", [f"{r['index_load_s']:.1f}" for r in results])
-        row("RSS: model loaded / + indexes / end / peak, MB", [
-            f"{r['rss_model_mb']:.0f} / {r['rss_index_mb']:.0f} / {r['rss_end_mb']:.0f} / {r['rss_peak_mb']:.0f}"
-            for r in results])
+        row(
+            "RSS: model loaded / + indexes / end / peak, MB",
+            [
+                f"{r['rss_model_mb']:.0f} / {r['rss_index_mb']:.0f} / {r['rss_end_mb']:.0f} / {r['rss_peak_mb']:.0f}"
+                for r in results
+            ],
+        )
         row("load average start / end", [f"{r['load_start'].split()[0]} / {r['load_end'].split()[0]}" for r in results])
         return
     row("search right after a write p50 / p95, ms", [ms(r["after_write_ms"], "p50", "p95") for r in results])
@@ -636,8 +861,10 @@ def report(builds: dict[int, dict], results: list[dict], args: argparse.Namespac
     row("RSS: after all searches, MB", [f"{r['rss_end_mb']:.0f}" for r in results])
     row("RSS: peak (VmHWM), MB", [f"{r['rss_peak_mb']:.0f}" for r in results])
     row("load average start / end", [f"{r['load_start'].split()[0]} / {r['load_end'].split()[0]}" for r in results])
-    print(f"\nstage breakdown (second pass over the first {results[0]['stage_queries']} queries, per search: "
-          "mean / p95 ms; nested stages overlap):")
+    print(
+        f"\nstage breakdown (second pass over the first {results[0]['stage_queries']} queries, per search: "
+        "mean / p95 ms; nested stages overlap):"
+    )
     labels = list(dict.fromkeys(k for r in results for k in r["stages"]))
     labels.sort(key=lambda k: -max(r["stages"].get(k, {"mean": 0})["mean"] for r in results))
     for label in labels:
@@ -650,14 +877,20 @@ def main() -> int:
     p.add_argument("--queries", type=int, default=240)
     p.add_argument("--workdir", type=Path, default=Path("/tmp/maple-speed"))
     p.add_argument("--rebuild", action="store_true", help="build the stores again even if present")
-    p.add_argument("--threads", type=int, default=1,
-                   help="embedding/BLAS threads (default 1: the machine is shared; config default is 2)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="embedding/BLAS threads (default 1: the machine is shared; config default is 2)",
+    )
     p.add_argument("--profile", action="store_true", help="cProfile 60 searches per size")
     p.add_argument("--stage-queries", type=int, default=60, help="queries in the stage-breakdown pass")
-    p.add_argument("--report-only", action="store_true",
-                   help="print the tables from the figures an earlier run kept in --workdir")
-    p.add_argument("--timed-only", action="store_true",
-                   help="only the headline: index load, timed searches, embedding alone, RSS")
+    p.add_argument(
+        "--report-only", action="store_true", help="print the tables from the figures an earlier run kept in --workdir"
+    )
+    p.add_argument(
+        "--timed-only", action="store_true", help="only the headline: index load, timed searches, embedding alone, RSS"
+    )
     p.add_argument("--build", type=int, help=argparse.SUPPRESS)
     p.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -666,8 +899,19 @@ def main() -> int:
         print(json.dumps(build(args.workdir, args.build, args.queries)))
         return 0
     if args.measure:
-        print(json.dumps(measure(args.workdir, args.measure, args.queries, args.threads, args.profile,
-                                 args.stage_queries, not args.timed_only)))
+        print(
+            json.dumps(
+                measure(
+                    args.workdir,
+                    args.measure,
+                    args.queries,
+                    args.threads,
+                    args.profile,
+                    args.stage_queries,
+                    not args.timed_only,
+                )
+            )
+        )
         return 0
     if args.report_only:
         results = []

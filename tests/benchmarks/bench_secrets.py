@@ -70,6 +70,7 @@ SEED_NOTES = [
 
 # -- what one run holds ------------------------------------------------------------------------
 
+
 @dataclass
 class Case:
     index: int
@@ -81,6 +82,7 @@ class Case:
 @dataclass
 class Place:
     """One entry point's MAPLE home and the files around it (transcripts and stderr live outside)."""
+
     root: Path
     home: Path = field(init=False)
     project: Path = field(init=False)
@@ -95,11 +97,23 @@ class Place:
 
     def env(self, **extra: str) -> dict[str, str]:
         """A MAPLE subprocess's environment: this checkout first, the test embedder, one thread."""
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("MAPLE_") and k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH")}
-        env.update(MAPLE_HOME=str(self.home), MAPLE_MODEL="hash-64", CLAUDE_PROJECT_DIR=str(self.project),
-                   PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", MAPLE_HOOK_RESIDENT_MINUTES="0",
-                   OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("MAPLE_") and k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH")
+        }
+        env.update(
+            MAPLE_HOME=str(self.home),
+            MAPLE_MODEL="hash-64",
+            CLAUDE_PROJECT_DIR=str(self.project),
+            PYTHONPATH=str(ROOT),
+            PYTHONDONTWRITEBYTECODE="1",
+            MAPLE_HOOK_RESIDENT_MINUTES="0",
+            OMP_NUM_THREADS="1",
+            MKL_NUM_THREADS="1",
+            OPENBLAS_NUM_THREADS="1",
+            TOKENIZERS_PARALLELISM="false",
+        )
         env.update(extra)
         return env
 
@@ -116,12 +130,13 @@ def fit(text: str, cores: list[str], limit: int) -> str:
         return line
     i = line.find(core)
     if len(core) >= limit:
-        return line[i:i + limit]
+        return line[i : i + limit]
     start = max(0, min(i - (limit - len(core)) // 2, len(line) - limit))
-    return line[start:start + limit].strip()
+    return line[start : start + limit].strip()
 
 
 # -- entry points ------------------------------------------------------------------------------
+
 
 @dataclass
 class Entry:
@@ -131,10 +146,19 @@ class Entry:
     note: str = ""
 
 
-def cli(place: Place, *args: str, stdin: str | None = None, env: dict[str, str] | None = None,
-        timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run([PY, "-m", "memory.cli", *args], check=False, input=stdin, capture_output=True, text=True,
-                       env=env or place.env(), cwd=str(place.project), timeout=timeout)
+def cli(
+    place: Place, *args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(
+        [PY, "-m", "memory.cli", *args],
+        check=False,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env or place.env(),
+        cwd=str(place.project),
+        timeout=timeout,
+    )
     place.stderr.append(r.stderr.encode("utf-8", "replace"))
     return r
 
@@ -146,12 +170,20 @@ def cli_json(place: Place, *args: str) -> Any:
     return json.loads(r.stdout)
 
 
-def hook(place: Place, event: str, payload: Any, *extra: str, env: dict[str, str] | None = None,
-         timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+def hook(
+    place: Place, event: str, payload: Any, *extra: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[bytes]:
     """One hook process as Claude Code starts it: `python hooks/run.py EVENT`, JSON on stdin."""
     data = b"" if payload is None else json.dumps(payload).encode()
-    r = subprocess.run([PY, str(RUN_HOOK), event, *extra], check=False, input=data, capture_output=True,
-                       env=env or place.env(), cwd=str(place.project), timeout=timeout)
+    r = subprocess.run(
+        [PY, str(RUN_HOOK), event, *extra],
+        check=False,
+        input=data,
+        capture_output=True,
+        env=env or place.env(),
+        cwd=str(place.project),
+        timeout=timeout,
+    )
     place.stderr.append(r.stderr)
     return r
 
@@ -167,9 +199,14 @@ def seed_notes(place: Place, extra: list[dict] | None = None) -> None:
 
 
 def per_case_seeds(cases: list[Case], layer: str = "fact") -> list[dict]:
-    return [{"content": f"Service {c.index} note: the nightly job for shard {c.index} starts at "
-                        f"{c.index % 24:02d}:15 and takes about {5 + c.index % 40} minutes", "layer": layer}
-            for c in cases]
+    return [
+        {
+            "content": f"Service {c.index} note: the nightly job for shard {c.index} starts at "
+            f"{c.index % 24:02d}:15 and takes about {5 + c.index % 40} minutes",
+            "layer": layer,
+        }
+        for c in cases
+    ]
 
 
 def seed_ids(place: Place, cases: list[Case]) -> dict[int, int]:
@@ -182,8 +219,10 @@ def seed_ids(place: Place, cases: list[Case]) -> dict[int, int]:
 
 # ---- CLI ----
 
+
 def cli_each(argv: Callable[[Case], list[str]], *, setup: str | None = None) -> Callable[[Place, list[Case]], None]:
     """An entry point that runs one `maple-memory` command per case."""
+
     def run(place: Place, cases: list[Case]) -> None:
         ids: dict[int, int] = {}
         if setup == "notes":
@@ -196,6 +235,7 @@ def cli_each(argv: Callable[[Case], list[str]], *, setup: str | None = None) -> 
             r = cli(place, *args)
             if r.returncode != 0:
                 place.rejected[c.index] = (r.stderr.strip().splitlines() or ["?"])[-1][:200]
+
     return run
 
 
@@ -206,13 +246,18 @@ def cli_import(which: str) -> Callable[[Place, list[Case]], None]:
             if which == "content":
                 lines.append({"content": c.text})
             else:
-                lines.append({"content": f"Imported note {c.index} about the deploy settings",
-                              "metadata": {"note": c.text, c.text: "key"}})
+                lines.append(
+                    {
+                        "content": f"Imported note {c.index} about the deploy settings",
+                        "metadata": {"note": c.text, c.text: "key"},
+                    }
+                )
         path = place.work / "import.jsonl"
         path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
         out = cli_json(place, "import", str(path))
         for e in out.get("errors", []):
             place.rejected[len(place.rejected)] = str(e)[:200]
+
     return run
 
 
@@ -230,29 +275,79 @@ def transcript(cases: list[Case], where: str, cwd: Path, session: str) -> str:
         nonlocal parent
         u = str(uuid.UUID(int=random.Random(f"{session}{n}{kind}").getrandbits(128)))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t0 + n))
-        d = {"parentUuid": parent, "isSidechain": False, "type": kind, "uuid": u, "timestamp": stamp,
-             "userType": "external", "entrypoint": "cli", "cwd": str(cwd), "sessionId": session,
-             "version": "2.1.240", "gitBranch": "main"}
+        d = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": kind,
+            "uuid": u,
+            "timestamp": stamp,
+            "userType": "external",
+            "entrypoint": "cli",
+            "cwd": str(cwd),
+            "sessionId": session,
+            "version": "2.1.240",
+            "gitBranch": "main",
+        }
         parent = u
         return d
 
     def user(n: int, text: str) -> None:
-        lines.append({**base("user", n), "promptId": str(uuid.UUID(int=n)), "permissionMode": "default",
-                      "promptSource": "user", "message": {"role": "user", "content": text}})
+        lines.append(
+            {
+                **base("user", n),
+                "promptId": str(uuid.UUID(int=n)),
+                "permissionMode": "default",
+                "promptSource": "user",
+                "message": {"role": "user", "content": text},
+            }
+        )
 
     def assistant(n: int, blocks: list[dict], stop: str) -> None:
-        lines.append({**base("assistant", n), "requestId": f"req_{n:024d}", "message": {
-            "id": f"msg_{n:024d}", "type": "message", "role": "assistant", "model": "claude-sonnet-5",
-            "content": blocks, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": 3, "output_tokens": 40, "service_tier": "standard"}}})
+        lines.append(
+            {
+                **base("assistant", n),
+                "requestId": f"req_{n:024d}",
+                "message": {
+                    "id": f"msg_{n:024d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-5",
+                    "content": blocks,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 3, "output_tokens": 40, "service_tier": "standard"},
+                },
+            }
+        )
 
     def bash(n: int, tool_id: str, command: str, output: str, error: bool) -> None:
-        assistant(n, [{"type": "tool_use", "id": tool_id, "name": "Bash",
-                       "input": {"command": command, "description": "Try the connection"}}], "tool_use")
-        lines.append({**base("user", n + 1), "message": {"role": "user", "content": [
-            {"tool_use_id": tool_id, "type": "tool_result", "content": output, "is_error": error}]},
-            "toolUseResult": {"stdout": "" if error else output, "stderr": output if error else "",
-                              "interrupted": False, "isImage": False}})
+        assistant(
+            n,
+            [
+                {
+                    "type": "tool_use",
+                    "id": tool_id,
+                    "name": "Bash",
+                    "input": {"command": command, "description": "Try the connection"},
+                }
+            ],
+            "tool_use",
+        )
+        lines.append(
+            {
+                **base("user", n + 1),
+                "message": {
+                    "role": "user",
+                    "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": output, "is_error": error}],
+                },
+                "toolUseResult": {
+                    "stdout": "" if error else output,
+                    "stderr": output if error else "",
+                    "interrupted": False,
+                    "isImage": False,
+                },
+            }
+        )
 
     n = 0
     for c in cases:
@@ -264,8 +359,16 @@ def transcript(cases: list[Case], where: str, cwd: Path, session: str) -> str:
             continue
         if where == "assistant":
             user(n, f"What does the config for service {c.index} look like? We always keep it in deploy/")
-            assistant(n + 1, [{"type": "text", "text": f"Watch out: service {c.index} only connects with this "
-                                                        f"exact config: {c.text}"}], "end_turn")
+            assistant(
+                n + 1,
+                [
+                    {
+                        "type": "text",
+                        "text": f"Watch out: service {c.index} only connects with this exact config: {c.text}",
+                    }
+                ],
+                "end_turn",
+            )
             continue
         user(n, f"Check why service {c.index} fails to connect; we always run it from deploy/")
         if where == "tool_use":  # the secret is in the failed command, a different command then works
@@ -274,11 +377,19 @@ def transcript(cases: list[Case], where: str, cwd: Path, session: str) -> str:
         elif where == "tool_result":  # the secret is what a successful command printed
             bash(n + 1, tid + "1", f"cat deploy/service-{c.index}.env", c.text, False)
         else:  # tool_error: the secret is in a failed call's error output, a different command then works
-            bash(n + 1, tid + "1", f"./deploy/connect.sh service-{c.index}",
-                 f"Error: authentication failed for {c.text}\nExit code 1", True)
+            bash(
+                n + 1,
+                tid + "1",
+                f"./deploy/connect.sh service-{c.index}",
+                f"Error: authentication failed for {c.text}\nExit code 1",
+                True,
+            )
             bash(n + 3, tid + "2", f"./deploy/connect.sh --env-file deploy/.env service-{c.index}", "connected", False)
-        assistant(n + 5, [{"type": "text", "text": f"Service {c.index} connects now; its credentials come from "
-                                                    "deploy/.env."}], "end_turn")
+        assistant(
+            n + 5,
+            [{"type": "text", "text": f"Service {c.index} connects now; its credentials come from deploy/.env."}],
+            "end_turn",
+        )
     return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
 
 
@@ -289,10 +400,12 @@ def cli_extract(where: str) -> Callable[[Place, list[Case]], None]:
         r = cli(place, "--json", "extract", str(path))
         if r.returncode != 0:
             place.rejected[-1] = r.stderr.strip()[-200:]
+
     return run
 
 
 # ---- hooks ----
+
 
 def hook_prompt(resident: bool) -> Callable[[Place, list[Case]], None]:
     def run(place: Place, cases: list[Case]) -> None:
@@ -302,8 +415,14 @@ def hook_prompt(resident: bool) -> Callable[[Place, list[Case]], None]:
         tpath.write_text("", encoding="utf-8")
         try:
             for c in cases:
-                payload = {"session_id": f"sess-{c.index}", "transcript_path": str(tpath), "cwd": str(place.project),
-                           "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": c.text}
+                payload = {
+                    "session_id": f"sess-{c.index}",
+                    "transcript_path": str(tpath),
+                    "cwd": str(place.project),
+                    "permission_mode": "default",
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": c.text,
+                }
                 r = hook(place, "user-prompt-submit", payload, env=env)
                 if r.returncode != 0:
                     place.rejected[c.index] = f"exit {r.returncode}"
@@ -311,6 +430,7 @@ def hook_prompt(resident: bool) -> Callable[[Place, list[Case]], None]:
                     _wait_for_socket(place.home, 10.0)
         finally:
             stop_residents(place)
+
     return run
 
 
@@ -345,8 +465,14 @@ def hook_harvest(where: str, event: str = "Stop") -> Callable[[Place, list[Case]
         session = str(uuid.uuid4())
         path = place.work / f"{session}.jsonl"
         path.write_text(transcript(cases, where, place.project, session), encoding="utf-8")
-        payload = {"session_id": session, "transcript_path": str(path), "cwd": str(place.project),
-                   "permission_mode": "default", "hook_event_name": event, "stop_hook_active": False}
+        payload = {
+            "session_id": session,
+            "transcript_path": str(path),
+            "cwd": str(place.project),
+            "permission_mode": "default",
+            "hook_event_name": event,
+            "stop_hook_active": False,
+        }
         name = {"Stop": "stop", "SessionEnd": "session-end", "PreCompact": "pre-compact"}[event]
         r = hook(place, name, payload)
         if r.returncode != 0 or r.stdout:
@@ -354,6 +480,7 @@ def hook_harvest(where: str, event: str = "Stop") -> Callable[[Place, list[Case]
         r = hook(place, "drain", None, "--wait")
         if r.returncode != 0:
             place.rejected[-2] = f"drain: exit {r.returncode}"
+
     return run
 
 
@@ -364,6 +491,7 @@ McpCall = Callable[[Case, dict[int, int]], tuple[str, dict[str, Any]]]
 
 def mcp_each(call: McpCall, *, setup: str | None = None) -> Callable[..., Awaitable[None]]:
     """An entry point that makes one tool call per case in one server session."""
+
     async def run(client: Any, place: Place, cases: list[Case]) -> None:
         ids: dict[int, int] = {}
         if setup is not None:
@@ -374,8 +502,9 @@ def mcp_each(call: McpCall, *, setup: str | None = None) -> Callable[..., Awaita
                 if setup == "memories":
                     r = await client.call_tool("memory_store", {"content": s["content"]})
                 else:
-                    r = await client.call_tool("decision_record", {"chosen": f"Run shard {c.index} nightly",
-                                                                   "why": s["content"]})
+                    r = await client.call_tool(
+                        "decision_record", {"chosen": f"Run shard {c.index} nightly", "why": s["content"]}
+                    )
                 if r.is_error:
                     raise RuntimeError(f"setup failed: {_text(r)}")
                 ids[c.index] = r.structured_content["id"]
@@ -387,6 +516,7 @@ def mcp_each(call: McpCall, *, setup: str | None = None) -> Callable[..., Awaita
                     place.rejected[c.index] = _text(r)[:200]
             except Exception as e:  # noqa: BLE001 - a protocol-level refusal is a rejection too
                 place.rejected[c.index] = f"{type(e).__name__}: {e}"[:200]
+
     return run
 
 
@@ -400,8 +530,10 @@ def _store(c: Case, **fields: Any) -> tuple[str, dict[str, Any]]:
 
 
 def _decision(c: Case, **fields: Any) -> tuple[str, dict[str, Any]]:
-    base = {"chosen": f"Use the managed config store for service {c.index}",
-            "why": "fewer hand-edited files and one audit trail"}
+    base = {
+        "chosen": f"Use the managed config store for service {c.index}",
+        "why": "fewer hand-edited files and one audit trail",
+    }
     return "decision_record", {**base, **fields}
 
 
@@ -421,20 +553,40 @@ def _entries() -> list[Entry]:
     mcp("memory_store.tags", lambda c, _: _store(c, tags=[f64(c)]), note="fit 64")
     mcp("memory_store.metadata_key", lambda c, _: _store(c, metadata={c.text: "see above"}))
     mcp("memory_store.metadata_value", lambda c, _: _store(c, metadata={"config": c.text, "nested": [{"v": c.text}]}))
-    mcp("memory_update.content_edit", lambda c, ids: ("memory_update", {"id": ids[c.index], "content": c.text}),
-        "memories")
-    mcp("memory_update.content_supersede",
-        lambda c, ids: ("memory_update", {"id": ids[c.index], "content": c.text, "mode": "supersede"}), "memories")
-    mcp("memory_update.reason", lambda c, ids: ("memory_update", {
-        "id": ids[c.index], "content": f"Service {c.index} moved to the new runner", "reason": f200(c)}), "memories",
-        "fit 200")
-    mcp("entity_relate.source", lambda c, _: ("entity_relate", {"source": f200(c), "relation": "uses",
-                                                                 "target": "billing-db"}), note="fit 200")
-    mcp("entity_relate.relation", lambda c, _: ("entity_relate", {"source": f"service-{c.index}",
-                                                                   "relation": f64(c), "target": "billing-db"}),
-        note="fit 64")
-    mcp("entity_relate.target", lambda c, _: ("entity_relate", {"source": f"service-{c.index}", "relation": "uses",
-                                                                 "target": f200(c)}), note="fit 200")
+    mcp(
+        "memory_update.content_edit",
+        lambda c, ids: ("memory_update", {"id": ids[c.index], "content": c.text}),
+        "memories",
+    )
+    mcp(
+        "memory_update.content_supersede",
+        lambda c, ids: ("memory_update", {"id": ids[c.index], "content": c.text, "mode": "supersede"}),
+        "memories",
+    )
+    mcp(
+        "memory_update.reason",
+        lambda c, ids: (
+            "memory_update",
+            {"id": ids[c.index], "content": f"Service {c.index} moved to the new runner", "reason": f200(c)},
+        ),
+        "memories",
+        "fit 200",
+    )
+    mcp(
+        "entity_relate.source",
+        lambda c, _: ("entity_relate", {"source": f200(c), "relation": "uses", "target": "billing-db"}),
+        note="fit 200",
+    )
+    mcp(
+        "entity_relate.relation",
+        lambda c, _: ("entity_relate", {"source": f"service-{c.index}", "relation": f64(c), "target": "billing-db"}),
+        note="fit 64",
+    )
+    mcp(
+        "entity_relate.target",
+        lambda c, _: ("entity_relate", {"source": f"service-{c.index}", "relation": "uses", "target": f200(c)}),
+        note="fit 200",
+    )
     mcp("decision_record.chosen", lambda c, _: _decision(c, chosen=F(2000)(c)))
     mcp("decision_record.why", lambda c, _: _decision(c, why=F(4000)(c)))
     mcp("decision_record.alternatives", lambda c, _: _decision(c, alternatives=["a hosted vault", F(2000)(c)]))
@@ -442,27 +594,43 @@ def _entries() -> list[Entry]:
     mcp("decision_record.category", lambda c, _: _decision(c, category=f64(c)), note="fit 64")
     mcp("decision_record.tags", lambda c, _: _decision(c, tags=[f64(c)]), note="fit 64")
     mcp("decision_record.context", lambda c, _: _decision(c, context=F(2000)(c)))
-    mcp("decision_outcome.notes", lambda c, ids: ("decision_outcome", {"id": ids[c.index], "outcome": "failed",
-                                                                        "notes": F(4000)(c)}), "decisions")
+    mcp(
+        "decision_outcome.notes",
+        lambda c, ids: ("decision_outcome", {"id": ids[c.index], "outcome": "failed", "notes": F(4000)(c)}),
+        "decisions",
+    )
     mcp("memory_search.query", lambda c, _: ("memory_search", {"query": c.text}), "notes")
     mcp("memory_context.query", lambda c, _: ("memory_context", {"query": c.text}), "notes")
-    mcp("memory_surface.prompt", lambda c, _: ("memory_surface", {"prompt": c.text, "session_id": f"sess-{c.index}"}),
-        "notes")
+    mcp(
+        "memory_surface.prompt",
+        lambda c, _: ("memory_surface", {"prompt": c.text, "session_id": f"sess-{c.index}"}),
+        "notes",
+    )
     mcp("lessons_for.task", lambda c, _: ("lessons_for", {"task": F(4000)(c)}), "notes")
 
     def add(name: str, argv: Callable[[Case], list[str]], setup: str | None = None, note: str = "") -> None:
         e.append(Entry(f"cli {name}", "cli", cli_each(argv, setup=setup), note))
 
     add("add TEXT", lambda c: ["add", "--", c.text])
-    add("add --subject", lambda c: ["add", f"--subject={f200(c)}", "--", f"Service {c.index} deployment note"],
-        note="fit 200")
-    add("add --category", lambda c: ["add", f"--category={f64(c)}", "--", f"Service {c.index} deployment note"],
-        note="fit 64")
+    add(
+        "add --subject",
+        lambda c: ["add", f"--subject={f200(c)}", "--", f"Service {c.index} deployment note"],
+        note="fit 200",
+    )
+    add(
+        "add --category",
+        lambda c: ["add", f"--category={f64(c)}", "--", f"Service {c.index} deployment note"],
+        note="fit 64",
+    )
     add("add --tag", lambda c: ["add", f"--tag={f64(c)}", "--", f"Service {c.index} deployment note"], note="fit 64")
     add("update --content", lambda c: ["update", f"--content={c.text}", "{ID}"], "memories")
     add("update --content --supersede", lambda c: ["update", "--supersede", f"--content={c.text}", "{ID}"], "memories")
-    add("update --reason", lambda c: ["update", f"--content=Service {c.index} moved to the new runner",
-                                      f"--reason={f200(c)}", "{ID}"], "memories", "fit 200")
+    add(
+        "update --reason",
+        lambda c: ["update", f"--content=Service {c.index} moved to the new runner", f"--reason={f200(c)}", "{ID}"],
+        "memories",
+        "fit 200",
+    )
     e.append(Entry("cli import content", "cli", cli_import("content")))
     e.append(Entry("cli import metadata", "cli", cli_import("metadata"), "value and key"))
     for where in ("user", "assistant", "tool_use", "tool_result", "tool_error"):
@@ -470,14 +638,29 @@ def _entries() -> list[Entry]:
     benign_decision = ["decide", "--why=fewer hand-edited files and one audit trail"]
     add("decide CHOSEN", lambda c: [*benign_decision, "--", c.text[:2000]])
     add("decide --why", lambda c: ["decide", f"--why={c.text}", "--", f"Use the config store for service {c.index}"])
-    add("decide --alternative", lambda c: [*benign_decision, f"--alternative={F(2000)(c)}", "--",
-                                           f"Use the config store for service {c.index}"])
-    add("decide --context", lambda c: [*benign_decision, f"--context={F(2000)(c)}", "--",
-                                       f"Use the config store for service {c.index}"])
-    add("decide --subject", lambda c: [*benign_decision, f"--subject={f200(c)}", "--",
-                                       f"Use the config store for service {c.index}"], note="fit 200")
-    add("decide --category", lambda c: [*benign_decision, f"--category={f64(c)}", "--",
-                                        f"Use the config store for service {c.index}"], note="fit 64")
+    add(
+        "decide --alternative",
+        lambda c: [
+            *benign_decision,
+            f"--alternative={F(2000)(c)}",
+            "--",
+            f"Use the config store for service {c.index}",
+        ],
+    )
+    add(
+        "decide --context",
+        lambda c: [*benign_decision, f"--context={F(2000)(c)}", "--", f"Use the config store for service {c.index}"],
+    )
+    add(
+        "decide --subject",
+        lambda c: [*benign_decision, f"--subject={f200(c)}", "--", f"Use the config store for service {c.index}"],
+        note="fit 200",
+    )
+    add(
+        "decide --category",
+        lambda c: [*benign_decision, f"--category={f64(c)}", "--", f"Use the config store for service {c.index}"],
+        note="fit 64",
+    )
     add("outcome --notes", lambda c: ["outcome", f"--notes={F(4000)(c)}", "--", "{ID}", "failed"], "decisions")
     add("relate SRC", lambda c: ["relate", "--", f200(c), "uses", "billing-db"], note="fit 200")
     add("relate TYPE", lambda c: ["relate", "--", f"service-{c.index}", f64(c), "billing-db"], note="fit 64")
@@ -499,10 +682,16 @@ ENTRIES = _entries()
 
 # -- scanning ----------------------------------------------------------------------------------
 
+
 def needles(core: str) -> list[bytes]:
     """The forms a core may take on disk: UTF-8 (any case), URL-encoded, JSON-escaped."""
-    forms = {core, urllib.parse.quote(core, safe=""), urllib.parse.quote_plus(core),
-             json.dumps(core)[1:-1], json.dumps(core).replace("/", "\\/")[1:-1]}
+    forms = {
+        core,
+        urllib.parse.quote(core, safe=""),
+        urllib.parse.quote_plus(core),
+        json.dumps(core)[1:-1],
+        json.dumps(core).replace("/", "\\/")[1:-1],
+    }
     return sorted({f.lower().encode("utf-8") for f in forms})
 
 
@@ -573,8 +762,10 @@ def stored_counts(db: Path) -> dict[str, int]:
 
     conn = sqlean.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("memories", "entities", "relations", "memory_versions", "decision_outcomes")}
+        return {
+            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("memories", "entities", "relations", "memory_versions", "decision_outcomes")
+        }
     finally:
         conn.close()
 
@@ -589,6 +780,7 @@ def finish(place: Place) -> None:
 
 
 # -- running -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Outcome:
@@ -633,8 +825,15 @@ def run_entry(entry: Entry, cases: list[Case], root: Path) -> Outcome:
     merge(hits, scan_blobs(blobs, cases))
     merge(hits, scan_terms(fts_terms(place.home / "memory.db"), cases))
     stderr_hits = scan_blobs({"stderr": b"\n".join(place.stderr)}, cases)
-    return Outcome(entry.name, hits, stderr_hits, dict(place.rejected), stored_counts(place.home / "memory.db"),
-                   sorted(blobs), time.monotonic() - t0)
+    return Outcome(
+        entry.name,
+        hits,
+        stderr_hits,
+        dict(place.rejected),
+        stored_counts(place.home / "memory.db"),
+        sorted(blobs),
+        time.monotonic() - t0,
+    )
 
 
 def benign_check(bcases: list[dict], root: Path) -> list[dict]:
@@ -684,8 +883,7 @@ def select(items: list[str], patterns: str | None) -> list[str]:
     if not patterns:
         return items
     pats = [p.strip() for p in patterns.split(",") if p.strip()]
-    return [x for x in items if any(fnmatch.fnmatch(x, p if any(ch in p for ch in "*?[") else f"*{p}*")
-                                    for p in pats)]
+    return [x for x in items if any(fnmatch.fnmatch(x, p if any(ch in p for ch in "*?[") else f"*{p}*") for p in pats)]
 
 
 def load_cases(seed: int, formats: str | None = None) -> tuple[list[Case], list[dict]]:
@@ -710,14 +908,17 @@ def leftover_processes(root: Path) -> list[int]:
     return found
 
 
-def run_matrix(cases: list[Case], entries: list[Entry], root: Path,
-               log: Callable[[str], None] = print) -> list[Outcome]:
+def run_matrix(
+    cases: list[Case], entries: list[Entry], root: Path, log: Callable[[str], None] = print
+) -> list[Outcome]:
     outcomes = []
     for n, entry in enumerate(entries, 1):
         slug = "".join(ch if ch.isalnum() else "-" for ch in entry.name)
         o = run_entry(entry, cases, root / f"{n:02d}-{slug}")
-        log(f"  [{n}/{len(entries)}] {entry.name}: {len(o.hits)} cases leaked, {len(o.rejected)} rejected, "
-            f"stored {o.stored.get('memories', 0)} memories, {o.seconds:.0f} s")
+        log(
+            f"  [{n}/{len(entries)}] {entry.name}: {len(o.hits)} cases leaked, {len(o.rejected)} rejected, "
+            f"stored {o.stored.get('memories', 0)} memories, {o.seconds:.0f} s"
+        )
         outcomes.append(o)
     for pid in leftover_processes(root):  # detached drains or residents MAPLE left behind: ours
         os.kill(pid, signal.SIGTERM)
@@ -727,9 +928,12 @@ def run_matrix(cases: list[Case], entries: list[Entry], root: Path,
 
 # -- reporting ---------------------------------------------------------------------------------
 
+
 def report(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Outcome], fps: list[dict] | None) -> None:
-    print(f"\n# seed {seed}: {len(cases)} secret formats, {sum(len(c.cores) for c in cases)} cores, "
-          f"{len(entries)} entry points")
+    print(
+        f"\n# seed {seed}: {len(cases)} secret formats, {sum(len(c.cores) for c in cases)} cores, "
+        f"{len(entries)} entry points"
+    )
     print("\n## entry points (column number, name, note)")
     for n, e in enumerate(entries, 1):
         print(f"  {n:2d} {e.name}{'  (' + e.note + ')' if e.note else ''}")
@@ -748,10 +952,13 @@ def report(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Ou
     print("\n## per entry point: cases leaked / cores leaked / rejected calls / memories stored / where")
     for n, (e, o) in enumerate(zip(entries, outcomes), 1):
         cores = sum(len(v) for v in o.hits.values())
-        places = sorted({p.split(":")[0] if p.startswith("fts:") else p
-                         for v in o.hits.values() for ws in v.values() for p in ws})
-        print(f"  {n:2d} {e.name:<34} {len(o.hits):>3}/{len(cases)} {cores:>4} {len(o.rejected):>4} "
-              f"{o.stored.get('memories', 0):>5}  {', '.join(places)[:90]}")
+        places = sorted(
+            {p.split(":")[0] if p.startswith("fts:") else p for v in o.hits.values() for ws in v.values() for p in ws}
+        )
+        print(
+            f"  {n:2d} {e.name:<34} {len(o.hits):>3}/{len(cases)} {cores:>4} {len(o.rejected):>4} "
+            f"{o.stored.get('memories', 0):>5}  {', '.join(places)[:90]}"
+        )
     total_cells = sum(len(o.hits) for o in outcomes)
     print(f"  total: {total_cells} of {len(cases) * len(outcomes)} format x entry cells leak")
     print(f"\n## per format: entry points leaking (of {len(outcomes)}), cores leaked anywhere")
@@ -788,26 +995,35 @@ def report(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Ou
             print(f"      stored: {f['stored'][:140]!r}")
 
 
-def to_json(seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Outcome],
-            fps: list[dict] | None) -> dict:
+def to_json(
+    seed: int, cases: list[Case], entries: list[Entry], outcomes: list[Outcome], fps: list[dict] | None
+) -> dict:
     return {
         "seed": seed,
         "cases": [{"index": c.index, "format": c.format, "cores": c.cores} for c in cases],
         "entries": [{"name": e.name, "kind": e.kind, "note": e.note} for e in entries],
-        "outcomes": [{
-            "entry": o.entry, "seconds": round(o.seconds, 1), "stored": o.stored, "files": o.files,
-            "rejected": {str(k): v for k, v in o.rejected.items()},
-            "hits": {c.format: {core: sorted(w) for core, w in o.hits[c.index].items()}
-                     for c in cases if c.index in o.hits},
-            "stderr_hits": {c.format: sorted(o.stderr_hits[c.index]) for c in cases if c.index in o.stderr_hits},
-        } for o in outcomes],
+        "outcomes": [
+            {
+                "entry": o.entry,
+                "seconds": round(o.seconds, 1),
+                "stored": o.stored,
+                "files": o.files,
+                "rejected": {str(k): v for k, v in o.rejected.items()},
+                "hits": {
+                    c.format: {core: sorted(w) for core, w in o.hits[c.index].items()}
+                    for c in cases
+                    if c.index in o.hits
+                },
+                "stderr_hits": {c.format: sorted(o.stderr_hits[c.index]) for c in cases if c.index in o.stderr_hits},
+            }
+            for o in outcomes
+        ],
         "false_positives": fps,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, help="corpus seed (default: random, printed)")
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write every hit, with where it was found")
     ap.add_argument("--entries", help="only entry points matching these substrings or globs (comma-separated)")
@@ -816,7 +1032,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-benign", action="store_true", help="skip the false-positive check")
     ap.add_argument("--keep", action="store_true", help="keep the temporary homes (path printed)")
     args = ap.parse_args(argv)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     cases, benign = load_cases(seed, args.formats)
     names = select([e.name for e in ENTRIES], args.entries)
     entries = [e for e in ENTRIES if e.name in names]

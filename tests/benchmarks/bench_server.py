@@ -55,8 +55,14 @@ class Server:
         if model:
             env["MAPLE_MODEL"] = model
         self.start = time.perf_counter()
-        self.proc = subprocess.Popen([sys.executable, "-m", "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=project, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=project,
+            env=env,
+        )
         self.buf = b""
         self.next_id = 0
 
@@ -120,18 +126,34 @@ def prepare(home: Path, project: Path, n: int, model: str | None) -> None:
     if wait:
         embedder.start()
         wait()
-    topics = ["pytest fixtures", "the deploy script", "Postgres migrations", "the billing service", "ruff rules",
-              "Docker compose", "the CI cache", "release notes", "the auth middleware", "feature flags"]
+    topics = [
+        "pytest fixtures",
+        "the deploy script",
+        "Postgres migrations",
+        "the billing service",
+        "ruff rules",
+        "Docker compose",
+        "the CI cache",
+        "release notes",
+        "the auth middleware",
+        "feature flags",
+    ]
     with Store.open(config, embedder) as s:
-        s.add_many([NewMemory(f"Note {i} about {topics[i % 10]}: detail number {i * 7 % 97}", scope=str(project))
-                    for i in range(n)])
+        s.add_many(
+            [
+                NewMemory(f"Note {i} about {topics[i % 10]}: detail number {i * 7 % 97}", scope=str(project))
+                for i in range(n)
+            ]
+        )
 
 
 def one_run(home: Path, project: Path, model: str | None) -> dict[str, float]:
     s = Server(home, project, model)
     try:
-        t_init, init = s.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                                "clientInfo": {"name": "bench", "version": "1"}})
+        t_init, init = s.request(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+        )
         assert init["result"]["protocolVersion"] == "2025-11-25"
         cpu_init = cpu_s(s.proc.pid)
         s.wait_until_serving()
@@ -139,17 +161,24 @@ def one_run(home: Path, project: Path, model: str | None) -> dict[str, float]:
         s.send("notifications/initialized", notify=True)
         t_search, found = s.request("tools/call", {"name": "memory_search", "arguments": {"query": "deploy script"}})
         structured = found["result"]["structuredContent"]
-        t_store, stored = s.request("tools/call", {"name": "memory_store", "arguments": {
-            "content": f"Benchmark run stored at {time.time()}"}})
+        t_store, stored = s.request(
+            "tools/call", {"name": "memory_store", "arguments": {"content": f"Benchmark run stored at {time.time()}"}}
+        )
         assert not stored["result"]["isError"]
         _, after = s.request("tools/call", {"name": "memory_search", "arguments": {"query": "benchmark run"}})
         time.sleep(1.0)  # let the loader thread's garbage settle before reading the idle RSS
         rss_after = rss_mb(s.proc.pid)
-        return {"initialize_s": t_init, "initialize_cpu_s": cpu_init, "first_search_s": t_search, "first_store_s": t_store,
-                "rss_idle_before_model_mb": rss_before, "rss_idle_after_model_mb": rss_after,
-                "first_search_hits": float(len(structured["results"])),
-                "first_search_model_loading": float(structured["model"] == "loading"),
-                "later_search_model_ready": float(after["result"]["structuredContent"]["model"] == "ready")}
+        return {
+            "initialize_s": t_init,
+            "initialize_cpu_s": cpu_init,
+            "first_search_s": t_search,
+            "first_store_s": t_store,
+            "rss_idle_before_model_mb": rss_before,
+            "rss_idle_after_model_mb": rss_after,
+            "first_search_hits": float(len(structured["results"])),
+            "first_search_model_loading": float(structured["model"] == "loading"),
+            "later_search_model_ready": float(after["result"]["structuredContent"]["model"] == "ready"),
+        }
     finally:
         s.close()
 
@@ -168,16 +197,28 @@ def main() -> None:
         for i in range(a.runs):
             r = one_run(home, project, a.model)
             runs.append(r)
-            print(f"run {i + 1:2}: initialize {r['initialize_s'] * 1000:6.0f} ms (cpu {r['initialize_cpu_s'] * 1000:4.0f})"
-                  f"  first search "
-                  f"{r['first_search_s'] * 1000:6.0f} ms  first store {r['first_store_s']:5.2f} s  "
-                  f"RSS {r['rss_idle_before_model_mb']:5.0f} -> {r['rss_idle_after_model_mb']:5.0f} MB",
-                  file=sys.stderr)
+            print(
+                f"run {i + 1:2}: initialize {r['initialize_s'] * 1000:6.0f} ms (cpu {r['initialize_cpu_s'] * 1000:4.0f})"
+                f"  first search "
+                f"{r['first_search_s'] * 1000:6.0f} ms  first store {r['first_store_s']:5.2f} s  "
+                f"RSS {r['rss_idle_before_model_mb']:5.0f} -> {r['rss_idle_after_model_mb']:5.0f} MB",
+                file=sys.stderr,
+            )
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    print(json.dumps({"runs": a.runs, "memories": a.memories, "model": a.model or "default",
-                      "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
-                      "median": {k: round(v, 3) for k, v in med.items()},
-                      "max_initialize_s": round(max(r["initialize_s"] for r in runs), 3)}, indent=2))
+    print(
+        json.dumps(
+            {
+                "runs": a.runs,
+                "memories": a.memories,
+                "model": a.model or "default",
+                "load_average": [round(x, 2) for x in os.getloadavg()],
+                "cpus": os.cpu_count(),
+                "median": {k: round(v, 3) for k, v in med.items()},
+                "max_initialize_s": round(max(r["initialize_s"] for r in runs), 3),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -41,54 +41,99 @@ from memory.store import indexes
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DIM = 384
-PROJECTS = [f"/home/dev/src/{name}" for name in (
-    "billing-api", "web-frontend", "infra", "ml-pipeline", "mobile-app", "data-warehouse",
-    "auth-service", "cli-tools", "docs-site", "search")]
+PROJECTS = [
+    f"/home/dev/src/{name}"
+    for name in (
+        "billing-api",
+        "web-frontend",
+        "infra",
+        "ml-pipeline",
+        "mobile-app",
+        "data-warehouse",
+        "auth-service",
+        "cli-tools",
+        "docs-site",
+        "search",
+    )
+]
 
 # -- realistic memory texts ----------------------------------------------------------------------
 
-PARTS = ("fetch retry user cache token parse build index session queue order invoice payment "
-         "config loader worker handler client server record event stream batch export import "
-         "schema migration report metric alert auth login refresh profile upload image thumb "
-         "search query ranker embed vector shard replica backup restore deploy release").split()
-TOOLS = ("pytest uv ruff mypy black poetry pip docker kubectl terraform helm npm pnpm vite "
-         "webpack jest playwright cargo clippy go gradle make just tox nox pre-commit").split()
+PARTS = (
+    "fetch retry user cache token parse build index session queue order invoice payment "
+    "config loader worker handler client server record event stream batch export import "
+    "schema migration report metric alert auth login refresh profile upload image thumb "
+    "search query ranker embed vector shard replica backup restore deploy release"
+).split()
+TOOLS = (
+    "pytest uv ruff mypy black poetry pip docker kubectl terraform helm npm pnpm vite "
+    "webpack jest playwright cargo clippy go gradle make just tox nox pre-commit"
+).split()
 LANGS = "Python TypeScript Go Rust Java Kotlin SQL Bash".split()
 SERVICES = "postgres redis kafka nginx celery rabbitmq elasticsearch minio clickhouse grafana".split()
 ERRORS = "TimeoutError KeyError ValueError ConnectionResetError IntegrityError PermissionError".split()
 PEOPLE = "Alice Bob Chen Wei Dana Priya Omar Lena Kenji Sofia".split()
-ZH_TOPICS = ("数据库 备份 部署 测试 缓存 日志 监控 接口 权限 配置 队列 索引 性能 内存 网络 "
-             "前端 后端 文档 版本 发布").split()
+ZH_TOPICS = (
+    "数据库 备份 部署 测试 缓存 日志 监控 接口 权限 配置 队列 索引 性能 内存 网络 前端 后端 文档 版本 发布"
+).split()
 ZH_VERBS = "喜欢 不喜欢 需要 建议 决定 避免 习惯".split()
 
 TEMPLATES: list[Callable[[random.Random], str]] = [
-    lambda r: f"{ident(r, 'snake')}() in {module(r)}.py retries {r.randint(2, 9)} times with a "
-              f"{r.choice([50, 100, 250, 500, 1000])} ms backoff before raising {r.choice(ERRORS)}.",
-    lambda r: f"Use {r.choice(TOOLS)} instead of {r.choice(TOOLS)} for {ident(r, 'words')}; it is "
-              f"{r.randint(2, 40)}x faster on the CI runners.",
-    lambda r: f"Decision: pin {pkg(r)}=={ver(r)} because {ver(r)} broke {ident(r, 'words')} (PR #{r.randint(100, 9999)}).",
-    lambda r: f"{r.choice(PEOPLE)} prefers {r.choice(['early returns', 'dataclasses', 'small PRs', 'type hints', 'f-strings', 'explicit imports'])} "
-              f"in {r.choice(LANGS)} code reviews of {module(r)}.",
-    lambda r: f"The {r.choice(SERVICES)} instance for {ident(r, 'kebab')} listens on port {r.randint(1024, 65000)}; "
-              f"config lives in {path(r)}.",
-    lambda r: f"Bug {r.randint(100, 9999)}: {ident(r, 'camel')} returns None when {ident(r, 'snake')} is empty; "
-              f"fixed in {module(r)}.{ident(r, 'snake')}.",
-    lambda r: f"Env var {ident(r, 'upper')} controls {ident(r, 'words')}; default {r.randint(1, 512)}, "
-              f"set to {r.randint(1, 512)} in production.",
-    lambda r: f"The {ident(r, 'snake')} table has an index on ({ident(r, 'snake')}, {ident(r, 'snake')}); "
-              f"a scan without it took {r.randint(2, 90)} s on {r.randint(1, 900)}M rows.",
-    lambda r: f"Run `{r.choice(TOOLS)} {r.choice(['test', 'run', 'check', 'build'])} {path(r)}` before "
-              f"pushing; the {ident(r, 'kebab')} job fails otherwise.",
-    lambda r: f"{ident(r, 'Camel')}.{ident(r, 'camel')}() leaks a file handle when {r.choice(ERRORS)} is "
-              f"raised; wrap it in a context manager.",
-    lambda r: f"{r.choice(PEOPLE)}{r.choice(ZH_VERBS)}用{r.choice(TOOLS)}做{r.choice(ZH_TOPICS)}，"
-              f"{module(r)} 的{r.choice(ZH_TOPICS)}在 {path(r)}。",
-    lambda r: f"{r.choice(ZH_TOPICS)}{r.choice(ZH_TOPICS)}每天 {r.randint(0, 23)}:{r.randint(0, 59):02d} 运行，"
-              f"失败时发警报给 {r.choice(PEOPLE)}（{ident(r, 'kebab')}）。",
-    lambda r: f"Session {r.randint(1, 999)}: migrated {module(r)} from {r.choice(LANGS)} {ver(r)} to {ver(r)}; "
-              f"{r.randint(1, 60)} tests needed {ident(r, 'words')} fixes.",
-    lambda r: f"Don't call {ident(r, 'snake')} from a signal handler in {module(r)}; it takes the "
-              f"{ident(r, 'snake')} lock and deadlocks under load ({r.randint(2, 64)} workers).",
+    lambda r: (
+        f"{ident(r, 'snake')}() in {module(r)}.py retries {r.randint(2, 9)} times with a "
+        f"{r.choice([50, 100, 250, 500, 1000])} ms backoff before raising {r.choice(ERRORS)}."
+    ),
+    lambda r: (
+        f"Use {r.choice(TOOLS)} instead of {r.choice(TOOLS)} for {ident(r, 'words')}; it is "
+        f"{r.randint(2, 40)}x faster on the CI runners."
+    ),
+    lambda r: (
+        f"Decision: pin {pkg(r)}=={ver(r)} because {ver(r)} broke {ident(r, 'words')} (PR #{r.randint(100, 9999)})."
+    ),
+    lambda r: (
+        f"{r.choice(PEOPLE)} prefers {r.choice(['early returns', 'dataclasses', 'small PRs', 'type hints', 'f-strings', 'explicit imports'])} "
+        f"in {r.choice(LANGS)} code reviews of {module(r)}."
+    ),
+    lambda r: (
+        f"The {r.choice(SERVICES)} instance for {ident(r, 'kebab')} listens on port {r.randint(1024, 65000)}; "
+        f"config lives in {path(r)}."
+    ),
+    lambda r: (
+        f"Bug {r.randint(100, 9999)}: {ident(r, 'camel')} returns None when {ident(r, 'snake')} is empty; "
+        f"fixed in {module(r)}.{ident(r, 'snake')}."
+    ),
+    lambda r: (
+        f"Env var {ident(r, 'upper')} controls {ident(r, 'words')}; default {r.randint(1, 512)}, "
+        f"set to {r.randint(1, 512)} in production."
+    ),
+    lambda r: (
+        f"The {ident(r, 'snake')} table has an index on ({ident(r, 'snake')}, {ident(r, 'snake')}); "
+        f"a scan without it took {r.randint(2, 90)} s on {r.randint(1, 900)}M rows."
+    ),
+    lambda r: (
+        f"Run `{r.choice(TOOLS)} {r.choice(['test', 'run', 'check', 'build'])} {path(r)}` before "
+        f"pushing; the {ident(r, 'kebab')} job fails otherwise."
+    ),
+    lambda r: (
+        f"{ident(r, 'Camel')}.{ident(r, 'camel')}() leaks a file handle when {r.choice(ERRORS)} is "
+        f"raised; wrap it in a context manager."
+    ),
+    lambda r: (
+        f"{r.choice(PEOPLE)}{r.choice(ZH_VERBS)}用{r.choice(TOOLS)}做{r.choice(ZH_TOPICS)}，"
+        f"{module(r)} 的{r.choice(ZH_TOPICS)}在 {path(r)}。"
+    ),
+    lambda r: (
+        f"{r.choice(ZH_TOPICS)}{r.choice(ZH_TOPICS)}每天 {r.randint(0, 23)}:{r.randint(0, 59):02d} 运行，"
+        f"失败时发警报给 {r.choice(PEOPLE)}（{ident(r, 'kebab')}）。"
+    ),
+    lambda r: (
+        f"Session {r.randint(1, 999)}: migrated {module(r)} from {r.choice(LANGS)} {ver(r)} to {ver(r)}; "
+        f"{r.randint(1, 60)} tests needed {ident(r, 'words')} fixes."
+    ),
+    lambda r: (
+        f"Don't call {ident(r, 'snake')} from a signal handler in {module(r)}; it takes the "
+        f"{ident(r, 'snake')} lock and deadlocks under load ({r.randint(2, 64)} workers)."
+    ),
 ]
 
 
@@ -116,8 +161,22 @@ def path(r: random.Random) -> str:
 
 
 def pkg(r: random.Random) -> str:
-    return r.choice(["requests", "httpx", "pydantic", "sqlalchemy", "numpy", "fastapi", "django",
-                     "react", "vite", "typescript", "boto3", "celery"])
+    return r.choice(
+        [
+            "requests",
+            "httpx",
+            "pydantic",
+            "sqlalchemy",
+            "numpy",
+            "fastapi",
+            "django",
+            "react",
+            "vite",
+            "typescript",
+            "boto3",
+            "celery",
+        ]
+    )
 
 
 def ver(r: random.Random) -> str:
@@ -129,11 +188,16 @@ def make_items(n: int, seed: int) -> list[NewMemory]:
     items = []
     for _ in range(n):
         scope = "global" if r.random() < 0.15 else r.choice(PROJECTS)
-        items.append(NewMemory(
-            r.choice(TEMPLATES)(r), scope=scope, importance=r.randint(1, 5),
-            layer=r.choice(["fact", "fact", "experience", "decision"]),
-            category=r.choice(["general", "tooling", "preference", "bug", "infra"]),
-            tags=r.sample(["ci", "perf", "db", "api", "ux", "security"], r.randint(0, 2))))
+        items.append(
+            NewMemory(
+                r.choice(TEMPLATES)(r),
+                scope=scope,
+                importance=r.randint(1, 5),
+                layer=r.choice(["fact", "fact", "experience", "decision"]),
+                category=r.choice(["general", "tooling", "preference", "bug", "infra"]),
+                tags=r.sample(["ci", "perf", "db", "api", "ux", "security"], r.randint(0, 2)),
+            )
+        )
     return items
 
 
@@ -150,6 +214,7 @@ def make_queries(n: int, seed: int) -> list[tuple[str, list[str]]]:
 
 
 # -- fake embedder -------------------------------------------------------------------------------
+
 
 def unit_rows(n: int, rng: np.random.Generator) -> np.ndarray:
     x = rng.standard_normal((n, DIM), dtype=np.float32)
@@ -168,7 +233,7 @@ class Precomputed:
         self.next = self.next_query = 0
 
     def embed(self, texts: Sequence[str]) -> list[Any]:
-        out = self.vectors[self.next:self.next + len(texts)]
+        out = self.vectors[self.next : self.next + len(texts)]
         self.next += len(texts)
         return list(out)
 
@@ -179,6 +244,7 @@ class Precomputed:
 
 
 # -- measuring -----------------------------------------------------------------------------------
+
 
 def rss_mb() -> tuple[float, float]:
     """(current, peak) resident set size of this process in MB."""
@@ -243,7 +309,7 @@ def run(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     if profiler:
         profiler.enable()
     for start in range(0, n, args.batch):
-        store.add_many(items[start:start + args.batch])
+        store.add_many(items[start : start + args.batch])
     if profiler:
         profiler.disable()
     insert_s = time.perf_counter() - t0
@@ -265,29 +331,40 @@ def run(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             f"SELECT f.rowid, -bm25(memory_fts) FROM memory_fts f JOIN memories m ON m.id = f.rowid "
             f"WHERE memory_fts MATCH ? AND m.scope IN ({marks}) AND m.deleted_at IS NULL "
             f"AND m.superseded_by IS NULL ORDER BY bm25(memory_fts) LIMIT ?",
-            (text.match_or(terms), *q.scopes, retrieval.candidate_pool(store, q))).fetchall()
+            (text.match_or(terms), *q.scopes, retrieval.candidate_pool(store, q)),
+        ).fetchall()
 
     def knn_float(qa: tuple[str, list[str]]) -> list[Any]:
         q = retrieval.make_query(qa[0], qa[1])
         marks = ",".join("?" * len(q.scopes))
         return store.conn.execute(
             f"SELECT rowid, distance FROM memory_vec WHERE embedding MATCH ? AND k = ? AND scope IN ({marks})",
-            (embedder.embed_query(q.text).tobytes(), retrieval.candidate_pool(store, q), *q.scopes)).fetchall()
+            (embedder.embed_query(q.text).tobytes(), retrieval.candidate_pool(store, q), *q.scopes),
+        ).fetchall()
 
     def knn_coarse(qa: tuple[str, list[str]]) -> list[Any]:
         q = retrieval.make_query(qa[0], qa[1])
         blob, pool = embedder.embed_query(q.text).tobytes(), retrieval.candidate_pool(store, q)
         marks = ",".join("?" * len(q.scopes))
-        ids = [r[0] for r in store.conn.execute(
-            f"SELECT rowid FROM memory_vec WHERE coarse MATCH vec_quantize_binary(?) AND k = ? "
-            f"AND scope IN ({marks})", (blob, pool * 8, *q.scopes))]
+        ids = [
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT rowid FROM memory_vec WHERE coarse MATCH vec_quantize_binary(?) AND k = ? "
+                f"AND scope IN ({marks})",
+                (blob, pool * 8, *q.scopes),
+            )
+        ]
         return store.conn.execute(
             f"SELECT rowid, 1 - vec_distance_cosine(embedding, ?) AS s FROM memory_vec "
-            f"WHERE rowid IN ({','.join('?' * len(ids))}) ORDER BY s DESC LIMIT ?", (blob, *ids, pool)).fetchall()
+            f"WHERE rowid IN ({','.join('?' * len(ids))}) ORDER BY s DESC LIMIT ?",
+            (blob, *ids, pool),
+        ).fetchall()
 
     def knn_plain(qa: tuple[str, list[str]]) -> list[Any]:
-        return store.conn.execute("SELECT rowid FROM memory_vec WHERE embedding MATCH ? AND k = 10 "
-                                  "ORDER BY distance", (embedder.embed_query(qa[0]).tobytes(),)).fetchall()
+        return store.conn.execute(
+            "SELECT rowid FROM memory_vec WHERE embedding MATCH ? AND k = 10 ORDER BY distance",
+            (embedder.embed_query(qa[0]).tobytes(),),
+        ).fetchall()
 
     def full_search(qa: tuple[str, list[str]]) -> list[Any]:
         return retrieval.search(store, retrieval.make_query(qa[0], qa[1]), record=False)
@@ -296,7 +373,9 @@ def run(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     def warm_bm25(qa: tuple[str, list[str]]) -> list[Any]:
         q = retrieval.make_query(qa[0], qa[1])
         terms = text.query_terms(q.text)
-        return store._text_index.search(store.conn, terms, q.scopes, retrieval.candidate_pool(store, q)) if terms else []
+        return (
+            store._text_index.search(store.conn, terms, q.scopes, retrieval.candidate_pool(store, q)) if terms else []
+        )
 
     def warm_knn(qa: tuple[str, list[str]]) -> list[Any]:
         q = retrieval.make_query(qa[0], qa[1])
@@ -304,21 +383,34 @@ def run(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
     text.jieba_segmenter()  # search() segments Chinese queries: load the dictionary before timing
     hits = [len(fts_query(qa)) for qa in queries]
-    cold = {"fts": latencies(fts_query, queries), "knn_float": latencies(knn_float, queries),
-            "knn_coarse": latencies(knn_coarse, queries), "knn_plain": latencies(knn_plain, queries),
-            "search": latencies(full_search, queries)}
+    cold = {
+        "fts": latencies(fts_query, queries),
+        "knn_float": latencies(knn_float, queries),
+        "knn_coarse": latencies(knn_coarse, queries),
+        "knn_plain": latencies(knn_plain, queries),
+        "search": latencies(full_search, queries),
+    }
     t_warm = time.perf_counter()
     indexes.warm(store)
     warm_s = time.perf_counter() - t_warm
     result = {
-        "n": n, "stored": stored, "insert_s": insert_s, "rate": n / insert_s, "cpu_rate": n / insert_cpu,
-        "file_bytes": files, "groups": groups,
-        **cold, "fts_hits": statistics.median(hits),
+        "n": n,
+        "stored": stored,
+        "insert_s": insert_s,
+        "rate": n / insert_s,
+        "cpu_rate": n / insert_cpu,
+        "file_bytes": files,
+        "groups": groups,
+        **cold,
+        "fts_hits": statistics.median(hits),
         "in_scope": statistics.median(store.count(qa[1]) for qa in queries),
-        "warm_s": warm_s, "warm_bm25": latencies(warm_bm25, queries), "warm_knn": latencies(warm_knn, queries),
+        "warm_s": warm_s,
+        "warm_bm25": latencies(warm_bm25, queries),
+        "warm_knn": latencies(warm_knn, queries),
         "warm_search": latencies(full_search, queries),
         "pool": retrieval.candidate_pool(store, retrieval.make_query("x", queries[0][1])),
-        "rss": rss_mb(), "vectors_mb": vectors.nbytes / 2**20,
+        "rss": rss_mb(),
+        "vectors_mb": vectors.nbytes / 2**20,
         "integrity_ok": store.integrity()["ok"] if args.integrity else None,
     }
     store.close()
@@ -333,10 +425,14 @@ def run(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     load = os.getloadavg()
-    print(f"\nMAPLE store benchmark  (python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
-          f"load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
-    print(f"embedding EXCLUDED: random unit {DIM}-dim vectors precomputed before timing; "
-          f"insert via Store.add_many in batches of {args.batch}; {args.queries} queries per latency row")
+    print(
+        f"\nMAPLE store benchmark  (python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+        f"load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})"
+    )
+    print(
+        f"embedding EXCLUDED: random unit {DIM}-dim vectors precomputed before timing; "
+        f"insert via Store.add_many in batches of {args.batch}; {args.queries} queries per latency row"
+    )
     cols = [f"N={r['n']:,}" for r in results]
     width = 24
     print(f"{'':44}" + "".join(f"{c:>{width}}" for c in cols))

@@ -48,15 +48,22 @@ def skip_reason() -> str | None:
     """Why the Claude Code tests cannot run here, or None."""
     path = claude_path()
     if path is None:
-        return (f"Claude Code is not installed: run `{INSTALL}` (.ci/run does) "
-                "or set MAPLE_CLAUDE to a `claude` executable")
+        return (
+            f"Claude Code is not installed: run `{INSTALL}` (.ci/run does) or set MAPLE_CLAUDE to a `claude` executable"
+        )
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         return f"{path} is not an executable file (MAPLE_CLAUDE or .ci/node); reinstall with `{INSTALL}`"
     if shutil.which("git") is None:
         return "git is not installed; the Claude Code tests need a project that is a git repository"
     try:
-        done = subprocess.run([path, "--version"], check=False, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
+        done = subprocess.run(
+            [path, "--version"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "DISABLE_AUTOUPDATER": "1"},
+        )
     except (OSError, subprocess.SubprocessError) as e:
         return f"`{path} --version` failed ({e}); reinstall with `{INSTALL}`"
     if done.returncode != 0 or "Claude Code" not in done.stdout:
@@ -76,6 +83,7 @@ def claude_version() -> str | None:
 
 class Run(NamedTuple):
     """One `claude -p` run: its JSON result, the requests the API got meanwhile, its debug log."""
+
     result: dict[str, Any]
     requests: list[Logged]
     debug: str
@@ -97,7 +105,7 @@ def hook_contexts(requests: Sequence[Logged], event: str) -> list[str]:
         for text in request.texts():
             start = text.find(marker)
             while start >= 0:
-                body = text[start + len(marker):]
+                body = text[start + len(marker) :]
                 end = body.find("</maple-memory>")
                 end = end + len("</maple-memory>") if end >= 0 else body.find("\n\n")
                 found.append(body if end < 0 else body[:end])
@@ -142,38 +150,57 @@ class ClaudeCode:
         self.env = self._environment()
 
     def _environment(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ANTHROPIC_", "CLAUDE", "MAPLE_", "MCP_", "OTEL_")) and k != "PYTHONPATH"}
-        env.update({
-            "HOME": str(self.user_home),
-            "PATH": os.pathsep.join([str(self.bin), str(Path(sys.executable).parent), env.get("PATH", "")]),
-            "ANTHROPIC_BASE_URL": self.api.url,
-            "ANTHROPIC_API_KEY": "dummy",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "MAPLE_HOME": str(self.maple_home),
-            "MAPLE_MODEL": TEST_MODEL,
-            # A command prompt hook would otherwise leave a keyword resident running for 30 minutes.
-            "MAPLE_HOOK_RESIDENT_MINUTES": "0",
-            "NO_COLOR": "1",
-            # The CLI, the server and the hooks import MAPLE from the checkout these tests are in.
-            "PYTHONPATH": str(ROOT),
-        })
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("ANTHROPIC_", "CLAUDE", "MAPLE_", "MCP_", "OTEL_")) and k != "PYTHONPATH"
+        }
+        env.update(
+            {
+                "HOME": str(self.user_home),
+                "PATH": os.pathsep.join([str(self.bin), str(Path(sys.executable).parent), env.get("PATH", "")]),
+                "ANTHROPIC_BASE_URL": self.api.url,
+                "ANTHROPIC_API_KEY": "dummy",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "MAPLE_HOME": str(self.maple_home),
+                "MAPLE_MODEL": TEST_MODEL,
+                # A command prompt hook would otherwise leave a keyword resident running for 30 minutes.
+                "MAPLE_HOOK_RESIDENT_MINUTES": "0",
+                "NO_COLOR": "1",
+                # The CLI, the server and the hooks import MAPLE from the checkout these tests are in.
+                "PYTHONPATH": str(ROOT),
+            }
+        )
         return env
 
     def close(self) -> None:
         """Let background harvests finish (they write into this world), then stop the API."""
         try:
-            subprocess.run([sys.executable, str(RUN_PY), "drain", "--wait"], check=False, input=b"", env=self.env,
-                           cwd=self.project, capture_output=True, timeout=120)
+            subprocess.run(
+                [sys.executable, str(RUN_PY), "drain", "--wait"],
+                check=False,
+                input=b"",
+                env=self.env,
+                cwd=self.project,
+                capture_output=True,
+                timeout=120,
+            )
         finally:
             self.api.stop()
 
     # -- Claude Code --------------------------------------------------------------------------
 
-    def run_claude(self, prompt: str, *, resume: str | None = None, continue_: bool = False,
-                   allowed_tools: Sequence[str] | None = None, extra_args: Sequence[str] = (),
-                   timeout: float = RUN_TIMEOUT) -> Run:
+    def run_claude(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        continue_: bool = False,
+        allowed_tools: Sequence[str] | None = None,
+        extra_args: Sequence[str] = (),
+        timeout: float = RUN_TIMEOUT,
+    ) -> Run:
         """`claude -p PROMPT --output-format json` in the project; what came back and what the API saw."""
         self.runs += 1
         debug_file = self.base / f"claude-debug-{self.runs}.txt"
@@ -188,21 +215,33 @@ class ClaudeCode:
         mark = self.api.mark()
         # A session of its own: on a timeout the whole group (Claude Code, its MCP server, its
         # hooks) is killed, and nothing else.
-        proc = subprocess.Popen(cmd, cwd=self.project, env=self.env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            raise AssertionError(f"claude -p did not finish in {timeout:.0f} s\nstderr: {err[-2000:]}\n"
-                                 f"debug log tail:\n{_tail(debug_file)}") from None
+            raise AssertionError(
+                f"claude -p did not finish in {timeout:.0f} s\nstderr: {err[-2000:]}\n"
+                f"debug log tail:\n{_tail(debug_file)}"
+            ) from None
         debug = debug_file.read_text(errors="replace") if debug_file.exists() else ""
         try:
             result = json.loads(out)
         except ValueError:
-            raise AssertionError(f"claude -p exited {proc.returncode} without a JSON result\nstdout: {out[-2000:]}\n"
-                                 f"stderr: {err[-2000:]}\ndebug log tail:\n{_tail(debug_file)}") from None
+            raise AssertionError(
+                f"claude -p exited {proc.returncode} without a JSON result\nstdout: {out[-2000:]}\n"
+                f"stderr: {err[-2000:]}\ndebug log tail:\n{_tail(debug_file)}"
+            ) from None
         return Run(result, self.api.since(mark), debug)
 
     # -- MAPLE's CLI --------------------------------------------------------------------------
@@ -210,10 +249,18 @@ class ClaudeCode:
     def maple(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """`maple-memory ARGS` in the project, with this world's HOME and MAPLE home."""
         script = Path(sys.executable).parent / "maple-memory"
-        cmd = [str(script)] if script.exists() else [sys.executable, "-c", "import sys; from memory.cli import main; sys.exit(main())"]
-        done = subprocess.run([*cmd, *args], check=False, cwd=self.project, env=self.env, capture_output=True, text=True, timeout=300)
+        cmd = (
+            [str(script)]
+            if script.exists()
+            else [sys.executable, "-c", "import sys; from memory.cli import main; sys.exit(main())"]
+        )
+        done = subprocess.run(
+            [*cmd, *args], check=False, cwd=self.project, env=self.env, capture_output=True, text=True, timeout=300
+        )
         if check:
-            assert done.returncode == 0, f"maple-memory {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}"
+            assert done.returncode == 0, (
+                f"maple-memory {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}"
+            )
         return done
 
     def add(self, content: str, *flags: str) -> int:
@@ -243,6 +290,9 @@ def _tail(path: Path, lines: int = 40) -> str:
 def hook_errors(debug: str) -> list[str]:
     """Debug-log lines that report a failing or blocking hook (the shapes 2.1.332 writes:
     `Hook <Event> (...) error: status code N`, `... blocked by hook`, JSON validation failures)."""
-    pattern = re.compile(r"Hook \S+ \(\S+\) error|blocked by hook|Hook JSON output validation failed|"
-                         r"hook_(non_)?blocking_error", re.IGNORECASE)
+    pattern = re.compile(
+        r"Hook \S+ \(\S+\) error|blocked by hook|Hook JSON output validation failed|"
+        r"hook_(non_)?blocking_error",
+        re.IGNORECASE,
+    )
     return [line for line in debug.splitlines() if pattern.search(line)]

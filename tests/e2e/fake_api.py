@@ -47,6 +47,7 @@ class Text:
 @dataclass(frozen=True)
 class ToolUse:
     """Ask Claude Code to call `name` with `input`; answer `then` once the tool_result is back."""
+
     name: str
     input: dict[str, Any]
     then: str = "Done."
@@ -60,6 +61,7 @@ Step = str | Text | ToolUse | Callable[[dict[str, Any]], Reply | str | None]
 @dataclass
 class Logged:
     """One request as the fake API saw it."""
+
     seq: int
     method: str
     path: str
@@ -69,8 +71,15 @@ class Logged:
     headers: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seq": self.seq, "method": self.method, "path": self.path, "kind": self.kind,
-                "headers": self.headers, "body": self.body, "reply": self.reply}
+        return {
+            "seq": self.seq,
+            "method": self.method,
+            "path": self.path,
+            "kind": self.kind,
+            "headers": self.headers,
+            "body": self.body,
+            "reply": self.reply,
+        }
 
     # -- what the model received, flattened -------------------------------------------------
 
@@ -116,8 +125,11 @@ class Logged:
         users = [m for m in self.messages() if m.get("role") == "user"]
         if not users or not isinstance(users[-1].get("content"), list):
             return []
-        return [{**b, "text": "\n".join(_block_texts(b.get("content")))}
-                for b in users[-1]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+        return [
+            {**b, "text": "\n".join(_block_texts(b.get("content")))}
+            for b in users[-1]["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
 
 
 def _block_texts(content: Any) -> list[str]:
@@ -180,8 +192,9 @@ class FakeAnthropic:
         handler = type("Handler", (_Handler,), {"api": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -335,8 +348,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path.rstrip("/") == "/v1/models":
-            data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-                    for m in MODEL_IDS]
+            data = [
+                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"} for m in MODEL_IDS
+            ]
             reply: Any = {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
             self._log(None, "other", reply)
             self._json(200, reply)
@@ -390,36 +404,73 @@ def _message(mid: str, body: dict[str, Any], step: Reply) -> dict[str, Any]:
     else:
         content = [{"type": "text", "text": step.text}]
         stop = "end_turn"
-    return {"id": mid, "type": "message", "role": "assistant", "model": body.get("model") or MODEL_IDS[0],
-            "content": content, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": _estimate_tokens(body.get("messages")), "output_tokens": 5,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                      "service_tier": "standard"}}
+    return {
+        "id": mid,
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model") or MODEL_IDS[0],
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": _estimate_tokens(body.get("messages")),
+            "output_tokens": 5,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "service_tier": "standard",
+        },
+    }
 
 
 def _sse(message: dict[str, Any]) -> bytes:
     """The event sequence the real API streams for one message."""
+
     def event(name: str, data: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
-    start = {**message, "content": [], "stop_reason": None,
-             "usage": {**message["usage"], "output_tokens": 1}}
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     parts = [event("message_start", {"type": "message_start", "message": start}), event("ping", {"type": "ping"})]
     for i, block in enumerate(message["content"]):
         if block["type"] == "text":
-            parts.append(event("content_block_start", {"type": "content_block_start", "index": i,
-                                                       "content_block": {"type": "text", "text": ""}}))
-            parts.append(event("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                       "delta": {"type": "text_delta", "text": block["text"]}}))
+            parts.append(
+                event(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}},
+                )
+            )
+            parts.append(
+                event(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}},
+                )
+            )
         else:
-            parts.append(event("content_block_start", {"type": "content_block_start", "index": i,
-                                                       "content_block": {**block, "input": {}}}))
-            parts.append(event("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                       "delta": {"type": "input_json_delta",
-                                                                 "partial_json": json.dumps(block["input"])}}))
+            parts.append(
+                event(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": i, "content_block": {**block, "input": {}}},
+                )
+            )
+            parts.append(
+                event(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    },
+                )
+            )
         parts.append(event("content_block_stop", {"type": "content_block_stop", "index": i}))
-    parts.append(event("message_delta", {"type": "message_delta",
-                                         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                         "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+    parts.append(
+        event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
+        )
+    )
     parts.append(event("message_stop", {"type": "message_stop"}))
     return "".join(parts).encode()

@@ -66,13 +66,15 @@ def seed_target_behind_the_brief(cc: ClaudeCode) -> int:
 
 # -- a. the harness ----------------------------------------------------------------------------
 
+
 def test_the_claude_code_under_test_is_the_pinned_version() -> None:
     # What these tests observed is pinned to this version; another one may behave differently.
     assert claude_version() == CLAUDE_CODE_VERSION, f"set MAPLE_CLAUDE to Claude Code {CLAUDE_CODE_VERSION}"
 
 
-def test_a_plain_prompt_comes_back_with_the_scripted_answer(fake_api: FakeAnthropic, run_claude: Callable[..., Run],
-                                                            claude_code: ClaudeCode) -> None:
+def test_a_plain_prompt_comes_back_with_the_scripted_answer(
+    fake_api: FakeAnthropic, run_claude: Callable[..., Run], claude_code: ClaudeCode
+) -> None:
     # Observed: exactly one request, POST /v1/messages?beta=true, stream=true, model claude-opus-5-5,
     # max_tokens 128000, 12 tools (Agent, Bash, Edit, ..., ToolSearch, Write); run time about 1 s.
     fake_api.script(["Hello from the script."])
@@ -87,12 +89,17 @@ def test_a_plain_prompt_comes_back_with_the_scripted_answer(fake_api: FakeAnthro
 
 # -- b. recall on the prompt -------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the default install (Claude Code >= 2.1.118 found) makes UserPromptSubmit an mcp_tool hook on "
-    "memory_surface, whose result is plain text; Claude Code 2.1.332 injects an mcp_tool hook's output "
-    "only when it is hook JSON (debug log: 'Hook output does not start with {, treating as plain text'), "
-    "so the model gets 'UserPromptSubmit hook success: UserPromptSubmit completed' and no <maple-memory> "
-    "block, while the server records the memory as shown in the session"))
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "the default install (Claude Code >= 2.1.118 found) makes UserPromptSubmit an mcp_tool hook on "
+        "memory_surface, whose result is plain text; Claude Code 2.1.332 injects an mcp_tool hook's output "
+        "only when it is hook JSON (debug log: 'Hook output does not start with {, treating as plain text'), "
+        "so the model gets 'UserPromptSubmit hook success: UserPromptSubmit completed' and no <maple-memory> "
+        "block, while the server records the memory as shown in the session"
+    ),
+)
 def test_default_install_puts_the_recalled_memory_into_the_prompt_the_model_receives(claude_code: ClaudeCode) -> None:
     # Observed today: one request; its system-role message ends with "UserPromptSubmit hook success:
     # UserPromptSubmit completed"; the SessionStart brief (the ten newer memories) is there, the
@@ -109,7 +116,8 @@ def test_default_install_puts_the_recalled_memory_into_the_prompt_the_model_rece
 
 
 def test_command_surface_install_puts_the_recalled_memory_into_the_prompt_the_model_receives(
-        claude_code: ClaudeCode) -> None:
+    claude_code: ClaudeCode,
+) -> None:
     # Observed: one request; its system-role message starts "SessionStart hook additional context:
     # <maple-memory>\nSession brief: ..." (ids 11..2) and, after the skills list, holds
     # "UserPromptSubmit hook additional context: <maple-memory>\nMemories from earlier sessions ...
@@ -130,6 +138,7 @@ def test_command_surface_install_puts_the_recalled_memory_into_the_prompt_the_mo
 
 # -- c, d. the model calls MAPLE's tools -------------------------------------------------------
 
+
 def test_model_calls_memory_search_and_the_tool_result_it_receives_holds_the_memory(claude_code: ClaudeCode) -> None:
     # Observed: two requests. MAPLE's tools are deferred: never in the first request's `tools`.
     # Its system-role message either lists the 19 mcp__maple__* names (memory_surface too) under
@@ -144,8 +153,9 @@ def test_model_calls_memory_search_and_the_tool_result_it_receives_holds_the_mem
     # mcp__maple__memory_search, but you haven't granted it yet."
     claude_code.maple("install")
     target = claude_code.add(TARGET)
-    claude_code.api.script([ToolUse("mcp__maple__memory_search", {"query": "staging database port"},
-                                    then="It listens on 6543.")])
+    claude_code.api.script(
+        [ToolUse("mcp__maple__memory_search", {"query": "staging database port"}, then="It listens on 6543.")]
+    )
     run = claude_code.run_claude(QUESTION, allowed_tools=["mcp__maple__memory_search"])
     assert run.result["result"] == "It listens on 6543." and run.result["permission_denials"] == []
     assert len(run.main) == 2
@@ -155,7 +165,7 @@ def test_model_calls_memory_search_and_the_tool_result_it_receives_holds_the_mem
     if "MCP servers are still connecting" in text:
         assert re.search(r"still connecting[^\n]*:\n(\w+\n)*maple\n", text)
     else:
-        deferred = text[text.index("deferred tools are now available via ToolSearch"):]
+        deferred = text[text.index("deferred tools are now available via ToolSearch") :]
         for tool in ("memory_search", "memory_store", "memory_get", "memory_context"):
             assert f"\nmcp__maple__{tool}\n" in deferred
     assert "## maple\nMAPLE is long-term memory" in run.main[1].all_text()
@@ -171,8 +181,9 @@ def test_memory_store_called_by_the_model_shows_up_in_maple_memory_list(claude_c
     # ({"id":1,"content":...,"category":"command",...,"source":"manual"}).
     claude_code.maple("install")
     content = "Deploys go out with `make ship` from the release branch"
-    claude_code.api.script([ToolUse("mcp__maple__memory_store", {"content": content, "category": "command"},
-                                    then="Noted.")])
+    claude_code.api.script(
+        [ToolUse("mcp__maple__memory_store", {"content": content, "category": "command"}, then="Noted.")]
+    )
     run = claude_code.run_claude("How do we deploy? Keep a note of it.", allowed_tools=["mcp__maple__memory_store"])
     assert run.result["result"] == "Noted." and len(run.main) == 2
     (result,) = run.main[1].last_user_tool_results()
@@ -202,16 +213,21 @@ def test_session_end_harvests_the_durable_fact_the_user_stated(claude_code: Clau
     run = claude_code.run_claude(FACT_PROMPT)
     assert run.result["result"] == "Noted."
     assert re.search(r"SessionEnd:\w+ \[[^\]]*run\.py session-end\] completed with status 0", run.debug)
-    (fact, *_) = poll(lambda: harvested(claude_code, "6543"), timeout=HARVEST_TIMEOUT,
-                      what="a harvested memory with 6543")
+    (fact, *_) = poll(
+        lambda: harvested(claude_code, "6543"), timeout=HARVEST_TIMEOUT, what="a harvested memory with 6543"
+    )
     assert "staging database" in fact["content"] and fact["session_id"] == run.result["session_id"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "--resume fires SessionStart again with source 'resume' (the installed matcher is "
-    "'startup|resume|clear|compact') and the brief only leaves out memories already shown, so the resumed "
-    "request carries a second 'SessionStart hook additional context: <maple-memory>\\nSession brief' "
-    "block, with the memories harvested from this very session, next to the replayed first one"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "--resume fires SessionStart again with source 'resume' (the installed matcher is "
+        "'startup|resume|clear|compact') and the brief only leaves out memories already shown, so the resumed "
+        "request carries a second 'SessionStart hook additional context: <maple-memory>\\nSession brief' "
+        "block, with the memories harvested from this very session, next to the replayed first one"
+    ),
+)
 def test_resumed_session_does_not_get_the_session_brief_a_second_time(claude_code: ClaudeCode) -> None:
     # Observed today: the resumed run makes one request with 5 messages: [user, system (the first
     # run's brief, replayed), assistant, user (the new prompt), system (a second brief: the two
@@ -231,6 +247,7 @@ def test_resumed_session_does_not_get_the_session_brief_a_second_time(claude_cod
 
 
 # -- g. fail open ------------------------------------------------------------------------------
+
 
 def test_corrupt_database_leaves_the_prompt_working(claude_code: ClaudeCode) -> None:
     # Observed: one request; no hook context at all; "SessionStart:startup [...] finished with
@@ -255,11 +272,19 @@ def test_corrupt_database_leaves_the_prompt_working(claude_code: ClaudeCode) -> 
 
 # -- h. uninstall ------------------------------------------------------------------------------
 
+
 def existing_user_config(cc: ClaudeCode) -> None:
     """What a user has before MAPLE: settings of their own, and ~/.claude.json from an earlier run."""
-    cc.settings().write_text(json.dumps({"permissions": {"allow": ["Bash(git status)"]},
-                                         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}},
-                                        indent=4) + "\n")
+    cc.settings().write_text(
+        json.dumps(
+            {
+                "permissions": {"allow": ["Bash(git status)"]},
+                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
+            },
+            indent=4,
+        )
+        + "\n"
+    )
     cc.api.script(["Hi."])
     cc.run_claude("Hello.")
 
@@ -278,10 +303,14 @@ def test_uninstall_restores_settings_json_byte_for_byte(claude_code: ClaudeCode)
     assert not claude_code.settings().with_name("settings.json.maple-backup").exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "install registers the server with `claude mcp add --scope user`, and uninstall runs `claude mcp "
-    "remove`, which leaves an empty object behind: ~/.claude.json gains '\"mcpServers\": {}' that was "
-    "not there before"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "install registers the server with `claude mcp add --scope user`, and uninstall runs `claude mcp "
+        "remove`, which leaves an empty object behind: ~/.claude.json gains '\"mcpServers\": {}' that was "
+        "not there before"
+    ),
+)
 def test_uninstall_restores_claude_json_byte_for_byte(claude_code: ClaudeCode) -> None:
     # Observed today: install changes ~/.claude.json (it adds mcpServers.maple); after uninstall the
     # only difference from before is a trailing '"mcpServers": {}'.

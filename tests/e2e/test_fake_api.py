@@ -22,8 +22,12 @@ def api(tmp_path: Path) -> Iterator[FakeAnthropic]:
 
 
 def post(api: FakeAnthropic, path: str, body: Any) -> tuple[int, str, bytes]:
-    req = urllib.request.Request(api.url + path, data=json.dumps(body).encode(), method="POST",
-                                 headers={"content-type": "application/json", "anthropic-version": "2023-06-01"})
+    req = urllib.request.Request(
+        api.url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"content-type": "application/json", "anthropic-version": "2023-06-01"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, r.headers["Content-Type"], r.read()
@@ -32,8 +36,13 @@ def post(api: FakeAnthropic, path: str, body: Any) -> tuple[int, str, bytes]:
 
 
 def conversation(*turns: Any, stream: bool = False) -> dict[str, Any]:
-    return {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": stream, "tools": TOOLS,
-            "messages": [{"role": "user", "content": "hi"}, *turns]}
+    return {
+        "model": "claude-opus-5-5",
+        "max_tokens": 1000,
+        "stream": stream,
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": "hi"}, *turns],
+    }
 
 
 def events(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
@@ -49,8 +58,15 @@ def test_streamed_text_follows_the_real_event_sequence(api: FakeAnthropic) -> No
     status, ctype, raw = post(api, "/v1/messages?beta=true", conversation(stream=True))
     assert status == 200 and ctype == "text/event-stream"
     evs = events(raw)
-    assert [n for n, _ in evs] == ["message_start", "ping", "content_block_start", "content_block_delta",
-                                   "content_block_stop", "message_delta", "message_stop"]
+    assert [n for n, _ in evs] == [
+        "message_start",
+        "ping",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
     assert all(d["type"] == n for n, d in evs)
     assert evs[3][1]["delta"] == {"type": "text_delta", "text": "Hello."}
     assert evs[5][1]["delta"]["stop_reason"] == "end_turn"
@@ -64,10 +80,18 @@ def test_a_tool_use_step_streams_its_input_and_answers_its_tool_result_with_the_
     assert start["type"] == "tool_use" and start["name"] == "mcp__maple__memory_search" and start["input"] == {}
     assert json.loads(evs[3][1]["delta"]["partial_json"]) == {"query": "port"}
     assert evs[5][1]["delta"]["stop_reason"] == "tool_use"
-    back = conversation({"role": "assistant", "content": [{"type": "tool_use", "id": start["id"], "name": start["name"],
-                                                           "input": {"query": "port"}}]},
-                        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": start["id"],
-                                                      "content": [{"type": "text", "text": "6543"}]}]})
+    back = conversation(
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": start["id"], "name": start["name"], "input": {"query": "port"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": start["id"], "content": [{"type": "text", "text": "6543"}]}
+            ],
+        },
+    )
     _, _, raw = post(api, "/v1/messages", back)
     assert json.loads(raw)["content"] == [{"type": "text", "text": "It is 6543."}]
     _, _, raw = post(api, "/v1/messages", conversation())
@@ -88,8 +112,12 @@ def test_a_function_step_answers_a_whole_turn(api: FakeAnthropic) -> None:
 
 def test_side_requests_get_short_text_and_leave_the_script_alone(api: FakeAnthropic) -> None:
     api.script(["scripted"])
-    side = {"model": "claude-haiku-4-5", "max_tokens": 32, "system": "Write a title",
-            "messages": [{"role": "user", "content": "hi"}]}
+    side = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 32,
+        "system": "Write a title",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     assert json.loads(post(api, "/v1/messages", side)[2])["content"][0]["text"] == api.side_text
     quota = {**conversation(), "model": "claude-haiku-4-5", "max_tokens": 1}
     assert json.loads(post(api, "/v1/messages", quota)[2])["content"][0]["text"] == api.side_text
@@ -105,6 +133,9 @@ def test_every_request_is_logged_in_memory_and_as_jsonl(api: FakeAnthropic) -> N
         assert json.loads(r.read())["data"]
     logged = [json.loads(line) for line in api.log_path.read_text().splitlines()]  # type: ignore[union-attr]
     assert [(e["method"], e["path"], e["kind"]) for e in logged] == [
-        ("POST", "/v1/messages/count_tokens", "other"), ("POST", "/v1/unknown", "other"), ("GET", "/v1/models", "other")]
+        ("POST", "/v1/messages/count_tokens", "other"),
+        ("POST", "/v1/unknown", "other"),
+        ("GET", "/v1/models", "other"),
+    ]
     assert logged[1]["body"] == {"x": 1} and logged[1]["reply"] == {"status": 404}
     assert [r.path for r in api.requests] == [e["path"] for e in logged]

@@ -32,8 +32,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         outcome = report.outcome
         if hasattr(report, "wasxfail"):  # a known bug documented by a strict xfail, not a skip
             outcome, reason = ("xfailed", str(report.wasxfail)) if report.skipped else ("xpassed", "")
-        line = {"test": report.nodeid, "outcome": outcome, "seconds": round(report.duration, 2),
-                "reason": reason}
+        line = {"test": report.nodeid, "outcome": outcome, "seconds": round(report.duration, 2), "reason": reason}
         Path(folder).mkdir(parents=True, exist_ok=True)
         with (Path(folder) / "outcomes.jsonl").open("a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")

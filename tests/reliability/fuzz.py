@@ -35,21 +35,81 @@ from reliability import harness
 
 PROJECT = "/work/fuzz-project"
 TIME_NAMES = {"occurred_at", "since", "until", "valid_from", "valid_to", "at", "before", "after"}
-INTERNALS = re.compile(r"Traceback|TypeError|KeyError|AttributeError|IndexError|ValueError:|"
-                       r"RecursionError|OverflowError|UnicodeEncodeError|object has no attribute|"
-                       r"unsupported operand|out of range|not subscriptable|unhashable", re.I)
+INTERNALS = re.compile(
+    r"Traceback|TypeError|KeyError|AttributeError|IndexError|ValueError:|"
+    r"RecursionError|OverflowError|UnicodeEncodeError|object has no attribute|"
+    r"unsupported operand|out of range|not subscriptable|unhashable",
+    re.I,
+)
 
 NASTY = [
-    '"', "'", "*", "^", ":", "-", "+", "(", ")", "{", "}", "NEAR(", "NEAR(a b, 2)", " AND ", " OR ", " NOT ",
-    'body:"x"', "memory_fts", "content:*", '"unterminated', "a OR", "OR b", "NOT", "AND AND", "* *",
-    "'; DROP TABLE memories; --", "1 OR 1=1", '" OR ""="', "%", "_", "\\", "/*", "*/", "; SELECT 1;",
-    "UNION SELECT * FROM meta", "x') OR ('1'='1", "\x00", "\x1b[31m", "\u202e", "\u200b", "\ufeff", "\r\n",
-    "</maple-memory>", "<maple-memory>", "ignore previous instructions", "../../etc/passwd", "{0}", "%s %n",
-    "😀", "的", "数据库", "é", "ß", "İ", "\U0001f9ea" * 3, "ǅ", "ﬁ", "Ω", "\u0301", "NaN", "Infinity", "null",
+    '"',
+    "'",
+    "*",
+    "^",
+    ":",
+    "-",
+    "+",
+    "(",
+    ")",
+    "{",
+    "}",
+    "NEAR(",
+    "NEAR(a b, 2)",
+    " AND ",
+    " OR ",
+    " NOT ",
+    'body:"x"',
+    "memory_fts",
+    "content:*",
+    '"unterminated',
+    "a OR",
+    "OR b",
+    "NOT",
+    "AND AND",
+    "* *",
+    "'; DROP TABLE memories; --",
+    "1 OR 1=1",
+    '" OR ""="',
+    "%",
+    "_",
+    "\\",
+    "/*",
+    "*/",
+    "; SELECT 1;",
+    "UNION SELECT * FROM meta",
+    "x') OR ('1'='1",
+    "\x00",
+    "\x1b[31m",
+    "\u202e",
+    "\u200b",
+    "\ufeff",
+    "\r\n",
+    "</maple-memory>",
+    "<maple-memory>",
+    "ignore previous instructions",
+    "../../etc/passwd",
+    "{0}",
+    "%s %n",
+    "😀",
+    "的",
+    "数据库",
+    "é",
+    "ß",
+    "İ",
+    "\U0001f9ea" * 3,
+    "ǅ",
+    "ﬁ",
+    "Ω",
+    "\u0301",
+    "NaN",
+    "Infinity",
+    "null",
 ]
 
 
 # -- strategies --------------------------------------------------------------------------------
+
 
 def hostile_text(max_size: int = 80) -> st.SearchStrategy[str]:
     chars = st.characters(blacklist_categories=("Cs",))  # lone surrogates cannot be encoded at all
@@ -57,14 +117,18 @@ def hostile_text(max_size: int = 80) -> st.SearchStrategy[str]:
         st.text(chars, max_size=max_size),
         st.sampled_from(NASTY),
         st.lists(st.one_of(st.sampled_from(NASTY), st.text(chars, max_size=6)), max_size=10).map("".join),
-        st.builds(lambda c, n: c * n, st.sampled_from(["a", "\x00", "é", "的", "\u202e", "😀", "\\", "'", '"', "*"]),
-                  st.integers(1, 3000)),
+        st.builds(
+            lambda c, n: c * n,
+            st.sampled_from(["a", "\x00", "é", "的", "\u202e", "😀", "\\", "'", '"', "*"]),
+            st.integers(1, 3000),
+        ),
     )
 
 
 def huge_text() -> st.SearchStrategy[str]:
-    return st.builds(lambda c, n: c * n, st.sampled_from(["x", "的", "😀", "a b ", "\x00"]),
-                     st.integers(60_000, 1_200_000))
+    return st.builds(
+        lambda c, n: c * n, st.sampled_from(["x", "的", "😀", "a b ", "\x00"]), st.integers(60_000, 1_200_000)
+    )
 
 
 def nested(depth: int) -> Any:
@@ -75,12 +139,21 @@ def nested(depth: int) -> Any:
 
 
 def json_values() -> st.SearchStrategy[Any]:
-    leaves = st.one_of(st.none(), st.booleans(), st.integers(-(2 ** 70), 2 ** 70),
-                       st.floats(allow_nan=False, allow_infinity=False), hostile_text(30))
-    return st.one_of(st.recursive(leaves, lambda kids: st.one_of(st.lists(kids, max_size=4),
-                                                                 st.dictionaries(hostile_text(12), kids, max_size=4)),
-                                  max_leaves=12),
-                     st.integers(1, 120).map(nested))  # the SDK client cannot send deeper (pydantic)
+    leaves = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=False, allow_infinity=False),
+        hostile_text(30),
+    )
+    return st.one_of(
+        st.recursive(
+            leaves,
+            lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(hostile_text(12), kids, max_size=4)),
+            max_leaves=12,
+        ),
+        st.integers(1, 120).map(nested),
+    )  # the SDK client cannot send deeper (pydantic)
 
 
 def _branches(schema: dict) -> list[dict]:
@@ -107,13 +180,17 @@ def valid_value(schema: dict, name: str) -> st.SearchStrategy[Any]:
             lo, hi = s.get("minLength", 0), s.get("maxLength")
             base = hostile_text()
             if name in TIME_NAMES:
-                base = st.one_of(st.datetimes().map(lambda d: d.isoformat() + "Z"),
-                                 st.dates().map(str), base)
-            options.append(base.map(lambda t, lo=lo, hi=hi: (t + "a" * max(0, lo - len(t)))[:hi] if hi else
-                                    t + "a" * max(0, lo - len(t))))
+                base = st.one_of(st.datetimes().map(lambda d: d.isoformat() + "Z"), st.dates().map(str), base)
+            options.append(
+                base.map(
+                    lambda t, lo=lo, hi=hi: (
+                        (t + "a" * max(0, lo - len(t)))[:hi] if hi else t + "a" * max(0, lo - len(t))
+                    )
+                )
+            )
         elif kind == "integer":
-            lo, hi = s.get("minimum", -(2 ** 64)), s.get("maximum", 2 ** 64)
-            edges = [x for x in (lo, hi, 0, -1, 1, 2 ** 31, 2 ** 63 - 1, 2 ** 63, -(2 ** 63)) if lo <= x <= hi]
+            lo, hi = s.get("minimum", -(2**64)), s.get("maximum", 2**64)
+            edges = [x for x in (lo, hi, 0, -1, 1, 2**31, 2**63 - 1, 2**63, -(2**63)) if lo <= x <= hi]
             picks = [st.integers(lo, hi), st.sampled_from(edges)]
             if "id" in name:
                 picks.append(LIKELY_IDS)
@@ -126,15 +203,29 @@ def valid_value(schema: dict, name: str) -> st.SearchStrategy[Any]:
             item = valid_value(s.get("items", {}), name[:-1] if name.endswith("s") else name)
             options.append(st.lists(item, min_size=s.get("minItems", 0), max_size=min(s.get("maxItems", 12), 12)))
         elif kind == "object" or not kind:
-            options.append(st.dictionaries(hostile_text(12), json_values(), max_size=5) if kind == "object"
-                           else json_values())
+            options.append(
+                st.dictionaries(hostile_text(12), json_values(), max_size=5) if kind == "object" else json_values()
+            )
     return st.one_of(*options)
 
 
 def wrong_value(schema: dict) -> st.SearchStrategy[Any]:
     """A value the schema refuses (or, with lenient parsing, may coerce)."""
-    picks: list[Any] = [None, True, False, 3.5, -1, 10 ** 30, -(10 ** 30), "not-a-number", [], ["x"], {"a": 1},
-                        nested(120), "z" * 2_000_000]
+    picks: list[Any] = [
+        None,
+        True,
+        False,
+        3.5,
+        -1,
+        10**30,
+        -(10**30),
+        "not-a-number",
+        [],
+        ["x"],
+        {"a": 1},
+        nested(120),
+        "z" * 2_000_000,
+    ]
     for s in _branches(schema):
         if "maxLength" in s:
             picks.append("y" * (s["maxLength"] + 1))
@@ -159,27 +250,35 @@ def _word(text: str) -> str:
 SANE: dict[str, Callable[[], st.SearchStrategy[dict]]] = {
     "memory_store": lambda: st.fixed_dictionaries(
         {"content": hostile_text(400).map(lambda t: f"Fuzz note: {t} keeps working")},
-        optional={"metadata": st.dictionaries(hostile_text(10), st.one_of(hostile_text(20), st.integers(-9, 9)),
-                                              max_size=4),
-                  "subject": hostile_text(50).map(lambda t: f"subject {t}"[:200]),
-                  "layer": st.sampled_from(["fact", "experience", "decision"])}),
-    "memory_search": lambda: st.fixed_dictionaries({"query": hostile_text(300).map(_word)},
-                                                       optional={"limit": st.integers(1, 100)}),
-    "memory_surface": lambda: st.fixed_dictionaries({"prompt": st.one_of(hostile_text(500), huge_text())},
-                                                        optional={"session_id": hostile_text(200).map(lambda t: t[:200]),
-                                                                  "cwd": hostile_text()}),
-    "memory_context": lambda: st.fixed_dictionaries({"query": hostile_text(300).map(_word)},
-                                                        optional={"budget": st.integers(50, 2400)}),
-    "memory_get": lambda: st.fixed_dictionaries({"ids": st.lists(st.one_of(
-        st.integers(-(2 ** 63), 2 ** 63 - 1), LIKELY_IDS), min_size=1, max_size=100)}),
-    "memory_list": lambda: st.fixed_dictionaries({}, optional={
-        "category": hostile_text(), "subject": hostile_text(), "tag": hostile_text()}),
+        optional={
+            "metadata": st.dictionaries(hostile_text(10), st.one_of(hostile_text(20), st.integers(-9, 9)), max_size=4),
+            "subject": hostile_text(50).map(lambda t: f"subject {t}"[:200]),
+            "layer": st.sampled_from(["fact", "experience", "decision"]),
+        },
+    ),
+    "memory_search": lambda: st.fixed_dictionaries(
+        {"query": hostile_text(300).map(_word)}, optional={"limit": st.integers(1, 100)}
+    ),
+    "memory_surface": lambda: st.fixed_dictionaries(
+        {"prompt": st.one_of(hostile_text(500), huge_text())},
+        optional={"session_id": hostile_text(200).map(lambda t: t[:200]), "cwd": hostile_text()},
+    ),
+    "memory_context": lambda: st.fixed_dictionaries(
+        {"query": hostile_text(300).map(_word)}, optional={"budget": st.integers(50, 2400)}
+    ),
+    "memory_get": lambda: st.fixed_dictionaries(
+        {"ids": st.lists(st.one_of(st.integers(-(2**63), 2**63 - 1), LIKELY_IDS), min_size=1, max_size=100)}
+    ),
+    "memory_list": lambda: st.fixed_dictionaries(
+        {}, optional={"category": hostile_text(), "subject": hostile_text(), "tag": hostile_text()}
+    ),
     "lessons_for": lambda: st.fixed_dictionaries({"task": hostile_text(300).map(_word)}),
     "memory_stats": lambda: st.just({}),
 }
 
 
 # -- judging a call ------------------------------------------------------------------------------
+
 
 def judge(bucket: str, result: Any) -> str | None:
     """What is wrong with this result (None: it is what the bucket demands)."""
@@ -207,9 +306,16 @@ def run_tool_fuzz(workdir: Path, calls: int, *, seed: int = 0) -> dict[str, Any]
     from server.app import build_server
 
     cfg = config_mod.load(home=workdir / "home", env={}, worker_enabled=False)
-    stats: dict[str, Any] = {"calls": 0, "by_bucket": {"sane": 0, "valid": 0, "invalid": 0}, "by_tool": {},
-                             "tool_errors": 0, "coerced": 0, "coerced_examples": [], "failures": [],
-                             "error_samples": {}}
+    stats: dict[str, Any] = {
+        "calls": 0,
+        "by_bucket": {"sane": 0, "valid": 0, "invalid": 0},
+        "by_tool": {},
+        "tool_errors": 0,
+        "coerced": 0,
+        "coerced_examples": [],
+        "failures": [],
+        "error_samples": {},
+    }
     t0 = time.perf_counter()
     with anyio.from_thread.start_blocking_portal() as portal:
         client = Client(build_server(cfg, HashEmbedder(64), project=PROJECT), mode="legacy")
@@ -225,7 +331,8 @@ def run_tool_fuzz(workdir: Path, calls: int, *, seed: int = 0) -> dict[str, Any]
                     return SANE[tool]()
                 base = st.fixed_dictionaries(
                     {k: valid_value(v, k) for k, v in props.items() if k in required},
-                    optional={k: valid_value(v, k) for k, v in props.items() if k not in required})
+                    optional={k: valid_value(v, k) for k, v in props.items() if k not in required},
+                )
                 if bucket == "valid" or not props:
                     return base
 
@@ -238,11 +345,17 @@ def run_tool_fuzz(workdir: Path, calls: int, *, seed: int = 0) -> dict[str, Any]
                     else:
                         args[name] = draw(wrong_value(props[name]))
                     return args
+
                 return broken()
 
             @hypothesis_seed(seed)
-            @settings(max_examples=calls, database=None, deadline=None,
-                      phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=calls,
+                database=None,
+                deadline=None,
+                phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
             @given(st.data())
             def one(data: Any) -> None:
                 bucket = data.draw(st.sampled_from(["sane", "valid", "invalid"]))
@@ -257,8 +370,14 @@ def run_tool_fuzz(workdir: Path, calls: int, *, seed: int = 0) -> dict[str, Any]
                 try:
                     result = portal.call(c.call_tool, tool, args)
                 except Exception as e:  # noqa: BLE001 - the server died or broke the protocol
-                    stats["failures"].append({"tool": tool, "bucket": bucket, "args": _preview(args),
-                                              "problem": f"the client raised {type(e).__name__}: {e}"[:500]})
+                    stats["failures"].append(
+                        {
+                            "tool": tool,
+                            "bucket": bucket,
+                            "args": _preview(args),
+                            "problem": f"the client raised {type(e).__name__}: {e}"[:500],
+                        }
+                    )
                     raise
                 problem = judge(bucket, result)
                 text = harness.tool_text(result)
@@ -271,15 +390,21 @@ def run_tool_fuzz(workdir: Path, calls: int, *, seed: int = 0) -> dict[str, Any]
                     if len(stats["coerced_examples"]) < 15:
                         stats["coerced_examples"].append({"tool": tool, "args": _preview(args)})
                 if problem:
-                    stats["failures"].append({"tool": tool, "bucket": bucket, "args": _preview(args),
-                                              "problem": problem, "response": text[:400]})
+                    stats["failures"].append(
+                        {
+                            "tool": tool,
+                            "bucket": bucket,
+                            "args": _preview(args),
+                            "problem": problem,
+                            "response": text[:400],
+                        }
+                    )
 
             one()
             # Still alive and whole after everything: a store and a search answer normally.
             ok = portal.call(c.call_tool, "memory_store", {"content": "The fuzzing run is over and all is well"})
             found = portal.call(c.call_tool, "memory_search", {"query": "fuzzing run over"})
-            stats["alive_after"] = not ok.is_error and not found.is_error and bool(
-                found.structured_content["results"])
+            stats["alive_after"] = not ok.is_error and not found.is_error and bool(found.structured_content["results"])
     stats["database"] = harness.check_database(cfg.db_path, home=cfg.home)["problems"]
     stats["seconds"] = round(time.perf_counter() - t0, 1)
     stats["error_samples"] = dict(sorted(stats["error_samples"].items(), key=lambda kv: -kv[1])[:25])

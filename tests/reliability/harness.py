@@ -30,33 +30,60 @@ PY = sys.executable
 SQLITE_LEAKS = re.compile(
     r"OperationalError|DatabaseError|IntegrityError|ProgrammingError|fts5: syntax error|syntax error near|"
     r"unrecognized token|no such column|no such table|malformed MATCH|unterminated string|"
-    r"sqlite3?\.|sqlean\.", re.I)
+    r"sqlite3?\.|sqlean\.",
+    re.I,
+)
 # What mcp 2.3.0 says when a tool raised something other than a ToolError: nothing useful.
 OPAQUE_TOOL_ERROR = re.compile(r"^Error executing tool [\w-]+\s*$")
 
 
 # -- processes ---------------------------------------------------------------------------------
 
+
 def env_for(home: Path, project: Path | str | None = None, **extra: str) -> dict[str, str]:
     """The environment of a MAPLE subprocess: this checkout on the path, the hash embedder."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH", "MAPLE_DB", "MAPLE_MODEL", "MAPLE_LOG_LEVEL")}
-    env.update({"MAPLE_HOME": str(home), "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}", "MAPLE_MODEL": "hash-64",
-                "PYTHONDONTWRITEBYTECODE": "1", "MAPLE_HOOK_RESIDENT_MINUTES": "0"})  # each hook on its own
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH", "MAPLE_DB", "MAPLE_MODEL", "MAPLE_LOG_LEVEL")
+    }
+    env.update(
+        {
+            "MAPLE_HOME": str(home),
+            "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}",
+            "MAPLE_MODEL": "hash-64",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "MAPLE_HOOK_RESIDENT_MINUTES": "0",
+        }
+    )  # each hook on its own
     if project is not None:
         env["CLAUDE_PROJECT_DIR"] = str(project)
     env.update(extra)
     return {k: v for k, v in env.items() if v is not None}
 
 
-def run_hook(event: str, payload: Any, home: Path, *, raw: bytes | None = None, extra_args: Sequence[str] = (),
-             env: dict[str, str] | None = None, cwd: Path | None = None,
-             timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    event: str,
+    payload: Any,
+    home: Path,
+    *,
+    raw: bytes | None = None,
+    extra_args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[bytes]:
     """One hook process exactly as Claude Code starts it: `python hooks/run.py EVENT`, JSON on stdin."""
     e = env or env_for(home)
     data = raw if raw is not None else json.dumps(payload).encode()
-    return subprocess.run([PY, str(RUN_HOOK), event, *extra_args], input=data, capture_output=True, env=e,
-                          cwd=str(cwd or home.parent), timeout=timeout)
+    return subprocess.run(
+        [PY, str(RUN_HOOK), event, *extra_args],
+        input=data,
+        capture_output=True,
+        env=e,
+        cwd=str(cwd or home.parent),
+        timeout=timeout,
+    )
 
 
 def settle_harvests(home: Path, env: dict[str, str] | None = None) -> None:
@@ -65,14 +92,24 @@ def settle_harvests(home: Path, env: dict[str, str] | None = None) -> None:
     assert r.returncode == 0 and r.stdout == b"", r.stderr
 
 
-def stdio_client(home: Path, project: Path, errlog: Any = None, *, model: str | None = "hash-64",
-                 extra_env: dict[str, str] | None = None) -> Any:
+def stdio_client(
+    home: Path,
+    project: Path,
+    errlog: Any = None,
+    *,
+    model: str | None = "hash-64",
+    extra_env: dict[str, str] | None = None,
+) -> Any:
     """An SDK client that starts `python -m server` for `project` (mode legacy: the handshake)."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client as transport
 
-    env = {"MAPLE_HOME": str(home), "PYTHONPATH": str(ROOT), "CLAUDE_PROJECT_DIR": str(project),
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "MAPLE_HOME": str(home),
+        "PYTHONPATH": str(ROOT),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     if model:
         env["MAPLE_MODEL"] = model
     env.update(extra_env or {})
@@ -91,8 +128,10 @@ def tool_text(result: Any) -> str:
 
 # -- the invariants every database must satisfy -----------------------------------------------
 
-def check_database(path: Path, *, home: Path | None = None, expect_vectors: bool = True,
-                   fill_vectors: bool = False) -> dict[str, Any]:
+
+def check_database(
+    path: Path, *, home: Path | None = None, expect_vectors: bool = True, fill_vectors: bool = False
+) -> dict[str, Any]:
     """Open the database as MAPLE does and check it against every cross-table invariant.
 
     Returns counts and a `problems` list (empty when everything holds): integrity_check ok; every
@@ -125,8 +164,9 @@ def check_database(path: Path, *, home: Path | None = None, expect_vectors: bool
             problems.append(f"foreign_key_check: {fk[:5]}")
         if fill_vectors and store.vector_model:
             dim = store.vector_dim or 64
-            store.embedder = HashEmbedder(dim, name=store.vector_model) if store.vector_model.startswith("hash-") \
-                else None
+            store.embedder = (
+                HashEmbedder(dim, name=store.vector_model) if store.vector_model.startswith("hash-") else None
+            )
             if store.embedder is not None:
                 out["vectors_filled"] = store.embed_missing()
         ids = {r[0] for r in c.execute("SELECT id FROM memories")}
@@ -145,22 +185,22 @@ def check_database(path: Path, *, home: Path | None = None, expect_vectors: bool
             problems.append(f"{len(ids)} memories but no vector table")
         orphan_sql = {
             "links without a memory": "SELECT count(*) FROM memory_entities l WHERE NOT EXISTS "
-                                      "(SELECT 1 FROM memories m WHERE m.id = l.memory_id)",
+            "(SELECT 1 FROM memories m WHERE m.id = l.memory_id)",
             "links without an entity": "SELECT count(*) FROM memory_entities l WHERE NOT EXISTS "
-                                       "(SELECT 1 FROM entities e WHERE e.id = l.entity_id)",
+            "(SELECT 1 FROM entities e WHERE e.id = l.entity_id)",
             "relations without an entity": "SELECT count(*) FROM relations r WHERE NOT EXISTS "
-                                           "(SELECT 1 FROM entities e WHERE e.id = r.src) OR NOT EXISTS "
-                                           "(SELECT 1 FROM entities e WHERE e.id = r.dst)",
+            "(SELECT 1 FROM entities e WHERE e.id = r.src) OR NOT EXISTS "
+            "(SELECT 1 FROM entities e WHERE e.id = r.dst)",
             "versions without a memory": "SELECT count(*) FROM memory_versions v WHERE NOT EXISTS "
-                                         "(SELECT 1 FROM memories m WHERE m.id = v.memory_id)",
+            "(SELECT 1 FROM memories m WHERE m.id = v.memory_id)",
             "access log rows without a memory": "SELECT count(*) FROM access_log a WHERE NOT EXISTS "
-                                                "(SELECT 1 FROM memories m WHERE m.id = a.memory_id)",
+            "(SELECT 1 FROM memories m WHERE m.id = a.memory_id)",
             "injections without a memory": "SELECT count(*) FROM injections i WHERE NOT EXISTS "
-                                           "(SELECT 1 FROM memories m WHERE m.id = i.memory_id)",
+            "(SELECT 1 FROM memories m WHERE m.id = i.memory_id)",
             "dangling parent_id": "SELECT count(*) FROM memories c WHERE c.parent_id IS NOT NULL AND NOT EXISTS "
-                                  "(SELECT 1 FROM memories p WHERE p.id = c.parent_id)",
+            "(SELECT 1 FROM memories p WHERE p.id = c.parent_id)",
             "dangling superseded_by": "SELECT count(*) FROM memories c WHERE c.superseded_by IS NOT NULL AND "
-                                      "NOT EXISTS (SELECT 1 FROM memories p WHERE p.id = c.superseded_by)",
+            "NOT EXISTS (SELECT 1 FROM memories p WHERE p.id = c.superseded_by)",
         }
         for what, sql in orphan_sql.items():
             n = c.execute(sql).fetchone()[0]
@@ -181,6 +221,7 @@ def _compare(problems: list[str], what: str, ids: set[int]) -> None:
 
 # -- disposable filesystems ---------------------------------------------------------------------
 
+
 def can_mount() -> str | None:
     """None if this process may mount a tmpfs, else why not (for a skip reason)."""
     if sys.platform != "linux":
@@ -194,8 +235,9 @@ def can_mount() -> str | None:
 def tmpfs(where: Path, size: str = "2m") -> Iterator[Path]:
     """A tmpfs of `size` mounted at `where` for the duration (unmounted even on failure)."""
     where.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)], check=True, capture_output=True
+    )
     try:
         yield where
     finally:
@@ -212,6 +254,7 @@ def remount(where: Path, options: str) -> None:
 
 
 # -- sockets ------------------------------------------------------------------------------------
+
 
 def _socket_inodes(pid: int) -> set[str]:
     inodes = set()
@@ -293,24 +336,40 @@ def harvest_fact(rng: random.Random) -> tuple[str, str]:
     """(marker, a user sentence the extractor keeps as one memory holding the marker). Mostly
     made-up words, so no two facts are near-duplicates that ingestion would merge."""
     token = word(rng, 5)
-    return token, (f"Please remember that {word(rng, 4)} {word(rng, 3)} {word(rng, 3)} lives in {token}.toml "
-                   f"next to {word(rng, 3)} {word(rng, 3)}")
+    return token, (
+        f"Please remember that {word(rng, 4)} {word(rng, 3)} {word(rng, 3)} lives in {token}.toml "
+        f"next to {word(rng, 3)} {word(rng, 3)}"
+    )
 
 
 def transcript_line(role: str, text: str, *, session: str, cwd: str, n: int) -> str:
     """One Claude Code transcript line (a human prompt or an assistant reply)."""
     if role == "user":
-        obj = {"type": "user", "origin": {"kind": "human"}, "promptSource": "user",
-               "message": {"role": "user", "content": text}}
+        obj = {
+            "type": "user",
+            "origin": {"kind": "human"},
+            "promptSource": "user",
+            "message": {"role": "user", "content": text},
+        }
     else:
-        obj = {"type": "assistant", "message": {"role": "assistant", "model": "claude-test",
-                                                "content": [{"type": "text", "text": text}]}}
-    obj.update({"uuid": f"{session}-{role}-{n}", "sessionId": session, "cwd": cwd,
-                "timestamp": "2026-09-02T09:00:00.000Z", "isSidechain": False})
+        obj = {
+            "type": "assistant",
+            "message": {"role": "assistant", "model": "claude-test", "content": [{"type": "text", "text": text}]},
+        }
+    obj.update(
+        {
+            "uuid": f"{session}-{role}-{n}",
+            "sessionId": session,
+            "cwd": cwd,
+            "timestamp": "2026-09-02T09:00:00.000Z",
+            "isSidechain": False,
+        }
+    )
     return json.dumps(obj, ensure_ascii=False)
 
 
 # -- results ------------------------------------------------------------------------------------
+
 
 def percentile(values: Sequence[float], p: float) -> float:
     if not values:

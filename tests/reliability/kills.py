@@ -39,6 +39,7 @@ DAY = 86400.0
 
 # -- the writer ----------------------------------------------------------------------------------
 
+
 def _open(home: Path, clock: Any = time.time) -> Any:
     """The store with an embedder matching whatever vectors the database holds now."""
     from memory import config as config_mod
@@ -52,8 +53,10 @@ def _open(home: Path, clock: Any = time.time) -> Any:
 
 
 def _names(rng: random.Random) -> list[tuple[str, str]]:
-    return [(rng.choice(["Kestrel", "Juniper", "Halyard", "Marlin", "Osprey"]), "thing"),
-            (f"{harness.word(rng, 2).title()} {harness.word(rng, 2).title()}", "person")]
+    return [
+        (rng.choice(["Kestrel", "Juniper", "Halyard", "Marlin", "Osprey"]), "thing"),
+        (f"{harness.word(rng, 2).title()} {harness.word(rng, 2).title()}", "person"),
+    ]
 
 
 def write_store(home: Path, rng: random.Random, seed: int) -> None:
@@ -62,22 +65,42 @@ def write_store(home: Path, rng: random.Random, seed: int) -> None:
     store = _open(home)
     print("ready", flush=True)
     for i in range(3000):
-        live = [r[0] for r in store.conn.execute(
-            "SELECT id FROM memories WHERE deleted_at IS NULL AND parent_id IS NULL ORDER BY random() LIMIT 5")]
+        live = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT id FROM memories WHERE deleted_at IS NULL AND parent_id IS NULL ORDER BY random() LIMIT 5"
+            )
+        ]
         roll = rng.random()
         if roll < 0.35 or not live:
-            items = [NewMemory(f"Run {seed} batch {i} item {k}: {harness.word(rng, 4)} relies on {harness.word(rng, 3)}",
-                               scope=f"/kill/p{rng.randrange(3)}", tags=[harness.word(rng, 2)],
-                               metadata={"run": seed, "k": k}, entities=_names(rng))
-                     for k in range(rng.randint(1, 15))]
+            items = [
+                NewMemory(
+                    f"Run {seed} batch {i} item {k}: {harness.word(rng, 4)} relies on {harness.word(rng, 3)}",
+                    scope=f"/kill/p{rng.randrange(3)}",
+                    tags=[harness.word(rng, 2)],
+                    metadata={"run": seed, "k": k},
+                    entities=_names(rng),
+                )
+                for k in range(rng.randint(1, 15))
+            ]
             store.add_many(items)
         elif roll < 0.5:
             parent = store.add(NewMemory(f"Run {seed} document {i}: {harness.word(rng, 5)}", scope="/kill/p0"))
-            store.add_many([NewMemory(f"Run {seed} chunk {i}.{c}: {harness.word(rng, 4)}", scope="/kill/p0",
-                                      parent_id=parent.id, chunk_index=c) for c in range(rng.randint(1, 6))])
+            store.add_many(
+                [
+                    NewMemory(
+                        f"Run {seed} chunk {i}.{c}: {harness.word(rng, 4)}",
+                        scope="/kill/p0",
+                        parent_id=parent.id,
+                        chunk_index=c,
+                    )
+                    for c in range(rng.randint(1, 6))
+                ]
+            )
         elif roll < 0.7:
-            store.update(rng.choice(live), content=f"Run {seed} updated {i}: {harness.word(rng, 5)}",
-                         tags=[harness.word(rng, 2)])
+            store.update(
+                rng.choice(live), content=f"Run {seed} updated {i}: {harness.word(rng, 5)}", tags=[harness.word(rng, 2)]
+            )
         elif roll < 0.85:
             store.forget(rng.choice(live))
         else:
@@ -91,9 +114,13 @@ def write_import(home: Path, rng: random.Random, seed: int) -> None:
     scope = f"/kill/import-{seed}"
     lines = []
     for n in range(1, 1500):
-        rec: dict[str, Any] = {"id": n, "content": f"Imported {seed}/{n}: {harness.word(rng, 4)} {harness.word(rng, 3)}",
-                               "scope": scope, "entities": [[rng.choice(["Kestrel", "Marlin"]), "thing"]],
-                               "tags": ["import"]}
+        rec: dict[str, Any] = {
+            "id": n,
+            "content": f"Imported {seed}/{n}: {harness.word(rng, 4)} {harness.word(rng, 3)}",
+            "scope": scope,
+            "entities": [[rng.choice(["Kestrel", "Marlin"]), "thing"]],
+            "tags": ["import"],
+        }
         if n % 7 == 0:
             rec["parent_id"] = n - 1
             rec["chunk_index"] = 0
@@ -164,13 +191,15 @@ def writer_main(argv: list[str]) -> int:
     if a.mode == "harvest":
         write_harvest(home, rng, a.seed, Path(a.workdir))
     else:
-        {"store": write_store, "import": write_import, "maintain": write_maintain,
-         "reindex": write_reindex}[a.mode](home, rng, a.seed)
+        {"store": write_store, "import": write_import, "maintain": write_maintain, "reindex": write_reindex}[a.mode](
+            home, rng, a.seed
+        )
     print("done", flush=True)
     return 0
 
 
 # -- the orchestrator -----------------------------------------------------------------------------
+
 
 def _wait_ready(proc: subprocess.Popen, timeout: float) -> bool:
     """Block until the writer says `ready` (True) or exits (False)."""
@@ -200,9 +229,26 @@ def run_kills(workdir: Path, runs: int, *, seed: int = 20261202, max_delay: floa
         # maintain and re-embed; after that every kind in turn, in a shuffled order.
         mode = "store" if run < 2 else rng.choice(MODES)
         by_mode[mode] += 1
-        proc = subprocess.Popen([harness.PY, "-m", "reliability.kills", "writer", "--mode", mode,
-                                 "--home", str(home), "--workdir", str(workdir), "--seed", str(seed + run)],
-                                env=env, cwd=str(workdir), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [
+                harness.PY,
+                "-m",
+                "reliability.kills",
+                "writer",
+                "--mode",
+                mode,
+                "--home",
+                str(home),
+                "--workdir",
+                str(workdir),
+                "--seed",
+                str(seed + run),
+            ],
+            env=env,
+            cwd=str(workdir),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         early = rng.random() < 0.1
         if early:
             time.sleep(rng.uniform(0.0, 0.4))
@@ -219,8 +265,15 @@ def run_kills(workdir: Path, runs: int, *, seed: int = 20261202, max_delay: floa
         else:
             outcomes["finished_before_the_kill"] += 1
             if proc.returncode != 0:
-                failed.append({"run": run, "mode": mode, "problems": [
-                    f"writer failed on its own (exit {proc.returncode}): {err.decode(errors='replace')[-800:]}"]})
+                failed.append(
+                    {
+                        "run": run,
+                        "mode": mode,
+                        "problems": [
+                            f"writer failed on its own (exit {proc.returncode}): {err.decode(errors='replace')[-800:]}"
+                        ],
+                    }
+                )
         health = harness.check_database(home / "memory.db", home=home)
         if health["problems"]:
             keep = workdir / f"failed-run-{run}"
@@ -229,9 +282,15 @@ def run_kills(workdir: Path, runs: int, *, seed: int = 20261202, max_delay: floa
                 shutil.copy2(f, keep / f.name)
             failed.append({"run": run, "mode": mode, "problems": health["problems"], "copy": str(keep)})
     final = harness.check_database(home / "memory.db", home=home)
-    return {"runs": runs, "by_mode": by_mode, **outcomes, "failed_runs": failed,
-            "survived": runs - len({f["run"] for f in failed}),
-            "memories_at_end": final.get("memories"), "seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "runs": runs,
+        "by_mode": by_mode,
+        **outcomes,
+        "failed_runs": failed,
+        "survived": runs - len({f["run"] for f in failed}),
+        "memories_at_end": final.get("memories"),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
 
 
 if __name__ == "__main__":

@@ -45,13 +45,23 @@ REOPEN_EVERY = 10  # lib workers open a fresh store this often, like short-lived
 
 # -- the worker ----------------------------------------------------------------------------------
 
+
 class Ledger:
     def __init__(self, path: Path, name: str, kind: str, project: str, transcript: Path):
         self.path = path
         self.data: dict[str, Any] = {
-            "worker": name, "kind": kind, "project": project, "transcript": str(transcript),
-            "ops": [], "memories": {}, "replaced": [], "harvest": [], "errors": [], "search_misses": 0,
-            "notes": []}
+            "worker": name,
+            "kind": kind,
+            "project": project,
+            "transcript": str(transcript),
+            "ops": [],
+            "memories": {},
+            "replaced": [],
+            "harvest": [],
+            "errors": [],
+            "search_misses": 0,
+            "notes": [],
+        }
 
     def op(self, op: str, ms: float, ok: bool, error: str | None = None, **extra: Any) -> None:
         self.data["ops"].append({"op": op, "ms": round(ms, 3), "ok": ok, **extra})
@@ -69,15 +79,19 @@ def _live(ledger: Ledger) -> list[str]:
 
 
 def _content(rng: random.Random, name: str, i: int, token: str) -> str:
-    return (f"Load note {name}-{i}: the {rng.choice(NAMES)} module keeps {token} "
-            f"next to {harness.word(rng, 3)} and {harness.word(rng, 3)}")
+    return (
+        f"Load note {name}-{i}: the {rng.choice(NAMES)} module keeps {token} "
+        f"next to {harness.word(rng, 3)} and {harness.word(rng, 3)}"
+    )
 
 
 def _append_turn(transcript: Path, text: str, session: str, cwd: str, n: int) -> None:
     with transcript.open("a", encoding="utf-8") as f:
         f.write(harness.transcript_line("user", text, session=session, cwd=cwd, n=n) + "\n")
-        f.write(harness.transcript_line("assistant", "Noted, I will keep that in mind.", session=session,
-                                        cwd=cwd, n=n) + "\n")
+        f.write(
+            harness.transcript_line("assistant", "Noted, I will keep that in mind.", session=session, cwd=cwd, n=n)
+            + "\n"
+        )
 
 
 def _run_hook(event: str, payload: dict, home: Path, project: Path) -> tuple[bool, str]:
@@ -133,8 +147,11 @@ def lib_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) -> Non
         try:
             if op == "store":
                 token = harness.word(rng, 5)
-                m = store.add(NewMemory(_content(rng, ledger.data["worker"], i, token), scope=scope,
-                                        category="load", tags=["load"]))
+                m = store.add(
+                    NewMemory(
+                        _content(rng, ledger.data["worker"], i, token), scope=scope, category="load", tags=["load"]
+                    )
+                )
                 ledger.data["memories"][token] = {"id": m.id, "state": "live"}
             elif op == "update":
                 old = rng.choice(_live(ledger))
@@ -158,19 +175,36 @@ def lib_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) -> Non
                     ledger.data["search_misses"] += 1
                 extra["hits"] = len(found)
             elif op == "surface":
-                ok, err = _run_hook("user-prompt-submit", {
-                    "hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": str(project),
-                    "transcript_path": str(transcript), "prompt": f"where does the {rng.choice(NAMES)} module "
-                                                                  f"keep its files?"}, home, project)
+                ok, err = _run_hook(
+                    "user-prompt-submit",
+                    {
+                        "hook_event_name": "UserPromptSubmit",
+                        "session_id": session,
+                        "cwd": str(project),
+                        "transcript_path": str(transcript),
+                        "prompt": f"where does the {rng.choice(NAMES)} module keep its files?",
+                    },
+                    home,
+                    project,
+                )
                 if not ok:
                     raise RuntimeError(err)
             elif op == "harvest":
                 token, fact = harness.harvest_fact(rng)
                 _append_turn(transcript, fact, session, str(project), i)
                 ledger.data["harvest"].append(token)
-                ok, err = _run_hook("stop", {"hook_event_name": "Stop", "session_id": session, "cwd": str(project),
-                                             "transcript_path": str(transcript), "stop_hook_active": False}, home,
-                                    project)
+                ok, err = _run_hook(
+                    "stop",
+                    {
+                        "hook_event_name": "Stop",
+                        "session_id": session,
+                        "cwd": str(project),
+                        "transcript_path": str(transcript),
+                        "stop_hook_active": False,
+                    },
+                    home,
+                    project,
+                )
                 if not ok:
                     raise RuntimeError(err)
         except Exception as e:  # noqa: BLE001
@@ -206,9 +240,14 @@ async def mcp_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) 
                 try:
                     if op == "store":
                         token = harness.word(rng, 5)
-                        r = await client.call_tool("memory_store", {
-                            "content": _content(rng, ledger.data["worker"], i, token), "category": "load",
-                            "tags": ["load"]})
+                        r = await client.call_tool(
+                            "memory_store",
+                            {
+                                "content": _content(rng, ledger.data["worker"], i, token),
+                                "category": "load",
+                                "tags": ["load"],
+                            },
+                        )
                         _raise_if_error(r)
                         ledger.data["memories"][token] = {"id": r.structured_content["id"], "state": "live"}
                     elif op == "update":
@@ -217,8 +256,9 @@ async def mcp_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) 
                         token = harness.word(rng, 5)
                         content = _content(rng, ledger.data["worker"], i, token)
                         if "memory_update" in tools:
-                            _raise_if_error(await client.call_tool("memory_update", {"id": entry["id"],
-                                                                                     "content": content}))
+                            _raise_if_error(
+                                await client.call_tool("memory_update", {"id": entry["id"], "content": content})
+                            )
                         else:
                             extra["via"] = "Store.update"
                             with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
@@ -230,30 +270,45 @@ async def mcp_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) 
                         token = rng.choice(_live(ledger))
                         entry = ledger.data["memories"][token]
                         permanent = rng.random() < 0.3
-                        _raise_if_error(await client.call_tool("memory_forget", {"id": entry["id"],
-                                                                                 "permanent": permanent}))
+                        _raise_if_error(
+                            await client.call_tool("memory_forget", {"id": entry["id"], "permanent": permanent})
+                        )
                         entry["state"] = "purged" if permanent else "archived"
                     elif op == "search":
                         token = rng.choice(_live(ledger))
-                        r = await client.call_tool("memory_search", {"query": f"which module keeps {token}",
-                                                                     "limit": 5})
+                        r = await client.call_tool(
+                            "memory_search", {"query": f"which module keeps {token}", "limit": 5}
+                        )
                         _raise_if_error(r)
                         found = [h["id"] for h in r.structured_content["results"]]
                         if ledger.data["memories"][token]["id"] not in found:
                             ledger.data["search_misses"] += 1
                         extra["hits"] = len(found)
                     elif op == "surface":
-                        r = await client.call_tool("memory_surface", {
-                            "prompt": f"where does the {rng.choice(NAMES)} module keep its files?",
-                            "session_id": session})
+                        r = await client.call_tool(
+                            "memory_surface",
+                            {
+                                "prompt": f"where does the {rng.choice(NAMES)} module keep its files?",
+                                "session_id": session,
+                            },
+                        )
                         _raise_if_error(r)
                     elif op == "harvest":
                         token, fact = harness.harvest_fact(rng)
                         _append_turn(transcript, fact, session, str(project), i)
                         ledger.data["harvest"].append(token)
-                        ok, err = _run_hook("stop", {"hook_event_name": "Stop", "session_id": session,
-                                                     "cwd": str(project), "transcript_path": str(transcript),
-                                                     "stop_hook_active": False}, home, project)
+                        ok, err = _run_hook(
+                            "stop",
+                            {
+                                "hook_event_name": "Stop",
+                                "session_id": session,
+                                "cwd": str(project),
+                                "transcript_path": str(transcript),
+                                "stop_hook_active": False,
+                            },
+                            home,
+                            project,
+                        )
                         if not ok:
                             raise RuntimeError(err)
                 except Exception as e:  # noqa: BLE001
@@ -266,14 +321,19 @@ async def mcp_worker(a: argparse.Namespace, ledger: Ledger, rng: random.Random) 
             # Read back through the server: every memory of this ledger in the state it should be.
             ids = [m["id"] for m in ledger.data["memories"].values() if m["state"] != "purged"]
             for start in range(0, len(ids), 100):
-                r = await client.call_tool("memory_get", {"ids": ids[start:start + 100]})
+                r = await client.call_tool("memory_get", {"ids": ids[start : start + 100]})
                 _raise_if_error(r)
                 got = {m["id"]: m for m in r.structured_content["memories"]}
                 for token, m in ledger.data["memories"].items():
-                    if m["id"] in got and (token not in got[m["id"]]["content"]
-                                           or got[m["id"]]["archived"] != (m["state"] == "archived")):
-                        ledger.data["errors"].append({"op": "readback", "error": f"memory {m['id']} reads back "
-                                                      f"as {got[m['id']]['content'][:80]!r}"})
+                    if m["id"] in got and (
+                        token not in got[m["id"]]["content"] or got[m["id"]]["archived"] != (m["state"] == "archived")
+                    ):
+                        ledger.data["errors"].append(
+                            {
+                                "op": "readback",
+                                "error": f"memory {m['id']} reads back as {got[m['id']]['content'][:80]!r}",
+                            }
+                        )
                 missing = set(r.structured_content["missing"])
                 if missing:
                     ledger.data["errors"].append({"op": "readback", "error": f"memory_get misses {sorted(missing)}"})
@@ -329,8 +389,10 @@ def worker_main(argv: list[str]) -> int:
 
 # -- the orchestrator -----------------------------------------------------------------------------
 
-def run_load(workdir: Path, processes: int, ops: int, *, projects: int = 3, seed: int = 20261201,
-             timeout: float = 3600) -> dict[str, Any]:
+
+def run_load(
+    workdir: Path, processes: int, ops: int, *, projects: int = 3, seed: int = 20261201, timeout: float = 3600
+) -> dict[str, Any]:
     """Start `processes` workers (half mcp, half lib) on one fresh home; check; return the report."""
     home = workdir / "home"
     go = workdir / "go"
@@ -343,13 +405,43 @@ def run_load(workdir: Path, processes: int, ops: int, *, projects: int = 3, seed
         kind = "mcp" if w % 2 == 0 else "lib"
         name = f"{kind}{w}"
         ledger = workdir / f"ledger-{name}.json"
-        args = [harness.PY, "-m", "reliability.load", "worker", "--kind", kind, "--name", name,
-                "--home", str(home), "--project", str(dirs[w % projects]), "--ledger", str(ledger),
-                "--transcript", str(workdir / "transcripts" / f"{name}.jsonl"), "--go", str(go),
-                "--ops", str(ops), "--seed", str(seed + w)]
+        args = [
+            harness.PY,
+            "-m",
+            "reliability.load",
+            "worker",
+            "--kind",
+            kind,
+            "--name",
+            name,
+            "--home",
+            str(home),
+            "--project",
+            str(dirs[w % projects]),
+            "--ledger",
+            str(ledger),
+            "--transcript",
+            str(workdir / "transcripts" / f"{name}.jsonl"),
+            "--go",
+            str(go),
+            "--ops",
+            str(ops),
+            "--seed",
+            str(seed + w),
+        ]
         with ledger.with_suffix(".log").open("w") as log:  # the child keeps its own copy of the descriptor
-            procs.append((subprocess.Popen(args, env=harness.env_for(home), cwd=str(dirs[w % projects]),
-                                           stdout=subprocess.DEVNULL, stderr=log), ledger))
+            procs.append(
+                (
+                    subprocess.Popen(
+                        args,
+                        env=harness.env_for(home),
+                        cwd=str(dirs[w % projects]),
+                        stdout=subprocess.DEVNULL,
+                        stderr=log,
+                    ),
+                    ledger,
+                )
+            )
     deadline = time.monotonic() + 300
     while not all(ledger.with_suffix(".ready").exists() or p.poll() is not None for p, ledger in procs):
         if time.monotonic() > deadline:
@@ -367,9 +459,19 @@ def run_load(workdir: Path, processes: int, ops: int, *, projects: int = 3, seed
             codes.append(p.wait())
     wall = time.perf_counter() - t0
     harness.settle_harvests(home)
-    ledgers = [json.loads(ledger.read_text()) if ledger.exists() else {"worker": ledger.name, "errors": [
-        {"op": "worker", "error": "no ledger written"}], "ops": [], "memories": {}, "replaced": [], "harvest": []}
-        for _, ledger in procs]
+    ledgers = [
+        json.loads(ledger.read_text())
+        if ledger.exists()
+        else {
+            "worker": ledger.name,
+            "errors": [{"op": "worker", "error": "no ledger written"}],
+            "ops": [],
+            "memories": {},
+            "replaced": [],
+            "harvest": [],
+        }
+        for _, ledger in procs
+    ]
     for code, (_, ledger), data in zip(codes, procs, ledgers):
         if code != 0:
             log = ledger.with_suffix(".log").read_text(errors="replace")[-600:]
@@ -399,8 +501,12 @@ def verify(home: Path, ledgers: list[dict]) -> dict[str, Any]:
             return [r for r in rows if token in r[2]]
 
         def fts(token: str) -> set[int]:
-            return {r[0] for r in conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?",
-                                               (text.match_or(text.query_terms(token)),))}
+            return {
+                r[0]
+                for r in conn.execute(
+                    "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", (text.match_or(text.query_terms(token)),)
+                )
+            }
 
         for L in ledgers:
             scope = L.get("project")
@@ -418,8 +524,10 @@ def verify(home: Path, ledgers: list[dict]) -> dict[str, Any]:
                 r = found[0]
                 accounted.update(x[0] for x in found)
                 if r[0] != m["id"] or r[1] != scope or (r[3] is not None) != (m["state"] == "archived"):
-                    wrong.append(f"{L['worker']}: {token} expected id {m['id']} {m['state']} in {scope}, got "
-                                 f"id {r[0]} deleted_at={r[3]} in {r[1]}")
+                    wrong.append(
+                        f"{L['worker']}: {token} expected id {m['id']} {m['state']} in {scope}, got "
+                        f"id {r[0]} deleted_at={r[3]} in {r[1]}"
+                    )
                 if fts(token) != {m["id"]}:
                     wrong.append(f"{L['worker']}: FTS finds {token} in {sorted(fts(token))}, expected [{m['id']}]")
             for token in L.get("replaced", []):
@@ -441,12 +549,17 @@ def verify(home: Path, ledgers: list[dict]) -> dict[str, Any]:
     lock_errors = [e for e in errors if "locked" in e.lower() or "busy" in e.lower()]
     return {
         "database": {k: v for k, v in health.items() if k != "integrity"},
-        "lost": lost, "duplicated": duplicated, "wrong_state": wrong, "unexpected_memories": unexpected,
-        "errors": errors, "lock_errors": lock_errors,
+        "lost": lost,
+        "duplicated": duplicated,
+        "wrong_state": wrong,
+        "unexpected_memories": unexpected,
+        "errors": errors,
+        "lock_errors": lock_errors,
         "search_misses": sum(L.get("search_misses", 0) for L in ledgers),
         "unfinished_workers": [L.get("worker") for L in ledgers if not L.get("finished")],
-        "writes_checked": sum(len(L.get("memories", {})) + len(L.get("replaced", [])) + len(L.get("harvest", []))
-                              for L in ledgers),
+        "writes_checked": sum(
+            len(L.get("memories", {})) + len(L.get("replaced", [])) + len(L.get("harvest", [])) for L in ledgers
+        ),
     }
 
 
@@ -461,11 +574,21 @@ def summarise(ledgers: list[dict], wall: float, processes: int, ops: int) -> dic
             by_kind[L.get("kind", "?")] = by_kind.get(L.get("kind", "?"), 0) + 1
     total = sum(len(v) for v in by_op.values())
     return {
-        "processes": processes, "ops_per_process": ops, "ops_done": total, "ops_by_kind": by_kind,
-        "wall_seconds": round(wall, 2), "throughput_ops_per_s": round(total / wall, 1) if wall else 0.0,
-        "latency_ms": {op: {"n": len(v), "p50": round(harness.percentile(v, 50), 1),
-                            "p95": round(harness.percentile(v, 95), 1), "max": round(max(v), 1)}
-                       for op, v in sorted(by_op.items())},
+        "processes": processes,
+        "ops_per_process": ops,
+        "ops_done": total,
+        "ops_by_kind": by_kind,
+        "wall_seconds": round(wall, 2),
+        "throughput_ops_per_s": round(total / wall, 1) if wall else 0.0,
+        "latency_ms": {
+            op: {
+                "n": len(v),
+                "p50": round(harness.percentile(v, 50), 1),
+                "p95": round(harness.percentile(v, 95), 1),
+                "max": round(max(v), 1),
+            }
+            for op, v in sorted(by_op.items())
+        },
         "notes": sorted({n for L in ledgers for n in L.get("notes", [])}),
     }
 

@@ -40,8 +40,12 @@ RECALL = "Which port does the fault-test database listen on?"
 def seed(home: Path, n: int = 5, **settings: Any) -> Config:
     cfg = config_mod.load(home=home, env={}, **settings)
     with Store.open(cfg, HashEmbedder(64)) as s:
-        s.add_many([NewMemory(f"The fault-test database listens on port 54{n}{i} in project {i}", scope=PROJECT)
-                    for i in range(n)])
+        s.add_many(
+            [
+                NewMemory(f"The fault-test database listens on port 54{n}{i} in project {i}", scope=PROJECT)
+                for i in range(n)
+            ]
+        )
     return cfg
 
 
@@ -61,8 +65,16 @@ def hooks_fail_open(home: Path, cwd: Path, transcript: Path | None = None) -> li
     hook document). Returns what they printed, for the caller to look at."""
     transcript = transcript or cwd / "t.jsonl"
     if not transcript.exists():
-        transcript.write_text(harness.transcript_line("user", "Please remember that the fault service config "
-                              "lives in fault.toml", session="s", cwd=str(cwd), n=0) + "\n")
+        transcript.write_text(
+            harness.transcript_line(
+                "user",
+                "Please remember that the fault service config lives in fault.toml",
+                session="s",
+                cwd=str(cwd),
+                n=0,
+            )
+            + "\n"
+        )
     printed = []
     for event, payload in [
         ("session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
@@ -84,11 +96,17 @@ def hooks_fail_open(home: Path, cwd: Path, transcript: Path | None = None) -> li
 
 
 def cli(home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([harness.PY, "-m", "memory.cli", *args], env=env or harness.env_for(home),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [harness.PY, "-m", "memory.cli", *args],
+        env=env or harness.env_for(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 # -- a full disk --------------------------------------------------------------------------------
+
 
 def fill(folder: Path, leave: int = 0) -> Path:
     """Fill the filesystem holding `folder` to `leave` free bytes with one filler file."""
@@ -160,6 +178,7 @@ async def test_a_disk_already_full_at_start_gives_clear_errors_and_the_hooks_fai
 
 # -- a read-only home ---------------------------------------------------------------------------
 
+
 @needs_mount
 async def test_a_read_only_home_gives_clear_errors_and_the_hooks_fail_open(tmp_path):
     mnt = tmp_path / "ro"
@@ -170,8 +189,12 @@ async def test_a_read_only_home_gives_clear_errors_and_the_hooks_fail_open(tmp_p
         cfg = seed(home)
         harness.remount(mnt, "ro")
         async with server(cfg) as client:
-            for tool, args in [("memory_store", {"content": "anything at all"}), ("memory_search", {"query": "port"}),
-                               ("memory_get", {"ids": [1]}), ("memory_forget", {"id": 1})]:
+            for tool, args in [
+                ("memory_store", {"content": "anything at all"}),
+                ("memory_search", {"query": "port"}),
+                ("memory_get", {"ids": [1]}),
+                ("memory_forget", {"id": 1}),
+            ]:
                 r = await client.call_tool(tool, args)
                 if r.is_error:  # a read may also degrade to working read-only; a failure must be clear
                     clear(harness.tool_text(r), "read-only", "not writable", "permission")
@@ -190,14 +213,16 @@ async def test_a_read_only_home_gives_clear_errors_and_the_hooks_fail_open(tmp_p
 
 # -- a database locked by another process -------------------------------------------------------
 
+
 class Locker:
     """Another process holding `BEGIN EXCLUSIVE` on the database until released."""
 
     def __init__(self, path: Path):
-        code = ("import sys, sqlean; c = sqlean.connect(sys.argv[1], isolation_level=None); "
-                "c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.read(); c.execute('ROLLBACK')")
-        self.proc = subprocess.Popen([harness.PY, "-c", code, str(path)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+        code = (
+            "import sys, sqlean; c = sqlean.connect(sys.argv[1], isolation_level=None); "
+            "c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.read(); c.execute('ROLLBACK')"
+        )
+        self.proc = subprocess.Popen([harness.PY, "-c", code, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.proc.stdout.readline().strip() == b"held"
 
     def release(self) -> None:
@@ -249,8 +274,13 @@ def test_the_sleep_time_worker_outlives_a_locked_database_and_drains_the_queue_a
         job = jobs.enqueue(s, "maintain", {"dry_run": True})
     caplog.set_level(logging.WARNING, logger="maple.jobs")
     activity = jobs.Activity()
-    worker = jobs.Worker(open_store=lambda: Store.open(cfg, HashEmbedder(64)), activity=activity,
-                         handlers=HANDLERS, idle_seconds=0.0, poll_seconds=0.05)
+    worker = jobs.Worker(
+        open_store=lambda: Store.open(cfg, HashEmbedder(64)),
+        activity=activity,
+        handlers=HANDLERS,
+        idle_seconds=0.0,
+        poll_seconds=0.05,
+    )
     locker = Locker(cfg.db_path)
     try:
         worker.start()
@@ -273,13 +303,14 @@ def test_the_sleep_time_worker_outlives_a_locked_database_and_drains_the_queue_a
 
 # -- a corrupt database -------------------------------------------------------------------------
 
+
 def damage(path: Path, rng: random.Random, share: float) -> None:
     """Overwrite part of some pages past the first (the header stays readable)."""
     data = bytearray(path.read_bytes())
     pages = len(data) // 4096
     for page in rng.sample(range(2, pages), max(1, int(pages * share))):
         start = page * 4096 + rng.randrange(0, 3000)
-        data[start:start + 900] = rng.randbytes(900)
+        data[start : start + 900] = rng.randbytes(900)
     path.write_bytes(bytes(data))
 
 
@@ -290,8 +321,16 @@ async def test_a_corrupt_database_gives_clear_errors_without_a_crash_loop_and_th
     project = tmp_path / "project"
     project.mkdir()
     with Store.open(cfg, HashEmbedder(64)) as s:
-        s.add_many([NewMemory(f"Fault-test memory {i}: {harness.word(rng, 4)} " * 20, scope=str(project.resolve()),
-                              entities=[("Kestrel", "thing")]) for i in range(400)])
+        s.add_many(
+            [
+                NewMemory(
+                    f"Fault-test memory {i}: {harness.word(rng, 4)} " * 20,
+                    scope=str(project.resolve()),
+                    entities=[("Kestrel", "thing")],
+                )
+                for i in range(400)
+            ]
+        )
         s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if how == "garbage":
         cfg.db_path.write_bytes(b"this is not a database " * 500)
@@ -301,10 +340,13 @@ async def test_a_corrupt_database_gives_clear_errors_without_a_crash_loop_and_th
     with errlog.open("w") as err:
         async with harness.stdio_client(home, project, err) as client:
             for _ in range(2):  # still answering after every failure: no crash, no restart loop
-                for tool, args in [("memory_store", {"content": "a new memory"}),
-                                   ("memory_search", {"query": "fault-test memory"}),
-                                   ("memory_get", {"ids": [1, 2]}), ("memory_forget", {"id": 3}),
-                                   ("memory_context", {"query": "fault-test memory"})]:
+                for tool, args in [
+                    ("memory_store", {"content": "a new memory"}),
+                    ("memory_search", {"query": "fault-test memory"}),
+                    ("memory_get", {"ids": [1, 2]}),
+                    ("memory_forget", {"id": 3}),
+                    ("memory_context", {"query": "fault-test memory"}),
+                ]:
                     r = await client.call_tool(tool, args)
                     if r.is_error:  # a damaged row may also read as missing: "no memory 3" is clear too
                         clear(harness.tool_text(r), "corrupt", "malformed", "not a database", "no memory")
@@ -322,6 +364,7 @@ async def test_a_corrupt_database_gives_clear_errors_without_a_crash_loop_and_th
 
 
 # -- a missing model ----------------------------------------------------------------------------
+
 
 async def test_a_missing_model_degrades_to_keyword_search_and_stores_without_vectors(home, tmp_path):
     """Loads torch once to fail (a few seconds): the real model path, not a stand-in."""
@@ -343,7 +386,7 @@ async def test_a_missing_model_degrades_to_keyword_search_and_stores_without_vec
     assert missing in log and "could not be loaded" in log or "failed to load" in log, log[-2000:]
     assert log.count("failed to load") <= 1, "the model was loaded again and again"
     with Store.open(config_mod.load(home=home, env={}), None) as s:
-        assert s.stats()["without_vectors"] == 1  # embed_missing fills it once a model is there
+        assert s.missing_vectors_count() == 1  # embed_missing fills it once a model is there
     hooks_fail_open(home, project)
 
 
@@ -425,8 +468,9 @@ def test_a_worker_killed_mid_job_again_and_again_leaves_the_job_to_be_retried_an
     assert len(expected) >= 0.95 * len(tokens)
     for token in tokens:
         want = sum(token in c for c in expected)
-        assert sum(token in c for c in rows) == want, f"{token}: harvested {sum(token in c for c in rows)} " \
-                                                       f"times after the kills, {want} without them"
+        assert sum(token in c for c in rows) == want, (
+            f"{token}: harvested {sum(token in c for c in rows)} times after the kills, {want} without them"
+        )
     assert harness.check_database(cfg.db_path, home=home)["problems"] == []
 
 

@@ -24,8 +24,14 @@ def mode(path: Path) -> int:
 
 
 def cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([harness.PY, "-m", "memory.cli", *args], env=harness.env_for(home), capture_output=True,
-                          text=True, timeout=timeout, preexec_fn=lambda: os.umask(0o022))
+    return subprocess.run(
+        [harness.PY, "-m", "memory.cli", *args],
+        env=harness.env_for(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=lambda: os.umask(0o022),
+    )
 
 
 async def test_every_file_maple_writes_is_private_whatever_the_umask(tmp_path, home):
@@ -38,12 +44,22 @@ async def test_every_file_maple_writes_is_private_whatever_the_umask(tmp_path, h
             assert not r.is_error
         assert cli(home, "add", "Added from the CLI").returncode == 0
         transcript = tmp_path / "t.jsonl"
-        transcript.write_text(harness.transcript_line("user", "Please remember that builds use make", session="s",
-                                                      cwd=str(project), n=0) + "\n")
-        harness.run_hook("stop", {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project),
-                                  "transcript_path": str(transcript)}, home, cwd=project)
-        harness.run_hook("user-prompt-submit", {"hook_event_name": "UserPromptSubmit", "session_id": "s",
-                                                "prompt": "   "}, home, raw=b"not json")  # writes hooks.log
+        transcript.write_text(
+            harness.transcript_line("user", "Please remember that builds use make", session="s", cwd=str(project), n=0)
+            + "\n"
+        )
+        harness.run_hook(
+            "stop",
+            {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project), "transcript_path": str(transcript)},
+            home,
+            cwd=project,
+        )
+        harness.run_hook(
+            "user-prompt-submit",
+            {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "   "},
+            home,
+            raw=b"not json",
+        )  # writes hooks.log
         harness.settle_harvests(home)
         assert cli(home, "backup").returncode == 0
         export = tmp_path / "out" / "export.jsonl"
@@ -51,10 +67,17 @@ async def test_every_file_maple_writes_is_private_whatever_the_umask(tmp_path, h
         assert cli(home, "export", str(export)).returncode == 0
     finally:
         os.umask(old)
-    files = {"home": home, "database": home / "memory.db", "WAL": home / "memory.db-wal",
-             "shared memory": home / "memory.db-shm", "backups folder": home / "backups",
-             "hooks log": home / "hooks.log", "harvest lock": home / "harvest.lock", "export": export,
-             **{f"backup {p.name}": p for p in (home / "backups").glob("*.db")}}
+    files = {
+        "home": home,
+        "database": home / "memory.db",
+        "WAL": home / "memory.db-wal",
+        "shared memory": home / "memory.db-shm",
+        "backups folder": home / "backups",
+        "hooks log": home / "hooks.log",
+        "harvest lock": home / "harvest.lock",
+        "export": export,
+        **{f"backup {p.name}": p for p in (home / "backups").glob("*.db")},
+    }
     modes = {name: oct(mode(p)) for name, p in files.items() if p.exists()}
     harness.report("file_modes", modes)
     assert {"home", "database", "backups folder", "hooks log", "export"} <= set(modes)
@@ -78,6 +101,7 @@ def test_a_home_and_database_made_too_open_are_closed_again_on_the_next_open(tmp
 
 # -- paths ---------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def filled(home: Path) -> Path:
     assert cli(home, "add", "A memory worth keeping safe").returncode == 0
@@ -92,8 +116,14 @@ def test_an_export_never_replaces_the_database_its_wal_a_backup_or_the_settings(
     link = tmp_path / "innocent-looking.jsonl"
     link.symlink_to(home / "memory.db")
     before = {p: p.read_bytes() for p in (home / "memory.db", backup, home / "config.json")}
-    for target in (home / "memory.db", home / "memory.db-wal", backup, home / "backups" / "new.jsonl",
-                   home / "config.json", link):
+    for target in (
+        home / "memory.db",
+        home / "memory.db-wal",
+        backup,
+        home / "backups" / "new.jsonl",
+        home / "config.json",
+        link,
+    ):
         r = cli(home, "export", str(target))
         assert r.returncode == 2, (target, r.stdout, r.stderr)
         assert "MAPLE's own files" in r.stderr
@@ -151,6 +181,7 @@ def test_backup_rotation_deletes_only_its_own_backups_and_never_follows_a_link(f
 
 # -- the network -----------------------------------------------------------------------------------
 
+
 def _rpc(proc: subprocess.Popen, message: dict) -> dict | None:
     proc.stdin.write((json.dumps(message) + "\n").encode())
     proc.stdin.flush()
@@ -170,15 +201,39 @@ def test_the_server_and_its_worker_listen_on_no_network_socket(tmp_path, home):
     env = {**harness.env_for(home, project), "MAPLE_LOG_LEVEL": "ERROR"}
     (home / "config.json").parent.mkdir(parents=True, exist_ok=True)
     (home / "config.json").write_text(json.dumps({"worker_idle_seconds": 0.0}))  # the worker runs at once
-    proc = subprocess.Popen([harness.PY, "-m", "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, cwd=project)
+    proc = subprocess.Popen(
+        [harness.PY, "-m", "server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=project,
+    )
     try:
-        init = _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+        init = _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            },
+        )
         assert init["result"]["serverInfo"]["name"] == "maple"
         _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        stored = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "memory_store", "arguments": {"content": "Listening on nothing"}}})
+        stored = _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "memory_store", "arguments": {"content": "Listening on nothing"}},
+            },
+        )
         assert not stored["result"].get("isError"), stored
         found = harness.listening_sockets(proc.pid)
         ours = [f"unix {p}" for p in (home / "run").glob("*.sock")]

@@ -39,13 +39,13 @@ def test_five_thousand_hostile_tool_calls_find_no_crash_no_opaque_error_and_no_s
 
 # What the fuzzer found, kept as plain regression tests (each failed before its fix).
 FOUND = [
-    ("memory_get", {"ids": [2 ** 64]}),  # OverflowError: Python int too large to convert to SQLite INTEGER
-    ("memory_forget", {"id": -(2 ** 64)}),
-    ("memory_update", {"id": 10 ** 30, "content": "x"}),
-    ("memory_pin", {"id": 2 ** 63}),
-    ("memory_history", {"id": 10 ** 30}),
-    ("decision_outcome", {"id": 2 ** 64, "outcome": "worked"}),
-    ("entity_relate", {"source": "a", "relation": "uses", "target": "b", "memory_id": 2 ** 64}),
+    ("memory_get", {"ids": [2**64]}),  # OverflowError: Python int too large to convert to SQLite INTEGER
+    ("memory_forget", {"id": -(2**64)}),
+    ("memory_update", {"id": 10**30, "content": "x"}),
+    ("memory_pin", {"id": 2**63}),
+    ("memory_history", {"id": 10**30}),
+    ("decision_outcome", {"id": 2**64, "outcome": "worked"}),
+    ("entity_relate", {"source": "a", "relation": "uses", "target": "b", "memory_id": 2**64}),
 ]
 
 
@@ -72,27 +72,41 @@ def test_the_judge_flags_opaque_errors_sqlite_text_and_refused_sane_calls():
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
 
     assert fuzz.judge("valid", result("Error executing tool memory_get", True)).startswith("opaque")
-    assert "SQLite" in fuzz.judge("valid", result("Error executing tool x: fts5: syntax error near \"*\"", True))
+    assert "SQLite" in fuzz.judge("valid", result('Error executing tool x: fts5: syntax error near "*"', True))
     assert "SQLite" in fuzz.judge("sane", result('{"results": "sqlite3.OperationalError"}', False))
-    assert "internal" in fuzz.judge("invalid", result("Error executing tool x: 'NoneType' object has no attribute "
-                                                      "'id'", True))
+    assert "internal" in fuzz.judge(
+        "invalid", result("Error executing tool x: 'NoneType' object has no attribute 'id'", True)
+    )
     assert fuzz.judge("sane", result("Error executing tool memory_search: query is empty", True)) is not None
     assert fuzz.judge("valid", result("Error executing tool memory_search: query is empty", True)) is None
-    assert fuzz.judge("invalid", result("Error executing tool memory_get: 1 validation error for memory_getArguments"
-                                        "\nids\n  Input should be a valid list", True)) is None
+    assert (
+        fuzz.judge(
+            "invalid",
+            result(
+                "Error executing tool memory_get: 1 validation error for memory_getArguments"
+                "\nids\n  Input should be a valid list",
+                True,
+            ),
+        )
+        is None
+    )
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "mcp 2.3.0 FuncMetadata.pre_parse_json json-decodes a string argument whenever the parameter's "
-    "annotation is not exactly `str`, so every `str | None` parameter in server/tools.py (subject, "
-    "memory_update's content, filters, ...) turns '{\"port\": 5432}' into a dict (refused: 'Input should be a "
-    "valid string') and 'null' into None (silently dropped)"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "mcp 2.3.0 FuncMetadata.pre_parse_json json-decodes a string argument whenever the parameter's "
+        "annotation is not exactly `str`, so every `str | None` parameter in server/tools.py (subject, "
+        "memory_update's content, filters, ...) turns '{\"port\": 5432}' into a dict (refused: 'Input should be a "
+        "valid string') and 'null' into None (silently dropped)"
+    ),
+)
 async def test_tool_text_that_looks_like_json_is_kept_as_text(config):
     async with Client(build_server(config, HashEmbedder(64), project="/work/p"), mode="legacy") as client:
-        stored = await client.call_tool("memory_store", {"content": "The staging database settings",
-                                                         "subject": "null"})
+        stored = await client.call_tool("memory_store", {"content": "The staging database settings", "subject": "null"})
         assert not stored.is_error
-        as_json = await client.call_tool("memory_store", {"content": "The staging database port",
-                                                          "subject": '{"port": 5432}'})
+        as_json = await client.call_tool(
+            "memory_store", {"content": "The staging database port", "subject": '{"port": 5432}'}
+        )
     assert stored.structured_content["subject"] == "null"
     assert not as_json.is_error, harness.tool_text(as_json)

@@ -33,66 +33,96 @@ def good_line(text: str, n: int) -> bytes:
 @st.composite
 def lines(draw: Any, huge: bool = False) -> tuple[bytes, str]:
     kind = draw(st.sampled_from(["turn", "turn", *BAD, "unknown_type", "blank"] + (["huge"] if huge else [])))
-    n = draw(st.integers(0, 10 ** 6))
+    n = draw(st.integers(0, 10**6))
     if kind == "turn":
         return good_line(draw(fuzz.hostile_text(200)), n), kind
     if kind == "huge":
         return good_line("x" * draw(st.integers(500_000, 3_000_000)), n), "turn"
     if kind == "truncated":
         whole = good_line(draw(fuzz.hostile_text(60)), n)
-        return whole[:draw(st.integers(1, len(whole) - 2))], kind
+        return whole[: draw(st.integers(1, len(whole) - 2))], kind
     if kind == "binary":
         junk = draw(st.binary(max_size=400)).replace(b"\n", b"")
         return b"\xff" + junk, kind
     if kind == "missing_field":
-        return json.dumps(draw(st.sampled_from([
-            {"type": "user"}, {"type": "assistant"}, {"type": "user", "message": 5},
-            {"type": "assistant", "message": {"content": 5}}, {"type": "user", "message": {"content": None}},
-            {"type": "user", "message": "just a string"}]))).encode(), kind
+        return json.dumps(
+            draw(
+                st.sampled_from(
+                    [
+                        {"type": "user"},
+                        {"type": "assistant"},
+                        {"type": "user", "message": 5},
+                        {"type": "assistant", "message": {"content": 5}},
+                        {"type": "user", "message": {"content": None}},
+                        {"type": "user", "message": "just a string"},
+                    ]
+                )
+            )
+        ).encode(), kind
     if kind == "not_object":
         return draw(st.sampled_from([b"[1, 2, 3]", b"42", b'"a string"', b"null", b"true"])), kind
     if kind == "deep":
         depth = draw(st.integers(5_000, 200_000))
-        return draw(st.sampled_from([b"[" * depth + b"]" * depth,
-                                     b'{"type": "user", "message": {"content": ' + b"[" * depth + b"]" * depth + b"}}"])), kind
+        return draw(
+            st.sampled_from(
+                [
+                    b"[" * depth + b"]" * depth,
+                    b'{"type": "user", "message": {"content": ' + b"[" * depth + b"]" * depth + b"}}",
+                ]
+            )
+        ), kind
     if kind == "unknown_type":
-        name = draw(st.one_of(st.text(min_size=1, max_size=60).filter(lambda t: t not in ("user", "assistant")),
-                              st.sampled_from(["summary", "system", "progress", "file-history-snapshot"])))
+        name = draw(
+            st.one_of(
+                st.text(min_size=1, max_size=60).filter(lambda t: t not in ("user", "assistant")),
+                st.sampled_from(["summary", "system", "progress", "file-history-snapshot"]),
+            )
+        )
         return json.dumps({"type": name, "uuid": "x", "whatever": [1, {"a": None}]}).encode(), kind
     return draw(st.sampled_from([b"", b"   ", b"\t"])), "blank"
 
 
 def expected(batch: list[tuple[bytes, str]]) -> dict[str, int]:
     counts = {k: sum(kind == k for _, kind in batch) for k in (*BAD, "unknown_type", "turn", "blank")}
-    return {"lines": len(batch) - counts["blank"], "malformed": sum(counts[k] for k in BAD),
-            "unknown": counts["unknown_type"], "turns_at_most": counts["turn"]}
+    return {
+        "lines": len(batch) - counts["blank"],
+        "malformed": sum(counts[k] for k in BAD),
+        "unknown": counts["unknown_type"],
+        "turns_at_most": counts["turn"],
+    }
 
 
 def run_transcript_fuzz(tmp_path: Path, examples: int, seed: int, huge: bool = False) -> dict[str, Any]:
     """`examples` fuzzed batches through parse_lines, every fifth also as a file through harvest."""
-    tally = {"batches": 0, "lines": 0, "malformed": 0, "unknown_skipped": 0, "harvested_files": 0,
-             "problems": []}
+    tally = {"batches": 0, "lines": 0, "malformed": 0, "unknown_skipped": 0, "harvested_files": 0, "problems": []}
     cfg = config_mod.load(home=tmp_path / "home", env={})
     store = Store.open(cfg, None, vectors=False)
-    counter = iter(range(10 ** 9))
+    counter = iter(range(10**9))
 
     @hypothesis_seed(seed)
-    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.lists(lines(huge), min_size=1, max_size=25))
     def one(batch: list[tuple[bytes, str]]) -> None:
         want = expected(batch)
         stats = transcript._new_stats()
         turns = transcript.parse_lines([b for b, _ in batch], stats)
-        got = {"lines": stats["lines"], "malformed": stats["malformed"],
-               "unknown": sum(v for k, v in stats["skipped"].items() if k.startswith("type:"))}
+        got = {
+            "lines": stats["lines"],
+            "malformed": stats["malformed"],
+            "unknown": sum(v for k, v in stats["skipped"].items() if k.startswith("type:")),
+        }
         tally["batches"] += 1
         tally["lines"] += stats["lines"]
         tally["malformed"] += stats["malformed"]
         tally["unknown_skipped"] += got["unknown"]
         if {k: got[k] for k in got} != {k: want[k] for k in got} or len(turns) > want["turns_at_most"]:
-            tally["problems"].append({"want": want, "got": got, "turns": len(turns),
-                                      "kinds": [k for _, k in batch]})
+            tally["problems"].append({"want": want, "got": got, "turns": len(turns), "kinds": [k for _, k in batch]})
         n = next(counter)
         if n % 5 == 0:  # the same lines as a real file, through the whole harvest path
             path = tmp_path / f"t{n}.jsonl"
@@ -101,12 +131,20 @@ def run_transcript_fuzz(tmp_path: Path, examples: int, seed: int, huge: bool = F
             with store.tx.atomic():
                 result = harvest.harvest(store, str(path), scope="/work/fuzz")
             again = transcript.read_new(store, str(path))[0]
-            rows = store.conn.execute("SELECT count(*) FROM memories WHERE content LIKE ?",
-                                      (f"%{fact_token}%",)).fetchone()[0]
+            rows = store.conn.execute(
+                "SELECT count(*) FROM memories WHERE content LIKE ?", (f"%{fact_token}%",)
+            ).fetchone()[0]
             tally["harvested_files"] += 1
             if rows != 1 or again or result["read"]["bytes_read"] != path.stat().st_size:
-                tally["problems"].append({"file": str(path), "fact_rows": rows, "read_again": len(again),
-                                          "bytes_read": result["read"]["bytes_read"], "size": path.stat().st_size})
+                tally["problems"].append(
+                    {
+                        "file": str(path),
+                        "fact_rows": rows,
+                        "read_again": len(again),
+                        "bytes_read": result["read"]["bytes_read"],
+                        "size": path.stat().st_size,
+                    }
+                )
 
     try:
         one()
@@ -164,8 +202,10 @@ def test_ten_megabyte_lines_are_skipped_and_counted_and_the_facts_around_them_ha
     result, peak = _peak_of_reading(store, path)
     rows = store.conn.execute("SELECT count(*) FROM memories WHERE content LIKE ?", (f"%{token}%",)).fetchone()[0]
     store.close()
-    harness.report("transcript_memory_10mb", {"file_mb": round(path.stat().st_size / 1e6, 1),
-                                               "peak_mb": round(peak / 1e6, 1), "read": result["read"]})
+    harness.report(
+        "transcript_memory_10mb",
+        {"file_mb": round(path.stat().st_size / 1e6, 1), "peak_mb": round(peak / 1e6, 1), "read": result["read"]},
+    )
     assert rows == 1
     assert result["read"]["skipped"].get("oversized") == 3
     assert result["read"]["bytes_read"] == path.stat().st_size
@@ -181,8 +221,10 @@ def test_memory_while_harvesting_is_bounded_by_the_longest_line_not_the_transcri
     stored = [r[0] for r in store.conn.execute("SELECT content FROM memories")]
     store.close()
     size = path.stat().st_size
-    harness.report(f"transcript_memory_{lines}", {"file_mb": round(size / 1e6, 1), "peak_mb": round(peak / 1e6, 1),
-                                                  "longest_line_mb": 5.0})
+    harness.report(
+        f"transcript_memory_{lines}",
+        {"file_mb": round(size / 1e6, 1), "peak_mb": round(peak / 1e6, 1), "longest_line_mb": 5.0},
+    )
     assert all(sum(t in c for c in stored) == 1 for t in tokens)
     assert peak < 4 * 5_000_000 + 8_000_000, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.0f} MB transcript"
 
@@ -193,14 +235,32 @@ def test_a_fuzzed_transcript_through_the_stop_hook_is_harvested_and_its_job_fini
     project.mkdir()
     token, fact = harness.harvest_fact(rng)
     path = tmp_path / "session.jsonl"
-    path.write_bytes(b"\n".join([
-        b'{"type": "user", "message": {"content": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
-        b"\xff\xfe binary \x00 junk", b'{"type": "user", "message": {"role": "user", "content": "trun',
-        b'{"type": "mystery-event", "data": 1}', b'{"type": "assistant"}', b"[1, 2]",
-        harness.transcript_line("user", fact, session="s", cwd=str(project), n=1).encode(),
-    ]) + b"\n")
-    r = harness.run_hook("stop", {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project),
-                                  "transcript_path": str(path), "stop_hook_active": False}, home, cwd=project)
+    path.write_bytes(
+        b"\n".join(
+            [
+                b'{"type": "user", "message": {"content": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+                b"\xff\xfe binary \x00 junk",
+                b'{"type": "user", "message": {"role": "user", "content": "trun',
+                b'{"type": "mystery-event", "data": 1}',
+                b'{"type": "assistant"}',
+                b"[1, 2]",
+                harness.transcript_line("user", fact, session="s", cwd=str(project), n=1).encode(),
+            ]
+        )
+        + b"\n"
+    )
+    r = harness.run_hook(
+        "stop",
+        {
+            "hook_event_name": "Stop",
+            "session_id": "s",
+            "cwd": str(project),
+            "transcript_path": str(path),
+            "stop_hook_active": False,
+        },
+        home,
+        cwd=project,
+    )
     assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
     harness.settle_harvests(home)
     with Store.open(config_mod.load(home=home, env={}), None, vectors=False) as s:

@@ -24,8 +24,19 @@ from reliability import harness
 from server.app import build_server
 
 WORDS = "orchid deploy Kestrel note"
-READ_FIRST = ("memory_search", "memory_get", "memory_list", "memory_history", "memory_stats", "memory_surface",
-              "memory_context", "entity_get", "graph_neighbors", "graph_path", "lessons_for")
+READ_FIRST = (
+    "memory_search",
+    "memory_get",
+    "memory_list",
+    "memory_history",
+    "memory_stats",
+    "memory_surface",
+    "memory_context",
+    "entity_get",
+    "graph_neighbors",
+    "graph_path",
+    "lessons_for",
+)
 
 
 def letter(i: int) -> str:
@@ -48,30 +59,71 @@ async def populate(home: Path, dirs: list[Path]) -> dict[str, Any]:
         scope = str(d.resolve())
         async with server(home, scope) as c:
             tools = {t.name for t in (await c.list_tools()).tools}
-            calls = [("memory_store", {"content": f"Orchid deploy note {marker(i)}: Kestrel uses Quasar{letter(i)} "
-                                                  f"in this project", "importance": 5, "pinned": i % 2 == 0}),
-                     ("memory_store", {"content": f"I prefer orchid themed dashboards {marker(i)}",
-                                       "category": "preference"}),
-                     ("memory_store", {"content": f"Global orchid note for everyone gmark{letter(i)}x",
-                                       "scope": "global"})]
+            calls = [
+                (
+                    "memory_store",
+                    {
+                        "content": f"Orchid deploy note {marker(i)}: Kestrel uses Quasar{letter(i)} in this project",
+                        "importance": 5,
+                        "pinned": i % 2 == 0,
+                    },
+                ),
+                (
+                    "memory_store",
+                    {"content": f"I prefer orchid themed dashboards {marker(i)}", "category": "preference"},
+                ),
+                ("memory_store", {"content": f"Global orchid note for everyone gmark{letter(i)}x", "scope": "global"}),
+            ]
             if "decision_record" in tools:
-                calls.append(("decision_record", {"chosen": f"Use Quasar{letter(i)} for orchid deploys {marker(i)}",
-                                                  "why": f"Kestrel needs it {marker(i)}", "subject": "orchid deploys"}))
+                calls.append(
+                    (
+                        "decision_record",
+                        {
+                            "chosen": f"Use Quasar{letter(i)} for orchid deploys {marker(i)}",
+                            "why": f"Kestrel needs it {marker(i)}",
+                            "subject": "orchid deploys",
+                        },
+                    )
+                )
             if "entity_relate" in tools:
-                calls.append(("entity_relate", {"source": "Kestrel", "relation": "depends_on",
-                                                "target": f"Quasar{letter(i)}"}))
+                calls.append(
+                    ("entity_relate", {"source": "Kestrel", "relation": "depends_on", "target": f"Quasar{letter(i)}"})
+                )
             for tool, args in calls:
                 r = await c.call_tool(tool, args)
                 assert not r.is_error, harness.tool_text(r)
-        subprocess.run([harness.PY, "-m", "memory.cli", "--project", str(d), "add",
-                        f"Added from the CLI: orchid deploy Kestrel {marker(i)}"], env=harness.env_for(home),
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                harness.PY,
+                "-m",
+                "memory.cli",
+                "--project",
+                str(d),
+                "add",
+                f"Added from the CLI: orchid deploy Kestrel {marker(i)}",
+            ],
+            env=harness.env_for(home),
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         transcript = d / "session.jsonl"
-        transcript.write_text(harness.transcript_line(
-            "user", f"Please remember that orchid deploys for Kestrel run from {marker(i)}.toml", session=f"s{i}",
-            cwd=str(d), n=0) + "\n")
-        r = harness.run_hook("stop", {"hook_event_name": "Stop", "session_id": f"s{i}", "cwd": str(d),
-                                      "transcript_path": str(transcript)}, home, cwd=d)
+        transcript.write_text(
+            harness.transcript_line(
+                "user",
+                f"Please remember that orchid deploys for Kestrel run from {marker(i)}.toml",
+                session=f"s{i}",
+                cwd=str(d),
+                n=0,
+            )
+            + "\n"
+        )
+        r = harness.run_hook(
+            "stop",
+            {"hook_event_name": "Stop", "session_id": f"s{i}", "cwd": str(d), "transcript_path": str(transcript)},
+            home,
+            cwd=d,
+        )
         assert r.returncode == 0
     harness.settle_harvests(home)
     conn = db.connect(home / "memory.db", vectors=False, readonly=True)
@@ -100,13 +152,19 @@ def snapshot(home: Path, excluding: list[str]) -> dict[str, Any]:
             "memories": conn.execute(
                 f"SELECT id, scope, content, layer, category, subject, importance, confidence, pinned, tags, "
                 f"metadata, deleted_at, superseded_by, valid_to FROM memories WHERE scope NOT IN ({marks}) "
-                f"ORDER BY id", excluding).fetchall(),
+                f"ORDER BY id",
+                excluding,
+            ).fetchall(),
             "outcomes": conn.execute(
                 f"SELECT o.* FROM decision_outcomes o JOIN memories m ON m.id = o.memory_id "
-                f"WHERE m.scope NOT IN ({marks}) ORDER BY o.id", excluding).fetchall(),
+                f"WHERE m.scope NOT IN ({marks}) ORDER BY o.id",
+                excluding,
+            ).fetchall(),
             "relations": conn.execute(
                 f"SELECT r.id, r.type, r.valid_to, r.src, r.dst FROM relations r JOIN entities e ON e.id = r.src "
-                f"WHERE e.scope NOT IN ({marks}) ORDER BY r.id", excluding).fetchall(),
+                f"WHERE e.scope NOT IN ({marks}) ORDER BY r.id",
+                excluding,
+            ).fetchall(),
         }
     finally:
         conn.close()
@@ -129,7 +187,7 @@ def probes(tool: Any, ids: list[int], dirs: list[Path], i: int) -> Iterator[dict
         elif "integer" in kinds and ("id" in name or name == "memory_id"):
             pools[name] = list(ids)
         elif "array" in kinds and name == "ids":
-            pools[name] = [ids[k:k + 100] for k in range(0, len(ids), 100)]
+            pools[name] = [ids[k : k + 100] for k in range(0, len(ids), 100)]
         elif "string" in kinds:
             if name in ("name", "entity", "source", "target"):
                 pools[name] = names
@@ -182,34 +240,55 @@ async def probe_project(home: Path, i: int, dirs: list[Path], ids: list[int]) ->
                 seen_own = seen_own or marker(i) in text
                 found = [b for b in bad if b in text]
                 if found:
-                    leaks.append({"project": i, "tool": name, "args": json.dumps(args)[:300], "found": found,
-                                  "response": text[:500]})
+                    leaks.append(
+                        {
+                            "project": i,
+                            "tool": name,
+                            "args": json.dumps(args)[:300],
+                            "found": found,
+                            "response": text[:500],
+                        }
+                    )
     after = snapshot(home, [scope, "global"])
     changed = [k for k in before if before[k] != after[k]]
-    return {"calls": calls, "leaks": leaks, "changed_elsewhere": changed, "seen_own": seen_own,
-            "tools": sorted(tools)}
+    return {"calls": calls, "leaks": leaks, "changed_elsewhere": changed, "seen_own": seen_own, "tools": sorted(tools)}
 
 
 def probe_hooks_and_cli(home: Path, i: int, dirs: list[Path]) -> dict[str, Any]:
     d = dirs[i]
     bad = forbidden(i, dirs)
     out: dict[str, str] = {}
-    for event, payload in (("session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
-                           ("user-prompt-submit", {"hook_event_name": "UserPromptSubmit",
-                                                   "prompt": f"How do orchid deploys work for Kestrel? {WORDS}"})):
+    for event, payload in (
+        ("session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
+        (
+            "user-prompt-submit",
+            {"hook_event_name": "UserPromptSubmit", "prompt": f"How do orchid deploys work for Kestrel? {WORDS}"},
+        ),
+    ):
         payload.update(session_id=f"iso-hooks-{i}", cwd=str(d))
         r = harness.run_hook(event, payload, home, cwd=d)
         assert r.returncode == 0, r.stderr
         out[event] = r.stdout.decode()
     for args in (["search", WORDS], ["list", "--limit", "1000"], ["search", "Quasar"]):
-        r = subprocess.run([harness.PY, "-m", "memory.cli", "--project", str(d), *args], env=harness.env_for(home),
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [harness.PY, "-m", "memory.cli", "--project", str(d), *args],
+            env=harness.env_for(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         out[" ".join(args)] = r.stdout + r.stderr
-    leaks = [{"project": i, "path": k, "found": [b for b in bad if b in v]} for k, v in out.items()
-             if any(b in v for b in bad)]
+    leaks = [
+        {"project": i, "path": k, "found": [b for b in bad if b in v]}
+        for k, v in out.items()
+        if any(b in v for b in bad)
+    ]
     own = marker(i) in out["user-prompt-submit"] + out["session-start"]
-    return {"leaks": leaks, "hooks_saw_own_or_global": own or "gmark" in out["session-start"],
-            "cli_saw_own": marker(i) in out[f"search {WORDS}"]}
+    return {
+        "leaks": leaks,
+        "hooks_saw_own_or_global": own or "gmark" in out["session-start"],
+        "cli_saw_own": marker(i) in out[f"search {WORDS}"],
+    }
 
 
 async def run_isolation(tmp_path: Path, home: Path, projects: int) -> dict[str, Any]:
@@ -217,8 +296,14 @@ async def run_isolation(tmp_path: Path, home: Path, projects: int) -> dict[str, 
     for d in dirs:
         d.mkdir()
     data = await populate(home, dirs)
-    result: dict[str, Any] = {"projects": projects, "memories": len(data["ids"]), "tool_calls": 0, "leaks": [],
-                              "changed_elsewhere": [], "blind": []}
+    result: dict[str, Any] = {
+        "projects": projects,
+        "memories": len(data["ids"]),
+        "tool_calls": 0,
+        "leaks": [],
+        "changed_elsewhere": [],
+        "blind": [],
+    }
     for i in range(projects):
         h = probe_hooks_and_cli(home, i, dirs)  # first: the tool probes forget and purge this project's memories
         r = await probe_project(home, i, dirs, data["ids"])
@@ -228,8 +313,9 @@ async def run_isolation(tmp_path: Path, home: Path, projects: int) -> dict[str, 
         if r["changed_elsewhere"]:
             result["changed_elsewhere"].append({"project": i, "tables": r["changed_elsewhere"]})
         if not (r["seen_own"] and h["hooks_saw_own_or_global"] and h["cli_saw_own"]):
-            result["blind"].append({"project": i, "tools": r["seen_own"], "hooks": h["hooks_saw_own_or_global"],
-                                    "cli": h["cli_saw_own"]})
+            result["blind"].append(
+                {"project": i, "tools": r["seen_own"], "hooks": h["hooks_saw_own_or_global"], "cli": h["cli_saw_own"]}
+            )
     return result
 
 

@@ -50,6 +50,11 @@ def test_the_invariant_check_notices_every_kind_of_partial_or_orphan_row(home):
         s.conn.execute("DELETE FROM memories WHERE id = ?", (c.id,))  # leaves FTS, vector and version rows
         s.conn.execute("INSERT INTO memory_entities (memory_id, entity_id, role) VALUES (?, 9999, 'mention')", (b.id,))
     problems = " | ".join(harness.check_database(home / "memory.db", home=home)["problems"])
-    for words in ("memories without an FTS row", "memories without a vector", "FTS rows without a memory",
-                  "vector rows without a memory", "links without an entity"):
+    for words in (
+        "memories without an FTS row",
+        "memories without a vector",
+        "FTS rows without a memory",
+        "vector rows without a memory",
+        "links without an entity",
+    ):
         assert words in problems, problems

@@ -48,11 +48,19 @@ def test_the_ledger_check_notices_lost_duplicated_stale_and_unaccounted_writes(t
         s.add(NewMemory("Load note: a second copy holds zufalopine as well", scope="/p"))
         stale = s.add(NewMemory("Load note: the Osprey module keeps tekorimasu here", scope="/p"))
         s.add(NewMemory("Load note: nobody wrote this one", scope="/p"))
-    ledger = {"worker": "w", "project": "/p", "finished": True, "errors": [], "memories": {
-        "bavodekima": {"id": kept.id, "state": "archived"},  # wrong state: it is live
-        "zufalopine": {"id": twice.id, "state": "live"},  # duplicated
-        "gonesimaru": {"id": 99, "state": "live"},  # lost
-    }, "replaced": ["tekorimasu"], "harvest": ["lufadenoki"]}
+    ledger = {
+        "worker": "w",
+        "project": "/p",
+        "finished": True,
+        "errors": [],
+        "memories": {
+            "bavodekima": {"id": kept.id, "state": "archived"},  # wrong state: it is live
+            "zufalopine": {"id": twice.id, "state": "live"},  # duplicated
+            "gonesimaru": {"id": 99, "state": "live"},  # lost
+        },
+        "replaced": ["tekorimasu"],
+        "harvest": ["lufadenoki"],
+    }
     result = load.verify(home, [ledger])
     assert len(result["lost"]) == 2  # the memory and the harvested fact
     assert len(result["duplicated"]) == 1
@@ -60,4 +68,3 @@ def test_the_ledger_check_notices_lost_duplicated_stale_and_unaccounted_writes(t
     assert any("tekorimasu" in w for w in result["wrong_state"])  # replaced text still stored
     assert stale.id in result["unexpected_memories"]
     assert load.failures(result)
-

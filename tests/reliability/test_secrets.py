@@ -39,17 +39,50 @@ def _transcript(path: Path, cwd: Path) -> None:
     lines = []
     for n, e in enumerate(CORPUS):
         text = e["text"]
-        lines.append(harness.transcript_line("user", f"Please remember this setup note: {text}", session="sec",
-                                             cwd=str(cwd), n=n))
-        lines.append(json.dumps({
-            "type": "assistant", "uuid": f"a{n}", "sessionId": "sec", "cwd": str(cwd),
-            "message": {"role": "assistant", "model": "claude-test", "content": [
-                {"type": "text", "text": f"Noted. For the record: {text}"},
-                {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": f"echo '{text}'"}}]}}))
-        lines.append(json.dumps({
-            "type": "user", "uuid": f"r{n}", "sessionId": "sec", "cwd": str(cwd),
-            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}",
-                                                     "content": f"Error: failed with {text}", "is_error": True}]}}))
+        lines.append(
+            harness.transcript_line(
+                "user", f"Please remember this setup note: {text}", session="sec", cwd=str(cwd), n=n
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": f"a{n}",
+                    "sessionId": "sec",
+                    "cwd": str(cwd),
+                    "message": {
+                        "role": "assistant",
+                        "model": "claude-test",
+                        "content": [
+                            {"type": "text", "text": f"Noted. For the record: {text}"},
+                            {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": f"echo '{text}'"}},
+                        ],
+                    },
+                }
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"r{n}",
+                    "sessionId": "sec",
+                    "cwd": str(cwd),
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": f"t{n}",
+                                "content": f"Error: failed with {text}",
+                                "is_error": True,
+                            }
+                        ],
+                    },
+                }
+            )
+        )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -67,31 +100,40 @@ async def _through_the_tools(home: Path, project: Path, errlog: Path, level: str
                 assert not r.is_error, harness.tool_text(r)
                 ids.append(r.structured_content["id"])
                 counts["stored"] += 1
-                for tool, q in (("memory_search", {"query": e["text"][:10_000]}),
-                                ("memory_surface", {"prompt": e["text"], "session_id": "sec"})):
+                for tool, q in (
+                    ("memory_search", {"query": e["text"][:10_000]}),
+                    ("memory_surface", {"prompt": e["text"], "session_id": "sec"}),
+                ):
                     r = await client.call_tool(tool, q)
                     assert not r.is_error
                     assert not harness.find_secrets(harness.tool_text(r), [e]), f"{tool} echoed {e['note']}"
                     counts["queries"] += 1
             if "memory_update" in tools:
                 for mid, e in zip(ids, reversed(CORPUS)):
-                    r = await client.call_tool("memory_update", {"id": mid, "content": f"Updated: {e['text']}",
-                                                                 "metadata": {"why": e["text"]}})
+                    r = await client.call_tool(
+                        "memory_update", {"id": mid, "content": f"Updated: {e['text']}", "metadata": {"why": e["text"]}}
+                    )
                     assert not r.is_error, harness.tool_text(r)
                     counts["updated"] += 1
             if "decision_record" in tools:
                 for e in CORPUS[:30]:
-                    r = await client.call_tool("decision_record", {"chosen": f"Use the config: {e['text'][:1900]}",
-                                                                   "why": e["text"][:3900],
-                                                                   "alternatives": [e["text"][:200]]})
+                    r = await client.call_tool(
+                        "decision_record",
+                        {
+                            "chosen": f"Use the config: {e['text'][:1900]}",
+                            "why": e["text"][:3900],
+                            "alternatives": [e["text"][:200]],
+                        },
+                    )
                     assert not r.is_error, harness.tool_text(r)
                     counts["decisions"] += 1
     return counts
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([harness.PY, "-m", "memory.cli", *args], env=harness.env_for(home), capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [harness.PY, "-m", "memory.cli", *args], env=harness.env_for(home), capture_output=True, text=True, timeout=300
+    )
 
 
 def _vocabulary(path: Path) -> set[str]:
@@ -110,23 +152,51 @@ async def test_no_secret_from_any_entry_point_reaches_the_database_index_exports
 
     # maple-memory import, with secrets in every field an import line has
     lines = tmp_path / "import.jsonl"
-    lines.write_text("\n".join(json.dumps({
-        "content": f"Imported: {e['text']}", "metadata": {"raw": e["text"]}, "source_ref": e["text"],
-        "scope": "global", **fields(e), **({"entities": [[e["text"], "thing"]]} if len(e["text"]) <= 200 else {})})
-        for e in CORPUS) + "\n")
+    lines.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "content": f"Imported: {e['text']}",
+                    "metadata": {"raw": e["text"]},
+                    "source_ref": e["text"],
+                    "scope": "global",
+                    **fields(e),
+                    **({"entities": [[e["text"], "thing"]]} if len(e["text"]) <= 200 else {}),
+                }
+            )
+            for e in CORPUS
+        )
+        + "\n"
+    )
     r = _cli(home, "--project", str(project), "--json", "import", str(lines))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["rejected"] == 0
     for e in CORPUS[:15]:
-        r = _cli(home, "--project", str(project), "add", f"Added by hand: {e['text']}",
-                 *(("--tag", e["text"]) if len(e["text"]) <= 64 else ()))
+        r = _cli(
+            home,
+            "--project",
+            str(project),
+            "add",
+            f"Added by hand: {e['text']}",
+            *(("--tag", e["text"]) if len(e["text"]) <= 64 else ()),
+        )
         assert r.returncode == 0, r.stderr
 
     # the Stop hook's harvest of a session full of them
     transcript = tmp_path / "session.jsonl"
     _transcript(transcript, project)
-    r = harness.run_hook("stop", {"hook_event_name": "Stop", "session_id": "sec", "cwd": str(project),
-                                  "transcript_path": str(transcript), "stop_hook_active": False}, home, cwd=project)
+    r = harness.run_hook(
+        "stop",
+        {
+            "hook_event_name": "Stop",
+            "session_id": "sec",
+            "cwd": str(project),
+            "transcript_path": str(transcript),
+            "stop_hook_active": False,
+        },
+        home,
+        cwd=project,
+    )
     assert r.returncode == 0 and r.stdout == b""
     harness.settle_harvests(home)
 
@@ -139,8 +209,9 @@ async def test_no_secret_from_any_entry_point_reaches_the_database_index_exports
 
     conn = db.connect(home / "memory.db", vectors=False, readonly=True)
     try:
-        harvested = conn.execute("SELECT count(*) FROM memories WHERE source = 'extraction' OR source = 'hook'")\
-            .fetchone()[0]
+        harvested = conn.execute(
+            "SELECT count(*) FROM memories WHERE source = 'extraction' OR source = 'hook'"
+        ).fetchone()[0]
         total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     finally:
         conn.close()
@@ -158,8 +229,18 @@ async def test_no_secret_from_any_entry_point_reaches_the_database_index_exports
     terms = _vocabulary(home / "memory.db")
     assert {"docker", "heroku"} <= terms
     in_index = [t for t in terms if len(t) >= 8 and any(t in e["secret"].lower() for e in CORPUS)]
-    harness.report("secrets", {"entries": len(CORPUS), **counts, "memories": total, "harvested": harvested,
-                               "places_scanned": sorted(places), "leaks": leaks, "fts_terms_from_secrets": in_index})
+    harness.report(
+        "secrets",
+        {
+            "entries": len(CORPUS),
+            **counts,
+            "memories": total,
+            "harvested": harvested,
+            "places_scanned": sorted(places),
+            "leaks": leaks,
+            "fts_terms_from_secrets": in_index,
+        },
+    )
     assert leaks == {}
     assert in_index == []
 
