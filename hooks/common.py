@@ -131,105 +131,54 @@ def watchdog(seconds: float, event: str, on_fire: Callable[[], None] | None = No
     return timer
 
 
-def run_dir(folder: Path) -> Path:
-    """Where servers and keyword residents keep their sockets and locks: in the MAPLE home."""
-    return folder / "run"
+_config: Any = None
 
 
-def read_line(conn: Any, limit: int) -> bytes:
-    """One newline-ended message from a socket (or what came before it closed); ValueError past `limit`."""
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-        if len(data) > limit:
-            raise ValueError(f"message larger than {limit} bytes")
-    return data
+def config() -> Any:
+    """This process's configuration (memory.config, stdlib only), loaded once."""
+    global _config
+    if _config is None:
+        from memory import config as config_mod
+
+        _config = config_mod.load()
+    return _config
 
 
-def ask_resident(event: Event, seconds: float = 0.5) -> str | None:
-    """The context block from a running MAPLE server for this database and project (see
-    server/resident.py), or None when none answers within `seconds`. Stdlib only: it runs
-    before anything heavy is imported, so an answer costs this process almost nothing."""
-    import socket
+def ask_engine(method: str, *args: Any, project: str = "", timeout: float, **kwargs: Any) -> Any:
+    """A call to the warm engine (memory.remote) for this home and database; MapleError (among
+    them EngineUnavailable) when it does not answer. Stdlib only: nothing heavy is imported
+    before the engine has had its chance to answer."""
+    from memory import remote
 
-    if not hasattr(socket, "AF_UNIX"):
-        return None
+    c = config()
+    if c.hook_resident_minutes <= 0:
+        raise remote.EngineUnavailable("no engine: hook_resident_minutes is 0")
+    return remote.call(c.home, c.db_path, method, args, kwargs, project=project, timeout=timeout)
+
+
+def start_engine() -> bool:
+    """Start the warm engine for this database unless it runs, is starting, or is switched off.
+    Never raises."""
     try:
-        found = [(p.stat().st_mtime, p) for p in run_dir(home()).glob("*.sock")]
-    except OSError:
-        return None
-    request = (
-        json.dumps(
-            {
-                "op": "surface",
-                "db": os.environ.get("MAPLE_DB") or None,
-                "project": event.project_dir,
-                "hook": event.raw,
-            },
-            ensure_ascii=False,
-        ).encode()
-        + b"\n"
-    )
-    deadline = time.monotonic() + seconds
-    for _, path in sorted(found, reverse=True)[:4]:  # the newest servers first
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-                conn.settimeout(left)
-                conn.connect(str(path))
-                conn.sendall(request)
-                answer = json.loads(read_line(conn, MAX_INPUT_BYTES))
-        except (OSError, ValueError):
-            continue  # a server that died, is busy past the deadline, or answered nonsense
-        if isinstance(answer, dict) and isinstance(answer.get("context"), str):
-            return answer["context"]
-    return None
+        from memory import remote
 
-
-def resident_lock(folder: Path, project: str) -> Path:
-    """The lock a keyword resident for `project` holds while it lives (server/resident.py uses
-    this one too)."""
-    import hashlib
-
-    return run_dir(folder) / f"resident-{hashlib.sha1(project.encode()).hexdigest()[:16]}.lock"
-
-
-def start_resident(event: Event, minutes: float) -> None:
-    """Start a keyword-only resident for this project (server/resident.py), detached, unless one
-    is running or starting (its lock is held) or `minutes` is 0. Never raises."""
-    try:
-        import fcntl
-        import subprocess
-    except ImportError:  # no flock (Windows): no residents
-        return
-    try:
-        if minutes <= 0:
-            return
-        project = event.project_dir
-        lock = resident_lock(home(), project)
-        lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return  # one is running or starting
-        finally:
-            os.close(fd)  # (releases the lock for the resident to take)
-        subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("run.py")), "resident", project],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-            start_new_session=True,
-        )
+        c = config()
+        return c.hook_resident_minutes > 0 and c.db_path.exists() and remote.start(c.home, c.db_path)
     except Exception as e:  # noqa: BLE001 - an optimisation for later prompts, never this one's problem
-        log_line("UserPromptSubmit", f"resident not started: {type(e).__name__}: {e}")
+        log_line("engine", f"not started: {type(e).__name__}: {e}")
+        return False
+
+
+def engine_takes(method: str) -> bool:
+    """Hand work (a method without arguments, e.g. "drain") to the engine: poke the one that runs,
+    else start one (it takes the work up when it starts). False when no engine can do it."""
+    from memory.errors import MapleError
+
+    try:
+        ask_engine(method, timeout=0.5)
+        return True
+    except MapleError:
+        return start_engine()
 
 
 def open_store(*, busy_timeout_ms: int, create: bool) -> Any:

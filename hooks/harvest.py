@@ -6,12 +6,13 @@ harvest in progress holds its write lock): it appends {path, scope} to `<home>/h
 `<home>/harvest.lock`). The drain outlives the session, so SessionEnd's 1.5 s and `claude -p`'s
 teardown do not cut it short.
 
-The drain moves spooled requests into the job queue (memory.store.jobs) as `harvest` jobs ({path,
-scope}; requests for one transcript collapse into the queued job), then runs them with the same
-handlers and queue rules as the server's worker (memory.app.worker): the one harvest rule,
-memory.extraction.harvest. Harvested memories have no vectors yet; the drain queues an
-`embed_missing` job for a process with the model. Nothing is printed: output on Stop would keep
-the conversation going.
+Whoever harvests moves spooled requests into the job queue (memory.store.jobs) as `harvest` jobs
+({path, scope}; requests for one transcript collapse into the queued job) and runs them with the
+handlers every worker runs (memory.app.worker): the one harvest rule, memory.extraction.harvest.
+That is the warm engine (memory.remote) when there is one: the hook pokes it, or starts it, and
+its model gives every harvested memory its vector at once. Without an engine (none allowed, or no
+Unix sockets) a detached `run.py drain` does the same with a model of its own. Nothing is
+printed: output on Stop would keep the conversation going.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from hooks import common
+from memory.remote import SPOOL_NAME
 
-SPOOL_NAME = "harvest-spool.jsonl"
 LOCK_NAME = "harvest.lock"
 WATCHDOG = {"Stop": 10.0, "PreCompact": 10.0, "SessionEnd": 1.2}
 DRAIN_SECONDS = 600.0
@@ -45,11 +46,16 @@ def transcript_of(event: common.Event) -> str:
 
 
 def run(event: common.Event) -> None:
-    """Spool the hook's transcript and make sure a drain will take it."""
+    """Spool the hook's transcript and make sure it will be harvested: by the warm engine when
+    there is one (it embeds what it stores), else by a background drain of its own."""
     path = transcript_of(event)
+    if not os.path.isfile(path):  # `claude mcp list|get|add` end a "session" that wrote no transcript
+        raise common.HookSkipped(f"no transcript at {path}")
     scope = event.scope
     common.watchdog(WATCHDOG[event.name], event.name)
     spool(path, scope)
+    if common.engine_takes("drain"):
+        return
     if not drain_running():
         spawn_drain()
 
@@ -119,55 +125,6 @@ def spawn_drain() -> None:
     subprocess.Popen([sys.executable, str(Path(__file__).with_name("run.py")), "drain"], **kwargs)
 
 
-# -- the jobs ----------------------------------------------------------------------------------
-
-
-def absorb_spool(store: Any) -> int:
-    """Move spooled requests into the job queue; return how many lines were read.
-
-    The spool is renamed first, so hooks appending meanwhile start a new one; the renamed file
-    is deleted only after its jobs are committed (one left by a drain that died is taken too:
-    only one drain runs at a time). A queued harvest of the same transcript absorbs a new
-    request (its dedup key is cleared when a job is claimed, so a request during a run queues a
-    fresh job)."""
-    from memory.store import jobs
-
-    spool_path = common.home() / SPOOL_NAME
-    try:
-        spool_path.rename(spool_path.with_name(f"{SPOOL_NAME}.{os.getpid()}"))
-    except FileNotFoundError:
-        pass
-    files = sorted(spool_path.parent.glob(f"{SPOOL_NAME}.*"))
-    requests = []
-    for f in files:
-        for raw in f.read_bytes().splitlines():
-            try:
-                item = json.loads(raw)
-                requests.append((str(item["path"]), str(item["scope"])))
-            except (ValueError, KeyError, TypeError):
-                common.log_line("drain", f"skipped a malformed spool line: {raw[:200]!r}")
-    if requests:
-        with store.tx.atomic():
-            for path, scope in dict.fromkeys(requests):
-                jobs.enqueue(store, "harvest", {"path": path, "scope": scope}, dedup_key=f"harvest:{path}")
-    for f in files:
-        f.unlink()
-    return len(requests)
-
-
-def drain(store: Any, *, seconds: float = DRAIN_SECONDS, worker: str | None = None) -> int:
-    """Work through ready harvest jobs for up to `seconds` (the queue's own rules: leases,
-    attempts and backoff from the configuration); return how many succeeded."""
-    from memory.app.worker import HANDLERS
-    from memory.store import jobs
-
-    done = jobs.drain(store, HANDLERS, worker or f"drain:{os.getpid()}", kinds=jobs.HARVESTS, seconds=seconds)
-    for o in done:
-        if o.error:
-            common.log_line("drain", f"job {o.job.id} failed ({o.status}): {o.error}")
-    return sum(o.status == "done" for o in done)
-
-
 def _pending(store: Any) -> bool:
     spool_path = common.home() / SPOOL_NAME
     if spool_path.exists() and spool_path.stat().st_size:
@@ -197,19 +154,26 @@ def drain_main(argv: list[str]) -> None:
     if hasattr(os, "nice") and not args.wait:
         os.nice(10)  # background work: the session's own hooks and tools go first on a busy machine
     from memory import config as config_mod
+    from memory.app.worker import absorb_spool, drain_harvests
     from memory.retrieval import context
-    from memory.store import Store
+    from memory.store import Store, jobs
 
     while True:
         fd = _lock(blocking=args.wait)
         if fd is None:
             return
-        store = Store.open(config_mod.load(), None, vectors=False)  # the configured (long) busy timeout
+        config = config_mod.load()
+        # No model here: it is the engine's (or a server's) to load, and it gives what is stored
+        # here its vector (the embed_missing job below).
+        store = Store.open(config, None)  # the configured (long) busy timeout
         try:
             try:
                 absorb_spool(store)
-                if drain(store):
-                    _queue_embedding(store)
+                drain_harvests(store)
+                if store.missing_vectors_count():
+                    if store.has_vectors:  # (a store that never had one gets them when a model first opens it)
+                        jobs.enqueue(store, "embed_missing", dedup_key="embed_missing")
+                    common.start_engine()
                 context.prune_injections(store, PRUNE_DAYS)
             finally:
                 _unlock(fd)
@@ -219,11 +183,3 @@ def drain_main(argv: list[str]) -> None:
         finally:
             store.close()
         args.wait = False
-
-
-def _queue_embedding(store: Any) -> None:
-    """Ask a process with the model to give the new memories vectors (the drain has none)."""
-    from memory.store import jobs
-
-    if store.has_vectors:
-        jobs.enqueue(store, "embed_missing", dedup_key="embed_missing")

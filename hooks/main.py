@@ -1,8 +1,8 @@
 """Dispatch one hook event: `run.py EVENT` with the hook's JSON on stdin.
 
 Events: session-start, user-prompt-submit, stop, pre-compact, session-end (Claude Code's names
-work too), `drain` (the detached background harvest) and `resident DIR` (the detached
-keyword-only resident the prompt hook starts: server/resident.py). Whatever happens, the process exits 0;
+work too), `engine` (the warm engine, server/engine.py, started detached by memory.remote) and
+`drain` (the background harvest when there is no engine). Whatever happens, the process exits 0;
 stdout carries at most one hook JSON document, and only for the events that add context.
 """
 
@@ -28,13 +28,13 @@ WATCHDOG = {"SessionStart": 4.0, "UserPromptSubmit": 4.0}  # installed timeouts 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = argv[0] if argv else ""
-    if name == "resident":
+    if name == "engine":
         try:
-            from server import resident
+            from server import engine
 
-            resident.serve(argv[1:])
+            engine.main(argv[1:])
         except Exception as e:  # noqa: BLE001 - detached: the log is the only place it can go
-            common.log_line("resident", f"{type(e).__name__}: {e}")
+            common.log_line("engine", f"{type(e).__name__}: {e}")
         return 0
     if name == "drain":
         try:
@@ -62,14 +62,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _handler(event: str) -> Callable[[common.Event], None]:
     if event in WATCHDOG:
         common.watchdog(WATCHDOG[event], event)
-    if event == "UserPromptSubmit":
-        from hooks import surface
+    if event in ("UserPromptSubmit", "SessionStart"):
+        if event == "UserPromptSubmit":
+            from hooks.surface import run
+        else:
+            from hooks.brief import run
 
-        return lambda ev: common.emit_context(event, surface.run(ev))
-    if event == "SessionStart":
-        from hooks import brief
+        def deliver(ev: common.Event) -> None:
+            found = run(ev)
+            common.emit_context(event, found.block)
+            found.done()  # recorded as shown only once it is written out
 
-        return lambda ev: common.emit_context(event, brief.run(ev))
+        return deliver
     from hooks import harvest
 
     return harvest.run

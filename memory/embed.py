@@ -270,6 +270,11 @@ def _traced(tokenizer: Any, network: Any, max_length: int) -> Any:
         hf_logging.set_verbosity(verbosity)
 
 
+def loads_instantly(name: str) -> bool:
+    """Whether the model called `name` is ready without loading anything (the test embedder)."""
+    return name.startswith("hash-") and name[5:].isdigit() and int(name[5:]) > 0
+
+
 def from_config(config: Any) -> SentenceTransformerEmbedder | HashEmbedder:
     """The configured embedder, not yet loaded.
 
@@ -277,6 +282,6 @@ def from_config(config: Any) -> SentenceTransformerEmbedder | HashEmbedder:
     and offline smoke runs that must not load torch. Its vectors carry no meaning beyond shared words.
     """
     name = config.embedding_model
-    if name.startswith("hash-") and name[5:].isdigit() and int(name[5:]) > 0:
+    if loads_instantly(name):
         return HashEmbedder(int(name[5:]))
     return SentenceTransformerEmbedder(name, threads=config.embedding_threads, batch_size=config.embedding_batch_size)

@@ -20,7 +20,8 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
-from memory import embed
+from memory import embed, remote
+from memory.app import client
 from memory.app.commands import server_command
 from memory.app.worker import HANDLERS
 from memory.config import Config
@@ -28,7 +29,7 @@ from memory.embed import Embedder
 from memory.errors import MapleError
 from memory.scope import project_scope
 from memory.store import Store, jobs
-from server import resident, resources, tools, tools_graph, tools_memory, tools_wisdom
+from server import resources, tools, tools_graph, tools_memory, tools_wisdom
 from server.info import INSTRUCTIONS, NAME, VERSION
 from server.state import AppState, ModelGate
 
@@ -45,9 +46,13 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
 
     @asynccontextmanager
     async def lifespan(server: MCPServer[AppState]) -> AsyncIterator[AppState]:
-        gate = ModelGate(embedder if embedder is not None else embed.from_config(config))
         scope = project or project_scope()
         log.info("register with Claude Code: %s", registration_command(config))
+        if embedder is None and client.engine_enabled(config):
+            async with _through_the_engine(config, project) as state:
+                yield state
+            return
+        gate = ModelGate(embedder if embedder is not None else embed.from_config(config))
         store: Store | None = None
         try:
             store = Store.open(config, gate)  # fast: migrations and a few pragmas, no model
@@ -72,8 +77,6 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             )
             worker.start()
             store.defer_checkpoints()  # the worker checkpoints when idle; searches never wait for one
-        listener = resident.Listener(state, config.home)
-        listener.start()  # the command hook asks this process first
         try:
             count = store.count([scope, "global"])
             log.info("database %s (%d memories in this project and global)", store.path, count)
@@ -81,7 +84,6 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             log.info("embedding model %s (loads in the background after the handshake)", gate.name)
             yield state
         finally:
-            listener.stop()
             if worker is not None:
                 worker.stop()
             store.close()
@@ -125,6 +127,34 @@ async def _load_model_after_handshake(ctx: Any, call_next: Any) -> Any:
         state.model.start()
         state.warm()
     return result
+
+
+@asynccontextmanager
+async def _through_the_engine(config: Config, project: str | None) -> AsyncIterator[AppState]:
+    """The server as a thin client of the warm engine (memory.remote): the engine holds the model,
+    the indexes and the job queue for every session; this process answers the protocol. The
+    engine is started now, so that it is warm by the first tool call; until it answers, calls are
+    done here without vectors (and say so)."""
+    where = project or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    error = None
+    try:
+        Store.open(config, None).close()  # the database exists (and is migrated) before the engine starts
+        remote.start(config.home, config.db_path)
+    except MapleError as e:
+        log.error("cannot open the database %s: %s", config.db_path, e)
+        error = str(e)
+    connection = client.connect(config, where, wait=5.0)
+    log.info("project %s; the engine for %s answers this server", project_scope(where), config.db_path)
+    try:
+        yield AppState(
+            db=None,
+            project=project_scope(where),
+            model=ModelGate(None),
+            error=error,
+            connection=None if error else connection,
+        )
+    finally:
+        connection.close()
 
 
 def registration_command(config: Config) -> str:

@@ -78,6 +78,9 @@ class AppState:
     project: str
     model: ModelGate
     error: str | None = None
+    # Set when the warm engine serves this server (memory.remote): db is None then, and the
+    # engine holds the model, the indexes and the worker.
+    connection: Any = None
     # Requests in flight: the sleep-time worker (memory.jobs) runs only while there are none.
     activity: Activity = field(default_factory=Activity)
 
@@ -102,6 +105,8 @@ class AppState:
     def indexes(self) -> IndexState:
         """Where the in-memory search indexes are: not started (before the first request after
         the handshake), building, ready, or failed (the log says why)."""
+        if self.connection is not None:
+            return self.connection.engine_status().get("indexes", "not started")
         if self.warming is None:
             return "not started"
         if self.warming.is_alive():
@@ -111,7 +116,7 @@ class AppState:
     @property
     def store(self) -> Store:
         """The open store, or the start-up failure as an error the model can relay to the user."""
-        if self.db is None:
+        if self.db is None or self.error is not None:
             raise StoreUnavailable(
                 f"MAPLE could not open its database: {self.error} "
                 "Fix that, then restart the MCP server (in Claude Code: /mcp)."
@@ -119,6 +124,11 @@ class AppState:
         return self.db
 
     @property
-    def memories(self) -> Memories:
-        """The application API for this server's project (its memories and the global ones)."""
+    def memories(self) -> Any:
+        """The application API for this server's project (its memories and the global ones):
+        through the engine when one serves this server, else on this process's store."""
+        if self.connection is not None:
+            return self.connection
+        if self.error is not None:
+            _ = self.store  # raises the start-up failure
         return Memories(self.store, self.project)

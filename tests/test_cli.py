@@ -721,7 +721,12 @@ async def test_serve_runs_the_mcp_server_on_stdio_for_the_given_project(tmp_path
     from mcp.client.stdio import stdio_client
 
     mid = add(capsys, "Served through the command line", "--project", str(project))
-    env = {"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT)}
+    env = {
+        "MAPLE_HOME": str(home),
+        "MAPLE_HOOK_RESIDENT_MINUTES": "0",
+        "MAPLE_MODEL": "hash-64",
+        "PYTHONPATH": str(ROOT),
+    }
     params = StdioServerParameters(
         command=sys.executable,
         env=env,

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 
 from hooks import harvest
+from memory.app.worker import absorb_spool, drain_harvests
 from memory.config import Config
 from memory.embed import HashEmbedder
 from memory.store import NewMemory, Store, db
@@ -300,14 +301,15 @@ def test_a_transcript_path_that_is_not_a_transcript_is_refused_and_logged(tmp_pa
     assert not (home / "harvest-spool.jsonl").exists()
 
 
-def test_a_database_locked_by_another_connection_makes_surfacing_exit_0_silently(tmp_path, home, config):
+def test_a_database_locked_by_another_writer_still_surfaces_and_records_nothing(tmp_path, home, config):
     seeded(home, config, tmp_path)
     locker = db.connect(config.db_path, vectors=False)
     locker.execute("BEGIN EXCLUSIVE")
     try:
         for n, event in enumerate(("user-prompt-submit", "session-start")):
             result = hook(event, {**PROMPT, "cwd": str(tmp_path), "source": "startup"}, home)
-            assert_failed_open(result, home, n)
+            assert result.returncode == 0 and b"5433" in result.stdout  # readers go on in WAL mode
+            assert len(log_lines(home)) == n + 1  # recording it as shown waited, then gave up
         assert all("locked" in line for line in log_lines(home))
     finally:
         locker.execute("ROLLBACK")
@@ -423,10 +425,10 @@ def test_the_spool_becomes_one_queued_job_per_transcript(tmp_path, store):
     harvest.spool(str(tmp_path / "b.jsonl"), str(tmp_path))
     with open(harvest.common.home() / harvest.SPOOL_NAME, "a") as f:
         f.write("not json\n")
-    assert harvest.absorb_spool(store) == 4
+    assert absorb_spool(store) == 4
     rows = store.conn.execute("SELECT payload, status FROM jobs ORDER BY id").fetchall()
     assert [json.loads(p)["path"] for p, _ in rows] == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
-    assert harvest.absorb_spool(store) == 0
+    assert absorb_spool(store) == 0
 
 
 def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_parked(tmp_path, store):
@@ -434,16 +436,16 @@ def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_park
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
     for path in (transcript, transcript, tmp_path / "gone.jsonl"):  # the same transcript twice: one job;
         harvest.spool(str(path), str(tmp_path))  # a vanished file is no error
-    harvest.absorb_spool(store)
-    assert harvest.drain(store, seconds=30) == 2
-    assert harvest.drain(store, seconds=30) == 0
+    absorb_spool(store)
+    assert drain_harvests(store, seconds=30) == 2
+    assert drain_harvests(store, seconds=30) == 0
     assert store.count([str(tmp_path)]) > 0
     store.conn.execute(
         "INSERT INTO jobs (kind, payload, status, run_after, created_at, updated_at) "
         "VALUES ('harvest', '{}', 'queued', 0, 0, 0)"
     )
     for _ in range(store.config.job_max_attempts):
-        harvest.drain(store, seconds=30)
+        drain_harvests(store, seconds=30)
         store.conn.execute("UPDATE jobs SET run_after = 0 WHERE status = 'queued'")
     status, attempts, error = store.conn.execute(
         "SELECT status, attempts, last_error FROM jobs WHERE payload = '{}'"
@@ -496,79 +498,3 @@ async def test_the_context_tool_returns_the_tiered_context_within_the_budget(con
     unrelated = "".join(c.text for c in other.content)
     assert "push to main" in unrelated and "5433" not in unrelated and "uv" not in unrelated
     assert "".join(c.text for c in empty.content).startswith("No memories")  # 50 tokens: not even the pinned one
-
-
-# -- the command hook and a running server ---------------------------------------------------------
-
-
-async def test_the_command_hook_asks_the_running_server_of_its_project_first(tmp_path):
-    from tests.test_server import call, over_stdio
-
-    home, project, other = tmp_path / "h", tmp_path / "p", tmp_path / "o"
-    project.mkdir()
-    other.mkdir()
-    ask = {"hook_event_name": "UserPromptSubmit", "prompt": "Which port does the staging database listen on?"}
-    async with over_stdio(home, project) as client:
-        stored = await call(client, "memory_store", content="The staging database listens on port 6543")
-        sockets = list((home / "run").glob("*.sock"))
-        assert len(sockets) == 1 and oct(sockets[0].stat().st_mode & 0o777) == "0o600"
-
-        answered = hook(
-            "user-prompt-submit",
-            {**ask, "session_id": "s1", "cwd": str(project)},
-            home,
-            python_flags=("-X", "importtime"),
-        )
-        assert f"#{stored['id']} " in context_of(answered, "UserPromptSubmit")
-        assert "memory" not in imported(answered)  # the server answered: this process opened nothing
-        again = hook("user-prompt-submit", {**ask, "session_id": "s1", "cwd": str(project)}, home)
-        assert "6543" not in context_of(again, "UserPromptSubmit")  # the server recorded what it showed
-
-        # Another project's hook: this server declines, and the hook surfaces on its own.
-        elsewhere = hook(
-            "user-prompt-submit",
-            {**ask, "session_id": "s2", "cwd": str(other)},
-            home,
-            python_flags=("-X", "importtime"),
-        )
-        assert "6543" not in context_of(elsewhere, "UserPromptSubmit") and "memory" in imported(elsewhere)
-
-    assert not list((home / "run").glob("*.sock"))  # the server took its socket away
-    alone = hook("user-prompt-submit", {**ask, "session_id": "s3", "cwd": str(project)}, home)
-    assert f"#{stored['id']} " in context_of(alone, "UserPromptSubmit")  # no server: the hook on its own
-
-
-def test_with_no_server_the_prompt_hook_starts_a_keyword_resident_for_the_next_prompts(tmp_path, monkeypatch):
-    import signal
-    import time
-
-    home, project = tmp_path / "h", tmp_path / "p"
-    project.mkdir()
-    with Store.open(Config(home=home), HashEmbedder(64)) as s:
-        stored = s.add(NewMemory("The staging database listens on port 6543", scope=str(project.resolve())))
-    monkeypatch.setenv("MAPLE_HOOK_RESIDENT_MINUTES", "1")
-    ask = {
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "Which port does the staging database listen on?",
-        "cwd": str(project),
-    }
-    first = hook("user-prompt-submit", {**ask, "session_id": "s1"}, home, python_flags=("-X", "importtime"))
-    assert f"#{stored.id} " in context_of(first, "UserPromptSubmit") and "memory" in imported(first)
-    deadline = time.monotonic() + 60
-    while not list((home / "run").glob("*.sock")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    sockets = list((home / "run").glob("*.sock"))
-    assert len(sockets) == 1
-    try:
-        again = hook("user-prompt-submit", {**ask, "session_id": "s2"}, home, python_flags=("-X", "importtime"))
-        assert f"#{stored.id} " in context_of(again, "UserPromptSubmit")
-        assert "memory" not in imported(again)  # the resident answered
-        third = hook("user-prompt-submit", {**ask, "session_id": "s3"}, home)  # the same resident again
-        assert f"#{stored.id} " in context_of(third, "UserPromptSubmit")
-        assert len(list((home / "run").glob("*.sock"))) == 1
-    finally:
-        os.kill(int(sockets[0].name.split(".")[0]), signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while list((home / "run").glob("*.sock")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not list((home / "run").glob("*.sock"))  # it took its socket with it

@@ -18,8 +18,17 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ("memory.retrieval", "memory.extraction", "memory.maintenance")
 ADAPTERS = ("memory.cli", "server", "hooks")
 # Shared helpers every layer may use: errors, settings, project identity, embedders, the LLM
-# provider, and pure text (memory.lang).
-BASE = ("memory", "memory.errors", "memory.config", "memory.scope", "memory.embed", "memory.llm", "memory.lang")
+# provider, the engine's socket protocol (memory.remote), and pure text (memory.lang).
+BASE = (
+    "memory",
+    "memory.errors",
+    "memory.config",
+    "memory.scope",
+    "memory.embed",
+    "memory.llm",
+    "memory.remote",
+    "memory.lang",
+)
 HEAVY = ("numpy", "torch", "sentence_transformers", "jieba", "mcp", "pydantic", "sqlite_vec")
 
 

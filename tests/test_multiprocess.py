@@ -22,6 +22,7 @@ SERVERS, MEMORIES = 4, 24
 def server(home: Path, project: Path) -> Client:
     env = {
         "MAPLE_HOME": str(home),
+        "MAPLE_HOOK_RESIDENT_MINUTES": "0",
         "MAPLE_MODEL": "hash-64",
         "PYTHONPATH": str(ROOT),
         "CLAUDE_PROJECT_DIR": str(project),

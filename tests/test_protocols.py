@@ -27,6 +27,7 @@ STATELESS = ["2026-07-28"]
 def params(home: Path, project: Path) -> StdioServerParameters:
     env = {
         "MAPLE_HOME": str(home),
+        "MAPLE_HOOK_RESIDENT_MINUTES": "0",
         "MAPLE_MODEL": "hash-64",
         "PYTHONPATH": str(ROOT),
         "CLAUDE_PROJECT_DIR": str(project),

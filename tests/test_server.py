@@ -32,7 +32,12 @@ def in_memory(config: Config, project: str = PROJECT) -> Client:
 
 def over_stdio(home: Path, project: Path, errlog: Any = None, model: str | None = "hash-64") -> Client:
     """A client that spawns `python -m server` (the subprocess gets only this environment)."""
-    env = {"MAPLE_HOME": str(home), "PYTHONPATH": str(ROOT), "CLAUDE_PROJECT_DIR": str(project)}
+    env = {
+        "MAPLE_HOME": str(home),
+        "MAPLE_HOOK_RESIDENT_MINUTES": "0",
+        "PYTHONPATH": str(ROOT),
+        "CLAUDE_PROJECT_DIR": str(project),
+    }
     if model:
         env["MAPLE_MODEL"] = model  # hash-64: the model-free embedder, so no torch is loaded
     params = StdioServerParameters(command=sys.executable, args=["-m", "server"], env=env, cwd=str(project))
@@ -310,7 +315,13 @@ def test_the_server_exits_when_its_client_dies_without_closing_stdin(tmp_path, h
         stdout=stdout_w,
         stderr=subprocess.DEVNULL,
         cwd=tmp_path,
-        env={"MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
+        env={
+            "MAPLE_HOME": str(home),
+            "MAPLE_HOOK_RESIDENT_MINUTES": "0",
+            "MAPLE_MODEL": "hash-64",
+            "PYTHONPATH": str(ROOT),
+            "PATH": os.environ["PATH"],
+        },
     )
     os.close(stdin_r)
     os.close(stdout_w)

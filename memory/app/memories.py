@@ -312,6 +312,52 @@ class Memories:
 
     # -- passive recall -------------------------------------------------------------------------
 
+    def recall(
+        self,
+        prompt: Any,
+        *,
+        session_id: str | None = None,
+        hook: dict | None = None,
+        segment: bool = True,
+        gated: bool = False,
+    ) -> dict[str, Any]:
+        """What to put in front of one prompt: {"block" ("" for nothing), "ids"}, leaving out what
+        the session was already shown. Records nothing: call `shown` once the block was delivered.
+        `segment=False` keeps jieba out (its dictionary costs a cold process ~0.5 s): Chinese by
+        bigrams. `gated`: the caller already ran the prompt gate (context.skip_reason)."""
+        from memory.retrieval import context
+
+        with self._serial():
+            items = context.recall(
+                self.store,
+                prompt,
+                self.scopes("all"),
+                session_id=session_id,
+                hook_input=hook,
+                segment=segment,
+                gated=gated,
+            )
+        return {"block": context.format_block(items), "ids": [i.memory.id for i in items]}
+
+    def briefing(self, *, session_id: str | None = None, source: str | None = None) -> dict[str, Any]:
+        """The SessionStart brief: {"block", "ids"}; nothing for a resumed session (its history,
+        first brief included, is replayed). Records nothing: call `shown`."""
+        from memory.retrieval import context
+
+        with self._serial():
+            items = context.brief_items(self.store, self.scopes("all"), session_id=session_id, source=source)
+        return {"block": context.format_block(items, context.BRIEF_HEADER), "ids": [i.memory.id for i in items]}
+
+    def shown(self, session_id: str | None, ids: Sequence[int], kind: str = "surface") -> None:
+        """Record that a session was shown these memories (it is not shown them again; they count
+        as recalled)."""
+        from memory.retrieval import context
+
+        if kind not in ("surface", "brief", "context"):
+            raise InvalidInput(f"kind must be surface, brief or context, got {kind!r}")
+        with self._serial():
+            context.record_injection(self.store, session_id, [int(i) for i in ids], kind)
+
     def surface(
         self,
         prompt: Any,
@@ -321,29 +367,16 @@ class Memories:
         segment: bool = True,
         gated: bool = False,
     ) -> str:
-        """The context block for one prompt ("" when it is skipped or nothing is worth it),
-        recorded against the session so it never sees these memories again. `segment=False`
-        keeps jieba out (its dictionary costs a cold process ~0.5 s): Chinese by bigrams.
-        `gated`: the caller already ran the prompt gate (context.skip_reason)."""
-        from memory.retrieval import context
-
-        with self._serial():
-            return context.surface(
-                self.store,
-                prompt,
-                self.scopes("all"),
-                session_id=session_id,
-                hook_input=hook,
-                segment=segment,
-                gated=gated,
-            )
+        """`recall`, recorded as shown at once (for callers that deliver what they get)."""
+        found = self.recall(prompt, session_id=session_id, hook=hook, segment=segment, gated=gated)
+        self.shown(session_id, found["ids"], "surface")
+        return found["block"]
 
     def brief(self, *, session_id: str | None = None, source: str | None = None) -> str:
-        """The SessionStart brief, recorded against the session."""
-        from memory.retrieval import context
-
-        with self._serial():
-            return context.brief(self.store, self.scopes("all"), session_id=session_id, source=source)
+        """`briefing`, recorded as shown at once."""
+        found = self.briefing(session_id=session_id, source=source)
+        self.shown(session_id, found["ids"], "brief")
+        return found["block"]
 
     def context(
         self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False, vectors: bool = True

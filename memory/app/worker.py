@@ -4,13 +4,19 @@ The queue itself (claiming, leases, retries) is memory.store.jobs."""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 from typing import Any
 
 from memory.errors import InvalidInput
 from memory.extraction import harvest
+from memory.remote import SPOOL_NAME
 from memory.scope import project_scope
-from memory.store import Store
+from memory.store import Store, jobs
 from memory.store.jobs import Handler, JobContext
+
+log = logging.getLogger("maple.worker")
 
 EMBED_BATCH = 64  # memories embedded per step of an embed_missing job: one step is a short pause
 
@@ -54,3 +60,44 @@ HANDLERS: dict[str, Handler] = {
     "maintain": _maintain,
     "embed_missing": _embed_missing,
 }
+
+
+def absorb_spool(store: Store) -> int:
+    """Move spooled requests into the job queue; return how many lines were read.
+
+    The spool is renamed first, so hooks appending meanwhile start a new one; the renamed file
+    is deleted only after its jobs are committed (one left by a drain that died is taken too:
+    only one drain runs at a time). A queued harvest of the same transcript absorbs a new
+    request (its dedup key is cleared when a job is claimed, so a request during a run queues a
+    fresh job)."""
+    spool_path = store.config.home / SPOOL_NAME
+    try:
+        spool_path.rename(spool_path.with_name(f"{SPOOL_NAME}.{os.getpid()}"))
+    except FileNotFoundError:
+        pass
+    files = sorted(spool_path.parent.glob(f"{SPOOL_NAME}.*"))
+    requests = []
+    for f in files:
+        for raw in f.read_bytes().splitlines():
+            try:
+                item = json.loads(raw)
+                requests.append((str(item["path"]), str(item["scope"])))
+            except (ValueError, KeyError, TypeError):
+                log.warning("skipped a malformed harvest request: %r", raw[:200])
+    if requests:
+        with store.tx.atomic():
+            for path, scope in dict.fromkeys(requests):
+                jobs.enqueue(store, "harvest", {"path": path, "scope": scope}, dedup_key=f"harvest:{path}")
+    for f in files:
+        f.unlink()
+    return len(requests)
+
+
+def drain_harvests(store: Store, *, seconds: float = 600.0, worker: str | None = None) -> int:
+    """Work through ready harvest jobs for up to `seconds` (the queue's own rules: leases,
+    attempts and backoff from the configuration); return how many succeeded."""
+    done = jobs.drain(store, HANDLERS, worker or f"drain:{os.getpid()}", kinds=jobs.HARVESTS, seconds=seconds)
+    for o in done:
+        if o.error:
+            log.warning("harvest job %d failed (%s): %s", o.job.id, o.status, o.error)
+    return sum(o.status == "done" for o in done)

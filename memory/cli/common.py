@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from memory import embed
-from memory.app import Memories
+from memory.app import Memories, client
 from memory.config import Config
 from memory.store import GLOBAL, Store, iso
 
@@ -36,14 +36,28 @@ class Context:
         reading a database built with another model still works."""
         return Store.open(self.config, embed.from_config(self.config) if embedder else None)
 
+    @property
+    def project_dir(self) -> str:
+        """The folder this command works for (its project is `project`)."""
+        return self.args.project or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+
     @contextmanager
-    def app(self, *, embedder: bool = False, all_projects: bool = False) -> Iterator[Memories]:
-        """The application API on this command's project, closed when the command is done."""
-        store = self.open(embedder=embedder)
+    def app(self, *, embedder: bool = False, all_projects: bool = False, local: bool = False) -> Iterator[Any]:
+        """The application API on this command's project: the warm engine's when one answers
+        (memory.app.client), else this process's; closed when the command is done. `local`: always
+        in this process (commands that stream files or rebuild the store)."""
+        if local or all_projects:
+            store = self.open(embedder=embedder)
+            try:
+                yield Memories(store, self.project, all_projects=all_projects)
+            finally:
+                store.close()
+            return
+        connection = client.connect(self.config, self.project_dir, embedder=embedder)
         try:
-            yield Memories(store, self.project, all_projects=all_projects)
+            yield connection
         finally:
-            store.close()
+            connection.close()
 
     def emit(self, obj: Any, human: Callable[[], None]) -> None:
         if self.args.json:

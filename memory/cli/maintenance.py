@@ -100,7 +100,7 @@ def cmd_backup(ctx: Context) -> int:
         )
         return 0
     if a.restore:
-        with ctx.app() as app:
+        with ctx.app(local=True) as app:
             report = app.restore_backup(a.restore, dry_run=a.dry_run)
         ctx.emit(
             report,
@@ -116,7 +116,7 @@ def cmd_backup(ctx: Context) -> int:
         raise InvalidInput("--dry-run goes with --restore; a backup itself changes nothing")
     progress = Progress(None, "backing up")
     try:
-        with ctx.app() as app:
+        with ctx.app(local=True) as app:
             result = app.backup(
                 progress=lambda done, total: (
                     setattr(progress, "total", total),
@@ -143,7 +143,9 @@ def cmd_reindex(ctx: Context) -> int:
     embedder = embed.from_config(target)
     progress = Progress(None, "re-embedding")
     try:
-        with ctx.app() as app:  # without the configured embedder: the database may hold another model's vectors
+        with ctx.app(
+            local=True
+        ) as app:  # without the configured embedder: the database may hold another model's vectors
             report = app.reindex(
                 embedder,
                 dry_run=a.dry_run,

@@ -87,6 +87,12 @@ def cmd_search(ctx: Context) -> int:
         )
 
     def human() -> None:
+        if d.get("model") not in (None, "ready"):
+            print(
+                f"{PROG}: ranked without vectors (the embedding model is {d['model']}; MAPLE's engine loads "
+                "it in the background: search again in a few seconds)",
+                file=sys.stderr,
+            )
         if not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
         _table(
@@ -279,7 +285,7 @@ def cmd_import(ctx: Context) -> int:
         raise InvalidInput(f"cannot read {a.file}: {e.strerror}") from e
     progress = Progress(None if a.file == "-" else os.fstat(src.fileno()).st_size, "importing")
     try:
-        with ctx.app(embedder=True) as app:
+        with ctx.app(embedder=True, local=True) as app:
             report = app.import_lines(
                 src, scope=a.scope, progress=lambda done, lines: progress.update(done, f"{lines} lines")
             )
@@ -667,8 +673,9 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
 def cmd_extract(ctx: Context) -> int:
     a = ctx.args
     # A dry run compares by keywords only; loading the embedding model is not worth it there.
-    with ctx.app(embedder=not a.dry_run) as app:
-        d = app.extract(a.file, dry_run=a.dry_run, scope=a.scope)
+    with ctx.app(embedder=not a.dry_run, local=a.file == "-") as app:  # stdin is this process's
+        d = app.extract(a.file if a.file == "-" else str(Path(a.file).resolve()), dry_run=a.dry_run, scope=a.scope)
+    d["file"] = a.file
 
     def human() -> None:
         print(

@@ -471,7 +471,7 @@ def prune_injections(store: Store, older_than_days: float = 30.0) -> int:
 # -- whole paths ------------------------------------------------------------------------------
 
 
-def surface(
+def recall(
     store: Store,
     prompt: Any,
     scopes: Sequence[str],
@@ -481,37 +481,44 @@ def surface(
     hook_input: Mapping[str, Any] | None = None,
     segment: bool = True,
     gated: bool = False,
-) -> str:
-    """The context block for one prompt ("" when the prompt is skipped or nothing is worth it),
-    recorded against `session_id` so the session never sees these memories again. `gated`: the
+) -> list[ContextItem]:
+    """The memories to put in front of one prompt ([] when the prompt is skipped or nothing is
+    worth it), leaving out what `session_id` was already shown. Records nothing. `gated`: the
     caller has already checked `skip_reason`."""
     if not gated and skip_reason(prompt, hook_input) is not None:
-        return ""
+        return []
     budget = store.config.context_budget_tokens if budget_tokens is None else budget_tokens
-    items = tiered_context(store, prompt, scopes, budget, session_id=session_id, segment=segment)
-    if not items:
-        return ""
-    block = format_block(items)
-    record_injection(store, session_id, [i.memory.id for i in items], "surface")
-    return block
+    return tiered_context(store, prompt, scopes, budget, session_id=session_id, segment=segment)
 
 
-def brief(
+def brief_items(
     store: Store,
     scopes: Sequence[str],
     *,
     session_id: str | None = None,
     budget_tokens: int | None = None,
     source: str | None = None,
-) -> str:
-    """The SessionStart block, recorded against `session_id`. After a compaction or /clear the
-    earlier context is gone, so the session's record starts over."""
+) -> list[ContextItem]:
+    """The SessionStart brief's memories. A resumed or forked session gets none: Claude Code
+    replays its history, the first brief included. After a compaction or /clear that context is
+    gone, so the session's record starts over and it is briefed again."""
+    if source in ("resume", "fork"):
+        return []
     if session_id and source in ("compact", "clear"):
         forget_session(store, session_id)
     budget = store.config.brief_budget_tokens if budget_tokens is None else budget_tokens
-    items = session_brief(store, scopes, budget, session_id=session_id)
-    if not items:
-        return ""
-    block = format_block(items, BRIEF_HEADER)
+    return session_brief(store, scopes, budget, session_id=session_id)
+
+
+def surface(store: Store, prompt: Any, scopes: Sequence[str], *, session_id: str | None = None, **options: Any) -> str:
+    """The context block for one prompt, recorded against `session_id` (see `recall`)."""
+    items = recall(store, prompt, scopes, session_id=session_id, **options)
+    record_injection(store, session_id, [i.memory.id for i in items], "surface")
+    return format_block(items)
+
+
+def brief(store: Store, scopes: Sequence[str], *, session_id: str | None = None, **options: Any) -> str:
+    """The SessionStart block, recorded against `session_id` (see `brief_items`)."""
+    items = brief_items(store, scopes, session_id=session_id, **options)
     record_injection(store, session_id, [i.memory.id for i in items], "brief")
-    return block
+    return format_block(items, BRIEF_HEADER)

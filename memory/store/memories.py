@@ -76,15 +76,19 @@ class Store:
         path: Path | None = None,
         clock: Callable[[], float] = time.time,
         vectors: bool = True,
+        create: bool = True,
     ) -> Store:
         """Open (creating if needed) the database at `path` or the configured one.
 
         Creates the home 0700 and the file 0600, applies migrations, and checks that the
-        database's embedding model and dimension match `embedder`.
+        database's embedding model and dimension match `embedder`. `create=False`: a missing
+        file is StoreUnavailable (a background process must not bring a deleted database back).
         """
         path = Path(path or config.db_path).expanduser()
         ensure_private_dir(path.parent)
         fresh = not path.exists()
+        if fresh and not create:
+            raise StoreUnavailable(f"database {path} does not exist (any more)")
         if fresh:
             try:
                 fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)

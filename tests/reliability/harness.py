@@ -109,6 +109,7 @@ def stdio_client(
         "PYTHONPATH": str(ROOT),
         "CLAUDE_PROJECT_DIR": str(project),
         "PYTHONDONTWRITEBYTECODE": "1",
+        "MAPLE_HOOK_RESIDENT_MINUTES": "0",  # the server keeps its own store and worker: what these tests check
     }
     if model:
         env["MAPLE_MODEL"] = model

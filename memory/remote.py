@@ -1,0 +1,197 @@
+"""The warm engine, seen from the processes that use it: one request over a local socket.
+
+One engine per MAPLE database (and installation) holds what is slow to build, the embedding model
+and the in-memory indexes, and serves the application API (memory.app.Memories) to every other
+MAPLE process: each Claude Code session's MCP server, the CLI, the hooks. It is started on demand
+(`start`), lives in the background and exits after `hook_resident_minutes` without a request (0:
+no engine; every process works on its own, as tests do).
+
+Stdlib only: a hook imports this on every prompt, before anything else of MAPLE.
+
+The socket is `<home>/run/engine-<id>.sock` (the run folder is 0700, the socket 0600: only this
+user reaches it), <id> naming the database and the installation, so two checkouts or two
+databases never share an engine. One request per connection, one JSON line each way:
+
+  -> {"method": "search", "project": "/path/of/the/caller", "args": [...], "kwargs": {...}}
+  <- {"ok": <the method's result>}  or  {"error": {"type": "InvalidInput", "message": "..."}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memory import errors
+
+SPOOL_NAME = "harvest-spool.jsonl"  # <home>/: transcripts the hooks hand over for harvesting, one JSON line each
+MAX_MESSAGE = 64 << 20  # bytes of one answer (a graph or a long list); requests are far smaller
+SOCKET_PATH_MAX = 100  # AF_UNIX paths longer than ~104-108 bytes cannot be bound
+ROOT = Path(__file__).resolve().parent.parent  # the installation: its memory, server and hooks packages
+
+
+class EngineUnavailable(errors.MapleError):
+    """No engine took the request (none running, or not accepting): safe to do it elsewhere."""
+
+
+class EngineLost(errors.StoreUnavailable):
+    """The engine took the request but no answer came back (it stopped, or took too long): the
+    request may or may not have been done, so it is not silently done again elsewhere."""
+
+
+def engine_id(db_path: Path) -> str:
+    """Names the engine of one database of one installation."""
+    key = f"{Path(db_path).expanduser().resolve()}\0{ROOT}"
+    return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def socket_path(home: Path, db_path: Path) -> Path:
+    return Path(home) / "run" / f"engine-{engine_id(db_path)}.sock"
+
+
+def lock_path(home: Path, db_path: Path) -> Path:
+    """Held by the running engine (and by a process starting one): one engine per database."""
+    return Path(home) / "run" / f"engine-{engine_id(db_path)}.lock"
+
+
+def read_line(conn: socket.socket, limit: int = MAX_MESSAGE) -> bytes:
+    """One newline-ended message (or what came before the peer closed); ValueError past `limit`."""
+    chunks, size = [], 0
+    while True:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+        if size > limit:
+            raise ValueError(f"message larger than {limit} bytes")
+    return b"".join(chunks)
+
+
+def call(
+    home: Path,
+    db_path: Path,
+    method: str,
+    args: list[Any] | tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    project: str,
+    timeout: float = 60.0,
+) -> Any:
+    """The engine's answer to one call; the error it raised, re-raised here as the same MapleError;
+    EngineUnavailable when no engine answers within `timeout` seconds."""
+    path = socket_path(home, db_path)
+    if not hasattr(socket, "AF_UNIX") or len(str(path)) > SOCKET_PATH_MAX:
+        raise EngineUnavailable("this platform has no engine socket")
+    request = (
+        json.dumps(
+            {"method": method, "project": project, "args": list(args), "kwargs": kwargs or {}}, ensure_ascii=False
+        ).encode()
+        + b"\n"
+    )
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
+            conn.settimeout(min(timeout, 1.0))  # connecting: an engine that is up accepts at once
+            conn.connect(str(path))
+        except OSError as e:
+            raise EngineUnavailable(f"no engine at {path}: {e.strerror or e}") from None
+        try:
+            conn.settimeout(timeout)
+            conn.sendall(request)
+            answer = json.loads(read_line(conn))
+        except (OSError, ValueError) as e:
+            raise EngineLost(
+                f"MAPLE's engine did not answer {method} ({e}); check whether it was done, then retry"
+            ) from None
+    if not isinstance(answer, dict):
+        raise EngineLost(f"MAPLE's engine answered {method} with nonsense; retry")
+    if "ok" in answer:
+        return answer["ok"]
+    err = answer.get("error") or {}
+    kind = getattr(errors, str(err.get("type")), None)
+    if isinstance(kind, type) and issubclass(kind, errors.MapleError):
+        raise kind(str(err.get("message", "")))
+    raise EngineLost(str(err.get("message") or f"MAPLE's engine could not do {method}"))
+
+
+def running(home: Path, db_path: Path) -> bool:
+    """Whether an engine holds this database's lock (it may still be starting)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    path = lock_path(home, db_path)
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def start(home: Path, db_path: Path, env: dict[str, str] | None = None) -> bool:
+    """Start the engine for this database, detached, unless one is running or starting. Returns
+    whether one was started. Never raises: an engine is an optimisation, never a requirement."""
+    try:
+        if not hasattr(socket, "AF_UNIX") or len(str(socket_path(home, db_path))) > SOCKET_PATH_MAX:
+            return False
+        folder = Path(home) / "run"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if running(home, db_path):
+            return False
+        # `run.py engine --detach` forks the engine off and exits at once: waiting for it leaves
+        # no zombie in a long-lived caller, and the engine belongs to no caller's session.
+        subprocess.run(
+            [sys.executable, str(ROOT / "hooks" / "run.py"), "engine", "--detach"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            env=env,
+            timeout=10,
+        )
+        return True
+    except Exception:  # noqa: BLE001 - see the docstring
+        return False
+
+
+def wait_until_up(home: Path, db_path: Path, seconds: float) -> bool:
+    """Poll until the engine answers a ping, for at most `seconds`."""
+    stop = time.monotonic() + seconds
+    while True:
+        try:
+            call(home, db_path, "ping", project="", timeout=max(0.05, stop - time.monotonic()))
+            return True
+        except errors.MapleError:
+            if time.monotonic() >= stop:
+                return False
+            time.sleep(0.05)
+
+
+class RemoteMemories:
+    """The application API served by the engine: the same methods as memory.app.Memories, the same
+    arguments (JSON-like), answering plain data."""
+
+    def __init__(self, home: Path, db_path: Path, project: str, *, timeout: float = 120.0):
+        self.home, self.db_path, self.project, self.timeout = Path(home), Path(db_path), project, timeout
+
+    def __getattr__(self, method: str) -> Any:
+        if method.startswith("_"):
+            raise AttributeError(method)
+
+        def remote(*args: Any, **kwargs: Any) -> Any:
+            return call(self.home, self.db_path, method, args, kwargs, project=self.project, timeout=self.timeout)
+
+        return remote

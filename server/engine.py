@@ -1,0 +1,298 @@
+"""The warm engine: one background process per database that every other MAPLE process asks.
+
+It holds what is slow to build, the embedding model and the in-memory search indexes, and serves
+the application API (memory.app.Memories) over a Unix socket (the protocol and the client side
+are memory.remote). Each Claude Code session's MCP server, the CLI and the hooks are thin: they
+ask the engine, and do the work themselves only when there is none.
+
+Lifecycle: started detached by whichever process first needs it (`run.py engine`, through
+memory.remote.start); one per database by an flock; exits after `hook_resident_minutes` without
+a request, when its database is deleted, or when MAPLE's code on disk changed (the next request
+starts the new code). It also runs the job queue: harvests the hooks hand over (with the model,
+so every harvested memory gets its vector at once), vectors for memories stored without one,
+and the periodic maintenance pass, each only while no request is waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from memory import config as config_mod
+from memory import embed, remote
+from memory.app import Memories
+from memory.app.worker import HANDLERS, absorb_spool, drain_harvests
+from memory.errors import MapleError
+from memory.scope import project_scope
+from memory.store import Store, db, indexes, jobs
+from server.state import ModelGate
+
+log = logging.getLogger("maple.engine")
+
+# What other processes may ask for: the application API, without the calls that stream or
+# read files of the caller's (export, import, backup, reindex run in the caller's process).
+METHODS = frozenset(
+    {
+        "add",
+        "search",
+        "get",
+        "forget",
+        "restore",
+        "update",
+        "pin",
+        "list",
+        "history",
+        "stats",
+        "recall",
+        "briefing",
+        "shown",
+        "surface",
+        "brief",
+        "context",
+        "entity",
+        "relate",
+        "neighbors",
+        "path",
+        "graph",
+        "decide",
+        "outcome",
+        "lessons",
+        "maintain",
+        "extract",
+        "harvest",
+    }
+)
+CODE_CHECK_SECONDS = 60.0
+
+
+class Engine:
+    def __init__(self, config: Any):
+        self.config = config
+        self.gate = ModelGate(embed.from_config(config))
+        self.store = Store.open(config, self.gate)
+        self.store.defer_checkpoints()  # the worker checkpoints in idle time
+        self.activity = jobs.Activity()
+        self.path = remote.socket_path(config.home, config.db_path)
+        self.sock: socket.socket | None = None
+        self.last_request = time.monotonic()
+        self.stopping = threading.Event()
+        self._scopes: dict[str, str] = {}
+        self._harvester = ThreadPoolExecutor(1, thread_name_prefix="maple-harvest")
+        self._indexes = "building"
+        self._code = _code_stamp()
+        self.served = 0  # requests answered: `ping` reports it
+
+    # -- serving ----------------------------------------------------------------------------------
+
+    def listen(self) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.path.unlink(missing_ok=True)  # left by an engine that died (we hold the lock now)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(self.path))
+        os.chmod(self.path, 0o600)
+        sock.listen(64)
+        self.sock = sock
+        threading.Thread(target=self._accept, name="maple-engine-accept", daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()  # type: ignore[union-attr]
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), name="maple-engine-request", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        self.last_request = time.monotonic()
+        self.served += 1
+        self.activity.begin()  # the worker gives way to a request, as in the server
+        try:
+            with conn:
+                try:
+                    conn.settimeout(10.0)
+                    request = json.loads(remote.read_line(conn, 16 << 20))
+                    conn.settimeout(None)
+                    reply = {"ok": self.answer(request)}
+                except MapleError as e:
+                    reply = {"error": {"type": type(e).__name__, "message": str(e)}}
+                except db.DatabaseError as e:
+                    reply = {"error": {"type": "StoreUnavailable", "message": db.describe(e, self.store.path)}}
+                except Exception as e:  # noqa: BLE001 - the caller falls back to working on its own
+                    log.exception("engine request failed")
+                    reply = {"error": {"type": "EngineUnavailable", "message": f"{type(e).__name__}: {e}"}}
+                try:
+                    conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+                except OSError:
+                    pass  # the caller gave up waiting
+        finally:
+            self.activity.end()
+            self.last_request = time.monotonic()
+
+    def answer(self, request: Any) -> Any:
+        if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+            raise ValueError("a request is {method, project, args, kwargs}")
+        method, args, kwargs = request["method"], request.get("args") or [], request.get("kwargs") or {}
+        if method == "ping":
+            return self.status()
+        if method == "drain":
+            self._harvester.submit(self.harvest)
+            return {"queued": True}
+        if method not in METHODS or not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise ValueError(f"the engine does not serve {method!r}")
+        project = request.get("project")
+        if not isinstance(project, str) or not project:
+            raise ValueError("a request names the caller's project directory")
+        app = Memories(self.store, self._scope(project))
+        if method == "maintain":
+            kwargs = {**kwargs, "background": True}
+        return getattr(app, method)(*args, **kwargs)
+
+    def _scope(self, project: str) -> str:
+        if project not in self._scopes:
+            self._scopes[project] = project_scope(project)
+        return self._scopes[project]
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "model": self.gate.state(),
+            "indexes": self._indexes,
+            "database": str(self.store.path),
+            "served": self.served,
+        }
+
+    # -- background work --------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Load the model and build the in-memory indexes, then take up queued harvests."""
+        self.gate.start()
+        try:
+            indexes.warm(self.store)
+            self._indexes = "ready"
+        except Exception:  # noqa: BLE001 - searches still work without the copies
+            self._indexes = "failed"
+            log.exception("could not build the in-memory search indexes; searching with SQLite alone")
+        self._harvester.submit(self.harvest)
+
+    def harvest(self) -> None:
+        """Take the hooks' spooled transcripts into the queue and harvest them, on a connection of
+        its own, once the model is loaded (what is stored gets its vector in the same step)."""
+        try:
+            self.gate.wait()
+            store = Store.open(self.config, self.gate, create=False)
+            try:
+                absorb_spool(store)
+                drain_harvests(store)
+                if store.missing_vectors_count():
+                    store.embed_missing(batch=64)
+            finally:
+                store.close()
+        except Exception:  # noqa: BLE001 - the jobs stay queued; the worker retries them
+            log.exception("harvest failed")
+
+    def run(self) -> None:
+        """Serve until idle for `hook_resident_minutes`, the database is gone or the code changed."""
+        idle = self.config.hook_resident_minutes * 60
+        worker = jobs.Worker(
+            open_store=lambda: Store.open(self.config, self.gate, create=False),
+            activity=self.activity,
+            handlers=HANDLERS,
+            idle_seconds=self.config.worker_idle_seconds,
+        )
+        worker.start()
+        threading.Thread(target=self.warm, name="maple-engine-warm", daemon=True).start()
+        checked = time.monotonic()
+        try:
+            while not self.stopping.wait(1.0):
+                now = time.monotonic()
+                if now - self.last_request > idle and not self.activity.busy:
+                    log.info("idle for %.0f minutes: exiting", idle / 60)
+                    return
+                if not self.store.path.exists():
+                    log.info("the database %s is gone: exiting", self.store.path)
+                    return
+                if now - checked > CODE_CHECK_SECONDS:
+                    checked = now
+                    if _code_stamp() != self._code:
+                        log.info("MAPLE's code changed on disk: exiting so the next request starts it afresh")
+                        return
+        finally:
+            self.stop()
+            worker.stop()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            sock.close()
+            self.path.unlink(missing_ok=True)
+        self._harvester.shutdown(wait=False, cancel_futures=True)
+
+
+def _code_stamp() -> float:
+    """The newest modification time of MAPLE's Python files."""
+    newest = 0.0
+    for top in ("memory", "server", "hooks"):
+        for path in (remote.ROOT / top).rglob("*.py"):
+            try:
+                newest = max(newest, path.stat().st_mtime)
+            except OSError:
+                pass
+    return newest
+
+
+def main(argv: list[str]) -> None:
+    """`run.py engine [--detach]`: run the engine for the configured database until it is no longer
+    needed. `--detach`: fork it off into a session of its own and return at once."""
+    import fcntl
+
+    config = config_mod.load()
+    if config.hook_resident_minutes <= 0 or not config.db_path.exists():
+        return
+    if "--detach" in argv and os.fork():
+        return  # the parent: the caller waits for this, not for the engine
+    if "--detach" in argv:
+        os.setsid()
+    _log_to_file(config.home)
+    lock = remote.lock_path(config.home, config.db_path)
+    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # another engine serves this database
+        signal.signal(signal.SIGTERM, _exit)
+        engine = Engine(config)
+        engine.listen()
+        log.info("engine %d serving %s at %s", os.getpid(), config.db_path, engine.path)
+        engine.run()
+    finally:
+        os.close(fd)
+
+
+def _exit(*_: Any) -> None:
+    raise SystemExit(0)  # unwinds through main's cleanup: the socket goes, the lock is released
+
+
+def _log_to_file(home: Path) -> None:
+    from logging.handlers import RotatingFileHandler
+
+    path = Path(home) / "engine.log"
+    handler = RotatingFileHandler(path, maxBytes=512_000, backupCount=1, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("maple")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        os.chmod(path, 0o600)
+    except OSError:
+        pass

@@ -1,0 +1,233 @@
+"""The warm engine: one background process per database that the MCP servers, the CLI and the
+hooks ask over a local socket (server/engine.py, memory/remote.py). Real processes, real sockets,
+the test embedder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory import remote
+from memory.config import Config
+from memory.embed import HashEmbedder
+from memory.errors import NotFound
+from memory.store import NewMemory, Store
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "hooks" / "run.py"
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH")}
+    env.update(MAPLE_HOME=str(home), MAPLE_MODEL="hash-64", MAPLE_HOOK_RESIDENT_MINUTES="1", **extra)
+    return env
+
+
+def seed(home: Path, project: Path, *texts: str) -> list[int]:
+    with Store.open(Config(home=home), HashEmbedder(64)) as s:
+        return [s.add(NewMemory(t, scope=str(project.resolve()))).id for t in texts]
+
+
+def ping(home: Path) -> dict:
+    return remote.call(home, home / "memory.db", "ping", project="", timeout=2.0)
+
+
+def wait_for(condition, seconds: float = 60.0) -> bool:
+    stop = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > stop:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def stop_engine(home: Path) -> None:
+    try:
+        pid = ping(home)["pid"]
+    except remote.EngineUnavailable:
+        return
+    os.kill(pid, signal.SIGTERM)
+    assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> tuple[Path, Path]:
+    home, project = tmp_path / "h", tmp_path / "p"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    return home, project
+
+
+@pytest.fixture
+def engine(place: tuple[Path, Path]) -> Iterator[tuple[Path, Path]]:
+    home, project = place
+    seed(home, project, "The staging database listens on port 6543")
+    assert remote.start(home, home / "memory.db", env=env_for(home))
+    assert remote.wait_until_up(home, home / "memory.db", 60)
+    try:
+        yield place
+    finally:
+        stop_engine(home)
+
+
+def hook(event: str, payload: dict, home: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, *flags, str(RUN), event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env_for(home),
+        cwd=str(home.parent),
+        timeout=120,
+    )
+
+
+def cli(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memory.cli", "--project", str(project), *args],
+        capture_output=True,
+        text=True,
+        env={**env_for(home), "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+
+
+def imported(result: subprocess.CompletedProcess[bytes]) -> set[str]:
+    return {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines() if "import time:" in line}
+
+
+def test_the_engine_serves_the_application_api_and_its_errors(engine) -> None:
+    home, project = engine
+    app = remote.RemoteMemories(home, home / "memory.db", str(project))
+    added = app.add("Deploys happen only on Tuesdays", importance=4)
+    assert not added["duplicate"] and added["memory"]["scope"] == str(project.resolve())
+    found = app.search("which port does staging use", limit=3)
+    assert found["results"][0]["content"] == "The staging database listens on port 6543"
+    assert found["model"] == "ready"
+    with pytest.raises(NotFound, match="no memory 999"):
+        app.get([999]) and app.forget(999)
+    socket_file = remote.socket_path(home, home / "memory.db")
+    assert oct(socket_file.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_engine_listens_on_its_unix_socket_only(engine) -> None:
+    from reliability import harness
+
+    home, _ = engine
+    found = harness.listening_sockets(ping(home)["pid"])
+    assert found == [f"unix {remote.socket_path(home, home / 'memory.db')}"]
+
+
+def test_one_engine_per_database_however_many_ask_to_start_one(engine) -> None:
+    home, _ = engine
+    first = ping(home)["pid"]
+    assert remote.start(home, home / "memory.db") is False  # one runs: nothing is started
+    subprocess.run([sys.executable, str(RUN), "engine"], env=env_for(home), timeout=60)  # exits: the lock is held
+    assert ping(home)["pid"] == first
+
+
+def test_the_prompt_hook_asks_the_engine_and_imports_nothing_of_the_store(engine) -> None:
+    home, project = engine
+    ask = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Which port does the staging database listen on?",
+        "session_id": "s1",
+        "cwd": str(project),
+    }
+    before = ping(home)["served"]
+    answered = hook("user-prompt-submit", ask, home, "-X", "importtime")
+    block = json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "6543" in block and ping(home)["served"] >= before + 2  # recall, then shown
+    assert not {"sqlean", "memory.store", "memory.app"} & imported(answered)
+    again = hook("user-prompt-submit", ask, home)
+    assert b"6543" not in again.stdout  # recorded as shown once it was delivered
+
+
+def test_without_an_engine_the_prompt_hook_answers_itself_and_starts_one(place) -> None:
+    home, project = place
+    seed(home, project, "The staging database listens on port 6543")
+    ask = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Which port does the staging database listen on?",
+        "session_id": "s1",
+        "cwd": str(project),
+    }
+    try:
+        first = hook("user-prompt-submit", ask, home)
+        assert "6543" in json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert remote.wait_until_up(home, home / "memory.db", 60)  # started for the next prompts
+    finally:
+        stop_engine(home)
+
+
+def test_a_stop_hook_hands_the_transcript_to_the_engine_which_stores_it_with_vectors(engine) -> None:
+    home, project = engine
+    transcript = project / "s.jsonl"
+    line = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": "Remember: the integration tests always run against port 6544, never the shared staging port.",
+        },
+        "uuid": "u1",
+        "sessionId": "s9",
+        "timestamp": "2026-11-30T10:00:00Z",
+        "cwd": str(project),
+    }
+    transcript.write_text(json.dumps(line) + "\n")
+    stop = hook(
+        "stop",
+        {"hook_event_name": "Stop", "session_id": "s9", "transcript_path": str(transcript), "cwd": str(project)},
+        home,
+    )
+    assert stop.returncode == 0 and stop.stdout == b""
+    with Store.open(Config(home=home), None) as s:
+        assert wait_for(
+            lambda: s.conn.execute("SELECT count(*) FROM memories WHERE content LIKE '%6544%'").fetchone()[0] == 1
+        )
+        assert s.missing_vectors_count() == 0  # the engine embeds as it harvests
+
+
+def test_a_session_end_without_a_transcript_queues_nothing(place) -> None:
+    home, project = place
+    seed(home, project, "anything")
+    gone = hook(
+        "session-end",
+        {
+            "hook_event_name": "SessionEnd",
+            "session_id": "s",
+            "cwd": str(project),
+            "transcript_path": str(project / "never-written.jsonl"),
+        },
+        home,
+    )
+    assert gone.returncode == 0
+    assert not (home / "harvest-spool.jsonl").exists() and not remote.running(home, home / "memory.db")
+
+
+def test_the_cli_goes_through_a_running_engine(engine) -> None:
+    home, project = engine
+    before = ping(home)["served"]
+    found = cli(home, project, "--json", "search", "staging database port")
+    assert found.returncode == 0 and "6543" in found.stdout
+    assert ping(home)["served"] >= before + 1
+    added = cli(home, project, "add", "Releases are cut from the release branch")
+    assert added.returncode == 0
+    assert "release branch" in json.dumps(
+        remote.RemoteMemories(home, home / "memory.db", str(project)).search("release branch")["results"]
+    )
+
+
+def test_the_engine_leaves_when_its_database_is_deleted(engine) -> None:
+    home, _ = engine
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{home / 'memory.db'}{suffix}").unlink(missing_ok=True)
+    # It takes its socket with it (the process itself may linger as a zombie until init reaps it).
+    assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
