@@ -149,7 +149,7 @@ def test_the_installed_hooks_use_seconds_and_the_right_shapes(config: Config, us
         for h in ours(groups):
             assert h.get("timeout", 1) <= 60  # seconds: 5000 would mean 83 minutes
     stop = ours(hooks["Stop"])[0]
-    assert stop["async"] is True and stop["command"].endswith("run.py stop")
+    assert stop["async"] is True and stop["command"].endswith("run.py stop || true")
     assert ours(hooks["UserPromptSubmit"])[0]["type"] == "command"  # no claude CLI: no version to trust
     assert "timeout" not in ours(hooks["SessionEnd"])[0]  # would stretch the shared 1.5 s
 

@@ -98,6 +98,8 @@ def is_ours(handler: Any) -> bool:
         return False
     while words and re.match(r"^[A-Za-z_]\w*=", words[0]):  # VAR=value prefixes
         words.pop(0)
+    if words[-2:] == ["||", "true"]:  # the exit-0 guard (earlier installs had none)
+        words = words[:-2]
     if len(words) == 3 and words[:2] == ["maple-memory", "hook"]:
         return words[2] in HOOK_EVENTS.values()
     if len(words) == 3 and words[2] in HOOK_EVENTS.values() and re.search(r"hooks[/\\]run\.py$", words[1]):
