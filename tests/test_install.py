@@ -1,11 +1,16 @@
-"""memory.install and its commands: Claude Code settings merged and restored exactly, the server
-registered through files or the `claude` CLI, other clients' formats, and the plugin layout."""
+"""memory.cli.install and its commands: Claude Code settings merged and restored exactly (hooks
+and permissions), the server registered through files or the `claude` CLI (a stand-in that
+behaves as Claude Code 2.1.332 does), hook commands that cannot block a prompt, one home and one
+database for the server and the hooks, other clients' formats, and the plugin layout."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,8 +18,11 @@ import pytest
 import tomllib
 
 from memory import cli
-from memory.cli import install
+from memory import config as config_mod
+from memory.app.commands import RUN_PY, hook_command
+from memory.cli import install, jsonfile
 from memory.config import Config
+from memory.errors import InvalidInput
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,6 +102,7 @@ def test_uninstall_after_someone_else_edited_the_files_removes_only_maples_entri
     settings["hooks"]["SessionEnd"].append({"hooks": [{"type": "command", "command": "echo bye"}]})
     write_json(user_home / ".claude" / "settings.json", settings)
     install.uninstall(config, "user", project=project, claude=None, user_home=user_home)
+    assert not list(user_home.rglob("*.maple-backup"))  # the backups were install's too
     expected = json.loads(json.dumps(OTHER_SETTINGS))
     expected["hooks"]["SessionEnd"] = [{"hooks": [{"type": "command", "command": "echo bye"}]}]
     assert json.loads((user_home / ".claude" / "settings.json").read_text()) == expected
@@ -137,7 +146,7 @@ def test_a_settings_file_that_is_not_json_is_left_alone_with_a_clear_error(confi
     path = user_home / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
     path.write_text("{ this is not json")
-    with pytest.raises(install.InstallError, match="not valid JSON"):
+    with pytest.raises(jsonfile.FileError, match="not valid JSON"):
         install.install(config, "user", project=project, claude=None, user_home=user_home)
     assert path.read_text() == "{ this is not json"
 
@@ -149,8 +158,8 @@ def test_the_installed_hooks_use_seconds_and_the_right_shapes(config: Config, us
         for h in ours(groups):
             assert h.get("timeout", 1) <= 60  # seconds: 5000 would mean 83 minutes
     stop = ours(hooks["Stop"])[0]
-    assert stop["async"] is True and stop["command"].endswith("run.py stop")
-    assert ours(hooks["UserPromptSubmit"])[0]["type"] == "command"  # no claude CLI: no version to trust
+    assert stop["async"] is True and stop["command"].endswith("run.py stop || true")
+    assert ours(hooks["UserPromptSubmit"])[0]["type"] == "command"
     assert "timeout" not in ours(hooks["SessionEnd"])[0]  # would stretch the shared 1.5 s
 
 
@@ -199,9 +208,13 @@ def test_local_scope_registers_under_the_project_in_claude_json_and_uses_setting
 # -- through the claude CLI -----------------------------------------------------------------------
 
 
-def fake_claude(tmp_path: Path, version: str) -> Path:
-    """An executable standing in for the `claude` CLI: prints a version, records its arguments,
-    and knows whether `maple` was added (a test double for a program we cannot run here)."""
+def fake_claude(tmp_path: Path, version: str, user_home: Path) -> Path:
+    """An executable standing in for the `claude` CLI (a program we cannot run in unit tests),
+    behaving as Claude Code 2.1.332 was seen to: `mcp add` writes the entry into ~/.claude.json
+    (user: top-level mcpServers; local: projects[<cwd>], created with Claude Code's defaults) or
+    <cwd>/.mcp.json (project), as JSON.stringify(data, null, 2) with no final newline; `mcp remove`
+    deletes the entry and leaves `"mcpServers": {}` behind; `mcp get` exits 1 when there is none.
+    Every call's arguments and working directory are recorded."""
     script = tmp_path / "bin" / "claude"
     script.parent.mkdir(exist_ok=True)
     script.write_text(f"""#!{sys.executable}
@@ -211,15 +224,53 @@ with open(os.path.join(here, "calls.jsonl"), "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
 with open(os.path.join(here, "cwds.txt"), "a") as f:
     f.write(os.getcwd() + "\\n")
-state = os.path.join(here, "added")
-if sys.argv[1:] == ["--version"]:
+USER = {str(user_home / ".claude.json")!r}
+PROJECT = os.path.join(os.getcwd(), ".mcp.json")
+LOCAL_DEFAULTS = {{"allowedTools": [], "mcpContextUris": [], "mcpServers": {{}}, "enabledMcpjsonServers": [],
+                  "disabledMcpjsonServers": [], "hasTrustDialogAccepted": False}}
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {{}}
+
+def save(path, data):
+    with open(path, "w") as f:
+        f.write(json.dumps(data, indent=2, ensure_ascii=False))  # JSON.stringify: no final newline
+
+def servers(scope, data, create):
+    if scope == "local":
+        project = data.setdefault("projects", {{}}).setdefault(os.getcwd(), dict(LOCAL_DEFAULTS)) if create else \\
+            data.get("projects", {{}}).get(os.getcwd(), {{}})
+        return project.setdefault("mcpServers", {{}}) if create else project.get("mcpServers", {{}})
+    return data.setdefault("mcpServers", {{}}) if create else data.get("mcpServers", {{}})
+
+def where(scope):
+    return PROJECT if scope == "project" else USER
+
+args = sys.argv[1:]
+if args == ["--version"]:
     print("{version} (Claude Code)")
-elif sys.argv[1:3] == ["mcp", "get"]:
-    sys.exit(0 if os.path.exists(state) else 1)
-elif sys.argv[1:3] == ["mcp", "add"]:
-    open(state, "w").close()
-elif sys.argv[1:3] == ["mcp", "remove"]:
-    os.remove(state)
+elif args[:2] == ["mcp", "get"]:
+    found = any(args[2] in servers(s, load(where(s)), False) for s in ("local", "project", "user"))
+    if not found:
+        print(f'No MCP server named "{{args[2]}}".', file=sys.stderr)
+    sys.exit(0 if found else 1)
+elif args[:2] == ["mcp", "add"]:
+    scope, name = args[args.index("--scope") + 1], args[4]
+    env = dict(args[i + 1].split("=", 1) for i, a in enumerate(args[: args.index("--")]) if a == "--env")
+    command, *rest = args[args.index("--") + 1 :]
+    data = load(where(scope))
+    servers(scope, data, True)[name] = {{"type": "stdio", "command": command, "args": rest, "env": env}}
+    save(where(scope), data)
+elif args[:2] == ["mcp", "remove"]:
+    scope = args[args.index("--scope") + 1]
+    data = load(where(scope))
+    if servers(scope, data, False).pop(args[2], None) is None:
+        sys.exit(1)
+    save(where(scope), data)
 """)
     script.chmod(0o755)
     return script
@@ -229,15 +280,46 @@ def calls(script: Path) -> list[list[str]]:
     return [json.loads(line) for line in (script.parent / "calls.jsonl").read_text().splitlines()]
 
 
-def test_with_a_recent_claude_cli_the_server_is_added_through_it_and_prompts_use_an_mcp_tool_hook(
+def claude_code_json(path: Path, data: dict) -> bytes:
+    """Write `data` the way Claude Code writes ~/.claude.json (JSON.stringify(data, null, 2))."""
+    raw = json.dumps(data, indent=2).encode()
+    path.write_bytes(raw)
+    return raw
+
+
+@pytest.mark.parametrize("version", ["1.0.90", "2.1.100", "2.1.332"])
+def test_auto_surface_installs_the_command_hook_whatever_the_claude_code_version(
+    config: Config, user_home, project, tmp_path, version
+):
+    claude = fake_claude(tmp_path, version, user_home)
+    report = install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    (surface,) = ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])
+    assert surface["type"] == "command" and surface["command"].endswith("run.py user-prompt-submit || true")
+    assert f"UserPromptSubmit: command hook (Claude Code {version})" in report.notes
+
+
+def test_with_a_claude_cli_the_server_is_added_through_it_and_removed_through_it(
     config: Config, user_home, project, tmp_path
 ):
-    claude = fake_claude(tmp_path, "2.1.240")
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
     install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
     add = [c for c in calls(claude) if c[:2] == ["mcp", "add"]]
     assert len(add) == 1 and add[0][:5] == ["mcp", "add", "--scope", "user", "maple"] and "--" in add[0]
-    assert not (user_home / ".claude.json").exists()  # the CLI owns that file
-    surface = ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])[0]
+    assert "maple" in json.loads((user_home / ".claude.json").read_text())["mcpServers"]
+    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert len([c for c in calls(claude) if c[:2] == ["mcp", "add"]]) == 1  # already registered
+    # The second install found the entry in the file: no `claude mcp get`, which fires SessionEnd hooks.
+    assert len([c for c in calls(claude) if c[:2] == ["mcp", "get"]]) == 1
+    claude_code_json(user_home / ".claude.json", {**json.loads((user_home / ".claude.json").read_text()), "n": 1})
+    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert calls(claude)[-1] == ["mcp", "remove", "maple", "--scope", "user"]
+    assert json.loads((user_home / ".claude.json").read_text()) == {"n": 1}
+
+
+def test_surface_mcp_installs_an_mcp_tool_hook_on_the_running_server(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    install.install(config, "user", project=project, claude=str(claude), user_home=user_home, surface="mcp")
+    (surface,) = ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])
     assert surface == {
         "type": "mcp_tool",
         "server": "maple",
@@ -245,25 +327,116 @@ def test_with_a_recent_claude_cli_the_server_is_added_through_it_and_prompts_use
         "timeout": 5,
         "input": {"prompt": "${prompt}", "cwd": "${cwd}", "session_id": "${session_id}"},
     }
-    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
-    assert len([c for c in calls(claude) if c[:2] == ["mcp", "add"]]) == 1  # already registered
-    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
-    assert calls(claude)[-1] == ["mcp", "remove", "maple", "--scope", "user"]
 
 
-def test_local_scope_through_the_cli_runs_it_in_the_project(config: Config, user_home, project, tmp_path):
-    claude = fake_claude(tmp_path, "2.1.240")
+def test_surface_mcp_is_refused_for_a_claude_code_without_mcp_tool_hooks(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "2.1.100", user_home)
+    with pytest.raises(InvalidInput, match=r"2\.1\.118 or later.*--surface command"):
+        install.install(config, "user", project=project, claude=str(claude), user_home=user_home, surface="mcp")
+    assert not (user_home / ".claude" / "settings.json").exists() and not (user_home / ".claude.json").exists()
+
+
+def test_a_claude_code_older_than_some_hook_events_gets_a_note_to_update(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "1.0.60", user_home)
+    report = install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert any("has no SessionStart, SessionEnd hook" in n and "update Claude Code" in n for n in report.notes)
+
+
+def test_local_scope_through_the_cli_runs_it_in_the_project_and_undoes_it_exactly(
+    config: Config, user_home, project, tmp_path
+):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    before = claude_code_json(user_home / ".claude.json", {"numStartups": 4, "projects": {}})
     install.install(config, "local", project=project, claude=str(claude), user_home=user_home)
     add = [c for c in calls(claude) if c[:2] == ["mcp", "add"]]
     assert add[0][:5] == ["mcp", "add", "--scope", "local", "maple"]
     assert (claude.parent / "cwds.txt").read_text().splitlines()[-1] == str(project)
+    assert "maple" in json.loads((user_home / ".claude.json").read_text())["projects"][str(project)]["mcpServers"]
     assert (project / ".claude" / "settings.local.json").exists()
+    install.uninstall(config, "local", project=project, claude=str(claude), user_home=user_home)
+    assert (user_home / ".claude.json").read_bytes() == before
 
 
-def test_an_older_claude_cli_gets_the_command_hook(config: Config, user_home, project, tmp_path):
-    claude = fake_claude(tmp_path, "2.1.100")
+def test_uninstall_restores_claude_json_byte_for_byte_after_installing_through_the_cli(
+    config: Config, user_home, project, tmp_path
+):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    before = claude_code_json(user_home / ".claude.json", {"numStartups": 12, "projects": {}, "userID": "abc"})
     install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
-    assert ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])[0]["type"] == "command"
+    assert b'"maple"' in (user_home / ".claude.json").read_bytes()
+    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert (user_home / ".claude.json").read_bytes() == before
+    assert not (user_home / ".claude.json.maple-backup").exists()
+
+
+def test_uninstall_after_claude_code_rewrote_claude_json_leaves_no_empty_mcp_servers_behind(
+    config: Config, user_home, project, tmp_path
+):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    claude_code_json(user_home / ".claude.json", {"numStartups": 12, "userID": "abc"})
+    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    # A session since: Claude Code rewrote the file (numStartups), so there is no restoring a backup.
+    data = json.loads((user_home / ".claude.json").read_text())
+    claude_code_json(user_home / ".claude.json", {**data, "numStartups": 13})
+    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert ["mcp", "remove", "maple", "--scope", "user"] in calls(claude)
+    # Byte for byte what Claude Code would have written had MAPLE never been installed.
+    expected = '{\n  "numStartups": 13,\n  "userID": "abc"\n}'
+    assert (user_home / ".claude.json").read_text() == expected
+
+
+def test_uninstall_keeps_an_mcp_servers_object_that_holds_other_servers(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    claude_code_json(user_home / ".claude.json", {"numStartups": 1})
+    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    data = json.loads((user_home / ".claude.json").read_text())
+    data["mcpServers"]["github"] = {"type": "http", "url": "https://api.example/mcp"}
+    claude_code_json(user_home / ".claude.json", data)
+    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert json.loads((user_home / ".claude.json").read_text()) == {
+        "numStartups": 1,
+        "mcpServers": {"github": {"type": "http", "url": "https://api.example/mcp"}},
+    }
+
+
+def test_project_scope_through_the_cli_removes_the_mcp_json_it_created(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    install.install(config, "project", project=project, claude=str(claude), user_home=user_home)
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["maple"]["command"] == "maple-memory"
+    (project / ".mcp.json").write_text((project / ".mcp.json").read_text() + " ")  # touched since
+    install.uninstall(config, "project", project=project, claude=str(claude), user_home=user_home)
+    assert not (project / ".mcp.json").exists()
+
+
+def test_a_server_registered_before_install_is_left_in_place_by_uninstall(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    theirs = {"type": "stdio", "command": "/opt/maple/bin/maple-memory", "args": ["serve"], "env": {}}
+    before = claude_code_json(user_home / ".claude.json", {"mcpServers": {"maple": theirs}})
+    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert not [c for c in calls(claude) if c[:2] in (["mcp", "add"], ["mcp", "remove"])]
+    assert (user_home / ".claude.json").read_bytes() == before
+
+
+def test_reinstalling_from_a_moved_venv_replaces_maples_own_registration(config: Config, user_home, project, tmp_path):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    before = claude_code_json(user_home / ".claude.json", {"numStartups": 1})
+    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    data = json.loads((user_home / ".claude.json").read_text())
+    data["mcpServers"]["maple"]["command"] = "/gone/venv/bin/maple-memory"
+    claude_code_json(user_home / ".claude.json", data)
+    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert [c[:3] for c in calls(claude) if c[:2] in (["mcp", "add"], ["mcp", "remove"])] == [
+        ["mcp", "add", "--scope"],
+        ["mcp", "remove", "maple"],
+        ["mcp", "add", "--scope"],
+    ]
+    assert (
+        json.loads((user_home / ".claude.json").read_text())["mcpServers"]["maple"]["command"]
+        != "/gone/venv/bin/maple-memory"
+    )
+    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
+    assert json.loads((user_home / ".claude.json").read_bytes()) == json.loads(before)
 
 
 def test_switching_the_surface_path_replaces_the_hook_instead_of_adding_a_second(config: Config, user_home, project):
@@ -273,12 +446,180 @@ def test_switching_the_surface_path_replaces_the_hook_instead_of_adding_a_second
     assert [h["type"] for h in surface] == ["mcp_tool"]
 
 
-def test_a_server_registered_before_install_is_left_in_place_by_uninstall(config: Config, user_home, project, tmp_path):
-    claude = fake_claude(tmp_path, "2.1.240")
-    (claude.parent / "added").touch()
-    install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
-    install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
-    assert not [c for c in calls(claude) if c[:2] in (["mcp", "add"], ["mcp", "remove"])]
+# -- rewriting JSON files ---------------------------------------------------------------------------
+
+
+def test_rewriting_a_file_keeps_its_numbers_strings_and_layout_as_they_were():
+    raw = '{\n    "cost": 1e-7,\n    "big": 1e+21,\n    "half": 0.50,\n    "n": -3,\n    "s": "é\\u0001\\"",\n    "e": [],\n    "o": {}\n}\n'
+    path = Path("settings.json")
+    assert jsonfile.dump(jsonfile.load(path, raw.encode()), raw.encode()).decode() == raw
+
+
+# -- hook commands never block a prompt -------------------------------------------------------------
+
+
+def run_hook(command: str, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run a hook command the way Claude Code does: `sh -c`, the hook JSON on stdin."""
+    return subprocess.run(
+        ["sh", "-c", command],
+        input=b'{"hook_event_name": "UserPromptSubmit", "prompt": "which port", "cwd": "/tmp"}',
+        capture_output=True,
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"]},
+    )
+
+
+def test_an_installed_hook_whose_script_moved_away_exits_0_with_nothing_on_stdout(
+    config: Config, user_home, project, tmp_path
+):
+    install.install(config, "user", project=project, claude=None, user_home=user_home)
+    (installed,) = ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])
+    # The checkout moved after install: the path in settings.json names no file any more.
+    moved = installed["command"].replace(shlex.quote(str(RUN_PY)), shlex.quote(str(tmp_path / "moved" / "run.py")))
+    assert moved != installed["command"]
+    unguarded = run_hook(moved.removesuffix(" || true"), tmp_path)
+    assert unguarded.returncode == 2 and b"can't open file" in unguarded.stderr  # would block the prompt
+    result = run_hook(moved, tmp_path)
+    assert result.returncode == 0 and result.stdout == b""
+
+
+def test_a_hook_command_exits_0_when_its_interpreter_is_gone_or_it_crashes_early(config: Config, tmp_path):
+    gone = hook_command(config, "user-prompt-submit", python=str(tmp_path / "old-venv" / "bin" / "python"))
+    assert (run_hook(gone, tmp_path).returncode, run_hook(gone, tmp_path).stdout) == (0, b"")
+    crash = tmp_path / "crash.py"
+    crash.write_text("import sys\nsys.exit(2)  # anything that fails before MAPLE's fail-open code\n")
+    crashing = hook_command(config, "user-prompt-submit", script=crash)
+    assert (run_hook(crashing, tmp_path).returncode, run_hook(crashing, tmp_path).stdout) == (0, b"")
+    portable = hook_command(config, "user-prompt-submit", portable=True)
+    sh = shutil.which("sh")
+    result = subprocess.run([sh, "-c", portable], input=b"{}", capture_output=True, env={"PATH": str(tmp_path)})
+    assert result.returncode == 0 and result.stdout == b""  # maple-memory not on PATH
+
+
+def test_hooks_from_an_install_before_the_exit_0_guard_are_replaced_not_duplicated(config: Config, user_home, project):
+    old = hook_command(config, "user-prompt-submit").removesuffix(" || true")
+    write_json(
+        user_home / ".claude" / "settings.json",
+        {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": old, "timeout": 5}]}]}},
+    )
+    install.install(config, "user", project=project, claude=None, user_home=user_home)
+    (surface,) = ours(hooks_of(user_home / ".claude" / "settings.json")["UserPromptSubmit"])
+    assert surface["command"] == old + " || true"
+
+
+# -- permissions ------------------------------------------------------------------------------------
+
+
+def test_install_pre_approves_maples_tools_in_the_settings_file_it_writes_hooks_to(config: Config, user_home, project):
+    write_json(user_home / ".claude" / "settings.json", OTHER_SETTINGS)
+    report = install.install(config, "user", project=project, claude=None, user_home=user_home)
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    assert settings["permissions"]["allow"] == ["Bash(git status)", "mcp__maple"]
+    assert any(
+        a == f"add mcp__maple to permissions.allow in {user_home / '.claude' / 'settings.json'}" for a in report.actions
+    )
+    assert any("pre-approves MAPLE's tools" in n for n in report.notes)
+    install.install(config, "local", project=project, claude=None, user_home=user_home)
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert local["permissions"] == {"allow": ["mcp__maple"]}
+
+
+def test_install_no_allow_leaves_permissions_alone(config: Config, user_home, project):
+    write_json(user_home / ".claude" / "settings.json", OTHER_SETTINGS)
+    install.install(config, "user", project=project, claude=None, user_home=user_home, allow=False)
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    assert settings["permissions"] == OTHER_SETTINGS["permissions"] and "SessionStart" in settings["hooks"]
+
+
+def test_install_no_allow_after_an_install_takes_back_only_its_own_entry(config: Config, user_home, project):
+    install.install(config, "user", project=project, claude=None, user_home=user_home)
+    assert json.loads((user_home / ".claude" / "settings.json").read_text())["permissions"] == {"allow": ["mcp__maple"]}
+    install.install(config, "user", project=project, claude=None, user_home=user_home, allow=False)
+    assert "permissions" not in json.loads((user_home / ".claude" / "settings.json").read_text())
+
+
+def test_uninstall_removes_the_allow_entry_install_added_and_keeps_the_users_own(config: Config, user_home, project):
+    write_json(user_home / ".claude" / "settings.json", OTHER_SETTINGS)
+    install.install(config, "user", project=project, claude=None, user_home=user_home)
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    settings["permissions"]["allow"].append("Read")  # edited since: uninstall must edit, not restore
+    write_json(user_home / ".claude" / "settings.json", settings)
+    install.uninstall(config, "user", project=project, claude=None, user_home=user_home)
+    after = json.loads((user_home / ".claude" / "settings.json").read_text())
+    assert after["permissions"] == {"allow": ["Bash(git status)", "Read"]}
+
+
+def test_an_allow_entry_the_user_had_before_install_survives_uninstall(config: Config, user_home, project):
+    mine = {**OTHER_SETTINGS, "permissions": {"allow": ["mcp__maple"], "deny": []}}
+    write_json(user_home / ".claude" / "settings.json", mine)
+    report = install.install(config, "user", project=project, claude=None, user_home=user_home)
+    assert any("already in permissions.allow" in n for n in report.notes)
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    assert settings["permissions"]["allow"] == ["mcp__maple"]
+    settings["model"] = "sonnet"  # edited since
+    write_json(user_home / ".claude" / "settings.json", settings)
+    install.uninstall(config, "user", project=project, claude=None, user_home=user_home)
+    assert json.loads((user_home / ".claude" / "settings.json").read_text()) == {**mine, "model": "sonnet"}
+
+
+def test_the_plugins_tools_have_their_own_permission_name():
+    assert install.tool_permission() == "mcp__maple"
+    assert install.tool_permission(install.PLUGIN_SERVER) == "mcp__plugin_maple_maple"
+
+
+def test_a_reinstall_after_the_user_edited_settings_keeps_their_edit_through_uninstall(
+    config: Config, user_home, project
+):
+    before = write_json(user_home / ".claude" / "settings.json", OTHER_SETTINGS)
+    install.install(config, "user", project=project, claude=None, user_home=user_home, surface="command")
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    settings["hooks"]["Notification"] = [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+    write_json(user_home / ".claude" / "settings.json", settings)
+    install.install(config, "user", project=project, claude=None, user_home=user_home, surface="mcp")  # rewrites it
+    install.uninstall(config, "user", project=project, claude=None, user_home=user_home)
+    after = json.loads((user_home / ".claude" / "settings.json").read_text())
+    assert after["hooks"]["Notification"] == settings["hooks"]["Notification"]
+    del after["hooks"]["Notification"]
+    assert after == json.loads(before)
+
+
+# -- one home and one database for the server and every hook ---------------------------------------
+
+
+def env_prefix(command: str) -> dict[str, str]:
+    words = shlex.split(command)
+    return dict(w.split("=", 1) for w in words[: next(i for i, w in enumerate(words) if "=" not in w)])
+
+
+def test_the_server_and_every_hook_get_the_same_home_and_database(user_home, project, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    custom = config_mod.load(home=tmp_path / "my maple", database="data/memories.db")  # relative: made absolute
+    expected = {"MAPLE_HOME": str(tmp_path / "my maple"), "MAPLE_DB": str(tmp_path / "data" / "memories.db")}
+    install.install(custom, "user", project=project, claude=None, user_home=user_home)
+    server = json.loads((user_home / ".claude.json").read_text())["mcpServers"]["maple"]
+    assert {k: v for k, v in server["env"].items() if k.startswith("MAPLE_")} == expected
+    commands = [h["command"] for g in hooks_of(user_home / ".claude" / "settings.json").values() for h in ours(g)]
+    assert len(commands) == 5 and all(env_prefix(c) == expected for c in commands)
+    # Through the claude CLI: the --env pairs of `claude mcp add` carry the same values.
+    install.uninstall(custom, "user", project=project, claude=None, user_home=user_home)
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    install.install(custom, "local", project=project, claude=str(claude), user_home=user_home)
+    (add,) = [c for c in calls(claude) if c[:2] == ["mcp", "add"]]
+    pairs = dict(add[i + 1].split("=", 1) for i, a in enumerate(add) if a == "--env")
+    assert {k: v for k, v in pairs.items() if k.startswith("MAPLE_")} == expected
+
+
+def test_project_scope_names_no_home_database_or_path_of_this_machine(user_home, project, tmp_path):
+    custom = config_mod.load(home=tmp_path / "my maple", database=str(tmp_path / "m.db"))
+    report = install.install(custom, "project", project=project, claude=None, user_home=user_home)
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["maple"] == {
+        "type": "stdio",
+        "command": "maple-memory",
+        "args": ["serve"],
+    }
+    shared = (project / ".claude" / "settings.json").read_text() + (project / ".mcp.json").read_text()
+    assert str(tmp_path) not in shared
+    assert any("each person's own MAPLE_HOME and MAPLE_DB" in n for n in report.notes)
 
 
 # -- the commands -------------------------------------------------------------------------------
@@ -290,6 +631,11 @@ def test_the_install_command_prints_what_it_did(user_home, project, monkeypatch,
     assert cli.main(["--project", str(project), "install", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "would: add hooks" in out and not (user_home / ".claude").exists()
+    # Every hook command it would write, the server it would start, and the permission.
+    for event, group in install.hook_groups(Config(home=home), surface_via_tool=False).items():
+        assert f"would: hook {event}: {group['hooks'][0]['command']}" in out
+    assert f"would: register MCP server 'maple' in {user_home / '.claude.json'}: MAPLE_HOME=" in out
+    assert f"would: add mcp__maple to permissions.allow in {user_home / '.claude' / 'settings.json'}" in out
     assert cli.main(["--project", str(project), "install"]) == 0
     assert (user_home / ".claude" / "settings.json").exists()
     capsys.readouterr()

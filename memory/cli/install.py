@@ -6,19 +6,21 @@ install (scope user, project or local):
      `mcpServers` for user, `projects[<dir>].mcpServers` for local, `<project>/.mcp.json`);
   2. merges MAPLE's hooks into that scope's settings file (~/.claude/settings.json,
      .claude/settings.json, .claude/settings.local.json): SessionStart brief, UserPromptSubmit
-     surface (an `mcp_tool` hook on the running server when Claude Code >= 2.1.118 is detected,
-     else a command hook), Stop (async), PreCompact and SessionEnd harvest.
-Every file it changes is backed up first (`<file>.maple-backup`), other hooks and servers are
-left as they are, and running it twice changes nothing. What it did is recorded in
+     surface (a command hook, which works on every Claude Code with hooks; `--surface mcp` makes it
+     an `mcp_tool` hook on the running server, Claude Code >= 2.1.118), Stop (async), PreCompact
+     and SessionEnd harvest. Every hook command exits 0 whatever fails (see `hook_command`);
+  3. pre-approves MAPLE's tools in that same settings file (`permissions.allow` gets `mcp__maple`:
+     without it `claude -p` denies them), unless told not to.
+Every file it changes is backed up first (`<file>.maple-backup`), other hooks, permissions and
+servers are left as they are, and running it twice changes nothing. What it did is recorded in
 `<home>/install.json`; uninstall undoes exactly that: a file nobody touched since is restored
-byte for byte from its backup, a file edited since loses only MAPLE's entries.
+byte for byte from its backup, a file edited since loses only what MAPLE added (an `mcpServers`
+object that only MAPLE's entry needed included, which `claude mcp remove` leaves behind).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import shlex
 import shutil
@@ -28,13 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.app.commands import RUN_PY, hook_command, server_command
+import memory.cli.jsonfile as jsonfile
+from memory.app.commands import RUN_PY, home_env, hook_command, server_command
 from memory.config import Config
 from memory.errors import InvalidInput, MapleError
 
 SERVER = "maple"
 PLUGIN_SERVER = "plugin:maple:maple"
 SURFACE_TOOL = "memory_surface"
+SURFACES = ("auto", "command", "mcp")
 MCP_TOOL_HOOKS_SINCE = (2, 1, 118)
 SCOPES = ("user", "project", "local")
 HOOK_EVENTS = {  # Claude Code event -> hooks/run.py argument
@@ -44,11 +48,20 @@ HOOK_EVENTS = {  # Claude Code event -> hooks/run.py argument
     "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
 }
+# The Claude Code release that introduced each event (hooks themselves came with 1.0.38).
+EVENT_SINCE = {
+    "Stop": (1, 0, 38),
+    "PreCompact": (1, 0, 48),
+    "UserPromptSubmit": (1, 0, 54),
+    "SessionStart": (1, 0, 62),
+    "SessionEnd": (1, 0, 85),
+}
 CLIENTS = ("claude-desktop", "cursor", "codex", "vscode", "gemini")
 
 
 class InstallError(MapleError):
-    """A settings file MAPLE will not touch, or a registration that failed."""
+    """A settings file MAPLE will not touch, or a registration that failed (a file that is not JSON
+    raises jsonfile.FileError, also a MapleError)."""
 
 
 # -- what gets installed ----------------------------------------------------------------------
@@ -83,6 +96,27 @@ def hook_groups(
     }
 
 
+def tool_permission(server: str = SERVER) -> str:
+    """The `permissions.allow` entry that pre-approves every tool of `server`: `mcp__maple`, or
+    `mcp__plugin_maple_maple` for the plugin's server (`plugin:maple:maple`)."""
+    if server.startswith("plugin:"):
+        _, plugin, name = server.split(":", 2)
+        return f"mcp__plugin_{plugin}_{name}"
+    return f"mcp__{server}"
+
+
+def describe_hook(event: str, group: dict[str, Any]) -> list[str]:
+    """One line per handler of a hook group, for reports: what Claude Code will run."""
+    lines = []
+    for h in group["hooks"]:
+        what = f"mcp_tool {h['server']} {h['tool']}" if h.get("type") == "mcp_tool" else h.get("command", json.dumps(h))
+        extras = [f"matcher {group['matcher']}"] if group.get("matcher") else []
+        extras += ["async"] if h.get("async") else []
+        extras += [f"timeout {h['timeout']} s"] if "timeout" in h else []
+        lines.append(f"hook {event}: {what}" + (f" ({', '.join(extras)})" if extras else ""))
+    return lines
+
+
 def is_ours(handler: Any) -> bool:
     """Whether a hook handler is one MAPLE installs (this or an earlier install, any path)."""
     if not isinstance(handler, dict):
@@ -98,6 +132,8 @@ def is_ours(handler: Any) -> bool:
         return False
     while words and re.match(r"^[A-Za-z_]\w*=", words[0]):  # VAR=value prefixes
         words.pop(0)
+    if words[-2:] == ["||", "true"]:  # the exit-0 guard (earlier installs had none)
+        words = words[:-2]
     if len(words) == 3 and words[:2] == ["maple-memory", "hook"]:
         return words[2] in HOOK_EVENTS.values()
     if len(words) == 3 and words[2] in HOOK_EVENTS.values() and re.search(r"hooks[/\\]run\.py$", words[1]):
@@ -127,56 +163,8 @@ def claude_version(claude: str | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in m.groups()) if m else None
 
 
-# -- JSON files, carefully --------------------------------------------------------------------
-
-
-def _sha(data: bytes | None) -> str | None:
-    return hashlib.sha256(data).hexdigest() if data is not None else None
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _load(path: Path, raw: bytes | None) -> dict[str, Any]:
-    if raw is None or not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise InstallError(f"{path} is not valid JSON ({e}); fix it (or move it away), then run install again") from e
-    if not isinstance(data, dict):
-        raise InstallError(f"{path} holds JSON {type(data).__name__}, not an object; fix it, then run install again")
-    return data
-
-
-def _dump(data: dict[str, Any], like: bytes | None) -> bytes:
-    """JSON written the way the file was: its indentation, and its final newline."""
-    indent: int | str = 2
-    if like:
-        m = re.search(rb"\n([ \t]+)\S", like)
-        if m:
-            ws = m.group(1).decode()
-            indent = "\t" if ws.startswith("\t") else len(ws)
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
-    if like is None or like.endswith(b"\n"):
-        text += "\n"
-    return text.encode("utf-8")
-
-
-def _write(path: Path, data: bytes, private: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".maple-tmp")
-    mode = 0o600 if private else 0o644
-    if path.exists():
-        mode = path.stat().st_mode & 0o777
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)  # atomic: Claude Code may read it at any moment
+def _version(v: tuple[int, ...]) -> str:
+    return ".".join(map(str, v))
 
 
 # -- install / uninstall ----------------------------------------------------------------------
@@ -197,7 +185,7 @@ class Report:
 class Paths:
     settings: Path
     mcp_file: Path
-    mcp_keys: list[str]  # where the server entry lives inside mcp_file
+    mcp_keys: list[str]  # where the server entries live inside mcp_file
 
     @classmethod
     def of(cls, scope: str, project: Path, user_home: Path) -> Paths:
@@ -229,46 +217,77 @@ def install(
     project: Path | None = None,
     dry_run: bool = False,
     surface: str = "auto",
+    allow: bool = True,
     claude: str | None | bool = True,
     user_home: Path | None = None,
     run: Runner = _run,
 ) -> Report:
-    """Register the server and merge the hooks for `scope` (see the module doc).
+    """Register the server, merge the hooks and pre-approve the tools for `scope` (see the module doc).
 
-    `surface`: "auto" (mcp_tool when Claude Code >= 2.1.118 is found), "mcp" or "command".
+    `surface`: "auto" or "command" (a command hook), or "mcp" (an mcp_tool hook, Claude Code >= 2.1.118).
+    `allow`: add `mcp__maple` to the settings file's `permissions.allow` (False: leave permissions alone,
+    and take back an entry an earlier install added).
     `claude`: the CLI to use (True: look on PATH; None/False: write the files directly).
     """
     project = (project or Path.cwd()).resolve()
     user_home = user_home or Path.home()
     paths = Paths.of(scope, project, user_home)
+    if surface not in SURFACES:
+        raise InvalidInput(f"surface must be one of {', '.join(SURFACES)}, got {surface!r}")
     cli = shutil.which("claude") if claude is True else (claude or None)
     version = claude_version(cli)
-    if surface not in ("auto", "mcp", "command"):
-        raise InvalidInput(f"surface must be auto, mcp or command, got {surface!r}")
-    via_tool = surface == "mcp" or (surface == "auto" and version is not None and version >= MCP_TOOL_HOOKS_SINCE)
+    via_tool = surface == "mcp"
+    if via_tool and version is not None and version < MCP_TOOL_HOOKS_SINCE:
+        raise InvalidInput(
+            f"--surface mcp needs Claude Code {_version(MCP_TOOL_HOOKS_SINCE)} or later (mcp_tool hooks); "
+            f"this is {_version(version)}: update Claude Code, or install with --surface command"
+        )
     report = Report(scope, dry_run)
-    report.notes.append(
-        f"UserPromptSubmit: {'mcp_tool hook on the running server' if via_tool else 'command hook'}"
-        + (f" (Claude Code {'.'.join(map(str, version))})" if version else " (claude CLI not found)" if not cli else "")
+    found = (
+        f"Claude Code {_version(version)}"
+        if version
+        else "claude CLI not found"
+        if not cli
+        else "claude --version unreadable"
     )
+    report.notes.append(
+        "UserPromptSubmit: "
+        + ("mcp_tool hook on the running server's memory_surface" if via_tool else "command hook")
+        + f" ({found})"
+    )
+    if version is not None:
+        missing = [e for e, since in EVENT_SINCE.items() if version < since]
+        if missing:
+            report.notes.append(
+                f"Claude Code {_version(version)} has no {', '.join(missing)} hook "
+                f"(that needs {_version(max(EVENT_SINCE[e] for e in missing))}): update Claude Code"
+            )
     portable = scope == "project"
     if portable and not shutil.which("maple-memory"):
         report.notes.append(
             "maple-memory is not on PATH: project hooks call `maple-memory hook ...`; "
             "install it (e.g. `uv tool install maple-memory`) for everyone using this project"
         )
+    if portable and home_env(config):
+        report.notes.append(
+            "project scope: the shared files name no paths of this machine, so the server and hooks use each "
+            f"person's own MAPLE_HOME and MAPLE_DB, not {', '.join(f'{k}={v}' for k, v in home_env(config).items())}; "
+            "use --scope local to pin them for you alone"
+        )
     manifest = _manifest(config)
     record: dict[str, Any] = manifest.get(scope, {}) if isinstance(manifest.get(scope), dict) else {}
-    command, args, env = server_command(config)
+    command, args, env = server_command(config, portable=portable)
     entry: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
     if env:
         entry["env"] = env
+    # The server first, then the hooks: `claude mcp get/add` fire SessionEnd hooks of their own.
     record["mcp"] = _register(
         paths, scope, entry, cli, lambda a: run(a, cwd=project), dry_run, report, record.get("mcp")
     )
-    record["settings"] = _merge_hooks(
+    record["settings"] = _merge_settings(
         paths.settings,
         hook_groups(config, surface_via_tool=via_tool, portable=portable),
+        [tool_permission(SERVER)] if allow else [],
         dry_run,
         report,
         record.get("settings"),
@@ -277,6 +296,13 @@ def install(
         manifest[scope] = record
         _save_manifest(config, manifest)
     return report
+
+
+def _same_server(a: Any, b: dict[str, Any]) -> bool:
+    """Whether a registered entry starts what `b` starts (Claude Code writes `"env": {}` for none)."""
+    if not isinstance(a, dict):
+        return False
+    return (a.get("command"), a.get("args"), a.get("env") or {}) == (b["command"], b["args"], b.get("env") or {})
 
 
 def _register(
@@ -289,28 +315,82 @@ def _register(
     report: Report,
     previous: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    if cli:
-        exists = run([cli, "mcp", "get", SERVER]).returncode == 0
-        if exists:
+    """Register the server; the record says how, and what uninstall needs to undo it exactly."""
+    if cli and not (previous and previous.get("method") == "file"):  # an earlier file install stays one
+        return _register_cli(paths, scope, entry, cli, run, dry_run, report, previous)
+    return _register_file(paths, entry, dry_run, report, previous)
+
+
+def _register_cli(
+    paths: Paths,
+    scope: str,
+    entry: dict[str, Any],
+    cli: str,
+    run: Runner,
+    dry_run: bool,
+    report: Report,
+    previous: dict[str, Any] | None,
+) -> dict[str, Any]:
+    raw = jsonfile.read(paths.mcp_file)
+    current = jsonfile.node(jsonfile.load(paths.mcp_file, raw), [*paths.mcp_keys, SERVER])
+    ours = previous if previous and previous.get("method") == "cli" and previous.get("added") else None
+    # Read the file first: `claude mcp get` starts the server to check it, and fires SessionEnd hooks.
+    if current is not None or run([cli, "mcp", "get", SERVER]).returncode == 0:
+        if ours is None or current is None or _same_server(current, entry):
             report.actions.append(
                 f"MCP server '{SERVER}' is already registered (`claude mcp get {SERVER}`); left as is"
             )
-            return previous if previous and previous.get("method") == "cli" else {"method": "cli", "added": False}
-        args = [cli, "mcp", "add", "--scope", scope, SERVER]  # the name before --env, which takes many pairs
-        for k, v in entry.get("env", {}).items():
-            args += ["--env", f"{k}={v}"]
-        args += ["--", entry["command"], *entry["args"]]
-        report.actions.append("run " + shlex.join(args))
+            return ours or {"method": "cli", "added": False}
+        # MAPLE's own registration, from a venv or checkout that has moved since: replace it.
+        remove = [cli, "mcp", "remove", SERVER, "--scope", scope]
+        report.actions.append("run " + shlex.join(remove))
         if not dry_run:
-            done = run(args)
-            if done.returncode != 0:
-                raise InstallError(
-                    f"`claude mcp add` failed: {(done.stderr or done.stdout).strip()}; "
-                    f"register by hand with: {shlex.join(args)}"
-                )
-        return {"method": "cli", "added": True, "scope": scope}
-    raw = _read(paths.mcp_file)
-    data = _load(paths.mcp_file, raw)
+            run(remove)
+    args = [cli, "mcp", "add", "--scope", scope, SERVER]  # the name before --env, which takes many pairs
+    for k, v in entry.get("env", {}).items():
+        args += ["--env", f"{k}={v}"]
+    args += ["--", entry["command"], *entry["args"]]
+    report.actions.append("run " + shlex.join(args))
+    # A replacement keeps the first install's record: its backup is the file as it was before MAPLE.
+    record: dict[str, Any] = dict(ours) if ours else {"method": "cli", "added": True, "scope": scope}
+    if dry_run:
+        return record
+    done = run(args)
+    if done.returncode != 0:
+        raise InstallError(
+            f"`claude mcp add` failed: {(done.stderr or done.stdout).strip()}; register by hand with: {shlex.join(args)}"
+        )
+    after = jsonfile.read(paths.mcp_file)
+    if after is None or jsonfile.node(jsonfile.load(paths.mcp_file, after), [*paths.mcp_keys, SERVER]) is None:
+        return record  # the CLI wrote elsewhere (CLAUDE_CONFIG_DIR): uninstall leaves it to the CLI
+    if ours:
+        _rewritten(record, raw, after)
+        return record
+    # The CLI wrote where we looked: remember enough to give the file back exactly as it was.
+    data = jsonfile.load(paths.mcp_file, raw)
+    record.update(
+        file=str(paths.mcp_file),
+        created=raw is None,
+        created_keys=[k for i, k in enumerate(paths.mcp_keys) if jsonfile.node(data, paths.mcp_keys[: i + 1]) is None],
+        backup=_backup(paths.mcp_file, raw, report),
+        after=jsonfile.sha(after),
+    )
+    return record
+
+
+def _rewritten(record: dict[str, Any], before: bytes | None, after: bytes) -> None:
+    """Note that MAPLE rewrote a file it installed into before. If someone else changed it since
+    MAPLE's last write, the backup no longer holds their change: uninstall must edit, not restore."""
+    if record.get("after") and jsonfile.sha(before) != record["after"]:
+        record["restorable"] = False
+    record["after"] = jsonfile.sha(after)
+
+
+def _register_file(
+    paths: Paths, entry: dict[str, Any], dry_run: bool, report: Report, previous: dict[str, Any] | None
+) -> dict[str, Any]:
+    raw = jsonfile.read(paths.mcp_file)
+    data = jsonfile.load(paths.mcp_file, raw)
     node = data
     created_keys = []
     for key in paths.mcp_keys:
@@ -336,30 +416,55 @@ def _register(
         report.actions.append(f"MCP server '{SERVER}' already in {paths.mcp_file}")
         return record
     node[SERVER] = entry
-    new = _dump(data, raw)
+    new = jsonfile.dump(data, raw)
     if not dry_run and not record.get("backup"):
         record["backup"] = _backup(paths.mcp_file, raw, report)
+    started = shlex.join([entry["command"], *entry["args"]])
     report.actions.append(
-        f"register MCP server '{SERVER}' in {paths.mcp_file}"
+        f"register MCP server '{SERVER}' in {paths.mcp_file}: "
+        + " ".join([*(f"{k}={shlex.quote(v)}" for k, v in entry.get("env", {}).items()), started])
         + (" (replacing the existing entry)" if record.get("had") is not None else "")
     )
     if not dry_run:
-        _write(paths.mcp_file, new, private=paths.mcp_file.name == ".claude.json")
-        record["after"] = _sha(new)
+        jsonfile.write(paths.mcp_file, new, private=paths.mcp_file.name == ".claude.json")
+        _rewritten(record, raw, new)
     return record
 
 
-def _merge_hooks(
-    path: Path, groups: dict[str, dict[str, Any]], dry_run: bool, report: Report, previous: dict[str, Any] | None
+def _merge_settings(
+    path: Path,
+    groups: dict[str, dict[str, Any]],
+    allow: list[str],
+    dry_run: bool,
+    report: Report,
+    previous: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    raw = _read(path)
-    data = _load(path, raw)
-    hooks = data.setdefault("hooks", {})
+    """Merge MAPLE's hooks and `permissions.allow` entries into one settings file."""
+    raw = jsonfile.read(path)
+    data = jsonfile.load(path, raw)
+    # The first install's record is kept: its backup is the file as it was before MAPLE.
+    record = dict(previous) if previous else {"file": str(path), "created": raw is None, "backup": None}
+    actions = _merge_hooks(path, data, groups) + _merge_allow(path, data, allow, record, report)
+    if not actions:
+        report.actions.append(f"hooks{' and permissions' if allow else ''} already in {path}")
+        return record
+    if not dry_run and not record.get("backup") and not record.get("created"):
+        record["backup"] = _backup(path, raw, report)
+    report.actions.extend(actions)
+    if not dry_run:
+        new = jsonfile.dump(data, raw)
+        jsonfile.write(path, new, private=False)
+        _rewritten(record, raw, new)
+    return record
+
+
+def _merge_hooks(path: Path, data: dict[str, Any], groups: dict[str, dict[str, Any]]) -> list[str]:
+    hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError(f"{path}: 'hooks' is not an object; fix it, then run install again")
     changed = []
     for event, group in groups.items():
-        lst = hooks.setdefault(event, [])
+        lst = hooks.get(event, [])
         if not isinstance(lst, list):
             raise InstallError(f"{path}: hooks.{event} is not a list; fix it, then run install again")
         if group in lst:
@@ -368,29 +473,71 @@ def _merge_hooks(
         for g in lst:
             if isinstance(g, dict) and isinstance(g.get("hooks"), list):
                 g["hooks"] = [h for h in g["hooks"] if not is_ours(h)]
-        lst[:] = [g for g in lst if not (isinstance(g, dict) and g.get("hooks") == [])]
-        lst.append(group)
+        hooks[event] = [g for g in lst if not (isinstance(g, dict) and g.get("hooks") == [])] + [group]
         changed.append(event)
-    # The first install's record is kept: its backup is the file as it was before MAPLE.
-    record = dict(previous) if previous else {"file": str(path), "created": raw is None, "backup": None}
     if not changed:
-        report.actions.append(f"hooks already in {path}")
-        return record
-    new = _dump(data, raw)
-    if not dry_run and not record.get("backup") and not record.get("created"):
-        record["backup"] = _backup(path, raw, report)
-    report.actions.append(f"add hooks {', '.join(changed)} to {path}")
-    if not dry_run:
-        _write(path, new, private=False)
-        record["after"] = _sha(new)
-    return record
+        return []
+    data["hooks"] = hooks
+    return [f"add hooks {', '.join(changed)} to {path}"] + [
+        line for event in changed for line in describe_hook(event, groups[event])
+    ]
+
+
+def _merge_allow(
+    path: Path, data: dict[str, Any], allow: list[str], record: dict[str, Any], report: Report
+) -> list[str]:
+    """Add the `allow` entries the file lacks, and take back those an earlier install added that
+    `allow` no longer names (install --no-allow). The record lists exactly what MAPLE added."""
+    added: list[str] = list(record.get("allowed") or [])
+    actions = []
+    dropped = [e for e in added if e not in allow]
+    if dropped:
+        before = json.dumps(data.get("permissions"))
+        _remove_allowed(data, {**record, "allowed": dropped})
+        if json.dumps(data.get("permissions")) != before:
+            actions.append(
+                f"remove {', '.join(dropped)} (an earlier install added it) from permissions.allow in {path}"
+            )
+        added = [e for e in added if e in allow]
+    perms = data.get("permissions")
+    if perms is not None and not isinstance(perms, dict):
+        raise InstallError(f"{path}: 'permissions' is not an object; fix it, then run install again")
+    lst = (perms or {}).get("allow")
+    if lst is not None and not isinstance(lst, list):
+        raise InstallError(f"{path}: permissions.allow is not a list; fix it, then run install again")
+    for entry in allow:
+        if entry in added and lst is not None and entry in lst:
+            continue
+        if lst is not None and entry in lst:
+            report.notes.append(f"{entry} was already in permissions.allow of {path}; uninstall leaves it there")
+            continue
+        if perms is None:
+            perms = data["permissions"] = {}
+            record["allowed_created"] = ["permissions", "allow"]
+        if lst is None:
+            lst = perms["allow"] = []
+            record.setdefault("allowed_created", ["allow"])
+        lst.append(entry)
+        if entry not in added:
+            added.append(entry)
+        actions.append(f"add {entry} to permissions.allow in {path}")
+        report.notes.append(
+            f"{entry} in permissions.allow pre-approves MAPLE's tools (`claude -p` denies tools not allowed); "
+            "install --no-allow leaves permissions alone"
+        )
+        if entry in (perms.get("deny") or []):
+            report.notes.append(f"{entry} is also in permissions.deny of {path}, which wins: MAPLE's tools stay denied")
+    record["allowed"] = added
+    if not added:
+        record.pop("allowed_created", None)
+    return actions
 
 
 def _backup(path: Path, raw: bytes | None, report: Report) -> str | None:
     if raw is None:
         return None
     backup = path.with_name(path.name + ".maple-backup")
-    _write(backup, raw, private=True)
+    jsonfile.write(backup, raw, private=True)
     report.actions.append(f"backed up {path} to {backup}")
     return str(backup)
 
@@ -415,70 +562,133 @@ def uninstall(
     report = Report(scope, dry_run)
     if not record:
         report.notes.append(f"no record of an install at scope {scope}; removing MAPLE entries found")
+    # The hooks first: `claude mcp remove` fires the SessionEnd hooks still in place.
+    settings = record.get("settings") or {}
+    _undo_file(paths.settings, settings, dry_run, report, lambda data: _remove_settings(data, settings))
     mcp = record.get("mcp") or {}
     if mcp.get("method") == "cli":
-        if mcp.get("added") and cli:
-            args = [cli, "mcp", "remove", SERVER, "--scope", mcp.get("scope", scope)]
-            report.actions.append("run " + shlex.join(args))
-            if not dry_run:
-                run(args, cwd=project)
-        else:
-            report.actions.append(f"MCP server '{SERVER}' was registered before MAPLE's install; left as is")
+        _unregister_cli(paths, scope, mcp, cli, lambda a: run(a, cwd=project), dry_run, report)
     else:
         _undo_file(paths.mcp_file, mcp, dry_run, report, lambda data: _remove_server(data, mcp, paths))
-    _undo_file(paths.settings, record.get("settings") or {}, dry_run, report, _remove_hooks)
     if not dry_run:
         manifest.pop(scope, None)
         _save_manifest(config, manifest)
     return report
 
 
+def _unregister_cli(
+    paths: Paths, scope: str, rec: dict[str, Any], cli: str | None, run: Runner, dry_run: bool, report: Report
+) -> None:
+    if not rec.get("added"):
+        report.actions.append(f"MCP server '{SERVER}' was registered before MAPLE's install; left as is")
+        return
+    path = Path(rec["file"]) if rec.get("file") else None
+    if path is not None and _restore(path, rec, dry_run, report):
+        return
+    if cli:
+        args = [cli, "mcp", "remove", SERVER, "--scope", rec.get("scope", scope)]
+        report.actions.append("run " + shlex.join(args))
+        if not dry_run:
+            run(args)
+    elif path is None:
+        report.notes.append(
+            f"the claude CLI is not on PATH: run `claude mcp remove {SERVER} --scope {rec.get('scope', scope)}`"
+        )
+        return
+    if path is None or dry_run:
+        return
+    # `claude mcp remove` leaves `"mcpServers": {}` behind; drop it when MAPLE's add created it.
+    # Without the CLI, the same edit removes the entry itself.
+    raw = jsonfile.read(path)
+    data = jsonfile.load(path, raw)
+    removed = _remove_server(data, {"created_keys": rec.get("created_keys") or []}, paths)
+    tidied = jsonfile.drop_empty(data, paths.mcp_keys, rec.get("created_keys") or [])
+    if raw is not None and rec.get("created") and data == {}:
+        report.actions.append(f"remove {path} (MAPLE's registration created it)")
+        path.unlink()
+    elif removed or tidied:
+        report.actions.append(f"remove what MAPLE's registration left in {path}")
+        jsonfile.write(path, jsonfile.dump(data, raw), private=path.name == ".claude.json")
+    _drop_backup(rec, dry_run)
+
+
+def _restore(path: Path, rec: dict[str, Any], dry_run: bool, report: Report) -> bool:
+    """Put back, byte for byte, a file nobody but MAPLE touched since install; False if it cannot."""
+    raw = jsonfile.read(path)
+    if raw is None or not rec.get("after") or jsonfile.sha(raw) != rec["after"] or rec.get("restorable") is False:
+        return False
+    if rec.get("created"):
+        report.actions.append(f"remove {path} (MAPLE created it)")
+        if not dry_run:
+            path.unlink()
+        return True
+    backup = Path(rec["backup"]) if rec.get("backup") else None
+    if backup is None or not backup.exists():
+        return False
+    report.actions.append(f"restore {path} from {backup}")
+    if not dry_run:
+        jsonfile.write(path, backup.read_bytes(), private=path.name == ".claude.json")
+        backup.unlink()
+    return True
+
+
 def _undo_file(
     path: Path, rec: dict[str, Any], dry_run: bool, report: Report, surgery: Callable[[dict[str, Any]], bool]
 ) -> None:
-    raw = _read(path)
-    if raw is None:
+    raw = jsonfile.read(path)
+    if raw is None or _restore(path, rec, dry_run, report):
         return
-    if rec.get("after") and _sha(raw) == rec["after"]:  # untouched since install: put it back exactly
-        backup = Path(rec["backup"]) if rec.get("backup") else None
-        if rec.get("created"):
-            report.actions.append(f"remove {path} (MAPLE created it)")
+    data = jsonfile.load(path, raw)
+    if surgery(data):
+        if rec.get("created") and data == {}:
+            report.actions.append(f"remove {path} (MAPLE created it; nothing else is in it)")
             if not dry_run:
                 path.unlink()
-            return
-        if backup is not None and backup.exists():
-            report.actions.append(f"restore {path} from {backup}")
+        else:
+            report.actions.append(f"remove MAPLE's entries from {path}")
             if not dry_run:
-                _write(path, backup.read_bytes(), private=path.name == ".claude.json")
-                backup.unlink()
-            return
-    data = _load(path, raw)
-    if not surgery(data):
-        return
-    report.actions.append(f"remove MAPLE's entries from {path}")
-    if not dry_run:
-        _write(path, _dump(data, raw), private=path.name == ".claude.json")
+                jsonfile.write(path, jsonfile.dump(data, raw), private=path.name == ".claude.json")
+    _drop_backup(rec, dry_run)
+
+
+def _drop_backup(rec: dict[str, Any], dry_run: bool) -> None:
+    """The backup is install's too, and of no use once MAPLE's entries are gone: it goes with them."""
+    if rec.get("backup") and not dry_run:
+        Path(rec["backup"]).unlink(missing_ok=True)
 
 
 def _remove_server(data: dict[str, Any], rec: dict[str, Any], paths: Paths) -> bool:
-    chain: list[tuple[dict[str, Any], str]] = []
-    node: Any = data
-    for key in paths.mcp_keys:
-        if not isinstance(node, dict) or not isinstance(node.get(key), dict):
-            return False
-        chain.append((node, key))
-        node = node[key]
-    if SERVER not in node:
+    node = jsonfile.node(data, paths.mcp_keys)
+    if not isinstance(node, dict) or SERVER not in node:
         return False
     if rec.get("had") is not None:
         node[SERVER] = rec["had"]  # what was there before MAPLE's install
     else:
         del node[SERVER]
-    created = set(rec.get("created_keys") or [])
-    for parent, key in reversed(chain):  # containers that only MAPLE's entry needed
-        if key in created and parent[key] == {}:
-            del parent[key]
+    jsonfile.drop_empty(data, paths.mcp_keys, rec.get("created_keys") or [])  # containers only MAPLE's entry needed
     return True
+
+
+def _remove_settings(data: dict[str, Any], rec: dict[str, Any]) -> bool:
+    hooks_changed = _remove_hooks(data)
+    return _remove_allowed(data, rec) or hooks_changed
+
+
+def _remove_allowed(data: dict[str, Any], rec: dict[str, Any]) -> bool:
+    """Take out of permissions.allow the entries MAPLE added (never one the user had), then the
+    `allow` list and `permissions` object if MAPLE created them and they are empty now."""
+    perms = data.get("permissions")
+    lst = perms.get("allow") if isinstance(perms, dict) else None
+    if not isinstance(lst, list):
+        return False
+    changed = False
+    for entry in rec.get("allowed") or []:
+        if entry in lst:
+            lst.remove(entry)
+            changed = True
+    if changed:
+        jsonfile.drop_empty(data, ["permissions", "allow"], rec.get("allowed_created") or [])
+    return changed
 
 
 def _remove_hooks(data: dict[str, Any]) -> bool:
@@ -517,7 +727,7 @@ def _manifest(config: Config) -> dict[str, Any]:
 
 def _save_manifest(config: Config, manifest: dict[str, Any]) -> None:
     config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    _write(config.home / "install.json", (json.dumps(manifest, indent=2) + "\n").encode(), private=True)
+    jsonfile.write(config.home / "install.json", (json.dumps(manifest, indent=2) + "\n").encode(), private=True)
 
 
 # -- other clients ----------------------------------------------------------------------------

@@ -468,7 +468,13 @@ def cmd_install(ctx: Context) -> int:
 
     a = ctx.args
     report = install.install(
-        ctx.config, a.scope, project=Path(ctx.project), dry_run=a.dry_run, surface=a.surface, claude=not a.no_claude_cli
+        ctx.config,
+        a.scope,
+        project=Path(ctx.project),
+        dry_run=a.dry_run,
+        surface=a.surface,
+        allow=not a.no_allow,
+        claude=not a.no_claude_cli,
     )
     ctx.emit(report.to_dict(), lambda: _print_report(report, "would" if a.dry_run else "done"))
     return 0
@@ -626,10 +632,18 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "install":
             p.add_argument(
                 "--surface",
-                choices=("auto", "mcp", "command"),
+                choices=("auto", "command", "mcp"),
                 default="auto",
-                help="how prompts get memories: mcp = a hook calling the running server "
-                "(Claude Code >= 2.1.118), command = a hook process; auto picks",
+                help="how each prompt gets its memories. command: a command hook, which works on every "
+                "Claude Code with hooks (1.0.38 and later; all five of MAPLE's events since 1.0.85). "
+                "mcp: the MCP-tool path, an mcp_tool hook calling the running server's memory_surface "
+                "tool (Claude Code 2.1.118 and later). auto (default): command",
+            )
+            p.add_argument(
+                "--no-allow",
+                action="store_true",
+                help="do not add mcp__maple to permissions.allow (by default install pre-approves "
+                "MAPLE's tools there; `claude -p` denies tools that are not allowed)",
             )
 
     p = command("extract", "turn a transcript, message list or text file into memories")
