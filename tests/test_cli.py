@@ -281,10 +281,10 @@ def test_show_prints_memories_in_full(capsys):
     assert f"memory {a}" in out and "  second line" in out and 'tags: ["notes"]' in out
 
 
-def test_show_of_a_missing_id_exits_2_and_says_what_to_do(capsys):
+def test_show_of_a_missing_id_shows_the_others_exits_2_and_says_what_to_do(capsys):
     add(capsys, "exists")
     code, out, err = run(capsys, "show", "1", "99")
-    assert code == 2 and out == ""
+    assert code == 2 and "memory 1" in out and "exists" in out
     assert err == (
         "maple-memory: no memory 99 in this project or the global scope; search to find the right id, "
         "or use --project to look in another project\n"

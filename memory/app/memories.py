@@ -174,7 +174,8 @@ class Memories:
     def restore(self, memory_id: int) -> dict[str, Any]:
         """Bring an archived memory back."""
         with self._serial() as store:
-            self._get(memory_id)
+            if self._get(memory_id).deleted_at is None:
+                raise InvalidInput(f"memory {memory_id} is not archived; there is nothing to restore")
             return {"memory": store.restore(memory_id).to_dict()}
 
     def update(
@@ -253,6 +254,8 @@ class Memories:
         """Pin (always surfaced first, kept from decay) or unpin a memory."""
         with self._serial() as store:
             m = self._get(memory_id, archived=False)
+            if m.superseded_by is not None:
+                raise InvalidInput(f"memory {memory_id} was superseded by memory {m.superseded_by}; pin that one")
             if m.pinned != pinned:  # only a change writes a version
                 m = store.update(memory_id, pinned=pinned, reason="pin" if pinned else "unpin")
             return {"memory": m.to_dict()}

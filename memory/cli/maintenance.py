@@ -22,6 +22,11 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
     )
     p.add_argument("--dry-run", action="store_true", help="report what would change and why; change nothing")
     p.add_argument("--all", action="store_true", help="print every change (default: the first 50)")
+    p.add_argument(
+        "--all-projects",
+        action="store_true",
+        help="look after every project's memories (default: this project's and global)",
+    )
 
     p = command("backup", "write a consistent copy of the database to <home>/backups (keeps backup_keep)")
     p.add_argument("--list", action="store_true", help="list the backups, newest first")
@@ -49,7 +54,7 @@ def cmd_maintain(ctx: Context) -> int:
         progress.update(steps[0], f"{steps[0]} batches done")
 
     try:
-        with ctx.app(embedder=True, all_projects=True) as app:  # maintenance looks after the whole file
+        with ctx.app(embedder=True, all_projects=a.all_projects, local=True) as app:
             report = app.maintain(dry_run=a.dry_run, checkpoint=step_done, detail=True)
     finally:
         progress.close()

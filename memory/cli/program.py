@@ -108,11 +108,6 @@ def cmd_show(ctx: Context) -> int:
     ids = ctx.args.ids
     with ctx.app() as app:
         d = app.get(ids)
-    if d["missing"]:
-        raise NotFound(
-            f"no memory {d['missing'][0]} in this project or the global scope; "
-            "search to find the right id, or use --project to look in another project"
-        )
     memories = sorted(d["memories"], key=lambda m: ids.index(m["id"]))
 
     def human() -> None:
@@ -129,7 +124,18 @@ def cmd_show(ctx: Context) -> int:
             print("\n".join("  " + line for line in m["content"].splitlines()))
 
     ctx.emit({"memories": memories}, human)
+    if d["missing"]:  # the ones found are shown; the exit code says some were not
+        raise NotFound(
+            f"no memory {d['missing'][0]} in this project or the global scope; "
+            "search to find the right id, or use --project to look in another project"
+        )
     return 0
+
+
+def _marked(m: dict, status: dict[int, str]) -> str:
+    """A listed memory's text, marked when it is no longer current (superseded or expired)."""
+    word = status.get(m["id"], "current")
+    return m["content"] if word in ("current", "archived") else f"({word}) {m['content']}"
 
 
 def cmd_list(ctx: Context) -> int:
@@ -145,6 +151,7 @@ def cmd_list(ctx: Context) -> int:
             limit=a.limit,
             after=a.after,
         )
+    status = {m["id"]: m["status"] for m in page["memories"]}
     memories = [{k: v for k, v in m.items() if k != "status"} for m in page["memories"]]
     next_after = memories[-1]["id"] if page["next_cursor"] else None
 
@@ -158,7 +165,7 @@ def cmd_list(ctx: Context) -> int:
             )
         _table(
             [
-                (str(m["id"]), (m["occurred_at"] or "")[:10], f"{m['layer']}/{m['category']}", m["content"])
+                (str(m["id"]), (m["occurred_at"] or "")[:10], f"{m['layer']}/{m['category']}", _marked(m, status))
                 for m in memories
             ],
             ("1;36", "2", "33"),
@@ -687,8 +694,9 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
 def cmd_extract(ctx: Context) -> int:
     a = ctx.args
     # A dry run compares by keywords only; loading the embedding model is not worth it there.
+    scope = a.scope or ("project" if a.project else None)  # --project names where the memories go
     with ctx.app(embedder=not a.dry_run, local=a.file == "-") as app:  # stdin is this process's
-        d = app.extract(a.file if a.file == "-" else str(Path(a.file).resolve()), dry_run=a.dry_run, scope=a.scope)
+        d = app.extract(a.file if a.file == "-" else str(Path(a.file).resolve()), dry_run=a.dry_run, scope=scope)
     d["file"] = a.file
 
     def human() -> None:

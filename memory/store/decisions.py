@@ -126,13 +126,13 @@ def _readable_decision(store: Store, memory_id: int, scopes: Sequence[str]) -> M
     m = store.get(memory_id, include_deleted=True)
     if m.scope not in scopes:
         raise NotFound(
-            f"no memory {memory_id} in this project or the global scope; lessons_for or "
-            "memory_search (layer 'decision') finds decisions"
+            f"no memory {memory_id} in this project or the global scope; lessons for a task "
+            "(lessons_for, `maple-memory lessons`) list the decisions and their ids"
         )
     if m.layer != "decision":
         raise InvalidInput(
             f"memory {memory_id} is a {m.layer}, not a decision; record the decision first "
-            "with decision_record, then its outcome"
+            "(decision_record, `maple-memory decide`), then its outcome"
         )
     if m.deleted_at is not None:
         raise InvalidInput(

@@ -34,10 +34,13 @@ def find_entity(conn, scope_list: Sequence[str], name: str) -> int | None:
     return None
 
 
+MAX_NAME = 200  # characters of an entity name
+
+
 def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: Iterable[str] = ()) -> int:
     name = " ".join(name.split())
-    if not name or len(name) > 200:
-        raise InvalidInput("entity name must be 1-200 characters")
+    if not name or len(name) > MAX_NAME:
+        raise InvalidInput(f"entity name must be 1-{MAX_NAME} characters")
     eid = find_entity(conn, [scope], name)
     if eid is None:
         eid = conn.execute(

@@ -226,6 +226,8 @@ class Store:
                 if entities is None:
                     entities = mentions.detect(row["content"])
                     entities += mentions.known_in(row["content"], self.config.known_entities)
+                    # A detector's guess never fails a write: a "name" longer than any name is dropped.
+                    entities = [e for e in entities if 0 < len(" ".join(e[0].split())) <= graph.MAX_NAME]
                 if entities:
                     links += graph.resolve_names(conn, mid, row["scope"], entities, self.clock(), resolved)
                 ids.append(mid)

@@ -102,7 +102,7 @@ def history(
         if not seeds:
             raise NotFound(
                 f"no memory has the subject {subject!r} in this project or the global scope; "
-                "memory_list shows subjects, memory_search finds memories by topic"
+                "a listing (memory_list, `maple-memory list`) shows subjects, a search finds memories by topic"
             )
     # Walk superseded_by forwards and backwards (a merge can make several memories point at one).
     seen: set[int] = set()
