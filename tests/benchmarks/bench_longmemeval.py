@@ -33,9 +33,10 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # 2 shared cores: set before torch is imported
@@ -53,15 +54,18 @@ TYPES = ("multi-session", "temporal-reasoning", "knowledge-update", "single-sess
 REFERENCE = {"any@5": .821, "all@5": .554, "any@10": .880, "all@10": .679, "session any@5": .951}
 
 # Function words dropped from the FTS5 query: the README's "OR of content words".
-STOP = frozenset("""
-a about above after again against all am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have
-having he her here hers herself him himself his how i if in into is it its itself just me more most
-my myself no nor not now of off on once only or other our ours ourselves out over own same she
-should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves
-""".split())
+STOP = frozenset({
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
+    "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
+    "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of",
+    "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same",
+    "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves",
+    "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
+    "would", "you", "your", "yours", "yourself", "yourselves"
+})
 
 
 # -- the data ----------------------------------------------------------------------------------
@@ -264,7 +268,8 @@ def main() -> int:
     if set(rankers) - {"fts5", "maple"}:
         ap.error("--rankers takes fts5 and/or maple")
 
-    data = json.loads(gzip.open(args.data).read())
+    with gzip.open(args.data) as f:
+        data = json.loads(f.read())
     sessions = {s["session_id"]: s for s in data["sessions"]}
     questions = data["questions"]
     if args.types:
@@ -328,7 +333,8 @@ def main() -> int:
         got, n = results["fts5"]["all"], results["fts5"]["all"]["n"]
         off = {m: round((got[m] - v) * n) for m, v in REFERENCE.items() if abs(got[m] - v) >= 0.0015}
         print("fts5 vs the README reference (" + " ".join(f"{v:.3f}" for v in REFERENCE.values()) + "): "
-              + ("reproduced" if not off else "differs by " + ", ".join(f"{m} {d:+d} question(s)" for m, d in off.items())))
+              + ("reproduced" if not off else
+                 "differs by " + ", ".join(f"{m} {d:+d} question(s)" for m, d in off.items())))
     if embedder is not None:
         print(f"maple: {embedder.embedded} turns embedded this run (the rest from {embedder.root})")
     if args.json:
