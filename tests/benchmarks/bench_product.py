@@ -8,7 +8,9 @@ JSONL (each with {"bench_key": ...} in its metadata), loads them with
 driven by the mcp Client in legacy mode (Claude Code's handshake), polls `memory_stats` until the
 model and the in-memory search indexes are ready, then calls `memory_search` (limit 20) for every
 query and maps each hit back to gold through its metadata. A memory the import folded into an
-identical one stands for every turn it folded.
+identical one stands for every turn it folded. Each store's line also reports, read straight
+from its SQLite file, how many stored texts differ from the imported ones and how many
+memory-entity links the import made (the entity channel has nothing to work with without them).
 
 Sets (--sets, comma-separated; default all):
   locomo     ../shared/bench/locomo-dev.json as its README defines the task: a store per
@@ -83,6 +85,7 @@ class StoreRun:
     name: str
     imported: dict
     altered: int  # memories whose stored text differs from the imported line (redaction)
+    entity_links: int
     ready_s: float
     import_s: float
     latencies_ms: list[float]
@@ -115,16 +118,18 @@ def import_file(lines: list[dict], home: Path, project: Path, env: dict[str, str
     return report, seconds
 
 
-def altered_count(db: Path, lines: list[dict]) -> int:
-    """Memories whose stored content is not the imported text (read straight from SQLite); the
-    store trims surrounding whitespace, which is not counted."""
+def inspect_db(db: Path, lines: list[dict]) -> tuple[int, int]:
+    """Read straight from SQLite: memories whose stored content is not the imported text (the
+    store trims surrounding whitespace, which is not counted), and memory-entity links (entity
+    detection on import feeds the entity channel)."""
     want = {m["metadata"]["bench_key"]: m["content"].strip() for m in lines}
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = conn.execute("SELECT content, json_extract(metadata, '$.bench_key') FROM memories").fetchall()
+        links = conn.execute("SELECT count(*) FROM memory_entities").fetchone()[0]
     finally:
         conn.close()
-    return sum(1 for content, key in rows if key in want and content != want[key])
+    return sum(1 for content, key in rows if key in want and content != want[key]), links
 
 
 async def serve_and_search(spec: StoreSpec, home: Path, project: Path, env: dict[str, str],
@@ -186,15 +191,17 @@ def run_store(spec: StoreSpec, model: str | None) -> StoreRun:
         if report["imported"] != expected:
             print(f"  {spec.name}: imported {report['imported']} memories, expected {expected} after folding "
                   "identical texts", file=sys.stderr)
-        altered = altered_count(home / "memory.db", spec.memories)
+        altered, links = inspect_db(home / "memory.db", spec.memories)
         ready_s, latencies, hits, stats = asyncio.run(serve_and_search(spec, home, project, env, key_groups))
     keep = ("memories", "embedding_model", "without_vectors", "last_maintenance", "model", "search_indexes")
-    return StoreRun(spec.name, report, altered, ready_s, import_s, latencies, hits, {k: stats.get(k) for k in keep})
+    return StoreRun(spec.name, report, altered, links, ready_s, import_s, latencies, hits,
+                    {k: stats.get(k) for k in keep})
 
 
 def store_summary(run: StoreRun) -> dict:
     lat = sorted(run.latencies_ms)
     return {"store": run.name, "import": run.imported, "altered_by_store": run.altered,
+            "entity_links": run.entity_links,
             "import_s": round(run.import_s, 1), "ready_s": round(run.ready_s, 1),
             "search_ms_median": round(statistics.median(lat), 1) if lat else None,
             "search_ms_p95": round(lat[int(0.95 * (len(lat) - 1))], 1) if lat else None, "stats": run.stats}
@@ -320,7 +327,8 @@ def print_stores(stores: list[dict]) -> None:
     for s in stores:
         imp = s["import"]
         print(f"  {s['store']}: imported {imp['imported']} (folded {imp['duplicates']}), import {s['import_s']}s, "
-              f"ready {s['ready_s']}s, search median {s['search_ms_median']} ms / p95 {s['search_ms_p95']} ms"
+              f"ready {s['ready_s']}s, search median {s['search_ms_median']} ms / p95 {s['search_ms_p95']} ms, "
+              f"{s['entity_links']} entity links"
               + (f", {s['altered_by_store']} stored texts differ from the import" if s["altered_by_store"] else "")
               + (f", maintenance ran {s['stats']['last_maintenance']}" if s["stats"].get("last_maintenance") else ""))
 
@@ -414,7 +422,7 @@ def run_noanswer(args) -> list[dict]:
     out = [answerable_noanswer("paraphrase_eval/no_answer.json", queries, run)]
     _, tq, trun = team_store(args)
     keep = [i for i, q in enumerate(tq) if not q.get("answer")]
-    sub = StoreRun(trun.name, trun.imported, trun.altered, trun.ready_s, trun.import_s,
+    sub = StoreRun(trun.name, trun.imported, trun.altered, trun.entity_links, trun.ready_s, trun.import_s,
                    [trun.latencies_ms[i] for i in keep], [trun.hits[i] for i in keep], trun.stats)
     out.append(answerable_noanswer("team_eval/team.json", [tq[i] for i in keep], sub))
     return out
