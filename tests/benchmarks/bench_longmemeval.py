@@ -154,29 +154,31 @@ class SessionVectorCache:
 
     def prefill(self, sessions: list[list[str]], batch: int = 512) -> None:
         """Embed the sessions that have no file yet in large batches (far less padding than
-        per-session calls) and write their files."""
+        per-session calls) and write their files. A file another run wrote meanwhile is not
+        embedded again, so two runs may fill one cache (--prefill-from-end)."""
         todo = [texts for texts in sessions if not self.file_for(texts).exists()]
-        if not todo:
-            return
         total = sum(len(t) for t in todo)
-        t0, done, group = time.perf_counter(), 0, []
+        t0, done, embedded, group = time.perf_counter(), 0, 0, []
         for i, texts in enumerate(todo):
             group.append(texts)
-            if sum(len(t) for t in group) >= batch or i == len(todo) - 1:
-                flat = [t for texts_ in group for t in texts_]
-                vecs = iter(self.inner.embed(flat))
-                self.embedded += len(flat)
-                for texts_ in group:
-                    self.open_session(texts_)
-                    for t in texts_:
-                        self.vectors[self._key(t)] = self.np.asarray(next(vecs), dtype="float32")
-                    self.dirty = True
-                    self.close_session()
-                done += len(flat)
-                group = []
-                rate = done / (time.perf_counter() - t0)
-                print(f"  embedded {done}/{total} turns ({rate:.1f}/s, about {(total - done) / rate / 60:.0f} min "
-                      "left)", file=sys.stderr, flush=True)
+            if sum(len(t) for t in group) < batch and i < len(todo) - 1:
+                continue
+            done += sum(len(t) for t in group)
+            group = [t for t in group if not self.file_for(t).exists()]
+            flat = [t for texts_ in group for t in texts_]
+            vecs = iter(self.inner.embed(flat) if flat else [])
+            self.embedded += len(flat)
+            embedded += len(flat)
+            for texts_ in group:
+                self.open_session(texts_)
+                for t in texts_:
+                    self.vectors[self._key(t)] = self.np.asarray(next(vecs), dtype="float32")
+                self.dirty = True
+                self.close_session()
+            group = []
+            rate = embedded / (time.perf_counter() - t0) or 1.0
+            print(f"  turns {done}/{total} cached ({embedded} embedded here, {rate:.1f}/s)",
+                  file=sys.stderr, flush=True)
 
     @staticmethod
     def _key(text: str) -> str:
@@ -263,6 +265,8 @@ def main() -> int:
     ap.add_argument("--rankers", default="fts5,maple", help="comma-separated: fts5, maple (default both)")
     ap.add_argument("--cache", type=Path, default=CACHE, help=f"turn vector cache folder (default {CACHE})")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure and per-question row here")
+    ap.add_argument("--prefill-from-end", action="store_true",
+                    help="only fill the vector cache, last session first (a second process halves the first run)")
     args = ap.parse_args()
     rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
     if set(rankers) - {"fts5", "maple"}:
@@ -291,8 +295,11 @@ def main() -> int:
         print(f"MAPLE: embedder {embedder.name} ({cfg.embedding_threads} thread(s)) loaded in "
               f"{time.perf_counter() - t0:.1f}s; fusion {cfg.search_fusion}", file=sys.stderr)
         needed = {sid for q in questions for sid in q["haystack_session_ids"]}
-        embedder.prefill([[text for _, text in haystack({"haystack_session_ids": [sid]}, sessions)[0][2]]
-                          for sid in sorted(needed)])
+        todo = [[text for _, text in haystack({"haystack_session_ids": [sid]}, sessions)[0][2]]
+                for sid in sorted(needed)]
+        embedder.prefill(todo[::-1] if args.prefill_from_end else todo)
+        if args.prefill_from_end:
+            return 0
 
     rows: dict[str, list[dict]] = {r: [] for r in rankers}
     seconds: dict[str, float] = {r: 0.0 for r in rankers}
