@@ -198,13 +198,21 @@ class SessionVectorCache:
         return self.inner.embed_query(text)
 
 
+REFUSED: list[str] = []  # turns MAPLE refused to store as given (see maple_rank)
+
+
 def maple_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question: str, now: datetime, k: int,
                embedder: Any, before_session: Callable[[list[str]], None] = lambda texts: None,
                after_session: Callable[[], None] = lambda: None) -> list[list[str]]:
     """MAPLE's ranking of the haystack for the question, as lists of turn keys (a memory that
     folded identical turns stands for all of them). Every call into MAPLE is in here: today's
-    names are memory.config.load, memory.store.Store/NewMemory, memory.retrieval.ranking."""
+    names are memory.config.load, memory.store.Store/NewMemory, memory.retrieval.ranking.
+
+    A turn the store refuses (today: entity detection finds a "name" over 200 characters, e.g.
+    a column of tickers or a base64 blob, and add raises InvalidInput) is stored without entity
+    detection, as `maple-memory import` stores every line, and listed in REFUSED."""
     from memory import config as config_mod
+    from memory.errors import InvalidInput
     from memory.retrieval import ranking
     from memory.store import NewMemory, Store
 
@@ -217,9 +225,19 @@ def maple_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question:
             keys_of: dict[int, list[str]] = defaultdict(list)
             for sid, when, turns in hay:
                 before_session([text for _, text in turns])
-                stored = store.add_many([NewMemory(content=text, scope=scope, source="import", session_id=sid,
-                                                   occurred_at=when.isoformat(), source_ref=key)
-                                         for key, text in turns])
+                items = [NewMemory(content=text, scope=scope, source="import", session_id=sid,
+                                   occurred_at=when.isoformat(), source_ref=key) for key, text in turns]
+                try:
+                    stored = store.add_many(items)
+                except InvalidInput:
+                    stored = []
+                    for (key, _), item in zip(turns, items):
+                        try:
+                            stored.append(store.add(item))
+                        except InvalidInput:
+                            item.entities = []
+                            stored.append(store.add(item))
+                            REFUSED.append(key)
                 after_session()
                 for (key, _), m in zip(turns, stored):
                     keys_of[m.id].append(key)
@@ -344,9 +362,12 @@ def main() -> int:
                  "differs by " + ", ".join(f"{m} {d:+d} question(s)" for m, d in off.items())))
     if embedder is not None:
         print(f"maple: {embedder.embedded} turns embedded this run (the rest from {embedder.root})")
+        if REFUSED:
+            print(f"maple: add refused {len(REFUSED)} turn(s) (InvalidInput); stored without entity detection: "
+                  + ", ".join(sorted(set(REFUSED))))
     if args.json:
         args.json.write_text(json.dumps({"data": str(args.data), "results": results, "seconds": seconds,
-                                         "rows": rows}, indent=1))
+                                         "maple_refused_turns": REFUSED, "rows": rows}, indent=1))
     return 0
 
 
