@@ -203,7 +203,7 @@ REFUSED: list[str] = []  # turns MAPLE refused to store as given (see maple_rank
 
 def maple_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question: str, now: datetime, k: int,
                embedder: Any, before_session: Callable[[list[str]], None] = lambda texts: None,
-               after_session: Callable[[], None] = lambda: None) -> list[list[str]]:
+               after_session: Callable[[], None] = lambda: None, overrides: dict | None = None) -> list[list[str]]:
     """MAPLE's ranking of the haystack for the question, as lists of turn keys (a memory that
     folded identical turns stands for all of them). Every call into MAPLE is in here: today's
     names are memory.config.load, memory.store.Store/NewMemory, memory.retrieval.ranking.
@@ -219,7 +219,8 @@ def maple_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question:
     scope = "/bench/longmemeval"
     longest = max(len(text) for _, _, turns in hay for _, text in turns)
     with tempfile.TemporaryDirectory(prefix="maple-lme-") as tmp:
-        cfg = config_mod.load(home=Path(tmp), env={}, max_content_chars=max(50_000, longest))
+        cfg = config_mod.load(home=Path(tmp), env={}, **{"max_content_chars": max(50_000, longest),
+                                                          **(overrides or {})})
         store = Store.open(cfg, embedder, path=Path(tmp) / "memory.db", clock=lambda: now.timestamp())
         try:
             keys_of: dict[int, list[str]] = defaultdict(list)
@@ -283,10 +284,20 @@ def main() -> int:
     ap.add_argument("--rankers", default="fts5,maple", help="comma-separated: fts5, maple (default both)")
     ap.add_argument("--cache", type=Path, default=CACHE, help=f"turn vector cache folder (default {CACHE})")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure and per-question row here")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help="MAPLE config override for experiments, e.g. --set 'search_weights={\"session\": 0}'")
     ap.add_argument("--prefill-from-end", action="store_true",
                     help="only fill the vector cache, last session first (a second process halves the first run)")
     args = ap.parse_args()
     rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        overrides[key] = json.loads(value)
+    if "search_weights" in overrides:  # a partial dict changes only the weights it names
+        from memory.config import Config
+
+        overrides["search_weights"] = {**Config().search_weights, **overrides["search_weights"]}
     if set(rankers) - {"fts5", "maple"}:
         ap.error("--rankers takes fts5 and/or maple")
 
@@ -340,7 +351,7 @@ def main() -> int:
                 ranked = fts5_rank(hay, q["question"], max(KS))
             else:
                 ranked = maple_rank(hay, q["question"], now, max(KS), embedder,
-                                    embedder.open_session, embedder.close_session)
+                                    embedder.open_session, embedder.close_session, overrides)
             seconds[ranker] += time.perf_counter() - t0
             rows[ranker].append({"question_id": q["question_id"], "type": q["question_type"],
                                  "evidence": sorted(evidence), "top10": ranked,
@@ -350,6 +361,7 @@ def main() -> int:
 
     results = {r: summarise(rows[r]) for r in rankers}
     print(f"LongMemEval_S dev ({args.data.name}): {len(questions) - skipped} questions, turn level"
+          + (f"; MAPLE with {overrides}" if overrides else "")
           + (f", {skipped} without valid evidence skipped" if skipped else ""))
     print_table(results)
     for r in rankers:
