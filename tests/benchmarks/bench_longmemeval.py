@@ -48,32 +48,156 @@ DATA = Path("/work/shared/bench/longmemeval-s-dev.json.gz")
 CACHE = Path("/work/cache/longmemeval")
 KS = (5, 10)
 METRICS = ("any@5", "all@5", "any@10", "all@10", "session any@5")
-TYPES = ("multi-session", "temporal-reasoning", "knowledge-update", "single-session-user",
-         "single-session-assistant", "single-session-preference")
+TYPES = (
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+)
 # README reference for FTS5 alone on this file (all 184 questions): the harness check.
-REFERENCE = {"any@5": .821, "all@5": .554, "any@10": .880, "all@10": .679, "session any@5": .951}
+REFERENCE = {"any@5": 0.821, "all@5": 0.554, "any@10": 0.880, "all@10": 0.679, "session any@5": 0.951}
 
 # Function words dropped from the FTS5 query: the README's "OR of content words".
-STOP = frozenset({
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
-    "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
-    "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have",
-    "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
-    "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of",
-    "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same",
-    "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves",
-    "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very",
-    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
-    "would", "you", "your", "yours", "yourself", "yourselves"
-})
+STOP = frozenset(
+    {
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    }
+)
 
 
 # -- the data ----------------------------------------------------------------------------------
 
+
 def session_time(date: str) -> datetime:
-    """"2023/05/20 (Sat) 07:47" as a UTC time (the data has no zone; one zone for all is enough)."""
-    return datetime.strptime(re.sub(r"\s*\(\w+\)\s*", " ", date).strip(), "%Y/%m/%d %H:%M").replace(
-        tzinfo=timezone.utc)
+    """ "2023/05/20 (Sat) 07:47" as a UTC time (the data has no zone; one zone for all is enough)."""
+    return datetime.strptime(re.sub(r"\s*\(\w+\)\s*", " ", date).strip(), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
 
 
 def haystack(question: dict, sessions: dict[str, dict]) -> list[tuple[str, datetime, list[tuple[str, str]]]]:
@@ -88,6 +212,7 @@ def haystack(question: dict, sessions: dict[str, dict]) -> list[tuple[str, datet
 
 # -- ranker 1: SQLite FTS5 alone -----------------------------------------------------------------
 
+
 def fts_query(question: str) -> str:
     words = dict.fromkeys(w for w in re.findall(r"[a-z0-9]+", question.lower()) if w not in STOP)
     return " OR ".join(f'"{w}"' for w in words)
@@ -98,16 +223,22 @@ def fts5_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question: 
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter')")
     keys = [key for _, _, turns in hay for key, _ in turns]
-    conn.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
-                     ((i, text) for i, text in enumerate(text for _, _, turns in hay for _, text in turns)))
+    conn.executemany(
+        "INSERT INTO t (rowid, body) VALUES (?, ?)",
+        ((i, text) for i, text in enumerate(text for _, _, turns in hay for _, text in turns)),
+    )
     match = fts_query(question)
-    rows = conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, k)).fetchall() \
-        if match else []
+    rows = (
+        conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, k)).fetchall()
+        if match
+        else []
+    )
     conn.close()
     return [[keys[r]] for (r,) in rows]
 
 
 # -- ranker 2: MAPLE through the library -----------------------------------------------------------
+
 
 class SessionVectorCache:
     """The real embedder with its document vectors cached on disk, one file per session.
@@ -177,8 +308,9 @@ class SessionVectorCache:
                 self.close_session()
             group = []
             rate = embedded / (time.perf_counter() - t0) or 1.0
-            print(f"  turns {done}/{total} cached ({embedded} embedded here, {rate:.1f}/s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  turns {done}/{total} cached ({embedded} embedded here, {rate:.1f}/s)", file=sys.stderr, flush=True
+            )
 
     @staticmethod
     def _key(text: str) -> str:
@@ -201,9 +333,16 @@ class SessionVectorCache:
 REFUSED: list[str] = []  # turns MAPLE refused to store as given (see maple_rank)
 
 
-def maple_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question: str, now: datetime, k: int,
-               embedder: Any, before_session: Callable[[list[str]], None] = lambda texts: None,
-               after_session: Callable[[], None] = lambda: None, overrides: dict | None = None) -> list[list[str]]:
+def maple_rank(
+    hay: list[tuple[str, datetime, list[tuple[str, str]]]],
+    question: str,
+    now: datetime,
+    k: int,
+    embedder: Any,
+    before_session: Callable[[list[str]], None] = lambda texts: None,
+    after_session: Callable[[], None] = lambda: None,
+    overrides: dict | None = None,
+) -> list[list[str]]:
     """MAPLE's ranking of the haystack for the question, as lists of turn keys (a memory that
     folded identical turns stands for all of them). Every call into MAPLE is in here: today's
     names are memory.config.load, memory.store.Store/NewMemory, memory.retrieval.ranking.
@@ -219,15 +358,25 @@ def maple_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question:
     scope = "/bench/longmemeval"
     longest = max(len(text) for _, _, turns in hay for _, text in turns)
     with tempfile.TemporaryDirectory(prefix="maple-lme-") as tmp:
-        cfg = config_mod.load(home=Path(tmp), env={}, **{"max_content_chars": max(50_000, longest),
-                                                          **(overrides or {})})
+        cfg = config_mod.load(
+            home=Path(tmp), env={}, **{"max_content_chars": max(50_000, longest), **(overrides or {})}
+        )
         store = Store.open(cfg, embedder, path=Path(tmp) / "memory.db", clock=lambda: now.timestamp())
         try:
             keys_of: dict[int, list[str]] = defaultdict(list)
             for sid, when, turns in hay:
                 before_session([text for _, text in turns])
-                items = [NewMemory(content=text, scope=scope, source="import", session_id=sid,
-                                   occurred_at=when.isoformat(), source_ref=key) for key, text in turns]
+                items = [
+                    NewMemory(
+                        content=text,
+                        scope=scope,
+                        source="import",
+                        session_id=sid,
+                        occurred_at=when.isoformat(),
+                        source_ref=key,
+                    )
+                    for key, text in turns
+                ]
                 try:
                     stored = store.add_many(items)
                 except InvalidInput:
@@ -250,6 +399,7 @@ def maple_rank(hay: list[tuple[str, datetime, list[tuple[str, str]]]], question:
 
 # -- scoring -------------------------------------------------------------------------------------
 
+
 def score(ranked: list[list[str]], evidence: set[str], answer_sessions: set[str]) -> dict[str, float]:
     out = {}
     for k in KS:
@@ -262,13 +412,16 @@ def score(ranked: list[list[str]], evidence: set[str], answer_sessions: set[str]
 
 def summarise(rows: list[dict]) -> dict[str, dict]:
     groups = {"all": rows, **{t: [r for r in rows if r["type"] == t] for t in TYPES}}
-    return {name: {"n": len(g), **{m: sum(r[m] for r in g) / len(g) for m in METRICS}}
-            for name, g in groups.items() if g}
+    return {
+        name: {"n": len(g), **{m: sum(r[m] for r in g) / len(g) for m in METRICS}} for name, g in groups.items() if g
+    }
 
 
 def print_table(results: dict[str, dict[str, dict]]) -> None:
-    print(f"\n{'type':<26}{'ranker':<7}{'n':>4} " + " ".join(f"{m:>8}" for m in ("any@5", "all@5", "any@10",
-                                                                                  "all@10", "sess@5")))
+    print(
+        f"\n{'type':<26}{'ranker':<7}{'n':>4} "
+        + " ".join(f"{m:>8}" for m in ("any@5", "all@5", "any@10", "all@10", "sess@5"))
+    )
     names = list(next(iter(results.values())))
     for name in names:
         for ranker, table in results.items():
@@ -284,10 +437,18 @@ def main() -> int:
     ap.add_argument("--rankers", default="fts5,maple", help="comma-separated: fts5, maple (default both)")
     ap.add_argument("--cache", type=Path, default=CACHE, help=f"turn vector cache folder (default {CACHE})")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure and per-question row here")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
-                    help="MAPLE config override for experiments, e.g. --set 'search_weights={\"session\": 0}'")
-    ap.add_argument("--prefill-from-end", action="store_true",
-                    help="only fill the vector cache, last session first (a second process halves the first run)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="MAPLE config override for experiments, e.g. --set 'search_weights={\"session\": 0}'",
+    )
+    ap.add_argument(
+        "--prefill-from-end",
+        action="store_true",
+        help="only fill the vector cache, last session first (a second process halves the first run)",
+    )
     args = ap.parse_args()
     rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
     overrides = {}
@@ -310,7 +471,7 @@ def main() -> int:
         if wanted - set(TYPES):
             ap.error(f"unknown type(s) {sorted(wanted - set(TYPES))}; types: {', '.join(TYPES)}")
         questions = [q for q in questions if q["question_type"] in wanted]
-    questions = questions[:args.limit] if args.limit else questions
+    questions = questions[: args.limit] if args.limit else questions
 
     embedder = None
     if "maple" in rankers:
@@ -321,11 +482,15 @@ def main() -> int:
         embedder = SessionVectorCache(from_config(cfg), args.cache)
         t0 = time.perf_counter()
         embedder.wait()
-        print(f"MAPLE: embedder {embedder.name} ({cfg.embedding_threads} thread(s)) loaded in "
-              f"{time.perf_counter() - t0:.1f}s; fusion {cfg.search_fusion}", file=sys.stderr)
+        print(
+            f"MAPLE: embedder {embedder.name} ({cfg.embedding_threads} thread(s)) loaded in "
+            f"{time.perf_counter() - t0:.1f}s; fusion {cfg.search_fusion}",
+            file=sys.stderr,
+        )
         needed = {sid for q in questions for sid in q["haystack_session_ids"]}
-        todo = [[text for _, text in haystack({"haystack_session_ids": [sid]}, sessions)[0][2]]
-                for sid in sorted(needed)]
+        todo = [
+            [text for _, text in haystack({"haystack_session_ids": [sid]}, sessions)[0][2]] for sid in sorted(needed)
+        ]
         embedder.prefill(todo[::-1] if args.prefill_from_end else todo)
         if args.prefill_from_end:
             return 0
@@ -350,36 +515,64 @@ def main() -> int:
             if ranker == "fts5":
                 ranked = fts5_rank(hay, q["question"], max(KS))
             else:
-                ranked = maple_rank(hay, q["question"], now, max(KS), embedder,
-                                    embedder.open_session, embedder.close_session, overrides)
+                ranked = maple_rank(
+                    hay, q["question"], now, max(KS), embedder, embedder.open_session, embedder.close_session, overrides
+                )
             seconds[ranker] += time.perf_counter() - t0
-            rows[ranker].append({"question_id": q["question_id"], "type": q["question_type"],
-                                 "evidence": sorted(evidence), "top10": ranked,
-                                 **score(ranked, evidence, set(q["answer_session_ids"]))})
+            rows[ranker].append(
+                {
+                    "question_id": q["question_id"],
+                    "type": q["question_type"],
+                    "evidence": sorted(evidence),
+                    "top10": ranked,
+                    **score(ranked, evidence, set(q["answer_session_ids"])),
+                }
+            )
         if n % 20 == 0:
             print(f"  {n}/{len(questions)} questions", file=sys.stderr, flush=True)
 
     results = {r: summarise(rows[r]) for r in rankers}
-    print(f"LongMemEval_S dev ({args.data.name}): {len(questions) - skipped} questions, turn level"
-          + (f"; MAPLE with {overrides}" if overrides else "")
-          + (f", {skipped} without valid evidence skipped" if skipped else ""))
+    print(
+        f"LongMemEval_S dev ({args.data.name}): {len(questions) - skipped} questions, turn level"
+        + (f"; MAPLE with {overrides}" if overrides else "")
+        + (f", {skipped} without valid evidence skipped" if skipped else "")
+    )
     print_table(results)
     for r in rankers:
         print(f"{r}: {seconds[r]:.0f}s for {len(rows[r])} questions (store, ingest and one search each)")
     if "fts5" in results and not args.types and not args.limit:
         got, n = results["fts5"]["all"], results["fts5"]["all"]["n"]
         off = {m: round((got[m] - v) * n) for m, v in REFERENCE.items() if abs(got[m] - v) >= 0.0015}
-        print("fts5 vs the README reference (" + " ".join(f"{v:.3f}" for v in REFERENCE.values()) + "): "
-              + ("reproduced" if not off else
-                 "differs by " + ", ".join(f"{m} {d:+d} question(s)" for m, d in off.items())))
+        print(
+            "fts5 vs the README reference ("
+            + " ".join(f"{v:.3f}" for v in REFERENCE.values())
+            + "): "
+            + (
+                "reproduced"
+                if not off
+                else "differs by " + ", ".join(f"{m} {d:+d} question(s)" for m, d in off.items())
+            )
+        )
     if embedder is not None:
         print(f"maple: {embedder.embedded} turns embedded this run (the rest from {embedder.root})")
         if REFUSED:
-            print(f"maple: add refused {len(REFUSED)} turn(s) (InvalidInput); stored without entity detection: "
-                  + ", ".join(sorted(set(REFUSED))))
+            print(
+                f"maple: add refused {len(REFUSED)} turn(s) (InvalidInput); stored without entity detection: "
+                + ", ".join(sorted(set(REFUSED)))
+            )
     if args.json:
-        args.json.write_text(json.dumps({"data": str(args.data), "results": results, "seconds": seconds,
-                                         "maple_refused_turns": REFUSED, "rows": rows}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "data": str(args.data),
+                    "results": results,
+                    "seconds": seconds,
+                    "maple_refused_turns": REFUSED,
+                    "rows": rows,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

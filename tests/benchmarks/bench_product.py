@@ -54,8 +54,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 # ../shared/bench next to the checkout (a worktree sits one level deeper)
-LOCOMO = next((p / "shared" / "bench" / "locomo-dev.json" for p in (ROOT.parent, ROOT.parent.parent)
-               if (p / "shared" / "bench" / "locomo-dev.json").exists()), Path("/work/shared/bench/locomo-dev.json"))
+LOCOMO = next(
+    (
+        p / "shared" / "bench" / "locomo-dev.json"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared" / "bench" / "locomo-dev.json").exists()
+    ),
+    Path("/work/shared/bench/locomo-dev.json"),
+)
 BILINGUAL = ROOT / "tests" / "data" / "bilingual_eval" / "bilingual.json"
 NO_ANSWER = ROOT / "tests" / "data" / "paraphrase_eval" / "no_answer.json"
 TEAM = ROOT / "tests" / "data" / "team_eval" / "team.json"
@@ -72,6 +78,7 @@ def norm(text: str) -> str:
 
 
 # -- one store through the product ---------------------------------------------------------------
+
 
 @dataclass
 class StoreSpec:
@@ -95,9 +102,18 @@ class StoreRun:
 
 def child_env(home: Path, project: Path, model: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAPLE_") and k != "CLAUDE_PROJECT_DIR"}
-    env.update({"MAPLE_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PYTHONPATH": str(ROOT),
-                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"})
+    env.update(
+        {
+            "MAPLE_HOME": str(home),
+            "CLAUDE_PROJECT_DIR": str(project),
+            "PYTHONPATH": str(ROOT),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+        }
+    )
     if model:
         env["MAPLE_MODEL"] = model
     return env
@@ -107,8 +123,15 @@ def import_file(lines: list[dict], home: Path, project: Path, env: dict[str, str
     path = home.parent / "memories.jsonl"
     path.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines), encoding="utf-8")
     t0 = time.perf_counter()
-    r = subprocess.run([PY, "-m", "memory.cli", "--json", "--project", str(project), "import", str(path)],
-                       check=False, env=env, cwd=project, capture_output=True, text=True, timeout=3600)
+    r = subprocess.run(
+        [PY, "-m", "memory.cli", "--json", "--project", str(project), "import", str(path)],
+        check=False,
+        env=env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     seconds = time.perf_counter() - t0
     if r.returncode != 0:
         raise SystemExit(f"import failed ({r.returncode}): {r.stderr[-2000:]}")
@@ -132,8 +155,9 @@ def inspect_db(db: Path, lines: list[dict]) -> tuple[int, int]:
     return sum(1 for content, key in rows if key in want and content != want[key]), links
 
 
-async def serve_and_search(spec: StoreSpec, home: Path, project: Path, env: dict[str, str],
-                           key_groups: dict[str, list[str]]) -> tuple[float, list[float], list[list[dict]], dict]:
+async def serve_and_search(
+    spec: StoreSpec, home: Path, project: Path, env: dict[str, str], key_groups: dict[str, list[str]]
+) -> tuple[float, list[float], list[list[dict]], dict]:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -148,8 +172,9 @@ async def serve_and_search(spec: StoreSpec, home: Path, project: Path, env: dict
                     if stats["model"] == "ready" and stats["search_indexes"] == "ready":
                         break
                     if stats["model"] == "unavailable" or stats["search_indexes"] == "failed":
-                        raise SystemExit(f"{spec.name}: server not usable: model {stats['model']}, "
-                                         f"indexes {stats['search_indexes']}")
+                        raise SystemExit(
+                            f"{spec.name}: server not usable: model {stats['model']}, indexes {stats['search_indexes']}"
+                        )
                     if time.perf_counter() - t0 > READY_TIMEOUT:
                         raise SystemExit(f"{spec.name}: model/indexes not ready after {READY_TIMEOUT:.0f}s")
                     await asyncio.sleep(0.5)
@@ -164,8 +189,15 @@ async def serve_and_search(spec: StoreSpec, home: Path, project: Path, env: dict
                     out = []
                     for h in r.structured_content["results"]:
                         key = (h.get("metadata") or {}).get("bench_key")
-                        out.append({"id": h["id"], "keys": key_groups.get(key, [key]), "score": h["score"],
-                                    "content": h["content"], "truncated": h["truncated"]})
+                        out.append(
+                            {
+                                "id": h["id"],
+                                "keys": key_groups.get(key, [key]),
+                                "score": h["score"],
+                                "content": h["content"],
+                                "truncated": h["truncated"],
+                            }
+                        )
                     hits.append(out)
                 final = (await client.call_tool("memory_stats", {})).structured_content
         except BaseException:
@@ -189,22 +221,32 @@ def run_store(spec: StoreSpec, model: str | None) -> StoreRun:
         report, import_s = import_file(spec.memories, home, project, env)
         expected = len(groups)
         if report["imported"] != expected:
-            print(f"  {spec.name}: imported {report['imported']} memories, expected {expected} after folding "
-                  "identical texts", file=sys.stderr)
+            print(
+                f"  {spec.name}: imported {report['imported']} memories, expected {expected} after folding "
+                "identical texts",
+                file=sys.stderr,
+            )
         altered, links = inspect_db(home / "memory.db", spec.memories)
         ready_s, latencies, hits, stats = asyncio.run(serve_and_search(spec, home, project, env, key_groups))
     keep = ("memories", "embedding_model", "without_vectors", "last_maintenance", "model", "search_indexes")
-    return StoreRun(spec.name, report, altered, links, ready_s, import_s, latencies, hits,
-                    {k: stats.get(k) for k in keep})
+    return StoreRun(
+        spec.name, report, altered, links, ready_s, import_s, latencies, hits, {k: stats.get(k) for k in keep}
+    )
 
 
 def store_summary(run: StoreRun) -> dict:
     lat = sorted(run.latencies_ms)
-    return {"store": run.name, "import": run.imported, "altered_by_store": run.altered,
-            "entity_links": run.entity_links,
-            "import_s": round(run.import_s, 1), "ready_s": round(run.ready_s, 1),
-            "search_ms_median": round(statistics.median(lat), 1) if lat else None,
-            "search_ms_p95": round(lat[int(0.95 * (len(lat) - 1))], 1) if lat else None, "stats": run.stats}
+    return {
+        "store": run.name,
+        "import": run.imported,
+        "altered_by_store": run.altered,
+        "entity_links": run.entity_links,
+        "import_s": round(run.import_s, 1),
+        "ready_s": round(run.ready_s, 1),
+        "search_ms_median": round(statistics.median(lat), 1) if lat else None,
+        "search_ms_p95": round(lat[int(0.95 * (len(lat) - 1))], 1) if lat else None,
+        "stats": run.stats,
+    }
 
 
 def ordered(queries: list, seed: int | None) -> list:
@@ -228,11 +270,17 @@ def rank_of(hits: list[dict], targets: set[str]) -> int | None:
 
 def hit_scores(hits: list[dict], targets: set[str]) -> dict:
     r = rank_of(hits, targets)
-    return {"rank": r, "hit@1": float(r == 1), "hit@5": float(r is not None and r <= 5),
-            "MRR": 1 / r if r else 0.0, "top_score": hits[0]["score"] if hits else 0.0}
+    return {
+        "rank": r,
+        "hit@1": float(r == 1),
+        "hit@5": float(r is not None and r <= 5),
+        "MRR": 1 / r if r else 0.0,
+        "top_score": hits[0]["score"] if hits else 0.0,
+    }
 
 
 # -- locomo ----------------------------------------------------------------------------------------
+
 
 def locomo_time(s: str) -> str:
     dt = datetime.strptime(s.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
@@ -283,15 +331,21 @@ def run_locomo(args, variant: str) -> dict:
                 qas.append((qa, ev))
             else:
                 dropped += 1
-        qas = ordered(qas, args.shuffle)[:args.limit_queries] if args.limit_queries else ordered(qas, args.shuffle)
-        run = run_store(StoreSpec(f"locomo {sample['sample_id']}", lines, [str(qa["question"]) for qa, _ in qas]),
-                        args.model)
+        qas = ordered(qas, args.shuffle)[: args.limit_queries] if args.limit_queries else ordered(qas, args.shuffle)
+        run = run_store(
+            StoreSpec(f"locomo {sample['sample_id']}", lines, [str(qa["question"]) for qa, _ in qas]), args.model
+        )
         stores.append(store_summary(run))
         for (qa, ev), hits in zip(qas, run.hits):
             ranked = [set(h["keys"]) for h in hits]
             gold = set(ev)
-            row = {"sample": sample["sample_id"], "question": qa["question"], "category": qa["category"],
-                   "evidence": ev, "top": [h["keys"] for h in hits[:10]]}
+            row = {
+                "sample": sample["sample_id"],
+                "question": qa["question"],
+                "category": qa["category"],
+                "evidence": ev,
+                "top": [h["keys"] for h in hits[:10]],
+            }
             for k in (5, 10, 20):
                 top = set().union(*ranked[:k]) if ranked else set()
                 row[f"R@{k}"] = len(gold & top) / len(gold)
@@ -301,18 +355,26 @@ def run_locomo(args, variant: str) -> dict:
             rows.setdefault(qa["category"], []).append(row)
         print(f"  {run.name}: {len(lines)} turns, {len(qas)} queries, ready in {run.ready_s:.0f}s", file=sys.stderr)
     keys = ("R@5", "R@10", "R@20", "hit@5", "hit@10", "hit@20", "MRR")
-    table = {CATEGORIES.get(c, str(c)): {"n": len(rs), **{k: mean(rs, k) for k in keys}}
-             for c, rs in sorted(rows.items())}
+    table = {
+        CATEGORIES.get(c, str(c)): {"n": len(rs), **{k: mean(rs, k) for k in keys}} for c, rs in sorted(rows.items())
+    }
     overall = [r for c, rs in rows.items() if c in (1, 2, 3, 4) for r in rs]
     table["overall 1-4"] = {"n": len(overall), **{k: mean(overall, k) for k in keys}}
-    return {"variant": variant, "table": table, "queries_without_valid_evidence": dropped, "stores": stores,
-            "rows": [r for rs in rows.values() for r in rs]}
+    return {
+        "variant": variant,
+        "table": table,
+        "queries_without_valid_evidence": dropped,
+        "stores": stores,
+        "rows": [r for rs in rows.values() for r in rs],
+    }
 
 
 def print_locomo(res: dict) -> None:
     cols = ("R@5", "R@10", "R@20", "hit@10", "MRR")
-    print(f"\nlocomo (variant {res['variant']}): memory_search limit {LIMIT}, turn level "
-          f"({res['queries_without_valid_evidence']} questions without valid evidence skipped)")
+    print(
+        f"\nlocomo (variant {res['variant']}): memory_search limit {LIMIT}, turn level "
+        f"({res['queries_without_valid_evidence']} questions without valid evidence skipped)"
+    )
     print(f"{'category':<13}{'n':>5} " + " ".join(f"{c:>7}" for c in cols))
     order = ["multi-hop", "temporal", "open-domain", "single-hop", "overall 1-4", "adversarial"]
     for name in order:
@@ -326,23 +388,33 @@ def print_locomo(res: dict) -> None:
 def print_stores(stores: list[dict]) -> None:
     for s in stores:
         imp = s["import"]
-        print(f"  {s['store']}: imported {imp['imported']} (folded {imp['duplicates']}), import {s['import_s']}s, "
-              f"ready {s['ready_s']}s, search median {s['search_ms_median']} ms / p95 {s['search_ms_p95']} ms, "
-              f"{s['entity_links']} entity links"
-              + (f", {s['altered_by_store']} stored texts differ from the import" if s["altered_by_store"] else "")
-              + (f", maintenance ran {s['stats']['last_maintenance']}" if s["stats"].get("last_maintenance") else ""))
+        print(
+            f"  {s['store']}: imported {imp['imported']} (folded {imp['duplicates']}), import {s['import_s']}s, "
+            f"ready {s['ready_s']}s, search median {s['search_ms_median']} ms / p95 {s['search_ms_p95']} ms, "
+            f"{s['entity_links']} entity links"
+            + (f", {s['altered_by_store']} stored texts differ from the import" if s["altered_by_store"] else "")
+            + (f", maintenance ran {s['stats']['last_maintenance']}" if s["stats"].get("last_maintenance") else "")
+        )
 
 
 # -- bilingual ------------------------------------------------------------------------------------
 
+
 def run_bilingual(args) -> dict:
     data = json.loads(BILINGUAL.read_text(encoding="utf-8"))
     lines = [{"content": m["text"], "metadata": {"bench_key": m["key"]}} for m in data["memories"]]
-    queries = ordered(data["queries"], args.shuffle)[:args.limit_queries or None]
+    queries = ordered(data["queries"], args.shuffle)[: args.limit_queries or None]
     run = run_store(StoreSpec("bilingual", lines, [q["q"] for q in queries]), args.model)
-    rows = [{"q": q["q"], "direction": q["direction"], "target": q["target"],
-             **hit_scores(hits, {q["target"]}), "top": [h["keys"] for h in hits[:5]]}
-            for q, hits in zip(queries, run.hits)]
+    rows = [
+        {
+            "q": q["q"],
+            "direction": q["direction"],
+            "target": q["target"],
+            **hit_scores(hits, {q["target"]}),
+            "top": [h["keys"] for h in hits[:5]],
+        }
+        for q, hits in zip(queries, run.hits)
+    ]
     table = {}
     for d in ("en->en", "zh->zh", "en->zh", "zh->en", "mixed"):
         sub = [r for r in rows if r["direction"] == d]
@@ -370,8 +442,9 @@ def team_store(args) -> tuple[dict, list[dict], StoreRun]:
     key = (args.limit_queries, args.shuffle)
     if key not in _TEAM_RUN:
         data = json.loads(TEAM.read_text(encoding="utf-8"))
-        lines = [{"content": m["text"], "layer": m["layer"], "metadata": {"bench_key": m["key"]}}
-                 for m in data["memories"]]
+        lines = [
+            {"content": m["text"], "layer": m["layer"], "metadata": {"bench_key": m["key"]}} for m in data["memories"]
+        ]
         plain = [q for q in data["queries"] if not q.get("answer")]
         books = [q for q in data["queries"] if q.get("answer")]
         n = args.limit_queries or None
@@ -384,9 +457,17 @@ def answerable_noanswer(name: str, queries: list[dict], run: StoreRun) -> dict:
     rows = []
     for q, hits in zip(queries, run.hits):
         kind = q["kind"] if q["targets"] else ("no_answer" if q["kind"] == "no_answer" else f"no_answer/{q['kind']}")
-        rows.append({"q": q["q"], "kind": q["kind"], "answerable": bool(q["targets"]), "group": kind,
-                     **hit_scores(hits, set(q["targets"])), "top": [h["keys"] for h in hits[:5]],
-                     "top_scores": [h["score"] for h in hits[:5]]})
+        rows.append(
+            {
+                "q": q["q"],
+                "kind": q["kind"],
+                "answerable": bool(q["targets"]),
+                "group": kind,
+                **hit_scores(hits, set(q["targets"])),
+                "top": [h["keys"] for h in hits[:5]],
+                "top_scores": [h["score"] for h in hits[:5]],
+            }
+        )
     ans = [r for r in rows if r["answerable"]]
     noans = [r for r in rows if not r["answerable"]]
     table = {}
@@ -397,33 +478,64 @@ def answerable_noanswer(name: str, queries: list[dict], run: StoreRun) -> dict:
 
     def dist(rs: list[dict]) -> dict:
         s = sorted(r["top_score"] for r in rs)
-        return {"n": len(s), "median": statistics.median(s) if s else None,
-                "p10": s[int(0.1 * (len(s) - 1))] if s else None, "p90": s[int(0.9 * (len(s) - 1))] if s else None,
-                "max": s[-1] if s else None}
+        return {
+            "n": len(s),
+            "median": statistics.median(s) if s else None,
+            "p10": s[int(0.1 * (len(s) - 1))] if s else None,
+            "p90": s[int(0.9 * (len(s) - 1))] if s else None,
+            "max": s[-1] if s else None,
+        }
 
-    groups = {"answerable": ans, "answerable, top hit right": [r for r in ans if r["hit@1"]],
-              "answerable, top hit wrong": [r for r in ans if not r["hit@1"]], "no-answer": noans}
+    groups = {
+        "answerable": ans,
+        "answerable, top hit right": [r for r in ans if r["hit@1"]],
+        "answerable, top hit wrong": [r for r in ans if not r["hit@1"]],
+        "no-answer": noans,
+    }
     for kind in dict.fromkeys(r["kind"] for r in noans):
         groups[f"no-answer ({kind})"] = [r for r in noans if r["kind"] == kind]
+
     def share(rs: list[dict], t: float, right: bool = False) -> float:
         return sum(r["top_score"] >= t and (not right or r["hit@1"]) for r in rs) / len(rs) if rs else 0.0
 
-    thresholds = [{"threshold": t, "no_answer_above": share(noans, t), "answerable_above": share(ans, t),
-                   "answerable_right_above": share(ans, t, right=True)} for t in THRESHOLDS]
-    return {"name": name, "table": table, "top_score": {g: dist(rs) for g, rs in groups.items()},
-            "thresholds": thresholds, "stores": [store_summary(run)], "rows": rows}
+    thresholds = [
+        {
+            "threshold": t,
+            "no_answer_above": share(noans, t),
+            "answerable_above": share(ans, t),
+            "answerable_right_above": share(ans, t, right=True),
+        }
+        for t in THRESHOLDS
+    ]
+    return {
+        "name": name,
+        "table": table,
+        "top_score": {g: dist(rs) for g, rs in groups.items()},
+        "thresholds": thresholds,
+        "stores": [store_summary(run)],
+        "rows": rows,
+    }
 
 
 def run_noanswer(args) -> list[dict]:
     data = json.loads(NO_ANSWER.read_text(encoding="utf-8"))
     lines = [{"content": m["text"], "metadata": {"bench_key": m["key"]}} for m in data["memories"]]
-    queries = ordered(data["queries"], args.shuffle)[:args.limit_queries or None]
+    queries = ordered(data["queries"], args.shuffle)[: args.limit_queries or None]
     run = run_store(StoreSpec("no_answer", lines, [q["q"] for q in queries]), args.model)
     out = [answerable_noanswer("paraphrase_eval/no_answer.json", queries, run)]
     _, tq, trun = team_store(args)
     keep = [i for i, q in enumerate(tq) if not q.get("answer")]
-    sub = StoreRun(trun.name, trun.imported, trun.altered, trun.entity_links, trun.ready_s, trun.import_s,
-                   [trun.latencies_ms[i] for i in keep], [trun.hits[i] for i in keep], trun.stats)
+    sub = StoreRun(
+        trun.name,
+        trun.imported,
+        trun.altered,
+        trun.entity_links,
+        trun.ready_s,
+        trun.import_s,
+        [trun.latencies_ms[i] for i in keep],
+        [trun.hits[i] for i in keep],
+        trun.stats,
+    )
     out.append(answerable_noanswer("team_eval/team.json", [tq[i] for i in keep], sub))
     return out
 
@@ -439,12 +551,15 @@ def print_noanswer(res: dict) -> None:
             print(f"{name:<28}{d['n']:>5} {d['p10']:>7.3f} {d['median']:>7.3f} {d['p90']:>7.3f} {d['max']:>7.3f}")
     print(f"{'top score >= t':<16}{'no-answer':>10} {'answerable':>11} {'and right':>10}")
     for t in res["thresholds"]:
-        print(f"{t['threshold']:<16}{t['no_answer_above']:>10.3f} {t['answerable_above']:>11.3f} "
-              f"{t['answerable_right_above']:>10.3f}")
+        print(
+            f"{t['threshold']:<16}{t['no_answer_above']:>10.3f} {t['answerable_above']:>11.3f} "
+            f"{t['answerable_right_above']:>10.3f}"
+        )
     print_stores(res["stores"])
 
 
 # -- runbooks ---------------------------------------------------------------------------------------
+
 
 def run_runbooks(args) -> dict:
     data, queries, run = team_store(args)
@@ -458,34 +573,53 @@ def run_runbooks(args) -> dict:
         at = norm(books[next(iter(target))]["text"]).find(answer) if target else -1
         r = rank_of(hits, target)
         returned = [h for h in hits[:5]]
-        rows.append({"q": q["q"], "target": sorted(target), "rank": r, "recall@5": float(r is not None and r <= 5),
-                     "answer_in_returned": float(any(answer in norm(h["content"]) for h in returned)),
-                     "answer_in_runbook_hit": float(any(answer in norm(h["content"]) for h in returned
-                                                        if target & set(h["keys"]))),
-                     "runbook_hit_truncated": any(h["truncated"] for h in returned if target & set(h["keys"])),
-                     "answer_offset": at})
+        rows.append(
+            {
+                "q": q["q"],
+                "target": sorted(target),
+                "rank": r,
+                "recall@5": float(r is not None and r <= 5),
+                "answer_in_returned": float(any(answer in norm(h["content"]) for h in returned)),
+                "answer_in_runbook_hit": float(
+                    any(answer in norm(h["content"]) for h in returned if target & set(h["keys"]))
+                ),
+                "runbook_hit_truncated": any(h["truncated"] for h in returned if target & set(h["keys"])),
+                "answer_offset": at,
+            }
+        )
     n = len(rows)
-    summary = {"n": n, "recall@5": mean(rows, "recall@5"), "answer_in_returned@5": mean(rows, "answer_in_returned"),
-               "answer_beyond_2000_chars": sum(r["answer_offset"] >= 2000 for r in rows),
-               "answer_not_in_runbook_text": sum(r["answer_offset"] < 0 for r in rows)}
+    summary = {
+        "n": n,
+        "recall@5": mean(rows, "recall@5"),
+        "answer_in_returned@5": mean(rows, "answer_in_returned"),
+        "answer_beyond_2000_chars": sum(r["answer_offset"] >= 2000 for r in rows),
+        "answer_not_in_runbook_text": sum(r["answer_offset"] < 0 for r in rows),
+    }
     return {"summary": summary, "runbook_chars": {k: len(m["text"]) for k, m in books.items()}, "rows": rows}
 
 
 def print_runbooks(res: dict) -> None:
     s = res["summary"]
-    print(f"\nrunbooks: {len(res['runbook_chars'])} runbooks of "
-          f"{min(res['runbook_chars'].values())}-{max(res['runbook_chars'].values())} characters in the team store, "
-          f"{s['n']} queries with an answer")
+    print(
+        f"\nrunbooks: {len(res['runbook_chars'])} runbooks of "
+        f"{min(res['runbook_chars'].values())}-{max(res['runbook_chars'].values())} characters in the team store, "
+        f"{s['n']} queries with an answer"
+    )
     print(f"{'query':<60} {'rank':>5} {'answer@':>8} {'in hit':>7}")
     for r in res["rows"]:
-        print(f"{r['q'][:58]:<60} {r['rank'] or '-'!s:>5} {r['answer_offset']:>8} "
-              f"{'yes' if r['answer_in_returned'] else 'no':>7}")
-    print(f"runbook recall@5 {s['recall@5']:.3f}; answer text in the returned content (top 5) "
-          f"{s['answer_in_returned@5']:.3f}; "
-          f"answers beyond the first 2,000 characters {s['answer_beyond_2000_chars']}/{s['n']}")
+        print(
+            f"{r['q'][:58]:<60} {r['rank'] or '-'!s:>5} {r['answer_offset']:>8} "
+            f"{'yes' if r['answer_in_returned'] else 'no':>7}"
+        )
+    print(
+        f"runbook recall@5 {s['recall@5']:.3f}; answer text in the returned content (top 5) "
+        f"{s['answer_in_returned@5']:.3f}; "
+        f"answers beyond the first 2,000 characters {s['answer_beyond_2000_chars']}/{s['n']}"
+    )
 
 
 # -- main -------------------------------------------------------------------------------------------
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -504,8 +638,12 @@ def main() -> int:
     if set(variants) - {"default", "no-session"}:
         ap.error("--variant takes default and/or no-session")
 
-    out: dict[str, Any] = {"model": args.model or "(configured default)", "limit": LIMIT,
-                           "limit_queries": args.limit_queries, "shuffle": args.shuffle}
+    out: dict[str, Any] = {
+        "model": args.model or "(configured default)",
+        "limit": LIMIT,
+        "limit_queries": args.limit_queries,
+        "shuffle": args.shuffle,
+    }
     t0 = time.perf_counter()
     if "locomo" in sets:
         out["locomo"] = {}
