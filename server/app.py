@@ -9,6 +9,7 @@ this module.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import shlex
@@ -96,6 +97,9 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
     tools.register(server)
     for more in (tools_memory, tools_graph, tools_wisdom, resources):
         more.register(server)
+    # The SDK takes a tool's description from its docstring verbatim, indentation included.
+    for tool in server._tool_manager.list_tools():
+        tool.description = inspect.cleandoc(tool.description)
     return server
 
 
