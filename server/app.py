@@ -34,6 +34,7 @@ from server.info import INSTRUCTIONS, NAME, VERSION
 from server.state import AppState, ModelGate
 
 log = logging.getLogger("maple.server")
+startup = logging.getLogger("maple.server.startup")  # also on a terminal's stderr (server.launch)
 
 
 def build_server(config: Config, embedder: Embedder | None = None, project: str | None = None) -> MCPServer[AppState]:
@@ -48,7 +49,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
     async def lifespan(server: MCPServer[AppState]) -> AsyncIterator[AppState]:
         gate = ModelGate(embedder if embedder is not None else embed.from_config(config))
         scope = project or project_scope()
-        log.info("register with Claude Code: %s", registration_command(config))
+        startup.info("register with Claude Code: %s", registration_command(config))
         store: Store | None = None
         try:
             store = Store.open(config, gate)  # fast: migrations and a few pragmas, no model
@@ -77,9 +78,9 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
         listener.start()  # the command hook asks this process first
         try:
             count = store.count([scope, "global"])
-            log.info("database %s (%d memories in this project and global)", store.path, count)
-            log.info("project scope %s", scope)
-            log.info("embedding model %s (loads in the background after the handshake)", gate.name)
+            startup.info("database %s (%d memories in this project and global)", store.path, count)
+            startup.info("project scope %s", scope)
+            startup.info("embedding model %s (loads in the background after the handshake)", gate.name)
             yield state
         finally:
             listener.stop()

@@ -1,4 +1,5 @@
-"""Starting the server on stdio: `initialize` is answered before the MCP SDK has even loaded.
+"""Starting the server on stdio: `initialize` is answered before the MCP SDK has even loaded, and
+the server logs to <home>/server.log.
 
 Importing the SDK costs about 0.6 s of CPU (measured: mcp 2.3.0 imports its client, HTTP
 transports and two revisions of the protocol types), so a client's handshake would otherwise wait
@@ -24,7 +25,7 @@ import select
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from memory import config as config_mod
 from memory.config import Config
@@ -33,15 +34,65 @@ from server import info
 
 log = logging.getLogger("maple.server")
 _NOTHING = object()
+LOG_NAME = "server.log"
+MAX_LOG_BYTES = 512_000
+# The lines a user starting `maple-memory serve` by hand needs (database, model, how to register);
+# app.py logs them here.
+STARTUP_LOGGER = "maple.server.startup"
 
 
-def setup_logging(level: str) -> None:
-    # Configured before the SDK's MCPServer() so its own basicConfig (a rich handler) does nothing;
-    # stderr only, since stdout carries the protocol.
-    logging.basicConfig(stream=sys.stderr, level=level.upper(), format="maple %(levelname)s %(name)s: %(message)s")
-    # The start-up lines (database, model, registration command) are how a user finds their way;
-    # show them even at the default WARNING level.
-    log.setLevel(min(logging.INFO, logging.getLevelName(level.upper())))
+class BoundedLog(logging.Handler):
+    """Appends records to a private file (created 0600) that never grows past `limit` bytes:
+    past it, the newer half is kept, as in hooks.log. Opened per record, so servers in several
+    sessions can share it."""
+
+    def __init__(self, path: Path, limit: int = MAX_LOG_BYTES):
+        super().__init__()
+        self.path, self.limit = path, limit
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            data = (self.format(record) + "\n").encode("utf-8", errors="replace")
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                _write_all(fd, data)
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            if size > self.limit:  # a log that grows forever is its own failure
+                kept = self.path.read_bytes()[-self.limit // 2 :]
+                self.path.write_bytes(kept[kept.find(b"\n") + 1 :])
+        except Exception:  # noqa: BLE001 - the logging module's own convention: report, never raise
+            self.handleError(record)
+
+
+def setup_logging(config: Config, stderr: TextIO | None = None) -> None:
+    """INFO and above to <home>/server.log; WARNING and above to stderr, which Claude Code shows
+    as errors ("[ERROR] Server stderr: ..."); the start-up lines to stderr too when it is a
+    terminal (a user running `maple-memory serve` by hand)."""
+    stderr = stderr if stderr is not None else sys.stderr
+    level = logging.getLevelName(config.log_level.upper())
+    root = logging.getLogger()
+    # Handlers set before the SDK's MCPServer() makes its own basicConfig (a rich handler) a no-op.
+    for handler in root.handlers[:]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+    file = BoundedLog(config.home / LOG_NAME)
+    file.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(file)
+    console = logging.StreamHandler(stderr)
+    console.setFormatter(logging.Formatter("maple %(levelname)s %(name)s: %(message)s"))
+    console.setLevel(max(logging.WARNING, level))
+    root.addHandler(console)
+    if stderr.isatty():
+        startup = logging.StreamHandler(stderr)
+        startup.setFormatter(logging.Formatter("maple: %(message)s"))
+        startup.addFilter(lambda r: r.name == STARTUP_LOGGER and r.levelno < console.level)
+        root.addHandler(startup)
+    # MAPLE's own INFO lines (the start-up lines, what was answered early) reach the file even at
+    # the default WARNING level; other libraries log at the level configured.
+    logging.getLogger("maple").setLevel(min(logging.INFO, level))
 
 
 def early_answer(line: bytes) -> tuple[Any, bytes] | None:
@@ -139,7 +190,7 @@ def read_first_line(fd: int, parent: int) -> bytes:
 
 def serve(config: Config, embedder: Any = None) -> None:
     """Run the server on stdio until the client closes the connection."""
-    setup_logging(config.log_level)
+    setup_logging(config)
     if os.name == "nt":  # no select() on pipes: the SDK's own transport, handshake after its import
         from server import app
 

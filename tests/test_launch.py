@@ -3,15 +3,19 @@ with the SDK's own answer dropped and everything else passed through."""
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memory.config import Config
 from server import info, launch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,3 +138,61 @@ def test_the_wire_writes_whole_lines_and_drops_only_the_answered_request(tmp_pat
         {"jsonrpc": "2.0", "id": 8, "result": {}},
         {"jsonrpc": "2.0", "id": 7, "result": {"again": True}},
     ]
+
+
+# -- logging ------------------------------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def logging_restored() -> Iterator[None]:
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level, logging.getLogger("maple").level
+    yield
+    for handler in root.handlers[:]:
+        root.removeHandler(handler)
+    for handler in saved[0]:
+        root.addHandler(handler)
+    root.setLevel(saved[1])
+    logging.getLogger("maple").setLevel(saved[2])
+
+
+def log_the_start(config: Config, stderr: io.StringIO) -> str:
+    launch.setup_logging(config, stderr)
+    logging.getLogger(launch.STARTUP_LOGGER).info("database %s", config.db_path)
+    logging.getLogger("maple.server").info("answered 3 requests")
+    logging.getLogger("mcp.server").info("a library's own info line")
+    logging.getLogger("maple.store").warning("the database is read-only")
+    return (config.home / launch.LOG_NAME).read_text()
+
+
+def test_info_lines_go_to_the_log_file_and_stderr_gets_only_warnings(config, logging_restored):
+    stderr = io.StringIO()
+    log = log_the_start(config, stderr)
+    assert "INFO maple.server.startup: database" in log and "answered 3 requests" in log
+    assert "read-only" in log and "a library's own" not in log  # libraries log at the configured level
+    assert stderr.getvalue() == "maple WARNING maple.store: the database is read-only\n"
+    assert (config.home / launch.LOG_NAME).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_terminal_also_gets_the_start_up_lines(config, logging_restored):
+    stderr = Terminal()
+    log_the_start(config, stderr)
+    assert stderr.getvalue() == (
+        f"maple: database {config.db_path}\nmaple WARNING maple.store: the database is read-only\n"
+    )
+
+
+def test_the_log_file_keeps_its_newer_half_when_it_outgrows_its_limit(tmp_path):
+    path = tmp_path / "server.log"
+    handler = launch.BoundedLog(path, limit=1000)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    for i in range(100):
+        handler.emit(logging.LogRecord("maple", logging.INFO, __file__, 1, "line %03d", (i,), None))
+    lines = path.read_text().splitlines()
+    assert path.stat().st_size <= 1000
+    assert lines[-1] == "line 099" and lines == [f"line {i:03d}" for i in range(100 - len(lines), 100)]

@@ -205,7 +205,7 @@ async def test_search_scope_and_layer_narrow_the_results(config):
     assert {r["id"] for r in both["results"]} == {local["id"], glob["id"]}
 
 
-async def test_stdio_server_speaks_only_protocol_on_stdout_and_logs_its_setup_to_stderr(tmp_path, home):
+async def test_stdio_server_speaks_only_protocol_on_stdout_and_logs_its_setup_to_its_log_file(tmp_path, home):
     project = tmp_path / "proj"
     project.mkdir()
     errlog_path = tmp_path / "stderr.txt"
@@ -216,11 +216,15 @@ async def test_stdio_server_speaks_only_protocol_on_stdout_and_logs_its_setup_to
             found = await call(client, "memory_search", query="stdio project scope")
     assert stored["scope"] == str(project.resolve())
     assert [r["id"] for r in found["results"]] == [stored["id"]]
-    stderr = errlog_path.read_text()
-    assert str(home / "memory.db") in stderr
-    assert "hash-64" in stderr
-    assert "claude mcp add --scope user maple" in stderr
-    assert f"MAPLE_HOME={home}" in stderr
+    # Claude Code shows every stderr line as "[ERROR] Server stderr": the start-up lines (stderr
+    # is no terminal here) go to the log file only.
+    assert errlog_path.read_text() == ""
+    log = (home / "server.log").read_text()
+    assert str(home / "memory.db") in log
+    assert "hash-64" in log
+    assert "claude mcp add --scope user maple" in log
+    assert f"MAPLE_HOME={home}" in log
+    assert (home / "server.log").stat().st_mode & 0o777 == 0o600
 
 
 async def test_two_stdio_servers_writing_one_database_at_once_lose_nothing(tmp_path, home, config):
