@@ -1,10 +1,10 @@
 """The MAPLE stdio MCP server: `build_server(config)` makes it, `serve(config)` runs it on stdio.
 
-Start-up order matters for the client's handshake timeout: server.launch answers `initialize`
-before this module (and the SDK) is even imported; the lifespan opens the database
-(milliseconds), and only the first message after the handshake starts loading the embedding model
-on a background thread (seconds: torch and sentence-transformers). Nothing heavy is imported by
-this module.
+Start-up order matters for the client's connection timeout: server.launch answers the requests a
+client sends to connect before this module (and the SDK) is even imported; the lifespan opens the
+database (milliseconds), and only the first message after the handshake starts loading the
+embedding model on a background thread (seconds: torch and sentence-transformers). Nothing heavy
+is imported by this module.
 """
 
 from __future__ import annotations
@@ -161,9 +161,9 @@ async def _run_until_client_goes(
         if streams is None:
             await server.run_stdio_async()
         else:
-            # What run_stdio_async does, on streams server.launch prepared (it has answered
-            # initialize already and replays it). The low-level server is the SDK's documented
-            # way to run on custom streams; MCPServer keeps it as _lowlevel_server.
+            # What run_stdio_async does, on streams server.launch prepared (it has answered the
+            # connect requests already and replays them). The low-level server is the SDK's
+            # documented way to run on custom streams; MCPServer keeps it as _lowlevel_server.
             async with stdio_server(stdin=streams[0], stdout=streams[1]) as (read, write):
                 low = server._lowlevel_server
                 await low.run(read, write, low.create_initialization_options())
