@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import select
@@ -364,3 +365,35 @@ async def test_a_boolean_is_not_taken_for_a_memory_id(config):
         assert r.is_error and "integer" in r.content[0].text
         got = await client.call_tool("memory_get", {"ids": [1]})
         assert got.structured_content["memories"][0]["content"] == "a memory that must survive"
+
+
+async def test_the_surface_tool_answers_the_hook_json_claude_code_injects_or_nothing(config):
+    with Store.open(config, HashEmbedder(64)) as s:
+        s.add(NewMemory("The test database listens on port 5433", scope=PROJECT))
+    async with in_memory(config) as client:
+        tool = {t.name: t for t in (await client.list_tools()).tools}["memory_surface"]
+        args = {"prompt": "Which port does the test database listen on?", "session_id": "s1"}
+        first = await client.call_tool("memory_surface", args)
+        again = await client.call_tool("memory_surface", args)  # already shown to this session
+        trivial = await client.call_tool("memory_surface", {"prompt": "ok thanks", "session_id": "s2"})
+    # Text content only: Claude Code 2.1.332 parses an mcp_tool hook's text like a command hook's
+    # stdout and injects it only when it is hook JSON.
+    assert tool.output_schema is None and first.structured_content is None and not first.is_error
+    [content] = first.content
+    hook = json.loads(content.text)
+    assert list(hook) == ["hookSpecificOutput"]
+    assert hook["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    block = hook["hookSpecificOutput"]["additionalContext"]
+    assert block.startswith("<maple-memory>") and block.endswith("</maple-memory>") and "5433" in block
+    assert "".join(c.text for c in again.content) == "" and "".join(c.text for c in trivial.content) == ""
+    assert "hookSpecificOutput" in tool.description
+
+
+async def test_tool_descriptions_carry_no_docstring_indentation(config):
+    async with in_memory(config) as client:
+        tools = (await client.list_tools()).tools
+    for tool in tools:
+        assert tool.description == inspect.cleandoc(tool.description), tool.name
+        assert "\n " not in tool.description, tool.name
+    multi_line = [t.name for t in tools if "\n" in t.description]
+    assert "memory_search" in multi_line  # the check above has something to check
