@@ -94,6 +94,7 @@ def ask_sdk(sequences: list[list[dict[str, Any]]], home: Path, timeout: float = 
 async def _ask(config: Config, requests: list[dict[str, Any]], timeout: float) -> dict[Key, str]:
     from mcp.server.stdio import stdio_server
 
+    from memory.embed import HashEmbedder
     from server.app import build_server
 
     wanted = set(expected(requests))
@@ -117,7 +118,8 @@ async def _ask(config: Config, requests: list[dict[str, Any]], timeout: float) -
         async def flush(self) -> None:
             pass
 
-    low = build_server(config)._lowlevel_server  # what MCPServer.run_stdio_async runs
+    # The test embedder: the answers never depend on it, and no model (or warm engine) starts.
+    low = build_server(config, HashEmbedder(64))._lowlevel_server  # what MCPServer.run_stdio_async runs
     with anyio.fail_after(timeout):
         async with stdio_server(stdin=client_lines(), stdout=Output()) as (read, write):  # type: ignore[arg-type]
             await low.run(read, write, low.create_initialization_options())
