@@ -162,11 +162,14 @@ class Responder:
         method, params = msg["method"], msg.get("params", _ABSENT)
         if "id" not in msg:
             return None  # a notification: it never decides the era, and needs no answer
+        key = _key(msg["id"])
+        if key is None:  # not a request the SDK reads (nor one that decides its era): stop here
+            self.live = False
+            return None
         first = self.era is None
         if first:
             self.era = "modern" if method != "initialize" and _modern_envelope(params) else "handshake"
-        key = _key(msg["id"])
-        if key is None or key in self.answered or key in self.acknowledged:
+        if key in self.answered or key in self.acknowledged:
             return None
         out = self._answer(method, params, msg["id"], first)
         if out is not None:
@@ -189,6 +192,7 @@ class Responder:
             and msg.get("jsonrpc") == "2.0"
             and isinstance(msg.get("method"), str)
             and set(msg) <= {"jsonrpc", "id", "method", "params"}
+            and isinstance(msg.get("params", {}), (dict, type(None)))
         )
         return msg if ok else None
 

