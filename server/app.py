@@ -1,14 +1,15 @@
 """The MAPLE stdio MCP server: `build_server(config)` makes it, `serve(config)` runs it on stdio.
 
-Start-up order matters for the client's handshake timeout: server.launch answers `initialize`
-before this module (and the SDK) is even imported; the lifespan opens the database
-(milliseconds), and only the first message after the handshake starts loading the embedding model
-on a background thread (seconds: torch and sentence-transformers). Nothing heavy is imported by
-this module.
+Start-up order matters for the client's connection timeout: server.launch answers the requests a
+client sends to connect before this module (and the SDK) is even imported; the lifespan opens the
+database (milliseconds), and only the first message after the handshake starts loading the
+embedding model on a background thread (seconds: torch and sentence-transformers). Nothing heavy
+is imported by this module.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import shlex
@@ -34,6 +35,7 @@ from server.info import INSTRUCTIONS, NAME, VERSION
 from server.state import AppState, ModelGate
 
 log = logging.getLogger("maple.server")
+startup = logging.getLogger("maple.server.startup")  # also on a terminal's stderr (server.launch)
 
 
 def build_server(config: Config, embedder: Embedder | None = None, project: str | None = None) -> MCPServer[AppState]:
@@ -47,7 +49,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
     @asynccontextmanager
     async def lifespan(server: MCPServer[AppState]) -> AsyncIterator[AppState]:
         scope = project or project_scope()
-        log.info("register with Claude Code: %s", registration_command(config))
+        startup.info("register with Claude Code: %s", registration_command(config))
         if embedder is None and client.engine_enabled(config):
             async with _through_the_engine(config, project) as state:
                 yield state
@@ -79,9 +81,9 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             store.defer_checkpoints()  # the worker checkpoints when idle; searches never wait for one
         try:
             count = store.count([scope, "global"])
-            log.info("database %s (%d memories in this project and global)", store.path, count)
-            log.info("project scope %s", scope)
-            log.info("embedding model %s (loads in the background after the handshake)", gate.name)
+            startup.info("database %s (%d memories in this project and global)", store.path, count)
+            startup.info("project scope %s", scope)
+            startup.info("embedding model %s (loads in the background after the handshake)", gate.name)
             yield state
         finally:
             if worker is not None:
@@ -98,6 +100,9 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
     tools.register(server)
     for more in (tools_memory, tools_graph, tools_wisdom, resources):
         more.register(server)
+    # The SDK takes a tool's description from its docstring verbatim, indentation included.
+    for tool in server._tool_manager.list_tools():
+        tool.description = inspect.cleandoc(tool.description)
     return server
 
 
@@ -144,7 +149,7 @@ async def _through_the_engine(config: Config, project: str | None) -> AsyncItera
         log.error("cannot open the database %s: %s", config.db_path, e)
         error = str(e)
     connection = client.connect(config, where, wait=5.0)
-    log.info("project %s; the engine for %s answers this server", project_scope(where), config.db_path)
+    startup.info("project %s; the engine for %s answers this server", project_scope(where), config.db_path)
     try:
         yield AppState(
             db=None,
@@ -186,9 +191,9 @@ async def _run_until_client_goes(
         if streams is None:
             await server.run_stdio_async()
         else:
-            # What run_stdio_async does, on streams server.launch prepared (it has answered
-            # initialize already and replays it). The low-level server is the SDK's documented
-            # way to run on custom streams; MCPServer keeps it as _lowlevel_server.
+            # What run_stdio_async does, on streams server.launch prepared (it has answered the
+            # connect requests already and replays them). The low-level server is the SDK's
+            # documented way to run on custom streams; MCPServer keeps it as _lowlevel_server.
             async with stdio_server(stdin=streams[0], stdout=streams[1]) as (read, write):
                 low = server._lowlevel_server
                 await low.run(read, write, low.create_initialization_options())

@@ -8,6 +8,7 @@ checked by pydantic from the signatures before a tool runs.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -251,15 +252,28 @@ def memory_surface(
         ),
     ] = None,
 ) -> str:
-    """Memories relevant to a prompt, as a context block for Claude Code's UserPromptSubmit hook
-    (type mcp_tool); empty when the prompt is trivial or nothing relevant is known. Calling it
-    yourself is not needed: use memory_search."""
+    """For Claude Code's UserPromptSubmit hook (type mcp_tool), not for you: use memory_search.
+    Returns the memories relevant to the prompt as hook JSON, {"hookSpecificOutput":
+    {"hookEventName": "UserPromptSubmit", "additionalContext": "<maple-memory>..."}}, which Claude
+    Code adds to the prompt's context; an empty text when the prompt is trivial or nothing relevant
+    is known."""
     try:
         with _calls(ctx) as app:
-            return app.surface(prompt, session_id=session_id)
+            block = app.surface(prompt, session_id=session_id)
     except Exception:  # fail open: a hook error would only show the user a banner
         logging.getLogger("maple.server").exception("memory_surface failed; no context added")
         return ""
+    return hook_output(block)
+
+
+def hook_output(block: str) -> str:
+    """What an mcp_tool UserPromptSubmit hook answers to add `block` to the prompt: Claude Code
+    2.1.332 injects only hook JSON (text starting with "{"); plain text reaches the model as
+    "UserPromptSubmit hook success" and nothing else. Empty when there is nothing to add."""
+    if not block:
+        return ""
+    output = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": block}}
+    return json.dumps(output, ensure_ascii=False)
 
 
 def memory_context(
@@ -347,8 +361,8 @@ def register(server: MCPServer[AppState]) -> None:
             read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
         ),
     )
-    # Plain text, no outputSchema: Claude Code parses an mcp_tool hook's text like a command
-    # hook's stdout, and text starting with "{" would be taken for (invalid) hook JSON.
+    # Text content only, no outputSchema (structuredContent): Claude Code parses an mcp_tool hook's
+    # text like a command hook's stdout, here hook JSON.
     server.add_tool(
         memory_surface,
         title="Context for a prompt (hook)",

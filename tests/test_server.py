@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import select
@@ -210,7 +211,7 @@ async def test_search_scope_and_layer_narrow_the_results(config):
     assert {r["id"] for r in both["results"]} == {local["id"], glob["id"]}
 
 
-async def test_stdio_server_speaks_only_protocol_on_stdout_and_logs_its_setup_to_stderr(tmp_path, home):
+async def test_stdio_server_speaks_only_protocol_on_stdout_and_logs_its_setup_to_its_log_file(tmp_path, home):
     project = tmp_path / "proj"
     project.mkdir()
     errlog_path = tmp_path / "stderr.txt"
@@ -221,11 +222,15 @@ async def test_stdio_server_speaks_only_protocol_on_stdout_and_logs_its_setup_to
             found = await call(client, "memory_search", query="stdio project scope")
     assert stored["scope"] == str(project.resolve())
     assert [r["id"] for r in found["results"]] == [stored["id"]]
-    stderr = errlog_path.read_text()
-    assert str(home / "memory.db") in stderr
-    assert "hash-64" in stderr
-    assert "claude mcp add --scope user maple" in stderr
-    assert f"MAPLE_HOME={home}" in stderr
+    # Claude Code shows every stderr line as "[ERROR] Server stderr": the start-up lines (stderr
+    # is no terminal here) go to the log file only.
+    assert errlog_path.read_text() == ""
+    log = (home / "server.log").read_text()
+    assert str(home / "memory.db") in log
+    assert "hash-64" in log
+    assert "claude mcp add --scope user maple" in log
+    assert f"MAPLE_HOME={home}" in log
+    assert (home / "server.log").stat().st_mode & 0o777 == 0o600
 
 
 async def test_two_stdio_servers_writing_one_database_at_once_lose_nothing(tmp_path, home, config):
@@ -371,3 +376,35 @@ async def test_a_boolean_is_not_taken_for_a_memory_id(config):
         assert r.is_error and "integer" in r.content[0].text
         got = await client.call_tool("memory_get", {"ids": [1]})
         assert got.structured_content["memories"][0]["content"] == "a memory that must survive"
+
+
+async def test_the_surface_tool_answers_the_hook_json_claude_code_injects_or_nothing(config):
+    with Store.open(config, HashEmbedder(64)) as s:
+        s.add(NewMemory("The test database listens on port 5433", scope=PROJECT))
+    async with in_memory(config) as client:
+        tool = {t.name: t for t in (await client.list_tools()).tools}["memory_surface"]
+        args = {"prompt": "Which port does the test database listen on?", "session_id": "s1"}
+        first = await client.call_tool("memory_surface", args)
+        again = await client.call_tool("memory_surface", args)  # already shown to this session
+        trivial = await client.call_tool("memory_surface", {"prompt": "ok thanks", "session_id": "s2"})
+    # Text content only: Claude Code 2.1.332 parses an mcp_tool hook's text like a command hook's
+    # stdout and injects it only when it is hook JSON.
+    assert tool.output_schema is None and first.structured_content is None and not first.is_error
+    [content] = first.content
+    hook = json.loads(content.text)
+    assert list(hook) == ["hookSpecificOutput"]
+    assert hook["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    block = hook["hookSpecificOutput"]["additionalContext"]
+    assert block.startswith("<maple-memory>") and block.endswith("</maple-memory>") and "5433" in block
+    assert "".join(c.text for c in again.content) == "" and "".join(c.text for c in trivial.content) == ""
+    assert "hookSpecificOutput" in tool.description
+
+
+async def test_tool_descriptions_carry_no_docstring_indentation(config):
+    async with in_memory(config) as client:
+        tools = (await client.list_tools()).tools
+    for tool in tools:
+        assert tool.description == inspect.cleandoc(tool.description), tool.name
+        assert "\n " not in tool.description, tool.name
+    multi_line = [t.name for t in tools if "\n" in t.description]
+    assert "memory_search" in multi_line  # the check above has something to check
