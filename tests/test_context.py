@@ -79,7 +79,7 @@ def test_a_prompt_that_no_person_typed_is_skipped_by_its_hook_input():
 # -- tiers, relevance, budget ---------------------------------------------------------------------
 
 
-def test_pinned_and_identity_memories_come_first_then_preferences_that_touch_the_prompt(store):
+def test_pinned_and_identity_memories_come_first_then_what_search_ranks_for_the_prompt(store):
     port = add(store, "The dev database listens on port 5433")
     pinned = add(store, "Releases are cut from the release branch only", pinned=True)
     me = add(store, "I maintain the billing service and review its schema changes", category="identity", scope="global")
@@ -91,8 +91,64 @@ def test_pinned_and_identity_memories_come_first_then_preferences_that_touch_the
     )
     add(store, "I prefer tabs over spaces in Makefiles", category="preference", scope="global")
     items = context.tiered_context(store, "which port does the dev database listen on", SCOPES)
-    assert [i.memory.id for i in items] == [pinned.id, me.id, pref.id, port.id]
-    assert [i.tier for i in items] == ["pinned", "pinned", "preference", "relevant"]
+    assert [i.memory.id for i in items] == [pinned.id, me.id, port.id, pref.id]
+    assert [i.tier for i in items] == ["pinned", "pinned", "relevant", "preference"]
+
+
+def test_a_rule_that_reaches_only_half_the_floor_comes_after_the_memories_that_reach_it(store):
+    for n in range(6):
+        add(store, f"Service {n} deploys from its own pipeline")
+    answer = add(store, "Payments rollbacks use `make rollback TAG=<release tag>` from the payments repo")
+    rule = add(store, "Never deploy on Fridays", category="rule", importance=5)
+    prompt = "how do I roll back a payments deploy to the last release tag"
+    rel = context.relevance(store, prompt, [answer, rule])
+    floor = min(2 * rel[rule.id], rel[answer.id])
+    assert rel[rule.id] < floor <= rel[answer.id]  # the rule passes at half the floor only
+    items = context.tiered_context(store, prompt, SCOPES, min_relevance=floor)
+    assert [(i.memory.id, i.tier) for i in items] == [(answer.id, "relevant"), (rule.id, "preference")]
+
+
+def test_rules_sharing_only_request_words_with_the_prompt_are_not_surfaced(store):
+    # Seen with the real Claude Code: rules written "Use X" matched the prompt's "use" and,
+    # shown first, pushed the port the user asked for down the block.
+    add(store, "Use ruff format before every commit", category="rule")
+    add(store, "Use structlog for logging, never print()", category="rule")
+    add(store, "We need two approvals on every pull request", category="rule")
+    port = add(store, "The integration tests connect to the dev database on port 5433")
+    add(store, "Release notes are written in CHANGELOG.md")
+    items = context.tiered_context(store, "Which port should the integration tests use for the dev database?", SCOPES)
+    assert [i.memory.id for i in items] == [port.id]
+    assert context.tiered_context(store, "which one should I use? please tell me what we need", SCOPES) == []
+
+
+def test_chinese_rules_sharing_only_function_words_with_the_prompt_are_not_surfaced(store):
+    add(store, "代码应该用 ruff format 格式化", category="rule")
+    add(store, "日志应该用 structlog 输出，不要用 print", category="rule")
+    add(store, "哪个服务出问题都要先看告警", category="rule")
+    port = add(store, "集成测试连开发数据库用 5433 端口")
+    add(store, "发版说明写在 CHANGELOG.md 里")
+    items = context.tiered_context(store, "集成测试应该用哪个端口连开发数据库？", SCOPES, segment=False)
+    assert [i.memory.id for i in items] == [port.id]
+
+
+def test_a_person_named_in_most_memories_still_picks_out_their_memories(store):
+    # In a conversation, each speaker is in half the turns: too common a word for the keyword
+    # search the surface runs, yet the name is what the prompt is about (the entity channel).
+    turns = [f"Caroline: the weather in week {n} was mild" for n in range(400)]
+    turns += [f"Melanie: the garden in week {n} needed water" for n in range(198)]
+    turns += ["Caroline: I painted a lighthouse at dawn by the old harbour", "Melanie: I painted the lake"]
+    stored = store.add_many([NewMemory(t, scope=PROJECT) for t in turns])
+    weights = context.term_weights(store, "what did Caroline paint")
+    assert weights['"caroline"'] < context.COMMON_TERM_WEIGHT
+    assert context.entity_words(store, "what did Caroline paint", SCOPES) == {"caroline"}
+    items = context.tiered_context(store, "what did Caroline paint", SCOPES)
+    assert items[0].memory.id == stored[-2].id
+
+
+def test_the_focused_query_keeps_entity_names_however_common():
+    weights = {'"caroline"': 0.1, '"lighthouse"': 0.9}
+    assert context.focused_query("Caroline's lighthouse", weights) == "'s lighthouse"
+    assert context.focused_query("Caroline's lighthouse", weights, {"caroline"}) == "Caroline's lighthouse"
 
 
 def test_a_memory_sharing_only_common_words_with_the_prompt_is_not_surfaced(store):

@@ -234,6 +234,50 @@ def test_query_terms_drop_chinese_question_words_when_segmented():
     assert text.query_terms("什么时候开会", lambda run: ["什么时候", "开会"]) == ['"开会"']
 
 
+def test_query_terms_leave_out_the_words_that_frame_a_request():
+    prompt = "Which port should the integration tests use for the dev database? Please tell me what I need"
+    assert text.query_terms(prompt) == ['"port"', '"integration"', '"tests"', '"dev"', '"database"', '"tell"']
+    assert text.query_terms("I don't know why it doesn't build") == ['"know"', '"build"']  # don + t, doesn + t
+
+
+def test_query_terms_keep_the_words_that_name_the_subject_in_code_talk():
+    words = "test run port build make new first time work change error deploy install fix"
+    assert text.query_terms(words) == [f'"{w}"' for w in words.split()]
+
+
+def test_chinese_bigrams_never_straddle_a_function_word():
+    # 应该 and 哪个 are cut out; 用 is left alone between them and dropped (the index has it only in bigrams).
+    assert text.query_terms("集成测试应该用哪个端口") == ['"集成"', '"成测"', '"测试"', '"端口"']
+
+
+def test_a_chinese_bigram_holding_a_particle_is_dropped_and_content_words_with_function_characters_stay():
+    assert text.query_terms("计费服务的端口是多少") == ['"计费"', '"费服"', '"服务"', '"端口"']
+    terms = text.query_terms("在线用户会话")
+    assert {'"在线"', '"用户"', '"会话"'} <= set(terms)
+
+
+def test_a_chinese_prompt_of_only_function_words_has_no_terms():
+    assert text.query_terms("是不是应该这样？怎么办呢") == []
+    assert text.query_terms("是不是应该这样？怎么办呢", lambda run: ["是不是", "应该", "这样", "怎么办", "呢"]) == []
+
+
+def test_segmented_words_holding_a_particle_are_dropped_as_function_words():
+    words = ["计费", "服务", "的", "监控", "是从", "哪个", "端口", "抓", "的"]
+    assert text.query_terms("计费服务的监控是从哪个端口抓的", lambda run: words) == [
+        '"计费"',
+        '"服务"',
+        '"监控"',
+        '"端口"',
+        '"抓"',
+    ]
+
+
+def test_stopwords_are_left_out_of_queries_never_out_of_the_index():
+    assert (
+        text.index_text("Use the dev database, 应该用哪个端口") == "Use the dev database 应该 该用 用哪 哪个 个端 端口"
+    )
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="known gap: a one-character Chinese query cannot match a longer "

@@ -9,6 +9,8 @@ character word (开会) is then exactly one indexed token, a longer word is a ph
 and no dictionary is needed on either side. Where jieba runs (the server), queries are cut into
 words first, so each word becomes a phrase instead of bigrams that straddle word boundaries.
 Identifiers are split too: `fetchRetry_helper` also indexes fetch, retry and helper.
+Queries leave out stopwords in both languages (`is_stopword`, `content_bigrams`); the index keeps
+every word, so a stopword list can change without a reindex.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ _SPLIT = re.compile(f"([{_CJK}]+)")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
+# Query words that cannot tell one memory from another. They are left out of the terms a query is
+# ranked and gated on (`query_terms`), never out of the index: a memory keeps every word it has.
+# Function words, plus the words that frame a request in a coding session rather than name its
+# subject: "which port should we use", "do I need to ...", "please remind me". Words that carry
+# the subject in code talk stay, even when common: test, run, port, build, make (`make test`), new,
+# first, time, work, change, error.
 STOPWORDS = frozenset(
     """
 a about above after again against all am an and any are aren't as at be because been before being
@@ -35,15 +43,72 @@ they're they've this those through to too under until up very was wasn't we we'd
 were weren't what what's when when's where where's which while who who's whom why why's will with
 won't would wouldn't you you'd you'll you're you've your yours yourself yourselves also just like
 get got would may might shall us yes ok okay oh hey hi s t d ll m re ve
+whose must
 """.split()
 )
+# The halves of contractions as WORD splits them (don't -> don + t). "won" (won't) stays: a verb.
+STOPWORDS |= frozenset(
+    "aren couldn didn doesn don hadn hasn haven isn mustn needn shan shouldn wasn weren wouldn".split()
+)
+# Request framing. "use" is the borderline one: rules are often written "Use X, not Y", so it
+# appears in many memories, yet a prompt's "which X should we use" names X, never the rule's verb;
+# matching on it put "Use ruff format" above the answer to "which port should the tests use".
+# "need" likewise ("what do I need before deploying"). "one" ("which one") is stemmed to "on" by
+# the porter tokenizer, so it matched every memory with an "on" in it.
+REQUEST_WORDS = frozenset(
+    "use uses used using need needs needed want wants wanted please thing things something anything one ones".split()
+)
+STOPWORDS |= REQUEST_WORDS
 
-ZH_STOP = frozenset(
-    "的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 在 和 与 也 都 就 还 又 这 那 有 么 什 怎 哪 个 一 不 没 很 会 要 把 被".split()
-)
+# Chinese, without a dictionary. A query's CJK run is cut at its function words (ZH_STOPWORDS,
+# longest first) and what remains becomes bigrams, so no term straddles a function word
+# (应该用 -> 该用, 服务的 -> 务的, 用哪个 -> 用哪 match every sentence with the same grammar).
+# Question words, pronouns, demonstratives, modal verbs and connectives; where jieba runs they are
+# its words and are dropped as words.
 ZH_STOPWORDS = frozenset(
-    "什么 怎么 哪些 哪个 为什么 如何 我们 你们 他们 这个 那个 一下 一个 是不是 有没有 时候 什么时候 可以 应该 需要".split()
+    """
+什么 怎么 怎样 怎么样 怎么办 如何 为什么 为啥 干嘛 哪个 哪些 哪里 哪儿 多少 多久 多长 多大 几个
+是不是 有没有 能不能 可不可以 会不会 要不要 对不对 好不好 行不行
+我们 你们 他们 她们 它们 咱们 大家 这个 那个 这些 那些 这里 那里 这样 那样 这边 那边 这么 那么
+一下 一个 时候 什么时候 的时候 可以 应该 需要 能够 还是 或者 但是 因为 所以 如果 的话 就是 已经
+""".split()
 )
+# Characters that are function words on their own. A bigram made only of them is dropped
+# (在和, 也都), a bigram with one of them and a content character is kept (在线, 会话, 用户).
+# 用 is the Chinese "use" (应该用哪个 -> 用 alone is dropped; 用户, 使用, 调用 stay).
+ZH_STOP = frozenset(
+    "的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 在 和 与 也 都 就 还 又 这 那 有 么 什 怎 哪 个 一 不 没 很 会 要 用 把 被".split()
+)
+# Characters that (nearly) never belong to a content word: particles, the plural 们, the pieces
+# of question words and demonstratives, and 是 (its compounds are connectives too: 但是, 还是,
+# 是否). A bigram holding one is dropped whatever its other half: 务的, 址是, 事们. The cost is a
+# rare content word (目的, 的确), which a dictionary would keep.
+ZH_PARTICLES = frozenset("的 了 吗 呢 吧 啊 呀 嘛 哦 呗 啦 么 哪 们 这 那 什 怎 谁 是".split())
+_ZH_STOP_RE = re.compile("|".join(sorted(ZH_STOPWORDS, key=len, reverse=True)))
+
+
+def is_stopword(word: str) -> bool:
+    """Whether a query word (any case; a Chinese word as jieba cuts it) is left out of ranking."""
+    low = word.lower()
+    if CJK_RUN.fullmatch(word):
+        return word in ZH_STOPWORDS or any(ch in ZH_PARTICLES for ch in word) or all(ch in ZH_STOP for ch in word)
+    return low in STOPWORDS or len(low) < 2 and not low.isdigit()
+
+
+def content_bigrams(run: str) -> list[str]:
+    """A CJK run's bigrams for a query, without a dictionary: cut at the function words, then
+    the bigrams of what is left that hold no particle and are not two function characters. A
+    one-character run is kept as it is (the index keeps it so); a character left alone by a cut
+    is dropped (the index has it only inside bigrams)."""
+    if len(run) == 1:
+        return [] if run in ZH_STOP or run in ZH_PARTICLES else [run]
+    out = []
+    for piece in _ZH_STOP_RE.split(run):
+        for bg in bigrams(piece) if len(piece) > 1 else ():
+            if not any(ch in ZH_PARTICLES for ch in bg) and not all(ch in ZH_STOP for ch in bg):
+                out.append(bg)
+    return out
+
 
 # The tag that wraps every block of memories MAPLE injects into a conversation. Whatever sits
 # inside it was recalled, not said, and must never be extracted again (the recall -> re-extract
@@ -111,21 +176,15 @@ def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: 
             if words:
                 for w in words:
                     w = w.strip()
-                    if not w or not CJK_RUN.fullmatch(w):
-                        continue
-                    if not keep_stopwords and (w in ZH_STOPWORDS or (len(w) == 1 and w in ZH_STOP)):
-                        continue
-                    add(bigrams(w))
+                    if w and CJK_RUN.fullmatch(w) and (keep_stopwords or not is_stopword(w)):
+                        add(bigrams(w))
             else:
-                for bg in bigrams(piece):
-                    if keep_stopwords or not all(ch in ZH_STOP for ch in bg):
-                        add([bg])
+                for bg in bigrams(piece) if keep_stopwords else content_bigrams(piece):
+                    add([bg])
             continue
         for word in WORD.findall(piece):
-            low = word.lower()
-            if not keep_stopwords and (low in STOPWORDS or len(low) < 2 and not low.isdigit()):
-                continue
-            add([low if word.isascii() else word])
+            if keep_stopwords or not is_stopword(word):
+                add([word.lower() if word.isascii() else word])
     return terms
 
 

@@ -1,0 +1,454 @@
+"""Does the keyword-only prompt surface rank like the full search?
+
+On every prompt a cold UserPromptSubmit hook surfaces memories with no embedding model and no
+jieba: `context.skip_reason`, then `context.tiered_context(..., segment=False, vectors=False)`
+(keywords with CJK bigrams, entities, the relevance floor), exactly what `context.surface` does
+before it records the injection. This script puts that path side by side with the full search
+(`ranking.search` with vectors, jieba and the default model, as `memory_search` runs it):
+
+  bilingual  tests/data/bilingual_eval/bilingual.json: one store of all 261 memories, 420 queries,
+             each with one target; folds 0-4 as the file gives them. Memories are stored with the
+             category and importance extraction's rules give them (74 rules and preferences)
+  locomo     /work/shared/bench/locomo-dev.json, the turn-level task of /work/shared/bench/README.md
+             (each conversation its own store; categories 1-4); a fold is a conversation
+  no-answer  tests/data/paraphrase_eval/no_answer.json: one store; the share of the queries with no
+             answer for which the surface says something (it should stay silent), and the share of
+             answerable ones whose target it shows (categories as for bilingual)
+
+hit@k: the target (for LoCoMo, any evidence turn) among the first k memories shown (the surface)
+or ranked (the search, top 10); MRR over the same lists; "empty": share of prompts that get nothing.
+Rows "warm" are the surface as the MCP server and the hook resident run it (jieba where installed).
+
+    .venv/bin/python tests/benchmarks/bench_surface.py [--model hash-64] [--only bilingual,locomo,no-answer]
+        [--set KEY=JSON] [--save RUN.json] [--loo RUN.json RUN.json ...] [--misses N]
+
+--set overrides a config value for the run (e.g. --set context_min_relevance=0.8).
+--save writes every query's outcome; --loo then judges a choice among saved runs (a stopword list,
+a threshold: one run per candidate) by leave-one-fold-out: for each fold, the run with the best
+surface hit@3 (then MRR) on the other folds is scored on it, and the five scores are averaged;
+printed beside each run's all-in figure. A margin under .002 is noise.
+Embeddings of the default model are cached in the temporary folder, keyed by model and text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from memory import config as config_mod  # noqa: E402
+from memory.embed import HashEmbedder  # noqa: E402
+from memory.extraction import rules  # noqa: E402
+from memory.retrieval import context  # noqa: E402
+from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store import indexes  # noqa: E402
+from memory.store.memories import NewMemory, Store  # noqa: E402
+
+BILINGUAL = ROOT / "tests" / "data" / "bilingual_eval" / "bilingual.json"
+NO_ANSWER = ROOT / "tests" / "data" / "paraphrase_eval" / "no_answer.json"
+LOCOMO = Path("/work/shared/bench/locomo-dev.json")
+SCOPE = "/work/surface-bench"
+SCOPES = [SCOPE, "global"]
+SEARCH_LIMIT = 10
+PATHS = ("surface", "warm", "search")
+LABELS = {
+    "surface": "surface, cold hook (keywords, bigrams)",
+    "warm": "surface, warm (keywords, jieba)",
+    "search": "full search (vectors, jieba)",
+}
+
+
+class CachedEmbedder:
+    """A real embedder behind an on-disk cache of vectors, keyed by model and text."""
+
+    def __init__(self, inner: Any, path: Path):
+        import numpy as np
+
+        self.np, self.inner, self.name, self.dim, self.path = np, inner, inner.name, inner.dim, path
+        self.cache: dict[str, Any] = {}
+        if path.exists():
+            data = np.load(path, allow_pickle=False)
+            self.cache = dict(zip(data["keys"].tolist(), data["vecs"]))
+        self.dirty = False
+
+    def _key(self, t: str) -> str:
+        return hashlib.sha1(f"{self.name}\0{t}".encode()).hexdigest()
+
+    def embed(self, texts: list[str]) -> list[Any]:
+        keys = [self._key(t) for t in texts]
+        todo = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in self.cache))
+        if todo:
+            for t, v in zip(todo, self.inner.embed(todo)):
+                self.cache[self._key(t)] = self.np.asarray(v, dtype="float32")
+            self.dirty = True
+        self.dim = self.inner.dim or len(next(iter(self.cache.values())))
+        return [self.cache[k] for k in keys]
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed([text])[0]
+
+    def save(self) -> None:
+        if self.dirty:
+            keys = list(self.cache)
+            vecs = self.np.stack([self.cache[k] for k in keys])
+            self.np.savez(self.path, keys=self.np.array(keys), vecs=vecs)
+
+
+def make_embedder(model: str) -> Any:
+    if model.startswith("hash-"):
+        return HashEmbedder(int(model[5:]))
+    from memory.embed import SentenceTransformerEmbedder
+
+    inner = SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
+    inner.wait()
+    return CachedEmbedder(inner, Path(tempfile.gettempdir()) / f"maple-bench-surface-{inner.name}.npz")
+
+
+# -- the paths compared ---------------------------------------------------------------------------
+
+
+def surface_ids(store: Store, prompt: str, *, segment: bool) -> list[int]:
+    """The memories the prompt hook would show, in order (what `context.surface` formats)."""
+    if context.skip_reason(prompt) is not None:
+        return []
+    items = context.tiered_context(
+        store, prompt, SCOPES, store.config.context_budget_tokens, segment=segment, vectors=False
+    )
+    return [i.memory.id for i in items]
+
+
+def search_ids(store: Store, prompt: str) -> list[int]:
+    q = retrieval.make_query(prompt, SCOPES, limit=SEARCH_LIMIT)
+    return [r.memory.id for r in retrieval.search(store, q, record=False)]
+
+
+def outcome(ranked: list[int], wanted: Iterable[int]) -> dict[str, Any]:
+    want = set(wanted)
+    rank = next((i + 1 for i, m in enumerate(ranked) if m in want), None)
+    return {"rank": rank, "shown": len(ranked)}
+
+
+def run_paths(
+    cold: Store,
+    warm: Store,
+    queries: list[tuple[str, list[int]]],
+    paths: Iterable[str],
+    timings: dict[str, list[float]],
+) -> list[dict[str, Any]]:
+    """For each (prompt, wanted ids): each path's outcome."""
+    do: dict[str, Callable[[str], list[int]]] = {
+        "surface": lambda p: surface_ids(cold, p, segment=False),
+        "warm": lambda p: surface_ids(warm, p, segment=True),
+        "search": lambda p: search_ids(warm, p),
+    }
+    rows = []
+    for prompt, wanted in queries:
+        row: dict[str, Any] = {}
+        for path in paths:
+            t0 = time.perf_counter()
+            ranked = do[path](prompt)
+            timings.setdefault(path, []).append(time.perf_counter() - t0)
+            row[path] = outcome(ranked, wanted)
+        rows.append(row)
+    return rows
+
+
+def as_extracted(content: str) -> NewMemory:
+    """A memory with the category and importance MAPLE's extraction rules give its text: the
+    preference tier (preference, rule, correction) surfaces at half the floor, so it must be in play."""
+    found = rules.classify_user(content)
+    category, importance = (found[1], found[3]) if found else ("general", 3)
+    return NewMemory(content, scope=SCOPE, category=category, importance=importance)
+
+
+def open_pair(tmp: Path, embedder: Any, overrides: dict[str, Any]) -> tuple[Store, Store]:
+    """Two handles on one new database: a cold one (as a hook opens it) and a warm one (the server's)."""
+    cfg = config_mod.load(home=tmp, env={}, **overrides)
+    warm = Store.open(cfg, embedder)
+    cold = Store.open(cfg, embedder)
+    return cold, warm
+
+
+def warm_up(warm: Store) -> None:
+    indexes.warm(warm)  # as the server does after its handshake
+    retrieval.search(warm, retrieval.make_query("热身 warm up", SCOPES), record=False)  # jieba, the model
+
+
+# -- the data sets ----------------------------------------------------------------------------------
+
+
+def bilingual(embedder: Any, overrides: dict, paths: Iterable[str], timings: dict) -> list[dict[str, Any]]:
+    data = json.loads(BILINGUAL.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as tmp:
+        cold, warm = open_pair(Path(tmp), embedder, overrides)
+        added = warm.add_many([as_extracted(m["text"]) for m in data["memories"]])
+        key = {m["key"]: mem.id for m, mem in zip(data["memories"], added)}
+        warm_up(warm)
+        queries = [(q["q"], [key[q["target"]]]) for q in data["queries"]]
+        rows = run_paths(cold, warm, queries, paths, timings)
+        cold.close()
+        warm.close()
+    return [
+        {**row, "q": q["q"], "fold": q["fold"], "group": q["direction"], "target": q["target"]}
+        for q, row in zip(data["queries"], rows)
+    ]
+
+
+def _session_time(s: str) -> str:
+    return datetime.strptime(s.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc).isoformat()
+
+
+def _turns(sample: dict) -> list[tuple[str, str, str, str]]:
+    """(dia_id, session, occurred_at, text) of every turn, as the task in the README stores them."""
+    conv, out, n = sample["conversation"], [], 1
+    while f"session_{n}" in conv:
+        when = _session_time(conv[f"session_{n}_date_time"])
+        for t in conv[f"session_{n}"]:
+            body = f"{t['speaker']}: {t['text']}" + (f" [image: {t['blip_caption']}]" if t.get("blip_caption") else "")
+            out.append((t["dia_id"], f"session_{n}", when, body))
+        n += 1
+    return out
+
+
+def _evidence(ev: list, valid: set[str]) -> list[str]:
+    """Evidence ids repaired where the defect is known ("D8:6; D9:17", "D:11:26", "D30:05")."""
+    out = []
+    for e in ev:
+        for part in re.split(r"[;,\s]+", str(e)):
+            m = re.match(r"^D:?(\d+):0*(\d+)$", part.strip())
+            if m and f"D{int(m[1])}:{int(m[2])}" in valid:
+                out.append(f"D{int(m[1])}:{int(m[2])}")
+    return list(dict.fromkeys(out))
+
+
+def locomo(embedder: Any, overrides: dict, paths: Iterable[str], timings: dict) -> list[dict[str, Any]]:
+    samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    out = []
+    for fold, sample in enumerate(samples):
+        turns = _turns(sample)
+        valid = {t[0] for t in turns}
+        with tempfile.TemporaryDirectory() as tmp:
+            cold, warm = open_pair(Path(tmp), embedder, overrides)
+            stored = warm.add_many(
+                [
+                    NewMemory(body, scope=SCOPE, occurred_at=when, source="import", session_id=sess, source_ref=dia)
+                    for dia, sess, when, body in turns
+                ]
+            )
+            by_dia = {m.source_ref: m.id for m in stored}
+            warm_up(warm)
+            asked = [
+                (qa, ev)
+                for qa in sample["qa"]
+                if qa.get("category") in (1, 2, 3, 4) and (ev := _evidence(qa.get("evidence", []), valid))
+            ]
+            queries = [(str(qa["question"]), [by_dia[e] for e in ev]) for qa, ev in asked]
+            rows = run_paths(cold, warm, queries, paths, timings)
+            cold.close()
+            warm.close()
+        out += [
+            {**row, "q": str(qa["question"]), "fold": fold, "group": f"category {qa['category']}"}
+            for (qa, _), row in zip(asked, rows)
+        ]
+    return out
+
+
+def no_answer(embedder: Any, overrides: dict, paths: Iterable[str], timings: dict) -> list[dict[str, Any]]:
+    data = json.loads(NO_ANSWER.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as tmp:
+        cold, warm = open_pair(Path(tmp), embedder, overrides)
+        added = warm.add_many([as_extracted(m["text"]) for m in data["memories"]])
+        key = {m["key"]: mem.id for m, mem in zip(data["memories"], added)}
+        warm_up(warm)
+        queries = [(q["q"], [key[t] for t in q["targets"]]) for q in data["queries"]]
+        rows = run_paths(cold, warm, queries, [p for p in paths if p != "search"], timings)
+        cold.close()
+        warm.close()
+    return [
+        {**row, "q": q["q"], "group": q["kind"], "answerable": bool(q["targets"])}
+        for q, row in zip(data["queries"], rows)
+    ]
+
+
+# -- figures --------------------------------------------------------------------------------------
+
+
+def figures(rows: list[dict[str, Any]], path: str) -> dict[str, float]:
+    got = [r[path] for r in rows if path in r]
+    n = len(got) or 1
+    return {
+        "n": len(got),
+        "hit@1": sum(o["rank"] == 1 for o in got) / n,
+        "hit@3": sum(o["rank"] is not None and o["rank"] <= 3 for o in got) / n,
+        "MRR": sum(1 / o["rank"] for o in got if o["rank"]) / n,
+        "empty": sum(o["shown"] == 0 for o in got) / n,
+        "shown": sum(o["shown"] for o in got) / n,
+    }
+
+
+def print_ranking(title: str, rows: list[dict[str, Any]], paths: list[str]) -> None:
+    print(f"\n{title}")
+    print(f"  {'path':<40} {'group':<12} {'n':>4} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'empty':>6} {'shown':>6}")
+    groups = sorted({r["group"] for r in rows})
+    for path in paths:
+        for name, sub in [("all", rows), *((g, [r for r in rows if r["group"] == g]) for g in groups)]:
+            f = figures(sub, path)
+            label = LABELS[path] if name == "all" else ""
+            print(
+                f"  {label:<40} {name:<12} {f['n']:>4} {f['hit@1']:>6.3f} {f['hit@3']:>6.3f} {f['MRR']:>6.3f} "
+                f"{f['empty']:>6.3f} {f['shown']:>6.1f}"
+            )
+    folds = sorted({r["fold"] for r in rows})
+    line = "  ".join(f"{f}: {figures([r for r in rows if r['fold'] == f], 'surface')['hit@3']:.3f}" for f in folds)
+    print(f"  surface hit@3 by fold  {line}")
+
+
+def print_silence(rows: list[dict[str, Any]], paths: list[str]) -> None:
+    print("\nno-answer (paraphrase_eval/no_answer.json): should the surface speak?")
+    print(f"  {'path':<40} {'queries':<22} {'n':>4} {'speaks':>7} {'target shown':>13} {'in top 3':>9}")
+    for path in [p for p in paths if p != "search"]:
+        for i, (name, sub) in enumerate(
+            (
+                ("no answer, all", [r for r in rows if not r["answerable"]]),
+                ("  near", [r for r in rows if r["group"] == "near"]),
+                ("  far", [r for r in rows if r["group"] == "far"]),
+                ("answerable", [r for r in rows if r["answerable"]]),
+            )
+        ):
+            n = len(sub) or 1
+            speaks = sum(r[path]["shown"] > 0 for r in sub) / n
+            found = sum(r[path]["rank"] is not None for r in sub) / n
+            top3 = sum(r[path]["rank"] is not None and r[path]["rank"] <= 3 for r in sub) / n
+            ans = name == "answerable"
+            print(
+                f"  {LABELS[path] if i == 0 else '':<40} {name:<22} {len(sub):>4} {speaks:>7.3f} "
+                f"{found if ans else float('nan'):>13.3f} {top3 if ans else float('nan'):>9.3f}"
+            )
+
+
+def print_misses(rows: list[dict[str, Any]], limit: int) -> None:
+    misses = [r for r in rows if "search" in r and r["search"]["rank"] == 1 and r["surface"]["rank"] != 1]
+    print(f"\n  {len(misses)} queries the search ranks first and the cold surface does not; the first {limit}:")
+    for r in misses[:limit]:
+        print(f"    [{r['group']}] {r['q'][:90]} -> surface rank {r['surface']['rank']} of {r['surface']['shown']}")
+
+
+# -- leave one fold out ----------------------------------------------------------------------------
+
+
+def _key(rows: list[dict[str, Any]]) -> tuple[float, float]:
+    f = figures(rows, "surface")
+    return (f["hit@3"], f["MRR"])
+
+
+def leave_one_out(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
+    """For each data set with folds: every run's figures, all queries pooled and as the mean of
+    its folds, then the leave-one-fold-out choice (best surface hit@3, then MRR, on the other
+    folds; scored on the held-out one), pooled over the held-out folds and as their mean."""
+    metrics = ("hit@1", "hit@3", "MRR", "empty")
+    for name in ("bilingual", "locomo"):
+        have = {run: sets[name] for run, sets in runs.items() if name in sets}
+        if not have:
+            continue
+        folds = sorted({r["fold"] for rows in have.values() for r in rows})
+
+        def fold_mean(per_fold: list[list[dict[str, Any]]]) -> dict[str, float]:
+            got = [figures(rows, "surface") for rows in per_fold]
+            return {k: statistics.fmean(g[k] for g in got) for k in metrics}
+
+        print(f"\n{name}: leave-one-fold-out choice among {len(have)} runs (surface path)")
+        print(
+            f"  {'run':<34} {'pooled: hit@1':>13} {'hit@3':>6} {'MRR':>6} {'empty':>6}   {'fold mean: hit@3':>16} {'MRR':>6}"
+        )
+
+        def line(label: str, pooled: dict[str, float], mean: dict[str, float]) -> None:
+            print(
+                f"  {label:<34} {pooled['hit@1']:>13.3f} {pooled['hit@3']:>6.3f} {pooled['MRR']:>6.3f} "
+                f"{pooled['empty']:>6.3f}   {mean['hit@3']:>16.3f} {mean['MRR']:>6.3f}"
+            )
+
+        for run, rows in have.items():
+            line(run, figures(rows, "surface"), fold_mean([[r for r in rows if r["fold"] == f] for f in folds]))
+        picks = {f: max(have, key=lambda run: _key([r for r in have[run] if r["fold"] != f])) for f in folds}
+        held = [[r for r in have[picks[f]] if r["fold"] == f] for f in folds]
+        line("leave-one-fold-out", figures([r for rows in held for r in rows], "surface"), fold_mean(held))
+        print(f"  chosen per held-out fold: {', '.join(f'{f}: {p}' for f, p in picks.items())}")
+    silent = {run: sets["no-answer"] for run, sets in runs.items() if "no-answer" in sets}
+    if silent:
+        print("\nno-answer (no folds: reported, never tuned on)")
+        print(f"  {'run':<40} {'speaks when no answer':>22} {'answerable, in top 3':>21}")
+        for run, rows in silent.items():
+            none = [r["surface"] for r in rows if not r["answerable"]]
+            some = [r["surface"] for r in rows if r["answerable"]]
+            speaks = sum(o["shown"] > 0 for o in none) / (len(none) or 1)
+            top3 = sum(o["rank"] is not None and o["rank"] <= 3 for o in some) / (len(some) or 1)
+            print(f"  {run:<40} {speaks:>22.3f} {top3:>21.3f}")
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="", help="embedding model for the full search (default: MAPLE's; hash-64: fast)")
+    ap.add_argument("--only", default="bilingual,locomo,no-answer", help="comma-separated data sets")
+    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated: surface, warm, search")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="a config override")
+    ap.add_argument("--save", type=Path, help="write every query's outcome here (JSON), for --loo")
+    ap.add_argument("--loo", type=Path, nargs="+", help="judge saved runs by leave-one-fold-out; runs nothing")
+    ap.add_argument("--misses", type=int, default=0, help="list this many queries the surface misses")
+    args = ap.parse_args()
+    if args.loo:
+        leave_one_out({p.stem: json.loads(p.read_text(encoding="utf-8")) for p in args.loo})
+        return 0
+    os.environ.setdefault("OMP_NUM_THREADS", "2")
+    overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
+    paths = [p for p in args.paths.split(",") if p]
+    t0 = time.perf_counter()
+    embedder = make_embedder(args.model)
+    print(f"model {embedder.name} ready in {time.perf_counter() - t0:.1f}s; overrides {overrides or 'none'}")
+    timings: dict[str, list[float]] = {}
+    saved: dict[str, list[dict[str, Any]]] = {}
+    wanted = args.only.split(",")
+    if "bilingual" in wanted:
+        saved["bilingual"] = rows = bilingual(embedder, overrides, paths, timings)
+        print_ranking(f"bilingual ({BILINGUAL.name}, one store, {len(rows)} queries)", rows, paths)
+        if args.misses:
+            print_misses(rows, args.misses)
+    if "locomo" in wanted and LOCOMO.exists():
+        saved["locomo"] = rows = locomo(embedder, overrides, paths, timings)
+        print_ranking(f"LoCoMo dev, turn level, categories 1-4 ({len(rows)} queries)", rows, paths)
+        if args.misses:
+            print_misses(rows, args.misses)
+    if "no-answer" in wanted:
+        saved["no-answer"] = rows = no_answer(embedder, overrides, paths, timings)
+        print_silence(rows, paths)
+    if isinstance(embedder, CachedEmbedder):
+        embedder.save()
+    print(
+        "\nlatency per prompt (ms, median / p95): "
+        + "; ".join(
+            f"{p} {statistics.median(t) * 1000:.1f} / {sorted(t)[int(0.95 * (len(t) - 1))] * 1000:.1f}"
+            for p, t in timings.items()
+        )
+    )
+    if args.save:
+        args.save.write_text(json.dumps(saved, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
