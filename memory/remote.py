@@ -180,6 +180,20 @@ def wait_until_up(home: Path, db_path: Path, seconds: float) -> bool:
             time.sleep(0.05)
 
 
+def stop(home: Path, db_path: Path, seconds: float = 10.0) -> int | None:
+    """Ask this database's engine to exit and wait until it has (its lock is free): the pid it had,
+    or None when none was running. For what must not run beside one (restoring a backup,
+    re-embedding, uninstalling). Never raises."""
+    try:
+        pid = call(home, db_path, "stop", project="", timeout=2.0).get("pid")
+    except errors.MapleError:
+        return None
+    stop = time.monotonic() + seconds
+    while running(home, db_path) and time.monotonic() < stop:
+        time.sleep(0.05)
+    return pid
+
+
 class RemoteMemories:
     """The application API served by the engine: the same methods as memory.app.Memories, the same
     arguments (JSON-like), answering plain data."""

@@ -142,6 +142,10 @@ class Engine:
         method, args, kwargs = request["method"], request.get("args") or [], request.get("kwargs") or {}
         if method == "ping":
             return self.status()
+        if method == "stop":
+            log.info("asked to stop")
+            self.stopping.set()
+            return self.status()
         if method == "drain":
             self._harvester.submit(self.harvest)
             return {"queued": True}

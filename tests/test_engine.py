@@ -231,3 +231,27 @@ def test_the_engine_leaves_when_its_database_is_deleted(engine) -> None:
         Path(f"{home / 'memory.db'}{suffix}").unlink(missing_ok=True)
     # It takes its socket with it (the process itself may linger as a zombie until init reaps it).
     assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
+
+
+def test_doctor_reports_the_engine_and_restoring_a_backup_stops_it(engine) -> None:
+    home, project = engine
+    pid = ping(home)["pid"]
+    doctor = cli(home, project, "--json", "doctor", "--no-model")
+    (check,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "engine"]
+    assert check["ok"] is True and f"pid {pid}" in check["detail"]
+    backup = json.loads(cli(home, project, "--json", "backup").stdout)["file"]
+    cli(home, project, "add", "Added after the backup")
+    restored = cli(home, project, "--json", "backup", "--restore", backup)
+    assert restored.returncode == 0, restored.stderr
+    # The engine that held the old content is gone, and no request has started a new one yet.
+    assert not remote.running(home, home / "memory.db")
+    with pytest.raises(remote.EngineUnavailable):
+        ping(home)
+    doctor = cli(home, project, "--json", "doctor", "--no-model")
+    (check,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "engine"]
+    assert check["ok"] is None and check["detail"].startswith("not running")
+
+
+def test_stop_answers_none_when_no_engine_runs(place) -> None:
+    home, _ = place
+    assert remote.stop(home, home / "memory.db") is None

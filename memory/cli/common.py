@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
-from memory import embed
+from memory import embed, remote
 from memory.app import Memories, client
 from memory.config import Config
 from memory.store import GLOBAL, Store, iso
@@ -42,11 +42,17 @@ class Context:
         return self.args.project or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
 
     @contextmanager
-    def app(self, *, embedder: bool = False, all_projects: bool = False, local: bool = False) -> Iterator[Any]:
+    def app(
+        self, *, embedder: bool = False, all_projects: bool = False, local: bool = False, alone: bool = False
+    ) -> Iterator[Any]:
         """The application API on this command's project: the warm engine's when one answers
         (memory.app.client), else this process's; closed when the command is done. `local`: always
-        in this process (commands that stream files or rebuild the store)."""
-        if local or all_projects:
+        in this process (commands that stream files). `alone`: in this process, with the engine
+        stopped first (commands that replace the database or its vectors; the next request that
+        wants an engine starts a fresh one)."""
+        if alone:
+            remote.stop(self.config.home, self.config.db_path)
+        if local or all_projects or alone:
             store = self.open(embedder=embedder)
             try:
                 yield Memories(store, self.project, all_projects=all_projects)

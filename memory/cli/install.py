@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import memory.cli.jsonfile as jsonfile
+from memory import remote
 from memory.app.commands import RUN_PY, home_env, hook_command, server_command
 from memory.config import Config
 from memory.errors import InvalidInput, MapleError
@@ -573,6 +574,8 @@ def uninstall(
     if not dry_run:
         manifest.pop(scope, None)
         _save_manifest(config, manifest)
+        if remote.stop(config.home, config.db_path) is not None:
+            report.actions.append("stopped MAPLE's background engine (the database stays)")
     return report
 
 

@@ -105,7 +105,7 @@ def cmd_backup(ctx: Context) -> int:
         )
         return 0
     if a.restore:
-        with ctx.app(local=True) as app:
+        with ctx.app(alone=not a.dry_run, local=True) as app:
             report = app.restore_backup(a.restore, dry_run=a.dry_run)
         ctx.emit(
             report,
@@ -148,9 +148,8 @@ def cmd_reindex(ctx: Context) -> int:
     embedder = embed.from_config(target)
     progress = Progress(None, "re-embedding")
     try:
-        with ctx.app(
-            local=True
-        ) as app:  # without the configured embedder: the database may hold another model's vectors
+        # Without the configured embedder: the database may hold another model's vectors.
+        with ctx.app(alone=not a.dry_run, local=True) as app:
             report = app.reindex(
                 embedder,
                 dry_run=a.dry_run,

@@ -409,6 +409,28 @@ def _probe_database(config: Config) -> str:
     return f"{path}: {result['memories']} memories, integrity ok"
 
 
+def _engine_check(c: Config) -> Check:
+    """Informational: whether the warm engine runs for this database, and how it is doing."""
+    from memory import remote
+
+    if c.hook_resident_minutes <= 0:
+        return Check("engine", None, "off (hook_resident_minutes is 0): every process works on its own")
+    try:
+        s = remote.call(c.home, c.db_path, "ping", project="", timeout=2.0)
+    except MapleError:
+        return Check(
+            "engine",
+            None,
+            f"not running; the next session, hook or command starts it (it exits after "
+            f"{c.hook_resident_minutes} idle minutes)",
+        )
+    return Check(
+        "engine",
+        True,
+        f"pid {s['pid']}, model {s['model']}, indexes {s['indexes']}, {s['served']} requests served",
+    )
+
+
 def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str | None = None) -> int:
     checks = [
         _check("sqlite driver", "pip install -U 'sqlean.py>=3.47'", _probe_driver),
@@ -454,6 +476,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
                 lambda: _probe_database(c),
             )
         )
+        checks.append(_engine_check(c))
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
         print(json.dumps({"ok": not failed, "checks": [ch.__dict__ for ch in checks]}, ensure_ascii=False, indent=2))

@@ -165,8 +165,7 @@ class ClaudeCode:
                 "DISABLE_AUTOUPDATER": "1",
                 "MAPLE_HOME": str(self.maple_home),
                 "MAPLE_MODEL": TEST_MODEL,
-                # A command prompt hook would otherwise leave a keyword resident running for 30 minutes.
-                "MAPLE_HOOK_RESIDENT_MINUTES": "0",
+                # The warm engine runs as it does for a user (the default idle time); close() stops it.
                 "NO_COLOR": "1",
                 # The CLI, the server and the hooks import MAPLE from the checkout these tests are in.
                 "PYTHONPATH": str(ROOT),
@@ -175,8 +174,21 @@ class ClaudeCode:
         return env
 
     def close(self) -> None:
-        """Let background harvests finish (they write into this world), then stop the API."""
+        """Stop this world's engine, let background harvests finish (they write into this world),
+        then stop the API."""
         try:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "from memory import config, remote; c = config.load(); remote.stop(c.home, c.db_path)",
+                ],
+                check=False,
+                env=self.env,
+                cwd=self.project,
+                capture_output=True,
+                timeout=60,
+            )
             subprocess.run(
                 [sys.executable, str(RUN_PY), "drain", "--wait"],
                 check=False,

@@ -90,39 +90,13 @@ def test_a_plain_prompt_comes_back_with_the_scripted_answer(
 # -- b. recall on the prompt -------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the default install (Claude Code >= 2.1.118 found) makes UserPromptSubmit an mcp_tool hook on "
-        "memory_surface, whose result is plain text; Claude Code 2.1.332 injects an mcp_tool hook's output "
-        "only when it is hook JSON (debug log: 'Hook output does not start with {, treating as plain text'), "
-        "so the model gets 'UserPromptSubmit hook success: UserPromptSubmit completed' and no <maple-memory> "
-        "block, while the server records the memory as shown in the session"
-    ),
-)
 def test_default_install_puts_the_recalled_memory_into_the_prompt_the_model_receives(claude_code: ClaudeCode) -> None:
-    # Observed today: one request; its system-role message ends with "UserPromptSubmit hook success:
-    # UserPromptSubmit completed"; the SessionStart brief (the ten newer memories) is there, the
-    # target is not. The hook ran only after the MCP server had connected (about 1.3-1.7 s).
-    claude_code.maple("install")
-    assert "mcp_tool" in claude_code.settings().read_text()
-    seed_target_behind_the_brief(claude_code)
-    claude_code.api.script(["It listens on 6543."])
-    run = claude_code.run_claude(QUESTION)
-    assert run.result["result"] == "It listens on 6543."
-    assert not any(TARGET in block for block in hook_contexts(run.main, "SessionStart"))
-    recalled = hook_contexts(run.main[:1], "UserPromptSubmit")
-    assert recalled and recalled[0].startswith("<maple-memory>") and TARGET in recalled[0]
-
-
-def test_command_surface_install_puts_the_recalled_memory_into_the_prompt_the_model_receives(
-    claude_code: ClaudeCode,
-) -> None:
     # Observed: one request; its system-role message starts "SessionStart hook additional context:
     # <maple-memory>\nSession brief: ..." (ids 11..2) and, after the skills list, holds
     # "UserPromptSubmit hook additional context: <maple-memory>\nMemories from earlier sessions ...
     # - #1 fact · this project · 2026-01-15: \"The staging database listens on port 6543\"\n</maple-memory>".
-    claude_code.maple("install", "--surface", "command")
+    claude_code.maple("install")
+    assert "mcp_tool" not in claude_code.settings().read_text()  # a command hook, on every version
     target = seed_target_behind_the_brief(claude_code)
     claude_code.api.script(["It listens on 6543."])
     run = claude_code.run_claude(QUESTION)
@@ -133,6 +107,25 @@ def test_command_surface_install_puts_the_recalled_memory_into_the_prompt_the_mo
     assert recalled.startswith("<maple-memory>") and recalled.endswith("</maple-memory>")
     assert f'#{target} fact · this project · 2026-01-15: "{TARGET}"' in recalled
     assert user_texts(run.main[0])[-1] == QUESTION  # the prompt itself is untouched
+    assert hook_errors(run.debug) == []
+
+
+def test_mcp_surface_install_puts_the_recalled_memory_into_the_prompt_the_model_receives(
+    claude_code: ClaudeCode,
+) -> None:
+    # Observed: Claude Code 2.1.332 runs the mcp_tool hook once MAPLE's server has connected and
+    # injects its output only when it is hook JSON; memory_surface answers
+    # {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "<maple-memory>..."}},
+    # which arrives as "UserPromptSubmit hook additional context: <maple-memory>...".
+    claude_code.maple("install", "--surface", "mcp")
+    assert "mcp_tool" in claude_code.settings().read_text()
+    target = seed_target_behind_the_brief(claude_code)
+    claude_code.api.script(["It listens on 6543."])
+    run = claude_code.run_claude(QUESTION)
+    assert run.result["result"] == "It listens on 6543." and len(run.main) == 1
+    (recalled,) = hook_contexts(run.main, "UserPromptSubmit")
+    assert recalled.startswith("<maple-memory>") and f"#{target} fact" in recalled and TARGET in recalled
+    assert "hook success" not in run.main[0].all_text()
     assert hook_errors(run.debug) == []
 
 
@@ -212,26 +205,17 @@ def test_session_end_harvests_the_durable_fact_the_user_stated(claude_code: Clau
     claude_code.api.script(["Noted."])
     run = claude_code.run_claude(FACT_PROMPT)
     assert run.result["result"] == "Noted."
-    assert re.search(r"SessionEnd:\w+ \[[^\]]*run\.py session-end\] completed with status 0", run.debug)
+    assert re.search(r"SessionEnd:\w+ \[[^\]]*run\.py session-end( \|\| true)?\] completed with status 0", run.debug)
     (fact, *_) = poll(
         lambda: harvested(claude_code, "6543"), timeout=HARVEST_TIMEOUT, what="a harvested memory with 6543"
     )
     assert "staging database" in fact["content"] and fact["session_id"] == run.result["session_id"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "--resume fires SessionStart again with source 'resume' (the installed matcher is "
-        "'startup|resume|clear|compact') and the brief only leaves out memories already shown, so the resumed "
-        "request carries a second 'SessionStart hook additional context: <maple-memory>\\nSession brief' "
-        "block, with the memories harvested from this very session, next to the replayed first one"
-    ),
-)
 def test_resumed_session_does_not_get_the_session_brief_a_second_time(claude_code: ClaudeCode) -> None:
-    # Observed today: the resumed run makes one request with 5 messages: [user, system (the first
-    # run's brief, replayed), assistant, user (the new prompt), system (a second brief: the two
-    # harvested memories)].
+    # Observed: the resumed run makes one request with 4 messages: [user, system (the first run's
+    # brief, replayed), assistant, user (the new prompt)]; SessionStart fires with source 'resume'
+    # and MAPLE gives no brief on resume or fork.
     claude_code.maple("install")
     claude_code.add("Integration tests need Docker running")
     claude_code.api.script(["Noted."])
@@ -251,8 +235,7 @@ def test_resumed_session_does_not_get_the_session_brief_a_second_time(claude_cod
 
 def test_corrupt_database_leaves_the_prompt_working(claude_code: ClaudeCode) -> None:
     # Observed: one request; no hook context at all; "SessionStart:startup [...] finished with
-    # status 0", the mcp_tool prompt hook's output "does not start with {" (plain text, ignored),
-    # the server logs "cannot open the database ... is corrupt" on stderr yet connects; hooks.log
+    # status 0", the prompt hook's too (it prints nothing), the server logs "cannot open the database ... is corrupt" on stderr yet connects; hooks.log
     # says "SessionStart StoreUnavailable: database ... is corrupt (file is not a database); restore
     # a backup ...". No hook error line in the debug log.
     claude_code.maple("install")
@@ -267,7 +250,9 @@ def test_corrupt_database_leaves_the_prompt_working(claude_code: ClaudeCode) -> 
     assert len(run.main) == 1 and user_texts(run.main[0])[-1] == QUESTION
     assert TARGET not in run.main[0].all_text()
     assert hook_errors(run.debug) == []
-    assert re.search(r"SessionStart:startup \[[^\]]*run\.py session-start\] finished with status 0", run.debug)
+    assert re.search(
+        r"SessionStart:startup \[[^\]]*run\.py session-start( \|\| true)?\] finished with status 0", run.debug
+    )
 
 
 # -- h. uninstall ------------------------------------------------------------------------------
@@ -303,17 +288,9 @@ def test_uninstall_restores_settings_json_byte_for_byte(claude_code: ClaudeCode)
     assert not claude_code.settings().with_name("settings.json.maple-backup").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "install registers the server with `claude mcp add --scope user`, and uninstall runs `claude mcp "
-        "remove`, which leaves an empty object behind: ~/.claude.json gains '\"mcpServers\": {}' that was "
-        "not there before"
-    ),
-)
 def test_uninstall_restores_claude_json_byte_for_byte(claude_code: ClaudeCode) -> None:
-    # Observed today: install changes ~/.claude.json (it adds mcpServers.maple); after uninstall the
-    # only difference from before is a trailing '"mcpServers": {}'.
+    # Observed: install changes ~/.claude.json (it adds mcpServers.maple); `claude mcp remove`
+    # leaves '"mcpServers": {}' behind, which uninstall drops when install created it.
     existing_user_config(claude_code)
     claude_json = claude_code.user_home / ".claude.json"
     before = claude_json.read_bytes()
