@@ -458,7 +458,7 @@ def test_queued_harvest_jobs_are_drained_once_and_failures_are_retried_then_park
 PROJECT = "/work/project-a"
 
 
-async def test_the_surface_tool_returns_plain_text_once_per_session_and_nothing_for_trivial_prompts(config):
+async def test_the_surface_tool_returns_hook_json_once_per_session_and_nothing_for_trivial_prompts(config):
     with Store.open(config, HashEmbedder(64)) as s:
         s.add(NewMemory("The test database listens on port 5433", scope=PROJECT))
         s.add(NewMemory("The other project's database listens on port 6000", scope="/work/project-b"))
@@ -470,8 +470,10 @@ async def test_the_surface_tool_returns_plain_text_once_per_session_and_nothing_
         first = await client.call_tool("memory_surface", args)
         again = await client.call_tool("memory_surface", args)
         trivial = await client.call_tool("memory_surface", {**args, "prompt": "ok thanks", "session_id": "s2"})
-    text = "".join(c.text for c in first.content)
-    assert not first.is_error and text.startswith("<maple-memory>") and "5433" in text and "6000" not in text
+    hook = json.loads("".join(c.text for c in first.content))["hookSpecificOutput"]
+    text = hook["additionalContext"]
+    assert not first.is_error and hook["hookEventName"] == "UserPromptSubmit"
+    assert text.startswith("<maple-memory>") and "5433" in text and "6000" not in text
     assert "".join(c.text for c in again.content) == ""
     assert "".join(c.text for c in trivial.content) == ""
 

@@ -100,7 +100,7 @@ def cmd_search(ctx: Context) -> int:
             ("1;36", "2", "2"),
         )
 
-    ctx.emit({k: d[k] for k in ("query", "scopes", "results")}, human)
+    ctx.emit({k: d[k] for k in ("query", "scopes", "model", "results") if k in d}, human)
     return 0
 
 

@@ -76,7 +76,8 @@ async def test_instructions_inside_memories_come_back_quoted_as_data_on_every_su
             assert not r.is_error, harness.tool_text(r)
             ids.add(r.structured_content["id"])
         r = await client.call_tool("memory_surface", {"prompt": PROMPT, "session_id": "tool-session"})
-        blocks["memory_surface"] = harness.tool_text(r)
+        # Hook JSON, as Claude Code's mcp_tool hook wants it; the block is its additionalContext.
+        blocks["memory_surface"] = json.loads(harness.tool_text(r))["hookSpecificOutput"]["additionalContext"]
         r = await client.call_tool("memory_context", {"query": "repository instructions API keys", "budget": 2400})
         blocks["memory_context"] = harness.tool_text(r)
     for event, payload in (
