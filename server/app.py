@@ -148,7 +148,9 @@ async def _through_the_engine(config: Config, project: str | None) -> AsyncItera
     except MapleError as e:
         log.error("cannot open the database %s: %s", config.db_path, e)
         error = str(e)
-    connection = client.connect(config, where, wait=5.0)
+    # No waiting for the engine to come up: until it answers, calls are done here (keyword-only,
+    # saying the model is loading), which is all an engine that is still loading could do too.
+    connection = client.connect(config, where)
     startup.info("project %s; the engine for %s answers this server", project_scope(where), config.db_path)
     try:
         yield AppState(

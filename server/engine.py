@@ -218,7 +218,7 @@ class Engine:
             while not self.stopping.wait(1.0):
                 now = time.monotonic()
                 if now - self.last_request > idle and not self.activity.busy:
-                    log.info("idle for %.0f minutes: exiting", idle / 60)
+                    log.info("idle for %g minutes: exiting", idle / 60)
                     return
                 if not self.store.path.exists():
                     log.info("the database %s is gone: exiting", self.store.path)

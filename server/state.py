@@ -20,12 +20,14 @@ IndexState = Literal["not started", "building", "ready", "failed"]
 
 
 class ModelGate:
-    """The store's embedder, wrapped so that writes wait for the model and queries never do.
+    """The store's embedder, wrapped so that no call waits for the model.
 
-    The real model takes seconds to load, so it loads on a background thread after the MCP
-    handshake (`start()`). Until it is ready, `embed` (used when storing) blocks until it is, while
-    `embed_query` raises StoreUnavailable, which retrieval treats as "skip the vector channel":
-    a search during warm-up still answers from keywords instead of stalling.
+    The real model takes seconds to load (tens of seconds on a busy machine), so it loads on a
+    background thread after the MCP handshake (`start()`). Until it is ready, `embed_query` and
+    `embed` raise StoreUnavailable: a search answers from keywords (and says so), a store keeps
+    the memory keyword-searchable without a vector, and whoever holds the model fills it in once
+    it has loaded (the engine at once, a server's worker when idle: `jobs.schedule`). Work that
+    should rather wait, the harvest, calls `wait()` first.
     """
 
     def __init__(self, inner: Any):
@@ -64,6 +66,8 @@ class ModelGate:
             pass  # the store logs it and keeps the memory keyword-searchable
 
     def embed(self, texts: Sequence[str]) -> list[Any]:
+        if self.state() == "loading":
+            raise StoreUnavailable(f"embedding model {self.name} is still loading; its vector follows")
         return self.inner.embed(texts)
 
     def embed_query(self, text: str) -> Any:
@@ -88,7 +92,8 @@ class AppState:
 
     def warm(self) -> None:
         """Build the store's in-memory search indexes on a background thread, once
-        (memory.retrieval.warm); searches until then rank with SQLite alone."""
+        (memory.retrieval.warm); searches until then rank with SQLite alone. Then, once the model
+        has loaded, give a vector to what was stored without one meanwhile."""
         if self.warming is not None or self.db is None:
             return
         store = self.db
@@ -98,6 +103,18 @@ class AppState:
                 indexes.warm(store)
             except Exception:  # noqa: BLE001 - searches still work without the copies
                 log.exception("could not build the in-memory search indexes; searching with SQLite alone")
+            self.model.wait()
+            if self.model.state() != "ready":
+                return
+            try:
+                own = Store.open(store.config, self.model, create=False)  # a connection of this thread's
+                try:
+                    if own.missing_vectors_count():
+                        own.embed_missing(batch=64)
+                finally:
+                    own.close()
+            except Exception:  # noqa: BLE001 - the worker's embed_missing job tries again later
+                log.exception("could not embed the memories stored while the model loaded")
 
         self.warming = threading.Thread(target=run, name="maple-warm", daemon=True)
         self.warming.start()
@@ -109,9 +126,9 @@ class AppState:
             return self.connection.engine_status().get("indexes", "not started")
         if self.warming is None:
             return "not started"
-        if self.warming.is_alive():
-            return "building"
-        return "ready" if getattr(self.db, "_text_index", None) is not None else "failed"
+        if getattr(self.db, "_text_index", None) is not None:
+            return "ready"  # (the thread may still be waiting for the model, to embed what is missing)
+        return "building" if self.warming.is_alive() else "failed"
 
     @property
     def store(self) -> Store:

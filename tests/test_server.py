@@ -274,7 +274,10 @@ async def test_the_real_model_loads_after_the_handshake_and_then_serves_vectors(
         # and answers from keywords instead of waiting.
         early = await call(client, "memory_search", query="anything at all")
         assert early == {"results": [], "model": "loading"}
-        # A store waits for the model, so the memory gets its vector.
+        for _ in range(1200):  # no call waits for the model; this test does, to store with a vector
+            if (await call(client, "memory_stats"))["model"] != "loading":
+                break
+            await anyio.sleep(0.1)
         await call(client, "memory_store", content="The test suite runs with pytest")
         found = await call(client, "memory_search", query="which unit testing framework do we use")
     assert found["model"] == "ready"

@@ -55,7 +55,10 @@ class Connection:
                             return getattr(self._remote, method)(*args, **kwargs)
                         except remote.EngineUnavailable:
                             pass
-            return getattr(self.local(), method)(*args, **kwargs)
+            answer = getattr(self.local(), method)(*args, **kwargs)
+            if isinstance(answer, dict) and answer.get("model") == "unavailable" and self._tried_start:
+                answer["model"] = "loading"  # the engine that was just started is loading it
+            return answer
 
         return call
 
@@ -67,8 +70,8 @@ class Connection:
             return {}
 
     def _start_and_wait(self) -> bool:
-        if self._tried_start:
-            return False
+        if self._tried_start or not self.embedder:
+            return False  # a call that needs no model (list, stats, show) starts no engine
         self._tried_start = True
         if not self.config.db_path.exists():
             return False  # the first write creates it here; the engine starts with the next call
@@ -94,6 +97,15 @@ class Connection:
         if self._local is not None:
             self._local.store.close()
             self._local = None
+
+
+def embed_later(config: Config) -> None:
+    """Have the engine give vectors to what was just stored without one: poke the running engine
+    (it embeds what is missing with the harvest), else start one (it does so once loaded)."""
+    try:
+        remote.call(config.home, config.db_path, "drain", project="", timeout=2.0)
+    except remote.EngineUnavailable:
+        remote.start(config.home, config.db_path)
 
 
 def connect(config: Config, project_dir: str | Path, **options: Any) -> Connection:

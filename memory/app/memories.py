@@ -73,15 +73,18 @@ class Memories:
         return m
 
     @contextmanager
-    def _serial(self, *, embeds: bool = False) -> Iterator[Store]:
-        """The store, held for this call. `embeds`: first wait for a model that is still loading,
-        outside the lock, so other calls go on meanwhile."""
-        if embeds:
-            wait = getattr(self.store.embedder, "wait", None)
-            if wait is not None:
-                wait()
+    def _serial(self) -> Iterator[Store]:
+        """The store, held for this call. No call waits for a model that is still loading: what
+        is stored meanwhile gets its vector once it has loaded (server.state.ModelGate)."""
         with self.store.tx.lock:
             yield self.store
+
+    def _model_loaded(self) -> None:
+        """Wait, outside the lock, for a model that is still loading: a harvest compares what it
+        finds with what is stored by meaning, so it waits where a single store does not."""
+        wait = getattr(self.store.embedder, "wait", None)
+        if wait is not None:
+            wait()
 
     def model_state(self) -> str:
         """The embedding model: ready, loading (keyword search only meanwhile) or unavailable."""
@@ -119,7 +122,7 @@ class Memories:
             occurred_at=occurred_at,
             metadata=metadata or {},
         )
-        with self._serial(embeds=True) as store:
+        with self._serial() as store:
             before = _newest_id(store)
             m = store.add(item)
         return {"memory": m.to_dict(), "duplicate": m.id <= before}
@@ -215,7 +218,7 @@ class Memories:
         }
         if mode == "supersede" and content is None:
             raise InvalidInput("superseding needs the new content; to change other fields, edit instead")
-        with self._serial(embeds=content is not None) as store:
+        with self._serial() as store:
             old = self._get(memory_id, archived=False)
             if old.superseded_by is not None:
                 raise InvalidInput(f"memory {memory_id} was superseded by memory {old.superseded_by}; update that one")
@@ -484,7 +487,7 @@ class Memories:
         context: str | None = None,
     ) -> dict[str, Any]:
         """Record a decision (a memory in the decision layer): {"memory"}."""
-        with self._serial(embeds=True) as store:
+        with self._serial() as store:
             m = decisions.record_decision(
                 store,
                 chosen,
@@ -605,7 +608,7 @@ class Memories:
         `scope` ("project" or "global") overrides each line's own."""
         import memory.app.transfer as transfer
 
-        with self._serial(embeds=True) as store:
+        with self._serial() as store:
             return transfer.import_lines(store, lines, self.project, scope, progress).to_dict()
 
     def extract(self, source: str, *, dry_run: bool = False, scope: str | None = None) -> dict[str, Any]:
@@ -617,7 +620,9 @@ class Memories:
         from memory.extraction import harvest
 
         target = None if scope is None else resolve(scope, self.project)
-        with self._serial(embeds=not dry_run):
+        if not dry_run:
+            self._model_loaded()
+        with self._serial():
             return harvest.extract_file(self.store, source, scope=target, fallback=self.project, dry_run=dry_run)
 
     def harvest(self, path: str, *, scope: str | None = None) -> dict[str, Any]:
@@ -625,7 +630,8 @@ class Memories:
         hooks, the worker and backfill share): counts of what was stored, merged, superseded."""
         from memory.extraction import harvest
 
-        with self._serial(embeds=True):
+        self._model_loaded()
+        with self._serial():
             return harvest.harvest(self.store, path, scope=scope)
 
 

@@ -31,9 +31,12 @@ class Context:
     def scopes(self) -> list[str]:
         return list(dict.fromkeys([self.project, GLOBAL]))
 
-    def open(self, *, embedder: bool) -> Store:
+    def open(self, *, embedder: bool, vectors_later: bool = False) -> Store:
         """The store; with the configured embedder only for commands that embed text, so that
-        reading a database built with another model still works."""
+        reading a database built with another model still works. `vectors_later`: where an engine
+        is enabled, leave loading the model to it (it embeds what is missing; client.embed_later)."""
+        if embedder and vectors_later and client.engine_enabled(self.config):
+            return Store.open(self.config, client.local_embedder(self.config))
         return Store.open(self.config, embed.from_config(self.config) if embedder else None)
 
     @property
@@ -43,21 +46,29 @@ class Context:
 
     @contextmanager
     def app(
-        self, *, embedder: bool = False, all_projects: bool = False, local: bool = False, alone: bool = False
+        self,
+        *,
+        embedder: bool = False,
+        all_projects: bool = False,
+        local: bool = False,
+        alone: bool = False,
+        vectors_later: bool = False,
     ) -> Iterator[Any]:
         """The application API on this command's project: the warm engine's when one answers
         (memory.app.client), else this process's; closed when the command is done. `local`: always
         in this process (commands that stream files). `alone`: in this process, with the engine
         stopped first (commands that replace the database or its vectors; the next request that
-        wants an engine starts a fresh one)."""
+        wants an engine starts a fresh one). `vectors_later`: see `open`."""
         if alone:
             remote.stop(self.config.home, self.config.db_path)
         if local or all_projects or alone:
-            store = self.open(embedder=embedder)
+            store = self.open(embedder=embedder, vectors_later=vectors_later)
             try:
                 yield Memories(store, self.project, all_projects=all_projects)
             finally:
                 store.close()
+            if vectors_later and store.embedder is None and client.engine_enabled(self.config):
+                client.embed_later(self.config)
             return
         connection = client.connect(self.config, self.project_dir, embedder=embedder)
         try:

@@ -293,6 +293,11 @@ def install(
         report,
         record.get("settings"),
     )
+    if not allow:
+        report.notes.append(
+            f"MAPLE's tools are not pre-approved (--no-allow): Claude Code asks before each one, and `claude -p` "
+            f"denies them unless run with --allowedTools {tool_permission(SERVER)}"
+        )
     if not dry_run:
         manifest[scope] = record
         _save_manifest(config, manifest)

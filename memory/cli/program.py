@@ -292,7 +292,7 @@ def cmd_import(ctx: Context) -> int:
         raise InvalidInput(f"cannot read {a.file}: {e.strerror}") from e
     progress = Progress(None if a.file == "-" else os.fstat(src.fileno()).st_size, "importing")
     try:
-        with ctx.app(embedder=True, local=True) as app:
+        with ctx.app(embedder=True, local=True, vectors_later=True) as app:
             report = app.import_lines(
                 src, scope=a.scope, progress=lambda done, lines: progress.update(done, f"{lines} lines")
             )
@@ -409,15 +409,23 @@ def _probe_database(config: Config) -> str:
     return f"{path}: {result['memories']} memories, integrity ok"
 
 
-def _engine_check(c: Config) -> Check:
-    """Informational: whether the warm engine runs for this database, and how it is doing."""
+def _engine_status(c: Config) -> dict[str, Any]:
+    """What the running engine says of itself, or {} when none answers."""
     from memory import remote
 
     if c.hook_resident_minutes <= 0:
-        return Check("engine", None, "off (hook_resident_minutes is 0): every process works on its own")
+        return {}
     try:
-        s = remote.call(c.home, c.db_path, "ping", project="", timeout=2.0)
+        return remote.call(c.home, c.db_path, "ping", project="", timeout=2.0)
     except MapleError:
+        return {}
+
+
+def _engine_check(c: Config, s: dict[str, Any]) -> Check:
+    """Informational: whether the warm engine runs for this database, and how it is doing."""
+    if c.hook_resident_minutes <= 0:
+        return Check("engine", None, "off (hook_resident_minutes is 0): every process works on its own")
+    if not s:
         return Check(
             "engine",
             None,
@@ -451,8 +459,13 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
         c = ctx.config
         source = c.home / "config.json"
         checks.append(Check("config", True, f"{source}" if source.exists() else "defaults (no config.json)"))
+        engine = _engine_status(c)
         if args.no_model:
             checks.append(Check("embedding model", None, "skipped (--no-model)"))
+        elif engine.get("model") == "ready":
+            checks.append(
+                Check("embedding model", True, f"{c.embedding_model}: loaded in the engine (pid {engine['pid']})")
+            )
         else:
             checks.append(
                 _check(
@@ -476,7 +489,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
                 lambda: _probe_database(c),
             )
         )
-        checks.append(_engine_check(c))
+        checks.append(_engine_check(c, engine))
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
         print(json.dumps({"ok": not failed, "checks": [ch.__dict__ for ch in checks]}, ensure_ascii=False, indent=2))

@@ -174,6 +174,8 @@ class Store:
 
     @property
     def has_vectors(self) -> bool:
+        if self.vector_dim is None:  # another connection may have stored the first vector since
+            self._load_vector_meta()
         return self.vector_dim is not None
 
     # -- writing ----------------------------------------------------------------------------
