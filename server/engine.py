@@ -281,6 +281,10 @@ def main(argv: list[str]) -> None:
         engine.run()
     finally:
         os.close(fd)
+    # Done: leave now, not when the model loader or a harvest thread would let the interpreter
+    # finish (an interrupted harvest is a rolled-back transaction; its job is taken up again).
+    logging.shutdown()
+    os._exit(0)
 
 
 def _exit(*_: Any) -> None:
