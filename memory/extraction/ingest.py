@@ -435,7 +435,17 @@ def _relate(store: Store, c: Candidate, memory_id: int, now: float) -> None:
     with store.tx.atomic() as conn:
         for src, rel, dst in c.relations:
             try:
-                graph.relate(conn, c.scope, src, rel, dst, now, memory_id=memory_id, confidence=c.confidence)
+                graph.relate(
+                    conn,
+                    c.scope,
+                    src,
+                    rel,
+                    dst,
+                    now,
+                    memory_id=memory_id,
+                    confidence=c.confidence,
+                    known=store.config.known_entities,
+                )
             except InvalidInput as e:
                 log.debug("relation skipped: %s", e)
 

@@ -32,7 +32,7 @@ CODE_SHAPED = re.compile(r"^[^\s/]*[-_.][^\s/]*$")
 
 
 def norm(name: str) -> str:
-    name = " ".join(name.strip("`").split()).casefold()
+    name = " ".join(name.strip("`").split()).casefold().rstrip("/")
     return name[:-2] if name.endswith("()") else name
 
 
