@@ -26,8 +26,10 @@ he she they what when where why how which who whom whose do does did is are was 
 would should will may might must let lol haha btw also just really very maybe anyway congrats sorry
 please also then now today yesterday tomorrow monday tuesday wednesday thursday friday saturday sunday
 mondays tuesdays wednesdays thursdays fridays saturdays sundays
+decision decisions note notes todo fyi update reminder remember summary context why result outcome warning
+error fix tip lesson rule question answer
 january february march april june july august september october november december""".split()
-)
+)  # with the labels that start a "Decision: ..." or "Note: ..." line, which has no speaker
 
 # Code-shaped names: kebab-case, snake_case, dotted (billing-service, invoice_worker,
 # django.contrib.auth), a token of at least two parts. Not inside a path, an e-mail or a URL: no

@@ -6,6 +6,8 @@ infer         A memory that says "the project", "that service" or "he" (or è¿™ä¸
               exactly one. Speakers never count as "he"/"she" (people do not talk about themselves
               in the third person). The text is left as written; metadata.inferred says what was
               resolved and from which memory. Ambiguous or absent context: nothing is done.
+relink        Memories with no entity link whose text names entities (stored before the store's
+              rule found them, e.g. imported by an earlier release) are linked as a store links them.
 review        Memories stored in the last REVIEW_DAYS days get a second look: names of entities the
               scope now knows (linked from at least two memories) that a memory mentions but is not
               linked to are linked; and a memory filed under a generic category ('general', 'note')
@@ -130,6 +132,27 @@ def infer(p: Pass) -> None:
             break  # the nearest memory naming that kind decides; more than one is ambiguous
     p.write_many("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, 'inferred')", links)
     p.write_many("UPDATE memories SET metadata = ? WHERE id = ?", updates)
+
+
+def relink(p: Pass) -> None:
+    """Link memories that have no entity links although their text names entities (stored before
+    the store's rule found them, e.g. imported by an earlier release): what `doctor` reports."""
+    from memory.store import graph
+
+    todo = [(mid, scope, found) for mid, scope, found in graph.unlinked(p.store.conn, p.store.config.known_entities)]
+    if p.scopes is not None:
+        todo = [t for t in todo if t[1] in p.scopes]
+    for mid, _, found in todo:
+        names = ", ".join(dict.fromkeys(n for n, *_ in found))
+        p.report.add("review", f"linked to {names}", "its text names them but it had no entity links", mid)
+    if p.dry_run or not todo:
+        return
+    for start in range(0, len(todo), 200):
+        with p.store.tx.atomic() as conn:
+            resolved: dict = {}
+            for mid, scope, found in todo[start : start + 200]:
+                graph.link_names(conn, mid, scope, found, p.now, resolved, p.store.config.known_entities)
+        p.checkpoint()
 
 
 def review(p: Pass) -> None:

@@ -245,3 +245,20 @@ def entity_dict(conn, eid: int) -> dict:
         "aliases": aliases,
         "metadata": json.loads(row[4]),
     }
+
+
+def unlinked(conn, known: dict[str, list[str]], limit: int | None = None) -> list[tuple[int, str, list]]:
+    """(id, scope, entities) of current memories with no entity link at all whose text names
+    entities by the store's rule: stored before the rule found them (an import of an earlier
+    release detected nothing). Chunks are left out: their parent carries the links."""
+    out = []
+    for mid, scope, content in conn.execute(
+        "SELECT m.id, m.scope, m.content FROM memories m WHERE m.deleted_at IS NULL AND m.parent_id IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM memory_entities l WHERE l.memory_id = m.id) ORDER BY m.id"
+    ):
+        found = mentions.entities_for(content, known)
+        if found:
+            out.append((mid, scope, found))
+            if limit is not None and len(out) >= limit:
+                break
+    return out
