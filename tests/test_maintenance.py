@@ -514,8 +514,8 @@ def test_an_ambiguous_reference_is_left_alone(db, clock):
 def test_review_links_known_entity_names_missed_when_stored(db, clock):
     add(db, "Grafana dashboards live in the ops repo", entities=[("Grafana", "technology")])
     add(db, "Grafana alerts page the on-call", entities=[("Grafana", "technology")])
-    # Stored as an import of an export stores it: with exactly the links its line lists, none.
-    missed = db.add_many([NewMemory(content="the grafana login uses SSO", entities=[])], exact_entities=True)[0].id
+    # Stored as an import of an export stores it, with exactly the links its line lists: none.
+    missed = db.add_many([NewMemory(content="the grafana login uses sso", entities=[])], exact_entities=True)[0].id
     report = run_maintenance(db)
     linked = {
         r[0]
