@@ -446,6 +446,9 @@ def test_entity_names_resolve_by_exact_name_containment_and_embedding_similarity
     assert len(report.stored) == 3
     names = [r[0] for r in store.conn.execute("SELECT name FROM entities ORDER BY id")]
     assert names == ["PostgreSQL", "billing service"]
+    # The names as written resolve to them from now on: they are stored as aliases.
+    aliases = {r[0] for r in store.conn.execute("SELECT alias FROM entity_aliases")}
+    assert {"postgres", "billing service api"} <= aliases
 
 
 def test_everyday_words_are_not_technologies_unless_capitalised():

@@ -514,7 +514,8 @@ def test_an_ambiguous_reference_is_left_alone(db, clock):
 def test_review_links_known_entity_names_missed_when_stored(db, clock):
     add(db, "Grafana dashboards live in the ops repo", entities=[("Grafana", "technology")])
     add(db, "Grafana alerts page the on-call", entities=[("Grafana", "technology")])
-    missed = add(db, "the grafana login uses SSO", entities=[])
+    # Stored as an import of an export stores it, with exactly the links its line lists: none.
+    missed = db.add_many([NewMemory(content="the grafana login uses sso", entities=[])], exact_entities=True)[0].id
     report = run_maintenance(db)
     linked = {
         r[0]
@@ -535,19 +536,50 @@ def test_review_refiles_a_generic_memory_whose_subject_has_a_settled_category(db
     assert db.get(odd).category == "process"
 
 
-def test_entities_recalled_together_gain_a_co_retrieved_relation(db, clock):
-    a = add(db, "The checkout flow calls Stripe", entities=[("Stripe", "service")])
-    b = add(db, "Refunds go through the Ledger service", entities=[("Ledger", "service")])
-    for _ in range(3):
-        clock.advance(0.01)
-        db.record_activation([a, b], session_id="s1")
-    report = run_maintenance(db)
-    rel = db.conn.execute(
+def co_relations(db: Store) -> list[tuple]:
+    return db.conn.execute(
         "SELECT s.name, d.name, r.confidence FROM relations r JOIN entities s ON s.id = r.src "
         "JOIN entities d ON d.id = r.dst WHERE r.type = 'co_retrieved'"
     ).fetchall()
-    assert rel == [("Stripe", "Ledger", 0.3)]
+
+
+def test_entities_recalled_together_in_distinct_searches_gain_a_co_retrieved_relation(db, clock):
+    a = add(db, "The checkout flow calls Stripe", entities=[("Stripe", "service")])
+    b = add(db, "Refunds go through the Ledger service", entities=[("Ledger", "service")])
+    for other in [add(db, f"note number {i}") for i in range(3)]:  # three searches, three result sets
+        clock.advance(0.01)
+        db.record_activation([a, b, other], session_id="s1")
+    report = run_maintenance(db)
+    assert co_relations(db) == [("Stripe", "Ledger", 0.3)]
     assert any(c.step == "graph" for c in report.changes)
+
+
+def test_one_search_repeated_is_not_evidence_of_a_relation(db, clock):
+    a = add(db, "The checkout flow calls Stripe")
+    b = add(db, "Refunds go through the Ledger service")
+    for _ in range(5):
+        clock.advance(0.01)
+        db.record_activation([a, b], session_id="s1")
+    run_maintenance(db)
+    assert co_relations(db) == []
+
+
+def test_generic_names_and_entities_recalled_everywhere_gain_no_co_retrieved_relation(db, clock):
+    alice = [add(db, f"Alice Chen reviewed the PR for ticket {i} at 10:00 UTC") for i in range(4)]
+    others = [
+        add(db, "Postgres backups are copied to S3 nightly"),
+        add(db, "Redis holds the session cache"),
+        add(db, "Kafka carries the order events"),
+        add(db, "Grafana shows the Postgres dashboards"),
+    ]
+    for i, other in enumerate(others):  # each search recalls Alice's memories and one other
+        clock.advance(0.01)
+        db.record_activation([alice[i], other, alice[(i + 1) % 4]], session_id="s1")
+    run_maintenance(db)
+    names = {n for a, b, _ in co_relations(db) for n in (a, b)}
+    assert not names & {"PR", "UTC", "S3"}
+    # Alice is recalled in every search, each time with something else: nothing specific to relate.
+    assert "Alice Chen" not in names
 
 
 # -- storage, cap, meta ------------------------------------------------------------------------

@@ -4,7 +4,8 @@ An export line is `Memory.to_dict()` (times as ISO 8601, sub-second precision ke
 memory's linked `entities` as [name, kind] pairs. Export covers every scope, archived memories
 too, in id order. Import takes the same lines, or hand-written ones with the fields of
 memory_store (`content` is the only required one; `scope` is a stored scope string, "project"
-or "global", default "project").
+or "global", default "project"). A line without `entities` (or with null) is linked to the
+entities its text names, as memory_store does; a line's own list, even `[]`, is kept as given.
 
 What a round trip keeps: content and every field a caller can set, the scope, the linked entity
 names (with their role when it is not a plain mention), the archived state and its time, the
@@ -185,7 +186,9 @@ def parse_line(text: str, number: int, project: str, scope: str | None = None) -
     where = scope or fields.get("scope", "project")
     fields["scope"] = project if where == "project" else where
     fields.setdefault("source", "import")
-    fields["entities"] = _entity_pairs(fields.get("entities", []))
+    # A missing or null `entities` means "detect them", as memory_store does; a list (MAPLE's own
+    # export writes [] for a memory without links) is kept as it is, so a round trip is exact.
+    fields["entities"] = _entity_pairs(fields["entities"]) if "entities" in fields else None
     kept = {}
     for key in ("created_at", "updated_at", "last_activated_at", "deleted_at"):
         if obj.get(key) is not None:
@@ -271,12 +274,12 @@ class Importer:
             return
         before = newest_id(self.store)
         try:
-            stored = list(zip(batch, self.store.add_many([b.item for b in batch])))
+            stored = list(zip(batch, self.store.add_many([b.item for b in batch], exact_entities=True)))
         except InvalidInput:
             stored = []  # one bad line fails its batch's transaction: retry one by one to find it
             for b in batch:
                 try:
-                    stored.append((b, self.store.add(b.item)))
+                    stored.append((b, self.store.add_many([b.item], exact_entities=True)[0]))
                 except InvalidInput as e:
                     self.reject(b.number, str(e))
         seen: set[int] = set()

@@ -409,6 +409,25 @@ def _probe_database(config: Config) -> str:
     return f"{path}: {result['memories']} memories, integrity ok"
 
 
+def _probe_entity_links(config: Config) -> str:
+    """Memories whose text names entities but that have no links: invisible to the entity and
+    graph channels (an import by an earlier release detected none)."""
+    from memory.store import graph
+
+    path = config.db_path
+    if not path.exists():
+        return "no database yet"
+    conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, readonly=True)
+    try:
+        missing = graph.unlinked(conn, config.known_entities)
+    finally:
+        conn.close()
+    if missing:
+        ids = ", ".join(f"#{mid}" for mid, _, _ in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise StoreUnavailable(f"{len(missing)} memories name entities but have no entity links ({ids})")
+    return "every memory that names an entity is linked to it"
+
+
 def _engine_status(c: Config) -> dict[str, Any]:
     """What the running engine says of itself, or {} when none answers."""
     from memory import remote
@@ -487,6 +506,13 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
                 f"re-embed: `{PROG} export all.jsonl`, then import it into a new --home; if the "
                 "file is damaged, restore a backup or export what still reads",
                 lambda: _probe_database(c),
+            )
+        )
+        checks.append(
+            _check(
+                "entity links",
+                f"run `{PROG} maintain`: it links them as a store links new memories",
+                lambda: _probe_entity_links(c),
             )
         )
         checks.append(_engine_check(c, engine))

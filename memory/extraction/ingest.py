@@ -251,7 +251,8 @@ def _metadata(c: Candidate, now: float) -> dict[str, Any]:
 
 def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVectors | None = None) -> int:
     now = store.clock()
-    entities = _resolve_entities(store, c.scope, c.entities, names)
+    renamed: list[tuple[str, str, str]] = []
+    entities = _resolve_entities(store, c.scope, c.entities, names, renamed)
     try:
         occurred = parse_time(c.occurred_at, "occurred_at")
     except InvalidInput:  # a transcript with an odd timestamp: the memory happened now
@@ -280,6 +281,10 @@ def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVec
         return _store_chunked(store, item, report)
     mid = store.add(item).id
     report.stored.append(mid)
+    if renamed:  # "postgres 16" resolved to "postgres": the name as written becomes an alias
+        with store.tx.atomic() as conn:
+            for written, name, kind in renamed:
+                graph.upsert_entity(conn, c.scope, name, kind, now, [written])
     _relate(store, c, mid, now)
     return mid
 
@@ -400,11 +405,16 @@ class _NameVectors:
 
 
 def _resolve_entities(
-    store: Store, scope: str, names: Sequence[tuple[str, str]], vectors: _NameVectors | None = None
+    store: Store,
+    scope: str,
+    names: Sequence[tuple[str, str]],
+    vectors: _NameVectors | None = None,
+    renamed: list[tuple[str, str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """Map each mention to an entity the scope already knows, in three steps: case-insensitive
     name or alias; containment ("postgres" / "postgres 16"); embedding similarity >= 0.88 of the
-    names. A new name otherwise."""
+    names. A new name otherwise. Names resolved by the last two steps are added to `renamed` as
+    (written, resolved, kind), to be stored as aliases."""
     out = []
     for name, kind in names:
         if len(name) > 200:
@@ -419,11 +429,15 @@ def _resolve_entities(
             ).fetchone()
             if row:
                 out.append((row[1], kind))
+                if renamed is not None:
+                    renamed.append((name, row[1], kind))
                 continue
         if eid is None and vectors is not None and kind not in ("command", "url", "file"):
             similar = vectors.closest(scope, name)
             if similar:
                 out.append((similar, kind))
+                if renamed is not None:
+                    renamed.append((name, similar, kind))
                 continue
         out.append((name, kind))
     return list(dict.fromkeys(out))
@@ -435,7 +449,17 @@ def _relate(store: Store, c: Candidate, memory_id: int, now: float) -> None:
     with store.tx.atomic() as conn:
         for src, rel, dst in c.relations:
             try:
-                graph.relate(conn, c.scope, src, rel, dst, now, memory_id=memory_id, confidence=c.confidence)
+                graph.relate(
+                    conn,
+                    c.scope,
+                    src,
+                    rel,
+                    dst,
+                    now,
+                    memory_id=memory_id,
+                    confidence=c.confidence,
+                    known=store.config.known_entities,
+                )
             except InvalidInput as e:
                 log.debug("relation skipped: %s", e)
 

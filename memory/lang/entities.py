@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.lang import mentions
+
 # technology -> the slot it fills. A new fact naming another technology of the same slot
 # supersedes the old one (see extraction.subject_for).
 TECH: dict[str, str] = {}
@@ -76,8 +78,8 @@ _PATH = re.compile(
 _URL = re.compile(r"https?://([\w.-]+)(?::\d+)?[^\s`'\")]*")
 _SERVICE = re.compile(r"\b(?:the\s+)?([a-z][\w-]{1,30})[ -](service|svc|api|worker|pipeline)\b", re.I)
 _ZH_SERVICE = re.compile(r"([A-Za-z][\w-]{1,30})\s*(服务)")
-_PERSON_BEFORE = re.compile(
-    r"\b([A-Z][a-z]{2,15})\s+(?:owns|maintains|runs|leads|is responsible for|is on call|"
+_PERSON_BEFORE = re.compile(  # "Alice Chen owns": the whole name, as the store's detector sees it
+    r"\b((?:[A-Z][a-z]+\s+)?[A-Z][a-z]{2,15})\s+(?:owns|maintains|runs|leads|is responsible for|is on call|"
     r"reviews|负责)"
 )
 _PERSON_AFTER = re.compile(
@@ -140,12 +142,15 @@ def find(text: str, known: dict[str, list[str]] | None = None) -> list[Mention]:
         low = text.casefold()
         for name, aliases in known.items():
             for alias in (name, *aliases):
-                for k in re.finditer(r"(?<!\w)" + re.escape(alias.casefold()) + r"(?!\w)", low) if alias else ():
-                    add(name, "known", k.start(), k.end())
+                for start, end in mentions.alias_spans(alias, low):
+                    add(name, "known", start, end)
     for rx in (_SERVICE, _ZH_SERVICE):
         for m in rx.finditer(text):
             base = m.group(1).lower()
             if base in _NOT_PEOPLE or base in ("a", "an", "our", "new", "this", "that", "each", "every"):
+                continue
+            if text[m.end(1) : m.end(1) + 1] == "-":  # billing-service: the name as written, as the store links it
+                add(text[m.start(1) : m.end()].lower(), "service", m.start(1), m.end())
                 continue
             suffix = "service" if m.group(2) in ("服务", "svc") else m.group(2).lower()
             add(f"{base} {suffix}", "service", m.start(1), m.end())

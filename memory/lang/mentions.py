@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memory.lang.text import STOPWORDS, WORD
+from memory.lang.text import CJK_RUN, STOPWORDS, WORD
 
 SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 _CAPS = re.compile(r"\b([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]|[A-Z])(?:\s+([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]))*\b")
@@ -25,8 +25,72 @@ cool awesome nice good well so and but or the a an this that these those it its 
 he she they what when where why how which who whom whose do does did is are was were be been can could
 would should will may might must let lol haha btw also just really very maybe anyway congrats sorry
 please also then now today yesterday tomorrow monday tuesday wednesday thursday friday saturday sunday
+mondays tuesdays wednesdays thursdays fridays saturdays sundays
+decision decisions note notes todo fyi update reminder remember summary context why result outcome warning
+error fix tip lesson rule question answer
 january february march april june july august september october november december""".split()
+)  # with the labels that start a "Decision: ..." or "Note: ..." line, which has no speaker
+
+# Code-shaped names: kebab-case, snake_case, dotted (billing-service, invoice_worker,
+# django.contrib.auth), a token of at least two parts. Not inside a path, an e-mail or a URL: no
+# word, slash, @ or hyphen on either side, and no dot before (a trailing sentence period is fine).
+_CODE_NAME = re.compile(r"(?<![\w/.@#$-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?!\.?[\w/@#-])")
+# Words that make ordinary hyphenated compounds (well-known, read-only, end-to-end, follow-up,
+# one-off, up-to-date, self-hosted): a kebab-case token with one of them is a word, not a name.
+# Chosen from the compounds a coding team writes, before measuring (tests/data/entity_eval).
+_COMPOUND = frozenset(
+    """well read only end to of the and or by in on off out up down over under back front top
+follow one two three four five first second third last half full self non pre re co anti multi semi
+sub cross long short high low real fine hand auto per opt case so mid zero double single state step
+built known ad hoc hot roll sign trade check set log plug add day year month week time date next old
+new brand open close free like wide safe ready side term level based related specific aware sensitive
+insensitive compatible friendly facing first-class all any no part more most less least very left right
+right way ever never far near above below inter intra post un de dis mis dry best through
+black white red green blue
+""".split()
 )
+_NAMING_WORDS = frozenset("snake_case kebab-case camel_case camelcase pascal_case screaming_snake_case".split())
+# A last part that names a piece of software keeps a compound a name (read-api, data-pipeline).
+_SOFTWARE = frozenset(
+    """service svc api apis worker workers gateway db engine web app ui bridge relay pipeline indexer proxy
+client server sdk lib cli bot job cron queue topic events bus portal store cache runner scheduler
+""".split()
+)
+_FILE_END = re.compile(
+    r"\.(?:py|pyi|js|mjs|ts|tsx|jsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|toml|json|ya?ml|md|rst|txt|sql|sh|"
+    r"lock|cfg|ini|env|conf|tf|css|scss|html|vue|proto|xml|csv|log|ipynb)$",
+    re.I,
+)
+
+
+def code_name(token: str) -> bool:
+    """Whether a kebab-case, snake_case or dotted token names a thing rather than being a word.
+
+    Kept: lowercase kebab-case unless a part is a compound-forming word (well-known, read-only;
+    a software last part overrides: read-api); snake_case unless in UPPER_SNAKE (an environment
+    variable or constant) or made of compound words only (up_to_date); dotted names whose parts
+    are all two characters or more (not e.g., i.e., v1.2) and that are not file names.
+    """
+    low = token.lower()
+    if low in _NAMING_WORDS or _FILE_END.search(token):
+        return False
+    parts = re.split(r"[-_.]", low)
+    if "." in token:
+        if any(len(p) < 2 or p[0].isdigit() for p in parts) or token.split(".")[0][:1].isupper():
+            return False  # e.g. / v1.2 / Node.js: abbreviations, versions and product names
+        return parts[0] not in ("self", "this", "cls")
+    if "_" in token:
+        if token.isupper() or parts[-1] in ("at", "of", "to", "by", "on", "in", "for"):
+            return False  # MAX_RETRIES is a constant, deleted_at / reversal_of a column
+        return not all(p in _COMPOUND or p.isdigit() for p in parts)
+    if token != low or len(parts[0]) < 2:
+        return False  # Title-Case-Kebab is a header or a sentence start; e-mail, x-ray are words
+    if parts[-1] in _SOFTWARE:
+        return True
+    if any(p in _COMPOUND for p in parts):
+        return False
+    # -ed / -ing / -able last parts make adjectives: server-rendered, long-running, backward-compatible
+    return not re.search(r"(?:ed|ing|able|ible)$", parts[-1])
 
 
 def detect(text: str) -> list[tuple[str, str, str]]:
@@ -38,6 +102,8 @@ def detect(text: str) -> list[tuple[str, str, str]]:
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")
         body = text[m.end() :]
     for m in _CAPSEQ.finditer(body):
+        if "_" in m.group(0) and m.group(0).isupper():
+            continue  # MAX_POLL_RECORDS: a constant or an environment variable, not a name
         words = m.group(0).split()
         if len(words) == 1 and _sentence_start(body, m.start()) and not _proper_looking(words[0]):
             words = words[1:]  # "Sounds great": capitalised because it starts a sentence
@@ -55,6 +121,10 @@ def detect(text: str) -> list[tuple[str, str, str]]:
     for path in _PATH.findall(body):
         if path.casefold() not in found:
             found[path.casefold()] = (path, "file", "mention")
+    for m in _CODE_NAME.finditer(body):
+        name = m.group(0)
+        if name.casefold() not in found and code_name(name):
+            found[name.casefold()] = (name, "code", "mention")
     return list(found.values())
 
 
@@ -87,15 +157,78 @@ def query_keys(query: str) -> list[str]:
         keys.add(path.casefold())
     for name, _, _ in detect(query):
         keys.add(" ".join(name.split()).casefold())
+    # Aliases as written: "A. Chen", alice.chen@corp, 陈爱丽 inside a Chinese run.
+    keys.update(k for k in name_keys(query) if k not in STOPWORDS)
     return [k for k in keys if k]
+
+
+MAX_NAME = 200  # characters: a detector's "name" longer than any name is dropped, never an error
+
+
+def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple[str, str, str]]:
+    """The entities every write path links a memory to: what `detect` finds plus the configured
+    known entities (by name or alias). One rule, so that the same text stored through any entry
+    point (tool, CLI, import, extraction, consolidation) gets the same links."""
+    found = detect(text) + list(known_in(text, known))
+    return [e for e in found if 0 < len(" ".join(e[0].split())) <= MAX_NAME]
+
+
+def alias_spans(alias: str, folded: str) -> Iterable[tuple[int, int]]:
+    """Where `alias` (any case) occurs in `folded` (casefolded text) as a whole name.
+
+    Latin names and handles (alice.chen@corp) must not touch a letter or digit on either side. A
+    Chinese name is matched inside its run of characters, as the keyword index sees it: the index
+    cuts a run into overlapping bigrams, so 陈爱丽 is found in 陈爱丽负责计费服务 exactly when its
+    bigrams (陈爱, 爱丽) are consecutive bigrams of the run, that is when it is a substring.
+    """
+    a = " ".join(alias.split()).casefold()
+    if not a:
+        return ()
+    if CJK_RUN.fullmatch(a):
+        if len(a) < 2:
+            return ()  # one character is part of too many words
+        return ((m.start(), m.end()) for m in re.finditer(re.escape(a), folded))
+    return ((m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(a) + r"(?!\w)", folded))
+
+
+_EDGE = "\"'`()[]{}<>,;:!?.。，；：！？、“”‘’（）"
+
+
+def name_keys(text: str, longest: int = 4) -> list[str]:
+    """Every string in `text` an entity's normalised name or alias could be: runs of one to
+    `longest` whitespace-separated tokens, casefolded, outer punctuation stripped ("A. Chen",
+    "billing-service", "alice.chen@corp"), and the substrings of each run of Chinese characters
+    (陈爱丽 in 陈爱丽负责计费服务; see `alias_spans`). Latin keys have three characters or more."""
+    tokens = text.casefold().split()
+    keys: set[str] = set()
+    for i in range(len(tokens)):
+        for n in range(1, longest + 1):
+            if i + n > len(tokens):
+                break
+            words = tokens[i : i + n]
+            words[0], words[-1] = words[0].lstrip(_EDGE), words[-1].rstrip(_EDGE)
+            key = " ".join(words)
+            keys.add(key)
+            if n == 1 and key.endswith("'s"):
+                keys.add(key[:-2])
+    for run in CJK_RUN.findall(text):
+        for i in range(len(run)):
+            keys.update(run[i : i + n] for n in range(2, min(8, len(run) - i) + 1))
+    return sorted(k for k in keys if len(k) >= 3 or (len(k) == 2 and CJK_RUN.fullmatch(k)))
 
 
 def known_in(text: str, known: dict[str, list[str]]) -> Iterable[tuple[str, str, str]]:
     """Configured known entities (name -> aliases) that `text` names."""
     low = text.casefold()
     for name, aliases in known.items():
-        for alias in (name, *aliases):
-            a = alias.casefold()
-            if a and re.search(r"(?<!\w)" + re.escape(a) + r"(?!\w)", low):
-                yield (name, "known", "mention")
-                break
+        if any(next(iter(alias_spans(alias, low)), None) for alias in (name, *aliases)):
+            yield (name, "known", "mention")
+
+
+def canonical(name: str, known: dict[str, list[str]]) -> tuple[str, list[str]]:
+    """The configured name `name` is an alias of (with its aliases), or `name` itself."""
+    n = " ".join(name.split()).casefold()
+    for canon, aliases in known.items():
+        if n in {" ".join(a.split()).casefold() for a in (canon, *aliases)}:
+            return canon, list(aliases)
+    return name, []

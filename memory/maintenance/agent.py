@@ -116,6 +116,7 @@ def run_maintenance(
             consolidation.dedup,
             consolidation.merge_entities,
             consolidation.consolidate,
+            review.relink,
             review.infer,
             review.review,
             forget,

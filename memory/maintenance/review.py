@@ -6,14 +6,18 @@ infer         A memory that says "the project", "that service" or "he" (or 这�
               exactly one. Speakers never count as "he"/"she" (people do not talk about themselves
               in the third person). The text is left as written; metadata.inferred says what was
               resolved and from which memory. Ambiguous or absent context: nothing is done.
+relink        Memories with no entity link whose text names entities (stored before the store's
+              rule found them, e.g. imported by an earlier release) are linked as a store links them.
 review        Memories stored in the last REVIEW_DAYS days get a second look: names of entities the
               scope now knows (linked from at least two memories) that a memory mentions but is not
               linked to are linked; and a memory filed under a generic category ('general', 'note')
               whose subject is filed under one category everywhere else in its scope (at least three
               memories) is moved there.
-co_retrieved  Entities recalled together in at least CO_MIN searches over the last CO_DAYS days get a
-              `co_retrieved` relation (confidence grows with the count), a precomputed one-hop path
-              for retrieval's graph channel.
+co_retrieved  Entities recalled together in at least CO_MIN distinct searches over the last CO_DAYS
+              days, and in at least half the searches that recalled either, get a `co_retrieved`
+              relation (confidence grows with the count), a precomputed one-hop path for
+              retrieval's graph channel. Generic names (PR, UTC, S3, API) and hubs linked to a
+              quarter of the scope's memories never take part.
 """
 
 from __future__ import annotations
@@ -40,6 +44,29 @@ VAGUE = [
     (re.compile(r"(?:这个|那个|该)(?:服务|接口|数据库)"), ("service", "technology")),
     (re.compile(r"(?<!其)[他她](?!们)"), ("person",)),  # not 其他 (other) or 他们 (they)
 ]
+
+
+def _hubs(conn, entity_ids: list[int], scopes: set[str]) -> set[int]:
+    """Entities linked to at least HUB_SHARE of the current memories of their scope."""
+    size = {
+        s: n
+        for s, n in conn.execute(
+            f"SELECT scope, count(*) FROM memories WHERE deleted_at IS NULL AND scope IN ({','.join('?' * len(scopes))}) "
+            f"GROUP BY scope",
+            sorted(scopes),
+        )
+    }
+    out = set()
+    for start in range(0, len(entity_ids), 500):
+        chunk = entity_ids[start : start + 500]
+        for eid, scope, n in conn.execute(
+            f"SELECT e.id, e.scope, count(*) FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+            f"WHERE e.id IN ({','.join('?' * len(chunk))}) GROUP BY e.id",
+            chunk,
+        ):
+            if size.get(scope, 0) >= HUB_MIN_MEMORIES and n >= HUB_SHARE * size[scope]:
+                out.add(eid)
+    return out
 
 
 def dumps(obj: Any) -> str:
@@ -105,6 +132,27 @@ def infer(p: Pass) -> None:
             break  # the nearest memory naming that kind decides; more than one is ambiguous
     p.write_many("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, 'inferred')", links)
     p.write_many("UPDATE memories SET metadata = ? WHERE id = ?", updates)
+
+
+def relink(p: Pass) -> None:
+    """Link memories that have no entity links although their text names entities (stored before
+    the store's rule found them, e.g. imported by an earlier release): what `doctor` reports."""
+    from memory.store import graph
+
+    todo = [(mid, scope, found) for mid, scope, found in graph.unlinked(p.store.conn, p.store.config.known_entities)]
+    if p.scopes is not None:
+        todo = [t for t in todo if t[1] in p.scopes]
+    for mid, _, found in todo:
+        names = ", ".join(dict.fromkeys(n for n, *_ in found))
+        p.report.add("review", f"linked to {names}", "its text names them but it had no entity links", mid)
+    if p.dry_run or not todo:
+        return
+    for start in range(0, len(todo), 200):
+        with p.store.tx.atomic() as conn:
+            resolved: dict = {}
+            for mid, scope, found in todo[start : start + 200]:
+                graph.link_names(conn, mid, scope, found, p.now, resolved, p.store.config.known_entities)
+        p.checkpoint()
 
 
 def review(p: Pass) -> None:
@@ -178,7 +226,29 @@ def _refile(p: Pass, recent: list) -> None:
     p.write_many("UPDATE memories SET category = ? WHERE id = ?", updates)
 
 
+# Names too common in a coding team's memories to say what a memory is about: a relation through
+# them joins everything to everything ("Alice Chen" co_retrieved "PR"). Also any name of at most
+# four capitals and digits (S3, UTC, SLA, K8S): acronyms that are everywhere.
+GENERIC_NAMES = frozenset(
+    """api apis pr prs mr ci cd db sql http https json yaml xml csv url urls uri ui ux id ids utc gmt
+s3 ec2 aws gcp cli sdk ssh tls ssl dns cpu gpu ram os qa sla slo eta todo fixme wip faq readme
+docs doc dev prod staging test tests main master monday tuesday wednesday thursday friday saturday
+sunday today yesterday tomorrow team""".split()
+)
+_ACRONYM = re.compile(r"[A-Z0-9]{1,4}")
+HUB_SHARE, HUB_MIN_MEMORIES = 0.25, 12  # an entity linked to a quarter of its scope's memories is a hub
+CO_SPECIFIC = 0.5
+
+
 def co_retrieved(p: Pass) -> None:
+    """Relate entities recalled together often and specifically (see the module docstring).
+
+    Evidence a pair needs: recalled together in at least CO_MIN distinct searches (a search
+    repeated with the same results counts once), and in at least CO_SPECIFIC of the searches
+    that recalled either of them (not one entity that comes up everywhere). Generic names and
+    hubs (linked to HUB_SHARE of their scope's memories) never take part: one ordinary search
+    about Alice recalls PRs, UTC times and S3 buckets without their being related to her.
+    """
     conn = p.store.conn
     since = p.now - CO_DAYS * DAY
     counts: dict[tuple[int, int], int] = {}
@@ -187,28 +257,36 @@ def co_retrieved(p: Pass) -> None:
         "GROUP BY at, coalesce(session_id, '') HAVING count(*) > 1",
         (since,),
     ).fetchall()
-    if not events:
+    # The same search asked again returns the same memories: one piece of evidence, not several.
+    distinct = list(dict.fromkeys(tuple(sorted({int(x) for x in ids.split(",")})) for (ids,) in events))
+    if not distinct:
         return
     entity_of: dict[int, list[int]] = {}
     scope_of: dict[int, str] = {}
-    wanted = {int(x) for (ids,) in events for x in ids.split(",")}
-    wanted_list = sorted(wanted)
+    wanted_list = sorted({m for ids in distinct for m in ids})
     for start in range(0, len(wanted_list), 500):
         chunk = wanted_list[start : start + 500]
-        for mid, eid, scope in conn.execute(
-            f"SELECT l.memory_id, l.entity_id, e.scope FROM memory_entities l "
+        for mid, eid, scope, name in conn.execute(
+            f"SELECT l.memory_id, l.entity_id, e.scope, e.name FROM memory_entities l "
             f"JOIN entities e ON e.id = l.entity_id "
             f"WHERE l.memory_id IN ({','.join('?' * len(chunk))}) AND l.role != 'speaker'",
             chunk,
         ):
+            if name.casefold() in GENERIC_NAMES or _ACRONYM.fullmatch(name):
+                continue
             entity_of.setdefault(mid, []).append(eid)
             scope_of[eid] = scope
-    for (ids,) in events:
-        ents = sorted({e for x in ids.split(",") for e in entity_of.get(int(x), [])})[:CO_MAX_PER_EVENT]
+    hubs = _hubs(conn, sorted(scope_of), set(scope_of.values()))
+    single: dict[int, int] = {}
+    for ids in distinct:
+        ents = sorted({e for x in ids for e in entity_of.get(x, []) if e not in hubs})[:CO_MAX_PER_EVENT]
+        for a in ents:
+            single[a] = single.get(a, 0) + 1
         for i, a in enumerate(ents):
             for b in ents[i + 1 :]:
                 if scope_of[a] == scope_of[b]:
                     counts[(a, b)] = counts.get((a, b), 0) + 1
+    counts = {(a, b): n for (a, b), n in counts.items() if n >= CO_SPECIFIC * max(single[a], single[b])}
     frequent = {pair: n for pair, n in counts.items() if n >= CO_MIN}
     if p.scopes is not None:
         frequent = {pair: n for pair, n in frequent.items() if scope_of[pair[0]] in p.scopes}

@@ -99,7 +99,8 @@ class Graph:
             return [row[0]]
         if not isinstance(ref, str) or not ref.strip():
             raise InvalidInput("give an entity name (or id)")
-        ids = [i for s in self.scopes if (i := graph.find_entity(c, [s], ref)) is not None]
+        known = self.store.config.known_entities
+        ids = [i for s in self.scopes if (i := graph.find_entity(c, [s], ref, known)) is not None]
         if not ids:
             raise NotFound(
                 f"no entity called {ref!r} in this project or the global scope; entities come from "
@@ -108,7 +109,8 @@ class Graph:
         return list(dict.fromkeys(ids))
 
     def _named(self, name: str) -> bool:
-        return any(graph.find_entity(self.store.conn, [s], name) is not None for s in self.scopes)
+        known = self.store.config.known_entities
+        return any(graph.find_entity(self.store.conn, [s], name, known) is not None for s in self.scopes)
 
     def nodes(self, ids: Iterable[int]) -> list[Node]:
         ids = list(dict.fromkeys(ids))
@@ -356,7 +358,8 @@ def relate(
     with store.tx.atomic() as conn:
         now = store.clock()
         if close:
-            src, dst = graph.find_entity(conn, [scope], source), graph.find_entity(conn, [scope], target)
+            known = store.config.known_entities
+            src, dst = graph.find_entity(conn, [scope], source, known), graph.find_entity(conn, [scope], target, known)
             row = (
                 None
                 if src is None or dst is None
@@ -377,7 +380,17 @@ def relate(
                 m = store.get(memory_id, include_deleted=True)
                 if m.scope not in readable:
                     raise NotFound(f"no memory {memory_id} in this project or the global scope")
-            rid = graph.relate(conn, scope, source, t, target, now, memory_id=memory_id, confidence=confidence)
+            rid = graph.relate(
+                conn,
+                scope,
+                source,
+                t,
+                target,
+                now,
+                memory_id=memory_id,
+                confidence=confidence,
+                known=store.config.known_entities,
+            )
         r = conn.execute(
             "SELECT id, src, dst, type, confidence, valid_from, valid_to, memory_id FROM relations WHERE id = ?", (rid,)
         ).fetchone()

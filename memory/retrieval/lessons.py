@@ -13,6 +13,14 @@ from memory.store import Memory, Store
 from memory.store.decisions import Outcome, outcomes_of
 
 OUTCOME_ORDER = {"failed": 0, "partial": 1, "worked": 2, None: 3}  # lessons: failures first
+# The relevance cut: a decision is a lesson for the task only if its search score is at least
+# MIN_SCORE and at least TOP_SHARE of the best decision's score. Below that the search matched a
+# stray word ("how to name git branches" scored every decision above 0, the unrelated ones ~0.0x).
+# Chosen on tests/data/team_eval's 24 labelled tasks with the shipped model (bench_lessons.py):
+# relevant decisions found .800 -> .756, decisions returned 10 -> 5.0 a task, labelled-irrelevant
+# ones returned 10 -> 3 (a higher share, 0.5, gave .733 / 4.1 / 2).
+MIN_SCORE = 0.45
+TOP_SHARE = 0.4
 
 
 @dataclass
@@ -35,13 +43,20 @@ class Lesson:
 
 
 def lessons_for(
-    store: Store, task: str, scopes: Sequence[str], *, limit: int = 10, include_open: bool = True
+    store: Store,
+    task: str,
+    scopes: Sequence[str],
+    *,
+    limit: int = 10,
+    include_open: bool = True,
+    min_score: float | None = None,
 ) -> list[Lesson]:
-    """The past decisions most relevant to `task`, failures first, then partial successes, then
+    """The past decisions relevant to `task`, failures first, then partial successes, then
     what worked, then decisions with no outcome yet (unless `include_open` is false).
 
-    Relevance picks which decisions (the `limit` best), the outcome orders them: a weakly related
-    failure does not push out a closely related success.
+    Relevance picks which decisions (the `limit` best that pass the cut: MIN_SCORE and TOP_SHARE
+    of the best, or `min_score` alone when given, 0 for no cut); the outcome orders them, so a
+    weakly related failure does not push out a closely related success. No relevant decision: [].
     """
     if not isinstance(limit, int) or not 1 <= limit <= retrieval.MAX_LIMIT:
         raise InvalidInput(f"limit must be 1-{retrieval.MAX_LIMIT}, got {limit!r}")
@@ -50,6 +65,9 @@ def lessons_for(
     results = retrieval.search(store, q)
     outcomes = outcomes_of(store, [r.memory.id for r in results])
     lessons = [Lesson(r.memory, r.score, outcomes[r.memory.id]) for r in results]
+    if lessons:
+        floor = min_score if min_score is not None else max(MIN_SCORE, TOP_SHARE * max(x.score for x in lessons))
+        lessons = [les for les in lessons if les.score >= floor and les.score > 0]
     if not include_open:
         lessons = [les for les in lessons if les.outcomes]
     lessons = lessons[:limit]

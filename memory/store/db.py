@@ -86,8 +86,10 @@ def describe(e: BaseException, path: Path | str) -> str:
     if "readonly" in msg or "read-only" in msg or "permission" in msg:
         return f"database {path} is read-only for this user; fix its permissions or set MAPLE_HOME"
     if "malformed" in msg or "not a database" in msg or "corrupt" in msg:
+        # "malformed database schema (memories) - unrecognized token: ..." : the part after the
+        # dash is SQLite's parser talking about damaged bytes, which tells a person nothing.
         return (
-            f"database {path} is corrupt ({e}); restore a backup with `maple-memory backup --restore FILE` "
+            f"database {path} is corrupt ({str(e).split(' - ')[0]}); restore a backup with `maple-memory backup --restore FILE` "
             "(`maple-memory backup --list` shows them), or move the file away to start fresh"
         )
     if "disk" in msg and "full" in msg or "database or disk is full" in msg or _disk_full(path):

@@ -10,14 +10,25 @@ import json
 from collections.abc import Iterable, Sequence
 
 from memory.errors import InvalidInput, NotFound
+from memory.lang import mentions, text
 
 
 def norm(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
-def find_entity(conn, scope_list: Sequence[str], name: str) -> int | None:
-    """The id of the entity called `name` (or aliased so) in the first scope that has it."""
+def find_entity(conn, scope_list: Sequence[str], name: str, known: dict[str, list[str]] | None = None) -> int | None:
+    """The id of the entity called `name` (or aliased so) in the first scope that has it; failing
+    that, of the configured entity `name` is an alias of (`known`, the known_entities setting)."""
+    found = _find(conn, scope_list, name)
+    if found is None and known:
+        canon, _ = mentions.canonical(name, known)
+        if canon != name:
+            found = _find(conn, scope_list, canon)
+    return found
+
+
+def _find(conn, scope_list: Sequence[str], name: str) -> int | None:
     n = norm(name)
     for scope in scope_list:
         row = conn.execute("SELECT id FROM entities WHERE scope = ? AND norm = ?", (scope, n)).fetchone()
@@ -60,32 +71,103 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
 
 
 def link_names(
-    conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float, resolved: dict | None = None
+    conn,
+    memory_id: int,
+    scope: str,
+    entities: Iterable[tuple[str, ...]],
+    now: float,
+    resolved: dict | None = None,
+    known: dict[str, list[str]] | None = None,
 ) -> list[int]:
     """Link a memory to entities given as (name, kind) or (name, kind, role)."""
-    links = resolve_names(conn, memory_id, scope, entities, now, resolved)
+    links = resolve_names(conn, memory_id, scope, entities, now, resolved, known)
     insert_links(conn, links)
     return [eid for _, eid, _ in links]
 
 
 def resolve_names(
-    conn, memory_id: int, scope: str, entities: Iterable[tuple[str, ...]], now: float, resolved: dict | None = None
+    conn,
+    memory_id: int,
+    scope: str,
+    entities: Iterable[tuple[str, ...]],
+    now: float,
+    resolved: dict | None = None,
+    known: dict[str, list[str]] | None = None,
 ) -> list[tuple[int, int, str]]:
     """The (memory id, entity id, role) links of `link_names`, creating the entities but not the links.
 
-    `resolved` caches (scope, name, kind) -> entity id across the memories of one transaction,
-    where the same few entities recur (most of the SQL of a batch insert otherwise).
+    A name that is a configured alias (`known`, the known_entities setting) resolves to its
+    canonical entity, whose aliases are stored with it. `resolved` caches (scope, name, kind) ->
+    entity id across the memories of one transaction, where the same few entities recur (most of
+    the SQL of a batch insert otherwise).
     """
     links = []
     for name, kind, *role in entities:
         key = (scope, " ".join(name.split()).casefold(), kind)
         eid = resolved.get(key) if resolved is not None else None
         if eid is None:
-            eid = upsert_entity(conn, scope, name, kind, now)
+            canon, aliases = canonical(name, known)
+            eid = upsert_entity(conn, scope, canon, kind, now, aliases)
             if resolved is not None:
                 resolved[key] = eid
         links.append((memory_id, eid, role[0] if role else "mention"))
     return links
+
+
+def canonical(name: str, known: dict[str, list[str]] | None) -> tuple[str, list[str]]:
+    """(name, aliases): the configured entity `name` names, with its aliases, or `name` alone."""
+    return mentions.canonical(name, known) if known else (name, [])
+
+
+def related_named(conn, scope: str, content: str) -> list[int]:
+    """Entities of `scope` that take part in a relation and that `content` names, by name or alias.
+
+    entity_relate makes entities no detector may find again ("pgw", "payments team"); a memory
+    naming one is linked to it, so graph expansion reaches the memory. Matched as known names are
+    (`mentions.alias_spans`): whole words in any case, Chinese inside its run of characters.
+    Latin names of one or two characters are left out: too many words contain them.
+    """
+    keys = mentions.name_keys(content)
+    if not keys:
+        return []
+    found: set[int] = set()
+    for start in range(0, len(keys), 400):
+        part = keys[start : start + 400]
+        marks = ",".join("?" * len(part))
+        for (eid,) in conn.execute(
+            f"SELECT e.id FROM entities e WHERE e.scope = ? AND e.norm IN ({marks}) "
+            f"AND EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id) "
+            f"UNION SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
+            f"WHERE a.norm IN ({marks}) AND e.scope = ? "
+            f"AND EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id)",
+            (scope, *part, *part, scope),
+        ):
+            found.add(eid)
+    return sorted(found)
+
+
+def link_naming_memories(conn, eid: int, limit: int = 500) -> int:
+    """Link entity `eid` to the current memories of its scope that name it (by name or alias),
+    found through the keyword index and checked as `related_named` checks. Returns how many."""
+    scope, name = conn.execute("SELECT scope, name FROM entities WHERE id = ?", (eid,)).fetchone()
+    names = [name, *(r[0] for r in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (eid,)))]
+    links = []
+    for n in names:
+        phrase = " ".join('"' + t.replace('"', '""') + '"' for t in text.index_text(n).split())
+        if not phrase or not (len(" ".join(n.split())) > 2 or text.CJK_RUN.fullmatch(n.strip())):
+            continue
+        rows = conn.execute(
+            "SELECT m.id, m.content FROM memory_fts f JOIN memories m ON m.id = f.rowid "
+            "WHERE memory_fts MATCH ? AND m.scope = ? AND m.deleted_at IS NULL AND m.parent_id IS NULL LIMIT ?",
+            (f"NEAR({phrase}, 0)" if " " in phrase else phrase, scope, limit),
+        ).fetchall()
+        folded = n.casefold()
+        links += [
+            (mid, eid, "mention") for mid, content in rows if any(mentions.alias_spans(folded, content.casefold()))
+        ]
+    before = conn.total_changes
+    insert_links(conn, links)
+    return conn.total_changes - before
 
 
 def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
@@ -104,13 +186,22 @@ def relate(
     memory_id: int | None = None,
     confidence: float = 1.0,
     valid_from: float | None = None,
+    known: dict[str, list[str]] | None = None,
 ) -> int:
-    """Add the relation src -[rel_type]-> dst (creating either entity), unless it is already open."""
+    """Add the relation src -[rel_type]-> dst (creating either entity), unless it is already open.
+
+    A name resolves through the scope's entities and aliases, then through `known` (the
+    known_entities setting), so relating an alias never makes a second entity. Memories already
+    stored that name either end are linked to it.
+    """
     rel_type = "_".join(rel_type.lower().split())
     if not rel_type or len(rel_type) > 64:
         raise InvalidInput("relation type must be 1-64 characters")
-    s = upsert_entity(conn, scope, src, "thing", now)
-    d = upsert_entity(conn, scope, dst, "thing", now)
+    (src, src_aliases), (dst, dst_aliases) = canonical(src, known), canonical(dst, known)
+    s = upsert_entity(conn, scope, src, "thing", now, src_aliases)
+    d = upsert_entity(conn, scope, dst, "thing", now, dst_aliases)
+    for eid in {s, d}:
+        link_naming_memories(conn, eid)  # memories stored before the relation
     row = conn.execute(
         "SELECT id FROM relations WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL", (s, d, rel_type)
     ).fetchone()
@@ -123,8 +214,16 @@ def relate(
     ).lastrowid
 
 
-def close_relation(conn, scope_list: Sequence[str], src: str, rel_type: str, dst: str, now: float) -> int:
-    s, d = find_entity(conn, scope_list, src), find_entity(conn, scope_list, dst)
+def close_relation(
+    conn,
+    scope_list: Sequence[str],
+    src: str,
+    rel_type: str,
+    dst: str,
+    now: float,
+    known: dict[str, list[str]] | None = None,
+) -> int:
+    s, d = find_entity(conn, scope_list, src, known), find_entity(conn, scope_list, dst, known)
     if s is None or d is None:
         raise NotFound(f"no entity {src if s is None else dst!r}; entity_get lists what exists")
     return conn.execute(
@@ -146,3 +245,20 @@ def entity_dict(conn, eid: int) -> dict:
         "aliases": aliases,
         "metadata": json.loads(row[4]),
     }
+
+
+def unlinked(conn, known: dict[str, list[str]], limit: int | None = None) -> list[tuple[int, str, list]]:
+    """(id, scope, entities) of current memories with no entity link at all whose text names
+    entities by the store's rule: stored before the rule found them (an import of an earlier
+    release detected nothing). Chunks are left out: their parent carries the links."""
+    out = []
+    for mid, scope, content in conn.execute(
+        "SELECT m.id, m.scope, m.content FROM memories m WHERE m.deleted_at IS NULL AND m.parent_id IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM memory_entities l WHERE l.memory_id = m.id) ORDER BY m.id"
+    ):
+        found = mentions.entities_for(content, known)
+        if found:
+            out.append((mid, scope, found))
+            if limit is not None and len(out) >= limit:
+                break
+    return out

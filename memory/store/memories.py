@@ -184,8 +184,15 @@ class Store:
         """Store one memory and return it (an exact duplicate in its scope returns the existing one)."""
         return self.add_many([item])[0]
 
-    def add_many(self, items: Sequence[NewMemory], *, embed: bool = True) -> list[Memory]:
-        """Store many memories in one transaction, embedding them in one batch."""
+    def add_many(self, items: Sequence[NewMemory], *, embed: bool = True, exact_entities: bool = False) -> list[Memory]:
+        """Store many memories in one transaction, embedding them in one batch.
+
+        Entities: every memory is linked to what `mentions.entities_for` finds in its text, plus
+        the entities the item lists (extraction's typed names, consolidation's subject). With
+        `exact_entities` a listed `entities` (even `[]`) is taken as the whole set, as an import of
+        an export needs for a byte-identical round trip; `None` still means "detect". Chunks of a
+        long memory (`parent_id` set) get only what they list: their parent carries the links.
+        """
         from memory.lang import (
             privacy,  # here, not at the top: compiling its patterns costs a read-only hook ~14 ms
         )
@@ -201,6 +208,7 @@ class Store:
         resolved: dict = {}  # entity ids resolved in this transaction
         with self.tx.atomic() as conn:
             live = _live_hashes(conn, rows)  # grows with each insert: only these can be duplicates
+            relations = conn.execute("SELECT 1 FROM relations LIMIT 1").fetchone() is not None
             for row, item, vec in zip(rows, items, vectors):
                 key = (row["scope"], row["content_hash"])
                 if key in live:
@@ -219,19 +227,20 @@ class Store:
                 fts_rows.append((mid, self._fts_body(row)))
                 if vec is not None:
                     vec_rows.append((mid, row["scope"], vec))
-                entities = item.entities
+                entities = list(item.entities or [])
                 if entities:  # names given by the caller: redacted like the content
                     entities = [
                         (privacy.redact(n, self.config.redact_patterns) if isinstance(n, str) else n, *rest)
                         for n, *rest in entities
                     ]
-                if entities is None:
-                    entities = mentions.detect(row["content"])
-                    entities += mentions.known_in(row["content"], self.config.known_entities)
-                    # A detector's guess never fails a write: a "name" longer than any name is dropped.
-                    entities = [e for e in entities if 0 < len(" ".join(e[0].split())) <= graph.MAX_NAME]
+                if item.entities is None or not (exact_entities or row["parent_id"] is not None):
+                    entities = mentions.entities_for(row["content"], self.config.known_entities) + entities
                 if entities:
-                    links += graph.resolve_names(conn, mid, row["scope"], entities, self.clock(), resolved)
+                    links += graph.resolve_names(
+                        conn, mid, row["scope"], entities, self.clock(), resolved, self.config.known_entities
+                    )
+                if relations:  # entities made by entity_relate: linked to the memories naming them
+                    links += [(mid, eid, "mention") for eid in graph.related_named(conn, row["scope"], row["content"])]
                 ids.append(mid)
             # Links, FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
             # a ~1.5 MB chunk blob, which stays in the page cache only while nothing else is written.

@@ -161,7 +161,7 @@ def _same(current: Any, wanted: Any) -> bool:
 
 def _relink(store: Store, m: Memory) -> None:
     """Link a memory to the entities its new content names; drop plain mentions it no longer makes."""
-    found = mentions.detect(m.content) + list(mentions.known_in(m.content, store.config.known_entities))
+    found = mentions.entities_for(m.content, store.config.known_entities)
     folded = m.content.casefold()
     with store.tx.atomic() as conn:
         stale = [
@@ -177,7 +177,8 @@ def _relink(store: Store, m: Memory) -> None:
             "DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?", [(m.id, e) for e in stale]
         )
         if found:
-            graph.link_names(conn, m.id, m.scope, found, store.clock())
+            graph.link_names(conn, m.id, m.scope, found, store.clock(), known=store.config.known_entities)
+        graph.insert_links(conn, [(m.id, eid, "mention") for eid in graph.related_named(conn, m.scope, m.content)])
 
 
 def supersede(store: Store, memory_id: int, replacement: Any, reason: str = "superseded") -> tuple[Memory, Memory]:

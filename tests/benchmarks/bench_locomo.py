@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
+from memory.store import indexes  # noqa: E402
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
@@ -140,7 +141,7 @@ def run(data: list, embedder, overrides: dict, verbose: bool = True) -> dict:
             ingest_s += time.perf_counter() - t0
             n_turns += len(items)
             id_to_dia = {m.id: m.source_ref for m in stored}
-            retrieval.warm(store)  # as the server does after its handshake: the in-memory indexes
+            indexes.warm(store)  # as the server does after its handshake: the in-memory indexes
             for qa in sample["qa"]:
                 ev = clean_evidence(qa.get("evidence", []), valid)
                 if not ev:

@@ -15,7 +15,9 @@ memory-entity links the import made (the entity channel has nothing to work with
 Sets (--sets, comma-separated; default all):
   locomo     ../shared/bench/locomo-dev.json as its README defines the task: a store per
              conversation, one memory per turn, time = session date, session_id per session;
-             R@5/10/20, hit@k, MRR per category, overall 1-4, category 5 apart.
+             R@5/10/20, hit@k, MRR per category, overall 1-4, category 5 apart. Then the same
+             stores through the library (bench_locomo.run: add_many + search, same model), side by
+             side with the product path (--no-library skips it).
              --variant no-session imports without session_id (what the context channels are worth).
   bilingual  tests/data/bilingual_eval/bilingual.json: hit@1, hit@5, MRR per direction.
   noanswer   tests/data/paraphrase_eval/no_answer.json and tests/data/team_eval/team.json (a store
@@ -397,6 +399,34 @@ def print_stores(stores: list[dict]) -> None:
         )
 
 
+def run_library_locomo(args) -> dict:
+    """The same LoCoMo stores through the library, as bench_locomo.py runs them (Store.add_many,
+    retrieval.search in process), with the same model: what the product path should equal."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
+    import bench_locomo
+
+    from memory import config as config_mod
+    from memory.embed import from_config
+
+    data = json.loads(Path(args.locomo).read_text())
+    model = args.model or config_mod.Config().embedding_model
+    embedder = from_config(config_mod.Config(embedding_model=model))
+    rep = bench_locomo.run(data, embedder, {}, verbose=False)
+    return {"categories": rep["categories"], "overall": rep["overall"]}
+
+
+def print_side_by_side(product: dict, library: dict) -> None:
+    cols = ("R@10", "hit@10", "MRR")
+    print("\nlocomo, product path (import + MCP memory_search) vs library path (add_many + search)")
+    print(f"{'category':<13}{'n':>5} " + " ".join(f"{'prod ' + c:>11} {'lib ' + c:>10}" for c in cols))
+    lib = {**library["categories"], "overall 1-4": library["overall"]}
+    for name in ("multi-hop", "temporal", "open-domain", "single-hop", "overall 1-4", "adversarial"):
+        if name in product["table"] and name in lib:
+            p, q = product["table"][name], lib[name]
+            print(f"{name:<13}{p['n']:>5} " + " ".join(f"{p[c]:>11.3f} {q[c]:>10.3f}" for c in cols))
+
+
 # -- bilingual ------------------------------------------------------------------------------------
 
 
@@ -630,6 +660,9 @@ def main() -> int:
     ap.add_argument("--shuffle", type=int, metavar="SEED", help="ask each store's queries in a shuffled order")
     ap.add_argument("--locomo", type=Path, default=LOCOMO, help=f"LoCoMo file (default {LOCOMO})")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure (and per-query rows) here")
+    ap.add_argument(
+        "--no-library", action="store_true", help="skip the library path (bench_locomo's add_many + search) on locomo"
+    )
     args = ap.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     variants = [v.strip() for v in args.variant.split(",") if v.strip()]
@@ -651,6 +684,10 @@ def main() -> int:
             res = run_locomo(args, v)
             out["locomo"][v] = res
             print_locomo(res)
+            if v == "default" and not args.no_library:
+                lib = run_library_locomo(args)
+                out["locomo"]["library"] = lib
+                print_side_by_side(res, lib)
     if "bilingual" in sets:
         out["bilingual"] = run_bilingual(args)
         print_bilingual(out["bilingual"])

@@ -1,0 +1,296 @@
+"""Entities a coding team can trust, through the real interfaces: the MCP tools (SDK client, in
+memory) and the `maple-memory` CLI (in-process `cli.main`), on throwaway stores (issue 22)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cli_helpers import add, project, run, run_json  # noqa: F401 - project: the CLI's own project per test
+from mcp import Client
+
+from memory import config as config_mod
+from memory.embed import HashEmbedder
+from memory.extraction import heuristic, ingest
+from memory.lang import mentions
+from memory.scope import project_scope
+from memory.store import Store
+from server.app import build_server
+
+ALICE = "Alice Chen owns the billing-service; she wrote the Stripe webhook handler."
+TEAM = [
+    ALICE,
+    "Bob Martinez maintains the ledger-api, which calls the billing-service over gRPC.",
+    "A. Chen wrote the reconciliation script.",
+    "陈爱丽负责计费服务的发布审批。",
+]
+KNOWN = {"Alice Chen": ["Alice", "A. Chen", "alice.chen@corp", "陈爱丽"]}
+
+
+def configure(home: Path, **settings: Any):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(settings), encoding="utf-8")
+    return config_mod.load(home=home)
+
+
+def client(config, project: Path) -> Client:
+    return Client(build_server(config, HashEmbedder(64), project=str(project)), mode="legacy")
+
+
+async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await c.call_tool(tool, args)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def links(config, memory_id: int) -> set[str]:
+    s = Store.open(config, None, vectors=False)
+    try:
+        return {
+            r[0]
+            for r in s.conn.execute(
+                "SELECT e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id WHERE l.memory_id = ?",
+                (memory_id,),
+            )
+        }
+    finally:
+        s.close()
+
+
+# -- one rule for every write path ---------------------------------------------------------------
+
+
+async def test_the_same_text_gets_the_same_links_through_every_entry_point(capsys, home, project, tmp_path):
+    config = configure(home)
+    want = {"Alice Chen", "billing-service", "Stripe"}
+    got: dict[str, set[str]] = {}
+    got["cli add"] = links(config, add(capsys, ALICE))
+    other = add(capsys, "A note to be rewritten")
+    run(capsys, "update", str(other), "--content", ALICE + " (edited)")
+    got["cli update"] = links(config, other)
+    line = tmp_path / "one.jsonl"
+    line.write_text(json.dumps({"content": ALICE + " (imported)"}) + "\n", encoding="utf-8")
+    run_json(capsys, "import", str(line))
+    async with client(config, project) as c:
+        found = await call(c, "memory_search", query="imported Stripe webhook")
+        got["import"] = links(config, next(r["id"] for r in found["results"] if "(imported)" in r["content"]))
+        got["memory_store"] = links(config, (await call(c, "memory_store", content=ALICE + " (tool)"))["id"])
+        first = (await call(c, "memory_store", content="Someone owns billing"))["id"]
+        await call(c, "memory_update", id=first, content=ALICE + " (update edit)", mode="edit")
+        got["memory_update edit"] = links(config, first)
+        second = (await call(c, "memory_store", content="Someone else owns billing"))["id"]
+        await call(c, "memory_update", id=second, content=ALICE + " (update supersede)", mode="supersede")
+        found = await call(c, "memory_search", query="update supersede Stripe")
+        got["memory_update supersede"] = links(
+            config, next(r["id"] for r in found["results"] if "(update supersede)" in r["content"])
+        )
+        decided = await call(c, "decision_record", chosen=ALICE, why="she knows Stripe best")
+        got["decision_record"] = links(config, decided["id"])
+    s = Store.open(config, HashEmbedder(64))
+    try:
+        turn = {"kind": "text", "role": "user", "text": "Remember: " + ALICE}
+        cands = heuristic.extract([turn], scope=project_scope(project), known=config.known_entities)
+        report = ingest.ingest(s, cands)
+        [mid] = report.stored
+        stored = s.get(mid).content  # the extractor keeps the fact: "Alice Chen owns the billing-service."
+    finally:
+        s.close()
+    for entry, names in got.items():
+        assert names == want, entry
+    assert links(config, mid) == {n for n, *_ in mentions.entities_for(stored, config.known_entities)}
+    assert links(config, mid) == {"Alice Chen", "billing-service"}
+
+
+# -- import ----------------------------------------------------------------------------------------
+
+
+def test_import_detects_entities_when_a_line_has_none_and_keeps_an_explicit_list(capsys, home, tmp_path):
+    config = configure(home)
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(
+        json.dumps({"content": TEAM[0]})
+        + "\n"
+        + json.dumps({"content": TEAM[1], "entities": None})
+        + "\n"
+        + json.dumps({"content": "Carol Diaz runs the search-indexer.", "entities": []})
+        + "\n",
+        encoding="utf-8",
+    )
+    assert run_json(capsys, "import", str(lines))["imported"] == 3
+    assert links(config, 1) == {"Alice Chen", "billing-service", "Stripe"}
+    assert links(config, 2) == {"Bob Martinez", "ledger-api", "billing-service"}
+    assert links(config, 3) == set()  # an explicit list is what the line says
+
+
+def test_export_import_export_is_byte_identical(capsys, home, tmp_path, monkeypatch):
+    configure(home)
+    for text in TEAM:
+        add(capsys, text)
+    run_json(capsys, "import", str(_write(tmp_path / "x.jsonl", [{"content": "No names here.", "entities": []}])))
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    assert run(capsys, "export", str(first))[0] == 0
+    monkeypatch.setenv("MAPLE_HOME", str(tmp_path / "fresh"))
+    run_json(capsys, "import", str(first))
+    assert run(capsys, "export", str(second))[0] == 0
+    assert second.read_bytes() == first.read_bytes()
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_doctor_reports_memories_imported_without_links_and_maintain_links_them(capsys, home, tmp_path):
+    config = configure(home)
+    # What an earlier release's import left: a memory naming entities with no links.
+    run_json(capsys, "import", str(_write(tmp_path / "old.jsonl", [{"content": TEAM[1], "entities": []}])))
+    code, out, _ = run(capsys, "--json", "doctor", "--no-model")
+    check = next(c for c in json.loads(out)["checks"] if c["name"] == "entity links")
+    assert code == 1
+    assert check["ok"] is False and "1 memories name entities but have no entity links (#1)" in check["detail"]
+    assert "maintain" in check["fix"]
+    run_json(capsys, "maintain")
+    assert links(config, 1) == {"Bob Martinez", "ledger-api", "billing-service"}
+    code, out, _ = run(capsys, "--json", "doctor", "--no-model")
+    check = next(c for c in json.loads(out)["checks"] if c["name"] == "entity links")
+    assert check["ok"] is True
+
+
+# -- code-shaped names and aliases ----------------------------------------------------------------
+
+
+async def test_a_service_name_in_kebab_case_is_an_entity_a_question_finds(home, project):
+    config = configure(home)
+    async with client(config, project) as c:
+        owner = (await call(c, "memory_store", content=TEAM[0]))["id"]
+        await call(c, "memory_store", content="The read-only replica is a well-known follow-up item.")
+        hit = (await call(c, "memory_search", query="Who owns billing-service?"))["results"][0]
+        assert hit["id"] == owner and "entity" in hit["channels"]
+        e = await call(c, "entity_get", name="billing-service")
+        assert [m["id"] for m in e["memories"]] == [owner]
+        for word in ("read-only", "well-known", "follow-up"):
+            result = await c.call_tool("entity_get", {"name": word})
+            assert result.is_error and "no entity called" in result.content[0].text
+
+
+async def test_every_alias_of_a_known_entity_finds_it_and_relating_an_alias_makes_no_duplicate(home, project):
+    config = configure(home, known_entities=KNOWN)
+    async with client(config, project) as c:
+        ids = [(await call(c, "memory_store", content=t))["id"] for t in TEAM]
+        for alias in ("Alice Chen", "alice", "A. Chen", "alice.chen@corp", "陈爱丽", "ALICE CHEN"):
+            e = await call(c, "entity_get", name=alias)
+            assert e["entity"]["name"] == "Alice Chen", alias
+            assert {ids[0], ids[2], ids[3]} <= {m["id"] for m in e["memories"]}, alias
+        assert set(e["aliases"]) >= {"Alice", "A. Chen", "alice.chen@corp", "陈爱丽"}
+        rel = await call(c, "entity_relate", source="A. Chen", relation="reviews", target="ledger-api")
+        assert rel["source"]["name"] == "Alice Chen"
+        near = await call(c, "graph_neighbors", entity="alice.chen@corp")
+        assert "ledger-api" in {n["name"] for n in near["nodes"]}
+        path = await call(c, "graph_path", source="陈爱丽", target="ledger-api")
+        assert path["found"] and path["nodes"][0]["name"] == "Alice Chen"
+        hit = (await call(c, "memory_search", query="陈爱丽负责什么"))["results"][0]
+        assert hit["id"] == ids[3] and "entity" in hit["channels"]
+    s = Store.open(config, None, vectors=False)
+    try:
+        names = [r[0] for r in s.conn.execute("SELECT name FROM entities WHERE name LIKE '%Chen%' OR name = 'Alice'")]
+    finally:
+        s.close()
+    assert names == ["Alice Chen"]
+
+
+# -- relations ---------------------------------------------------------------------------------------
+
+
+async def test_the_entities_of_a_relation_link_the_memories_naming_them_before_and_after(home, project):
+    config = configure(home)
+    async with client(config, project) as c:
+        before = (await call(c, "memory_store", content="pgw retries failed charges three times."))["id"]
+        await call(c, "entity_relate", source="billing-service", relation="depends_on", target="pgw")
+        after = (await call(c, "memory_store", content="Deploy billing-service after pgw is green."))["id"]
+        pgw = await call(c, "entity_get", name="pgw")
+        assert {m["id"] for m in pgw["memories"]} == {before, after}
+        billing = await call(c, "entity_get", name="billing-service")
+        assert [m["id"] for m in billing["memories"]] == [after]
+
+
+async def test_ordinary_searches_add_no_relation_a_person_would_call_wrong(home, project):
+    config = configure(home)
+    memories = [
+        *TEAM,
+        "Alice Chen reviewed the PR for the refund fix at 10:00 UTC.",
+        "Alice Chen merged the PR that adds idempotency keys, deployed at 14:00 UTC.",
+        "Postgres backups are copied to S3 every night.",
+        "The ledger-api stores invoices in Postgres.",
+        "Static assets for the checkout-web are served from S3.",
+        "Redis holds the session cache for the checkout-web.",
+        "Kafka carries order events from the checkout-web to the ledger-api.",
+        "Bob Martinez opened a PR to bump gRPC in the ledger-api.",
+    ]
+    queries = [
+        "What did Alice Chen review?",
+        "Who owns billing-service?",
+        "Where are Postgres backups kept?",
+        "what does the checkout-web use",
+        "Alice Chen PR",
+        "ledger-api storage",
+        "when was the PR deployed",
+    ]
+    async with client(config, project) as c:
+        for text in memories:
+            await call(c, "memory_store", content=text)
+        for _ in range(3):
+            for q in queries:
+                await call(c, "memory_search", query=q)
+        await call(c, "memory_maintain")
+        near = await call(c, "graph_neighbors", entity="Alice Chen")
+    assert not {n["name"] for n in near["nodes"]} & {"PR", "UTC", "S3", "Postgres"}
+    s = Store.open(config, None, vectors=False)
+    try:
+        pairs = s.conn.execute(
+            "SELECT s.name, d.name FROM relations r JOIN entities s ON s.id = r.src JOIN entities d ON d.id = r.dst "
+            "WHERE r.type = 'co_retrieved'"
+        ).fetchall()
+    finally:
+        s.close()
+    assert not {n for pair in pairs for n in pair} & {"PR", "UTC", "S3"}
+    assert ("Postgres", "S3") not in pairs and ("S3", "Postgres") not in pairs
+
+
+# -- lessons -----------------------------------------------------------------------------------------
+
+DECISIONS = [
+    ("Name git branches type/ticket-slug, e.g. feat/PAY-12-refunds", "branch names then link to tickets", "worked"),
+    ("Use Redis as the job queue broker", "we already ran Redis", "failed"),
+    ("Pin python-dateutil to 2.8", "2.9 changed ISO week parsing", "worked"),
+    ("Deploy the billing-service on Tuesdays only", "finance closes on Mondays", "partial"),
+]
+
+
+async def test_lessons_for_returns_only_the_decisions_relevant_to_the_task(home, project):
+    config = configure(home)
+    async with client(config, project) as c:
+        ids = []
+        for chosen, why, outcome in DECISIONS:
+            d = await call(c, "decision_record", chosen=chosen, why=why)
+            await call(c, "decision_outcome", id=d["id"], outcome=outcome)
+            ids.append(d["id"])
+        found = await call(c, "lessons_for", task="how to name git branches")
+    assert [les["id"] for les in found["lessons"]] == [ids[0]]
+    assert all(les["score"] > 0 for les in found["lessons"])
+
+
+def test_the_lessons_command_returns_only_relevant_decisions_failures_first(capsys, home):
+    configure(home)
+    ids = []
+    for chosen, why, outcome in [
+        *DECISIONS,
+        ("Use Postgres SKIP LOCKED as the job queue", "one less server", "worked"),
+    ]:
+        ids.append(run_json(capsys, "decide", chosen, "--why", why)["id"])
+        run(capsys, "outcome", str(ids[-1]), outcome)
+    found = run_json(capsys, "lessons", "how to name git branches")
+    assert [les["memory"]["id"] for les in found["lessons"]] == [ids[0]]
+    found = [les["memory"]["id"] for les in run_json(capsys, "lessons", "which job queue should we use")["lessons"]]
+    assert found[:2] == [ids[1], ids[4]]  # the failure first
+    assert ids[2] not in found and ids[3] not in found
