@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from memory.errors import InvalidInput, NotFound
+from memory.store.records import scrub
 
 
 def norm(name: str) -> str:
@@ -37,10 +38,17 @@ def find_entity(conn, scope_list: Sequence[str], name: str) -> int | None:
 MAX_NAME = 200  # characters of an entity name
 
 
+def _secrets(conn) -> Sequence[str]:
+    return getattr(conn, "redact_patterns", ())
+
+
 def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: Iterable[str] = ()) -> int:
+    """The id of the entity `name` in `scope`, created if new; the name is redacted like any text
+    the store writes (a secret pasted as an entity name is not kept, nor found by it)."""
     name = " ".join(name.split())
     if not name or len(name) > MAX_NAME:
         raise InvalidInput(f"entity name must be 1-{MAX_NAME} characters")
+    name = " ".join(scrub(name, _secrets(conn)).split())  # a label may be longer than the secret it hides
     eid = find_entity(conn, [scope], name)
     if eid is None:
         eid = conn.execute(
@@ -51,6 +59,7 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
         # A more specific kind wins: a name first seen in passing, later seen speaking, is a person.
         conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind IN ('thing', 'name')", (kind, eid))
     for alias in aliases:
+        alias = scrub(alias, _secrets(conn)) if alias else alias
         if alias and norm(alias) != norm(name):
             conn.execute(
                 "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
@@ -106,9 +115,10 @@ def relate(
     valid_from: float | None = None,
 ) -> int:
     """Add the relation src -[rel_type]-> dst (creating either entity), unless it is already open."""
-    rel_type = "_".join(rel_type.lower().split())
-    if not rel_type or len(rel_type) > 64:
+    if not "_".join(rel_type.split()) or len("_".join(rel_type.split())) > 64:
         raise InvalidInput("relation type must be 1-64 characters")
+    # Redacted after the check: a label may be longer than the secret it hides.
+    rel_type = "_".join(scrub(rel_type, _secrets(conn)).lower().split())
     s = upsert_entity(conn, scope, src, "thing", now)
     d = upsert_entity(conn, scope, dst, "thing", now)
     row = conn.execute(
