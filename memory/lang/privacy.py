@@ -176,6 +176,27 @@ def _flag_value(value: str, m: re.Match[str]) -> bool:
     return m.string[m.start(1) - 1] == "=" or _strong(value)
 
 
+def _line_before(m: re.Match[str]) -> str:
+    return m.string[m.string.rfind("\n", 0, m.start()) + 1 : m.start()]
+
+
+def _pgpass_line(value: str, m: re.Match[str]) -> bool:
+    """host:port:database:user:password, the host first on its line."""
+    return re.fullmatch(r"[ \t]*[^\s:#]+", _line_before(m)) is not None and _strong_value(value, m)
+
+
+def _redis_auth(value: str, m: re.Match[str]) -> bool:
+    """AUTH [user] password, typed at a redis prompt (127.0.0.1:6379>) or alone on its line."""
+    before = _line_before(m)
+    return (before.strip() == "" or before.rstrip().endswith(">")) and _strong_value(value, m)
+
+
+def _sql_password(value: str, m: re.Match[str]) -> bool:
+    """ALTER USER x WITH [ENCRYPTED] PASSWORD 'value'."""
+    before = m.string[max(0, m.start() - 20) : m.start()].lower()
+    return re.search(r"\bwith[ \t]+(?:encrypted[ \t]+)?$", before) is not None and _credential(value, m)
+
+
 def _login_pair(value: str, m: re.Match[str]) -> bool:
     value = value.rstrip(".,;:!?)\"'`”」』")
     return _credential(value, m) and _strong(value) and not _code_like(value, "") and "://" not in m.group()
@@ -318,7 +339,13 @@ _CONTEXT: list[Rule] = [
     # redis-cli -a PASSWORD, redis-server --requirepass PASSWORD, AUTH PASSWORD at a redis prompt
     _r("password", "redis-cli", r"redis-cli\b[^\n|;&]*?\s(?:-a|--pass)[ \t]+[\"']?([^\s\"']+)", check=_credential),
     # -a PASSWORD cut from its redis-cli (a line wrapped, a window of a command) still has company
-    _r("password", "-a", r"\s-a[ \t]+[\"']?([^\s\"'\-][^\s\"']*)(?=[^\n]*--no-auth-warning)", check=_credential),
+    _r(
+        "password",
+        "-a",
+        r"-a[ \t]+[\"']?([^\s\"'\-][^\s\"']*)(?=[^\n]*--no-auth-warning)",
+        boundary=True,
+        check=_credential,
+    ),
     _r(
         "password",
         "--no-auth-warning",
@@ -329,12 +356,7 @@ _CONTEXT: list[Rule] = [
         _r("password", word, rf"{word}[ \t=]+[\"']?([^\s\"']+)", lower=True, check=_credential)
         for word in ("requirepass", "masterauth")
     ),
-    _r(
-        "password",
-        "AUTH",
-        r"(?:^|\n|>[ \t]?)AUTH[ \t]+(?:[^\s\"']+[ \t]+)?([^\s\"']+)[ \t]*(?=\r?\n|$)",
-        check=_strong_value,
-    ),
+    _r("password", "AUTH", r"AUTH[ \t]+(?:[^\s\"']+[ \t]+)?([^\s\"']+)[ \t]*(?=\r?\n|$)", check=_redis_auth),
     # SQL: CREATE USER .. IDENTIFIED BY 'x', ALTER USER .. WITH PASSWORD 'x'
     _r(
         "password",
@@ -343,19 +365,17 @@ _CONTEXT: list[Rule] = [
         lower=True,
         check=_credential,
     ),
-    _r(
-        "password",
-        "password",
-        r"\bwith[ \t]+(?:encrypted[ \t]+)?password[ \t]+'([^'\n]{3,})'",
-        lower=True,
-        check=_credential,
-    ),
+    _r("password", "password", r"password[ \t]+'([^'\n]{3,})'", lower=True, check=_sql_password),
     # echo "x" | docker login --password-stdin: the echoed value is the password
-    _r(
-        "password",
-        "--password-stdin",
-        r"(?:echo|printf)[ \t]+(?:-n[ \t]+|'%s'[ \t]+)?[\"']?([^\s\"'|$][^\s\"'|]*)[\"']?[ \t]*\|[^\n]*?--password-stdin",
-        check=_credential,
+    *(
+        _r(
+            "password",
+            "--password-stdin",
+            rf"{word}[ \t]+(?:-n[ \t]+|'%s'[ \t]+)?[\"']?([^\s\"'|$][^\s\"'|]*)[\"']?[ \t]*\|[^\n]*?--password-stdin",
+            boundary=True,
+            check=_credential,
+        )
+        for word in ("echo", "printf")
     ),
     # A login pair after a word that says so: "creds are admin:X", "login: ops / X", 测试账号 test01/X
     *(
@@ -370,13 +390,8 @@ _CONTEXT: list[Rule] = [
         )
         for needle in ("cred", "login", "账号", "帐号", "账户")
     ),
-    # .pgpass lines: host:port:database:user:password
-    _r(
-        "password",
-        ":",
-        r"(?:^|\n)[ \t]*[^\s:#]+:(?:\d{2,5}|\*):[^\s:]+:[^\s:]+:([^\s]+)[ \t]*(?=\r?\n|$)",
-        check=_strong_value,
-    ),
+    # .pgpass lines: host:port:database:user:password (the host is checked, the match starts at a literal)
+    _r("password", ":", r":(?:\d{2,5}|\*):[^\s:]+:[^\s:]+:([^\s]+)[ \t]*(?=\r?\n|$)", check=_pgpass_line),
     # curl -u user:password, mysql -pPASSWORD, sshpass -p, docker login -p, .netrc, --password x
     _r("password", "-u", r"-u[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", boundary=True, check=_credential),
     _r(
