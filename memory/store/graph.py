@@ -115,7 +115,7 @@ def relate(
     valid_from: float | None = None,
 ) -> int:
     """Add the relation src -[rel_type]-> dst (creating either entity), unless it is already open."""
-    if not "_".join(rel_type.split()) or len("_".join(rel_type.split())) > 64:
+    if not 0 < len("_".join(rel_type.split())) <= 64:
         raise InvalidInput("relation type must be 1-64 characters")
     # Redacted after the check: a label may be longer than the secret it hides.
     rel_type = "_".join(scrub(rel_type, _secrets(conn)).lower().split())
