@@ -270,3 +270,9 @@ def test_an_export_of_a_redacted_store_is_valid_json_without_the_secret(store):
     store.add(NewMemory("note", metadata={f"k {BUILT_IN}": 1}))
     rows = [json.dumps(m.to_dict()) for m in store.list()]
     assert all(BUILT_IN[4:] not in r for r in rows)
+
+
+def test_an_entity_name_pasted_with_its_lines_is_redacted_before_they_are_joined(store):
+    with store.tx.atomic() as conn:
+        eid = graph.upsert_entity(conn, "global", "~/.pgpass:\n*:*:*:postgres:M6ktUJEyYMwN1nmN1Y3", "file", 0.0)
+    assert "M6ktUJEyYMwN1nmN1Y3" not in graph.entity_dict(store.conn, eid)["name"]

@@ -45,10 +45,11 @@ def _secrets(conn) -> Sequence[str]:
 def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: Iterable[str] = ()) -> int:
     """The id of the entity `name` in `scope`, created if new; the name is redacted like any text
     the store writes (a secret pasted as an entity name is not kept, nor found by it)."""
-    name = " ".join(name.split())
-    if not name or len(name) > MAX_NAME:
+    if not 0 < len(" ".join(name.split())) <= MAX_NAME:
         raise InvalidInput(f"entity name must be 1-{MAX_NAME} characters")
-    name = " ".join(scrub(name, _secrets(conn)).split())  # a label may be longer than the secret it hides
+    # Redacted before its lines are joined (a rule may need the line a secret ends) and after the
+    # length check (a label may be longer than the secret it hides).
+    name = " ".join(scrub(name, _secrets(conn)).split())
     eid = find_entity(conn, [scope], name)
     if eid is None:
         eid = conn.execute(
