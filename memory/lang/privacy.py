@@ -28,6 +28,7 @@ merged (no piece of a secret survives) and the text is rebuilt once.
 
 from __future__ import annotations
 
+import base64
 import fnmatch
 import logging
 import math
@@ -86,17 +87,30 @@ def _placeholder(value: str) -> bool:
     return _EXAMPLE.match(value) is not None
 
 
-def _code_like(value: str, after: str) -> bool:
-    """The value is an expression in source code, not a literal: keep it readable."""
+def _code_like(value: str, after: str, literal: bool = False) -> bool:
+    """The value is an expression in source code, not a literal: keep it readable.
+
+    `literal`: the value stands where only a literal can (`PGPASSWORD=x psql`, `--password=x`),
+    so a bare word is not a variable however it is spelt."""
     if after[:1] in ("(", "[", ".") or any(c in value for c in "()[]{}"):
         return True
     if _ATTRIBUTE.match(value) or value[:1] in "$!&*@" and _REFERENCE.match(value[1:]):
         return True  # settings.API_KEY, $password, !vault, &anchor, *alias
+    if literal or _generated(value):
+        return False
     if _IDENTIFIER.match(value):  # a variable: new_password, accessToken
         return "_" in value or bool(_CAMEL_HUMP.search(value))
     if _NAME.match(value) and ("_" in value or _CAMEL_HUMP.search(value)):  # PKCS7PrivateKeyTypes, user_2fa
         return _word_share(value) >= 0.5
     return False
+
+
+def _generated(value: str) -> bool:
+    """Digits scattered among mixed-case letters (o2det4eEvtrZ...): no one names a variable so."""
+    return len(_DIGIT_RUN.findall(value)) >= 2 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+_DIGIT_RUN = re.compile(r"(?<=[A-Za-z])\d+(?=[A-Za-z])")
 
 
 def _strong(value: str) -> bool:
@@ -146,7 +160,8 @@ def _bot_id(value: str, m: re.Match[str]) -> bool:
 
 
 def _credential(value: str, m: re.Match[str]) -> bool:
-    return len(value) >= 3 and not _placeholder(value) and not value.isdigit()
+    bare = value.strip("\"'`")  # -p"$MYSQL_ROOT_PASSWORD" is a reference, quoted
+    return len(value) >= 3 and not _placeholder(bare) and not value.isdigit()
 
 
 def _strong_value(value: str, m: re.Match[str]) -> bool:
@@ -156,14 +171,40 @@ def _strong_value(value: str, m: re.Match[str]) -> bool:
 def _flag_value(value: str, m: re.Match[str]) -> bool:
     if not _credential(value, m) or value.startswith("-"):
         return False
-    if _code_like(value, m.string[m.end(1) : m.end(1) + 1]):
+    if _code_like(value, m.string[m.end(1) : m.end(1) + 1], literal=True):
         return False
     return m.string[m.start(1) - 1] == "=" or _strong(value)
 
 
+def _line_before(m: re.Match[str]) -> str:
+    return m.string[m.string.rfind("\n", 0, m.start()) + 1 : m.start()]
+
+
+def _pgpass_line(value: str, m: re.Match[str]) -> bool:
+    """host:port:database:user:password, the host first on its line."""
+    return re.fullmatch(r"[ \t]*[^\s:#]+", _line_before(m)) is not None and _strong_value(value, m)
+
+
+def _redis_auth(value: str, m: re.Match[str]) -> bool:
+    """AUTH [user] password, typed at a redis prompt (127.0.0.1:6379>) or alone on its line."""
+    before = _line_before(m)
+    return (before.strip() == "" or before.rstrip().endswith(">")) and _strong_value(value, m)
+
+
+def _sql_password(value: str, m: re.Match[str]) -> bool:
+    """ALTER USER x WITH [ENCRYPTED] PASSWORD 'value'."""
+    before = m.string[max(0, m.start() - 20) : m.start()].lower()
+    return re.search(r"\bwith[ \t]+(?:encrypted[ \t]+)?$", before) is not None and _credential(value, m)
+
+
+def _login_pair(value: str, m: re.Match[str]) -> bool:
+    value = value.rstrip(".,;:!?)\"'`”」』")
+    return _credential(value, m) and _strong(value) and not _code_like(value, "") and "://" not in m.group()
+
+
 def _registry_login(value: str, m: re.Match[str]) -> bool:
     before = m.string[max(0, m.start() - 24) : m.start()]
-    return bool(re.search(r"(?:docker|podman|helm|registry|nerdctl|buildah)\s+$", before)) and _credential(value, m)
+    return bool(re.search(r"(?:docker|podman|helm|registry|nerdctl|buildah|az)\s+$", before)) and _credential(value, m)
 
 
 # Tokens with a known prefix: (kind, prefixes, the pattern after the prefix); the secret is
@@ -198,6 +239,8 @@ _PREFIXED: list[tuple[str, tuple[str, ...], str]] = [
     ("shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), r"[a-fA-F0-9]{32}"),
     ("databricks-token", ("dapi",), r"[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"),
     ("age-secret-key", ("AGE-SECRET-KEY-1",), r"[0-9A-Z]{50,}"),
+    ("dingtalk-secret", ("SEC",), r"[0-9a-f]{64}(?![A-Za-z0-9])"),  # a DingTalk robot's signing secret
+    ("aliyun-access-key", ("LTAI",), r"[A-Za-z0-9]{12,28}(?![A-Za-z0-9])"),
     ("notion-token", ("secret_",), r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
     (
         "api-token",
@@ -263,6 +306,10 @@ _KNOWN: list[Rule] = [
         "slack-webhook", "hooks.slack.com/", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"
     ),
     _r("discord-webhook", ".com/api/webhooks/", r"\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{30,})"),
+    # Feishu / Lark custom bots: the hook URL's last segment is the whole credential.
+    _r("feishu-webhook", "/bot/v2/hook/", r"/open-apis/bot/v2/hook/([A-Za-z0-9_\-]{16,})"),
+    _r("dingtalk-webhook", "/robot/send?", r"/robot/send\?(?:[^\s#\"'<>]*&)?access_token=([A-Za-z0-9_\-]{16,})"),
+    _r("wecom-webhook", "/webhook/send?", r"/webhook/send\?(?:[^\s#\"'<>]*&)?key=([A-Za-z0-9_\-]{16,})"),
     _r("telegram-token", ":AA", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
 ]
 
@@ -285,8 +332,76 @@ _CONTEXT: list[Rule] = [
         lower=True,
         check=_strong_value,
     ),
+    # Go's MySQL driver: user:password@tcp(host:3306)/db (also unix(...), udp(...)).
+    _r("password", "@", r":(?!//)([^\s\"'<>]+?)@(?:tcp|udp|unix)[46]?\(", check=_credential),
+    # Oracle thin JDBC: jdbc:oracle:thin:user/password@//host:1521/SVC
+    _r("password", "thin:", r"thin:[^\s/@:\"']+/([^\s@\"']+)@", check=_credential),
+    # redis-cli -a PASSWORD, redis-server --requirepass PASSWORD, AUTH PASSWORD at a redis prompt
+    _r("password", "redis-cli", r"redis-cli\b[^\n|;&]*?\s(?:-a|--pass)[ \t]+[\"']?([^\s\"']+)", check=_credential),
+    # -a PASSWORD cut from its redis-cli (a line wrapped, a window of a command) still has company
+    _r(
+        "password",
+        "-a",
+        r"-a[ \t]+[\"']?([^\s\"'\-][^\s\"']*)(?=[^\n]*--no-auth-warning)",
+        boundary=True,
+        check=_credential,
+    ),
+    _r(
+        "password",
+        "--no-auth-warning",
+        r"--no-auth-warning[^\n]*?\s-a[ \t]+[\"']?([^\s\"'\-][^\s\"']*)",
+        check=_credential,
+    ),
+    *(
+        _r("password", word, rf"{word}[ \t=]+[\"']?([^\s\"']+)", lower=True, check=_credential)
+        for word in ("requirepass", "masterauth")
+    ),
+    _r("password", "AUTH", r"AUTH[ \t]+(?:[^\s\"']+[ \t]+)?([^\s\"']+)[ \t]*(?=\r?\n|$)", check=_redis_auth),
+    # SQL: CREATE USER .. IDENTIFIED BY 'x', ALTER USER .. WITH PASSWORD 'x'
+    _r(
+        "password",
+        "identified",
+        r"identified(?:[ \t]+with[ \t]+\w+)?[ \t]+by[ \t]+(?:password[ \t]+)?'([^'\n]{3,})'",
+        lower=True,
+        check=_credential,
+    ),
+    _r("password", "password", r"password[ \t]+'([^'\n]{3,})'", lower=True, check=_sql_password),
+    # echo "x" | docker login --password-stdin: the echoed value is the password
+    *(
+        _r(
+            "password",
+            "--password-stdin",
+            rf"{word}[ \t]+(?:-n[ \t]+|'%s'[ \t]+)?[\"']?([^\s\"'|$][^\s\"'|]*)[\"']?[ \t]*\|[^\n]*?--password-stdin",
+            boundary=True,
+            check=_credential,
+        )
+        for word in ("echo", "printf")
+    ),
+    # A login pair after a word that says so: "creds are admin:X", "login: ops / X", 测试账号 test01/X
+    *(
+        _r(
+            "password",
+            needle,
+            rf"{needle}[a-z]{{0,12}}(?:[ \t]+(?:are|is))?(?:[ \t]*[:=：][ \t]*|[ \t]+)[^\s:/?&=]{{2,40}}"
+            r"[ \t]*[:/][ \t]*([^\s/][^\s]{5,})",
+            lower=True,
+            boundary=needle.isascii(),  # 测试账号: no word boundary in Chinese
+            check=_login_pair,
+        )
+        for needle in ("cred", "login", "账号", "帐号", "账户")
+    ),
+    # .pgpass lines: host:port:database:user:password (the host is checked, the match starts at a literal)
+    _r("password", ":", r":(?:\d{2,5}|\*):[^\s:]+:[^\s:]+:([^\s]+)[ \t]*(?=\r?\n|$)", check=_pgpass_line),
     # curl -u user:password, mysql -pPASSWORD, sshpass -p, docker login -p, .netrc, --password x
     _r("password", "-u", r"-u[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", boundary=True, check=_credential),
+    _r(
+        "password",
+        "-u",
+        r"-u[ \t=]+[^\s:\"'$]+:(?P<q>[\"'])(?P<v>[^\"'\n]+)(?P=q)",
+        boundary=True,
+        check=_credential,
+        group="v",
+    ),
     _r("password", "--user", r"--user[ \t=]+[\"']?[^\s:\"'$]+:([^\s\"'@]+)", check=_credential),
     _r(
         "password", "mysql", r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?\s-p([^\s\-][^\s]*)", boundary=True, check=_credential
@@ -331,13 +446,13 @@ def _rule_spans(rule: Rule, text: str, low: str, priority: int) -> list[Span]:
 
 # Every occurrence of a secret word, found in the lower-cased text; each is then checked in Python.
 _KEYWORD = re.compile(
-    r"password|passphrase|passwd|pass|pwd|secret|token|credentials|credential|key|auth|sas"
+    r"password|passphrase|passwd|pass|pwd|pw|secret|token|credentials|credential|key|auth|sas"
     r"|密码|口令|令牌|密钥|秘钥|私钥"
 )
-_SHORT_WORDS = frozenset(("pass", "pwd", "auth", "sas"))  # need a word boundary on the left
+_SHORT_WORDS = frozenset(("pass", "pwd", "pw", "auth", "sas"))  # need a word boundary on the left
 _KEY_PREFIX = re.compile(
     r"(?:api|access|secret|private|signing|encryption|master|account|client|auth|app|license"
-    r"|service|storage|subscription|admin)[_.\- ]?$"
+    r"|service|storage|subscription|admin|hmac|webhook|session|jwt|csrf|cookie|cipher|shared)[_.\- ]?$"
 )
 # What may follow the word for the name to still be a secret's: DB_PASSWORD_PROD, TOKEN2.
 # max_tokens, tokenizer, password_reset_url, secretKeyRef and token_type are other things.
@@ -352,7 +467,7 @@ _PHRASE_TAIL = re.compile(
     r"(?P<q>[\"'`“「『]?)(?P<value>[\x21-\x7e]{4,})"
 )
 _ZH_PHRASE_TAIL = re.compile(
-    r"[ \t]*(?:(?P<op>是|为|：|:|=|设置为|设为|改成|改为|换成)[ \t]*)?"
+    r"[ \t]*(?:(?P<op>(?:是|为|设置为|设为|改成|改为|换成)[ \t]*[：:]?|：|:|=)[ \t]*)?"
     r"(?P<q>[\"'`“「『]?)(?P<value>(?:(?![\"'`])[\x21-\x7e]){3,})"
 )
 _HTML_END = re.compile(r"&(?:quot|apos|lt|gt|amp|#\d+);|[\"<>]")  # where an unquoted value surely ends
@@ -364,6 +479,7 @@ _PHRASE_WORDS = frozenset(
         "passwd",
         "pass",
         "pwd",
+        "pw",
         "token",
         "secret",
         "credentials",
@@ -401,16 +517,27 @@ def _keyword_spans(text: str, low: str) -> list[Span]:
         if word == "key":
             prefix = _KEY_PREFIX.search(low, max(0, start - 14), start)
             if prefix is None:
+                # SERVICE_BUS_KEY = "...": an environment variable's key is a secret when its value looks like one
+                span = _upper_key(text, low, start, end)
+                if span is not None:
+                    spans.append((*span, 1))
                 continue  # a bare "key" is a dict key, a sort key, a primary key
             start = prefix.start()
         elif word in _SHORT_WORDS and prev.isalnum() and not (prev.islower() and text[start].isupper()):
             continue  # bypass, compass, oauth, canvas; but dbPass is a name
-        span = _assignment(text, low, word, start, end)
+        span = _assignment(text, low, word, start, end) or _next_line(text, low, word, end)
         if span is None and word in _PHRASE_WORDS:
-            span = _phrase(text, low, word, start, end)
+            span = _phrase(text, low, word, start, end) or _phrase_for(text, low, word, start, end)
         if span is not None:
             spans.append((*span, 1))
     return spans
+
+
+def _upper_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str] | None:
+    if start < 2 or text[start - 1] != "_" or not text[start - 2].isupper() or not text[start:end].isupper():
+        return None
+    span = _assignment(text, low, "key", start, end)
+    return span if span is not None and _strong(text[span[0] : span[1]]) else None
 
 
 def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
@@ -435,19 +562,31 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
         if m.group(group) is not None:
             vstart, vend = m.span(group)
             value = text[vstart:vend]
-            if not value.strip() or _placeholder(value.strip()) or _prose(value) or value.startswith("-----BEGIN"):
+            spaced = _spaced_secret(value, 0) == len(value)
+            if not value.strip() or _placeholder(value.strip()) or _prose(value) and not spaced:
+                return None
+            if value.startswith("-----BEGIN"):
                 return None  # (a key block has its own rule, which keeps the BEGIN/END lines)
             if word == "auth" and not _strong(value):
                 return None  # "serverAuth", "basic", "oauth2": auth names a scheme more often than a secret
             break
     else:
         vstart, vend = m.span("bare")
+        spaced = _spaced_secret(text, vstart)
+        if spaced is not None:  # passphrase: ember indigo goblet cobalt 61
+            return vstart, spaced, _kind_of(word)
         value = text[vstart:vend].rstrip(".:")  # a sentence's full stop is not part of the value
         vend = vstart + len(value)
         # What follows the value is judged after that full stop: "password=X." ends a sentence, it
         # is not an attribute access (X.y) and it can still end the line.
         after = m.end("bare")
-        if _placeholder(value) or _code_like(value, text[after : after + 1]) or value.lower() in (word, name.lower()):
+        # In the shell (`NAME=value cmd`, `export NAME=value`) a bare word is a literal.
+        shell = op == "=" and name.isupper() and text[m.start("op") - 1 : m.start("op")] != " "
+        if (
+            _placeholder(value)
+            or _code_like(value, text[after : after + 1], literal=shell)
+            or value.lower() in (word, name.lower())
+        ):
             return None  # auth=auth, token=token: a variable passed on
         if value.isdigit() and len(value) < 6:
             return None  # token=772, password_length: 12
@@ -459,16 +598,90 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
             at_eol = _EOL_TAIL.match(text, after) is not None
             if not ((at_eol and len(value) >= 4 and not value.isdigit()) or _strong(value)):
                 return None
+        vend = _past_separators(text, vend)
     if len(value) < 3:
         return None
     return vstart, vend, _kind_of(word)
+
+
+_BARE_MORE = re.compile(r"[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+")
+_NEXT_PARAM = re.compile(r"[ \t]*[A-Za-z_][\w.\- ]{0,40}=|(?:amp|quot|lt|gt|apos|#\d+);")
+
+
+def _past_separators(text: str, vend: int) -> int:
+    """Where a bare value really ends: `Tr0ub4dor&3xyz` and `pa;ss` go on past the & or ;, which
+    end a value only when the next name=value (a query string, a connection string) follows."""
+    while vend < len(text) and text[vend] in "&;":
+        more = _BARE_MORE.match(text, vend + 1)
+        if more is None or _NEXT_PARAM.match(text, vend + 1):
+            break
+        vend = more.end()
+    return vend
+
+
+# `password:` / `password =` with the value alone on the next line: YAML, INI continuations, chat.
+_NEXT_LINE = re.compile(
+    r"(?:[_.\-]?(?:key|value|prod|dev|\d+))*[\"']?[ \t]*(?:[:=]|：)?[ \t]*(?:[|>][-+]?)?[ \t]*\r?\n"
+    r"[ \t]*(?P<value>\S+)[ \t]*(?=\r?\n|\Z)"
+)
+
+
+def _next_line(text: str, low: str, word: str, end: int) -> tuple[int, int, str] | None:
+    m = _NEXT_LINE.match(low, end)
+    if m is None:
+        return None
+    vstart, vend = m.span("value")
+    value = text[vstart:vend]
+    if value[0] in "-#[{(`'\"|>/~.*&!" or value.endswith(":") or _placeholder(value) or _code_like(value, ""):
+        return None  # a list item, a comment, a nested key, a path, a reference
+    if len(value) < 6 or not (_strong(value) or _complex(value)):
+        return None
+    return vstart, vend, _kind_of(word)
+
+
+_PHRASE_FOR = re.compile(
+    r"[ \t]+(?:for|of|on)[ \t]+[^\n:=：.!?]{1,40}?(?:[ \t]+(?:is|was)|[ \t]*[:=：])[ \t]+"
+    r"(?P<q>[\"'`“]?)(?P<value>[\x21-\x7e]{4,})"
+)
+# Values that are secrets whatever words surround them: a Google app password (four groups of four
+# letters) and a diceware passphrase (four or more words, then a number).
+_SPACED_SECRET = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}(?![\w])|(?:[a-z]{3,9}[ \-]){3,7}[a-z]{3,9}[ \-]\d{1,4}(?![\w])")
+_STOPWORDS = frozenset(
+    "the and not you for are was is in on of to it be we our your this that with from set by at as or no "
+    "now then when will can has have had its all any new old one two per via into stored kept here there".split()
+)
+
+
+def _spaced_secret(text: str, vstart: int) -> int | None:
+    """The end of a spaced passphrase starting at `vstart`, if one does."""
+    m = _SPACED_SECRET.match(text, vstart)
+    if m is None or any(w in _STOPWORDS for w in re.split(r"[ \-]", m.group())):
+        return None
+    return m.end()
+
+
+def _phrase_for(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """ "the password for the admin panel is X", "Password for the staging box: X"."""
+    if start and _wordchar(text[start - 1]):
+        return None
+    m = _PHRASE_FOR.match(low, end)
+    if m is None:
+        return None
+    vstart = m.start("value")
+    spaced = _spaced_secret(text, vstart)
+    if spaced is not None:
+        return vstart, spaced, _kind_of(word)
+    value = _HTML_END.split(text[vstart : m.end("value")], 1)[0].rstrip(".,;:!?)\"'`”」』")
+    if not value or _placeholder(value) or not _strong(value) or _code_like(value.strip("`'\""), ""):
+        return None
+    return vstart, vstart + len(value), _kind_of(word)
 
 
 def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
     """ "my password is X", "the token was X", 密码是X, 令牌：X, token 是 X."""
     zh = _CJK.search(word) is not None
     m = _ZH_PHRASE_TAIL.match(low, end)
-    if m is not None and (zh or m.group("op") in _ZH_OPS_FOR_ENGLISH):
+    if m is not None and (zh or (m.group("op") or "").rstrip(" \t：:") in _ZH_OPS_FOR_ENGLISH):
         trusted = True
     else:
         m = None if zh else _PHRASE_TAIL.match(low, end)
@@ -476,11 +689,16 @@ def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, 
             return None
         trusted = m.group("q") != ""
     vstart = m.start("value")
+    spaced = _spaced_secret(text, vstart) if m.group("op") is not None else None
+    if spaced is not None:  # "the wifi password is ember indigo goblet cobalt 61"
+        return vstart, spaced, _kind_of(word)
     value = _HTML_END.split(text[vstart : m.end("value")], 1)[0].rstrip(".,;:!?)\"'`”」』")
     if not value or _placeholder(value):
         return None
     op = m.group("op")
-    if op is None:  # "password Qx7#mL2vP9", 密码123456: a password word, then a value no word could be
+    if op is None and m.group("q") and _strong(value) and not _code_like(value.strip("`'\""), ""):
+        pass  # user `qa` pass `A-esjd#xC8`: a quoted value right after the word
+    elif op is None:  # "password Qx7#mL2vP9", 密码123456: a password word, then a value no word could be
         if word not in _NO_OP_WORDS or not value[0].isalnum() or _code_like(value, ""):
             return None
         if not (_complex(value) or zh and value.isdigit() and len(value) >= 6):
@@ -555,6 +773,37 @@ _SAFE_BEFORE = (
     "integrity=",
     "integrity",
 )
+
+
+_SAFE_AFTER = (".apps.googleusercontent.com",)  # a Google OAuth client id is public by design
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+
+
+def _readable_base64(token: str) -> bool:
+    """Base64 of ordinary text ("deploy finished without errors"): shown to be decoded, not a secret.
+    Base64 of `user:password` (Basic auth, docker `auth`) is still one."""
+    if len(token) % 4 or not _BASE64.match(token):
+        return False
+    try:
+        decoded = base64.b64decode(token, validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not decoded.isprintable():
+        return False
+    if _prose_json(decoded):
+        return True
+    if re.search(r"^[^\s:]+:\S+$", decoded):
+        return False
+    letters = sum(c.isalpha() or c == " " for c in decoded)
+    return decoded.count(" ") >= 2 and letters >= 0.8 * len(decoded)
+
+
+def _prose_json(decoded: str) -> bool:
+    """A small JSON object of words and flags ({"feature":"dark-mode","enabled":true})."""
+    if not (decoded.startswith("{") and decoded.endswith("}")) or _KEYWORD.search(decoded.lower()):
+        return False
+    values = re.findall(r":\s*\"([^\"]*)\"", decoded)
+    return all(_word_share(v) >= 0.6 or len(v) < 8 for v in values)
 
 
 def _entropy(s: str) -> float:
@@ -644,6 +893,8 @@ def _random_spans(text: str, token: str, start: int) -> list[Span]:
     before = text[max(0, start - 20) : start].rstrip(" \"'")
     if token.startswith(_SAFE_PREFIXES) or before.endswith(_SAFE_BEFORE):
         return []
+    if text.startswith(_SAFE_AFTER, start + len(token)) or _readable_base64(token):
+        return []
     if _looks_random(token):
         return [(start, start + len(token), "high-entropy", 2)]
     spans: list[Span] = []
@@ -703,8 +954,22 @@ def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     spans += _keyword_spans(text, low)
     for pattern in extra_patterns or ():
         spans += _rule_spans(Rule("custom", "", re.compile(pattern)), text, low, 1)
-    spans += _token_spans(text)
+    spans += _public_blocks(_token_spans(text), text)
     return _merge(spans, text) if spans else text
+
+
+_PUBLIC_BLOCK = re.compile(
+    r"-----BEGIN (CERTIFICATE|PUBLIC KEY|CERTIFICATE REQUEST|X509 CRL|PGP PUBLIC KEY BLOCK)-----.*?-----END \1-----",
+    re.S,
+)
+
+
+def _public_blocks(spans: list[Span], text: str) -> list[Span]:
+    """`spans` without the random-looking lines of certificates and public keys (public by design)."""
+    if "-----BEGIN " not in text or not spans:
+        return spans
+    blocks = [m.span() for m in _PUBLIC_BLOCK.finditer(text)]
+    return [s for s in spans if s[3] < 2 or not any(a <= s[0] and s[1] <= b for a, b in blocks)]
 
 
 def check_patterns(patterns: Sequence[object]) -> list[str]:

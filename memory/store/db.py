@@ -19,7 +19,15 @@ import sqlean as sqlite
 
 from memory.errors import StoreUnavailable
 
-Connection = sqlite.Connection
+
+class Connection(sqlite.Connection):
+    """A connection that also carries the user's `redact_patterns`, so store functions that get
+    only a connection (entity names and relation types in memory.store.graph) redact with them
+    too. `Store.open` sets them; any other connection redacts with the built-in rules alone."""
+
+    redact_patterns: tuple[str, ...] = ()
+
+
 DatabaseError = sqlite.DatabaseError
 OperationalError = sqlite.OperationalError
 IntegrityError = sqlite.IntegrityError
@@ -50,7 +58,12 @@ def connect(
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves (see atomic()).
         # check_same_thread=False: the MCP SDK runs sync tools on worker threads; Store serialises.
         conn = sqlite.connect(
-            target, isolation_level=None, check_same_thread=False, uri=uri, timeout=busy_timeout_ms / 1000
+            target,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=uri,
+            timeout=busy_timeout_ms / 1000,
+            factory=Connection,
         )
         if vectors:
             conn.enable_load_extension(True)

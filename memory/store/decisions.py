@@ -21,7 +21,7 @@ from typing import Any
 
 from memory.errors import InvalidInput, NotFound
 from memory.store.memories import Store
-from memory.store.records import Memory, NewMemory, iso
+from memory.store.records import Memory, NewMemory, iso, scrub
 
 OUTCOMES = ("worked", "failed", "partial")
 
@@ -68,6 +68,12 @@ def record_decision(
         raise InvalidInput("say why it was chosen (why is empty): the reason is what makes a decision reusable")
     if len(alternatives) > MAX_ALTERNATIVES:
         raise InvalidInput(f"at most {MAX_ALTERNATIVES} alternatives, got {len(alternatives)}")
+    # Redacted before `_clause` joins the lines: a rule may need the line a secret ends (the store
+    # redacts the joined text again; redaction is idempotent).
+    secrets = store.config.redact_patterns
+    chosen, why = scrub(chosen, secrets), scrub(why, secrets)
+    alternatives = [scrub(a, secrets) if isinstance(a, str) else a for a in alternatives]
+    context = scrub(context, secrets) if isinstance(context, str) else context
     parts: dict[str, Any] = {
         "chosen": _clause(chosen),
         "why": _clause(why),
@@ -148,12 +154,11 @@ def record_outcome(
     """Record how a decision turned out; the decision's memory then carries the latest outcome."""
     if outcome not in OUTCOMES:
         raise InvalidInput(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
-    notes = " ".join((notes or "").split())
-    if len(notes) > MAX_NOTES:
-        raise InvalidInput(f"notes are {len(notes)} characters; keep them under {MAX_NOTES}")
-    from memory.lang import privacy
-
-    notes = privacy.redact(notes, store.config.redact_patterns)
+    given = " ".join((notes or "").split())
+    if len(given) > MAX_NOTES:
+        raise InvalidInput(f"notes are {len(given)} characters; keep them under {MAX_NOTES}")
+    # Redacted before the lines are joined: a rule may need the line a secret ends.
+    notes = " ".join(scrub(notes or "", store.config.redact_patterns).split())
     with store.tx.atomic() as conn:
         m = _readable_decision(store, memory_id, scopes)
         now = store.clock()

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from memory.errors import InvalidInput, NotFound
 from memory.lang import mentions, text
+from memory.store.records import scrub
 
 
 def norm(name: str) -> str:
@@ -48,10 +49,18 @@ def _find(conn, scope_list: Sequence[str], name: str) -> int | None:
 MAX_NAME = 200  # characters of an entity name
 
 
+def _secrets(conn) -> Sequence[str]:
+    return getattr(conn, "redact_patterns", ())
+
+
 def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: Iterable[str] = ()) -> int:
-    name = " ".join(name.split())
-    if not name or len(name) > MAX_NAME:
+    """The id of the entity `name` in `scope`, created if new; the name is redacted like any text
+    the store writes (a secret pasted as an entity name is not kept, nor found by it)."""
+    if not 0 < len(" ".join(name.split())) <= MAX_NAME:
         raise InvalidInput(f"entity name must be 1-{MAX_NAME} characters")
+    # Redacted before its lines are joined (a rule may need the line a secret ends) and after the
+    # length check (a label may be longer than the secret it hides).
+    name = " ".join(scrub(name, _secrets(conn)).split())
     eid = find_entity(conn, [scope], name)
     if eid is None:
         eid = conn.execute(
@@ -62,6 +71,7 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
         # A more specific kind wins: a name first seen in passing, later seen speaking, is a person.
         conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind IN ('thing', 'name')", (kind, eid))
     for alias in aliases:
+        alias = scrub(alias, _secrets(conn)) if alias else alias
         if alias and norm(alias) != norm(name):
             conn.execute(
                 "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
@@ -194,9 +204,10 @@ def relate(
     known_entities setting), so relating an alias never makes a second entity. Memories already
     stored that name either end are linked to it.
     """
-    rel_type = "_".join(rel_type.lower().split())
-    if not rel_type or len(rel_type) > 64:
+    if not 0 < len("_".join(rel_type.split())) <= 64:
         raise InvalidInput("relation type must be 1-64 characters")
+    # Redacted after the check: a label may be longer than the secret it hides.
+    rel_type = "_".join(scrub(rel_type, _secrets(conn)).lower().split())
     (src, src_aliases), (dst, dst_aliases) = canonical(src, known), canonical(dst, known)
     s = upsert_entity(conn, scope, src, "thing", now, src_aliases)
     d = upsert_entity(conn, scope, dst, "thing", now, dst_aliases)

@@ -24,7 +24,6 @@ from memory.embed import Embedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
 from memory.lang import emotion, mentions, text
 from memory.store.records import (
-    _CONTROL,
     LAYERS,
     MAX_TAG_CHARS,
     MEMORY_COLUMNS,
@@ -40,6 +39,7 @@ from memory.store.records import (
     check_metadata,
     content_hash,
     parse_time,
+    scrub,
 )
 
 log = logging.getLogger("maple.store")
@@ -98,6 +98,7 @@ class Store:
                     f"cannot create database {path}: {e.strerror}; check the folder's permissions or set MAPLE_HOME"
                 ) from e
         conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, vectors=vectors)
+        conn.redact_patterns = tuple(config.redact_patterns)
         store = cls(conn, path, config, embedder, clock)
         try:
             schema.migrate(conn, store.tx)
@@ -193,10 +194,6 @@ class Store:
         an export needs for a byte-identical round trip; `None` still means "detect". Chunks of a
         long memory (`parent_id` set) get only what they list: their parent carries the links.
         """
-        from memory.lang import (
-            privacy,  # here, not at the top: compiling its patterns costs a read-only hook ~14 ms
-        )
-
         rows = [self._prepare(it) for it in items]
         vectors: list[Any] = [None] * len(rows)
         if embed and self.embedder is not None and rows:
@@ -230,7 +227,7 @@ class Store:
                 entities = list(item.entities or [])
                 if entities:  # names given by the caller: redacted like the content
                     entities = [
-                        (privacy.redact(n, self.config.redact_patterns) if isinstance(n, str) else n, *rest)
+                        (scrub(n, self.config.redact_patterns) if isinstance(n, str) else n, *rest)
                         for n, *rest in entities
                     ]
                 if item.entities is None or not (exact_entities or row["parent_id"] is not None):
@@ -303,7 +300,7 @@ class Store:
                 "remove it from excluded_projects in config.json to store memories there"
             )
         secrets = self.config.redact_patterns
-        content = _CONTROL.sub("", privacy.redact(it.content, secrets)).strip()
+        content = scrub(it.content, secrets).strip()
         if not content:
             raise InvalidInput("content is empty; give the memory some text")
         if len(content) > self.config.max_content_chars:
@@ -325,15 +322,16 @@ class Store:
         ):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= 1:
                 raise InvalidInput(f"{name} must be a number in [{lo:g}, 1], got {value!r}")
-        category = _short(it.category or "general", "category", 64)
         # Limits apply to what the caller wrote: a redaction label may be longer than the secret.
+        _short(it.category or "general", "category", 64)
+        category = _short(scrub(it.category or "general", secrets), "category", 64 * 4)
         subject = None
         if it.subject:
             _short(it.subject, "subject", 200)
-            subject = _short(privacy.redact(it.subject, secrets), "subject", 1000)
+            subject = _short(scrub(it.subject, secrets), "subject", 1000)
         _string_list(it.tags, "tags")
         tags = _string_list(
-            [privacy.redact(t, secrets) if isinstance(t, str) else t for t in it.tags]
+            [scrub(t, secrets) if isinstance(t, str) else t for t in it.tags]
             if isinstance(it.tags, (list, tuple))
             else it.tags,
             "tags",
@@ -361,7 +359,7 @@ class Store:
             "tags": _to_json(tags),
             "pinned": int(bool(it.pinned)),
             "source": it.source,
-            "source_ref": privacy.redact(it.source_ref, secrets) if isinstance(it.source_ref, str) else it.source_ref,
+            "source_ref": scrub(it.source_ref, secrets) if isinstance(it.source_ref, str) else it.source_ref,
             "session_id": it.session_id,
             "occurred_at": occurred if occurred is not None else now,
             "created_at": now,
@@ -420,7 +418,7 @@ class Store:
                     memory_id,
                     old.content,
                     json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
-                    reason,
+                    scrub(str(reason), self.config.redact_patterns),
                     self.clock(),
                 ),
             )

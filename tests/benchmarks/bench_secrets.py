@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/benchmarks/bench_secrets.py [--seed N] [--json OUT] [--entries PAT,...]
                                                        [--formats PAT,...] [--keep]
+    .venv/bin/python tests/benchmarks/bench_secrets.py --redact-only [--seeds N]
 
 MAPLE promises that nothing secret is ever written to disk, by any path, reads included. This
 script measures that promise from the outside. Each entry point (one argument of one MCP tool,
@@ -25,6 +26,10 @@ false positives), server and CLI stderr scanned apart (not MAPLE's files, but Cl
 MCP server stderr in its own logs), and how much each entry point stored (a clean cell where
 nothing was stored proves little). The default seed is random and printed; the test embedder
 (MAPLE_MODEL=hash-64) is used throughout. About 25 minutes on two busy cores for the full matrix.
+
+`--redact-only` measures redact() alone, in seconds: every format of seeds 0..N-1, recall by format
+(a case counts when none of its cores survives) and, on the benign look-alikes, the cases whose
+keep strings were changed (false positives). The per-format lines name the formats still missed.
 """
 
 from __future__ import annotations
@@ -1022,6 +1027,43 @@ def to_json(
     }
 
 
+def redact_only(seeds: int) -> None:
+    """Recall by format and false positives of redact() alone over seeds 0..seeds-1."""
+    from memory.lang.privacy import redact
+
+    total: dict[str, int] = {}
+    missed: dict[str, int] = {}
+    btotal: dict[str, int] = {}
+    changed: dict[str, int] = {}
+    for seed in range(seeds):
+        rng = random.Random(seed)
+        for c in secret_cases(rng):
+            total[c["format"]] = total.get(c["format"], 0) + 1
+            out = redact(c["text"])
+            if any(core in out for core in c["cores"]):
+                missed[c["format"]] = missed.get(c["format"], 0) + 1
+        for b in benign_cases(rng):
+            btotal[b["format"]] = btotal.get(b["format"], 0) + 1
+            out = redact(b["text"])
+            if any(k not in out for k in b["keep"]):
+                changed[b["format"]] = changed.get(b["format"], 0) + 1
+    cases, leaks = sum(total.values()), sum(missed.values())
+    print(f"# redact() alone, seeds 0..{seeds - 1}")
+    print(
+        f"secret cases redacted whole: {cases - leaks}/{cases} ({1 - leaks / cases:.3f}); "
+        f"formats missed at least once: {len(missed)} of {len(total)}"
+    )
+    for fmt in sorted(missed, key=lambda f: (-missed[f], f)):
+        print(f"  missed {fmt:<28} {missed[fmt]:>4}/{total[fmt]}")
+    bcases, fps = sum(btotal.values()), sum(changed.values())
+    print(
+        f"benign cases changed (false positives): {fps}/{bcases} ({fps / bcases:.3f}); "
+        f"formats: {len(changed)} of {len(btotal)}"
+    )
+    for fmt in sorted(changed, key=lambda f: (-changed[f], f)):
+        print(f"  changed {fmt:<27} {changed[fmt]:>4}/{btotal[fmt]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, help="corpus seed (default: random, printed)")
@@ -1031,7 +1073,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the entry points and formats, run nothing")
     ap.add_argument("--no-benign", action="store_true", help="skip the false-positive check")
     ap.add_argument("--keep", action="store_true", help="keep the temporary homes (path printed)")
+    ap.add_argument("--redact-only", action="store_true", help="measure redact() alone (recall by format, benign)")
+    ap.add_argument("--seeds", type=int, default=200, help="with --redact-only: seeds 0..N-1 (default 200)")
     args = ap.parse_args(argv)
+    if args.redact_only:
+        redact_only(args.seeds)
+        return 0
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     cases, benign = load_cases(seed, args.formats)
     names = select([e.name for e in ENTRIES], args.entries)
