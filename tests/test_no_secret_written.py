@@ -55,11 +55,7 @@ DECISION = {"chosen": "Use the managed config store", "why": "one audit trail"}
 # the admin panel is X"): missed until the store learnt it, so it keeps a test of its own.
 PROSE_FORMAT = "prose_en_password"
 # Where a secret still reaches the disk, and why (strict: the test fails once it no longer does).
-LEAKS = {
-    "mcp entity_relate.relation": "memory.retrieval.graph_query.rel_type lower-cases the relation type and joins "
-    "its words with _ before the store sees it, so the store can only redact a mangled copy; the fix is to "
-    "redact there first (or to let memory.store.graph.relate normalise it)",
-}
+LEAKS: dict[str, str] = {}  # entry point -> why it still leaks (a strict xfail); none today
 FIELDS = [
     "mcp memory_store.content",
     "mcp memory_store.category",

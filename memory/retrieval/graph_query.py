@@ -349,7 +349,7 @@ def relate(
 ) -> dict[str, Any]:
     """Add the relation source -[relation]-> target in `scope` (entities created as needed), or
     with `close` end it (valid_to now; kept as history). Returns the relation and both ends."""
-    t = rel_type(relation)
+    rel_type(relation)  # checked before anything is opened
     for name, value in (("source", source), ("target", target)):
         if not isinstance(value, str) or not value.strip():
             raise InvalidInput(f"{name} must be an entity name")
@@ -357,6 +357,7 @@ def relate(
         raise InvalidInput(f"confidence must be in [0, 1], got {confidence!r}")
     with store.tx.atomic() as conn:
         now = store.clock()
+        t = graph.type_of(conn, relation)
         if close:
             known = store.config.known_entities
             src, dst = graph.find_entity(conn, [scope], source, known), graph.find_entity(conn, [scope], target, known)
@@ -384,7 +385,7 @@ def relate(
                 conn,
                 scope,
                 source,
-                t,
+                relation,
                 target,
                 now,
                 memory_id=memory_id,

@@ -185,6 +185,14 @@ def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
     conn.executemany("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)", links)
 
 
+def type_of(conn, rel_type: str) -> str:
+    """A relation type as stored: checked, redacted, lower_snake_case."""
+    if not 0 < len("_".join(rel_type.split())) <= 64:
+        raise InvalidInput("relation type must be 1-64 characters, e.g. uses, depends_on, owned_by")
+    # Redacted after the check: a label may be longer than the secret it hides.
+    return "_".join(scrub(rel_type, _secrets(conn)).lower().split())
+
+
 def relate(
     conn,
     scope: str,
@@ -204,10 +212,7 @@ def relate(
     known_entities setting), so relating an alias never makes a second entity. Memories already
     stored that name either end are linked to it.
     """
-    if not 0 < len("_".join(rel_type.split())) <= 64:
-        raise InvalidInput("relation type must be 1-64 characters")
-    # Redacted after the check: a label may be longer than the secret it hides.
-    rel_type = "_".join(scrub(rel_type, _secrets(conn)).lower().split())
+    rel_type = type_of(conn, rel_type)
     (src, src_aliases), (dst, dst_aliases) = canonical(src, known), canonical(dst, known)
     s = upsert_entity(conn, scope, src, "thing", now, src_aliases)
     d = upsert_entity(conn, scope, dst, "thing", now, dst_aliases)
