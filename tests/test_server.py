@@ -273,7 +273,7 @@ async def test_the_real_model_loads_after_the_handshake_and_then_serves_vectors(
         # The model starts loading only after initialize, so the first call finds it still loading
         # and answers from keywords instead of waiting.
         early = await call(client, "memory_search", query="anything at all")
-        assert early == {"results": [], "model": "loading"}
+        assert early == {"results": [], "model": "loading", "without_vectors": []}
         # A store waits for the model, so the memory gets its vector.
         await call(client, "memory_store", content="The test suite runs with pytest")
         found = await call(client, "memory_search", query="which unit testing framework do we use")

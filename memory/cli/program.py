@@ -93,6 +93,8 @@ def cmd_search(ctx: Context) -> int:
                 "it in the background: search again in a few seconds)",
                 file=sys.stderr,
             )
+        if d.get("without_vectors"):
+            print(f"{PROG}: {without_vectors_note(d['without_vectors'])}", file=sys.stderr)
         if not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
         _table(
@@ -100,8 +102,18 @@ def cmd_search(ctx: Context) -> int:
             ("1;36", "2", "2"),
         )
 
-    ctx.emit({k: d[k] for k in ("query", "scopes", "model", "results") if k in d}, human)
+    shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
+    ctx.emit({**shown, "without_vectors": d.get("without_vectors", [])}, human)
     return 0
+
+
+def without_vectors_note(ids: Sequence[int]) -> str:
+    """What a search says about results that have no vector yet."""
+    shown = ", ".join(f"#{i}" for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+    return (
+        f"vectors were not used for {len(ids)} of these results ({shown}): they were stored without one "
+        f"and matched by keywords alone; `{PROG} maintain` embeds them"
+    )
 
 
 def cmd_show(ctx: Context) -> int:
@@ -409,6 +421,34 @@ def _probe_database(config: Config) -> str:
     return f"{path}: {result['memories']} memories, integrity ok"
 
 
+def _vectors_check(c: Config) -> Check:
+    """Memories without a vector are found by keywords only: a problem, with its fix."""
+    path = c.db_path
+    if not path.exists():
+        return Check("vectors", True, "no memories yet")
+    try:
+        conn = db.connect(path, busy_timeout_ms=c.busy_timeout_ms, readonly=True)
+        try:
+            store = Store(conn, path, c, None)
+            store._load_vector_meta()
+            total = store.count()
+            missing = len(store.without_vectors([r[0] for r in conn.execute("SELECT id FROM memories")]))
+        finally:
+            conn.close()
+    except Exception as e:  # the database check above says what is wrong with the file
+        return Check("vectors", None, f"not checked ({db.describe(e, path) if isinstance(e, db.DatabaseError) else e})")
+    if missing:
+        return Check(
+            "vectors",
+            False,
+            f"{missing} memories have no vector: search finds them by keywords only",
+            f"`{PROG} maintain` embeds them (a running engine also does, in the background)",
+        )
+    if not total:
+        return Check("vectors", True, "no memories yet")
+    return Check("vectors", True, f"every memory has its vector ({store.vector_model})")
+
+
 def _engine_check(c: Config) -> Check:
     """Informational: whether the warm engine runs for this database, and how it is doing."""
     from memory import remote
@@ -476,6 +516,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
                 lambda: _probe_database(c),
             )
         )
+        checks.append(_vectors_check(c))
         checks.append(_engine_check(c))
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
