@@ -759,8 +759,19 @@ def cmd_extract(ctx: Context) -> int:
     a = ctx.args
     # A dry run compares by keywords only; loading the embedding model is not worth it there.
     scope = a.scope or ("project" if a.project else None)  # --project names where the memories go
-    with ctx.app(embedder=not a.dry_run, local=a.file == "-") as app:  # stdin is this process's
-        d = app.extract(a.file if a.file == "-" else str(Path(a.file).resolve()), dry_run=a.dry_run, scope=scope)
+    source = a.file if a.file == "-" else str(Path(a.file).resolve())
+    if a.file == "-" or a.dry_run:  # stdin is this process's
+        with ctx.app(embedder=not a.dry_run, local=a.file == "-") as app:
+            d = app.extract(source, dry_run=a.dry_run, scope=scope)
+    else:
+        # The engine's model, or this process's own: the same harvest rule as the hooks'.
+        from memory.app import client
+
+        app = client.connect(ctx.config, ctx.project_dir, model=True)
+        try:
+            d = app.extract(source, scope=scope)
+        finally:
+            app.close()
     d["file"] = a.file
 
     def human() -> None:
