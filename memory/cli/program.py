@@ -449,6 +449,35 @@ def _vectors_check(c: Config) -> Check:
     return Check("vectors", True, f"every memory has its vector ({store.vector_model})")
 
 
+def _install_check(c: Config, project_dir: str) -> Check:
+    """Whether the hooks and the server Claude Code starts keep their memories where this
+    configuration does (and where each other does)."""
+    import memory.cli.install as install
+
+    try:
+        found = install.installed(c, Path(project_dir))
+    except Exception as e:  # doctor reports every failure instead of stopping at the first
+        return Check("claude code install", None, f"not checked ({e})")
+    if not found:
+        return Check("claude code install", None, f"not installed in Claude Code (`{PROG} install` does it)")
+    bad = [f for f in found if f["problem"]]
+    if bad:
+        home = "" if c.home == Path("~/.maple").expanduser() else f" --home {c.home}"
+        return Check(
+            "claude code install",
+            False,
+            "; ".join(f"{f['scope']} scope: {f['problem']}" for f in bad),
+            " and ".join(f"`{PROG}{home} install --scope {f['scope']}`" for f in bad)
+            + " (or run doctor with the --home the installation names)",
+        )
+    return Check(
+        "claude code install",
+        True,
+        ", ".join(f"{f['scope']} scope: {f['hooks']} hooks{' and the server' if f['server'] else ''}" for f in found)
+        + " use this home and database",
+    )
+
+
 def _engine_check(c: Config) -> Check:
     """Informational: whether the warm engine runs for this database, and how it is doing."""
     from memory import remote
@@ -517,6 +546,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
             )
         )
         checks.append(_vectors_check(c))
+        checks.append(_install_check(c, ctx.project_dir))
         checks.append(_engine_check(c))
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
