@@ -68,7 +68,6 @@ MISSED_WHERE = {
     "mcp decision_outcome.notes",
     "cli add TEXT",
     "cli import",
-    "hook stop",
 }
 FIELDS = [
     "mcp memory_store.content",
