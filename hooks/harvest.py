@@ -9,10 +9,12 @@ teardown do not cut it short.
 Whoever harvests moves spooled requests into the job queue (memory.store.jobs) as `harvest` jobs
 ({path, scope}; requests for one transcript collapse into the queued job) and runs them with the
 handlers every worker runs (memory.app.worker): the one harvest rule, memory.extraction.harvest.
-That is the warm engine (memory.remote) when there is one: the hook pokes it, or starts it, and
+That is the warm engine (memory.remote) when there is one: the hook pokes it, or starts it (a
+drain started because no database existed yet hands the work to the engine it then starts), and
 its model gives every harvested memory its vector at once. Without an engine (none allowed, or no
-Unix sockets) a detached `run.py drain` does the same with a model of its own. Nothing is
-printed: output on Stop would keep the conversation going.
+Unix sockets) a detached `run.py drain` does the same with a model of its own, loaded off the
+session's hot path; either way the harvest compares by meaning, like `maple-memory extract`.
+Nothing is printed: output on Stop would keep the conversation going.
 """
 
 from __future__ import annotations
@@ -139,6 +141,44 @@ def _pending(store: Any) -> bool:
     )
 
 
+def _with_model(store: Any, config: Any) -> Any:
+    """The store again, with the configured embedding model: a harvest compares by meaning and
+    stores vectors, exactly as the engine's and `maple-memory extract` do. Without a usable
+    model (not installed, another model's vectors in the database) the store as it was."""
+    from memory import embed
+    from memory.errors import MapleError
+    from memory.store import Store
+
+    try:
+        embedder = embed.from_config(config)
+        wait = getattr(embedder, "wait", None)
+        if wait is not None:
+            wait()
+        with_model = Store.open(config, embedder)
+    except MapleError as e:
+        common.log_line("drain", f"harvesting without vectors: {e}")
+        return store
+    store.close()
+    return with_model
+
+
+def _vectors_or_later(store: Any) -> None:
+    """Embed what is still without a vector now, or queue it for whoever has a model."""
+    from memory.store import jobs
+
+    if not store.missing_vectors_count():
+        return
+    if store.embedder is not None:
+        try:
+            store.embed_missing(batch=64)
+            return
+        except Exception as e:  # noqa: BLE001 - the queued job below retries it
+            common.log_line("drain", f"embedding failed: {type(e).__name__}: {e}")
+    if store.has_vectors:  # (a store that never had one gets them when a model first opens it)
+        jobs.enqueue(store, "embed_missing", dedup_key="embed_missing")
+    common.start_engine()
+
+
 def drain_main(argv: list[str]) -> None:
     """`run.py drain [--wait]`: absorb the spool, then harvest every queued transcript.
 
@@ -156,24 +196,24 @@ def drain_main(argv: list[str]) -> None:
     from memory import config as config_mod
     from memory.app.worker import absorb_spool, drain_harvests
     from memory.retrieval import context
-    from memory.store import Store, jobs
+    from memory.store import Store
 
     while True:
         fd = _lock(blocking=args.wait)
         if fd is None:
             return
         config = config_mod.load()
-        # No model here: it is the engine's (or a server's) to load, and it gives what is stored
-        # here its vector (the embed_missing job below).
-        store = Store.open(config, None)  # the configured (long) busy timeout
+        store = Store.open(config, None)  # the configured (long) busy timeout; creates the database
         try:
             try:
                 absorb_spool(store)
+                # The engine's model gives what it harvests its vector at once; `--wait` (scripts,
+                # tests) wants the work done when it returns, so it does it here.
+                if not args.wait and common.engine_takes("drain"):
+                    return  # the engine looks at the spool and the queue itself
+                store = _with_model(store, config)
                 drain_harvests(store)
-                if store.missing_vectors_count():
-                    if store.has_vectors:  # (a store that never had one gets them when a model first opens it)
-                        jobs.enqueue(store, "embed_missing", dedup_key="embed_missing")
-                    common.start_engine()
+                _vectors_or_later(store)
                 context.prune_injections(store, PRUNE_DAYS)
             finally:
                 _unlock(fd)

@@ -75,6 +75,11 @@ class Hit(BaseModel):
 class SearchOut(BaseModel):
     results: list[Hit] = Field(description="Best first")
     model: ModelState = Field(description="Embedding model state; while 'loading', only keyword matching is used")
+    without_vectors: list[int] = Field(
+        default_factory=list,
+        description="Results that have no vector yet, so vectors were not used for them (keyword match only); "
+        "the background maintenance embeds them",
+    )
 
 
 class GetOut(BaseModel):
@@ -198,7 +203,7 @@ def memory_search(
         )
         for r in found["results"]
     ]
-    return SearchOut(results=hits, model=found["model"])
+    return SearchOut(results=hits, model=found["model"], without_vectors=found.get("without_vectors", []))
 
 
 def memory_get(

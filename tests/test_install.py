@@ -19,7 +19,7 @@ import tomllib
 
 from memory import cli
 from memory import config as config_mod
-from memory.app.commands import RUN_PY, hook_command
+from memory.app.commands import RUN_PY, home_env, hook_command
 from memory.cli import install, jsonfile
 from memory.config import Config
 from memory.errors import InvalidInput
@@ -410,7 +410,8 @@ def test_project_scope_through_the_cli_removes_the_mcp_json_it_created(config: C
 
 def test_a_server_registered_before_install_is_left_in_place_by_uninstall(config: Config, user_home, project, tmp_path):
     claude = fake_claude(tmp_path, "2.1.332", user_home)
-    theirs = {"type": "stdio", "command": "/opt/maple/bin/maple-memory", "args": ["serve"], "env": {}}
+    env = home_env(config)  # the same home and database as the hooks install writes
+    theirs = {"type": "stdio", "command": "/opt/maple/bin/maple-memory", "args": ["serve"], "env": env}
     before = claude_code_json(user_home / ".claude.json", {"mcpServers": {"maple": theirs}})
     install.install(config, "user", project=project, claude=str(claude), user_home=user_home)
     install.uninstall(config, "user", project=project, claude=str(claude), user_home=user_home)
@@ -680,3 +681,54 @@ def test_the_cli_routes_hook_events_to_the_hook_runner_and_always_exits_0(monkey
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"not json")))
     assert cli.main(["hook", "user-prompt-submit"]) == 0
     assert "JSONDecodeError" in (home / "hooks.log").read_text()
+
+
+# -- hooks and server on one home -----------------------------------------------------------------
+
+
+def test_install_refuses_when_a_registered_server_names_another_home_than_its_hooks_would(
+    config: Config, user_home, project, tmp_path, monkeypatch, capsys
+):
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    theirs = {"type": "stdio", "command": "/opt/maple/bin/maple-memory", "args": ["serve"], "env": {}}
+    before = claude_code_json(user_home / ".claude.json", {"mcpServers": {"maple": theirs}})
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.setenv("PATH", f"{claude.parent}:/usr/bin:/bin")
+    assert cli.main(["--project", str(project), "install"]) == 1
+    err = capsys.readouterr().err
+    assert "already registered" in err and "with the default home" in err
+    assert f"but this install's hooks would use MAPLE_HOME={config.home}" in err
+    assert "claude mcp remove maple --scope user" in err
+    assert (user_home / ".claude.json").read_bytes() == before and not (user_home / ".claude").exists()
+
+
+def doctor_install_check(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
+    capsys.readouterr()
+    cli.main([*flags, "--json", "doctor", "--no-model"])
+    report = json.loads(capsys.readouterr().out)
+    return {c["name"]: c for c in report["checks"]}["claude code install"]
+
+
+def test_doctor_checks_that_the_installed_hooks_and_server_use_the_running_home(
+    user_home, project, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    ours, other = tmp_path / "ours", tmp_path / "other"
+    where = ["--project", str(project)]
+    assert doctor_install_check(capsys, "--home", str(ours), *where)["ok"] is None  # not installed yet
+    assert cli.main(["--home", str(ours), *where, "install"]) == 0
+    check = doctor_install_check(capsys, "--home", str(ours), *where)
+    assert check["ok"] is True and "user scope: 5 hooks and the server use this home" in check["detail"]
+    check = doctor_install_check(capsys, "--home", str(other), *where)
+    assert check["ok"] is False
+    assert (
+        f"user scope: installed for MAPLE_HOME={ours}, but this configuration is MAPLE_HOME={other}"
+        in (check["detail"])
+    )
+    assert f"maple-memory --home {other} install --scope user" in check["fix"]
+    # Hooks edited to another home than the server's: they no longer share their memories.
+    settings = user_home / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(f"MAPLE_HOME={ours}", f"MAPLE_HOME={other}"))
+    check = doctor_install_check(capsys, "--home", str(ours), *where)
+    assert check["ok"] is False and "they keep different memories" in check["detail"]

@@ -33,10 +33,20 @@ class Connection:
     """Memories' methods, answered by the engine or, failing that, in this process."""
 
     def __init__(
-        self, config: Config, project_dir: str, *, wait: float = 0.0, all_projects: bool = False, embedder: bool = True
+        self,
+        config: Config,
+        project_dir: str,
+        *,
+        wait: float = 0.0,
+        all_projects: bool = False,
+        embedder: bool = True,
+        model: bool = False,
     ):
         self.config, self.project_dir, self.wait, self.all_projects = config, project_dir, wait, all_projects
         self.embedder = embedder  # whether a call done here may need to embed (else the store opens without a model)
+        # A call done here loads the configured model even when an engine could have answered: a
+        # harvest compares by meaning, whoever runs it (memory.extraction.harvest.harvest_turns).
+        self.model = model
         self._remote = remote.RemoteMemories(config.home, config.db_path, project_dir)
         self._local: Memories | None = None
         self._tried_start = False
@@ -85,7 +95,7 @@ class Connection:
         if self._local is None:
             if not self.embedder:
                 embedder = None  # reading a database built with another model still works
-            elif engine_enabled(self.config):
+            elif engine_enabled(self.config) and not self.model:
                 embedder = local_embedder(self.config)
             else:
                 embedder = embed.from_config(self.config)

@@ -140,19 +140,24 @@ class Memories:
         record: bool = True,
         session_id: str | None = None,
     ) -> dict[str, Any]:
-        """Ranked memories for a query, each with its score and what each channel added.
+        """Ranked memories for a query, each with its score and what each channel added;
+        `without_vectors`: the results that have no vector yet (found by keywords alone).
         `record`: count the results as recalled (decay input); a person browsing does not."""
         from memory.retrieval import ranking
 
         scopes = self.scopes(scope)
         q = ranking.make_query(query, scopes, limit=limit, layer=layer, category=category, since=since, until=until)
-        with self._serial():
-            results = ranking.search(self.store, q, record=record, session_id=session_id)
+        with self._serial() as store:
+            results = ranking.search(store, q, record=record, session_id=session_id)
+            # Memories stored while no model was at hand: they rank by keywords alone until
+            # maintenance (or the engine) embeds them, and the caller is told so.
+            without = store.without_vectors([r.memory.id for r in results])
         return {
             "query": query,
             "scopes": scopes,
             "results": [r.to_dict() for r in results],
             "model": self.model_state(),
+            "without_vectors": without,
         }
 
     def get(self, ids: Sequence[int]) -> dict[str, Any]:

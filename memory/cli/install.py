@@ -304,6 +304,79 @@ def install(
     return report
 
 
+def maple_env(entry: Any) -> dict[str, str]:
+    """The MAPLE_HOME and MAPLE_DB a server entry or a hook command sets (a home that is the
+    default ~/.maple counts as none)."""
+    if isinstance(entry, str):  # a hook command: its VAR=value prefix
+        try:
+            words = shlex.split(entry)
+        except ValueError:
+            return {}
+        env = {}
+        for w in words:
+            if not re.match(r"^[A-Za-z_]\w*=", w):
+                break
+            k, v = w.split("=", 1)
+            env[k] = v
+    else:
+        env = entry.get("env") if isinstance(entry, dict) else None
+        env = env if isinstance(env, dict) else {}
+    out = {k: str(env[k]) for k in ("MAPLE_HOME", "MAPLE_DB") if env.get(k)}
+    if out.get("MAPLE_HOME") and Path(out["MAPLE_HOME"]).expanduser() == Path("~/.maple").expanduser():
+        del out["MAPLE_HOME"]
+    return out
+
+
+def describe_env(env: dict[str, str]) -> str:
+    if not env:
+        return "the default home (~/.maple, or MAPLE_HOME from Claude Code's environment)"
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+
+
+def installed(config: Config, project: Path, user_home: Path | None = None) -> list[dict[str, Any]]:
+    """Where MAPLE is installed in Claude Code for `project` (user, project and local scope), and
+    whether each installation's hooks and server keep their memories where `config` does:
+    [{scope, hooks, server, problem}], `problem` None when they agree."""
+    user_home = user_home or Path.home()
+    out = []
+    for scope in SCOPES:
+        paths = Paths.of(scope, project.resolve(), user_home)
+        try:
+            settings = jsonfile.load(paths.settings, jsonfile.read(paths.settings))
+            registry = jsonfile.load(paths.mcp_file, jsonfile.read(paths.mcp_file))
+        except MapleError:
+            continue  # not JSON: not something MAPLE installed into
+        groups = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+        commands = [
+            h["command"]
+            for lst in groups.values()
+            if isinstance(lst, list)
+            for g in lst
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"]
+            if is_ours(h) and isinstance(h.get("command"), str)
+        ]
+        server = jsonfile.node(registry, [*paths.mcp_keys, SERVER])
+        if not commands and server is None:
+            continue
+        hook_envs = {json.dumps(maple_env(c), sort_keys=True) for c in commands}
+        server_env = maple_env(server) if server is not None else None
+        want = {} if scope == "project" else maple_env({"env": home_env(config)})
+        problem = None
+        if len(hook_envs) > 1:
+            problem = f"MAPLE's hooks in {paths.settings} name different homes"
+        elif commands and server_env is not None and json.loads(hook_envs.pop()) != server_env:
+            problem = (
+                f"the hooks in {paths.settings} use {describe_env(maple_env(commands[0]))} but the server in "
+                f"{paths.mcp_file} uses {describe_env(server_env)}: they keep different memories"
+            )
+        elif (maple_env(commands[0]) if commands else server_env) != want:
+            found = maple_env(commands[0]) if commands else server_env
+            problem = f"installed for {describe_env(found or {})}, but this configuration is {describe_env(want)}"
+        out.append({"scope": scope, "hooks": len(commands), "server": server is not None, "problem": problem})
+    return out
+
+
 def _same_server(a: Any, b: dict[str, Any]) -> bool:
     """Whether a registered entry starts what `b` starts (Claude Code writes `"env": {}` for none)."""
     if not isinstance(a, dict):
@@ -342,6 +415,14 @@ def _register_cli(
     ours = previous if previous and previous.get("method") == "cli" and previous.get("added") else None
     # Read the file first: `claude mcp get` starts the server to check it, and fires SessionEnd hooks.
     if current is not None or run([cli, "mcp", "get", SERVER]).returncode == 0:
+        if ours is None and current is not None and maple_env(current) != maple_env(entry):
+            raise InstallError(
+                f"the MCP server '{SERVER}' is already registered in {paths.mcp_file} with "
+                f"{describe_env(maple_env(current))}, but this install's hooks would use "
+                f"{describe_env(maple_env(entry))}: the server and the hooks would keep different "
+                f"memories. Remove that registration (`{Path(cli).name} mcp remove {SERVER} --scope {scope}`) "
+                "and run install again, or install with the home it names (`maple-memory --home DIR install`)"
+            )
         if ours is None or current is None or _same_server(current, entry):
             report.actions.append(
                 f"MCP server '{SERVER}' is already registered (`claude mcp get {SERVER}`); left as is"

@@ -93,6 +93,8 @@ def cmd_search(ctx: Context) -> int:
                 "it in the background: search again in a few seconds)",
                 file=sys.stderr,
             )
+        if d.get("without_vectors"):
+            print(f"{PROG}: {without_vectors_note(d['without_vectors'])}", file=sys.stderr)
         if not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
         _table(
@@ -100,8 +102,18 @@ def cmd_search(ctx: Context) -> int:
             ("1;36", "2", "2"),
         )
 
-    ctx.emit({k: d[k] for k in ("query", "scopes", "model", "results") if k in d}, human)
+    shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
+    ctx.emit({**shown, "without_vectors": d.get("without_vectors", [])}, human)
     return 0
+
+
+def without_vectors_note(ids: Sequence[int]) -> str:
+    """What a search says about results that have no vector yet."""
+    shown = ", ".join(f"#{i}" for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+    return (
+        f"vectors were not used for {len(ids)} of these results ({shown}): they were stored without one "
+        f"and matched by keywords alone; `{PROG} maintain` embeds them"
+    )
 
 
 def cmd_show(ctx: Context) -> int:
@@ -428,6 +440,63 @@ def _probe_entity_links(config: Config) -> str:
     return "every memory that names an entity is linked to it"
 
 
+def _vectors_check(c: Config) -> Check:
+    """Memories without a vector are found by keywords only: a problem, with its fix."""
+    path = c.db_path
+    if not path.exists():
+        return Check("vectors", True, "no memories yet")
+    try:
+        conn = db.connect(path, busy_timeout_ms=c.busy_timeout_ms, readonly=True)
+        try:
+            store = Store(conn, path, c, None)
+            store._load_vector_meta()
+            total = store.count()
+            missing = len(store.without_vectors([r[0] for r in conn.execute("SELECT id FROM memories")]))
+        finally:
+            conn.close()
+    except Exception as e:  # the database check above says what is wrong with the file
+        return Check("vectors", None, f"not checked ({db.describe(e, path) if isinstance(e, db.DatabaseError) else e})")
+    if missing:
+        return Check(
+            "vectors",
+            False,
+            f"{missing} memories have no vector: search finds them by keywords only",
+            f"`{PROG} maintain` embeds them (a running engine also does, in the background)",
+        )
+    if not total:
+        return Check("vectors", True, "no memories yet")
+    return Check("vectors", True, f"every memory has its vector ({store.vector_model})")
+
+
+def _install_check(c: Config, project_dir: str) -> Check:
+    """Whether the hooks and the server Claude Code starts keep their memories where this
+    configuration does (and where each other does)."""
+    import memory.cli.install as install
+
+    try:
+        found = install.installed(c, Path(project_dir))
+    except Exception as e:  # doctor reports every failure instead of stopping at the first
+        return Check("claude code install", None, f"not checked ({e})")
+    if not found:
+        return Check("claude code install", None, f"not installed in Claude Code (`{PROG} install` does it)")
+    bad = [f for f in found if f["problem"]]
+    if bad:
+        home = "" if c.home == Path("~/.maple").expanduser() else f" --home {c.home}"
+        return Check(
+            "claude code install",
+            False,
+            "; ".join(f"{f['scope']} scope: {f['problem']}" for f in bad),
+            " and ".join(f"`{PROG}{home} install --scope {f['scope']}`" for f in bad)
+            + " (or run doctor with the --home the installation names)",
+        )
+    return Check(
+        "claude code install",
+        True,
+        ", ".join(f"{f['scope']} scope: {f['hooks']} hooks{' and the server' if f['server'] else ''}" for f in found)
+        + " use this home and database",
+    )
+
+
 def _engine_status(c: Config) -> dict[str, Any]:
     """What the running engine says of itself, or {} when none answers."""
     from memory import remote
@@ -515,6 +584,8 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
                 lambda: _probe_entity_links(c),
             )
         )
+        checks.append(_vectors_check(c))
+        checks.append(_install_check(c, ctx.project_dir))
         checks.append(_engine_check(c, engine))
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
@@ -757,8 +828,19 @@ def cmd_extract(ctx: Context) -> int:
     a = ctx.args
     # A dry run compares by keywords only; loading the embedding model is not worth it there.
     scope = a.scope or ("project" if a.project else None)  # --project names where the memories go
-    with ctx.app(embedder=not a.dry_run, local=a.file == "-") as app:  # stdin is this process's
-        d = app.extract(a.file if a.file == "-" else str(Path(a.file).resolve()), dry_run=a.dry_run, scope=scope)
+    source = a.file if a.file == "-" else str(Path(a.file).resolve())
+    if a.file == "-" or a.dry_run:  # stdin is this process's
+        with ctx.app(embedder=not a.dry_run, local=a.file == "-") as app:
+            d = app.extract(source, dry_run=a.dry_run, scope=scope)
+    else:
+        # The engine's model, or this process's own: the same harvest rule as the hooks'.
+        from memory.app import client
+
+        app = client.connect(ctx.config, ctx.project_dir, model=True)
+        try:
+            d = app.extract(source, scope=scope)
+        finally:
+            app.close()
     d["file"] = a.file
 
     def human() -> None:

@@ -7,9 +7,9 @@ supersession), and advance the cursor, all in one write transaction. Two harvest
 transcript therefore queue on the write lock and the second finds nothing new; a crash before the
 commit leaves the cursor where it was, so lines are read again, never lost.
 
-`extract_file(store, source)` is `maple-memory extract`: the same extraction and ingest for one
-file (a transcript, a JSON message list or plain text), with a dry run that only says what would
-happen and why.
+`extract_file(store, source)` is `maple-memory extract`: the same for one whole file (a
+transcript, a JSON message list or plain text), with a dry run that only says what would happen
+and why. Both go through `harvest_turns`, the rule itself.
 """
 
 from __future__ import annotations
@@ -39,10 +39,7 @@ def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, A
         report = Report()
         if turns:
             cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
-            target = scope or project_scope(cwd)
-            cands = extract(turns, scope=target, known=cfg.known_entities)
-            cands += _llm_candidates(store, turns, target)
-            report = ingest(store, cands)
+            _, report = harvest_turns(store, turns, scope or project_scope(cwd))
         if not stats.get("missing"):
             transcript.save_cursor(store, stats["cursor"])
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
@@ -64,10 +61,7 @@ def extract_file(
             raise InvalidInput(f"cannot read {source}: {e.strerror}; give the path of a transcript or text file") from e
     cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
     target = scope or (project_scope(cwd) if cwd else fallback)
-    cands = extract(turns, scope=target, known=cfg.known_entities)
-    if not dry_run:
-        cands += _llm_candidates(store, turns, target)
-    report = ingest(store, cands, dry_run=dry_run)
+    cands, report = harvest_turns(store, turns, target, dry_run=dry_run)
     keep = ("action", "id", "supersedes", "similarity", "surprise")
     return {
         "file": source,
@@ -81,6 +75,21 @@ def extract_file(
         "summary": report.to_dict(),
         "summary_line": report.summary(),
     }
+
+
+def harvest_turns(
+    store: Store, turns: list[dict], scope: str, *, dry_run: bool = False
+) -> tuple[list[Candidate], Report]:
+    """The one harvest rule, whoever reads the turns (the hooks' drain, the engine, the worker's
+    backfill jobs, `maple-memory extract`): the heuristic candidates, plus the configured LLM's
+    (not in a dry run: it would spend tokens to say what might happen), ingested into `scope`.
+    Ingest compares by meaning when the store has a model, so every caller harvests with the
+    configured model (memory.app.client, hooks/harvest.py) for the same transcript to give the
+    same store."""
+    cands = extract(turns, scope=scope, known=store.config.known_entities)
+    if not dry_run:
+        cands += _llm_candidates(store, turns, scope)
+    return cands, ingest(store, cands, dry_run=dry_run)
 
 
 def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candidate]:

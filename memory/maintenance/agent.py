@@ -4,6 +4,9 @@
 listing every change and why (with `dry_run` nothing is written; later steps see what earlier ones
 would have done, so the report is what a real pass would do):
 
+  vectors      memories stored without a vector (a harvest or a command that had no model at hand)
+               are embedded, so search can use them (with no model configured or loadable, a note
+               says so and nothing changes)
   restored     memories a person brought back from the archive: the decay clock restarts, and a
                merge or fold they undid is not redone
   expire       optional time-to-live per category (`maintenance_category_ttl_days`): valid_to is
@@ -98,6 +101,7 @@ def run_maintenance(
     report = Report(dry_run, now)
     report.size_before = storage.size_report(store)
     with _lease(store, now, dry_run):
+        embed_missing(store, report, dry_run, checkpoint or (lambda: None))
         p = Pass(store, now, dry_run, report, load_rows(store, scopes), checkpoint or (lambda: None), scopes)
         p.outcomes = latest_outcomes(store)
         if llm == "config":
@@ -139,6 +143,28 @@ def run_maintenance(
     report.size_after = storage.size_report(store)
     report.seconds = _time.perf_counter() - started
     return report
+
+
+def embed_missing(store: Store, report: Report, dry_run: bool, checkpoint: Callable[[], None]) -> None:
+    """The `vectors` step: give every memory without a vector its vector (first, so the steps
+    after it compare by meaning)."""
+    ids = store.without_vectors([r[0] for r in store.conn.execute("SELECT id FROM memories ORDER BY id")])
+    if not ids:
+        return
+    if store.embedder is None:
+        report.notes.append(
+            f"vectors: {len(ids)} memories have no vector and no embedding model is loaded; "
+            "search finds them by keywords only"
+        )
+        return
+    if not dry_run:
+        try:
+            store.embed_missing(batch=64, progress=lambda done, total: checkpoint())
+        except StoreUnavailable as e:
+            report.notes.append(f"vectors: {len(ids)} memories still have no vector ({e})")
+            return
+    for mid in ids:
+        report.add("vectors", "embed", "stored without a vector", memory_id=mid)
 
 
 @contextmanager

@@ -593,6 +593,15 @@ class Store:
             "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)"
         ).fetchone()[0]
 
+    def without_vectors(self, ids: Sequence[int]) -> list[int]:
+        """Those of `ids` that have no vector (only keyword search can find them)."""
+        ids = list(dict.fromkeys(int(i) for i in ids))
+        if not ids or not self.has_vectors:
+            return ids
+        marks = ",".join("?" * len(ids))
+        have = {r[0] for r in self.conn.execute(f"SELECT rowid FROM memory_vec WHERE rowid IN ({marks})", ids)}
+        return [i for i in ids if i not in have]
+
     def embed_missing(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Give vectors to memories stored without one (model missing at the time, or reindex)."""
         if self.embedder is None:
