@@ -13,6 +13,7 @@ Rules live in `memory.extraction_rules`; entities and relations in `memory.entit
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
@@ -75,6 +76,7 @@ def extract(
     out: list[Candidate] = []
     why_pending = False  # the user asked why something happens: the next answer is an experience
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
+    proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -82,11 +84,13 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
-            out.extend(_from_user(text, turn))
+            out.extend(_from_user(text, turn, proposal))
+            proposal = []
             why_pending = bool(R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text))
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
+            proposal = [x for x in R.sentences(text) if R.PROPOSAL.search(x) and not R.is_question(x)][-2:]
             found = _from_assistant(text, turn, why_pending, _after_error(turns, i))
             if found or R.has_content(text):
                 why_pending = False
@@ -109,12 +113,62 @@ def extract(
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
-def _from_user(text: str, turn: dict) -> list[Candidate]:
+def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, set[int]]:
+    """A decision stated across sentences and turns: the user's choice ("merge it is", "定了：…") or
+    their agreement to what the assistant just proposed ("Agreed", "就这么办"), with the reasons
+    that follow it in the turn and the proposal it answers. None when the turn settles nothing."""
+    start = None
+    for j, raw in enumerate(sents):
+        s = R.strip_fillers(raw) or raw
+        if R.is_question(s):
+            continue
+        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)):
+            start = j
+            break
+    if start is None:
+        return None, set()
+    used = {start}
+    parts = [sents[start]]
+    for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
+        nxt = sents[k]
+        if R.is_question(nxt) or R.is_chat(nxt) or R.RULE.search(nxt) or len(R.strip_fillers(nxt)) < 4:
+            break
+        hit = R.classify_user(nxt)
+        if hit is not None and hit[1] not in ("statement", "note", "decision", "change"):
+            break
+        parts.append(nxt)
+        used.add(k)
+    said = " ".join(R.strip_fillers(p) or p for p in parts)
+    alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
+    specific = R.is_statement(said) or bool(re.search(r"[A-Za-z]{3,}|\d", said))
+    if not proposal and not (alts or R.RATIONALE.search(said)) or not specific and not proposal:
+        return None, set()
+    content = R.tidy(said)
+    if proposal:
+        content = content.rstrip() + " (agreed to the proposal: " + R.clip(" ".join(proposal), 300) + ")"
+    decision, rationale = R.split_rationale(said)
+    if rationale is None and len(parts) > 1:
+        decision, rationale = parts[0], " ".join(parts[1:])
+    c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
+    c.metadata.update(
+        decision=R.strip_fillers(decision) or decision,
+        rationale=rationale,
+        alternatives=alts or None,
+        chosen=R.chosen_of(said),
+        proposal=" ".join(proposal) or None,
+    )
+    c.metadata = {k: v for k, v in c.metadata.items() if v}
+    return c, used
+
+
+def _from_user(text: str, turn: dict, proposal: list[str] | None = None) -> list[Candidate]:
     sents = R.sentences(text)
     out: list[Candidate] = []
-    used: set[int] = set()
+    decision, used = _decision(sents, proposal or [])
+    if decision is not None:
+        out.append(decision)
     last_end = -2  # index of the last sentence folded into the newest candidate
-    raw_of: dict[int, str] = {}  # candidate index -> its sentence text before tidying
+    raw_of: dict[int, str] = {0: decision.content} if decision is not None else {}  # candidate -> raw text
     for j, raw in enumerate(sents):
         if j in used:
             continue
@@ -122,7 +176,8 @@ def _from_user(text: str, turn: dict) -> list[Candidate]:
         if hit is None:
             continue
         sentence, category, why, importance = hit
-        if R.starts_with_pronoun(sentence) and out and last_end == j - 1:
+        fold = category == "statement" and out and last_end == j - 1 and out[-1].category != "decision"
+        if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
             prev = out[-1]
             raw_of[len(out) - 1] = raw_of[len(out) - 1].rstrip(" ;；,，.。") + ". " + sentence
@@ -273,26 +328,40 @@ def _tool_failures(
             explained.metadata.setdefault("failed_tool_calls", []).append(failure)
             explained.importance = max(explained.importance, 3)
             continue
-        intervening: list[str] = []
+        if not R.is_error_line(t.get("error") or "", t.get("input") or ""):
+            continue  # a banner or the command's own echo: nothing to learn from
         fix_at = None
         for k in window:
             r = turns[k]
-            if r.get("kind") == "tool_call" and r.get("tool") != t.get("tool"):
-                intervening.append(f"{r.get('tool')} {r.get('input')}".strip())
             if r.get("kind") != "tool_result" or r.get("tool") != t.get("tool") or k in claimed:
                 continue
-            if r.get("input") == t.get("input") and not intervening:
-                continue
-            fix_at = k
-            break
+            # A later call really fixed it: the same command changed ("python -m pytest" ->
+            # "uv run pytest"), or a command run before the failed one passed on retry ("make db"
+            # before "alembic upgrade head" passes). A call that only looked around (`git log`,
+            # `ls`) or an unrelated one that happened to succeed says nothing.
+            if r.get("input") != t.get("input") and R.same_command(r.get("input") or "", t.get("input") or ""):
+                fix_at = k
+                break
+            if r.get("input") == t.get("input"):
+                between = [
+                    q
+                    for q in range(i + 1, k)
+                    if turns[q].get("kind") == "tool_result"
+                    and turns[q].get("tool") == t.get("tool")
+                    and not R.only_looks(turns[q].get("input") or "")
+                    and q not in claimed
+                ]
+                if between:
+                    fix_at = between[-1]
+                break
         if fix_at is None or any(i < k < fix_at for k in user_turns):
             continue  # no fix seen, or the user said what to do: their words are the memory
         r = turns[fix_at]
         claimed.add(fix_at)
-        fix = r.get("input") if r.get("input") != t.get("input") else "after " + "; ".join(intervening[:2])
+        fix = r.get("input") or ""
         content = (
             f"`{R.clip(t['input'], 120)}` failed with `{R.clip(t.get('error') or 'an error', 160)}`; "
-            f"fixed by " + (f"`{R.clip(fix, 160)}`." if not fix.startswith("after ") else R.clip(fix, 200) + ".")
+            f"fixed by `{R.clip(fix, 160)}`."
         )
         out.append(
             Candidate(

@@ -16,7 +16,8 @@ from memory.lang import entities
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.", re.I)
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[;；。！？])\s*")
+# ";" and "；" join clauses that belong together (a rule and its reason): never split there.
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
 
 
@@ -152,7 +153,7 @@ _HEADS_UP = re.compile(
     r"^\W*(?:heads[- ]up|fwiw|note|for context|context)\b\s*[:,-]|^\W*(?:注意|提醒一下|说明一下)[:：，,]", re.I
 )
 _CORRECTION = re.compile(
-    r"^(?:no|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
+    r"^(?:no(?=\s*[,.!:;—-])|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
     r"\b[\s,.!:;—-]*|^(?:不对|不是的|错了|不行|不不)[\s，,。！!：:]*",
     re.I,
 )
@@ -282,6 +283,75 @@ _FACTS: list[tuple[str, re.Pattern]] = [
 ]
 
 
+# Talk about the task at hand or about the speaker, not about the project: never a memory, whatever
+# trigger word it holds ("I always mix them up.", "don't fix them yet, just tell me.").
+CHAT = re.compile(
+    r"\b(?:lol|haha|yet|for now|right now|today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
+    r"(?:always|keep) mix(?:ing)? (?:them|it|up)|asked me|couldn'?t remember|can'?t remember|"
+    r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b|"
+    r"no need to|nothing (?:installed|else)|while (?:you'?re|we'?re|i'?m) at it|before you touch|"
+    r"i'?ll (?:trigger|do|check|ask|look|handle|take care)|new (?:machine|laptop)|fresh laptop|"
+    r"here'?s (?:mine|my|the one)|put this in|sounds good|thanks|thank you)\b|"
+    r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢",
+    re.I,
+)
+# Something specific to the project: code, a path or dotted name, an identifier, a number, a
+# setting, an ASCII term inside Chinese. A plain statement without any of these is small talk.
+_SPECIFIC = re.compile(r"`[^`]+`|\b\w+[_/.:]\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d{2,}|\w=\w|--\w")
+_STATEMENT_VERB = re.compile(
+    r"\b(?:is|are|was|were|runs?|lives?|uses?|goes|go|has|have|needs?|reads?|lands?|comes?|must|only|"
+    r"can'?t|cannot|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|breaks?|fails?|stores?|points?|takes?|keeps?|"
+    r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
+    r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies)\b|"
+    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠",
+    re.I,
+)
+_NARRATIVE = re.compile(
+    r"^(?:i|we)\s+(?:did|was|were|had|just|tried|ran|think|guess|believe|wonder|thought|forgot|saw|"
+    r"noticed|want|need|'d|'ll|will|can|could|might|may|am|'m)\b|^(?:i|we)'(?:ll|d|m|ve)\b|"
+    r"^(?:我|我们)(?:刚|刚才|觉得|想|猜|试了|看了|昨天|之前|要|先|会)|^(?:maybe|perhaps|probably|not sure|"
+    r"i guess|也许|可能|估计|好像)",
+    re.I,
+)
+
+
+# A report of what just happened or a request folded into a statement: the task of the day, not a
+# standing fact ("fct_orders has dupes since the backfill last night.", "…，帮我换成 Apollo。").
+_EPISODE = re.compile(
+    r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
+    r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|今天|刚才|出事|偶现|巨卡|没法用|"
+    r"挺香|不想|我真的|我\s*mac|本地生成",
+    re.I,
+)
+
+
+def is_chat(s: str) -> bool:
+    return bool(CHAT.search(s))
+
+
+def is_statement(s: str) -> bool:
+    """A plainly stated fact, constraint or gotcha about the project with no trigger word: a
+    declarative sentence that names something specific ("The tests pass only when TZ=UTC because
+    the ORM stores naive datetimes.", "测试环境 MySQL 在 10.12.3.45:3306")."""
+    if (
+        is_question(s)
+        or _REQUEST.match(s)
+        or _NARRATIVE.match(s)
+        or is_chat(s)
+        or _EPISODE.search(s)
+        or s.rstrip().endswith((":", "："))
+    ):
+        return False
+    if not (_SPECIFIC.search(s) or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}", s))):
+        return False
+    return bool(_STATEMENT_VERB.search(s)) and _long_enough(s)
+
+
+def entities_cjk_any(s: str) -> bool:
+    return any(entities_cjk(ch) for ch in s)
+
+
 def split_rationale(s: str) -> tuple[str, str | None]:
     m = RATIONALE.search(s)
     if not m:
@@ -293,6 +363,10 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
     s = strip_fillers(raw)
+    lead = re.match(r"^([^:：`]{3,80})[:：]\s*(?=\S)", s)
+    if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
+        s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
+        informed = True
     if not _long_enough(s):
         return None
     remember = bool(_REMEMBER.search(s))
@@ -300,7 +374,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
             return None
-    if is_question(s) or _NOT_RULE.search(s):
+    if is_question(s) or _NOT_RULE.search(s) or is_chat(s):
         return None
     corrected = False
     m = _CORRECTION.match(s)
@@ -334,6 +408,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
             why.append("told for information")
+        elif is_statement(s):
+            category, importance = "statement", 3
+            why.append("stated about the project")
         else:
             return None
     if corrected:
@@ -345,6 +422,73 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         importance = max(importance + 1, 4)
         why.insert(0, "asked to remember")
     return s, category, "; ".join(why), min(5, importance)
+
+
+# -- decisions across sentences and turns ------------------------------------------------------
+
+# The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
+CHOICE = re.compile(
+    r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
+    r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
+    r"make it \d+|stay(?:ing)? (?:on|with))\b|"
+    r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是用|"
+    r"^用\s*[A-Za-z`]",
+    re.I,
+)
+# A bare agreement: a decision when it answers a proposal.
+AGREE = re.compile(
+    r"^\W*(?:yes|yep|yeah|ok(?:ay)?|sure|agreed|agree|sounds good|let'?s do (?:that|it)|do it|go ahead|"
+    r"makes sense|fine|works for me|好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)\b",
+    re.I,
+)
+AGREE_ZH = re.compile(r"^(?:好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)(?:[，,。.！!\s]|吧|$)")
+# The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
+PROPOSAL = re.compile(
+    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
+    r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
+    r"建议|推荐|我倾向|倾向于",
+    re.I,
+)
+_ALTERNATIVE = re.compile(
+    r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
+    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用)\s*`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
+    r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
+    re.I,
+)
+
+
+def is_choice(s: str) -> bool:
+    return bool(CHOICE.search(s)) and not is_question(s)
+
+
+def agrees(s: str) -> bool:
+    return bool(AGREE.match(s) or AGREE_ZH.match(s.strip()))
+
+
+def alternatives(text: str, chosen: str | None = None) -> list[str]:
+    """What was passed over, as named in a decision ("instead of celery", "不用 Redis")."""
+    out = []
+    for m in _ALTERNATIVE.finditer(text):
+        name = next((g for g in m.groups() if g), "").strip("`.,，。")
+        low = name.lower()
+        if len(name) < 2 or low in ("the", "a", "an", "that", "this", "it", "just", "only", "sure", "yet"):
+            continue
+        if chosen and low == chosen.lower():
+            continue
+        out.append(name)
+    return list(dict.fromkeys(out))[:4]
+
+
+_CHOSEN = re.compile(
+    r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|switch(?:ing)? to|stick(?:ing)? with)\s+`?([\w.+/-]+)|"
+    r"([\w.+/-]+)`?\s+it is\b|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)",
+    re.I,
+)
+
+
+def chosen_of(text: str) -> str | None:
+    m = _CHOSEN.search(text)
+    return next((g for g in m.groups() if g), None) if m else None
 
 
 _CONTINUES = re.compile(
@@ -443,6 +587,42 @@ def is_experience(s: str, after_error: bool = False) -> bool:
     if _CAUSE.search(s) and (_FAIL.search(s) or _FIX.search(s)):
         return True
     return after_error and bool(_FAIL.search(s)) and bool(_FIX.search(s))
+
+
+_ERROR_WORD = re.compile(
+    r"error|exception|fail|fatal|not found|no such|denied|refused|panic|timed? ?out|traceback|cannot|can't|"
+    r"unable|invalid|missing|does not exist|undefined|conflict|ERR!|错误|失败|异常|超时",
+    re.I,
+)
+
+
+def is_error_line(error: str, command: str) -> bool:
+    """Whether a failed call's error line says what went wrong (not an npm banner, a progress line
+    or the command echoed back)."""
+    e = error.strip()
+    return bool(e) and not e.startswith(">") and e not in command and bool(_ERROR_WORD.search(e))
+
+
+def _command_words(cmd: str) -> set[str]:
+    return {w for w in re.findall(r"[\w.:/-]+", cmd.lower()) if not w.startswith("-") and len(w) > 1}
+
+
+def same_command(a: str, b: str) -> bool:
+    """Two shell commands that do the same job (`python -m pytest -q` / `uv run pytest -q`)."""
+    wa, wb = _command_words(a), _command_words(b)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.34
+
+
+_LOOKS = re.compile(
+    r"^\s*(?:cd \S+\s*&&\s*)?(?:ls|cat|head|tail|less|grep|rg|find|sed -n|awk|wc|echo|pwd|which|type|env|"
+    r"git (?:log|status|diff|show|blame|branch)|docker (?:ps|logs|inspect|volume inspect)|kubectl (?:get|describe|"
+    r"logs)|curl -s?I|tree|stat|du|df|printenv)\b"
+)
+
+
+def only_looks(cmd: str) -> bool:
+    """A shell command that only reads (ls, cat, git log): it cannot have fixed anything."""
+    return bool(_LOOKS.match(cmd))
 
 
 def has_fix(s: str) -> bool:
