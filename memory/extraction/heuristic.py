@@ -173,6 +173,8 @@ def _from_user(text: str, turn: dict, proposal: list[str] | None = None) -> list
         if j in used:
             continue
         hit = R.classify_user(raw)
+        if hit is None and out and last_end == j - 1 and out[-1].category != "decision" and R.is_detail(raw):
+            hit = (R.strip_fillers(raw), "statement", "", 3)  # "`amount_minor` bigint plus a `currency`"
         if hit is None:
             continue
         sentence, category, why, importance = hit
@@ -394,6 +396,10 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
     replaced = next((src for src, rel, _ in c.relations if rel == "replaced"), None)
     subject, attribute, value = R.subject_for(c.content, c.category, mentions, replaced)
     c.subject, c.attribute, c.value = subject, attribute, value
+    if c.role == "user" and c.layer != "experience":
+        old = [v for v in R.replaced_values(c.content) if not value or v.casefold() != value.casefold()]
+        if old:
+            c.metadata["replaces"] = old
     valence, intensity, moods = feel(c.content)
     c.valence, c.intensity, c.moods = valence, intensity, moods
     if emotion.Emotion(intensity=intensity).flashbulb:

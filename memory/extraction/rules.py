@@ -126,7 +126,8 @@ _REQUEST = re.compile(
     re.I,
 )
 WHY_QUESTION = re.compile(
-    r"\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
+    r"\bcan you (?:look|check|see)\b|\bfigure out\b|\bfind out\b|\bany idea\b|\bwhat happened\b|看下怎么|看看怎么|"
+    r"查查|\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
     r"|\binvestigate\b|\blook into\b|\bwhat'?s going on\b|为什么|怎么回事|什么原因|为啥|排查|查一下",
     re.I,
 )
@@ -173,6 +174,8 @@ RULE = re.compile(
 )
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
 PREFERENCE = re.compile(
+    r"^(?:and\s+)?keep (?:the )?(?:answers|replies|responses|it|them) (?:short|brief|concise)\b|"
+    r"\b(?:answer|reply|respond) (?:to me )?in (?:english|chinese)\b|回复(?:我)?用|回答(?:我)?用|"
     r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
     r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
     re.I,
@@ -191,7 +194,7 @@ RATIONALE = re.compile(
 )
 _MIGRATION = re.compile(
     r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
-    r"\bto\b|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
+    r"\bto\b|\b(?:moved|changed|switched|bumped|migrated)\b.{0,40}?\bto\s+`?[\w.:/-]*\d|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
     re.I,
 )
 _FACTS: list[tuple[str, re.Pattern]] = [
@@ -346,6 +349,16 @@ def is_statement(s: str) -> bool:
     if not (_SPECIFIC.search(s) or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}", s))):
         return False
     return bool(_STATEMENT_VERB.search(s)) and _long_enough(s)
+
+
+def is_detail(s: str) -> bool:
+    """A verbless sentence naming specifics, which completes the statement before it."""
+    s = strip_fillers(s)
+    return (
+        bool(_SPECIFIC.search(s))
+        and _long_enough(s)
+        and not (is_question(s) or _REQUEST.match(s) or _NARRATIVE.match(s) or is_chat(s) or _EPISODE.search(s))
+    )
 
 
 def entities_cjk_any(s: str) -> bool:
@@ -519,7 +532,7 @@ def starts_with_pronoun(s: str) -> bool:
 # -- assistant sentences -----------------------------------------------------------------------
 
 _NARRATION = re.compile(
-    r"^(?:let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
+    r"^(?:found it|found the (?:bug|problem|issue|cause)|found\b|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)",
@@ -581,9 +594,14 @@ def is_narration(s: str) -> bool:
     return bool(_NARRATION.match(s.strip(" *_")))
 
 
+_ROOT_CAUSE = re.compile(r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在", re.I)
+
+
 def is_experience(s: str, after_error: bool = False) -> bool:
     if is_question(s):
         return False
+    if _ROOT_CAUSE.search(s):
+        return True
     if _CAUSE.search(s) and (_FAIL.search(s) or _FIX.search(s)):
         return True
     return after_error and bool(_FAIL.search(s)) and bool(_FIX.search(s))
@@ -690,6 +708,53 @@ _NEGATED_BEFORE = re.compile(
     r"(?:\w+\W{1,3}){0,2}$",
     re.I,
 )
+
+
+# -- corrections: what a new statement replaces ------------------------------------------------
+
+_CHANGED = re.compile(
+    r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
+    r"retired|renamed|replaced)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换",
+    re.I,
+)
+_VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
+_OLD_BEFORE = re.compile(
+    r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|"
+    r"不再|从)\s*(?:the\s+)?(?:" + _VALUE + ")",
+    re.I,
+)
+_OLD_AFTER = re.compile(
+    r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
+    r"(?:cli )?is no longer used|is dead|已下线|下线|回收|停用|废弃|去掉了)",
+    re.I,
+)
+_NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
+
+
+def replaced_values(content: str) -> list[str]:
+    """The old values a correction names ("port 6543 now, not 5433", "老的 10.12.3.45 回收",
+    "`airflow dags backfill` is no longer used"): a current memory holding one is out of date."""
+    if not _CHANGED.search(content):
+        return []
+    out = []
+    for rx in (_OLD_BEFORE, _OLD_AFTER):
+        for m in rx.finditer(content):
+            quoted = bool(m.group(1))
+            v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
+            if len(v) < 3 or v.lower() in _NOT_VALUES:
+                continue
+            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper():
+                out.append(v)
+    return list(dict.fromkeys(out))[:4]
+
+
+def subject_words(subject: str | None) -> set[str]:
+    """The words of a subject that tell one thing from another ("staging port" ~ "staging database")."""
+    if not subject:
+        return set()
+    generic = {"the", "our", "a", "port", "is", "on", "at", "local", "value", "db", "database", "server", "the db"}
+    words = set(re.findall(r"[a-z0-9]+", subject.lower())) | set(re.findall(r"[\u4e00-\u9fff]{2}", subject))
+    return {w for w in words if w not in generic and not w.isdigit()}
 
 
 def subject_for(
