@@ -131,7 +131,8 @@ def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, 
     parts = [sents[start]]
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
-        if R.is_question(nxt) or R.is_chat(nxt) or R.RULE.search(nxt) or len(R.strip_fillers(nxt)) < 4:
+        rule = R.RULE.search(nxt) and not R.LACKS.search(nxt)
+        if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4:
             break
         hit = R.classify_user(nxt)
         if hit is not None and hit[1] not in ("statement", "note", "decision", "change"):
@@ -141,7 +142,7 @@ def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, 
     said = " ".join(R.strip_fillers(p) or p for p in parts)
     alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
     specific = R.is_statement(said) or bool(re.search(r"[A-Za-z]{3,}|\d", said))
-    if not proposal and not (alts or R.RATIONALE.search(said)) or not specific and not proposal:
+    if not proposal and not (alts or R.RATIONALE.search(said) or len(parts) > 1) or not specific and not proposal:
         return None, set()
     content = R.tidy(said)
     if proposal:

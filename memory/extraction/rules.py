@@ -172,6 +172,10 @@ RULE = re.compile(
     r"(?<![区分特类级告识差个])别(?![的人处])",
     re.I,
 )
+# "We don't have redis in prod" states a fact (a reason, usually), it orders nothing.
+LACKS = re.compile(
+    r"\b(?:we|it|they|this|that|there)\s+(?:don'?t|doesn'?t|do not|does not) (?:have|exist|support)\b", re.I
+)
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
 PREFERENCE = re.compile(
     r"^(?:and\s+)?keep (?:the )?(?:answers|replies|responses|it|them) (?:short|brief|concise)\b|"
@@ -306,7 +310,7 @@ _STATEMENT_VERB = re.compile(
     r"can'?t|cannot|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|breaks?|fails?|stores?|points?|takes?|keeps?|"
     r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
     r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies)\b|"
-    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠",
+    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关",
     re.I,
 )
 _NARRATIVE = re.compile(
@@ -395,7 +399,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s, corrected = strip_fillers(s[m.end() :]), True
     elif _CORRECTION_ZH.match(s):
         corrected = True
-    rule, pref = RULE.search(s), PREFERENCE.search(s)
+    rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
     if _REQUEST.match(s) and not (rule or pref or remember):
         return None
     why: list[str] = []
@@ -421,6 +425,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
             why.append("told for information")
+        elif replaced_values(s) and _SPECIFIC.search(s):
+            category, importance = "change", 4
+            why.append("a value replaced")
         elif is_statement(s):
             category, importance = "statement", 3
             why.append("stated about the project")
@@ -682,7 +689,9 @@ _SUBJECTS = [
 ]
 _PORT_SUBJECT = re.compile(
     r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are)\b.{0,25}?(\d{2,5})|"
-    r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})",
+    r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})|"
+    r"([\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z\s]{1,20}?)\s*端口\s*号?\s*(?:现在)?\s*(?:是|为|改成|改为|换成|调成|"
+    r"调整为)?\s*:?(\d{2,5})",
     re.I,
 )
 _VALUE_ZH = re.compile(
@@ -776,11 +785,11 @@ def subject_for(
                     return subject, "command", cmd.name
     m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None
     if m and category == "config":
-        subject = strip_fillers((m.group(1) or m.group(3) or "").strip()).lower()
+        subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         if subject in ("it", "this", "that", "") and mentions:
             subject = mentions[0].name.lower()
-        return subject or None, "port", m.group(2) or m.group(4)
+        return subject or None, "port", m.group(2) or m.group(4) or m.group(6)
     if category == "config":
         v = _VALUE_ZH.search(content) or _VALUE_EN.search(content)
         if v:
