@@ -86,11 +86,16 @@ def extract(
         if role == "user":
             out.extend(_from_user(text, turn, proposal))
             proposal = []
-            why_pending = bool(R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text))
+            why_pending = bool(
+                (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
+            )
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
-            proposal = [x for x in R.sentences(text) if R.PROPOSAL.search(x) and not R.is_question(x)][-2:]
+            said = [x for x in R.sentences(text) if not R.is_question(x)]
+            proposal = [x for x in said if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
+            if not proposal and any(R.PROPOSAL.search(x) for x in said):  # "Options:" and a list
+                proposal = [x for x in said if not x.rstrip().endswith((":", "："))][-4:]
             found = _from_assistant(text, turn, why_pending, _after_error(turns, i))
             if found or R.has_content(text):
                 why_pending = False
@@ -142,7 +147,13 @@ def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, 
     said = " ".join(R.strip_fillers(p) or p for p in parts)
     alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
     specific = R.is_statement(said) or bool(re.search(r"[A-Za-z]{3,}|\d", said))
-    if not proposal and not (alts or R.RATIONALE.search(said) or len(parts) > 1) or not specific and not proposal:
+    strong = bool(R.STRONG_CHOICE.search(said))
+    if (
+        not proposal
+        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong)
+        or not specific
+        and not proposal
+    ):
         return None, set()
     content = R.tidy(said)
     if proposal:
@@ -266,13 +277,15 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             )
             used.add(j)
     if why_pending and not any(c.layer == "experience" for c in out):
-        answer = []
+        answer: list[str] = []
         for j, s in enumerate(sents):
-            if j in used:
+            if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
                 continue
+            if re.match(r"^(?:options|ways out|fix|修法|方案|改法)\b", s, re.I) and answer:
+                break  # the explanation is over; what follows is what to do about it
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
                 answer.append(s)
-            if len(answer) == 2:
+            if len(answer) == 4 or sum(len(x) for x in answer) >= 240:
                 break
         if answer and sum(len(s) for s in answer) >= 30:
             out.insert(

@@ -309,7 +309,8 @@ _STATEMENT_VERB = re.compile(
     r"\b(?:is|are|was|were|runs?|lives?|uses?|goes|go|has|have|needs?|reads?|lands?|comes?|must|only|"
     r"can'?t|cannot|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|breaks?|fails?|stores?|points?|takes?|keeps?|"
     r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
-    r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies)\b|"
+    r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
+    r"there is|there are)\b|"
     r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关",
     re.I,
 )
@@ -450,7 +451,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 CHOICE = re.compile(
     r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
     r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
-    r"make it \d+|stay(?:ing)? (?:on|with))\b|"
+    r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d))\b|"
     r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是用|"
     r"^用\s*[A-Za-z`]",
     re.I,
@@ -464,6 +465,7 @@ AGREE = re.compile(
 AGREE_ZH = re.compile(r"^(?:好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)(?:[，,。.！!\s]|吧|$)")
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
+    r"^(?:options|ways out|two options|choices|alternatives)\b|几个(?:方向|选项|选择|办法)|候选|替代方案|"
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"建议|推荐|我倾向|倾向于",
@@ -473,6 +475,14 @@ _ALTERNATIVE = re.compile(
     r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
     r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用)\s*`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
     r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
+    re.I,
+)
+
+
+# A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
+STRONG_CHOICE = re.compile(
+    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|定了|就用|决定|"
+    r"^(?:drop|pick|take) (?:it|that|this|option \d)\b",
     re.I,
 )
 
@@ -539,7 +549,8 @@ def starts_with_pronoun(s: str) -> bool:
 # -- assistant sentences -----------------------------------------------------------------------
 
 _NARRATION = re.compile(
-    r"^(?:found it|found the (?:bug|problem|issue|cause)|found\b|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
+    r"^(?:found it|found the (?:bug|problem|issue|cause)|found\b|reproduced|yes|yep|right|correct|"
+    r"找到了|复现了|对|是的|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)",
@@ -595,6 +606,19 @@ _A_FACTS: list[tuple[str, re.Pattern]] = [
     ),
     ("config", re.compile(r"\b(?:this|the) (?:repo|project|codebase) (?:pins|requires|targets)\b", re.I)),
 ]
+
+
+# The user reports something broken: the assistant's next explanation is what went wrong and why.
+_PROBLEM = re.compile(
+    r"\b(?:is|are|was|got|keeps?|started) (?:broken|failing|down|timing out|rejected|getting rejected|logging)\b|"
+    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
+    r"不生效|丢了|掉到|超时|告警",
+    re.I,
+)
+
+
+def reports_problem(text: str) -> bool:
+    return bool(_PROBLEM.search(text))
 
 
 def is_narration(s: str) -> bool:
