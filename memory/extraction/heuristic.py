@@ -77,6 +77,7 @@ def extract(
     why_pending = False  # the user asked why something happens: the next answer is an experience
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
+    said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -84,7 +85,7 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
-            out.extend(_from_user(text, turn, proposal))
+            out.extend(_from_user(text, turn, proposal, said))
             proposal = []
             why_pending = bool(
                 (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
@@ -92,10 +93,11 @@ def extract(
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
-            said = [x for x in R.sentences(text) if not R.is_question(x)]
-            proposal = [x for x in said if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
-            if not proposal and any(R.PROPOSAL.search(x) for x in said):  # "Options:" and a list
-                proposal = [x for x in said if not x.rstrip().endswith((":", "："))][-4:]
+            now = [x for x in R.sentences(text) if not R.is_question(x)]
+            said = (said + now)[-40:]
+            proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
+            if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
+                proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
             found = _from_assistant(text, turn, why_pending, _after_error(turns, i))
             if found or R.has_content(text):
                 why_pending = False
@@ -118,7 +120,7 @@ def extract(
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
-def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, set[int]]:
+def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tuple[Candidate | None, set[int]]:
     """A decision stated across sentences and turns: the user's choice ("merge it is", "定了：…") or
     their agreement to what the assistant just proposed ("Agreed", "就这么办"), with the reasons
     that follow it in the turn and the proposal it answers. None when the turn settles nothing."""
@@ -144,6 +146,7 @@ def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, 
             break
         parts.append(nxt)
         used.add(k)
+    context = list(said)
     said = " ".join(R.strip_fillers(p) or p for p in parts)
     alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
     specific = R.is_statement(said) or bool(re.search(r"[A-Za-z]{3,}|\d", said))
@@ -155,6 +158,12 @@ def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, 
         and not proposal
     ):
         return None, set()
+    chosen = R.chosen_of(said)
+    if not proposal and chosen and len(chosen) >= 3:  # "go with manifest": the option it names, in full
+        naming = [x for x in context if chosen.casefold() in x.casefold()]
+        # the option that names it in code (`LoadMode.DBT_MANIFEST`) first, then the latest mention
+        coded = [x for x in naming if re.search(r"`[^`]*" + re.escape(chosen) + r"[^`]*`", x, re.I)]
+        proposal = list(dict.fromkeys(coded[:1] + naming[-1:]))
     content = R.tidy(said)
     if proposal:
         content = content.rstrip() + " (agreed to the proposal: " + R.clip(" ".join(proposal), 300) + ")"
@@ -173,10 +182,12 @@ def _decision(sents: list[str], proposal: list[str]) -> tuple[Candidate | None, 
     return c, used
 
 
-def _from_user(text: str, turn: dict, proposal: list[str] | None = None) -> list[Candidate]:
+def _from_user(
+    text: str, turn: dict, proposal: list[str] | None = None, said: list[str] | None = None
+) -> list[Candidate]:
     sents = R.sentences(text)
     out: list[Candidate] = []
-    decision, used = _decision(sents, proposal or [])
+    decision, used = _decision(sents, proposal or [], said or [])
     if decision is not None:
         out.append(decision)
     last_end = -2  # index of the last sentence folded into the newest candidate
@@ -279,10 +290,12 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
     if why_pending and not any(c.layer == "experience" for c in out):
         answer: list[str] = []
         for j, s in enumerate(sents):
+            if re.match(r"^(?:options|ways out|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
+                break
             if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
                 continue
-            if re.match(r"^(?:options|ways out|fix|修法|方案|改法)\b", s, re.I) and answer:
-                break  # the explanation is over; what follows is what to do about it
+            if re.match(r"^(?:options|ways out|fix|修法|方案|改法|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
+                break  # the explanation is over (or there was none): what follows is what to do about it
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
                 answer.append(s)
             if len(answer) == 4 or sum(len(x) for x in answer) >= 240:

@@ -518,7 +518,8 @@ _CHOSEN = re.compile(
 
 def chosen_of(text: str) -> str | None:
     m = _CHOSEN.search(text)
-    return next((g for g in m.groups() if g), None) if m else None
+    name = next((g for g in m.groups() if g), "").strip(".,;:") if m else ""
+    return name or None
 
 
 _CONTINUES = re.compile(
