@@ -759,7 +759,7 @@ _OLD_BEFORE = re.compile(
 )
 _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
-    r"(?:cli )?is no longer used|is dead|已下线|下线|回收|停用|废弃|去掉了)",
+    r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突)",
     re.I,
 )
 _NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
