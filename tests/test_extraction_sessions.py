@@ -277,3 +277,37 @@ def test_harvest_and_extract_store_the_same_decision(store, tmp_path):
         a.forget(m["id"], permanent=True)
     a.harvest(transcript(tmp_path / "y.jsonl", "s2", *turns))
     assert [(m["layer"], m["content"]) for m in current(a)] == via_extract
+
+
+def test_a_changed_convention_in_a_later_session_supersedes_the_old_one(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "commit 信息按我们的规矩：中文，前面带 Jira 号，比如 `ORD-231 下单接口支持幂等`。"),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            ("user", "commit 规范改了，现在统一 conventional commits：`feat(order): 描述`，Jira 号放在 footer 里。"),
+        )
+    )
+    [new] = current(app)
+    assert "conventional commits" in new["content"]
+
+
+def test_a_retired_service_named_in_a_later_session_supersedes_the_facts_about_it(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl", "s1", ("user", "业务配置都放 Nacos（dataId order-center.yaml），别写死在代码里。")
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl", "s2", ("user", "Nacos 已经下线了，配置全部迁到 Apollo（appId order-center）。")
+        )
+    )
+    [new] = current(app)
+    assert "Apollo" in new["content"]

@@ -117,6 +117,7 @@ def extract(
 
 # -- user turns --------------------------------------------------------------------------------
 
+_FACT = ("statement", "config", "note", "location", "command", "environment", "version", "convention")
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
@@ -142,7 +143,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4:
             break
         hit = R.classify_user(nxt)
-        if hit is not None and hit[1] not in ("statement", "note", "decision", "change"):
+        if hit is not None and hit[1] in ("rule", "preference", "correction"):
             break
         parts.append(nxt)
         used.add(k)
@@ -201,7 +202,12 @@ def _from_user(
         if hit is None:
             continue
         sentence, category, why, importance = hit
-        fold = category == "statement" and out and last_end == j - 1 and out[-1].category != "decision"
+        fold = (
+            out
+            and last_end == j - 1
+            and out[-1].category != "decision"
+            and (category == "statement" or (out[-1].category in ("change", "statement") and category in _FACT))
+        )
         if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
             prev = out[-1]

@@ -170,9 +170,19 @@ def _supersede_replaced(
     """A correction that names what it replaces ("6543 now, not 5433", "老的 10.12.3.45 回收") closes
     the current facts that still hold the old value; they stay as history, superseded by the new one."""
     old_values = c.metadata.get("replaces") or []
-    if not old_values:
-        return
-    closed = []
+    closed: list[int] = []
+    if not old_values and c.layer == "fact" and rules.says_changed(c.content):
+        # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
+        # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
+        words = rules.subject_words(c.content[:14])
+        for mid, content, session in store.conn.execute(
+            f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer = 'fact' "
+            f"AND {_current_filter()} ORDER BY id DESC LIMIT 200",
+            (c.scope,),
+        ):
+            if mid != new_id and session != c.session_id and words & rules.subject_words(content[:14]):
+                closed.append(mid)
+                break
     for v in old_values:
         rows = store.conn.execute(
             f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND instr(lower(content), lower(?)) > 0 "
@@ -278,6 +288,17 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         for mid, value, subject in rows:
             if words and words & rules.subject_words(subject):
                 return mid, value
+    if c.attribute == "value" and c.category in ("config", "change", "correction"):
+        # "commit 规范改为 conventional commits" replaces the fact that is about commit messages: a
+        # current fact whose opening words name the same subject.
+        words = rules.subject_words(c.subject)
+        for mid, content in store.conn.execute(
+            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND {_current_filter()} "
+            f"ORDER BY id DESC LIMIT 200",
+            (c.scope,),
+        ):
+            if words and words & rules.subject_words(content[:14]):
+                return mid, None
     return None
 
 

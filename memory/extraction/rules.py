@@ -122,7 +122,7 @@ _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let me know|help me|i need|"
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
-    r"explain|list|give me|set up|install|now)\b|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
+    r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
     re.I,
 )
 WHY_QUESTION = re.compile(
@@ -329,7 +329,7 @@ _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
     r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|今天|刚才|出事|偶现|巨卡|没法用|"
-    r"挺香|不想|我真的|我\s*mac|本地生成",
+    r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过",
     re.I,
 )
 
@@ -417,7 +417,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         category, importance = "rule", 4
         why.append(f"rule ({rule.group(0).strip()})")
     else:
-        fact = next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
+        fact = None if _EPISODE.search(s) else next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
         if fact:
             category, importance = fact[0], 3
             why.append(f"project fact: {fact[0]}")
@@ -780,6 +780,16 @@ def replaced_values(content: str) -> list[str]:
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper():
                 out.append(v)
     return list(dict.fromkeys(out))[:4]
+
+
+_SAYS_CHANGED = re.compile(
+    r"^.{1,24}?(?:改了|变了|换了|改成|改为|\bchanged\b|\bhas changed\b|\bis now\b|\bare now\b)", re.I
+)
+
+
+def says_changed(content: str) -> bool:
+    """A statement that its subject changed ("commit 规范改了", "The deploy process changed")."""
+    return bool(_SAYS_CHANGED.search(content))
 
 
 def subject_words(subject: str | None) -> set[str]:
