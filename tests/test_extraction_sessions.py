@@ -311,3 +311,16 @@ def test_a_retired_service_named_in_a_later_session_supersedes_the_facts_about_i
     )
     [new] = current(app)
     assert "Apollo" in new["content"]
+
+
+def test_an_assistant_gotcha_is_kept_as_a_fact(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "update the order status in the repo"),
+            ("assistant", "这里特意用了 map：GORM 的 `Updates(struct)` 会跳过零值字段，`StatusPending` 是 0。"),
+        )
+    )
+    [f] = current(app, "fact")
+    assert "Updates(struct)" in f["content"]

@@ -286,7 +286,7 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
         fact = R.classify_assistant_fact(s)
         if fact:
             category, why = fact
-            layer = "experience" if category == "gotcha" else "fact"
+            layer = "fact"  # a gotcha is a standing constraint; experiences are what broke and why
             out.append(
                 Candidate(
                     R.tidy(s), layer=layer, category=category, importance=3, why=why, role="assistant", confidence=0.7

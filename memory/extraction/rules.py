@@ -586,7 +586,11 @@ _FIX_LEAD = re.compile(
     r"解决|修复",
     re.I,
 )
-_GOTCHA = re.compile(r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware)\b|\bnote:|注意|坑", re.I)
+_GOTCHA = re.compile(
+    r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware|silently|otherwise|must be|has to be|"
+    r"any other|keeps retrying|only works|only when|only if)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求",
+    re.I,
+)
 _A_FACTS: list[tuple[str, re.Pattern]] = [
     ("config", re.compile(r"\b(?:serves?|listens?|runs?) on (?:port )?:?\d{2,5}\b|\bon port \d{2,5}\b", re.I)),
     (
