@@ -324,3 +324,24 @@ def test_an_assistant_gotcha_is_kept_as_a_fact(app, tmp_path):
     )
     [f] = current(app, "fact")
     assert "Updates(struct)" in f["content"]
+
+
+def test_naming_the_proposed_option_is_a_decision_and_the_fix_completes_a_root_cause(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "fct_orders has dupes since the backfill, figure out why"),
+            (
+                "assistant",
+                "Root cause: `fct_orders` is incremental without a `unique_key`, so every run appends. "
+                "Fix: `unique_key='order_id'`, so re-selected rows update in place.",
+            ),
+            ("assistant", "Two options: a middleware, or an `@adyen_signed` decorator. I'd use the decorator."),
+            ("user", "decorator. explicit beats magic"),
+        )
+    )
+    [e] = current(app, "experience")
+    assert "unique_key='order_id'" in e["content"]
+    [d] = current(app, "decision")
+    assert "decorator" in d["content"].lower() and "explicit beats magic" in d["content"].lower()

@@ -130,7 +130,14 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         s = R.strip_fillers(raw) or raw
         if R.is_question(s):
             continue
-        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)):
+        named = (  # "decorator." answering "I'd use the decorator."
+            proposal
+            and j == 0
+            and len(s) <= 30
+            and len(s.split()) <= 3
+            and all(w.casefold() in " ".join(proposal).casefold() for w in re.findall(r"[\w.+-]{3,}", s) or ["\0"])
+        )
+        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named:
             start = j
             break
     if start is None:
@@ -300,7 +307,10 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 break
             if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
                 continue
-            if re.match(r"^(?:options|ways out|fix|修法|方案|改法|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
+            if re.match(r"^(?:fix|the fix|修法|改法|修复)\s*[:：]", s, re.I):
+                answer.append(s)  # the fix completes the explanation; what follows is the work
+                break
+            if re.match(r"^(?:options|ways out|方案|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
                 break  # the explanation is over (or there was none): what follows is what to do about it
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
                 answer.append(s)
