@@ -220,7 +220,7 @@ def test_assistant_narration_is_not_a_memory_but_its_diagnosis_is():
     assert "`uv lock`" in cands[0].content
 
 
-def test_failed_tool_call_followed_by_a_different_successful_call_is_an_experience():
+def test_failed_tool_call_fixed_by_a_call_after_which_it_passed_is_an_experience():
     t = turns_of(("user", "run the migrations"))
     t += [
         {
@@ -235,6 +235,7 @@ def test_failed_tool_call_followed_by_a_different_successful_call_is_an_experien
         },
         {"role": "assistant", "kind": "tool_call", "tool": "Bash", "input": "make db", "text": ""},
         {"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "make db", "text": "createdb shop"},
+        {"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "alembic upgrade head", "text": "ok"},
     ]
     [c] = extract(t, scope=SCOPE)
     assert c.layer == "experience"

@@ -13,6 +13,7 @@ Rules live in `memory.extraction_rules`; entities and relations in `memory.entit
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
@@ -75,6 +76,8 @@ def extract(
     out: list[Candidate] = []
     why_pending = False  # the user asked why something happens: the next answer is an experience
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
+    proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
+    said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -82,11 +85,19 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
-            out.extend(_from_user(text, turn))
-            why_pending = bool(R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text))
+            out.extend(_from_user(text, turn, proposal, said))
+            proposal = []
+            why_pending = bool(
+                (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
+            )
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
+            now = [x for x in R.sentences(text) if not R.is_question(x)]
+            said = (said + now)[-40:]
+            proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
+            if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
+                proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
             found = _from_assistant(text, turn, why_pending, _after_error(turns, i))
             if found or R.has_content(text):
                 why_pending = False
@@ -106,23 +117,105 @@ def extract(
 
 # -- user turns --------------------------------------------------------------------------------
 
+_FACT = ("statement", "config", "note", "location", "command", "environment", "version", "convention")
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
-def _from_user(text: str, turn: dict) -> list[Candidate]:
+def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tuple[Candidate | None, set[int]]:
+    """A decision stated across sentences and turns: the user's choice ("merge it is", "定了：…") or
+    their agreement to what the assistant just proposed ("Agreed", "就这么办"), with the reasons
+    that follow it in the turn and the proposal it answers. None when the turn settles nothing."""
+    start = None
+    for j, raw in enumerate(sents):
+        s = R.strip_fillers(raw) or raw
+        if R.is_question(s):
+            continue
+        named = (  # "decorator." answering "I'd use the decorator."
+            proposal
+            and j == 0
+            and len(s) <= 30
+            and len(s.split()) <= 3
+            and all(w.casefold() in " ".join(proposal).casefold() for w in re.findall(r"[\w.+-]{3,}", s) or ["\0"])
+        )
+        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named:
+            start = j
+            break
+    if start is None:
+        return None, set()
+    used = {start}
+    parts = [sents[start]]
+    for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
+        nxt = sents[k]
+        rule = R.RULE.search(nxt) and not R.LACKS.search(nxt)
+        if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4:
+            break
+        hit = R.classify_user(nxt)
+        if hit is not None and hit[1] in ("rule", "preference", "correction"):
+            break
+        parts.append(nxt)
+        used.add(k)
+    context = list(said)
+    said = " ".join(R.strip_fillers(p) or p for p in parts)
+    alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
+    specific = R.is_statement(said) or bool(re.search(r"[A-Za-z]{3,}|\d", said))
+    strong = bool(R.STRONG_CHOICE.search(said))
+    if (
+        not proposal
+        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong)
+        or not specific
+        and not proposal
+    ):
+        return None, set()
+    chosen = R.chosen_of(said)
+    if not proposal and chosen and len(chosen) >= 3:  # "go with manifest": the option it names, in full
+        naming = [x for x in context if chosen.casefold() in x.casefold()]
+        # the option that names it in code (`LoadMode.DBT_MANIFEST`) first, then the latest mention
+        coded = [x for x in naming if re.search(r"`[^`]*" + re.escape(chosen) + r"[^`]*`", x, re.I)]
+        proposal = list(dict.fromkeys(coded[:1] + naming[-1:]))
+    content = R.tidy(said)
+    if proposal:
+        content = content.rstrip() + " (agreed to the proposal: " + R.clip(" ".join(proposal), 300) + ")"
+    decision, rationale = R.split_rationale(said)
+    if rationale is None and len(parts) > 1:
+        decision, rationale = parts[0], " ".join(parts[1:])
+    c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
+    c.metadata.update(
+        decision=R.strip_fillers(decision) or decision,
+        rationale=rationale,
+        alternatives=alts or None,
+        chosen=R.chosen_of(said),
+        proposal=" ".join(proposal) or None,
+    )
+    c.metadata = {k: v for k, v in c.metadata.items() if v}
+    return c, used
+
+
+def _from_user(
+    text: str, turn: dict, proposal: list[str] | None = None, said: list[str] | None = None
+) -> list[Candidate]:
     sents = R.sentences(text)
     out: list[Candidate] = []
-    used: set[int] = set()
+    decision, used = _decision(sents, proposal or [], said or [])
+    if decision is not None:
+        out.append(decision)
     last_end = -2  # index of the last sentence folded into the newest candidate
-    raw_of: dict[int, str] = {}  # candidate index -> its sentence text before tidying
+    raw_of: dict[int, str] = {0: decision.content} if decision is not None else {}  # candidate -> raw text
     for j, raw in enumerate(sents):
         if j in used:
             continue
         hit = R.classify_user(raw)
+        if hit is None and out and last_end == j - 1 and out[-1].category != "decision" and R.is_detail(raw):
+            hit = (R.strip_fillers(raw), "statement", "", 3)  # "`amount_minor` bigint plus a `currency`"
         if hit is None:
             continue
         sentence, category, why, importance = hit
-        if R.starts_with_pronoun(sentence) and out and last_end == j - 1:
+        fold = (
+            out
+            and last_end == j - 1
+            and out[-1].category != "decision"
+            and (category == "statement" or (out[-1].category in ("change", "statement") and category in _FACT))
+        )
+        if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
             prev = out[-1]
             raw_of[len(out) - 1] = raw_of[len(out) - 1].rstrip(" ;；,，.。") + ". " + sentence
@@ -200,7 +293,7 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
         fact = R.classify_assistant_fact(s)
         if fact:
             category, why = fact
-            layer = "experience" if category == "gotcha" else "fact"
+            layer = "fact"  # a gotcha is a standing constraint; experiences are what broke and why
             out.append(
                 Candidate(
                     R.tidy(s), layer=layer, category=category, importance=3, why=why, role="assistant", confidence=0.7
@@ -208,13 +301,20 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             )
             used.add(j)
     if why_pending and not any(c.layer == "experience" for c in out):
-        answer = []
+        answer: list[str] = []
         for j, s in enumerate(sents):
-            if j in used:
+            if re.match(r"^(?:options|ways out|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
+                break
+            if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
                 continue
+            if re.match(r"^(?:fix|the fix|修法|改法|修复)\s*[:：]", s, re.I):
+                answer.append(s)  # the fix completes the explanation; what follows is the work
+                break
+            if re.match(r"^(?:options|ways out|方案|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
+                break  # the explanation is over (or there was none): what follows is what to do about it
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
                 answer.append(s)
-            if len(answer) == 2:
+            if len(answer) == 4 or sum(len(x) for x in answer) >= 240:
                 break
         if answer and sum(len(s) for s in answer) >= 30:
             out.insert(
@@ -273,26 +373,40 @@ def _tool_failures(
             explained.metadata.setdefault("failed_tool_calls", []).append(failure)
             explained.importance = max(explained.importance, 3)
             continue
-        intervening: list[str] = []
+        if not R.is_error_line(t.get("error") or "", t.get("input") or ""):
+            continue  # a banner or the command's own echo: nothing to learn from
         fix_at = None
         for k in window:
             r = turns[k]
-            if r.get("kind") == "tool_call" and r.get("tool") != t.get("tool"):
-                intervening.append(f"{r.get('tool')} {r.get('input')}".strip())
             if r.get("kind") != "tool_result" or r.get("tool") != t.get("tool") or k in claimed:
                 continue
-            if r.get("input") == t.get("input") and not intervening:
-                continue
-            fix_at = k
-            break
+            # A later call really fixed it: the same command changed ("python -m pytest" ->
+            # "uv run pytest"), or a command run before the failed one passed on retry ("make db"
+            # before "alembic upgrade head" passes). A call that only looked around (`git log`,
+            # `ls`) or an unrelated one that happened to succeed says nothing.
+            if r.get("input") != t.get("input") and R.same_command(r.get("input") or "", t.get("input") or ""):
+                fix_at = k
+                break
+            if r.get("input") == t.get("input"):
+                between = [
+                    q
+                    for q in range(i + 1, k)
+                    if turns[q].get("kind") == "tool_result"
+                    and turns[q].get("tool") == t.get("tool")
+                    and not R.only_looks(turns[q].get("input") or "")
+                    and q not in claimed
+                ]
+                if between:
+                    fix_at = between[-1]
+                break
         if fix_at is None or any(i < k < fix_at for k in user_turns):
             continue  # no fix seen, or the user said what to do: their words are the memory
         r = turns[fix_at]
         claimed.add(fix_at)
-        fix = r.get("input") if r.get("input") != t.get("input") else "after " + "; ".join(intervening[:2])
+        fix = r.get("input") or ""
         content = (
             f"`{R.clip(t['input'], 120)}` failed with `{R.clip(t.get('error') or 'an error', 160)}`; "
-            f"fixed by " + (f"`{R.clip(fix, 160)}`." if not fix.startswith("after ") else R.clip(fix, 200) + ".")
+            f"fixed by `{R.clip(fix, 160)}`."
         )
         out.append(
             Candidate(
@@ -325,6 +439,10 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
     replaced = next((src for src, rel, _ in c.relations if rel == "replaced"), None)
     subject, attribute, value = R.subject_for(c.content, c.category, mentions, replaced)
     c.subject, c.attribute, c.value = subject, attribute, value
+    if c.role == "user" and c.layer != "experience":
+        old = [v for v in R.replaced_values(c.content) if not value or v.casefold() != value.casefold()]
+        if old:
+            c.metadata["replaces"] = old
     valence, intensity, moods = feel(c.content)
     c.valence, c.intensity, c.moods = valence, intensity, moods
     if emotion.Emotion(intensity=intensity).flashbulb:

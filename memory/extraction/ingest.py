@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.errors import InvalidInput, StoreUnavailable
+from memory.extraction import rules
 from memory.extraction.heuristic import Candidate
 from memory.lang import text
 from memory.store import NewMemory, Store, content_hash, graph, indexes, parse_time
@@ -102,18 +103,30 @@ def _one(
         (c.scope, content_hash(c.content)),
     ).fetchone()
     if existing:
+        if c.layer == "decision" and _layer_of(store, existing[0]) != "decision":
+            _merge(store, existing[0], c, dry_run)  # the decision absorbs the same words stored as a fact
+            report.merged.append(existing[0])
+            item.update(action="merge", id=existing[0], similarity=1.0)
+            return
         _reinforce(store, existing[0], c, dry_run)
         report.reinforced.append(existing[0])
         item.update(action="repeat", id=existing[0])
         return
+    near = _nearest(store, c, vec)
+    best_id, best_sim = near[0] if near else (None, 0.0)
     old = _current_with_subject(store, c)
     if old is not None:
         same = (old[1] or "").casefold() == (c.value or "").casefold()
-        if same:
+        # The same subject and value is a repeat only when it also says the same thing: "new
+        # endpoints use FastAPI's APIRouter" is a rule of its own beside "we moved to FastAPI".
+        if same and (best_id != old[0] or best_sim < dedup_at):
+            old = None
+        elif same:
             _reinforce(store, old[0], c, dry_run)
             report.reinforced.append(old[0])
             item.update(action="repeat", id=old[0], reason=f"same {c.subject}.{c.attribute}")
             return
+    if old is not None:
         new_id = None if dry_run else _store(store, c, vec, report, names)
         if not dry_run:
             now = store.clock()
@@ -126,13 +139,13 @@ def _one(
             supersedes=old[0],
             reason=f"{c.subject}.{c.attribute}: {old[1]!r} -> {c.value!r}",
         )
+        _supersede_replaced(store, c, new_id, report, item, dry_run)
         return
-    near = _nearest(store, c, vec)
-    best_id, best_sim = near[0] if near else (None, 0.0)
     if best_id is not None and best_sim >= dedup_at:
         _merge(store, best_id, c, dry_run)
         report.merged.append(best_id)
         item.update(action="merge", id=best_id, similarity=round(best_sim, 3))
+        _supersede_replaced(store, c, best_id, report, item, dry_run)
         return
     surprise = 0.7 * (1.0 - best_sim) + 0.3 * _rarity(store, c.content)
     item["surprise"] = round(surprise, 3)
@@ -143,6 +156,49 @@ def _one(
         return
     new_id = None if dry_run else _store(store, c, vec, report, names)
     item.update(action="store", id=new_id)
+    _supersede_replaced(store, c, new_id, report, item, dry_run)
+
+
+def _layer_of(store: Store, memory_id: int) -> str | None:
+    row = store.conn.execute("SELECT layer FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row[0] if row else None
+
+
+def _supersede_replaced(
+    store: Store, c: Candidate, new_id: int | None, report: Report, item: dict, dry_run: bool
+) -> None:
+    """A correction that names what it replaces ("6543 now, not 5433", "老的 10.12.3.45 回收") closes
+    the current facts that still hold the old value; they stay as history, superseded by the new one."""
+    old_values = c.metadata.get("replaces") or []
+    closed: list[int] = []
+    if not old_values and c.layer == "fact" and rules.says_changed(c.content):
+        # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
+        # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
+        words = rules.subject_words(c.content[:14])
+        for mid, content, session in store.conn.execute(
+            f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer = 'fact' "
+            f"AND {_current_filter()} ORDER BY id DESC LIMIT 200",
+            (c.scope,),
+        ):
+            if mid != new_id and session != c.session_id and words & rules.subject_words(content[:14]):
+                closed.append(mid)
+                break
+    for v in old_values:
+        rows = store.conn.execute(
+            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND instr(lower(content), lower(?)) > 0 "
+            f"AND {_current_filter()}",
+            (c.scope, v),
+        ).fetchall()
+        for mid, content in rows:
+            if mid == new_id or mid in closed or (c.value and c.value.casefold() in content.casefold()):
+                continue
+            closed.append(mid)
+    for mid in closed:
+        if not dry_run and new_id is not None:
+            store.update(mid, valid_to=store.clock(), superseded_by=new_id, reason="superseded")
+        report.superseded.append((mid, new_id or 0))
+    if closed:
+        item["supersedes"] = closed[0] if len(closed) == 1 else closed
 
 
 # -- similarity --------------------------------------------------------------------------------
@@ -214,14 +270,36 @@ def _rarity(store: Store, content: str) -> float:
 
 
 def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] | None:
+    """The current memory about the same thing: the same subject and attribute, or for a port, a
+    value or a version a subject that shares its telling words ("staging port" and "staging
+    database listens on 5433"), so a differently worded correction still finds what it corrects."""
     if not (c.subject and c.attribute and c.value):
         return None
-    row = store.conn.execute(
-        f"SELECT id, json_extract(metadata, '$.value') FROM memories m WHERE scope = ? AND subject = ? "
-        f"AND json_extract(metadata, '$.attribute') = ? AND {_current_filter()} ORDER BY id DESC LIMIT 1",
-        (c.scope, c.subject, c.attribute),
-    ).fetchone()
-    return (row[0], row[1]) if row else None
+    rows = store.conn.execute(
+        f"SELECT id, json_extract(metadata, '$.value'), subject FROM memories m WHERE scope = ? "
+        f"AND json_extract(metadata, '$.attribute') = ? AND {_current_filter()} ORDER BY id DESC LIMIT 200",
+        (c.scope, c.attribute),
+    ).fetchall()
+    for mid, value, subject in rows:
+        if subject == c.subject:
+            return mid, value
+    if c.attribute in ("port", "value", "version"):
+        words = rules.subject_words(c.subject)
+        for mid, value, subject in rows:
+            if words and words & rules.subject_words(subject):
+                return mid, value
+    if c.attribute == "value" and c.category in ("config", "change", "correction"):
+        # "commit 规范改为 conventional commits" replaces the fact that is about commit messages: a
+        # current fact whose opening words name the same subject.
+        words = rules.subject_words(c.subject)
+        for mid, content in store.conn.execute(
+            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND {_current_filter()} "
+            f"ORDER BY id DESC LIMIT 200",
+            (c.scope,),
+        ):
+            if words and words & rules.subject_words(content[:14]):
+                return mid, None
+    return None
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -358,10 +436,20 @@ def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
     entry = _provenance(c, now)
     if c.content != m.content:
         entry["content"] = c.content[:500]
+    changes: dict[str, Any] = {"importance": max(m.importance, c.importance)}
+    if c.layer == "decision" and m.layer != "decision":
+        # A decision is never folded into a fact or an experience: it absorbs them. Its text leads,
+        # the old text stays in the history (memory_versions and this provenance entry).
+        changes.update(layer="decision", category=c.category, content=c.content)
+        entry["replaced_content"] = m.content[:500]
+        meta.update({k: v for k, v in c.metadata.items() if k != "turn" and k not in meta})
+    elif m.layer == "decision" and c.layer != "decision":
+        pass  # the decision keeps its words, reasons and alternatives; the newcomer is provenance
+    elif len(_terms(c.content) - _terms(m.content)) > len(_terms(m.content) - _terms(c.content)):
+        changes["content"] = c.content  # the newcomer says more; the old text stays in the history
+        entry["replaced_content"] = m.content[:500]
     meta["provenance"] = (prov + [entry])[-MAX_PROVENANCE:]
-    changes: dict[str, Any] = {"metadata": meta, "importance": max(m.importance, c.importance)}
-    if len(_terms(c.content) - _terms(m.content)) > len(_terms(m.content) - _terms(c.content)):
-        changes["content"] = c.content  # the newcomer says more
+    changes["metadata"] = meta
     store.update(memory_id, reason="merge", **changes)
     store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
 

@@ -16,7 +16,8 @@ from memory.lang import entities
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.", re.I)
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[;；。！？])\s*")
+# ";" and "；" join clauses that belong together (a rule and its reason): never split there.
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
 
 
@@ -121,11 +122,12 @@ _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let me know|help me|i need|"
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
-    r"explain|list|give me|set up|install|now)\b|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
+    r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
     re.I,
 )
 WHY_QUESTION = re.compile(
-    r"\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
+    r"\bcan you (?:look|check|see)\b|\bfigure out\b|\bfind out\b|\bany idea\b|\bwhat happened\b|看下怎么|看看怎么|"
+    r"查查|\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
     r"|\binvestigate\b|\blook into\b|\bwhat'?s going on\b|为什么|怎么回事|什么原因|为啥|排查|查一下",
     re.I,
 )
@@ -152,7 +154,7 @@ _HEADS_UP = re.compile(
     r"^\W*(?:heads[- ]up|fwiw|note|for context|context)\b\s*[:,-]|^\W*(?:注意|提醒一下|说明一下)[:：，,]", re.I
 )
 _CORRECTION = re.compile(
-    r"^(?:no|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
+    r"^(?:no(?=\s*[,.!:;—-])|nope|nah|wrong|not quite|that's (?:wrong|not right|incorrect)|incorrect|actually)"
     r"\b[\s,.!:;—-]*|^(?:不对|不是的|错了|不行|不不)[\s，,。！!：:]*",
     re.I,
 )
@@ -170,8 +172,14 @@ RULE = re.compile(
     r"(?<![区分特类级告识差个])别(?![的人处])",
     re.I,
 )
+# "We don't have redis in prod" states a fact (a reason, usually), it orders nothing.
+LACKS = re.compile(
+    r"\b(?:we|it|they|this|that|there)\s+(?:don'?t|doesn'?t|do not|does not) (?:have|exist|support)\b", re.I
+)
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
 PREFERENCE = re.compile(
+    r"^(?:and\s+)?keep (?:the )?(?:answers|replies|responses|it|them) (?:short|brief|concise)\b|"
+    r"\b(?:answer|reply|respond) (?:to me )?in (?:english|chinese)\b|回复(?:我)?用|回答(?:我)?用|"
     r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
     r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
     re.I,
@@ -190,7 +198,7 @@ RATIONALE = re.compile(
 )
 _MIGRATION = re.compile(
     r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
-    r"\bto\b|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
+    r"\bto\b|\b(?:moved|changed|switched|bumped|migrated)\b.{0,40}?\bto\s+`?[\w.:/-]*\d|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
     re.I,
 )
 _FACTS: list[tuple[str, re.Pattern]] = [
@@ -282,6 +290,86 @@ _FACTS: list[tuple[str, re.Pattern]] = [
 ]
 
 
+# Talk about the task at hand or about the speaker, not about the project: never a memory, whatever
+# trigger word it holds ("I always mix them up.", "don't fix them yet, just tell me.").
+CHAT = re.compile(
+    r"\b(?:lol|haha|yet|for now|right now|today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
+    r"(?:always|keep) mix(?:ing)? (?:them|it|up)|asked me|couldn'?t remember|can'?t remember|"
+    r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b|"
+    r"no need to|nothing (?:installed|else)|while (?:you'?re|we'?re|i'?m) at it|before you touch|"
+    r"i'?ll (?:trigger|do|check|ask|look|handle|take care)|new (?:machine|laptop)|fresh laptop|"
+    r"here'?s (?:mine|my|the one)|put this in|sounds good|thanks|thank you)\b|"
+    r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢",
+    re.I,
+)
+# Something specific to the project: code, a path or dotted name, an identifier, a number, a
+# setting, an ASCII term inside Chinese. A plain statement without any of these is small talk.
+_SPECIFIC = re.compile(r"`[^`]+`|\b\w+[_/.:]\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d{2,}|\w=\w|--\w")
+_STATEMENT_VERB = re.compile(
+    r"\b(?:is|are|was|were|runs?|lives?|uses?|goes|go|has|have|needs?|reads?|lands?|comes?|must|only|"
+    r"can'?t|cannot|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|breaks?|fails?|stores?|points?|takes?|keeps?|"
+    r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
+    r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
+    r"there is|there are)\b|"
+    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关",
+    re.I,
+)
+_NARRATIVE = re.compile(
+    r"^(?:i|we)\s+(?:did|was|were|had|just|tried|ran|think|guess|believe|wonder|thought|forgot|saw|"
+    r"noticed|want|need|'d|'ll|will|can|could|might|may|am|'m)\b|^(?:i|we)'(?:ll|d|m|ve)\b|"
+    r"^(?:我|我们)(?:刚|刚才|觉得|想|猜|试了|看了|昨天|之前|要|先|会)|^(?:maybe|perhaps|probably|not sure|"
+    r"i guess|也许|可能|估计|好像)",
+    re.I,
+)
+
+
+# A report of what just happened or a request folded into a statement: the task of the day, not a
+# standing fact ("fct_orders has dupes since the backfill last night.", "…，帮我换成 Apollo。").
+_EPISODE = re.compile(
+    r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
+    r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|今天|刚才|出事|偶现|巨卡|没法用|"
+    r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过",
+    re.I,
+)
+
+
+def is_chat(s: str) -> bool:
+    return bool(CHAT.search(s))
+
+
+def is_statement(s: str) -> bool:
+    """A plainly stated fact, constraint or gotcha about the project with no trigger word: a
+    declarative sentence that names something specific ("The tests pass only when TZ=UTC because
+    the ORM stores naive datetimes.", "测试环境 MySQL 在 10.12.3.45:3306")."""
+    if (
+        is_question(s)
+        or _REQUEST.match(s)
+        or _NARRATIVE.match(s)
+        or is_chat(s)
+        or _EPISODE.search(s)
+        or s.rstrip().endswith((":", "："))
+    ):
+        return False
+    if not (_SPECIFIC.search(s) or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}", s))):
+        return False
+    return bool(_STATEMENT_VERB.search(s)) and _long_enough(s)
+
+
+def is_detail(s: str) -> bool:
+    """A verbless sentence naming specifics, which completes the statement before it."""
+    s = strip_fillers(s)
+    return (
+        bool(_SPECIFIC.search(s))
+        and _long_enough(s)
+        and not (is_question(s) or _REQUEST.match(s) or _NARRATIVE.match(s) or is_chat(s) or _EPISODE.search(s))
+    )
+
+
+def entities_cjk_any(s: str) -> bool:
+    return any(entities_cjk(ch) for ch in s)
+
+
 def split_rationale(s: str) -> tuple[str, str | None]:
     m = RATIONALE.search(s)
     if not m:
@@ -293,6 +381,10 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
     s = strip_fillers(raw)
+    lead = re.match(r"^([^:：`]{3,80})[:：]\s*(?=\S)", s)
+    if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
+        s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
+        informed = True
     if not _long_enough(s):
         return None
     remember = bool(_REMEMBER.search(s))
@@ -300,7 +392,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
             return None
-    if is_question(s) or _NOT_RULE.search(s):
+    if is_question(s) or _NOT_RULE.search(s) or is_chat(s):
         return None
     corrected = False
     m = _CORRECTION.match(s)
@@ -308,7 +400,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s, corrected = strip_fillers(s[m.end() :]), True
     elif _CORRECTION_ZH.match(s):
         corrected = True
-    rule, pref = RULE.search(s), PREFERENCE.search(s)
+    rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
     if _REQUEST.match(s) and not (rule or pref or remember):
         return None
     why: list[str] = []
@@ -325,7 +417,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         category, importance = "rule", 4
         why.append(f"rule ({rule.group(0).strip()})")
     else:
-        fact = next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
+        fact = None if _EPISODE.search(s) else next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
         if fact:
             category, importance = fact[0], 3
             why.append(f"project fact: {fact[0]}")
@@ -334,6 +426,12 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
             why.append("told for information")
+        elif replaced_values(s) and _SPECIFIC.search(s):
+            category, importance = "change", 4
+            why.append("a value replaced")
+        elif is_statement(s):
+            category, importance = "statement", 3
+            why.append("stated about the project")
         else:
             return None
     if corrected:
@@ -345,6 +443,83 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         importance = max(importance + 1, 4)
         why.insert(0, "asked to remember")
     return s, category, "; ".join(why), min(5, importance)
+
+
+# -- decisions across sentences and turns ------------------------------------------------------
+
+# The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
+CHOICE = re.compile(
+    r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
+    r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
+    r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d))\b|"
+    r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是用|"
+    r"^用\s*[A-Za-z`]",
+    re.I,
+)
+# A bare agreement: a decision when it answers a proposal.
+AGREE = re.compile(
+    r"^\W*(?:yes|yep|yeah|ok(?:ay)?|sure|agreed|agree|sounds good|let'?s do (?:that|it)|do it|go ahead|"
+    r"makes sense|fine|works for me|好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)\b",
+    re.I,
+)
+AGREE_ZH = re.compile(r"^(?:好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)(?:[，,。.！!\s]|吧|$)")
+# The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
+PROPOSAL = re.compile(
+    r"^(?:options|ways out|two options|choices|alternatives)\b|几个(?:方向|选项|选择|办法)|候选|替代方案|"
+    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
+    r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
+    r"建议|推荐|我倾向|倾向于",
+    re.I,
+)
+_ALTERNATIVE = re.compile(
+    r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
+    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用)\s*`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
+    r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
+    re.I,
+)
+
+
+# A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
+STRONG_CHOICE = re.compile(
+    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|定了|就用|决定|"
+    r"^(?:drop|pick|take) (?:it|that|this|option \d)\b",
+    re.I,
+)
+
+
+def is_choice(s: str) -> bool:
+    return bool(CHOICE.search(s)) and not is_question(s)
+
+
+def agrees(s: str) -> bool:
+    return bool(AGREE.match(s) or AGREE_ZH.match(s.strip()))
+
+
+def alternatives(text: str, chosen: str | None = None) -> list[str]:
+    """What was passed over, as named in a decision ("instead of celery", "不用 Redis")."""
+    out = []
+    for m in _ALTERNATIVE.finditer(text):
+        name = next((g for g in m.groups() if g), "").strip("`.,，。")
+        low = name.lower()
+        if len(name) < 2 or low in ("the", "a", "an", "that", "this", "it", "just", "only", "sure", "yet"):
+            continue
+        if chosen and low == chosen.lower():
+            continue
+        out.append(name)
+    return list(dict.fromkeys(out))[:4]
+
+
+_CHOSEN = re.compile(
+    r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|switch(?:ing)? to|stick(?:ing)? with)\s+`?([\w.+/-]+)|"
+    r"([\w.+/-]+)`?\s+it is\b|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)",
+    re.I,
+)
+
+
+def chosen_of(text: str) -> str | None:
+    m = _CHOSEN.search(text)
+    name = next((g for g in m.groups() if g), "").strip(".,;:") if m else ""
+    return name or None
 
 
 _CONTINUES = re.compile(
@@ -375,7 +550,8 @@ def starts_with_pronoun(s: str) -> bool:
 # -- assistant sentences -----------------------------------------------------------------------
 
 _NARRATION = re.compile(
-    r"^(?:let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
+    r"^(?:found it|found the (?:bug|problem|issue|cause)|found\b|reproduced|yes|yep|right|correct|"
+    r"找到了|复现了|对|是的|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)",
@@ -410,7 +586,11 @@ _FIX_LEAD = re.compile(
     r"解决|修复",
     re.I,
 )
-_GOTCHA = re.compile(r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware)\b|\bnote:|注意|坑", re.I)
+_GOTCHA = re.compile(
+    r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware|silently|otherwise|must be|has to be|"
+    r"any other|keeps retrying|only works|only when|only if)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求",
+    re.I,
+)
 _A_FACTS: list[tuple[str, re.Pattern]] = [
     ("config", re.compile(r"\b(?:serves?|listens?|runs?) on (?:port )?:?\d{2,5}\b|\bon port \d{2,5}\b", re.I)),
     (
@@ -433,16 +613,70 @@ _A_FACTS: list[tuple[str, re.Pattern]] = [
 ]
 
 
+# The user reports something broken: the assistant's next explanation is what went wrong and why.
+_PROBLEM = re.compile(
+    r"\b(?:is|are|was|got|keeps?|started) (?:broken|failing|down|timing out|rejected|getting rejected|logging)\b|"
+    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
+    r"不生效|丢了|掉到|超时|告警|方块|乱码|401|403|500|502|504",
+    re.I,
+)
+
+
+def reports_problem(text: str) -> bool:
+    return bool(_PROBLEM.search(text))
+
+
 def is_narration(s: str) -> bool:
     return bool(_NARRATION.match(s.strip(" *_")))
+
+
+_ROOT_CAUSE = re.compile(r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在", re.I)
 
 
 def is_experience(s: str, after_error: bool = False) -> bool:
     if is_question(s):
         return False
+    if _ROOT_CAUSE.search(s):
+        return True
     if _CAUSE.search(s) and (_FAIL.search(s) or _FIX.search(s)):
         return True
     return after_error and bool(_FAIL.search(s)) and bool(_FIX.search(s))
+
+
+_ERROR_WORD = re.compile(
+    r"error|exception|fail|fatal|not found|no such|denied|refused|panic|timed? ?out|traceback|cannot|can't|"
+    r"unable|invalid|missing|does not exist|undefined|conflict|ERR!|错误|失败|异常|超时",
+    re.I,
+)
+
+
+def is_error_line(error: str, command: str) -> bool:
+    """Whether a failed call's error line says what went wrong (not an npm banner, a progress line
+    or the command echoed back)."""
+    e = error.strip()
+    return bool(e) and not e.startswith(">") and e not in command and bool(_ERROR_WORD.search(e))
+
+
+def _command_words(cmd: str) -> set[str]:
+    return {w for w in re.findall(r"[\w.:/-]+", cmd.lower()) if not w.startswith("-") and len(w) > 1}
+
+
+def same_command(a: str, b: str) -> bool:
+    """Two shell commands that do the same job (`python -m pytest -q` / `uv run pytest -q`)."""
+    wa, wb = _command_words(a), _command_words(b)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.34
+
+
+_LOOKS = re.compile(
+    r"^\s*(?:cd \S+\s*&&\s*)?(?:ls|cat|head|tail|less|grep|rg|find|sed -n|awk|wc|echo|pwd|which|type|env|"
+    r"git (?:log|status|diff|show|blame|branch)|docker (?:ps|logs|inspect|volume inspect)|kubectl (?:get|describe|"
+    r"logs)|curl -s?I|tree|stat|du|df|printenv)\b"
+)
+
+
+def only_looks(cmd: str) -> bool:
+    """A shell command that only reads (ls, cat, git log): it cannot have fixed anything."""
+    return bool(_LOOKS.match(cmd))
 
 
 def has_fix(s: str) -> bool:
@@ -484,7 +718,9 @@ _SUBJECTS = [
 ]
 _PORT_SUBJECT = re.compile(
     r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are)\b.{0,25}?(\d{2,5})|"
-    r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})",
+    r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})|"
+    r"([\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z\s]{1,20}?)\s*端口\s*号?\s*(?:现在)?\s*(?:是|为|改成|改为|换成|调成|"
+    r"调整为)?\s*:?(\d{2,5})",
     re.I,
 )
 _VALUE_ZH = re.compile(
@@ -512,6 +748,63 @@ _NEGATED_BEFORE = re.compile(
 )
 
 
+# -- corrections: what a new statement replaces ------------------------------------------------
+
+_CHANGED = re.compile(
+    r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
+    r"retired|renamed|replaced)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换",
+    re.I,
+)
+_VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
+_OLD_BEFORE = re.compile(
+    r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|"
+    r"不再|从)\s*(?:the\s+)?(?:" + _VALUE + ")",
+    re.I,
+)
+_OLD_AFTER = re.compile(
+    r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
+    r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突)",
+    re.I,
+)
+_NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
+
+
+def replaced_values(content: str) -> list[str]:
+    """The old values a correction names ("port 6543 now, not 5433", "老的 10.12.3.45 回收",
+    "`airflow dags backfill` is no longer used"): a current memory holding one is out of date."""
+    if not _CHANGED.search(content):
+        return []
+    out = []
+    for rx in (_OLD_BEFORE, _OLD_AFTER):
+        for m in rx.finditer(content):
+            quoted = bool(m.group(1))
+            v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
+            if len(v) < 3 or v.lower() in _NOT_VALUES:
+                continue
+            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper():
+                out.append(v)
+    return list(dict.fromkeys(out))[:4]
+
+
+_SAYS_CHANGED = re.compile(
+    r"^.{1,24}?(?:改了|变了|换了|改成|改为|\bchanged\b|\bhas changed\b|\bis now\b|\bare now\b)", re.I
+)
+
+
+def says_changed(content: str) -> bool:
+    """A statement that its subject changed ("commit 规范改了", "The deploy process changed")."""
+    return bool(_SAYS_CHANGED.search(content))
+
+
+def subject_words(subject: str | None) -> set[str]:
+    """The words of a subject that tell one thing from another ("staging port" ~ "staging database")."""
+    if not subject:
+        return set()
+    generic = {"the", "our", "a", "port", "is", "on", "at", "local", "value", "db", "database", "server", "the db"}
+    words = set(re.findall(r"[a-z0-9]+", subject.lower())) | set(re.findall(r"[\u4e00-\u9fff]{2}", subject))
+    return {w for w in words if w not in generic and not w.isdigit()}
+
+
 def subject_for(
     content: str, category: str, mentions: list, replaced: str | None = None
 ) -> tuple[str | None, str | None, str | None]:
@@ -531,11 +824,11 @@ def subject_for(
                     return subject, "command", cmd.name
     m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None
     if m and category == "config":
-        subject = strip_fillers((m.group(1) or m.group(3) or "").strip()).lower()
+        subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         if subject in ("it", "this", "that", "") and mentions:
             subject = mentions[0].name.lower()
-        return subject or None, "port", m.group(2) or m.group(4)
+        return subject or None, "port", m.group(2) or m.group(4) or m.group(6)
     if category == "config":
         v = _VALUE_ZH.search(content) or _VALUE_EN.search(content)
         if v:
