@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -380,6 +381,11 @@ async def test_a_missing_model_degrades_to_keyword_search_and_stores_without_vec
         async with harness.stdio_client(home, project, err, model=missing) as client:
             stored = await client.call_tool("memory_store", {"content": "The deploy script lives in ops/ship.sh"})
             assert not stored.is_error, harness.tool_text(stored)
+            for _ in range(600):  # no call waits for the model: until the load has failed it is 'loading'
+                state = (await client.call_tool("memory_stats", {})).structured_content["model"]
+                if state != "loading":
+                    break
+                await anyio.sleep(0.1)
             for _ in range(2):  # the model stays unavailable; it is not reloaded on every call
                 found = await client.call_tool("memory_search", {"query": "where is the deploy script"})
                 assert not found.is_error, harness.tool_text(found)

@@ -215,8 +215,9 @@ async def test_no_secret_from_any_entry_point_reaches_the_database_index_exports
         total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     finally:
         conn.close()
-    # A third: the harvest compares by meaning (its model embeds), so redacted look-alikes merge.
-    assert harvested >= len(CORPUS) // 3, "the harvest stored too little for the check to mean anything"
+    # A quarter: the harvest compares by meaning (its model embeds), so redacted look-alikes merge,
+    # and lines that read as chat are not kept; 24 or more stored lines still carried secrets in.
+    assert harvested >= len(CORPUS) // 4, "the harvest stored too little for the check to mean anything"
     assert total >= 2 * len(CORPUS)
 
     places: dict[str, bytes] = {p.name: p.read_bytes() for p in home.iterdir() if p.is_file()}
