@@ -14,7 +14,6 @@ from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.extraction import heuristic, ingest
 from memory.lang import mentions
-from memory.scope import project_scope
 from memory.store import Store
 from server.app import build_server
 
@@ -90,16 +89,17 @@ async def test_the_same_text_gets_the_same_links_through_every_entry_point(capsy
     s = Store.open(config, HashEmbedder(64))
     try:
         turn = {"kind": "text", "role": "user", "text": "Remember: " + ALICE}
-        cands = heuristic.extract([turn], scope=project_scope(project), known=config.known_entities)
+        # Another scope: in this one the same fact is stored already, and a harvest folds a repeat.
+        cands = heuristic.extract([turn], scope="global", known=config.known_entities)
         report = ingest.ingest(s, cands)
         [mid] = report.stored
-        stored = s.get(mid).content  # the extractor keeps the fact: "Alice Chen owns the billing-service."
+        stored = s.get(mid).content
     finally:
         s.close()
     for entry, names in got.items():
         assert names == want, entry
     assert links(config, mid) == {n for n, *_ in mentions.entities_for(stored, config.known_entities)}
-    assert links(config, mid) == {"Alice Chen", "billing-service"}
+    assert links(config, mid) == want  # the extractor keeps the whole sentence, ';' and all
 
 
 # -- import ----------------------------------------------------------------------------------------

@@ -49,7 +49,12 @@ async def test_the_mcp_search_tool_says_which_results_have_no_vector(project):
         project, "The staging database listens on port 6543", "Staging deploys on Fridays"
     )
     config = config_mod.load()
-    async with Client(build_server(config, HashEmbedder(64), project=str(project)), mode="legacy") as client:
+    # A model still loading: the server embeds what is missing once one is there.
+    loading = HashEmbedder(64)
+    loading.loaded = False  # type: ignore[attr-defined]
+    loading.start = lambda: None  # type: ignore[attr-defined]
+    loading.wait = lambda: None  # type: ignore[attr-defined]
+    async with Client(build_server(config, loading, project=str(project)), mode="legacy") as client:
         found = await client.call_tool("memory_search", {"query": "staging"})
     assert not found.is_error
     assert sorted(found.structured_content["without_vectors"]) == [first, second]
