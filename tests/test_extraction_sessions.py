@@ -345,3 +345,34 @@ def test_naming_the_proposed_option_is_a_decision_and_the_fix_completes_a_root_c
     assert "unique_key='order_id'" in e["content"]
     [d] = current(app, "decision")
     assert "decorator" in d["content"].lower() and "explicit beats magic" in d["content"].lower()
+
+
+# -- long documents: nothing lost ------------------------------------------------------------------
+
+RUNBOOK = "\n".join(
+    f"Step {i}: set STEP={i}, drain the canary on port {8000 + i}, then check the ledger-api dashboard for drift."
+    for i in range(1, 40)
+)
+
+
+def test_a_pasted_runbook_the_user_asks_to_remember_is_kept_whole_and_every_step_is_found(app, tmp_path):
+    path = transcript(
+        tmp_path / "s.jsonl",
+        "doc",
+        ("user", "Here is our ledger-api incident runbook, please remember it for later incidents:\n" + RUNBOOK),
+        ("assistant", "Got it."),
+    )
+    app.extract(path)
+    (doc,) = current(app)
+    assert doc["category"] == "document" and "STEP=37" in app.get([doc["id"]])["memories"][0]["content"]
+    found = app.search("canary port 8037", record=False)["results"]
+    assert "port 8037" in found[0]["content"]
+
+
+def test_sentences_of_one_text_that_differ_only_in_their_numbers_are_all_kept(app, tmp_path):
+    source = tmp_path / "runbook.txt"
+    source.write_text(RUNBOOK, encoding="utf-8")
+    report = app.extract(str(source))
+    assert [c.get("action") for c in report["candidates"]] == ["store"] * 39
+    contents = " ".join(m["content"] for m in current(app))
+    assert all(f"port {8000 + i}" in contents for i in range(1, 40))

@@ -190,9 +190,25 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     return c, used
 
 
+DOCUMENT_CHARS = 600  # a message this long that asks to be remembered is kept whole
+
+
+def _document(text: str) -> Candidate | None:
+    """A long message the user asks to remember ("here is our runbook, please remember it: ...",
+    "记住这个流程：..."): kept whole, as one memory (the store chunks it for search), instead of
+    taken apart sentence by sentence, where its lead-in would be all that survived."""
+    body = text.strip()
+    if len(body) < DOCUMENT_CHARS or not (R.asks_to_remember(body[:300]) or R.asks_to_remember(body[-200:])):
+        return None
+    return Candidate(body, layer="fact", category="document", importance=4, why="asked to remember a document")
+
+
 def _from_user(
     text: str, turn: dict, proposal: list[str] | None = None, said: list[str] | None = None
 ) -> list[Candidate]:
+    document = _document(text)
+    if document is not None:
+        return [document]
     sents = R.sentences(text)
     out: list[Candidate] = []
     decision, used = _decision(sents, proposal or [], said or [])

@@ -75,15 +75,32 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
     surprise_at = float(_setting(store, "extraction_surprise_threshold", 0.15))
     vectors = _embed_all(store, [c.content for c in candidates])
     names = _NameVectors(store)  # entity-name vectors, computed at most once per call
+    made: dict[int, str | None] = {}  # memories this call stored -> the message each came from
     for c, vec in zip(candidates, vectors):
         item = {"content": c.content, "layer": c.layer, "category": c.category, "why": c.why}
         report.items.append(item)
         try:
-            _one(store, c, vec, item, report, dry_run, dedup_at, surprise_at, names)
+            _one(store, c, vec, item, report, dry_run, dedup_at, surprise_at, names, made)
         except InvalidInput as e:  # one odd candidate never costs the rest of the session
             log.warning("extracted memory rejected: %s", e)
             item.update(action="rejected", error=str(e))
+        if item.get("action") == "store" and item.get("id"):
+            made[item["id"]] = c.source_ref
     return report
+
+
+_NUMBER = re.compile(r"\d+(?:[.:]\d+)*")
+
+
+def _may_fold(store: Store, memory_id: int, c: Candidate, made: dict[int, str | None]) -> bool:
+    """Whether a candidate may be folded into a similar memory (merged or reinforced). Not when
+    both came from one message (its sentences are distinct statements by construction: a
+    runbook's steps), nor when their numbers differ ("step 12, port 8012" is not "step 13, port
+    8013": a changed value is a supersession, decided by subject before this)."""
+    if memory_id in made and made[memory_id] == c.source_ref:
+        return False
+    old = store.conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return old is None or set(_NUMBER.findall(old[0])) == set(_NUMBER.findall(c.content))
 
 
 def _one(
@@ -96,6 +113,7 @@ def _one(
     dedup_at: float,
     surprise_at: float,
     names: _NameVectors,
+    made: dict[int, str | None],
 ) -> None:
     """Decide and apply what happens to one candidate (see the module docstring)."""
     existing = store.conn.execute(
@@ -114,6 +132,8 @@ def _one(
         return
     near = _nearest(store, c, vec)
     best_id, best_sim = near[0] if near else (None, 0.0)
+    if best_id is not None and not _may_fold(store, best_id, c, made):
+        best_id, best_sim = None, 0.0
     old = _current_with_subject(store, c)
     if old is not None:
         same = (old[1] or "").casefold() == (c.value or "").casefold()

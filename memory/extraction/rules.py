@@ -142,6 +142,12 @@ _REMEMBER = re.compile(
     r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了",
     re.I,
 )
+
+
+def asks_to_remember(text: str) -> bool:
+    return bool(_REMEMBER.search(text))
+
+
 _REMEMBER_HEAD = re.compile(
     r"^(?:please\s+)?(?:remember|memori[sz]e|keep in mind|don'?t forget|note|for future "
     r"reference|for the record)(?:\s+that)?[\s:,-]*|^(?:请)?(?:记住|记一下|记下来|记得|别忘了)"
