@@ -376,3 +376,14 @@ def test_sentences_of_one_text_that_differ_only_in_their_numbers_are_all_kept(ap
     assert [c.get("action") for c in report["candidates"]] == ["store"] * 39
     contents = " ".join(m["content"] for m in current(app))
     assert all(f"port {8000 + i}" in contents for i in range(1, 40))
+
+
+def test_a_chinese_correction_that_names_the_old_value_supersedes_it(app, tmp_path):
+    app.extract(transcript(tmp_path / "a.jsonl", "zh1", ("user", "预发环境的数据库端口是 5433。")))
+    app.extract(
+        transcript(tmp_path / "b.jsonl", "zh2", ("user", "更正一下：预发环境的端口现在是 6543，不是 5433 了。"))
+    )
+    (now,) = [m for m in current(app) if "6543" in m["content"]]
+    assert not [m for m in current(app) if "5433" in m["content"] and "6543" not in m["content"]]
+    assert "6543" in app.search("预发 端口", record=False)["results"][0]["content"]
+    assert now["layer"] == "fact"

@@ -758,13 +758,13 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
-    r"retired|renamed|replaced)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换",
+    r"retired|renamed|replaced)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
 _OLD_BEFORE = re.compile(
     r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|"
-    r"不再|从)\s*(?:the\s+)?(?:" + _VALUE + ")",
+    r"不再|而不是|不是|从)\s*(?:the\s+)?(?:" + _VALUE + ")",
     re.I,
 )
 _OLD_AFTER = re.compile(
