@@ -387,3 +387,18 @@ def test_a_chinese_correction_that_names_the_old_value_supersedes_it(app, tmp_pa
     assert not [m for m in current(app) if "5433" in m["content"] and "6543" not in m["content"]]
     assert "6543" in app.search("预发 端口", record=False)["results"][0]["content"]
     assert now["layer"] == "fact"
+
+
+def test_an_agreement_records_what_the_proposal_chose_and_why(app, tmp_path):
+    path = transcript(
+        tmp_path / "agree.jsonl",
+        "agree",
+        ("user", "Which task queue should we use for the webhooks?"),
+        ("assistant", "I'd suggest procrastinate instead of celery, because we have no redis in prod."),
+        ("user", "Agreed, let's go with that."),
+    )
+    app.extract(path)
+    (decision,) = current(app, layer="decision")
+    meta = app.get([decision["id"]])["memories"][0]["metadata"]
+    assert meta["chosen"] == "procrastinate" and meta["alternatives"] == ["celery"]
+    assert "no redis in prod" in meta["rationale"]

@@ -178,12 +178,18 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     decision, rationale = R.split_rationale(said)
     if rationale is None and len(parts) > 1:
         decision, rationale = parts[0], " ".join(parts[1:])
+    chosen = R.chosen_of(said)
+    if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES):
+        # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
+        chosen = R.proposed_of(" ".join(proposal)) or chosen
+        if rationale is None:
+            rationale = R.split_rationale(" ".join(proposal))[1]
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,
         rationale=rationale,
         alternatives=alts or None,
-        chosen=R.chosen_of(said),
+        chosen=chosen,
         proposal=" ".join(proposal) or None,
     )
     c.metadata = {k: v for k, v in c.metadata.items() if v}

@@ -528,6 +528,24 @@ def chosen_of(text: str) -> str | None:
     return name or None
 
 
+_PROPOSED = re.compile(
+    r"\b(?:suggest|recommend|propose|I'?d (?:use|pick|go with|choose))\s+(?:using\s+|we use\s+|the\s+)?`?([\w.+/-]+)`?"
+    r"|建议(?:用|采用|使用)?\s*`?([\w.+/-]+)`?",
+    re.I,
+)
+VAGUE_CHOICES = {"that", "this", "it", "them", "those", "these", "one", "这个", "那个", "它"}
+
+
+def proposed_of(text: str) -> str | None:
+    """The option a proposal puts forward ("I'd suggest procrastinate instead of celery")."""
+    name = chosen_of(text)
+    if name and name.casefold() not in VAGUE_CHOICES:
+        return name
+    m = _PROPOSED.search(text)
+    name = next((g for g in m.groups() if g), "").strip(".,;:") if m else ""
+    return name if name and name.casefold() not in VAGUE_CHOICES else None
+
+
 _CONTINUES = re.compile(
     r"^(?:it|that|this|which|otherwise|so|we had|last (?:time|month|week|year|quarter)|use |"
     r"instead|否则|不然|因为|这样|之前|上次)\b|^(?:否则|不然|因为|这样|之前|上次)",
