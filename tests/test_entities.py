@@ -276,8 +276,11 @@ async def test_lessons_for_returns_only_the_decisions_relevant_to_the_task(home,
             await call(c, "decision_outcome", id=d["id"], outcome=outcome)
             ids.append(d["id"])
         found = await call(c, "lessons_for", task="how to name git branches")
-    assert [les["id"] for les in found["lessons"]] == [ids[0]]
-    assert all(les["score"] > 0 for les in found["lessons"])
+        assert [les["id"] for les in found["lessons"]] == [ids[0]]
+        assert all(les["score"] > 0 for les in found["lessons"])
+        # No word in common and no meaning near it: the best of the unrelated is no lesson either.
+        unrelated = await call(c, "lessons_for", task="what colour should the logo be")
+    assert unrelated["lessons"] == []
 
 
 def test_the_lessons_command_returns_only_relevant_decisions_failures_first(capsys, home):

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.errors import InvalidInput
+from memory.errors import InvalidInput, StoreUnavailable
 from memory.retrieval import ranking as retrieval
-from memory.store import Memory, Store
+from memory.store import Memory, Store, indexes
 from memory.store.decisions import Outcome, outcomes_of
 
 OUTCOME_ORDER = {"failed": 0, "partial": 1, "worked": 2, None: 3}  # lessons: failures first
@@ -21,6 +21,12 @@ OUTCOME_ORDER = {"failed": 0, "partial": 1, "worked": 2, None: 3}  # lessons: fa
 # ones returned 10 -> 3 (a higher share, 0.5, gave .733 / 4.1 / 2).
 MIN_SCORE = 0.45
 TOP_SHARE = 0.4
+# The fused score ranks the vector channel from the pool's weakest to its strongest hit, so the
+# best of unrelated decisions still gets the channel's whole weight ("what color should the logo
+# be" found a failed mkdocs decision at 0.56). A decision that only the vector channel found must
+# also be near the task in absolute terms: cosine >= MIN_COSINE (all-MiniLM-L6-v2: paraphrases of a
+# task ~0.4-0.8, unrelated decisions ~0.0-0.25).
+MIN_COSINE = 0.35
 
 
 @dataclass
@@ -40,6 +46,20 @@ class Lesson:
             "outcome": self.outcome,
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
+
+
+def _near_enough(store: Store, task: str, results: list[retrieval.Result]) -> list[retrieval.Result]:
+    """The results a word of the task matched (keywords, entities), or whose meaning is near it."""
+    vector_only = [r for r in results if not any(r.channels.get(ch) for ch in ("bm25", "entity", "graph"))]
+    if not vector_only or store.embedder is None:
+        return results
+    try:
+        qvec = store.embedder.embed_query(task)
+    except StoreUnavailable:
+        return results  # keyword-only meanwhile: nothing was found by the vector channel alone
+    near = indexes.cosines(store, qvec, [r.memory.id for r in vector_only])
+    far = {r.memory.id for r in vector_only if near.get(r.memory.id, 0.0) < MIN_COSINE}
+    return [r for r in results if r.memory.id not in far]
 
 
 def lessons_for(
@@ -64,6 +84,8 @@ def lessons_for(
     q = retrieval.make_query(task, scopes, limit=pool, layer="decision")
     results = retrieval.search(store, q)
     outcomes = outcomes_of(store, [r.memory.id for r in results])
+    if min_score is None:
+        results = _near_enough(store, task, results)
     lessons = [Lesson(r.memory, r.score, outcomes[r.memory.id]) for r in results]
     if lessons:
         floor = min_score if min_score is not None else max(MIN_SCORE, TOP_SHARE * max(x.score for x in lessons))
