@@ -440,7 +440,7 @@ def _probe_entity_links(config: Config) -> str:
     return "every memory that names an entity is linked to it"
 
 
-def _vectors_check(c: Config) -> Check:
+def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
     """Memories without a vector are found by keywords only: a problem, with its fix."""
     path = c.db_path
     if not path.exists():
@@ -456,6 +456,10 @@ def _vectors_check(c: Config) -> Check:
             conn.close()
     except Exception as e:  # the database check above says what is wrong with the file
         return Check("vectors", None, f"not checked ({db.describe(e, path) if isinstance(e, db.DatabaseError) else e})")
+    if missing and engine.get("model") == "loading":
+        return Check(
+            "vectors", None, f"{missing} memories wait for the engine, which is loading the model to embed them"
+        )
     if missing:
         return Check(
             "vectors",
@@ -584,7 +588,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
                 lambda: _probe_entity_links(c),
             )
         )
-        checks.append(_vectors_check(c))
+        checks.append(_vectors_check(c, engine))
         checks.append(_install_check(c, ctx.project_dir))
         checks.append(_engine_check(c, engine))
     failed = [ch for ch in checks if ch.ok is False]
