@@ -111,6 +111,12 @@ def emit_context(event: str, context: str) -> None:
     sys.stdout.flush()
 
 
+def emit_warning(message: str) -> None:
+    """A line Claude Code shows the user (not the model): the hook JSON's systemMessage."""
+    sys.stdout.write(json.dumps({"systemMessage": message}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
 def watchdog(seconds: float, event: str, on_fire: Callable[[], None] | None = None) -> threading.Timer:
     """Exit 0 silently if the hook is still running after `seconds` (a lock or a slow disk must
     not eat Claude Code's timeout, whose expiry shows the user an error). `on_fire` runs first

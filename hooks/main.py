@@ -56,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         common.log_line(event or name or "hook", f"skipped: {e}")
     except Exception as e:  # noqa: BLE001 - fail open: never block or break the session
         common.log_line(event or name or "hook", f"{type(e).__name__}: {e}")
+        if event == "SessionStart" and type(e).__name__ in ("StoreUnavailable", "EmbeddingMismatch"):
+            # Once a session, to the user: without it a broken memory is silent in Claude Code.
+            common.emit_warning(f"MAPLE memory is off for this session: {e} (`maple-memory doctor` says more)")
     return 0
 
 

@@ -260,9 +260,17 @@ PROMPT = {
 }
 
 
-def assert_failed_open(result: subprocess.CompletedProcess[bytes], home: Path, lines_before: int) -> None:
+def assert_failed_open(
+    result: subprocess.CompletedProcess[bytes], home: Path, lines_before: int, *, warned: bool = False
+) -> None:
+    """Exit 0 with one log line; no context. `warned`: SessionStart tells the user (not the
+    model) why memory is off, in the hook JSON's systemMessage."""
     assert result.returncode == 0
-    assert result.stdout == b""
+    if warned:
+        assert list(json.loads(result.stdout)) == ["systemMessage"]
+        assert "maple-memory doctor" in json.loads(result.stdout)["systemMessage"]
+    else:
+        assert result.stdout == b""
     assert len(log_lines(home)) == lines_before + 1
 
 
@@ -279,7 +287,7 @@ def test_a_corrupt_database_file_makes_every_hook_exit_0_silently_and_log_it(tmp
     transcript.write_text((SESSIONS / "en01_invoicer_uv_postgres.jsonl").read_text())
     payload = {**PROMPT, "cwd": str(tmp_path), "transcript_path": str(transcript)}
     for n, event in enumerate(("user-prompt-submit", "session-start")):
-        assert_failed_open(hook(event, payload, home), home, n)
+        assert_failed_open(hook(event, payload, home), home, n, warned=event == "session-start")
     for event in ("stop", "pre-compact", "session-end"):  # they only spool; the drain meets the damage
         result = hook(event, payload, home)
         assert result.returncode == 0 and result.stdout == b""

@@ -282,6 +282,11 @@ def test_corrupt_database_leaves_the_prompt_working(claude_code: ClaudeCode) -> 
     assert run.result["is_error"] is False and run.result["result"] == "Still answering."
     assert len(run.main) == 1 and user_texts(run.main[0])[-1] == QUESTION
     assert TARGET not in run.main[0].all_text()
+    assert "MAPLE memory is off" not in run.main[0].all_text()  # the user's business, not the model's
+    assert re.search(
+        r'Parsed initial response: \{"systemMessage":"MAPLE memory is off for this session: database [^"]* is corrupt',
+        run.debug,
+    )
     assert hook_errors(run.debug) == []
     assert re.search(
         r"SessionStart:startup \[[^\]]*run\.py session-start( \|\| true)?\] finished with status 0", run.debug
