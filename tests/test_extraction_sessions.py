@@ -402,3 +402,17 @@ def test_an_agreement_records_what_the_proposal_chose_and_why(app, tmp_path):
     meta = app.get([decision["id"]])["memories"][0]["metadata"]
     assert meta["chosen"] == "procrastinate" and meta["alternatives"] == ["celery"]
     assert "no redis in prod" in meta["rationale"]
+
+
+def test_sounds_good_to_the_assistants_lets_use_is_a_decision(app, tmp_path):
+    path = transcript(
+        tmp_path / "ruff.jsonl",
+        "ruff",
+        ("user", "flake8 is slow on this repo."),
+        ("assistant", "Let's use ruff instead of flake8 for linting; it is 10x faster."),
+        ("user", "sounds good"),
+    )
+    app.extract(path)
+    (decision,) = current(app, layer="decision")
+    assert "ruff" in decision["content"]
+    assert app.get([decision["id"]])["memories"][0]["metadata"]["chosen"] == "ruff"

@@ -474,6 +474,7 @@ PROPOSAL = re.compile(
     r"^(?:options|ways out|two options|choices|alternatives)\b|几个(?:方向|选项|选择|办法)|候选|替代方案|"
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
+    r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
     r"建议|推荐|我倾向|倾向于",
     re.I,
 )
