@@ -26,6 +26,7 @@ def run(event: common.Event) -> Delivery:
         return Delivery(event, found["block"], found["ids"], engine=True, kind="brief")
     except MapleError:
         pass
+    common.packages()
     from memory.app import Memories
 
     store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)

@@ -187,9 +187,21 @@ def engine_takes(method: str) -> bool:
         return start_engine()
 
 
+def packages() -> None:
+    """Make the installed packages (sqlean, sqlite-vec, jieba) importable. Installed hook commands
+    run Python with -S: without the site machinery (and an editable install's finder) a hook
+    starts about 30 ms sooner, and the engine path needs nothing but the stdlib. Working on its
+    own, a hook calls this first."""
+    if sys.flags.no_site:
+        import site
+
+        site.main()
+
+
 def open_store(*, busy_timeout_ms: int, create: bool) -> Any:
     """The store for a hook: configured home, no embedder, no vector extension, a short wait for
     locks. With `create=False` a missing database is HookSkipped (nothing to recall yet)."""
+    packages()
     from memory import config as config_mod
     from memory.store import Store
 

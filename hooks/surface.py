@@ -35,6 +35,7 @@ def run(event: common.Event) -> Delivery:
         return Delivery(event, found["block"], found["ids"], engine=True)
     except MapleError:
         pass
+    common.packages()
     from memory.retrieval import context
 
     if context.skip_reason(event.prompt, event.raw) is not None:  # before touching the database at all
@@ -80,6 +81,7 @@ class Delivery:
                 return
             except MapleError:
                 pass  # the engine went away meanwhile: record it here
+        common.packages()
         from memory.app import Memories
 
         store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)

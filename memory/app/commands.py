@@ -68,7 +68,8 @@ def hook_command(
         line = f"maple-memory hook {event_arg}"
     else:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in home_env(config).items())
-        line = (env + " " if env else "") + shlex.join([python or sys.executable, str(script), event_arg])
+        # -S: no site machinery on the hot path (hooks.common.packages loads it when needed).
+        line = (env + " " if env else "") + shlex.join([python or sys.executable, "-S", str(script), event_arg])
     # MAPLE's hook code exits 0 whatever happens, but only once it runs. Before that, python exits
     # 2 when the script is gone (a venv or checkout moved after install), and so does a command-line
     # usage error; exit 2 on UserPromptSubmit makes Claude Code block the user's prompt. `|| true` turns that,

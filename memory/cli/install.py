@@ -137,6 +137,8 @@ def is_ours(handler: Any) -> bool:
         words = words[:-2]
     if len(words) == 3 and words[:2] == ["maple-memory", "hook"]:
         return words[2] in HOOK_EVENTS.values()
+    if len(words) == 4 and words[1] == "-S":  # python -S run.py EVENT (earlier installs had no -S)
+        words = [words[0], *words[2:]]
     if len(words) == 3 and words[2] in HOOK_EVENTS.values() and re.search(r"hooks[/\\]run\.py$", words[1]):
         script = Path(words[1])
         maple = script.parent.parent / "memory"  # a MAPLE checkout, this layout or the one before
