@@ -17,6 +17,8 @@ Sets (--sets, comma-separated; default all):
              conversation, one memory per turn, time = session date, session_id per session;
              R@5/10/20, hit@k, MRR per category, overall 1-4, category 5 apart.
              --variant no-session imports without session_id (what the context channels are worth).
+             --detect-entities writes each line's entities as `add` would detect them
+             (memory.lang.mentions.detect), for a checkout whose import does not detect them yet.
   bilingual  tests/data/bilingual_eval/bilingual.json: hit@1, hit@5, MRR per direction.
   noanswer   tests/data/paraphrase_eval/no_answer.json and tests/data/team_eval/team.json (a store
              each): answerable hit@1/hit@5/MRR; for no-answer queries the share whose top score is
@@ -311,6 +313,14 @@ def locomo_evidence(evidence: list, valid: set[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def detected_entities(text: str) -> list[list[str]]:
+    """The entities `Store.add_many` detects for a memory given none, as an import line's list
+    ([name, kind, role]); an import that leaves a missing list empty gets them this way."""
+    from memory.lang import mentions
+
+    return [list(e) for e in mentions.detect(text) if 0 < len(" ".join(e[0].split())) <= 200]
+
+
 def run_locomo(args, variant: str) -> dict:
     data = json.loads(Path(args.locomo).read_text())
     rows: dict[int, list[dict]] = {}
@@ -323,6 +333,8 @@ def run_locomo(args, variant: str) -> dict:
             line = {"content": text, "occurred_at": when, "source_ref": dia, "metadata": {"bench_key": dia}}
             if variant != "no-session":
                 line["session_id"] = f"{sample['sample_id']}/{sess}"
+            if args.detect_entities:
+                line["entities"] = detected_entities(text)
             lines.append(line)
         qas = []
         for qa in sample["qa"]:
@@ -630,6 +642,11 @@ def main() -> int:
     ap.add_argument("--shuffle", type=int, metavar="SEED", help="ask each store's queries in a shuffled order")
     ap.add_argument("--locomo", type=Path, default=LOCOMO, help=f"LoCoMo file (default {LOCOMO})")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure (and per-query rows) here")
+    ap.add_argument(
+        "--detect-entities",
+        action="store_true",
+        help="locomo: give each import line the entities `add` would detect (for an import that does not)",
+    )
     args = ap.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     variants = [v.strip() for v in args.variant.split(",") if v.strip()]
