@@ -703,13 +703,25 @@ def test_a_search_records_activation_of_what_it_returned(tmp_path: Path) -> None
     assert s.get(miss).activation_count == 0
 
 
-def test_a_recall_refreshes_recency(tmp_path: Path) -> None:
+def test_a_recall_keeps_a_memory_alive_but_does_not_lift_it_in_later_rankings(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     recalled = add(s, "the release train leaves on Tuesdays", occurred_at=T0 - 200 * DAY)
     other = add(s, "the release train leaves on Thursdays", occurred_at=T0 - 100 * DAY)
-    assert first(s, "release train") == other
+    before = search(s, "release train", record=False)
+    assert ids(before)[0] == other
     s.record_activation([recalled])
-    assert first(s, "release train") == recalled
+    assert s.get(recalled).last_activated_at == T0  # what decay reads
+    after = search(s, "release train", record=False)
+    assert [(r.memory.id, r.score) for r in after] == [(r.memory.id, r.score) for r in before]
+
+
+def test_an_earlier_recorded_search_does_not_reorder_a_later_one(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    older = add(s, "the release train leaves on Tuesdays", occurred_at=T0 - 200 * DAY)
+    newer = add(s, "the release train leaves on Thursdays", occurred_at=T0 - 100 * DAY)
+    assert ids(search(s, "release train")) == [newer, older]
+    assert ids(search(s, "Tuesdays", limit=1, record=True)) == [older]  # as memory_search records it
+    assert ids(search(s, "release train")) == [newer, older]
 
 
 # -- pool ------------------------------------------------------------------------------------------

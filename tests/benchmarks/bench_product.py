@@ -171,6 +171,8 @@ async def serve_and_search(
                 t0 = time.perf_counter()
                 while True:
                     stats = (await client.call_tool("memory_stats", {})).structured_content
+                    if stats is None:  # the engine did not answer in time (a loaded machine): ask again
+                        stats = {"model": "loading", "search_indexes": "not answered"}
                     if stats["model"] == "ready" and stats["search_indexes"] == "ready":
                         break
                     if stats["model"] == "unavailable" or stats["search_indexes"] == "failed":
