@@ -177,7 +177,7 @@ def test_the_vector_channel_prefers_the_memory_that_means_the_query(tmp_path: Pa
 def test_a_paraphrase_with_no_shared_word_is_found_through_the_vector_channel_alone(tmp_path: Path) -> None:
     s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
     meant = add(s, "Postgres gets a full pg_dump every night")
-    add(s, "The office plants need water on Mondays")
+    add(s, "The office plants need water on Mondays", occurred_at=T0 - 2 * DAY)  # not its neighbour
     results = search(s, "database backup")
     assert results[0].memory.id == meant
     assert set(results[0].channels) <= {"vector", "prior"} and results[0].channels["vector"] > 0
@@ -377,6 +377,25 @@ def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) 
     flat = search(reopen(s, search_weights={**weights, "context": 0.0, "reply": 0.0}), q)
     assert all("context" not in r.channels and "reply" not in r.channels for r in flat)
     assert ids(flat).index(answer) > ids(lifted).index(answer)
+
+
+def test_memories_without_a_session_lift_those_stored_within_the_hour_in_their_scope(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    hit = add(s, "Caroline: I finally finished the pottery class", occurred_at=T0)
+    asked = add(s, "Melanie: What did you make?", occurred_at=T0 + 60)
+    answer = add(s, "Caroline: A blue bowl for my mum", occurred_at=T0 + 120)
+    later = add(s, "Caroline: A green vase for the hallway", occurred_at=T0 + 3 * DAY)
+    elsewhere = add(s, "Caroline: A red mug for the office", occurred_at=T0 + 180, scope="project:other")
+    for i in range(6):
+        add(s, f"Melanie: unrelated chatter number {i} about the weather", occurred_at=T0 - (i + 2) * DAY)
+    q = "what did Caroline make in the pottery class"
+    results = search(s, q, scopes=(GLOBAL, "project:other"))
+    channels = {r.memory.id: r.channels for r in results}
+    assert ids(results)[0] == hit
+    assert channels[asked].get("context", 0) + channels[asked].get("reply", 0) > 0
+    assert channels[answer].get("context", 0) > 0
+    assert "context" not in channels[later] and "reply" not in channels[later]  # days apart
+    assert "context" not in channels[elsewhere] and "reply" not in channels[elsewhere]  # another project
 
 
 def test_a_strong_session_lifts_all_its_members(tmp_path: Path) -> None:
