@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import config as config_mod
+from memory import embed
 from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
 from memory.retrieval import ranking as retrieval
@@ -181,6 +182,17 @@ def test_a_paraphrase_with_no_shared_word_is_found_through_the_vector_channel_al
     results = search(s, "database backup")
     assert results[0].memory.id == meant
     assert set(results[0].channels) <= {"vector", "prior"} and results[0].channels["vector"] > 0
+
+
+def test_the_vector_channel_counts_from_the_models_cosine_floor(tmp_path: Path, monkeypatch: Any) -> None:
+    s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
+    meant = add(s, "Postgres gets a full pg_dump every night")
+    loose = add(s, "The office plants need water on Mondays", occurred_at=T0 - 2 * DAY)
+    before = {r.memory.id: r.channels.get("vector", 0) for r in search(s, "database backup")}
+    assert before[meant] > 0 and before.get(loose, 0) > 0  # from 0, a weak match still counts
+    monkeypatch.setitem(embed.COSINE_FLOORS, ConceptEmbedder.name, 0.5)
+    after = {r.memory.id: r.channels.get("vector", 0) for r in search(s, "database backup")}
+    assert after[meant] == pytest.approx(before[meant]) and after.get(loose, 0) == 0
 
 
 # -- entity ----------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory import embed
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
 from memory.store import Memory, Store, indexes, parse_time
@@ -199,7 +200,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     _load_rows(store, cands, list(cands), where, args, rows)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
-    floor = getattr(store.embedder, "cosine_floor", 0.0)
+    floor = embed.cosine_floor(getattr(store.embedder, "name", ""))
     neighbours = _neighbours(
         store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor)
     )
@@ -474,7 +475,7 @@ FUSED = ("bm25", "vector", "entity", "graph", "mood", "time")
 
 def _fuse(cfg, cands: dict[int, _Cand], floor: float = 0.0) -> dict[int, dict[str, float]]:
     """Per candidate, each channel's contribution to relevance. `floor`: the cosine at which the
-    embedder's vectors start to mean anything (`cosine_floor`)."""
+    embedder's vectors start to mean anything (`embed.cosine_floor`)."""
     mode = cfg.search_fusion
     weights = dict(cfg.search_weights)
     if mode == "maple":

