@@ -392,7 +392,7 @@ def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) 
 
 
 def test_memories_without_a_session_lift_those_stored_within_the_hour_in_their_scope(tmp_path: Path) -> None:
-    s = open_store(tmp_path)
+    s = open_store(tmp_path, search_weights={"nearby": 1.0})
     hit = add(s, "Caroline: I finally finished the pottery class", occurred_at=T0)
     asked = add(s, "Melanie: What did you make?", occurred_at=T0 + 60)
     answer = add(s, "Caroline: A blue bowl for my mum", occurred_at=T0 + 120)
@@ -411,7 +411,7 @@ def test_memories_without_a_session_lift_those_stored_within_the_hour_in_their_s
 
 
 def test_memories_stored_in_bulk_without_a_session_are_not_each_others_neighbours(tmp_path: Path) -> None:
-    s = open_store(tmp_path)
+    s = open_store(tmp_path, search_weights={"nearby": 1.0})
     notes = [f"note {i}: the {w} service restarts nightly" for i, w in enumerate(["billing", "ledger"] * 60)]
     s.add_many([NewMemory(n, occurred_at=T0, entities=[]) for n in notes])  # an import of 120 notes
     assert retrieval.NEARBY_MAX < len(notes)
@@ -431,7 +431,7 @@ def test_the_nearby_weight_scales_only_the_lifts_between_memories_without_a_sess
         found = search(reopen(s, search_weights=weights), q)
         return {r.memory.id: r.channels.get("context", 0) + r.channels.get("reply", 0) for r in found}
 
-    full, off = lifts({"nearby": 1.0}), lifts({"nearby": 0.0})
+    full, off = lifts({"nearby": 1.0}), lifts({})  # off by default
     assert hit in full and in_session in full
     assert full[answer] > 0 and off.get(answer, 0) == 0
     assert off[after] == pytest.approx(full[after]) and off[after] > 0

@@ -552,7 +552,8 @@ def _score_inputs(
 # Memories without a session: those stored within the hour are its session, re-ranking what the
 # channels found. (LoCoMo dev stored without session ids, library path: R@10 .748 -> .798, MRR
 # .554 -> .598; with sessions .804 / .605. Leave-one-out over the nearby weight picks 1.0 in
-# every fold.)
+# every fold.) Off by default (search_weights.nearby 0): notes a person stores in one sitting are
+# often about different things, and lifting each other they reorder lessons and keyword hits.
 NEARBY_SECONDS = 3600.0
 # More than this many memories without a session within the hour were imported or stored in bulk,
 # not noted in one sitting: their order says nothing, and they get no neighbours. (The bilingual
