@@ -59,6 +59,7 @@ class Config:
             "time": 0.3,
             "context": 0.6,
             "reply": 0.8,
+            "nearby": 0.0,
             "session": 0.1,
             "prior": 0.1,
         }

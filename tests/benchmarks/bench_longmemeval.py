@@ -342,9 +342,11 @@ def maple_rank(
     before_session: Callable[[list[str]], None] = lambda texts: None,
     after_session: Callable[[], None] = lambda: None,
     overrides: dict | None = None,
-) -> list[list[str]]:
-    """MAPLE's ranking of the haystack for the question, as lists of turn keys (a memory that
-    folded identical turns stands for all of them). Every call into MAPLE is in here: today's
+    variants: Sequence[dict] = ({},),
+) -> list[list[list[str]]]:
+    """MAPLE's rankings of the haystack for the question, one per setting of `variants` (changes
+    to the configuration: `search_weights.NAME` for one weight), as lists of turn keys (a memory
+    that folded identical turns stands for all of them). Every call into MAPLE is in here: today's
     names are memory.config.load, memory.store.Store/NewMemory, memory.retrieval.ranking.
 
     A turn the store refuses (today: entity detection finds a "name" over 200 characters, e.g.
@@ -391,10 +393,35 @@ def maple_rank(
                 after_session()
                 for (key, _), m in zip(turns, stored):
                     keys_of[m.id].append(key)
-            results = ranking.search(store, ranking.make_query(question, [scope], limit=k), record=False)
-            return [keys_of[r.memory.id] for r in results]
+            base, out = store.config, []
+            for variant in variants:
+                store.config = with_settings(base, variant)
+                results = ranking.search(store, ranking.make_query(question, [scope], limit=k), record=False)
+                out.append([keys_of[r.memory.id] for r in results])
+            return out
         finally:
             store.close()
+
+
+def with_settings(base: Any, variant: dict) -> Any:
+    import dataclasses
+
+    changes: dict = {}
+    for key, value in variant.items():
+        if key.startswith("search_weights."):
+            changes.setdefault("search_weights", dict(base.search_weights))[key.split(".", 1)[1]] = value
+        else:
+            changes[key] = value
+    return dataclasses.replace(base, **changes) if changes else base
+
+
+def variants_of(vary: Sequence[str]) -> list[dict]:
+    """Every combination of the --vary settings, the configured one first."""
+    out: list[dict] = [{}]
+    for v in vary:
+        key, values = v.split("=", 1)
+        out = [{**c, key: json.loads(x)} for c in out for x in values.split(";")]
+    return [{}] + [c for c in out if c and c != {}]
 
 
 # -- scoring -------------------------------------------------------------------------------------
@@ -429,6 +456,23 @@ def print_table(results: dict[str, dict[str, dict]]) -> None:
             print(f"{name:<26}{ranker:<7}{row['n']:>4} " + " ".join(f"{row[m]:>8.3f}" for m in METRICS))
 
 
+def held_out(rows: dict[str, list[dict]], names: list[str], variants: list[dict]) -> None:
+    """Choose a setting on the even-numbered questions (by all@10 + any@5, the targets), judge it
+    on the odd ones: the figures a choice made on this file can claim."""
+    for name, v in zip(names, variants):
+        print(f"  {name}: {json.dumps(v) if v else '(configured)'}")
+
+    def mean(rs: list[dict], m: str) -> float:
+        return sum(r[m] for r in rs) / len(rs) if rs else 0.0
+
+    tune = {n: rows[n][0::2] for n in names}
+    judge = {n: rows[n][1::2] for n in [*names, *(["fts5"] if "fts5" in rows else [])]}
+    best = max(names, key=lambda n: (mean(tune[n], "all@10") + mean(tune[n], "any@5"), n == "maple"))
+    print(f"\nchosen on the even questions: {best}; judged on the odd ones ({len(judge[best])}):")
+    shown = [*(["fts5"] if "fts5" in judge else []), "maple", *([best] if best != "maple" else [])]
+    print_table({n: summarise(judge[n]) for n in shown})
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
@@ -443,6 +487,14 @@ def main() -> int:
         default=[],
         metavar="KEY=JSON",
         help="MAPLE config override for experiments, e.g. --set 'search_weights={\"session\": 0}'",
+    )
+    ap.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=V1;V2",
+        help="also rank with these settings (JSON, ';'-separated; search_weights.NAME for one weight), on the "
+        "same stores; then choose on the even-numbered questions and judge on the odd ones",
     )
     ap.add_argument(
         "--prefill-from-end",
@@ -495,6 +547,10 @@ def main() -> int:
         if args.prefill_from_end:
             return 0
 
+    variants = variants_of(args.vary) if "maple" in rankers else [{}]
+    names = [f"maple{i}" if i else "maple" for i in range(len(variants))]  # maple1.. as --vary lists them
+    computed = rankers
+    rankers = [r for r in rankers if r != "maple"] + (names if "maple" in rankers else [])
     rows: dict[str, list[dict]] = {r: [] for r in rankers}
     seconds: dict[str, float] = {r: 0.0 for r in rankers}
     skipped = 0
@@ -510,15 +566,20 @@ def main() -> int:
             skipped += 1
             continue
         now = session_time(q["question_date"])
-        for ranker in rankers:
+        ranked_by: dict[str, list[list[str]]] = {}
+        for ranker in computed:
             t0 = time.perf_counter()
             if ranker == "fts5":
-                ranked = fts5_rank(hay, q["question"], max(KS))
+                ranked_by[ranker] = fts5_rank(hay, q["question"], max(KS))
             else:
-                ranked = maple_rank(
-                    hay, q["question"], now, max(KS), embedder, embedder.open_session, embedder.close_session, overrides
+                close = embedder.close_session
+                hits = maple_rank(
+                    hay, q["question"], now, max(KS), embedder, embedder.open_session, close, overrides, variants
                 )
+                ranked_by.update(zip(names, hits))
             seconds[ranker] += time.perf_counter() - t0
+        for ranker in rankers:
+            ranked = ranked_by[ranker]
             rows[ranker].append(
                 {
                     "question_id": q["question_id"],
@@ -538,8 +599,10 @@ def main() -> int:
         + (f", {skipped} without valid evidence skipped" if skipped else "")
     )
     print_table(results)
-    for r in rankers:
-        print(f"{r}: {seconds[r]:.0f}s for {len(rows[r])} questions (store, ingest and one search each)")
+    for r in computed:
+        print(f"{r}: {seconds[r]:.0f}s for {len(rows[r] if r in rows else rows['maple'])} questions")
+    if len(variants) > 1:
+        held_out(rows, names, variants)
     if "fts5" in results and not args.types and not args.limit:
         got, n = results["fts5"]["all"], results["fts5"]["all"]["n"]
         off = {m: round((got[m] - v) * n) for m, v in REFERENCE.items() if abs(got[m] - v) >= 0.0015}

@@ -19,6 +19,8 @@ Sets (--sets, comma-separated; default all):
              stores through the library (bench_locomo.run: add_many + search, same model), side by
              side with the product path (--no-library skips it).
              --variant no-session imports without session_id (what the context channels are worth).
+             --detect-entities writes each line's entities as `add` would detect them
+             (memory.lang.mentions.detect), for a checkout whose import does not detect them yet.
   bilingual  tests/data/bilingual_eval/bilingual.json: hit@1, hit@5, MRR per direction.
   noanswer   tests/data/paraphrase_eval/no_answer.json and tests/data/team_eval/team.json (a store
              each): answerable hit@1/hit@5/MRR; for no-answer queries the share whose top score is
@@ -171,6 +173,8 @@ async def serve_and_search(
                 t0 = time.perf_counter()
                 while True:
                     stats = (await client.call_tool("memory_stats", {})).structured_content
+                    if stats is None:  # the engine did not answer in time (a loaded machine): ask again
+                        stats = {"model": "loading", "search_indexes": "not answered"}
                     if stats["model"] == "ready" and stats["search_indexes"] == "ready":
                         break
                     if stats["model"] == "unavailable" or stats["search_indexes"] == "failed":
@@ -313,6 +317,14 @@ def locomo_evidence(evidence: list, valid: set[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def detected_entities(text: str) -> list[list[str]]:
+    """The entities `Store.add_many` detects for a memory given none, as an import line's list
+    ([name, kind, role]); an import that leaves a missing list empty gets them this way."""
+    from memory.lang import mentions
+
+    return [list(e) for e in mentions.detect(text) if 0 < len(" ".join(e[0].split())) <= 200]
+
+
 def run_locomo(args, variant: str) -> dict:
     data = json.loads(Path(args.locomo).read_text())
     rows: dict[int, list[dict]] = {}
@@ -325,6 +337,8 @@ def run_locomo(args, variant: str) -> dict:
             line = {"content": text, "occurred_at": when, "source_ref": dia, "metadata": {"bench_key": dia}}
             if variant != "no-session":
                 line["session_id"] = f"{sample['sample_id']}/{sess}"
+            if args.detect_entities:
+                line["entities"] = detected_entities(text)
             lines.append(line)
         qas = []
         for qa in sample["qa"]:
@@ -412,7 +426,7 @@ def run_library_locomo(args) -> dict:
     data = json.loads(Path(args.locomo).read_text())
     model = args.model or config_mod.Config().embedding_model
     embedder = from_config(config_mod.Config(embedding_model=model))
-    rep = bench_locomo.run(data, embedder, {}, verbose=False)
+    rep = bench_locomo.run(data, embedder, {})
     return {"categories": rep["categories"], "overall": rep["overall"]}
 
 
@@ -662,6 +676,11 @@ def main() -> int:
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure (and per-query rows) here")
     ap.add_argument(
         "--no-library", action="store_true", help="skip the library path (bench_locomo's add_many + search) on locomo"
+    )
+    ap.add_argument(
+        "--detect-entities",
+        action="store_true",
+        help="locomo: give each import line the entities `add` would detect (for an import that does not)",
     )
     args = ap.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
