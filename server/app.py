@@ -86,6 +86,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             startup.info("embedding model %s (loads in the background after the handshake)", gate.name)
             yield state
         finally:
+            state.closing.set()
             if worker is not None:
                 worker.stop()
             store.close()

@@ -89,6 +89,7 @@ class AppState:
     activity: Activity = field(default_factory=Activity)
 
     warming: threading.Thread | None = None
+    closing: threading.Event = field(default_factory=threading.Event)  # set before the store closes
 
     def warm(self) -> None:
         """Build the store's in-memory search indexes on a background thread, once
@@ -102,9 +103,11 @@ class AppState:
             try:
                 indexes.warm(store)
             except Exception:  # noqa: BLE001 - searches still work without the copies
+                if self.closing.is_set():
+                    return  # the server stopped meanwhile
                 log.exception("could not build the in-memory search indexes; searching with SQLite alone")
             self.model.wait()
-            if self.model.state() != "ready":
+            if self.model.state() != "ready" or self.closing.is_set():
                 return
             try:
                 own = Store.open(store.config, self.model, create=False)  # a connection of this thread's
@@ -114,7 +117,8 @@ class AppState:
                 finally:
                     own.close()
             except Exception:  # noqa: BLE001 - the worker's embed_missing job tries again later
-                log.exception("could not embed the memories stored while the model loaded")
+                if not self.closing.is_set():
+                    log.exception("could not embed the memories stored while the model loaded")
 
         self.warming = threading.Thread(target=run, name="maple-warm", daemon=True)
         self.warming.start()
