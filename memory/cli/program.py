@@ -3,7 +3,7 @@
     maple-memory [--home DIR] [--project DIR] [--json] COMMAND [ARGS]
 
 Commands: serve, add, search, show, list, forget, restore, stats, doctor, export, import,
-maintain, backup, reindex.
+maintain, backup, reindex, extract, backfill, ...
 Each prints text for people, or with --json one JSON document on stdout. Errors go to stderr as
 `maple-memory: <message>`. Exit codes: 0 done; 2 bad input (including an unknown id or a bad
 setting); 1 the store or model cannot be used, or `doctor` found a problem.
@@ -803,6 +803,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the memories go (default: the project of the transcript's cwd)",
     )
 
+    from memory.cli.backfill import add_command as add_backfill
+
+    add_backfill(command)
+
     p = command("client-config", "print the MCP registration for another client")
     p.add_argument("client", choices=("claude-desktop", "cursor", "codex", "vscode", "gemini"))
 
@@ -876,6 +880,15 @@ def cmd_extract(ctx: Context) -> int:
 
 
 COMMANDS["extract"] = cmd_extract
+
+
+def _backfill_command(ctx: Context) -> int:
+    import memory.cli.backfill as backfill_cli
+
+    return backfill_cli.cmd_backfill(ctx)
+
+
+COMMANDS["backfill"] = _backfill_command
 
 
 def _maintenance_command(ctx: Context) -> int:

@@ -28,9 +28,11 @@ from memory.store import Store
 log = logging.getLogger("maple.extraction")
 
 
-def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, Any]:
+def harvest(store: Store, path: str, *, scope: str | None = None, dry_run: bool = False) -> dict[str, Any]:
     """Read what is new in the transcript at `path`, extract, ingest and advance its cursor, in one
-    transaction. `scope` defaults to the project of the transcript's own working directory."""
+    transaction. `scope` defaults to the project of the transcript's own working directory.
+    `dry_run` (backfill --dry-run): the same reading and the same rule, nothing written, the
+    cursor left where it was."""
     cfg = store.config
     with store.tx.atomic():
         turns, stats = transcript.read_new(
@@ -39,8 +41,8 @@ def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, A
         report = Report()
         if turns:
             cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
-            _, report = harvest_turns(store, turns, scope or project_scope(cwd))
-        if not stats.get("missing"):
+            _, report = harvest_turns(store, turns, scope or project_scope(cwd), dry_run=dry_run)
+        if not stats.get("missing") and not dry_run:
             transcript.save_cursor(store, stats["cursor"])
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
 
