@@ -687,6 +687,26 @@ class Memories:
         summary = backfill.run(plan, harvest, limit=limit, dry_run=dry_run, progress=progress, stop=stop)
         return {**summary.to_dict(), "root": plan.root, "transcripts": [t.to_dict() for t in plan.transcripts]}
 
+    def backfill_git(self, directory: str, *, since: Any = None, dry_run: bool = False) -> dict[str, Any]:
+        """Keep what a teammate would want remembered from the commit messages of the repository
+        `directory` is in (memory.extraction.gitlog: decisions with reasons, reverts, migrations,
+        conventions; never diffs), each with its commit as source and its date as when it
+        happened. Continues after the last commit a previous run read."""
+        import subprocess
+
+        from memory.extraction import gitlog
+
+        repo = gitlog.top_level(directory)
+        if repo is None:
+            raise InvalidInput(f"{directory} is not in a git repository (or git is not installed); --git needs one")
+        if not dry_run:
+            self._model_loaded()
+        try:
+            with self._serial():
+                return gitlog.harvest_git(self.store, repo, self.project, since=since, dry_run=dry_run)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise InvalidInput(f"git log failed in {repo}: {e}; check that `git log` works there") from e
+
 
 def _newest_id(store: Store) -> int:
     return store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
