@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -285,6 +286,9 @@ def _look(
     except OSError:
         return None  # deleted while we looked
     t = Transcript(path=path, folder=folder, size=st.st_size, mtime=st.st_mtime, session_id=f.stem)
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read, a device never end
+        t.status, t.reason = "skipped", "not a regular file"
+        return t
     try:
         cwd, sid, started = read_head(f)
     except OSError as e:
@@ -419,3 +423,37 @@ def _count(s: Summary, t: Transcript, result: dict[str, Any]) -> None:
     s.bytes_read += int(read.get("bytes_read") or 0)
     if stored and t.scope:
         s.by_scope[t.scope] = s.by_scope.get(t.scope, 0) + stored
+
+
+# -- what install and doctor say -----------------------------------------------------------------
+
+
+def unharvested(config: Any, config_dir: Path, project: str) -> dict[str, Any]:
+    """The project's transcripts that a backfill would still read: {count, total, cleanup_days,
+    days_left (of the one Claude Code deletes first; None when there is none)}. Reads the ledger
+    without creating or changing the database."""
+    from memory.store import db
+
+    conn = None
+    if Path(config.db_path).exists():
+        try:
+            conn = db.connect(config.db_path, vectors=False, readonly=True)
+        except db.DatabaseError:
+            conn = None
+    try:
+        plan = scan(conn, config_dir, project=project, quiet_seconds=0)
+    except db.DatabaseError:  # a database too old or damaged to hold the ledger: count everything
+        plan = scan(None, config_dir, project=project, quiet_seconds=0)
+    finally:
+        if conn is not None:
+            conn.close()
+    left = [t for t in plan.transcripts if t.status != "done"]
+    days = cleanup_days(config_dir)
+    now = time.time()
+    oldest = min((t.mtime for t in left), default=None)
+    return {
+        "count": len(left),
+        "total": len(plan.transcripts),
+        "cleanup_days": days,
+        "days_left": None if oldest is None else days - (now - oldest) / 86400,
+    }
