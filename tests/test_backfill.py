@@ -381,3 +381,16 @@ def test_install_and_doctor_helpers_count_what_is_left_and_the_days_before_claud
     with Store.open(config_mod.load(home=config.home), None) as store:
         Memories(store, project_scope(project)).backfill(str(claude), quiet_seconds=0)
     assert backfill.unharvested(config, claude, project_scope(project))["count"] == 0
+
+
+def test_doctor_lists_the_unharvested_sessions_and_install_names_the_command(capsys, claude, project, tmp_path):
+    session(claude, project, "s1", "2026-11-01T10:00:00Z", PORT_OLD)
+    checks = {c["name"]: c for c in json.loads(run(capsys, "--json", "doctor", "--no-model")[1])["checks"]}
+    assert checks["past sessions"]["detail"].startswith("1 of 1 Claude Code transcripts of this project not harvested")
+    assert "`maple-memory backfill` reads them" in checks["past sessions"]["detail"]
+    d = run_json(capsys, "install", "--dry-run", "--no-claude-cli")
+    [note] = [n for n in d["notes"] if "past Claude Code session" in n]
+    assert f" backfill` in {project} puts them into memory" in note and "deletes the oldest in 26 day(s)" in note
+    bf(capsys)
+    checks = {c["name"]: c for c in json.loads(run(capsys, "--json", "doctor", "--no-model")[1])["checks"]}
+    assert checks["past sessions"]["detail"] == "all 1 Claude Code transcripts of this project harvested"

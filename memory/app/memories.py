@@ -666,7 +666,7 @@ class Memories:
         caller that loads a model for it loads none."""
         from pathlib import Path
 
-        from memory.app import backfill
+        import memory.app.backfill as backfill
         from memory.store.records import parse_time
 
         if limit is not None and limit < 1:

@@ -501,6 +501,29 @@ def _install_check(c: Config, project_dir: str) -> Check:
     )
 
 
+def _history_check(c: Config, project: str) -> Check:
+    """Informational: past sessions of this project that no harvest has read, and how long
+    Claude Code keeps the first of them (cleanupPeriodDays) before deleting it."""
+    from memory.app import backfill
+
+    try:
+        left = backfill.unharvested(c, backfill.claude_dir(os.environ), project)
+    except Exception as e:  # doctor reports every failure instead of stopping at the first
+        return Check("past sessions", None, f"not checked ({e})")
+    if not left["total"]:
+        return Check("past sessions", None, "no Claude Code transcripts of this project")
+    if not left["count"]:
+        return Check("past sessions", True, f"all {left['total']} Claude Code transcripts of this project harvested")
+    days = max(0, int(left["days_left"]))
+    return Check(
+        "past sessions",
+        None,
+        f"{left['count']} of {left['total']} Claude Code transcripts of this project not harvested yet; Claude "
+        f"Code deletes the oldest in {days} day(s) (cleanupPeriodDays {left['cleanup_days']}): "
+        f"`{PROG} backfill` reads them",
+    )
+
+
 def _engine_status(c: Config) -> dict[str, Any]:
     """What the running engine says of itself, or {} when none answers."""
     from memory import remote
@@ -590,6 +613,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
         )
         checks.append(_vectors_check(c, engine))
         checks.append(_install_check(c, ctx.project_dir))
+        checks.append(_history_check(c, ctx.project))
         checks.append(_engine_check(c, engine))
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
