@@ -107,7 +107,7 @@ def cmd_backfill(ctx: Context) -> int:
         progress.total = max(total, 1)
         elapsed = time.monotonic() - started
         eta = f", ETA {_eta(elapsed / done * (total - done))}" if done and total > done else ""
-        note = f"{count[0]} transcripts{eta}" + (f"  {fit(os.path.basename(t.path), 24)}" if t else "")
+        note = f"{count[0]} transcripts done{eta}" + (f"  {fit(os.path.basename(t.path), 24)}" if t else "")
         if t is not None:
             count[0] += 1
         progress.update(done, note)
