@@ -29,7 +29,7 @@ from typing import Any
 from memory import embed
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
-from memory.store import Memory, Store, indexes, parse_time
+from memory.store import Memory, Store, chunks, indexes, parse_time
 
 log = logging.getLogger("maple.retrieval")
 
@@ -56,13 +56,31 @@ class Result:
     memory: Memory
     score: float
     channels: dict[str, float] = field(default_factory=dict)
+    # For a long memory found through one of its chunks: that chunk's (start, end) in its text.
+    part: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             **self.memory.to_dict(),
             "score": round(self.score, 6),
             "channels": {k: round(v, 6) for k, v in self.channels.items() if v},
         }
+        if self.part is not None:
+            start, end = self.part
+            d["part"] = {
+                "start": start,
+                "end": end,
+                "of": len(self.memory.content),
+                "where": chunks.position(start, end, len(self.memory.content)),
+            }
+        return d
+
+    @property
+    def matched(self) -> str:
+        """The text that matched: the chunk for a hit on part of a long memory, else the whole."""
+        if self.part is None:
+            return self.memory.content
+        return self.memory.content[self.part[0] : self.part[1]]
 
 
 def make_query(
@@ -222,16 +240,53 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
     ranked = sorted(scores, key=lambda i: -scores[i])
-    memories = {m.id: m for m in store.get_many(ranked[: q.limit * 2 + 10])}
-    results = []
-    for mid in ranked:
-        m = memories.get(mid)
-        if m is None or not _passes(m, q, now):
-            continue
-        results.append(Result(m, scores[mid], contrib[mid]))
-        if len(results) == q.limit:
-            break
+    return _as_parents(store, q, now, ranked, cands, scores, contrib)
+
+
+def _as_parents(
+    store: Store,
+    q: Query,
+    now: float,
+    ranked: list[int],
+    cands: dict[int, _Cand],
+    scores: dict[int, float],
+    contrib: dict[int, dict[str, float]],
+) -> list[Result]:
+    """The ranked memories as results, a chunk standing for its parent: a long memory appears
+    once, at the rank of its best-scoring piece, with the chunk that matched (when a chunk did)."""
+    results: list[Result] = []
+    seen: set[int] = set()
+    start = 0
+    while start < len(ranked) and len(results) < q.limit:
+        block = ranked[start : start + q.limit * 2 + 10]
+        start += len(block)
+        spans = store.chunk_spans([i for i in block if cands[i].parent_id is not None])
+        memories = {m.id: m for m in store.get_many(list(dict.fromkeys(cands[i].parent_id or i for i in block)))}
+        for mid in block:
+            target = cands[mid].parent_id or mid
+            m = memories.get(target)
+            if target in seen or m is None or not _passes(m, q, now):
+                continue
+            seen.add(target)
+            results.append(Result(m, scores[mid], contrib[mid], _span(m, spans.get(mid), store, mid)))
+            if len(results) == q.limit:
+                break
     return results
+
+
+def _span(
+    parent: Memory, span: tuple[int, int | None, int | None] | None, store: Store, mid: int
+) -> tuple[int, int] | None:
+    """Where the chunk `mid` sits in `parent`'s text (found by its text for a chunk written
+    without offsets); None when the hit was the memory itself or the chunk is not in the text."""
+    if span is None:
+        return None
+    _, a, b = span
+    if a is not None and b is not None:
+        return a, b
+    row = store.conn.execute("SELECT content FROM memories WHERE id = ?", (mid,)).fetchone()
+    at = parent.content.find(row[0]) if row else -1
+    return (at, at + len(row[0])) if at >= 0 else None
 
 
 def candidate_pool(store: Store, q: Query) -> int:
