@@ -196,7 +196,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         near = _one_hop(store, entity_ids, now)
         if near:
             found.append(("graph", _linked(store, near, where, args, flat)))
-    felt = emotion.analyze(q.text)
+    felt = emotion.analyze(q.text, _names(store, entity_ids))  # "陈爱丽" names someone; it is no mood
     if felt.moods and _count(store, None) <= MOOD_SCAN_MAX:
         # Finding new candidates by mood scans the moods of the whole store; above this size the
         # mood channel only re-scores what the other channels found.
@@ -357,6 +357,21 @@ def _query_entities(store: Store, q: Query) -> list[int]:
         (*keys, *q.scopes, *keys, *q.scopes),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def _names(store: Store, entity_ids: list[int]) -> list[str]:
+    """The names and aliases of these entities."""
+    if not entity_ids:
+        return []
+    marks = ",".join("?" * len(entity_ids))
+    return [
+        r[0]
+        for r in store.conn.execute(
+            f"SELECT name FROM entities WHERE id IN ({marks}) UNION "
+            f"SELECT alias FROM entity_aliases WHERE entity_id IN ({marks})",
+            (*entity_ids, *entity_ids),
+        )
+    ]
 
 
 def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:

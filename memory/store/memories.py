@@ -376,7 +376,9 @@ class Store:
         metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
         if not moods and not valence and not intensity:
-            felt = emotion.analyze(content)
+            named = [e[0] for e in it.entities or () if e and isinstance(e[0], str)]
+            known = [n for name, aliases in self.config.known_entities.items() for n in (name, *aliases)]
+            felt = emotion.analyze(content, named + known)
             valence, intensity, moods = felt.valence, felt.intensity, felt.moods
         now = self.clock()
         occurred = parse_time(it.occurred_at, "occurred_at")
