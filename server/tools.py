@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, StrictBool, StrictInt
+from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError
 
 from memory.app import Memories
 from memory.app.memories import MAX_LIMIT
@@ -133,6 +133,46 @@ def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
         raise ToolError(str(e)) from e
     except db.DatabaseError as e:  # a read that met a damaged or vanished file: say so, not "Error executing tool"
         raise ToolError(db.describe(e, "file")) from e
+
+
+def invalid_arguments(tool: str, error: ValidationError) -> str:
+    """A tool call's rejected arguments in plain words: which argument, what it must be, what to
+    do next. Never the rejected values (the caller's data) nor pydantic's text and links."""
+    problems = []
+    for err in error.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "the arguments"
+        ctx = err.get("ctx") or {}
+        kind = err["type"]
+        if kind == "missing":
+            problems.append(f"{where} is required")
+        elif kind == "extra_forbidden":
+            problems.append(f"{where} is not an argument of {tool}")
+        elif kind == "string_too_short":
+            problems.append(f"{where} must not be empty" if ctx.get("min_length") == 1 else f"{where} is too short")
+        elif kind == "string_too_long":
+            problems.append(f"{where} must be at most {ctx.get('max_length')} characters")
+        elif kind in ("too_short", "too_long"):
+            n = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+            problems.append(f"{where} must have {'at least' if kind == 'too_short' else 'at most'} {n} items")
+        elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+            bound = next(iter(ctx.values()), "")
+            word = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}
+            problems.append(f"{where} must be {word.get(kind, 'less than')} {bound}")
+        elif kind in ("int_type", "int_parsing", "int_from_float"):
+            problems.append(f"{where} must be a whole number")
+        elif kind in ("bool_type", "bool_parsing"):
+            problems.append(f"{where} must be true or false")
+        elif kind in ("string_type",):
+            problems.append(f"{where} must be a string")
+        elif kind in ("list_type",):
+            problems.append(f"{where} must be a list")
+        elif kind in ("dict_type", "model_type"):
+            problems.append(f"{where} must be a JSON object")
+        elif kind == "literal_error":
+            problems.append(f"{where} must be one of {ctx.get('expected', 'the values the schema lists')}")
+        else:  # pydantic's short message, without the value or a link
+            problems.append(f"{where}: {err['msg'].rstrip('.')}")
+    return f"Invalid arguments for {tool}: {'; '.join(dict.fromkeys(problems))}. Fix them and call {tool} again."
 
 
 def memory_store(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -44,6 +45,11 @@ from memory.store.records import (
 )
 
 log = logging.getLogger("maple.store")
+
+# A memory must say something: at least this many letters (any script, Han included), so "x", "."
+# or "42" is refused with a reason instead of stored as noise that every later search ranks.
+MIN_LETTERS = 2
+_LETTERS = re.compile(r"[^\W\d_]")
 
 # The parent's fields a chunk carries, so a search's filters treat it as its parent. Not
 # superseded_by: history walks that link and a chunk replaced nothing; a hit on a chunk of a
@@ -338,6 +344,11 @@ class Store:
         content = scrub(it.content, secrets).strip()
         if not content:
             raise InvalidInput("content is empty; give the memory some text")
+        if it.parent_id is None and len(_LETTERS.findall(content)) < MIN_LETTERS:
+            raise InvalidInput(
+                f"content {content[:20]!r} is too short to be a memory: write at least {MIN_LETTERS} letters or "
+                "Chinese characters, saying the fact so it makes sense later on its own"
+            )
         if len(content) > self.config.max_content_chars:
             raise InvalidInput(
                 f"content is {len(content)} characters; the limit is "
