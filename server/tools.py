@@ -153,7 +153,8 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
             problems.append(f"{where} must be at most {ctx.get('max_length')} characters")
         elif kind in ("too_short", "too_long"):
             n = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
-            problems.append(f"{where} must have {'at least' if kind == 'too_short' else 'at most'} {n} items")
+            least = "at least" if kind == "too_short" else "at most"
+            problems.append(f"{where} must have {least} {n} item{'' if n == 1 else 's'}")
         elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
             bound = next(iter(ctx.values()), "")
             word = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}
@@ -172,7 +173,8 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
             problems.append(f"{where} must be one of {ctx.get('expected', 'the values the schema lists')}")
         else:  # pydantic's short message, without the value or a link
             problems.append(f"{where}: {err['msg'].rstrip('.')}")
-    return f"Invalid arguments for {tool}: {'; '.join(dict.fromkeys(problems))}. Fix them and call {tool} again."
+    # The prefix every other tool error has (the SDK's): the model reads one shape of error.
+    return f"Error executing tool {tool}: {'; '.join(dict.fromkeys(problems))}. Fix that and call {tool} again."
 
 
 def memory_store(

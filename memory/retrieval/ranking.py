@@ -253,14 +253,19 @@ def _as_parents(
     contrib: dict[int, dict[str, float]],
 ) -> list[Result]:
     """The ranked memories as results, a chunk standing for its parent: a long memory appears
-    once, at the rank of its best-scoring piece, with the chunk that matched (when a chunk did)."""
+    once, at the rank of its best-scoring piece, showing its best-scoring chunk (or, when only the
+    whole text matched, the chunk that shares most of the query's words)."""
+    best_chunk: dict[int, int] = {}  # parent -> its best-ranked chunk
+    for i in ranked:
+        p = cands[i].parent_id
+        if p is not None and p not in best_chunk:
+            best_chunk[p] = i
     results: list[Result] = []
     seen: set[int] = set()
     start = 0
     while start < len(ranked) and len(results) < q.limit:
         block = ranked[start : start + q.limit * 2 + 10]
         start += len(block)
-        spans = store.chunk_spans([i for i in block if cands[i].parent_id is not None])
         memories = {m.id: m for m in store.get_many(list(dict.fromkeys(cands[i].parent_id or i for i in block)))}
         for mid in block:
             target = cands[mid].parent_id or mid
@@ -268,17 +273,50 @@ def _as_parents(
             if target in seen or m is None or not _passes(m, q, now):
                 continue
             seen.add(target)
-            results.append(Result(m, scores[mid], contrib[mid], _span(m, spans.get(mid), store, mid)))
+            results.append(Result(m, scores[mid], contrib[mid]))
             if len(results) == q.limit:
                 break
+    _show_parts(store, q, results, best_chunk)
     return results
+
+
+def _show_parts(store: Store, q: Query, results: list[Result], best_chunk: dict[int, int]) -> None:
+    """Set `part` on the results that are long memories: the chunk that matched best."""
+    spans = store.chunk_spans([best_chunk[r.memory.id] for r in results if r.memory.id in best_chunk])
+    unmatched = [r.memory.id for r in results if r.memory.id not in best_chunk]
+    by_words = _chunk_by_words(store, q.text, unmatched) if unmatched else {}
+    for r in results:
+        if r.memory.id in best_chunk:
+            r.part = _span(r.memory, spans.get(best_chunk[r.memory.id]), store, best_chunk[r.memory.id])
+        elif r.memory.id in by_words:
+            r.part = by_words[r.memory.id]
+
+
+def _chunk_by_words(store: Store, query: str, parent_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """For those of `parent_ids` cut into chunks: the span of the chunk holding most of the
+    query's words (the first such chunk on a tie; none when no chunk holds any)."""
+    words = {w for w in text.index_text(query).lower().split() if not text.is_stopword(w)}
+    out: dict[int, tuple[int, int]] = {}
+    if not words:
+        return out
+    best: dict[int, int] = {}
+    marks = ",".join("?" * len(parent_ids))
+    for pid, content, a, b in store.conn.execute(
+        f"SELECT parent_id, content, chunk_start, chunk_end FROM memories WHERE parent_id IN ({marks}) "
+        f"AND chunk_start IS NOT NULL ORDER BY parent_id, chunk_index",
+        parent_ids,
+    ):
+        n = len(words & set(text.index_text(content).lower().split()))
+        if n > best.get(pid, 0):
+            best[pid], out[pid] = n, (a, b)
+    return out
 
 
 def _span(
     parent: Memory, span: tuple[int, int | None, int | None] | None, store: Store, mid: int
 ) -> tuple[int, int] | None:
     """Where the chunk `mid` sits in `parent`'s text (found by its text for a chunk written
-    without offsets); None when the hit was the memory itself or the chunk is not in the text."""
+    without offsets); None when the chunk is not in the text."""
     if span is None:
         return None
     _, a, b = span

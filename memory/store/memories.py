@@ -344,11 +344,6 @@ class Store:
         content = scrub(it.content, secrets).strip()
         if not content:
             raise InvalidInput("content is empty; give the memory some text")
-        if it.parent_id is None and len(_LETTERS.findall(content)) < MIN_LETTERS:
-            raise InvalidInput(
-                f"content {content[:20]!r} is too short to be a memory: write at least {MIN_LETTERS} letters or "
-                "Chinese characters, saying the fact so it makes sense later on its own"
-            )
         if len(content) > self.config.max_content_chars:
             raise InvalidInput(
                 f"content is {len(content)} characters; the limit is "
@@ -393,6 +388,11 @@ class Store:
             valence, intensity, moods = felt.valence, felt.intensity, felt.moods
         now = self.clock()
         occurred = parse_time(it.occurred_at, "occurred_at")
+        if it.parent_id is None and len(_LETTERS.findall(content)) < MIN_LETTERS:  # after the other checks
+            raise InvalidInput(
+                f"content {content[:20]!r} is too short to be a memory: write at least {MIN_LETTERS} letters or "
+                "Chinese characters, saying the fact so it makes sense later on its own"
+            )
         return {
             "content": content,
             "layer": it.layer,
@@ -457,10 +457,17 @@ class Store:
         if "superseded_by" in changes:
             row["superseded_by"] = changes["superseded_by"]
         changed = row["content"] != old.content
-        plan = self._chunk_plan({**row, "parent_id": old.parent_id}) if changed else []
+        # Chunks are cut again when what their index rows hold changes (text, scope, subject,
+        # tags): new rows, which the servers' in-memory indexes pick up as they pick up any new row.
+        recut = old.parent_id is None and (
+            changed or (row["scope"], row["subject"], row["tags"]) != (old.scope, old.subject, _to_json(old.tags))
+        )
+        plan = self._chunk_plan({**row, "parent_id": old.parent_id}) if recut else []
         vec, part_vecs = None, [None] * len(plan)
-        if changed and self.embedder is not None:
-            vec, *part_vecs = self._embed([row["content"]] + [row["content"][a:b] for a, b in plan])
+        if self.embedder is not None and (changed or plan):
+            texts = ([row["content"]] if changed else []) + [row["content"][a:b] for a, b in plan]
+            found = self._embed(texts)
+            vec, part_vecs = (found[0], found[1:]) if changed else (None, found)
         with self.tx.atomic() as conn:
             conn.execute(
                 "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
@@ -480,8 +487,8 @@ class Store:
                 self._write_vector(memory_id, row["scope"], vec)
             elif row["scope"] != old.scope and self.has_vectors:
                 conn.execute("UPDATE memory_vec SET scope = ? WHERE rowid = ?", (row["scope"], memory_id))
-            if old.parent_id is None:  # its chunks: cut again from the new text, or kept in step
-                if changed:
+            if old.parent_id is None:  # its chunks: cut again, or kept in step
+                if recut and (plan or self._has_cut_chunks(memory_id)):  # chunks by hand stay as they are
                     self._drop_chunks(conn, [memory_id])
                     fts_rows: list[tuple[int, str]] = []
                     vec_rows: list[tuple[int, str, Any]] = []
@@ -490,9 +497,7 @@ class Store:
                     )
                     conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
                     self._write_vectors(vec_rows)
-                self._sync_chunks(
-                    conn, memory_id, rewrite_keywords=row["subject"] != old.subject or row["tags"] != _to_json(old.tags)
-                )
+                self._sync_chunks(conn, memory_id)
         return self.get(memory_id)
 
     # -- chunks of long memories -------------------------------------------------------------
@@ -546,22 +551,23 @@ class Store:
             if kids:
                 self.purge(kids)
 
-    def _sync_chunks(self, conn: db.Connection, parent_id: int, *, rewrite_keywords: bool = False) -> None:
-        """Copy the parent's fields (CHUNK_FIELDS) to its chunks, and its scope to their vectors."""
-        kids = [r[0] for r in conn.execute("SELECT id FROM memories WHERE parent_id = ?", (parent_id,))]
-        if not kids:
-            return
+    def _has_cut_chunks(self, parent_id: int) -> bool:
+        """Whether the store cut chunks from this memory (chunks written by a caller have no span)."""
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM memories WHERE parent_id = ? AND chunk_start IS NOT NULL LIMIT 1", (parent_id,)
+            ).fetchone()
+            is not None
+        )
+
+    def _sync_chunks(self, conn: db.Connection, parent_id: int) -> None:
+        """Copy the parent's fields (CHUNK_FIELDS) to its chunks (their index rows are cut anew
+        when they change: see update)."""
         cols = ", ".join(CHUNK_FIELDS)
         conn.execute(
             f"UPDATE memories SET ({cols}) = (SELECT {cols} FROM memories p WHERE p.id = ?) WHERE parent_id = ?",
             (parent_id, parent_id),
         )
-        marks = ",".join("?" * len(kids))
-        if self.has_vectors:
-            scope = conn.execute("SELECT scope FROM memories WHERE id = ?", (parent_id,)).fetchone()[0]
-            conn.execute(f"UPDATE memory_vec SET scope = ? WHERE rowid IN ({marks})", (scope, *kids))
-        if rewrite_keywords:
-            self.refresh_keywords(kids)
 
     def ensure_chunks(self, *, embed: bool = True, dry_run: bool = False, batch: int = 16) -> int:
         """Chunk the long memories that have no chunks by the current rule (stored before this
