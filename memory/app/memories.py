@@ -589,7 +589,7 @@ class Memories:
             pending = store.conn.execute("SELECT value FROM meta WHERE key = 'reindex_model'").fetchone()
             if store.vector_model == embedder.name and not force and not pending:
                 # Same model: only long memories stored before chunking need work (their chunks).
-                chunked = store.ensure_chunks(dry_run=dry_run)
+                chunked = store.ensure_chunks(dry_run=dry_run, embedder=embedder)
                 return {"model": embedder.name, "reindexed": 0, "unchanged": True, "chunked": chunked}
             # The reindex below embeds the new chunks with the rest.
             chunked = store.ensure_chunks(embed=False, dry_run=dry_run)

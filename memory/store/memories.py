@@ -287,8 +287,8 @@ class Store:
             self._write_vectors(vec_rows)
         return self.get_many(ids)
 
-    def _embed(self, texts: list[str]) -> list[Any]:
-        e = self.embedder
+    def _embed(self, texts: list[str], embedder: Embedder | None = None) -> list[Any]:
+        e = embedder or self.embedder
         assert e is not None
         try:
             vectors = e.embed(texts)
@@ -489,7 +489,9 @@ class Store:
                 conn.execute("UPDATE memory_vec SET scope = ? WHERE rowid = ?", (row["scope"], memory_id))
             if old.parent_id is None:  # its chunks: cut again, or kept in step
                 if recut and (plan or self._has_cut_chunks(memory_id)):  # chunks by hand stay as they are
-                    self._drop_chunks(conn, [memory_id])
+                    # The new chunks go in before the old ones go: a deleted id is never reused,
+                    # so processes that keep an in-memory index (by id) see new rows as new.
+                    old_chunks = self._old_chunks(conn, [memory_id])
                     fts_rows: list[tuple[int, str]] = []
                     vec_rows: list[tuple[int, str, Any]] = []
                     self._insert_chunks(
@@ -497,6 +499,7 @@ class Store:
                     )
                     conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
                     self._write_vectors(vec_rows)
+                    self.purge(old_chunks)
                 self._sync_chunks(conn, memory_id)
         return self.get(memory_id)
 
@@ -540,16 +543,14 @@ class Store:
             if vec is not None:
                 vec_rows.append((cid, child["scope"], vec))
 
-    def _drop_chunks(self, conn: db.Connection, parent_ids: Sequence[int]) -> None:
-        """Delete the chunks of these memories for good (the memories themselves stay)."""
+    def _old_chunks(self, conn: db.Connection, parent_ids: Sequence[int]) -> list[int]:
+        """The ids of these memories' chunks."""
+        out: list[int] = []
         for start in range(0, len(parent_ids), 500):
             part = list(parent_ids[start : start + 500])
-            kids = [
-                r[0]
-                for r in conn.execute(f"SELECT id FROM memories WHERE parent_id IN ({','.join('?' * len(part))})", part)
-            ]
-            if kids:
-                self.purge(kids)
+            marks = ",".join("?" * len(part))
+            out += [r[0] for r in conn.execute(f"SELECT id FROM memories WHERE parent_id IN ({marks})", part)]
+        return out
 
     def _has_cut_chunks(self, parent_id: int) -> bool:
         """Whether the store cut chunks from this memory (chunks written by a caller have no span)."""
@@ -569,10 +570,13 @@ class Store:
             (parent_id, parent_id),
         )
 
-    def ensure_chunks(self, *, embed: bool = True, dry_run: bool = False, batch: int = 16) -> int:
+    def ensure_chunks(
+        self, *, embed: bool = True, dry_run: bool = False, batch: int = 16, embedder: Embedder | None = None
+    ) -> int:
         """Chunk the long memories that have no chunks by the current rule (stored before this
         release, or chunked by hand or by an older rule): how many were (or, `dry_run`, would be)
-        chunked. `embed=False` leaves the chunks' vectors to a reindex that follows."""
+        chunked. `embed=False` leaves the chunks' vectors to a reindex that follows; `embedder`
+        replaces the store's (reindex opens the store without one)."""
         limit = self.config.extraction_chunk_chars
         todo = [
             r[0]
@@ -589,13 +593,13 @@ class Store:
             plans = [chunks.spans(m.content) for m in parents]
             texts = [m.content[a:b] for m, plan in zip(parents, plans) for a, b in plan]
             vectors: list[Any] = [None] * len(texts)
-            if embed and self.embedder is not None and texts:
-                vectors = self._embed(texts)
+            if embed and (embedder or self.embedder) is not None and texts:
+                vectors = self._embed(texts, embedder)
             it = iter(vectors)
             fts_rows: list[tuple[int, str]] = []
             vec_rows: list[tuple[int, str, Any]] = []
             with self.tx.atomic() as conn:
-                self._drop_chunks(conn, [m.id for m in parents])
+                old_chunks = self._old_chunks(conn, [m.id for m in parents])  # dropped after: see update
                 for m, plan in zip(parents, plans):
                     row = {k: getattr(m, k) for k in CHUNK_FIELDS}
                     row.update(
@@ -609,6 +613,7 @@ class Store:
                     self._insert_chunks(conn, m.id, row, plan, [next(it) for _ in plan], fts_rows, vec_rows)
                 conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
                 self._write_vectors(vec_rows)
+                self.purge(old_chunks)
         return len(todo)
 
     def chunk_spans(self, ids: Sequence[int]) -> dict[int, tuple[int, int | None, int | None]]:

@@ -11,7 +11,7 @@ For each checkout (--checkout, default this one; pass /work/main for "before"): 
 home, the short memories loaded with `python -m memory.cli import`, ONE stdio MCP server
 (`python -m server`, the real default model unless --model), the runbooks stored with the MCP tool
 memory_store, then memory_search (limit 10) for every question, after memory_stats reports the
-model and the search indexes ready. Printed per checkout: recall@5 and @10 of the runbook, and
+model and the search indexes ready. Printed per checkout: hit@1, recall@5 and @10 and MRR of the runbook, and
 the share of questions whose answer text is in what memory_search returned for that runbook
 within the top 5 (the content the model reads), with median search latency.
 
@@ -155,13 +155,20 @@ def run_checkout(checkout: Path, model: str | None) -> dict:
         )
         if r.returncode != 0:
             raise SystemExit(f"import failed: {r.stderr[-2000:]}")
-        out = asyncio.run(session(env, project, books, questions, Path(tmp) / "server-stderr.txt"))
+        err = Path(tmp) / "server-stderr.txt"
+        try:
+            out = asyncio.run(session(env, project, books, questions, err))
+        except BaseException:
+            print(f"--- server stderr ({checkout}) ---\n{err.read_text(errors='replace')[-4000:]}", file=sys.stderr)
+            raise
     rows = out["rows"]
     n = len(rows)
     out["summary"] = {
         "questions": n,
+        "hit@1": sum(1 for x in rows if x["rank"] == 1) / n,
         "recall@5": sum(1 for x in rows if x["rank"] and x["rank"] <= 5) / n,
         "recall@10": sum(1 for x in rows if x["rank"]) / n,
+        "mrr@10": sum(1 / x["rank"] for x in rows if x["rank"]) / n,
         "answer_shown@5": sum(x["answer_shown"] for x in rows) / n,
         "median_search_ms": statistics.median(out["latencies_ms"]),
         "runbooks": len(books),
@@ -186,7 +193,8 @@ def main() -> None:
         for x in res["rows"]:
             print(f"{x['q'][:60]:<62} {x['lang']:>4} {x['rank'] or '-'!s:>4} {'yes' if x['answer_shown'] else 'no':>5}")
         print(
-            f"recall@5 {s['recall@5']:.3f}  recall@10 {s['recall@10']:.3f}  answer shown in the top-5 hit "
+            f"hit@1 {s['hit@1']:.3f}  recall@5 {s['recall@5']:.3f}  recall@10 {s['recall@10']:.3f}  "
+            f"MRR@10 {s['mrr@10']:.3f}  answer shown in the top-5 hit "
             f"{s['answer_shown@5']:.3f}  ({s['questions']} questions; median memory_search {s['median_search_ms']:.0f} ms)"
         )
     if args.json:
