@@ -166,9 +166,7 @@ def cmd_reindex(ctx: Context) -> int:
     if report.get("unchanged"):
         ctx.emit(
             {"model": embedder.name, "reindexed": 0, "chunked": chunked},
-            lambda: print(
-                f"the database already uses {embedder.name}; nothing to re-embed (--force re-embeds anyway){cut}"
-            ),
+            lambda: print(f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway){cut}"),
         )
         return 0
 

@@ -283,8 +283,8 @@ def tiered_context(
     Memories already injected in `session_id`, and `exclude_ids`, are left out. `segment=False`
     keeps jieba out (the command hook). The vector channel is off unless `vectors`: the floor is
     on words, so meaning alone never passes it, and without it the server and the command hook
-    surface the same memories. Records nothing. `unfit` collects the ids of memories that
-    passed but did not fit in the budget, so a caller can tell "none fits" from "none matches".
+    surface the same memories. Records nothing. `unfit` collects the ids of memories the query
+    matched that did not fit in the budget, so a caller can tell "none fits" from "none matches".
     A long memory found by one of its chunks is shown by that chunk.
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
@@ -298,9 +298,7 @@ def tiered_context(
             continue
         item = _item(m, "pinned", 0.0)
         if used + item.tokens > core_room:
-            if unfit is not None:
-                unfit.append(m.id)
-            continue  # a shorter one may still fit
+            continue  # a shorter one may still fit (not "unfit": shown whatever the query, it matched nothing)
         items.append(item)
         exclude.add(m.id)
         used += item.tokens
