@@ -19,7 +19,9 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
+from pydantic import ValidationError
 
 from memory import embed, remote
 from memory.app import client
@@ -91,7 +93,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
                 worker.stop()
             store.close()
 
-    server: MCPServer[AppState] = MCPServer(
+    server: MCPServer[AppState] = MapleServer(
         NAME,
         instructions=INSTRUCTIONS,
         version=VERSION,
@@ -105,6 +107,20 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
     for tool in server._tool_manager.list_tools():
         tool.description = inspect.cleandoc(tool.description)
     return server
+
+
+class MapleServer(MCPServer[AppState]):
+    """The SDK's server, with arguments that fail validation reported in MAPLE's words (which
+    argument, what it must be, what to do) instead of pydantic's text and documentation links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(e, UnexpectedToolError):
+                raise ToolError(tools.invalid_arguments(name, cause)) from cause
+            raise
 
 
 async def _track_activity(ctx: Any, call_next: Any) -> Any:

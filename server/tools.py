@@ -12,12 +12,13 @@ import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, StrictBool, StrictInt
+from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError
 
 from memory.app import Memories
 from memory.app.memories import MAX_LIMIT
@@ -48,18 +49,45 @@ class MemoryOut(BaseModel):
     created_at: str | None
     updated_at: str | None
     archived: bool = Field(description="True once forgotten (archived); hidden from search")
+    status: Literal["current", "superseded", "expired", "archived"] = Field(
+        default="current",
+        description=(
+            "current = in use; superseded = replaced by the memory superseded_by (kept as history); "
+            "expired = no longer true (valid_to has passed); archived = forgotten"
+        ),
+    )
+    superseded_by: int | None = Field(
+        default=None, description="For a superseded memory: the id of the one that replaced it (what holds now)"
+    )
     metadata: dict[str, Any]
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> MemoryOut:
         """From a memory as the app returns it (Memory.to_dict())."""
-        return cls(archived=d.get("deleted_at") is not None, **{k: d[k] for k in cls.model_fields if k in d})
+        fields = {k: d[k] for k in cls.model_fields if k in d and k != "status"}
+        return cls(archived=d.get("deleted_at") is not None, status=_status(d), **fields)
+
+
+def _status(d: dict[str, Any]) -> str:
+    """current, superseded, expired or archived, from a memory's dict (times as ISO 8601)."""
+    if d.get("deleted_at") is not None:
+        return "archived"
+    if d.get("superseded_by") is not None:
+        return "superseded"
+    valid_to = d.get("valid_to")
+    if valid_to and datetime.fromisoformat(valid_to.replace("Z", "+00:00")) <= datetime.now(timezone.utc):
+        return "expired"
+    return "current"
 
 
 class Hit(BaseModel):
     id: int
-    content: str
+    content: str = Field(description="The memory, or for a long one found by a part of it, that part")
     truncated: bool = Field(description="Content was cut for the listing; memory_get returns all of it")
+    part: str | None = Field(
+        default=None,
+        description="For a long memory found by a part of it: which characters content shows and how to read the rest",
+    )
     score: float = Field(description="Fused relevance score; higher is better, comparable within one search")
     channels: dict[str, float] = Field(description="What each retrieval channel (bm25, vector, ...) added to the score")
     layer: str
@@ -105,6 +133,48 @@ def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
         raise ToolError(str(e)) from e
     except db.DatabaseError as e:  # a read that met a damaged or vanished file: say so, not "Error executing tool"
         raise ToolError(db.describe(e, "file")) from e
+
+
+def invalid_arguments(tool: str, error: ValidationError) -> str:
+    """A tool call's rejected arguments in plain words: which argument, what it must be, what to
+    do next. Never the rejected values (the caller's data) nor pydantic's text and links."""
+    problems = []
+    for err in error.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "the arguments"
+        ctx = err.get("ctx") or {}
+        kind = err["type"]
+        if kind == "missing":
+            problems.append(f"{where} is required")
+        elif kind == "extra_forbidden":
+            problems.append(f"{where} is not an argument of {tool}")
+        elif kind == "string_too_short":
+            problems.append(f"{where} must not be empty" if ctx.get("min_length") == 1 else f"{where} is too short")
+        elif kind == "string_too_long":
+            problems.append(f"{where} must be at most {ctx.get('max_length')} characters")
+        elif kind in ("too_short", "too_long"):
+            n = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+            least = "at least" if kind == "too_short" else "at most"
+            problems.append(f"{where} must have {least} {n} item{'' if n == 1 else 's'}")
+        elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+            bound = next(iter(ctx.values()), "")
+            word = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}
+            problems.append(f"{where} must be {word.get(kind, 'less than')} {bound}")
+        elif kind in ("int_type", "int_parsing", "int_from_float"):
+            problems.append(f"{where} must be a whole number")
+        elif kind in ("bool_type", "bool_parsing"):
+            problems.append(f"{where} must be true or false")
+        elif kind in ("string_type",):
+            problems.append(f"{where} must be a string")
+        elif kind in ("list_type",):
+            problems.append(f"{where} must be a list")
+        elif kind in ("dict_type", "model_type"):
+            problems.append(f"{where} must be a JSON object")
+        elif kind == "literal_error":
+            problems.append(f"{where} must be one of {ctx.get('expected', 'the values the schema lists')}")
+        else:  # pydantic's short message, without the value or a link
+            problems.append(f"{where}: {err['msg'].rstrip('.')}")
+    # The prefix every other tool error has (the SDK's): the model reads one shape of error.
+    return f"Error executing tool {tool}: {'; '.join(dict.fromkeys(problems))}. Fix that and call {tool} again."
 
 
 def memory_store(
@@ -192,18 +262,27 @@ def memory_search(
     until: Annotated[str | None, Field(description="Only memories that occurred before this ISO 8601 time")] = None,
 ) -> SearchOut:
     """Find memories relevant to a query, best first, from this project and the global scope.
-    Long contents are cut to 2,000 characters; memory_get returns the full text."""
+    A long memory found by one of its parts shows that part (see `part`); other long contents are
+    cut to 2,000 characters; memory_get returns the full text."""
     with _calls(ctx) as app:
         found = app.search(query, limit=limit, scope=scope, layer=layer, category=category, since=since, until=until)
-    hits = [
-        Hit(
-            content=r["content"][:SEARCH_CONTENT_CHARS],
-            truncated=len(r["content"]) > SEARCH_CONTENT_CHARS,
-            **{k: r[k] for k in Hit.model_fields if k not in ("content", "truncated")},
-        )
-        for r in found["results"]
-    ]
+    hits = [_hit(r) for r in found["results"]]
     return SearchOut(results=hits, model=found["model"], without_vectors=found.get("without_vectors", []))
+
+
+def _hit(r: dict[str, Any]) -> Hit:
+    """A search result as the model reads it: a long memory found by one of its parts shows
+    that part, says where it is and how to read the whole."""
+    text, part = r["content"], r.get("part")
+    if part:
+        text = text[part["start"] : part["end"]]
+    fields = {k: r[k] for k in Hit.model_fields if k not in ("content", "truncated", "part")}
+    return Hit(
+        content=text[:SEARCH_CONTENT_CHARS],
+        truncated=len(r["content"]) > min(len(text), SEARCH_CONTENT_CHARS),
+        part=f"{part['where']}; memory_get([{r['id']}]) returns the whole text" if part else None,
+        **fields,
+    )
 
 
 def memory_get(
@@ -289,8 +368,17 @@ def memory_context(
     """A compact briefing for a task: pinned and preference memories first, then the memories
     relevant to the query, within a token budget, each with its id for memory_get."""
     with _calls(ctx) as app:
-        block = app.context(query, budget=budget)["block"]
-    return block or "No memories match this query in this project or the global scope."
+        d = app.context(query, budget=budget)
+    if d["block"]:
+        return d["block"]
+    if d["did_not_fit"]:
+        n = len(d["did_not_fit"])
+        return (
+            f"{n} {'memory matches' if n == 1 else 'memories match'} this query, but "
+            f"{'it does not fit' if n == 1 else 'none of them fits'} in a budget of {budget} tokens: call memory_context "
+            f"again with a larger budget (up to 2400), or memory_get ids {d['did_not_fit'][:10]}."
+        )
+    return "No memories match this query in this project or the global scope."
 
 
 class MaintainOut(BaseModel):

@@ -429,7 +429,7 @@ def test_doctor_reports_a_readable_database_with_the_fix_and_changes_nothing(cap
 
 
 def test_doctor_reports_an_open_home_folder(capsys, home):
-    add(capsys, "x")
+    add(capsys, "a note")
     home.chmod(0o755)
     report = json.loads(run(capsys, "--json", "doctor", "--no-model")[1])
     bad = [c for c in report["checks"] if c["ok"] is False]
@@ -438,7 +438,7 @@ def test_doctor_reports_an_open_home_folder(capsys, home):
 
 
 def test_doctor_reports_a_model_that_does_not_match_the_database(capsys, monkeypatch):
-    add(capsys, "x")
+    add(capsys, "a note")
     monkeypatch.setenv("MAPLE_MODEL", "hash-32")
     code, out, _ = run(capsys, "doctor")
     assert code == 1

@@ -12,7 +12,7 @@ from memory.embed import HashEmbedder
 from memory.extraction import harvest, ingest, transcript
 from memory.extraction.heuristic import Candidate, extract
 from memory.retrieval import ranking as retrieval
-from memory.store import Store
+from memory.store import Store, chunks
 
 SESSIONS = Path(__file__).resolve().parent / "data" / "sessions"
 SCOPE = "/home/dev/projects/demo"
@@ -373,7 +373,7 @@ def test_without_an_embedder_keyword_overlap_still_deduplicates(tmp_path):
         assert report.stored == [] and s.count() == 1
 
 
-def test_long_content_is_stored_as_a_parent_with_chunks(store):
+def test_long_content_is_stored_as_a_parent_with_chunks_by_the_stores_one_rule(store):
     long = " ".join(f"Step {i}: run `make step{i}` and check the output for warnings." for i in range(60))
     report = ingest.ingest(store, [cand(long, category="note")])
     [parent] = report.stored
@@ -382,6 +382,10 @@ def test_long_content_is_stored_as_a_parent_with_chunks(store):
     ).fetchall()
     assert report.chunks == len(children) >= 3 and children[0][0] == 0
     assert store.get(parent).content == long
+    spans = store.conn.execute(
+        "SELECT chunk_start, chunk_end FROM memories WHERE parent_id = ? ORDER BY chunk_index", (parent,)
+    ).fetchall()
+    assert [tuple(x) for x in spans] == chunks.spans(long)  # the rule memory_store, add and import use
 
 
 def test_decision_is_stored_with_its_rationale_and_relations_reach_the_graph(store):

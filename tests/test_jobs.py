@@ -356,7 +356,7 @@ def test_an_embed_missing_job_gives_vectors_to_memories_stored_without_one(home)
 
 
 def test_a_maintain_job_runs_a_maintenance_pass(db):
-    db.add(NewMemory(content="x"))
+    db.add(NewMemory(content="a note"))
     jobs.enqueue(db, "maintain")
     out = jobs.drain(db, HANDLERS)
     assert out[0].status == "done"

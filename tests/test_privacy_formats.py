@@ -256,7 +256,7 @@ def test_entity_relate_redacts_the_names_it_creates(store):
 def test_a_category_at_its_limit_still_stores_when_its_secret_becomes_a_longer_label(store):
     category = "password=" + "Zq8#mLp2vR" * 5 + "abcde"
     assert len(category) == 64
-    assert store.add(NewMemory("x", category=category)).category.startswith("password=[REDACTED:")
+    assert store.add(NewMemory("a note", category=category)).category.startswith("password=[REDACTED:")
 
 
 def test_a_relation_type_at_its_limit_still_stores_when_redacted(store):

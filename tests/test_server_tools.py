@@ -251,14 +251,14 @@ async def test_a_failed_decision_comes_first_in_lessons_with_its_warning(config)
     ("tool", "args", "message"),
     [
         ("memory_update", {"id": 1}, "nothing to change"),
-        ("memory_update", {"id": 1, "importance": 7}, "less than or equal to 5"),
+        ("memory_update", {"id": 1, "importance": 7}, "importance must be at most 5"),
         ("memory_update", {"id": 1, "mode": "supersede", "importance": 2}, "needs the new content"),
         ("memory_update", {"id": 999, "importance": 2}, "no memory 999"),
         ("memory_list", {"sort": "random"}, "'newest', 'oldest', 'updated', 'importance' or 'recently_used'"),
         ("memory_history", {}, "either a memory id or a subject"),
         ("entity_get", {"name": "nobody"}, "no entity called 'nobody'"),
-        ("graph_neighbors", {"entity": "x", "hops": 9}, "less than or equal to 6"),
-        ("decision_record", {"chosen": "x", "why": ""}, "at least 1 character"),
+        ("graph_neighbors", {"entity": "x", "hops": 9}, "hops must be at most 6"),
+        ("decision_record", {"chosen": "x", "why": ""}, "why must not be empty"),
         ("decision_outcome", {"id": 1, "outcome": "meh"}, "'worked', 'failed' or 'partial'"),
         ("lessons_for", {"task": " "}, "query is empty"),
     ],
@@ -343,3 +343,70 @@ async def test_the_server_builds_its_search_indexes_after_the_handshake_and_keep
         found = await call(c, "memory_search", query="grafana dashboards")
         assert found["results"][0]["content"].startswith("Grafana dashboards")
         assert found["results"][0]["channels"]["bm25"] > 0
+
+
+# -- issue 23's small defects, through the tools ---------------------------------------------------
+
+
+async def test_memory_context_says_the_matches_did_not_fit_a_budget_too_small(config):
+    async with client(config) as c:
+        await call(c, "memory_store", content="The deploy pipeline " + "runs a long list of checks " * 40)
+        text = (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 50})).content[0].text
+        roomy = (
+            (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 2400})).content[0].text
+        )
+    assert text.startswith("1 memory matches this query, but it does not fit in a budget of 50 tokens")
+    assert "larger budget" in text and "No memories match" not in text
+    assert "deploy pipeline" in roomy
+
+
+async def test_a_name_holding_an_emotion_word_gives_no_mood(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content="陈爱丽负责计费服务的发布。")
+        felt = await call(c, "memory_store", content="我爱这个新的发布流程。")
+    with Store.open(config, HashEmbedder(64)) as s:
+        assert s.get(m["id"]).moods == [] and s.get(m["id"]).valence == 0
+        assert s.get(felt["id"]).moods == ["joy"]  # a feeling the text states still counts
+
+
+async def test_memory_get_of_a_superseded_memory_names_its_successor(config):
+    async with client(config) as c:
+        old = await call(c, "memory_store", content="We deploy with Jenkins")
+        new = await call(c, "memory_update", id=old["id"], mode="supersede", content="We deploy with GitHub Actions")
+        got = await call(c, "memory_get", ids=[old["id"], new["memory"]["id"]])
+    assert [(m["status"], m["superseded_by"]) for m in got["memories"]] == [
+        ("superseded", new["memory"]["id"]),
+        ("current", None),
+    ]
+
+
+async def test_a_failed_decisions_warning_never_ends_a_sentence_twice(config):
+    async with client(config) as c:
+        d = await call(c, "decision_record", chosen="Use Redis for the job queue.", why="It is fast!")
+        out = await call(c, "decision_outcome", id=d["id"], outcome="failed", notes="Jobs were lost between queues.")
+        quiet = await call(c, "decision_record", chosen="Use SQS", why="managed")
+        bare = await call(c, "decision_outcome", id=quiet["id"], outcome="failed")
+    assert d["content"] == "Decision: Use Redis for the job queue. Why: It is fast!"
+    warning = out["decision"]["metadata"]["warning"]
+    assert warning == "This decision failed: Jobs were lost between queues. Do not repeat it without addressing why."
+    assert bare["decision"]["metadata"]["warning"] == "This decision failed. Do not repeat it without addressing why."
+    for text in (d["content"], warning):
+        assert ".." not in text
+
+
+@pytest.mark.parametrize("content", ["x", "42", ". !", "  a  "])
+async def test_a_memory_needs_two_letters_and_says_so(config, content):
+    async with client(config) as c:
+        text = await error(c, "memory_store", content=content)
+        ok = await call(c, "memory_store", content="好的")  # two Han characters are enough
+    assert "too short to be a memory: write at least 2 letters or Chinese characters" in text
+    assert ok["content"] == "好的"
+
+
+@pytest.mark.parametrize(("source", "target"), [("billing-service", "billing-service"), ("Postgres", "postgres")])
+async def test_an_entity_cannot_be_related_to_itself(config, source, target):
+    async with client(config) as c:
+        text = await error(c, "entity_relate", source=source, relation="depends_on", target=target)
+        entities = (await call(c, "memory_stats"))["entities"]
+    assert "an entity cannot be related to itself" in text and "relate two different entities" in text
+    assert entities == 0  # nothing was half-written

@@ -392,18 +392,19 @@ class Memories:
     def context(
         self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False, vectors: bool = True
     ) -> dict[str, Any]:
-        """A briefing for a task within a token budget: {"block", "items", "skipped"}. `as_prompt`
+        """A briefing for a task within a token budget: {"block", "items", "skipped", "did_not_fit"}. `as_prompt`
         applies the prompt hook's gating; `record=False` is a preview that records nothing."""
         from memory.retrieval import context
 
         if not 50 <= budget <= 2400:
             raise InvalidInput(f"budget must be 50-2400 tokens, got {budget}")
         skipped = context.skip_reason(query) if as_prompt else None
+        unfit: list[int] = []
         with self._serial():
             items = (
                 []
                 if skipped
-                else context.tiered_context(self.store, query, self.scopes("all"), budget, vectors=vectors)
+                else context.tiered_context(self.store, query, self.scopes("all"), budget, vectors=vectors, unfit=unfit)
             )
             if record:
                 context.record_injection(self.store, None, [i.memory.id for i in items], "context")
@@ -412,6 +413,7 @@ class Memories:
             "skipped": skipped,
             "block": context.format_block(items),
             "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items],
+            "did_not_fit": list(dict.fromkeys(unfit)),  # matched, but too long for the budget
         }
 
     # -- the graph ------------------------------------------------------------------------------
@@ -537,6 +539,8 @@ class Memories:
 
         own = Store.open(self.store.config, self.store.embedder, path=self.store.path, clock=self.store.clock)
         try:
+            # Long memories stored before chunking (or edited outside the store) get their chunks.
+            chunked = own.ensure_chunks(dry_run=dry_run)
             report = agent.run_maintenance(
                 own,
                 dry_run=dry_run,
@@ -548,7 +552,15 @@ class Memories:
                 report.size_after = agent.size_report(own, detail=True)
         finally:
             own.close()
-        return report.to_dict()
+        out = report.to_dict()
+        if chunked:
+            out["counts"] = {**out.get("counts", {}), "chunk": chunked}
+            out["total_changes"] = out.get("total_changes", 0) + chunked
+            out.setdefault("notes", []).append(
+                f"{chunked} long {'memory was' if chunked == 1 else 'memories were'} cut into chunks, "
+                "so a search can find any part of them"
+            )
+        return out
 
     def backup(self, *, progress: Any = None) -> dict[str, Any]:
         """A consistent copy of the database in <home>/backups (the oldest beyond backup_keep go)."""
@@ -576,14 +588,19 @@ class Memories:
         with self._serial() as store:
             pending = store.conn.execute("SELECT value FROM meta WHERE key = 'reindex_model'").fetchone()
             if store.vector_model == embedder.name and not force and not pending:
-                return {"model": embedder.name, "reindexed": 0, "unchanged": True}
+                # Same model: only long memories stored before chunking need work (their chunks).
+                chunked = store.ensure_chunks(dry_run=dry_run, embedder=embedder)
+                return {"model": embedder.name, "reindexed": 0, "unchanged": True, "chunked": chunked}
+            # The reindex below embeds the new chunks with the rest.
+            chunked = store.ensure_chunks(embed=False, dry_run=dry_run)
         wait = getattr(embedder, "wait", None)
         if wait is not None and not dry_run:
             wait()  # outside the lock: loading a model takes seconds
         with self._serial() as store:
-            return backup.reindex(
+            out = backup.reindex(
                 store, embedder, dry_run=dry_run, batch=store.config.embedding_batch_size * 4, progress=progress
             ).to_dict()
+        return {**out, "chunked": chunked}
 
     # -- moving memories in and out ---------------------------------------------------------------
 

@@ -86,15 +86,24 @@ def export_record(m: Memory, entities: list[list[str]]) -> dict[str, Any]:
 
 
 def export_records(store: Store, page: int = 500) -> Iterator[dict[str, Any]]:
-    """Every memory of every scope, archived ones too, in id order."""
+    """Every memory of every scope, archived ones too, in id order. The chunks the store cut
+    from a long memory are left out: an import cuts them again by the same rule."""
     after: int | None = None
     while True:
         memories = store.list(include_deleted=True, limit=page, after_id=after)
         if not memories:
             return
-        entities = _entities_of(store, [m.id for m in memories])
+        ids = [m.id for m in memories]
+        cut = {
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))}) AND chunk_start IS NOT NULL", ids
+            )
+        }
+        entities = _entities_of(store, ids)
         for m in memories:
-            yield export_record(m, entities.get(m.id, []))
+            if m.id not in cut:
+                yield export_record(m, entities.get(m.id, []))
         after = memories[-1].id
 
 
@@ -250,6 +259,9 @@ class Importer:
             if any(p.old_id == parent for p in self.pending):
                 self.flush()  # the parent's new id is known only once its batch is stored
             line.item.parent_id = self.ids.get(parent)  # parent not in the file: keep the chunk, unlinked
+            if line.item.parent_id is not None and self._cut(line.item.parent_id):
+                self.report.duplicates += 1  # a chunk of a long memory (an older export): already cut again
+                return
         twin = self._archived_twin(line.item) if line.archived else None
         if twin is not None:  # add_many dedups against live memories only; re-importing must not copy
             self.report.duplicates += 1
@@ -259,6 +271,15 @@ class Importer:
         self.pending.append(line)
         if len(self.pending) >= BATCH:
             self.flush()
+
+    def _cut(self, parent_id: int) -> bool:
+        """Whether the store cut this memory into chunks itself (it is long)."""
+        return (
+            self.store.conn.execute(
+                "SELECT 1 FROM memories WHERE parent_id = ? AND chunk_start IS NOT NULL LIMIT 1", (parent_id,)
+            ).fetchone()
+            is not None
+        )
 
     def _archived_twin(self, item: NewMemory) -> int | None:
         row = self.store.conn.execute(

@@ -36,10 +36,12 @@ def _harvest(store: Store, payload: dict, ctx: JobContext) -> Any:
 def _maintain(store: Store, payload: dict, ctx: JobContext) -> Any:
     from memory.maintenance import agent  # numpy comes with it: only when a pass runs
 
+    # Long memories stored by an older release get their chunks (memory.store.chunks) here too.
+    chunked = store.ensure_chunks(dry_run=bool(payload.get("dry_run")))
     report = agent.run_maintenance(
         store, dry_run=bool(payload.get("dry_run")), checkpoint=ctx.checkpoint, vacuum_limit_mb=agent.WORKER_VACUUM_MB
     )
-    return report.counts()
+    return {**report.counts(), **({"chunk": chunked} if chunked else {})}
 
 
 def _embed_missing(store: Store, payload: dict, ctx: JobContext) -> Any:

@@ -161,10 +161,12 @@ def cmd_reindex(ctx: Context) -> int:
             )
     finally:
         progress.close()
+    chunked = report.get("chunked", 0)
+    cut = f"; cut {chunked} long memories into chunks, so a search finds any part of them" if chunked else ""
     if report.get("unchanged"):
         ctx.emit(
-            {"model": embedder.name, "reindexed": 0},
-            lambda: print(f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway)"),
+            {"model": embedder.name, "reindexed": 0, "chunked": chunked},
+            lambda: print(f"the database already uses {embedder.name}; nothing to do (--force re-embeds anyway){cut}"),
         )
         return 0
 
@@ -175,6 +177,7 @@ def cmd_reindex(ctx: Context) -> int:
         print(
             f"re-embedded {report['embedded']} memories with {report['model']}"
             + (f" (resumed after {report['resumed_from']})" if report["resumed_from"] else "")
+            + cut
         )
         if report["model"] != ctx.config.embedding_model:
             print(

@@ -98,13 +98,21 @@ def cmd_search(ctx: Context) -> int:
         if not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
         _table(
-            [(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], r["content"]) for r in d["results"]],
+            [(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], _matched(r)) for r in d["results"]],
             ("1;36", "2", "2"),
         )
 
     shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
     ctx.emit({**shown, "without_vectors": d.get("without_vectors", [])}, human)
     return 0
+
+
+def _matched(r: dict) -> str:
+    """A result's text: for a long memory found by one of its parts, that part and where it is."""
+    part = r.get("part")
+    if not part:
+        return r["content"]
+    return f"[{part['where']}; `{PROG} show {r['id']}` for all] " + r["content"][part["start"] : part["end"]]
 
 
 def without_vectors_note(ids: Sequence[int]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -465,7 +465,9 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
         old = [v for v in R.replaced_values(c.content) if not value or v.casefold() != value.casefold()]
         if old:
             c.metadata["replaces"] = old
-    valence, intensity, moods = feel(c.content)
+    valence, intensity, moods = feel(
+        c.content, [c.content[m.start : m.end] for m in mentions if m.kind in ("person", "known")]
+    )
     c.valence, c.intensity, c.moods = valence, intensity, moods
     if emotion.Emotion(intensity=intensity).flashbulb:
         c.metadata["flashbulb"] = True
@@ -478,10 +480,10 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
     c.metadata["extractor"] = "heuristic"
 
 
-def feel(text: str) -> tuple[float, float, list[str]]:
+def feel(text: str, names: Sequence[str] = ()) -> tuple[float, float, list[str]]:
     """Emotion of a candidate: the shared lexicon (memory.emotion) plus coding incidents
-    (outages, data loss, "NEVER again!!!") that a general lexicon misses."""
-    base = emotion.analyze(text)
+    (outages, data loss, "NEVER again!!!") that a general lexicon misses. `names` are not read."""
+    base = emotion.analyze(text, names)
     v, i, moods = R.incident_score(text)
     if i <= base.intensity:
         return base.valence, base.intensity, base.moods

@@ -32,7 +32,6 @@ log = logging.getLogger("maple.ingest")
 MAX_PROVENANCE = 20
 ENTITY_SIMILARITY = 0.88  # embedding similarity at which two entity names are one entity
 MAX_ENTITIES_EMBEDDED = 500  # beyond this, name resolution stops at exact, alias and containment
-CHUNK_TARGET = 800  # characters per child chunk of a long memory
 
 
 @dataclass
@@ -374,66 +373,16 @@ def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVec
         metadata=_metadata(c, now),
         entities=entities,
     )
-    limit = int(_setting(store, "extraction_chunk_chars", 1500))
-    if len(c.content) > limit:
-        return _store_chunked(store, item, report)
-    mid = store.add(item).id
+    m = store.add(item)  # long content: stored as a parent with its chunks (memory.store.chunks)
+    mid = m.id
     report.stored.append(mid)
+    report.chunks += store.conn.execute("SELECT count(*) FROM memories WHERE parent_id = ?", (mid,)).fetchone()[0]
     if renamed:  # "postgres 16" resolved to "postgres": the name as written becomes an alias
         with store.tx.atomic() as conn:
             for written, name, kind in renamed:
                 graph.upsert_entity(conn, c.scope, name, kind, now, [written])
     _relate(store, c, mid, now)
     return mid
-
-
-def _store_chunked(store: Store, item: NewMemory, report: Report) -> int:
-    """A long memory becomes a parent holding the whole text plus children holding its parts,
-    so a search can hit the part and show the whole."""
-    parent = store.add(item)
-    report.stored.append(parent.id)
-    parts = chunk(item.content)
-    children = [
-        NewMemory(
-            content=p,
-            layer=item.layer,
-            category=item.category,
-            subject=item.subject,
-            scope=item.scope,
-            importance=item.importance,
-            confidence=item.confidence,
-            source="extraction",
-            source_ref=item.source_ref,
-            session_id=item.session_id,
-            occurred_at=item.occurred_at,
-            parent_id=parent.id,
-            chunk_index=i,
-            metadata={"chunk_of": parent.id},
-            entities=[],
-        )
-        for i, p in enumerate(parts)
-    ]
-    store.add_many(children)
-    report.chunks += len(children)
-    return parent.id
-
-
-def chunk(content: str, target: int = CHUNK_TARGET) -> list[str]:
-    """Split at sentence or line boundaries into parts of about `target` characters."""
-    pieces = re.split(r"(?<=[.!?。！？\n])\s*", content)
-    parts: list[str] = []
-    buf = ""
-    for p in pieces:
-        while len(p) > target * 1.5:  # one huge sentence: cut it
-            parts.append((buf + p[:target]).strip())
-            buf, p = "", p[target:]
-        if len(buf) + len(p) > target and buf:
-            parts.append(buf.strip())
-            buf = ""
-        buf += p + (" " if p and not p.endswith("\n") else "")
-    if buf.strip():
-        parts.append(buf.strip())
-    return [p for p in parts if p]
 
 
 def _reinforce(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:

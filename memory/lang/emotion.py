@@ -8,6 +8,7 @@ only: it runs on every write and query.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from memory.lang.text import CJK_RUN, WORD
@@ -113,6 +114,14 @@ _PHRASE_MOOD = {p: m for m, ps in _PHRASE_STEMS.items() for p in ps}
 _PHRASE_RX = re.compile("|".join(re.escape(p) for p in sorted(_PHRASE_MOOD, key=len, reverse=True)))
 _ZH_MOOD = {z: m for m, (_, _, zh) in MOODS.items() for z in zh}
 _ZH_RX = re.compile("|".join(re.escape(z) for z in sorted(_ZH_MOOD, key=len, reverse=True)))
+# Names are not feelings: 陈爱丽 holds 爱 ("love"), Joy Li holds "joy". A caller passes the names it
+# knows (entities, aliases), blanked out before the lexicons run; and a one-character Chinese mood
+# word between a common surname and another Han character is taken for a given name (王爱华, 李乐乐).
+_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢"
+    "姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+_IN_NAME = re.compile(f"(?<=[{_SURNAMES}])[{''.join(z for z in _ZH_MOOD if len(z) == 1)}](?=[\u4e00-\u9fff])")
 _EXCLAIM = re.compile(r"[!！]{1,}")
 _CAPS_WORD = re.compile(r"\b[A-Z]{4,}\b")
 
@@ -129,7 +138,12 @@ class Emotion:
         return self.intensity >= 0.8
 
 
-def analyze(text: str) -> Emotion:
+def analyze(text: str, names: Iterable[str] = ()) -> Emotion:
+    """The emotion `text` expresses; `names` (people, things) are not read for it."""
+    for name in sorted({n for n in names if isinstance(n, str) and n.strip()}, key=len, reverse=True):
+        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    if not text.isascii():
+        text = _IN_NAME.sub(" ", text)
     low = text.lower()
     words = WORD.findall(low)
     cjk = "" if text.isascii() else "".join(CJK_RUN.findall(text))

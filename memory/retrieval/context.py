@@ -34,7 +34,7 @@ from typing import Any
 from memory.lang import mentions, text
 from memory.lang.text import CONTEXT_TAG
 from memory.retrieval import ranking as retrieval
-from memory.store import GLOBAL, Memory, Store, db, indexes, iso
+from memory.store import GLOBAL, Memory, Store, chunks, db, indexes, iso
 from memory.store.records import MEMORY_COLUMNS
 
 MAX_BLOCK_CHARS = 9_500  # Claude Code replaces hook context above 10,000 characters by a file path
@@ -273,6 +273,7 @@ def tiered_context(
     min_relevance: float | None = None,
     segment: bool = True,
     vectors: bool = False,
+    unfit: list[int] | None = None,
 ) -> list[ContextItem]:
     """The memories worth injecting for `prompt`, in order, within `budget_tokens`.
 
@@ -282,7 +283,9 @@ def tiered_context(
     Memories already injected in `session_id`, and `exclude_ids`, are left out. `segment=False`
     keeps jieba out (the command hook). The vector channel is off unless `vectors`: the floor is
     on words, so meaning alone never passes it, and without it the server and the command hook
-    surface the same memories. Records nothing.
+    surface the same memories. Records nothing. `unfit` collects the ids of memories the query
+    matched that did not fit in the budget, so a caller can tell "none fits" from "none matches".
+    A long memory found by one of its chunks is shown by that chunk.
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
     exclude = set(exclude_ids)
@@ -295,7 +298,7 @@ def tiered_context(
             continue
         item = _item(m, "pinned", 0.0)
         if used + item.tokens > core_room:
-            continue  # a shorter one may still fit
+            continue  # a shorter one may still fit (not "unfit": shown whatever the query, it matched nothing)
         items.append(item)
         exclude.add(m.id)
         used += item.tokens
@@ -312,24 +315,26 @@ def tiered_context(
     skip = _injected(store, session_id)
     results = [r for r in results if r.memory.id not in exclude and r.memory.id not in skip]
     rel = relevance(store, query, [r.memory for r in results], weights)
-    ranked: list[tuple[str, float, Memory]] = []
+    ranked: list[tuple[str, float, retrieval.Result]] = []
     for r in results:
         score = rel.get(r.memory.id, 0.0) + (0.5 if r.channels.get("entity") else 0.0)
         if r.memory.category in PREFERENCE_CATEGORIES and score >= floor / 2:
-            ranked.append(("preference", score, r.memory))
+            ranked.append(("preference", score, r))
         elif score >= floor:
-            ranked.append(("relevant", score, r.memory))
+            ranked.append(("relevant", score, r))
     # Stable: search's order within each group. Rules and preferences first, whatever their
     # score, put "Use ruff format" above the port a prompt asked for; in search's order the cold
     # surface's hit@3 on the bilingual set (rules as extraction tags them) went .21 -> .31
     # (tests/benchmarks/bench_surface.py).
     ranked.sort(key=lambda t: t[1] < floor)
-    for tier, score, m in ranked:
-        item = _item(m, tier, score)
+    for tier, score, r in ranked:
+        item = _item(r.memory, tier, score, r.part)
         if used + item.tokens > room:
+            if unfit is not None:
+                unfit.append(r.memory.id)
             continue
         items.append(item)
-        exclude.add(m.id)
+        exclude.add(r.memory.id)
         used += item.tokens
     return items
 
@@ -423,8 +428,9 @@ def quote(content: str) -> str:
     return _TAG_TEXT_RE.sub(r"&lt;\1", json.dumps(s, ensure_ascii=False))
 
 
-def render(m: Memory, tier: str = "relevant") -> str:
-    """`- #12 preference · global · 2026-09-02: "Always use uv"` (one line per memory)."""
+def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = None) -> str:
+    """`- #12 preference · global · 2026-09-02: "Always use uv"` (one line per memory); for a
+    long memory found by one of its chunks, that chunk and where it sits."""
     where = "global" if m.scope == GLOBAL else "this project"
     when = (iso(m.occurred_at) or "")[:10]
     label = m.category if m.category not in ("general", "note") else m.layer
@@ -439,11 +445,14 @@ def render(m: Memory, tier: str = "relevant") -> str:
         label = "FAILED decision, do not repeat"
     meta = " ".join(" · ".join(x for x in (label, where, when) if x).split())  # a category is free text too
     meta = _TAG_TEXT_RE.sub(r"&lt;\1", meta)
+    if part is not None:
+        where = chunks.position(part[0], part[1], len(m.content))
+        return f"- #{m.id} {meta} ({where}; memory_get for all): {quote(m.content[part[0] : part[1]])}"
     return f"- #{m.id} {meta}: {quote(m.content)}"
 
 
-def _item(m: Memory, tier: str, score: float) -> ContextItem:
-    return ContextItem(m, tier, score, render(m, tier))
+def _item(m: Memory, tier: str, score: float, part: tuple[int, int] | None = None) -> ContextItem:
+    return ContextItem(m, tier, score, render(m, tier, part))
 
 
 def format_block(items: Sequence[ContextItem], header: str = HEADER) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 from memory import embed
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
-from memory.store import Memory, Store, indexes, parse_time
+from memory.store import Memory, Store, chunks, indexes, parse_time
 
 log = logging.getLogger("maple.retrieval")
 
@@ -56,13 +56,31 @@ class Result:
     memory: Memory
     score: float
     channels: dict[str, float] = field(default_factory=dict)
+    # For a long memory found through one of its chunks: that chunk's (start, end) in its text.
+    part: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             **self.memory.to_dict(),
             "score": round(self.score, 6),
             "channels": {k: round(v, 6) for k, v in self.channels.items() if v},
         }
+        if self.part is not None:
+            start, end = self.part
+            d["part"] = {
+                "start": start,
+                "end": end,
+                "of": len(self.memory.content),
+                "where": chunks.position(start, end, len(self.memory.content)),
+            }
+        return d
+
+    @property
+    def matched(self) -> str:
+        """The text that matched: the chunk for a hit on part of a long memory, else the whole."""
+        if self.part is None:
+            return self.memory.content
+        return self.memory.content[self.part[0] : self.part[1]]
 
 
 def make_query(
@@ -178,7 +196,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         near = _one_hop(store, entity_ids, now)
         if near:
             found.append(("graph", _linked(store, near, where, args, flat)))
-    felt = emotion.analyze(q.text)
+    felt = emotion.analyze(q.text, _names(store, entity_ids))  # "陈爱丽" names someone; it is no mood
     if felt.moods and _count(store, None) <= MOOD_SCAN_MAX:
         # Finding new candidates by mood scans the moods of the whole store; above this size the
         # mood channel only re-scores what the other channels found.
@@ -222,16 +240,91 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
     ranked = sorted(scores, key=lambda i: -scores[i])
-    memories = {m.id: m for m in store.get_many(ranked[: q.limit * 2 + 10])}
-    results = []
-    for mid in ranked:
-        m = memories.get(mid)
-        if m is None or not _passes(m, q, now):
-            continue
-        results.append(Result(m, scores[mid], contrib[mid]))
-        if len(results) == q.limit:
-            break
+    return _as_parents(store, q, now, ranked, cands, scores, contrib)
+
+
+def _as_parents(
+    store: Store,
+    q: Query,
+    now: float,
+    ranked: list[int],
+    cands: dict[int, _Cand],
+    scores: dict[int, float],
+    contrib: dict[int, dict[str, float]],
+) -> list[Result]:
+    """The ranked memories as results, a chunk standing for its parent: a long memory appears
+    once, at the rank of its best-scoring piece, showing its best-scoring chunk (or, when only the
+    whole text matched, the chunk that shares most of the query's words)."""
+    best_chunk: dict[int, int] = {}  # parent -> its best-ranked chunk
+    for i in ranked:
+        p = cands[i].parent_id
+        if p is not None and p not in best_chunk:
+            best_chunk[p] = i
+    results: list[Result] = []
+    seen: set[int] = set()
+    start = 0
+    while start < len(ranked) and len(results) < q.limit:
+        block = ranked[start : start + q.limit * 2 + 10]
+        start += len(block)
+        memories = {m.id: m for m in store.get_many(list(dict.fromkeys(cands[i].parent_id or i for i in block)))}
+        for mid in block:
+            target = cands[mid].parent_id or mid
+            m = memories.get(target)
+            if target in seen or m is None or not _passes(m, q, now):
+                continue
+            seen.add(target)
+            results.append(Result(m, scores[mid], contrib[mid]))
+            if len(results) == q.limit:
+                break
+    _show_parts(store, q, results, best_chunk)
     return results
+
+
+def _show_parts(store: Store, q: Query, results: list[Result], best_chunk: dict[int, int]) -> None:
+    """Set `part` on the results that are long memories: the chunk that matched best."""
+    spans = store.chunk_spans([best_chunk[r.memory.id] for r in results if r.memory.id in best_chunk])
+    unmatched = [r.memory.id for r in results if r.memory.id not in best_chunk]
+    by_words = _chunk_by_words(store, q.text, unmatched) if unmatched else {}
+    for r in results:
+        if r.memory.id in best_chunk:
+            r.part = _span(r.memory, spans.get(best_chunk[r.memory.id]), store, best_chunk[r.memory.id])
+        elif r.memory.id in by_words:
+            r.part = by_words[r.memory.id]
+
+
+def _chunk_by_words(store: Store, query: str, parent_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """For those of `parent_ids` cut into chunks: the span of the chunk holding most of the
+    query's words (the first such chunk on a tie; none when no chunk holds any)."""
+    words = {w for w in text.index_text(query).lower().split() if not text.is_stopword(w)}
+    out: dict[int, tuple[int, int]] = {}
+    if not words:
+        return out
+    best: dict[int, int] = {}
+    marks = ",".join("?" * len(parent_ids))
+    for pid, content, a, b in store.conn.execute(
+        f"SELECT parent_id, content, chunk_start, chunk_end FROM memories WHERE parent_id IN ({marks}) "
+        f"AND chunk_start IS NOT NULL ORDER BY parent_id, chunk_index",
+        parent_ids,
+    ):
+        n = len(words & set(text.index_text(content).lower().split()))
+        if n > best.get(pid, 0):
+            best[pid], out[pid] = n, (a, b)
+    return out
+
+
+def _span(
+    parent: Memory, span: tuple[int, int | None, int | None] | None, store: Store, mid: int
+) -> tuple[int, int] | None:
+    """Where the chunk `mid` sits in `parent`'s text (found by its text for a chunk written
+    without offsets); None when the chunk is not in the text."""
+    if span is None:
+        return None
+    _, a, b = span
+    if a is not None and b is not None:
+        return a, b
+    row = store.conn.execute("SELECT content FROM memories WHERE id = ?", (mid,)).fetchone()
+    at = parent.content.find(row[0]) if row else -1
+    return (at, at + len(row[0])) if at >= 0 else None
 
 
 def candidate_pool(store: Store, q: Query) -> int:
@@ -302,6 +395,21 @@ def _query_entities(store: Store, q: Query) -> list[int]:
         (*keys, *q.scopes, *keys, *q.scopes),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def _names(store: Store, entity_ids: list[int]) -> list[str]:
+    """The names and aliases of these entities."""
+    if not entity_ids:
+        return []
+    marks = ",".join("?" * len(entity_ids))
+    return [
+        r[0]
+        for r in store.conn.execute(
+            f"SELECT name FROM entities WHERE id IN ({marks}) UNION "
+            f"SELECT alias FROM entity_aliases WHERE entity_id IN ({marks})",
+            (*entity_ids, *entity_ids),
+        )
+    ]
 
 
 def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:

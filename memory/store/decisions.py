@@ -39,9 +39,16 @@ def _clause(text: str) -> str:
     return " ".join(str(text).split()).rstrip(" .;")
 
 
+def _ended(text: str) -> str:
+    """Caller text as a sentence of a template: spaces folded, a full stop added only when it
+    does not end one already (a note ending "queues." must not read "queues.. Do not repeat")."""
+    t = " ".join(str(text).split()).rstrip(" ;,:；，：")
+    return t if t.endswith((".", "!", "?", "。", "！", "？", "…")) else t + "."
+
+
 def decision_text(chosen: str, why: str, alternatives: Sequence[str] = ()) -> str:
     """`Decision: X. Why: Y. Alternatives considered: A; B.` — self-contained for later readers."""
-    text = f"Decision: {_clause(chosen)}. Why: {_clause(why)}."
+    text = f"Decision: {_ended(chosen)} Why: {_ended(why)}"
     alts = [_clause(a) for a in alternatives if _clause(a)]
     if alts:
         text += " Alternatives considered: " + "; ".join(alts) + "."
@@ -172,7 +179,9 @@ def record_outcome(
         changes: dict[str, Any] = {"tags": [t for t in m.tags if not t.startswith("outcome-")] + [f"outcome-{outcome}"]}
         if outcome == "failed":
             metadata["warning"] = (
-                "This decision failed" + (f": {notes}" if notes else "") + ". Do not repeat it without addressing why."
+                "This decision failed"
+                + (f": {_ended(notes)}" if notes else ".")
+                + " Do not repeat it without addressing why."
             )
             changes["importance"] = max(m.importance, FAILED_IMPORTANCE)
         else:

@@ -216,6 +216,12 @@ def relate(
     (src, src_aliases), (dst, dst_aliases) = canonical(src, known), canonical(dst, known)
     s = upsert_entity(conn, scope, src, "thing", now, src_aliases)
     d = upsert_entity(conn, scope, dst, "thing", now, dst_aliases)
+    if s == d:  # the caller's transaction rolls back the entities just made
+        same = repr(src) if norm(src) == norm(dst) else f"{src!r} and {dst!r} name one entity"
+        raise InvalidInput(
+            f"an entity cannot be related to itself ({same}); relate two different entities, "
+            "or add the other name as an alias"
+        )
     for eid in {s, d}:
         link_naming_memories(conn, eid)  # memories stored before the relation
     row = conn.execute(

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import memory.store.chunks as chunks
 import memory.store.db as db
 import memory.store.graph as graph
 import memory.store.schema as schema
@@ -43,6 +45,35 @@ from memory.store.records import (
 )
 
 log = logging.getLogger("maple.store")
+
+# A memory must say something: at least this many letters (any script, Han included), so "x", "."
+# or "42" is refused with a reason instead of stored as noise that every later search ranks.
+MIN_LETTERS = 2
+_LETTERS = re.compile(r"[^\W\d_]")
+
+# The parent's fields a chunk carries, so a search's filters treat it as its parent. Not
+# superseded_by: history walks that link and a chunk replaced nothing; a hit on a chunk of a
+# superseded memory goes with its parent (memory.retrieval.ranking).
+CHUNK_FIELDS = (
+    "layer",
+    "category",
+    "subject",
+    "scope",
+    "importance",
+    "confidence",
+    "valence",
+    "intensity",
+    "moods",
+    "tags",
+    "pinned",
+    "source",
+    "source_ref",
+    "session_id",
+    "occurred_at",
+    "valid_from",
+    "valid_to",
+    "deleted_at",
+)
 
 
 class Store:
@@ -193,11 +224,18 @@ class Store:
         `exact_entities` a listed `entities` (even `[]`) is taken as the whole set, as an import of
         an export needs for a byte-identical round trip; `None` still means "detect". Chunks of a
         long memory (`parent_id` set) get only what they list: their parent carries the links.
+
+        A memory longer than `extraction_chunk_chars` also gets its chunks (memory.store.chunks),
+        embedded in the same batch and written in the same transaction.
         """
         rows = [self._prepare(it) for it in items]
-        vectors: list[Any] = [None] * len(rows)
+        plans = [self._chunk_plan(r) for r in rows]
+        texts = [r["content"] for r in rows] + [r["content"][a:b] for r, plan in zip(rows, plans) for a, b in plan]
+        every: list[Any] = [None] * len(texts)
         if embed and self.embedder is not None and rows:
-            vectors = self._embed([r["content"] for r in rows])
+            every = self._embed(texts)
+        vectors = every[: len(rows)]
+        part_vectors = iter(every[len(rows) :])
         ids: list[int] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, str, Any]] = []
@@ -206,7 +244,8 @@ class Store:
         with self.tx.atomic() as conn:
             live = _live_hashes(conn, rows)  # grows with each insert: only these can be duplicates
             relations = conn.execute("SELECT 1 FROM relations LIMIT 1").fetchone() is not None
-            for row, item, vec in zip(rows, items, vectors):
+            for row, item, vec, plan in zip(rows, items, vectors, plans):
+                part_vecs = [next(part_vectors) for _ in plan]
                 key = (row["scope"], row["content_hash"])
                 if key in live:
                     existing = conn.execute(
@@ -224,6 +263,8 @@ class Store:
                 fts_rows.append((mid, self._fts_body(row)))
                 if vec is not None:
                     vec_rows.append((mid, row["scope"], vec))
+                if plan:
+                    self._insert_chunks(conn, mid, row, plan, part_vecs, fts_rows, vec_rows)
                 entities = list(item.entities or [])
                 if entities:  # names given by the caller: redacted like the content
                     entities = [
@@ -246,8 +287,8 @@ class Store:
             self._write_vectors(vec_rows)
         return self.get_many(ids)
 
-    def _embed(self, texts: list[str]) -> list[Any]:
-        e = self.embedder
+    def _embed(self, texts: list[str], embedder: Embedder | None = None) -> list[Any]:
+        e = embedder or self.embedder
         assert e is not None
         try:
             vectors = e.embed(texts)
@@ -341,10 +382,17 @@ class Store:
         metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
         if not moods and not valence and not intensity:
-            felt = emotion.analyze(content)
+            named = [e[0] for e in it.entities or () if e and isinstance(e[0], str)]
+            known = [n for name, aliases in self.config.known_entities.items() for n in (name, *aliases)]
+            felt = emotion.analyze(content, named + known)
             valence, intensity, moods = felt.valence, felt.intensity, felt.moods
         now = self.clock()
         occurred = parse_time(it.occurred_at, "occurred_at")
+        if it.parent_id is None and len(_LETTERS.findall(content)) < MIN_LETTERS:  # after the other checks
+            raise InvalidInput(
+                f"content {content[:20]!r} is too short to be a memory: write at least {MIN_LETTERS} letters or "
+                "Chinese characters, saying the fact so it makes sense later on its own"
+            )
         return {
             "content": content,
             "layer": it.layer,
@@ -408,9 +456,18 @@ class Store:
         row["updated_at"] = self.clock()
         if "superseded_by" in changes:
             row["superseded_by"] = changes["superseded_by"]
-        vec = None
-        if row["content"] != old.content and self.embedder is not None:
-            vec = self._embed([row["content"]])[0]
+        changed = row["content"] != old.content
+        # Chunks are cut again when what their index rows hold changes (text, scope, subject,
+        # tags): new rows, which the servers' in-memory indexes pick up as they pick up any new row.
+        recut = old.parent_id is None and (
+            changed or (row["scope"], row["subject"], row["tags"]) != (old.scope, old.subject, _to_json(old.tags))
+        )
+        plan = self._chunk_plan({**row, "parent_id": old.parent_id}) if recut else []
+        vec, part_vecs = None, [None] * len(plan)
+        if self.embedder is not None and (changed or plan):
+            texts = ([row["content"]] if changed else []) + [row["content"][a:b] for a, b in plan]
+            found = self._embed(texts)
+            vec, part_vecs = (found[0], found[1:]) if changed else (None, found)
         with self.tx.atomic() as conn:
             conn.execute(
                 "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
@@ -430,7 +487,149 @@ class Store:
                 self._write_vector(memory_id, row["scope"], vec)
             elif row["scope"] != old.scope and self.has_vectors:
                 conn.execute("UPDATE memory_vec SET scope = ? WHERE rowid = ?", (row["scope"], memory_id))
+            if old.parent_id is None:  # its chunks: cut again, or kept in step
+                if recut and (plan or self._has_cut_chunks(memory_id)):  # chunks by hand stay as they are
+                    # The new chunks go in before the old ones go: a deleted id is never reused,
+                    # so processes that keep an in-memory index (by id) see new rows as new.
+                    old_chunks = self._old_chunks(conn, [memory_id])
+                    fts_rows: list[tuple[int, str]] = []
+                    vec_rows: list[tuple[int, str, Any]] = []
+                    self._insert_chunks(
+                        conn, memory_id, {**row, "created_at": row["updated_at"]}, plan, part_vecs, fts_rows, vec_rows
+                    )
+                    conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
+                    self._write_vectors(vec_rows)
+                    self.purge(old_chunks)
+                self._sync_chunks(conn, memory_id)
         return self.get(memory_id)
+
+    # -- chunks of long memories -------------------------------------------------------------
+
+    def _chunk_plan(self, row: dict[str, Any]) -> list[tuple[int, int]]:
+        """The chunk spans a prepared row gets: none for a chunk or a short memory."""
+        if row["parent_id"] is not None or not chunks.is_long(row["content"], self.config.extraction_chunk_chars):
+            return []
+        return chunks.spans(row["content"])
+
+    def _insert_chunks(
+        self,
+        conn: db.Connection,
+        parent_id: int,
+        row: dict[str, Any],
+        plan: Sequence[tuple[int, int]],
+        vectors: Sequence[Any],
+        fts_rows: list[tuple[int, str]],
+        vec_rows: list[tuple[int, str, Any]],
+    ) -> None:
+        """Insert the chunks of the memory `parent_id` (whose prepared row is `row`); their keyword
+        and vector rows are appended to `fts_rows` and `vec_rows` for the caller to write."""
+        for i, ((a, b), vec) in enumerate(zip(plan, vectors)):
+            part = row["content"][a:b]
+            child = {k: row[k] for k in CHUNK_FIELDS if k in row}
+            child.update(
+                content=part,
+                content_hash=content_hash(part),
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                parent_id=parent_id,
+                chunk_index=i,
+                chunk_start=a,
+                chunk_end=b,
+                metadata="{}",
+            )
+            cols, marks = ", ".join(child), ", ".join("?" for _ in child)
+            cid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(child.values())).lastrowid
+            fts_rows.append((cid, self._fts_body(child)))
+            if vec is not None:
+                vec_rows.append((cid, child["scope"], vec))
+
+    def _old_chunks(self, conn: db.Connection, parent_ids: Sequence[int]) -> list[int]:
+        """The ids of these memories' chunks."""
+        out: list[int] = []
+        for start in range(0, len(parent_ids), 500):
+            part = list(parent_ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            out += [r[0] for r in conn.execute(f"SELECT id FROM memories WHERE parent_id IN ({marks})", part)]
+        return out
+
+    def _has_cut_chunks(self, parent_id: int) -> bool:
+        """Whether the store cut chunks from this memory (chunks written by a caller have no span)."""
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM memories WHERE parent_id = ? AND chunk_start IS NOT NULL LIMIT 1", (parent_id,)
+            ).fetchone()
+            is not None
+        )
+
+    def _sync_chunks(self, conn: db.Connection, parent_id: int) -> None:
+        """Copy the parent's fields (CHUNK_FIELDS) to its chunks (their index rows are cut anew
+        when they change: see update)."""
+        cols = ", ".join(CHUNK_FIELDS)
+        conn.execute(
+            f"UPDATE memories SET ({cols}) = (SELECT {cols} FROM memories p WHERE p.id = ?) WHERE parent_id = ?",
+            (parent_id, parent_id),
+        )
+
+    def ensure_chunks(
+        self, *, embed: bool = True, dry_run: bool = False, batch: int = 16, embedder: Embedder | None = None
+    ) -> int:
+        """Chunk the long memories that have no chunks by the current rule (stored before this
+        release, or chunked by hand or by an older rule): how many were (or, `dry_run`, would be)
+        chunked. `embed=False` leaves the chunks' vectors to a reindex that follows; `embedder`
+        replaces the store's (reindex opens the store without one)."""
+        limit = self.config.extraction_chunk_chars
+        todo = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM memories p WHERE parent_id IS NULL AND length(content) > ? AND NOT EXISTS "
+                "(SELECT 1 FROM memories c WHERE c.parent_id = p.id AND c.chunk_start IS NOT NULL) ORDER BY id",
+                (limit,),
+            )
+        ]
+        if dry_run:
+            return len(todo)
+        for start in range(0, len(todo), batch):
+            parents = self.get_many(todo[start : start + batch])
+            plans = [chunks.spans(m.content) for m in parents]
+            texts = [m.content[a:b] for m, plan in zip(parents, plans) for a, b in plan]
+            vectors: list[Any] = [None] * len(texts)
+            if embed and (embedder or self.embedder) is not None and texts:
+                vectors = self._embed(texts, embedder)
+            it = iter(vectors)
+            fts_rows: list[tuple[int, str]] = []
+            vec_rows: list[tuple[int, str, Any]] = []
+            with self.tx.atomic() as conn:
+                old_chunks = self._old_chunks(conn, [m.id for m in parents])  # dropped after: see update
+                for m, plan in zip(parents, plans):
+                    row = {k: getattr(m, k) for k in CHUNK_FIELDS}
+                    row.update(
+                        content=m.content,
+                        moods=_to_json(m.moods),
+                        tags=_to_json(m.tags),
+                        pinned=int(m.pinned),
+                        created_at=m.created_at,
+                        updated_at=m.updated_at,
+                    )
+                    self._insert_chunks(conn, m.id, row, plan, [next(it) for _ in plan], fts_rows, vec_rows)
+                conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
+                self._write_vectors(vec_rows)
+                self.purge(old_chunks)
+        return len(todo)
+
+    def chunk_spans(self, ids: Sequence[int]) -> dict[int, tuple[int, int | None, int | None]]:
+        """For those of `ids` that are chunks: (parent id, start, end) in the parent's text (None
+        for a chunk written without offsets)."""
+        out: dict[int, tuple[int, int | None, int | None]] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            for cid, pid, a, b in self.conn.execute(
+                f"SELECT id, parent_id, chunk_start, chunk_end FROM memories "
+                f"WHERE id IN ({','.join('?' * len(part))}) AND parent_id IS NOT NULL",
+                part,
+            ):
+                out[cid] = (pid, a, b)
+        return out
 
     def forget(self, memory_id: int, *, permanent: bool = False) -> Memory:
         """Archive a memory (restorable), or with `permanent` purge it and everything linked to it."""

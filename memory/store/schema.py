@@ -229,11 +229,26 @@ def _m004_purges(conn: Connection) -> None:
     )
 
 
+def _m005_chunk_spans(conn: Connection) -> None:
+    run_script(
+        conn,
+        """
+    -- Where each chunk of a long memory sits in its parent's text (character offsets, end
+    -- exclusive), so a result can show the part that matched and say where it is. NULL for a
+    -- chunk written before this release, or by hand: `maintain` and `reindex` chunk those parents
+    -- again by the current rule (memory.store.chunks).
+    ALTER TABLE memories ADD COLUMN chunk_start INTEGER;
+    ALTER TABLE memories ADD COLUMN chunk_end INTEGER;
+    """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
     ("003_maintenance", _m003_maintenance),
     ("004_purges", _m004_purges),
+    ("005_chunk_spans", _m005_chunk_spans),
 ]
 
 

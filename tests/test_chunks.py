@@ -1,0 +1,234 @@
+"""Long memories: one chunking rule at every entry point (memory.store.chunks), chunks kept in step
+with their parent through every change, and searches that find any part of a long memory and
+show it, through the MCP tools and the CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client
+
+from memory import config as config_mod
+from memory.config import Config
+from memory.embed import HashEmbedder
+from memory.store import NewMemory, Store, chunks
+from server.app import build_server
+
+PROJECT = "/work/project-a"
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+    "quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber birch cedar dahlia elm fern "
+    "ginkgo hazel iris juniper laurel maple nettle olive"
+).split()
+# A runbook of 3,900 characters whose last step is the only one about credit notes.
+RUNBOOK = "Runbook: the nightly billing jobs.\n" + "\n".join(
+    f"Step {i}: check the {w} worker, read its {w} dashboard and restart the {w} pod if its queue is stuck."
+    for i, w in enumerate(WORDS, 1)
+)
+TAIL = "\nLast step: flush the cache namespace credit-notes-orphans to repair credit notes without a parent."
+LONG = RUNBOOK + TAIL
+TAIL_QUERY = "which cache namespace do I flush to repair credit notes without a parent"
+
+
+def client(config: Config, project: str = PROJECT) -> Client:
+    return Client(build_server(config, HashEmbedder(64), project=project), mode="legacy")
+
+
+async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await c.call_tool(tool, args)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def error(c: Client, tool: str, **args: Any) -> str:
+    result = await c.call_tool(tool, args)
+    assert result.is_error, result.structured_content
+    return result.content[0].text
+
+
+def chunk_rows(config: Config, parent: int) -> list[tuple]:
+    """(id, content, chunk_start, chunk_end, scope, deleted_at) of the parent's chunks, in order."""
+    with Store.open(config, HashEmbedder(64)) as s:
+        return s.conn.execute(
+            "SELECT id, content, chunk_start, chunk_end, scope, deleted_at FROM memories WHERE parent_id = ? "
+            "ORDER BY chunk_index",
+            (parent,),
+        ).fetchall()
+
+
+def index_rows(config: Config, ids: list[int]) -> tuple[int, int]:
+    """How many of these ids have a keyword row and a vector."""
+    marks = ",".join("?" * len(ids))
+    with Store.open(config, HashEmbedder(64)) as s:
+        fts = s.conn.execute(f"SELECT count(*) FROM memory_fts WHERE rowid IN ({marks})", ids).fetchone()[0]
+        vec = s.conn.execute(f"SELECT count(*) FROM memory_vec WHERE rowid IN ({marks})", ids).fetchone()[0]
+    return fts, vec
+
+
+# -- the rule ------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(codec="utf-8"), max_size=5000), st.integers(min_value=50, max_value=1200))
+def test_chunk_spans_are_ordered_trimmed_slices_that_leave_out_only_space(content: str, target: int) -> None:
+    spans = chunks.spans(content, target)
+    end = 0
+    for a, b in spans:
+        assert end <= a < b <= len(content)
+        part = content[a:b]
+        assert part == part.strip() and part
+        assert not content[end:a].strip()  # nothing but space between two chunks
+        end = b
+    assert not content[end:].strip()
+
+
+def test_a_chinese_chunk_holds_fewer_characters_than_an_english_one() -> None:
+    en = " ".join(["The ledger job posts refunds nightly."] * 200)
+    zh = "账本任务每天夜里过账退款。" * 300
+    longest = lambda text: max(b - a for a, b in chunks.spans(text))  # noqa: E731
+    assert longest(en) <= chunks.TARGET and longest(zh) <= chunks.TARGET // chunks.CJK_WEIGHT + 20
+    assert chunks.position(9_799, 11_200, 13_038) == "chars 9,800-11,200 of 13,038"
+
+
+# -- entry points --------------------------------------------------------------------------------------
+
+
+async def test_memory_store_chunks_a_long_memory_and_search_shows_the_part_that_matched(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        await call(c, "memory_store", content="Credit notes are issued by the billing team on request.")
+        found = await call(c, "memory_search", query=TAIL_QUERY)
+        whole = await call(c, "memory_get", ids=[m["id"]])
+    parts = chunk_rows(config, m["id"])
+    assert len(parts) >= 4 and all(LONG[a:b] == text for _, text, a, b, _, _ in parts)
+    assert index_rows(config, [p[0] for p in parts]) == (len(parts), len(parts))
+    ids = [h["id"] for h in found["results"]]
+    assert ids.count(m["id"]) == 1 and not set(ids) & {p[0] for p in parts}  # the parent, once; never a chunk
+    hit = next(h for h in found["results"] if h["id"] == m["id"])
+    assert "credit-notes-orphans" in hit["content"] and LONG.endswith(hit["content"])
+    start = len(LONG) - len(hit["content"])
+    assert (
+        hit["part"]
+        == f"chars {start + 1:,}-{len(LONG):,} of {len(LONG):,}; memory_get([{m['id']}]) returns the whole text"
+    )
+    assert whole["memories"][0]["content"] == LONG
+
+
+def test_cli_add_chunks_a_long_memory_and_search_shows_where_the_part_is(capsys, home):
+    mid = add(capsys, LONG)
+    found = run_json(capsys, "search", TAIL_QUERY)
+    code, out, _ = run(capsys, "search", TAIL_QUERY)
+    parts = chunk_rows(config_mod.load(home=home), mid)
+    assert len(parts) >= 4
+    hit = next(r for r in found["results"] if r["id"] == mid)
+    assert hit["part"]["end"] == len(LONG) and hit["part"]["of"] == len(LONG)
+    assert code == 0 and f"of {len(LONG):,}; `maple-memory show {mid}` for all]" in out
+
+
+def test_import_chunks_long_lines_and_export_leaves_the_chunks_out(capsys, home, tmp_path):
+    old_export = tmp_path / "old.jsonl"  # an export of a release that wrote its chunks as lines
+    old_export.write_text(
+        json.dumps({"id": 5, "content": LONG})
+        + "\n"
+        + json.dumps({"id": 6, "content": "Step 1: check the alpha worker", "parent_id": 5, "chunk_index": 0})
+        + "\n",
+        encoding="utf-8",
+    )
+    report = run_json(capsys, "import", str(old_export))
+    out = tmp_path / "export.jsonl"
+    run_json(capsys, "export", str(out))
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert (report["imported"], report["duplicates"], report["rejected"]) == (1, 1, 0)
+    assert [x["content"] for x in lines] == [LONG]  # the chunks are cut again on import, not exported
+    parent = lines[0]["id"]
+    assert len(chunk_rows(config_mod.load(home=home), parent)) >= 4
+    assert run_json(capsys, "search", TAIL_QUERY)["results"][0]["id"] == parent
+
+
+# -- keeping chunks in step --------------------------------------------------------------------------
+
+
+async def test_editing_a_long_memory_cuts_its_chunks_again(config):
+    new_tail = "\nLast step: page the payments on-call if the ledger export is late."
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        before = chunk_rows(config, m["id"])
+        await call(c, "memory_update", id=m["id"], content=RUNBOOK + new_tail)
+        old = await call(c, "memory_search", query=TAIL_QUERY)
+        new = await call(c, "memory_search", query="who to page when the ledger export is late")
+    after = chunk_rows(config, m["id"])
+    assert not {p[0] for p in before} & {p[0] for p in after}  # new rows: in-memory indexes see them
+    assert index_rows(config, [p[0] for p in before]) == (0, 0)
+    assert after[-1][1].endswith("ledger export is late.")
+    assert all("credit-notes" not in h["content"] for h in old["results"])
+    assert "ledger export is late" in new["results"][0]["content"]
+
+
+async def test_forget_restore_and_delete_take_the_chunks_along(config, capsys):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        parts = [p[0] for p in chunk_rows(config, m["id"])]
+        await call(c, "memory_forget", id=m["id"])
+        archived = chunk_rows(config, m["id"])
+        hidden = await call(c, "memory_search", query=TAIL_QUERY)
+        with Store.open(config, HashEmbedder(64)) as s:
+            s.restore(m["id"])
+        restored = chunk_rows(config, m["id"])
+        back = await call(c, "memory_search", query=TAIL_QUERY)
+        await call(c, "memory_forget", id=m["id"], permanent=True)
+    assert all(p[5] is not None for p in archived) and all(p[5] is None for p in restored)
+    assert m["id"] not in [h["id"] for h in hidden["results"]]
+    assert back["results"][0]["id"] == m["id"]
+    assert chunk_rows(config, m["id"]) == [] and index_rows(config, parts) == (0, 0)
+
+
+async def test_a_superseded_long_memory_is_found_neither_by_itself_nor_by_its_chunks(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        d = await call(c, "memory_update", id=m["id"], mode="supersede", content="The billing jobs moved to Airflow.")
+        found = await call(c, "memory_search", query=TAIL_QUERY)
+        old = await call(c, "memory_get", ids=[m["id"]])
+    assert m["id"] not in [h["id"] for h in found["results"]]
+    assert old["memories"][0]["status"] == "superseded"
+    assert old["memories"][0]["superseded_by"] == d["memory"]["id"]
+
+
+async def test_moving_a_long_memory_to_global_moves_its_chunks(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        await call(c, "memory_update", id=m["id"], scope="global")
+    async with client(config, project="/work/project-b") as other:
+        found = await call(other, "memory_search", query=TAIL_QUERY)
+    assert {p[4] for p in chunk_rows(config, m["id"])} == {"global"}
+    assert found["results"][0]["id"] == m["id"] and "credit-notes-orphans" in found["results"][0]["content"]
+
+
+def _stored_before_chunking(home: Path, project: Path) -> int:  # noqa: F811
+    """A long memory as an older release stored it: one row, no chunks."""
+    cfg = config_mod.load(home=home)
+    with Store.open(replace(cfg, extraction_chunk_chars=10**6), HashEmbedder(64)) as s:
+        return s.add(NewMemory(LONG, scope=str(project.resolve()))).id
+
+
+def test_maintain_chunks_long_memories_stored_before_chunking(capsys, home, project):  # noqa: F811
+    mid = _stored_before_chunking(home, project)
+    report = run_json(capsys, "maintain")
+    again = run_json(capsys, "maintain")
+    parts = chunk_rows(config_mod.load(home=home), mid)
+    assert report["counts"]["chunk"] == 1 and "chunk" not in again["counts"]
+    assert len(parts) >= 4 and index_rows(config_mod.load(home=home), [p[0] for p in parts]) == (len(parts),) * 2
+    assert run_json(capsys, "search", TAIL_QUERY)["results"][0]["part"]["end"] == len(LONG)
+
+
+def test_reindex_chunks_long_memories_stored_before_chunking(capsys, home, project):  # noqa: F811
+    mid = _stored_before_chunking(home, project)
+    report = run_json(capsys, "reindex")
+    parts = chunk_rows(config_mod.load(home=home), mid)
+    assert report["chunked"] == 1 and len(parts) >= 4
+    assert index_rows(config_mod.load(home=home), [p[0] for p in parts]) == (len(parts),) * 2
