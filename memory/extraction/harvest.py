@@ -30,27 +30,51 @@ log = logging.getLogger("maple.extraction")
 
 def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, Any]:
     """Read what is new in the transcript at `path`, extract, ingest and advance its cursor, in one
-    transaction. `scope` defaults to the project of the transcript's own working directory."""
+    transaction. `scope` defaults to the project of the transcript's own working directory.
+
+    The configured LLM is asked first, outside that transaction: a call takes seconds (the
+    claude-cli provider starts a whole Claude Code), and holding the write lock that long would
+    make every other writer wait and fail (a new session's brief, memory_store). Its answer is
+    used when the transaction then reads from where the LLM's read started; when another harvest
+    took those lines meanwhile, it asked the LLM about them itself, and what is left gets the
+    heuristic rules only."""
     cfg = store.config
+    asked: list[Candidate] = []
+    peeked: dict[str, Any] = {}
+    if _llm_on(store):
+        seen, peeked = transcript.read_new(
+            store, path, include_sidechains=cfg.extraction_include_sidechains, commit=False
+        )
+        asked = _llm_candidates(store, seen, scope or project_scope(_cwd(seen))) if seen else []
     with store.tx.atomic():
         turns, stats = transcript.read_new(
             store, path, include_sidechains=cfg.extraction_include_sidechains, commit=False
         )
         report = Report()
         if turns:
-            cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
-            _, report = harvest_turns(store, turns, scope or project_scope(cwd))
+            fresh = asked if peeked.get("start") == stats.get("start") else []
+            _, report = harvest_turns(store, turns, scope or project_scope(_cwd(turns)), llm=fresh)
         if not stats.get("missing"):
             transcript.save_cursor(store, stats["cursor"])
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
 
 
+def _cwd(turns: list[dict]) -> str | None:
+    return next((t.get("cwd") for t in turns if t.get("cwd")), None)
+
+
+def _llm_on(store: Store) -> bool:
+    """Whether an LLM provider is configured (else there is nothing to ask before the harvest)."""
+    return bool(getattr(store.config, "llm_provider", ""))
+
+
 def extract_file(
-    store: Store, source: str, *, scope: str | None = None, fallback: str, dry_run: bool = False
+    store: Store, source: str, *, scope: str | None = None, fallback: str, dry_run: bool = False, llm: bool = True
 ) -> dict[str, Any]:
     """Extract memories from a file ("-": standard input) and store them, or with `dry_run` only
     say what each candidate would become. `scope`: where they go; None: the project of the
-    transcript's working directory, else `fallback`."""
+    transcript's working directory, else `fallback`. `llm=False`: the heuristic rules alone, even
+    when an LLM provider is configured (`maple-memory extract --no-llm`)."""
     cfg = store.config
     if source == "-":
         turns, stats = transcript.from_text(sys.stdin.read()), {"format": "text", "malformed": 0}
@@ -59,9 +83,9 @@ def extract_file(
             turns, stats = transcript.load_file(source, include_sidechains=cfg.extraction_include_sidechains)
         except OSError as e:
             raise InvalidInput(f"cannot read {source}: {e.strerror}; give the path of a transcript or text file") from e
-    cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
+    cwd = _cwd(turns)
     target = scope or (project_scope(cwd) if cwd else fallback)
-    cands, report = harvest_turns(store, turns, target, dry_run=dry_run)
+    cands, report = harvest_turns(store, turns, target, dry_run=dry_run, llm=llm)
     keep = ("action", "id", "supersedes", "similarity", "surprise")
     return {
         "file": source,
@@ -78,16 +102,20 @@ def extract_file(
 
 
 def harvest_turns(
-    store: Store, turns: list[dict], scope: str, *, dry_run: bool = False
+    store: Store, turns: list[dict], scope: str, *, dry_run: bool = False, llm: bool | list[Candidate] = True
 ) -> tuple[list[Candidate], Report]:
     """The one harvest rule, whoever reads the turns (the hooks' drain, the engine, the worker's
     backfill jobs, `maple-memory extract`): the heuristic candidates, plus the configured LLM's
     (not in a dry run: it would spend tokens to say what might happen), ingested into `scope`.
     Ingest compares by meaning when the store has a model, so every caller harvests with the
     configured model (memory.app.client, hooks/harvest.py) for the same transcript to give the
-    same store."""
+    same store. `llm`: True asks the configured LLM here, False leaves it out (`extract
+    --no-llm`), a list is what it already answered for these turns (`harvest` asks before it
+    takes the write lock)."""
     cands = extract(turns, scope=scope, known=store.config.known_entities)
-    if not dry_run:
+    if isinstance(llm, list):
+        cands += llm
+    elif llm and not dry_run:
         cands += _llm_candidates(store, turns, scope)
     return cands, ingest(store, cands, dry_run=dry_run)
 
