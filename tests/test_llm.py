@@ -483,12 +483,14 @@ def test_maples_hooks_do_nothing_inside_its_own_headless_run(tmp_path, home, sto
 # -- where the LLM is asked ----------------------------------------------------------------------
 
 
-def llm_store(tmp_path: Path, url: str):
+def llm_store(tmp_path: Path, url: str, **settings):
     from memory import config as config_mod
     from memory.embed import HashEmbedder
     from memory.store import Store
 
-    cfg = config_mod.load(home=tmp_path / "h", env={}, llm_provider="openai", llm_base_url=url, llm_model="m")
+    cfg = config_mod.load(
+        home=tmp_path / "h", env={}, llm_provider="openai", llm_base_url=url, llm_model="m", **settings
+    )
     return Store.open(cfg, HashEmbedder(64))
 
 
@@ -511,6 +513,19 @@ def test_the_harvest_asks_the_llm_before_it_takes_the_write_lock(server, tmp_pat
         result = harvest.harvest(store, str(session))
     assert writable == [True]
     assert any(i["content"] == "Release builds strip debug symbols." for i in result["items"])
+
+
+def test_the_users_redact_patterns_apply_before_the_session_leaves_the_machine(server, tmp_path):
+    session = tmp_path / "s.jsonl"
+    line = {"type": "user", "message": {"role": "user", "content": "Always sign releases with ACME-0123456789ABCDEF."}}
+    session.write_text(json.dumps(line) + "\n")
+    with llm_store(tmp_path, server.url, redact_patterns=[r"ACME-[0-9A-F]{16}"]) as store:
+        server.openai({"memories": []})
+        harvest.harvest(store, str(session))
+    [req] = server.requests
+    assert "ACME-0123456789ABCDEF" not in json.dumps(req["body"]) and "Always sign releases with" in json.dumps(
+        req["body"]
+    )
 
 
 def test_extract_no_llm_leaves_the_configured_llm_out(server, tmp_path):

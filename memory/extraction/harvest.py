@@ -138,7 +138,15 @@ def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candida
             cooldown_s=c.llm_breaker_cooldown_s,
             clock=store.clock,
         )
-        return llm_extract(turns, provider, guard, scope=scope, model=c.llm_model, max_tokens=c.llm_max_tokens)
+        return llm_extract(
+            turns,
+            provider,
+            guard,
+            scope=scope,
+            model=c.llm_model,
+            max_tokens=c.llm_max_tokens,
+            redact_patterns=c.redact_patterns,
+        )
     except MapleError as e:
         log.warning("LLM extraction skipped: %s", e)
         return []

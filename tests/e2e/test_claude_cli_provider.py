@@ -39,8 +39,10 @@ from memory.extraction.llm import SYSTEM
 pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+OWN_SECRET = "ACME-0123456789ABCDEF"  # a format only the user's redact_patterns know
+OWN_PATTERN = r"ACME-[0-9A-F]{16}"
 SESSION_TEXT = [
-    ("user", f"Always use uv, never pip. The deploy token is {SECRET}."),
+    ("user", f"Always use uv, never pip. The deploy token is {SECRET}, the signing key {OWN_SECRET}."),
     ("assistant", "Understood: uv for everything."),
     ("user", "The nightly export job reads from the replica at replica.internal:5432."),
 ]
@@ -155,7 +157,7 @@ def user_message(request: Logged) -> str:
 def test_extract_sends_the_redacted_session_to_the_configured_small_model_and_stores_its_memories(
     claude_code: ClaudeCode, extractions: Extractions
 ) -> None:
-    configure(claude_code, llm_model=SMALL_MODEL)
+    configure(claude_code, llm_model=SMALL_MODEL, redact_patterns=[OWN_PATTERN])
     extractions.queue(GOOD)
     out = extract(claude_code, transcript(claude_code, "one"))
     (request,) = extractions.requests()
@@ -166,7 +168,7 @@ def test_extract_sends_the_redacted_session_to_the_configured_small_model_and_st
     assert SYSTEM in request.system_text()
     sent = user_message(request)
     assert "Always use uv, never pip." in sent and "replica.internal:5432" in sent
-    assert SECRET not in json.dumps(body) and "REDACTED" in sent
+    assert SECRET not in json.dumps(body) and OWN_SECRET not in json.dumps(body) and "REDACTED" in sent
     assert "<maple-memory>" not in json.dumps(body)  # no SessionStart brief: MAPLE's hooks stayed out
     # The memory the model proposed is stored next to the heuristic ones, marked as the LLM's.
     by_llm = [c for c in out["candidates"] if c.get("why") == "llm"]
