@@ -20,7 +20,7 @@ Errors are MapleError subclasses whose messages say what to do next.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -635,14 +635,82 @@ class Memories:
                 self.store, source, scope=target, fallback=self.project, dry_run=dry_run, llm=llm
             )
 
-    def harvest(self, path: str, *, scope: str | None = None) -> dict[str, Any]:
+    def harvest(self, path: str, *, scope: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """Read what is new in a transcript, extract and store it (the one harvest rule that the
-        hooks, the worker and backfill share): counts of what was stored, merged, superseded."""
+        hooks, the worker and backfill share): counts of what was stored, merged, superseded.
+        `dry_run`: what would be, with nothing written and the transcript's cursor unmoved."""
         from memory.extraction import harvest
 
-        self._model_loaded()
+        if not dry_run:
+            self._model_loaded()
         with self._serial():
-            return harvest.harvest(self.store, path, scope=scope)
+            return harvest.harvest(self.store, path, scope=scope, dry_run=dry_run)
+
+    def backfill(
+        self,
+        claude_dir: str,
+        *,
+        since: Any = None,
+        limit: int | None = None,
+        dry_run: bool = False,
+        quiet_seconds: float | None = None,
+        max_mb: int | None = None,
+        harvest: Callable[[str, str], dict[str, Any]] | None = None,
+        progress: Callable[[int, int, Any], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """Harvest this project's past Claude Code sessions (every project's, each into its own
+        scope, for `all_projects`) found under `claude_dir`, oldest first, with the one harvest
+        rule and its ledger (memory.app.backfill): the counts of what was found, harvested,
+        skipped and why, and stored. Resumable: a second run continues where the first stopped.
+
+        `since`: only transcripts written to at or after this ISO date. `limit`: harvest at most
+        this many. `harvest(path, scope)`: who harvests (default: this store; the CLI passes the
+        engine's, which has the model). `progress(bytes done, bytes total, transcript)` and
+        `stop()` are called between transcripts. Nothing pending means no harvest is called: a
+        caller that loads a model for it loads none."""
+        from pathlib import Path
+
+        import memory.app.backfill as backfill
+        from memory.store.records import parse_time
+
+        if limit is not None and limit < 1:
+            raise InvalidInput(f"limit must be 1 or more, got {limit}")
+        plan = backfill.scan(
+            self.store.conn,
+            Path(claude_dir),
+            project=None if self.all_projects else self.project,
+            since=parse_time(since, "since"),
+            quiet_seconds=backfill.QUIET_SECONDS if quiet_seconds is None else quiet_seconds,
+            max_bytes=(backfill.MAX_MB if max_mb is None else max_mb) << 20,
+        )
+        if harvest is None:
+
+            def harvest(path: str, scope: str) -> dict[str, Any]:
+                return self.harvest(path, scope=scope, dry_run=dry_run)
+
+        summary = backfill.run(plan, harvest, limit=limit, dry_run=dry_run, progress=progress, stop=stop)
+        return {**summary.to_dict(), "root": plan.root, "transcripts": [t.to_dict() for t in plan.transcripts]}
+
+    def backfill_git(self, directory: str, *, since: Any = None, dry_run: bool = False) -> dict[str, Any]:
+        """Keep what a teammate would want remembered from the commit messages of the repository
+        `directory` is in (memory.extraction.gitlog: decisions with reasons, reverts, migrations,
+        conventions; never diffs), each with its commit as source and its date as when it
+        happened. Continues after the last commit a previous run read."""
+        import subprocess
+
+        from memory.extraction import gitlog
+
+        repo = gitlog.top_level(directory)
+        if repo is None:
+            raise InvalidInput(f"{directory} is not in a git repository (or git is not installed); --git needs one")
+        if not dry_run:
+            self._model_loaded()
+        try:
+            with self._serial():
+                return gitlog.harvest_git(self.store, repo, self.project, since=since, dry_run=dry_run)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise InvalidInput(f"git log failed in {repo}: {e}; check that `git log` works there") from e
 
 
 def _newest_id(store: Store) -> int:

@@ -21,6 +21,7 @@ object that only MAPLE's entry needed included, which `claude mcp remove` leaves
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -303,7 +304,34 @@ def install(
     if not dry_run:
         manifest[scope] = record
         _save_manifest(config, manifest)
+    history = history_note(config, project, user_home)
+    if history:
+        report.notes.append(history)
     return report
+
+
+def history_note(config: Config, project: Path, user_home: Path) -> str | None:
+    """What install says of the project's past sessions: how many Claude Code still keeps that
+    MAPLE has not read, and the command that reads them. Install never starts a long backfill."""
+    from memory.app import backfill
+    from memory.scope import project_scope
+
+    env = dict(os.environ)
+    if "CLAUDE_CONFIG_DIR" not in env:
+        env["CLAUDE_CONFIG_DIR"] = str(user_home / ".claude")
+    try:
+        left = backfill.unharvested(config, backfill.claude_dir(env), project_scope(project))
+    except Exception:  # noqa: BLE001 - a count for a note must never fail the install
+        return None
+    if not left["count"]:
+        return None
+    home = "" if config.home == Path("~/.maple").expanduser() else f" --home {shlex.quote(str(config.home))}"
+    days = max(0, int(left["days_left"]))
+    return (
+        f"found {left['count']} past Claude Code session(s) of this project that MAPLE has not read; Claude Code "
+        f"deletes the oldest in {days} day(s) (cleanupPeriodDays {left['cleanup_days']}). "
+        f"`maple-memory{home} backfill` in {project} puts them into memory (add --dry-run to see what it would read)"
+    )
 
 
 def maple_env(entry: Any) -> dict[str, str]:

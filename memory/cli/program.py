@@ -3,7 +3,7 @@
     maple-memory [--home DIR] [--project DIR] [--json] COMMAND [ARGS]
 
 Commands: serve, add, search, show, list, forget, restore, stats, doctor, export, import,
-maintain, backup, reindex.
+maintain, backup, reindex, extract, backfill, ...
 Each prints text for people, or with --json one JSON document on stdout. Errors go to stderr as
 `maple-memory: <message>`. Exit codes: 0 done; 2 bad input (including an unknown id or a bad
 setting); 1 the store or model cannot be used, or `doctor` found a problem.
@@ -501,6 +501,29 @@ def _install_check(c: Config, project_dir: str) -> Check:
     )
 
 
+def _history_check(c: Config, project: str) -> Check:
+    """Informational: past sessions of this project that no harvest has read, and how long
+    Claude Code keeps the first of them (cleanupPeriodDays) before deleting it."""
+    from memory.app import backfill
+
+    try:
+        left = backfill.unharvested(c, backfill.claude_dir(os.environ), project)
+    except Exception as e:  # doctor reports every failure instead of stopping at the first
+        return Check("past sessions", None, f"not checked ({e})")
+    if not left["total"]:
+        return Check("past sessions", None, "no Claude Code transcripts of this project")
+    if not left["count"]:
+        return Check("past sessions", True, f"all {left['total']} Claude Code transcripts of this project harvested")
+    days = max(0, int(left["days_left"]))
+    return Check(
+        "past sessions",
+        None,
+        f"{left['count']} of {left['total']} Claude Code transcripts of this project not harvested yet; Claude "
+        f"Code deletes the oldest in {days} day(s) (cleanupPeriodDays {left['cleanup_days']}): "
+        f"`{PROG} backfill` reads them",
+    )
+
+
 def _engine_status(c: Config) -> dict[str, Any]:
     """What the running engine says of itself, or {} when none answers."""
     from memory import remote
@@ -590,6 +613,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
         )
         checks.append(_vectors_check(c, engine))
         checks.append(_install_check(c, ctx.project_dir))
+        checks.append(_history_check(c, ctx.project))
         checks.append(_engine_check(c, engine))
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
@@ -809,6 +833,10 @@ def build_parser() -> argparse.ArgumentParser:
         "configured LLM, as the hooks' harvest does; a dry run never does)",
     )
 
+    from memory.cli.backfill import add_command as add_backfill
+
+    add_backfill(command)
+
     p = command("client-config", "print the MCP registration for another client")
     p.add_argument("client", choices=("claude-desktop", "cursor", "codex", "vscode", "gemini"))
 
@@ -882,6 +910,15 @@ def cmd_extract(ctx: Context) -> int:
 
 
 COMMANDS["extract"] = cmd_extract
+
+
+def _backfill_command(ctx: Context) -> int:
+    import memory.cli.backfill as backfill_cli
+
+    return backfill_cli.cmd_backfill(ctx)
+
+
+COMMANDS["backfill"] = _backfill_command
 
 
 def _maintenance_command(ctx: Context) -> int:

@@ -28,9 +28,11 @@ from memory.store import Store
 log = logging.getLogger("maple.extraction")
 
 
-def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, Any]:
+def harvest(store: Store, path: str, *, scope: str | None = None, dry_run: bool = False) -> dict[str, Any]:
     """Read what is new in the transcript at `path`, extract, ingest and advance its cursor, in one
     transaction. `scope` defaults to the project of the transcript's own working directory.
+    `dry_run` (backfill --dry-run): the same reading and the same rule, nothing written, the
+    cursor left where it was, no LLM asked.
 
     The configured LLM is asked first, outside that transaction: a call takes seconds (the
     claude-cli provider starts a whole Claude Code), and holding the write lock that long would
@@ -41,7 +43,7 @@ def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, A
     cfg = store.config
     asked: list[Candidate] = []
     peeked: dict[str, Any] = {}
-    if _llm_on(store):
+    if _llm_on(store) and not dry_run:
         seen, peeked = transcript.read_new(
             store, path, include_sidechains=cfg.extraction_include_sidechains, commit=False
         )
@@ -53,8 +55,8 @@ def harvest(store: Store, path: str, *, scope: str | None = None) -> dict[str, A
         report = Report()
         if turns:
             fresh = asked if peeked.get("start") == stats.get("start") else []
-            _, report = harvest_turns(store, turns, scope or project_scope(_cwd(turns)), llm=fresh)
-        if not stats.get("missing"):
+            _, report = harvest_turns(store, turns, scope or project_scope(_cwd(turns)), dry_run=dry_run, llm=fresh)
+        if not stats.get("missing") and not dry_run:
             transcript.save_cursor(store, stats["cursor"])
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
 
