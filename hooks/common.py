@@ -23,8 +23,19 @@ LOG_NAME = "hooks.log"
 MAX_LOG_BYTES = 512_000
 
 
+# Set by memory.llm for the headless `claude -p` that its claude-cli provider runs (the same name
+# as memory.llm.CHILD_ENV, kept here so a hook does not import the LLM module): a hook that fires
+# inside that run does nothing, so MAPLE never harvests, briefs or spools its own extraction call.
+LLM_CHILD_ENV = "MAPLE_LLM_CHILD"
+
+
 class HookSkipped(Exception):
     """An expected reason to do nothing (no database yet, nothing to read); still logged."""
+
+
+def inside_llm_child() -> bool:
+    """Whether this hook runs inside MAPLE's own headless extraction call (see LLM_CHILD_ENV)."""
+    return bool(os.environ.get(LLM_CHILD_ENV))
 
 
 def home() -> Path:
@@ -79,7 +90,11 @@ class Event:
     @classmethod
     def parse(cls, name: str, data: dict[str, Any]) -> Event:
         """The event named `name` (or the input's hook_event_name) from the hook input `data`;
-        ValueError when a field has the wrong type."""
+        ValueError when a field has the wrong type; HookSkipped inside MAPLE's own extraction call."""
+        if inside_llm_child():
+            raise HookSkipped(
+                f"{name or data.get('hook_event_name')} inside MAPLE's own LLM extraction run ({LLM_CHILD_ENV})"
+            )
         where = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
         if where is not None and not isinstance(where, str):
             raise ValueError("hook input field 'cwd' is not a string")

@@ -127,6 +127,7 @@ class Config:
     llm_timeout_s: float = 30.0
     llm_breaker_failures: int = 3
     llm_breaker_cooldown_s: float = 300.0
+    llm_claude_path: str = ""
 
     @property
     def db_path(self) -> Path:
@@ -225,8 +226,12 @@ def _check_semantics(c: Config) -> None:
         raise ConfigError(f"setting 'search_fusion' must be 'weighted', 'rrf' or 'maple', got {c.search_fusion!r}")
     if not 1 <= c.search_importance_floor <= 6:
         raise ConfigError("setting 'search_importance_floor' must be 1..6 (6 turns the floor off)")
-    if c.llm_provider not in ("", "openai", "anthropic"):
-        raise ConfigError(f"setting 'llm_provider' must be '', 'openai' or 'anthropic', got {c.llm_provider!r}")
+    if c.llm_provider not in ("", "openai", "anthropic", "claude-cli"):
+        raise ConfigError(
+            f"setting 'llm_provider' must be '', 'openai', 'anthropic' or 'claude-cli', got {c.llm_provider!r}"
+        )
+    if c.llm_timeout_s <= 0:
+        raise ConfigError(f"setting 'llm_timeout_s' must be > 0, got {c.llm_timeout_s}")
     for key in ("llm_daily_token_budget", "llm_max_tokens", "llm_breaker_failures"):
         if getattr(c, key) <= 0:
             raise ConfigError(f"setting {key!r} must be > 0, got {getattr(c, key)}")

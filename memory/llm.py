@@ -1,4 +1,5 @@
-"""Optional LLM extraction: a provider protocol, two HTTP providers, a budget and a breaker.
+"""Optional LLM extraction: a provider protocol, two HTTP providers and the local `claude` CLI, a
+budget and a breaker.
 
 Off by default (`llm_provider` = ""). When on, the clean turns of a session (secrets redacted
 first: this is the one place text may leave the machine, and only to the endpoint the user
@@ -10,13 +11,23 @@ budget (checked before the call, counted from the provider's usage after it) and
 breaker (after `llm_breaker_failures` failures in a row, no calls for `llm_breaker_cooldown_s`).
 Both are kept in the database's meta table, so short-lived hook processes share them.
 
-Stdlib only (urllib): a hook may run this.
+The `claude-cli` provider uses what a Claude Code user already has: the installed, signed-in
+`claude`, run headless (`claude -p`, JSON out, a small model by default) with no tools, no MCP
+servers, no hooks, no CLAUDE.md and no saved session, in an empty folder, so that the run can
+neither harvest itself nor be harvested; the child also gets CHILD_ENV, which MAPLE's hooks check
+(hooks/common.py) in case a hook fires anyway.
+
+Stdlib only (urllib, subprocess): a hook may run this.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
+import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -134,11 +145,165 @@ class AnthropicMessages:
         return Reply(text, int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0)))
 
 
+# Set for the `claude -p` child of the claude-cli provider: MAPLE's hooks do nothing when they see
+# it (hooks/common.py), so the extraction run is never harvested, even where a Claude Code version
+# ignores the flags that keep hooks out.
+CHILD_ENV = "MAPLE_LLM_CHILD"
+
+# What the Claude Code session that ran MAPLE's hook exports to it (seen with 2.1.332): they
+# describe that session (its id, socket, project, entry point), not the child's, so the child
+# does not inherit them. Everything else, sign-in and proxy settings among it, passes through.
+SESSION_VARS = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_ENV_FILE",
+    "CLAUDE_PID",
+    "CLAUDE_EFFORT",
+    "AI_AGENT",
+)
+SESSION_PREFIXES = ("CLAUDE_CODE_SESSION_", "CLAUDE_CODE_CHILD_", "CLAUDE_CODE_MESSAGING_")
+
+# Settings for the child, given with --settings on top of the user's own (which keep sign-in
+# helpers and proxy settings working). `"hooks": {}` would not do: 2.1.332 merges hooks from
+# every source, and the user's (MAPLE's among them) still fired; disableAllHooks stops them.
+CHILD_SETTINGS = {"disableAllHooks": True}
+
+
+class ClaudeCLI:
+    """The locally installed, signed-in `claude`, run headless once per call:
+
+        claude -p --output-format json --model M --system-prompt S --tools "" --strict-mcp-config
+               --mcp-config '{"mcpServers":{}}' --settings '{"disableAllHooks":true}'
+               --disable-slash-commands --no-session-persistence   (the session on standard input)
+
+    in a fresh empty folder. Tokens are what its JSON result's `usage` says (input, output and
+    cache tokens). A run past `timeout` is killed with everything it started."""
+
+    DEFAULT_MODEL = "haiku"  # Claude Code's alias for its small model
+
+    def __init__(self, path: str, timeout: float = 60.0, env: dict[str, str] | None = None):
+        self.path = path
+        self.timeout = timeout
+        self.env = env  # the environment to start from (None: this process's)
+
+    def command(self, system: str, model: str) -> list[str]:
+        cmd = [self.path, "-p", "--output-format", "json", "--model", model or self.DEFAULT_MODEL]
+        if system:
+            cmd += ["--system-prompt", system]
+        return cmd + [
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--mcp-config",
+            '{"mcpServers":{}}',
+            "--settings",
+            json.dumps(CHILD_SETTINGS),
+            "--disable-slash-commands",
+            "--no-session-persistence",
+        ]
+
+    def environment(self, max_tokens: int) -> dict[str, str]:
+        base = os.environ if self.env is None else self.env
+        env = {k: v for k, v in base.items() if k not in SESSION_VARS and not k.startswith(SESSION_PREFIXES)}
+        env.update(
+            {
+                CHILD_ENV: "1",
+                "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max_tokens),
+                "CLAUDE_CODE_MAX_RETRIES": "1",  # a failing endpoint fails the call (the breaker counts it)
+                "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",  # the user's CLAUDE.md is not this call's business
+                "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+                "CLAUDE_CODE_DISABLE_THINKING": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "NO_COLOR": "1",
+            }
+        )
+        return env
+
+    def call(self, messages: list[dict], model: str, max_tokens: int) -> Reply:
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        prompt = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
+        cmd = self.command(system, model)
+        # The session goes on standard input, not the command line (which other users can read).
+        with tempfile.TemporaryDirectory(prefix="maple-llm-") as cwd:
+            try:
+                proc = subprocess.Popen(  # noqa: S603 (the configured claude, no shell)
+                    cmd,
+                    cwd=cwd,
+                    env=self.environment(max_tokens),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,  # a timeout kills the whole group, and only it
+                )
+            except OSError as e:
+                raise LLMError(f"cannot run {self.path}: {e.strerror}; check llm_claude_path or PATH") from e
+            try:
+                out, err = proc.communicate(prompt.encode("utf-8"), timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                raise LLMError(
+                    f"claude -p did not answer in {self.timeout:g} s; raise llm_timeout_s or check that "
+                    "`claude -p hello` works"
+                ) from None
+        return _parse_claude_result(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    proc.communicate()
+
+
+def _parse_claude_result(out: str, err: str, code: int) -> Reply:
+    """The answer text and its tokens from `claude -p --output-format json`; LLMError otherwise."""
+    try:
+        result = json.loads(out)
+    except ValueError:
+        detail = (err or out).strip()[-300:] or "no output"
+        raise LLMError(f"claude -p exited {code} without a JSON result: {detail}") from None
+    if not isinstance(result, dict):
+        raise LLMError("claude -p answered JSON that is not its result object")
+    if result.get("is_error") or result.get("subtype") not in (None, "success") or code != 0:
+        detail = " ".join(str(result.get("result") or result.get("subtype") or err or "").split())[:300]
+        raise LLMError(f"claude -p failed (exit {code}): {detail}; check that `claude -p hello` works (signed in?)")
+    text = result.get("result")
+    if not isinstance(text, str):
+        raise LLMError("the claude -p result has no text 'result'")
+    usage = result.get("usage") or {}
+    tokens = sum(
+        int(usage.get(k) or 0)
+        for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    return Reply(text, tokens)
+
+
+def find_claude(configured: str = "", env: dict[str, str] | None = None) -> str:
+    """The `claude` to run: `configured` (llm_claude_path) when set, else the one on PATH."""
+    env = os.environ if env is None else env
+    if configured:
+        path = os.path.expanduser(configured)
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise ConfigError(f"llm_claude_path {configured!r} is not an executable file; fix it or leave it empty")
+        return path
+    found = shutil.which("claude", path=env.get("PATH"))
+    if not found:
+        raise ConfigError(
+            "llm_provider 'claude-cli' needs Claude Code's `claude` command: it is not on PATH; "
+            "set llm_claude_path to it, or set llm_provider to ''"
+        )
+    return found
+
+
 def provider_from_config(config: Any, env: dict[str, str] | None = None) -> Provider | None:
     """The configured provider, or None when LLM extraction is off."""
     kind = getattr(config, "llm_provider", "")
     if not kind:
         return None
+    child_env = env  # the claude-cli child starts from this environment (None: this process's)
     env = os.environ if env is None else env
     key_var = getattr(config, "llm_api_key_env", "")
     key = env.get(key_var) if key_var else None
@@ -147,6 +312,8 @@ def provider_from_config(config: Any, env: dict[str, str] | None = None) -> Prov
         if not config.llm_base_url:
             raise ConfigError("llm_provider 'openai' needs llm_base_url (e.g. http://localhost:11434/v1 for Ollama)")
         return OpenAICompatible(config.llm_base_url, key, timeout)
+    if kind == "claude-cli":
+        return ClaudeCLI(find_claude(getattr(config, "llm_claude_path", ""), env), timeout, child_env)
     if kind == "anthropic":
         if not key:
             raise ConfigError(
@@ -154,7 +321,7 @@ def provider_from_config(config: Any, env: dict[str, str] | None = None) -> Prov
                 f"llm_api_key_env (now {key_var!r})"
             )
         return AnthropicMessages(config.llm_base_url or "https://api.anthropic.com", key, timeout)
-    raise ConfigError(f"llm_provider must be '', 'openai' or 'anthropic', got {kind!r}")
+    raise ConfigError(f"llm_provider must be '', 'openai', 'anthropic' or 'claude-cli', got {kind!r}")
 
 
 # -- budget and breaker, shared by every process through the meta table --------------------------

@@ -633,9 +633,12 @@ class Memories:
         with self._serial() as store:
             return transfer.import_lines(store, lines, self.project, scope, progress).to_dict()
 
-    def extract(self, source: str, *, dry_run: bool = False, scope: str | None = None) -> dict[str, Any]:
+    def extract(
+        self, source: str, *, dry_run: bool = False, scope: str | None = None, llm: bool = True
+    ) -> dict[str, Any]:
         """Memories from a transcript (.jsonl), a JSON message list or plain text ("-": stdin):
-        what each candidate became (or would become, with `dry_run`) and why.
+        what each candidate became (or would become, with `dry_run`) and why. `llm=False`: the
+        heuristic rules alone, even when an LLM provider is configured.
 
         `scope`: "global", "project" (this caller's project), or None: the project of the
         transcript's own working directory (this caller's project when it names none)."""
@@ -645,7 +648,9 @@ class Memories:
         if not dry_run:
             self._model_loaded()
         with self._serial():
-            return harvest.extract_file(self.store, source, scope=target, fallback=self.project, dry_run=dry_run)
+            return harvest.extract_file(
+                self.store, source, scope=target, fallback=self.project, dry_run=dry_run, llm=llm
+            )
 
     def harvest(self, path: str, *, scope: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """Read what is new in a transcript, extract and store it (the one harvest rule that the

@@ -834,6 +834,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("project", "global"),
         help="where the memories go (default: the project of the transcript's cwd)",
     )
+    p.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="the heuristic rules only, even when llm_provider is set (by default extract also asks the "
+        "configured LLM, as the hooks' harvest does; a dry run never does)",
+    )
 
     from memory.cli.backfill import add_command as add_backfill
 
@@ -871,14 +877,14 @@ def cmd_extract(ctx: Context) -> int:
     source = a.file if a.file == "-" else str(Path(a.file).resolve())
     if a.file == "-" or a.dry_run:  # stdin is this process's
         with ctx.app(embedder=not a.dry_run, local=a.file == "-") as app:
-            d = app.extract(source, dry_run=a.dry_run, scope=scope)
+            d = app.extract(source, dry_run=a.dry_run, scope=scope, llm=not a.no_llm)
     else:
         # The engine's model, or this process's own: the same harvest rule as the hooks'.
         from memory.app import client
 
         app = client.connect(ctx.config, ctx.project_dir, model=True)
         try:
-            d = app.extract(source, scope=scope)
+            d = app.extract(source, scope=scope, llm=not a.no_llm)
         finally:
             app.close()
     d["file"] = a.file

@@ -35,7 +35,7 @@ Answer with one JSON object and nothing else:
 Return {"memories": []} when nothing is worth keeping."""
 
 
-def _transcript_text(turns: Sequence[dict]) -> str:
+def _transcript_text(turns: Sequence[dict], redact_patterns: Sequence[str] = ()) -> str:
     lines = []
     for t in turns:
         kind = t.get("kind")
@@ -43,7 +43,8 @@ def _transcript_text(turns: Sequence[dict]) -> str:
             lines.append(f"{t['role'].upper()}: {t.get('text', '')}")
         elif kind == "tool_error":
             lines.append(f"TOOL FAILED: {t.get('tool')} `{t.get('input')}`: {t.get('error')}")
-    text = privacy.redact("\n".join(lines))
+    # The one place session text leaves the machine: the built-in rules and the user's own.
+    text = privacy.redact("\n".join(lines), list(redact_patterns))
     return text[-MAX_PROMPT_CHARS:]
 
 
@@ -94,9 +95,11 @@ def llm_extract(
     model: str,
     max_tokens: int = 1024,
     session_id: str | None = None,
+    redact_patterns: Sequence[str] = (),
 ) -> list[Candidate]:
-    """Memory candidates from the model, or LLMError (budget, breaker, endpoint, bad output)."""
-    body = _transcript_text(turns)
+    """Memory candidates from the model, or LLMError (budget, breaker, endpoint, bad output).
+    The session is redacted first, with `redact_patterns` (the setting) as well as the built-in rules."""
+    body = _transcript_text(turns, redact_patterns)
     if not body.strip():
         return []
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "The session:\n\n" + body}]
