@@ -18,8 +18,11 @@ from memory.lang import privacy
 from memory.store import Store, browse, iso, parse_time
 
 SHOWN_KINDS = ("surface", "brief", "context")  # access kinds that put memories in front of a session
+SUMMARY_FIELDS = ("id", "content", "layer", "category", "subject", "scope", "importance", "pinned", "occurred_at")
 PROMPT_CHARS = 400  # of a prompt shown beside what it was given
-PROMPT_SLACK_S = 30.0  # a prompt's transcript time may trail the hook's delivery by this much
+# Claude Code writes the prompt to the transcript, then runs UserPromptSubmit: a delivery answers
+# the latest prompt written before it (or, for clock rounding, one written just after).
+PROMPT_SLACK_S = 2.0
 
 
 def _marks(items: Sequence[Any]) -> str:
@@ -53,10 +56,7 @@ def _summaries(store: Store, ids: Sequence[int], scopes: Sequence[str]) -> dict[
     now = store.clock()
     return {
         m.id: {
-            "id": m.id,
-            "content": m.content,
-            "layer": m.layer,
-            "category": m.category,
+            **{k: v for k, v in m.to_dict().items() if k in SUMMARY_FIELDS},
             "status": browse.status_of(m, now),
         }
         for m in found
@@ -133,8 +133,9 @@ def session(store: Store, scopes: Sequence[str], session_id: str) -> dict[str, A
         if not events or events[-1]["_at"] != at or events[-1]["kind"] != kind:
             prompt = None
             if kind == "surface":
-                before = [text for t, text in prompts if t <= at + PROMPT_SLACK_S]
-                prompt = before[-1] if before else None
+                before = [text for t, text in prompts if t <= at]
+                near = [text for t, text in prompts if at < t <= at + PROMPT_SLACK_S]
+                prompt = before[-1] if before else near[0] if near else None
             events.append({"_at": at, "at": iso(at), "kind": kind, "prompt": prompt, "memories": []})
         if mid in info:
             events[-1]["memories"].append(info[mid])

@@ -252,7 +252,7 @@
           field("confidence", m.confidence), field("emotion", (m.valence || m.intensity) ? "valence " + m.valence + ", intensity " + m.intensity : null),
           field("moods", (m.moods || []).join(", ")), field("tags", (m.tags || []).join(", ")),
           field("happened", date(m.occurred_at)), field("stored", date(m.created_at)), field("changed", date(m.updated_at)),
-          field("recalled", m.activation_count ? m.activation_count + " times, last " + date(m.last_activated_at) : null),
+          field("recalled", m.activation_count ? m.activation_count + (m.activation_count === 1 ? " time" : " times") + ", last " + date(m.last_activated_at) : null),
           field("valid", (m.valid_from || m.valid_to) ? date(m.valid_from) + " – " + date(m.valid_to) : null),
           field("source", m.source + (m.source_ref ? " (" + m.source_ref + ")" : "")),
           m.session_id ? h("div", {}, [h("b", {text: "session"}), link("#/session/" + encodeURIComponent(m.session_id), short(m.session_id, 24))]) : null,

@@ -98,7 +98,9 @@
       var xs = nodes.map(function (n) { return n.x; }), ys = nodes.map(function (n) { return n.y; });
       var x0 = Math.min.apply(null, xs) - 60, x1 = Math.max.apply(null, xs) + 120;
       var y0 = Math.min.apply(null, ys) - 40, y1 = Math.max.apply(null, ys) + 40;
-      view = {x: x0, y: y0, w: Math.max(x1 - x0, 200), h: Math.max(y1 - y0, 160)};
+      // ...but never closer than the drawing's own scale: a graph of three stays small.
+      var w = Math.max(x1 - x0, W * 0.8), hh = Math.max(y1 - y0, H * 0.8);
+      view = {x: (x0 + x1 - w) / 2, y: (y0 + y1 - hh) / 2, w: w, h: hh};
       setView();
     }
     function point(ev) {
