@@ -368,7 +368,13 @@ class Memories:
         from memory.app import activity
 
         with self._serial() as store:
-            return {**activity.pulse(store, self.scopes("all")), "model": self.model_state()}
+            # Scanning the memories only when something was committed since the last pulse: by
+            # another connection (data_version) or by this one (total_changes).
+            key = (store.conn.execute("PRAGMA data_version").fetchone()[0], store.conn.total_changes)
+            cached = getattr(self, "_pulse", None)
+            if cached is None or cached[0] != key:
+                self._pulse = cached = (key, activity.pulse(store, self.scopes("all")))
+        return {**cached[1], "model": self.model_state()}
 
     # -- passive recall -------------------------------------------------------------------------
 
