@@ -325,7 +325,7 @@ class Memories:
         """Everything a person reading one memory wants: {"memory", "status", "history" (its
         supersession chain with earlier versions), "outcomes" (a decision's, oldest first),
         "entities" (what it names)}."""
-        from memory.app import activity
+        import memory.app.activity as activity
 
         with self._serial() as store:
             m = self._get(memory_id)
@@ -345,7 +345,7 @@ class Memories:
 
     def sessions(self, *, limit: int = 50) -> dict[str, Any]:
         """The latest sessions that were shown or stored memories here: {"sessions"}."""
-        from memory.app import activity
+        import memory.app.activity as activity
 
         if not 1 <= limit <= 500:
             raise InvalidInput(f"limit must be 1-500, got {limit}")
@@ -355,7 +355,7 @@ class Memories:
     def session(self, session_id: str) -> dict[str, Any]:
         """One session: what was put in front of the model, for which prompt, and what its harvest
         stored, superseded or reinforced (memory.app.activity)."""
-        from memory.app import activity
+        import memory.app.activity as activity
 
         if not isinstance(session_id, str) or not session_id.strip():
             raise InvalidInput("give a session id; the sessions list names them")
@@ -365,7 +365,7 @@ class Memories:
     def pulse(self) -> dict[str, Any]:
         """A cheap fingerprint that changes when memories arrive, change or are shown (polled by
         the web page to refresh)."""
-        from memory.app import activity
+        import memory.app.activity as activity
 
         with self._serial() as store:
             # Scanning the memories only when something was committed since the last pulse: by
