@@ -901,6 +901,8 @@ def cmd_ui(ctx: Context) -> int:
     from server.state import ModelGate  # the server's wrapper: no call waits for a loading model
 
     a = ctx.args
+    if not (web.STATIC / "app.js").exists():  # a wheel built without the page's files
+        raise StoreUnavailable(f"the web page's files are missing from {web.STATIC}; reinstall maple-memory")
     if not 0 <= a.port <= 65535:
         raise InvalidInput(f"--port must be 0-65535, got {a.port}")
     gate = ModelGate(embed.from_config(ctx.config))

@@ -175,9 +175,10 @@
   function why(r) {
     var parts = Object.keys(r.channels || {}).map(function (k) { return [k, r.channels[k]]; })
       .sort(function (a, b) { return Math.abs(b[1]) - Math.abs(a[1]); });
-    var top = parts.filter(function (x) { return x[1] > 0; }).slice(0, 3).map(function (x) { return CHANNELS[x[0]] || x[0]; });
-    return top.length ? "Ranked by " + top.join(", ") + " / 排序依据：" + top.map(function (t) { return t.split(" · ")[1] || t; }).join("、")
-                      : "No channel added to its score";
+    var top = parts.filter(function (x) { return x[1] > 0; }).slice(0, 3).map(function (x) { return (CHANNELS[x[0]] || x[0]).split(" · "); });
+    return top.length ? "Ranked by " + top.map(function (t) { return t[0]; }).join(", ") +
+                        " · 排序依据：" + top.map(function (t) { return t[1] || t[0]; }).join("、")
+                      : "No channel added to its score · 没有渠道加分";
   }
 
   function bar(px) {  // a width set through the CSSOM: the page's CSP allows no style attributes
