@@ -473,7 +473,7 @@
     return h("table", {}, keys.map(function (k) { return h("tr", {}, [h("td", {text: k}), h("td", {text: typeof obj[k] === "object" ? JSON.stringify(obj[k]) : String(obj[k])})]); }));
   }
 
-  function mb(n) { return (n / 1048576).toFixed(1) + " MB"; }
+  function mb(n) { return n < 1048576 ? Math.round(n / 1024) + " KB" : (n / 1048576).toFixed(1) + " MB"; }
 
   function viewHealth() {
     return api("health").then(function (d) {
