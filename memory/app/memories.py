@@ -321,6 +321,61 @@ class Memories:
         with self._serial() as store:
             return {**browse.scoped_stats(store, self.scopes("all")), "model": self.model_state()}
 
+    def page(self, memory_id: int) -> dict[str, Any]:
+        """Everything a person reading one memory wants: {"memory", "status", "history" (its
+        supersession chain with earlier versions), "outcomes" (a decision's, oldest first),
+        "entities" (what it names)}."""
+        import memory.app.activity as activity
+
+        with self._serial() as store:
+            m = self._get(memory_id)
+            chain = versions.history(store, self.scopes("all"), memory_id=memory_id)
+            outcomes = decisions.outcomes_of(store, [memory_id]).get(memory_id, [])
+            entities = activity.entities_of(store, memory_id)
+            now = store.clock()
+        return {
+            "memory": m.to_dict(),
+            "status": browse.status_of(m, now),
+            "entities": entities,
+            "history": [e.to_dict() for e in chain],
+            "outcomes": [o.to_dict() for o in outcomes],
+        }
+
+    # -- what happened per session --------------------------------------------------------------
+
+    def sessions(self, *, limit: int = 50) -> dict[str, Any]:
+        """The latest sessions that were shown or stored memories here: {"sessions"}."""
+        import memory.app.activity as activity
+
+        if not 1 <= limit <= 500:
+            raise InvalidInput(f"limit must be 1-500, got {limit}")
+        with self._serial() as store:
+            return {"sessions": activity.sessions(store, self.scopes("all"), limit=limit)}
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """One session: what was put in front of the model, for which prompt, and what its harvest
+        stored, superseded or reinforced (memory.app.activity)."""
+        import memory.app.activity as activity
+
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidInput("give a session id; the sessions list names them")
+        with self._serial() as store:
+            return activity.session(store, self.scopes("all"), session_id.strip())
+
+    def pulse(self) -> dict[str, Any]:
+        """A cheap fingerprint that changes when memories arrive, change or are shown (polled by
+        the web page to refresh)."""
+        import memory.app.activity as activity
+
+        with self._serial() as store:
+            # Scanning the memories only when something was committed since the last pulse: by
+            # another connection (data_version) or by this one (total_changes).
+            key = (store.conn.execute("PRAGMA data_version").fetchone()[0], store.conn.total_changes)
+            cached = getattr(self, "_pulse", None)
+            if cached is None or cached[0] != key:
+                self._pulse = cached = (key, activity.pulse(store, self.scopes("all")))
+        return {**cached[1], "model": self.model_state()}
+
     # -- passive recall -------------------------------------------------------------------------
 
     def recall(

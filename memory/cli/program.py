@@ -3,7 +3,7 @@
     maple-memory [--home DIR] [--project DIR] [--json] COMMAND [ARGS]
 
 Commands: serve, add, search, show, list, forget, restore, stats, doctor, export, import,
-maintain, backup, reindex, extract, backfill, ...
+maintain, backup, reindex, extract, backfill, ui, ...
 Each prints text for people, or with --json one JSON document on stdout. Errors go to stderr as
 `maple-memory: <message>`. Exit codes: 0 done; 2 bad input (including an unknown id or a bad
 setting); 1 the store or model cannot be used, or `doctor` found a problem.
@@ -562,7 +562,8 @@ def _engine_check(c: Config, s: dict[str, Any]) -> Check:
     )
 
 
-def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str | None = None) -> int:
+def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | None = None) -> list[Check]:
+    """What `doctor` checks, in order (the web page's health view shows the same)."""
     checks = [
         _check("sqlite driver", "pip install -U 'sqlean.py>=3.47'", _probe_driver),
         _check("sqlite-vec", "pip install 'sqlite-vec>=0.1.6,<0.2' (no wheel for Windows on ARM yet)", _probe_vec),
@@ -583,7 +584,7 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
         source = c.home / "config.json"
         checks.append(Check("config", True, f"{source}" if source.exists() else "defaults (no config.json)"))
         engine = _engine_status(c)
-        if args.no_model:
+        if no_model:
             checks.append(Check("embedding model", None, "skipped (--no-model)"))
         elif engine.get("model") == "ready":
             checks.append(
@@ -623,6 +624,11 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
         checks.append(_install_check(c, ctx.project_dir))
         checks.append(_history_check(c, ctx.project))
         checks.append(_engine_check(c, engine))
+    return checks
+
+
+def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str | None = None) -> int:
+    checks = doctor_checks(ctx, no_model=args.no_model, config_error=config_error)
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
         print(json.dumps({"ok": not failed, "checks": [ch.__dict__ for ch in checks]}, ensure_ascii=False, indent=2))
@@ -845,6 +851,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_backfill(command)
 
+    p = command("ui", "open a local web page to browse, search, edit and watch the memory")
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="print the address; do not open a browser")
+    p.add_argument(
+        "--all-projects", action="store_true", help="show every project's memories, not only this one's and global ones"
+    )
+
     p = command("client-config", "print the MCP registration for another client")
     p.add_argument("client", choices=("claude-desktop", "cursor", "codex", "vscode", "gemini"))
 
@@ -927,6 +940,54 @@ def _backfill_command(ctx: Context) -> int:
 
 
 COMMANDS["backfill"] = _backfill_command
+
+
+def cmd_ui(ctx: Context) -> int:
+    """The web page (memory.cli.ui): this process's own store, with the embedding model loading in
+    the background (searches rank by keywords and names until it is there), served until Ctrl-C."""
+    import webbrowser
+
+    from memory.app import Memories
+    from memory.cli.ui import web
+    from server.state import ModelGate  # the server's wrapper: no call waits for a loading model
+
+    a = ctx.args
+    if not (web.STATIC / "app.js").exists():  # a wheel built without the page's files
+        raise StoreUnavailable(f"the web page's files are missing from {web.STATIC}; reinstall maple-memory")
+    if not 0 <= a.port <= 65535:
+        raise InvalidInput(f"--port must be 0-65535, got {a.port}")
+    gate = ModelGate(embed.from_config(ctx.config))
+    store = Store.open(ctx.config, gate)
+    gate.start()
+    label = "every project" if a.all_projects else f"{ctx.project} and global"
+
+    def doctor() -> dict[str, Any]:
+        checks = doctor_checks(ctx, no_model=True)  # the page's own model state is shown beside it
+        return {"ok": not any(ch.ok is False for ch in checks), "checks": [ch.__dict__ for ch in checks]}
+
+    try:
+        running = web.Running(
+            Memories(store, ctx.project, all_projects=a.all_projects),
+            port=a.port,
+            doctor=doctor,
+            engine=lambda: _engine_status(ctx.config),
+            label=label,
+        ).start()
+        print(f"{PROG}: the memory page for {label} is at", file=sys.stderr)
+        print(running.url, flush=True)  # stdout: the address alone, for scripts
+        print(f"{PROG}: Ctrl-C stops it; the address carries a token, keep it to yourself", file=sys.stderr)
+        if not a.no_browser:
+            webbrowser.open(running.url)
+        try:
+            running.wait()
+        except KeyboardInterrupt:
+            pass
+    finally:
+        store.close()
+    return 0
+
+
+COMMANDS["ui"] = cmd_ui
 
 
 def _maintenance_command(ctx: Context) -> int:
