@@ -100,6 +100,45 @@ def test_backfill_harvests_oldest_session_first_so_the_later_correction_supersed
     assert contents(home) == ["The staging Postgres database listens on port 6543 now, not 5433."]
 
 
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        (PORT_OLD, PORT_NEW),
+        (
+            "The ledger-api dev server runs on port 8000.",
+            "Correction: the ledger-api dev server port changed from 8000 to 8080.",
+        ),
+    ],
+)
+def test_an_older_fact_read_after_its_correction_is_stored_as_history_and_the_correction_stays_current(
+    capsys, claude, project, home, tmp_path, monkeypatch, old, new
+):
+    # This week's session first (the hooks harvested it), then backfill reads an older one.
+    session(claude, project, "s-new", "2026-11-10T10:00:00Z", new)
+    bf(capsys)
+    session(claude, project, "s-old", "2026-11-03T10:00:00Z", old)
+    d = bf(capsys)
+    assert (d["harvested"], d["stored"], d["superseded"]) == (1, 1, 1)
+    late = snapshot(home)
+    [current] = contents(home)
+    assert new.casefold().endswith(current.casefold())  # the correction, its opening filler word dropped
+    assert (old, True, current) in {(r[0], r[5], r[6]) for r in late}  # kept as history, closed by the newer one
+    # Read in order, the same current memory and the same history.
+    other = tmp_path / "home-in-order"
+    monkeypatch.setenv("MAPLE_HOME", str(other))
+    bf(capsys)
+    assert snapshot(other) == late
+
+
+def test_since_then_a_plain_backfill_keeps_the_newer_correction_current(capsys, claude, project, home):
+    session(claude, project, "s-old", "2026-11-01T10:00:00Z", PORT_OLD)
+    newer = session(claude, project, "s-new", "2026-11-05T10:00:00Z", PORT_NEW)
+    os.utime(newer, (OLD + 86400, OLD + 86400))
+    bf(capsys, "--since", time.strftime("%Y-%m-%d", time.gmtime(OLD + 3600)))
+    bf(capsys)
+    assert contents(home) == ["The staging Postgres database listens on port 6543 now, not 5433."]
+
+
 def test_a_subfolder_and_a_worktree_of_the_project_count_and_a_folder_name_collision_does_not(
     capsys, claude, project, tmp_path, home
 ):

@@ -7,6 +7,10 @@ For each candidate, in order:
   3. a near-duplicate (cosine >= dedup threshold) -> merge: keep the richer text, both provenances
   4. surprise below the threshold                -> reinforce the memory it repeats
   5. otherwise                                   -> store it (long content as parent + chunks)
+Time decides supersession, not reading order: a candidate said before the current memory it would
+supersede (or before a current correction that names its value as replaced) is stored already
+superseded by that newer memory, so backfilling an old session after the hooks harvested this
+week's leaves the same current memory as reading them oldest first.
 Similarity uses the store's vectors when it has an embedder, else keyword overlap through FTS,
 so a hook without the model still deduplicates. Re-reading a transcript therefore stores nothing
 twice. `harvest` is the whole incremental path for a transcript file.
@@ -14,6 +18,7 @@ twice. `harvest` is the whole incremental path for a transcript file.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -146,6 +151,13 @@ def _one(
             report.reinforced.append(old[0])
             item.update(action="repeat", id=old[0], reason=f"same {c.subject}.{c.attribute}")
             return
+    if old is not None and _said_before(store, c, old[0]):
+        # Read out of order (backfill after the hooks, or `--since` then a full run): the older
+        # statement is history the moment it is stored, closed by the newer one, as it would be
+        # had the sessions been read oldest first.
+        _store_as_history(store, c, vec, report, names, item, old[0], dry_run)
+        item["reason"] = f"{c.subject}.{c.attribute}: {c.value!r} was said before {old[1]!r}"
+        return
     if old is not None:
         new_id = None if dry_run else _store(store, c, vec, report, names)
         if not dry_run:
@@ -174,9 +186,78 @@ def _one(
         report.reinforced.append(best_id)
         item.update(action="reinforce", id=best_id, similarity=round(best_sim, 3))
         return
+    newer = _newer_correction(store, c)
+    if newer is not None:
+        _store_as_history(store, c, vec, report, names, item, newer, dry_run)
+        return
     new_id = None if dry_run else _store(store, c, vec, report, names)
     item.update(action="store", id=new_id)
     _supersede_replaced(store, c, new_id, report, item, dry_run)
+
+
+def _occurred(c: Candidate) -> float | None:
+    try:
+        return parse_time(c.occurred_at, "occurred_at")
+    except InvalidInput:
+        return None
+
+
+def _said_before(store: Store, c: Candidate, memory_id: int) -> bool:
+    """Whether the candidate was said before the memory was (a candidate without a time is now)."""
+    when = _occurred(c)
+    if when is None:
+        return False
+    row = store.conn.execute("SELECT occurred_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return bool(row and row[0] is not None and when < row[0])
+
+
+def _newer_correction(store: Store, c: Candidate) -> int | None:
+    """A current memory, said after the candidate, that names the candidate's value as the one it
+    replaced ("6543 now, not 5433" read after "listens on 5433"): it supersedes the candidate."""
+    when = _occurred(c)
+    if when is None or c.layer != "fact":
+        return None
+    rows = store.conn.execute(
+        f"SELECT id, content, json_extract(metadata, '$.replaces') FROM memories m WHERE scope = ? "
+        f"AND occurred_at > ? AND json_extract(metadata, '$.replaces') IS NOT NULL AND {_current_filter()} "
+        f"ORDER BY occurred_at LIMIT 200",
+        (c.scope, when),
+    ).fetchall()
+    said = c.content.casefold()
+    for mid, content, replaces in rows:
+        try:
+            values = json.loads(replaces)
+        except ValueError:
+            continue
+        for v in values if isinstance(values, list) else []:
+            if isinstance(v, str) and v and v.casefold() in said and v.casefold() in content.casefold():
+                # the value the correction dropped is in the candidate, and the correction's own
+                # words are about the same thing (it names that value too)
+                if not (c.value and c.value.casefold() in content.casefold() and c.value.casefold() != v.casefold()):
+                    return mid
+    return None
+
+
+def _store_as_history(
+    store: Store,
+    c: Candidate,
+    vec: Any,
+    report: Report,
+    names: _NameVectors,
+    item: dict,
+    newer: int,
+    dry_run: bool,
+) -> None:
+    """Store an older statement already superseded by the newer memory: history, never current."""
+    new_id = None
+    if not dry_run:
+        new_id = _store(store, c, vec, report, names)
+        row = store.conn.execute("SELECT occurred_at FROM memories WHERE id = ?", (newer,)).fetchone()
+        store.update(
+            new_id, valid_to=row[0] if row and row[0] else store.clock(), superseded_by=newer, reason="superseded"
+        )
+    report.superseded.append((new_id or 0, newer))
+    item.update(action="store", id=new_id, superseded_by=newer)
 
 
 def _layer_of(store: Store, memory_id: int) -> str | None:
@@ -213,6 +294,16 @@ def _supersede_replaced(
             if mid == new_id or mid in closed or (c.value and c.value.casefold() in content.casefold()):
                 continue
             closed.append(mid)
+    when = _occurred(c)
+    if when is not None and closed:  # an older statement never closes what was said after it
+        marks = ",".join("?" * len(closed))
+        later = {
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({marks}) AND occurred_at > ?", [*closed, when]
+            )
+        }
+        closed = [mid for mid in closed if mid not in later]
     for mid in closed:
         if not dry_run and new_id is not None:
             store.update(mid, valid_to=store.clock(), superseded_by=new_id, reason="superseded")
