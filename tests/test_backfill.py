@@ -308,6 +308,44 @@ def test_an_unreadable_transcript_is_skipped_with_a_reason(capsys, claude, proje
     assert d["skipped"][0]["reason"].startswith("unreadable")
 
 
+def test_ctrl_c_while_the_engine_starts_ends_the_run_at_once_and_leaves_the_engine_start_alone(
+    capsys, tmp_path, claude, project, home
+):
+    import fcntl
+
+    from memory import remote
+
+    session(claude, project, "s0", "2026-11-01T10:00:00Z", PORT_OLD)
+    bf(capsys, "--limit", "1")  # the database exists: a harvest now goes to the engine
+    session(claude, project, "s1", "2026-11-02T10:00:00Z", RULE)
+    before = snapshot(home)
+    config = config_mod.load(home=home)
+    lock = remote.lock_path(home, config.db_path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as held:  # an engine that is starting (loading its model) holds the lock
+        fcntl.flock(held, fcntl.LOCK_EX)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "MAPLE_HOME": str(home),
+            "MAPLE_HOOK_RESIDENT_MINUTES": "5",
+            "CLAUDE_CONFIG_DIR": str(claude),
+        }
+        cmd = [sys.executable, "-m", "memory.cli", "backfill", "--idle-seconds", "0"]
+        p = subprocess.Popen(cmd, env=env, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert "starting MAPLE's engine" in p.stderr.readline()
+            p.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C sends the foreground group
+            out, err = p.communicate(timeout=30)  # the engine wait is 90 s: this is well short of it
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert remote.running(home, config.db_path)  # the engine start (the lock's holder) is untouched
+    assert p.returncode == 130, err
+    assert "stopped: 1 transcripts left; `maple-memory backfill` continues" in out
+    assert snapshot(home) == before
+
+
 # -- crash safety --------------------------------------------------------------------------------
 
 

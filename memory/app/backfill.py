@@ -362,6 +362,11 @@ class Summary:
 Harvest = Callable[[str, str], dict[str, Any]]  # (path, scope) -> memory.extraction.harvest.harvest's answer
 
 
+class Stopped(Exception):
+    """Raised by a harvest asked to stop before it read anything (Ctrl-C while the engine starts):
+    the run ends there, that transcript left for the next run."""
+
+
 def run(
     plan: Plan,
     harvest: Harvest,
@@ -394,6 +399,10 @@ def run(
             progress(done, total, t)
         try:
             result = harvest(t.path, t.scope or "")
+        except Stopped:
+            s.stopped = True
+            s.left += len(todo) - i
+            break
         except Exception as e:  # noqa: BLE001 - one bad transcript never stops the rest; it is retried next run
             s.failed.append({"path": t.path, "error": f"{type(e).__name__}: {e}"})
             done += t.unread

@@ -83,6 +83,27 @@ class _Interrupt:
             signal.signal(signal.SIGINT, self.previous)
 
 
+def _warm_engine(config: Any, stop: Callable[[], bool]) -> None:
+    """Start the engine (it loads the model once for every transcript) and wait for it, at most
+    ENGINE_WAIT seconds, in short steps, so that a Ctrl-C while it starts ends the run at once.
+    The engine runs in a session of its own: the Ctrl-C never reaches it, and it finishes
+    starting for the next run and the hooks. Without an engine the harvest runs here."""
+    from memory import remote
+    from memory.app import client
+
+    if not client.engine_enabled(config) or not config.db_path.exists():
+        return
+    if remote.wait_until_up(config.home, config.db_path, 0.0):
+        return
+    if not (remote.start(config.home, config.db_path) or remote.running(config.home, config.db_path)):
+        return
+    print(f"{PROG}: starting MAPLE's engine (it loads the model once for every transcript)...", file=sys.stderr)
+    deadline = time.monotonic() + ENGINE_WAIT
+    while not stop() and time.monotonic() < deadline:
+        if remote.wait_until_up(config.home, config.db_path, 0.5):
+            return
+
+
 def _eta(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
@@ -116,7 +137,10 @@ def cmd_backfill(ctx: Context) -> int:
 
     def harvest(path: str, scope: str) -> dict[str, Any]:
         if not engine:  # the first transcript with something new: only now a model is needed
-            engine.append(client.connect(ctx.config, ctx.project_dir, model=True, wait=ENGINE_WAIT))
+            _warm_engine(ctx.config, lambda: interrupt.asked)
+            if interrupt.asked:
+                raise backfill.Stopped  # nothing of this transcript was read: it is left for the next run
+            engine.append(client.connect(ctx.config, ctx.project_dir, model=True))
         return engine[0].harvest(path, scope=scope)
 
     with _Interrupt() as interrupt:
