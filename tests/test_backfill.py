@@ -471,3 +471,41 @@ def test_doctor_lists_the_unharvested_sessions_and_install_names_the_command(cap
     bf(capsys)
     checks = {c["name"]: c for c in json.loads(run(capsys, "--json", "doctor", "--no-model")[1])["checks"]}
     assert checks["past sessions"]["detail"] == "all 1 Claude Code transcripts of this project harvested"
+
+
+def test_doctor_counts_and_lists_only_what_backfill_would_read_and_warns_a_week_before_claude_code_deletes_it(
+    capsys, claude, project, tmp_path
+):
+    folder = backfill.folder_name(str(project))
+    (claude / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 10}))
+    other = tmp_path / "other"
+    other.mkdir()
+    # Never read by backfill: another project's (in our folder), no cwd, over the size limit, running.
+    write(claude, folder, "theirs", [line(DEPLOY, other, "theirs", "2026-11-01T10:00:00Z")])
+    write(claude, folder, "empty", ['{"type": "summary", "summary": "no cwd here"}'])
+    big = write(claude, folder, "big", [line(DEPLOY, project, "big", "2026-11-02T10:00:00Z")])
+    with big.open("r+b") as f:
+        f.truncate(200 << 20)
+    os.utime(big, (OLD, OLD))
+    write(claude, folder, "live", [line(DEPLOY, project, "live", "2026-11-03T10:00:00Z")])
+    (claude / "sessions").mkdir()
+    (claude / "sessions" / f"{os.getpid()}.json").write_text(json.dumps({"pid": os.getpid(), "sessionId": "live"}))
+    ours = session(claude, project, "ours", "2026-11-04T10:00:00Z", PORT_OLD)
+
+    def past_sessions() -> dict[str, Any]:
+        checks = json.loads(run(capsys, "--json", "doctor", "--no-model")[1])["checks"]
+        return {c["name"]: c for c in checks}["past sessions"]
+
+    two_days_ago = time.time() - 2 * 86400 - 60
+    os.utime(ours, (two_days_ago, two_days_ago))
+    check = past_sessions()  # 8 days left: listed, no warning yet
+    assert check["detail"].startswith("1 of ")
+    assert [t["path"] for t in check["data"]["transcripts"]] == [str(ours)]
+    assert check["data"]["transcripts"][0]["days_left"] == pytest.approx(8, abs=0.15) and "warn" not in check
+    d = run_json(capsys, "install", "--dry-run", "--no-claude-cli")
+    assert any(n.startswith("found 1 past Claude Code session(s)") for n in d["notes"])
+    os.utime(ours, (two_days_ago - 3 * 86400, two_days_ago - 3 * 86400))  # 5 days left
+    check = past_sessions()
+    assert check["warn"] is True and check["ok"] is None and "deletes the oldest in 4 day(s)" in check["fix"]
+    out = run(capsys, "doctor", "--no-model")[1]
+    assert f"{ours} (4 day(s) left)" in out and "warn  past sessions: 1 of " in out.replace("\x1b[33m", "")

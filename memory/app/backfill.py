@@ -20,6 +20,7 @@ continued from where the other stopped, never read twice.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -437,10 +438,15 @@ def _count(s: Summary, t: Transcript, result: dict[str, Any]) -> None:
 # -- what install and doctor say -----------------------------------------------------------------
 
 
+URGENT_DAYS = 7  # doctor warns when the oldest unread transcript has fewer days left than this
+
+
 def unharvested(config: Any, config_dir: Path, project: str) -> dict[str, Any]:
-    """The project's transcripts that a backfill would still read: {count, total, cleanup_days,
-    days_left (of the one Claude Code deletes first; None when there is none)}. Reads the ledger
-    without creating or changing the database."""
+    """The project's transcripts that a backfill would read now (not another project's, not
+    empty or without a working directory, not over the size limit, not a running session's):
+    {count, total, cleanup_days, days_left (of the one Claude Code deletes first; None when
+    there is none), transcripts: [{path, days_left}] oldest first}. Reads the ledger without
+    creating or changing the database."""
     from memory.store import db
 
     conn = None
@@ -456,13 +462,15 @@ def unharvested(config: Any, config_dir: Path, project: str) -> dict[str, Any]:
     finally:
         if conn is not None:
             conn.close()
-    left = [t for t in plan.transcripts if t.status != "done"]
+    left = sorted((t for t in plan.pending), key=lambda t: t.mtime)  # Claude Code deletes by age
     days = cleanup_days(config_dir)
     now = time.time()
-    oldest = min((t.mtime for t in left), default=None)
+    # tenths of a day, rounded down: "4 day(s) left" never says more than the oldest has
+    listed = [{"path": t.path, "days_left": math.floor((days - (now - t.mtime) / 86400) * 10) / 10} for t in left]
     return {
         "count": len(left),
-        "total": len(plan.transcripts),
+        "total": sum(t.status != "skipped" or t.scope is not None for t in plan.transcripts),
         "cleanup_days": days,
-        "days_left": None if oldest is None else days - (now - oldest) / 86400,
+        "days_left": None if not left else days - (now - left[0].mtime) / 86400,
+        "transcripts": listed,
     }
