@@ -429,6 +429,50 @@ def test_git_keeps_an_explained_decision_with_its_commit_and_date_and_leaves_the
     assert bf(capsys, "--git")["git"]["commits"] == 0  # the next run reads only newer commits
 
 
+MIGRATE = """Migrate ledger-api from Flask to FastAPI
+
+Flask's sync workers could not keep up with the webhook fan-out; FastAPI with uvicorn gives us
+async handlers and pydantic validation. Decided with Bobby in the design review."""
+SWITCH = """Switch invoice queue from Redis streams to Postgres SKIP LOCKED
+
+We already run Postgres and the jobs must commit atomically with the invoice rows. Redis streams
+lost jobs on failover twice in September (INC-2291, INC-2310)."""
+CONVENTION = """docs: convention for migrations
+
+From now on every schema migration goes through `make migrate`; never run alembic upgrade by hand,
+because it skips the advisory lock and two deploys raced."""
+
+
+@pytest.mark.parametrize("by", ["sha", "quoted subject"])
+def test_git_a_revert_supersedes_the_commit_it_reverts_and_commit_memories_carry_no_mood(
+    capsys, claude, project, home, by
+):
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    _commit(project, SWITCH, "2026-10-03T10:00:00+00:00")
+    sha = _commit(project, MIGRATE, "2026-10-05T10:00:00+00:00")
+    _commit(project, CONVENTION, "2026-10-06T10:00:00+00:00")
+    reverts = f"This reverts commit {sha}.\n\n" if by == "sha" else ""
+    why = "The pydantic v2 upgrade broke the invoice serializer in prod; reverting until its tests cover decimals."
+    _commit(
+        project, f'Revert "Migrate ledger-api from Flask to FastAPI"\n\n{reverts}{why}', "2026-10-07T10:00:00+00:00"
+    )
+    d = bf(capsys, "--git")
+    assert (d["git"]["kept"], d["git"]["stored"]) == (4, 4)
+    rows = {r[0].split(":")[0]: r for r in snapshot(home)}
+    assert rows["Migrate ledger-api from Flask to FastAPI"][5:] == (
+        True,
+        rows['Revert "Migrate ledger-api from Flask to FastAPI"'][0],
+    )
+    # "Switch X to Y" is a decision (its "must" is a reason, not a rule); a convention is a rule.
+    assert rows["Switch invoice queue from Redis streams to Postgres SKIP LOCKED"][1:3] == ("decision", "decision")
+    assert rows["docs"][1:3] == ("fact", "rule")
+    conn = db.connect(home / "memory.db", vectors=False, readonly=True)
+    try:  # a commit message is no one's feeling ("Decided with Bobby" read as joy), superseded or not
+        assert set(conn.execute("SELECT moods, valence, intensity FROM memories")) == {("[]", 0.0, 0.0)}
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize(
     "message",
     [

@@ -49,6 +49,7 @@ class Candidate:
     occurred_at: str | None = None
     role: str = "user"
     metadata: dict = field(default_factory=dict)
+    felt: bool = True  # False: not someone's words in the moment (a commit message): stored with no mood
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

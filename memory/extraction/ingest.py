@@ -137,6 +137,8 @@ def _one(
         return
     near = _nearest(store, c, vec)
     best_id, best_sim = near[0] if near else (None, 0.0)
+    if c.metadata.get("reverts"):
+        best_id, best_sim = None, 0.0  # a revert is never folded into what it reverts: it supersedes it
     if best_id is not None and not _may_fold(store, best_id, c, made):
         best_id, best_sim = None, 0.0
     old = _current_with_subject(store, c)
@@ -162,7 +164,7 @@ def _one(
         new_id = None if dry_run else _store(store, c, vec, report, names)
         if not dry_run:
             now = store.clock()
-            store.update(old[0], valid_to=now, superseded_by=new_id, reason="superseded")
+            _update(store, old[0], valid_to=now, superseded_by=new_id, reason="superseded")
             _close_replaced(store, c, now)
         report.superseded.append((old[0], new_id or 0))
         item.update(
@@ -253,8 +255,12 @@ def _store_as_history(
     if not dry_run:
         new_id = _store(store, c, vec, report, names)
         row = store.conn.execute("SELECT occurred_at FROM memories WHERE id = ?", (newer,)).fetchone()
-        store.update(
-            new_id, valid_to=row[0] if row and row[0] else store.clock(), superseded_by=newer, reason="superseded"
+        _update(
+            store,
+            new_id,
+            valid_to=row[0] if row and row[0] else store.clock(),
+            superseded_by=newer,
+            reason="superseded",
         )
     report.superseded.append((new_id or 0, newer))
     item.update(action="store", id=new_id, superseded_by=newer)
@@ -271,7 +277,7 @@ def _supersede_replaced(
     """A correction that names what it replaces ("6543 now, not 5433", "老的 10.12.3.45 回收") closes
     the current facts that still hold the old value; they stay as history, superseded by the new one."""
     old_values = c.metadata.get("replaces") or []
-    closed: list[int] = []
+    closed: list[int] = _reverted(store, c, new_id)
     if not old_values and c.layer == "fact" and rules.says_changed(c.content):
         # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
         # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
@@ -306,10 +312,39 @@ def _supersede_replaced(
         closed = [mid for mid in closed if mid not in later]
     for mid in closed:
         if not dry_run and new_id is not None:
-            store.update(mid, valid_to=store.clock(), superseded_by=new_id, reason="superseded")
+            _update(store, mid, valid_to=store.clock(), superseded_by=new_id, reason="superseded")
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed
+
+
+def _reverted(store: Store, c: Candidate, new_id: int | None) -> list[int]:
+    """A revert commit's memory closes the current memory of the commit it reverts: found by the
+    sha its message names ("This reverts commit 1a2b3c4"), else by the subject it quotes."""
+    reverts = c.metadata.get("reverts")
+    if not isinstance(reverts, dict):
+        return []
+    sha, subject = reverts.get("commit"), reverts.get("subject")
+    found: list[int] = []
+    if isinstance(sha, str) and len(sha) >= 7:
+        found = [
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT id FROM memories m WHERE scope = ? AND substr(json_extract(metadata, '$.commit'), 1, ?) = ? "
+                f"AND {_current_filter()}",
+                (c.scope, len(sha), sha.lower()),
+            )
+        ]
+    if not found and isinstance(subject, str) and subject:
+        found = [
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT id FROM memories m WHERE scope = ? AND json_extract(metadata, '$.source') = 'git' "
+                f"AND (content = ? OR substr(content, 1, ?) = ?) AND {_current_filter()}",
+                (c.scope, subject, len(subject) + 1, subject + ":"),
+            )
+        ]
+    return [mid for mid in found if mid != new_id]
 
 
 # -- similarity --------------------------------------------------------------------------------
@@ -467,8 +502,13 @@ def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVec
     )
     limit = int(_setting(store, "extraction_chunk_chars", 1500))
     if len(c.content) > limit:
-        return _store_chunked(store, item, report)
+        parent = _store_chunked(store, item, report)
+        if not c.felt:
+            _no_mood(store, parent)
+        return parent
     mid = store.add(item).id
+    if not c.felt:
+        _no_mood(store, mid)
     report.stored.append(mid)
     if renamed:  # "postgres 16" resolved to "postgres": the name as written becomes an alias
         with store.tx.atomic() as conn:
@@ -476,6 +516,24 @@ def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVec
                 graph.upsert_entity(conn, c.scope, name, kind, now, [written])
     _relate(store, c, mid, now)
     return mid
+
+
+def _update(store: Store, memory_id: int, *, reason: str, **changes: Any) -> None:
+    """store.update, with the memory's feeling kept when its words are: the store reads a feeling
+    into every memory that has none, and a commit message stored with none (`_no_mood`) would get
+    one the first time it is superseded or reinforced."""
+    row = store.conn.execute("SELECT moods, valence, intensity FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    store.update(memory_id, reason=reason, **changes)
+    if row is not None and row[0] in (None, "[]") and not row[1] and not row[2] and "content" not in changes:
+        _no_mood(store, memory_id)
+
+
+def _no_mood(store: Store, memory_id: int) -> None:
+    """Clear the feeling the store read into a text that records no one's feeling (a commit
+    message: "Decided with Bobby" is not joy). The store feels every text it adds or updates
+    whose moods are empty, so this is written directly, with nothing else changed."""
+    with store.tx.atomic() as conn:
+        conn.execute("UPDATE memories SET moods = '[]', valence = 0, intensity = 0 WHERE id = ?", (memory_id,))
 
 
 def _store_chunked(store: Store, item: NewMemory, report: Report) -> int:
@@ -533,7 +591,7 @@ def _reinforce(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> Non
     store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
     m = store.get(memory_id)
     if m.confidence < 1.0:
-        store.update(memory_id, confidence=min(1.0, round(m.confidence + 0.05, 3)), reason="reinforced")
+        _update(store, memory_id, confidence=min(1.0, round(m.confidence + 0.05, 3)), reason="reinforced")
 
 
 def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
@@ -561,7 +619,7 @@ def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
         entry["replaced_content"] = m.content[:500]
     meta["provenance"] = (prov + [entry])[-MAX_PROVENANCE:]
     changes["metadata"] = meta
-    store.update(memory_id, reason="merge", **changes)
+    _update(store, memory_id, reason="merge", **changes)
     store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
 
 
