@@ -346,6 +346,53 @@ def test_ctrl_c_while_the_engine_starts_ends_the_run_at_once_and_leaves_the_engi
     assert snapshot(home) == before
 
 
+def test_a_broken_link_and_an_empty_file_are_counted_and_skipped_with_a_reason(capsys, claude, project):
+    folder = claude / "projects" / backfill.folder_name(str(project))
+    folder.mkdir(parents=True)
+    (folder / "gone.jsonl").symlink_to("/nonexistent/gone.jsonl")
+    (folder / "nothing.jsonl").touch()
+    os.utime(folder / "nothing.jsonl", (OLD, OLD))
+    d = bf(capsys)
+    reasons = {Path(s["path"]).stem: s["reason"] for s in d["skipped"]}
+    assert d["found"] == 2
+    assert reasons["gone"].startswith("a link to /nonexistent/gone.jsonl, which cannot be read")
+    assert reasons["nothing"] == "empty"
+
+
+def test_backfill_rejects_a_negative_idle_time_or_size_limit_and_names_an_empty_folder_once(capsys, claude, project):
+    for flags in (["--idle-seconds", "-1"], ["--max-mb=-5"], ["--max-mb", "0"]):
+        code, out, err = run(capsys, "backfill", *flags)
+        assert code == 2 and "must be" in err
+    code, out, err = run(capsys, "backfill")
+    first = out.splitlines()[0]
+    assert first == f"no Claude Code transcripts under {claude / 'projects'}"
+
+
+def test_a_dry_run_predicts_the_real_run_a_later_session_superseding_an_earlier_one(capsys, claude, project, home):
+    session(claude, project, "s0", "2026-10-31T10:00:00Z", DEPLOY)
+    bf(capsys)
+    # Both pending: only a dry run that stores s1's memories sees s2 supersede one of them.
+    session(claude, project, "s1", "2026-11-01T10:00:00Z", PORT_OLD, RULE)
+    session(claude, project, "s2", "2026-11-02T10:00:00Z", PORT_NEW, RULE)
+    before, ledger = snapshot(home), cursors(home)
+    keys = ("harvested", "stored", "merged", "reinforced", "superseded", "redacted")
+    dry = bf(capsys, "--dry-run")
+    assert (snapshot(home), cursors(home)) == (before, ledger)  # rolled back: nothing stays
+    real = bf(capsys)
+    assert {k: dry[k] for k in keys} == {k: real[k] for k in keys}
+    assert real["superseded"] == 1
+
+
+def test_git_dry_run_lists_the_commits_it_would_keep(capsys, claude, project, home):
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    _commit(project, "fix typo", "2026-01-01T10:00:00+00:00")
+    sha = _commit(project, DECISION, "2026-02-03T04:05:06+01:00")
+    code, out, err = run(capsys, "backfill", "--git", "--dry-run")
+    assert code == 0
+    assert f"would keep  {sha[:10]}  Use gp3 for all new EBS volumes: gp3 is about 20% cheaper" in out
+    assert "fix typo" not in out
+
+
 # -- crash safety --------------------------------------------------------------------------------
 
 

@@ -25,7 +25,8 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -284,11 +285,18 @@ def _look(
     path = str(f.absolute())
     try:
         st = os.stat(path)
-    except OSError:
-        return None  # deleted while we looked
+    except OSError as e:
+        if not os.path.islink(path):
+            return None  # deleted while we looked
+        t = Transcript(path=path, folder=folder, size=0, mtime=0.0, session_id=f.stem)
+        t.status, t.reason = "skipped", f"a link to {os.readlink(path)}, which cannot be read ({e.strerror or e})"
+        return t
     t = Transcript(path=path, folder=folder, size=st.st_size, mtime=st.st_mtime, session_id=f.stem)
     if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read, a device never end
         t.status, t.reason = "skipped", "not a regular file"
+        return t
+    if st.st_size == 0:
+        t.status, t.reason = "skipped", "empty"
         return t
     try:
         cwd, sid, started = read_head(f)
@@ -433,6 +441,32 @@ def _count(s: Summary, t: Transcript, result: dict[str, Any]) -> None:
     s.bytes_read += int(read.get("bytes_read") or 0)
     if stored and t.scope:
         s.by_scope[t.scope] = s.by_scope.get(t.scope, 0) + stored
+
+
+class _Rehearsed(Exception):
+    """Ends a rehearsal: its transaction rolls back."""
+
+
+@contextmanager
+def rolled_back(store: Any) -> Iterator[None]:
+    """One transaction around a dry run, rolled back at its end: the harvests inside it write as a
+    real run would (a later session supersedes what an earlier one stored, a transcript's second
+    statement sees its first), so the counts predict the real run, and nothing stays. It holds the
+    write lock while it lasts: a hook's harvest meanwhile waits, or is retried by the next one."""
+    try:
+        with store.tx.atomic():
+            yield
+            raise _Rehearsed
+    except _Rehearsed:
+        pass
+
+
+def rehearse(store: Any, path: str, scope: str) -> dict[str, Any]:
+    """A transcript's real harvest (the one rule, its cursor advanced), for a dry run inside
+    `rolled_back`; the configured LLM is not asked (a dry run spends no tokens)."""
+    from memory.extraction import harvest
+
+    return harvest.harvest(store, path, scope=scope or None, llm=False)
 
 
 # -- what install and doctor say -----------------------------------------------------------------

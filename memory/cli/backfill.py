@@ -10,6 +10,7 @@ meaning, as the hooks' harvest.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -117,6 +118,8 @@ def cmd_backfill(ctx: Context) -> int:
         raise InvalidInput("--limit must be 1 or more")
     if a.max_mb is not None and a.max_mb < 1:
         raise InvalidInput("--max-mb must be 1 or more")
+    if a.idle_seconds is not None and a.idle_seconds < 0:
+        raise InvalidInput("--idle-seconds must be 0 or more (0: read even a transcript written a moment ago)")
     config_dir = backfill.claude_dir(os.environ)
     progress = Progress(1, "backfill") if not a.json else None
     started = time.monotonic()
@@ -143,9 +146,21 @@ def cmd_backfill(ctx: Context) -> int:
             engine.append(client.connect(ctx.config, ctx.project_dir, model=True))
         return engine[0].harvest(path, scope=scope)
 
+    rehearsal = contextlib.ExitStack()
+    stores: list[Any] = []
+
+    def rehearse(path: str, scope: str) -> dict[str, Any]:
+        # A dry run harvests for real, with the model a real run compares by, in one transaction
+        # that is rolled back at the end (memory.app.backfill.rolled_back): its counts are the
+        # real run's. Opened at the first pending transcript: nothing pending loads no model.
+        if not stores:
+            stores.append(rehearsal.enter_context(contextlib.closing(ctx.open(embedder=True))))
+            rehearsal.enter_context(backfill.rolled_back(stores[0]))
+        return backfill.rehearse(stores[0], path, scope)
+
     with _Interrupt() as interrupt:
         try:
-            with ctx.app(local=True, all_projects=a.all_projects) as app:
+            with rehearsal, ctx.app(local=True, all_projects=a.all_projects) as app:
                 d = app.backfill(
                     str(config_dir),
                     since=a.since,
@@ -153,7 +168,7 @@ def cmd_backfill(ctx: Context) -> int:
                     dry_run=a.dry_run,
                     quiet_seconds=a.idle_seconds,
                     max_mb=a.max_mb,
-                    harvest=None if a.dry_run else harvest,
+                    harvest=rehearse if a.dry_run else harvest,
                     progress=show,
                     stop=lambda: interrupt.asked,
                 )
@@ -186,7 +201,12 @@ def _again(a: argparse.Namespace) -> str:
 
 def _human(d: dict[str, Any], a: argparse.Namespace, config_dir: str) -> None:
     if not d["found"] and not d["other_projects"]:
-        print(f"no Claude Code transcripts under {d['root']} (Claude Code keeps them in {config_dir}/projects)")
+        hint = (
+            ""
+            if os.environ.get("CLAUDE_CONFIG_DIR")
+            else " (if Claude Code runs with CLAUDE_CONFIG_DIR, set it here too)"
+        )
+        print(f"no Claude Code transcripts under {d['root']}{hint}")
     dry = a.dry_run
     if dry:
         for t in d["transcripts"]:
@@ -217,7 +237,11 @@ def _human(d: dict[str, Any], a: argparse.Namespace, config_dir: str) -> None:
     if d.get("before_since"):
         rows.append(("before --since", d["before_since"]))
     g = d.get("git")
-    if g:
+    if g and dry:
+        for i in g["items"]:
+            if i.get("action") not in (None, "rejected"):
+                sha = str(i.get("source_ref", "")).removeprefix("git:")[:10]
+                print(f"would keep  {sha}  {fit(i['content'], 100)}  ({i['action']})")
         rows.append((f"commits read ({g['repo']})", g["commits"]))
         rows.append((f"memories {verb}kept from commits", g["kept"]))
     width = max(len(r[0]) for r in rows)

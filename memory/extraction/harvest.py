@@ -28,11 +28,14 @@ from memory.store import Store
 log = logging.getLogger("maple.extraction")
 
 
-def harvest(store: Store, path: str, *, scope: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+def harvest(
+    store: Store, path: str, *, scope: str | None = None, dry_run: bool = False, llm: bool = True
+) -> dict[str, Any]:
     """Read what is new in the transcript at `path`, extract, ingest and advance its cursor, in one
     transaction. `scope` defaults to the project of the transcript's own working directory.
-    `dry_run` (backfill --dry-run): the same reading and the same rule, nothing written, the
-    cursor left where it was."""
+    `dry_run`: the same reading and the same rule, nothing written, the cursor left where it was.
+    `llm=False`: the heuristic rules only (a rehearsal in a transaction that is rolled back,
+    memory.app.backfill.rehearse, spends no tokens)."""
     cfg = store.config
     with store.tx.atomic():
         turns, stats = transcript.read_new(
@@ -41,7 +44,7 @@ def harvest(store: Store, path: str, *, scope: str | None = None, dry_run: bool 
         report = Report()
         if turns:
             cwd = next((t.get("cwd") for t in turns if t.get("cwd")), None)
-            _, report = harvest_turns(store, turns, scope or project_scope(cwd), dry_run=dry_run)
+            _, report = harvest_turns(store, turns, scope or project_scope(cwd), dry_run=dry_run, llm=llm)
         if not stats.get("missing") and not dry_run:
             transcript.save_cursor(store, stats["cursor"])
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}
@@ -80,7 +83,7 @@ def extract_file(
 
 
 def harvest_turns(
-    store: Store, turns: list[dict], scope: str, *, dry_run: bool = False
+    store: Store, turns: list[dict], scope: str, *, dry_run: bool = False, llm: bool = True
 ) -> tuple[list[Candidate], Report]:
     """The one harvest rule, whoever reads the turns (the hooks' drain, the engine, the worker's
     backfill jobs, `maple-memory extract`): the heuristic candidates, plus the configured LLM's
@@ -89,7 +92,7 @@ def harvest_turns(
     configured model (memory.app.client, hooks/harvest.py) for the same transcript to give the
     same store."""
     cands = extract(turns, scope=scope, known=store.config.known_entities)
-    if not dry_run:
+    if llm and not dry_run:
         cands += _llm_candidates(store, turns, scope)
     return cands, ingest(store, cands, dry_run=dry_run)
 
