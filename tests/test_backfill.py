@@ -393,6 +393,50 @@ def test_git_dry_run_lists_the_commits_it_would_keep(capsys, claude, project, ho
     assert "fix typo" not in out
 
 
+def said(text: str, cwd: Path, session: str, when: str, n: int) -> dict[str, Any]:
+    """An assistant line as Claude Code writes it."""
+    return {
+        "type": "assistant",
+        "message": {"role": "assistant", "type": "message", "content": [{"type": "text", "text": text}]},
+        "uuid": f"{session}-{n}",
+        "sessionId": session,
+        "timestamp": when,
+        "cwd": str(cwd),
+    }
+
+
+def test_a_proposal_with_an_ellipsis_keeps_its_reason_and_a_pasted_runbook_its_lines_as_written(
+    capsys, claude, project, home
+):
+    proposal = (
+        "I suggest Postgres with SELECT ... FOR UPDATE SKIP LOCKED for the invoice job queue instead of Redis "
+        "streams: we already run Postgres and jobs stay transactional with the invoice rows."
+    )
+    steps = "\n".join(
+        f"Step {i}: check the ledger-api dashboard panel {i}, confirm the error rate stays under 0.{i % 9 + 1}% "
+        "for ten minutes, then page the on-call if it does not."
+        for i in range(1, 16)
+    )
+    runbook = f"Release runbook for billing-service, keep this:\n{steps}"
+    when = "2026-11-01T10:00:00Z"
+    lines = [
+        line("What do you suggest for the invoice job queue?", project, "s1", when, 0),
+        said(proposal, project, "s1", when, 1),
+        line("Agreed, let's do that.", project, "s1", when, 2),
+        line("FYI staging listens on port 5432. ledger-api's HTTP layer is built on Flask.", project, "s1", when, 3),
+        line(runbook, project, "s1", when, 4),
+    ]
+    write(claude, backfill.folder_name(str(project)), "s1", lines)
+    bf(capsys)
+    rows = snapshot(home)
+    assert any(proposal in r[0] and r[1] == "decision" for r in rows)  # not cut at the "..."
+    assert "Staging listens on port 5432. ledger-api's HTTP layer is built on Flask." in [r[0] for r in rows]
+    [doc] = [r for r in rows if r[2] == "document" and not r[3]]
+    assert doc[0] == runbook  # the header line and the line breaks, verbatim
+    parts = [r[0] for r in rows if r[2] == "document" and r[3]]
+    assert len(parts) > 1 and all(p in runbook for p in parts)  # each chunk a piece of the text as written
+
+
 # -- crash safety --------------------------------------------------------------------------------
 
 

@@ -568,18 +568,20 @@ def _store_chunked(store: Store, item: NewMemory, report: Report) -> int:
 
 
 def chunk(content: str, target: int = CHUNK_TARGET) -> list[str]:
-    """Split at sentence or line boundaries into parts of about `target` characters."""
-    pieces = re.split(r"(?<=[.!?。！？\n])\s*", content)
+    """Split at sentence or line boundaries into parts of about `target` characters. Each part is
+    the text as written (its line breaks and "0.2%" kept): a sentence ends at ".!?" before a space
+    or at a line break, and the separators stay with the text."""
+    pieces = [p for p in re.split(r"(?<=[.!?])(?=\s)|(?<=[。！？\n])", content) if p]
     parts: list[str] = []
     buf = ""
     for p in pieces:
         while len(p) > target * 1.5:  # one huge sentence: cut it
             parts.append((buf + p[:target]).strip())
             buf, p = "", p[target:]
-        if len(buf) + len(p) > target and buf:
+        if len(buf) + len(p) > target and buf.strip():
             parts.append(buf.strip())
             buf = ""
-        buf += p + (" " if p and not p.endswith("\n") else "")
+        buf += p
     if buf.strip():
         parts.append(buf.strip())
     return [p for p in parts if p]
