@@ -100,6 +100,45 @@ def test_backfill_harvests_oldest_session_first_so_the_later_correction_supersed
     assert contents(home) == ["The staging Postgres database listens on port 6543 now, not 5433."]
 
 
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        (PORT_OLD, PORT_NEW),
+        (
+            "The ledger-api dev server runs on port 8000.",
+            "Correction: the ledger-api dev server port changed from 8000 to 8080.",
+        ),
+    ],
+)
+def test_an_older_fact_read_after_its_correction_is_stored_as_history_and_the_correction_stays_current(
+    capsys, claude, project, home, tmp_path, monkeypatch, old, new
+):
+    # This week's session first (the hooks harvested it), then backfill reads an older one.
+    session(claude, project, "s-new", "2026-11-10T10:00:00Z", new)
+    bf(capsys)
+    session(claude, project, "s-old", "2026-11-03T10:00:00Z", old)
+    d = bf(capsys)
+    assert (d["harvested"], d["stored"], d["superseded"]) == (1, 1, 1)
+    late = snapshot(home)
+    [current] = contents(home)
+    assert new.casefold().endswith(current.casefold())  # the correction, its opening filler word dropped
+    assert (old, True, current) in {(r[0], r[5], r[6]) for r in late}  # kept as history, closed by the newer one
+    # Read in order, the same current memory and the same history.
+    other = tmp_path / "home-in-order"
+    monkeypatch.setenv("MAPLE_HOME", str(other))
+    bf(capsys)
+    assert snapshot(other) == late
+
+
+def test_since_then_a_plain_backfill_keeps_the_newer_correction_current(capsys, claude, project, home):
+    session(claude, project, "s-old", "2026-11-01T10:00:00Z", PORT_OLD)
+    newer = session(claude, project, "s-new", "2026-11-05T10:00:00Z", PORT_NEW)
+    os.utime(newer, (OLD + 86400, OLD + 86400))
+    bf(capsys, "--since", time.strftime("%Y-%m-%d", time.gmtime(OLD + 3600)))
+    bf(capsys)
+    assert contents(home) == ["The staging Postgres database listens on port 6543 now, not 5433."]
+
+
 def test_a_subfolder_and_a_worktree_of_the_project_count_and_a_folder_name_collision_does_not(
     capsys, claude, project, tmp_path, home
 ):
@@ -269,6 +308,135 @@ def test_an_unreadable_transcript_is_skipped_with_a_reason(capsys, claude, proje
     assert d["skipped"][0]["reason"].startswith("unreadable")
 
 
+def test_ctrl_c_while_the_engine_starts_ends_the_run_at_once_and_leaves_the_engine_start_alone(
+    capsys, tmp_path, claude, project, home
+):
+    import fcntl
+
+    from memory import remote
+
+    session(claude, project, "s0", "2026-11-01T10:00:00Z", PORT_OLD)
+    bf(capsys, "--limit", "1")  # the database exists: a harvest now goes to the engine
+    session(claude, project, "s1", "2026-11-02T10:00:00Z", RULE)
+    before = snapshot(home)
+    config = config_mod.load(home=home)
+    lock = remote.lock_path(home, config.db_path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as held:  # an engine that is starting (loading its model) holds the lock
+        fcntl.flock(held, fcntl.LOCK_EX)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "MAPLE_HOME": str(home),
+            "MAPLE_HOOK_RESIDENT_MINUTES": "5",
+            "CLAUDE_CONFIG_DIR": str(claude),
+        }
+        cmd = [sys.executable, "-m", "memory.cli", "backfill", "--idle-seconds", "0"]
+        p = subprocess.Popen(cmd, env=env, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert "starting MAPLE's engine" in p.stderr.readline()
+            p.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C sends the foreground group
+            out, err = p.communicate(timeout=30)  # the engine wait is 90 s: this is well short of it
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert remote.running(home, config.db_path)  # the engine start (the lock's holder) is untouched
+    assert p.returncode == 130, err
+    assert "stopped: 1 transcripts left; `maple-memory backfill` continues" in out
+    assert snapshot(home) == before
+
+
+def test_a_broken_link_and_an_empty_file_are_counted_and_skipped_with_a_reason(capsys, claude, project):
+    folder = claude / "projects" / backfill.folder_name(str(project))
+    folder.mkdir(parents=True)
+    (folder / "gone.jsonl").symlink_to("/nonexistent/gone.jsonl")
+    (folder / "nothing.jsonl").touch()
+    os.utime(folder / "nothing.jsonl", (OLD, OLD))
+    d = bf(capsys)
+    reasons = {Path(s["path"]).stem: s["reason"] for s in d["skipped"]}
+    assert d["found"] == 2
+    assert reasons["gone"].startswith("a link to /nonexistent/gone.jsonl, which cannot be read")
+    assert reasons["nothing"] == "empty"
+
+
+def test_backfill_rejects_a_negative_idle_time_or_size_limit_and_names_an_empty_folder_once(capsys, claude, project):
+    for flags in (["--idle-seconds", "-1"], ["--max-mb=-5"], ["--max-mb", "0"]):
+        code, out, err = run(capsys, "backfill", *flags)
+        assert code == 2 and "must be" in err
+    code, out, err = run(capsys, "backfill")
+    first = out.splitlines()[0]
+    assert first == f"no Claude Code transcripts under {claude / 'projects'}"
+
+
+def test_a_dry_run_predicts_the_real_run_a_later_session_superseding_an_earlier_one(capsys, claude, project, home):
+    session(claude, project, "s0", "2026-10-31T10:00:00Z", DEPLOY)
+    bf(capsys)
+    # Both pending: only a dry run that stores s1's memories sees s2 supersede one of them.
+    session(claude, project, "s1", "2026-11-01T10:00:00Z", PORT_OLD, RULE)
+    session(claude, project, "s2", "2026-11-02T10:00:00Z", PORT_NEW, RULE)
+    before, ledger = snapshot(home), cursors(home)
+    keys = ("harvested", "stored", "merged", "reinforced", "superseded", "redacted")
+    dry = bf(capsys, "--dry-run")
+    assert (snapshot(home), cursors(home)) == (before, ledger)  # rolled back: nothing stays
+    real = bf(capsys)
+    assert {k: dry[k] for k in keys} == {k: real[k] for k in keys}
+    assert real["superseded"] == 1
+
+
+def test_git_dry_run_lists_the_commits_it_would_keep(capsys, claude, project, home):
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    _commit(project, "fix typo", "2026-01-01T10:00:00+00:00")
+    sha = _commit(project, DECISION, "2026-02-03T04:05:06+01:00")
+    code, out, err = run(capsys, "backfill", "--git", "--dry-run")
+    assert code == 0
+    assert f"would keep  {sha[:10]}  Use gp3 for all new EBS volumes: gp3 is about 20% cheaper" in out
+    assert "fix typo" not in out
+
+
+def said(text: str, cwd: Path, session: str, when: str, n: int) -> dict[str, Any]:
+    """An assistant line as Claude Code writes it."""
+    return {
+        "type": "assistant",
+        "message": {"role": "assistant", "type": "message", "content": [{"type": "text", "text": text}]},
+        "uuid": f"{session}-{n}",
+        "sessionId": session,
+        "timestamp": when,
+        "cwd": str(cwd),
+    }
+
+
+def test_a_proposal_with_an_ellipsis_keeps_its_reason_and_a_pasted_runbook_its_lines_as_written(
+    capsys, claude, project, home
+):
+    proposal = (
+        "I suggest Postgres with SELECT ... FOR UPDATE SKIP LOCKED for the invoice job queue instead of Redis "
+        "streams: we already run Postgres and jobs stay transactional with the invoice rows."
+    )
+    steps = "\n".join(
+        f"Step {i}: check the ledger-api dashboard panel {i}, confirm the error rate stays under 0.{i % 9 + 1}% "
+        "for ten minutes, then page the on-call if it does not."
+        for i in range(1, 16)
+    )
+    runbook = f"Release runbook for billing-service, keep this:\n{steps}"
+    when = "2026-11-01T10:00:00Z"
+    lines = [
+        line("What do you suggest for the invoice job queue?", project, "s1", when, 0),
+        said(proposal, project, "s1", when, 1),
+        line("Agreed, let's do that.", project, "s1", when, 2),
+        line("FYI staging listens on port 5432. ledger-api's HTTP layer is built on Flask.", project, "s1", when, 3),
+        line(runbook, project, "s1", when, 4),
+    ]
+    write(claude, backfill.folder_name(str(project)), "s1", lines)
+    bf(capsys)
+    rows = snapshot(home)
+    assert any(proposal in r[0] and r[1] == "decision" for r in rows)  # not cut at the "..."
+    assert "Staging listens on port 5432. ledger-api's HTTP layer is built on Flask." in [r[0] for r in rows]
+    [doc] = [r for r in rows if r[2] == "document" and not r[3]]
+    assert doc[0] == runbook  # the header line and the line breaks, verbatim
+    parts = [r[0] for r in rows if r[2] == "document" and r[3]]
+    assert len(parts) > 1 and all(p in runbook for p in parts)  # each chunk a piece of the text as written
+
+
 # -- crash safety --------------------------------------------------------------------------------
 
 
@@ -352,6 +520,50 @@ def test_git_keeps_an_explained_decision_with_its_commit_and_date_and_leaves_the
     assert bf(capsys, "--git")["git"]["commits"] == 0  # the next run reads only newer commits
 
 
+MIGRATE = """Migrate ledger-api from Flask to FastAPI
+
+Flask's sync workers could not keep up with the webhook fan-out; FastAPI with uvicorn gives us
+async handlers and pydantic validation. Decided with Bobby in the design review."""
+SWITCH = """Switch invoice queue from Redis streams to Postgres SKIP LOCKED
+
+We already run Postgres and the jobs must commit atomically with the invoice rows. Redis streams
+lost jobs on failover twice in September (INC-2291, INC-2310)."""
+CONVENTION = """docs: convention for migrations
+
+From now on every schema migration goes through `make migrate`; never run alembic upgrade by hand,
+because it skips the advisory lock and two deploys raced."""
+
+
+@pytest.mark.parametrize("by", ["sha", "quoted subject"])
+def test_git_a_revert_supersedes_the_commit_it_reverts_and_commit_memories_carry_no_mood(
+    capsys, claude, project, home, by
+):
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    _commit(project, SWITCH, "2026-10-03T10:00:00+00:00")
+    sha = _commit(project, MIGRATE, "2026-10-05T10:00:00+00:00")
+    _commit(project, CONVENTION, "2026-10-06T10:00:00+00:00")
+    reverts = f"This reverts commit {sha}.\n\n" if by == "sha" else ""
+    why = "The pydantic v2 upgrade broke the invoice serializer in prod; reverting until its tests cover decimals."
+    _commit(
+        project, f'Revert "Migrate ledger-api from Flask to FastAPI"\n\n{reverts}{why}', "2026-10-07T10:00:00+00:00"
+    )
+    d = bf(capsys, "--git")
+    assert (d["git"]["kept"], d["git"]["stored"]) == (4, 4)
+    rows = {r[0].split(":")[0]: r for r in snapshot(home)}
+    assert rows["Migrate ledger-api from Flask to FastAPI"][5:] == (
+        True,
+        rows['Revert "Migrate ledger-api from Flask to FastAPI"'][0],
+    )
+    # "Switch X to Y" is a decision (its "must" is a reason, not a rule); a convention is a rule.
+    assert rows["Switch invoice queue from Redis streams to Postgres SKIP LOCKED"][1:3] == ("decision", "decision")
+    assert rows["docs"][1:3] == ("fact", "rule")
+    conn = db.connect(home / "memory.db", vectors=False, readonly=True)
+    try:  # a commit message is no one's feeling ("Decided with Bobby" read as joy), superseded or not
+        assert set(conn.execute("SELECT moods, valence, intensity FROM memories")) == {("[]", 0.0, 0.0)}
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize(
     "message",
     [
@@ -394,3 +606,41 @@ def test_doctor_lists_the_unharvested_sessions_and_install_names_the_command(cap
     bf(capsys)
     checks = {c["name"]: c for c in json.loads(run(capsys, "--json", "doctor", "--no-model")[1])["checks"]}
     assert checks["past sessions"]["detail"] == "all 1 Claude Code transcripts of this project harvested"
+
+
+def test_doctor_counts_and_lists_only_what_backfill_would_read_and_warns_a_week_before_claude_code_deletes_it(
+    capsys, claude, project, tmp_path
+):
+    folder = backfill.folder_name(str(project))
+    (claude / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 10}))
+    other = tmp_path / "other"
+    other.mkdir()
+    # Never read by backfill: another project's (in our folder), no cwd, over the size limit, running.
+    write(claude, folder, "theirs", [line(DEPLOY, other, "theirs", "2026-11-01T10:00:00Z")])
+    write(claude, folder, "empty", ['{"type": "summary", "summary": "no cwd here"}'])
+    big = write(claude, folder, "big", [line(DEPLOY, project, "big", "2026-11-02T10:00:00Z")])
+    with big.open("r+b") as f:
+        f.truncate(200 << 20)
+    os.utime(big, (OLD, OLD))
+    write(claude, folder, "live", [line(DEPLOY, project, "live", "2026-11-03T10:00:00Z")])
+    (claude / "sessions").mkdir()
+    (claude / "sessions" / f"{os.getpid()}.json").write_text(json.dumps({"pid": os.getpid(), "sessionId": "live"}))
+    ours = session(claude, project, "ours", "2026-11-04T10:00:00Z", PORT_OLD)
+
+    def past_sessions() -> dict[str, Any]:
+        checks = json.loads(run(capsys, "--json", "doctor", "--no-model")[1])["checks"]
+        return {c["name"]: c for c in checks}["past sessions"]
+
+    two_days_ago = time.time() - 2 * 86400 - 60
+    os.utime(ours, (two_days_ago, two_days_ago))
+    check = past_sessions()  # 8 days left: listed, no warning yet
+    assert check["detail"].startswith("1 of ")
+    assert [t["path"] for t in check["data"]["transcripts"]] == [str(ours)]
+    assert check["data"]["transcripts"][0]["days_left"] == pytest.approx(8, abs=0.15) and "warn" not in check
+    d = run_json(capsys, "install", "--dry-run", "--no-claude-cli")
+    assert any(n.startswith("found 1 past Claude Code session(s)") for n in d["notes"])
+    os.utime(ours, (two_days_ago - 3 * 86400, two_days_ago - 3 * 86400))  # 5 days left
+    check = past_sessions()
+    assert check["warn"] is True and check["ok"] is None and "deletes the oldest in 4 day(s)" in check["fix"]
+    out = run(capsys, "doctor", "--no-model")[1]
+    assert f"{ours} (4 day(s) left)" in out and "warn  past sessions: 1 of " in out.replace("\x1b[33m", "")

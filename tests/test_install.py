@@ -224,7 +224,9 @@ with open(os.path.join(here, "calls.jsonl"), "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
 with open(os.path.join(here, "cwds.txt"), "a") as f:
     f.write(os.getcwd() + "\\n")
-USER = {str(user_home / ".claude.json")!r}
+# With CLAUDE_CONFIG_DIR set, the real CLI keeps .claude.json in that folder.
+USER = os.path.join(os.environ["CLAUDE_CONFIG_DIR"], ".claude.json") if os.environ.get("CLAUDE_CONFIG_DIR") \
+    else {str(user_home / ".claude.json")!r}
 PROJECT = os.path.join(os.getcwd(), ".mcp.json")
 LOCAL_DEFAULTS = {{"allowedTools": [], "mcpContextUris": [], "mcpServers": {{}}, "enabledMcpjsonServers": [],
                   "disabledMcpjsonServers": [], "hasTrustDialogAccepted": False}}
@@ -732,3 +734,29 @@ def test_doctor_checks_that_the_installed_hooks_and_server_use_the_running_home(
     settings.write_text(settings.read_text().replace(f"MAPLE_HOME={ours}", f"MAPLE_HOME={other}"))
     check = doctor_install_check(capsys, "--home", str(ours), *where)
     assert check["ok"] is False and "they keep different memories" in check["detail"]
+
+
+@pytest.mark.parametrize("via", ["files", "claude cli"])
+def test_with_claude_config_dir_set_install_doctor_and_uninstall_use_the_files_claude_code_reads_there(
+    user_home, project, tmp_path, monkeypatch, capsys, via
+):
+    # Claude Code 2.1.332 with CLAUDE_CONFIG_DIR reads settings.json and .claude.json in that folder
+    # (`claude mcp add --scope user` was seen writing $CLAUDE_CONFIG_DIR/.claude.json), not in ~.
+    config_dir = tmp_path / "claude-config"
+    config_dir.mkdir()
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    before = claude_code_json(config_dir / ".claude.json", {"numStartups": 3, "projects": {}})
+    claude = fake_claude(tmp_path, "2.1.332", user_home)
+    monkeypatch.setenv("PATH", f"{claude.parent}:/usr/bin:/bin" if via == "claude cli" else "/usr/bin:/bin")
+    where = ["--project", str(project)]
+    assert cli.main([*where, "install"]) == 0
+    assert ours(hooks_of(config_dir / "settings.json")["SessionEnd"])
+    assert "maple" in json.loads((config_dir / ".claude.json").read_text())["mcpServers"]
+    assert not (user_home / ".claude").exists() and not (user_home / ".claude.json").exists()
+    check = doctor_install_check(capsys, *where)
+    assert check["ok"] is True and "user scope: 5 hooks and the server" in check["detail"]
+    capsys.readouterr()
+    assert cli.main([*where, "uninstall"]) == 0
+    assert (config_dir / ".claude.json").read_bytes() == before
+    assert not (config_dir / "settings.json").exists()

@@ -20,11 +20,13 @@ continued from where the other stopped, never read twice.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -283,11 +285,18 @@ def _look(
     path = str(f.absolute())
     try:
         st = os.stat(path)
-    except OSError:
-        return None  # deleted while we looked
+    except OSError as e:
+        if not os.path.islink(path):
+            return None  # deleted while we looked
+        t = Transcript(path=path, folder=folder, size=0, mtime=0.0, session_id=f.stem)
+        t.status, t.reason = "skipped", f"a link to {os.readlink(path)}, which cannot be read ({e.strerror or e})"
+        return t
     t = Transcript(path=path, folder=folder, size=st.st_size, mtime=st.st_mtime, session_id=f.stem)
     if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read, a device never end
         t.status, t.reason = "skipped", "not a regular file"
+        return t
+    if st.st_size == 0:
+        t.status, t.reason = "skipped", "empty"
         return t
     try:
         cwd, sid, started = read_head(f)
@@ -362,6 +371,11 @@ class Summary:
 Harvest = Callable[[str, str], dict[str, Any]]  # (path, scope) -> memory.extraction.harvest.harvest's answer
 
 
+class Stopped(Exception):
+    """Raised by a harvest asked to stop before it read anything (Ctrl-C while the engine starts):
+    the run ends there, that transcript left for the next run."""
+
+
 def run(
     plan: Plan,
     harvest: Harvest,
@@ -394,6 +408,10 @@ def run(
             progress(done, total, t)
         try:
             result = harvest(t.path, t.scope or "")
+        except Stopped:
+            s.stopped = True
+            s.left += len(todo) - i
+            break
         except Exception as e:  # noqa: BLE001 - one bad transcript never stops the rest; it is retried next run
             s.failed.append({"path": t.path, "error": f"{type(e).__name__}: {e}"})
             done += t.unread
@@ -425,13 +443,44 @@ def _count(s: Summary, t: Transcript, result: dict[str, Any]) -> None:
         s.by_scope[t.scope] = s.by_scope.get(t.scope, 0) + stored
 
 
+class _Rehearsed(Exception):
+    """Ends a rehearsal: its transaction rolls back."""
+
+
+@contextmanager
+def rolled_back(store: Any) -> Iterator[None]:
+    """One transaction around a dry run, rolled back at its end: the harvests inside it write as a
+    real run would (a later session supersedes what an earlier one stored, a transcript's second
+    statement sees its first), so the counts predict the real run, and nothing stays. It holds the
+    write lock while it lasts: a hook's harvest meanwhile waits, or is retried by the next one."""
+    try:
+        with store.tx.atomic():
+            yield
+            raise _Rehearsed
+    except _Rehearsed:
+        pass
+
+
+def rehearse(store: Any, path: str, scope: str) -> dict[str, Any]:
+    """A transcript's real harvest (the one rule, its cursor advanced), for a dry run inside
+    `rolled_back`; the configured LLM is not asked (a dry run spends no tokens)."""
+    from memory.extraction import harvest
+
+    return harvest.harvest(store, path, scope=scope or None, llm=False)
+
+
 # -- what install and doctor say -----------------------------------------------------------------
 
 
+URGENT_DAYS = 7  # doctor warns when the oldest unread transcript has fewer days left than this
+
+
 def unharvested(config: Any, config_dir: Path, project: str) -> dict[str, Any]:
-    """The project's transcripts that a backfill would still read: {count, total, cleanup_days,
-    days_left (of the one Claude Code deletes first; None when there is none)}. Reads the ledger
-    without creating or changing the database."""
+    """The project's transcripts that a backfill would read now (not another project's, not
+    empty or without a working directory, not over the size limit, not a running session's):
+    {count, total, cleanup_days, days_left (of the one Claude Code deletes first; None when
+    there is none), transcripts: [{path, days_left}] oldest first}. Reads the ledger without
+    creating or changing the database."""
     from memory.store import db
 
     conn = None
@@ -447,13 +496,15 @@ def unharvested(config: Any, config_dir: Path, project: str) -> dict[str, Any]:
     finally:
         if conn is not None:
             conn.close()
-    left = [t for t in plan.transcripts if t.status != "done"]
+    left = sorted((t for t in plan.pending), key=lambda t: t.mtime)  # Claude Code deletes by age
     days = cleanup_days(config_dir)
     now = time.time()
-    oldest = min((t.mtime for t in left), default=None)
+    # tenths of a day, rounded down: "4 day(s) left" never says more than the oldest has
+    listed = [{"path": t.path, "days_left": math.floor((days - (now - t.mtime) / 86400) * 10) / 10} for t in left]
     return {
         "count": len(left),
-        "total": len(plan.transcripts),
+        "total": sum(t.status != "skipped" or t.scope is not None for t in plan.transcripts),
         "cleanup_days": days,
-        "days_left": None if oldest is None else days - (now - oldest) / 86400,
+        "days_left": None if not left else days - (now - left[0].mtime) / 86400,
+        "transcripts": listed,
     }

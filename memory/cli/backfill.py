@@ -10,6 +10,7 @@ meaning, as the hooks' harvest.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -83,6 +84,27 @@ class _Interrupt:
             signal.signal(signal.SIGINT, self.previous)
 
 
+def _warm_engine(config: Any, stop: Callable[[], bool]) -> None:
+    """Start the engine (it loads the model once for every transcript) and wait for it, at most
+    ENGINE_WAIT seconds, in short steps, so that a Ctrl-C while it starts ends the run at once.
+    The engine runs in a session of its own: the Ctrl-C never reaches it, and it finishes
+    starting for the next run and the hooks. Without an engine the harvest runs here."""
+    from memory import remote
+    from memory.app import client
+
+    if not client.engine_enabled(config) or not config.db_path.exists():
+        return
+    if remote.wait_until_up(config.home, config.db_path, 0.0):
+        return
+    if not (remote.start(config.home, config.db_path) or remote.running(config.home, config.db_path)):
+        return
+    print(f"{PROG}: starting MAPLE's engine (it loads the model once for every transcript)...", file=sys.stderr)
+    deadline = time.monotonic() + ENGINE_WAIT
+    while not stop() and time.monotonic() < deadline:
+        if remote.wait_until_up(config.home, config.db_path, 0.5):
+            return
+
+
 def _eta(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
@@ -96,6 +118,8 @@ def cmd_backfill(ctx: Context) -> int:
         raise InvalidInput("--limit must be 1 or more")
     if a.max_mb is not None and a.max_mb < 1:
         raise InvalidInput("--max-mb must be 1 or more")
+    if a.idle_seconds is not None and a.idle_seconds < 0:
+        raise InvalidInput("--idle-seconds must be 0 or more (0: read even a transcript written a moment ago)")
     config_dir = backfill.claude_dir(os.environ)
     progress = Progress(1, "backfill") if not a.json else None
     started = time.monotonic()
@@ -116,12 +140,27 @@ def cmd_backfill(ctx: Context) -> int:
 
     def harvest(path: str, scope: str) -> dict[str, Any]:
         if not engine:  # the first transcript with something new: only now a model is needed
-            engine.append(client.connect(ctx.config, ctx.project_dir, model=True, wait=ENGINE_WAIT))
+            _warm_engine(ctx.config, lambda: interrupt.asked)
+            if interrupt.asked:
+                raise backfill.Stopped  # nothing of this transcript was read: it is left for the next run
+            engine.append(client.connect(ctx.config, ctx.project_dir, model=True))
         return engine[0].harvest(path, scope=scope)
+
+    rehearsal = contextlib.ExitStack()
+    stores: list[Any] = []
+
+    def rehearse(path: str, scope: str) -> dict[str, Any]:
+        # A dry run harvests for real, with the model a real run compares by, in one transaction
+        # that is rolled back at the end (memory.app.backfill.rolled_back): its counts are the
+        # real run's. Opened at the first pending transcript: nothing pending loads no model.
+        if not stores:
+            stores.append(rehearsal.enter_context(contextlib.closing(ctx.open(embedder=True))))
+            rehearsal.enter_context(backfill.rolled_back(stores[0]))
+        return backfill.rehearse(stores[0], path, scope)
 
     with _Interrupt() as interrupt:
         try:
-            with ctx.app(local=True, all_projects=a.all_projects) as app:
+            with rehearsal, ctx.app(local=True, all_projects=a.all_projects) as app:
                 d = app.backfill(
                     str(config_dir),
                     since=a.since,
@@ -129,7 +168,7 @@ def cmd_backfill(ctx: Context) -> int:
                     dry_run=a.dry_run,
                     quiet_seconds=a.idle_seconds,
                     max_mb=a.max_mb,
-                    harvest=None if a.dry_run else harvest,
+                    harvest=rehearse if a.dry_run else harvest,
                     progress=show,
                     stop=lambda: interrupt.asked,
                 )
@@ -162,7 +201,12 @@ def _again(a: argparse.Namespace) -> str:
 
 def _human(d: dict[str, Any], a: argparse.Namespace, config_dir: str) -> None:
     if not d["found"] and not d["other_projects"]:
-        print(f"no Claude Code transcripts under {d['root']} (Claude Code keeps them in {config_dir}/projects)")
+        hint = (
+            ""
+            if os.environ.get("CLAUDE_CONFIG_DIR")
+            else " (if Claude Code runs with CLAUDE_CONFIG_DIR, set it here too)"
+        )
+        print(f"no Claude Code transcripts under {d['root']}{hint}")
     dry = a.dry_run
     if dry:
         for t in d["transcripts"]:
@@ -193,7 +237,11 @@ def _human(d: dict[str, Any], a: argparse.Namespace, config_dir: str) -> None:
     if d.get("before_since"):
         rows.append(("before --since", d["before_since"]))
     g = d.get("git")
-    if g:
+    if g and dry:
+        for i in g["items"]:
+            if i.get("action") not in (None, "rejected"):
+                sha = str(i.get("source_ref", "")).removeprefix("git:")[:10]
+                print(f"would keep  {sha}  {fit(i['content'], 100)}  ({i['action']})")
         rows.append((f"commits read ({g['repo']})", g["commits"]))
         rows.append((f"memories {verb}kept from commits", g["kept"]))
     width = max(len(r[0]) for r in rows)

@@ -11,6 +11,8 @@ install (scope user, project or local):
      and SessionEnd harvest. Every hook command exits 0 whatever fails (see `hook_command`);
   3. pre-approves MAPLE's tools in that same settings file (`permissions.allow` gets `mcp__maple`:
      without it `claude -p` denies them), unless told not to.
+With $CLAUDE_CONFIG_DIR set, Claude Code reads the user settings and .claude.json inside that folder,
+and so do install, uninstall and doctor (see `claude_files`).
 Every file it changes is backed up first (`<file>.maple-backup`), other hooks, permissions and
 servers are left as they are, and running it twice changes nothing. What it did is recorded in
 `<home>/install.json`; uninstall undoes exactly that: a file nobody touched since is restored
@@ -26,7 +28,7 @@ import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,6 +187,18 @@ class Report:
         return {"scope": self.scope, "dry_run": self.dry_run, "actions": self.actions, "notes": self.notes}
 
 
+def claude_files(user_home: Path, env: Mapping[str, str] | None = None) -> tuple[Path, Path]:
+    """Claude Code's own folder (user settings.json, projects/) and its .claude.json (MCP servers of
+    the user and local scopes). With $CLAUDE_CONFIG_DIR set, Claude Code 2.1.332 keeps both inside
+    that folder (`claude mcp add --scope user` writes $CLAUDE_CONFIG_DIR/.claude.json); else
+    ~/.claude and ~/.claude.json."""
+    given = (os.environ if env is None else env).get("CLAUDE_CONFIG_DIR")
+    if given:
+        folder = Path(given).expanduser().absolute()
+        return folder, folder / ".claude.json"
+    return user_home / ".claude", user_home / ".claude.json"
+
+
 @dataclass
 class Paths:
     settings: Path
@@ -193,16 +207,13 @@ class Paths:
 
     @classmethod
     def of(cls, scope: str, project: Path, user_home: Path) -> Paths:
+        folder, registry = claude_files(user_home)
         if scope == "user":
-            return cls(user_home / ".claude" / "settings.json", user_home / ".claude.json", ["mcpServers"])
+            return cls(folder / "settings.json", registry, ["mcpServers"])
         if scope == "project":
             return cls(project / ".claude" / "settings.json", project / ".mcp.json", ["mcpServers"])
         if scope == "local":
-            return cls(
-                project / ".claude" / "settings.local.json",
-                user_home / ".claude.json",
-                ["projects", str(project), "mcpServers"],
-            )
+            return cls(project / ".claude" / "settings.local.json", registry, ["projects", str(project), "mcpServers"])
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
 
 
@@ -316,11 +327,8 @@ def history_note(config: Config, project: Path, user_home: Path) -> str | None:
     from memory.app import backfill
     from memory.scope import project_scope
 
-    env = dict(os.environ)
-    if "CLAUDE_CONFIG_DIR" not in env:
-        env["CLAUDE_CONFIG_DIR"] = str(user_home / ".claude")
     try:
-        left = backfill.unharvested(config, backfill.claude_dir(env), project_scope(project))
+        left = backfill.unharvested(config, claude_files(user_home)[0], project_scope(project))
     except Exception:  # noqa: BLE001 - a count for a note must never fail the install
         return None
     if not left["count"]:

@@ -340,9 +340,20 @@ def cmd_import(ctx: Context) -> int:
 @dataclass
 class Check:
     name: str
-    ok: bool | None  # None: skipped
+    ok: bool | None  # None: skipped (or, with `warn`, a warning: nothing is broken yet)
     detail: str
     fix: str = ""
+    warn: bool = False
+    lines: list[str] | None = None  # printed under the detail; --json has them in `data`
+    data: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+        if self.warn:
+            d["warn"] = True
+        if self.data is not None:
+            d["data"] = self.data
+        return d
 
 
 def _check(name: str, fix: str, probe: Callable[[], str]) -> Check:
@@ -523,12 +534,21 @@ def _history_check(c: Config, project: str) -> Check:
     if not left["count"]:
         return Check("past sessions", True, f"all {left['total']} Claude Code transcripts of this project harvested")
     days = max(0, int(left["days_left"]))
+    shown = left["transcripts"][:10]
+    lines = [f"{t['path']} ({max(0, int(t['days_left']))} day(s) left)" for t in shown]
+    if len(left["transcripts"]) > len(shown):
+        lines.append(f"... and {len(left['transcripts']) - len(shown)} more (--json lists them)")
+    urgent = left["days_left"] < backfill.URGENT_DAYS
     return Check(
         "past sessions",
         None,
         f"{left['count']} of {left['total']} Claude Code transcripts of this project not harvested yet; Claude "
         f"Code deletes the oldest in {days} day(s) (cleanupPeriodDays {left['cleanup_days']}): "
         f"`{PROG} backfill` reads them",
+        f"run `{PROG} backfill` now: Claude Code deletes the oldest in {days} day(s)" if urgent else "",
+        warn=urgent,
+        lines=lines,
+        data={"transcripts": left["transcripts"], "cleanup_days": left["cleanup_days"]},
     )
 
 
@@ -631,12 +651,16 @@ def cmd_doctor(ctx: Context | None, args: argparse.Namespace, config_error: str 
     checks = doctor_checks(ctx, no_model=args.no_model, config_error=config_error)
     failed = [ch for ch in checks if ch.ok is False]
     if args.json:
-        print(json.dumps({"ok": not failed, "checks": [ch.__dict__ for ch in checks]}, ensure_ascii=False, indent=2))
+        print(json.dumps({"ok": not failed, "checks": [ch.to_dict() for ch in checks]}, ensure_ascii=False, indent=2))
     else:
         for ch in checks:
             word, colour = {True: ("ok", "32"), False: ("FAIL", "1;31"), None: ("skip", "2")}[ch.ok]
+            if ch.warn:
+                word, colour = "warn", "33"
             print(f"{_paint(word.ljust(4), colour)}  {ch.name}: {ch.detail}")
-            if ch.ok is False:
+            for extra in ch.lines or []:
+                print(f"        {extra}")
+            if ch.ok is False or (ch.warn and ch.fix):
                 print(f"      fix: {ch.fix}")
         print(f"{len(failed)} problem(s) found" if failed else "all checks passed")
     return 1 if failed else 0

@@ -40,6 +40,16 @@ _TRAILER = re.compile(
     re.I,
 )
 _REVERTS = re.compile(r"This reverts commit [0-9a-f]{7,40}\.?", re.I)
+_REVERTED_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})", re.I)
+_REVERTED_SUBJECT = re.compile(r'^Revert\s+"(.+)"\s*$', re.I)
+# A subject that announces a choice ("Switch the queue to Postgres", "feat: move X to Y"): a
+# decision, whatever words of its reasons ("must", "only") sound like a rule.
+_DECISION_SUBJECT = re.compile(
+    r"^(?:\w+(?:\([^)]*\))?!?:\s*)?(?:switch|switched|move|moved|migrate|replace|replaced|use|adopt|drop|"
+    r"choose|pick|go with|prefer)\b",
+    re.I,
+)
+_CONVENTION_SUBJECT = re.compile(r"\b(?:convention|rule|policy|guideline|from now on)s?\b|约定|规范|规定", re.I)
 # A rule or a decision: what the next person must do, or must not.
 _RULE = re.compile(
     r"\b(?:must(?:n't| not)?|never|don'?t|do not|always|from now on|rule\b|only\b|stays?\b|"
@@ -145,10 +155,14 @@ def judge(c: Commit) -> tuple[str, str] | None:
         return "revert", "a revert that says why"
     if not (rule or why):
         return None
+    if _CONVENTION_SUBJECT.search(subject):  # "docs: convention for migrations" is a convention
+        return "convention", "a rule with its reason"
     if _MIGRATION.search(subject):
         return "migration", "a migration with its order or reason"
     if _SECURITY.search(text):
         return "security", "a security rule with its reason"
+    if _DECISION_SUBJECT.search(subject):
+        return "decision", "a decision with its reason"
     if _CONVENTION.search(text):
         return "convention", "a rule with its reason"
     return "decision", "a decision with its reason"
@@ -176,6 +190,11 @@ def candidates(commits: list[Commit], scope: str) -> list[Candidate]:
         category = {"convention": "rule", "security": "rule", "revert": "decision", "migration": "decision"}.get(
             kind, "decision"
         )
+        meta: dict[str, Any] = {"source": "git", "commit": c.sha, "kind": kind}
+        if kind == "revert":  # the memory of the reverted commit is superseded by this one
+            sha = _REVERTED_SHA.search(c.message)
+            quoted = _REVERTED_SUBJECT.match(_body(c.message)[0])
+            meta["reverts"] = {"commit": sha.group(1) if sha else None, "subject": quoted.group(1) if quoted else None}
         out.append(
             Candidate(
                 content=privacy.redact(content_of(c)),
@@ -187,7 +206,8 @@ def candidates(commits: list[Commit], scope: str) -> list[Candidate]:
                 source_ref=f"git:{c.sha}",
                 occurred_at=c.date,
                 role="user",
-                metadata={"source": "git", "commit": c.sha, "kind": kind},
+                metadata=meta,
+                felt=False,  # a commit message records a decision, not how someone felt about it
             )
         )
     return out

@@ -28,11 +28,14 @@ from memory.store import Store
 log = logging.getLogger("maple.extraction")
 
 
-def harvest(store: Store, path: str, *, scope: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+def harvest(
+    store: Store, path: str, *, scope: str | None = None, dry_run: bool = False, llm: bool = True
+) -> dict[str, Any]:
     """Read what is new in the transcript at `path`, extract, ingest and advance its cursor, in one
     transaction. `scope` defaults to the project of the transcript's own working directory.
-    `dry_run` (backfill --dry-run): the same reading and the same rule, nothing written, the
-    cursor left where it was, no LLM asked.
+    `dry_run`: the same reading and the same rule, nothing written, the cursor left where it was,
+    no LLM asked. `llm=False`: the heuristic rules only (a rehearsal in a transaction that is
+    rolled back, memory.app.backfill.rehearse, spends no tokens).
 
     The configured LLM is asked first, outside that transaction: a call takes seconds (the
     claude-cli provider starts a whole Claude Code), and holding the write lock that long would
@@ -43,7 +46,7 @@ def harvest(store: Store, path: str, *, scope: str | None = None, dry_run: bool 
     cfg = store.config
     asked: list[Candidate] = []
     peeked: dict[str, Any] = {}
-    if _llm_on(store) and not dry_run:
+    if llm and _llm_on(store) and not dry_run:
         seen, peeked = transcript.read_new(
             store, path, include_sidechains=cfg.extraction_include_sidechains, commit=False
         )
@@ -55,7 +58,9 @@ def harvest(store: Store, path: str, *, scope: str | None = None, dry_run: bool 
         report = Report()
         if turns:
             fresh = asked if peeked.get("start") == stats.get("start") else []
-            _, report = harvest_turns(store, turns, scope or project_scope(_cwd(turns)), dry_run=dry_run, llm=fresh)
+            _, report = harvest_turns(
+                store, turns, scope or project_scope(_cwd(turns)), dry_run=dry_run, llm=fresh if llm else False
+            )
         if not stats.get("missing") and not dry_run:
             transcript.save_cursor(store, stats["cursor"])
     return {"read": {k: v for k, v in stats.items() if k != "cursor"}, **report.to_dict()}

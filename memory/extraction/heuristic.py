@@ -49,6 +49,7 @@ class Candidate:
     occurred_at: str | None = None
     role: str = "user"
     metadata: dict = field(default_factory=dict)
+    felt: bool = True  # False: not someone's words in the moment (a commit message): stored with no mood
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -197,6 +198,8 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
 
 
 DOCUMENT_CHARS = 600  # a message this long that asks to be remembered is kept whole
+# Beside "remember", how a pasted document is handed over to be kept: "runbook, keep this:".
+_KEEP_DOCUMENT = re.compile(r"\b(?:keep (?:this|it)|save (?:this|it)|for (?:future )?reference)\b", re.I)
 
 
 def _document(text: str) -> Candidate | None:
@@ -204,7 +207,10 @@ def _document(text: str) -> Candidate | None:
     "记住这个流程：..."): kept whole, as one memory (the store chunks it for search), instead of
     taken apart sentence by sentence, where its lead-in would be all that survived."""
     body = text.strip()
-    if len(body) < DOCUMENT_CHARS or not (R.asks_to_remember(body[:300]) or R.asks_to_remember(body[-200:])):
+    if len(body) < DOCUMENT_CHARS:
+        return None
+    head, tail = body[:300], body[-200:]
+    if not (R.asks_to_remember(head) or R.asks_to_remember(tail) or _KEEP_DOCUMENT.search(body.split("\n", 1)[0])):
         return None
     return Candidate(body, layer="fact", category="document", importance=4, why="asked to remember a document")
 

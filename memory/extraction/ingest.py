@@ -7,6 +7,10 @@ For each candidate, in order:
   3. a near-duplicate (cosine >= dedup threshold) -> merge: keep the richer text, both provenances
   4. surprise below the threshold                -> reinforce the memory it repeats
   5. otherwise                                   -> store it (long content as parent + chunks)
+Time decides supersession, not reading order: a candidate said before the current memory it would
+supersede (or before a current correction that names its value as replaced) is stored already
+superseded by that newer memory, so backfilling an old session after the hooks harvested this
+week's leaves the same current memory as reading them oldest first.
 Similarity uses the store's vectors when it has an embedder, else keyword overlap through FTS,
 so a hook without the model still deduplicates. Re-reading a transcript therefore stores nothing
 twice. `harvest` is the whole incremental path for a transcript file.
@@ -14,6 +18,7 @@ twice. `harvest` is the whole incremental path for a transcript file.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -131,6 +136,8 @@ def _one(
         return
     near = _nearest(store, c, vec)
     best_id, best_sim = near[0] if near else (None, 0.0)
+    if c.metadata.get("reverts"):
+        best_id, best_sim = None, 0.0  # a revert is never folded into what it reverts: it supersedes it
     if best_id is not None and not _may_fold(store, best_id, c, made):
         best_id, best_sim = None, 0.0
     old = _current_with_subject(store, c)
@@ -145,11 +152,18 @@ def _one(
             report.reinforced.append(old[0])
             item.update(action="repeat", id=old[0], reason=f"same {c.subject}.{c.attribute}")
             return
+    if old is not None and _said_before(store, c, old[0]):
+        # Read out of order (backfill after the hooks, or `--since` then a full run): the older
+        # statement is history the moment it is stored, closed by the newer one, as it would be
+        # had the sessions been read oldest first.
+        _store_as_history(store, c, vec, report, names, item, old[0], dry_run)
+        item["reason"] = f"{c.subject}.{c.attribute}: {c.value!r} was said before {old[1]!r}"
+        return
     if old is not None:
         new_id = None if dry_run else _store(store, c, vec, report, names)
         if not dry_run:
             now = store.clock()
-            store.update(old[0], valid_to=now, superseded_by=new_id, reason="superseded")
+            _update(store, old[0], valid_to=now, superseded_by=new_id, reason="superseded")
             _close_replaced(store, c, now)
         report.superseded.append((old[0], new_id or 0))
         item.update(
@@ -173,9 +187,82 @@ def _one(
         report.reinforced.append(best_id)
         item.update(action="reinforce", id=best_id, similarity=round(best_sim, 3))
         return
+    newer = _newer_correction(store, c)
+    if newer is not None:
+        _store_as_history(store, c, vec, report, names, item, newer, dry_run)
+        return
     new_id = None if dry_run else _store(store, c, vec, report, names)
     item.update(action="store", id=new_id)
     _supersede_replaced(store, c, new_id, report, item, dry_run)
+
+
+def _occurred(c: Candidate) -> float | None:
+    try:
+        return parse_time(c.occurred_at, "occurred_at")
+    except InvalidInput:
+        return None
+
+
+def _said_before(store: Store, c: Candidate, memory_id: int) -> bool:
+    """Whether the candidate was said before the memory was (a candidate without a time is now)."""
+    when = _occurred(c)
+    if when is None:
+        return False
+    row = store.conn.execute("SELECT occurred_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return bool(row and row[0] is not None and when < row[0])
+
+
+def _newer_correction(store: Store, c: Candidate) -> int | None:
+    """A current memory, said after the candidate, that names the candidate's value as the one it
+    replaced ("6543 now, not 5433" read after "listens on 5433"): it supersedes the candidate."""
+    when = _occurred(c)
+    if when is None or c.layer != "fact":
+        return None
+    rows = store.conn.execute(
+        f"SELECT id, content, json_extract(metadata, '$.replaces') FROM memories m WHERE scope = ? "
+        f"AND occurred_at > ? AND json_extract(metadata, '$.replaces') IS NOT NULL AND {_current_filter()} "
+        f"ORDER BY occurred_at LIMIT 200",
+        (c.scope, when),
+    ).fetchall()
+    said = c.content.casefold()
+    for mid, content, replaces in rows:
+        try:
+            values = json.loads(replaces)
+        except ValueError:
+            continue
+        for v in values if isinstance(values, list) else []:
+            if isinstance(v, str) and v and v.casefold() in said and v.casefold() in content.casefold():
+                # the value the correction dropped is in the candidate, and the correction's own
+                # words are about the same thing (it names that value too)
+                if not (c.value and c.value.casefold() in content.casefold() and c.value.casefold() != v.casefold()):
+                    return mid
+    return None
+
+
+def _store_as_history(
+    store: Store,
+    c: Candidate,
+    vec: Any,
+    report: Report,
+    names: _NameVectors,
+    item: dict,
+    newer: int,
+    dry_run: bool,
+) -> None:
+    """Store an older statement already superseded by the newer memory: history, never current."""
+    new_id = None
+    if not dry_run:
+        new_id = _store(store, c, vec, report, names)
+        row = store.conn.execute("SELECT occurred_at FROM memories WHERE id = ?", (newer,)).fetchone()
+        _update(
+            store,
+            new_id,
+            valid_to=row[0] if row and row[0] else store.clock(),
+            superseded_by=newer,
+            reason="superseded",
+        )
+    report.superseded.append((new_id or 0, newer))
+    item.update(action="store", id=new_id, superseded_by=newer)
 
 
 def _layer_of(store: Store, memory_id: int) -> str | None:
@@ -189,7 +276,7 @@ def _supersede_replaced(
     """A correction that names what it replaces ("6543 now, not 5433", "老的 10.12.3.45 回收") closes
     the current facts that still hold the old value; they stay as history, superseded by the new one."""
     old_values = c.metadata.get("replaces") or []
-    closed: list[int] = []
+    closed: list[int] = _reverted(store, c, new_id)
     if not old_values and c.layer == "fact" and rules.says_changed(c.content):
         # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
         # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
@@ -212,12 +299,51 @@ def _supersede_replaced(
             if mid == new_id or mid in closed or (c.value and c.value.casefold() in content.casefold()):
                 continue
             closed.append(mid)
+    when = _occurred(c)
+    if when is not None and closed:  # an older statement never closes what was said after it
+        marks = ",".join("?" * len(closed))
+        later = {
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({marks}) AND occurred_at > ?", [*closed, when]
+            )
+        }
+        closed = [mid for mid in closed if mid not in later]
     for mid in closed:
         if not dry_run and new_id is not None:
-            store.update(mid, valid_to=store.clock(), superseded_by=new_id, reason="superseded")
+            _update(store, mid, valid_to=store.clock(), superseded_by=new_id, reason="superseded")
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed
+
+
+def _reverted(store: Store, c: Candidate, new_id: int | None) -> list[int]:
+    """A revert commit's memory closes the current memory of the commit it reverts: found by the
+    sha its message names ("This reverts commit 1a2b3c4"), else by the subject it quotes."""
+    reverts = c.metadata.get("reverts")
+    if not isinstance(reverts, dict):
+        return []
+    sha, subject = reverts.get("commit"), reverts.get("subject")
+    found: list[int] = []
+    if isinstance(sha, str) and len(sha) >= 7:
+        found = [
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT id FROM memories m WHERE scope = ? AND substr(json_extract(metadata, '$.commit'), 1, ?) = ? "
+                f"AND {_current_filter()}",
+                (c.scope, len(sha), sha.lower()),
+            )
+        ]
+    if not found and isinstance(subject, str) and subject:
+        found = [
+            r[0]
+            for r in store.conn.execute(
+                f"SELECT id FROM memories m WHERE scope = ? AND json_extract(metadata, '$.source') = 'git' "
+                f"AND (content = ? OR substr(content, 1, ?) = ?) AND {_current_filter()}",
+                (c.scope, subject, len(subject) + 1, subject + ":"),
+            )
+        ]
+    return [mid for mid in found if mid != new_id]
 
 
 # -- similarity --------------------------------------------------------------------------------
@@ -375,6 +501,8 @@ def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVec
     )
     m = store.add(item)  # long content: stored as a parent with its chunks (memory.store.chunks)
     mid = m.id
+    if not c.felt:
+        _no_mood(store, mid)
     report.stored.append(mid)
     report.chunks += store.conn.execute("SELECT count(*) FROM memories WHERE parent_id = ?", (mid,)).fetchone()[0]
     if renamed:  # "postgres 16" resolved to "postgres": the name as written becomes an alias
@@ -385,13 +513,31 @@ def _store(store: Store, c: Candidate, vec: Any, report: Report, names: _NameVec
     return mid
 
 
+def _update(store: Store, memory_id: int, *, reason: str, **changes: Any) -> None:
+    """store.update, with the memory's feeling kept when its words are: the store reads a feeling
+    into every memory that has none, and a commit message stored with none (`_no_mood`) would get
+    one the first time it is superseded or reinforced."""
+    row = store.conn.execute("SELECT moods, valence, intensity FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    store.update(memory_id, reason=reason, **changes)
+    if row is not None and row[0] in (None, "[]") and not row[1] and not row[2] and "content" not in changes:
+        _no_mood(store, memory_id)
+
+
+def _no_mood(store: Store, memory_id: int) -> None:
+    """Clear the feeling the store read into a text that records no one's feeling (a commit
+    message: "Decided with Bobby" is not joy). The store feels every text it adds or updates
+    whose moods are empty, so this is written directly, with nothing else changed."""
+    with store.tx.atomic() as conn:
+        conn.execute("UPDATE memories SET moods = '[]', valence = 0, intensity = 0 WHERE id = ?", (memory_id,))
+
+
 def _reinforce(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
     if dry_run:
         return
     store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
     m = store.get(memory_id)
     if m.confidence < 1.0:
-        store.update(memory_id, confidence=min(1.0, round(m.confidence + 0.05, 3)), reason="reinforced")
+        _update(store, memory_id, confidence=min(1.0, round(m.confidence + 0.05, 3)), reason="reinforced")
 
 
 def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
@@ -419,7 +565,7 @@ def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
         entry["replaced_content"] = m.content[:500]
     meta["provenance"] = (prov + [entry])[-MAX_PROVENANCE:]
     changes["metadata"] = meta
-    store.update(memory_id, reason="merge", **changes)
+    _update(store, memory_id, reason="merge", **changes)
     store.record_activation([memory_id], kind="reinforce", session_id=c.session_id)
 
 

@@ -15,7 +15,8 @@ from memory.lang import entities
 # -- sentences ---------------------------------------------------------------------------------
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.", re.I)
+# An ellipsis ("SELECT ... FOR UPDATE", "tried … then") continues its sentence: never split there.
+_PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…", re.I)
 # ";" and "；" join clauses that belong together (a rule and its reason): never split there.
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
@@ -76,7 +77,13 @@ def tidy(s: str) -> str:
     first = re.match(r"[\w'-]+", s)
     if first and s[0].isascii() and s[0].islower() and _plain_word(first.group(0)):
         s = s[0].upper() + s[1:]
-    s = re.sub(r"([.!?]\s+)([a-z])(?=[a-z' ])", lambda m: m.group(1) + m.group(2).upper(), s)
+    # A later sentence's first word is capitalised only when it is a plain word: "ledger-api's",
+    # `pgvector` and "main" are names, kept as written.
+    s = re.sub(
+        r"([.!?]\s+)([a-z][\w'-]*)",
+        lambda m: m.group(1) + (m.group(2)[0].upper() + m.group(2)[1:] if _plain_word(m.group(2)) else m.group(2)),
+        s,
+    )
     if s and (s[-1].isalnum() or s[-1] in "`)'\""):
         s += "。" if any(entities_cjk(ch) for ch in s) else "."
     return s
