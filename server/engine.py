@@ -84,7 +84,6 @@ class Engine:
         self.sock: socket.socket | None = None
         self.last_request = time.monotonic()
         self.stopping = threading.Event()
-        self._scopes: dict[str, str] = {}
         self._harvester = ThreadPoolExecutor(1, thread_name_prefix="maple-harvest")
         self._indexes = "building"
         self._code = _code_stamp()
@@ -154,15 +153,12 @@ class Engine:
         project = request.get("project")
         if not isinstance(project, str) or not project:
             raise ValueError("a request names the caller's project directory")
-        app = Memories(self.store, self._scope(project))
+        # Resolved on every request, not cached: a folder's `.git` can change between two requests
+        # (a worktree removed, an archive unpacked in its place), and a few stats cost little.
+        app = Memories(self.store, project_scope(project))
         if method == "maintain":
             kwargs = {**kwargs, "background": True}
         return getattr(app, method)(*args, **kwargs)
-
-    def _scope(self, project: str) -> str:
-        if project not in self._scopes:
-            self._scopes[project] = project_scope(project)
-        return self._scopes[project]
 
     def status(self) -> dict[str, Any]:
         return {

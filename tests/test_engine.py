@@ -255,3 +255,18 @@ def test_doctor_reports_the_engine_and_restoring_a_backup_stops_it(engine) -> No
 def test_stop_answers_none_when_no_engine_runs(place) -> None:
     home, _ = place
     assert remote.stop(home, home / "memory.db") is None
+
+
+def test_the_engine_serves_a_folder_with_a_forged_git_file_its_own_memories_only(engine, tmp_path) -> None:
+    home, project = engine
+    forged = tmp_path / "downloaded"
+    forged.mkdir()
+    (forged / ".git").write_text(f"gitdir: {project / '.git'}\n")  # claims to be the project's checkout
+    app = remote.RemoteMemories(home, home / "memory.db", str(forged))
+    assert app.search("which port does staging use")["results"] == []
+    assert app.list()["memories"] == []
+    assert app.get([1]) == {"memories": [], "missing": [1]}
+    with pytest.raises(NotFound):
+        app.forget(1)
+    mine = app.add("The downloaded folder keeps its own notes")["memory"]
+    assert mine["scope"] == str(forged.resolve())
