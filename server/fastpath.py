@@ -284,14 +284,22 @@ class Wire:
 
     def __init__(self, fd: int, responder: Responder | None = None):
         self.fd, self.responder, self.pending = fd, responder, ""
+        # The SDK's writer and server.jsonrpc's answers (from the reading thread) share the pipe:
+        # one line at a time, or a long line could be torn by another.
+        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
         self.pending += text
         while "\n" in self.pending:
             line, self.pending = self.pending.split("\n", 1)
             if not self._sent_already(line):
-                write_all(self.fd, (line + "\n").encode("utf-8"))
+                self.send((line + "\n").encode("utf-8"))
         return len(text)
+
+    def send(self, line: bytes) -> None:
+        """One whole line onto the wire."""
+        with self._lock:
+            write_all(self.fd, line)
 
     def flush(self) -> None:
         pass  # every line is written through as it completes
