@@ -165,3 +165,63 @@ def test_over_a_real_stdio_pipe_every_malformed_request_is_answered_and_the_serv
         code = proc.wait(timeout=60)
         proc.stdout.close()
     assert code == 0
+
+
+RELAY = """
+import json, os, subprocess, sys, threading
+lines = json.loads(os.environ["MALFORMED"])
+server = subprocess.Popen([sys.executable, "-m", "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+for line in lines:
+    server.stdin.write(line.encode("latin-1") + b"\\n")
+server.stdin.write(b'{"jsonrpc":"2.0","id":"relay","method":"ping"}\\n')
+server.stdin.flush()
+errors = 0
+while True:  # the answers to the malformed lines, up to the ping's
+    msg = json.loads(server.stdout.readline())
+    if msg.get("id") == "relay":
+        break
+    errors += "error" in msg
+sys.stderr.write(f"errors {errors}\\n")
+sys.stderr.flush()
+
+def pump(src, dst):
+    while chunk := os.read(src.fileno(), 65536):
+        dst.write(chunk)
+        dst.flush()
+    dst.close()
+
+threading.Thread(target=pump, args=(server.stdout, sys.stdout.buffer), daemon=True).start()
+pump(sys.stdin.buffer, server.stdin)
+sys.exit(server.wait())
+"""
+
+
+async def test_after_malformed_lines_before_the_handshake_the_sdk_client_works_normally(tmp_path):
+    """Malformed lines first (sent while the server is still starting), then the SDK's own client
+    through a relay on the same server process: handshake, a store and a search."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    relay = tmp_path / "relay.py"
+    relay.write_text(RELAY)
+    env = {
+        "MAPLE_HOME": str(tmp_path / "h"),
+        "MAPLE_MODEL": "hash-64",
+        "MAPLE_HOOK_RESIDENT_MINUTES": "0",
+        "PYTHONPATH": str(ROOT),
+        "PATH": os.environ["PATH"],
+        "CLAUDE_PROJECT_DIR": str(tmp_path),
+        "MALFORMED": json.dumps([c[1].decode("latin-1") for c in CASES]),
+    }
+    log = (tmp_path / "relay.log").open("w")
+    params = StdioServerParameters(command=sys.executable, args=[str(relay)], env=env, cwd=str(tmp_path))
+    try:
+        async with Client(stdio_client(params, errlog=log), mode="legacy") as client:
+            stored = await client.call_tool("memory_store", {"content": "The relay carried the handshake"})
+            assert not stored.is_error
+            found = await client.call_tool("memory_search", {"query": "relay handshake"})
+            assert [r["content"] for r in found.structured_content["results"]] == ["The relay carried the handshake"]
+    finally:
+        log.close()
+    expected = sum(len(c[2]) for c in CASES)
+    assert f"errors {expected}" in (tmp_path / "relay.log").read_text()
