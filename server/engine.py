@@ -71,6 +71,7 @@ METHODS = frozenset(
     }
 )
 CODE_CHECK_SECONDS = 60.0
+SHOWN_BUSY_MS = 100  # see Engine._briefly
 
 
 class Engine:
@@ -158,7 +159,21 @@ class Engine:
         app = Memories(self.store, project_scope(project))
         if method == "maintain":
             kwargs = {**kwargs, "background": True}
+        if method == "shown":
+            return self._briefly(lambda: app.shown(*args, **kwargs))
         return getattr(app, method)(*args, **kwargs)
+
+    def _briefly(self, write: Any) -> Any:
+        """A write a hook asked for on the prompt's path (recording what was shown), waiting at
+        most SHOWN_BUSY_MS for another process's lock: this one connection serves every request,
+        and a write left waiting the full busy timeout would hold up each recall behind it."""
+        conn = self.store.conn
+        with self.store.tx.lock:
+            conn.execute(f"PRAGMA busy_timeout={SHOWN_BUSY_MS}")
+            try:
+                return write()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout={int(self.config.busy_timeout_ms)}")
 
     def status(self) -> dict[str, Any]:
         return {

@@ -19,7 +19,7 @@ from memory import remote
 from memory.config import Config
 from memory.embed import HashEmbedder
 from memory.errors import NotFound
-from memory.store import NewMemory, Store
+from memory.store import NewMemory, Store, db
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "hooks" / "run.py"
@@ -270,3 +270,37 @@ def test_the_engine_serves_a_folder_with_a_forged_git_file_its_own_memories_only
         app.forget(1)
     mine = app.add("The downloaded folder keeps its own notes")["memory"]
     assert mine["scope"] == str(forged.resolve())
+
+
+def test_with_a_write_lock_held_elsewhere_prompt_hooks_exit_0_with_valid_output_and_the_engine_keeps_answering(
+    engine,
+) -> None:
+    home, project = engine
+    locker = db.connect(home / "memory.db", vectors=False)
+    locker.execute("BEGIN EXCLUSIVE")
+    locker.execute("UPDATE memories SET importance = importance")
+    try:
+        for n in range(3):  # the engine's "shown" write gives up quickly instead of holding up the next recall
+            ask = {
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "Which port does the staging database listen on?",
+                "session_id": f"locked-{n}",
+                "cwd": str(project),
+            }
+            answered = hook("user-prompt-submit", ask, home)
+            assert answered.returncode == 0
+            if answered.stdout.strip():
+                assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    huge = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Which port does the staging database listen on?\n" + "a pasted log line\n" * 200_000,
+        "session_id": "huge",
+        "cwd": str(project),
+    }
+    answered = hook("user-prompt-submit", huge, home)
+    assert answered.returncode == 0
+    if answered.stdout.strip():
+        assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
