@@ -259,9 +259,14 @@ def test_stop_answers_none_when_no_engine_runs(place) -> None:
 
 def test_the_engine_serves_a_folder_with_a_forged_git_file_its_own_memories_only(engine, tmp_path) -> None:
     home, project = engine
+    git = ["git", "-C", str(project), "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    real = remote.RemoteMemories(home, home / "memory.db", str(tmp_path / "wt"))
+    assert real.search("which port does staging use")["results"]  # a real worktree shares them
     forged = tmp_path / "downloaded"
     forged.mkdir()
-    (forged / ".git").write_text(f"gitdir: {project / '.git'}\n")  # claims to be the project's checkout
+    (forged / ".git").write_text((tmp_path / "wt" / ".git").read_text())  # the worktree's claim, copied
     app = remote.RemoteMemories(home, home / "memory.db", str(forged))
     assert app.search("which port does staging use")["results"] == []
     assert app.list()["memories"] == []

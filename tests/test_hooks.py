@@ -347,6 +347,26 @@ def test_a_prompt_while_another_process_holds_an_exclusive_lock_exits_0_with_val
     assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(tmp_path)}, home), "UserPromptSubmit")
 
 
+def test_a_folder_whose_git_file_claims_another_repo_is_not_shown_its_memories_but_a_real_worktree_is(
+    tmp_path, home, config
+):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    seeded(home, config, repo.resolve())
+    assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(repo)}, home), "UserPromptSubmit")
+    git = ["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    for n, claim in enumerate((f"gitdir: {repo / '.git'}\n", (tmp_path / "wt" / ".git").read_text())):
+        forged = tmp_path / f"downloaded-{n}"
+        forged.mkdir()
+        (forged / ".git").write_text(claim)  # an archive can carry such a file
+        shown = hook("user-prompt-submit", {**PROMPT, "session_id": f"other-{n}", "cwd": str(forged)}, home)
+        assert context_of(shown, "UserPromptSubmit") == ""
+    real = hook("user-prompt-submit", {**PROMPT, "session_id": "wt", "cwd": str(tmp_path / "wt")}, home)
+    assert "5433" in context_of(real, "UserPromptSubmit")  # a real worktree shares the repo's memories
+
+
 def test_a_prompt_of_almost_4_mb_exits_0_with_valid_output(tmp_path, home, config):
     seeded(home, config, tmp_path)
     pasted = "2026-01-01 12:00:00 INFO worker 7 handled job 1234 in 5 ms\n" * 64_000  # 3.9 MB of log
