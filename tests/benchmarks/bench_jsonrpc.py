@@ -4,12 +4,15 @@
 
 Each malformed case of tests/test_server_jsonrpc.py is sent alone, `rounds` times, after the SDK
 serves; the time to its error answer (or, for an ignored line, to the answer of a ping sent after
-it) is printed per case, median and max, in milliseconds.
+it) is printed per case, median and max, in milliseconds. Then, from a cold start: a malformed
+request written as the server process starts, answered before the SDK has loaded (server.fastpath),
+timed from the spawn.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -46,6 +49,21 @@ def main() -> None:
             proc.stdin.close()
             proc.wait(timeout=60)
             proc.stdout.close()
+        cold = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            proc = start_server(Path(tmp))
+            try:
+                proc.stdin.write(b'{"jsonrpc":"1.0","id":7,"method":"ping"}\n')
+                proc.stdin.flush()
+                answer = json.loads(proc.stdout.readline())
+                assert answer["id"] == 7 and answer["error"]["code"] == -32600, answer
+                cold.append((time.perf_counter() - start) * 1000)
+            finally:
+                proc.stdin.close()
+                proc.wait(timeout=60)
+                proc.stdout.close()
+        print(f"cold start, spawn to the error answer: median {statistics.median(cold):.0f} ms")
 
 
 if __name__ == "__main__":
