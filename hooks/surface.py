@@ -8,6 +8,7 @@ entities and starts the engine. The server's `memory_surface` tool is the other 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from hooks import common
@@ -42,6 +43,7 @@ def run(event: common.Event) -> Delivery:
 
     prompt = query_text(event.prompt)
     hook = {k: v for k, v in event.raw.items() if k != "prompt"}  # the gate reads where it came from
+    asked = time.monotonic()
     try:
         found = common.ask_engine(
             "recall",
@@ -52,9 +54,11 @@ def run(event: common.Event) -> Delivery:
             timeout=RECALL_SECONDS,
         )
         return Delivery(event, found["block"], found["ids"], engine=True)
-    except remote.EngineLost as e:  # it runs but did not answer in time: the budget is spent
-        common.log_line(EVENT, f"no memories for this prompt: the engine did not answer in time ({e})")
-        return Delivery(event, "", [])
+    except remote.EngineLost as e:
+        if time.monotonic() - asked >= RECALL_SECONDS * 0.9:  # it runs but did not answer in time
+            common.log_line(EVENT, f"no memories for this prompt: the engine did not answer in time ({e})")
+            return Delivery(event, "", [])
+        # It failed at once (a bug, a broken pipe): recall here, within a budget of its own.
     except MapleError:
         pass  # no engine: recall here
     common.packages()

@@ -83,6 +83,8 @@ def generate(path: Path, n: int = LINES, seed: int = 17) -> dict[str, int]:
                 chunk = dict(rec, id=i, content=f"{rec['content']} (part {k})", parent_id=rec["id"], chunk_index=k)
                 chunk.pop("superseded_by", None)
                 chunk["entities"] = []
+                if k and rng.random() < 0.5:  # a live chunk of an archived memory: each line keeps its own state
+                    chunk.pop("deleted_at", None)
                 lines.append(json.dumps(chunk))
                 counts["chunks"] += 1
     path.write_text("\n".join(lines[:n]) + "\n")

@@ -320,14 +320,11 @@ class Importer:
             seen.add(m.id)
             if new:
                 self.report.imported += 1
-                if line.archived:
-                    self.store.forget(m.id)
-                if line.kept:
+                if line.kept:  # an archived line's deleted_at is here: each line archives itself only
                     finished.append((m.id, line.kept))
             else:
                 self.report.duplicates += 1
             self._mapped(line, m.id)
-        # Last: forget stamped its own times; the line's are the ones to keep.
         for mid, kept in finished:
             sets = ", ".join(f"{k} = ?" for k in kept)
             self.store.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*kept.values(), mid))
