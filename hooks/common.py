@@ -152,6 +152,47 @@ def watchdog(seconds: float, event: str, on_fire: Callable[[], None] | None = No
     return timer
 
 
+_late: list[threading.Thread] = []  # work `within` gave up waiting for, still running
+
+
+def exit_if_late() -> None:
+    """End the process now (exit 0, output flushed) when work past its budget still runs: the
+    interpreter's shutdown would wait for it (a thread in SQLite's lock wait holds on to the
+    GIL). Called by hooks/run.py, which is a process of its own, never by in-process callers."""
+    if any(t.is_alive() for t in _late):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def within(seconds: float, work: Callable[[], Any], on_late: Callable[[], None] | None = None) -> Any:
+    """`work()`'s result, or its exception, if it is done within `seconds`; else None, after
+    calling `on_late` (to make it stop). The work runs on a daemon thread, which a late one is
+    left to finish (or to be ended with the process): a hook returns what it has in time."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread as it is
+            box["error"] = e
+
+    thread = threading.Thread(target=run, name="maple-hook-work", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        _late.append(thread)
+        if on_late is not None:
+            try:
+                on_late()
+            except Exception:  # noqa: BLE001 - stopping it early is a courtesy, not a need
+                pass
+        return None
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 _config: Any = None
 
 

@@ -12,7 +12,9 @@ if __name__ == "__main__":
     # sys.path[0] is this folder; the folder above it holds the `hooks` and `memory` packages
     # (the checkout, or site-packages when installed).
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    from hooks.common import exit_if_late
     from hooks.main import main
 
     main()
+    exit_if_late()
     sys.exit(0)

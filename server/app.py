@@ -181,6 +181,13 @@ async def _through_the_engine(config: Config, project: str | None) -> AsyncItera
         connection.close()
 
 
+def validate_message(line: str) -> Any:
+    """The SDK's own parsing of one line from the client (raises what it cannot take)."""
+    import mcp_types
+
+    return mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+
+
 def registration_command(config: Config) -> str:
     """The exact `claude mcp add` line that registers this installation for every project."""
     command, args, env = server_command(config)

@@ -71,6 +71,7 @@ METHODS = frozenset(
     }
 )
 CODE_CHECK_SECONDS = 60.0
+SHOWN_BUSY_MS = 100  # see Engine._briefly
 
 
 class Engine:
@@ -84,7 +85,6 @@ class Engine:
         self.sock: socket.socket | None = None
         self.last_request = time.monotonic()
         self.stopping = threading.Event()
-        self._scopes: dict[str, str] = {}
         self._harvester = ThreadPoolExecutor(1, thread_name_prefix="maple-harvest")
         self._indexes = "building"
         self._code = _code_stamp()
@@ -154,15 +154,26 @@ class Engine:
         project = request.get("project")
         if not isinstance(project, str) or not project:
             raise ValueError("a request names the caller's project directory")
-        app = Memories(self.store, self._scope(project))
+        # Resolved on every request, not cached: a folder's `.git` can change between two requests
+        # (a worktree removed, an archive unpacked in its place), and a few stats cost little.
+        app = Memories(self.store, project_scope(project))
         if method == "maintain":
             kwargs = {**kwargs, "background": True}
+        if method == "shown":
+            return self._briefly(lambda: app.shown(*args, **kwargs))
         return getattr(app, method)(*args, **kwargs)
 
-    def _scope(self, project: str) -> str:
-        if project not in self._scopes:
-            self._scopes[project] = project_scope(project)
-        return self._scopes[project]
+    def _briefly(self, write: Any) -> Any:
+        """A write a hook asked for on the prompt's path (recording what was shown), waiting at
+        most SHOWN_BUSY_MS for another process's lock: this one connection serves every request,
+        and a write left waiting the full busy timeout would hold up each recall behind it."""
+        conn = self.store.conn
+        with self.store.tx.lock:
+            conn.execute(f"PRAGMA busy_timeout={SHOWN_BUSY_MS}")
+            try:
+                return write()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout={int(self.config.busy_timeout_ms)}")
 
     def status(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,8 @@ them from a thread while the main thread imports the SDK.
 Everything `Early` reads is handed to the SDK afterwards, in order, so the SDK's state (the era its
 first request decides, the handshake, the open listen stream) is what it always is; `Wire` then
 drops the SDK's own copy of each answer already sent. A request not recognised exactly (tools/call,
-a cursor, a `_meta` key or a capability shape not listed here, a malformed line) waits for the SDK.
+a cursor, a `_meta` key or a capability shape not listed here) waits for the SDK; a malformed line
+is answered here at once, as server.jsonrpc answers it once the SDK serves, and not handed over.
 The one thing sent early for a request that stays the SDK's is the listen acknowledgement: the
 listen stream itself, and its eventual answer, are the SDK's.
 
@@ -28,7 +29,7 @@ import time
 from importlib.util import find_spec
 from typing import Any
 
-from server import answers
+from server import answers, jsonrpc
 
 log = logging.getLogger("maple.server")
 
@@ -270,8 +271,19 @@ class Early:
 
     def _answer_whole_lines(self) -> None:
         while (end := self.read.find(b"\n", self._scanned)) >= 0:
-            line = bytes(self.read[self._scanned : end])
+            start = self._scanned
+            line = bytes(self.read[start:end])
             self._scanned = end + 1
+            text, errors = jsonrpc.check(line)
+            if text is None:
+                # Malformed (answered now) or garbage: what server.jsonrpc does once the SDK reads,
+                # done at once. The line is not handed over, so the SDK never sees it (as with the
+                # guard) and it is answered once.
+                for answer in errors:
+                    write_all(self.fd_out, answer)
+                del self.read[start : end + 1]
+                self._scanned = start
+                continue
             out = self.responder.respond(line)
             if out is not None:
                 write_all(self.fd_out, out)
@@ -284,14 +296,22 @@ class Wire:
 
     def __init__(self, fd: int, responder: Responder | None = None):
         self.fd, self.responder, self.pending = fd, responder, ""
+        # The SDK's writer and server.jsonrpc's answers (from the reading thread) share the pipe:
+        # one line at a time, or a long line could be torn by another.
+        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
         self.pending += text
         while "\n" in self.pending:
             line, self.pending = self.pending.split("\n", 1)
             if not self._sent_already(line):
-                write_all(self.fd, (line + "\n").encode("utf-8"))
+                self.send((line + "\n").encode("utf-8"))
         return len(text)
+
+    def send(self, line: bytes) -> None:
+        """One whole line onto the wire."""
+        with self._lock:
+            write_all(self.fd, line)
 
     def flush(self) -> None:
         pass  # every line is written through as it completes

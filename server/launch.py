@@ -142,11 +142,11 @@ def serve(config: Config, embedder: Any = None) -> None:
     else:
         log.info("server/answers.py was recorded with another mcp: every answer waits for the SDK")
     from server import app  # the SDK loads here, while the thread answers the client
+    from server.jsonrpc import Guard
 
-    stdin = io.TextIOWrapper(
-        io.BufferedReader(Replay(wire_in, early.stop if early else None)), encoding="utf-8", errors="replace"
-    )
     stdout = fastpath.Wire(wire_out, early.responder if early else None)
+    # Malformed requests are answered here (the SDK would drop them unanswered; server.jsonrpc).
+    stdin = Guard(io.BufferedReader(Replay(wire_in, early.stop if early else None)), stdout.send, app.validate_message)
     app.run_on(config, embedder, stdin, stdout, parent)
 
 

@@ -286,8 +286,8 @@ def test_show_of_a_missing_id_shows_the_others_exits_2_and_says_what_to_do(capsy
     code, out, err = run(capsys, "show", "1", "99")
     assert code == 2 and "memory 1" in out and "exists" in out
     assert err == (
-        "maple-memory: no memory 99 in this project or the global scope; search to find the right id, "
-        "or use --project to look in another project\n"
+        "maple-memory: no memory 99 in this project or the global scope; search to find the right id; "
+        "a memory of another project needs --all-projects (or --project DIR)\n"
     )
     assert run(capsys, "show", "abc")[0] == 2
 

@@ -19,7 +19,7 @@ from memory import remote
 from memory.config import Config
 from memory.embed import HashEmbedder
 from memory.errors import NotFound
-from memory.store import NewMemory, Store
+from memory.store import NewMemory, Store, db
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "hooks" / "run.py"
@@ -255,3 +255,57 @@ def test_doctor_reports_the_engine_and_restoring_a_backup_stops_it(engine) -> No
 def test_stop_answers_none_when_no_engine_runs(place) -> None:
     home, _ = place
     assert remote.stop(home, home / "memory.db") is None
+
+
+def test_the_engine_serves_a_folder_with_a_forged_git_file_its_own_memories_only(engine, tmp_path) -> None:
+    home, project = engine
+    git = ["git", "-C", str(project), "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    real = remote.RemoteMemories(home, home / "memory.db", str(tmp_path / "wt"))
+    assert real.search("which port does staging use")["results"]  # a real worktree shares them
+    forged = tmp_path / "downloaded"
+    forged.mkdir()
+    (forged / ".git").write_text((tmp_path / "wt" / ".git").read_text())  # the worktree's claim, copied
+    app = remote.RemoteMemories(home, home / "memory.db", str(forged))
+    assert app.search("which port does staging use")["results"] == []
+    assert app.list()["memories"] == []
+    assert app.get([1]) == {"memories": [], "missing": [1]}
+    with pytest.raises(NotFound):
+        app.forget(1)
+    mine = app.add("The downloaded folder keeps its own notes")["memory"]
+    assert mine["scope"] == str(forged.resolve())
+
+
+def test_with_a_write_lock_held_elsewhere_prompt_hooks_exit_0_with_valid_output_and_the_engine_keeps_answering(
+    engine,
+) -> None:
+    home, project = engine
+    locker = db.connect(home / "memory.db", vectors=False)
+    locker.execute("BEGIN EXCLUSIVE")
+    locker.execute("UPDATE memories SET importance = importance")
+    try:
+        for n in range(3):  # the engine's "shown" write gives up quickly instead of holding up the next recall
+            ask = {
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "Which port does the staging database listen on?",
+                "session_id": f"locked-{n}",
+                "cwd": str(project),
+            }
+            answered = hook("user-prompt-submit", ask, home)
+            assert answered.returncode == 0
+            if answered.stdout.strip():
+                assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    huge = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Which port does the staging database listen on?\n" + "a pasted log line\n" * 200_000,
+        "session_id": "huge",
+        "cwd": str(project),
+    }
+    answered = hook("user-prompt-submit", huge, home)
+    assert answered.returncode == 0
+    if answered.stdout.strip():
+        assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -327,6 +327,79 @@ def test_a_database_locked_by_another_writer_still_surfaces_and_records_nothing(
     assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(tmp_path)}, home), "UserPromptSubmit")
 
 
+@pytest.mark.parametrize("lock", ["write", "file"])
+def test_a_prompt_while_another_process_holds_an_exclusive_lock_exits_0_with_valid_output(tmp_path, home, config, lock):
+    # write: BEGIN EXCLUSIVE in WAL mode (readers go on, writers wait); file: locking_mode=EXCLUSIVE
+    # and a write, which shuts readers out too. Either way recall has its budget and fails open.
+    seeded(home, config, tmp_path)
+    locker = db.connect(config.db_path, vectors=False)
+    if lock == "file":
+        locker.execute("PRAGMA locking_mode=EXCLUSIVE")
+    locker.execute("BEGIN EXCLUSIVE")
+    locker.execute("UPDATE memories SET importance = importance")
+    try:
+        for n in range(2):
+            result = hook("user-prompt-submit", {**PROMPT, "session_id": f"s{n}", "cwd": str(tmp_path)}, home)
+            context_of(result, "UserPromptSubmit")  # exit 0; nothing, or one valid hook document
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(tmp_path)}, home), "UserPromptSubmit")
+
+
+def test_a_folder_whose_git_file_claims_another_repo_is_not_shown_its_memories_but_a_real_worktree_is(
+    tmp_path, home, config
+):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    seeded(home, config, repo.resolve())
+    assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(repo)}, home), "UserPromptSubmit")
+    git = ["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    for n, claim in enumerate((f"gitdir: {repo / '.git'}\n", (tmp_path / "wt" / ".git").read_text())):
+        forged = tmp_path / f"downloaded-{n}"
+        forged.mkdir()
+        (forged / ".git").write_text(claim)  # an archive can carry such a file
+        shown = hook("user-prompt-submit", {**PROMPT, "session_id": f"other-{n}", "cwd": str(forged)}, home)
+        assert context_of(shown, "UserPromptSubmit") == ""
+    real = hook("user-prompt-submit", {**PROMPT, "session_id": "wt", "cwd": str(tmp_path / "wt")}, home)
+    assert "5433" in context_of(real, "UserPromptSubmit")  # a real worktree shares the repo's memories
+
+
+def test_a_prompt_of_almost_4_mb_exits_0_with_valid_output(tmp_path, home, config):
+    seeded(home, config, tmp_path)
+    pasted = "2026-01-01 12:00:00 INFO worker 7 handled job 1234 in 5 ms\n" * 64_000  # 3.9 MB of log
+    prompt = f"{PROMPT['prompt']}\n{pasted}"
+    assert 3_800_000 < len(json.dumps({**PROMPT, "prompt": prompt})) < 4_000_000
+    result = hook("user-prompt-submit", {**PROMPT, "prompt": prompt, "cwd": str(tmp_path)}, home)
+    context_of(result, "UserPromptSubmit")  # exit 0; nothing, or one valid hook document
+
+
+def test_recall_reads_the_start_and_the_end_of_a_long_prompt():
+    from hooks.surface import PROMPT_HEAD, PROMPT_TAIL, query_text
+
+    long = "question first " + "x" * 1_000_000 + " and the last words"
+    cut = query_text(long)
+    assert cut.startswith("question first") and cut.endswith("and the last words")
+    assert len(cut) <= PROMPT_HEAD + PROMPT_TAIL + 3
+    assert query_text("short") == "short" and query_text(None) is None
+
+
+def test_work_within_a_budget_returns_its_result_its_error_or_none_once_late():
+    import threading
+
+    from hooks import common
+
+    assert common.within(5.0, lambda: 42) == 42
+    with pytest.raises(ValueError, match="bad"):
+        common.within(5.0, lambda: (_ for _ in ()).throw(ValueError("bad")))
+    release, stopped = threading.Event(), []
+    assert common.within(0.05, release.wait, on_late=lambda: stopped.append(True)) is None
+    assert stopped == [True]
+    release.set()
+
+
 def test_a_harvest_that_meets_a_locked_database_loses_no_lines(tmp_path, home, config):
     seeded(home, config, tmp_path)
     transcript = tmp_path / "s.jsonl"

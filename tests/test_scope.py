@@ -96,3 +96,57 @@ def test_resolve_maps_tool_scope_arguments():
     assert resolve("global", "/p") == GLOBAL
     with pytest.raises(InvalidInput, match="'project' or 'global'"):
         resolve("team", "/p")
+
+
+# -- a .git file is a claim: it counts only when the repository it names confirms it ---------------
+
+
+def test_a_git_file_naming_another_repos_git_folder_does_not_join_that_repo(repo, tmp_path):
+    forged = tmp_path / "downloaded"
+    forged.mkdir()
+    (forged / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    assert project_scope(forged) == str(forged.resolve())
+
+
+def test_a_git_file_copied_from_a_real_worktree_does_not_join_its_repo(repo, tmp_path):
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(wt))
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / ".git").write_text((wt / ".git").read_text())  # the same claim, in another folder
+    (copy / "src").mkdir()
+    assert project_scope(copy) == str(copy.resolve())
+    assert project_scope(copy / "src") == str(copy.resolve())
+    assert project_scope(wt) == str(repo)  # the real worktree still shares the repo's memories
+
+
+def test_a_git_file_with_a_forged_worktree_record_of_its_own_does_not_join_the_repo(repo, tmp_path):
+    # The record must sit inside the named repository; one shipped next to the folder proves nothing.
+    forged = tmp_path / "archive"
+    admin = forged / "fake-admin"
+    admin.mkdir(parents=True)
+    (admin / "commondir").write_text(str(repo / ".git"))
+    (admin / "gitdir").write_text(str(tmp_path / "elsewhere" / ".git"))
+    (forged / ".git").write_text(f"gitdir: {admin}\n")
+    assert project_scope(forged) == str(forged.resolve())
+
+
+def test_a_removed_worktree_folder_is_its_own_project_once_git_prunes_it(repo, tmp_path):
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(wt))
+    claim = (wt / ".git").read_text()
+    git(repo, "worktree", "remove", "--force", str(wt))
+    wt.mkdir()
+    (wt / ".git").write_text(claim)  # an old copy unpacked where the worktree used to be
+    assert project_scope(wt) == str(wt.resolve())
+
+
+def test_a_submodule_checkout_is_its_own_project(repo, tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q")
+    git(lib, "commit", "-q", "--allow-empty", "-m", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    sub = repo / "vendor" / "lib"
+    assert (sub / ".git").is_file()  # a submodule's .git is a file too
+    assert project_scope(sub) == str(sub)

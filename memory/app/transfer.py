@@ -12,8 +12,10 @@ names (with their role when it is not a plain mention), the archived state and i
 links between memories (`parent_id`, `superseded_by`, remapped to the new ids), the times of
 creation and last update, and recall history (`last_activated_at`, `activation_count`): export ->
 import -> export gives the same `memory.backup.export_digest`. What it does not: the ids
-themselves, entity aliases and relations. Restoring `superseded_by` goes through `Store.update`,
-so it leaves a version row.
+themselves, entity aliases and relations, version rows.
+
+Import is idempotent and resumable: running it again, also after a run that was killed part-way,
+gives the same store as one clean run (see Importer).
 """
 
 from __future__ import annotations
@@ -239,16 +241,26 @@ class ImportReport:
 
 
 class Importer:
-    """Stores parsed lines in batches and counts what happened to each."""
+    """Stores parsed lines in batches and counts what happened to each.
+
+    Idempotent and resumable: each batch is one transaction holding everything its lines say
+    about themselves (the memory, its vector, keyword row and entity links, its archived state,
+    its times and recall history), so a run killed part-way leaves whole lines or none; a re-run
+    finds them as duplicates, which they now are in every field. The one thing a line cannot
+    carry by itself is a link to a line further down (`superseded_by`): it is set in the batch
+    that stores the target, on whichever memory the line maps to (new, or found from an earlier
+    run) while that memory is not superseded yet. The price: with a model loaded in this process
+    (no engine running), a batch's embedding happens inside its transaction, so other writers
+    wait for one batch (BATCH lines) at most.
+    """
 
     def __init__(self, store: Store):
         self.store = store
         self.report = ImportReport()
         self.pending: list[Line] = []
+        self.archived_pending: set[tuple[str, str, int | None]] = set()  # archived lines in `pending`
         self.ids: dict[int, int] = {}  # id in the file -> id in this store
-        self.archive: list[int] = []
-        self.supersede: list[tuple[int, int]] = []
-        self.kept: list[tuple[int, dict[str, Any]]] = []
+        self.links: list[tuple[int, int]] = []  # (memory id here, superseding id in the file) not yet set
 
     def reject(self, number: int, error: str) -> None:
         self.report.rejected.append({"line": number, "error": error})
@@ -265,9 +277,15 @@ class Importer:
         twin = self._archived_twin(line.item) if line.archived else None
         if twin is not None:  # add_many dedups against live memories only; re-importing must not copy
             self.report.duplicates += 1
-            if line.old_id is not None:
-                self.ids[line.old_id] = twin
+            self._mapped(line, twin)
             return
+        same = (line.item.scope, line.item.content, line.item.parent_id)
+        if line.archived:
+            self.archived_pending.add(same)
+        elif same in self.archived_pending:
+            # A live line repeating an archived one of this batch: stored after that one is archived,
+            # as a re-run finds it, or add_many would fold it into the archived one (still live then).
+            self.flush()
         self.pending.append(line)
         if len(self.pending) >= BATCH:
             self.flush()
@@ -281,6 +299,12 @@ class Importer:
             is not None
         )
 
+    def _mapped(self, line: Line, mid: int) -> None:
+        if line.old_id is not None:
+            self.ids[line.old_id] = mid
+        if line.superseded_by is not None:
+            self.links.append((mid, line.superseded_by))
+
     def _archived_twin(self, item: NewMemory) -> int | None:
         row = self.store.conn.execute(
             "SELECT id FROM memories WHERE scope = ? AND content_hash = ? AND parent_id IS ? "
@@ -291,47 +315,61 @@ class Importer:
 
     def flush(self) -> None:
         batch, self.pending = self.pending, []
+        self.archived_pending.clear()
         if not batch:
             return
+        with self.store.tx.atomic():  # the whole batch, or (killed) none of it
+            self._store(batch)
+            self._link()
+
+    def _store(self, batch: list[Line]) -> None:
         before = newest_id(self.store)
+        add = self.store.add_many
         try:
-            stored = list(zip(batch, self.store.add_many([b.item for b in batch], exact_entities=True)))
+            stored = list(zip(batch, add([b.item for b in batch], exact_entities=True)))
         except InvalidInput:
-            stored = []  # one bad line fails its batch's transaction: retry one by one to find it
+            stored = []  # one bad line fails the batch's savepoint: retry one by one to find it
             for b in batch:
                 try:
-                    stored.append((b, self.store.add_many([b.item], exact_entities=True)[0]))
+                    stored.append((b, add([b.item], exact_entities=True)[0]))
                 except InvalidInput as e:
                     self.reject(b.number, str(e))
         seen: set[int] = set()
+        finished: list[tuple[int, dict[str, Any]]] = []
         for line, m in stored:
             new = m.id > before and m.id not in seen
             seen.add(m.id)
             if new:
                 self.report.imported += 1
-                if line.archived:
-                    self.archive.append(m.id)
-                if line.superseded_by is not None:
-                    self.supersede.append((m.id, line.superseded_by))
-                if line.kept:
-                    self.kept.append((m.id, line.kept))
+                if line.kept:  # an archived line's deleted_at is here: each line archives itself only
+                    finished.append((m.id, line.kept))
             else:
                 self.report.duplicates += 1
-            if line.old_id is not None:
-                self.ids[line.old_id] = m.id
+            self._mapped(line, m.id)
+        for mid, kept in finished:
+            sets = ", ".join(f"{k} = ?" for k in kept)
+            self.store.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*kept.values(), mid))
+
+    def _link(self) -> None:
+        """Set each `superseded_by` whose target is stored by now (a plain link: no version row,
+        no new times, so a re-run that sets it for a line an earlier run stored gives the same)."""
+        waiting = []
+        for mid, old_target in self.links:
+            target = self.ids.get(old_target)
+            if target is None:
+                waiting.append((mid, old_target))
+            elif target != mid:
+                self.store.conn.execute(
+                    "UPDATE memories SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL", (target, mid)
+                )
+        self.links = waiting
 
     def finish(self) -> ImportReport:
         self.flush()
-        for mid, old_target in self.supersede:  # needs every id of the file, so it comes last
-            if old_target in self.ids:
-                self.store.update(mid, reason="import", superseded_by=self.ids[old_target])
-        for mid in self.archive:  # after supersede: update cannot see archived memories
-            self.store.forget(mid)
-        for start in range(0, len(self.kept), BATCH):  # last: the writes above stamped their own times
-            with self.store.tx.atomic() as conn:
-                for mid, kept in self.kept[start : start + BATCH]:
-                    sets = ", ".join(f"{k} = ?" for k in kept)
-                    conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*kept.values(), mid))
+        if self.links:  # links whose target came only in the last lines, or lines rejected before
+            with self.store.tx.atomic():
+                self._link()
+        self.links = []  # a target not in the file: the memory stays current, as before
         self.report.rejected.sort(key=lambda r: r["line"])
         return self.report
 

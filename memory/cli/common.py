@@ -19,6 +19,18 @@ from memory.config import Config
 from memory.store import GLOBAL, Store, iso
 
 PROG = "maple-memory"
+# What a command that takes ids says when the id is not this project's or global (as memory_get
+# refuses it over MCP); the flag it names is added by `all_projects_flag`.
+OTHER_PROJECT_HINT = "a memory of another project needs --all-projects (or --project DIR)"
+
+
+def all_projects_flag(p: argparse.ArgumentParser) -> None:
+    """`--all-projects` on a command that takes memory ids: reach a memory of any project."""
+    p.add_argument(
+        "--all-projects",
+        action="store_true",
+        help="also reach memories of other projects (by default only this project's and global ones)",
+    )
 
 
 @dataclass

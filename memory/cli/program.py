@@ -29,7 +29,17 @@ from typing import IO, Any
 
 from memory import config as config_mod
 from memory import embed
-from memory.cli.common import PROG, Context, Progress, _date, _paint, _table, fit  # noqa: F401
+from memory.cli.common import (  # noqa: F401
+    OTHER_PROJECT_HINT,
+    PROG,
+    Context,
+    Progress,
+    _date,
+    _paint,
+    _table,
+    all_projects_flag,
+    fit,
+)
 from memory.config import Config
 from memory.errors import (
     ConfigError,
@@ -126,7 +136,7 @@ def without_vectors_note(ids: Sequence[int]) -> str:
 
 def cmd_show(ctx: Context) -> int:
     ids = ctx.args.ids
-    with ctx.app() as app:
+    with ctx.app(all_projects=ctx.args.all_projects) as app:
         d = app.get(ids)
     memories = sorted(d["memories"], key=lambda m: ids.index(m["id"]))
 
@@ -145,10 +155,8 @@ def cmd_show(ctx: Context) -> int:
 
     ctx.emit({"memories": memories}, human)
     if d["missing"]:  # the ones found are shown; the exit code says some were not
-        raise NotFound(
-            f"no memory {d['missing'][0]} in this project or the global scope; "
-            "search to find the right id, or use --project to look in another project"
-        )
+        scopes = "any project" if ctx.args.all_projects else "this project or the global scope"
+        raise NotFound(f"no memory {d['missing'][0]} in {scopes}; search to find the right id")
     return 0
 
 
@@ -199,7 +207,7 @@ def cmd_list(ctx: Context) -> int:
 
 def cmd_forget(ctx: Context) -> int:
     a = ctx.args
-    with ctx.app() as app:
+    with ctx.app(all_projects=a.all_projects) as app:
         app.forget(a.id, permanent=a.permanent)
     ctx.emit(
         {"id": a.id, "state": "deleted" if a.permanent else "archived"},
@@ -213,7 +221,7 @@ def cmd_forget(ctx: Context) -> int:
 
 
 def cmd_restore(ctx: Context) -> int:
-    with ctx.app() as app:
+    with ctx.app(all_projects=ctx.args.all_projects) as app:
         m = app.restore(ctx.args.id)["memory"]
     ctx.emit({"id": m["id"], "state": "active", "memory": m}, lambda: print(f"restored memory {m['id']}"))
     return 0
@@ -777,6 +785,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("show", "print memories in full, archived ones too")
     p.add_argument("ids", type=int, nargs="+", metavar="ID")
+    all_projects_flag(p)
 
     p = command("list", "list memories of this project and global ones, oldest first")
     p.add_argument("--layer", choices=LAYERS)
@@ -788,9 +797,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("forget", "archive a memory (restorable), or delete it with --permanent")
     p.add_argument("id", type=int)
     p.add_argument("--permanent", action="store_true", help="delete for good, with its chunks and vectors")
+    all_projects_flag(p)
 
     p = command("restore", "bring an archived memory back")
     p.add_argument("id", type=int)
+    all_projects_flag(p)
 
     command("stats", "counts by layer, scope and category; database size and model")
     from memory.cli.maintenance import add_commands  # maintain, backup, reindex
@@ -1098,7 +1109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "doctor":
             return cmd_doctor(ctx, args)
         return COMMANDS[args.command](ctx)
-    except (InvalidInput, NotFound, ConfigError) as e:
+    except NotFound as e:
+        # A command that takes ids says how to reach another project's memory (MCP never does).
+        hint = f"; {OTHER_PROJECT_HINT}" if getattr(args, "all_projects", True) is False else ""
+        print(f"{PROG}: {e}{hint}", file=sys.stderr)
+        return 2
+    except (InvalidInput, ConfigError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     except MapleError as e:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memory.cli.common import PROG, Context, Progress, _paint, _table, fit
+from memory.cli.common import PROG, Context, Progress, _paint, _table, all_projects_flag, fit
 from memory.errors import InvalidInput
 from memory.store import GLOBAL, LAYERS
 
@@ -58,14 +58,17 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
         "--supersede", action="store_true", help="store the new content as a new memory and keep this one as history"
     )
     p.add_argument("--reason", default="update", help="why it changed (kept with the old version)")
+    all_projects_flag(p)
 
     p = command("pin", "pin a memory (always surfaced first, never decays); --off unpins")
     p.add_argument("id", type=int)
     p.add_argument("--off", action="store_true", help="unpin")
+    all_projects_flag(p)
 
     p = command("history", "how a memory or a subject changed: replacements and earlier versions")
     p.add_argument("id", type=int, nargs="?")
     p.add_argument("--subject", help="every memory about this subject instead of one memory")
+    all_projects_flag(p)
 
     p = command("entity", "an entity with its aliases, relations and memories")
     p.add_argument("name", help="name, alias or id")
@@ -105,6 +108,7 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
     p.add_argument("id", type=int, help="the decision's id")
     p.add_argument("result", choices=("worked", "failed", "partial"))
     p.add_argument("--notes", default="", help="what happened, what to do differently")
+    all_projects_flag(p)
 
     p = command("lessons", "past decisions relevant to a task, failures first")
     p.add_argument("task")
@@ -135,7 +139,7 @@ def cmd_update(ctx: Context) -> int:
     content = sys.stdin.read() if a.content == "-" else a.content
     if a.supersede and content is None:
         raise InvalidInput("--supersede needs --content (the new text)")
-    with ctx.app(embedder=content is not None) as app:
+    with ctx.app(embedder=content is not None, all_projects=a.all_projects) as app:
         d = app.update(
             a.id,
             content=content,
@@ -169,7 +173,7 @@ def cmd_update(ctx: Context) -> int:
 
 def cmd_pin(ctx: Context) -> int:
     a = ctx.args
-    with ctx.app() as app:
+    with ctx.app(all_projects=a.all_projects) as app:
         m = app.pin(a.id, not a.off)["memory"]
     ctx.emit(
         {"id": m["id"], "pinned": m["pinned"], "memory": m},
@@ -180,7 +184,7 @@ def cmd_pin(ctx: Context) -> int:
 
 def cmd_history(ctx: Context) -> int:
     a = ctx.args
-    with ctx.app() as app:
+    with ctx.app(all_projects=a.all_projects) as app:
         entries = app.history(a.id, a.subject)["entries"]
 
     def human() -> None:
@@ -372,7 +376,7 @@ def cmd_decide(ctx: Context) -> int:
 
 def cmd_outcome(ctx: Context) -> int:
     a = ctx.args
-    with ctx.app() as app:
+    with ctx.app(all_projects=a.all_projects) as app:
         d = app.outcome(a.id, a.result, a.notes)
     m, o = d["decision"], d["outcome"]
     ctx.emit(
