@@ -80,6 +80,7 @@ class SearchOut(BaseModel):
         description="Results that have no vector yet, so vectors were not used for them (keyword match only); "
         "the background maintenance embeds them",
     )
+    note: str = Field(default="", description="When there are no results, why: nothing matches (never padded)")
 
 
 class GetOut(BaseModel):
@@ -203,7 +204,9 @@ def memory_search(
         )
         for r in found["results"]
     ]
-    return SearchOut(results=hits, model=found["model"], without_vectors=found.get("without_vectors", []))
+    return SearchOut(
+        results=hits, model=found["model"], without_vectors=found.get("without_vectors", []), note=found["note"]
+    )
 
 
 def memory_get(

@@ -198,11 +198,15 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         return []
 
     _load_rows(store, cands, list(cands), where, args, rows)
+    cover = _keyword_cover(store, q.text, cands)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
-    floor = embed.cosine_floor(getattr(store.embedder, "name", ""))
+    model = getattr(store.embedder, "name", "")
+    cosines = (embed.cosine_floor(model), embed.cosine_ceiling(model))
     neighbours = _neighbours(
-        store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor)
+        store,
+        cands,
+        _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), cosines, cover),
     )
     # Neighbours by time alone only re-rank what a channel found: notes stored in one sitting are
     # often about different things, and a search must not return one that matches nothing.
@@ -218,10 +222,10 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         cands[j] = _Cand(j)
     if new:
         _load_rows(store, cands, new, where, args)
-    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), floor)  # rest are done
+    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), cosines, cover)
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
-    ranked = sorted(scores, key=lambda i: -scores[i])
+    ranked = sorted((i for i in scores if supported(contrib[i])), key=lambda i: -scores[i])
     memories = {m.id: m for m in store.get_many(ranked[: q.limit * 2 + 10])}
     results = []
     for mid in ranked:
@@ -232,6 +236,17 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         if len(results) == q.limit:
             break
     return results
+
+
+# The channels that say a memory matches the query. Priors (importance, pinned, recency) and
+# weighting only re-rank: they never put a memory in the results on their own.
+EVIDENCE = ("bm25", "vector", "entity", "graph", "mood", "time", "context", "reply", "session")
+
+
+def supported(channels: dict[str, float]) -> bool:
+    """Whether some channel supports a result (the rule for what a search returns): a memory
+    every channel scores 0 is not padding for a short list; a search with none returns []."""
+    return any(channels.get(ch, 0.0) > 0 for ch in EVIDENCE)
 
 
 def candidate_pool(store: Store, q: Query) -> int:
@@ -482,9 +497,13 @@ def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:
 FUSED = ("bm25", "vector", "entity", "graph", "mood", "time")
 
 
-def _fuse(cfg, cands: dict[int, _Cand], floor: float = 0.0) -> dict[int, dict[str, float]]:
-    """Per candidate, each channel's contribution to relevance. `floor`: the cosine at which the
-    embedder's vectors start to mean anything (`embed.cosine_floor`)."""
+def _fuse(
+    cfg, cands: dict[int, _Cand], floor: tuple[float, float | None] = (0.0, None), cover: float = 1.0
+) -> dict[int, dict[str, float]]:
+    """Per candidate, each channel's contribution to relevance. `floor`: the cosines at which the
+    embedder's vectors start to mean anything and at which they mean the same thing
+    (`embed.cosine_floor`, `embed.cosine_ceiling`); `cover`: `_keyword_cover`, the keyword
+    channel's scale."""
     mode = cfg.search_fusion
     weights = dict(cfg.search_weights)
     if mode == "maple":
@@ -506,22 +525,69 @@ def _fuse(cfg, cands: dict[int, _Cand], floor: float = 0.0) -> dict[int, dict[st
                 contrib[i][ch] = w * (k + 1) / (k + rank + 1)
             continue
         norm = _normalise(ch, have, floor)
+        if ch == "bm25" and cover < 1.0:
+            norm = {i: v * cover for i, v in norm.items()}
         for i, v in norm.items():
             if v > 0:
                 contrib[i][ch] = w * v
     return contrib
 
 
-def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int, float]:
-    """Channel scores to [0, 1]: BM25 by the best; cosine from the model's floor to the pool's top
-    (not from the pool's own floor: weak pools would look as strong as good ones)."""
+def _normalise(ch: str, have: dict[int, float], floor: tuple[float, float | None] = (0.0, None)) -> dict[int, float]:
+    """Channel scores to [0, 1]: BM25 by the best; cosine by `vector_strength`."""
     hi = max(have.values())
     if ch == "bm25":
         return {i: v / hi if hi > 0 else 0.0 for i, v in have.items()}
     if ch == "vector":
-        span = hi - floor
-        return {i: max(0.0, v - floor) / span if span > 1e-9 else 0.0 for i, v in have.items()}
+        return {i: vector_strength(v, floor[0], floor[1], hi) for i, v in have.items()}
     return {i: min(1.0, max(0.0, v)) for i, v in have.items()}
+
+
+# The keyword channel is scaled by the share of the query's words its best hit holds: BM25 is
+# relative (the best hit of any query scores 1), so without it a query sharing one word with the
+# store ("where is the Terraform state stored?" -> "Money is stored as integer cents") gets a full
+# keyword match. (Off: the keyword channel as before, for benchmarks.)
+KEYWORD_COVER = True
+
+
+def _keyword_cover(store: Store, query: str, cands: dict[int, _Cand]) -> float:
+    """The share of the query's terms (stopwords left out, CJK as bigrams) that the best keyword
+    hit holds, in [0, 1]; 1 when there is none or the scale is off."""
+    hits = [(c.raw["bm25"], i) for i, c in cands.items() if "bm25" in c.raw]
+    if not KEYWORD_COVER or not hits:
+        return 1.0
+    row = store.conn.execute(
+        "SELECT content, coalesce(subject, ''), tags FROM memories WHERE id = ?", (max(hits)[1],)
+    ).fetchone()
+    return keyword_coverage(query, " ".join(row)) if row else 1.0
+
+
+def keyword_coverage(query: str, content: str) -> float:
+    """The share of the query's terms that `content` holds (after a light stemming)."""
+    wanted = {_stem(t.strip('"')) for t in text.query_terms(query)}
+    if not wanted:
+        return 1.0
+    have = {_stem(w) for w in text.index_text(content).split()}
+    return len(wanted & have) / len(wanted)
+
+
+def _stem(word: str) -> str:
+    """Close enough to FTS5's porter for matching whole words: stored/stores/storing -> stor."""
+    word = word.lower()
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def vector_strength(cosine: float, floor: float, ceiling: float | None, best: float) -> float:
+    """The vector channel's score (0..1) for one cosine: from the model's floor (nothing) to its
+    ceiling (the same thing), so a query about something never stored scores low however the
+    pool ranks. A model with no measured ceiling counts up to the pool's best cosine `best`
+    instead (relative: the closest memory always looks like a full match)."""
+    top = best if ceiling is None else ceiling
+    span = top - floor
+    return min(1.0, max(0.0, cosine - floor) / span) if span > 1e-9 else 0.0
 
 
 def _score_inputs(
