@@ -736,14 +736,24 @@ def _words(content: str) -> list[str]:
         t = _EN_NUMBERS.get(t, t)
         if text.is_stopword(t) and t not in _KEPT:
             continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(t) > len(suffix) + 2 and t.endswith(suffix):
-                t = t[: -len(suffix)]
-                if suffix in ("ing", "ed") and len(t) > 3 and t[-1] == t[-2] and t[-1] not in "aeiouls":
-                    t = t[:-1]  # running -> run
-                break
-        out.append(t.removesuffix("e") if len(t) > 3 else t)  # deploy/deploying, write/writing
+        out.append(_stem_word(t))
     return out
+
+
+def _stem_word(t: str) -> str:
+    """running -> run, deploys -> deploy, writing/write -> writ: enough to line two wordings up."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(t) > len(suffix) + 2 and t.endswith(suffix):
+            t = t[: -len(suffix)]
+            if suffix in ("ing", "ed") and len(t) > 3 and t[-1] == t[-2] and t[-1] not in "aeiouls":
+                t = t[:-1]
+            break
+    return t.removesuffix("e") if len(t) > 3 else t
+
+
+_ORDER_WORDS = frozenset(
+    _stem_word(w) for w in (*_KEPT, "than", "then", "until", "先", "再", "前", "后")
+)  # their order is the fact: "deploy before migrating" / "migrate before deploying"
 
 
 def _one_edit_apart(a: str, b: str) -> bool:
@@ -754,7 +764,8 @@ def _one_edit_apart(a: str, b: str) -> bool:
     if ta == tb:
         return False  # only stopwords, punctuation or case differ: the same text
     if sorted(ta) == sorted(tb):  # reordered: a swap when the order carries meaning
-        return any(t in _KEPT or t.isdigit() or t in ("than", "then", "先", "再") for t in ta)
+        names = {_stem_word(w) for i in fact_values(a)["idents"] for w in re.split(r"[-_.]", i)}
+        return any(t in _ORDER_WORDS or t.isdigit() for t in ta) or len(names & set(ta)) >= 2
     changed = 0.0
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
         if op != "equal":  # a Chinese word is about two characters
