@@ -45,8 +45,7 @@ class TopicEmbedder:
 
 @pytest.fixture
 def calibrated(monkeypatch: pytest.MonkeyPatch) -> TopicEmbedder:
-    monkeypatch.setitem(embed.COSINE_FLOORS, TopicEmbedder.name, 0.3)
-    monkeypatch.setitem(embed.COSINE_CEILINGS, TopicEmbedder.name, 0.8)
+    monkeypatch.setitem(embed.COSINE_RANGES, TopicEmbedder.name, (0.3, 0.8))
     return TopicEmbedder()
 
 
@@ -72,26 +71,32 @@ async def test_a_search_never_pads_its_list_with_results_no_channel_supports(con
     assert all(r["channels"] and r["score"] > 0 for r in found["results"]) and found["note"] == ""
 
 
-async def test_the_vector_score_is_absolute_so_a_weak_match_does_not_look_confident(config, calibrated):
+async def test_scores_are_absolute_so_a_weak_best_match_does_not_look_confident(config, calibrated):
     strong = await search(config, calibrated, [STAGING, REVIEW], "postgres database")
-    weak = await search(config, calibrated, [STAGING + " Deploys go out with helm."], "deploy with helm to kubernetes")
-    # the closest memory of each store: a full vector match, and one that only half matches
-    assert strong["results"][0]["channels"]["vector"] == pytest.approx(0.5, abs=0.01)
-    assert 0 < weak["results"][0]["channels"]["vector"] < 0.45
+    mostly_else = STAGING + " The postgres database is backed up nightly. Deploys go out with helm."
+    weak = await search(config, calibrated, [mostly_else], "roll out our helm chart to kubernetes with argo")
+    # each store's closest memory: one that says the same thing, one that only half matches
+    assert strong["results"][0]["score"] > 0.5
+    assert 0 < weak["results"][0]["score"] < 0.6 * strong["results"][0]["score"]
+    total = weak["results"][0]
+    assert sum(total["channels"].values()) == pytest.approx(total["score"], abs=1e-5)
 
 
-async def test_an_uncalibrated_embedder_keeps_the_relative_vector_scale(config):
+async def test_an_embedder_with_no_known_scale_keeps_the_scores_as_ranked(config):
     found = await search(config, TopicEmbedder(), [STAGING, REVIEW], "postgres database")
     assert found["results"][0]["channels"]["vector"] == pytest.approx(0.5)
 
 
-def test_the_rule_counts_priors_as_no_support():
+def test_the_rule_counts_priors_as_no_support_nor_a_vector_below_the_models_scale():
     assert not ranking.supported({"prior": 0.3, "weighting": -0.01})
     assert ranking.supported({"prior": 0.3, "context": 0.01})
     assert ranking.supported({"bm25": 0.2})
+    assert not ranking.supported({"vector": 0.3, "prior": 0.1}, 0.25, (0.3, 0.75))
+    assert ranking.supported({"vector": 0.3, "bm25": 0.1}, 0.25, (0.3, 0.75))
+    assert ranking.supported({"vector": 0.3}, 0.25, None)
 
 
-def test_the_keyword_channel_is_scaled_by_the_share_of_the_query_its_best_hit_holds():
+def test_the_keyword_confidence_is_the_share_of_the_query_the_best_hit_holds():
     assert ranking.keyword_coverage("where is the terraform state stored", "Money is stored as cents") == 1 / 3
     assert ranking.keyword_coverage("which port does billing use", "billing-service runs on port 8080") == 1.0
     assert ranking.keyword_coverage("计费服务的端口", "计费服务在预发环境用 8080 端口。") == 1.0

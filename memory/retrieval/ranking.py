@@ -198,15 +198,14 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         return []
 
     _load_rows(store, cands, list(cands), where, args, rows)
-    cover = _keyword_cover(store, q.text, cands)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
     model = getattr(store.embedder, "name", "")
-    cosines = (embed.cosine_floor(model), embed.cosine_ceiling(model))
+    floor = embed.cosine_floor(model)
     neighbours = _neighbours(
         store,
         cands,
-        _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), cosines, cover),
+        _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor),
     )
     # Neighbours by time alone only re-rank what a channel found: notes stored in one sitting are
     # often about different things, and a search must not return one that matches nothing.
@@ -222,10 +221,19 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         cands[j] = _Cand(j)
     if new:
         _load_rows(store, cands, new, where, args)
-    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), cosines, cover)
+    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), floor)  # rest are done
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
-    ranked = sorted((i for i in scores if supported(contrib[i])), key=lambda i: -scores[i])
+    sure = confidence(store, q.text, cands)
+    if sure < 1.0:  # every contribution alike: the order stays, the scores become absolute
+        for i, ch in contrib.items():
+            for k in ch:
+                ch[k] *= sure
+            scores[i] *= sure
+    scale = embed.cosine_range(model)
+    ranked = sorted(
+        (i for i in scores if supported(contrib[i], cands[i].raw.get("vector"), scale)), key=lambda i: -scores[i]
+    )
     memories = {m.id: m for m in store.get_many(ranked[: q.limit * 2 + 10])}
     results = []
     for mid in ranked:
@@ -243,10 +251,17 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
 EVIDENCE = ("bm25", "vector", "entity", "graph", "mood", "time", "context", "reply", "session")
 
 
-def supported(channels: dict[str, float]) -> bool:
+def supported(
+    channels: dict[str, float], cosine: float | None = None, scale: tuple[float, float] | None = None
+) -> bool:
     """Whether some channel supports a result (the rule for what a search returns): a memory
-    every channel scores 0 is not padding for a short list; a search with none returns []."""
-    return any(channels.get(ch, 0.0) > 0 for ch in EVIDENCE)
+    every channel scores 0 is not padding for a short list, nor is one only the vector channel
+    found whose `cosine` is below the model's `scale` (`embed.cosine_range`: about something
+    else; the pool-relative vector channel would still give it a share). No such memory: []."""
+    evidence = [ch for ch in EVIDENCE if channels.get(ch, 0.0) > 0]
+    if evidence == ["vector"] and scale is not None and cosine is not None and cosine < scale[0]:
+        return False
+    return bool(evidence)
 
 
 def candidate_pool(store: Store, q: Query) -> int:
@@ -497,13 +512,9 @@ def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:
 FUSED = ("bm25", "vector", "entity", "graph", "mood", "time")
 
 
-def _fuse(
-    cfg, cands: dict[int, _Cand], floor: tuple[float, float | None] = (0.0, None), cover: float = 1.0
-) -> dict[int, dict[str, float]]:
-    """Per candidate, each channel's contribution to relevance. `floor`: the cosines at which the
-    embedder's vectors start to mean anything and at which they mean the same thing
-    (`embed.cosine_floor`, `embed.cosine_ceiling`); `cover`: `_keyword_cover`, the keyword
-    channel's scale."""
+def _fuse(cfg, cands: dict[int, _Cand], floor: float = 0.0) -> dict[int, dict[str, float]]:
+    """Per candidate, each channel's contribution to relevance. `floor`: the cosine at which the
+    embedder's vectors start to mean anything (`embed.cosine_floor`)."""
     mode = cfg.search_fusion
     weights = dict(cfg.search_weights)
     if mode == "maple":
@@ -525,48 +536,66 @@ def _fuse(
                 contrib[i][ch] = w * (k + 1) / (k + rank + 1)
             continue
         norm = _normalise(ch, have, floor)
-        if ch == "bm25" and cover < 1.0:
-            norm = {i: v * cover for i, v in norm.items()}
         for i, v in norm.items():
             if v > 0:
                 contrib[i][ch] = w * v
     return contrib
 
 
-def _normalise(ch: str, have: dict[int, float], floor: tuple[float, float | None] = (0.0, None)) -> dict[int, float]:
-    """Channel scores to [0, 1]: BM25 by the best; cosine by `vector_strength`."""
+def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int, float]:
+    """Channel scores to [0, 1]: BM25 by the best; cosine from the model's floor to the pool's top
+    (not from the pool's own floor: weak pools would look as strong as good ones). Both are
+    relative to the pool: `confidence` puts the whole ranking on an absolute scale."""
     hi = max(have.values())
     if ch == "bm25":
         return {i: v / hi if hi > 0 else 0.0 for i, v in have.items()}
     if ch == "vector":
-        return {i: vector_strength(v, floor[0], floor[1], hi) for i, v in have.items()}
+        span = hi - floor
+        return {i: max(0.0, v - floor) / span if span > 1e-9 else 0.0 for i, v in have.items()}
     return {i: min(1.0, max(0.0, v)) for i, v in have.items()}
 
 
-# The keyword channel is scaled by the share of the query's words its best hit holds: BM25 is
-# relative (the best hit of any query scores 1), so without it a query sharing one word with the
-# store ("where is the Terraform state stored?" -> "Money is stored as integer cents") gets a full
-# keyword match. (Off: the keyword channel as before, for benchmarks.)
-KEYWORD_COVER = True
+# -- confidence --------------------------------------------------------------------------------
+# Fusion ranks on scales relative to the pool (the best keyword hit and the nearest vector of any
+# query score 1), which ranks well (LoCoMo dev, leave-one-conversation-out: an absolute vector scale
+# in the fusion cost R@10 .804 -> .797, with the keyword scale below .790) but makes every query's
+# top hit look alike. So the ranking is kept and its scores are multiplied by the query's
+# confidence: how well its best candidates match it in absolute terms, the strongest of
+#   vector   the nearest cosine on the model's scale (`embed.cosine_range`; 1 for a model with none)
+#   keyword  the share of the query's words the best keyword hit holds (`keyword_coverage`)
+#   entity   a person, file or known entity the query names (its strongest role)
+# A query about something never stored then gets low scores, or none: a confidence of 0 leaves
+# every result unsupported (`supported`), and the search returns [].
 
 
-def _keyword_cover(store: Store, query: str, cands: dict[int, _Cand]) -> float:
-    """The share of the query's terms (stopwords left out, CJK as bigrams) that the best keyword
-    hit holds, in [0, 1]; 1 when there is none or the scale is off."""
+def confidence(store: Store, query: str, cands: dict[int, _Cand]) -> float:
+    """How well the best candidates match `query`, 0..1, comparable across queries (see above)."""
+    best = max((c.raw.get("entity", 0.0) for c in cands.values()), default=0.0)
+    cosines = [c.raw["vector"] for c in cands.values() if "vector" in c.raw]
+    if cosines:
+        scale = embed.cosine_range(getattr(store.embedder, "name", ""))
+        best = max(best, 1.0 if scale is None else vector_strength(max(cosines), *scale))
     hits = [(c.raw["bm25"], i) for i, c in cands.items() if "bm25" in c.raw]
-    if not KEYWORD_COVER or not hits:
-        return 1.0
-    row = store.conn.execute(
-        "SELECT content, coalesce(subject, ''), tags FROM memories WHERE id = ?", (max(hits)[1],)
-    ).fetchone()
-    return keyword_coverage(query, " ".join(row)) if row else 1.0
+    if hits and best < 1.0:
+        row = store.conn.execute(
+            "SELECT content, coalesce(subject, ''), tags FROM memories WHERE id = ?", (max(hits)[1],)
+        ).fetchone()
+        best = max(best, keyword_coverage(query, " ".join(row)) if row else 0.0)
+    return min(1.0, best)
+
+
+def vector_strength(cosine: float, floor: float, ceiling: float) -> float:
+    """A cosine on the model's absolute scale: 0 at `floor` (about something else) and below, 1 at
+    `ceiling` (the same thing) and above."""
+    return min(1.0, max(0.0, cosine - floor) / (ceiling - floor)) if ceiling > floor else 0.0
 
 
 def keyword_coverage(query: str, content: str) -> float:
-    """The share of the query's terms that `content` holds (after a light stemming)."""
+    """The share of the query's terms (stopwords left out, CJK as bigrams) that `content` holds,
+    after a light stemming."""
     wanted = {_stem(t.strip('"')) for t in text.query_terms(query)}
     if not wanted:
-        return 1.0
+        return 0.0
     have = {_stem(w) for w in text.index_text(content).split()}
     return len(wanted & have) / len(wanted)
 
@@ -578,16 +607,6 @@ def _stem(word: str) -> str:
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
-
-
-def vector_strength(cosine: float, floor: float, ceiling: float | None, best: float) -> float:
-    """The vector channel's score (0..1) for one cosine: from the model's floor (nothing) to its
-    ceiling (the same thing), so a query about something never stored scores low however the
-    pool ranks. A model with no measured ceiling counts up to the pool's best cosine `best`
-    instead (relative: the closest memory always looks like a full match)."""
-    top = best if ceiling is None else ceiling
-    span = top - floor
-    return min(1.0, max(0.0, cosine - floor) / span) if span > 1e-9 else 0.0
 
 
 def _score_inputs(

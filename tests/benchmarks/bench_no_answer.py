@@ -12,14 +12,13 @@ should get a weak top score, one it can answer a strong one. Two sets of queries
              answerable categories 1-4
 
 For each: the share of queries whose top hit scores at least T (T = 0.3, 0.4, 0.5; 0.5 is a full
-match on the keyword or the vector channel alone), the median top score, and for answerable
+match on the keyword or the vector channel alone), the median top score (scores are relative fusion x `ranking.confidence`), and for answerable
 queries whether the top hit is an answer. "empty": the search returned nothing.
 
-    .venv/bin/python tests/benchmarks/bench_no_answer.py [--model hash-64] [--cosine-floor F]
-        [--cosine-ceiling C] [--only no-answer,locomo]
+    .venv/bin/python tests/benchmarks/bench_no_answer.py [--model hash-64] [--uncalibrated]
+        [--only no-answer,locomo]
 
---cosine-ceiling 0 removes the model's calibration (the vector channel relative to the pool's best
-cosine, as before calibration); with --cosine-floor 0 that is the uncalibrated search.
+--uncalibrated: the scores as before calibration (no `ranking.confidence` scale; the same order).
 """
 
 from __future__ import annotations
@@ -126,20 +125,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="", help="embedding model (default: MAPLE's; hash-64: fast)")
     ap.add_argument("--only", default="no-answer,locomo", help="comma-separated data sets")
-    ap.add_argument("--cosine-floor", type=float, help="the embedder's cosine_floor")
-    ap.add_argument("--cosine-ceiling", type=float, help="the embedder's cosine_ceiling (0: none)")
+    ap.add_argument("--uncalibrated", action="store_true", help="no absolute scale: scores as before calibration")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     embedder = bench_surface.make_embedder(args.model)
-    if args.cosine_floor is not None:
-        embed_mod.COSINE_FLOORS[embedder.name] = args.cosine_floor
-    if args.cosine_ceiling is not None:
-        embed_mod.COSINE_CEILINGS.pop(embedder.name, None)
-        if args.cosine_ceiling:
-            embed_mod.COSINE_CEILINGS[embedder.name] = args.cosine_ceiling
     name = embedder.name
-    calib = (embed_mod.cosine_floor(name), embed_mod.cosine_ceiling(name))
-    print(f"model {name}; vector channel from cosine {calib[0]} to {calib[1] or 'the pool best'}")
+    if args.uncalibrated:
+        ranking.confidence = lambda *_: 1.0
+    print(
+        f"model {name}; confidence {'off' if args.uncalibrated else 'on'}, cosine scale {embed_mod.cosine_range(name)}"
+    )
     wanted = args.only.split(",")
     if "no-answer" in wanted:
         report("no_answer.json, top hit of memory_search's ranking", no_answer(embedder))
