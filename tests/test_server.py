@@ -277,7 +277,12 @@ async def test_the_real_model_loads_after_the_handshake_and_then_serves_vectors(
         # The model starts loading only after initialize, so the first call finds it still loading
         # and answers from keywords instead of waiting.
         early = await call(client, "memory_search", query="anything at all")
-        assert early == {"results": [], "model": "loading", "without_vectors": []}
+        assert {k: early[k] for k in ("results", "model", "without_vectors")} == {
+            "results": [],
+            "model": "loading",
+            "without_vectors": [],
+        }
+        assert early["note"].startswith("No memory matches this query")
         for _ in range(1200):  # no call waits for the model; this test does, to store with a vector
             if (await call(client, "memory_stats"))["model"] != "loading":
                 break

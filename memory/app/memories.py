@@ -32,6 +32,14 @@ MAX_IDS = 100  # memories one get may ask for
 MAX_LIMIT = 100  # results one search may ask for (memory.retrieval.ranking checks it too)
 
 
+def nothing_found(scopes: Sequence[str]) -> str:
+    """What an empty search says: results are only what some channel supports, never padding."""
+    return (
+        f"No memory matches this query in {', '.join(scopes)}: none shares a word, a name or a time "
+        "with it, and none is close enough in meaning. Try other words, or a wider scope."
+    )
+
+
 class Memories:
     """The memories one caller may see and change: its project's and the global ones."""
 
@@ -158,6 +166,7 @@ class Memories:
             "results": [r.to_dict() for r in results],
             "model": self.model_state(),
             "without_vectors": without,
+            "note": "" if results else nothing_found(scopes),
         }
 
     def get(self, ids: Sequence[int]) -> dict[str, Any]:

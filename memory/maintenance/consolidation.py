@@ -5,9 +5,11 @@ Near-duplicates are found without comparing every pair: random-hyperplane hashin
 18 bits) puts two vectors at cosine 0.95 in a shared bucket with probability about 98% (99.8% at
 cosine 0.97), and only pairs that share a bucket are compared exactly: about 5 x 10^5 pairs for
 100k random vectors instead of 5 x 10^9. A pair merges when
-its cosine is at least `maintenance_dedup_similarity` and the texts agree word for word (the
-shorter one's terms mostly appear in the longer one, and no two different speakers): vectors
-alone call "Caroline: thanks!" and "Melanie: thanks!" the same.
+its cosine is at least `maintenance_dedup_similarity` and `same_fact` holds: the values a reader
+would check agree (numbers, times, weekdays, environments, negation, names), the texts are not one
+edit apart (8080/8081, "every"/"every other", two names swapped), and no two different speakers:
+vectors alone call "Caroline: thanks!" and "Melanie: thanks!" the same, and "port 8080" and
+"port 8081" too (tests/benchmarks/bench_paraphrase.py measures the rule on labelled pairs).
 
 A merge keeps the richer text (more distinct terms), the strongest importance and confidence, the
 union of tags, entity links, recall counts and outcomes, and the provenance of both in the
@@ -17,6 +19,7 @@ winner (restorable). A pinned memory can absorb a duplicate but is itself never 
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from typing import Any
@@ -35,7 +38,7 @@ from memory.store import NewMemory, graph, indexes, iso
 
 DAY = 86400.0
 MAX_PROVENANCE = 20  # provenance entries kept per memory (as memory.ingest)
-MIN_CONTAINMENT = 0.6  # share of the shorter text's terms the longer one must contain to merge
+MIN_CONTAINMENT = 0.6  # the rule before same_fact (bench_paraphrase.py's "before"): terms shared
 LSH_TABLES, LSH_BITS, SMALL_BUCKET = 24, 18, 64
 TOPIC_SIMILARITY = 0.55  # cosine to a cluster's first member to join its topic
 MIN_CLUSTER, MAX_CLUSTER = 3, 12
@@ -157,18 +160,15 @@ def dedup(p: Pass) -> None:
                 continue
             if b.id in a.meta.get("keep_separate", ()) or a.id in b.meta.get("keep_separate", ()):
                 continue  # a person undid this merge before
-            sa, sb = speaker(a.content), speaker(b.content)
-            if sa and sb and sa != sb:
-                continue
             if (
                 a.layer == "experience"
                 and a.session_id != b.session_id
                 and abs((a.occurred_at or 0) - (b.occurred_at or 0)) > DAY
             ):
                 continue  # the same thing happening on different days is two episodes
-            overlap = same_words(a, b)
-            if overlap < MIN_CONTAINMENT:
+            if not same_fact(a.content, b.content, sim, threshold):
                 continue
+            overlap = same_words(a, b)
             winner, loser = _winner(a, b)
             loser.live = False
             merges.append((winner, loser, sim, overlap))
@@ -266,7 +266,8 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
         if dumps(w.tags) != tags:
             fts.append(w.id)
     p.write_many(
-        "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)", versions
+        "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+        versions,
     )
     p.write_many(
         "UPDATE memories SET importance = ?, confidence = ?, tags = ?, activation_count = ?, "
@@ -586,3 +587,218 @@ def _llm_summary(p: Pass, entity: str, rows: list[Row]) -> str | None:
         p.report.notes.append("consolidate: the LLM's summary was empty, too long or not prose; extractive instead")
         return None
     return answer
+
+
+# -- what two wordings of one fact must agree on -----------------------------------------------
+# A paraphrase rewords a fact; a look-alike changes one value of it, or swaps two. Vectors cannot
+# tell them apart ("port 8080" and "port 8081" are at cosine ~0.99, "RabbitMQ over Kafka" and
+# "Kafka over RabbitMQ" at 0.998), so two memories merge only when the values a reader would check
+# agree (numbers in digits or words, English or Chinese; clock times; weekdays; environments;
+# negation; identifiers) and the texts are not one edit apart: the same words in another order,
+# or a word or two changed, is a different fact more often than a rewording.
+
+_EN_NUMBERS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen".split()
+    )
+} | {"twenty": "20", "thirty": "30", "sixty": "60", "hundred": "100", "twice": "2"}
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
+_DIGITS = re.compile(r"\d+(?:[,.]\d+)*")
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*(am|pm)\b|\b(\d{1,2}):(\d\d)\b", re.I)
+_DAYS = {
+    "mon": "1", "monday": "1", "mondays": "1", "周一": "1", "星期一": "1",
+    "tue": "2", "tuesday": "2", "tuesdays": "2", "周二": "2", "星期二": "2",
+    "wed": "3", "wednesday": "3", "wednesdays": "3", "周三": "3", "星期三": "3",
+    "thu": "4", "thursday": "4", "thursdays": "4", "周四": "4", "星期四": "4",
+    "fri": "5", "friday": "5", "fridays": "5", "周五": "5", "星期五": "5",
+    "sat": "6", "saturday": "6", "saturdays": "6", "周六": "6", "星期六": "6",
+    "sun": "7", "sunday": "7", "sundays": "7", "周日": "7", "星期日": "7", "周末": "67",
+}  # fmt: skip
+_ENVS = {
+    "prod": "prod", "production": "prod", "生产": "prod", "正式环境": "prod", "线上": "prod",
+    "staging": "stg", "stg": "stg", "预发": "stg", "预发布": "stg",
+    "perf": "perf", "性能测试环境": "perf",
+    "local": "local", "locally": "local", "本地": "local",
+}  # fmt: skip
+_NEGATION_EN = re.compile(
+    r"\b(?:not|never|no|don't|dont|doesn't|isn't|aren't|can't|cannot|mustn't|shouldn't|won't|forbidden|"
+    r"without|nothing)\b|n't\b",
+    re.I,
+)
+_NEGATION_ZH = re.compile(r"不|别|没|禁止")
+_UNITS = {
+    "year": "y", "years": "y", "yearly": "y", "annually": "y", "年": "y",
+    "month": "mo", "months": "mo", "monthly": "mo", "月": "mo",
+    "week": "w", "weeks": "w", "weekly": "w",
+    "day": "d", "days": "d", "daily": "d", "天": "d",
+    "hour": "h", "hours": "h", "hourly": "h", "小时": "h",
+    "minute": "min", "minutes": "min", "min": "min", "mins": "min", "分钟": "min",
+    "second": "s", "seconds": "s", "sec": "s", "秒": "s",
+}  # fmt: skip
+_ZONES = {"utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "pst": "pt", "pdt": "pt"}
+_CJK_KEYS = sorted([k for k in (*_DAYS, *_ENVS) if text.has_cjk(k)], key=len, reverse=True)  # longest first
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
+_NAME = re.compile(r"\b[A-Z]{2,}[a-z]?\b|(?<=[\w,)] )[A-Z][a-z]+\w*")
+_DAYS_TITLE = frozenset(w.title() for w in _DAYS if w.isascii())
+_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
+
+
+def _zh_number(run: str) -> str | None:
+    """十五 -> 15, 一万 -> 10000, 十万 -> 100000, 两 -> 2 (None: not a number)."""
+    total, section, digit = 0, 0, 0
+    for ch in run:
+        if ch in _ZH_DIGITS:
+            digit = _ZH_DIGITS[ch]
+        elif ch in "十百千":
+            section += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[ch]
+            digit = 0
+        elif ch == "万":
+            total += (section + digit) * 10_000
+            section, digit = 0, 0
+    value = total + section + digit
+    return str(value) if value or "零" in run else None
+
+
+def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {}) -> dict[str, frozenset[str]]:  # noqa: B006
+    """The values of a text that a merge must keep: numbers, clock times, weekdays, environments,
+    negation, identifiers. Two wordings of one fact have the same; 8080 and 8081 do not."""
+    found = _cache.get(content)
+    if found is not None:
+        return found
+    s = content.replace("，", ",").replace("：", ":")
+    clocks = set()
+    for m in _CLOCK.finditer(s):
+        if m.group(3):
+            hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "pm" else 0)
+            clocks.add(f"{hour}:{m.group(2) or '00'}")
+        else:
+            clocks.add(f"{int(m.group(4))}:{m.group(5)}")
+    rest = _CLOCK.sub(" ", s)
+    idents = {m.lower() for m in _IDENT.findall(rest)}
+    if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)
+        idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest)}
+    else:  # in English, words in capitals (JWT, SSM) and capitalised ones inside a sentence
+        idents |= {w.lower() for w in _NAME.findall(rest) if w not in _DAYS_TITLE}
+    plain = _IDENT.sub(" ", rest)
+    numbers = {n.replace(",", "") for n in _DIGITS.findall(plain)}
+    for n in re.findall(r"(\d+)\s*万", plain):  # 10 万 = 100000
+        numbers.discard(n)
+        numbers.add(str(int(n) * 10_000))
+    lower = plain.lower()
+    words = re.findall(r"[a-z']+", lower)
+    numbers |= {_EN_NUMBERS[w] for w in words if w in _EN_NUMBERS}
+    days = {_DAYS[w] for w in words if w in _DAYS}
+    envs = {_ENVS[w] for w in words if w in _ENVS}
+    cjk = " ".join(text.CJK_RUN.findall(plain))
+    for key in _CJK_KEYS:
+        if key in cjk:
+            (days if key in _DAYS else envs).add(_DAYS.get(key) or _ENVS[key])
+            cjk = cjk.replace(key, " ")
+    units = {_UNITS[w] for w in words if w in _UNITS}
+    units |= {u for k, u in _UNITS.items() if text.has_cjk(k) and k in cjk}
+    for run in _ZH_NUMBER.findall(cjk):
+        n = _zh_number(run)
+        if n is not None:
+            numbers.add(n)
+    negated = bool(_NEGATION_EN.search(lower) or _NEGATION_ZH.search(cjk))
+    zones = {_ZONES[w] for w in words if w in _ZONES} | {_ZONES[k] for k in _ZONES if text.has_cjk(k) and k in plain}
+    found = _cache[content] = {
+        "numbers": frozenset(str(int(n)) if n.isdigit() else n for n in numbers),
+        "clock": frozenset(clocks),
+        "days": frozenset(d for v in days for d in v),
+        "envs": frozenset(envs),
+        "negated": frozenset({"yes"} if negated else ()),
+        "zones": frozenset(zones),
+        "units": frozenset(units),
+        "idents": frozenset(idents),
+    }
+    return found
+
+
+def _idents_in(idents: frozenset[str], other: str) -> bool:
+    """Whether every identifier of one text is in the other (each part of it: "RS256-signed"
+    holds RS256)."""
+    low = other.lower()
+    return all(all(part in low for part in re.split(r"[-_.]", i) if part) for i in idents)
+
+
+# Stopwords that carry a fact's meaning in a look-alike ("every other Wednesday", "over 10,000").
+_KEPT = frozenset("over under before after other only every first last more less most least above below".split())
+
+
+def _words(content: str) -> list[str]:
+    """The content words of a text, lightly stemmed (CJK by character), in order."""
+    out = []
+    spelled = _ZH_NUMBER.sub(lambda m: f" {_zh_number(m.group()) or m.group()} ", content.lower())
+    for t in _TOKEN.findall(spelled):
+        t = _EN_NUMBERS.get(t, t)
+        if text.is_stopword(t) and t not in _KEPT:
+            continue
+        out.append(_stem_word(t))
+    return out
+
+
+def _stem_word(t: str) -> str:
+    """running -> run, deploys -> deploy, writing/write -> writ: enough to line two wordings up."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(t) > len(suffix) + 2 and t.endswith(suffix):
+            t = t[: -len(suffix)]
+            if suffix in ("ing", "ed") and len(t) > 3 and t[-1] == t[-2] and t[-1] not in "aeiouls":
+                t = t[:-1]
+            break
+    return t.removesuffix("e") if len(t) > 3 else t
+
+
+_ORDER_WORDS = frozenset(
+    _stem_word(w) for w in (*_KEPT, "than", "then", "until", "先", "再", "前", "后")
+)  # their order is the fact: "deploy before migrating" / "migrate before deploying"
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """The same words in another order, or at most two words changed, added or left out (CJK by
+    character): the shape of a look-alike ("every Wednesday" / "every other Wednesday", "under" /
+    "over 10,000", "RabbitMQ over Kafka" / "Kafka over RabbitMQ"), rarely of a rewording."""
+    ta, tb = _words(a), _words(b)
+    if ta == tb:
+        return False  # only stopwords, punctuation or case differ: the same text
+    if sorted(ta) == sorted(tb):  # reordered: a swap when the order carries meaning
+        names = {_stem_word(w) for i in fact_values(a)["idents"] for w in re.split(r"[-_.]", i)}
+        return any(t in _ORDER_WORDS or t.isdigit() for t in ta) or len(names & set(ta)) >= 2
+    changed = 0.0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if op != "equal":  # a Chinese word is about two characters
+            changed += max(_size(ta[i1:i2]), _size(tb[j1:j2]))
+    # A Chinese look-alike changes a character or two (上午/下午, 乐观/悲观, 邮件/短信); a rewording more.
+    return 0 < changed <= (1 if text.has_cjk(a) else 2)
+
+
+def _size(tokens: list[str]) -> float:
+    return sum(0.5 if text.has_cjk(t) else 1.0 for t in tokens)
+
+
+def values_agree(a: str, b: str) -> bool:
+    """Whether two texts hold the same values (`fact_values`); identifiers of each must be in the
+    other (across languages, those of one side in the other: 计费服务 says billing-service)."""
+    va, vb = fact_values(a), fact_values(b)
+    for key in ("numbers", "clock", "days", "envs", "negated", "zones", "units"):
+        if va[key] != vb[key]:
+            return False
+    if text.has_cjk(a) != text.has_cjk(b):  # the Chinese side's Latin words survive translation
+        return _idents_in(va["idents"], b) if text.has_cjk(a) else _idents_in(vb["idents"], a)
+    return _idents_in(va["idents"], b) and _idents_in(vb["idents"], a)
+
+
+def same_fact(a: str, b: str, cosine: float, threshold: float) -> bool:
+    """The merge rule for two memories' texts: the same words (up to case, punctuation and
+    stopwords), or vectors at cosine `threshold` or more, the same values and not one edit apart.
+    Different speakers never."""
+    sa, sb = speaker(a), speaker(b)
+    if sa and sb and sa != sb:
+        return False
+    if a.strip().casefold() == b.strip().casefold():
+        return True
+    if cosine < threshold or not values_agree(a, b):
+        return False
+    return text.has_cjk(a) != text.has_cjk(b) or not _one_edit_apart(a, b)  # (edits: within one language)

@@ -218,9 +218,12 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     _load_rows(store, cands, list(cands), where, args, rows)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
-    floor = embed.cosine_floor(getattr(store.embedder, "name", ""))
+    model = getattr(store.embedder, "name", "")
+    floor = embed.cosine_floor(model)
     neighbours = _neighbours(
-        store, cands, _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor)
+        store,
+        cands,
+        _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor),
     )
     # Neighbours by time alone only re-rank what a channel found: notes stored in one sitting are
     # often about different things, and a search must not return one that matches nothing.
@@ -239,7 +242,16 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), floor)  # rest are done
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
-    ranked = sorted(scores, key=lambda i: -scores[i])
+    sure = confidence(store, q.text, cands)
+    if sure < 1.0:  # every contribution alike: the order stays, the scores become absolute
+        for i, ch in contrib.items():
+            for k in ch:
+                ch[k] *= sure
+            scores[i] *= sure
+    scale = embed.cosine_range(model)
+    ranked = sorted(
+        (i for i in scores if supported(contrib[i], cands[i].raw.get("vector"), scale)), key=lambda i: -scores[i]
+    )
     return _as_parents(store, q, now, ranked, cands, scores, contrib)
 
 
@@ -325,6 +337,24 @@ def _span(
     row = store.conn.execute("SELECT content FROM memories WHERE id = ?", (mid,)).fetchone()
     at = parent.content.find(row[0]) if row else -1
     return (at, at + len(row[0])) if at >= 0 else None
+
+
+# The channels that say a memory matches the query. Priors (importance, pinned, recency) and
+# weighting only re-rank: they never put a memory in the results on their own.
+EVIDENCE = ("bm25", "vector", "entity", "graph", "mood", "time", "context", "reply", "session")
+
+
+def supported(
+    channels: dict[str, float], cosine: float | None = None, scale: tuple[float, float] | None = None
+) -> bool:
+    """Whether some channel supports a result (the rule for what a search returns): a memory
+    every channel scores 0 is not padding for a short list, nor is one only the vector channel
+    found whose `cosine` is below the model's `scale` (`embed.cosine_range`: about something
+    else; the pool-relative vector channel would still give it a share). No such memory: []."""
+    evidence = [ch for ch in EVIDENCE if channels.get(ch, 0.0) > 0]
+    if evidence == ["vector"] and scale is not None and cosine is not None and cosine < scale[0]:
+        return False
+    return bool(evidence)
 
 
 def candidate_pool(store: Store, q: Query) -> int:
@@ -622,7 +652,8 @@ def _fuse(cfg, cands: dict[int, _Cand], floor: float = 0.0) -> dict[int, dict[st
 
 def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int, float]:
     """Channel scores to [0, 1]: BM25 by the best; cosine from the model's floor to the pool's top
-    (not from the pool's own floor: weak pools would look as strong as good ones)."""
+    (not from the pool's own floor: weak pools would look as strong as good ones). Both are
+    relative to the pool: `confidence` puts the whole ranking on an absolute scale."""
     hi = max(have.values())
     if ch == "bm25":
         return {i: v / hi if hi > 0 else 0.0 for i, v in have.items()}
@@ -630,6 +661,60 @@ def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int,
         span = hi - floor
         return {i: max(0.0, v - floor) / span if span > 1e-9 else 0.0 for i, v in have.items()}
     return {i: min(1.0, max(0.0, v)) for i, v in have.items()}
+
+
+# -- confidence --------------------------------------------------------------------------------
+# Fusion ranks on scales relative to the pool (the best keyword hit and the nearest vector of any
+# query score 1), which ranks well (LoCoMo dev, leave-one-conversation-out: an absolute vector scale
+# in the fusion cost R@10 .804 -> .797, with the keyword scale below .790) but makes every query's
+# top hit look alike. So the ranking is kept and its scores are multiplied by the query's
+# confidence: how well its best candidates match it in absolute terms, the strongest of
+#   vector   the nearest cosine on the model's scale (`embed.cosine_range`; 1 for a model with none)
+#   keyword  the share of the query's words the best keyword hit holds (`keyword_coverage`)
+#   entity   a person, file or known entity the query names (its strongest role)
+# A query about something never stored then gets low scores, or none: a confidence of 0 leaves
+# every result unsupported (`supported`), and the search returns [].
+
+
+def confidence(store: Store, query: str, cands: dict[int, _Cand]) -> float:
+    """How well the best candidates match `query`, 0..1, comparable across queries (see above)."""
+    best = max((c.raw.get("entity", 0.0) for c in cands.values()), default=0.0)
+    cosines = [c.raw["vector"] for c in cands.values() if "vector" in c.raw]
+    if cosines:
+        scale = embed.cosine_range(getattr(store.embedder, "name", ""))
+        best = max(best, 1.0 if scale is None else vector_strength(max(cosines), *scale))
+    hits = [(c.raw["bm25"], i) for i, c in cands.items() if "bm25" in c.raw]
+    if hits and best < 1.0:
+        row = store.conn.execute(
+            "SELECT content, coalesce(subject, ''), tags FROM memories WHERE id = ?", (max(hits)[1],)
+        ).fetchone()
+        best = max(best, keyword_coverage(query, " ".join(row)) if row else 0.0)
+    return min(1.0, best)
+
+
+def vector_strength(cosine: float, floor: float, ceiling: float) -> float:
+    """A cosine on the model's absolute scale: 0 at `floor` (about something else) and below, 1 at
+    `ceiling` (the same thing) and above."""
+    return min(1.0, max(0.0, cosine - floor) / (ceiling - floor)) if ceiling > floor else 0.0
+
+
+def keyword_coverage(query: str, content: str) -> float:
+    """The share of the query's terms (stopwords left out, CJK as bigrams) that `content` holds,
+    after a light stemming."""
+    wanted = {_stem(t.strip('"')) for t in text.query_terms(query)}
+    if not wanted:
+        return 0.0
+    have = {_stem(w) for w in text.index_text(content).split()}
+    return len(wanted & have) / len(wanted)
+
+
+def _stem(word: str) -> str:
+    """Close enough to FTS5's porter for matching whole words: stored/stores/storing -> stor."""
+    word = word.lower()
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
 
 
 def _score_inputs(
