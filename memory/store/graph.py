@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+import memory.store.pg as pg
 from memory.errors import InvalidInput, NotFound
 from memory.lang import mentions, text
 from memory.store.records import scrub
@@ -169,8 +170,6 @@ def link_naming_memories(conn, eid: int, limit: int = 500) -> int:
         match = f"NEAR({phrase}, 0)" if " " in phrase else phrase
         found = "memory_fts MATCH ?"
         if conn.backend == "postgresql":
-            from memory.store import pg
-
             found, match = "f.tokens @@ ?::tsquery", pg.tsquery(match)[0]
         rows = conn.execute(
             "SELECT m.id, m.content FROM memory_fts f JOIN memories m ON m.id = f.rowid "

@@ -107,6 +107,18 @@ def document_count(store: Store, term: str) -> int:
     return store.conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (term,)).fetchone()[0]
 
 
+def matching_ids(store: Store, match: str) -> list[int]:
+    """The ids whose keyword index row matches `match` (an FTS5 query of literals), in id order."""
+    if store.backend == "postgresql":
+        query = pg.tsquery(match)[0]
+        if not query:
+            return []
+        sql, arg = "SELECT rowid FROM memory_fts WHERE tokens @@ ?::tsquery ORDER BY rowid", query
+    else:
+        sql, arg = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid", match
+    return [r[0] for r in store.conn.execute(sql, (arg,))]
+
+
 def vector_index(store: Store):
     """The store's in-memory vector index, created on first use and caught up on every call;
     None in processes without numpy (they use sqlite-vec's exact scan), and on PostgreSQL (HNSW)."""

@@ -133,6 +133,12 @@ _CODE_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\b(?:AND|WHERE|OR|ON)\s+|\(\s*)\+(?=[A-Za-z_])", re.I), r"\1"),
     (re.compile(r"\bWHERE\s+1\b(?!\s*[=<>])", re.I), "WHERE TRUE"),
     (re.compile(r"\binstr\s*\(", re.I), "strpos("),
+    # a JSON list of ids: SQLite compares its elements as numbers, PostgreSQL needs the cast
+    (
+        re.compile(r"\b(id\s+IN\s+\(\s*SELECT\s+)value(\s+FROM\s+)json_each\s*\(([^()]*)\)", re.I),
+        r"\1value::bigint\2json_array_elements_text((\3)::json) AS j(value)",
+    ),
+    (re.compile(r"\bgroup_concat\s*\(([^(),]*)\)", re.I), r"string_agg((\1)::text, ',')"),
     # json_each over a JSON array (tags, moods, a list of ids): its `value` column, as text
     (
         re.compile(r"\bjson_each\s*\(([^()]*)\)\s+(?:AS\s+)?(\w+)(?=\s+(?:WHERE|ON|JOIN|,|\)|$))", re.I),
@@ -155,6 +161,8 @@ PRAGMAS = {
     "page_count": "SELECT pg_database_size(current_database())",
     "page_size": "SELECT 1",
     "freelist_count": "SELECT 0",
+    "auto_vacuum": "SELECT 2",  # "incremental": autovacuum gives space back, nothing to switch on
+    "journal_mode": "SELECT 'wal'",
 }
 
 
@@ -605,12 +613,13 @@ def keyword_hits(
         JOIN q ON q.token = t.lexeme
         WHERE f.tokens @@ ?::tsquery AND {where}
         GROUP BY f.rowid, q.term)
-    SELECT p.rowid, sum(
+    SELECT rowid, score FROM (SELECT p.rowid, sum(
         greatest(ln((s.n - d.df + 0.5) / (d.df + 0.5)), 1e-6)
         * (p.tf * {K1 + 1}) / (p.tf + {K1} * (1 - {B} + {B} * f.length / s.avgl))) AS score
     FROM per_term p JOIN memory_fts f ON f.rowid = p.rowid JOIN terms d ON d.term = p.term CROSS JOIN stats s
     WHERE p.got = p.need
-    GROUP BY p.rowid ORDER BY score DESC, p.rowid LIMIT ?
+    GROUP BY p.rowid) AS ranked
+    ORDER BY round(score::numeric, 9) DESC, rowid LIMIT ?  -- ties by id, as FTS5; sums differ in the last bit
     """
     return [
         (r[0], float(r[1]))
@@ -701,7 +710,7 @@ def load_vectors(conn: PgConnection, ids: list[int], dim: int) -> tuple[list[int
     have = [i for i in ids if i in found]
     if not have:
         return [], np.zeros((0, dim), dtype=np.float32)
-    matrix = np.stack([np.asarray(found[i], dtype=np.float32) for i in have])
+    matrix = np.stack([found[i].to_numpy().astype(np.float32) for i in have])
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix /= np.where(norms > 0, norms, 1)
     return have, matrix
