@@ -139,6 +139,13 @@ _CODE_RULES: list[tuple[re.Pattern[str], str]] = [
         r"\1value::bigint\2json_array_elements_text((\3)::json) AS j(value)",
     ),
     (re.compile(r"\bgroup_concat\s*\(([^(),]*)\)", re.I), r"string_agg((\1)::text, ',')"),
+    (re.compile(r"\bmax\(rowid\)(\s+FROM\s+memories)\b", re.I), r"max(id)\1"),  # memories' rowid is its id
+    (re.compile(r"\s+INDEXED\s+BY\s+\w+", re.I), ""),  # SQLite's index hints; PostgreSQL's planner picks
+    (re.compile(r"([\w.]+)\s*=\s*\?\s+COLLATE\s+NOCASE\b", re.I), r"lower(\1) = lower(?)"),
+    (re.compile(r"\blength\s*\(\s*CAST\s*\(([^()]*?)\s+AS\s+BLOB\s*\)\s*\)", re.I), r"octet_length(\1)"),
+    (re.compile(r"\bCAST\s*\(([^()]*?)\s+AS\s+INTEGER\s*\)", re.I), r"trunc(\1)::bigint"),  # SQLite truncates
+    (re.compile(r"[\w.]+\s+NOT\s+IN\s*\(\s*\)", re.I), "TRUE"),  # SQLite allows an empty list
+    (re.compile(r"[\w.]+\s+IN\s*\(\s*\)", re.I), "FALSE"),
     # json_each over a JSON array (tags, moods, a list of ids): its `value` column, as text
     (
         re.compile(r"\bjson_each\s*\(([^()]*)\)\s+(?:AS\s+)?(\w+)(?=\s+(?:WHERE|ON|JOIN|,|\)|$))", re.I),
