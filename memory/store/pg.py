@@ -26,6 +26,7 @@ Only this module imports psycopg and pgvector, and only when a `postgresql://` d
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -606,31 +607,35 @@ def keyword_hits(
             term_no.append(n)
             token.append(t)
             need.append(len(set(toks)))
-    phrase_queries = [" <-> ".join(_lexeme(t) for t in toks) for toks in phrases]
+    # First the corpus figures BM25 needs: row count, average length, and each term's document
+    # count, one GIN lookup per term (a literal tsquery each, so the planner uses the index).
+    counts = ", ".join("(SELECT count(*) FROM memory_fts WHERE tokens @@ ?::tsquery)" for _ in phrases)
+    n, avgl, *df = conn.execute(
+        f"SELECT count(*), coalesce(avg(length), 1)::float8, {counts} FROM memory_fts",
+        [" <-> ".join(_lexeme(t) for t in toks) for toks in phrases],
+    ).fetchone()
+    if not n:
+        return []
+    idf = [max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in df]
     sql = f"""
-    WITH stats AS (SELECT count(*)::float8 AS n, coalesce(avg(length), 1)::float8 AS avgl FROM memory_fts),
-    terms AS (
-        SELECT p.i - 1 AS term, (SELECT count(*) FROM memory_fts WHERE tokens @@ p.q::tsquery)::float8 AS df
-        FROM unnest(?::text[]) WITH ORDINALITY AS p(q, i)),
-    q AS (SELECT * FROM unnest(?::int[], ?::text[], ?::int[]) AS q(term, token, need)),
+    WITH q AS (SELECT * FROM unnest(?::int[], ?::text[], ?::int[], ?::float8[]) AS q(term, token, need, idf)),
     per_term AS (
-        SELECT f.rowid, q.term, min(array_length(t.positions, 1)) AS tf, count(*) AS got, max(q.need) AS need
+        SELECT f.rowid, f.length, q.term, min(array_length(t.positions, 1)) AS tf, count(*) AS got,
+               max(q.need) AS need, max(q.idf) AS idf
         FROM memory_fts f JOIN memories m ON m.id = f.rowid
         CROSS JOIN LATERAL unnest(f.tokens) AS t
         JOIN q ON q.token = t.lexeme
         WHERE f.tokens @@ ?::tsquery AND {where}
-        GROUP BY f.rowid, q.term)
-    SELECT rowid, score FROM (SELECT p.rowid, sum(
-        greatest(ln((s.n - d.df + 0.5) / (d.df + 0.5)), 1e-6)
-        * (p.tf * {K1 + 1}) / (p.tf + {K1} * (1 - {B} + {B} * f.length / s.avgl))) AS score
-    FROM per_term p JOIN memory_fts f ON f.rowid = p.rowid JOIN terms d ON d.term = p.term CROSS JOIN stats s
-    WHERE p.got = p.need
-    GROUP BY p.rowid) AS ranked
+        GROUP BY f.rowid, f.length, q.term)
+    SELECT rowid, score FROM (
+        SELECT rowid, sum(idf * (tf * {K1 + 1}) / (tf + {K1} * (1 - {B} + {B} * length / ?::float8))) AS score
+        FROM per_term WHERE got = need GROUP BY rowid) AS ranked
     ORDER BY round(score::numeric, 9) DESC, rowid LIMIT ?  -- ties by id, as FTS5; sums differ in the last bit
     """
+    idfs = [idf[n] for n in term_no]
     return [
         (r[0], float(r[1]))
-        for r in conn.execute(sql, (phrase_queries, term_no, token, need, query, *args, pool)).fetchall()
+        for r in conn.execute(sql, (term_no, token, need, idfs, query, *args, avgl, pool)).fetchall()
     ]
 
 
