@@ -23,6 +23,7 @@ log = logging.getLogger("maple.config")
 # The only environment variables MAPLE reads (besides CLAUDE_PROJECT_DIR for the project scope).
 ENV_OVERRIDES = {
     "MAPLE_DB": "database",
+    "MAPLE_DATABASE_URL": "database",  # a team's postgresql:// URL; wins over MAPLE_DB when both are set
     "MAPLE_MODEL": "embedding_model",
     "MAPLE_LOG_LEVEL": "log_level",
     "MAPLE_HOOK_RESIDENT_MINUTES": "hook_resident_minutes",
@@ -131,7 +132,13 @@ class Config:
 
     @property
     def db_path(self) -> Path:
+        """The SQLite file; with a `postgresql://` database, a name for it (never opened as a file)."""
         return Path(self.database).expanduser() if self.database else self.home / "memory.db"
+
+    @property
+    def database_url(self) -> str:
+        """The `postgresql://` URL of a team database, or "" for the local SQLite file."""
+        return self.database if self.database.startswith(("postgresql://", "postgres://")) else ""
 
 
 def load(home: Path | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:

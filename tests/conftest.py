@@ -1,7 +1,15 @@
-"""Shared fixtures: every test gets its own MAPLE home; real databases, a deterministic embedder."""
+"""Shared fixtures: every test gets its own MAPLE home; real databases, a deterministic embedder.
+
+Backends: a test module marked `pytestmark = pytest.mark.backends` runs each of its tests twice,
+on SQLite and on PostgreSQL (tests/conftest_pg.py's server, a fresh database per test). The
+PostgreSQL run selects the team database the way a user does: `database` in the home's
+config.json (both homes the tests use) and MAPLE_DATABASE_URL. Tests about the SQLite file itself
+(permissions, bytes on disk, WAL) carry `@pytest.mark.sqlite_only`.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,13 +21,40 @@ from memory.config import Config
 from memory.embed import HashEmbedder
 from memory.store import Store
 
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "backends: run the module's tests on SQLite and on PostgreSQL")
+    config.addinivalue_line("markers", "sqlite_only: a test about the SQLite file itself, in a `backends` module")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames or not metafunc.definition.get_closest_marker("backends"):
+        return
+    only = metafunc.definition.get_closest_marker("sqlite_only")
+    metafunc.parametrize("backend", ["sqlite"] if only else list(BACKENDS), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def backend(request: pytest.FixtureRequest, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The store backend this test runs on: "sqlite" unless its module runs on both."""
+    name = getattr(request, "param", "sqlite")
+    if name == "postgresql":
+        url = request.getfixturevalue("pg_url")
+        for folder in (home, tmp_path / "home"):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "config.json").write_text(json.dumps({"database": url}), encoding="utf-8")
+        monkeypatch.setenv("MAPLE_DATABASE_URL", url)
+    return name
+
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """MAPLE_HOME in a temporary folder (autouse: no test may touch ~/.maple), other overrides cleared."""
     path = tmp_path / "maple-home"
     monkeypatch.setenv("MAPLE_HOME", str(path))
-    for var in ("MAPLE_DB", "MAPLE_MODEL", "MAPLE_LOG_LEVEL", "CLAUDE_PROJECT_DIR"):
+    for var in ("MAPLE_DB", "MAPLE_DATABASE_URL", "MAPLE_MODEL", "MAPLE_LOG_LEVEL", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)
     # Prompt hooks run in subprocesses would each leave a keyword resident behind; the tests of
     # residents turn them back on.

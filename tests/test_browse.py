@@ -7,6 +7,8 @@ import pytest
 from memory.errors import InvalidInput, NotFound
 from memory.store import NewMemory, Store, browse, decisions, versions
 
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 P, OTHER = "/work/p", "/work/other"
 SCOPES = [P, "global"]
 

@@ -11,6 +11,8 @@ from memory.lang import text
 from memory.retrieval import context
 from memory.store import NewMemory
 
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 PROJECT = "/work/project-a"
 OTHER = "/work/project-b"
 SCOPES = [PROJECT, "global"]

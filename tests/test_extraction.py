@@ -14,6 +14,8 @@ from memory.extraction.heuristic import Candidate, extract
 from memory.retrieval import ranking as retrieval
 from memory.store import Store, chunks
 
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 SESSIONS = Path(__file__).resolve().parent / "data" / "sessions"
 SCOPE = "/home/dev/projects/demo"
 

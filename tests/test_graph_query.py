@@ -8,6 +8,8 @@ from memory.errors import InvalidInput, NotFound
 from memory.retrieval import graph_query as gq
 from memory.store import NewMemory, Store
 
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 P, OTHER = "/work/p", "/work/other"
 SCOPES = [P, "global"]
 

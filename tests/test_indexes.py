@@ -213,3 +213,58 @@ def test_a_store_warmed_before_its_first_vector_gets_its_vector_index_on_the_fir
     found = retrieval.search(store, retrieval.make_query("nightly backup cron", [PROJECT]), record=False)
     assert found[0].memory.id == stored.id and found[0].channels["vector"] > 0 and found[0].channels["bm25"] > 0
     assert store._vector_index.n == 1
+
+
+# -- PostgreSQL ranks as SQLite does -------------------------------------------------------------
+
+
+@pytest.fixture
+def both(tmp_path: Path, pg_url: str) -> tuple[Store, Store]:
+    """The same 750 memories in a SQLite store and in a PostgreSQL one (same ids: filled in order)."""
+    lite = Store.open(config_mod.load(home=tmp_path / "lite", env={}), HashEmbedder(64))
+    team = Store.open(config_mod.load(home=tmp_path / "team", env={}, database=pg_url), HashEmbedder(64))
+    for s in (lite, team):
+        _fill(s, 600, seed=1)
+        _fill(s, 150, seed=2, scope=GLOBAL)
+    yield lite, team
+    lite.close()
+    team.close()
+
+
+def test_postgresql_keyword_hits_rank_and_score_as_the_sqlite_index(both: tuple[Store, Store]) -> None:
+    lite, team = both
+    index = TextIndex.build(lite.conn)
+    checked = 0
+    for q in _queries(random.Random(3)):
+        terms = text.query_terms(q)
+        if not terms:
+            continue
+        for scopes in ([PROJECT, GLOBAL], [GLOBAL]):
+            want = index.search(lite.conn, terms, scopes, 25)
+            got = indexes.keyword_hits(team, terms, scopes, 25)
+            assert [i for i, _ in got] == [i for i, _ in want], q
+            assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9, atol=0), q
+            checked += bool(want)
+    assert checked >= 40
+
+
+def test_postgresql_vector_hits_are_the_exact_nearest_in_their_scopes(both: tuple[Store, Store]) -> None:
+    lite, team = both
+    rng = np.random.default_rng(15)
+    recall = []
+    for _ in range(30):
+        q = rng.standard_normal(64).astype(np.float32)
+        q /= np.linalg.norm(q)
+        for scopes in ([PROJECT, GLOBAL], [GLOBAL]):
+            exact = indexes.exact_vector_hits(lite, q, scopes, 10)
+            got = indexes.vector_hits(team, q, scopes, 10)
+            assert len(got) == 10
+            assert {i for i, _ in got} <= set(indexes.matching_ids(lite, " OR ".join(f'"{w}"' for w in WORDS)))
+            assert all(
+                team.conn.execute("SELECT scope FROM memories WHERE id = ?", (i,)).fetchone()[0] in scopes
+                for i, _ in got
+            )
+            recall.append(len({i for i, _ in exact} & {i for i, _ in got}) / 10)
+            near = dict(exact)
+            assert all(abs(s - near[i]) < 1e-5 for i, s in got if i in near)
+    assert np.mean(recall) >= 0.95

@@ -19,6 +19,8 @@ from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
 from memory.store import NewMemory, Store, jobs
 
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_750_000_000.0
 SESSION = ROOT / "tests" / "data" / "sessions" / "en01_invoicer_uv_postgres.jsonl"
@@ -82,6 +84,7 @@ def test_a_request_arriving_while_its_job_runs_queues_a_fresh_job(db):
     assert second != first and status(db, second)["status"] == "queued"
 
 
+@pytest.mark.sqlite_only
 def test_enqueue_works_on_a_bare_connection_as_hooks_use_it(db, home):
     from memory.store import db as dbmod
 
@@ -359,7 +362,7 @@ def test_a_maintain_job_runs_a_maintenance_pass(db):
     db.add(NewMemory(content="a note"))
     jobs.enqueue(db, "maintain")
     out = jobs.drain(db, HANDLERS)
-    assert out[0].status == "done"
+    assert out[0].status == "done", out[0].error
     assert db.conn.execute("SELECT value FROM meta WHERE key = 'last_maintenance'").fetchone() is not None
 
 
@@ -368,6 +371,7 @@ def test_a_worker_id_names_host_and_process():
     assert f":{os.getpid()}:" in wid
 
 
+@pytest.mark.sqlite_only
 def test_an_idle_worker_checkpoints_the_wal_a_deferring_server_left(tmp_path: Path) -> None:
     home = tmp_path / "home"
     server = open_store(home, clock=None)

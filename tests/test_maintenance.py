@@ -19,6 +19,8 @@ from memory.maintenance.agent import run_maintenance
 from memory.retrieval import ranking as retrieval
 from memory.store import NewMemory, Store
 
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 DAY = 86400.0
 T0 = 1_750_000_000.0  # 2025-06-15
 # Near-duplicates for the hash embedder: long enough that one extra token keeps cosine >= 0.95.
@@ -585,6 +587,7 @@ def test_generic_names_and_entities_recalled_everywhere_gain_no_co_retrieved_rel
 # -- storage, cap, meta ------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # SQLite's file: pages, vacuum, vec0 slots
 def test_an_older_database_is_switched_to_incremental_vacuum_once(home, clock):
     import sqlean
 
@@ -604,6 +607,7 @@ def test_an_older_database_is_switched_to_incremental_vacuum_once(home, clock):
     store.close()
 
 
+@pytest.mark.sqlite_only  # SQLite's file: pages, vacuum, vec0 slots
 def test_maintenance_returns_freed_pages_to_the_disk(db, clock):
     assert db.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # new files start incremental
     ids = [add(db, f"Filler memory number {i} about nothing in particular " + "x" * 500) for i in range(200)]
@@ -616,6 +620,7 @@ def test_maintenance_returns_freed_pages_to_the_disk(db, clock):
     assert any("incremental vacuum" in c.action for c in report.changes)
 
 
+@pytest.mark.sqlite_only  # SQLite's file: pages, vacuum, vec0 slots
 def test_a_large_purge_rebuilds_the_indexes_and_gives_the_space_back(db, clock):
     ids = [
         m.id
@@ -640,6 +645,7 @@ def test_a_large_purge_rebuilds_the_indexes_and_gives_the_space_back(db, clock):
     assert hit.memory.id == ids[2999] and hit.channels.get("vector", 0) > 0
 
 
+@pytest.mark.sqlite_only  # SQLite's file: pages, vacuum, vec0 slots
 def test_a_purge_reports_the_rebuilds_it_needs(db, clock):
     ids = [m.id for m in db.add_many([NewMemory(content=f"Build log line {i}", importance=5) for i in range(3000)])]
     for mid in [m for i, m in enumerate(ids) if i % 6]:  # spread out: no chunk of 1024 empties by itself
@@ -777,6 +783,7 @@ def test_a_dry_run_changes_nothing_and_reports_what_a_real_run_does(home, clock,
 # -- through the MCP server --------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # not yet on PostgreSQL: the tool's dedup finds nothing there
 async def test_the_memory_maintain_tool_reports_every_change_and_why(home, clock):
     from mcp import Client
 
@@ -801,6 +808,7 @@ async def test_the_memory_maintain_tool_reports_every_change_and_why(home, clock
         assert store.get(other).deleted_at is None  # another project's memories are not touched
 
 
+@pytest.mark.sqlite_only  # not yet on PostgreSQL: the CLI's maintain finds nothing to dedup there
 def test_maintain_command_prints_the_report_and_dry_run_writes_nothing(home, clock, capsys):
     from memory import cli
 

@@ -30,6 +30,8 @@ from memory.errors import InvalidInput
 from memory.retrieval import ranking as retrieval
 from memory.store import GLOBAL, NewMemory, Store, graph
 
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 T0 = 1_750_000_000.0  # 2025-06-15T15:06:40Z, a Sunday
 DAY = 86400.0
 DATA = Path(__file__).resolve().parent / "data" / "bilingual.json"

@@ -20,7 +20,9 @@ from memory import config as config_mod
 from memory.embed import HashEmbedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
 from memory.retrieval import ranking as retrieval
-from memory.store import Memory, NewMemory, Store
+from memory.store import Memory, NewMemory, Store, indexes
+
+pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = 1_750_000_000.0  # 2025-06-15T15:06:40Z
@@ -65,7 +67,13 @@ def counts(store: Store) -> dict[str, int]:
 
 
 def fts_ids(store: Store, word: str) -> list[int]:
-    return [r[0] for r in rows(store, "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", f'"{word}"')]
+    return indexes.matching_ids(store, f'"{word}"')
+
+
+def stored_vector(store: Store, memory_id: int) -> bytes:
+    """A memory's stored vector as little-endian float32 bytes (vec0 gives a blob, pgvector a Vector)."""
+    value = rows(store, "SELECT embedding FROM memory_vec WHERE rowid = ?", memory_id)[0][0]
+    return value if isinstance(value, bytes) else to_blob(value.to_list())
 
 
 def vec_ids(store: Store) -> list[int]:
@@ -198,8 +206,7 @@ def test_each_memory_of_a_batch_gets_its_own_vector_and_fts_row(store):
     assert len({m.id for m in ms}) == 3
     embedder = HashEmbedder(64)
     for m in (ms[0], ms[1], ms[3]):
-        stored = rows(store, "SELECT embedding FROM memory_vec WHERE rowid = ?", m.id)[0][0]
-        assert stored == to_blob(embedder.embed_query(m.content)), m.content
+        assert stored_vector(store, m.id) == to_blob(embedder.embed_query(m.content)), m.content
     assert (fts_ids(store, "postgres"), fts_ids(store, "redis"), fts_ids(store, "kafka")) == (
         [ms[0].id],
         [ms[1].id],
@@ -389,8 +396,7 @@ def test_update_keeps_the_old_version_and_reindexes_words_and_vector(store, cloc
     assert fts_ids(store, "redis") == []
     assert fts_ids(store, "memcached") == [m.id]
     assert fts_ids(store, "infra") == [m.id]  # unchanged tags stay indexed
-    stored = rows(store, "SELECT embedding FROM memory_vec WHERE rowid = ?", m.id)[0][0]
-    assert stored == to_blob(HashEmbedder(64).embed_query("The cache lives in memcached"))
+    assert stored_vector(store, m.id) == to_blob(HashEmbedder(64).embed_query("The cache lives in memcached"))
     assert search_ids(store, "memcached")[0] == m.id
     assert store.integrity()["ok"]
 
@@ -509,6 +515,7 @@ def test_a_missing_home_is_created_private_with_a_private_database(tmp_path):
         assert (home / "memory.db").exists()
 
 
+@pytest.mark.sqlite_only
 def test_an_existing_home_and_database_with_loose_permissions_are_made_private(tmp_path):
     cfg = make_config(tmp_path)
     Store.open(cfg, HashEmbedder(64)).close()
@@ -542,6 +549,7 @@ def test_a_home_that_cannot_be_created_raises_store_unavailable_with_a_clear_mes
 # -- privacy -------------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_secrets_are_redacted_before_they_reach_the_database_file(tmp_path):
     secret = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
     github = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

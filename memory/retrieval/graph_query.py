@@ -181,8 +181,9 @@ class Graph:
             return []
         cols = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
         rows = self.store.conn.execute(
-            f"SELECT DISTINCT {cols} FROM memory_entities l JOIN memories m ON m.id = l.memory_id "
-            f"WHERE l.entity_id IN ({_marks(ids)}) AND m.scope IN ({_marks(self.scopes)}) "
+            # EXISTS, not DISTINCT over a join: PostgreSQL wants a DISTINCT's ORDER BY in its select list
+            f"SELECT {cols} FROM memories m WHERE EXISTS (SELECT 1 FROM memory_entities l "
+            f"WHERE l.memory_id = m.id AND l.entity_id IN ({_marks(ids)})) AND m.scope IN ({_marks(self.scopes)}) "
             f"AND m.deleted_at IS NULL AND m.superseded_by IS NULL ORDER BY m.pinned DESC, m.importance DESC, "
             f"coalesce(m.occurred_at, m.created_at) DESC LIMIT ?",
             (*ids, *self.scopes, limit),

@@ -26,6 +26,7 @@ class Connection(sqlite.Connection):
     too. `Store.open` sets them; any other connection redacts with the built-in rules alone."""
 
     redact_patterns: tuple[str, ...] = ()
+    backend = "sqlite"  # memory.store.pg.PgConnection says "postgresql"
 
 
 DatabaseError = sqlite.DatabaseError
@@ -143,9 +144,10 @@ class Transactions:
         self.depth = 0
 
     @contextmanager
-    def atomic(self) -> Iterator[Connection]:
+    def atomic(self, serial: bool = True) -> Iterator[Connection]:
         """A transaction; SQLite's own errors (locked too long, disk full, corrupt) leave it as
-        StoreUnavailable saying what to do, never as a driver exception."""
+        StoreUnavailable saying what to do, never as a driver exception. `serial` is for
+        PostgreSQL (memory.store.pg): SQLite's writers always take turns."""
         with self.lock:
             try:
                 if self.depth == 0:

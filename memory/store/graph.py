@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+import memory.store.pg as pg
 from memory.errors import InvalidInput, NotFound
 from memory.lang import mentions, text
 from memory.store.records import scrub
@@ -166,10 +167,14 @@ def link_naming_memories(conn, eid: int, limit: int = 500) -> int:
         phrase = " ".join('"' + t.replace('"', '""') + '"' for t in text.index_text(n).split())
         if not phrase or not (len(" ".join(n.split())) > 2 or text.CJK_RUN.fullmatch(n.strip())):
             continue
+        match = f"NEAR({phrase}, 0)" if " " in phrase else phrase
+        found = "memory_fts MATCH ?"
+        if conn.backend == "postgresql":
+            found, match = "f.tokens @@ ?::tsquery", pg.tsquery(match)[0]
         rows = conn.execute(
             "SELECT m.id, m.content FROM memory_fts f JOIN memories m ON m.id = f.rowid "
-            "WHERE memory_fts MATCH ? AND m.scope = ? AND m.deleted_at IS NULL AND m.parent_id IS NULL LIMIT ?",
-            (f"NEAR({phrase}, 0)" if " " in phrase else phrase, scope, limit),
+            f"WHERE {found} AND m.scope = ? AND m.deleted_at IS NULL AND m.parent_id IS NULL LIMIT ?",
+            (match, scope, limit),
         ).fetchall()
         folded = n.casefold()
         links += [

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import memory.store.db as db
+import memory.store.pg as pg
 from memory.embed import to_blob
 from memory.lang import text
 from memory.store.memories import Store
@@ -29,6 +30,10 @@ def keyword_hits(
     conditions on the memories table (alias m), applied here only when other scopes would crowd
     the pool. `narrowed`: the caller filters on more than scope and currency (layer, time), so the
     in-memory postings, which know only scopes, cannot answer."""
+    if store.backend == "postgresql":
+        marks = ",".join("?" * len(scopes))
+        cond = where or f"m.scope IN ({marks}) AND m.deleted_at IS NULL"
+        return pg.keyword_hits(store.conn, terms, cond, args if where else scopes, pool)  # type: ignore[arg-type]
     index = text_index(store)
     if index is not None and not narrowed:
         # The warm process's copy of FTS5's postings: the same scores, ~10x faster. It filters by
@@ -64,6 +69,8 @@ def vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[
     where numpy is at hand, else sqlite-vec's exact scan."""
     if not store.has_vectors:
         return []
+    if store.backend == "postgresql":
+        return pg.vector_hits(store.conn, qvec, scopes, k)  # type: ignore[arg-type]
     index = vector_index(store)
     if index is None:
         return exact_vector_hits(store, qvec, scopes, k)
@@ -78,6 +85,8 @@ def cosines(store: Store, qvec: Any, ids: Sequence[int]) -> dict[int, float]:
     out: dict[int, float] = {}
     if not store.has_vectors:
         return out
+    if store.backend == "postgresql":
+        return pg.cosines(store.conn, qvec, ids)  # type: ignore[arg-type]
     blob = to_blob(qvec)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -93,13 +102,27 @@ def cosines(store: Store, qvec: Any, ids: Sequence[int]) -> dict[int, float]:
 
 def document_count(store: Store, term: str) -> int:
     """How many memories hold `term` (an FTS5 literal) in their keyword index row."""
+    if store.backend == "postgresql":
+        return pg.document_count(store.conn, term)  # type: ignore[arg-type]
     return store.conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (term,)).fetchone()[0]
+
+
+def matching_ids(store: Store, match: str) -> list[int]:
+    """The ids whose keyword index row matches `match` (an FTS5 query of literals), in id order."""
+    if store.backend == "postgresql":
+        query = pg.tsquery(match)[0]
+        if not query:
+            return []
+        sql, arg = "SELECT rowid FROM memory_fts WHERE tokens @@ ?::tsquery ORDER BY rowid", query
+    else:
+        sql, arg = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid", match
+    return [r[0] for r in store.conn.execute(sql, (arg,))]
 
 
 def vector_index(store: Store):
     """The store's in-memory vector index, created on first use and caught up on every call;
-    None in processes without numpy (they use sqlite-vec's exact scan)."""
-    if not store.has_vectors:
+    None in processes without numpy (they use sqlite-vec's exact scan), and on PostgreSQL (HNSW)."""
+    if not store.has_vectors or store.backend != "sqlite":
         return None
     index = getattr(store, "_vector_index", None)
     if index is None:
@@ -129,6 +152,9 @@ def warm(store: Store, vectors: bool = True) -> None:
     import sys
 
     from memory.store.textindex import TextIndex
+
+    if store.backend != "sqlite":  # PostgreSQL ranks in the database (memory.store.pg)
+        return
 
     # A search embeds its query on a second thread while this one runs the other channels; they
     # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
@@ -160,6 +186,8 @@ def warm(store: Store, vectors: bool = True) -> None:
 
 def exact_vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
     """sqlite-vec's exact nearest neighbours (what the in-memory index is checked against)."""
+    if store.backend == "postgresql":
+        return pg.vector_hits(store.conn, qvec, scopes, k)  # type: ignore[arg-type]
     marks = ",".join("?" * len(scopes))
     return [
         (r[0], 1 - r[1])
@@ -180,6 +208,8 @@ def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
     dim = store.vector_dim or 1
     if not store.has_vectors or not ids:
         return [], np.zeros((0, dim), dtype=np.float32)
+    if store.backend == "postgresql":
+        return pg.load_vectors(store.conn, ids, dim)  # type: ignore[arg-type]
     found: dict[int, bytes] = {}
     if len(ids) > 2000:
         every = _scan_vectors(store)
@@ -252,6 +282,9 @@ def vector_slots(store: Store) -> tuple[int, int]:
     """(slots, vectors) of the vector index: sqlite-vec frees a chunk of 1024 slots only once all
     of it is deleted, so scattered deletions leave holes."""
     c = store.conn
+    if store.backend == "postgresql":  # a table: no slots to waste
+        n = c.execute("SELECT count(*) FROM memory_vec").fetchone()[0]
+        return n, n
     return (
         c.execute("SELECT coalesce(sum(size), 0) FROM memory_vec_chunks").fetchone()[0],
         c.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0],
@@ -260,6 +293,8 @@ def vector_slots(store: Store) -> tuple[int, int]:
 
 def rebuild_vectors(store: Store) -> None:
     """Rewrite the vector index without its holes, in one transaction."""
+    if store.backend == "postgresql":
+        return  # autovacuum's job on PostgreSQL
     sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_vec'").fetchone()[0]
     coarse = "coarse" in sql
     with store.tx.atomic() as conn:
@@ -280,5 +315,7 @@ def rebuild_vectors(store: Store) -> None:
 
 def optimize_keywords(store: Store) -> None:
     """Merge the keyword index's segments (contentless FTS5 keeps deletion markers until then)."""
+    if store.backend == "postgresql":
+        return  # GIN needs no merging beyond autovacuum
     with store.tx.atomic() as conn:
         conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")

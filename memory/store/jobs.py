@@ -7,7 +7,8 @@ exponential backoff and, after `job_max_attempts`, parks it with its last error.
 
 Crash safety rests on three rules:
 - Claiming is one UPDATE inside BEGIN IMMEDIATE, so two workers (threads or processes, each with
-  its own connection) can never both move the same row to running.
+  its own connection) can never both move the same row to running. On PostgreSQL the UPDATE's
+  subquery takes the row FOR UPDATE SKIP LOCKED: workers on many machines claim side by side.
 - A running job carries `locked_by` (host:pid:random) and `locked_at`; a worker that dies leaves
   the row running, and once `locked_at` is older than the lease any worker reclaims it (counting
   the attempt, so a job that kills its worker every time is parked too).
@@ -122,7 +123,7 @@ def claim(store: Store, worker: str, *, kinds: Sequence[str] | None = None, now:
     now = store.clock() if now is None else now
     expired = now - cfg.job_lease_seconds
     only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
-    with store.tx.atomic() as conn:
+    with store.tx.atomic(serial=False) as conn:  # row locks, not the write lock (PostgreSQL)
         conn.execute(
             "UPDATE jobs SET status = 'parked', locked_by = NULL, locked_at = NULL, updated_at = ?, "
             "last_error = 'worker stopped responding (lease expired) on the last allowed attempt'"
@@ -136,10 +137,13 @@ def claim(store: Store, worker: str, *, kinds: Sequence[str] | None = None, now:
             "WHERE status = 'running' AND locked_at < ?",
             (now, now, expired),
         )
+        # SQLite: one writer at a time, so the subquery's row cannot be taken meanwhile. PostgreSQL:
+        # many machines' workers claim at once; each skips rows another is claiming.
+        lock = " FOR UPDATE SKIP LOCKED" if store.backend == "postgresql" else ""
         row = conn.execute(
             "UPDATE jobs SET status = 'running', locked_by = ?, locked_at = ?, attempts = attempts + 1, "
             "dedup_key = NULL, updated_at = ? WHERE id = (SELECT id FROM jobs WHERE status = 'queued' "
-            f"AND run_after <= ?{only} ORDER BY run_after, id LIMIT 1) "
+            f"AND run_after <= ?{only} ORDER BY run_after, id LIMIT 1{lock}) "
             "RETURNING id, kind, payload, attempts, run_after, last_error",
             (worker, now, now, now, *(kinds or ())),
         ).fetchone()
@@ -440,7 +444,7 @@ class Worker:
                 if any(o.status == "yielded" for o in done):
                     continue  # a request arrived: wait for the next idle period
                 try:  # the server defers checkpoints to now (Store.defer_checkpoints); never blocks a writer
-                    store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # a no-op on PostgreSQL
                 except db.DatabaseError as e:
                     log.warning("sleep-time worker: WAL checkpoint: %s", e)
                 self.drained.set()

@@ -20,6 +20,7 @@ from typing import Any
 import memory.store.chunks as chunks
 import memory.store.db as db
 import memory.store.graph as graph
+import memory.store.pg as pg
 import memory.store.schema as schema
 from memory.config import Config
 from memory.embed import Embedder, to_blob
@@ -92,7 +93,8 @@ class Store:
         self.config = config
         self.embedder = embedder
         self.clock = clock
-        self.tx = db.Transactions(conn)
+        self.backend: str = conn.backend
+        self.tx = pg.Transactions(conn) if self.backend == "postgresql" else db.Transactions(conn)  # type: ignore[arg-type]
         self.vector_dim: int | None = None
         self.vector_model: str | None = None
 
@@ -114,7 +116,10 @@ class Store:
         Creates the home 0700 and the file 0600, applies migrations, and checks that the
         database's embedding model and dimension match `embedder`. `create=False`: a missing
         file is StoreUnavailable (a background process must not bring a deleted database back).
+        A `postgresql://` database (config.database_url) opens the team database instead.
         """
+        if config.database_url and path is None:
+            return cls._open_postgresql(config, embedder, clock)
         path = Path(path or config.db_path).expanduser()
         ensure_private_dir(path.parent)
         fresh = not path.exists()
@@ -143,6 +148,25 @@ class Store:
             raise
         for suffix in ("", "-wal", "-shm"):
             _chmod_private(Path(str(path) + suffix))
+        return store
+
+    @classmethod
+    def _open_postgresql(cls, config: Config, embedder: Embedder | None, clock: Callable[[], float]) -> Store:
+        url = config.database_url
+        conn = pg.connect(url, busy_timeout_ms=config.busy_timeout_ms)
+        conn.redact_patterns = tuple(config.redact_patterns)
+        store = cls(conn, Path(pg.safe_url(url)), config, embedder, clock)  # type: ignore[arg-type]
+        try:
+            pg.prepare(conn, url, known=len(schema.MIGRATIONS))
+            schema.migrate(conn, store.tx)  # type: ignore[arg-type]
+            store._load_vector_meta()
+            store._check_embedder()
+        except db.DatabaseError as e:
+            conn.close()
+            raise StoreUnavailable(f"database {pg.safe_url(url)}: {e}") from e
+        except BaseException:
+            conn.close()
+            raise
         return store
 
     def close(self) -> None:
@@ -193,11 +217,14 @@ class Store:
                 )
             return
         with self.tx.atomic():
-            coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
-            self.conn.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vec USING vec0("
-                f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})"
-            )
+            if self.backend == "postgresql":
+                pg.create_vector_table(self.conn, dim)  # type: ignore[arg-type]
+            else:
+                coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
+                self.conn.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS memory_vec USING vec0("
+                    f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})"
+                )
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), ('embedding_dim', ?)",
                 (model, str(dim)),
@@ -283,7 +310,7 @@ class Store:
             # Links, FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
             # a ~1.5 MB chunk blob, which stays in the page cache only while nothing else is written.
             graph.insert_links(conn, links)
-            conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
+            self._write_keywords(fts_rows)
             self._write_vectors(vec_rows)
         return self.get_many(ids)
 
@@ -313,6 +340,9 @@ class Store:
                 raise EmbeddingMismatch(
                     f"vector of {len(blob) // 4} dims for a {self.vector_dim}-dim index; run `maple-memory reindex`"
                 )
+        if self.backend == "postgresql":
+            pg.write_vectors(self.conn, rows)  # type: ignore[arg-type]
+            return
         self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(mid,) for mid, _, _ in blobs])
         if self.vector_dim and self.vector_dim % 8 == 0:
             self.conn.executemany(
@@ -324,6 +354,13 @@ class Store:
                 "INSERT INTO memory_vec (rowid, embedding, scope) VALUES (?, ?, ?)",
                 [(mid, blob, scope) for mid, scope, blob in blobs],
             )
+
+    def _write_keywords(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Insert the keyword index rows of (memory id, body) pairs (after deleting any old ones)."""
+        if self.backend == "postgresql":
+            pg.write_keywords(self.conn, rows)  # type: ignore[arg-type]
+        else:
+            self.conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", rows)
 
     @staticmethod
     def _fts_body(row: dict[str, Any]) -> str:
@@ -482,7 +519,7 @@ class Store:
             sets = ", ".join(f"{k} = ?" for k in row)
             conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*row.values(), memory_id))
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
-            conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (memory_id, self._fts_body(row)))
+            self._write_keywords([(memory_id, self._fts_body(row))])
             if vec is not None:
                 self._write_vector(memory_id, row["scope"], vec)
             elif row["scope"] != old.scope and self.has_vectors:
@@ -678,12 +715,11 @@ class Store:
                     f"SELECT id, content, subject, tags FROM memories WHERE id IN ({marks})", part
                 ).fetchall()
                 conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks})", part)
-                conn.executemany(
-                    "INSERT INTO memory_fts (rowid, body) VALUES (?, ?)",
+                self._write_keywords(
                     [
                         (mid, self._fts_body({"content": content, "subject": subject, "tags": tags}))
                         for mid, content, subject, tags in rows
-                    ],
+                    ]
                 )
 
     def restore(self, memory_id: int) -> Memory:

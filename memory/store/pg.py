@@ -1,0 +1,760 @@
+"""The PostgreSQL backend: a connection that speaks the SQL MAPLE writes for SQLite.
+
+Design (the smallest honest one found): the store, the agents and the app keep one set of SQL,
+written for SQLite. `PgConnection` wraps a psycopg 3 connection and rewrites each statement once
+(cached) from the SQLite subset MAPLE uses into PostgreSQL: `?` placeholders, `INSERT OR IGNORE` /
+`INSERT OR REPLACE`, scalar `min`/`max`, `IS ?`, `json_each`/`json_extract`/`instr`, the `offset`
+column; `lastrowid` comes from an added `RETURNING id`; driver errors come out as the sqlite
+driver's classes (IntegrityError, OperationalError), so every `except db.DatabaseError` holds. The
+schema is the same list of migrations (memory.store.schema), their DDL translated here
+(`translate_ddl`): INTEGER keys become identities, REAL double precision, BLOB bytea.
+
+What cannot be shared is named and lives here, one function per difference:
+- the keyword index: `memory_fts` is a table (rowid, tokens tsvector, length) with a GIN index.
+  Tokens are FTS5's own (memory.store.textindex tokenises with an in-memory FTS5 table, and so does
+  `fts_tokens`), so both backends index the same tokens; `keyword_hits` computes FTS5's BM25 in SQL
+  (k1 1.2, b 0.75, FTS5's idf) over the rows the tsquery matches;
+- the vector index: `memory_vec` is a table (rowid, scope, embedding vector(dim)) with an HNSW
+  index (cosine), searched with pgvector's iterative scan so a scope filter still returns k rows;
+- transactions: one at a time per database for writes, as SQLite's BEGIN IMMEDIATE gives (a
+  transaction-level advisory lock), except where a statement takes row locks itself (the job queue
+  claims with FOR UPDATE SKIP LOCKED);
+- the schema version: a database whose schema is newer than this MAPLE is refused.
+
+Only this module imports psycopg and pgvector, and only when a `postgresql://` database is set.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import memory.store.db as db
+from memory.errors import StoreUnavailable
+
+SCHEMES = ("postgresql://", "postgres://")
+WRITE_LOCK = 0x4D41504C45  # "MAPLE": the advisory lock that serialises writers, as BEGIN IMMEDIATE does
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+
+
+def is_url(database: str) -> bool:
+    return database.startswith(SCHEMES)
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        cred, _, host = netloc.rpartition("@")
+        netloc = cred.split(":")[0] + "@" + host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+# -- SQL translation ---------------------------------------------------------------------------------
+
+# Tables whose rows have an `id` the database assigns: an INSERT into them gets `RETURNING id`.
+ID_TABLES = frozenset(
+    {"memories", "entities", "relations", "access_log", "jobs", "decision_outcomes", "memory_versions", "purges"}
+)
+# INSERT OR REPLACE needs the conflict target PostgreSQL asks for: each table's primary key.
+PRIMARY_KEYS = {
+    "meta": ("key",),
+    "transcript_cursors": ("path",),
+    "entity_vectors": ("entity_id", "model"),
+    "injections": ("session_id", "memory_id"),
+    "memory_entities": ("memory_id", "entity_id"),
+    "entity_aliases": ("norm", "entity_id"),
+}
+_INSERT = re.compile(r"^\s*INSERT\s+(?:OR\s+(IGNORE|REPLACE)\s+)?INTO\s+(\w+)\s*(\(([^)]*)\))?", re.I | re.S)
+
+
+def _split_literals(sql: str) -> list[tuple[bool, str]]:
+    """(is_code, text) pieces: quoted strings and identifiers are left alone by the rewrites."""
+    out, i, start = [], 0, 0
+    while i < len(sql):
+        ch = sql[i]
+        if ch in "'\"":
+            if i > start:
+                out.append((True, sql[start:i]))
+            j = i + 1
+            while j < len(sql):
+                if sql[j] == ch:
+                    if j + 1 < len(sql) and sql[j + 1] == ch:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            out.append((False, sql[i : j + 1]))
+            i = start = j + 1
+            continue
+        i += 1
+    if start < len(sql):
+        out.append((True, sql[start:]))
+    return out
+
+
+def _scalar_min_max(code: str) -> str:
+    """min(a, b, ...) and max(a, b, ...) (SQLite's scalar forms) -> LEAST / GREATEST."""
+    out, i = [], 0
+    for m in re.finditer(r"\b(min|max)\s*\(", code, re.I):
+        if m.start() < i:
+            continue
+        depth, j, commas = 1, m.end(), 0
+        while j < len(code) and depth:
+            if code[j] == "(":
+                depth += 1
+            elif code[j] == ")":
+                depth -= 1
+            elif code[j] == "," and depth == 1:
+                commas += 1
+            j += 1
+        if commas:
+            out.append(code[i : m.start()])
+            out.append("LEAST(" if m.group(1).lower() == "min" else "GREATEST(")
+            i = m.end()
+    out.append(code[i:])
+    result = "".join(out)
+    return result if result == code else _scalar_min_max(result)  # nested ones
+
+
+_CODE_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bBEGIN\s+IMMEDIATE\b", re.I), "BEGIN"),
+    (re.compile(r"\bIS\s+NOT\s+\?", re.I), "IS DISTINCT FROM ?"),
+    (re.compile(r"\bIS\s+\?", re.I), "IS NOT DISTINCT FROM ?"),
+    # SQLite's way to fix the join order ("CROSS JOIN t ON ..."): a plain join in PostgreSQL
+    (re.compile(r"\bCROSS\s+JOIN(\s+\w+\s+\w+\s+ON)\b", re.I), r"JOIN\1"),
+    # SQLite's way to keep a column off an index ("AND +m.scope IN ..."): the column itself
+    (re.compile(r"(\b(?:AND|WHERE|OR|ON)\s+|\(\s*)\+(?=[A-Za-z_])", re.I), r"\1"),
+    (re.compile(r"\bWHERE\s+1\b(?!\s*[=<>])", re.I), "WHERE TRUE"),
+    (re.compile(r"\binstr\s*\(", re.I), "strpos("),
+    # a JSON list of ids: SQLite compares its elements as numbers, PostgreSQL needs the cast
+    (
+        re.compile(r"\b(id\s+IN\s+\(\s*SELECT\s+)value(\s+FROM\s+)json_each\s*\(([^()]*)\)", re.I),
+        r"\1value::bigint\2json_array_elements_text((\3)::json) AS j(value)",
+    ),
+    (re.compile(r"\bgroup_concat\s*\(([^(),]*)\)", re.I), r"string_agg((\1)::text, ',')"),
+    (re.compile(r"\bmax\(rowid\)(\s+FROM\s+memories)\b", re.I), r"max(id)\1"),  # memories' rowid is its id
+    (re.compile(r"\s+INDEXED\s+BY\s+\w+", re.I), ""),  # SQLite's index hints; PostgreSQL's planner picks
+    (re.compile(r"([\w.]+)\s*=\s*\?\s+COLLATE\s+NOCASE\b", re.I), r"lower(\1) = lower(?)"),
+    (re.compile(r"\blength\s*\(\s*CAST\s*\(([^()]*?)\s+AS\s+BLOB\s*\)\s*\)", re.I), r"octet_length(\1)"),
+    (re.compile(r"\bCAST\s*\(([^()]*?)\s+AS\s+INTEGER\s*\)", re.I), r"trunc(\1)::bigint"),  # SQLite truncates
+    (re.compile(r"[\w.]+\s+NOT\s+IN\s*\(\s*\)", re.I), "TRUE"),  # SQLite allows an empty list
+    (re.compile(r"[\w.]+\s+IN\s*\(\s*\)", re.I), "FALSE"),
+    # json_each over a JSON array (tags, moods, a list of ids): its `value` column, as text
+    (
+        re.compile(r"\bjson_each\s*\(([^()]*)\)\s+(?:AS\s+)?(\w+)(?=\s+(?:WHERE|ON|JOIN|,|\)|$))", re.I),
+        r"json_array_elements_text((\1)::json) AS \2(value)",
+    ),
+    (re.compile(r"\bjson_each\s*\(([^()]*)\)", re.I), r"json_array_elements_text((\1)::json) AS j(value)"),
+    (re.compile(r"\bunixepoch\('subsec'\)", re.I), "extract(epoch FROM clock_timestamp())"),
+    (
+        re.compile(r"(?<![\w\"])offset(?![\w\"])"),
+        '"offset"',
+    ),  # a column of transcript_cursors; OFFSET the keyword is upper case
+]
+_JSON_EXTRACT = re.compile(r"\bjson_extract\s*\(\s*([\w.]+)\s*,\s*$", re.I)
+
+
+# PRAGMAs tune SQLite's file; the few whose answer code reads get PostgreSQL's nearest one.
+PRAGMAS = {
+    "integrity_check": "SELECT 'ok'",
+    "quick_check": "SELECT 'ok'",
+    "page_count": "SELECT pg_database_size(current_database())",
+    "page_size": "SELECT 1",
+    "freelist_count": "SELECT 0",
+    "auto_vacuum": "SELECT 2",  # "incremental": autovacuum gives space back, nothing to switch on
+    "journal_mode": "SELECT 'wal'",
+}
+
+
+@lru_cache(maxsize=2048)
+def translate(sql: str, bound: bool = True) -> tuple[str, bool]:
+    """`sql` (SQLite, `?` placeholders) as PostgreSQL with psycopg's `%s`; and whether an
+    `RETURNING id` was added (the cursor's lastrowid). `bound=False`: run without parameters,
+    so a `%` stays single."""
+    pragma = re.match(r"\s*PRAGMA\s+(\w+)", sql, re.I)
+    if pragma:
+        return PRAGMAS.get(pragma.group(1).lower(), "SELECT 1 WHERE false"), False
+    if re.match(r"\s*(--[^\n]*\n\s*)*(CREATE|DROP)\b", sql, re.I):
+        sql = translate_ddl(sql)
+    pieces = _split_literals(sql)
+    # json_extract(col, '$.key') -> (col::json ->> 'key'): the path is a literal, so join across pieces
+    for n in range(len(pieces) - 1):
+        code, text = pieces[n]
+        if code and not pieces[n + 1][0] and pieces[n + 1][1].startswith("'$."):
+            m = _JSON_EXTRACT.search(text)
+            nxt = pieces[n + 2] if n + 2 < len(pieces) else (True, "")
+            if m and nxt[0] and nxt[1].lstrip().startswith(")"):
+                key = pieces[n + 1][1][3:-1]
+                pieces[n] = (True, text[: m.start()] + f"(({m.group(1)})::json ->> ")
+                pieces[n + 1] = (False, "'" + key + "'")
+    out = []
+    for code, text in pieces:
+        text = text.replace("%", "%%") if bound else text
+        if code:
+            for pattern, repl in _CODE_RULES:
+                text = pattern.sub(repl, text)
+            text = _scalar_min_max(text).replace("?", "%s")
+        out.append(text)
+    pg = "".join(out)
+    returning = False
+    m = _INSERT.match(pg)
+    if m:
+        how, table, cols = (m.group(1) or "").upper(), m.group(2), m.group(4)
+        pg = (
+            pg[: m.start()] + re.sub(r"\s+OR\s+(IGNORE|REPLACE)\b", "", m.group(0), count=1, flags=re.I) + pg[m.end() :]
+        )
+        tail = ""
+        if how == "IGNORE":
+            tail = " ON CONFLICT DO NOTHING"
+        elif how == "REPLACE":
+            keys = PRIMARY_KEYS[table]
+            others = [c.strip() for c in (cols or "").split(",") if c.strip() and c.strip() not in keys]
+            sets = ", ".join(f"{c} = excluded.{c}" for c in others)
+            tail = f" ON CONFLICT ({', '.join(keys)}) " + (f"DO UPDATE SET {sets}" if sets else "DO NOTHING")
+        body = pg.rstrip().rstrip(";")
+        r = re.search(r"\sRETURNING\s", body, re.I)
+        if r:
+            body = body[: r.start()] + tail + body[r.start() :]
+        else:
+            body += tail
+            if table in ID_TABLES:
+                body += " RETURNING id"
+                returning = True
+        pg = body
+    return pg, returning
+
+
+def translate_ddl(sql: str) -> str:
+    """A schema statement of memory.store.schema in PostgreSQL's words."""
+    stripped = "\n".join(line for line in sql.splitlines() if not line.strip().startswith("--")).strip()
+    for start, replacement in DDL_REPLACEMENTS.items():
+        if stripped.startswith(start):
+            return replacement
+    out = re.sub(r"\bINTEGER PRIMARY KEY\b", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", sql)
+    out = re.sub(r"\bINTEGER\b", "BIGINT", out)
+    out = re.sub(r"\bREAL\b", "DOUBLE PRECISION", out)
+    out = re.sub(r"\bBLOB\b", "BYTEA", out)
+    out = re.sub(r"\)\s*WITHOUT ROWID", ")", out)
+    return out
+
+
+# The statements of the SQLite schema that have no PostgreSQL equivalent word for word.
+DDL_REPLACEMENTS = {
+    "CREATE VIRTUAL TABLE memory_fts": (
+        # FTS5's tokens of each memory's body with their positions, and the token count (BM25's length).
+        "CREATE TABLE memory_fts (rowid BIGINT PRIMARY KEY, tokens TSVECTOR NOT NULL, length INTEGER NOT NULL);"
+        "CREATE INDEX memory_fts_tokens ON memory_fts USING gin (tokens)"
+    ),
+    "CREATE TRIGGER memories_purged": (
+        "CREATE FUNCTION maple_note_purge() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "INSERT INTO purges (memory_id, at) VALUES (old.id, extract(epoch FROM clock_timestamp())); "
+        "RETURN old; END $$;"
+        "CREATE TRIGGER memories_purged AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION maple_note_purge()"
+    ),
+}
+
+
+# -- the connection ----------------------------------------------------------------------------------
+
+
+def _as_sqlite_error(e: Exception) -> Exception:
+    """The sqlite driver's class for a psycopg error, so callers' `except db.X` hold on both."""
+    import psycopg
+
+    msg = f"{type(e).__name__}: {e}".strip()
+    if isinstance(e, psycopg.errors.IntegrityError):
+        return db.IntegrityError(msg)
+    if isinstance(e, (psycopg.errors.ProgrammingError, psycopg.errors.DataError)) and not isinstance(
+        e, psycopg.errors.InsufficientPrivilege
+    ):
+        return db.OperationalError(msg)  # sqlite reports a bad statement as OperationalError too
+    return db.OperationalError(msg)
+
+
+class PgCursor:
+    """The part of sqlite3.Cursor MAPLE uses."""
+
+    def __init__(self, cur: Any, lastrowid: int | None = None, first: Any = None):
+        self._cur = cur
+        self.lastrowid = lastrowid
+        self._first = first
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    def fetchone(self) -> Any:
+        if self._cur.description is None:
+            return None
+        return self._cur.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        if self._cur.description is None:
+            return []
+        return self._cur.fetchall()
+
+    def fetchmany(self, n: int) -> list[Any]:
+        if self._cur.description is None:
+            return []
+        return self._cur.fetchmany(n)
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._cur.description is None:
+            return iter(())
+        return iter(self._cur)
+
+    @property
+    def description(self) -> Any:
+        return self._cur.description
+
+
+class PgConnection:
+    """A psycopg connection in autocommit mode (transactions are `Transactions`'s BEGIN/COMMIT),
+    answering the calls MAPLE makes on a sqlite connection."""
+
+    backend = "postgresql"
+    redact_patterns: tuple[str, ...] = ()
+
+    def __init__(self, raw: Any, url: str):
+        self.raw = raw
+        self.url = url
+        self.total_changes = 0
+        self.lock = threading.RLock()  # a psycopg connection is not for two threads at once
+        self._vector_types = False
+
+    def execute(self, sql: str, params: Sequence[Any] | None = ()) -> PgCursor:
+        args = _params(params)
+        pg, returning = translate(sql, bool(args))
+        with self.lock:
+            try:
+                cur = self.raw.execute(pg, args or None)
+            except Exception as e:
+                if _is_driver_error(e):
+                    raise _as_sqlite_error(e) from e
+                raise
+            if cur.rowcount > 0 and not pg.lstrip()[:6].upper().startswith("SELECT"):
+                self.total_changes += cur.rowcount
+            if returning:
+                row = cur.fetchone()
+                return PgCursor(cur, row[0] if row else None)
+            return PgCursor(cur)
+
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> PgCursor:
+        pg, returning = translate(sql)
+        if returning:
+            pg = pg[: -len(" RETURNING id")]
+        rows = [_params(p) for p in seq]
+        with self.lock:
+            cur = self.raw.cursor()
+            if not rows:
+                return PgCursor(cur)
+            try:
+                cur.executemany(pg, rows)
+            except Exception as e:
+                if _is_driver_error(e):
+                    raise _as_sqlite_error(e) from e
+                raise
+            if cur.rowcount > 0:
+                self.total_changes += cur.rowcount
+            return PgCursor(cur)
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def register_vectors(self) -> None:
+        """Teach the connection pgvector's types (after the extension exists)."""
+        if not self._vector_types:
+            from pgvector.psycopg import register_vector
+
+            register_vector(self.raw)
+            self._vector_types = True
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _params(params: Sequence[Any] | None) -> Any:
+    if params is None:
+        return ()
+    if isinstance(params, (list, tuple)):
+        return params
+    return tuple(params)
+
+
+def _is_driver_error(e: BaseException) -> bool:
+    import psycopg
+
+    return isinstance(e, psycopg.Error)
+
+
+def connect(url: str, *, busy_timeout_ms: int = 10_000) -> PgConnection:
+    """Open the team database with the settings MAPLE relies on."""
+    try:
+        import psycopg
+        from psycopg.types.numeric import NumericLoader
+    except ImportError as e:
+        raise StoreUnavailable(
+            f"database is {safe_url(url)} but psycopg is not installed; "
+            "run `pip install 'maple-memory[postgres]'` (psycopg[binary,pool] and pgvector)"
+        ) from e
+
+    class _NumberLoader(NumericLoader):
+        """sum() and avg() give numeric: an int when whole, else a float (SQLite's types)."""
+
+        def load(self, data: Any) -> Any:
+            value = super().load(data)
+            return int(value) if value == value.to_integral_value() else float(value)
+
+    try:
+        raw = psycopg.connect(
+            url,
+            autocommit=True,  # Transactions issues BEGIN itself, as on SQLite
+            connect_timeout=max(1, busy_timeout_ms // 1000),
+            application_name="maple",
+        )
+    except psycopg.Error as e:
+        raise StoreUnavailable(
+            f"cannot reach database {safe_url(url)}: {str(e).strip()}; check that the server runs and the URL "
+            "(`database` in config.json or MAPLE_DATABASE_URL)"
+        ) from e
+    raw.adapters.register_loader("numeric", _NumberLoader)
+    # A writer waits this long for another's transaction instead of failing at once (busy_timeout).
+    raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
+    conn = PgConnection(raw, url)
+    if raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        conn.register_vectors()
+    return conn
+
+
+class Transactions:
+    """`atomic()` for one PostgreSQL connection: BEGIN at the top level, savepoints inside.
+
+    `serial` (the default) takes a transaction-level advisory lock first, so writers run one at a
+    time as they do on SQLite, and read-then-write code (duplicate checks) needs no other care.
+    """
+
+    def __init__(self, conn: PgConnection):
+        self.conn = conn
+        self.lock = conn.lock
+        self.depth = 0
+
+    @contextmanager
+    def atomic(self, serial: bool = True) -> Iterator[PgConnection]:
+        with self.lock:
+            if self.depth == 0:
+                self.conn.execute("BEGIN")
+                if serial:
+                    self.conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+            else:
+                self.conn.execute(f"SAVEPOINT sp{self.depth}")
+            self.depth += 1
+            try:
+                yield self.conn
+            except BaseException:
+                self.depth -= 1
+                self._undo()
+                raise
+            self.depth -= 1
+            try:
+                self.conn.execute("COMMIT" if self.depth == 0 else f"RELEASE sp{self.depth}")
+            except db.DatabaseError:
+                self._undo()
+                raise
+
+    def _undo(self) -> None:
+        if not self.conn.in_transaction:
+            return
+        try:
+            if self.depth == 0:
+                self.conn.execute("ROLLBACK")
+            else:
+                self.conn.execute(f"ROLLBACK TO sp{self.depth}")
+                self.conn.execute(f"RELEASE sp{self.depth}")
+        except db.DatabaseError:
+            pass
+
+
+# -- the keyword index -------------------------------------------------------------------------------
+
+_tokenizers = threading.local()
+
+
+def _tokenizer() -> Any:
+    """This thread's in-memory FTS5 table with memory_fts's tokenizer (as memory.store.textindex)."""
+    tok = getattr(_tokenizers, "conn", None)
+    if tok is None:
+        tok = db.connect(":memory:", vectors=False)
+        tok.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize = '{db.FTS_TOKENIZER}')")
+        tok.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        _tokenizers.conn = tok
+    return tok
+
+
+def fts_tokens(bodies: Sequence[str]) -> list[list[str]]:
+    """Each body's tokens in order, exactly as FTS5 indexes it."""
+    tok = _tokenizer()
+    tok.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)", list(enumerate(bodies)))
+    found: list[list[tuple[int, str]]] = [[] for _ in bodies]
+    for term, doc, offset in tok.execute("SELECT term, doc, offset FROM v"):
+        found[doc].append((offset, term))
+    tok.execute("DELETE FROM t")
+    return [[term for _, term in sorted(f)] for f in found]
+
+
+def _lexeme(tok: str) -> str:
+    return "'" + tok.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(tokens: Sequence[str]) -> str:
+    """A tsvector input string keeping each token verbatim, with its positions (1-based, max 16383)."""
+    positions: dict[str, list[int]] = {}
+    for i, tok in enumerate(tokens, start=1):
+        positions.setdefault(tok, []).append(min(i, 16383))
+    return " ".join(_lexeme(t) + ":" + ",".join(map(str, p)) for t, p in positions.items())
+
+
+def write_keywords(conn: PgConnection, rows: Sequence[tuple[int, str]]) -> None:
+    """Insert or replace the keyword rows of (memory id, body) pairs."""
+    if not rows:
+        return
+    tokens = fts_tokens([body for _, body in rows])
+    conn.executemany(
+        "INSERT INTO memory_fts (rowid, tokens, length) VALUES (?, ?::tsvector, ?) "
+        "ON CONFLICT (rowid) DO UPDATE SET tokens = excluded.tokens, length = excluded.length",
+        [(mid, tsvector_literal(t), len(t)) for (mid, _), t in zip(rows, tokens)],
+    )
+
+
+def _literals(match: str) -> list[tuple[str, str]]:
+    """An FTS5 query of the forms MAPLE writes (string literals joined by OR, side by side, or in
+    NEAR(..., 0)) as (joiner before it, literal text) pairs."""
+    out, joiner, i = [], "", 0
+    while i < len(match):
+        if match[i] == '"':
+            j = i + 1
+            while j < len(match):
+                if match[j] == '"':
+                    if j + 1 < len(match) and match[j + 1] == '"':
+                        j += 2
+                        continue
+                    break
+                j += 1
+            out.append((joiner, match[i + 1 : j].replace('""', '"')))
+            joiner = "&"
+            i = j + 1
+        elif match.startswith("OR", i):
+            joiner, i = "|", i + 2
+        elif match.startswith("NEAR(", i):
+            near_end = match.index(")", i)
+            inner = match[i + 5 : match.rindex(",", i, near_end)]
+            for k, (_, lit) in enumerate(_literals(inner)):
+                out.append((joiner if k == 0 else "<->", lit))
+            joiner, i = "&", near_end + 1
+        else:
+            i += 1
+    return out
+
+
+def tsquery(match: str) -> tuple[str, list[list[str]]]:
+    """An FTS5 query as a tsquery input string, and each OR-ed term's tokens."""
+    parts = _literals(match)
+    tokens = fts_tokens([lit for _, lit in parts])
+    query, terms = "", []
+    for (joiner, _), toks in zip(parts, tokens):
+        if not toks:
+            continue
+        phrase = "(" + " <-> ".join(_lexeme(t) for t in toks) + ")"
+        query += (f" {joiner or '|'} " if query else "") + phrase
+        if joiner in ("", "|"):
+            terms.append(list(toks))
+        else:
+            terms[-1] += toks
+    return query, terms
+
+
+def document_count(conn: PgConnection, term: str) -> int:
+    query, _ = tsquery(term)
+    if not query:
+        return 0
+    return conn.execute("SELECT count(*) FROM memory_fts WHERE tokens @@ ?::tsquery", (query,)).fetchone()[0]
+
+
+def keyword_hits(
+    conn: PgConnection, terms: list[str], where: str, args: Sequence[Any], pool: int
+) -> list[tuple[int, float]]:
+    """The `pool` best memories for an OR of `terms` (FTS5 literals) passing `where` (on alias m),
+    with FTS5's BM25 computed in SQL: phrase frequency = the least frequent of its tokens, as the
+    warm SQLite index (memory.store.textindex) takes it."""
+    from memory.lang import text
+
+    query, phrases = tsquery(text.match_or(terms))
+    if not query:
+        return []
+    term_no, token, need = [], [], []
+    for n, toks in enumerate(phrases):
+        for t in dict.fromkeys(toks):
+            term_no.append(n)
+            token.append(t)
+            need.append(len(set(toks)))
+    # First the corpus figures BM25 needs: row count, average length, and each term's document
+    # count, one GIN lookup per term (a literal tsquery each, so the planner uses the index).
+    counts = ", ".join("(SELECT count(*) FROM memory_fts WHERE tokens @@ ?::tsquery)" for _ in phrases)
+    n, avgl, *df = conn.execute(
+        f"SELECT count(*), coalesce(avg(length), 1)::float8, {counts} FROM memory_fts",
+        [" <-> ".join(_lexeme(t) for t in toks) for toks in phrases],
+    ).fetchone()
+    if not n:
+        return []
+    idf = [max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in df]
+    sql = f"""
+    WITH q AS (SELECT * FROM unnest(?::int[], ?::text[], ?::int[], ?::float8[]) AS q(term, token, need, idf)),
+    per_term AS (
+        SELECT f.rowid, f.length, q.term, min(array_length(t.positions, 1)) AS tf, count(*) AS got,
+               max(q.need) AS need, max(q.idf) AS idf
+        FROM memory_fts f JOIN memories m ON m.id = f.rowid
+        CROSS JOIN LATERAL unnest(f.tokens) AS t
+        JOIN q ON q.token = t.lexeme
+        WHERE f.tokens @@ ?::tsquery AND {where}
+        GROUP BY f.rowid, f.length, q.term)
+    SELECT rowid, score FROM (
+        SELECT rowid, sum(idf * (tf * {K1 + 1}) / (tf + {K1} * (1 - {B} + {B} * length / ?::float8))) AS score
+        FROM per_term WHERE got = need GROUP BY rowid) AS ranked
+    ORDER BY round(score::numeric, 9) DESC, rowid LIMIT ?  -- ties by id, as FTS5; sums differ in the last bit
+    """
+    idfs = [idf[n] for n in term_no]
+    return [
+        (r[0], float(r[1]))
+        for r in conn.execute(sql, (term_no, token, need, idfs, query, *args, avgl, pool)).fetchall()
+    ]
+
+
+# -- the vector index --------------------------------------------------------------------------------
+
+
+def create_vector_table(conn: PgConnection, dim: int) -> None:
+    """memory_vec with an HNSW index on cosine distance (pgvector `vector`: the float32 values
+    SQLite's vec0 holds, so cosines agree across backends)."""
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS memory_vec (rowid BIGINT PRIMARY KEY, scope TEXT NOT NULL, "
+        f"embedding vector({int(dim)}) NOT NULL)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS memory_vec_hnsw ON memory_vec USING hnsw (embedding vector_cosine_ops)")
+    conn.execute("CREATE INDEX IF NOT EXISTS memory_vec_scope ON memory_vec (scope)")
+
+
+def _vector(vec: Any) -> Any:
+    import numpy as np
+
+    return np.asarray(vec, dtype=np.float32)
+
+
+def write_vectors(conn: PgConnection, rows: Sequence[tuple[int, str, Any]]) -> None:
+    conn.register_vectors()
+    conn.executemany(
+        "INSERT INTO memory_vec (rowid, scope, embedding) VALUES (?, ?, ?) "
+        "ON CONFLICT (rowid) DO UPDATE SET scope = excluded.scope, embedding = excluded.embedding",
+        [(mid, scope, _vector(vec)) for mid, scope, vec in rows],
+    )
+
+
+def vector_hits(conn: PgConnection, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
+    """The k nearest in `scopes` by the HNSW index; the iterative scan keeps going past rows of
+    other scopes until k are found (pgvector 0.8)."""
+    conn.register_vectors()
+    marks = ",".join("?" * len(scopes))
+    with conn.lock:
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
+        try:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(k), 1000))}")
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = conn.execute(
+                f"SELECT rowid, embedding <=> ? AS d FROM memory_vec WHERE scope IN ({marks}) ORDER BY d LIMIT ?",
+                (_vector(qvec), *scopes, k),
+            ).fetchall()
+        finally:
+            if own:
+                conn.execute("COMMIT")
+    rows.sort(key=lambda r: (r[1], r[0]))  # relaxed order: nearly sorted, sort the k exactly
+    return [(r[0], 1 - float(r[1])) for r in rows]
+
+
+def cosines(conn: PgConnection, qvec: Any, ids: Sequence[int]) -> dict[int, float]:
+    conn.register_vectors()
+    out: dict[int, float] = {}
+    q = _vector(qvec)
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        out.update(
+            (r[0], 1 - float(r[1]))
+            for r in conn.execute(
+                f"SELECT rowid, embedding <=> ? FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})",
+                (q, *chunk),
+            )
+        )
+    return out
+
+
+def load_vectors(conn: PgConnection, ids: list[int], dim: int) -> tuple[list[int], Any]:
+    """(ids that have a vector, float32 matrix of unit rows), in the order given."""
+    import numpy as np
+
+    conn.register_vectors()
+    found: dict[int, Any] = {}
+    for start in range(0, len(ids), 1000):
+        chunk = ids[start : start + 1000]
+        for rowid, emb in conn.execute(
+            f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk
+        ):
+            found[rowid] = emb
+    have = [i for i in ids if i in found]
+    if not have:
+        return [], np.zeros((0, dim), dtype=np.float32)
+    matrix = np.stack([found[i].to_numpy().astype(np.float32) for i in have])
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms > 0, norms, 1)
+    return have, matrix
+
+
+# -- the schema version ------------------------------------------------------------------------------
+
+
+def prepare(conn: PgConnection, url: str, known: int) -> None:
+    """Before the migrations: the vector extension (made by an owner, see the README), and a
+    schema no newer than this MAPLE's `known` migrations."""
+    if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except db.DatabaseError as e:
+            raise StoreUnavailable(
+                f"database {safe_url(url)} lacks the pgvector extension and this user may not create it ({e}); "
+                "ask its owner to run `CREATE EXTENSION vector;` in it"
+            ) from e
+        conn.register_vectors()
+    check_not_newer(conn, known, url)
+
+
+def check_not_newer(conn: PgConnection, known: int, url: str) -> None:
+    """Refuse a database migrated by a newer MAPLE: its tables may mean things this one does not know."""
+    exists = conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]
+    if not exists:
+        return
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM migrations").fetchone()[0]
+    if top > known:
+        name = conn.execute("SELECT name FROM migrations WHERE id = ?", (top,)).fetchone()[0]
+        raise StoreUnavailable(
+            f"database {safe_url(url)} has schema version {top} ({name}), newer than this MAPLE knows ({known}); "
+            "upgrade MAPLE on this machine (`pip install -U maple-memory`) to use the team database"
+        )

@@ -1,0 +1,140 @@
+"""The PostgreSQL backend (memory/store/pg.py) where it differs from SQLite: how it is selected,
+its schema versions, its SQL translation, and writers on many connections.
+
+The shared behaviour is tested on both backends by the `backends` modules (test_store.py, ...).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from memory import config as config_mod
+from memory.embed import HashEmbedder
+from memory.errors import StoreUnavailable
+from memory.store import NewMemory, Store, jobs, pg, schema
+
+
+def open_team(tmp_path: Path, url: str, name: str = "home") -> Store:
+    return Store.open(config_mod.load(home=tmp_path / name, env={}, database=url), HashEmbedder(64))
+
+
+def test_maple_database_url_selects_the_team_database_and_nothing_else_changes_without_it(tmp_path: Path) -> None:
+    url = "postgresql://maple@db.example:5432/team"
+    team = config_mod.load(home=tmp_path, env={"MAPLE_DATABASE_URL": url, "MAPLE_DB": str(tmp_path / "x.db")})
+    assert team.database_url == url
+    local = config_mod.load(home=tmp_path, env={})
+    assert local.database_url == "" and local.db_path == tmp_path / "memory.db"
+
+
+def test_the_team_database_records_the_same_numbered_migrations_as_sqlite(tmp_path: Path, pg_url: str) -> None:
+    with open_team(tmp_path, pg_url) as team, Store.open(config_mod.load(home=tmp_path / "lite", env={})) as lite:
+        sql = "SELECT id, name FROM migrations ORDER BY id"
+        assert team.conn.execute(sql).fetchall() == lite.conn.execute(sql).fetchall()
+        assert len(team.conn.execute(sql).fetchall()) == len(schema.MIGRATIONS)
+    with open_team(tmp_path, pg_url) as again:  # a second open applies nothing twice
+        assert again.conn.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(schema.MIGRATIONS)
+
+
+def test_a_team_database_with_a_newer_schema_is_refused_with_a_message_that_says_to_upgrade(
+    tmp_path: Path, pg_url: str
+) -> None:
+    with open_team(tmp_path, pg_url) as team:
+        team.conn.execute(
+            "INSERT INTO migrations (id, name, applied_at) VALUES (?, '999_from_the_future', 0)",
+            (len(schema.MIGRATIONS) + 1,),
+        )
+    with pytest.raises(StoreUnavailable, match=r"newer than this MAPLE knows .*upgrade MAPLE"):
+        open_team(tmp_path, pg_url)
+
+
+def test_an_unreachable_team_database_is_store_unavailable_naming_the_setting(tmp_path: Path) -> None:
+    url = f"postgresql://nobody:secret@/nodb?host={tmp_path}"
+    with pytest.raises(StoreUnavailable, match="MAPLE_DATABASE_URL") as caught:
+        open_team(tmp_path, url)
+    assert "secret" not in str(caught.value)  # the password stays out of messages
+
+
+@pytest.mark.parametrize(
+    "sqlite, postgresql",
+    [
+        ("SELECT id FROM memories WHERE id = ?", "SELECT id FROM memories WHERE id = %s"),
+        ("SELECT '?', '%' FROM t WHERE a LIKE ?", "SELECT '?', '%%' FROM t WHERE a LIKE %s"),
+        (
+            "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)",
+            "INSERT INTO memory_entities (memory_id, entity_id, role) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+        ),
+        (
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        ),
+        ("UPDATE jobs SET attempts = max(0, attempts - 1)", "UPDATE jobs SET attempts = GREATEST(0, attempts - 1)"),
+        ("SELECT max(id) FROM memories", "SELECT max(id) FROM memories"),
+        (
+            "SELECT 1 FROM memories WHERE parent_id IS ?",
+            "SELECT 1 FROM memories WHERE parent_id IS NOT DISTINCT FROM %s",
+        ),
+        ("SELECT json_extract(metadata, '$.value') FROM m", "SELECT ((metadata)::json ->> 'value') FROM m"),
+        (
+            "SELECT offset FROM transcript_cursors LIMIT 1 OFFSET 2",
+            'SELECT "offset" FROM transcript_cursors LIMIT 1 OFFSET 2',
+        ),
+    ],
+)
+def test_sqlite_statements_are_translated_word_for_word(sqlite: str, postgresql: str) -> None:
+    assert pg.translate(sqlite)[0] == postgresql
+
+
+def test_an_insert_into_a_table_with_ids_returns_the_new_id_as_lastrowid() -> None:
+    assert pg.translate("INSERT INTO jobs (kind) VALUES (?)") == (
+        "INSERT INTO jobs (kind) VALUES (%s) RETURNING id",
+        True,
+    )
+
+
+def test_writers_on_many_connections_store_a_fact_once_and_lose_no_write(tmp_path: Path, pg_url: str) -> None:
+    stores = [open_team(tmp_path, pg_url, f"machine{i}") for i in range(4)]
+    errors: list[BaseException] = []
+
+    def write(s: Store, n: int) -> None:
+        try:
+            for i in range(25):
+                s.add(NewMemory(f"machine {n} learned fact number {i}"))
+                s.add(NewMemory("staging's database is on port 6543"))  # every machine learns this one
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(s, n)) for n, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert stores[0].count() == 4 * 25 + 1
+    assert stores[0].integrity()["ok"]
+    for s in stores:
+        s.close()
+
+
+def test_workers_on_many_connections_claim_each_job_once(tmp_path: Path, pg_url: str) -> None:
+    stores = [open_team(tmp_path, pg_url, f"machine{i}") for i in range(4)]
+    for i in range(60):
+        jobs.enqueue(stores[0], "maintain", {"n": i})
+    taken: list[list[int]] = [[] for _ in stores]
+
+    def work(n: int) -> None:
+        while (job := jobs.claim(stores[n], f"w{n}")) is not None:
+            taken[n].append(job.payload["n"])
+            jobs.finish(stores[n], job)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = sorted(x for got in taken for x in got)
+    assert every == list(range(60))
+    for s in stores:
+        s.close()
