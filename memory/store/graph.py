@@ -180,6 +180,41 @@ def link_naming_memories(conn, eid: int, limit: int = 500) -> int:
     return conn.total_changes - before
 
 
+def drop_orphans(conn, entity_ids: Iterable[int]) -> int:
+    """Delete those of these entities that no memory links and no relation uses any more (what a
+    deletion for good left behind: a name found in a purged memory's text is that text too)."""
+    ids = list(dict.fromkeys(entity_ids))
+    gone = 0
+    for start in range(0, len(ids), 400):
+        part = ids[start : start + 400]
+        gone += conn.execute(
+            f"DELETE FROM entities WHERE id IN ({','.join('?' * len(part))}) "
+            "AND NOT EXISTS (SELECT 1 FROM memory_entities l WHERE l.entity_id = entities.id) "
+            "AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.src = entities.id OR r.dst = entities.id)",
+            part,
+        ).rowcount
+    return gone
+
+
+def unlink_unnamed(conn, memory_id: int, content: str) -> list[int]:
+    """Drop the plain mention links of a memory whose entity its `content` no longer names; the
+    ids of the entities unlinked."""
+    folded = content.casefold()
+    stale = [
+        eid
+        for eid, name in conn.execute(
+            "SELECT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+            "WHERE l.memory_id = ? AND l.role = 'mention'",
+            (memory_id,),
+        ).fetchall()
+        if name.casefold() not in folded
+    ]
+    conn.executemany(
+        "DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?", [(memory_id, e) for e in stale]
+    )
+    return stale
+
+
 def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
     """Store (memory id, entity id, role) links; a memory's first link to an entity wins."""
     conn.executemany("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)", links)

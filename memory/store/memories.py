@@ -372,8 +372,13 @@ class Store:
             "metadata": _to_json(metadata),
         }
 
-    def update(self, memory_id: int, *, reason: str = "update", **changes: Any) -> Memory:
-        """Change fields of a memory, keeping the previous version in memory_versions."""
+    def update(self, memory_id: int, *, reason: str = "update", keep_history: bool = True, **changes: Any) -> Memory:
+        """Change fields of a memory, keeping the previous version in memory_versions.
+
+        `keep_history=False` is a redacting edit: no version is kept and the earlier ones are
+        deleted, the file's free space zeroed (secure_delete) and the WAL emptied when no reader
+        holds it, so the old text is gone from the database file. Backups made before still hold it.
+        """
         allowed = {
             "content",
             "layer",
@@ -412,16 +417,20 @@ class Store:
         if row["content"] != old.content and self.embedder is not None:
             vec = self._embed([row["content"]])[0]
         with self.tx.atomic() as conn:
-            conn.execute(
-                "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
-                (
-                    memory_id,
-                    old.content,
-                    json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
-                    scrub(str(reason), self.config.redact_patterns),
-                    self.clock(),
-                ),
-            )
+            if keep_history:
+                conn.execute(
+                    "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+                    (
+                        memory_id,
+                        old.content,
+                        json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
+                        str(reason),  # scrubbed by the connection, like every TEXT column
+                        self.clock(),
+                    ),
+                )
+            else:  # the old text goes: its versions, and the names found in it
+                conn.execute("DELETE FROM memory_versions WHERE memory_id = ?", (memory_id,))
+                graph.drop_orphans(conn, graph.unlink_unnamed(conn, memory_id, row["content"]))
             sets = ", ".join(f"{k} = ?" for k in row)
             conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*row.values(), memory_id))
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
@@ -430,6 +439,8 @@ class Store:
                 self._write_vector(memory_id, row["scope"], vec)
             elif row["scope"] != old.scope and self.has_vectors:
                 conn.execute("UPDATE memory_vec SET scope = ? WHERE rowid = ?", (row["scope"], memory_id))
+        if not keep_history:
+            self.wipe_free_text()
         return self.get(memory_id)
 
     def forget(self, memory_id: int, *, permanent: bool = False) -> Memory:
@@ -460,13 +471,34 @@ class Store:
                         f"SELECT id FROM memories WHERE parent_id IN ({','.join('?' * len(part))})", part
                     )
                 ]
+            named: list[int] = []  # entities these memories link: gone with them if nothing else does
             for start in range(0, len(every), 500):
                 part = every[start : start + 500]
                 marks = ",".join("?" * len(part))
+                named += [
+                    r[0]
+                    for r in conn.execute(f"SELECT entity_id FROM memory_entities WHERE memory_id IN ({marks})", part)
+                ]
                 conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks})", part)
                 if self.has_vectors:
                     conn.execute(f"DELETE FROM memory_vec WHERE rowid IN ({marks})", part)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", part)
+            graph.drop_orphans(conn, named)
+        self.wipe_free_text()
+
+    def wipe_free_text(self) -> None:
+        """After text was deleted for good: drop the keyword index's tombstoned tokens and copy the
+        WAL back into the database and empty it, so neither holds the old text.
+
+        secure_delete (set on every connection) has already zeroed the freed bytes in the pages.
+        The checkpoint waits for nobody: when another process is reading, the WAL keeps its older
+        frames until the next checkpoint (the server's worker runs one when idle)."""
+        if self.tx.depth:  # inside a caller's transaction: the caller's commit comes first
+            return
+        with self.tx.atomic() as conn:
+            # Contentless FTS5 deletes leave the tokens in their segment until it is merged.
+            conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def refresh_keywords(self, ids: Sequence[int]) -> None:
         """Rewrite the keyword index rows of these memories from their current content, subject

@@ -174,17 +174,62 @@ def _string_list(values: Any, name: str, limit: int = MAX_TAG_CHARS) -> list[str
     return out
 
 
-def scrub(value: str, secrets: Sequence[str] = ()) -> str:
-    """The text as the store writes it: secrets redacted (the `redact_patterns` setting as well as
-    the built-in rules) and control characters dropped.
+# Characters that show nothing but change what a text is: zero-width spaces and joiners, the
+# word joiner, a BOM, soft hyphens, and the bidi overrides and isolates of "Trojan Source". Inside a
+# token they hide it from the redaction rules (ghp_\u200bAbc... is still a usable token once copied).
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
+# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Persian and Indic scripts; next
+# to an ASCII character they carry none, so only there are they dropped.
+_JOINER_AT_ASCII = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]+|[\u200c\u200d]+(?=[\x00-\x7f])")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CLEAN: dict[tuple[tuple[str, ...], str], None] = {}  # recent outputs of scrub, per redact_patterns
+_CLEAN_CHARS = 0
+_CLEAN_LIMIT = 4_000_000  # characters remembered before the memo starts again
 
-    Every piece of caller text that reaches a table goes through here first: content, subject,
-    category, tags, metadata keys and values, source refs, update reasons, outcome notes, entity
-    and relation names. One function, so a field added later has one obvious thing to call.
+
+def normalise(value: str) -> str:
+    """Text without what a store must not keep as given: NUL and other control characters
+    (tab, newline and carriage return stay), invisible characters that can split a secret, and
+    lone surrogates (U+FFFD instead: SQLite cannot store them and no reader could print them)."""
+    if value.isascii():
+        return _CONTROL.sub("", value)
+    value = _SURROGATE.sub("\ufffd", value)
+    value = _JOINER_AT_ASCII.sub("", _INVISIBLE.sub("", value))
+    return _CONTROL.sub("", value)
+
+
+def is_clean(value: str, secrets: Sequence[str] = ()) -> bool:
+    """Whether `value` is a recent output of `scrub` with these patterns (scrubbing it again would
+    give it back unchanged: redaction is idempotent)."""
+    return (tuple(secrets), value) in _CLEAN
+
+
+def remember_clean(value: str, secrets: Sequence[str] = ()) -> None:
+    global _CLEAN_CHARS
+    if _CLEAN_CHARS + len(value) > _CLEAN_LIMIT:
+        _CLEAN.clear()
+        _CLEAN_CHARS = 0
+    _CLEAN[(tuple(secrets), value)] = None
+    _CLEAN_CHARS += len(value)
+
+
+def scrub(value: str, secrets: Sequence[str] = ()) -> str:
+    """The text as the store writes it: hostile characters normalised (`normalise`), then secrets
+    redacted (the `redact_patterns` setting as well as the built-in rules).
+
+    Every piece of caller text that reaches a table goes through here: the writers call it on
+    what they derive from (content hash, embedding, keyword index), and the database connection
+    calls it again on every TEXT column it writes (memory.store.columns), so a field added later
+    is covered without anyone remembering to.
     """
+    key = (tuple(secrets), value)
+    if key in _CLEAN:
+        return value
     from memory.lang import privacy  # here: compiling its patterns costs a read-only hook ~14 ms
 
-    return _CONTROL.sub("", privacy.redact(value, secrets))
+    out = normalise(privacy.redact(normalise(value), secrets))
+    remember_clean(out, secrets)
+    return out
 
 
 def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:
