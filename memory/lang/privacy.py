@@ -155,6 +155,12 @@ def _has_digit_and_letter(value: str, m: re.Match[str]) -> bool:
     return any(c.isdigit() for c in value) and sum(c.isalpha() for c in value) > 3
 
 
+def _wrapped_github(value: str, m: re.Match[str]) -> bool:
+    """The two pieces make one token body of 36 characters (or more: a fine-grained one)."""
+    body = "".join(value[4:].split())
+    return len(body) >= 36 and any(c.isdigit() for c in body)
+
+
 def _bot_id(value: str, m: re.Match[str]) -> bool:
     return value.index(":") >= 6
 
@@ -311,6 +317,17 @@ _KNOWN: list[Rule] = [
     _r("dingtalk-webhook", "/robot/send?", r"/robot/send\?(?:[^\s#\"'<>]*&)?access_token=([A-Za-z0-9_\-]{16,})"),
     _r("wecom-webhook", "/webhook/send?", r"/webhook/send\?(?:[^\s#\"'<>]*&)?key=([A-Za-z0-9_\-]{16,})"),
     _r("telegram-token", ":AA", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
+    # A Twilio auth token given with its account SID: Client("AC...", "..."), AC...:token
+    _r("twilio-token", "AC", r"AC[0-9a-f]{32}[\"']?[ \t]*[,:][ \t]*[\"']?([0-9a-f]{32})(?![0-9A-Za-z])", boundary=True),
+    # A forge token the terminal wrapped: its prefix and the start of its body at the end of one
+    # line, the rest on the next (ghp_ bodies are 36 characters).
+    _r(
+        "github-token",
+        "gh",
+        r"gh[pousr]_[A-Za-z0-9]{6,35}[ \t]*\r?\n[ \t]*[A-Za-z0-9]{1,30}(?![A-Za-z0-9])",
+        boundary=True,
+        check=_wrapped_github,
+    ),
 ]
 
 _CONTEXT: list[Rule] = [
@@ -409,10 +426,27 @@ _CONTEXT: list[Rule] = [
     _r("password", "sshpass", r"sshpass\s+-p\s*[\"']?([^\s\"']+)", check=_credential),
     _r("password", "login", r"login\b[^\n|;&]*?\s-p\s+[\"']?([^\s\-\"'][^\s\"']*)", check=_registry_login),
     _r("password", "login", r"login\s+\S+\s+password\s+(\S+)", lower=True, check=_credential),
+    # "the secret is below", then the value alone on a later line
+    _r(
+        "secret",
+        "below",
+        r"(?:password|passphrase|secret|token|key)[^\n]{0,24}\bbelow[ \t]*[:.]?[ \t]*\r?\n(?:[ \t]*\r?\n){0,2}"
+        r"[ \t]*([^\s]{8,})[ \t]*(?=\r?\n|$)",
+        lower=True,
+        check=_strong_value,
+    ),
+    # a key sent in parts: "part 1: X ... part 2: Y", 前半段 X 后半段 Y
+    _r(
+        "secret", "part", r"\bpart[ \t]*(?:[1-4]|one|two)[ \t]*[:：][ \t]*([^\s]{12,})", lower=True, check=_strong_value
+    ),
+    _r("secret", "半段", r"半段[ \t]*[:：]?[ \t]*([\x21-\x7e]{12,})", check=_strong_value),
+    # session cookies: sessionid=, PHPSESSID=, _app_session=, connect.sid=s%3A...
+    _r("session-cookie", "sess", r"sess(?:ion)?(?:_?id)?=([^;\s\"'&]{16,})", lower=True, check=_strong_value),
+    _r("session-cookie", ".sid=", r"\.sid=([^;\s\"'&]{16,})", lower=True, check=_strong_value),
     _r(
         "secret",
         "--",
-        r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key|secret(?:[-_]key)?"
+        r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key(?:[-_]secret)?|key[-_]secret|secret(?:[-_]key)?"
         r"|client[-_]secret|auth[-_]token|access[-_]token)(?:=|[ \t]+)[\"']?([^\s\"']{3,})",
         lower=True,
         check=_flag_value,

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from memory.store.records import is_clean, remember_clean, scrub
+
 TEXT, JSON, KEEP = "text", "json", "keep"
 
 # (table, column) -> policy, or (KEEP, why). Shadow tables of FTS5 and vec0 are listed apart.
@@ -223,8 +225,6 @@ def storable(value: str) -> str:
 
 def clean_params(sql: str, params: Sequence[Any], secrets: Sequence[str]) -> Sequence[Any]:
     """`params` for `sql` with every string bound to a written column cleaned by its policy."""
-    from memory.store.records import scrub
-
     policies = plan(sql)
     if policies is None:
         return _storable_all(params)
@@ -257,8 +257,6 @@ _to_json = json.JSONEncoder(ensure_ascii=False).encode
 def scrub_json(value: str, secrets: Sequence[str]) -> str:
     """A JSON document with every key and string scrubbed; the same text when nothing changed.
     Text that is not JSON is scrubbed as text."""
-    from memory.store.records import is_clean, remember_clean, scrub
-
     if value in ("[]", "{}") or is_clean(value, secrets):
         return value
     try:

@@ -18,8 +18,8 @@ from typing import Any
 
 import sqlean as sqlite
 
+import memory.store.columns as columns
 from memory.errors import StoreUnavailable
-from memory.store import columns
 
 
 class Connection(sqlite.Connection):
