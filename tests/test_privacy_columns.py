@@ -69,7 +69,9 @@ def test_every_text_column_of_the_schema_is_redacted_on_write_or_kept_for_a_stat
     missing = [tc for tc in text_columns(full) if tc not in columns.POLICY]
     assert missing == [], f"say in memory.store.columns.POLICY what happens to {missing}"
     for key, policy in columns.POLICY.items():  # a kept column says why
-        assert policy in (columns.TEXT, columns.JSON) or (policy[0] == columns.KEEP and len(policy[1]) > 10), key
+        assert policy in (columns.TEXT, columns.LABEL, columns.JSON, columns.LABELS) or (
+            policy[0] == columns.KEEP and len(policy[1]) > 10
+        ), key
 
 
 def test_the_fixture_fills_every_table_the_column_test_writes_to(full):
@@ -93,19 +95,41 @@ def test_a_secret_written_by_raw_sql_into_any_redacted_column_is_stored_redacted
         if policy == columns.KEEP or table in ("memory_fts",):
             continue
         where, key = _first_row_key(full, table)
-        value = json.dumps({f"k {TOKEN}": [f"v {TOKEN}"]}) if policy == columns.JSON else f"see {TOKEN} here"
+        value = (
+            json.dumps({f"k {TOKEN}": [f"v {TOKEN}"]})
+            if policy in (columns.JSON, columns.LABELS)
+            else f"see {TOKEN} here"
+        )
         with full.tx.atomic() as conn:
             conn.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE {where}', (value, *key))
         values = [r[0] for r in full.conn.execute(f'SELECT "{column}" FROM "{table}"')]  # a key may have changed
         assert not any(CORE in str(v) for v in values), (table, column)
         (stored,) = [v for v in values if "[REDACTED:" in str(v) or "[redacted:" in str(v)][:1] or [None]
         assert stored is not None, (table, column, values)
-        if policy == columns.JSON:
+        if policy in (columns.JSON, columns.LABELS):
             assert json.loads(stored) == {"k [REDACTED:github-token]": ["v [REDACTED:github-token]"]}
         tried.append((table, column))
     assert len(tried) >= 20
     full.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert CORE.encode() not in file_bytes(full)
+
+
+@pytest.mark.parametrize("label", ["DxMUcF9BJhTdtWY!cR", "MCRoJp1HxTN1cG"])
+def test_a_bare_generated_value_in_a_label_field_is_redacted_where_prose_would_keep_it(full, label):
+    """A password cut from its line ("password: |" above it) arrives alone in a category."""
+    m = full.add(NewMemory(f"note {label}", category=label, tags=[label]))
+    assert m.category == "[REDACTED:secret]" and m.tags == ["[redacted:secret]"]
+    with full.tx.atomic() as conn:
+        rid = graph.relate(conn, "global", f"svc {label}", label, "db", full.clock())
+        (t,) = conn.execute("SELECT type FROM relations WHERE id = ?", (rid,)).fetchone()
+    assert label.lower() not in t.lower()
+
+
+@pytest.mark.parametrize(
+    "label", ["PostgreSQL15", "ISO-8601", "v2.3.1-rc1", "Win32API", "gpt-4o-mini", "OAuth2", "x86_64"]
+)
+def test_an_ordinary_label_with_digits_is_kept(full, label):
+    assert full.add(NewMemory(f"note {label}", category=label)).category == label
 
 
 def test_a_kept_column_is_written_as_given(full):
@@ -116,8 +140,13 @@ def test_a_kept_column_is_written_as_given(full):
 
 def test_an_insert_and_an_update_of_every_shape_the_code_uses_are_mapped_to_their_columns():
     plan = columns.plan
-    T, J, K = columns.TEXT, columns.JSON, columns.KEEP
-    assert plan("INSERT INTO memories (content, scope, tags) VALUES (?, ?, ?)") == (T, K, J)
+    T, J, K, L = columns.TEXT, columns.JSON, columns.KEEP, columns.LABEL
+    assert plan("INSERT INTO memories (content, scope, metadata, tags) VALUES (?, ?, ?, ?)") == (
+        T,
+        K,
+        J,
+        columns.LABELS,
+    )
     assert plan("INSERT OR REPLACE INTO meta (key, value) VALUES ('a', ?), ('b', ?)") == (T, T)
     assert plan(
         "INSERT INTO memory_vec (rowid, embedding, scope, coarse) VALUES (?, ?, ?, vec_quantize_binary(?))"
@@ -133,7 +162,7 @@ def test_an_insert_and_an_update_of_every_shape_the_code_uses_are_mapped_to_thei
     ) == (T, T, K, K, None)
     assert plan("UPDATE memories SET superseded_by = coalesce(?, superseded_by), category = ? WHERE id = ?") == (
         T,
-        T,
+        L,
         None,
     )
     assert plan(

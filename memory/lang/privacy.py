@@ -426,6 +426,14 @@ _CONTEXT: list[Rule] = [
     _r("password", "sshpass", r"sshpass\s+-p\s*[\"']?([^\s\"']+)", check=_credential),
     _r("password", "login", r"login\b[^\n|;&]*?\s-p\s+[\"']?([^\s\-\"'][^\s\"']*)", check=_registry_login),
     _r("password", "login", r"login\s+\S+\s+password\s+(\S+)", lower=True, check=_credential),
+    # an HTML form's password field with its value filled in
+    _r(
+        "password",
+        "password",
+        r"type=[\"']?password[\"']?[^<>]*?\bvalue=[\"']([^\"'<>]{3,})[\"']",
+        lower=True,
+        check=_credential,
+    ),
     # "the secret is below", then the value alone on a later line
     _r(
         "secret",
@@ -493,7 +501,7 @@ _KEY_PREFIX = re.compile(
 _ASSIGN_TAIL = re.compile(
     r"(?:[_.\-]?(?:key|base|value|b64|base64|prod|dev|staging|test|live|\d+))*(?![a-z0-9])"
     r"(?P<kq>(?:[\"']\]?)?)[ \t]*(?P<op>:=|=>|=|:|：|,)[ \t]*"
-    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))"
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|[“「『](?P<cq>[^”」』\n]*)[”」』]|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))"
 )
 _PHRASE_TAIL = re.compile(
     r"[ \t]+(?:(?P<op>is(?:[ \t]+now|[ \t]+set[ \t]+to)?|was|has[ \t]+been[ \t]+set[ \t]+to|set[ \t]+to"
@@ -592,7 +600,7 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
     op, quoted_key = m.group("op"), m.group("kq") != ""
     if op == "," and not (quoted_key and _SETTER.search(text, max(0, name_start - 24), name_start)):
         return None  # ("password", "email") is a tuple of names; define('DB_PASSWORD', '...') is not
-    for group in ("dq", "sq", "bq"):
+    for group in ("dq", "sq", "bq", "cq"):
         if m.group(group) is not None:
             vstart, vend = m.span(group)
             value = text[vstart:vend]
@@ -965,6 +973,44 @@ def _merge(spans: list[Span], text: str) -> str:
     return "".join(out)
 
 
+# Characters that show nothing but change what a text is: zero-width spaces, the word joiner and
+# invisible operators, a BOM, soft hyphens, and the bidi overrides and isolates of "Trojan Source".
+# Inside a token they hide it from every rule (ghp_\u200bAbc... is still a usable token once copied).
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
+# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Persian and Indic scripts; next
+# to an ASCII character they carry none, so only there are they dropped.
+_JOINER_AT_ASCII = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]+|[\u200c\u200d]+(?=[\x00-\x7f])")
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without the invisible characters that could split a secret (see _INVISIBLE)."""
+    if text.isascii():
+        return text
+    return _JOINER_AT_ASCII.sub("", _INVISIBLE.sub("", text))
+
+
+_LABEL_TOKEN = re.compile(r"[^\s,;|]{8,}")
+
+
+def redact_label(text: str, extra_patterns: Sequence[str] | None = None) -> str:
+    """`redact` for a short label (a category, tag, relation type, entity name), which names
+    something and never holds a generated string: a word of 8 or more characters with both
+    cases, digits scattered among its letters or a symbol, and no word-like run is redacted too
+    (the bare value of a password cut from its line: "DxMUcF9BJhTdtWY!cR")."""
+    text = redact(text, extra_patterns)
+    spans: list[Span] = []
+    for m in _LABEL_TOKEN.finditer(text):
+        token = m.group()
+        if token.startswith("[REDACTED") or _HEXISH.match(token) or not _complex(token):
+            continue
+        upper, lower = sum(c.isupper() for c in token), sum(c.islower() for c in token)
+        mixed = upper >= 2 and lower >= 2  # ISO-8601, v2.3.1-rc1, i18n: one case only, names
+        scattered = len(_DIGIT_RUN.findall(token)) >= 2 or any(c in "!@#$%^&*+=~?<>" for c in token)
+        if mixed and scattered and _word_share(token) < 0.3:  # Win32API, PostgreSQL15: digits in one place
+            spans.append((m.start(), m.end(), "secret", 2))
+    return _merge(spans, text) if spans else text
+
+
 def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     """`text` with secrets replaced by `[REDACTED:kind]` and <private> spans dropped.
 
@@ -974,6 +1020,7 @@ def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     """
     if not text:
         return text
+    text = strip_invisible(text)
     low = _lower(text)
     if "<private" in low:
         text = PRIVATE.sub("", text)

@@ -10,7 +10,10 @@ made from the cleaned text); the second pass costs nothing for a string the firs
 
 Policies:
   TEXT   caller text: `records.scrub` (hostile characters normalised, secrets redacted)
+  LABEL  a short name (category, relation type, entity name): `records.scrub_label`, which also
+         redacts a generated-looking word that no secret-naming word announces
   JSON   a JSON document of caller text: every key and string inside it scrubbed
+  LABELS a JSON list of labels (tags, moods), each scrubbed as a label
   KEEP   an identifier, hash, fixed word or number as text (with the reason it holds no caller
          text); only characters SQLite cannot store (lone surrogates) are replaced
 
@@ -22,23 +25,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from memory.store.records import is_clean, remember_clean, scrub
+from memory.store.records import is_clean, remember_clean, scrub, scrub_label
 
-TEXT, JSON, KEEP = "text", "json", "keep"
+TEXT, LABEL, JSON, LABELS, KEEP = "text", "label", "json", "labels", "keep"
 
 # (table, column) -> policy, or (KEEP, why). Shadow tables of FTS5 and vec0 are listed apart.
 POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("memories", "content"): TEXT,
     ("memories", "layer"): (KEEP, "one of fact/experience/decision (a CHECK constraint)"),
-    ("memories", "category"): TEXT,
+    ("memories", "category"): LABEL,
     ("memories", "subject"): TEXT,
     ("memories", "scope"): (KEEP, "'global' or a project's root path: reads match it exactly"),
-    ("memories", "moods"): JSON,
-    ("memories", "tags"): JSON,
+    ("memories", "moods"): LABELS,
+    ("memories", "tags"): LABELS,
     ("memories", "source"): (KEEP, "one of manual/hook/import/... (a CHECK constraint)"),
     ("memories", "source_ref"): TEXT,
     ("memories", "session_id"): (KEEP, "the host's session id (a UUID); reads match it exactly"),
@@ -47,13 +50,13 @@ POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("meta", "key"): (KEEP, "names chosen by the code (embedding_model, llm_tokens:<date>, ...)"),
     ("meta", "value"): TEXT,  # model names, counters, small JSON; scrubbed like text, whatever comes later
     ("entities", "scope"): (KEEP, "as memories.scope"),
-    ("entities", "name"): TEXT,
-    ("entities", "norm"): TEXT,  # the name folded: scrubbed again in case a writer folded raw text
+    ("entities", "name"): LABEL,
+    ("entities", "norm"): LABEL,  # the name folded: scrubbed again in case a writer folded raw text
     ("entities", "kind"): TEXT,
     ("entities", "metadata"): JSON,
-    ("entity_aliases", "alias"): TEXT,
-    ("entity_aliases", "norm"): TEXT,
-    ("relations", "type"): TEXT,
+    ("entity_aliases", "alias"): LABEL,
+    ("entity_aliases", "norm"): LABEL,
+    ("relations", "type"): LABEL,
     ("memory_entities", "role"): TEXT,
     ("access_log", "kind"): (KEEP, "the kind of recall, a word chosen by the code (search, context, ...)"),
     ("access_log", "session_id"): (KEEP, "as memories.session_id"),
@@ -238,8 +241,10 @@ def clean_params(sql: str, params: Sequence[Any], secrets: Sequence[str]) -> Seq
             continue
         if p == TEXT:
             out[i] = scrub(v, secrets)
-        elif p == JSON:
-            out[i] = scrub_json(v, secrets)
+        elif p == LABEL:
+            out[i] = scrub_label(v, secrets)
+        elif p in (JSON, LABELS):
+            out[i] = scrub_json(v, secrets, scrub_label if p == LABELS else scrub)
         else:
             out[i] = storable(v)
     return out
@@ -254,26 +259,27 @@ def _storable_all(params: Any) -> Any:
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def scrub_json(value: str, secrets: Sequence[str]) -> str:
-    """A JSON document with every key and string scrubbed; the same text when nothing changed.
-    Text that is not JSON is scrubbed as text."""
-    if value in ("[]", "{}") or is_clean(value, secrets):
+def scrub_json(value: str, secrets: Sequence[str], each: Callable[[str, Sequence[str]], str] = scrub) -> str:
+    """A JSON document with every key and string cleaned by `each`; the same text when nothing
+    changed. Text that is not JSON is cleaned as one string."""
+    if value in ("[]", "{}") or each is scrub and is_clean(value, secrets):
         return value
     try:
         doc = json.loads(value)
     except ValueError:
-        return scrub(value, secrets)
+        return each(value, secrets)
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            return scrub(v, secrets)
+            return each(v, secrets)
         if isinstance(v, list):
             return [walk(x) for x in v]
         if isinstance(v, dict):
-            return {scrub(k, secrets): walk(x) for k, x in v.items()}
+            return {each(k, secrets): walk(x) for k, x in v.items()}
         return v
 
     cleaned = walk(doc)
     out = value if cleaned == doc else _to_json(cleaned)
-    remember_clean(out, secrets)
+    if each is scrub:
+        remember_clean(out, secrets)
     return out

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from memory.errors import InvalidInput, NotFound
 from memory.lang import mentions, text
-from memory.store.records import scrub
+from memory.store.records import scrub_label
 
 
 def norm(name: str) -> str:
@@ -60,7 +60,7 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
         raise InvalidInput(f"entity name must be 1-{MAX_NAME} characters")
     # Redacted before its lines are joined (a rule may need the line a secret ends) and after the
     # length check (a label may be longer than the secret it hides).
-    name = " ".join(scrub(name, _secrets(conn)).split())
+    name = " ".join(scrub_label(name, _secrets(conn)).split())
     eid = find_entity(conn, [scope], name)
     if eid is None:
         eid = conn.execute(
@@ -71,7 +71,7 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
         # A more specific kind wins: a name first seen in passing, later seen speaking, is a person.
         conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind IN ('thing', 'name')", (kind, eid))
     for alias in aliases:
-        alias = scrub(alias, _secrets(conn)) if alias else alias
+        alias = scrub_label(alias, _secrets(conn)) if alias else alias
         if alias and norm(alias) != norm(name):
             conn.execute(
                 "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
@@ -225,7 +225,7 @@ def type_of(conn, rel_type: str) -> str:
     if not 0 < len("_".join(rel_type.split())) <= 64:
         raise InvalidInput("relation type must be 1-64 characters, e.g. uses, depends_on, owned_by")
     # Redacted after the check: a label may be longer than the secret it hides.
-    return "_".join(scrub(rel_type, _secrets(conn)).lower().split())
+    return "_".join(scrub_label(rel_type, _secrets(conn)).lower().split())
 
 
 def relate(

@@ -40,6 +40,7 @@ from memory.store.records import (
     content_hash,
     parse_time,
     scrub,
+    scrub_label,
 )
 
 log = logging.getLogger("maple.store")
@@ -324,14 +325,14 @@ class Store:
                 raise InvalidInput(f"{name} must be a number in [{lo:g}, 1], got {value!r}")
         # Limits apply to what the caller wrote: a redaction label may be longer than the secret.
         _short(it.category or "general", "category", 64)
-        category = _short(scrub(it.category or "general", secrets), "category", 64 * 4)
+        category = _short(scrub_label(it.category or "general", secrets), "category", 64 * 4)
         subject = None
         if it.subject:
             _short(it.subject, "subject", 200)
             subject = _short(scrub(it.subject, secrets), "subject", 1000)
         _string_list(it.tags, "tags")
         tags = _string_list(
-            [scrub(t, secrets) if isinstance(t, str) else t for t in it.tags]
+            [scrub_label(t, secrets) if isinstance(t, str) else t for t in it.tags]
             if isinstance(it.tags, (list, tuple))
             else it.tags,
             "tags",

@@ -174,13 +174,6 @@ def _string_list(values: Any, name: str, limit: int = MAX_TAG_CHARS) -> list[str
     return out
 
 
-# Characters that show nothing but change what a text is: zero-width spaces and joiners, the
-# word joiner, a BOM, soft hyphens, and the bidi overrides and isolates of "Trojan Source". Inside a
-# token they hide it from the redaction rules (ghp_\u200bAbc... is still a usable token once copied).
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
-# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Persian and Indic scripts; next
-# to an ASCII character they carry none, so only there are they dropped.
-_JOINER_AT_ASCII = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]+|[\u200c\u200d]+(?=[\x00-\x7f])")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CLEAN: dict[tuple[tuple[str, ...], str], None] = {}  # recent outputs of scrub, per redact_patterns
 _CLEAN_CHARS = 0
@@ -191,11 +184,11 @@ def normalise(value: str) -> str:
     """Text without what a store must not keep as given: NUL and other control characters
     (tab, newline and carriage return stay), invisible characters that can split a secret, and
     lone surrogates (U+FFFD instead: SQLite cannot store them and no reader could print them)."""
+    from memory.lang.privacy import strip_invisible
+
     if value.isascii():
         return _CONTROL.sub("", value)
-    value = _SURROGATE.sub("\ufffd", value)
-    value = _JOINER_AT_ASCII.sub("", _INVISIBLE.sub("", value))
-    return _CONTROL.sub("", value)
+    return _CONTROL.sub("", strip_invisible(_SURROGATE.sub("\ufffd", value)))
 
 
 def is_clean(value: str, secrets: Sequence[str] = ()) -> bool:
@@ -230,6 +223,14 @@ def scrub(value: str, secrets: Sequence[str] = ()) -> str:
     out = normalise(privacy.redact(normalise(value), secrets))
     remember_clean(out, secrets)
     return out
+
+
+def scrub_label(value: str, secrets: Sequence[str] = ()) -> str:
+    """`scrub` for a short label (category, tag, relation type, entity name): a generated-looking
+    word is redacted even with no secret-naming word around it (privacy.redact_label)."""
+    from memory.lang import privacy
+
+    return normalise(privacy.redact_label(normalise(value), secrets))
 
 
 def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:

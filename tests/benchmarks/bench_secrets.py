@@ -1028,8 +1028,9 @@ def to_json(
 
 
 def redact_only(seeds: int) -> None:
-    """Recall by format and false positives of redact() alone over seeds 0..seeds-1."""
-    from memory.lang.privacy import redact
+    """Recall by format and false positives of the store's cleaning (records.scrub: hostile
+    characters normalised, then redact()) alone, over seeds 0..seeds-1."""
+    from memory.store.records import scrub as redact
 
     total: dict[str, int] = {}
     missed: dict[str, int] = {}
@@ -1048,7 +1049,7 @@ def redact_only(seeds: int) -> None:
             if any(k not in out for k in b["keep"]):
                 changed[b["format"]] = changed.get(b["format"], 0) + 1
     cases, leaks = sum(total.values()), sum(missed.values())
-    print(f"# redact() alone, seeds 0..{seeds - 1}")
+    print(f"# records.scrub() alone (what every TEXT column gets), seeds 0..{seeds - 1}")
     print(
         f"secret cases redacted whole: {cases - leaks}/{cases} ({1 - leaks / cases:.3f}); "
         f"formats missed at least once: {len(missed)} of {len(total)}"
@@ -1073,7 +1074,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the entry points and formats, run nothing")
     ap.add_argument("--no-benign", action="store_true", help="skip the false-positive check")
     ap.add_argument("--keep", action="store_true", help="keep the temporary homes (path printed)")
-    ap.add_argument("--redact-only", action="store_true", help="measure redact() alone (recall by format, benign)")
+    ap.add_argument(
+        "--redact-only", action="store_true", help="measure the store's scrub() alone (recall by format, benign)"
+    )
     ap.add_argument("--seeds", type=int, default=200, help="with --redact-only: seeds 0..N-1 (default 200)")
     args = ap.parse_args(argv)
     if args.redact_only:
