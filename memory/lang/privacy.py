@@ -986,7 +986,11 @@ def strip_invisible(text: str) -> str:
     """`text` without the invisible characters that could split a secret (see _INVISIBLE)."""
     if text.isascii():
         return text
-    return _JOINER_AT_ASCII.sub("", _INVISIBLE.sub("", text))
+    if _INVISIBLE.search(text):
+        text = _INVISIBLE.sub("", text)
+    if "\u200c" in text or "\u200d" in text:  # the look-behind pattern cannot skip ahead: only when needed
+        text = _JOINER_AT_ASCII.sub("", text)
+    return text
 
 
 _LABEL_TOKEN = re.compile(r"[^\s,;|]{8,}")
@@ -1000,8 +1004,15 @@ def redact_label(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     text = redact(text, extra_patterns)
     spans: list[Span] = []
     for m in _LABEL_TOKEN.finditer(text):
-        token = m.group()
-        if token.startswith("[REDACTED") or _HEXISH.match(token) or not _complex(token):
+        token = m.group().strip("\"'`()[]{}<>")
+        if token.startswith("[REDACTED") or token.startswith(("sha1", "sha256", "sha384", "sha512", "md5")):
+            continue
+        if token.startswith(_TOKEN_PREFIXES) and len(token) >= 12:  # a forge token cut short: never a name
+            spans.append((m.start(), m.end(), "secret", 2))
+            continue
+        # Hex stays (a commit id or checksum names a thing; a hex key cut from its line cannot be told
+        # from one), and so do references: ${SMTP_PASSWORD:?must be set}
+        if _HEXISH.match(token) or not _complex(token) or token[:1] in "$%{<" or _placeholder(token):
             continue
         upper, lower = sum(c.isupper() for c in token), sum(c.islower() for c in token)
         mixed = upper >= 2 and lower >= 2  # ISO-8601, v2.3.1-rc1, i18n: one case only, names

@@ -262,7 +262,8 @@ _to_json = json.JSONEncoder(ensure_ascii=False).encode
 def scrub_json(value: str, secrets: Sequence[str], each: Callable[[str, Sequence[str]], str] = scrub) -> str:
     """A JSON document with every key and string cleaned by `each`; the same text when nothing
     changed. Text that is not JSON is cleaned as one string."""
-    if value in ("[]", "{}") or each is scrub and is_clean(value, secrets):
+    kind = "text" if each is scrub else "label"
+    if value in ("[]", "{}") or is_clean(value, secrets, kind):
         return value
     try:
         doc = json.loads(value)
@@ -280,6 +281,5 @@ def scrub_json(value: str, secrets: Sequence[str], each: Callable[[str, Sequence
 
     cleaned = walk(doc)
     out = value if cleaned == doc else _to_json(cleaned)
-    if each is scrub:
-        remember_clean(out, secrets)
+    remember_clean(out, secrets, kind)
     return out

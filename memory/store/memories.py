@@ -39,6 +39,7 @@ from memory.store.records import (
     check_metadata,
     content_hash,
     parse_time,
+    remember_clean,
     scrub,
     scrub_label,
 )
@@ -346,6 +347,9 @@ class Store:
             valence, intensity, moods = felt.valence, felt.intensity, felt.moods
         now = self.clock()
         occurred = parse_time(it.occurred_at, "occurred_at")
+        tags_json, metadata_json = _to_json(tags), _to_json(metadata)
+        remember_clean(tags_json, secrets, "label")  # built from cleaned parts: the connection skips them
+        remember_clean(metadata_json, secrets)
         return {
             "content": content,
             "layer": it.layer,
@@ -357,7 +361,7 @@ class Store:
             "valence": float(valence),
             "intensity": float(intensity),
             "moods": _to_json(moods),
-            "tags": _to_json(tags),
+            "tags": tags_json,
             "pinned": int(bool(it.pinned)),
             "source": it.source,
             "source_ref": scrub(it.source_ref, secrets) if isinstance(it.source_ref, str) else it.source_ref,
@@ -370,7 +374,7 @@ class Store:
             "parent_id": it.parent_id,
             "chunk_index": it.chunk_index,
             "content_hash": content_hash(content),
-            "metadata": _to_json(metadata),
+            "metadata": metadata_json,
         }
 
     def update(self, memory_id: int, *, reason: str = "update", keep_history: bool = True, **changes: Any) -> Memory:
@@ -488,17 +492,15 @@ class Store:
         self.wipe_free_text()
 
     def wipe_free_text(self) -> None:
-        """After text was deleted for good: drop the keyword index's tombstoned tokens and copy the
-        WAL back into the database and empty it, so neither holds the old text.
+        """After text was deleted for good: copy the WAL back into the database and empty it, so
+        its older frames no longer hold the old text.
 
-        secure_delete (set on every connection) has already zeroed the freed bytes in the pages.
-        The checkpoint waits for nobody: when another process is reading, the WAL keeps its older
-        frames until the next checkpoint (the server's worker runs one when idle)."""
+        secure_delete (set on every connection) has already zeroed the freed bytes in the pages,
+        and the keyword index deletes tokens at once (migration 005). The checkpoint waits for
+        nobody: when another process is reading, the WAL keeps its older frames until the next
+        checkpoint (the server's worker runs one when idle)."""
         if self.tx.depth:  # inside a caller's transaction: the caller's commit comes first
             return
-        with self.tx.atomic() as conn:
-            # Contentless FTS5 deletes leave the tokens in their segment until it is merged.
-            conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def refresh_keywords(self, ids: Sequence[int]) -> None:

@@ -175,7 +175,7 @@ def _string_list(values: Any, name: str, limit: int = MAX_TAG_CHARS) -> list[str
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CLEAN: dict[tuple[tuple[str, ...], str], None] = {}  # recent outputs of scrub, per redact_patterns
+_CLEAN: dict[tuple[str, tuple[str, ...], str], None] = {}  # recent outputs of scrub, per kind and patterns
 _CLEAN_CHARS = 0
 _CLEAN_LIMIT = 4_000_000  # characters remembered before the memo starts again
 
@@ -188,21 +188,23 @@ def normalise(value: str) -> str:
 
     if value.isascii():
         return _CONTROL.sub("", value)
-    return _CONTROL.sub("", strip_invisible(_SURROGATE.sub("\ufffd", value)))
+    if _SURROGATE.search(value):
+        value = _SURROGATE.sub("\ufffd", value)
+    return _CONTROL.sub("", strip_invisible(value))
 
 
-def is_clean(value: str, secrets: Sequence[str] = ()) -> bool:
-    """Whether `value` is a recent output of `scrub` with these patterns (scrubbing it again would
-    give it back unchanged: redaction is idempotent)."""
-    return (tuple(secrets), value) in _CLEAN
+def is_clean(value: str, secrets: Sequence[str] = (), kind: str = "text") -> bool:
+    """Whether `value` is a recent output of `scrub` (kind "text") or `scrub_label` ("label") with
+    these patterns: cleaning it again would give it back unchanged (redaction is idempotent)."""
+    return (kind, tuple(secrets), value) in _CLEAN
 
 
-def remember_clean(value: str, secrets: Sequence[str] = ()) -> None:
+def remember_clean(value: str, secrets: Sequence[str] = (), kind: str = "text") -> None:
     global _CLEAN_CHARS
     if _CLEAN_CHARS + len(value) > _CLEAN_LIMIT:
         _CLEAN.clear()
         _CLEAN_CHARS = 0
-    _CLEAN[(tuple(secrets), value)] = None
+    _CLEAN[(kind, tuple(secrets), value)] = None
     _CLEAN_CHARS += len(value)
 
 
@@ -215,12 +217,11 @@ def scrub(value: str, secrets: Sequence[str] = ()) -> str:
     calls it again on every TEXT column it writes (memory.store.columns), so a field added later
     is covered without anyone remembering to.
     """
-    key = (tuple(secrets), value)
-    if key in _CLEAN:
+    if ("text", tuple(secrets), value) in _CLEAN:
         return value
     from memory.lang import privacy  # here: compiling its patterns costs a read-only hook ~14 ms
 
-    out = normalise(privacy.redact(normalise(value), secrets))
+    out = privacy.redact(normalise(value), secrets)  # redaction adds no character normalise drops
     remember_clean(out, secrets)
     return out
 
@@ -228,9 +229,13 @@ def scrub(value: str, secrets: Sequence[str] = ()) -> str:
 def scrub_label(value: str, secrets: Sequence[str] = ()) -> str:
     """`scrub` for a short label (category, tag, relation type, entity name): a generated-looking
     word is redacted even with no secret-naming word around it (privacy.redact_label)."""
+    if ("label", tuple(secrets), value) in _CLEAN:
+        return value
     from memory.lang import privacy
 
-    return normalise(privacy.redact_label(normalise(value), secrets))
+    out = privacy.redact_label(normalise(value), secrets)
+    remember_clean(out, secrets, "label")
+    return out
 
 
 def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:

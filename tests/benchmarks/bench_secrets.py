@@ -1063,6 +1063,17 @@ def redact_only(seeds: int) -> None:
     )
     for fmt in sorted(changed, key=lambda f: (-changed[f], f)):
         print(f"  changed {fmt:<27} {changed[fmt]:>4}/{btotal[fmt]}")
+    # Labels (category, tag, relation type, entity name) are cleaned harder: the keep strings of
+    # the benign cases (commit ids, UUIDs, versions, hashes, names) given as labels must survive.
+    from memory.store.records import scrub_label
+
+    labels = [k for seed in range(seeds) for b in benign_cases(random.Random(seed)) for k in b["keep"] if len(k) <= 64]
+    lost = sorted({k for k in labels if scrub_label(k) != k})
+    print(
+        f"benign strings changed as labels (false positives): {sum(scrub_label(k) != k for k in labels)}/{len(labels)}"
+    )
+    for k in lost[:20]:
+        print(f"  changed label {k!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
