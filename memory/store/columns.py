@@ -234,7 +234,7 @@ def clean_params(sql: str, params: Sequence[Any], secrets: Sequence[str]) -> Seq
     if isinstance(params, dict):
         raise UnplannedWrite(f"use ? parameters in a write statement: {sql[:120]!r}")
     if len(policies) != len(params):
-        return _storable_all(params)  # SQLite reports the wrong count itself
+        raise UnplannedWrite(f"{len(params)} values for the {len(policies)} parameters read in {sql[:120]!r}")
     out = list(params)
     for i, (p, v) in enumerate(zip(policies, params)):
         if not isinstance(v, str):
