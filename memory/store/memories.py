@@ -501,7 +501,15 @@ class Store:
         checkpoint (the server's worker runs one when idle)."""
         if self.tx.depth:  # inside a caller's transaction: the caller's commit comes first
             return
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self.tx.lock:
+            # TRUNCATE waits for readers on the busy handler: a short wait, not the 10 s a write gets.
+            self.conn.execute("PRAGMA busy_timeout=250")
+            try:
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except db.OperationalError:
+                pass  # a reader kept it busy: the next checkpoint finishes the job
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout={int(self.config.busy_timeout_ms)}")
 
     def refresh_keywords(self, ids: Sequence[int]) -> None:
         """Rewrite the keyword index rows of these memories from their current content, subject
