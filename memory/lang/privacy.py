@@ -317,6 +317,10 @@ _KNOWN: list[Rule] = [
     _r("dingtalk-webhook", "/robot/send?", r"/robot/send\?(?:[^\s#\"'<>]*&)?access_token=([A-Za-z0-9_\-]{16,})"),
     _r("wecom-webhook", "/webhook/send?", r"/webhook/send\?(?:[^\s#\"'<>]*&)?key=([A-Za-z0-9_\-]{16,})"),
     _r("telegram-token", ":AA", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
+    # Tencent Cloud SecretId (an AWS-style key id: scanners treat it as part of the credential)
+    _r("tencent-secret-id", "AKID", r"AKID[A-Za-z0-9]{28,36}(?![A-Za-z0-9])", boundary=True),
+    # An AK/SK pair's secret half, as Chinese cloud consoles name it: "SK：...", "SK=..."
+    _r("secret", "SK", r"SK[ \t]*[:：=][ \t]*[\"']?([A-Za-z0-9/+]{20,}={0,2})", boundary=True, check=_strong_value),
     # A Twilio auth token given with its account SID: Client("AC...", "..."), AC...:token
     _r("twilio-token", "AC", r"AC[0-9a-f]{32}[\"']?[ \t]*[,:][ \t]*[\"']?([0-9a-f]{32})(?![0-9A-Za-z])", boundary=True),
     # A forge token the terminal wrapped: its prefix and the start of its body at the end of one
