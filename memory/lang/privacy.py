@@ -997,7 +997,7 @@ def strip_invisible(text: str) -> str:
     return text
 
 
-_LABEL_TOKEN = re.compile(r"[^\s,;|]{8,}")
+_LABEL_TOKEN = re.compile(r"[^\s,;|=:]{8,}")  # NAME=value: each side judged alone
 
 
 def redact_label(text: str, extra_patterns: Sequence[str] | None = None) -> str:
@@ -1011,11 +1011,16 @@ def redact_label(text: str, extra_patterns: Sequence[str] | None = None) -> str:
         token = m.group().strip("\"'`()[]{}<>")
         if token.startswith("[REDACTED") or token.startswith(("sha1", "sha256", "sha384", "sha512", "md5")):
             continue
-        if token.startswith(_TOKEN_PREFIXES) and len(token) >= 12:  # a forge token cut short: never a name
+        if any(c in m.group() for c in "[]{}()") or _readable_base64(token + "=" * (-len(token) % 4)):
+            continue  # a regex that describes a token (ghp_[A-Za-z0-9]{36}), base64 of a sentence
+        prefixed = token.startswith(_TOKEN_PREFIXES) and len(token) >= 12 and any(c.isdigit() for c in token)
+        if prefixed or len(token) >= 56 and _HEXISH.match(token):
+            # A forge token cut short, a 256-bit hex key cut from its line (DigitalOcean, Rails
+            # secret_key_base): as a label, never a name. A bare sha256 checksum goes too; a commit
+            # id (40) or one prefixed "sha256:" stays.
             spans.append((m.start(), m.end(), "secret", 2))
             continue
-        # Hex stays (a commit id or checksum names a thing; a hex key cut from its line cannot be told
-        # from one), and so do references: ${SMTP_PASSWORD:?must be set}
+        # Shorter hex stays (a commit id names a thing), and so do references: ${SMTP_PASSWORD:?must be set}
         if _HEXISH.match(token) or not _complex(token) or token[:1] in "$%{<" or _placeholder(token):
             continue
         upper, lower = sum(c.isupper() for c in token), sum(c.islower() for c in token)
