@@ -1014,7 +1014,8 @@ def redact_label(text: str, extra_patterns: Sequence[str] | None = None) -> str:
         if any(c in m.group() for c in "[]{}()") or _readable_base64(token + "=" * (-len(token) % 4)):
             continue  # a regex that describes a token (ghp_[A-Za-z0-9]{36}), base64 of a sentence
         prefixed = token.startswith(_TOKEN_PREFIXES) and len(token) >= 12 and any(c.isdigit() for c in token)
-        if prefixed or len(token) >= 56 and _HEXISH.match(token):
+        joined = "-" in token and any(len(p) >= 32 for p in token.split("-"))  # 7-680..-f77bc2...: Slack's shape
+        if prefixed or _HEXISH.match(token) and (len(token) >= 56 or joined):
             # A forge token cut short, a 256-bit hex key cut from its line (DigitalOcean, Rails
             # secret_key_base): as a label, never a name. A bare sha256 checksum goes too; a commit
             # id (40) or one prefixed "sha256:" stays.
