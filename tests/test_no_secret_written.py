@@ -49,6 +49,10 @@ SAMPLE = (
     "go_mysql_dsn",
     "feishu_webhook",
     "redis_cli_auth",
+    "jwt",
+    "url_encoded_password",
+    "yaml_next_line",
+    "zero_width_split_token",
 )
 DECISION = {"chosen": "Use the managed config store", "why": "one audit trail"}
 # Words between the label and the value ("Password for the staging box: X.", "the password for
@@ -71,7 +75,9 @@ FIELDS = [
     "mcp decision_record.why",
     "mcp decision_outcome.notes",
     "mcp memory_search.query",
+    "mcp memory_context.query",
     "mcp memory_surface.prompt",
+    "mcp lessons_for.task",
     "cli add TEXT",
     "cli add --category",
     "cli update --content",
@@ -83,6 +89,7 @@ FIELDS = [
     "cli decide --why",
     "cli relate SRC",
     "cli search QUERY",
+    "cli context QUERY",
     "hook prompt",
     "hook stop",
 ]
@@ -131,6 +138,8 @@ def _mcp_calls(field: str, c: Case, ids: dict[str, int]) -> tuple[str, dict[str,
             {"id": ids["decision"], "outcome": "failed", "notes": c.text},
         ),
         "mcp memory_search.query": ("memory_search", {"query": c.text}),
+        "mcp memory_context.query": ("memory_context", {"query": c.text}),
+        "mcp lessons_for.task": ("lessons_for", {"task": c.text[:4000]}),
         "mcp memory_surface.prompt": ("memory_surface", {"prompt": c.text, "session_id": f"s-{uuid.uuid4()}"}),
     }[field]
 
@@ -191,6 +200,8 @@ def _through_cli_and_hooks(place: Place) -> None:
         ok(cli(place, "relate", "--", fit(c.text, c.cores, 200), "uses", "billing-db"))
     for c in cases_for("cli search QUERY"):
         ok(cli(place, "search", "--", c.text))
+    for c in cases_for("cli context QUERY"):
+        ok(cli(place, "context", "--", c.text))
     for c in cases_for("hook prompt"):
         ok(
             hook(

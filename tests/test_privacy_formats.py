@@ -20,6 +20,48 @@ from memory.store import decisions as decisions_mod
 
 # (text, the secret that must go): made-up values with a real secret's shape.
 SECRETS = {
+    "twilio pair in a constructor": (
+        'client = Client("AC478f948624d560bf482870460d44f1a7", "5eae7863bf8b969c25c334e4d86528ea")',
+        "5eae7863bf8b969c25c334e4d86528ea",
+    ),
+    "github token wrapped by the terminal": (
+        "token (terminal wrapped it, sorry):\nghp_R8f2kLq9Zx7mN3\nvB5cT1yW4hJ6gD0sAe2Pq4",
+        "vB5cT1yW4hJ6gD0sAe2Pq4",
+    ),
+    "a secret on a line below its announcement": (
+        "the secret is below\n\n    R7hvV2xHppNisH#4ZOMBVZ\n",
+        "R7hvV2xHppNisH#4ZOMBVZ",
+    ),
+    "a key sent in two parts": (
+        "sending the key in two parts. part 1: ArrlehCUVxx6Ueotkw5Swk34\n...\npart 2: hED0EsS0L4RvPqFG8kMCTbQF",
+        "ArrlehCUVxx6Ueotkw5Swk34",
+    ),
+    "a key sent in two halves, in Chinese": (
+        "key 分两段发：前半段 cHENNNBLao1fcVLrMaFYsXXF\n后半段 7hrdhrjsAMRWWBMPbUX8rm0c",
+        "7hrdhrjsAMRWWBMPbUX8rm0c",
+    ),
+    "an express session cookie": (
+        "Set-Cookie: connect.sid=s%3Atjq9gddmpnfqqfq5lqat3oxp0hoahvg2.-UY8Qm3aSyAlCw4pdrIQGKkFlnUOLImDvWy1PP7m-4x; Path=/",
+        "tjq9gddmpnfqqfq5lqat3oxp0hoahvg2",
+    ),
+    "an aliyun secret flag": (
+        "aliyun configure set --access-key-id LTAI5tGPGEa1yiwxYsQLk5cH --access-key-secret PxIeDjFmxV92zuqwcRxejZh1L94ZPR",
+        "PxIeDjFmxV92zuqwcRxejZh1L94ZPR",
+    ),
+    "an AK/SK pair in Chinese": (
+        "阿里云 OSS 的 AK：LTAI5tnArKcNXiLsXU7Mj5SG\nSK：YPgRuol3R4Jysirs4MybK7nGM8qtTY",
+        "YPgRuol3R4Jysirs4MybK7nGM8qtTY",
+    ),
+    "a tencent secret id": (
+        "TENCENTCLOUD_SECRET_ID=AKIDwjPFijLVhLsGUmpRtHKawFxdrZIxgWFU",
+        "wjPFijLVhLsGUmpRtHKawFxdrZIxgWFU",
+    ),
+    "an html password field": ('<input type="password" name="pw" value="ROnl89Sm995ytbxA">', "ROnl89Sm995ytbxA"),
+    "a password in curly quotes": ("Password: \u201c9mhWp708DwGw5H\u201d", "9mhWp708DwGw5H"),
+    "a token split by a zero-width space": (
+        "use this one: ghp_R8f2kLq9Zx7m\u200bN3vB5cT1yW4hJ6gD0sAe2Pq4",
+        "N3vB5cT1yW4hJ6gD0sAe2Pq4",
+    ),
     "go mysql dsn": (
         "gorm 连不上 etl_user:zp#Y-W^ny-Mv!-3N@tcp(db.dev.local:3306)/core?parseTime=True",
         "zp#Y-W^ny-Mv!-3N",

@@ -155,6 +155,12 @@ def _has_digit_and_letter(value: str, m: re.Match[str]) -> bool:
     return any(c.isdigit() for c in value) and sum(c.isalpha() for c in value) > 3
 
 
+def _wrapped_github(value: str, m: re.Match[str]) -> bool:
+    """The two pieces make one token body of 36 characters (or more: a fine-grained one)."""
+    body = "".join(value[4:].split())
+    return len(body) >= 36 and any(c.isdigit() for c in body)
+
+
 def _bot_id(value: str, m: re.Match[str]) -> bool:
     return value.index(":") >= 6
 
@@ -311,6 +317,21 @@ _KNOWN: list[Rule] = [
     _r("dingtalk-webhook", "/robot/send?", r"/robot/send\?(?:[^\s#\"'<>]*&)?access_token=([A-Za-z0-9_\-]{16,})"),
     _r("wecom-webhook", "/webhook/send?", r"/webhook/send\?(?:[^\s#\"'<>]*&)?key=([A-Za-z0-9_\-]{16,})"),
     _r("telegram-token", ":AA", r":AA[A-Za-z0-9_\-]{33}", grow_left="0123456789", check=_bot_id),
+    # Tencent Cloud SecretId (an AWS-style key id: scanners treat it as part of the credential)
+    _r("tencent-secret-id", "AKID", r"AKID[A-Za-z0-9]{28,36}(?![A-Za-z0-9])", boundary=True),
+    # An AK/SK pair's secret half, as Chinese cloud consoles name it: "SK：...", "SK=..."
+    _r("secret", "SK", r"SK[ \t]*[:：=][ \t]*[\"']?([A-Za-z0-9/+]{20,}={0,2})", boundary=True, check=_strong_value),
+    # A Twilio auth token given with its account SID: Client("AC...", "..."), AC...:token
+    _r("twilio-token", "AC", r"AC[0-9a-f]{32}[\"']?[ \t]*[,:][ \t]*[\"']?([0-9a-f]{32})(?![0-9A-Za-z])", boundary=True),
+    # A forge token the terminal wrapped: its prefix and the start of its body at the end of one
+    # line, the rest on the next (ghp_ bodies are 36 characters).
+    _r(
+        "github-token",
+        "gh",
+        r"gh[pousr]_[A-Za-z0-9]{6,35}[ \t]*\r?\n[ \t]*[A-Za-z0-9]{1,30}(?![A-Za-z0-9])",
+        boundary=True,
+        check=_wrapped_github,
+    ),
 ]
 
 _CONTEXT: list[Rule] = [
@@ -409,10 +430,35 @@ _CONTEXT: list[Rule] = [
     _r("password", "sshpass", r"sshpass\s+-p\s*[\"']?([^\s\"']+)", check=_credential),
     _r("password", "login", r"login\b[^\n|;&]*?\s-p\s+[\"']?([^\s\-\"'][^\s\"']*)", check=_registry_login),
     _r("password", "login", r"login\s+\S+\s+password\s+(\S+)", lower=True, check=_credential),
+    # an HTML form's password field with its value filled in
+    _r(
+        "password",
+        "password",
+        r"type=[\"']?password[\"']?[^<>]*?\bvalue=[\"']([^\"'<>]{3,})[\"']",
+        lower=True,
+        check=_credential,
+    ),
+    # "the secret is below", then the value alone on a later line
+    _r(
+        "secret",
+        "below",
+        r"(?:password|passphrase|secret|token|key)[^\n]{0,24}\bbelow[ \t]*[:.]?[ \t]*\r?\n(?:[ \t]*\r?\n){0,2}"
+        r"[ \t]*([^\s]{8,})[ \t]*(?=\r?\n|$)",
+        lower=True,
+        check=_strong_value,
+    ),
+    # a key sent in parts: "part 1: X ... part 2: Y", 前半段 X 后半段 Y
+    _r(
+        "secret", "part", r"\bpart[ \t]*(?:[1-4]|one|two)[ \t]*[:：][ \t]*([^\s]{12,})", lower=True, check=_strong_value
+    ),
+    _r("secret", "半段", r"半段[ \t]*[:：]?[ \t]*([\x21-\x7e]{12,})", check=_strong_value),
+    # session cookies: sessionid=, PHPSESSID=, _app_session=, connect.sid=s%3A...
+    _r("session-cookie", "sess", r"sess(?:ion)?(?:_?id)?=([^;\s\"'&]{16,})", lower=True, check=_strong_value),
+    _r("session-cookie", ".sid=", r"\.sid=([^;\s\"'&]{16,})", lower=True, check=_strong_value),
     _r(
         "secret",
         "--",
-        r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key|secret(?:[-_]key)?"
+        r"--(?:password|passwd|pass|pwd|token|api[-_]?key|access[-_]?key(?:[-_]secret)?|key[-_]secret|secret(?:[-_]key)?"
         r"|client[-_]secret|auth[-_]token|access[-_]token)(?:=|[ \t]+)[\"']?([^\s\"']{3,})",
         lower=True,
         check=_flag_value,
@@ -459,7 +505,7 @@ _KEY_PREFIX = re.compile(
 _ASSIGN_TAIL = re.compile(
     r"(?:[_.\-]?(?:key|base|value|b64|base64|prod|dev|staging|test|live|\d+))*(?![a-z0-9])"
     r"(?P<kq>(?:[\"']\]?)?)[ \t]*(?P<op>:=|=>|=|:|：|,)[ \t]*"
-    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))"
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|[“「『](?P<cq>[^”」』\n]*)[”」』]|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))"
 )
 _PHRASE_TAIL = re.compile(
     r"[ \t]+(?:(?P<op>is(?:[ \t]+now|[ \t]+set[ \t]+to)?|was|has[ \t]+been[ \t]+set[ \t]+to|set[ \t]+to"
@@ -558,7 +604,7 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
     op, quoted_key = m.group("op"), m.group("kq") != ""
     if op == "," and not (quoted_key and _SETTER.search(text, max(0, name_start - 24), name_start)):
         return None  # ("password", "email") is a tuple of names; define('DB_PASSWORD', '...') is not
-    for group in ("dq", "sq", "bq"):
+    for group in ("dq", "sq", "bq", "cq"):
         if m.group(group) is not None:
             vstart, vend = m.span(group)
             value = text[vstart:vend]
@@ -931,6 +977,61 @@ def _merge(spans: list[Span], text: str) -> str:
     return "".join(out)
 
 
+# Characters that show nothing but change what a text is: zero-width spaces, the word joiner and
+# invisible operators, a BOM, soft hyphens, and the bidi overrides and isolates of "Trojan Source".
+# Inside a token they hide it from every rule (ghp_\u200bAbc... is still a usable token once copied).
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
+# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Persian and Indic scripts; next
+# to an ASCII character they carry none, so only there are they dropped.
+_JOINER_AT_ASCII = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]+|[\u200c\u200d]+(?=[\x00-\x7f])")
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without the invisible characters that could split a secret (see _INVISIBLE)."""
+    if text.isascii():
+        return text
+    if _INVISIBLE.search(text):
+        text = _INVISIBLE.sub("", text)
+    if "\u200c" in text or "\u200d" in text:  # the look-behind pattern cannot skip ahead: only when needed
+        text = _JOINER_AT_ASCII.sub("", text)
+    return text
+
+
+_LABEL_TOKEN = re.compile(r"[^\s,;|=:]{8,}")  # NAME=value: each side judged alone
+
+
+def redact_label(text: str, extra_patterns: Sequence[str] | None = None) -> str:
+    """`redact` for a short label (a category, tag, relation type, entity name), which names
+    something and never holds a generated string: a word of 8 or more characters with both
+    cases, digits scattered among its letters or a symbol, and no word-like run is redacted too
+    (the bare value of a password cut from its line: "DxMUcF9BJhTdtWY!cR")."""
+    text = redact(text, extra_patterns)
+    spans: list[Span] = []
+    for m in _LABEL_TOKEN.finditer(text):
+        token = m.group().strip("\"'`()[]{}<>")
+        if token.startswith("[REDACTED") or token.startswith(("sha1", "sha256", "sha384", "sha512", "md5")):
+            continue
+        if any(c in m.group() for c in "[]{}()") or _readable_base64(token + "=" * (-len(token) % 4)):
+            continue  # a regex that describes a token (ghp_[A-Za-z0-9]{36}), base64 of a sentence
+        prefixed = token.startswith(_TOKEN_PREFIXES) and len(token) >= 12 and any(c.isdigit() for c in token)
+        joined = "-" in token and any(len(p) >= 32 for p in token.split("-"))  # 7-680..-f77bc2...: Slack's shape
+        if prefixed or _HEXISH.match(token) and (len(token) >= 56 or joined):
+            # A forge token cut short, a 256-bit hex key cut from its line (DigitalOcean, Rails
+            # secret_key_base): as a label, never a name. A bare sha256 checksum goes too; a commit
+            # id (40) or one prefixed "sha256:" stays.
+            spans.append((m.start(), m.end(), "secret", 2))
+            continue
+        # Shorter hex stays (a commit id names a thing), and so do references: ${SMTP_PASSWORD:?must be set}
+        if _HEXISH.match(token) or not _complex(token) or token[:1] in "$%{<" or _placeholder(token):
+            continue
+        upper, lower = sum(c.isupper() for c in token), sum(c.islower() for c in token)
+        mixed = upper >= 2 and lower >= 2  # ISO-8601, v2.3.1-rc1, i18n: one case only, names
+        scattered = len(_DIGIT_RUN.findall(token)) >= 2 or any(c in "!@#$%^&*+=~?<>" for c in token)
+        if mixed and scattered and _word_share(token) < 0.3:  # Win32API, PostgreSQL15: digits in one place
+            spans.append((m.start(), m.end(), "secret", 2))
+    return _merge(spans, text) if spans else text
+
+
 def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     """`text` with secrets replaced by `[REDACTED:kind]` and <private> spans dropped.
 
@@ -940,6 +1041,7 @@ def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     """
     if not text:
         return text
+    text = strip_invisible(text)
     low = _lower(text)
     if "<private" in low:
         text = PRIVATE.sub("", text)

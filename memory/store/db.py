@@ -11,22 +11,39 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlean as sqlite
 
+import memory.store.columns as columns
 from memory.errors import StoreUnavailable
 
 
 class Connection(sqlite.Connection):
-    """A connection that also carries the user's `redact_patterns`, so store functions that get
-    only a connection (entity names and relation types in memory.store.graph) redact with them
-    too. `Store.open` sets them; any other connection redacts with the built-in rules alone."""
+    """A connection whose writes pass the redaction choke point (memory.store.columns): every
+    string an INSERT, REPLACE or UPDATE binds to a TEXT column is cleaned by that column's
+    policy before SQLite sees it, whoever wrote the statement. It also carries the user's
+    `redact_patterns` (`Store.open` sets them; any other connection redacts with the built-in
+    rules alone). `clean_writes` is off for in-memory databases, which never reach a disk."""
 
     redact_patterns: tuple[str, ...] = ()
     backend = "sqlite"  # memory.store.pg.PgConnection says "postgresql"
+    clean_writes: bool = True
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite.Cursor:  # type: ignore[override]
+        if parameters and self.clean_writes:
+            parameters = columns.clean_params(sql, parameters, self.redact_patterns)
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> sqlite.Cursor:  # type: ignore[override]
+        if self.clean_writes and columns.plan(sql) is not None:
+            seq_of_parameters = [columns.clean_params(sql, p, self.redact_patterns) for p in seq_of_parameters]
+        elif self.clean_writes:
+            seq_of_parameters = (columns.clean_params(sql, p, ()) for p in seq_of_parameters)
+        return super().executemany(sql, seq_of_parameters)
 
 
 DatabaseError = sqlite.DatabaseError
@@ -82,10 +99,14 @@ def connect(
             conn.execute("PRAGMA journal_mode=WAL")  # server and hooks read while another process writes
         conn.execute("PRAGMA synchronous=NORMAL")  # durable across app crashes in WAL; fsync at checkpoint
         conn.execute("PRAGMA foreign_keys=ON")  # links and outcomes go with their memory
+        # Deleted and overwritten text is zeroed in the page, not left in free space where a
+        # backup or a copy of the file would still carry it (forget --permanent, a redacting edit).
+        conn.execute("PRAGMA secure_delete=ON")
         conn.execute("PRAGMA temp_store=MEMORY")
         conn.execute("PRAGMA cache_size=-16000")  # 16 MB: a vec0 chunk alone is 1.5 MB (default 2 MB)
     except sqlite.DatabaseError as e:
         raise StoreUnavailable(describe(e, path)) from e
+    conn.clean_writes = target != ":memory:"  # a scratch database in memory never reaches a disk
     return conn
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import memory.store.pg as pg
 from memory.errors import InvalidInput, NotFound
 from memory.lang import mentions, text
-from memory.store.records import scrub
+from memory.store.records import scrub_label
 
 
 def norm(name: str) -> str:
@@ -61,7 +61,7 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
         raise InvalidInput(f"entity name must be 1-{MAX_NAME} characters")
     # Redacted before its lines are joined (a rule may need the line a secret ends) and after the
     # length check (a label may be longer than the secret it hides).
-    name = " ".join(scrub(name, _secrets(conn)).split())
+    name = " ".join(scrub_label(name, _secrets(conn)).split())
     eid = find_entity(conn, [scope], name)
     if eid is None:
         eid = conn.execute(
@@ -72,7 +72,7 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
         # A more specific kind wins: a name first seen in passing, later seen speaking, is a person.
         conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind IN ('thing', 'name')", (kind, eid))
     for alias in aliases:
-        alias = scrub(alias, _secrets(conn)) if alias else alias
+        alias = scrub_label(alias, _secrets(conn)) if alias else alias
         if alias and norm(alias) != norm(name):
             conn.execute(
                 "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
@@ -185,6 +185,41 @@ def link_naming_memories(conn, eid: int, limit: int = 500) -> int:
     return conn.total_changes - before
 
 
+def drop_orphans(conn, entity_ids: Iterable[int]) -> int:
+    """Delete those of these entities that no memory links and no relation uses any more (what a
+    deletion for good left behind: a name found in a purged memory's text is that text too)."""
+    ids = list(dict.fromkeys(entity_ids))
+    gone = 0
+    for start in range(0, len(ids), 400):
+        part = ids[start : start + 400]
+        gone += conn.execute(
+            f"DELETE FROM entities WHERE id IN ({','.join('?' * len(part))}) "
+            "AND NOT EXISTS (SELECT 1 FROM memory_entities l WHERE l.entity_id = entities.id) "
+            "AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.src = entities.id OR r.dst = entities.id)",
+            part,
+        ).rowcount
+    return gone
+
+
+def unlink_unnamed(conn, memory_id: int, content: str) -> list[int]:
+    """Drop the plain mention links of a memory whose entity its `content` no longer names; the
+    ids of the entities unlinked."""
+    folded = content.casefold()
+    stale = [
+        eid
+        for eid, name in conn.execute(
+            "SELECT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+            "WHERE l.memory_id = ? AND l.role = 'mention'",
+            (memory_id,),
+        ).fetchall()
+        if name.casefold() not in folded
+    ]
+    conn.executemany(
+        "DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?", [(memory_id, e) for e in stale]
+    )
+    return stale
+
+
 def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
     """Store (memory id, entity id, role) links; a memory's first link to an entity wins."""
     conn.executemany("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)", links)
@@ -195,7 +230,7 @@ def type_of(conn, rel_type: str) -> str:
     if not 0 < len("_".join(rel_type.split())) <= 64:
         raise InvalidInput("relation type must be 1-64 characters, e.g. uses, depends_on, owned_by")
     # Redacted after the check: a label may be longer than the secret it hides.
-    return "_".join(scrub(rel_type, _secrets(conn)).lower().split())
+    return "_".join(scrub_label(rel_type, _secrets(conn)).lower().split())
 
 
 def relate(

@@ -42,7 +42,9 @@ from memory.store.records import (
     check_metadata,
     content_hash,
     parse_time,
+    remember_clean,
     scrub,
+    scrub_label,
 )
 
 log = logging.getLogger("maple.store")
@@ -402,14 +404,14 @@ class Store:
                 raise InvalidInput(f"{name} must be a number in [{lo:g}, 1], got {value!r}")
         # Limits apply to what the caller wrote: a redaction label may be longer than the secret.
         _short(it.category or "general", "category", 64)
-        category = _short(scrub(it.category or "general", secrets), "category", 64 * 4)
+        category = _short(scrub_label(it.category or "general", secrets), "category", 64 * 4)
         subject = None
         if it.subject:
             _short(it.subject, "subject", 200)
             subject = _short(scrub(it.subject, secrets), "subject", 1000)
         _string_list(it.tags, "tags")
         tags = _string_list(
-            [scrub(t, secrets) if isinstance(t, str) else t for t in it.tags]
+            [scrub_label(t, secrets) if isinstance(t, str) else t for t in it.tags]
             if isinstance(it.tags, (list, tuple))
             else it.tags,
             "tags",
@@ -430,6 +432,9 @@ class Store:
                 f"content {content[:20]!r} is too short to be a memory: write at least {MIN_LETTERS} letters or "
                 "Chinese characters, saying the fact so it makes sense later on its own"
             )
+        tags_json, metadata_json = _to_json(tags), _to_json(metadata)
+        remember_clean(tags_json, secrets, "label")  # built from cleaned parts: the connection skips them
+        remember_clean(metadata_json, secrets)
         return {
             "content": content,
             "layer": it.layer,
@@ -441,7 +446,7 @@ class Store:
             "valence": float(valence),
             "intensity": float(intensity),
             "moods": _to_json(moods),
-            "tags": _to_json(tags),
+            "tags": tags_json,
             "pinned": int(bool(it.pinned)),
             "source": it.source,
             "source_ref": scrub(it.source_ref, secrets) if isinstance(it.source_ref, str) else it.source_ref,
@@ -454,11 +459,16 @@ class Store:
             "parent_id": it.parent_id,
             "chunk_index": it.chunk_index,
             "content_hash": content_hash(content),
-            "metadata": _to_json(metadata),
+            "metadata": metadata_json,
         }
 
-    def update(self, memory_id: int, *, reason: str = "update", **changes: Any) -> Memory:
-        """Change fields of a memory, keeping the previous version in memory_versions."""
+    def update(self, memory_id: int, *, reason: str = "update", keep_history: bool = True, **changes: Any) -> Memory:
+        """Change fields of a memory, keeping the previous version in memory_versions.
+
+        `keep_history=False` is a redacting edit: no version is kept and the earlier ones are
+        deleted, the file's free space zeroed (secure_delete) and the WAL emptied when no reader
+        holds it, so the old text is gone from the database file. Backups made before still hold it.
+        """
         allowed = {
             "content",
             "layer",
@@ -506,16 +516,20 @@ class Store:
             found = self._embed(texts)
             vec, part_vecs = (found[0], found[1:]) if changed else (None, found)
         with self.tx.atomic() as conn:
-            conn.execute(
-                "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
-                (
-                    memory_id,
-                    old.content,
-                    json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
-                    scrub(str(reason), self.config.redact_patterns),
-                    self.clock(),
-                ),
-            )
+            if keep_history:
+                conn.execute(
+                    "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+                    (
+                        memory_id,
+                        old.content,
+                        json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
+                        str(reason),  # scrubbed by the connection, like every TEXT column
+                        self.clock(),
+                    ),
+                )
+            else:  # the old text goes: its versions, and the names found in it
+                conn.execute("DELETE FROM memory_versions WHERE memory_id = ?", (memory_id,))
+                graph.drop_orphans(conn, graph.unlink_unnamed(conn, memory_id, row["content"]))
             sets = ", ".join(f"{k} = ?" for k in row)
             conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*row.values(), memory_id))
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
@@ -538,6 +552,8 @@ class Store:
                     self._write_vectors(vec_rows)
                     self.purge(old_chunks)
                 self._sync_chunks(conn, memory_id)
+        if not keep_history:
+            self.wipe_free_text()
         return self.get(memory_id)
 
     # -- chunks of long memories -------------------------------------------------------------
@@ -696,13 +712,40 @@ class Store:
                         f"SELECT id FROM memories WHERE parent_id IN ({','.join('?' * len(part))})", part
                     )
                 ]
+            named: list[int] = []  # entities these memories link: gone with them if nothing else does
             for start in range(0, len(every), 500):
                 part = every[start : start + 500]
                 marks = ",".join("?" * len(part))
+                named += [
+                    r[0]
+                    for r in conn.execute(f"SELECT entity_id FROM memory_entities WHERE memory_id IN ({marks})", part)
+                ]
                 conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks})", part)
                 if self.has_vectors:
                     conn.execute(f"DELETE FROM memory_vec WHERE rowid IN ({marks})", part)
                 conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", part)
+            graph.drop_orphans(conn, named)
+        self.wipe_free_text()
+
+    def wipe_free_text(self) -> None:
+        """After text was deleted for good: copy the WAL back into the database and empty it, so
+        its older frames no longer hold the old text.
+
+        secure_delete (set on every connection) has already zeroed the freed bytes in the pages,
+        and the keyword index deletes tokens at once (migration 005). The checkpoint waits for
+        nobody: when another process is reading, the WAL keeps its older frames until the next
+        checkpoint (the server's worker runs one when idle)."""
+        if self.tx.depth or self.conn.backend != "sqlite":  # a caller's commit comes first; no WAL file
+            return
+        with self.tx.lock:
+            # TRUNCATE waits for readers on the busy handler: a short wait, not the 10 s a write gets.
+            self.conn.execute("PRAGMA busy_timeout=250")
+            try:
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except db.OperationalError:
+                pass  # a reader kept it busy: the next checkpoint finishes the job
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout={int(self.config.busy_timeout_ms)}")
 
     def refresh_keywords(self, ids: Sequence[int]) -> None:
         """Rewrite the keyword index rows of these memories from their current content, subject

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import memory.store.db as db
 from memory.errors import StoreUnavailable
+from memory.store import columns
 
 SCHEMES = ("postgresql://", "postgres://")
 WRITE_LOCK = 0x4D41504C45  # "MAPLE": the advisory lock that serialises writers, as BEGIN IMMEDIATE does
@@ -322,6 +323,7 @@ class PgConnection:
 
     backend = "postgresql"
     redact_patterns: tuple[str, ...] = ()
+    clean_writes = True  # the redaction choke point, as on SQLite (memory.store.db.Connection)
 
     def __init__(self, raw: Any, url: str):
         self.raw = raw
@@ -331,6 +333,8 @@ class PgConnection:
         self._vector_types = False
 
     def execute(self, sql: str, params: Sequence[Any] | None = ()) -> PgCursor:
+        if params and self.clean_writes:
+            params = columns.clean_params(sql, params, self.redact_patterns)
         args = _params(params)
         pg, returning = translate(sql, bool(args))
         with self.lock:
@@ -351,6 +355,8 @@ class PgConnection:
         pg, returning = translate(sql)
         if returning:
             pg = pg[: -len(" RETURNING id")]
+        if self.clean_writes:
+            seq = [columns.clean_params(sql, p, self.redact_patterns if columns.plan(sql) else ()) for p in seq]
         rows = [_params(p) for p in seq]
         with self.lock:
             cur = self.raw.cursor()

@@ -174,17 +174,68 @@ def _string_list(values: Any, name: str, limit: int = MAX_TAG_CHARS) -> list[str
     return out
 
 
-def scrub(value: str, secrets: Sequence[str] = ()) -> str:
-    """The text as the store writes it: secrets redacted (the `redact_patterns` setting as well as
-    the built-in rules) and control characters dropped.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CLEAN: dict[tuple[str, tuple[str, ...], str], None] = {}  # recent outputs of scrub, per kind and patterns
+_CLEAN_CHARS = 0
+_CLEAN_LIMIT = 4_000_000  # characters remembered before the memo starts again
 
-    Every piece of caller text that reaches a table goes through here first: content, subject,
-    category, tags, metadata keys and values, source refs, update reasons, outcome notes, entity
-    and relation names. One function, so a field added later has one obvious thing to call.
+
+def normalise(value: str) -> str:
+    """Text without what a store must not keep as given: NUL and other control characters
+    (tab, newline and carriage return stay), invisible characters that can split a secret, and
+    lone surrogates (U+FFFD instead: SQLite cannot store them and no reader could print them)."""
+    from memory.lang.privacy import strip_invisible
+
+    if value.isascii():
+        return _CONTROL.sub("", value)
+    if _SURROGATE.search(value):
+        value = _SURROGATE.sub("\ufffd", value)
+    return _CONTROL.sub("", strip_invisible(value))
+
+
+def is_clean(value: str, secrets: Sequence[str] = (), kind: str = "text") -> bool:
+    """Whether `value` is a recent output of `scrub` (kind "text") or `scrub_label` ("label") with
+    these patterns: cleaning it again would give it back unchanged (redaction is idempotent)."""
+    return (kind, tuple(secrets), value) in _CLEAN
+
+
+def remember_clean(value: str, secrets: Sequence[str] = (), kind: str = "text") -> None:
+    global _CLEAN_CHARS
+    if _CLEAN_CHARS + len(value) > _CLEAN_LIMIT:
+        _CLEAN.clear()
+        _CLEAN_CHARS = 0
+    _CLEAN[(kind, tuple(secrets), value)] = None
+    _CLEAN_CHARS += len(value)
+
+
+def scrub(value: str, secrets: Sequence[str] = ()) -> str:
+    """The text as the store writes it: hostile characters normalised (`normalise`), then secrets
+    redacted (the `redact_patterns` setting as well as the built-in rules).
+
+    Every piece of caller text that reaches a table goes through here: the writers call it on
+    what they derive from (content hash, embedding, keyword index), and the database connection
+    calls it again on every TEXT column it writes (memory.store.columns), so a field added later
+    is covered without anyone remembering to.
     """
+    if ("text", tuple(secrets), value) in _CLEAN:
+        return value
     from memory.lang import privacy  # here: compiling its patterns costs a read-only hook ~14 ms
 
-    return _CONTROL.sub("", privacy.redact(value, secrets))
+    out = privacy.redact(normalise(value), secrets)  # redaction adds no character normalise drops
+    remember_clean(out, secrets)
+    return out
+
+
+def scrub_label(value: str, secrets: Sequence[str] = ()) -> str:
+    """`scrub` for a short label (category, tag, relation type, entity name): a generated-looking
+    word is redacted even with no secret-naming word around it (privacy.redact_label)."""
+    if ("label", tuple(secrets), value) in _CLEAN:
+        return value
+    from memory.lang import privacy
+
+    out = privacy.redact_label(normalise(value), secrets)
+    remember_clean(out, secrets, "label")
+    return out
 
 
 def check_metadata(metadata: Any, secrets: Sequence[str] = ()) -> dict:

@@ -243,12 +243,22 @@ def _m005_chunk_spans(conn: Connection) -> None:
     )
 
 
+def _m006_fts_secure_delete(conn: Connection) -> None:
+    # A contentless FTS5 delete leaves the row's tokens in their segment (a tombstone) until the
+    # segment is merged: the text of a memory deleted for good would stay in the file meanwhile.
+    # secure-delete (SQLite 3.44+) removes them at once; it is stored in memory_fts_config.
+    # PostgreSQL's keyword index is an ordinary table: a deleted row's tokens go with it.
+    if getattr(conn, "backend", "sqlite") == "sqlite":
+        conn.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
     ("003_maintenance", _m003_maintenance),
     ("004_purges", _m004_purges),
     ("005_chunk_spans", _m005_chunk_spans),
+    ("006_fts_secure_delete", _m006_fts_secure_delete),
 ]
 
 

@@ -133,11 +133,14 @@ def history(
     return entries
 
 
-def edit(store: Store, memory_id: int, *, reason: str = "update", **changes: Any) -> tuple[Memory, bool]:
+def edit(
+    store: Store, memory_id: int, *, reason: str = "update", keep_history: bool = True, **changes: Any
+) -> tuple[Memory, bool]:
     """Change a memory in place (the previous version is kept); returns (memory, changed).
 
     Changes that would leave it as it is write nothing, so repeating an edit is harmless. A new
     content is re-linked to the entities it names (caller-given roles such as speaker stay).
+    `keep_history=False` is a redacting edit: the old text leaves the database file (Store.update).
     """
     old = store.get(memory_id)
     given = {k: v for k, v in changes.items() if v is not None}
@@ -145,7 +148,7 @@ def edit(store: Store, memory_id: int, *, reason: str = "update", **changes: Any
         raise InvalidInput("nothing to change: give at least one field (content, importance, tags, ...)")
     if all(_same(getattr(old, k, None), v) for k, v in given.items()):
         return old, False
-    new = store.update(memory_id, reason=reason, **given)
+    new = store.update(memory_id, reason=reason, keep_history=keep_history, **given)
     if new.content != old.content:
         _relink(store, new)
     return new, True

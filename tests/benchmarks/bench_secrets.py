@@ -40,6 +40,7 @@ import fnmatch
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -1028,8 +1029,9 @@ def to_json(
 
 
 def redact_only(seeds: int) -> None:
-    """Recall by format and false positives of redact() alone over seeds 0..seeds-1."""
-    from memory.lang.privacy import redact
+    """Recall by format and false positives of the store's cleaning (records.scrub: hostile
+    characters normalised, then redact()) alone, over seeds 0..seeds-1."""
+    from memory.store.records import scrub as redact
 
     total: dict[str, int] = {}
     missed: dict[str, int] = {}
@@ -1048,7 +1050,7 @@ def redact_only(seeds: int) -> None:
             if any(k not in out for k in b["keep"]):
                 changed[b["format"]] = changed.get(b["format"], 0) + 1
     cases, leaks = sum(total.values()), sum(missed.values())
-    print(f"# redact() alone, seeds 0..{seeds - 1}")
+    print(f"# records.scrub() alone (what every TEXT column gets), seeds 0..{seeds - 1}")
     print(
         f"secret cases redacted whole: {cases - leaks}/{cases} ({1 - leaks / cases:.3f}); "
         f"formats missed at least once: {len(missed)} of {len(total)}"
@@ -1062,6 +1064,20 @@ def redact_only(seeds: int) -> None:
     )
     for fmt in sorted(changed, key=lambda f: (-changed[f], f)):
         print(f"  changed {fmt:<27} {changed[fmt]:>4}/{btotal[fmt]}")
+    # Labels (category, tag, relation type, entity name) are cleaned harder: the keep strings of
+    # the benign cases (commit ids, UUIDs, versions, hashes, names) given as labels must survive.
+    from memory.store.records import scrub_label
+
+    labels = [k for seed in range(seeds) for b in benign_cases(random.Random(seed)) for k in b["keep"] if len(k) <= 64]
+    lost = sorted({k for k in labels if scrub_label(k) != k})
+    blobs = sum(1 for k in labels if scrub_label(k) != k and re.fullmatch(r"[A-Za-z0-9+/]{40,}={0,2}", k))
+    print(
+        f"benign strings changed as labels (false positives): {sum(scrub_label(k) != k for k in labels)}/{len(labels)}"
+        f", of which bare base64 blobs (certificate lines, public-key bodies) given as a label: {blobs}"
+    )
+    lost = [k for k in lost if not re.fullmatch(r"[A-Za-z0-9+/]{40,}={0,2}", k)]
+    for k in lost[:20]:
+        print(f"  changed label {k!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1073,7 +1089,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the entry points and formats, run nothing")
     ap.add_argument("--no-benign", action="store_true", help="skip the false-positive check")
     ap.add_argument("--keep", action="store_true", help="keep the temporary homes (path printed)")
-    ap.add_argument("--redact-only", action="store_true", help="measure redact() alone (recall by format, benign)")
+    ap.add_argument(
+        "--redact-only", action="store_true", help="measure the store's scrub() alone (recall by format, benign)"
+    )
     ap.add_argument("--seeds", type=int, default=200, help="with --redact-only: seeds 0..N-1 (default 200)")
     args = ap.parse_args(argv)
     if args.redact_only:

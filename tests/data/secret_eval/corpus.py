@@ -1436,6 +1436,42 @@ def _(rng):
     return text, _halves(pw)
 
 
+# ---- hostile characters and other framings (added with the store's choke point) ----
+@_secret("zero_width_split_token")
+def _(rng):
+    """A token with an invisible character inside: a copy-paste still yields the token."""
+    tok, core = _crc_token(rng, "ghp_")
+    cut = rng.randint(10, 28)
+    zw = _pick(rng, ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e"])
+    text = _pick(rng, [f"use this one for CI: {tok[:cut]}{zw}{tok[cut:]}",
+                       f"GITHUB_TOKEN={tok[:cut]}{zw}{tok[cut:]}",
+                       f"新的 token：{tok[:cut]}{zw}{tok[cut:]}"])
+    a, b = tok[4:cut], tok[cut:]
+    return text, [c for c in (a, b) if len(c) >= 8]
+
+
+@_secret("html_password_field")
+def _(rng):
+    pw = _pw(rng, sym="!#%_")
+    text = _pick(rng, [f'<input type="password" name="pw" value="{pw}">',
+                       f"the saved form has <input id='db-pass' type='password' value='{pw}' /> in it"])
+    return text, _halves(pw)
+
+
+@_secret("curly_quoted_password")
+def _(rng):
+    pw = _pw(rng, sym="#-_")
+    text = _pick(rng, [f"Password: \u201c{pw}\u201d", f"密码：「{pw}」", f"token: \u201c{pw}\u201d (expires friday)"])
+    return text, _halves(pw)
+
+
+@_secret("base64_env_line")
+def _(rng):
+    pw = _pw(rng)
+    blob = _b64(f"DB_PASSWORD={pw}".encode())
+    return f"echo {blob} | base64 -d >> .env", _halves(blob)
+
+
 # ==========================================================================
 # BENIGN GENERATORS — each returns (text, keep) or (text, keep, lang)
 # ==========================================================================
@@ -1908,6 +1944,14 @@ def _(rng):
 def _(rng):
     u = f"redis://{_pick(rng, ['redis', 'cache-01', '10.0.2.8'])}:6379/{rng.randint(0, 15)}"
     return f"内网 Redis 不用密码，连接串就是 {u}", [u], "zh"
+
+
+@_benign("emoji_zwj_and_persian_zwnj")
+def _(rng):
+    text = _pick(rng, ["the family emoji 👨\u200d👩\u200d👧 broke the layout again",
+                       "Persian label می\u200cخواهم renders wrong without the ZWNJ"])
+    keep = [k for k in ["👨\u200d👩\u200d👧", "می\u200cخواهم"] if k in text]
+    return text, keep
 
 
 # ==========================================================================
