@@ -617,10 +617,12 @@ class Store:
     def _sync_chunks(self, conn: db.Connection, parent_id: int) -> None:
         """Copy the parent's fields (CHUNK_FIELDS) to its chunks (their index rows are cut anew
         when they change: see update)."""
-        cols = ", ".join(CHUNK_FIELDS)
+        row = conn.execute(f"SELECT {', '.join(CHUNK_FIELDS)} FROM memories WHERE id = ?", (parent_id,)).fetchone()
+        if row is None:
+            return
         conn.execute(
-            f"UPDATE memories SET ({cols}) = (SELECT {cols} FROM memories p WHERE p.id = ?) WHERE parent_id = ?",
-            (parent_id, parent_id),
+            f"UPDATE memories SET {', '.join(f'{c} = ?' for c in CHUNK_FIELDS)} WHERE parent_id = ?",
+            (*row, parent_id),
         )
 
     def ensure_chunks(
