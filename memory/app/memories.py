@@ -423,15 +423,16 @@ class Memories:
             items = context.brief_items(self.store, self.scopes("all"), session_id=session_id, source=source)
         return {"block": context.format_block(items, context.BRIEF_HEADER), "ids": [i.memory.id for i in items]}
 
-    def shown(self, session_id: str | None, ids: Sequence[int], kind: str = "surface") -> None:
+    def shown(self, session_id: str | None, ids: Sequence[int], kind: str = "surface", prompt: Any = None) -> None:
         """Record that a session was shown these memories (it is not shown them again; they count
-        as recalled)."""
+        as recalled). `prompt`: the prompt they answered, kept with the record as a short
+        redacted excerpt (the web page shows it)."""
         from memory.retrieval import context
 
         if kind not in ("surface", "brief", "context"):
             raise InvalidInput(f"kind must be surface, brief or context, got {kind!r}")
         with self._serial():
-            context.record_injection(self.store, session_id, [int(i) for i in ids], kind)
+            context.record_injection(self.store, session_id, [int(i) for i in ids], kind, prompt=prompt)
 
     def surface(
         self,
@@ -444,7 +445,7 @@ class Memories:
     ) -> str:
         """`recall`, recorded as shown at once (for callers that deliver what they get)."""
         found = self.recall(prompt, session_id=session_id, hook=hook, segment=segment, gated=gated)
-        self.shown(session_id, found["ids"], "surface")
+        self.shown(session_id, found["ids"], "surface", prompt)
         return found["block"]
 
     def brief(self, *, session_id: str | None = None, source: str | None = None) -> str:

@@ -55,6 +55,12 @@ _LETTERS = re.compile(r"[^\W\d_]")
 # The parent's fields a chunk carries, so a search's filters treat it as its parent. Not
 # superseded_by: history walks that link and a chunk replaced nothing; a hit on a chunk of a
 # superseded memory goes with its parent (memory.retrieval.ranking).
+# What a delivery keeps of the prompt it answered (access_log.prompt): the start of the prompt,
+# redacted in full before it is cut (a secret cut in half would slip past the rules), then this
+# many characters. Enough for a person to recognise the prompt, little enough to keep per row.
+PROMPT_EXCERPT_CHARS = 300
+PROMPT_READ_CHARS = 6_000  # redaction reads this much of a long prompt (a pasted 4 MB log costs time)
+
 CHUNK_FIELDS = (
     "layer",
     "category",
@@ -732,12 +738,16 @@ class Store:
             )
         return self.get(memory_id)
 
-    def record_activation(self, ids: Iterable[int], kind: str = "search", session_id: str | None = None) -> None:
-        """Note that these memories were recalled now (the input to activation-based decay)."""
+    def record_activation(
+        self, ids: Iterable[int], kind: str = "search", session_id: str | None = None, *, prompt: Any = None
+    ) -> None:
+        """Note that these memories were recalled now (the input to activation-based decay).
+        `prompt`: the prompt they answered (a delivery), kept as a short redacted excerpt."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return
         now = self.clock()
+        excerpt = self.prompt_excerpt(prompt)
         with self.tx.atomic() as conn:
             conn.executemany(
                 "UPDATE memories SET last_activated_at = ?, activation_count = activation_count + 1 WHERE id = ?",
@@ -746,10 +756,21 @@ class Store:
             # Only memories that still exist: another process may have purged one since it was found
             # (the write lock held here keeps that from happening between this check and the insert).
             conn.executemany(
-                "INSERT INTO access_log (memory_id, at, kind, session_id) SELECT ?, ?, ?, ? "
+                "INSERT INTO access_log (memory_id, at, kind, session_id, prompt) SELECT ?, ?, ?, ?, ? "
                 "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
-                [(i, now, kind, session_id, i) for i in ids],
+                [(i, now, kind, session_id, excerpt, i) for i in ids],
             )
+
+    def prompt_excerpt(self, prompt: Any) -> str | None:
+        """What the store keeps of a prompt: redacted (`scrub`, the one redaction path), spaces
+        collapsed, cut to PROMPT_EXCERPT_CHARS; None for no prompt or one that is not text."""
+        if not isinstance(prompt, str) or not prompt.strip():
+            return None
+        # Redact before collapsing spaces and cutting: some rules (a PEM block) read line breaks.
+        clean = " ".join(scrub(prompt[:PROMPT_READ_CHARS], self.config.redact_patterns).split())
+        if len(clean) > PROMPT_EXCERPT_CHARS:
+            clean = clean[: PROMPT_EXCERPT_CHARS - 1].rstrip() + "…"
+        return clean or None
 
     # -- reading ----------------------------------------------------------------------------
 

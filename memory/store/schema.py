@@ -243,12 +243,25 @@ def _m005_chunk_spans(conn: Connection) -> None:
     )
 
 
+def _m006_delivery_prompts(conn: Connection) -> None:
+    run_script(
+        conn,
+        """
+    -- The prompt a delivery (kind surface) answered, as a short redacted excerpt written with the
+    -- delivery (Store.record_activation), so a person sees what the model was asked while the
+    -- session runs. NULL for every other access and for rows written before this release.
+    ALTER TABLE access_log ADD COLUMN prompt TEXT;
+    """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
     ("003_maintenance", _m003_maintenance),
     ("004_purges", _m004_purges),
     ("005_chunk_spans", _m005_chunk_spans),
+    ("006_delivery_prompts", _m006_delivery_prompts),
 ]
 
 
