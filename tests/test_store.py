@@ -375,6 +375,15 @@ def test_forget_permanent_removes_the_memory_its_fts_vector_and_links(store):
     assert store.integrity()["ok"]
 
 
+def test_ids_are_never_reused_after_the_newest_memories_are_deleted_for_good(store):
+    store.add(NewMemory("The first memory stays"))
+    gone = [store.add(NewMemory(f"Memory number {n} goes for good")).id for n in range(3)]
+    for mid in reversed(gone):
+        store.forget(mid, permanent=True)
+    later = [m.id for m in store.add_many([NewMemory("A later memory"), NewMemory("And another after it")])]
+    assert min(later) > max(gone) and later[1] > later[0]
+
+
 def test_forget_of_an_unknown_id_raises_not_found(store):
     with pytest.raises(NotFound):
         store.forget(12345)

@@ -61,6 +61,13 @@ _LETTERS = re.compile(r"[^\W\d_]")
 PROMPT_EXCERPT_CHARS = 300
 PROMPT_READ_CHARS = 6_000  # redaction reads this much of a long prompt (a pasted 4 MB log costs time)
 
+# The id of the next memory on SQLite: above the largest id in the table and the largest ever
+# deleted (schema migration 007).
+NEXT_ID = (
+    "SELECT max(coalesce((SELECT max(id) FROM memories), 0), "
+    "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'memory_id_high'), 0)) + 1"
+)
+
 CHUNK_FIELDS = (
     "layer",
     "category",
@@ -290,9 +297,7 @@ class Store:
                         ids.append(existing[0])
                         continue
                 live.add(key)
-                cols = ", ".join(row)
-                marks = ", ".join("?" for _ in row)
-                mid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
+                mid = self._insert_memory(conn, row)
                 fts_rows.append((mid, self._fts_body(row)))
                 if vec is not None:
                     vec_rows.append((mid, row["scope"], vec))
@@ -580,11 +585,21 @@ class Store:
                 chunk_end=b,
                 metadata="{}",
             )
-            cols, marks = ", ".join(child), ", ".join("?" for _ in child)
-            cid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(child.values())).lastrowid
+            cid = self._insert_memory(conn, child)
             fts_rows.append((cid, self._fts_body(child)))
             if vec is not None:
                 vec_rows.append((cid, child["scope"], vec))
+
+    def _insert_memory(self, conn: db.Connection, row: dict[str, Any]) -> int:
+        """Insert one memories row; its id. On SQLite the id is explicit, above every id ever used
+        (meta's memory_id_high, kept by a trigger on delete), so a deleted newest memory's id is
+        never handed to the next one; PostgreSQL's identity never reuses one by itself."""
+        cols, marks = ", ".join(row), ", ".join("?" for _ in row)
+        if self.backend == "postgresql":
+            return conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
+        return conn.execute(
+            f"INSERT INTO memories (id, {cols}) VALUES (({NEXT_ID}), {marks})", tuple(row.values())
+        ).lastrowid
 
     def _old_chunks(self, conn: db.Connection, parent_ids: Sequence[int]) -> list[int]:
         """The ids of these memories' chunks."""

@@ -255,6 +255,25 @@ def _m006_delivery_prompts(conn: Connection) -> None:
     )
 
 
+def _m007_memory_id_high(conn: Connection) -> None:
+    # SQLite hands a deleted newest rowid to the next insert; a memory id names one memory for
+    # good (a user, a transcript or another process may still hold it), so the store inserts above
+    # the highest id ever used (Store.NEXT_ID), which this trigger keeps in meta. PostgreSQL's
+    # identity columns never reuse a value and need neither.
+    if getattr(conn, "backend", "sqlite") != "sqlite":
+        return
+    run_script(
+        conn,
+        """
+    INSERT OR REPLACE INTO meta (key, value) SELECT 'memory_id_high',
+        max(coalesce((SELECT max(id) FROM memories), 0), coalesce((SELECT max(memory_id) FROM purges), 0));
+    CREATE TRIGGER memories_id_high AFTER DELETE ON memories BEGIN
+        UPDATE meta SET value = max(CAST(value AS INTEGER), old.id) WHERE key = 'memory_id_high';
+    END;
+    """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
@@ -262,6 +281,7 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("004_purges", _m004_purges),
     ("005_chunk_spans", _m005_chunk_spans),
     ("006_delivery_prompts", _m006_delivery_prompts),
+    ("007_memory_id_high", _m007_memory_id_high),
 ]
 
 
