@@ -265,10 +265,13 @@ def _m007_memory_id_high(conn: Connection) -> None:
     run_script(
         conn,
         """
-    INSERT OR REPLACE INTO meta (key, value) SELECT 'memory_id_high',
-        max(coalesce((SELECT max(id) FROM memories), 0), coalesce((SELECT max(memory_id) FROM purges), 0));
+    -- Ids deleted before this release that purges still remembers (a new database: none).
+    INSERT INTO meta (key, value) SELECT 'memory_id_high', high FROM (SELECT
+        max(coalesce((SELECT max(id) FROM memories), 0), coalesce((SELECT max(memory_id) FROM purges), 0)) AS high)
+        WHERE high > 0;
     CREATE TRIGGER memories_id_high AFTER DELETE ON memories BEGIN
-        UPDATE meta SET value = max(CAST(value AS INTEGER), old.id) WHERE key = 'memory_id_high';
+        INSERT INTO meta (key, value) VALUES ('memory_id_high', old.id)
+            ON CONFLICT (key) DO UPDATE SET value = max(CAST(value AS INTEGER), old.id);
     END;
     """,
     )
