@@ -449,3 +449,55 @@ def test_the_ui_command_serves_until_stopped_and_prints_its_address(home, tmp_pa
         proc.wait(30)
         proc.stdout.close()
         proc.stderr.close()
+
+
+# -- found by a blind trial (issue 19) ----------------------------------------------------------------
+
+
+@pytest.fixture
+def everywhere(filled: Filled) -> Iterator[web.Running]:
+    """The page of `maple-memory ui --all-projects`."""
+    running = web.Running(Memories(filled.store, filled.project, all_projects=True), label="every project").start()
+    yield running
+    running.stop()
+
+
+def test_one_other_project_is_listed_only_with_all_projects(served, everywhere):
+    other = "/api/list?scope=%2Felsewhere%2Fother-project"
+    status, body = http(served, other, headers=token(served))
+    assert status == 400 and "--all-projects" in body["error"]
+    listed = http(everywhere, other, headers=token(everywhere))[1]["memories"]
+    assert [m["scope"] for m in listed] == ["/elsewhere/other-project"]
+    present = http(everywhere, "/api/scopes", headers=token(everywhere))[1]
+    assert {s["scope"] for s in present["scopes"]} >= {"/elsewhere/other-project", "global"}
+    assert {s["scope"] for s in http(served, "/api/scopes", headers=token(served))[1]["scopes"]} <= {
+        served_project(served),
+        "global",
+    }
+
+
+def served_project(running: web.Running) -> str:
+    return http(running, "/api/scopes", headers=token(running))[1]["project"]
+
+
+@needs_chromium
+def test_all_projects_names_each_memorys_project_and_filters_by_one(browser, everywhere, filled, shots):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        p = context.new_page()
+        p.goto(everywhere.url)
+        ready(p, "browse")
+        other = Memories(filled.store, "/elsewhere/other-project").list()["memories"][0]["id"]
+        row = p.locator(f'#memories > li[data-id="{other}"]')
+        assert "project other-project" in row.inner_text() and "this project" not in row.inner_text()
+        p.wait_for_selector('select[name=scope] option[value="/elsewhere/other-project"]', state="attached")
+        p.select_option("select[name=scope]", "/elsewhere/other-project")
+        p.wait_for_function("location.hash.includes('scope=')")
+        ready(p, "browse")
+        assert p.locator("#memories > li[data-id]").evaluate_all("els => els.map(e => e.dataset.id)") == [str(other)]
+        p.goto(everywhere.url.split("#")[0] + f"#/memory/{other}")
+        ready(p, "memory")
+        assert "/elsewhere/other-project" in p.inner_text("main") and "this project" not in p.inner_text("main")
+        p.screenshot(path=str(shots / "all-projects.png"), full_page=True)
+    finally:
+        context.close()

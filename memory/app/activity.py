@@ -171,6 +171,17 @@ def pulse(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
     return {"newest": newest or 0, "changed": iso(changed), "count": count, "shown": shown or 0}
 
 
+def scopes_present(store: Store, scopes: Sequence[str]) -> list[dict[str, Any]]:
+    """The scopes among `scopes` that hold memories (not archived), with how many, most first:
+    what a scope filter can offer."""
+    rows = store.conn.execute(
+        f"SELECT scope, count(*) FROM memories WHERE scope IN ({_marks(scopes)}) AND deleted_at IS NULL "
+        "AND parent_id IS NULL GROUP BY scope ORDER BY count(*) DESC, scope",
+        list(scopes),
+    ).fetchall()
+    return [{"scope": s, "memories": n} for s, n in rows]
+
+
 def entities_of(store: Store, memory_id: int) -> list[dict[str, Any]]:
     """The entities a memory is linked to (what it names), by name."""
     rows = store.conn.execute(

@@ -371,6 +371,25 @@ class Memories:
         with self._serial() as store:
             return activity.session(store, self.scopes("all"), session_id.strip())
 
+    def scopes_present(self) -> dict[str, Any]:
+        """The scopes this caller sees that hold memories: {"project", "all_projects", "scopes"
+        (each {"scope", "memories"})}; another project's only for `all_projects`."""
+        import memory.app.activity as activity
+
+        with self._serial() as store:
+            present = activity.scopes_present(store, self.scopes("all"))
+        return {"project": self.project, "all_projects": self.all_projects, "scopes": present}
+
+    def within(self, scope: str) -> Memories:
+        """The same memories seen from one other project (`scope`, its stored scope string), for
+        a caller that sees every project; InvalidInput for anyone else."""
+        if not self.all_projects:
+            raise InvalidInput(
+                f"scope must be 'project', 'global' or 'all', got {scope!r}; another project's memories "
+                "need --all-projects"
+            )
+        return Memories(self.store, scope)
+
     def pulse(self) -> dict[str, Any]:
         """A cheap fingerprint that changes when memories arrive, change or are shown (polled by
         the web page to refresh)."""

@@ -5,6 +5,7 @@
   "use strict";
   var TOKEN = document.querySelector('meta[name="maple-token"]').content;
   var main = document.getElementById("main");
+  var PROJECT = document.querySelector('meta[name="maple-project"]').content;
 
   // -- small helpers ------------------------------------------------------------------------------
 
@@ -68,8 +69,39 @@
     if (m.pinned) out.push(h("span", {"class": "badge pinned", text: "pinned"}));
     var s = status || (m.deleted_at ? "archived" : m.superseded_by ? "superseded" : "current");
     if (s !== "current") out.push(h("span", {"class": "badge " + s, text: s}));
-    if (m.scope === "global") out.push(h("span", {"class": "badge", text: "global"}));
+    if (m.scope !== PROJECT) out.push(h("span", {"class": "badge scope", title: m.scope, text: scopeName(m.scope)}));
     return out;
+  }
+
+  // A memory's scope as a person reads it: global, this project, or another project by its
+  // folder's name (the full path in the title).
+  function scopeName(scope) {
+    if (scope === "global") return "global";
+    if (scope === PROJECT) return "this project";
+    var parts = String(scope || "").split(/[\\/]/).filter(Boolean);
+    return "project " + (parts.length ? parts[parts.length - 1] : scope);
+  }
+
+  // The scope filter: this project + global, each alone, and (with --all-projects) every project
+  // that holds memories, by name. The projects arrive from the server after the form is drawn.
+  var scopesPresent = null;
+  function scopeSelect(value) {
+    var label = select("scope", [["all", "this project + global"], ["project", "this project"], ["global", "global"]], value, "scope");
+    var sel = label.querySelector("select");
+    if (["all", "project", "global"].indexOf(value) < 0) sel.appendChild(h("option", {value: value, selected: true, text: scopeName(value)}));
+    scopesPresent = scopesPresent || api("scopes");
+    scopesPresent.then(function (d) {
+      if (!d.all_projects) return;
+      sel.options[0].textContent = "every project";
+      d.scopes.forEach(function (s) {
+        if (s.scope === "global" || s.scope === PROJECT) return;
+        var o = Array.prototype.find.call(sel.options, function (x) { return x.value === s.scope; });
+        if (!o) { o = h("option", {value: s.scope}); sel.appendChild(o); }
+        o.textContent = scopeName(s.scope) + " (" + s.memories + ")";
+        o.title = s.scope;
+      });
+    }).catch(function () { /* the filter keeps its three choices */ });
+    return label;
   }
 
   function memoryRow(m, extra) {
@@ -118,7 +150,7 @@
   function viewBrowse(route) {
     var p = route.params;
     var form = h("form", {"class": "filters", id: "filters"}, [
-      select("scope", [["all", "this project + global"], ["project", "this project"], ["global", "global"]], p.get("scope") || "all", "scope"),
+      scopeSelect(p.get("scope") || "all"),
       select("layer", LAYERS, p.get("layer") || "", "layer"),
       h("label", {}, ["category", h("input", {name: "category", value: p.get("category") || "", size: "12"})]),
       select("pinned", [["", "any"], ["1", "pinned"], ["0", "not pinned"]], p.get("pinned") || "", "pinned"),
@@ -200,6 +232,7 @@
     var box = h("input", {type: "search", name: "q", value: q, placeholder: "What to look for, in any language · 搜索", autofocus: true});
     var form = h("form", {"class": "filters", id: "search"}, [
       h("label", {"class": "grow"}, ["query", box]),
+      scopeSelect(p.get("scope") || "all"),
       select("layer", LAYERS, p.get("layer") || "", "layer"),
       h("label", {}, ["since", h("input", {name: "since", type: "date", value: p.get("since") || ""})]),
       h("label", {}, ["until", h("input", {name: "until", type: "date", value: p.get("until") || ""})]),
@@ -208,6 +241,7 @@
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       var d = {}; new FormData(form).forEach(function (v, k) { d[k] = v; });
+      if (d.scope === "all") delete d.scope;
       go("search", d);
     });
     main.append(h("h1", {text: "Search"}), form);
@@ -215,7 +249,7 @@
       main.appendChild(h("p", {"class": "muted", text: "Each result shows what each retrieval channel added to its score, and why it ranked where it did: the same explanation the assistant's memory_search gets."}));
       return Promise.resolve();
     }
-    return api("search", {q: q, layer: p.get("layer"), since: p.get("since"), until: p.get("until"), limit: 20}).then(function (d) {
+    return api("search", {q: q, scope: p.get("scope"), layer: p.get("layer"), since: p.get("since"), until: p.get("until"), limit: 20}).then(function (d) {
       var notes = [];
       if (d.model && d.model !== "ready") notes.push("The embedding model is " + d.model + ": ranked by keywords and names only for now.");
       if (d.without_vectors && d.without_vectors.length) notes.push(d.without_vectors.length + " results have no vector yet (matched by keywords alone); `maple-memory maintain` embeds them.");
@@ -249,7 +283,7 @@
         h("p", {"class": "content", id: "content", text: m.content}),
         h("div", {"class": "grid"}, [
           field("layer", m.layer), field("category", m.category), field("subject", m.subject),
-          field("scope", m.scope === "global" ? "global" : "this project"), field("importance", m.importance),
+          field("scope", m.scope === "global" || m.scope === PROJECT ? scopeName(m.scope) : scopeName(m.scope) + " — " + m.scope), field("importance", m.importance),
           field("confidence", m.confidence), field("emotion", (m.valence || m.intensity) ? "valence " + m.valence + ", intensity " + m.intensity : null),
           field("moods", (m.moods || []).join(", ")), field("tags", (m.tags || []).join(", ")),
           field("happened", date(m.occurred_at)), field("stored", date(m.created_at)), field("changed", date(m.updated_at)),
@@ -455,7 +489,7 @@
       zoom.append(h("span", {"class": "muted small", id: "graph-summary", text: summary}));
       var g = window.MapleGraph.draw(svg, d, {onSelect: function (n) {
         panel.textContent = "";
-        panel.append(h("h2", {text: n.name}), h("div", {"class": "meta"}, [h("span", {text: n.kind}), h("span", {text: n.scope === "global" ? "global" : "this project"}), h("span", {text: (n.memories || 0) + " memories"})]));
+        panel.append(h("h2", {text: n.name}), h("div", {"class": "meta"}, [h("span", {text: n.kind}), h("span", {text: scopeName(n.scope), title: n.scope}), h("span", {text: (n.memories || 0) + " memories"})]));
         panel.appendChild(h("ul", {"class": "small"}, (n.memories_shown || []).map(function (m) {
           return h("li", {}, [link("#/memory/" + m.id, "#" + m.id), " ", (m.outcome === "failed" ? "[failed decision] " : "") + short(m.content, 160)]);
         })));
