@@ -501,3 +501,82 @@ def test_all_projects_names_each_memorys_project_and_filters_by_one(browser, eve
         p.screenshot(path=str(shots / "all-projects.png"), full_page=True)
     finally:
         context.close()
+
+
+def _crowd(filled: Filled) -> None:
+    """Thirty entities, some with long names, each memory naming three of them: a graph whose
+    labels would pile up if all were drawn."""
+    from memory.store import NewMemory
+
+    names = [f"service-{n}" for n in range(20)] + [
+        f"kubectl -n ledger rollout status deploy/ledger-api-{n}" for n in range(10)
+    ]
+    filled.store.add_many(
+        [
+            NewMemory(
+                f"Note {n}: {a}, {b} and {c} are deployed together",
+                scope=filled.project,
+                entities=[(a, "tool"), (b, "tool"), (c, "tool")],
+            )
+            for n, (a, b, c) in enumerate(
+                (names[i % 30], names[(i * 7 + 1) % 30], names[(i * 11 + 2) % 30]) for i in range(60)
+            )
+        ]
+    )
+
+
+LABEL_BOXES = """() => [...document.querySelectorAll('#graph .node text, #graph .edge-label')]
+    .filter(t => getComputedStyle(t).display !== 'none')
+    .map(t => { const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"""
+
+
+NAMED = """() => [...document.querySelectorAll('#graph .node')]
+    .filter(g => getComputedStyle(g.querySelector('text')).display !== 'none').map(g => g.dataset.name)"""
+
+
+def _overlapping(boxes: list[list[float]]) -> list[tuple[int, int]]:
+    slack = 0.5  # a label's box touching the next one's is not an overlap
+    return [
+        (i, j)
+        for i, a in enumerate(boxes)
+        for j, b in enumerate(boxes[i + 1 :], i + 1)
+        if a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
+    ]
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1280, 390])
+def test_graph_labels_never_overlap_and_zooming_in_names_more(browser, served, filled, shots, width):
+    _crowd(filled)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        p = context.new_page()
+        p.goto(served.url + "#/graph")
+        ready(p, "graph")
+        p.wait_for_selector("#graph[data-rendered]")
+        before = p.evaluate(LABEL_BOXES)
+        named = set(p.evaluate(NAMED))
+        assert len(named) >= 3 and _overlapping(before) == []
+        assert len(named) < p.locator("#graph .node").count()  # a crowd: not every name fits
+        p.screenshot(path=str(shots / f"graph-labels-{width}.png"), full_page=True)
+        for _ in range(3):
+            p.click("button[title='zoom in']")
+        p.wait_for_timeout(200)  # labels are placed on the next animation frame
+        assert _overlapping(p.evaluate(LABEL_BOXES)) == []
+        assert set(p.evaluate(NAMED)) - named  # closer up, names that did not fit appear
+        p.screenshot(path=str(shots / f"graph-labels-{width}-zoomed.png"), full_page=True)
+    finally:
+        context.close()
+
+
+@needs_chromium
+def test_an_unknown_entity_keeps_the_graph_form_and_says_why_beside_it(page, filled, shots):
+    page.goto(page.url.split("#")[0] + "#/graph?entity=no-such-entity")
+    ready(page, "graph")
+    assert page.is_visible("#graph-error") and "no-such-entity" in page.inner_text("#graph-error")
+    assert page.input_value("#graph-form input[name=entity]") == "no-such-entity"
+    page.fill("#graph-form input[name=entity]", "")
+    page.click("#graph-form button[type=submit]")
+    page.wait_for_selector("#graph[data-rendered]")
+    assert page.is_hidden("#graph-error")
+    page.screenshot(path=str(shots / "graph-unknown.png"), full_page=True)

@@ -483,7 +483,15 @@
     var panel = h("aside", {"class": "card", id: "graph-panel"}, [h("p", {"class": "muted", text: "Click an entity to see its memories."})]);
     var zoom = h("div", {"class": "bar"});
     main.append(h("h1", {text: "Graph"}), form, zoom, h("div", {"class": "graph-wrap"}, [svg, panel]));
-    return api("graph", {entity: entity, max: size}).then(function (d) {
+    var problem = h("p", {"class": "error", id: "graph-error", role: "alert", hidden: true});
+    form.after(problem);
+    return api("graph", {entity: entity, max: size}).catch(function (err) {
+      // An entity that is not there: say so beside the form, which stays for another try.
+      problem.textContent = String(err.message || err); problem.hidden = false;
+      panel.textContent = "Nothing drawn. Leave the box empty for the most connected entities.";
+      return null;
+    }).then(function (d) {
+      if (!d) return;
       if (!d.nodes.length) { panel.textContent = d.empty || "The graph is empty."; return; }
       var summary = d.nodes.length + " entities, " + d.edges.length + " connections" + (d.truncated ? " (the most connected part; show more above)" : "");
       zoom.append(h("span", {"class": "muted small", id: "graph-summary", text: summary}));
