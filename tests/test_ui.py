@@ -580,3 +580,55 @@ def test_an_unknown_entity_keeps_the_graph_form_and_says_why_beside_it(page, fil
     page.wait_for_selector("#graph[data-rendered]")
     assert page.is_hidden("#graph-error")
     page.screenshot(path=str(shots / "graph-unknown.png"), full_page=True)
+
+
+def test_every_ranking_channel_is_named_in_english_and_chinese():
+    import re
+
+    from memory.retrieval import ranking
+
+    script = (web.STATIC / "app.js").read_text(encoding="utf-8")
+    block = script[script.index("var CHANNELS = {") : script.index("};", script.index("var CHANNELS = {"))]
+    named = dict(re.findall(r'(\w+): "([^"]+)"', block))
+    channels = set(Config().search_weights) | set(ranking.FUSED) | {"weighting", "prior"}
+    assert channels <= set(named), channels - set(named)
+    for key, name in named.items():
+        english, _, chinese = name.partition(" · ")
+        assert english and re.search(r"[\u4e00-\u9fff]", chinese) and not re.search(r"[A-Za-z]", chinese), key
+
+
+@needs_chromium
+def test_small_dead_ends_say_what_is_wrong(page, filled):
+    base = page.url.split("#")[0]
+    page.goto(base + "#/browse?since=2999-01-01")
+    ready(page, "browse")
+    assert page.is_hidden("#more") and "No memories match" in page.inner_text("#memories")
+    page.goto(base + "#/session/not-a-session")
+    ready(page, "session")
+    assert "There is no session “not-a-session”" in page.inner_text("#no-session")
+    page.goto(base + "#/memory/abc")
+    ready(page, "memory")
+    text = page.inner_text("main")
+    assert "whole number" in text and "NaN" not in text
+    mid = filled.port["id"]
+    page.goto(base + f"#/memory/{mid}")
+    ready(page, "memory")
+    page.click("#edit")
+    page.fill("#edit-content", "   ")
+    page.click("#save")
+    page.wait_for_selector("#toast.on")
+    assert "cannot be empty" in page.inner_text("#toast")
+    assert filled.app.get([mid])["memories"][0]["content"] == filled.port["content"].replace("5433", "5433, not 5432")
+
+
+@needs_chromium
+def test_the_scope_label_shows_at_phone_width(browser, served, filled):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        p = context.new_page()
+        p.goto(served.url)
+        ready(p, "browse")
+        assert p.is_visible("#scope-label") and "global" in p.inner_text("#scope-label")
+        assert p.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()

@@ -254,6 +254,10 @@ def build(
             return doctor()
 
     def edit(r: Request, d: dict[str, Any]) -> Any:
+        if "content" in d and not str(d["content"] or "").strip():
+            raise InvalidInput(
+                "a memory's text cannot be empty; write what it should say, or forget the memory instead"
+            )
         fields = {k: d[k] for k in ("content", "layer", "category", "subject", "tags") if d.get(k) not in (None, "")}
         if "importance" in d and d["importance"] not in (None, ""):
             fields["importance"] = _int(d["importance"], "importance")

@@ -179,18 +179,28 @@
       var t = (m.occurred_at || m.created_at || "").slice(0, 10);
       return (!since || t >= since) && (!until || t <= until);
     }
-    function page(cursor) {
+    var sort = p.get("sort") || "newest";
+    function past(d) {  // sorted by when they happened, the rest of the pages are all outside the dates
+      var last = d.memories[d.memories.length - 1];
+      if (!last) return true;
+      var t = (last.occurred_at || last.created_at || "").slice(0, 10);
+      return (sort === "newest" && since && t < since) || (sort === "oldest" && until && t > until);
+    }
+    function page(cursor, skipped) {
       return api("list", {scope: p.get("scope"), layer: p.get("layer"), category: p.get("category"),
                           pinned: p.get("pinned"), status: p.get("status"), sort: p.get("sort"), limit: 50, cursor: cursor})
         .then(function (d) {
           var kept = d.memories.filter(inTime);
           kept.forEach(function (m) { list.appendChild(memoryRow(m)); });
           shown += kept.length;
+          var next = d.next_cursor && !((since || until) && past(d)) ? d.next_cursor : null;
+          // A page the dates filtered out whole: read on (a few pages) rather than offer an empty More.
+          if (!kept.length && next && (skipped || 0) < 20) return page(next, (skipped || 0) + 1);
           summary.textContent = (since || until) ? shown + " shown (dated " + (since || "…") + " to " + (until || "…") + ") of " + d.total
                                                  : shown + " of " + d.total + " memories";
-          if (!shown && !d.next_cursor) list.appendChild(h("li", {"class": "empty", text: "No memories match these filters."}));
-          more.hidden = !d.next_cursor;
-          more.onclick = function () { page(d.next_cursor); };
+          if (!shown && !next) list.appendChild(h("li", {"class": "empty", text: "No memories match these filters."}));
+          more.hidden = !next;
+          more.onclick = function () { page(next); };
         });
     }
     return page(null);
@@ -201,15 +211,16 @@
   var CHANNELS = {
     bm25: "keywords · 关键词", vector: "meaning · 语义", entity: "named things · 实体", graph: "graph · 图谱",
     mood: "mood · 情绪", time: "time · 时间", session: "same session · 同一会话", neighbour: "neighbour · 相邻",
+    context: "neighbouring turns · 相邻对话", reply: "reply to a match · 匹配内容的回复", nearby: "close in time · 时间相近",
     weighting: "layer & importance · 层级与重要性", prior: "recency & use · 近期与使用"
   };
 
   function why(r) {
     var parts = Object.keys(r.channels || {}).map(function (k) { return [k, r.channels[k]]; })
       .sort(function (a, b) { return Math.abs(b[1]) - Math.abs(a[1]); });
-    var top = parts.filter(function (x) { return x[1] > 0; }).slice(0, 3).map(function (x) { return (CHANNELS[x[0]] || x[0]).split(" · "); });
+    var top = parts.filter(function (x) { return x[1] > 0; }).slice(0, 3).map(function (x) { return (CHANNELS[x[0]] || x[0] + " · 其他信号").split(" · "); });
     return top.length ? "Ranked by " + top.map(function (t) { return t[0]; }).join(", ") +
-                        " · 排序依据：" + top.map(function (t) { return t[1] || t[0]; }).join("、")
+                        " · 排序依据：" + top.map(function (t) { return t[1]; }).join("、")
                       : "No channel added to its score · 没有渠道加分";
   }
 
@@ -274,6 +285,11 @@
   }
 
   function viewMemory(route) {
+    if (!/^\d+$/.test(route.arg)) {
+      main.append(h("h1", {text: "Memory"}), h("p", {"class": "error", id: "bad-id",
+        text: "A memory's id is a whole number, as in #/memory/12; “" + short(route.arg, 40) + "” is not one. Search or browse to find it."}));
+      return Promise.resolve();
+    }
     var id = parseInt(route.arg, 10);
     return api("memory/" + id).then(function (d) {
       var m = d.memory, st = d.status;
@@ -441,6 +457,13 @@
     var sid = route.arg;
     return api("session/" + encodeURIComponent(sid)).then(function (d) {
       main.append(h("h1", {text: "Session " + short(sid, 40)}));
+      var hv0 = d.harvest;
+      if (!d.deliveries.length && !hv0.stored.length && !hv0.superseded.length && !hv0.reinforced.length) {
+        main.appendChild(h("p", {"class": "error", id: "no-session",
+          text: "There is no session “" + short(sid, 60) + "” in these memories' records: nothing was shown to it or stored from it. The Sessions list names the ones there are."}));
+        main.appendChild(h("p", {}, [link("#/sessions", "All sessions")]));
+        return;
+      }
       main.appendChild(h("h2", {text: "What the model was shown"}));
       var tl = h("div", {"class": "timeline", id: "deliveries"});
       if (!d.deliveries.length) tl.appendChild(h("p", {"class": "muted", text: "Nothing was put in front of this session."}));
@@ -451,8 +474,8 @@
           miniList(e.memories)
         ]));
       });
-      if (d.deliveries.length && !d.transcript_prompts) {
-        tl.appendChild(h("p", {"class": "muted small", text: "The prompts are read from the session's transcript once it has been harvested; this one has not been (or is gone)."}));
+      if (d.deliveries.some(function (e) { return e.kind === "surface" && !e.prompt; }) && !d.transcript_prompts) {
+        tl.appendChild(h("p", {"class": "muted small", text: "Deliveries recorded before prompts were kept with them get their prompt from the session's transcript once it has been harvested; this one has not been (or is gone)."}));
       }
       main.appendChild(tl);
       var hv = d.harvest;
