@@ -378,7 +378,7 @@ class Store:
         extra = " ".join(x for x in (row.get("subject"), " ".join(_from_json(row.get("tags") or "[]"))) if x)
         return text.index_text(row["content"] + (" " + extra if extra else ""))
 
-    def _prepare(self, it: NewMemory) -> dict[str, Any]:
+    def _prepare(self, it: NewMemory, *, read_emotion: bool = True, names: Sequence[str] = ()) -> dict[str, Any]:
         from memory.lang import privacy
 
         if not isinstance(it.content, str):
@@ -429,8 +429,8 @@ class Store:
         moods = _string_list(it.moods, "moods")
         metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
-        if not moods and not valence and not intensity:
-            named = [e[0] for e in it.entities or () if e and isinstance(e[0], str)]
+        if read_emotion and not moods and not valence and not intensity:
+            named = [e[0] for e in it.entities or () if e and isinstance(e[0], str)] + list(names)
             known = [n for name, aliases in self.config.known_entities.items() for n in (name, *aliases)]
             felt = emotion.analyze(content, named + known)
             valence, intensity, moods = felt.valence, felt.intensity, felt.moods
@@ -499,7 +499,18 @@ class Store:
             if key not in changes and merged.get(key) is not None:
                 merged[key] = float(merged[key])
         merged["entities"] = []
-        row = self._prepare(NewMemory(**merged))
+        # Emotion is read from the new text only when the caller set none and the old emotion is
+        # what the old text reads as (so it was read, not set): a corrected fact keeps its mood,
+        # or its lack of one, and a feeling set by hand survives an edit of the wording.
+        names = self._entity_names(memory_id)
+        reread = False
+        if "content" in changes and not {"valence", "intensity", "moods"} & set(changes):
+            known = [n for name, aliases in self.config.known_entities.items() for n in (name, *aliases)]
+            was = emotion.analyze(old.content, names + known)
+            reread = (old.valence, old.intensity, list(old.moods)) == (was.valence, was.intensity, was.moods)
+            if reread:
+                merged.update(valence=0.0, intensity=0.0, moods=[])
+        row = self._prepare(NewMemory(**merged), read_emotion=reread, names=names)
         row.pop("created_at")
         row["updated_at"] = self.clock()
         if "superseded_by" in changes:
@@ -550,6 +561,16 @@ class Store:
                     self.purge(old_chunks)
                 self._sync_chunks(conn, memory_id)
         return self.get(memory_id)
+
+    def _entity_names(self, memory_id: int) -> list[str]:
+        """The names a memory is linked to (not read for emotion: 陈爱丽 holds 爱)."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT e.name FROM memory_entities me JOIN entities e ON e.id = me.entity_id WHERE me.memory_id = ?",
+                (memory_id,),
+            )
+        ]
 
     # -- chunks of long memories -------------------------------------------------------------
 
