@@ -108,6 +108,11 @@ class Delivery:
         from memory import remote
         from memory.errors import MapleError
 
+        # The prompt these memories answered, recorded with them (the store redacts it and keeps a
+        # short excerpt): the web page shows it while the session runs. Its head is enough.
+        prompt = (
+            self.event.prompt[:PROMPT_HEAD] if self.kind == "surface" and isinstance(self.event.prompt, str) else None
+        )
         if self.engine:
             try:
                 common.ask_engine(
@@ -115,6 +120,7 @@ class Delivery:
                     self.event.session_id,
                     self.ids,
                     self.kind,
+                    prompt,
                     project=self.event.project_dir,
                     timeout=SHOWN_SECONDS,
                 )
@@ -129,6 +135,6 @@ class Delivery:
 
         store = common.open_store(busy_timeout_ms=SHOWN_BUSY_MS, create=False)
         try:
-            Memories(store, self.event.scope).shown(self.event.session_id, self.ids, self.kind)
+            Memories(store, self.event.scope).shown(self.event.session_id, self.ids, self.kind, prompt)
         finally:
             store.close()

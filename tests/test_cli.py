@@ -337,6 +337,15 @@ def test_forget_permanent_deletes_for_good(capsys):
     assert run(capsys, "restore", str(mid))[0] == 2
 
 
+def test_an_id_deleted_for_good_is_never_given_to_a_later_memory(capsys):
+    add(capsys, "The first memory stays")
+    newest = add(capsys, "The newest memory goes for good")
+    assert run_json(capsys, "forget", str(newest), "--permanent")["state"] == "deleted"
+    later = add(capsys, "A later memory gets an id of its own")
+    assert later > newest
+    assert run(capsys, "show", str(newest))[0] == 2  # the old id still names nothing
+
+
 def test_forget_and_restore_of_a_missing_id_exit_2(capsys):
     code, _, err = run(capsys, "forget", "42")
     assert code == 2 and "no memory 42" in err

@@ -585,3 +585,21 @@ async def test_the_context_tool_returns_the_tiered_context_within_the_budget(con
     unrelated = "".join(c.text for c in other.content)
     assert "push to main" in unrelated and "5433" not in unrelated and "uv" not in unrelated
     assert "".join(c.text for c in empty.content).startswith("No memories")  # 50 tokens: not even the pinned one
+
+
+def test_a_prompt_is_recorded_with_its_delivery_redacted_and_cut_short(tmp_path, home, config):
+    seeded(home, config, tmp_path)
+    key = "ghp_" + "Zq9x" * 9
+    prompt = f"Which port does the test database listen on? my token is {key} " + "and more words " * 100
+    result = hook("user-prompt-submit", {**PROMPT, "prompt": prompt, "cwd": str(tmp_path)}, home)
+    assert "5433" in context_of(result, "UserPromptSubmit")
+    conn = db.connect(config.db_path, vectors=False)
+    try:
+        (excerpt,) = {r[0] for r in conn.execute("SELECT prompt FROM access_log WHERE kind = 'surface'")}
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    assert excerpt.startswith("Which port does the test database listen on? my token is ")
+    assert len(excerpt) <= 300 and excerpt.endswith("…")
+    # Nothing of the key reached the disk, in the excerpt or anywhere else.
+    assert key[4:20].encode() not in config.db_path.read_bytes()

@@ -375,6 +375,15 @@ def test_forget_permanent_removes_the_memory_its_fts_vector_and_links(store):
     assert store.integrity()["ok"]
 
 
+def test_ids_are_never_reused_after_the_newest_memories_are_deleted_for_good(store):
+    store.add(NewMemory("The first memory stays"))
+    gone = [store.add(NewMemory(f"Memory number {n} goes for good")).id for n in range(3)]
+    for mid in reversed(gone):
+        store.forget(mid, permanent=True)
+    later = [m.id for m in store.add_many([NewMemory("A later memory"), NewMemory("And another after it")])]
+    assert min(later) > max(gone) and later[1] > later[0]
+
+
 def test_forget_of_an_unknown_id_raises_not_found(store):
     with pytest.raises(NotFound):
         store.forget(12345)
@@ -634,3 +643,24 @@ def test_recording_a_recall_skips_a_memory_purged_since_it_was_found(store):
     store.record_activation([kept, gone], "search")
     assert store.conn.execute("SELECT memory_id FROM access_log").fetchall() == [(kept,)]
     assert store.get(kept).activation_count == 1
+
+
+def test_a_factual_edit_keeps_the_emotion_and_a_feeling_set_by_hand_survives_a_rewording(store):
+    fact = store.add(NewMemory("Bob Li prefers squash merges on ledger-api"))
+    edited = store.update(
+        fact.id,
+        content="Bob Li prefers rebase merges on ledger-api, not squash; 李波更喜欢 rebase (greatly simplifies bisect)",
+    )
+    assert (edited.valence, edited.intensity, edited.moods) == (0.0, 0.0, [])
+    set_by_hand = store.add(NewMemory("The release went out", moods=["pride"], valence=0.7, intensity=0.6))
+    reworded = store.update(set_by_hand.id, content="The release went out on Friday, I was so happy")
+    assert (reworded.valence, reworded.intensity, reworded.moods) == (0.7, 0.6, ["pride"])
+
+
+def test_an_emotion_read_from_the_text_is_read_again_from_the_edited_text(store):
+    felt = store.add(NewMemory("I am so frustrated that the deploy keeps failing"))
+    assert "frustration" in felt.moods
+    calm = store.update(felt.id, content="The deploy fails when the cache is cold")
+    assert (calm.valence, calm.intensity, calm.moods) == (0.0, 0.0, [])
+    chosen = store.update(felt.id, content="The deploy fails when the cache is cold", moods=["stress"], valence=-0.5)
+    assert chosen.moods == ["stress"] and chosen.valence == -0.5

@@ -449,3 +449,186 @@ def test_the_ui_command_serves_until_stopped_and_prints_its_address(home, tmp_pa
         proc.wait(30)
         proc.stdout.close()
         proc.stderr.close()
+
+
+# -- found by a blind trial (issue 19) ----------------------------------------------------------------
+
+
+@pytest.fixture
+def everywhere(filled: Filled) -> Iterator[web.Running]:
+    """The page of `maple-memory ui --all-projects`."""
+    running = web.Running(Memories(filled.store, filled.project, all_projects=True), label="every project").start()
+    yield running
+    running.stop()
+
+
+def test_one_other_project_is_listed_only_with_all_projects(served, everywhere):
+    other = "/api/list?scope=%2Felsewhere%2Fother-project"
+    status, body = http(served, other, headers=token(served))
+    assert status == 400 and "--all-projects" in body["error"]
+    listed = http(everywhere, other, headers=token(everywhere))[1]["memories"]
+    assert [m["scope"] for m in listed] == ["/elsewhere/other-project"]
+    present = http(everywhere, "/api/scopes", headers=token(everywhere))[1]
+    assert {s["scope"] for s in present["scopes"]} >= {"/elsewhere/other-project", "global"}
+    assert {s["scope"] for s in http(served, "/api/scopes", headers=token(served))[1]["scopes"]} <= {
+        served_project(served),
+        "global",
+    }
+
+
+def served_project(running: web.Running) -> str:
+    return http(running, "/api/scopes", headers=token(running))[1]["project"]
+
+
+@needs_chromium
+def test_all_projects_names_each_memorys_project_and_filters_by_one(browser, everywhere, filled, shots):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        p = context.new_page()
+        p.goto(everywhere.url)
+        ready(p, "browse")
+        other = Memories(filled.store, "/elsewhere/other-project").list()["memories"][0]["id"]
+        row = p.locator(f'#memories > li[data-id="{other}"]')
+        assert "project other-project" in row.inner_text() and "this project" not in row.inner_text()
+        p.wait_for_selector('select[name=scope] option[value="/elsewhere/other-project"]', state="attached")
+        p.select_option("select[name=scope]", "/elsewhere/other-project")
+        p.wait_for_function("location.hash.includes('scope=')")
+        ready(p, "browse")
+        assert p.locator("#memories > li[data-id]").evaluate_all("els => els.map(e => e.dataset.id)") == [str(other)]
+        p.goto(everywhere.url.split("#")[0] + f"#/memory/{other}")
+        ready(p, "memory")
+        assert "/elsewhere/other-project" in p.inner_text("main") and "this project" not in p.inner_text("main")
+        p.screenshot(path=str(shots / "all-projects.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def _crowd(filled: Filled) -> None:
+    """Thirty entities, some with long names, each memory naming three of them: a graph whose
+    labels would pile up if all were drawn."""
+    from memory.store import NewMemory
+
+    names = [f"service-{n}" for n in range(20)] + [
+        f"kubectl -n ledger rollout status deploy/ledger-api-{n}" for n in range(10)
+    ]
+    filled.store.add_many(
+        [
+            NewMemory(
+                f"Note {n}: {a}, {b} and {c} are deployed together",
+                scope=filled.project,
+                entities=[(a, "tool"), (b, "tool"), (c, "tool")],
+            )
+            for n, (a, b, c) in enumerate(
+                (names[i % 30], names[(i * 7 + 1) % 30], names[(i * 11 + 2) % 30]) for i in range(60)
+            )
+        ]
+    )
+
+
+LABEL_BOXES = """() => [...document.querySelectorAll('#graph .node text, #graph .edge-label')]
+    .filter(t => getComputedStyle(t).display !== 'none')
+    .map(t => { const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"""
+
+
+NAMED = """() => [...document.querySelectorAll('#graph .node')]
+    .filter(g => getComputedStyle(g.querySelector('text')).display !== 'none').map(g => g.dataset.name)"""
+
+
+def _overlapping(boxes: list[list[float]]) -> list[tuple[int, int]]:
+    slack = 0.5  # a label's box touching the next one's is not an overlap
+    return [
+        (i, j)
+        for i, a in enumerate(boxes)
+        for j, b in enumerate(boxes[i + 1 :], i + 1)
+        if a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
+    ]
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1280, 390])
+def test_graph_labels_never_overlap_and_zooming_in_names_more(browser, served, filled, shots, width):
+    _crowd(filled)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        p = context.new_page()
+        p.goto(served.url + "#/graph")
+        ready(p, "graph")
+        p.wait_for_selector("#graph[data-rendered]")
+        before = p.evaluate(LABEL_BOXES)
+        named = set(p.evaluate(NAMED))
+        assert len(named) >= 3 and _overlapping(before) == []
+        assert len(named) < p.locator("#graph .node").count()  # a crowd: not every name fits
+        p.screenshot(path=str(shots / f"graph-labels-{width}.png"), full_page=True)
+        for _ in range(3):
+            p.click("button[title='zoom in']")
+        p.wait_for_timeout(200)  # labels are placed on the next animation frame
+        assert _overlapping(p.evaluate(LABEL_BOXES)) == []
+        assert set(p.evaluate(NAMED)) - named  # closer up, names that did not fit appear
+        p.screenshot(path=str(shots / f"graph-labels-{width}-zoomed.png"), full_page=True)
+    finally:
+        context.close()
+
+
+@needs_chromium
+def test_an_unknown_entity_keeps_the_graph_form_and_says_why_beside_it(page, filled, shots):
+    page.goto(page.url.split("#")[0] + "#/graph?entity=no-such-entity")
+    ready(page, "graph")
+    assert page.is_visible("#graph-error") and "no-such-entity" in page.inner_text("#graph-error")
+    assert page.input_value("#graph-form input[name=entity]") == "no-such-entity"
+    page.fill("#graph-form input[name=entity]", "")
+    page.click("#graph-form button[type=submit]")
+    page.wait_for_selector("#graph[data-rendered]")
+    assert page.is_hidden("#graph-error")
+    page.screenshot(path=str(shots / "graph-unknown.png"), full_page=True)
+
+
+def test_every_ranking_channel_is_named_in_english_and_chinese():
+    import re
+
+    from memory.retrieval import ranking
+
+    script = (web.STATIC / "app.js").read_text(encoding="utf-8")
+    block = script[script.index("var CHANNELS = {") : script.index("};", script.index("var CHANNELS = {"))]
+    named = dict(re.findall(r'(\w+): "([^"]+)"', block))
+    channels = set(Config().search_weights) | set(ranking.FUSED) | {"weighting", "prior"}
+    assert channels <= set(named), channels - set(named)
+    for key, name in named.items():
+        english, _, chinese = name.partition(" · ")
+        assert english and re.search(r"[\u4e00-\u9fff]", chinese) and not re.search(r"[A-Za-z]", chinese), key
+
+
+@needs_chromium
+def test_small_dead_ends_say_what_is_wrong(page, filled):
+    base = page.url.split("#")[0]
+    page.goto(base + "#/browse?since=2999-01-01")
+    ready(page, "browse")
+    assert page.is_hidden("#more") and "No memories match" in page.inner_text("#memories")
+    page.goto(base + "#/session/not-a-session")
+    ready(page, "session")
+    assert "There is no session “not-a-session”" in page.inner_text("#no-session")
+    page.goto(base + "#/memory/abc")
+    ready(page, "memory")
+    text = page.inner_text("main")
+    assert "whole number" in text and "NaN" not in text
+    mid = filled.port["id"]
+    page.goto(base + f"#/memory/{mid}")
+    ready(page, "memory")
+    page.click("#edit")
+    page.fill("#edit-content", "   ")
+    page.click("#save")
+    page.wait_for_selector("#toast.on")
+    assert "cannot be empty" in page.inner_text("#toast")
+    assert filled.app.get([mid])["memories"][0]["content"] == filled.port["content"].replace("5433", "5433, not 5432")
+
+
+@needs_chromium
+def test_the_scope_label_shows_at_phone_width(browser, served, filled):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        p = context.new_page()
+        p.goto(served.url)
+        ready(p, "browse")
+        assert p.is_visible("#scope-label") and "global" in p.inner_text("#scope-label")
+        assert p.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()

@@ -1,12 +1,13 @@
 """What happened per session, read back for a person (the web page): which memories were put in
 front of the model and when, and what a harvest of the session's transcript stored or changed.
 
-Nothing new is recorded for this: the hooks and `memory_surface` already log every delivery in
-`access_log` (memory, time, kind, session; no prompt text, which may hold a secret), harvested
-memories carry their session, merges and reinforcements log a `reinforce` access, and the
-transcript's cursor names the session's transcript file. The prompt a delivery answered is read
-back from that transcript (Claude Code keeps it) and redacted before it is shown, like anything
-the store keeps. Only memories in `scopes` are named: another project's deliveries stay unseen.
+The hooks and `memory_surface` log every delivery in `access_log` (memory, time, kind, session,
+and for a prompt's delivery a short excerpt of the prompt, redacted by the store in the same
+write), harvested memories carry their session, merges and reinforcements log a `reinforce`
+access, and the transcript's cursor names the session's transcript file. A delivery recorded
+before the excerpt was kept gets its prompt from that transcript instead (matched by time, so
+only once harvested, and redacted before it is shown). Only memories in `scopes` are named:
+another project's deliveries stay unseen.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def session(store: Store, scopes: Sequence[str], session_id: str) -> dict[str, A
     marks = _marks(scopes)
     rows = c.execute(
         f"""
-        SELECT a.at, a.kind, a.memory_id FROM access_log a JOIN memories m ON m.id = a.memory_id
+        SELECT a.at, a.kind, a.memory_id, a.prompt FROM access_log a JOIN memories m ON m.id = a.memory_id
         WHERE a.session_id = ? AND a.kind IN ({_marks(SHOWN_KINDS)}) AND m.scope IN ({marks})
         ORDER BY a.at, a.id
         """,
@@ -127,19 +128,23 @@ def session(store: Store, scopes: Sequence[str], session_id: str) -> dict[str, A
     ]
     ids = {r[2] for r in rows} | set(stored) | {r[0] for r in replaced} | set(reinforced)
     info = _summaries(store, sorted(ids), scopes) if ids else {}
-    prompts = _prompts(store, session_id) if rows else []
+    # Only deliveries recorded without their prompt (older rows) read the transcript.
+    old_rows = any(kind == "surface" and prompt is None for _, kind, _, prompt in rows)
+    prompts = _prompts(store, session_id) if old_rows else []
     events: list[dict[str, Any]] = []
-    for at, kind, mid in rows:
+    for at, kind, mid, recorded in rows:
         if not events or events[-1]["_at"] != at or events[-1]["kind"] != kind:
-            prompt = None
-            if kind == "surface":
-                before = [text for t, text in prompts if t <= at]
-                near = [text for t, text in prompts if at < t <= at + PROMPT_SLACK_S]
-                prompt = before[-1] if before else near[0] if near else None
-            events.append({"_at": at, "at": iso(at), "kind": kind, "prompt": prompt, "memories": []})
+            events.append({"_at": at, "at": iso(at), "kind": kind, "prompt": None, "memories": []})
+        if recorded and events[-1]["prompt"] is None:
+            events[-1]["prompt"] = recorded
         if mid in info:
             events[-1]["memories"].append(info[mid])
     for e in events:
+        if e["kind"] == "surface" and e["prompt"] is None and prompts:
+            at = e["_at"]
+            before = [text for t, text in prompts if t <= at]
+            near = [text for t, text in prompts if at < t <= at + PROMPT_SLACK_S]
+            e["prompt"] = before[-1] if before else near[0] if near else None
         del e["_at"]
     stored_ids = set(stored)
     return {
@@ -164,6 +169,17 @@ def pulse(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
     ).fetchone()
     shown = store.conn.execute("SELECT max(id) FROM access_log").fetchone()[0]
     return {"newest": newest or 0, "changed": iso(changed), "count": count, "shown": shown or 0}
+
+
+def scopes_present(store: Store, scopes: Sequence[str]) -> list[dict[str, Any]]:
+    """The scopes among `scopes` that hold memories (not archived), with how many, most first:
+    what a scope filter can offer."""
+    rows = store.conn.execute(
+        f"SELECT scope, count(*) FROM memories WHERE scope IN ({_marks(scopes)}) AND deleted_at IS NULL "
+        "AND parent_id IS NULL GROUP BY scope ORDER BY count(*) DESC, scope",
+        list(scopes),
+    ).fetchall()
+    return [{"scope": s, "memories": n} for s, n in rows]
 
 
 def entities_of(store: Store, memory_id: int) -> list[dict[str, Any]]:

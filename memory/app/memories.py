@@ -371,6 +371,25 @@ class Memories:
         with self._serial() as store:
             return activity.session(store, self.scopes("all"), session_id.strip())
 
+    def scopes_present(self) -> dict[str, Any]:
+        """The scopes this caller sees that hold memories: {"project", "all_projects", "scopes"
+        (each {"scope", "memories"})}; another project's only for `all_projects`."""
+        import memory.app.activity as activity
+
+        with self._serial() as store:
+            present = activity.scopes_present(store, self.scopes("all"))
+        return {"project": self.project, "all_projects": self.all_projects, "scopes": present}
+
+    def within(self, scope: str) -> Memories:
+        """The same memories seen from one other project (`scope`, its stored scope string), for
+        a caller that sees every project; InvalidInput for anyone else."""
+        if not self.all_projects:
+            raise InvalidInput(
+                f"scope must be 'project', 'global' or 'all', got {scope!r}; another project's memories "
+                "need --all-projects"
+            )
+        return Memories(self.store, scope)
+
     def pulse(self) -> dict[str, Any]:
         """A cheap fingerprint that changes when memories arrive, change or are shown (polled by
         the web page to refresh)."""
@@ -423,15 +442,16 @@ class Memories:
             items = context.brief_items(self.store, self.scopes("all"), session_id=session_id, source=source)
         return {"block": context.format_block(items, context.BRIEF_HEADER), "ids": [i.memory.id for i in items]}
 
-    def shown(self, session_id: str | None, ids: Sequence[int], kind: str = "surface") -> None:
+    def shown(self, session_id: str | None, ids: Sequence[int], kind: str = "surface", prompt: Any = None) -> None:
         """Record that a session was shown these memories (it is not shown them again; they count
-        as recalled)."""
+        as recalled). `prompt`: the prompt they answered, kept with the record as a short
+        redacted excerpt (the web page shows it)."""
         from memory.retrieval import context
 
         if kind not in ("surface", "brief", "context"):
             raise InvalidInput(f"kind must be surface, brief or context, got {kind!r}")
         with self._serial():
-            context.record_injection(self.store, session_id, [int(i) for i in ids], kind)
+            context.record_injection(self.store, session_id, [int(i) for i in ids], kind, prompt=prompt)
 
     def surface(
         self,
@@ -444,7 +464,7 @@ class Memories:
     ) -> str:
         """`recall`, recorded as shown at once (for callers that deliver what they get)."""
         found = self.recall(prompt, session_id=session_id, hook=hook, segment=segment, gated=gated)
-        self.shown(session_id, found["ids"], "surface")
+        self.shown(session_id, found["ids"], "surface", prompt)
         return found["block"]
 
     def brief(self, *, session_id: str | None = None, source: str | None = None) -> str:

@@ -35,7 +35,9 @@ MOODS: dict[str, tuple[float, tuple[str, ...], tuple[str, ...]]] = {
             "fun",
             "enjoy",
         ),
-        ("开心", "高兴", "快乐", "喜欢", "太好了", "兴奋", "棒", "爱"),
+        # Not 喜欢 ("like"): 用户喜欢深色主题, 李波更喜欢 rebase state a taste, not a feeling, as
+        # "likes" and "prefers" do in English (neither is a stem here).
+        ("开心", "高兴", "快乐", "太好了", "兴奋", "棒", "爱"),
     ),
     "pride": (0.7, ("proud", "accomplish", "achiev", "nailed", "success"), ("自豪", "骄傲", "成功", "成就")),
     "relief": (
@@ -122,6 +124,9 @@ _SURNAMES = (
     "姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
 _IN_NAME = re.compile(f"(?<=[{_SURNAMES}])[{''.join(z for z in _ZH_MOOD if len(z) == 1)}](?=[\u4e00-\u9fff])")
+# Words a stem and an inflection would make but that are not the feeling: "greatly simplifies"
+# is a degree, not joy, and a "fund" is money.
+_NOT_MOODS = frozenset({"greatly", "greater", "fund"})
 _EXCLAIM = re.compile(r"[!！]{1,}")
 _CAPS_WORD = re.compile(r"\b[A-Z]{4,}\b")
 
@@ -151,7 +156,7 @@ def analyze(text: str, names: Iterable[str] = ()) -> Emotion:
     # every stem against every word was most of the cost of storing a memory.
     word_hits: dict[str, int] = {}
     for i, w in enumerate(words):
-        if w[:3] not in _PREFIX3:
+        if w[:3] not in _PREFIX3 or w in _NOT_MOODS:
             continue
         for length in _STEM_LENGTHS:
             if length > len(w):

@@ -476,8 +476,11 @@ def format_block(items: Sequence[ContextItem], header: str = HEADER) -> str:
 # -- the per-session record -------------------------------------------------------------------
 
 
-def record_injection(store: Store, session_id: str | None, ids: Sequence[int], kind: str = "surface") -> None:
-    """Remember that `session_id` has been shown `ids`, and count it as a recall (decay input)."""
+def record_injection(
+    store: Store, session_id: str | None, ids: Sequence[int], kind: str = "surface", *, prompt: Any = None
+) -> None:
+    """Remember that `session_id` has been shown `ids`, and count it as a recall (decay input);
+    `prompt`, the prompt they answered, is kept with it as a short redacted excerpt."""
     ids = list(dict.fromkeys(ids))
     if not ids:
         return
@@ -488,7 +491,7 @@ def record_injection(store: Store, session_id: str | None, ids: Sequence[int], k
                 "INSERT OR IGNORE INTO injections (session_id, memory_id, at) VALUES (?, ?, ?)",
                 [(session_id, i, now) for i in ids],
             )
-        store.record_activation(ids, kind, session_id)
+        store.record_activation(ids, kind, session_id, prompt=prompt)
 
 
 def forget_session(store: Store, session_id: str) -> None:
@@ -548,7 +551,7 @@ def brief_items(
 def surface(store: Store, prompt: Any, scopes: Sequence[str], *, session_id: str | None = None, **options: Any) -> str:
     """The context block for one prompt, recorded against `session_id` (see `recall`)."""
     items = recall(store, prompt, scopes, session_id=session_id, **options)
-    record_injection(store, session_id, [i.memory.id for i in items], "surface")
+    record_injection(store, session_id, [i.memory.id for i in items], "surface", prompt=prompt)
     return format_block(items)
 
 

@@ -60,6 +60,7 @@ POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("memory_entities", "role"): TEXT,
     ("access_log", "kind"): (KEEP, "the kind of recall, a word chosen by the code (search, context, ...)"),
     ("access_log", "session_id"): (KEEP, "as memories.session_id"),
+    ("access_log", "prompt"): TEXT,  # the excerpt of the prompt a delivery answered (already redacted once)
     ("jobs", "kind"): (KEEP, "a job kind chosen by the code (harvest, maintain, ...)"),
     ("jobs", "payload"): (KEEP, "transcript paths and scopes: queued work must find its files again"),
     ("jobs", "dedup_key"): (KEEP, "kind:path, matched exactly"),

@@ -57,6 +57,19 @@ _LETTERS = re.compile(r"[^\W\d_]")
 # The parent's fields a chunk carries, so a search's filters treat it as its parent. Not
 # superseded_by: history walks that link and a chunk replaced nothing; a hit on a chunk of a
 # superseded memory goes with its parent (memory.retrieval.ranking).
+# What a delivery keeps of the prompt it answered (access_log.prompt): the start of the prompt,
+# redacted in full before it is cut (a secret cut in half would slip past the rules), then this
+# many characters. Enough for a person to recognise the prompt, little enough to keep per row.
+PROMPT_EXCERPT_CHARS = 300
+PROMPT_READ_CHARS = 6_000  # redaction reads this much of a long prompt (a pasted 4 MB log costs time)
+
+# The id of the next memory on SQLite: above the largest id in the table and the largest ever
+# deleted (schema migration 008).
+NEXT_ID = (
+    "SELECT max(coalesce((SELECT max(id) FROM memories), 0), "
+    "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'memory_id_high'), 0)) + 1"
+)
+
 CHUNK_FIELDS = (
     "layer",
     "category",
@@ -286,9 +299,7 @@ class Store:
                         ids.append(existing[0])
                         continue
                 live.add(key)
-                cols = ", ".join(row)
-                marks = ", ".join("?" for _ in row)
-                mid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
+                mid = self._insert_memory(conn, row)
                 fts_rows.append((mid, self._fts_body(row)))
                 if vec is not None:
                     vec_rows.append((mid, row["scope"], vec))
@@ -369,7 +380,7 @@ class Store:
         extra = " ".join(x for x in (row.get("subject"), " ".join(_from_json(row.get("tags") or "[]"))) if x)
         return text.index_text(row["content"] + (" " + extra if extra else ""))
 
-    def _prepare(self, it: NewMemory) -> dict[str, Any]:
+    def _prepare(self, it: NewMemory, *, read_emotion: bool = True, names: Sequence[str] = ()) -> dict[str, Any]:
         from memory.lang import privacy
 
         if not isinstance(it.content, str):
@@ -420,8 +431,8 @@ class Store:
         moods = _string_list(it.moods, "moods")
         metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
-        if not moods and not valence and not intensity:
-            named = [e[0] for e in it.entities or () if e and isinstance(e[0], str)]
+        if read_emotion and not moods and not valence and not intensity:
+            named = [e[0] for e in it.entities or () if e and isinstance(e[0], str)] + list(names)
             known = [n for name, aliases in self.config.known_entities.items() for n in (name, *aliases)]
             felt = emotion.analyze(content, named + known)
             valence, intensity, moods = felt.valence, felt.intensity, felt.moods
@@ -498,7 +509,18 @@ class Store:
             if key not in changes and merged.get(key) is not None:
                 merged[key] = float(merged[key])
         merged["entities"] = []
-        row = self._prepare(NewMemory(**merged))
+        # Emotion is read from the new text only when the caller set none and the old emotion is
+        # what the old text reads as (so it was read, not set): a corrected fact keeps its mood,
+        # or its lack of one, and a feeling set by hand survives an edit of the wording.
+        names = self._entity_names(memory_id)
+        reread = False
+        if "content" in changes and not {"valence", "intensity", "moods"} & set(changes):
+            known = [n for name, aliases in self.config.known_entities.items() for n in (name, *aliases)]
+            was = emotion.analyze(old.content, names + known)
+            reread = (old.valence, old.intensity, list(old.moods)) == (was.valence, was.intensity, was.moods)
+            if reread:
+                merged.update(valence=0.0, intensity=0.0, moods=[])
+        row = self._prepare(NewMemory(**merged), read_emotion=reread, names=names)
         row.pop("created_at")
         row["updated_at"] = self.clock()
         if "superseded_by" in changes:
@@ -556,6 +578,16 @@ class Store:
             self.wipe_free_text()
         return self.get(memory_id)
 
+    def _entity_names(self, memory_id: int) -> list[str]:
+        """The names a memory is linked to (not read for emotion: 陈爱丽 holds 爱)."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT e.name FROM memory_entities me JOIN entities e ON e.id = me.entity_id WHERE me.memory_id = ?",
+                (memory_id,),
+            )
+        ]
+
     # -- chunks of long memories -------------------------------------------------------------
 
     def _chunk_plan(self, row: dict[str, Any]) -> list[tuple[int, int]]:
@@ -590,11 +622,21 @@ class Store:
                 chunk_end=b,
                 metadata="{}",
             )
-            cols, marks = ", ".join(child), ", ".join("?" for _ in child)
-            cid = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(child.values())).lastrowid
+            cid = self._insert_memory(conn, child)
             fts_rows.append((cid, self._fts_body(child)))
             if vec is not None:
                 vec_rows.append((cid, child["scope"], vec))
+
+    def _insert_memory(self, conn: db.Connection, row: dict[str, Any]) -> int:
+        """Insert one memories row; its id. On SQLite the id is explicit, above every id ever used
+        (meta's memory_id_high, kept by a trigger on delete), so a deleted newest memory's id is
+        never handed to the next one; PostgreSQL's identity never reuses one by itself."""
+        cols, marks = ", ".join(row), ", ".join("?" for _ in row)
+        if self.backend == "postgresql":
+            return conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
+        return conn.execute(
+            f"INSERT INTO memories (id, {cols}) VALUES (({NEXT_ID}), {marks})", tuple(row.values())
+        ).lastrowid
 
     def _old_chunks(self, conn: db.Connection, parent_ids: Sequence[int]) -> list[int]:
         """The ids of these memories' chunks."""
@@ -777,12 +819,16 @@ class Store:
             )
         return self.get(memory_id)
 
-    def record_activation(self, ids: Iterable[int], kind: str = "search", session_id: str | None = None) -> None:
-        """Note that these memories were recalled now (the input to activation-based decay)."""
+    def record_activation(
+        self, ids: Iterable[int], kind: str = "search", session_id: str | None = None, *, prompt: Any = None
+    ) -> None:
+        """Note that these memories were recalled now (the input to activation-based decay).
+        `prompt`: the prompt they answered (a delivery), kept as a short redacted excerpt."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return
         now = self.clock()
+        excerpt = self.prompt_excerpt(prompt)
         with self.tx.atomic() as conn:
             conn.executemany(
                 "UPDATE memories SET last_activated_at = ?, activation_count = activation_count + 1 WHERE id = ?",
@@ -791,10 +837,21 @@ class Store:
             # Only memories that still exist: another process may have purged one since it was found
             # (the write lock held here keeps that from happening between this check and the insert).
             conn.executemany(
-                "INSERT INTO access_log (memory_id, at, kind, session_id) SELECT ?, ?, ?, ? "
+                "INSERT INTO access_log (memory_id, at, kind, session_id, prompt) SELECT ?, ?, ?, ?, ? "
                 "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
-                [(i, now, kind, session_id, i) for i in ids],
+                [(i, now, kind, session_id, excerpt, i) for i in ids],
             )
+
+    def prompt_excerpt(self, prompt: Any) -> str | None:
+        """What the store keeps of a prompt: redacted (`scrub`, the one redaction path), spaces
+        collapsed, cut to PROMPT_EXCERPT_CHARS; None for no prompt or one that is not text."""
+        if not isinstance(prompt, str) or not prompt.strip():
+            return None
+        # Redact before collapsing spaces and cutting: some rules (a PEM block) read line breaks.
+        clean = " ".join(scrub(prompt[:PROMPT_READ_CHARS], self.config.redact_patterns).split())
+        if len(clean) > PROMPT_EXCERPT_CHARS:
+            clean = clean[: PROMPT_EXCERPT_CHARS - 1].rstrip() + "…"
+        return clean or None
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -252,6 +252,40 @@ def _m006_fts_secure_delete(conn: Connection) -> None:
         conn.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1)")
 
 
+def _m007_delivery_prompts(conn: Connection) -> None:
+    run_script(
+        conn,
+        """
+    -- The prompt a delivery (kind surface) answered, as a short redacted excerpt written with the
+    -- delivery (Store.record_activation), so a person sees what the model was asked while the
+    -- session runs. NULL for every other access and for rows written before this release.
+    ALTER TABLE access_log ADD COLUMN prompt TEXT;
+    """,
+    )
+
+
+def _m008_memory_id_high(conn: Connection) -> None:
+    # SQLite hands a deleted newest rowid to the next insert; a memory id names one memory for
+    # good (a user, a transcript or another process may still hold it), so the store inserts above
+    # the highest id ever used (Store.NEXT_ID), which this trigger keeps in meta. PostgreSQL's
+    # identity columns never reuse a value and need neither.
+    if getattr(conn, "backend", "sqlite") != "sqlite":
+        return
+    run_script(
+        conn,
+        """
+    -- Ids deleted before this release that purges still remembers (a new database: none).
+    INSERT INTO meta (key, value) SELECT 'memory_id_high', high FROM (SELECT
+        max(coalesce((SELECT max(id) FROM memories), 0), coalesce((SELECT max(memory_id) FROM purges), 0)) AS high)
+        WHERE high > 0;
+    CREATE TRIGGER memories_id_high AFTER DELETE ON memories BEGIN
+        INSERT INTO meta (key, value) VALUES ('memory_id_high', old.id)
+            ON CONFLICT (key) DO UPDATE SET value = max(CAST(value AS INTEGER), old.id);
+    END;
+    """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
@@ -259,6 +293,8 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("004_purges", _m004_purges),
     ("005_chunk_spans", _m005_chunk_spans),
     ("006_fts_secure_delete", _m006_fts_secure_delete),
+    ("007_delivery_prompts", _m007_delivery_prompts),
+    ("008_memory_id_high", _m008_memory_id_high),
 ]
 
 

@@ -162,7 +162,11 @@ def build(
     index = (STATIC / "index.html").read_text(encoding="utf-8")
 
     def page(request: Request) -> Response:
-        html = index.replace("__TOKEN__", token).replace("__LABEL__", _attr(label))
+        html = (
+            index.replace("__TOKEN__", token)
+            .replace("__LABEL__", _attr(label))
+            .replace("__PROJECT__", _attr(getattr(memories, "project", "")))
+        )
         response = Response(html, media_type="text/html; charset=utf-8")
         response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
@@ -191,10 +195,19 @@ def build(
     def memory_id(request: Request) -> int:
         return _int(request.path_params["id"], "memory id")  # type: ignore[return-value]
 
+    def seen_from(scope: str | None) -> tuple[Any, str]:
+        """The app and scope word for a page's scope filter: all, project, global, or (with
+        --all-projects) one other project's stored scope, seen as that project."""
+        scope = scope or "all"
+        if scope in ("all", "project", "global"):
+            return memories, scope
+        return memories.within(scope), "project"
+
     def listing(r: Request) -> Any:
         q = r.query_params
-        return memories.list(
-            scope=q.get("scope") or "all",
+        app, scope = seen_from(q.get("scope"))
+        return app.list(
+            scope=scope,
             layer=q.get("layer") or None,
             category=q.get("category") or None,
             subject=q.get("subject") or None,
@@ -209,10 +222,11 @@ def build(
     def search(r: Request) -> Any:
         q = r.query_params
         # A person browsing is not the assistant recalling: leave activation (decay input) alone.
-        return memories.search(
+        app, scope = seen_from(q.get("scope"))
+        return app.search(
             q.get("q", ""),
             limit=_int(q.get("limit"), "limit", 20),
-            scope=q.get("scope") or "all",
+            scope=scope,
             layer=q.get("layer") or None,
             category=q.get("category") or None,
             since=q.get("since") or None,
@@ -240,6 +254,10 @@ def build(
             return doctor()
 
     def edit(r: Request, d: dict[str, Any]) -> Any:
+        if "content" in d and not str(d["content"] or "").strip():
+            raise InvalidInput(
+                "a memory's text cannot be empty; write what it should say, or forget the memory instead"
+            )
         fields = {k: d[k] for k in ("content", "layer", "category", "subject", "tags") if d.get(k) not in (None, "")}
         if "importance" in d and d["importance"] not in (None, ""):
             fields["importance"] = _int(d["importance"], "importance")
@@ -277,6 +295,7 @@ def build(
         Route("/api/health", api(health)),
         Route("/api/doctor", api(run_doctor)),
         Route("/api/pulse", api(lambda r: memories.pulse())),
+        Route("/api/scopes", api(lambda r: memories.scopes_present())),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Guard(Starlette(routes=routes), token, port)

@@ -5,6 +5,7 @@
   "use strict";
   var TOKEN = document.querySelector('meta[name="maple-token"]').content;
   var main = document.getElementById("main");
+  var PROJECT = document.querySelector('meta[name="maple-project"]').content;
 
   // -- small helpers ------------------------------------------------------------------------------
 
@@ -68,8 +69,39 @@
     if (m.pinned) out.push(h("span", {"class": "badge pinned", text: "pinned"}));
     var s = status || (m.deleted_at ? "archived" : m.superseded_by ? "superseded" : "current");
     if (s !== "current") out.push(h("span", {"class": "badge " + s, text: s}));
-    if (m.scope === "global") out.push(h("span", {"class": "badge", text: "global"}));
+    if (m.scope !== PROJECT) out.push(h("span", {"class": "badge scope", title: m.scope, text: scopeName(m.scope)}));
     return out;
+  }
+
+  // A memory's scope as a person reads it: global, this project, or another project by its
+  // folder's name (the full path in the title).
+  function scopeName(scope) {
+    if (scope === "global") return "global";
+    if (scope === PROJECT) return "this project";
+    var parts = String(scope || "").split(/[\\/]/).filter(Boolean);
+    return "project " + (parts.length ? parts[parts.length - 1] : scope);
+  }
+
+  // The scope filter: this project + global, each alone, and (with --all-projects) every project
+  // that holds memories, by name. The projects arrive from the server after the form is drawn.
+  var scopesPresent = null;
+  function scopeSelect(value) {
+    var label = select("scope", [["all", "this project + global"], ["project", "this project"], ["global", "global"]], value, "scope");
+    var sel = label.querySelector("select");
+    if (["all", "project", "global"].indexOf(value) < 0) sel.appendChild(h("option", {value: value, selected: true, text: scopeName(value)}));
+    scopesPresent = scopesPresent || api("scopes");
+    scopesPresent.then(function (d) {
+      if (!d.all_projects) return;
+      sel.options[0].textContent = "every project";
+      d.scopes.forEach(function (s) {
+        if (s.scope === "global" || s.scope === PROJECT) return;
+        var o = Array.prototype.find.call(sel.options, function (x) { return x.value === s.scope; });
+        if (!o) { o = h("option", {value: s.scope}); sel.appendChild(o); }
+        o.textContent = scopeName(s.scope) + " (" + s.memories + ")";
+        o.title = s.scope;
+      });
+    }).catch(function () { /* the filter keeps its three choices */ });
+    return label;
   }
 
   function memoryRow(m, extra) {
@@ -118,7 +150,7 @@
   function viewBrowse(route) {
     var p = route.params;
     var form = h("form", {"class": "filters", id: "filters"}, [
-      select("scope", [["all", "this project + global"], ["project", "this project"], ["global", "global"]], p.get("scope") || "all", "scope"),
+      scopeSelect(p.get("scope") || "all"),
       select("layer", LAYERS, p.get("layer") || "", "layer"),
       h("label", {}, ["category", h("input", {name: "category", value: p.get("category") || "", size: "12"})]),
       select("pinned", [["", "any"], ["1", "pinned"], ["0", "not pinned"]], p.get("pinned") || "", "pinned"),
@@ -147,18 +179,28 @@
       var t = (m.occurred_at || m.created_at || "").slice(0, 10);
       return (!since || t >= since) && (!until || t <= until);
     }
-    function page(cursor) {
+    var sort = p.get("sort") || "newest";
+    function past(d) {  // sorted by when they happened, the rest of the pages are all outside the dates
+      var last = d.memories[d.memories.length - 1];
+      if (!last) return true;
+      var t = (last.occurred_at || last.created_at || "").slice(0, 10);
+      return (sort === "newest" && since && t < since) || (sort === "oldest" && until && t > until);
+    }
+    function page(cursor, skipped) {
       return api("list", {scope: p.get("scope"), layer: p.get("layer"), category: p.get("category"),
                           pinned: p.get("pinned"), status: p.get("status"), sort: p.get("sort"), limit: 50, cursor: cursor})
         .then(function (d) {
           var kept = d.memories.filter(inTime);
           kept.forEach(function (m) { list.appendChild(memoryRow(m)); });
           shown += kept.length;
+          var next = d.next_cursor && !((since || until) && past(d)) ? d.next_cursor : null;
+          // A page the dates filtered out whole: read on (a few pages) rather than offer an empty More.
+          if (!kept.length && next && (skipped || 0) < 20) return page(next, (skipped || 0) + 1);
           summary.textContent = (since || until) ? shown + " shown (dated " + (since || "…") + " to " + (until || "…") + ") of " + d.total
                                                  : shown + " of " + d.total + " memories";
-          if (!shown && !d.next_cursor) list.appendChild(h("li", {"class": "empty", text: "No memories match these filters."}));
-          more.hidden = !d.next_cursor;
-          more.onclick = function () { page(d.next_cursor); };
+          if (!shown && !next) list.appendChild(h("li", {"class": "empty", text: "No memories match these filters."}));
+          more.hidden = !next;
+          more.onclick = function () { page(next); };
         });
     }
     return page(null);
@@ -169,15 +211,16 @@
   var CHANNELS = {
     bm25: "keywords · 关键词", vector: "meaning · 语义", entity: "named things · 实体", graph: "graph · 图谱",
     mood: "mood · 情绪", time: "time · 时间", session: "same session · 同一会话", neighbour: "neighbour · 相邻",
+    context: "neighbouring turns · 相邻对话", reply: "reply to a match · 匹配内容的回复", nearby: "close in time · 时间相近",
     weighting: "layer & importance · 层级与重要性", prior: "recency & use · 近期与使用"
   };
 
   function why(r) {
     var parts = Object.keys(r.channels || {}).map(function (k) { return [k, r.channels[k]]; })
       .sort(function (a, b) { return Math.abs(b[1]) - Math.abs(a[1]); });
-    var top = parts.filter(function (x) { return x[1] > 0; }).slice(0, 3).map(function (x) { return (CHANNELS[x[0]] || x[0]).split(" · "); });
+    var top = parts.filter(function (x) { return x[1] > 0; }).slice(0, 3).map(function (x) { return (CHANNELS[x[0]] || x[0] + " · 其他信号").split(" · "); });
     return top.length ? "Ranked by " + top.map(function (t) { return t[0]; }).join(", ") +
-                        " · 排序依据：" + top.map(function (t) { return t[1] || t[0]; }).join("、")
+                        " · 排序依据：" + top.map(function (t) { return t[1]; }).join("、")
                       : "No channel added to its score · 没有渠道加分";
   }
 
@@ -200,6 +243,7 @@
     var box = h("input", {type: "search", name: "q", value: q, placeholder: "What to look for, in any language · 搜索", autofocus: true});
     var form = h("form", {"class": "filters", id: "search"}, [
       h("label", {"class": "grow"}, ["query", box]),
+      scopeSelect(p.get("scope") || "all"),
       select("layer", LAYERS, p.get("layer") || "", "layer"),
       h("label", {}, ["since", h("input", {name: "since", type: "date", value: p.get("since") || ""})]),
       h("label", {}, ["until", h("input", {name: "until", type: "date", value: p.get("until") || ""})]),
@@ -208,6 +252,7 @@
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       var d = {}; new FormData(form).forEach(function (v, k) { d[k] = v; });
+      if (d.scope === "all") delete d.scope;
       go("search", d);
     });
     main.append(h("h1", {text: "Search"}), form);
@@ -215,7 +260,7 @@
       main.appendChild(h("p", {"class": "muted", text: "Each result shows what each retrieval channel added to its score, and why it ranked where it did: the same explanation the assistant's memory_search gets."}));
       return Promise.resolve();
     }
-    return api("search", {q: q, layer: p.get("layer"), since: p.get("since"), until: p.get("until"), limit: 20}).then(function (d) {
+    return api("search", {q: q, scope: p.get("scope"), layer: p.get("layer"), since: p.get("since"), until: p.get("until"), limit: 20}).then(function (d) {
       var notes = [];
       if (d.model && d.model !== "ready") notes.push("The embedding model is " + d.model + ": ranked by keywords and names only for now.");
       if (d.without_vectors && d.without_vectors.length) notes.push(d.without_vectors.length + " results have no vector yet (matched by keywords alone); `maple-memory maintain` embeds them.");
@@ -240,6 +285,11 @@
   }
 
   function viewMemory(route) {
+    if (!/^\d+$/.test(route.arg)) {
+      main.append(h("h1", {text: "Memory"}), h("p", {"class": "error", id: "bad-id",
+        text: "A memory's id is a whole number, as in #/memory/12; “" + short(route.arg, 40) + "” is not one. Search or browse to find it."}));
+      return Promise.resolve();
+    }
     var id = parseInt(route.arg, 10);
     return api("memory/" + id).then(function (d) {
       var m = d.memory, st = d.status;
@@ -249,7 +299,7 @@
         h("p", {"class": "content", id: "content", text: m.content}),
         h("div", {"class": "grid"}, [
           field("layer", m.layer), field("category", m.category), field("subject", m.subject),
-          field("scope", m.scope === "global" ? "global" : "this project"), field("importance", m.importance),
+          field("scope", m.scope === "global" || m.scope === PROJECT ? scopeName(m.scope) : scopeName(m.scope) + " — " + m.scope), field("importance", m.importance),
           field("confidence", m.confidence), field("emotion", (m.valence || m.intensity) ? "valence " + m.valence + ", intensity " + m.intensity : null),
           field("moods", (m.moods || []).join(", ")), field("tags", (m.tags || []).join(", ")),
           field("happened", date(m.occurred_at)), field("stored", date(m.created_at)), field("changed", date(m.updated_at)),
@@ -407,6 +457,13 @@
     var sid = route.arg;
     return api("session/" + encodeURIComponent(sid)).then(function (d) {
       main.append(h("h1", {text: "Session " + short(sid, 40)}));
+      var hv0 = d.harvest;
+      if (!d.deliveries.length && !hv0.stored.length && !hv0.superseded.length && !hv0.reinforced.length) {
+        main.appendChild(h("p", {"class": "error", id: "no-session",
+          text: "There is no session “" + short(sid, 60) + "” in these memories' records: nothing was shown to it or stored from it. The Sessions list names the ones there are."}));
+        main.appendChild(h("p", {}, [link("#/sessions", "All sessions")]));
+        return;
+      }
       main.appendChild(h("h2", {text: "What the model was shown"}));
       var tl = h("div", {"class": "timeline", id: "deliveries"});
       if (!d.deliveries.length) tl.appendChild(h("p", {"class": "muted", text: "Nothing was put in front of this session."}));
@@ -417,8 +474,8 @@
           miniList(e.memories)
         ]));
       });
-      if (d.deliveries.length && !d.transcript_prompts) {
-        tl.appendChild(h("p", {"class": "muted small", text: "The prompts are read from the session's transcript once it has been harvested; this one has not been (or is gone)."}));
+      if (d.deliveries.some(function (e) { return e.kind === "surface" && !e.prompt; }) && !d.transcript_prompts) {
+        tl.appendChild(h("p", {"class": "muted small", text: "Deliveries recorded before prompts were kept with them get their prompt from the session's transcript once it has been harvested; this one has not been (or is gone)."}));
       }
       main.appendChild(tl);
       var hv = d.harvest;
@@ -449,13 +506,21 @@
     var panel = h("aside", {"class": "card", id: "graph-panel"}, [h("p", {"class": "muted", text: "Click an entity to see its memories."})]);
     var zoom = h("div", {"class": "bar"});
     main.append(h("h1", {text: "Graph"}), form, zoom, h("div", {"class": "graph-wrap"}, [svg, panel]));
-    return api("graph", {entity: entity, max: size}).then(function (d) {
+    var problem = h("p", {"class": "error", id: "graph-error", role: "alert", hidden: true});
+    form.after(problem);
+    return api("graph", {entity: entity, max: size}).catch(function (err) {
+      // An entity that is not there: say so beside the form, which stays for another try.
+      problem.textContent = String(err.message || err); problem.hidden = false;
+      panel.textContent = "Nothing drawn. Leave the box empty for the most connected entities.";
+      return null;
+    }).then(function (d) {
+      if (!d) return;
       if (!d.nodes.length) { panel.textContent = d.empty || "The graph is empty."; return; }
       var summary = d.nodes.length + " entities, " + d.edges.length + " connections" + (d.truncated ? " (the most connected part; show more above)" : "");
       zoom.append(h("span", {"class": "muted small", id: "graph-summary", text: summary}));
       var g = window.MapleGraph.draw(svg, d, {onSelect: function (n) {
         panel.textContent = "";
-        panel.append(h("h2", {text: n.name}), h("div", {"class": "meta"}, [h("span", {text: n.kind}), h("span", {text: n.scope === "global" ? "global" : "this project"}), h("span", {text: (n.memories || 0) + " memories"})]));
+        panel.append(h("h2", {text: n.name}), h("div", {"class": "meta"}, [h("span", {text: n.kind}), h("span", {text: scopeName(n.scope), title: n.scope}), h("span", {text: (n.memories || 0) + " memories"})]));
         panel.appendChild(h("ul", {"class": "small"}, (n.memories_shown || []).map(function (m) {
           return h("li", {}, [link("#/memory/" + m.id, "#" + m.id), " ", (m.outcome === "failed" ? "[failed decision] " : "") + short(m.content, 160)]);
         })));
