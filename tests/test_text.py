@@ -321,3 +321,12 @@ def test_estimate_tokens_counts_four_latin_characters_or_one_cjk_character_per_t
 def test_has_cjk_detects_chinese_japanese_and_korean():
     assert text.has_cjk("hello 世界") and text.has_cjk("カタカナ") and text.has_cjk("한국어")
     assert not text.has_cjk("hello world") and not text.has_cjk("")
+
+
+def test_cjk_share_says_how_chinese_a_text_is_a_han_character_counting_as_two_letters():
+    from memory.lang.text import cjk_share
+
+    assert cjk_share("数据库备份") == 1.0
+    assert cjk_share("The backups are kept in S3") == 0.0
+    assert cjk_share("") == 0.0 and cjk_share("8080 :: 42") == 0.0
+    assert cjk_share("pg 备份") == 4 / 6  # two Han characters (4) against two letters

@@ -120,6 +120,17 @@ def has_cjk(text: str) -> bool:
     return CJK_RUN.search(text) is not None
 
 
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def cjk_share(text: str) -> float:
+    """How Chinese (Japanese, Korean) a text is, 0 to 1: CJK characters against Latin letters,
+    a CJK character counting as two letters (about what a word of each carries)."""
+    cjk = 2 * sum(len(run) for run in CJK_RUN.findall(text))
+    latin = len(_LATIN.findall(text))
+    return cjk / (cjk + latin) if cjk + latin else 0.0
+
+
 def bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]

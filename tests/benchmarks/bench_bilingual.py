@@ -121,6 +121,14 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="config override")
     ap.add_argument("--ablate", action="store_true", help="also run with the vector channel off / alone")
     ap.add_argument("--misses", action="store_true", help="list the queries whose memory is not first")
+    ap.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=V1;V2",
+        help="leave-one-fold-out over these values (JSON, ';'-separated; cosine_floor, search_weights.NAME or "
+        "any setting): each fold is scored with the value that had the best MRR on the other four",
+    )
     args = ap.parse_args()
 
     data = normalised(json.loads((EVAL if args.eval else args.data).read_text(encoding="utf-8")))
@@ -180,7 +188,48 @@ def main() -> int:
                 rows2, _ = evaluate(s2, data, keys)
                 print_table(title, rows2)
                 s2.close()
+        if args.vary:
+            leave_one_fold_out(home, data, keys, embedder, overrides, args.vary)
     return 0
+
+
+def _with(overrides: dict, key: str, value) -> dict:
+    if key.startswith("search_weights."):
+        return {**overrides, "search_weights": {**overrides.get("search_weights", {}), key.split(".", 1)[1]: value}}
+    return {**overrides, key: value}
+
+
+def leave_one_fold_out(home: Path, data: dict, keys: dict, embedder, overrides: dict, vary: list[str]) -> None:
+    """Every combination of the values given, scored per fold; each fold then gets the combination
+    with the best MRR on the other four folds (the queries' `fold`, 0-4, spreads every direction)."""
+    import itertools
+
+    axes = [(k, [json.loads(v) for v in vs.split(";")]) for k, vs in (s.split("=", 1) for s in vary)]
+    by_setting: dict[tuple, list[dict]] = {}
+    floor = embed_mod.COSINE_FLOORS.get(embedder.name)
+    for combo in itertools.product(*(values for _, values in axes)):
+        o = dict(overrides)
+        for (key, _), value in zip(axes, combo):
+            if key == "cosine_floor":
+                embed_mod.COSINE_FLOORS[embedder.name] = value
+            else:
+                o = _with(o, key, value)
+        store = Store.open(config_mod.load(home=home, env={}, **o), embedder)
+        by_setting[combo], _ = evaluate(store, data, keys)
+        store.close()
+        if floor is not None:
+            embed_mod.COSINE_FLOORS[embedder.name] = floor
+    folds = sorted({q.get("fold", 0) for q in data["queries"]})
+    print(f"\nleave-one-fold-out over {', '.join(k for k, _ in axes)}")
+    for combo, rows in by_setting.items():
+        n, h1, h5, mrr = summarise(rows)
+        print(f"  all-in {combo}: hit@1 {h1:.3f} hit@5 {h5:.3f} MRR {mrr:.3f}")
+    held: list[dict] = []
+    for f in folds:
+        best = max(by_setting, key=lambda c: summarise([r for r in by_setting[c] if r.get("fold") != f])[3])
+        held += [r for r in by_setting[best] if r.get("fold") == f]
+        print(f"  fold {f}: chose {best}")
+    print_table("leave-one-fold-out (each fold scored with the setting chosen on the others)", held)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,13 @@ class CachedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
-        self.path = cache_path
+        revision = getattr(inner, "revision", "")  # an embedder whose vectors changed: a new cache
+        self.path = (
+            cache_path.with_name(f"{cache_path.stem}-{revision}{cache_path.suffix}")
+            if cache_path and revision
+            else cache_path
+        )
+        cache_path = self.path
         self.cache: dict[str, bytes] = {}
         if cache_path and cache_path.exists():
             data = np.load(cache_path, allow_pickle=False)
