@@ -219,6 +219,46 @@ def entity_words(store: Store, prompt: str, scopes: Sequence[str]) -> set[str]:
     return {w.lower() for (norm,) in rows for w in text.WORD.findall(norm)}
 
 
+# -- the gate ---------------------------------------------------------------------------------
+# Passive recall speaks unasked, so it speaks only when the search is sure the prompt is about
+# something stored: `ranking.confidence` (the share of the prompt's words the best keyword hit
+# holds, or an entity the prompt names), and where a model runs (the engine, the MCP server) the
+# nearest memory's cosine on the model's scale (`ranking.vector_confidence`), whichever is higher.
+# The command hook's own path has no vector: its confidence is the words' alone, with a bar of its
+# own. Below the bar, only pinned memories are shown. Both bars were chosen by leave-one-fold-out
+# on the bilingual set's folds and LoCoMo's conversations (the highest bar that keeps hit@3 within
+# .01 of no gate on the other four folds); the no-answer set only measures them
+# (tests/benchmarks/bench_surface.py prints both).
+MIN_CONFIDENCE = 0.0  # with a vector
+MIN_WORDS_CONFIDENCE = 0.0  # without one
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """How sure passive recall is that a prompt is about something stored, and whether it speaks."""
+
+    words: float  # ranking.confidence of the keyword and entity search (0 when it found nothing)
+    vector: float | None  # ranking.vector_confidence (None: no vector to compare)
+
+    @property
+    def value(self) -> float:
+        return self.words if self.vector is None else max(self.words, self.vector)
+
+    def speaks(self, bar: float | None = None) -> bool:
+        """The gate: the bar for this kind of confidence (`bar` overrides it, for benchmarks)."""
+        if bar is None:
+            bar = MIN_WORDS_CONFIDENCE if self.vector is None else MIN_CONFIDENCE
+        return self.value >= bar
+
+
+def recall_confidence(
+    store: Store, query: str, scopes: Sequence[str], results: Sequence[retrieval.Result], *, vectors: bool
+) -> Confidence:
+    """Passive recall's confidence for `query`, given the words-only search's `results`."""
+    words = results[0].confidence if results else 0.0
+    return Confidence(words, retrieval.vector_confidence(store, query, scopes) if vectors else None)
+
+
 # -- picking ----------------------------------------------------------------------------------
 
 
@@ -274,6 +314,9 @@ def tiered_context(
     segment: bool = True,
     vectors: bool = False,
     unfit: list[int] | None = None,
+    sure: bool | None = None,
+    min_confidence: float | None = None,
+    gauge: list[Confidence] | None = None,
 ) -> list[ContextItem]:
     """The memories worth injecting for `prompt`, in order, within `budget_tokens`.
 
@@ -286,6 +329,9 @@ def tiered_context(
     surface the same memories. Records nothing. `unfit` collects the ids of memories the query
     matched that did not fit in the budget, so a caller can tell "none fits" from "none matches".
     A long memory found by one of its chunks is shown by that chunk.
+    Nothing but pinned memories unless the prompt passes the gate (`Confidence.speaks`), whose
+    vector part runs when `sure` (default: when the store has an embedder; the command hook has
+    none); `min_confidence` overrides the bar, `gauge` collects the confidence (benchmarks).
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
     exclude = set(exclude_ids)
@@ -312,6 +358,13 @@ def tiered_context(
     results = retrieval.search(
         store, retrieval.make_query(focused, scopes, limit=RESULTS), record=False, segment=segment, vectors=vectors
     )
+    if sure is None:  # a search with vectors has their confidence already
+        sure = store.embedder is not None and not vectors
+    confident = recall_confidence(store, query, scopes, results, vectors=sure)
+    if gauge is not None:
+        gauge.append(confident)
+    if not confident.speaks(min_confidence):
+        return items
     skip = _injected(store, session_id)
     results = [r for r in results if r.memory.id not in exclude and r.memory.id not in skip]
     rel = relevance(store, query, [r.memory for r in results], weights)
