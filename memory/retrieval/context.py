@@ -221,11 +221,11 @@ def entity_words(store: Store, prompt: str, scopes: Sequence[str]) -> set[str]:
 
 # -- the gate ---------------------------------------------------------------------------------
 # Passive recall speaks unasked, so it speaks only when the search is sure the prompt is about
-# something stored: `ranking.confidence` (the share of the prompt's words the best keyword hit
-# holds, or an entity the prompt names), and where a model runs (the engine, the MCP server) the
-# nearest memory's cosine on the model's scale (`ranking.vector_confidence`), whichever is higher.
-# The command hook's own path has no vector: its confidence is the words' alone, with a bar of its
-# own. Below the bar, only pinned memories are shown. Both bars were chosen by leave-one-fold-out
+# something stored. Where a model runs (the engine, the MCP server) that is the vector part of
+# `ranking.confidence`: the nearest memory's cosine on the model's scale (`ranking.vector_confidence`).
+# The command hook's own path has no vector: its confidence is the rest of `ranking.confidence`
+# (the share of the prompt's words the best keyword hit holds, or an entity the prompt names),
+# with a bar of its own. Below the bar, only pinned memories are shown. Both bars were chosen by leave-one-fold-out
 # on the bilingual set's folds and LoCoMo's conversations (the highest bar that keeps hit@3 within
 # .01 of no gate on the other four folds); the no-answer set only measures them
 # (tests/benchmarks/bench_surface.py prints both).
@@ -242,7 +242,11 @@ class Confidence:
 
     @property
     def value(self) -> float:
-        return self.words if self.vector is None else max(self.words, self.vector)
+        """The vector's where there is one, else the words'. Not the higher of the two: words
+        shared by chance (a prompt about an oil change light holding "reset") pass a words bar
+        that meaning does not (no-answer set, prompts on topics never stored, warm path: speaks
+        .667 with no gate, .50 on the higher of the two at a words bar of .25, .38 on the vector)."""
+        return self.words if self.vector is None else self.vector
 
     def speaks(self, bar: float | None = None) -> bool:
         """The gate: the bar for this kind of confidence (`bar` overrides it, for benchmarks)."""
