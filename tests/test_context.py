@@ -345,3 +345,12 @@ def test_old_session_records_are_pruned(store):
     context.record_injection(store, "new", [m.id])
     assert context.prune_injections(store) == 1
     assert store.conn.execute("SELECT session_id FROM injections").fetchall() == [("new",)]
+
+
+def test_the_gate_reads_the_vector_where_there_is_one_and_the_words_otherwise():
+    shared_words_only = context.Confidence(words=0.9, vector=0.0)  # words shared by chance, another meaning
+    assert not shared_words_only.speaks() and shared_words_only.value == 0.0
+    assert context.Confidence(words=0.0, vector=context.MIN_CONFIDENCE).speaks()
+    assert context.Confidence(words=context.MIN_WORDS_CONFIDENCE, vector=None).speaks()
+    assert not context.Confidence(words=context.MIN_WORDS_CONFIDENCE / 2, vector=None).speaks()
+    assert context.Confidence(words=0.0, vector=None).speaks(0.0)  # a benchmark's bar overrides the shipped one

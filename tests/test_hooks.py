@@ -563,6 +563,74 @@ async def test_the_surface_tool_returns_hook_json_once_per_session_and_nothing_f
     assert "".join(c.text for c in trivial.content) == ""
 
 
+class TopicEmbedder:
+    """One axis per topic, plus a small component of each text's own: texts on different topics
+    sit near cosine 0, as with a real model (whose scale the test gives it)."""
+
+    name = "topic-test"
+    dim = 8
+    TOPICS = (("database", "host", "staging"), ("review", "approval"), ("lint", "ruff"), ("deploy", "helm", "chart"))
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        low = text.lower()
+        v = [float(sum(low.count(w) for w in words)) for words in self.TOPICS] + [0.0] * 4
+        v[4 + sum(map(ord, low)) % 4] += 0.2
+        n = sum(x * x for x in v) ** 0.5
+        return [x / n for x in v]
+
+
+async def test_the_surface_tool_says_nothing_about_a_topic_never_stored_and_still_surfaces_a_stored_one(
+    config, monkeypatch
+):
+    from memory import embed
+    from memory.retrieval import context
+
+    monkeypatch.setitem(embed.COSINE_RANGES, TopicEmbedder.name, (0.3, 0.8))
+    never = "Which host should the helm chart deploy to?"  # shares "host" with a memory, nothing more
+    with Store.open(config, TopicEmbedder()) as s:
+        for text in ("The staging database host is pg-staging-01.", "Code review needs two approvals."):
+            s.add(NewMemory(text, scope=PROJECT))
+        ungated = context.tiered_context(s, never, [PROJECT], min_confidence=0.0)
+        assert [i.memory.content for i in ungated] == ["The staging database host is pg-staging-01."]
+    async with Client(build_server(config, TopicEmbedder(), project=PROJECT), mode="legacy") as client:
+        silent = await client.call_tool("memory_surface", {"prompt": never, "session_id": "s1"})
+        stored = await client.call_tool(
+            "memory_surface", {"prompt": "Which host does the staging database use?", "session_id": "s1"}
+        )
+    assert not silent.is_error and "".join(c.text for c in silent.content) == ""
+    assert (
+        "pg-staging-01"
+        in json.loads("".join(c.text for c in stored.content))["hookSpecificOutput"]["additionalContext"]
+    )
+
+
+def test_the_prompt_hooks_own_path_says_nothing_when_the_prompt_barely_touches_a_stored_topic(tmp_path, home, config):
+    seeded(home, config, tmp_path)
+    # One word of twelve ("port") is in a memory: enough for the relevance floor, not for the gate.
+    stray = (
+        "Can you explain how the kubernetes ingress controller terminates TLS certificates and rotates "
+        "them for the public load balancer port?"
+    )
+    with Store.open(config, None) as s:
+        assert context_ids(s, stray, str(tmp_path), min_confidence=0.0)  # it would speak without the gate
+    assert (
+        context_of(
+            hook("user-prompt-submit", {**PROMPT, "prompt": stray, "cwd": str(tmp_path)}, home), "UserPromptSubmit"
+        )
+        == ""
+    )
+    assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(tmp_path)}, home), "UserPromptSubmit")
+
+
+def context_ids(store: Store, prompt: str, project: str, **options: Any) -> list[int]:
+    from memory.retrieval import context
+
+    return [i.memory.id for i in context.tiered_context(store, prompt, [project], segment=False, **options)]
+
+
 async def test_the_surface_tool_fails_open_when_the_database_cannot_be_opened(config, home):
     home.mkdir(parents=True)
     config.db_path.write_bytes(b"not a database " * 100)

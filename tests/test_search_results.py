@@ -104,6 +104,8 @@ def test_the_keyword_confidence_is_the_share_of_the_query_the_best_hit_holds():
 
 def test_the_cli_search_says_when_nothing_matches(capsys):
     add(capsys, "We lint with ruff.")
-    assert run_json(capsys, "search", "kubernetes helm chart")["results"] == []
+    found = run_json(capsys, "search", "kubernetes helm chart")
+    assert found["results"] == [] and "No memory matches this query" in found["note"]
+    assert run_json(capsys, "search", "ruff")["note"] == ""
     code, out, err = run(capsys, "search", "kubernetes helm chart")
     assert code == 0 and "no memories match" in err

@@ -488,7 +488,16 @@ class Memories:
             items = (
                 []
                 if skipped
-                else context.tiered_context(self.store, query, self.scopes("all"), budget, vectors=vectors, unfit=unfit)
+                else context.tiered_context(
+                    # asked for, not passive: it answers whatever the confidence (see `recall`'s gate)
+                    self.store,
+                    query,
+                    self.scopes("all"),
+                    budget,
+                    vectors=vectors,
+                    unfit=unfit,
+                    min_confidence=0.0,
+                )
             )
             if record:
                 context.record_injection(self.store, None, [i.memory.id for i in items], "context")

@@ -113,7 +113,8 @@ def cmd_search(ctx: Context) -> int:
         )
 
     shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
-    ctx.emit({**shown, "without_vectors": d.get("without_vectors", [])}, human)
+    # `note`: why there are no results (as memory_search says it), "" when there are some
+    ctx.emit({**shown, "without_vectors": d.get("without_vectors", []), "note": d.get("note", "")}, human)
     return 0
 
 

@@ -219,6 +219,54 @@ def entity_words(store: Store, prompt: str, scopes: Sequence[str]) -> set[str]:
     return {w.lower() for (norm,) in rows for w in text.WORD.findall(norm)}
 
 
+# -- the gate ---------------------------------------------------------------------------------
+# Passive recall speaks unasked, so it speaks only when the search is sure the prompt is about
+# something stored. Where a model runs (the engine, the MCP server) that is the vector part of
+# `ranking.confidence`: the nearest memory's cosine on the model's scale (`ranking.vector_confidence`).
+# The command hook's own path has no vector: its confidence is the rest of `ranking.confidence`
+# (the share of the prompt's words the best keyword hit holds, or an entity the prompt names),
+# with a bar of its own. Below the bar, only pinned memories are shown. Both bars were chosen by
+# leave-one-fold-out on the bilingual set's folds and LoCoMo's conversations (the highest bar that
+# keeps hit@3 within .01 of no gate on the other four folds, in each set); the no-answer set only
+# measures them (tests/benchmarks/bench_surface.py, MiniLM). With a vector, 0.05 (MiniLM: a cosine
+# of .32): the prompts on topics never stored that get memories .667 -> .317, hit@3 bilingual
+# .295 -> .286, LoCoMo .646 -> .646. On words alone no bar separates them at that cost (.25: never
+# stored .683 -> .517 but bilingual .307 -> .193), so the hook's own path keeps a bar that changes
+# little (0.10).
+MIN_CONFIDENCE = 0.05  # with a vector
+MIN_WORDS_CONFIDENCE = 0.10  # without one
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """How sure passive recall is that a prompt is about something stored, and whether it speaks."""
+
+    words: float  # ranking.confidence of the keyword and entity search (0 when it found nothing)
+    vector: float | None  # ranking.vector_confidence (None: no vector to compare)
+
+    @property
+    def value(self) -> float:
+        """The vector's where there is one, else the words'. Not the higher of the two: words
+        shared by chance (a prompt about an oil change light holding "reset") pass a words bar
+        that meaning does not (no-answer set, prompts on topics never stored, warm path: speaks
+        .667 with no gate, .50 on the higher of the two at a words bar of .25, .38 on the vector)."""
+        return self.words if self.vector is None else self.vector
+
+    def speaks(self, bar: float | None = None) -> bool:
+        """The gate: the bar for this kind of confidence (`bar` overrides it, for benchmarks)."""
+        if bar is None:
+            bar = MIN_WORDS_CONFIDENCE if self.vector is None else MIN_CONFIDENCE
+        return self.value >= bar
+
+
+def recall_confidence(
+    store: Store, query: str, scopes: Sequence[str], results: Sequence[retrieval.Result], *, vectors: bool
+) -> Confidence:
+    """Passive recall's confidence for `query`, given the words-only search's `results`."""
+    words = results[0].confidence if results else 0.0
+    return Confidence(words, retrieval.vector_confidence(store, query, scopes) if vectors else None)
+
+
 # -- picking ----------------------------------------------------------------------------------
 
 
@@ -274,6 +322,9 @@ def tiered_context(
     segment: bool = True,
     vectors: bool = False,
     unfit: list[int] | None = None,
+    sure: bool | None = None,
+    min_confidence: float | None = None,
+    gauge: list[Confidence] | None = None,
 ) -> list[ContextItem]:
     """The memories worth injecting for `prompt`, in order, within `budget_tokens`.
 
@@ -286,6 +337,9 @@ def tiered_context(
     surface the same memories. Records nothing. `unfit` collects the ids of memories the query
     matched that did not fit in the budget, so a caller can tell "none fits" from "none matches".
     A long memory found by one of its chunks is shown by that chunk.
+    Nothing but pinned memories unless the prompt passes the gate (`Confidence.speaks`), whose
+    vector part runs when `sure` (default: when the store has an embedder; the command hook has
+    none); `min_confidence` overrides the bar, `gauge` collects the confidence (benchmarks).
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
     exclude = set(exclude_ids)
@@ -312,6 +366,13 @@ def tiered_context(
     results = retrieval.search(
         store, retrieval.make_query(focused, scopes, limit=RESULTS), record=False, segment=segment, vectors=vectors
     )
+    if sure is None:  # a search with vectors has their confidence already
+        sure = store.embedder is not None and not vectors
+    confident = recall_confidence(store, query, scopes, results, vectors=sure)
+    if gauge is not None:
+        gauge.append(confident)
+    if not confident.speaks(min_confidence):
+        return items
     skip = _injected(store, session_id)
     results = [r for r in results if r.memory.id not in exclude and r.memory.id not in skip]
     rel = relevance(store, query, [r.memory for r in results], weights)

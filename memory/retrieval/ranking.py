@@ -58,6 +58,9 @@ class Result:
     channels: dict[str, float] = field(default_factory=dict)
     # For a long memory found through one of its chunks: that chunk's (start, end) in its text.
     part: tuple[int, int] | None = None
+    # How sure the search is that the query is about something stored (`confidence`): the same for
+    # every result of one search, and already multiplied into `score`.
+    confidence: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -252,7 +255,10 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     ranked = sorted(
         (i for i in scores if supported(contrib[i], cands[i].raw.get("vector"), scale)), key=lambda i: -scores[i]
     )
-    return _as_parents(store, q, now, ranked, cands, scores, contrib)
+    results = _as_parents(store, q, now, ranked, cands, scores, contrib)
+    for r in results:
+        r.confidence = sure
+    return results
 
 
 def _as_parents(
@@ -690,6 +696,21 @@ def confidence(store: Store, query: str, cands: dict[int, _Cand]) -> float:
         ).fetchone()
         best = max(best, keyword_coverage(query, " ".join(row)) if row else 0.0)
     return min(1.0, best)
+
+
+def vector_confidence(store: Store, query: str, scopes: Sequence[str]) -> float | None:
+    """The vector part of `confidence` on its own: the nearest memory's cosine in `scopes` on the
+    model's scale, for callers that rank without the vector channel (passive recall). None when
+    there is no vector to compare: no model, one still loading, or a model with no known scale."""
+    scale = embed.cosine_range(getattr(store.embedder, "name", ""))
+    if scale is None or not store.has_vectors or store.embedder is None:
+        return None
+    try:
+        qvec = store.embedder.embed_query(query)
+    except StoreUnavailable:  # the model is still loading: words only meanwhile
+        return None
+    nearest = indexes.vector_hits(store, qvec, scopes, 1)
+    return vector_strength(max((s for _, s in nearest), default=0.0), *scale)
 
 
 def vector_strength(cosine: float, floor: float, ceiling: float) -> float:

@@ -20,13 +20,18 @@ or ranked (the search, top 10); MRR over the same lists; "empty": share of promp
 Rows "warm" are the surface as the MCP server and the hook resident run it (jieba where installed).
 
     .venv/bin/python tests/benchmarks/bench_surface.py [--model hash-64] [--only bilingual,locomo,no-answer]
-        [--set KEY=JSON] [--save RUN.json] [--loo RUN.json RUN.json ...] [--misses N]
+        [--set KEY=JSON] [--save RUN.json] [--loo RUN.json RUN.json ...] [--gate RUN.json] [--misses N]
 
 --set overrides a config value for the run (e.g. --set context_min_relevance=0.8).
 --save writes every query's outcome; --loo then judges a choice among saved runs (a stopword list,
 a threshold: one run per candidate) by leave-one-fold-out: for each fold, the run with the best
 surface hit@3 (then MRR) on the other folds is scored on it, and the five scores are averaged;
 printed beside each run's all-in figure. A margin under .002 is noise.
+The confidence gate (`context.Confidence`): the surface rows above are gated at the shipped bars;
+the run records each prompt's confidence ungated, and the report at the end sweeps the bar for the
+cold path (words) and the warm one (vector) and picks it by leave-one-fold-out (`--gate RUN.json`
+prints it again from a saved run). "never stored": the no-answer set's prompts on topics the store
+never held (kind "far"); the others ("near") are look-alikes of stored facts.
 Embeddings of the default model are cached in the temporary folder, keyed by model and text.
 """
 
@@ -120,12 +125,22 @@ def make_embedder(model: str) -> Any:
 # -- the paths compared ---------------------------------------------------------------------------
 
 
-def surface_ids(store: Store, prompt: str, *, segment: bool) -> list[int]:
-    """The memories the prompt hook would show, in order (what `context.surface` formats)."""
+def surface_ids(store: Store, prompt: str, *, segment: bool, sure: bool, gauge: list) -> list[int]:
+    """The memories the prompt hook would show, in order (what `context.surface` formats), before
+    the confidence gate; `gauge` gets the prompt's confidence (`sure`: with its vector part, as the
+    engine and the MCP server have it; without, as the command hook's own path)."""
     if context.skip_reason(prompt) is not None:
         return []
     items = context.tiered_context(
-        store, prompt, SCOPES, store.config.context_budget_tokens, segment=segment, vectors=False
+        store,
+        prompt,
+        SCOPES,
+        store.config.context_budget_tokens,
+        segment=segment,
+        vectors=False,
+        sure=sure,
+        min_confidence=0.0,
+        gauge=gauge,
     )
     return [i.memory.id for i in items]
 
@@ -135,10 +150,20 @@ def search_ids(store: Store, prompt: str) -> list[int]:
     return [r.memory.id for r in retrieval.search(store, q, record=False)]
 
 
-def outcome(ranked: list[int], wanted: Iterable[int]) -> dict[str, Any]:
+def outcome(ranked: list[int], wanted: Iterable[int], gauge: list | None = None) -> dict[str, Any]:
     want = set(wanted)
     rank = next((i + 1 for i, m in enumerate(ranked) if m in want), None)
-    return {"rank": rank, "shown": len(ranked)}
+    out: dict[str, Any] = {"rank": rank, "shown": len(ranked)}
+    if gauge is not None:  # no gauge: the prompt was skipped, or had no word to search (nothing shown)
+        sure = gauge[-1] if gauge else context.Confidence(0.0, None)
+        out["words"], out["vector"] = sure.words, sure.vector
+    return out
+
+
+def gated(o: dict[str, Any], bar: float, *, vector: bool) -> dict[str, Any]:
+    """An outcome as the confidence gate at `bar` leaves it (`vector`: with the vector part)."""
+    sure = context.Confidence(o.get("words", 0.0), o.get("vector") if vector else None)
+    return o if sure.speaks(bar) else {**o, "rank": None, "shown": 0}
 
 
 def run_paths(
@@ -149,19 +174,21 @@ def run_paths(
     timings: dict[str, list[float]],
 ) -> list[dict[str, Any]]:
     """For each (prompt, wanted ids): each path's outcome."""
+    gauge: list[context.Confidence] = []
     do: dict[str, Callable[[str], list[int]]] = {
-        "surface": lambda p: surface_ids(cold, p, segment=False),
-        "warm": lambda p: surface_ids(warm, p, segment=True),
+        "surface": lambda p: surface_ids(cold, p, segment=False, sure=False, gauge=gauge),
+        "warm": lambda p: surface_ids(warm, p, segment=True, sure=True, gauge=gauge),
         "search": lambda p: search_ids(warm, p),
     }
     rows = []
     for prompt, wanted in queries:
         row: dict[str, Any] = {}
         for path in paths:
+            gauge.clear()
             t0 = time.perf_counter()
             ranked = do[path](prompt)
             timings.setdefault(path, []).append(time.perf_counter() - t0)
-            row[path] = outcome(ranked, wanted)
+            row[path] = outcome(ranked, wanted, gauge if path != "search" else None)
         rows.append(row)
     return rows
 
@@ -339,6 +366,78 @@ def print_silence(rows: list[dict[str, Any]], paths: list[str]) -> None:
             )
 
 
+# -- the confidence gate --------------------------------------------------------------------------
+
+BARS = [0.0, 0.01, *(round(0.05 * i, 2) for i in range(1, 17))]
+GATED = {"surface": False, "warm": True}  # path -> whether its confidence has the vector part
+TOLERANCE = 0.01  # hit@3 a bar may cost on the folds it is chosen on
+
+
+def shipped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows as the shipped bars (context.MIN_CONFIDENCE, MIN_WORDS_CONFIDENCE) gate them."""
+    bars = {"surface": context.MIN_WORDS_CONFIDENCE, "warm": context.MIN_CONFIDENCE}
+    return [{**r, **{p: gated(r[p], bars[p], vector=GATED[p]) for p in GATED if p in r}} for r in rows]
+
+
+def _hit3(outcomes: list[dict[str, Any]]) -> float:
+    return sum(o["rank"] is not None and o["rank"] <= 3 for o in outcomes) / (len(outcomes) or 1)
+
+
+def gate_report(saved: dict[str, list[dict[str, Any]]]) -> None:
+    """Each bar's speak rate on prompts with no answer and hit@3 on the rest, per path; then the
+    bar chosen by leave-one-fold-out (fold k: bilingual fold k with LoCoMo conversation k): the
+    highest bar whose hit@3 on the other folds is within TOLERANCE of no gate there, in each set."""
+    ranked = [r for name in ("bilingual", "locomo") for r in saved.get(name, [])]
+    silent = saved.get("no-answer", [])
+    for path, vector in GATED.items():
+        if not any(path in r for r in ranked + silent):
+            continue
+        kind = "its vector" if vector else "words only"
+        print(f"\nconfidence gate, {LABELS[path]} ({kind}): bar -> speaks when no answer / hit@3")
+        print(
+            f"  {'bar':>5} {'no answer speaks':>17} {'never stored':>13} {'answerable top 3':>17} "
+            f"{'bilingual':>10} {'LoCoMo':>7}"
+        )
+
+        def at(rows: list[dict[str, Any]], bar: float, path: str = path, vector: bool = vector) -> list[dict[str, Any]]:
+            return [gated(r[path], bar, vector=vector) for r in rows if path in r]
+
+        def speaks(bar: float, kind: str = "") -> float:
+            none = at([r for r in silent if not r["answerable"] and kind in ("", r["group"])], bar)
+            return sum(o["shown"] > 0 for o in none) / (len(none) or 1)
+
+        for bar in BARS:
+            print(
+                f"  {bar:>5.2f} {speaks(bar):>17.3f} {speaks(bar, 'far'):>13.3f} "
+                f"{_hit3(at([r for r in silent if r['answerable']], bar)):>17.3f} "
+                f"{_hit3(at(saved.get('bilingual', []), bar)):>10.3f} {_hit3(at(saved.get('locomo', []), bar)):>7.3f}"
+            )
+        folds = sorted({r["fold"] for r in ranked})
+        if not folds:
+            continue
+
+        def choose(fold: int | None) -> float:
+            sets = [[r for r in saved.get(name, []) if r["fold"] != fold] for name in ("bilingual", "locomo")]
+            sets = [rows for rows in sets if rows]
+            return max(b for b in BARS if all(_hit3(at(rows, b)) >= _hit3(at(rows, 0.0)) - TOLERANCE for rows in sets))
+
+        picks = {f: choose(f) for f in folds}
+        held = [o for f in folds for o in at([r for r in ranked if r["fold"] == f], picks[f])]
+        every = choose(None)
+        print(f"  leave-one-fold-out bars: {', '.join(f'{f}: {b:.2f}' for f, b in picks.items())}; all-in: {every:.2f}")
+        print(
+            f"  hit@3 bilingual+LoCoMo: no gate {_hit3(at(ranked, 0.0)):.3f}, held-out {_hit3(held):.3f}, "
+            f"all-in {_hit3(at(ranked, every)):.3f}; no answer speaks: no gate {speaks(0.0):.3f}, "
+            f"held-out bars {statistics.fmean(speaks(b) for b in picks.values()):.3f}, all-in {speaks(every):.3f}"
+        )
+        print(
+            f"  never stored speaks: no gate {speaks(0.0, 'far'):.3f}, held-out bars "
+            f"{statistics.fmean(speaks(b, 'far') for b in picks.values()):.3f}, all-in {speaks(every, 'far'):.3f}; "
+            f"answerable top 3: no gate {_hit3(at([r for r in silent if r['answerable']], 0.0)):.3f}, "
+            f"all-in {_hit3(at([r for r in silent if r['answerable']], every)):.3f}"
+        )
+
+
 def print_misses(rows: list[dict[str, Any]], limit: int) -> None:
     misses = [r for r in rows if "search" in r and r["search"]["rank"] == 1 and r["surface"]["rank"] != 1]
     print(f"\n  {len(misses)} queries the search ranks first and the cold surface does not; the first {limit}:")
@@ -409,10 +508,14 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="a config override")
     ap.add_argument("--save", type=Path, help="write every query's outcome here (JSON), for --loo")
     ap.add_argument("--loo", type=Path, nargs="+", help="judge saved runs by leave-one-fold-out; runs nothing")
+    ap.add_argument("--gate", type=Path, help="the confidence gate's report from a saved run; runs nothing")
     ap.add_argument("--misses", type=int, default=0, help="list this many queries the surface misses")
     args = ap.parse_args()
     if args.loo:
         leave_one_out({p.stem: json.loads(p.read_text(encoding="utf-8")) for p in args.loo})
+        return 0
+    if args.gate:
+        gate_report(json.loads(args.gate.read_text(encoding="utf-8")))
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -425,17 +528,20 @@ def main() -> int:
     wanted = args.only.split(",")
     if "bilingual" in wanted:
         saved["bilingual"] = rows = bilingual(embedder, overrides, paths, timings)
+        rows = shipped(rows)
         print_ranking(f"bilingual ({BILINGUAL.name}, one store, {len(rows)} queries)", rows, paths)
         if args.misses:
             print_misses(rows, args.misses)
     if "locomo" in wanted and LOCOMO.exists():
         saved["locomo"] = rows = locomo(embedder, overrides, paths, timings)
+        rows = shipped(rows)
         print_ranking(f"LoCoMo dev, turn level, categories 1-4 ({len(rows)} queries)", rows, paths)
         if args.misses:
             print_misses(rows, args.misses)
     if "no-answer" in wanted:
         saved["no-answer"] = rows = no_answer(embedder, overrides, paths, timings)
-        print_silence(rows, paths)
+        print_silence(shipped(rows), paths)
+    gate_report(saved)
     if isinstance(embedder, CachedEmbedder):
         embedder.save()
     print(
