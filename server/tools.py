@@ -113,6 +113,10 @@ class SearchOut(BaseModel):
 class GetOut(BaseModel):
     memories: list[MemoryOut]
     missing: list[int] = Field(description="Requested ids that do not exist in this project or the global scope")
+    parts: list[str] = Field(
+        default_factory=list,
+        description="Requested ids that are parts (chunks) of a long memory, each with the memory returned for it",
+    )
 
 
 class ForgetOut(BaseModel):
@@ -294,7 +298,11 @@ def memory_get(
     """Read whole memories by id (including archived ones, marked archived)."""
     with _calls(ctx) as app:
         d = app.get(ids)
-    return GetOut(memories=[MemoryOut.of(m) for m in d["memories"]], missing=d["missing"])
+    return GetOut(
+        memories=[MemoryOut.of(m) for m in d["memories"]],
+        missing=d["missing"],
+        parts=[p["note"] for p in d.get("parts", [])],
+    )
 
 
 def memory_forget(

@@ -232,3 +232,41 @@ def test_reindex_chunks_long_memories_stored_before_chunking(capsys, home, proje
     parts = chunk_rows(config_mod.load(home=home), mid)
     assert report["chunked"] == 1 and len(parts) >= 4
     assert index_rows(config_mod.load(home=home), [p[0] for p in parts]) == (len(parts),) * 2
+
+
+# -- a chunk's id is not a memory of its own ---------------------------------------------------------
+
+
+async def test_a_chunk_id_reads_its_parent_and_is_never_changed_on_its_own(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        part = chunk_rows(config, m["id"])[1]
+        got = await call(c, "memory_get", ids=[part[0], m["id"]])
+        history = await call(c, "memory_history", id=part[0])
+        refused = [
+            await error(c, "memory_update", id=part[0], content="chunk edited directly"),
+            await error(c, "memory_forget", id=part[0]),
+            await error(c, "memory_pin", id=part[0]),
+            await error(c, "decision_outcome", id=part[0], outcome="worked"),
+        ]
+    said = f"#{part[0]} is part of memory #{m['id']}"
+    assert [x["id"] for x in got["memories"]] == [m["id"]] and got["memories"][0]["content"] == LONG
+    assert got["missing"] == [] and got["parts"][0].startswith(said)
+    assert [e["memory"]["id"] for e in history["entries"]] == [m["id"]]
+    assert all(said in text and f"use {m['id']}" in text for text in refused), refused
+    assert chunk_rows(config, m["id"])[1] == part  # untouched: still the exact slice, not archived
+
+
+def test_cli_show_of_a_chunk_id_shows_its_parent_and_changes_are_refused(capsys, home):
+    mid = add(capsys, LONG)
+    part = chunk_rows(config_mod.load(home=home), mid)[2][0]
+    code, out, err = run(capsys, "show", str(part))
+    shown = run_json(capsys, "show", str(part))
+    refused = [
+        run(capsys, *argv)
+        for argv in (("forget", str(part)), ("pin", str(part)), ("update", str(part), "--content", "x y z"))
+    ]
+    assert code == 0 and f"memory {mid}" in out and f"#{part} is part of memory #{mid}" in err
+    assert [m["id"] for m in shown["memories"]] == [mid]
+    assert all(code != 0 and f"#{part} is part of memory #{mid}" in err for code, _, err in refused), refused
+    assert run_json(capsys, "show", str(mid))["memories"][0]["pinned"] is False

@@ -123,7 +123,7 @@ async def test_permanent_forget_purges_the_memory(config):
         again = await client.call_tool("memory_forget", {"id": m["id"]})
     assert forgot["action"] == "purged"
     assert forgot["memory"]["content"] == "Temporary note about the flaky login test"
-    assert got == {"memories": [], "missing": [m["id"]]}
+    assert got == {"memories": [], "missing": [m["id"]], "parts": []}
     assert again.is_error and f"no memory {m['id']}" in again.content[0].text
 
 

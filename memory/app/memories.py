@@ -63,14 +63,38 @@ class Memories:
             raise NotFound(f"no memory {m.id} in this project or the global scope; search to find the right id")
         return m
 
-    def _get(self, memory_id: int, *, archived: bool = True) -> Memory:
+    def _get(self, memory_id: int, *, archived: bool = True, read: bool = False) -> Memory:
+        """The memory `memory_id`, visible here. A chunk's id is not a memory of its own (see
+        `part_of`): a read gets its parent, a change is refused."""
         m = self._visible(self.store.get(memory_id, include_deleted=True))
+        if m.parent_id is not None:
+            if not read:
+                raise InvalidInput(part_of(m.id, m.parent_id))
+            m = self._visible(self.store.get(m.parent_id, include_deleted=True))
         if not archived and m.deleted_at is not None:
             raise InvalidInput(
                 f"memory {memory_id} is archived; `maple-memory restore {memory_id}` brings it back "
                 "before it can be changed"
             )
         return m
+
+    def _parent_of(self, memory_id: Any) -> int | None:
+        """The parent of a chunk's id; None for any other id (left to the call's own checks)."""
+        if isinstance(memory_id, int) and not isinstance(memory_id, bool) and -(2**63) <= memory_id < 2**63:
+            row = self.store.conn.execute("SELECT parent_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            return None if row is None else row[0]
+        return None
+
+    def _not_part(self, memory_id: Any) -> None:
+        """Refuse the id of a chunk, naming its parent, where a memory is to be changed."""
+        parent = self._parent_of(memory_id)
+        if parent is not None:
+            raise InvalidInput(part_of(memory_id, parent))
+
+    def _whole_id(self, memory_id: Any) -> Any:
+        """For a read: the parent's id for a chunk's, any other id as given."""
+        parent = self._parent_of(memory_id)
+        return memory_id if parent is None else parent
 
     @contextmanager
     def _serial(self) -> Iterator[Store]:
@@ -161,14 +185,27 @@ class Memories:
         }
 
     def get(self, ids: Sequence[int]) -> dict[str, Any]:
-        """Whole memories by id (archived ones too); ids not visible here are `missing`."""
+        """Whole memories by id (archived ones too), in the order asked; ids not visible here are
+        `missing`. The id of a chunk (a part of a long memory) reads its parent: `parts` lists such
+        ids, each with the memory returned for it ({"id", "memory", "note"})."""
         ids = list(dict.fromkeys(ids))
         if not 1 <= len(ids) <= MAX_IDS:
             raise InvalidInput(f"give 1-{MAX_IDS} memory ids")
         with self._serial() as store:
             found = [m for m in store.get_many(ids) if self.readable is None or m.scope in self.readable]
+            parts = {m.id: m.parent_id for m in found if m.parent_id is not None}
+            parents = {p.id: p for p in store.get_many(sorted(set(parts.values())))}
         seen = {m.id for m in found}
-        return {"memories": [m.to_dict() for m in found], "missing": [i for i in ids if i not in seen]}
+        out: dict[int, Memory] = {}
+        for m in found:
+            whole = parents.get(m.parent_id) if m.parent_id is not None else m
+            if whole is not None:
+                out.setdefault(whole.id, whole)
+        return {
+            "memories": [m.to_dict() for m in out.values()],
+            "missing": [i for i in ids if i not in seen],
+            "parts": [{"id": i, "memory": p, "note": part_of(i, p)} for i, p in parts.items()],
+        }
 
     def forget(self, memory_id: int, *, permanent: bool = False) -> dict[str, Any]:
         """Archive a memory (restorable), or purge it for good: {"action", "memory"}."""
@@ -310,6 +347,7 @@ class Memories:
     def history(self, memory_id: int | None = None, subject: str | None = None) -> dict[str, Any]:
         """How a memory, or what is known about a subject, changed: {"entries", "current"}."""
         with self._serial() as store:
+            memory_id = self._whole_id(memory_id)  # a chunk's history is its parent's
             entries = versions.history(store, self.scopes("all"), memory_id=memory_id, subject=subject)
         return {
             "entries": [e.to_dict() for e in entries],
@@ -328,7 +366,8 @@ class Memories:
         import memory.app.activity as activity
 
         with self._serial() as store:
-            m = self._get(memory_id)
+            m = self._get(memory_id, read=True)
+            memory_id = m.id
             chain = versions.history(store, self.scopes("all"), memory_id=memory_id)
             outcomes = decisions.outcomes_of(store, [memory_id]).get(memory_id, [])
             entities = activity.entities_of(store, memory_id)
@@ -496,6 +535,8 @@ class Memories:
         from memory.retrieval import graph_query
 
         with self._serial():
+            if memory_id is not None:
+                self._not_part(memory_id)
             return graph_query.relate(
                 self.store,
                 resolve(scope, self.project),
@@ -567,6 +608,7 @@ class Memories:
     def outcome(self, memory_id: int, outcome: str, notes: str = "") -> dict[str, Any]:
         """Record how a decision turned out: {"outcome", "decision", "outcomes"}."""
         with self._serial() as store:
+            self._not_part(memory_id)
             m, o = decisions.record_outcome(store, memory_id, outcome, notes, scopes=self.scopes("all"))
         return {
             "outcome": o.to_dict(),
@@ -783,6 +825,12 @@ class Memories:
                 return gitlog.harvest_git(self.store, repo, self.project, since=since, dry_run=dry_run)
         except (OSError, subprocess.SubprocessError) as e:
             raise InvalidInput(f"git log failed in {repo}: {e}; check that `git log` works there") from e
+
+
+def part_of(chunk_id: int, parent_id: int) -> str:
+    """What a caller is told when it names a chunk where a memory is wanted: a chunk is an index
+    entry of its parent (an exact slice of its text), changed only with it."""
+    return f"#{chunk_id} is part of memory #{parent_id} (a chunk of a long memory); use {parent_id}"
 
 
 def _newest_id(store: Store) -> int:

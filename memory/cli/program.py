@@ -138,9 +138,12 @@ def cmd_show(ctx: Context) -> int:
     ids = ctx.args.ids
     with ctx.app(all_projects=ctx.args.all_projects) as app:
         d = app.get(ids)
-    memories = sorted(d["memories"], key=lambda m: ids.index(m["id"]))
+    memories = d["memories"]  # in the order asked; a chunk's id shows its parent
+    parts = d.get("parts", [])
 
     def human() -> None:
+        for p in parts:
+            print(f"{PROG}: {p['note']}", file=sys.stderr)
         for n, m in enumerate(memories):
             if n:
                 print()
@@ -153,7 +156,7 @@ def cmd_show(ctx: Context) -> int:
             print()
             print("\n".join("  " + line for line in m["content"].splitlines()))
 
-    ctx.emit({"memories": memories}, human)
+    ctx.emit({"memories": memories, **({"parts": parts} if parts else {})}, human)
     if d["missing"]:  # the ones found are shown; the exit code says some were not
         scopes = "any project" if ctx.args.all_projects else "this project or the global scope"
         raise NotFound(f"no memory {d['missing'][0]} in {scopes}; search to find the right id")
