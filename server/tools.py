@@ -374,18 +374,12 @@ def memory_context(
     budget: Annotated[StrictInt, Field(ge=50, le=2400, description="Most tokens of memories to return")] = 800,
 ) -> str:
     """A compact briefing for a task: pinned and preference memories first, then the memories
-    relevant to the query, within a token budget, each with its id for memory_get."""
+    relevant to the query, within a token budget of memory text, each with its id for memory_get;
+    the best matches are shown as fully as the budget allows."""
     with _calls(ctx) as app:
         d = app.context(query, budget=budget)
-    if d["block"]:
-        return d["block"]
-    if d["did_not_fit"]:
-        n = len(d["did_not_fit"])
-        return (
-            f"{n} {'memory matches' if n == 1 else 'memories match'} this query, but "
-            f"{'it does not fit' if n == 1 else 'none of them fits'} in a budget of {budget} tokens: call memory_context "
-            f"again with a larger budget (up to 2400), or memory_get ids {d['did_not_fit'][:10]}."
-        )
+    if d["block"] or d["note"]:  # the note (matches left out for lack of room) outside the data block
+        return "\n".join(x for x in (d["block"], d["note"]) if x)
     return "No memories match this query in this project or the global scope."
 
 

@@ -270,3 +270,26 @@ def test_cli_show_of_a_chunk_id_shows_its_parent_and_changes_are_refused(capsys,
     assert [m["id"] for m in shown["memories"]] == [mid]
     assert all(code != 0 and f"#{part} is part of memory #{mid}" in err for code, _, err in refused), refused
     assert run_json(capsys, "show", str(mid))["memories"][0]["pinned"] is False
+
+
+# -- showing the part that matched ---------------------------------------------------------------------
+
+
+async def test_memory_context_shows_the_matched_part_in_full_when_the_budget_allows(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        text = (await c.call_tool("memory_context", {"query": TAIL_QUERY, "budget": 2400})).content[0].text
+    last = chunk_rows(config, m["id"])[-1]
+    line = next(x for x in text.splitlines() if x.startswith(f"- #{m['id']} "))
+    assert line.endswith(json.dumps(" ".join(last[1].split()), ensure_ascii=False))  # the whole chunk, uncut
+    assert "credit-notes-orphans to repair credit notes without a parent." in line
+
+
+def test_cli_search_prints_the_matched_part_of_a_long_memory_wrapped_not_cut(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    mid = add(capsys, LONG)
+    code, out, _ = run(capsys, "search", TAIL_QUERY)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"{mid}  ") and "[chars " in lines[0]
+    assert max(len(x) for x in lines) <= 60
+    assert "credit-notes-orphans to repair credit notes without a parent." in " ".join(x.strip() for x in lines)

@@ -348,16 +348,28 @@ async def test_the_server_builds_its_search_indexes_after_the_handshake_and_keep
 # -- issue 23's small defects, through the tools ---------------------------------------------------
 
 
-async def test_memory_context_says_the_matches_did_not_fit_a_budget_too_small(config):
+async def test_memory_context_cuts_a_match_to_a_small_budget_and_shows_it_whole_in_a_large_one(config):
+    long = "The deploy pipeline " + "runs a long list of checks " * 40
     async with client(config) as c:
-        await call(c, "memory_store", content="The deploy pipeline " + "runs a long list of checks " * 40)
+        await call(c, "memory_store", content=long)
         text = (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 50})).content[0].text
         roomy = (
             (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 2400})).content[0].text
         )
-    assert text.startswith("1 memory matches this query, but it does not fit in a budget of 50 tokens")
-    assert "larger budget" in text and "No memories match" not in text
-    assert "deploy pipeline" in roomy
+    assert "The deploy pipeline runs" in text and "…" in text and "No memories match" not in text
+    assert " ".join(long.split()) in roomy
+
+
+async def test_memory_context_says_which_matches_did_not_fit_the_budget(config):
+    async with client(config) as c:
+        pinned = await call(c, "memory_store", content="Releases are cut from main on Mondays at 10.", pinned=True)
+        m = await call(c, "memory_store", content="The deploy pipeline " + "runs a long list of checks " * 40)
+        text = (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 50})).content[0].text
+    assert f"#{pinned['id']}" in text and "The deploy pipeline" not in text
+    assert text.endswith(
+        f"(1 more memory matches this query but did not fit in 50 tokens: #{m['id']}; memory_get reads it, "
+        "or ask with a larger budget.)"
+    )
 
 
 async def test_a_name_holding_an_emotion_word_gives_no_mood(config):

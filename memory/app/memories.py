@@ -486,8 +486,11 @@ class Memories:
     def context(
         self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False, vectors: bool = True
     ) -> dict[str, Any]:
-        """A briefing for a task within a token budget: {"block", "items", "skipped", "did_not_fit"}. `as_prompt`
-        applies the prompt hook's gating; `record=False` is a preview that records nothing."""
+        """A briefing for a task within a token budget of memory text (the header is not counted):
+        {"block", "items", "skipped", "did_not_fit", "note"}; the best matches are shown as fully
+        as the budget allows (context.tiered_context's `fill`), and `note` names the matches that
+        did not fit. `as_prompt` applies the prompt hook's gating and its shorter lines;
+        `record=False` is a preview that records nothing."""
         from memory.retrieval import context
 
         if not 50 <= budget <= 2400:
@@ -498,16 +501,20 @@ class Memories:
             items = (
                 []
                 if skipped
-                else context.tiered_context(self.store, query, self.scopes("all"), budget, vectors=vectors, unfit=unfit)
+                else context.tiered_context(
+                    self.store, query, self.scopes("all"), budget, vectors=vectors, unfit=unfit, fill=not as_prompt
+                )
             )
             if record:
                 context.record_injection(self.store, None, [i.memory.id for i in items], "context")
+        unfit = list(dict.fromkeys(unfit))  # matched, but too long for the budget
         return {
             "query": query,
             "skipped": skipped,
             "block": context.format_block(items),
             "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items],
-            "did_not_fit": list(dict.fromkeys(unfit)),  # matched, but too long for the budget
+            "did_not_fit": unfit,
+            "note": context.unfit_note(unfit, budget, shown=bool(items)),
         }
 
     # -- the graph ------------------------------------------------------------------------------

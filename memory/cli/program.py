@@ -107,9 +107,11 @@ def cmd_search(ctx: Context) -> int:
             print(f"{PROG}: {without_vectors_note(d['without_vectors'])}", file=sys.stderr)
         if not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
+        # A long memory's hit: where its part is on the row, then the part itself in full, wrapped.
         _table(
             [(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], _matched(r)) for r in d["results"]],
             ("1;36", "2", "2"),
+            {n: _part_text(r) for n, r in enumerate(d["results"]) if r.get("part")},
         )
 
     shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
@@ -118,11 +120,19 @@ def cmd_search(ctx: Context) -> int:
 
 
 def _matched(r: dict) -> str:
-    """A result's text: for a long memory found by one of its parts, that part and where it is."""
+    """A result's line: its text, or for a long memory found by one of its parts, where that part
+    is (the part follows, in full: `_part_text`)."""
     part = r.get("part")
     if not part:
         return r["content"]
-    return f"[{part['where']}; `{PROG} show {r['id']}` for all] " + r["content"][part["start"] : part["end"]]
+    return f"[{part['where']}; `{PROG} show {r['id']}` for all]"
+
+
+def _part_text(r: dict) -> str:
+    """The part of a long memory a search hit, as written (its blank lines dropped)."""
+    part = r["part"]
+    text = r["content"][part["start"] : part["end"]]
+    return "\n".join(line for line in text.splitlines() if line.strip())
 
 
 def without_vectors_note(ids: Sequence[int]) -> str:

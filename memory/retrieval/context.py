@@ -274,6 +274,7 @@ def tiered_context(
     segment: bool = True,
     vectors: bool = False,
     unfit: list[int] | None = None,
+    fill: bool = False,
 ) -> list[ContextItem]:
     """The memories worth injecting for `prompt`, in order, within `budget_tokens`.
 
@@ -286,10 +287,15 @@ def tiered_context(
     surface the same memories. Records nothing. `unfit` collects the ids of memories the query
     matched that did not fit in the budget, so a caller can tell "none fits" from "none matches".
     A long memory found by one of its chunks is shown by that chunk.
+
+    `fill` (memory_context, asked for a budget): the budget is the memories' alone (the header
+    is not counted), a match too long for the room left is cut to it rather than dropped, and
+    the room left at the end goes to the lines cut short, best match first, up to the whole
+    matched part (a chunk) or memory (at most MAX_FILL_CHARS).
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
     exclude = set(exclude_ids)
-    room = _room(budget_tokens)
+    room = _fill_room(budget_tokens) if fill else _room(budget_tokens)
     items: list[ContextItem] = []
     used = 0
     core_room = int(room * CORE_SHARE)
@@ -327,16 +333,52 @@ def tiered_context(
     # surface's hit@3 on the bilingual set (rules as extraction tags them) went .21 -> .31
     # (tests/benchmarks/bench_surface.py).
     ranked.sort(key=lambda t: t[1] < floor)
+    parts: dict[int, tuple[int, int] | None] = {}
     for tier, score, r in ranked:
         item = _item(r.memory, tier, score, r.part)
+        if used + item.tokens > room and fill:
+            item = _cut_item(r.memory, tier, score, r.part, room - used) or item
         if used + item.tokens > room:
             if unfit is not None:
                 unfit.append(r.memory.id)
             continue
         items.append(item)
+        parts[r.memory.id] = r.part
         exclude.add(r.memory.id)
         used += item.tokens
+    if fill:
+        for n, item in enumerate(items):  # the room left, to the matches cut short, best first
+            if item.memory.id not in parts:
+                continue
+            part = parts[item.memory.id]
+            longer = _cut_item(item.memory, item.tier, item.relevance, part, room - used + item.tokens, MAX_FILL_CHARS)
+            if longer is not None and longer.tokens > item.tokens:
+                used += longer.tokens - item.tokens
+                items[n] = longer
     return items
+
+
+MAX_FILL_CHARS = 8_000  # the most of one memory a filled context shows; memory_get has the rest
+MIN_CUT_CHARS = 80  # a match cut shorter than this says too little to be worth its room
+
+
+def _cut_item(
+    m: Memory, tier: str, score: float, part: tuple[int, int] | None, tokens: int, most: int = MAX_ITEM_CHARS
+) -> ContextItem | None:
+    """The longest rendering of `m` (its matched part, or its text) that fits in `tokens`, with at
+    most `most` characters of text; None when less than MIN_CUT_CHARS would fit."""
+    whole = m.content[part[0] : part[1]] if part is not None else m.content
+    hi = min(len(" ".join(whole.split())), most)
+    best = None
+    lo = min(MIN_CUT_CHARS, hi)
+    while lo <= hi:  # the token estimate grows with the characters kept: bisect on them
+        mid = (lo + hi) // 2
+        item = ContextItem(m, tier, score, render(m, tier, part, mid))
+        if item.tokens <= tokens:
+            best, lo = item, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def session_brief(
@@ -409,6 +451,31 @@ def _injected(store: Store, session_id: str | None) -> set[int]:
     return {r[0] for r in store.conn.execute("SELECT memory_id FROM injections WHERE session_id = ?", (session_id,))}
 
 
+def _fill_room(budget_tokens: int) -> int:
+    """memory_context's room: the whole budget for memory lines (the header is not counted),
+    within the block's character cap."""
+    frame = len(f"<{CONTEXT_TAG}>\n{HEADER}\n</{CONTEXT_TAG}>")
+    return max(0, min(int(budget_tokens), (MAX_BLOCK_CHARS - frame) // 4))
+
+
+def unfit_note(ids: Sequence[int], budget: int, shown: bool) -> str:
+    """What memory_context says about matches left out for lack of room."""
+    if not ids:
+        return ""
+    n = len(ids)
+    listed = ", ".join(f"#{i}" for i in ids[:10]) + (", ..." if n > 10 else "")
+    if not shown:
+        return (
+            f"{n} {'memory matches' if n == 1 else 'memories match'} this query, but "
+            f"{'it does not fit' if n == 1 else 'none of them fits'} in a budget of {budget} tokens: call "
+            f"memory_context again with a larger budget (up to 2400), or memory_get ids {list(ids[:10])}."
+        )
+    return (
+        f"({n} more {'memory matches' if n == 1 else 'memories match'} this query but did not fit in "
+        f"{budget} tokens: {listed}; memory_get reads {'it' if n == 1 else 'them'}, or ask with a larger budget.)"
+    )
+
+
 def _room(budget_tokens: int, header: str = HEADER) -> int:
     """Tokens left for memory lines once the tag and header are paid for, within the char cap."""
     frame = text.estimate_tokens(f"<{CONTEXT_TAG}>\n{header}\n</{CONTEXT_TAG}>")
@@ -419,16 +486,17 @@ def _room(budget_tokens: int, header: str = HEADER) -> int:
 # -- rendering --------------------------------------------------------------------------------
 
 
-def quote(content: str) -> str:
-    """A memory's text as one inert quoted string: JSON escaping keeps quotes and newlines from
-    ending it, and any spelling of our tag is defused so the text cannot close the block."""
+def quote(content: str, most: int = MAX_ITEM_CHARS) -> str:
+    """A memory's text as one inert quoted string of at most `most` characters: JSON escaping
+    keeps quotes and newlines from ending it, and any spelling of our tag is defused so the
+    text cannot close the block."""
     s = " ".join(content.split())
-    if len(s) > MAX_ITEM_CHARS:
-        s = s[: MAX_ITEM_CHARS - 1].rstrip() + "…"
+    if len(s) > most:
+        s = s[: most - 1].rstrip() + "…"
     return _TAG_TEXT_RE.sub(r"&lt;\1", json.dumps(s, ensure_ascii=False))
 
 
-def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = None) -> str:
+def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = None, most: int = MAX_ITEM_CHARS) -> str:
     """`- #12 preference · global · 2026-09-02: "Always use uv"` (one line per memory); for a
     long memory found by one of its chunks, that chunk and where it sits."""
     where = "global" if m.scope == GLOBAL else "this project"
@@ -447,8 +515,8 @@ def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = Non
     meta = _TAG_TEXT_RE.sub(r"&lt;\1", meta)
     if part is not None:
         where = chunks.position(part[0], part[1], len(m.content))
-        return f"- #{m.id} {meta} ({where}; memory_get for all): {quote(m.content[part[0] : part[1]])}"
-    return f"- #{m.id} {meta}: {quote(m.content)}"
+        return f"- #{m.id} {meta} ({where}; memory_get for all): {quote(m.content[part[0] : part[1]], most)}"
+    return f"- #{m.id} {meta}: {quote(m.content, most)}"
 
 
 def _item(m: Memory, tier: str, score: float, part: tuple[int, int] | None = None) -> ContextItem:
