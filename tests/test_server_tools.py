@@ -381,6 +381,21 @@ async def test_a_name_holding_an_emotion_word_gives_no_mood(config):
         assert s.get(felt["id"]).moods == ["joy"]  # a feeling the text states still counts
 
 
+async def test_english_names_and_the_happy_path_give_no_mood(config):
+    texts = {
+        "Joy Wang (@jwang) reviews every schema migration.": [],
+        "Happy path tests run on every push to main.": [],
+        "We hired Joy last week for the payments team.": [],
+        "The unhappy-path tests are flaky on CI runners.": [],
+        "Thanks Alice, the cache fix works now.": ["gratitude"],
+        "I am so happy the deploy works again.": ["joy"],
+    }
+    async with client(config) as c:
+        ids = {t: (await call(c, "memory_store", content=t))["id"] for t in texts}
+    with Store.open(config, HashEmbedder(64)) as s:
+        assert {t: s.get(i).moods[:1] for t, i in ids.items()} == texts
+
+
 async def test_memory_get_of_a_superseded_memory_names_its_successor(config):
     async with client(config) as c:
         old = await call(c, "memory_store", content="We deploy with Jenkins")
@@ -422,3 +437,16 @@ async def test_an_entity_cannot_be_related_to_itself(config, source, target):
         entities = (await call(c, "memory_stats"))["entities"]
     assert "an entity cannot be related to itself" in text and "relate two different entities" in text
     assert entities == 0  # nothing was half-written
+
+
+async def test_sql_keywords_and_log_levels_are_not_entities(config):
+    query = (
+        "Check the connections: SELECT count(*), state FROM pg_stat_activity WHERE datname = 'ledger' "
+        "GROUP BY state; and grep -E 'ERROR|WARN' in the logs of ledger-api, then JOIN the on-call room."
+    )
+    async with client(config) as c:
+        await call(c, "memory_store", content=query)
+        missing = [await c.call_tool("entity_get", {"name": w}) for w in ("SELECT", "FROM", "WHERE", "WARN", "JOIN")]
+        found = await call(c, "entity_get", name="ledger-api")
+    assert all(r.is_error and "no entity called" in r.content[0].text for r in missing)
+    assert found["entity"]["name"] == "ledger-api"
