@@ -738,3 +738,9 @@ async def test_serve_runs_the_mcp_server_on_stdio_for_the_given_project(tmp_path
             result = await client.call_tool("memory_search", {"query": "command line"})
     assert not result.is_error, result.content
     assert [r["id"] for r in result.structured_content["results"]] == [mid]
+
+
+def test_cli_add_refuses_content_too_short_to_be_a_memory(capsys):
+    code, out, err = run(capsys, "add", "OK")
+    assert code != 0 and out == "" and "'OK' is too short to be a memory" in err
+    assert run_json(capsys, "add", "uv run pytest")["memory"]["content"] == "uv run pytest"

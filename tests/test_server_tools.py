@@ -425,9 +425,9 @@ async def test_a_failed_decisions_warning_never_ends_a_sentence_twice(config):
 async def test_a_memory_needs_two_letters_and_says_so(config, content):
     async with client(config) as c:
         text = await error(c, "memory_store", content=content)
-        ok = await call(c, "memory_store", content="好的")  # two Han characters are enough
+        ok = await call(c, "memory_store", content="端口 8080")  # a word and a number are enough
     assert "too short to be a memory: write at least 2 letters or Chinese characters" in text
-    assert ok["content"] == "好的"
+    assert ok["content"] == "端口 8080"
 
 
 @pytest.mark.parametrize(("source", "target"), [("billing-service", "billing-service"), ("Postgres", "postgres")])
@@ -450,3 +450,16 @@ async def test_sql_keywords_and_log_levels_are_not_entities(config):
         found = await call(c, "entity_get", name="ledger-api")
     assert all(r.is_error and "no entity called" in r.content[0].text for r in missing)
     assert found["entity"]["name"] == "ledger-api"
+
+
+async def test_content_too_short_to_be_a_memory_is_refused_and_short_real_facts_are_kept(config):
+    async with client(config) as c:
+        refused = {t: await c.call_tool("memory_store", {"content": t}) for t in ("OK", "ok", "好的", "ab")}
+        kept = [await call(c, "memory_store", content=t) for t in ("uv run pytest", "端口 8080", "port 8080")]
+        m = kept[0]
+        edit = await c.call_tool("memory_update", {"id": m["id"], "content": "ok"})
+    assert all(
+        r.is_error and "is too short to be a memory (an acknowledgement" in r.content[0].text for r in refused.values()
+    )
+    assert [k["content"] for k in kept] == ["uv run pytest", "端口 8080", "port 8080"]
+    assert edit.is_error and "'ok' is too short" in edit.content[0].text

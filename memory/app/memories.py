@@ -20,6 +20,7 @@ Errors are MapleError subclasses whose messages say what to do next.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -29,6 +30,32 @@ from memory.scope import GLOBAL, resolve
 from memory.store import Memory, NewMemory, Store, browse, decisions, versions
 
 MAX_IDS = 100  # memories one get may ask for
+
+# What a person or an assistant stores must say something: not an acknowledgement (the prompt
+# gate's list: "ok", "thanks", "好的", "没问题", "sounds good") and at least MIN_CHARS letters, digits
+# or Han characters in all. "OK", "ok", "好的" and "ab" are refused; "uv run pytest", "端口 8080"
+# and "Prefers tabs" pass. Text under the store's own floor (two letters: "x", "42") is left to
+# the store's message. Imports are not held to it: an export comes back as it was.
+MIN_CHARS = 3
+_ALNUM = re.compile(r"[^\W_]")
+
+
+def check_useful(content: Any) -> None:
+    """Refuse content that says nothing on its own (see MIN_CHARS), saying what would do."""
+    from memory.retrieval import context
+
+    if not isinstance(content, str) or len(re.findall(r"[^\W\d_]", content)) < 2:
+        return  # the store says what is wrong with it
+    if len(_ALNUM.findall(content)) >= MIN_CHARS and not context.is_acknowledgement(content):
+        return
+    shown = " ".join(content.split())
+    shown = shown if len(shown) <= 30 else shown[:29] + "…"
+    raise InvalidInput(
+        f"{shown!r} is too short to be a memory (an acknowledgement, or under {MIN_CHARS} letters): write the "
+        "fact itself ('uv run pytest', '端口 8080'), so it makes sense later on its own"
+    )
+
+
 MAX_LIMIT = 100  # results one search may ask for (memory.retrieval.ranking checks it too)
 
 
@@ -134,6 +161,7 @@ class Memories:
         metadata: dict | None = None,
     ) -> dict[str, Any]:
         """Store a memory: {"memory", "duplicate"} (a duplicate is the memory already stored)."""
+        check_useful(content)
         item = NewMemory(
             content=content,
             layer=layer,
@@ -260,6 +288,8 @@ class Memories:
         }
         if mode == "supersede" and content is None:
             raise InvalidInput("superseding needs the new content; to change other fields, edit instead")
+        if content is not None:
+            check_useful(content)
         with self._serial() as store:
             old = self._get(memory_id, archived=False)
             if old.superseded_by is not None:

@@ -78,6 +78,13 @@ _ACK = (
     r"好|好的|好滴|嗯|嗯嗯|行|可以|对|对的|是的|谢谢|多谢|继续|没问题|收到|明白|了解|好吧"
 )
 _ACK_RE = re.compile(rf"^(?:{_ACK})(?:[\s,，.。!！]+(?:{_ACK}))*[\s.。!！?？~…]*$", re.I)
+
+
+def is_acknowledgement(text: str) -> bool:
+    """Whether `text` only acknowledges ("ok", "thanks", "好的", "sounds good")."""
+    return bool(_ACK_RE.match(text.strip()))
+
+
 _SLASH_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
 _NOT_HUMAN_RE = re.compile(
     r"^\s*<(?:task-notification|bash-notification|bash-input|bash-stdout|command-name|"
