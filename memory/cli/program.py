@@ -350,9 +350,16 @@ def cmd_import(ctx: Context) -> int:
                 f"{PROG}: ... and {len(report['errors']) - 50} more rejected lines (--json lists all)", file=sys.stderr
             )
         print(f"imported {report['imported']}, duplicates {report['duplicates']}, rejected {report['rejected']}")
+        # Lines keep the scope they were exported from: another project's memories are not seen here.
+        for scope, n in report.get("elsewhere", {}).items():
+            print(
+                f"{PROG}: {n} went to {scope}, not this project ({ctx.project}), so they are not seen "
+                f"here; `{PROG} import --scope project {a.file}` brings them here",
+                file=sys.stderr,
+            )
 
     ctx.emit(report, human)
-    return 0
+    return 1 if report["rejected"] else 0  # some lines were not imported: a script must notice
 
 
 # -- doctor ----------------------------------------------------------------------------------------
