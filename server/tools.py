@@ -232,7 +232,7 @@ def memory_store(
     """Save a memory for future sessions. Returns it with its id; storing the same text again in
     the same scope returns the existing memory instead of a duplicate."""
     with _calls(ctx) as app:
-        return MemoryOut.of(
+        return _stored(
             app.add(
                 content,
                 layer=layer,
@@ -246,6 +246,19 @@ def memory_store(
                 metadata=metadata,
             )["memory"]
         )
+
+
+STORE_ECHO_CHARS = 300  # of a long memory, memory_store echoes this much: the caller just sent it all
+
+
+def _stored(m: dict[str, Any]) -> MemoryOut:
+    """What memory_store answers: the memory, with a long text shortened to its start (it was
+    stored whole; memory_get returns it)."""
+    text = m["content"]
+    if len(text) > STORE_ECHO_CHARS * 2:
+        cut = text[:STORE_ECHO_CHARS].rstrip()
+        text = f"{cut}… [{len(m['content']):,} characters stored; memory_get([{m['id']}]) returns them all]"
+    return MemoryOut.of({**m, "content": text})
 
 
 def memory_search(

@@ -293,3 +293,34 @@ def test_cli_search_prints_the_matched_part_of_a_long_memory_wrapped_not_cut(cap
     assert code == 0 and lines[0].startswith(f"{mid}  ") and "[chars " in lines[0]
     assert max(len(x) for x in lines) <= 60
     assert "credit-notes-orphans to repair credit notes without a parent." in " ".join(x.strip() for x in lines)
+
+
+# -- counts and answers that treat a long memory as one ----------------------------------------------
+
+
+def test_doctor_and_stats_count_a_long_memory_once(capsys, home):
+    add(capsys, LONG)
+    n = len(chunk_rows(config_mod.load(home=home), 1))
+    checks = {c["name"]: c for c in run_json(capsys, "doctor")["checks"]}
+    stats = run_json(capsys, "stats")
+    assert f"1 memory (and {n} chunks of the long ones), integrity ok" in checks["database"]["detail"]
+    assert stats["memories"] == 1 and stats["without_vectors"] == 0
+
+
+async def test_memory_stats_counts_memories_waiting_for_vectors_and_says_so(config):
+    with Store.open(config, None) as s:  # stored while no model was at hand: no vectors
+        s.add(NewMemory(LONG, scope=PROJECT))
+    async with client(config) as c:
+        stats = await call(c, "memory_stats")
+    assert stats["without_vectors"] == 1
+    if stats["model"] == "ready":
+        assert stats["vectors"].startswith("the model is ready; 1 memory waits for their vectors")
+
+
+async def test_memory_store_echoes_a_preview_of_a_long_memory(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        whole = await call(c, "memory_get", ids=[m["id"]])
+    assert len(m["content"]) < 500 and m["content"].startswith(LONG[:200])
+    assert m["content"].endswith(f"[{len(LONG):,} characters stored; memory_get([{m['id']}]) returns them all]")
+    assert whole["memories"][0]["content"] == LONG

@@ -406,7 +406,7 @@ def test_doctor_passes_on_a_healthy_home(capsys):
         "database",
     } <= set(names)
     assert "hash-64 works offline (64 dims)" in names["embedding model"]["detail"]
-    assert "1 memories, integrity ok" in names["database"]["detail"]
+    assert "1 memory, integrity ok" in names["database"]["detail"]
 
 
 def test_doctor_on_a_fresh_home_passes_and_creates_nothing(capsys, home):

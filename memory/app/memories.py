@@ -387,7 +387,15 @@ class Memories:
     def stats(self) -> dict[str, Any]:
         """Counts, sizes and upkeep state for what this caller sees (other projects are not named)."""
         with self._serial() as store:
-            return {**browse.scoped_stats(store, self.scopes("all")), "model": self.model_state()}
+            stats = browse.scoped_stats(store, self.scopes("all"))
+        model = self.model_state()
+        waiting = stats.get("without_vectors", 0)
+        if model == "ready" and waiting:  # loaded, but what was stored meanwhile is not embedded yet
+            stats["vectors"] = (
+                f"the model is ready; {waiting} {'memory waits' if waiting == 1 else 'memories wait'} for "
+                "their vectors (embedded in the background; keyword search finds them meanwhile)"
+            )
+        return {**stats, "model": model}
 
     def page(self, memory_id: int) -> dict[str, Any]:
         """Everything a person reading one memory wants: {"memory", "status", "history" (its

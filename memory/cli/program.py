@@ -465,7 +465,7 @@ def _probe_database(config: Config) -> str:
         raise StoreUnavailable(
             f"{path} holds vectors from {store.vector_model!r} but embedding_model is {config.embedding_model!r}"
         )
-    return f"{path}: {result['memories']} memories, integrity ok"
+    return f"{path}: {_memory_count(path, config)}, integrity ok"
 
 
 def _probe_entity_links(config: Config) -> str:
@@ -487,6 +487,20 @@ def _probe_entity_links(config: Config) -> str:
     return "every memory that names an entity is linked to it"
 
 
+def _memory_count(path: Path, config: Config) -> str:
+    """The memories the file holds as `stats` counts them (a long memory's chunks are not
+    memories of their own), with the chunks named when there are any."""
+    conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, readonly=True)
+    try:
+        whole, parts = conn.execute(
+            "SELECT count(*) FILTER (WHERE parent_id IS NULL), count(*) FILTER (WHERE parent_id IS NOT NULL) "
+            "FROM memories WHERE deleted_at IS NULL"
+        ).fetchone()
+    finally:
+        conn.close()
+    return f"{whole} memor{'y' if whole == 1 else 'ies'}" + (f" (and {parts} chunks of the long ones)" if parts else "")
+
+
 def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
     """Memories without a vector are found by keywords only: a problem, with its fix."""
     path = c.db_path
@@ -498,7 +512,10 @@ def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
             store = Store(conn, path, c, None)
             store._load_vector_meta()
             total = store.count()
-            missing = len(store.without_vectors([r[0] for r in conn.execute("SELECT id FROM memories")]))
+            # A long memory waiting for its chunks' vectors counts once, as `stats` counts it.
+            rows = conn.execute("SELECT id, coalesce(parent_id, id) FROM memories").fetchall()
+            whole = dict(rows)
+            missing = len({whole[i] for i in store.without_vectors([r[0] for r in rows])})
         finally:
             conn.close()
     except Exception as e:  # the database check above says what is wrong with the file
