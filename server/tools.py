@@ -139,6 +139,9 @@ def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
         raise ToolError(db.describe(e, "file")) from e
 
 
+ARGUMENTS: dict[str, list[str]] = {}  # tool -> its argument names (server.app.build_server fills it)
+
+
 def invalid_arguments(tool: str, error: ValidationError) -> str:
     """A tool call's rejected arguments in plain words: which argument, what it must be, what to
     do next. Never the rejected values (the caller's data) nor pydantic's text and links."""
@@ -150,7 +153,8 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
         if kind == "missing":
             problems.append(f"{where} is required")
         elif kind == "extra_forbidden":
-            problems.append(f"{where} is not an argument of {tool}")
+            known = ", ".join(ARGUMENTS.get(tool, []))
+            problems.append(f"{where} is not an argument of {tool}" + (f" (its arguments: {known})" if known else ""))
         elif kind == "string_too_short":
             problems.append(f"{where} must not be empty" if ctx.get("min_length") == 1 else f"{where} is too short")
         elif kind == "string_too_long":

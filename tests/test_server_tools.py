@@ -463,3 +463,13 @@ async def test_content_too_short_to_be_a_memory_is_refused_and_short_real_facts_
     )
     assert [k["content"] for k in kept] == ["uv run pytest", "端口 8080", "port 8080"]
     assert edit.is_error and "'ok' is too short" in edit.content[0].text
+
+
+async def test_an_unknown_argument_is_refused_naming_the_known_ones(config):
+    async with client(config) as c:
+        await call(c, "memory_store", content="The staging database is pg-staging-01")
+        r = await c.call_tool("memory_search", {"query": "staging database", "limt": 1})
+        ok = await call(c, "memory_search", query="staging database", limit=1)
+    assert r.is_error and "limt is not an argument of memory_search" in r.content[0].text
+    assert "(its arguments: query, limit, scope, layer, category, since, until)" in r.content[0].text
+    assert len(ok["results"]) == 1
