@@ -296,9 +296,9 @@ def tiered_context(
     A long memory found by one of its chunks is shown by that chunk.
 
     `fill` (memory_context, asked for a budget): the budget is the memories' alone (the header
-    is not counted), a match too long for the room left is cut to it rather than dropped, and
-    the room left at the end goes to the lines cut short, best match first, up to the whole
-    matched part (a chunk) or memory (at most MAX_FILL_CHARS).
+    is not counted), and each match, best first, is shown as fully as the room left allows: its
+    whole matched part (a chunk) or memory, at most MAX_FILL_CHARS, cut to the room rather than
+    dropped; the matches after the budget is spent are left out (`unfit`).
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
     exclude = set(exclude_ids)
@@ -343,8 +343,8 @@ def tiered_context(
     parts: dict[int, tuple[int, int] | None] = {}
     for tier, score, r in ranked:
         item = _item(r.memory, tier, score, r.part)
-        if used + item.tokens > room and fill:
-            item = _cut_item(r.memory, tier, score, r.part, room - used) or item
+        if fill:  # best match first, as much of its part as the room left holds
+            item = _cut_item(r.memory, tier, score, r.part, room - used, MAX_FILL_CHARS) or item
         if used + item.tokens > room:
             if unfit is not None:
                 unfit.append(r.memory.id)
