@@ -106,6 +106,12 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
     # The SDK takes a tool's description from its docstring verbatim, indentation included.
     for tool in server._tool_manager.list_tools():
         tool.description = inspect.cleandoc(tool.description)
+        # An argument the tool does not have ("limt") is refused, naming the ones it has, rather
+        # than ignored: a misspelt limit or scope would otherwise quietly do something else.
+        model = tool.fn_metadata.arg_model
+        model.model_config["extra"] = "forbid"
+        model.model_rebuild(force=True)
+        tools.ARGUMENTS[tool.name] = list(model.model_fields)
     return server
 
 

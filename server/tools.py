@@ -114,6 +114,10 @@ class SearchOut(BaseModel):
 class GetOut(BaseModel):
     memories: list[MemoryOut]
     missing: list[int] = Field(description="Requested ids that do not exist in this project or the global scope")
+    parts: list[str] = Field(
+        default_factory=list,
+        description="Requested ids that are parts (chunks) of a long memory, each with the memory returned for it",
+    )
 
 
 class ForgetOut(BaseModel):
@@ -136,6 +140,9 @@ def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
         raise ToolError(db.describe(e, "file")) from e
 
 
+ARGUMENTS: dict[str, list[str]] = {}  # tool -> its argument names (server.app.build_server fills it)
+
+
 def invalid_arguments(tool: str, error: ValidationError) -> str:
     """A tool call's rejected arguments in plain words: which argument, what it must be, what to
     do next. Never the rejected values (the caller's data) nor pydantic's text and links."""
@@ -147,7 +154,8 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
         if kind == "missing":
             problems.append(f"{where} is required")
         elif kind == "extra_forbidden":
-            problems.append(f"{where} is not an argument of {tool}")
+            known = ", ".join(ARGUMENTS.get(tool, []))
+            problems.append(f"{where} is not an argument of {tool}" + (f" (its arguments: {known})" if known else ""))
         elif kind == "string_too_short":
             problems.append(f"{where} must not be empty" if ctx.get("min_length") == 1 else f"{where} is too short")
         elif kind == "string_too_long":
@@ -229,7 +237,7 @@ def memory_store(
     """Save a memory for future sessions. Returns it with its id; storing the same text again in
     the same scope returns the existing memory instead of a duplicate."""
     with _calls(ctx) as app:
-        return MemoryOut.of(
+        return _stored(
             app.add(
                 content,
                 layer=layer,
@@ -243,6 +251,19 @@ def memory_store(
                 metadata=metadata,
             )["memory"]
         )
+
+
+STORE_ECHO_CHARS = 300  # of a long memory, memory_store echoes this much: the caller just sent it all
+
+
+def _stored(m: dict[str, Any]) -> MemoryOut:
+    """What memory_store answers: the memory, with a long text shortened to its start (it was
+    stored whole; memory_get returns it)."""
+    text = m["content"]
+    if len(text) > STORE_ECHO_CHARS * 2:
+        cut = text[:STORE_ECHO_CHARS].rstrip()
+        text = f"{cut}… [{len(m['content']):,} characters stored; memory_get([{m['id']}]) returns them all]"
+    return MemoryOut.of({**m, "content": text})
 
 
 def memory_search(
@@ -297,7 +318,11 @@ def memory_get(
     """Read whole memories by id (including archived ones, marked archived)."""
     with _calls(ctx) as app:
         d = app.get(ids)
-    return GetOut(memories=[MemoryOut.of(m) for m in d["memories"]], missing=d["missing"])
+    return GetOut(
+        memories=[MemoryOut.of(m) for m in d["memories"]],
+        missing=d["missing"],
+        parts=[p["note"] for p in d.get("parts", [])],
+    )
 
 
 def memory_forget(
@@ -369,18 +394,12 @@ def memory_context(
     budget: Annotated[StrictInt, Field(ge=50, le=2400, description="Most tokens of memories to return")] = 800,
 ) -> str:
     """A compact briefing for a task: pinned and preference memories first, then the memories
-    relevant to the query, within a token budget, each with its id for memory_get."""
+    relevant to the query, within a token budget of memory text, each with its id for memory_get;
+    the best matches are shown as fully as the budget allows."""
     with _calls(ctx) as app:
         d = app.context(query, budget=budget)
-    if d["block"]:
-        return d["block"]
-    if d["did_not_fit"]:
-        n = len(d["did_not_fit"])
-        return (
-            f"{n} {'memory matches' if n == 1 else 'memories match'} this query, but "
-            f"{'it does not fit' if n == 1 else 'none of them fits'} in a budget of {budget} tokens: call memory_context "
-            f"again with a larger budget (up to 2400), or memory_get ids {d['did_not_fit'][:10]}."
-        )
+    if d["block"] or d["note"]:  # the note (matches left out for lack of room) outside the data block
+        return "\n".join(x for x in (d["block"], d["note"]) if x)
     return "No memories match this query in this project or the global scope."
 
 

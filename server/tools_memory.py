@@ -266,6 +266,9 @@ class StatsOut(BaseModel):
     embedding_dim: int | None
     without_vectors: int = Field(description="Memories only keyword search can find (reindex fills them)")
     model: ModelState = Field(description="Whether the embedding model is loaded in this server")
+    vectors: str | None = Field(
+        default=None, description="Set while the model is ready but memories still wait for their vectors"
+    )
     search_indexes: IndexState = Field(
         description="The server's in-memory search indexes; until ready, "
         "searches rank with SQLite alone (same results, slower)"

@@ -232,3 +232,95 @@ def test_reindex_chunks_long_memories_stored_before_chunking(capsys, home, proje
     parts = chunk_rows(config_mod.load(home=home), mid)
     assert report["chunked"] == 1 and len(parts) >= 4
     assert index_rows(config_mod.load(home=home), [p[0] for p in parts]) == (len(parts),) * 2
+
+
+# -- a chunk's id is not a memory of its own ---------------------------------------------------------
+
+
+async def test_a_chunk_id_reads_its_parent_and_is_never_changed_on_its_own(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        part = chunk_rows(config, m["id"])[1]
+        got = await call(c, "memory_get", ids=[part[0], m["id"]])
+        history = await call(c, "memory_history", id=part[0])
+        refused = [
+            await error(c, "memory_update", id=part[0], content="chunk edited directly"),
+            await error(c, "memory_forget", id=part[0]),
+            await error(c, "memory_pin", id=part[0]),
+            await error(c, "decision_outcome", id=part[0], outcome="worked"),
+        ]
+    said = f"#{part[0]} is part of memory #{m['id']}"
+    assert [x["id"] for x in got["memories"]] == [m["id"]] and got["memories"][0]["content"] == LONG
+    assert got["missing"] == [] and got["parts"][0].startswith(said)
+    assert [e["memory"]["id"] for e in history["entries"]] == [m["id"]]
+    assert all(said in text and f"use {m['id']}" in text for text in refused), refused
+    assert chunk_rows(config, m["id"])[1] == part  # untouched: still the exact slice, not archived
+
+
+def test_cli_show_of_a_chunk_id_shows_its_parent_and_changes_are_refused(capsys, home):
+    mid = add(capsys, LONG)
+    part = chunk_rows(config_mod.load(home=home), mid)[2][0]
+    code, out, err = run(capsys, "show", str(part))
+    shown = run_json(capsys, "show", str(part))
+    refused = [
+        run(capsys, *argv)
+        for argv in (("forget", str(part)), ("pin", str(part)), ("update", str(part), "--content", "x y z"))
+    ]
+    assert code == 0 and f"memory {mid}" in out and f"#{part} is part of memory #{mid}" in err
+    assert [m["id"] for m in shown["memories"]] == [mid]
+    assert all(code != 0 and f"#{part} is part of memory #{mid}" in err for code, _, err in refused), refused
+    assert run_json(capsys, "show", str(mid))["memories"][0]["pinned"] is False
+
+
+# -- showing the part that matched ---------------------------------------------------------------------
+
+
+async def test_memory_context_shows_the_matched_part_in_full_when_the_budget_allows(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        text = (await c.call_tool("memory_context", {"query": TAIL_QUERY, "budget": 2400})).content[0].text
+    last = chunk_rows(config, m["id"])[-1]
+    line = next(x for x in text.splitlines() if x.startswith(f"- #{m['id']} "))
+    assert line.endswith(json.dumps(" ".join(last[1].split()), ensure_ascii=False))  # the whole chunk, uncut
+    assert "credit-notes-orphans to repair credit notes without a parent." in line
+
+
+def test_cli_search_prints_the_matched_part_of_a_long_memory_wrapped_not_cut(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    mid = add(capsys, LONG)
+    code, out, _ = run(capsys, "search", TAIL_QUERY)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"{mid}  ") and "[chars " in lines[0]
+    assert max(len(x) for x in lines) <= 60
+    assert "credit-notes-orphans to repair credit notes without a parent." in " ".join(x.strip() for x in lines)
+
+
+# -- counts and answers that treat a long memory as one ----------------------------------------------
+
+
+def test_doctor_and_stats_count_a_long_memory_once(capsys, home):
+    add(capsys, LONG)
+    n = len(chunk_rows(config_mod.load(home=home), 1))
+    checks = {c["name"]: c for c in run_json(capsys, "doctor")["checks"]}
+    stats = run_json(capsys, "stats")
+    assert f"1 memory (and {n} chunks of the long ones), integrity ok" in checks["database"]["detail"]
+    assert stats["memories"] == 1 and stats["without_vectors"] == 0
+
+
+async def test_memory_stats_counts_memories_waiting_for_vectors_and_says_so(config):
+    with Store.open(config, None) as s:  # stored while no model was at hand: no vectors
+        s.add(NewMemory(LONG, scope=PROJECT))
+    async with client(config) as c:
+        stats = await call(c, "memory_stats")
+    assert stats["without_vectors"] == 1
+    if stats["model"] == "ready":
+        assert stats["vectors"].startswith("the model is ready; 1 memory waits for their vectors")
+
+
+async def test_memory_store_echoes_a_preview_of_a_long_memory(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=LONG)
+        whole = await call(c, "memory_get", ids=[m["id"]])
+    assert len(m["content"]) < 500 and m["content"].startswith(LONG[:200])
+    assert m["content"].endswith(f"[{len(LONG):,} characters stored; memory_get([{m['id']}]) returns them all]")
+    assert whole["memories"][0]["content"] == LONG

@@ -415,7 +415,7 @@ def test_doctor_passes_on_a_healthy_home(capsys):
         "database",
     } <= set(names)
     assert "hash-64 works offline (64 dims)" in names["embedding model"]["detail"]
-    assert "1 memories, integrity ok" in names["database"]["detail"]
+    assert "1 memory, integrity ok" in names["database"]["detail"]
 
 
 def test_doctor_on_a_fresh_home_passes_and_creates_nothing(capsys, home):
@@ -623,7 +623,7 @@ def test_import_reports_bad_lines_by_number_and_keeps_the_rest(capsys, tmp_path,
         encoding="utf-8",
     )
     code, out, err = run(capsys, "import", str(src))
-    assert code == 0
+    assert code == 1  # some lines were not imported
     assert out.strip() == "imported 2, duplicates 1, rejected 6"
     for number, text in [
         (2, "not valid JSON"),
@@ -655,8 +655,9 @@ def test_import_of_a_missing_file_exits_2(capsys, tmp_path):
 def test_import_reads_stdin_and_rejects_text_that_is_not_utf8(capsys, monkeypatch):
     data = '\ufeff{"content": "from a pipe"}\n'.encode() + b'{"content": "\xff\xfe"}\n'
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    report = run_json(capsys, "import", "-")
-    assert report["imported"] == 1
+    code, out, _ = run(capsys, "--json", "import", "-")
+    report = json.loads(out)
+    assert code == 1 and report["imported"] == 1
     assert report["errors"] == [{"line": 2, "error": "not UTF-8 text"}]
 
 
@@ -747,3 +748,36 @@ async def test_serve_runs_the_mcp_server_on_stdio_for_the_given_project(tmp_path
             result = await client.call_tool("memory_search", {"query": "command line"})
     assert not result.is_error, result.content
     assert [r["id"] for r in result.structured_content["results"]] == [mid]
+
+
+def test_cli_add_refuses_content_too_short_to_be_a_memory(capsys):
+    code, out, err = run(capsys, "add", "OK")
+    assert code != 0 and out == "" and "'OK' is too short to be a memory" in err
+    assert run_json(capsys, "add", "uv run pytest")["memory"]["content"] == "uv run pytest"
+
+
+def test_import_into_another_project_says_where_the_memories_went_and_a_rejected_line_fails_the_run(
+    capsys, tmp_path, project
+):
+    other = "/work/some-other-project"
+    lines = tmp_path / "other.jsonl"
+    lines.write_text(
+        "\n".join(
+            [
+                json.dumps({"content": "The other project deploys on Fridays", "scope": other}),
+                json.dumps({"content": "Every project formats with ruff", "scope": "global"}),
+                "not json",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    code, out, err = run(capsys, "import", str(lines))
+    here = [r["content"] for r in run_json(capsys, "search", "deploys Fridays")["results"]]
+    assert code == 1 and "imported 2, duplicates 0, rejected 1" in out
+    assert f"1 went to {other}, not this project ({project.resolve()})" in err
+    assert f"`maple-memory import --scope project {lines}` brings them here" in err
+    assert "line 3: not valid JSON" in err and "The other project deploys on Fridays" not in here
+    code, out, _ = run(capsys, "import", "--scope", "project", str(lines))
+    found = [r["content"] for r in run_json(capsys, "search", "deploys Fridays")["results"]]
+    assert code == 1 and "The other project deploys on Fridays" in found

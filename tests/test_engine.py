@@ -270,7 +270,7 @@ def test_the_engine_serves_a_folder_with_a_forged_git_file_its_own_memories_only
     app = remote.RemoteMemories(home, home / "memory.db", str(forged))
     assert app.search("which port does staging use")["results"] == []
     assert app.list()["memories"] == []
-    assert app.get([1]) == {"memories": [], "missing": [1]}
+    assert app.get([1]) == {"memories": [], "missing": [1], "parts": []}
     with pytest.raises(NotFound):
         app.forget(1)
     mine = app.add("The downloaded folder keeps its own notes")["memory"]

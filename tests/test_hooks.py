@@ -652,7 +652,8 @@ async def test_the_context_tool_returns_the_tiered_context_within_the_budget(con
     assert lines[0] == "<maple-memory>" and "push to main" in lines[2] and "5433" in lines[3] and len(lines) == 5
     unrelated = "".join(c.text for c in other.content)
     assert "push to main" in unrelated and "5433" not in unrelated and "uv" not in unrelated
-    assert "".join(c.text for c in empty.content).startswith("No memories")  # 50 tokens: not even the pinned one
+    # 50 tokens of memories (the header is not counted): the pinned one fits, the query matches nothing
+    assert "push to main" in "".join(c.text for c in empty.content)
 
 
 def test_a_prompt_is_recorded_with_its_delivery_redacted_and_cut_short(tmp_path, home, config):

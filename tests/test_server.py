@@ -123,7 +123,7 @@ async def test_permanent_forget_purges_the_memory(config):
         again = await client.call_tool("memory_forget", {"id": m["id"]})
     assert forgot["action"] == "purged"
     assert forgot["memory"]["content"] == "Temporary note about the flaky login test"
-    assert got == {"memories": [], "missing": [m["id"]]}
+    assert got == {"memories": [], "missing": [m["id"]], "parts": []}
     assert again.is_error and f"no memory {m['id']}" in again.content[0].text
 
 
@@ -135,7 +135,7 @@ BAD_CALLS = [
     ("memory_store", {"content": "ok", "importance": "high"}, "importance must be a whole number"),
     ("memory_store", {"content": "ok", "scope": "team"}, "'project' or 'global'"),
     ("memory_store", {"content": "ok", "layer": "opinion"}, "'fact', 'experience' or 'decision'"),
-    ("memory_store", {"content": "ok", "occurred_at": "soon"}, "occurred_at 'soon' is not ISO 8601"),
+    ("memory_store", {"content": "ok then", "occurred_at": "soon"}, "occurred_at 'soon' is not ISO 8601"),
     ("memory_store", {"content": "ok", "metadata": [1, 2]}, "metadata must be a JSON object"),
     ("memory_search", {"query": "x", "limit": 1000}, "limit must be at most 100"),
     ("memory_search", {"query": "x", "scope": "everywhere"}, "'project', 'global' or 'all'"),

@@ -348,16 +348,28 @@ async def test_the_server_builds_its_search_indexes_after_the_handshake_and_keep
 # -- issue 23's small defects, through the tools ---------------------------------------------------
 
 
-async def test_memory_context_says_the_matches_did_not_fit_a_budget_too_small(config):
+async def test_memory_context_cuts_a_match_to_a_small_budget_and_shows_it_whole_in_a_large_one(config):
+    long = "The deploy pipeline " + "runs a long list of checks " * 40
     async with client(config) as c:
-        await call(c, "memory_store", content="The deploy pipeline " + "runs a long list of checks " * 40)
+        await call(c, "memory_store", content=long)
         text = (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 50})).content[0].text
         roomy = (
             (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 2400})).content[0].text
         )
-    assert text.startswith("1 memory matches this query, but it does not fit in a budget of 50 tokens")
-    assert "larger budget" in text and "No memories match" not in text
-    assert "deploy pipeline" in roomy
+    assert "The deploy pipeline runs" in text and "…" in text and "No memories match" not in text
+    assert " ".join(long.split()) in roomy
+
+
+async def test_memory_context_says_which_matches_did_not_fit_the_budget(config):
+    async with client(config) as c:
+        pinned = await call(c, "memory_store", content="Releases are cut from main on Mondays at 10.", pinned=True)
+        m = await call(c, "memory_store", content="The deploy pipeline " + "runs a long list of checks " * 40)
+        text = (await c.call_tool("memory_context", {"query": "deploy pipeline checks", "budget": 50})).content[0].text
+    assert f"#{pinned['id']}" in text and "The deploy pipeline" not in text
+    assert text.endswith(
+        f"(1 more memory matches this query but did not fit in 50 tokens: #{m['id']}; memory_get reads it, "
+        "or ask with a larger budget.)"
+    )
 
 
 async def test_a_name_holding_an_emotion_word_gives_no_mood(config):
@@ -367,6 +379,21 @@ async def test_a_name_holding_an_emotion_word_gives_no_mood(config):
     with Store.open(config, HashEmbedder(64)) as s:
         assert s.get(m["id"]).moods == [] and s.get(m["id"]).valence == 0
         assert s.get(felt["id"]).moods == ["joy"]  # a feeling the text states still counts
+
+
+async def test_english_names_and_the_happy_path_give_no_mood(config):
+    texts = {
+        "Joy Wang (@jwang) reviews every schema migration.": [],
+        "Happy path tests run on every push to main.": [],
+        "We hired Joy last week for the payments team.": [],
+        "The unhappy-path tests are flaky on CI runners.": [],
+        "Thanks Alice, the cache fix works now.": ["gratitude"],
+        "I am so happy the deploy works again.": ["joy"],
+    }
+    async with client(config) as c:
+        ids = {t: (await call(c, "memory_store", content=t))["id"] for t in texts}
+    with Store.open(config, HashEmbedder(64)) as s:
+        assert {t: s.get(i).moods[:1] for t, i in ids.items()} == texts
 
 
 async def test_memory_get_of_a_superseded_memory_names_its_successor(config):
@@ -398,9 +425,9 @@ async def test_a_failed_decisions_warning_never_ends_a_sentence_twice(config):
 async def test_a_memory_needs_two_letters_and_says_so(config, content):
     async with client(config) as c:
         text = await error(c, "memory_store", content=content)
-        ok = await call(c, "memory_store", content="好的")  # two Han characters are enough
+        ok = await call(c, "memory_store", content="端口 8080")  # a word and a number are enough
     assert "too short to be a memory: write at least 2 letters or Chinese characters" in text
-    assert ok["content"] == "好的"
+    assert ok["content"] == "端口 8080"
 
 
 @pytest.mark.parametrize(("source", "target"), [("billing-service", "billing-service"), ("Postgres", "postgres")])
@@ -410,3 +437,39 @@ async def test_an_entity_cannot_be_related_to_itself(config, source, target):
         entities = (await call(c, "memory_stats"))["entities"]
     assert "an entity cannot be related to itself" in text and "relate two different entities" in text
     assert entities == 0  # nothing was half-written
+
+
+async def test_sql_keywords_and_log_levels_are_not_entities(config):
+    query = (
+        "Check the connections: SELECT count(*), state FROM pg_stat_activity WHERE datname = 'ledger' "
+        "GROUP BY state; and grep -E 'ERROR|WARN' in the logs of ledger-api, then JOIN the on-call room."
+    )
+    async with client(config) as c:
+        await call(c, "memory_store", content=query)
+        missing = [await c.call_tool("entity_get", {"name": w}) for w in ("SELECT", "FROM", "WHERE", "WARN", "JOIN")]
+        found = await call(c, "entity_get", name="ledger-api")
+    assert all(r.is_error and "no entity called" in r.content[0].text for r in missing)
+    assert found["entity"]["name"] == "ledger-api"
+
+
+async def test_content_too_short_to_be_a_memory_is_refused_and_short_real_facts_are_kept(config):
+    async with client(config) as c:
+        refused = {t: await c.call_tool("memory_store", {"content": t}) for t in ("OK", "ok", "好的", "ab")}
+        kept = [await call(c, "memory_store", content=t) for t in ("uv run pytest", "端口 8080", "port 8080")]
+        m = kept[0]
+        edit = await c.call_tool("memory_update", {"id": m["id"], "content": "ok"})
+    assert all(
+        r.is_error and "is too short to be a memory (an acknowledgement" in r.content[0].text for r in refused.values()
+    )
+    assert [k["content"] for k in kept] == ["uv run pytest", "端口 8080", "port 8080"]
+    assert edit.is_error and "'ok' is too short" in edit.content[0].text
+
+
+async def test_an_unknown_argument_is_refused_naming_the_known_ones(config):
+    async with client(config) as c:
+        await call(c, "memory_store", content="The staging database is pg-staging-01")
+        r = await c.call_tool("memory_search", {"query": "staging database", "limt": 1})
+        ok = await call(c, "memory_search", query="staging database", limit=1)
+    assert r.is_error and "limt is not an argument of memory_search" in r.content[0].text
+    assert "(its arguments: query, limit, scope, layer, category, since, until)" in r.content[0].text
+    assert len(ok["results"]) == 1

@@ -20,6 +20,7 @@ Errors are MapleError subclasses whose messages say what to do next.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -29,6 +30,32 @@ from memory.scope import GLOBAL, resolve
 from memory.store import Memory, NewMemory, Store, browse, decisions, versions
 
 MAX_IDS = 100  # memories one get may ask for
+
+# What a person or an assistant stores must say something: not an acknowledgement (the prompt
+# gate's list: "ok", "thanks", "好的", "没问题", "sounds good") and at least MIN_CHARS letters, digits
+# or Han characters in all. "OK", "ok", "好的" and "ab" are refused; "uv run pytest", "端口 8080"
+# and "Prefers tabs" pass. Text under the store's own floor (two letters: "x", "42") is left to
+# the store's message. Imports are not held to it: an export comes back as it was.
+MIN_CHARS = 3
+_ALNUM = re.compile(r"[^\W_]")
+
+
+def check_useful(content: Any) -> None:
+    """Refuse content that says nothing on its own (see MIN_CHARS), saying what would do."""
+    from memory.retrieval import context
+
+    if not isinstance(content, str) or len(re.findall(r"[^\W\d_]", content)) < 2:
+        return  # the store says what is wrong with it
+    if len(_ALNUM.findall(content)) >= MIN_CHARS and not context.is_acknowledgement(content):
+        return
+    shown = " ".join(content.split())
+    shown = shown if len(shown) <= 30 else shown[:29] + "…"
+    raise InvalidInput(
+        f"{shown!r} is too short to be a memory (an acknowledgement, or under {MIN_CHARS} letters): write the "
+        "fact itself ('uv run pytest', '端口 8080'), so it makes sense later on its own"
+    )
+
+
 MAX_LIMIT = 100  # results one search may ask for (memory.retrieval.ranking checks it too)
 
 
@@ -71,14 +98,38 @@ class Memories:
             raise NotFound(f"no memory {m.id} in this project or the global scope; search to find the right id")
         return m
 
-    def _get(self, memory_id: int, *, archived: bool = True) -> Memory:
+    def _get(self, memory_id: int, *, archived: bool = True, read: bool = False) -> Memory:
+        """The memory `memory_id`, visible here. A chunk's id is not a memory of its own (see
+        `part_of`): a read gets its parent, a change is refused."""
         m = self._visible(self.store.get(memory_id, include_deleted=True))
+        if m.parent_id is not None:
+            if not read:
+                raise InvalidInput(part_of(m.id, m.parent_id))
+            m = self._visible(self.store.get(m.parent_id, include_deleted=True))
         if not archived and m.deleted_at is not None:
             raise InvalidInput(
                 f"memory {memory_id} is archived; `maple-memory restore {memory_id}` brings it back "
                 "before it can be changed"
             )
         return m
+
+    def _parent_of(self, memory_id: Any) -> int | None:
+        """The parent of a chunk's id; None for any other id (left to the call's own checks)."""
+        if isinstance(memory_id, int) and not isinstance(memory_id, bool) and -(2**63) <= memory_id < 2**63:
+            row = self.store.conn.execute("SELECT parent_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            return None if row is None else row[0]
+        return None
+
+    def _not_part(self, memory_id: Any) -> None:
+        """Refuse the id of a chunk, naming its parent, where a memory is to be changed."""
+        parent = self._parent_of(memory_id)
+        if parent is not None:
+            raise InvalidInput(part_of(memory_id, parent))
+
+    def _whole_id(self, memory_id: Any) -> Any:
+        """For a read: the parent's id for a chunk's, any other id as given."""
+        parent = self._parent_of(memory_id)
+        return memory_id if parent is None else parent
 
     @contextmanager
     def _serial(self) -> Iterator[Store]:
@@ -118,6 +169,7 @@ class Memories:
         metadata: dict | None = None,
     ) -> dict[str, Any]:
         """Store a memory: {"memory", "duplicate"} (a duplicate is the memory already stored)."""
+        check_useful(content)
         item = NewMemory(
             content=content,
             layer=layer,
@@ -170,14 +222,27 @@ class Memories:
         }
 
     def get(self, ids: Sequence[int]) -> dict[str, Any]:
-        """Whole memories by id (archived ones too); ids not visible here are `missing`."""
+        """Whole memories by id (archived ones too), in the order asked; ids not visible here are
+        `missing`. The id of a chunk (a part of a long memory) reads its parent: `parts` lists such
+        ids, each with the memory returned for it ({"id", "memory", "note"})."""
         ids = list(dict.fromkeys(ids))
         if not 1 <= len(ids) <= MAX_IDS:
             raise InvalidInput(f"give 1-{MAX_IDS} memory ids")
         with self._serial() as store:
             found = [m for m in store.get_many(ids) if self.readable is None or m.scope in self.readable]
+            parts = {m.id: m.parent_id for m in found if m.parent_id is not None}
+            parents = {p.id: p for p in store.get_many(sorted(set(parts.values())))}
         seen = {m.id for m in found}
-        return {"memories": [m.to_dict() for m in found], "missing": [i for i in ids if i not in seen]}
+        out: dict[int, Memory] = {}
+        for m in found:
+            whole = parents.get(m.parent_id) if m.parent_id is not None else m
+            if whole is not None:
+                out.setdefault(whole.id, whole)
+        return {
+            "memories": [m.to_dict() for m in out.values()],
+            "missing": [i for i in ids if i not in seen],
+            "parts": [{"id": i, "memory": p, "note": part_of(i, p)} for i, p in parts.items()],
+        }
 
     def forget(self, memory_id: int, *, permanent: bool = False) -> dict[str, Any]:
         """Archive a memory (restorable), or purge it for good: {"action", "memory"}."""
@@ -232,6 +297,8 @@ class Memories:
         }
         if mode == "supersede" and content is None:
             raise InvalidInput("superseding needs the new content; to change other fields, edit instead")
+        if content is not None:
+            check_useful(content)
         with self._serial() as store:
             old = self._get(memory_id, archived=False)
             if old.superseded_by is not None:
@@ -319,6 +386,7 @@ class Memories:
     def history(self, memory_id: int | None = None, subject: str | None = None) -> dict[str, Any]:
         """How a memory, or what is known about a subject, changed: {"entries", "current"}."""
         with self._serial() as store:
+            memory_id = self._whole_id(memory_id)  # a chunk's history is its parent's
             entries = versions.history(store, self.scopes("all"), memory_id=memory_id, subject=subject)
         return {
             "entries": [e.to_dict() for e in entries],
@@ -328,7 +396,15 @@ class Memories:
     def stats(self) -> dict[str, Any]:
         """Counts, sizes and upkeep state for what this caller sees (other projects are not named)."""
         with self._serial() as store:
-            return {**browse.scoped_stats(store, self.scopes("all")), "model": self.model_state()}
+            stats = browse.scoped_stats(store, self.scopes("all"))
+        model = self.model_state()
+        waiting = stats.get("without_vectors", 0)
+        if model == "ready" and waiting:  # loaded, but what was stored meanwhile is not embedded yet
+            stats["vectors"] = (
+                f"the model is ready; {waiting} {'memory waits' if waiting == 1 else 'memories wait'} for "
+                "their vectors (embedded in the background; keyword search finds them meanwhile)"
+            )
+        return {**stats, "model": model}
 
     def page(self, memory_id: int) -> dict[str, Any]:
         """Everything a person reading one memory wants: {"memory", "status", "history" (its
@@ -337,7 +413,8 @@ class Memories:
         import memory.app.activity as activity
 
         with self._serial() as store:
-            m = self._get(memory_id)
+            m = self._get(memory_id, read=True)
+            memory_id = m.id
             chain = versions.history(store, self.scopes("all"), memory_id=memory_id)
             outcomes = decisions.outcomes_of(store, [memory_id]).get(memory_id, [])
             entities = activity.entities_of(store, memory_id)
@@ -476,8 +553,11 @@ class Memories:
     def context(
         self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False, vectors: bool = True
     ) -> dict[str, Any]:
-        """A briefing for a task within a token budget: {"block", "items", "skipped", "did_not_fit"}. `as_prompt`
-        applies the prompt hook's gating; `record=False` is a preview that records nothing."""
+        """A briefing for a task within a token budget of memory text (the header is not counted):
+        {"block", "items", "skipped", "did_not_fit", "note"}; the best matches are shown as fully
+        as the budget allows (context.tiered_context's `fill`), and `note` names the matches that
+        did not fit. `as_prompt` applies the prompt hook's gating and its shorter lines;
+        `record=False` is a preview that records nothing."""
         from memory.retrieval import context
 
         if not 50 <= budget <= 2400:
@@ -497,16 +577,19 @@ class Memories:
                     vectors=vectors,
                     unfit=unfit,
                     min_confidence=0.0,
+                    fill=not as_prompt,
                 )
             )
             if record:
                 context.record_injection(self.store, None, [i.memory.id for i in items], "context")
+        unfit = list(dict.fromkeys(unfit))  # matched, but too long for the budget
         return {
             "query": query,
             "skipped": skipped,
             "block": context.format_block(items),
             "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items],
-            "did_not_fit": list(dict.fromkeys(unfit)),  # matched, but too long for the budget
+            "did_not_fit": unfit,
+            "note": context.unfit_note(unfit, budget, shown=bool(items)),
         }
 
     # -- the graph ------------------------------------------------------------------------------
@@ -534,6 +617,8 @@ class Memories:
         from memory.retrieval import graph_query
 
         with self._serial():
+            if memory_id is not None:
+                self._not_part(memory_id)
             return graph_query.relate(
                 self.store,
                 resolve(scope, self.project),
@@ -605,6 +690,7 @@ class Memories:
     def outcome(self, memory_id: int, outcome: str, notes: str = "") -> dict[str, Any]:
         """Record how a decision turned out: {"outcome", "decision", "outcomes"}."""
         with self._serial() as store:
+            self._not_part(memory_id)
             m, o = decisions.record_outcome(store, memory_id, outcome, notes, scopes=self.scopes("all"))
         return {
             "outcome": o.to_dict(),
@@ -719,12 +805,17 @@ class Memories:
         return {"exported": n, "file": str(target.resolve()), **extra}
 
     def import_lines(self, lines: Any, *, scope: str | None = None, progress: Any = None) -> dict[str, Any]:
-        """Store JSONL lines (an export or hand-written): {"imported", "duplicates", "rejected"}.
+        """Store JSONL lines (an export or hand-written): {"imported", "duplicates", "rejected",
+        "errors"[, "elsewhere": {scope: count} imported into other projects' scopes]}.
         `scope` ("project" or "global") overrides each line's own."""
         import memory.app.transfer as transfer
 
         with self._serial() as store:
-            return transfer.import_lines(store, lines, self.project, scope, progress).to_dict()
+            report = transfer.import_lines(store, lines, self.project, scope, progress)
+        # Lines keep the scope they were exported from: those that went to another project are
+        # not seen here, and the caller is told where they went.
+        elsewhere = {s: n for s, n in report.scopes.items() if s not in (self.project, GLOBAL)}
+        return {**report.to_dict(), **({"elsewhere": elsewhere} if elsewhere else {})}
 
     def extract(
         self, source: str, *, dry_run: bool = False, scope: str | None = None, llm: bool = True
@@ -821,6 +912,12 @@ class Memories:
                 return gitlog.harvest_git(self.store, repo, self.project, since=since, dry_run=dry_run)
         except (OSError, subprocess.SubprocessError) as e:
             raise InvalidInput(f"git log failed in {repo}: {e}; check that `git log` works there") from e
+
+
+def part_of(chunk_id: int, parent_id: int) -> str:
+    """What a caller is told when it names a chunk where a memory is wanted: a chunk is an index
+    entry of its parent (an exact slice of its text), changed only with it."""
+    return f"#{chunk_id} is part of memory #{parent_id} (a chunk of a long memory); use {parent_id}"
 
 
 def _newest_id(store: Store) -> int:

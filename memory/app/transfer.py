@@ -230,6 +230,7 @@ class ImportReport:
     imported: int = 0
     duplicates: int = 0
     rejected: list[dict[str, Any]] = field(default_factory=list)  # {"line": n, "error": message}
+    scopes: dict[str, int] = field(default_factory=dict)  # where the imported memories went
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -341,6 +342,7 @@ class Importer:
             seen.add(m.id)
             if new:
                 self.report.imported += 1
+                self.report.scopes[m.scope] = self.report.scopes.get(m.scope, 0) + 1
                 if line.kept:  # an archived line's deleted_at is here: each line archives itself only
                     finished.append((m.id, line.kept))
             else:

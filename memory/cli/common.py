@@ -7,8 +7,9 @@ import json
 import os
 import shutil
 import sys
+import textwrap
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
@@ -130,15 +131,25 @@ def _date(ts: float | None) -> str:
     return (iso(ts) or "")[:10]
 
 
-def _table(rows: list[tuple[str, ...]], paints: Sequence[str]) -> None:
-    """Left columns padded to their widest cell; the last column (content) fills the terminal."""
+def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[int, str] | None = None) -> None:
+    """Left columns padded to their widest cell; the last column (content) fills the terminal.
+    `details[n]`: text printed in full under row n, wrapped to the content column."""
     if not rows:
         return
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    room = max(20, shutil.get_terminal_size((100, 24)).columns - sum(widths) - 2 * len(widths))
-    for r in rows:
+    indent = sum(widths) + 2 * len(widths)
+    room = max(20, shutil.get_terminal_size((100, 24)).columns - indent)
+    for n, r in enumerate(rows):
         cells = [_paint(c.rjust(w) if i == 0 else c.ljust(w), paints[i]) for i, (c, w) in enumerate(zip(r, widths))]
         print("  ".join([*cells, fit(r[-1], room)]))
+        if details and details.get(n):
+            for line in details[n].splitlines():
+                print(
+                    textwrap.fill(
+                        line, width=indent + room, initial_indent=" " * indent, subsequent_indent=" " * indent
+                    )
+                    or ""
+                )
 
 
 class Progress:

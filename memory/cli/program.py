@@ -107,9 +107,11 @@ def cmd_search(ctx: Context) -> int:
             print(f"{PROG}: {without_vectors_note(d['without_vectors'])}", file=sys.stderr)
         if not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
+        # A long memory's hit: where its part is on the row, then the part itself in full, wrapped.
         _table(
             [(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], _matched(r)) for r in d["results"]],
             ("1;36", "2", "2"),
+            {n: _part_text(r) for n, r in enumerate(d["results"]) if r.get("part")},
         )
 
     shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
@@ -119,11 +121,19 @@ def cmd_search(ctx: Context) -> int:
 
 
 def _matched(r: dict) -> str:
-    """A result's text: for a long memory found by one of its parts, that part and where it is."""
+    """A result's line: its text, or for a long memory found by one of its parts, where that part
+    is (the part follows, in full: `_part_text`)."""
     part = r.get("part")
     if not part:
         return r["content"]
-    return f"[{part['where']}; `{PROG} show {r['id']}` for all] " + r["content"][part["start"] : part["end"]]
+    return f"[{part['where']}; `{PROG} show {r['id']}` for all]"
+
+
+def _part_text(r: dict) -> str:
+    """The part of a long memory a search hit, as written (its blank lines dropped)."""
+    part = r["part"]
+    text = r["content"][part["start"] : part["end"]]
+    return "\n".join(line for line in text.splitlines() if line.strip())
 
 
 def without_vectors_note(ids: Sequence[int]) -> str:
@@ -139,9 +149,12 @@ def cmd_show(ctx: Context) -> int:
     ids = ctx.args.ids
     with ctx.app(all_projects=ctx.args.all_projects) as app:
         d = app.get(ids)
-    memories = sorted(d["memories"], key=lambda m: ids.index(m["id"]))
+    memories = d["memories"]  # in the order asked; a chunk's id shows its parent
+    parts = d.get("parts", [])
 
     def human() -> None:
+        for p in parts:
+            print(f"{PROG}: {p['note']}", file=sys.stderr)
         for n, m in enumerate(memories):
             if n:
                 print()
@@ -154,7 +167,7 @@ def cmd_show(ctx: Context) -> int:
             print()
             print("\n".join("  " + line for line in m["content"].splitlines()))
 
-    ctx.emit({"memories": memories}, human)
+    ctx.emit({"memories": memories, **({"parts": parts} if parts else {})}, human)
     if d["missing"]:  # the ones found are shown; the exit code says some were not
         scopes = "any project" if ctx.args.all_projects else "this project or the global scope"
         raise NotFound(f"no memory {d['missing'][0]} in {scopes}; search to find the right id")
@@ -338,9 +351,16 @@ def cmd_import(ctx: Context) -> int:
                 f"{PROG}: ... and {len(report['errors']) - 50} more rejected lines (--json lists all)", file=sys.stderr
             )
         print(f"imported {report['imported']}, duplicates {report['duplicates']}, rejected {report['rejected']}")
+        # Lines keep the scope they were exported from: another project's memories are not seen here.
+        for scope, n in report.get("elsewhere", {}).items():
+            print(
+                f"{PROG}: {n} went to {scope}, not this project ({ctx.project}), so they are not seen "
+                f"here; `{PROG} import --scope project {a.file}` brings them here",
+                file=sys.stderr,
+            )
 
     ctx.emit(report, human)
-    return 0
+    return 1 if report["rejected"] else 0  # some lines were not imported: a script must notice
 
 
 # -- doctor ----------------------------------------------------------------------------------------
@@ -446,7 +466,7 @@ def _probe_database(config: Config) -> str:
         raise StoreUnavailable(
             f"{path} holds vectors from {store.vector_model!r} but embedding_model is {config.embedding_model!r}"
         )
-    return f"{path}: {result['memories']} memories, integrity ok"
+    return f"{path}: {_memory_count(path, config)}, integrity ok"
 
 
 def _probe_entity_links(config: Config) -> str:
@@ -468,6 +488,20 @@ def _probe_entity_links(config: Config) -> str:
     return "every memory that names an entity is linked to it"
 
 
+def _memory_count(path: Path, config: Config) -> str:
+    """The memories the file holds as `stats` counts them (a long memory's chunks are not
+    memories of their own), with the chunks named when there are any."""
+    conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, readonly=True)
+    try:
+        whole, parts = conn.execute(
+            "SELECT count(*) FILTER (WHERE parent_id IS NULL), count(*) FILTER (WHERE parent_id IS NOT NULL) "
+            "FROM memories WHERE deleted_at IS NULL"
+        ).fetchone()
+    finally:
+        conn.close()
+    return f"{whole} memor{'y' if whole == 1 else 'ies'}" + (f" (and {parts} chunks of the long ones)" if parts else "")
+
+
 def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
     """Memories without a vector are found by keywords only: a problem, with its fix."""
     path = c.db_path
@@ -479,7 +513,10 @@ def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
             store = Store(conn, path, c, None)
             store._load_vector_meta()
             total = store.count()
-            missing = len(store.without_vectors([r[0] for r in conn.execute("SELECT id FROM memories")]))
+            # A long memory waiting for its chunks' vectors counts once, as `stats` counts it.
+            rows = conn.execute("SELECT id, coalesce(parent_id, id) FROM memories").fetchall()
+            whole = dict(rows)
+            missing = len({whole[i] for i in store.without_vectors([r[0] for r in rows])})
         finally:
             conn.close()
     except Exception as e:  # the database check above says what is wrong with the file

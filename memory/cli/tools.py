@@ -427,10 +427,13 @@ def cmd_context(ctx: Context) -> int:
     def human() -> None:
         if d["skipped"]:
             print(f"{PROG}: a prompt like this surfaces nothing ({d['skipped']})", file=sys.stderr)
-        elif not d["block"]:
+        elif not d["block"] and not d.get("note"):
             print(f"{PROG}: no memories are relevant enough to this query", file=sys.stderr)
         else:
-            print(d["block"])
+            if d["block"]:
+                print(d["block"])
+            if d.get("note"):
+                print(f"{PROG}: {d['note']}", file=sys.stderr)
 
     ctx.emit(d, human)
     return 0

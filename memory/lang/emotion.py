@@ -127,6 +127,14 @@ _IN_NAME = re.compile(f"(?<=[{_SURNAMES}])[{''.join(z for z in _ZH_MOOD if len(z
 # Words a stem and an inflection would make but that are not the feeling: "greatly simplifies"
 # is a degree, not joy, and a "fund" is money.
 _NOT_MOODS = frozenset({"greatly", "greater", "fund"})
+# English names are not feelings either: "Joy Wang (@jwang) reviews", "we hired Joy". A capitalised
+# word inside a sentence is taken for a name, and so is a run of capitalised words where one starts
+# a sentence ("Joy Wang", not "Thanks Alice"); and "happy path" is a kind of test, not a mood.
+_NOT_FEELINGS = re.compile(r"\b(?:un)?happy[- ]paths?\b|\bsad[- ]paths?\b|\bhappy[- ]case\b", re.I)
+_TITLE_WORD = re.compile(r"\b[A-Z][a-z]+\b")
+_TITLE_NEXT = re.compile(r"[ \t]+(?:[A-Z][a-z]+\b|\(?@\w)")
+_SENTENCE_END = tuple(".!?:;\n。！？；")
+_NOT_NAMES = frozenset({"thanks", "thank"})  # "Thanks Alice" thanks someone
 _EXCLAIM = re.compile(r"[!！]{1,}")
 _CAPS_WORD = re.compile(r"\b[A-Z]{4,}\b")
 
@@ -149,6 +157,7 @@ def analyze(text: str, names: Iterable[str] = ()) -> Emotion:
         text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
     if not text.isascii():
         text = _IN_NAME.sub(" ", text)
+    text = _without_english_names(_NOT_FEELINGS.sub(" ", text))
     low = text.lower()
     words = WORD.findall(low)
     cjk = "" if text.isascii() else "".join(CJK_RUN.findall(text))
@@ -189,3 +198,21 @@ def analyze(text: str, names: Iterable[str] = ()) -> Emotion:
 
 def _negated(words: list[str], i: int) -> bool:
     return any(w in NEGATORS for w in words[max(0, i - 2) : i])
+
+
+def _without_english_names(text: str) -> str:
+    """`text` with the capitalised words that could be a mood and read as a name blanked: one
+    inside a sentence, or one starting a sentence and followed by another capitalised word or a
+    handle ("Joy Wang", "Joy (@jwang)")."""
+    cut: list[tuple[int, int]] = []
+    for m in _TITLE_WORD.finditer(text):
+        word = m.group(0).lower()
+        if word[:3] not in _PREFIX3 or word in _NOT_NAMES:
+            continue
+        before = text[: m.start()].rstrip()
+        starts = not before or before.endswith(_SENTENCE_END) or before.endswith(('"', "'", "(", "-", "*", "#"))
+        if not starts or _TITLE_NEXT.match(text, m.end()):
+            cut.append(m.span())
+    for a, b in reversed(cut):
+        text = text[:a] + " " + text[b:]
+    return text

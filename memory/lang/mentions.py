@@ -28,8 +28,14 @@ please also then now today yesterday tomorrow monday tuesday wednesday thursday 
 mondays tuesdays wednesdays thursdays fridays saturdays sundays
 decision decisions note notes todo fyi update reminder remember summary context why result outcome warning
 error fix tip lesson rule question answer
-january february march april june july august september october november december""".split()
-)  # with the labels that start a "Decision: ..." or "Note: ..." line, which has no speaker
+january february march april june july august september october november december
+select from where join inner outer left right full cross on group order by having limit offset insert into
+values update set delete create table drop alter index view as not null is in like ilike between distinct
+count sum avg min union case else end returning begin commit rollback explain analyze vacuum
+primary key foreign references default asc desc
+warn info debug trace fatal crit critical notice panic""".split()
+)  # with the labels that start a "Decision: ..." or "Note: ..." line, which has no speaker; SQL's
+# keywords (SELECT ... FROM ... WHERE) and log levels (ERROR|WARN), capitalised by convention
 
 # Code-shaped names: kebab-case, snake_case, dotted (billing-service, invoice_worker,
 # django.contrib.auth), a token of at least two parts. Not inside a path, an e-mail or a URL: no

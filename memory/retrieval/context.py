@@ -78,6 +78,13 @@ _ACK = (
     r"好|好的|好滴|嗯|嗯嗯|行|可以|对|对的|是的|谢谢|多谢|继续|没问题|收到|明白|了解|好吧"
 )
 _ACK_RE = re.compile(rf"^(?:{_ACK})(?:[\s,，.。!！]+(?:{_ACK}))*[\s.。!！?？~…]*$", re.I)
+
+
+def is_acknowledgement(text: str) -> bool:
+    """Whether `text` only acknowledges ("ok", "thanks", "好的", "sounds good")."""
+    return bool(_ACK_RE.match(text.strip()))
+
+
 _SLASH_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
 _NOT_HUMAN_RE = re.compile(
     r"^\s*<(?:task-notification|bash-notification|bash-input|bash-stdout|command-name|"
@@ -325,6 +332,7 @@ def tiered_context(
     sure: bool | None = None,
     min_confidence: float | None = None,
     gauge: list[Confidence] | None = None,
+    fill: bool = False,
 ) -> list[ContextItem]:
     """The memories worth injecting for `prompt`, in order, within `budget_tokens`.
 
@@ -340,10 +348,15 @@ def tiered_context(
     Nothing but pinned memories unless the prompt passes the gate (`Confidence.speaks`), whose
     vector part runs when `sure` (default: when the store has an embedder; the command hook has
     none); `min_confidence` overrides the bar, `gauge` collects the confidence (benchmarks).
+
+    `fill` (memory_context, asked for a budget): the budget is the memories' alone (the header
+    is not counted), and each match, best first, is shown as fully as the room left allows: its
+    whole matched part (a chunk) or memory, at most MAX_FILL_CHARS, cut to the room rather than
+    dropped; the matches after the budget is spent are left out (`unfit`).
     """
     floor = store.config.context_min_relevance if min_relevance is None else min_relevance
     exclude = set(exclude_ids)
-    room = _room(budget_tokens)
+    room = _fill_room(budget_tokens) if fill else _room(budget_tokens)
     items: list[ContextItem] = []
     used = 0
     core_room = int(room * CORE_SHARE)
@@ -388,16 +401,52 @@ def tiered_context(
     # surface's hit@3 on the bilingual set (rules as extraction tags them) went .21 -> .31
     # (tests/benchmarks/bench_surface.py).
     ranked.sort(key=lambda t: t[1] < floor)
+    parts: dict[int, tuple[int, int] | None] = {}
     for tier, score, r in ranked:
         item = _item(r.memory, tier, score, r.part)
+        if fill:  # best match first, as much of its part as the room left holds
+            item = _cut_item(r.memory, tier, score, r.part, room - used, MAX_FILL_CHARS) or item
         if used + item.tokens > room:
             if unfit is not None:
                 unfit.append(r.memory.id)
             continue
         items.append(item)
+        parts[r.memory.id] = r.part
         exclude.add(r.memory.id)
         used += item.tokens
+    if fill:
+        for n, item in enumerate(items):  # the room left, to the matches cut short, best first
+            if item.memory.id not in parts:
+                continue
+            part = parts[item.memory.id]
+            longer = _cut_item(item.memory, item.tier, item.relevance, part, room - used + item.tokens, MAX_FILL_CHARS)
+            if longer is not None and longer.tokens > item.tokens:
+                used += longer.tokens - item.tokens
+                items[n] = longer
     return items
+
+
+MAX_FILL_CHARS = 8_000  # the most of one memory a filled context shows; memory_get has the rest
+MIN_CUT_CHARS = 80  # a match cut shorter than this says too little to be worth its room
+
+
+def _cut_item(
+    m: Memory, tier: str, score: float, part: tuple[int, int] | None, tokens: int, most: int = MAX_ITEM_CHARS
+) -> ContextItem | None:
+    """The longest rendering of `m` (its matched part, or its text) that fits in `tokens`, with at
+    most `most` characters of text; None when less than MIN_CUT_CHARS would fit."""
+    whole = m.content[part[0] : part[1]] if part is not None else m.content
+    hi = min(len(" ".join(whole.split())), most)
+    best = None
+    lo = min(MIN_CUT_CHARS, hi)
+    while lo <= hi:  # the token estimate grows with the characters kept: bisect on them
+        mid = (lo + hi) // 2
+        item = ContextItem(m, tier, score, render(m, tier, part, mid))
+        if item.tokens <= tokens:
+            best, lo = item, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def session_brief(
@@ -470,6 +519,31 @@ def _injected(store: Store, session_id: str | None) -> set[int]:
     return {r[0] for r in store.conn.execute("SELECT memory_id FROM injections WHERE session_id = ?", (session_id,))}
 
 
+def _fill_room(budget_tokens: int) -> int:
+    """memory_context's room: the whole budget for memory lines (the header is not counted),
+    within the block's character cap."""
+    frame = len(f"<{CONTEXT_TAG}>\n{HEADER}\n</{CONTEXT_TAG}>")
+    return max(0, min(int(budget_tokens), (MAX_BLOCK_CHARS - frame) // 4))
+
+
+def unfit_note(ids: Sequence[int], budget: int, shown: bool) -> str:
+    """What memory_context says about matches left out for lack of room."""
+    if not ids:
+        return ""
+    n = len(ids)
+    listed = ", ".join(f"#{i}" for i in ids[:10]) + (", ..." if n > 10 else "")
+    if not shown:
+        return (
+            f"{n} {'memory matches' if n == 1 else 'memories match'} this query, but "
+            f"{'it does not fit' if n == 1 else 'none of them fits'} in a budget of {budget} tokens: call "
+            f"memory_context again with a larger budget (up to 2400), or memory_get ids {list(ids[:10])}."
+        )
+    return (
+        f"({n} more {'memory matches' if n == 1 else 'memories match'} this query but did not fit in "
+        f"{budget} tokens: {listed}; memory_get reads {'it' if n == 1 else 'them'}, or ask with a larger budget.)"
+    )
+
+
 def _room(budget_tokens: int, header: str = HEADER) -> int:
     """Tokens left for memory lines once the tag and header are paid for, within the char cap."""
     frame = text.estimate_tokens(f"<{CONTEXT_TAG}>\n{header}\n</{CONTEXT_TAG}>")
@@ -480,16 +554,17 @@ def _room(budget_tokens: int, header: str = HEADER) -> int:
 # -- rendering --------------------------------------------------------------------------------
 
 
-def quote(content: str) -> str:
-    """A memory's text as one inert quoted string: JSON escaping keeps quotes and newlines from
-    ending it, and any spelling of our tag is defused so the text cannot close the block."""
+def quote(content: str, most: int = MAX_ITEM_CHARS) -> str:
+    """A memory's text as one inert quoted string of at most `most` characters: JSON escaping
+    keeps quotes and newlines from ending it, and any spelling of our tag is defused so the
+    text cannot close the block."""
     s = " ".join(content.split())
-    if len(s) > MAX_ITEM_CHARS:
-        s = s[: MAX_ITEM_CHARS - 1].rstrip() + "…"
+    if len(s) > most:
+        s = s[: most - 1].rstrip() + "…"
     return _TAG_TEXT_RE.sub(r"&lt;\1", json.dumps(s, ensure_ascii=False))
 
 
-def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = None) -> str:
+def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = None, most: int = MAX_ITEM_CHARS) -> str:
     """`- #12 preference · global · 2026-09-02: "Always use uv"` (one line per memory); for a
     long memory found by one of its chunks, that chunk and where it sits."""
     where = "global" if m.scope == GLOBAL else "this project"
@@ -508,8 +583,8 @@ def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = Non
     meta = _TAG_TEXT_RE.sub(r"&lt;\1", meta)
     if part is not None:
         where = chunks.position(part[0], part[1], len(m.content))
-        return f"- #{m.id} {meta} ({where}; memory_get for all): {quote(m.content[part[0] : part[1]])}"
-    return f"- #{m.id} {meta}: {quote(m.content)}"
+        return f"- #{m.id} {meta} ({where}; memory_get for all): {quote(m.content[part[0] : part[1]], most)}"
+    return f"- #{m.id} {meta}: {quote(m.content, most)}"
 
 
 def _item(m: Memory, tier: str, score: float, part: tuple[int, int] | None = None) -> ContextItem:

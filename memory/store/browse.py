@@ -253,11 +253,14 @@ def scoped_stats(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
 
 
 def _without_vectors(store: Store, scopes: Sequence[str]) -> int:
+    """Memories (a long one with its chunks counting once) still waiting for a vector."""
     marks = _marks(scopes)
     if not store.has_vectors:
-        return store.conn.execute(f"SELECT count(*) FROM memories WHERE scope IN ({marks})", scopes).fetchone()[0]
+        return store.conn.execute(
+            f"SELECT count(*) FROM memories WHERE scope IN ({marks}) AND parent_id IS NULL", scopes
+        ).fetchone()[0]
     return store.conn.execute(
-        f"SELECT count(*) FROM memories m WHERE m.scope IN ({marks}) AND NOT EXISTS "
+        f"SELECT count(DISTINCT coalesce(m.parent_id, m.id)) FROM memories m WHERE m.scope IN ({marks}) AND NOT EXISTS "
         f"(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)",
         scopes,
     ).fetchone()[0]

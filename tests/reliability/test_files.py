@@ -151,7 +151,7 @@ def test_an_import_line_nested_too_deep_is_rejected_with_its_number(filled, tmp_
     lines = tmp_path / "deep.jsonl"
     lines.write_bytes(b'{"content": "kept"}\n' + b"[" * 200_000 + b"]" * 200_000 + b"\n")
     r = cli(filled, "--json", "import", str(lines))
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # a line was rejected
     report = json.loads(r.stdout)
     assert report["imported"] == 1 and report["errors"][0]["line"] == 2
 
