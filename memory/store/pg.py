@@ -35,9 +35,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import memory.store.columns as columns
 import memory.store.db as db
 from memory.errors import StoreUnavailable
-from memory.store import columns
 
 SCHEMES = ("postgresql://", "postgres://")
 WRITE_LOCK = 0x4D41504C45  # "MAPLE": the advisory lock that serialises writers, as BEGIN IMMEDIATE does
