@@ -170,6 +170,28 @@ SECRETS = {
         "ember indigo goblet cobalt kettle",
     ),
     "an aliyun access key id": ("ALIBABA_CLOUD_ACCESS_KEY_ID=LTAI5tRuaKmIjt0Uxiocgzaj", "LTAI5tRuaKmIjt0Uxiocgzaj"),
+    # Generated values of letters only: the secret's name is all that tells them from a word.
+    "an aws secret key of letters only": (
+        "aws_secret_access_key = VYSxgitQDXtiJOkwhFroiTDMVYSxgitQDXtiJOkw",
+        "VYSxgitQDXtiJOkwhFroiTDMVYSxgitQDXtiJOkw",
+    ),
+    "a yaml password of letters only on the next line": (
+        "ledger-api:\n  db_password:\n    bfOABSyzlMPSDgPOPUIFmyFo\n",
+        "bfOABSyzlMPSDgPOPUIFmyFo",
+    ),
+    "an ini password of letters only on the next line": (
+        "[billing]\npassword =\n  XAvmcrvaKZJmheIItNyUdXrz\n",
+        "XAvmcrvaKZJmheIItNyUdXrz",
+    ),
+    "a password of letters only in a sentence": (
+        "the password for the admin panel is XaVmcRvAkZjmHe",
+        "XaVmcRvAkZjmHe",
+    ),
+    "a password of lower-case letters only": ("the password is qzvkxwrtplmnbg", "qzvkxwrtplmnbg"),
+    "a discord bot token of letters only": (
+        "MTAbfOABSyzlMPSDgPOPUIFm.GbfOAB.bfOABSyzlMPSDgPOPUIFmyFobfOABSyzlMPSDg",
+        "bfOABSyzlMPSDgPOPUIFmyFobfOABSyzlMPSDg",
+    ),
 }
 
 # Text that looks like the formats above and holds no secret: kept exactly.
@@ -196,6 +218,12 @@ BENIGN = [
     "the password for the admin panel is in 1Password",
     "password for the wifi is on the fridge",
     "the passphrase is not what you think",
+    "the password is required",
+    "the password is incorrectly hashed by the legacy importer",
+    "token = AccessTokenProviderFactory",
+    "api_key = XMLHttpRequestHandler",
+    "password:\n    changeme",
+    "see Mozilla.Firefox.Developer.Edition for the build",
     "password is stored in the keychain and rotated every 90 days",
     'echo "$DOCKER_PASSWORD" | docker login -u ci --password-stdin',
     "CREATE USER 'app'@'%' IDENTIFIED BY '${APP_PASSWORD}';",

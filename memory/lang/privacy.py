@@ -107,7 +107,23 @@ def _code_like(value: str, after: str, literal: bool = False) -> bool:
 
 def _generated(value: str) -> bool:
     """Digits scattered among mixed-case letters (o2det4eEvtrZ...): no one names a variable so."""
-    return len(_DIGIT_RUN.findall(value)) >= 2 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+    mixed_case = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return len(_DIGIT_RUN.findall(value)) >= 2 and mixed_case or _random_letters(value)
+
+
+def _random_letters(value: str) -> bool:
+    """A generated value of letters only (QwXvbTrpLmZk...): its runs of letters do not read as words.
+
+    Only a secret's name tells it from a word, so the callers look at it after such a name; the
+    word test keeps names (AccessTokenProvider) and words (required, correcthorse) readable."""
+    if len(value) < 12 or not value.isascii() or not value.isalpha():
+        return False
+    if value.islower() or value.isupper():
+        return _word_share(value) < 0.34
+    # Mixed case: a name's capitals start its words (XMLHttpRequest: 3 switches in 13 pairs); a
+    # generated value changes case every other letter or so.
+    switches = sum(a.isupper() != b.isupper() for a, b in zip(value, value[1:]))
+    return switches >= 0.3 * (len(value) - 1)
 
 
 _DIGIT_RUN = re.compile(r"(?<=[A-Za-z])\d+(?=[A-Za-z])")
@@ -121,7 +137,7 @@ def _strong(value: str) -> bool:
     has_digit = any(c.isdigit() for c in value)
     has_symbol = any(c in "!@#$%^&*+=/~?|<>" for c in value)
     mixed = bool(_CAMEL_HUMP.search(value[1:])) and not _IDENTIFIER.match(value)
-    return has_alpha and (has_digit or has_symbol or mixed) or len(value) >= 24
+    return has_alpha and (has_digit or has_symbol or mixed) or len(value) >= 24 or _random_letters(value)
 
 
 def _prose(value: str) -> bool:
@@ -163,6 +179,11 @@ def _wrapped_github(value: str, m: re.Match[str]) -> bool:
 
 def _bot_id(value: str, m: re.Match[str]) -> bool:
     return value.index(":") >= 6
+
+
+def _discord_token(value: str, m: re.Match[str]) -> bool:
+    """Three generated parts, not three words joined by dots."""
+    return _word_share(value.replace(".", "")) < 0.4
 
 
 def _credential(value: str, m: re.Match[str]) -> bool:
@@ -310,6 +331,14 @@ _KNOWN: list[Rule] = [
     _r("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", boundary=True),
     _r(
         "slack-webhook", "hooks.slack.com/", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"
+    ),
+    # Discord bot tokens: the user id in base64 (M, N or O first), a 6-character timestamp, an HMAC.
+    # The dots split it for the long-token scan, and it may hold no digit at all.
+    _r(
+        "discord-token",
+        ".",
+        r"(?<![\w\-.])[MNO][A-Za-z0-9_\-]{22,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![\w\-])",
+        check=_discord_token,
     ),
     _r("discord-webhook", ".com/api/webhooks/", r"\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{30,})"),
     # Feishu / Lark custom bots: the hook URL's last segment is the whole credential.
@@ -639,7 +668,7 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
         spaced = text[m.start("op") - 1 : m.start("op")].isspace() or quoted_key
         env_style = (op == "=" and not spaced) or name.isupper() or _CJK.search(word) is not None
         if not env_style:  # `password: ...` and `token = ...` may be prose, code or YAML: be surer
-            if op != ":" and _IDENTIFIER.match(value):
+            if op != ":" and _IDENTIFIER.match(value) and not _random_letters(value):
                 return None  # `username, password = auth`: a variable in code
             at_eol = _EOL_TAIL.match(text, after) is not None
             if not ((at_eol and len(value) >= 4 and not value.isdigit()) or _strong(value)):
