@@ -254,6 +254,22 @@ def test_a_look_alike_without_a_secret_is_kept_exactly(text):
     assert redact(text) == text
 
 
+@pytest.mark.parametrize(
+    "text, rest",
+    [
+        ("API_TOKEN=ghp_R8f2kLq9Zx7m\\\nN3vB5cT1yW4hJ6gD0sAe2Pq4vzQ", "N3vB5cT1yW4hJ6gD0sAe2Pq4vzQ"),
+        ("DB_PASSWORD=Xk29fjQpLm\\\n  zzQaQpLm\\\n  thirdpart", "thirdpart"),
+    ],
+)
+def test_a_secret_continued_on_the_next_line_by_a_backslash_is_redacted_on_both(text, rest):
+    out = redact(text)
+    assert rest not in out and "zzQaQpLm" not in out and "R8f2kLq9Zx7m" not in out
+
+
+def test_a_backslash_after_a_space_ends_the_value_and_the_next_line_stays():
+    assert redact("DB_PASSWORD=Xk29fjQpLm \\\n  psql -h db") == "DB_PASSWORD=[REDACTED:password] \\\n  psql -h db"
+
+
 def test_a_password_redacted_whole_leaves_no_tail_after_an_ampersand():
     assert redact("DB_PASSWORD=Tr0ub4dor&3xyz rest") == "DB_PASSWORD=[REDACTED:password] rest"
 

@@ -1086,7 +1086,25 @@ def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     for pattern in extra_patterns or ():
         spans += _rule_spans(Rule("custom", "", re.compile(pattern)), text, low, 1)
     spans += _public_blocks(_token_spans(text), text)
-    return _merge(spans, text) if spans else text
+    return _merge(_continued(spans, text), text) if spans else text
+
+
+# A backslash right after a value, then a line break: the shell joins the next line's first word
+# to the value (API_TOKEN=ghp_abc\<newline>def is one token), so that word is the secret's too.
+_CONTINUATION = re.compile(r"\\\r?\n[ \t]*(?P<more>[^\s\\\"'`]+)")
+
+
+def _continued(spans: list[Span], text: str) -> list[Span]:
+    """`spans` with the continuation lines of each secret that a backslash cut."""
+    more: list[Span] = []
+    for _start, end, kind, priority in spans:
+        while end < len(text) and (text[end] == "\\" or text[end - 1] == "\\"):
+            m = _CONTINUATION.match(text, end if text[end] == "\\" else end - 1)
+            if m is None or text[end - 1].isspace():
+                break
+            more.append((m.start("more"), m.end("more"), kind, priority))
+            end = m.end("more")
+    return spans + more
 
 
 _PUBLIC_BLOCK = re.compile(
