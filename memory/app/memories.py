@@ -698,12 +698,13 @@ class Memories:
     # -- moving memories in and out ---------------------------------------------------------------
 
     def export_records(self) -> Iterator[dict[str, Any]]:
-        """Every memory of every scope, archived ones too, in id order, as export lines (a stream:
-        callers in this process only)."""
+        """Every memory this caller sees (this project's and the global ones; every scope for
+        `all_projects`), archived ones too, in id order, as export lines (a stream: callers in
+        this process only)."""
         import memory.app.transfer as transfer
 
         with self._serial() as store:
-            yield from transfer.export_records(store)
+            yield from transfer.export_records(store, scopes=self.readable)
 
     def export(self, path: str, *, digest: bool = False, progress: Any = None) -> dict[str, Any]:
         """Write the export to a file (never half-written): {"exported", "file"[, "sha256"]}."""
@@ -714,8 +715,8 @@ class Memories:
 
         target = Path(path).expanduser()
         with self._serial() as store:
-            n = transfer.write_export(store, target, progress)
-            extra = {"sha256": export_digest(transfer.export_records(store))[0]} if digest else {}
+            n = transfer.write_export(store, target, progress, scopes=self.readable)
+            extra = {"sha256": export_digest(transfer.export_records(store, scopes=self.readable))[0]} if digest else {}
         return {"exported": n, "file": str(target.resolve()), **extra}
 
     def import_lines(self, lines: Any, *, scope: str | None = None, progress: Any = None) -> dict[str, Any]:
