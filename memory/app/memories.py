@@ -210,15 +210,20 @@ class Memories:
         metadata: dict | None = None,
         mode: str = "edit",
         reason: str = "update",
+        forget_old: bool = False,
     ) -> dict[str, Any]:
         """Change a memory, losing nothing: {"action": edited|unchanged|superseded, "memory",
         "replaced", "versions"}.
 
         edit: in place, the previous version kept in its history (a wording fixed).
         supersede: the changed memory is stored as a new one and this one retired as history (the
-        fact itself changed); fields not given are carried over."""
+        fact itself changed); fields not given are carried over.
+        forget_old: an edit that keeps no version and deletes the earlier ones for good, the old
+        text wiped from the database file and its WAL (a pasted secret taken out)."""
         if mode not in ("edit", "supersede"):
             raise InvalidInput(f"mode must be 'edit' or 'supersede', got {mode!r}")
+        if forget_old and mode == "supersede":
+            raise InvalidInput("forget_old edits in place and keeps no history; use mode 'edit' with it")
         changes = {
             "content": content,
             "layer": layer,
@@ -259,7 +264,7 @@ class Memories:
                     "replaced": previous.to_dict(),
                     "versions": _version_count(store, new.id),
                 }
-            m, changed = versions.edit(store, memory_id, reason=reason, **changes)
+            m, changed = versions.edit(store, memory_id, reason=reason, keep_history=not forget_old, **changes)
             return {
                 "action": "edited" if changed else "unchanged",
                 "memory": m.to_dict(),
