@@ -1010,9 +1010,12 @@ def _merge(spans: list[Span], text: str) -> str:
 # invisible operators, a BOM, soft hyphens, and the bidi overrides and isolates of "Trojan Source".
 # Inside a token they hide it from every rule (ghp_\u200bAbc... is still a usable token once copied).
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
-# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Persian and Indic scripts; next
-# to an ASCII character they carry none, so only there are they dropped.
-_JOINER_AT_ASCII = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]+|[\u200c\u200d]+(?=[\x00-\x7f])")
+# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Arabic, Persian and Indic
+# scripts; next to a character of a script that never joins (Latin, Greek, Cyrillic, Han, kana,
+# Hangul, full-width forms) they carry none and can only hide a name (陈\u200d爱丽), so there
+# they are dropped.
+_NO_JOIN = "\x00-\u02ff\u0370-\u052f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_JOINER_UNNEEDED = re.compile(f"(?<=[{_NO_JOIN}])[\u200c\u200d]+|[\u200c\u200d]+(?=[{_NO_JOIN}])")
 
 
 def strip_invisible(text: str) -> str:
@@ -1022,7 +1025,7 @@ def strip_invisible(text: str) -> str:
     if _INVISIBLE.search(text):
         text = _INVISIBLE.sub("", text)
     if "\u200c" in text or "\u200d" in text:  # the look-behind pattern cannot skip ahead: only when needed
-        text = _JOINER_AT_ASCII.sub("", text)
+        text = _JOINER_UNNEEDED.sub("", text)
     return text
 
 
