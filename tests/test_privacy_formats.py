@@ -188,6 +188,14 @@ SECRETS = {
         "XaVmcRvAkZjmHe",
     ),
     "a password of lower-case letters only": ("the password is qzvkxwrtplmnbg", "qzvkxwrtplmnbg"),
+    "an openai project key of letters only": (
+        "OPENAI_KEY sk-proj-CsaMMHXCNqPXUEPFIXJqzYZZCsaMMHXCNqPXUEPFIXJqzYZZ",
+        "CsaMMHXCNqPXUEPFIXJqzYZZ",
+    ),
+    "a discord bot token whose parts repeat": (
+        "MTAyvvc74odwDHBfZdoS81X9.Gyvvc7.yvvc74odwDHBfZdoS81X9ORoyvvc74odwDHBfZ",
+        "odwDHBfZdoS81X9ORo",
+    ),
     "a discord bot token of letters only": (
         "MTAbfOABSyzlMPSDgPOPUIFm.GbfOAB.bfOABSyzlMPSDgPOPUIFmyFobfOABSyzlMPSDg",
         "bfOABSyzlMPSDgPOPUIFmyFobfOABSyzlMPSDg",

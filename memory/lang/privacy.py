@@ -167,8 +167,12 @@ def _r(kind: str, needle: str, pattern: str, **kw: object) -> Rule:
 
 
 def _has_digit_and_letter(value: str, m: re.Match[str]) -> bool:
-    """An `sk-` key body has digits and letters; `sk-learn-compatible-thing` does not."""
-    return any(c.isdigit() for c in value) and sum(c.isalpha() for c in value) > 3
+    """An `sk-` key body has digits and letters, or letters no one would write (see
+    _random_letters); `sk-learn-compatible-thing` has neither."""
+    body = value.removeprefix("proj-").removeprefix("svcacct-").removeprefix("admin-")
+    if any(c.isdigit() for c in value) and sum(c.isalpha() for c in value) > 3 or _random_letters(body):
+        return True
+    return len(body) >= 32 and body.isalpha() and not (body.islower() or body.isupper())  # no name is that long
 
 
 def _wrapped_github(value: str, m: re.Match[str]) -> bool:
@@ -182,8 +186,10 @@ def _bot_id(value: str, m: re.Match[str]) -> bool:
 
 
 def _discord_token(value: str, m: re.Match[str]) -> bool:
-    """Three generated parts, not three words joined by dots."""
-    return _word_share(value.replace(".", "")) < 0.4
+    """Three generated parts, not three words joined by dots: digits among both cases, or few words."""
+    body = value.replace(".", "")
+    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    return mixed and any(c.isdigit() for c in body) or _word_share(body) < 0.5
 
 
 def _credential(value: str, m: re.Match[str]) -> bool:
