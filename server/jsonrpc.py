@@ -9,16 +9,18 @@ each line is checked here, answered here when it is a malformed request, and han
 
 What is answered (JSON-RPC 2.0, MCP's framing of one message per line):
 - -32700 parse error: invalid UTF-8, invalid JSON, nesting deeper than the SDK's parser takes,
-  anything the SDK's own validation rejects while reading (e.g. a lone surrogate escape);
+  anything the SDK's own validation rejects while reading;
 - -32600 invalid request: "jsonrpc" other than "2.0", an id that is not a string or an integer,
-  a missing or non-string "method", each member of a batch (MCP has no batches since 2025-06-18);
+  a missing or non-string "method", each member of a batch (MCP has no batches since 2025-06-18),
+  an empty batch `[]` (once, id null);
 - -32602 invalid params: "params" present but not an object (a list is by-position params, which
   MCP does not use).
 The answer carries the request's id as written when it is a string or a number (a float too, so a
 client can match it), else null, as the spec says for an id that cannot be used.
 What is ignored, as the spec says: notifications (no id) that are malformed, and lines where no
 id can be read at all (garbage, a bare JSON value, an empty line). They are logged, never answered.
-Responses from the client (result or error, no method) go to the SDK as they are.
+Responses from the client (result or error, no method) go to the SDK as they are. A lone
+surrogate escape ("\\ud800", valid JSON that the SDK's parser rejects) is handed on as U+FFFD.
 
 Stdlib only; `validate` is the SDK's own message parser, passed in.
 """
@@ -56,6 +58,13 @@ def check(raw: bytes, validate: Callable[[str], Any] | None = None) -> tuple[str
         msg = json.loads(text)
     except (ValueError, RecursionError):
         return None, _answer(_scan_id(text), PARSE_ERROR, "invalid JSON")
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(msg):
+        # JSON allows "\ud800" alone; the SDK's parser does not, and would drop the request
+        # unanswered. The character cannot be written anywhere anyway: it becomes U+FFFD.
+        msg = _without_lone_surrogates(msg)
+        text = json.dumps(msg, ensure_ascii=False)
+    if msg == []:
+        return None, _answer(None, INVALID_REQUEST, "an empty batch is not a request; send one message per line")
     if isinstance(msg, list):
         found = [m["id"] for m in msg if isinstance(m, dict) and "id" in m]
         out = [
@@ -87,6 +96,30 @@ def check(raw: bytes, validate: Callable[[str], Any] | None = None) -> tuple[str
                 log.warning("ignored a notification the SDK cannot read")
             return None, _answer(rid, code, "invalid JSON" if code == PARSE_ERROR else "invalid request")
     return text, []
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads has joined every pair already
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
 
 
 def _unparsable(e: Exception) -> bool:

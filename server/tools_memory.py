@@ -66,6 +66,15 @@ def memory_update(
     reason: Annotated[
         str, Field(min_length=1, max_length=200, description=("Why it changed, kept with the old version"))
     ] = "update",
+    forget_old: Annotated[
+        bool,
+        Field(
+            description=(
+                "true = the old text is deleted for good, not kept as a version (a secret pasted by "
+                "mistake); edit mode only"
+            )
+        ),
+    ] = False,
 ) -> UpdateOut:
     """Change a memory that is partly wrong or out of date. Nothing is lost: the previous version
     stays in the memory's history (memory_history). Use memory_forget for memories that are
@@ -84,6 +93,7 @@ def memory_update(
             metadata=metadata,
             mode=mode,
             reason=reason,
+            forget_old=forget_old,
         )
     return UpdateOut(
         action=d["action"],

@@ -198,13 +198,13 @@ def rich_store(home: Path) -> None:
 def test_export_import_export_gives_the_same_digest(capsys, home, tmp_path):
     rich_store(home)
     first = tmp_path / "first.jsonl"
-    code, out, _ = run(capsys, "--json", "export", str(first), "--digest")
+    code, out, _ = run(capsys, "--json", "export", "--all-projects", str(first), "--digest")
     digest = json.loads(out)["sha256"]
     fresh = tmp_path / "fresh-home"
     code, out, _ = run(capsys, "--json", "--home", str(fresh), "import", str(first))
     assert json.loads(out)["imported"] == 6
     second = tmp_path / "second.jsonl"
-    code, out, _ = run(capsys, "--json", "--home", str(fresh), "export", str(second), "--digest")
+    code, out, _ = run(capsys, "--json", "--home", str(fresh), "export", "--all-projects", str(second), "--digest")
     assert json.loads(out)["sha256"] == digest
     a = [json.loads(line) for line in first.read_text().splitlines()]
     b = [json.loads(line) for line in second.read_text().splitlines()]

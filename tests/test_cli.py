@@ -602,6 +602,22 @@ def test_export_into_a_missing_folder_exits_2(capsys, tmp_path):
     assert code == 2 and "cannot write" in err
 
 
+def test_export_writes_this_projects_and_global_memories_and_all_projects_writes_every_one(
+    capsys, home, project, tmp_path
+):
+    with open_store(home) as s:
+        s.add(NewMemory("ours: the billing service uses Postgres", scope=str(project.resolve())))
+        s.add(NewMemory("everyone: dark mode", scope="global"))
+        s.add(NewMemory("theirs: another project's private note", scope=str(tmp_path / "other-project")))
+    mine, every = tmp_path / "mine.jsonl", tmp_path / "every.jsonl"
+    assert run(capsys, "export", str(mine))[0] == 0
+    assert {r["content"] for r in exported(mine)} == {"ours: the billing service uses Postgres", "everyone: dark mode"}
+    assert run(capsys, "export", "--all-projects", str(every))[0] == 0
+    assert len(exported(every)) == 3
+    code, out, _ = run(capsys, "export")  # stdout too
+    assert code == 0 and "theirs" not in out
+
+
 def test_import_reports_bad_lines_by_number_and_keeps_the_rest(capsys, tmp_path, project):
     src = tmp_path / "in.jsonl"
     src.write_text(

@@ -69,6 +69,27 @@ def test_update_supersede_keeps_the_old_memory_as_history(capsys):
     assert code == 2 and "--supersede needs --content" in err
 
 
+def _db_and_wal_bytes(home: Path) -> bytes:
+    db = config_mod.load(home=home).db_path
+    return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+def test_update_forget_old_leaves_the_old_text_in_neither_the_database_nor_its_wal(capsys, home):
+    # Text no redaction rule knows for a secret: only the edit can take it out.
+    leaked = "the vault combination is 31-17-42 bluefin marmalade"
+    mid = add(capsys, leaked)
+    kept = add(capsys, "the vault combination is 12-04-77 heron quince")
+    run_json(capsys, "update", str(kept), "--content", "the vault combination is in the safe")
+    assert b"heron quince" in _db_and_wal_bytes(home)  # a plain edit keeps the old text as a version
+
+    d = run_json(capsys, "update", str(mid), "--content", "the vault combination is kept offline", "--forget-old")
+    assert d["action"] == "edited"
+    assert b"bluefin marmalade" not in _db_and_wal_bytes(home)
+    assert run_json(capsys, "history", str(mid))["entries"][0]["versions"] == []
+    code, _, err = run(capsys, "update", str(mid), "--content", "x y z", "--supersede", "--forget-old")
+    assert code == 2 and "--forget-old" in err
+
+
 def test_pin_and_unpin(capsys):
     mid = add(capsys, "Always run the formatter before committing")
     assert run_json(capsys, "pin", str(mid))["pinned"] is True

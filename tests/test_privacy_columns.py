@@ -205,10 +205,14 @@ HOSTILE = {
     "a bidi override": ("abc\u202edef", "abcdef"),
     "a soft hyphen": ("de\u00adploy", "deploy"),
     "a BOM": ("\ufeffnote", "note"),
+    "a zero-width joiner between Han characters": ("陈\u200d爱丽", "陈爱丽"),
+    "a zero-width non-joiner inside a Latin word": ("pass\u200cword", "password"),
 }
 KEPT = [
     "family 👨\u200d👩\u200d👧 emoji",  # ZWJ between emoji joins them
     "می\u200cخواهم",  # Persian: ZWNJ between letters
+    "क्\u200dष",  # Devanagari: ZWJ asks for a half form
+    "👩\u200d💻 at work",  # woman technologist
     "עברית \u200fRTL mark",  # an RLM stays
     "tabs\tand\nnew lines",
     "中文：密码策略",

@@ -170,6 +170,36 @@ SECRETS = {
         "ember indigo goblet cobalt kettle",
     ),
     "an aliyun access key id": ("ALIBABA_CLOUD_ACCESS_KEY_ID=LTAI5tRuaKmIjt0Uxiocgzaj", "LTAI5tRuaKmIjt0Uxiocgzaj"),
+    # Generated values of letters only: the secret's name is all that tells them from a word.
+    "an aws secret key of letters only": (
+        "aws_secret_access_key = VYSxgitQDXtiJOkwhFroiTDMVYSxgitQDXtiJOkw",
+        "VYSxgitQDXtiJOkwhFroiTDMVYSxgitQDXtiJOkw",
+    ),
+    "a yaml password of letters only on the next line": (
+        "ledger-api:\n  db_password:\n    bfOABSyzlMPSDgPOPUIFmyFo\n",
+        "bfOABSyzlMPSDgPOPUIFmyFo",
+    ),
+    "an ini password of letters only on the next line": (
+        "[billing]\npassword =\n  XAvmcrvaKZJmheIItNyUdXrz\n",
+        "XAvmcrvaKZJmheIItNyUdXrz",
+    ),
+    "a password of letters only in a sentence": (
+        "the password for the admin panel is XaVmcRvAkZjmHe",
+        "XaVmcRvAkZjmHe",
+    ),
+    "a password of lower-case letters only": ("the password is qzvkxwrtplmnbg", "qzvkxwrtplmnbg"),
+    "an openai project key of letters only": (
+        "OPENAI_KEY sk-proj-CsaMMHXCNqPXUEPFIXJqzYZZCsaMMHXCNqPXUEPFIXJqzYZZ",
+        "CsaMMHXCNqPXUEPFIXJqzYZZ",
+    ),
+    "a discord bot token whose parts repeat": (
+        "MTAyvvc74odwDHBfZdoS81X9.Gyvvc7.yvvc74odwDHBfZdoS81X9ORoyvvc74odwDHBfZ",
+        "odwDHBfZdoS81X9ORo",
+    ),
+    "a discord bot token of letters only": (
+        "MTAbfOABSyzlMPSDgPOPUIFm.GbfOAB.bfOABSyzlMPSDgPOPUIFmyFobfOABSyzlMPSDg",
+        "bfOABSyzlMPSDgPOPUIFmyFobfOABSyzlMPSDg",
+    ),
 }
 
 # Text that looks like the formats above and holds no secret: kept exactly.
@@ -196,6 +226,12 @@ BENIGN = [
     "the password for the admin panel is in 1Password",
     "password for the wifi is on the fridge",
     "the passphrase is not what you think",
+    "the password is required",
+    "the password is incorrectly hashed by the legacy importer",
+    "token = AccessTokenProviderFactory",
+    "api_key = XMLHttpRequestHandler",
+    "password:\n    changeme",
+    "see Mozilla.Firefox.Developer.Edition for the build",
     "password is stored in the keychain and rotated every 90 days",
     'echo "$DOCKER_PASSWORD" | docker login -u ci --password-stdin',
     "CREATE USER 'app'@'%' IDENTIFIED BY '${APP_PASSWORD}';",
@@ -224,6 +260,22 @@ def test_the_secret_of_each_format_is_redacted_whole(text, secret):
 @pytest.mark.parametrize("text", BENIGN)
 def test_a_look_alike_without_a_secret_is_kept_exactly(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, rest",
+    [
+        ("API_TOKEN=ghp_R8f2kLq9Zx7m\\\nN3vB5cT1yW4hJ6gD0sAe2Pq4vzQ", "N3vB5cT1yW4hJ6gD0sAe2Pq4vzQ"),
+        ("DB_PASSWORD=Xk29fjQpLm\\\n  zzQaQpLm\\\n  thirdpart", "thirdpart"),
+    ],
+)
+def test_a_secret_continued_on_the_next_line_by_a_backslash_is_redacted_on_both(text, rest):
+    out = redact(text)
+    assert rest not in out and "zzQaQpLm" not in out and "R8f2kLq9Zx7m" not in out
+
+
+def test_a_backslash_after_a_space_ends_the_value_and_the_next_line_stays():
+    assert redact("DB_PASSWORD=Xk29fjQpLm \\\n  psql -h db") == "DB_PASSWORD=[REDACTED:password] \\\n  psql -h db"
 
 
 def test_a_password_redacted_whole_leaves_no_tail_after_an_ampersand():

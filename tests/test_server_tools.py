@@ -117,6 +117,18 @@ async def test_an_edit_keeps_the_old_version_and_supersede_keeps_the_old_memory(
     assert f"superseded by memory {sup['memory']['id']}; update that one" in stale
 
 
+async def test_an_edit_with_forget_old_keeps_no_version_and_leaves_no_trace_in_the_files(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content="the vault combination is 31-17-42 bluefin marmalade")
+        edited = await call(c, "memory_update", id=m["id"], content="the vault code is kept offline", forget_old=True)
+        refused = await error(c, "memory_update", id=m["id"], content="x y z", mode="supersede", forget_old=True)
+        db = config.db_path
+        files = b"".join(p.read_bytes() for p in (db, db.with_name(db.name + "-wal")) if p.exists())
+    assert edited["action"] == "edited" and edited["versions"] == 0
+    assert b"bluefin marmalade" not in files
+    assert "forget_old" in refused
+
+
 async def test_pinning_is_idempotent_and_unpinning_works(config):
     async with client(config) as c:
         m = await call(c, "memory_store", content="Always answer in British English")

@@ -275,15 +275,20 @@ class Memories:
         metadata: dict | None = None,
         mode: str = "edit",
         reason: str = "update",
+        forget_old: bool = False,
     ) -> dict[str, Any]:
         """Change a memory, losing nothing: {"action": edited|unchanged|superseded, "memory",
         "replaced", "versions"}.
 
         edit: in place, the previous version kept in its history (a wording fixed).
         supersede: the changed memory is stored as a new one and this one retired as history (the
-        fact itself changed); fields not given are carried over."""
+        fact itself changed); fields not given are carried over.
+        forget_old: an edit that keeps no version and deletes the earlier ones for good, the old
+        text wiped from the database file and its WAL (a pasted secret taken out)."""
         if mode not in ("edit", "supersede"):
             raise InvalidInput(f"mode must be 'edit' or 'supersede', got {mode!r}")
+        if forget_old and mode == "supersede":
+            raise InvalidInput("forget_old edits in place and keeps no history; use mode 'edit' with it")
         changes = {
             "content": content,
             "layer": layer,
@@ -326,7 +331,7 @@ class Memories:
                     "replaced": previous.to_dict(),
                     "versions": _version_count(store, new.id),
                 }
-            m, changed = versions.edit(store, memory_id, reason=reason, **changes)
+            m, changed = versions.edit(store, memory_id, reason=reason, keep_history=not forget_old, **changes)
             return {
                 "action": "edited" if changed else "unchanged",
                 "memory": m.to_dict(),
@@ -784,12 +789,13 @@ class Memories:
     # -- moving memories in and out ---------------------------------------------------------------
 
     def export_records(self) -> Iterator[dict[str, Any]]:
-        """Every memory of every scope, archived ones too, in id order, as export lines (a stream:
-        callers in this process only)."""
+        """Every memory this caller sees (this project's and the global ones; every scope for
+        `all_projects`), archived ones too, in id order, as export lines (a stream: callers in
+        this process only)."""
         import memory.app.transfer as transfer
 
         with self._serial() as store:
-            yield from transfer.export_records(store)
+            yield from transfer.export_records(store, scopes=self.readable)
 
     def export(self, path: str, *, digest: bool = False, progress: Any = None) -> dict[str, Any]:
         """Write the export to a file (never half-written): {"exported", "file"[, "sha256"]}."""
@@ -800,8 +806,8 @@ class Memories:
 
         target = Path(path).expanduser()
         with self._serial() as store:
-            n = transfer.write_export(store, target, progress)
-            extra = {"sha256": export_digest(transfer.export_records(store))[0]} if digest else {}
+            n = transfer.write_export(store, target, progress, scopes=self.readable)
+            extra = {"sha256": export_digest(transfer.export_records(store, scopes=self.readable))[0]} if digest else {}
         return {"exported": n, "file": str(target.resolve()), **extra}
 
     def import_lines(self, lines: Any, *, scope: str | None = None, progress: Any = None) -> dict[str, Any]:

@@ -87,12 +87,12 @@ def export_record(m: Memory, entities: list[list[str]]) -> dict[str, Any]:
     return d
 
 
-def export_records(store: Store, page: int = 500) -> Iterator[dict[str, Any]]:
-    """Every memory of every scope, archived ones too, in id order. The chunks the store cut
-    from a long memory are left out: an import cuts them again by the same rule."""
+def export_records(store: Store, page: int = 500, scopes: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Every memory of `scopes` (None: every scope), archived ones too, in id order. The chunks
+    the store cut from a long memory are left out: an import cuts them again by the same rule."""
     after: int | None = None
     while True:
-        memories = store.list(include_deleted=True, limit=page, after_id=after)
+        memories = store.list(include_deleted=True, limit=page, after_id=after, scopes=scopes)
         if not memories:
             return
         ids = [m.id for m in memories]
@@ -129,9 +129,11 @@ def _refuse_own_files(store: Store, path: Path) -> None:
         raise InvalidInput(f"{path} is a folder; give a file name, e.g. {path / 'maple-export.jsonl'}")
 
 
-def write_export(store: Store, path: Path, progress: Callable[[int], None] | None = None) -> int:
-    """Export to `path` through a private temporary file renamed into place (never half-written).
-    `progress(done)` is called every 500 memories."""
+def write_export(
+    store: Store, path: Path, progress: Callable[[int], None] | None = None, scopes: Sequence[str] | None = None
+) -> int:
+    """Export `scopes` (None: every scope) to `path` through a private temporary file renamed into
+    place (never half-written). `progress(done)` is called every 500 memories."""
     _refuse_own_files(store, path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".maple-export-")  # 0600: memories are private
@@ -140,7 +142,7 @@ def write_export(store: Store, path: Path, progress: Callable[[int], None] | Non
     n = 0
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for n, record in enumerate(export_records(store), 1):
+            for n, record in enumerate(export_records(store, scopes=scopes), 1):
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 if progress and n % 500 == 0:
                     progress(n)

@@ -295,7 +295,8 @@ def cmd_serve(ctx: Context) -> int:
 
 def cmd_export(ctx: Context) -> int:
     a = ctx.args
-    with ctx.app(all_projects=True) as app:  # an export is a backup of the whole store
+    # Another project's memories leave only when asked: an export is often handed on with its project.
+    with ctx.app(all_projects=a.all_projects) as app:
         if a.file == "-":  # stdout holds the export: the summary goes to stderr
             n = 0
             for record in app.export_records():
@@ -852,8 +853,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("doctor", "check the installation and the database; exit 1 if anything is wrong")
     p.add_argument("--no-model", action="store_true", help="skip loading the embedding model")
 
-    p = command("export", "write every memory (all scopes, archived too) as JSON lines")
+    p = command(
+        "export",
+        "write this project's and the global memories (archived too) as JSON lines; --all-projects: every project's",
+    )
     p.add_argument("file", nargs="?", default="-", help="output file (default '-': stdout)")
+    p.add_argument(
+        "--all-projects",
+        action="store_true",
+        help="export every project's memories, not only this project's and the global ones (`backup` copies the whole file)",
+    )
     p.add_argument(
         "--digest",
         action="store_true",

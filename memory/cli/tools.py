@@ -58,6 +58,11 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
         "--supersede", action="store_true", help="store the new content as a new memory and keep this one as history"
     )
     p.add_argument("--reason", default="update", help="why it changed (kept with the old version)")
+    p.add_argument(
+        "--forget-old",
+        action="store_true",
+        help="the old text is deleted for good, not kept as a version (a pasted secret); earlier backups still hold it",
+    )
     all_projects_flag(p)
 
     p = command("pin", "pin a memory (always surfaced first, never decays); --off unpins")
@@ -139,6 +144,8 @@ def cmd_update(ctx: Context) -> int:
     content = sys.stdin.read() if a.content == "-" else a.content
     if a.supersede and content is None:
         raise InvalidInput("--supersede needs --content (the new text)")
+    if a.supersede and a.forget_old:
+        raise InvalidInput("--forget-old edits in place and keeps no history; drop --supersede")
     with ctx.app(embedder=content is not None, all_projects=a.all_projects) as app:
         d = app.update(
             a.id,
@@ -151,6 +158,7 @@ def cmd_update(ctx: Context) -> int:
             scope="global" if a.global_scope else None,
             mode="supersede" if a.supersede else "edit",
             reason=a.reason,
+            forget_old=a.forget_old,
         )
     m = d["memory"]
     if d["action"] == "superseded":

@@ -107,7 +107,23 @@ def _code_like(value: str, after: str, literal: bool = False) -> bool:
 
 def _generated(value: str) -> bool:
     """Digits scattered among mixed-case letters (o2det4eEvtrZ...): no one names a variable so."""
-    return len(_DIGIT_RUN.findall(value)) >= 2 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+    mixed_case = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return len(_DIGIT_RUN.findall(value)) >= 2 and mixed_case or _random_letters(value)
+
+
+def _random_letters(value: str) -> bool:
+    """A generated value of letters only (QwXvbTrpLmZk...): its runs of letters do not read as words.
+
+    Only a secret's name tells it from a word, so the callers look at it after such a name; the
+    word test keeps names (AccessTokenProvider) and words (required, correcthorse) readable."""
+    if len(value) < 12 or not value.isascii() or not value.isalpha():
+        return False
+    if value.islower() or value.isupper():
+        return _word_share(value) < 0.34
+    # Mixed case: a name's capitals start its words (XMLHttpRequest: 3 switches in 13 pairs); a
+    # generated value changes case every other letter or so.
+    switches = sum(a.isupper() != b.isupper() for a, b in zip(value, value[1:]))
+    return switches >= 0.3 * (len(value) - 1)
 
 
 _DIGIT_RUN = re.compile(r"(?<=[A-Za-z])\d+(?=[A-Za-z])")
@@ -121,7 +137,7 @@ def _strong(value: str) -> bool:
     has_digit = any(c.isdigit() for c in value)
     has_symbol = any(c in "!@#$%^&*+=/~?|<>" for c in value)
     mixed = bool(_CAMEL_HUMP.search(value[1:])) and not _IDENTIFIER.match(value)
-    return has_alpha and (has_digit or has_symbol or mixed) or len(value) >= 24
+    return has_alpha and (has_digit or has_symbol or mixed) or len(value) >= 24 or _random_letters(value)
 
 
 def _prose(value: str) -> bool:
@@ -151,8 +167,12 @@ def _r(kind: str, needle: str, pattern: str, **kw: object) -> Rule:
 
 
 def _has_digit_and_letter(value: str, m: re.Match[str]) -> bool:
-    """An `sk-` key body has digits and letters; `sk-learn-compatible-thing` does not."""
-    return any(c.isdigit() for c in value) and sum(c.isalpha() for c in value) > 3
+    """An `sk-` key body has digits and letters, or letters no one would write (see
+    _random_letters); `sk-learn-compatible-thing` has neither."""
+    body = value.removeprefix("proj-").removeprefix("svcacct-").removeprefix("admin-")
+    if any(c.isdigit() for c in value) and sum(c.isalpha() for c in value) > 3 or _random_letters(body):
+        return True
+    return len(body) >= 32 and body.isalpha() and not (body.islower() or body.isupper())  # no name is that long
 
 
 def _wrapped_github(value: str, m: re.Match[str]) -> bool:
@@ -163,6 +183,13 @@ def _wrapped_github(value: str, m: re.Match[str]) -> bool:
 
 def _bot_id(value: str, m: re.Match[str]) -> bool:
     return value.index(":") >= 6
+
+
+def _discord_token(value: str, m: re.Match[str]) -> bool:
+    """Three generated parts, not three words joined by dots: digits among both cases, or few words."""
+    body = value.replace(".", "")
+    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    return mixed and any(c.isdigit() for c in body) or _word_share(body) < 0.5
 
 
 def _credential(value: str, m: re.Match[str]) -> bool:
@@ -310,6 +337,14 @@ _KNOWN: list[Rule] = [
     _r("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", boundary=True),
     _r(
         "slack-webhook", "hooks.slack.com/", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_\-]{16,})"
+    ),
+    # Discord bot tokens: the user id in base64 (M, N or O first), a 6-character timestamp, an HMAC.
+    # The dots split it for the long-token scan, and it may hold no digit at all.
+    _r(
+        "discord-token",
+        ".",
+        r"(?<![\w\-.])[MNO][A-Za-z0-9_\-]{22,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![\w\-])",
+        check=_discord_token,
     ),
     _r("discord-webhook", ".com/api/webhooks/", r"\.com/api/webhooks/(\d+/[A-Za-z0-9_\-]{30,})"),
     # Feishu / Lark custom bots: the hook URL's last segment is the whole credential.
@@ -639,7 +674,7 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
         spaced = text[m.start("op") - 1 : m.start("op")].isspace() or quoted_key
         env_style = (op == "=" and not spaced) or name.isupper() or _CJK.search(word) is not None
         if not env_style:  # `password: ...` and `token = ...` may be prose, code or YAML: be surer
-            if op != ":" and _IDENTIFIER.match(value):
+            if op != ":" and _IDENTIFIER.match(value) and not _random_letters(value):
                 return None  # `username, password = auth`: a variable in code
             at_eol = _EOL_TAIL.match(text, after) is not None
             if not ((at_eol and len(value) >= 4 and not value.isdigit()) or _strong(value)):
@@ -981,9 +1016,12 @@ def _merge(spans: list[Span], text: str) -> str:
 # invisible operators, a BOM, soft hyphens, and the bidi overrides and isolates of "Trojan Source".
 # Inside a token they hide it from every rule (ghp_\u200bAbc... is still a usable token once copied).
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
-# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Persian and Indic scripts; next
-# to an ASCII character they carry none, so only there are they dropped.
-_JOINER_AT_ASCII = re.compile("(?<=[\x00-\x7f])[\u200c\u200d]+|[\u200c\u200d]+(?=[\x00-\x7f])")
+# ZWJ and ZWNJ carry meaning between emoji (family sequences) and in Arabic, Persian and Indic
+# scripts; next to a character of a script that never joins (Latin, Greek, Cyrillic, Han, kana,
+# Hangul, full-width forms) they carry none and can only hide a name (陈\u200d爱丽), so there
+# they are dropped.
+_NO_JOIN = "\x00-\u02ff\u0370-\u052f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_JOINER_UNNEEDED = re.compile(f"(?<=[{_NO_JOIN}])[\u200c\u200d]+|[\u200c\u200d]+(?=[{_NO_JOIN}])")
 
 
 def strip_invisible(text: str) -> str:
@@ -993,7 +1031,7 @@ def strip_invisible(text: str) -> str:
     if _INVISIBLE.search(text):
         text = _INVISIBLE.sub("", text)
     if "\u200c" in text or "\u200d" in text:  # the look-behind pattern cannot skip ahead: only when needed
-        text = _JOINER_AT_ASCII.sub("", text)
+        text = _JOINER_UNNEEDED.sub("", text)
     return text
 
 
@@ -1057,7 +1095,25 @@ def redact(text: str, extra_patterns: Sequence[str] | None = None) -> str:
     for pattern in extra_patterns or ():
         spans += _rule_spans(Rule("custom", "", re.compile(pattern)), text, low, 1)
     spans += _public_blocks(_token_spans(text), text)
-    return _merge(spans, text) if spans else text
+    return _merge(_continued(spans, text), text) if spans else text
+
+
+# A backslash right after a value, then a line break: the shell joins the next line's first word
+# to the value (API_TOKEN=ghp_abc\<newline>def is one token), so that word is the secret's too.
+_CONTINUATION = re.compile(r"\\\r?\n[ \t]*(?P<more>[^\s\\\"'`]+)")
+
+
+def _continued(spans: list[Span], text: str) -> list[Span]:
+    """`spans` with the continuation lines of each secret that a backslash cut."""
+    more: list[Span] = []
+    for _start, end, kind, priority in spans:
+        while end < len(text) and (text[end] == "\\" or text[end - 1] == "\\"):
+            m = _CONTINUATION.match(text, end if text[end] == "\\" else end - 1)
+            if m is None or text[end - 1].isspace():
+                break
+            more.append((m.start("more"), m.end("more"), kind, priority))
+            end = m.end("more")
+    return spans + more
 
 
 _PUBLIC_BLOCK = re.compile(
