@@ -160,7 +160,10 @@ def test_over_a_real_stdio_pipe_every_malformed_request_is_answered_and_the_serv
             3, "tools/call", {"name": "memory_store", "arguments": {"content": "The pipe survived malformed input"}}
         )
         found = request(4, "tools/call", {"name": "memory_search", "arguments": {"query": "pipe survived"}})
-        after = send_and_collect(proc, [stored, found], until_id=4)
+        # One after the other: the SDK runs requests concurrently, so a search sent with the store
+        # can run before the store has finished.
+        send_and_collect(proc, [stored], until_id=3)
+        after = send_and_collect(proc, [found], until_id=4)
         hits = next(m for m in after if m.get("id") == 4)["result"]["structuredContent"]["results"]
         assert [h["content"] for h in hits] == ["The pipe survived malformed input"]
         assert proc.poll() is None
