@@ -443,8 +443,9 @@ def connect(url: str, *, busy_timeout_ms: int = 10_000) -> PgConnection:
     return conn
 
 
-class Transactions:
-    """`atomic()` for one PostgreSQL connection: BEGIN at the top level, savepoints inside.
+class Transactions(db.Transactions):
+    """`atomic()` for one PostgreSQL connection: BEGIN at the top level, savepoints inside (the
+    rollback, `_undo`, is SQLite's: the statements and the error classes are the same).
 
     `serial` (the default) takes a transaction-level advisory lock first, so writers run one at a
     time as they do on SQLite, and read-then-write code (duplicate checks) needs no other care.
@@ -477,18 +478,6 @@ class Transactions:
             except db.DatabaseError:
                 self._undo()
                 raise
-
-    def _undo(self) -> None:
-        if not self.conn.in_transaction:
-            return
-        try:
-            if self.depth == 0:
-                self.conn.execute("ROLLBACK")
-            else:
-                self.conn.execute(f"ROLLBACK TO sp{self.depth}")
-                self.conn.execute(f"RELEASE sp{self.depth}")
-        except db.DatabaseError:
-            pass
 
 
 # -- the keyword index -------------------------------------------------------------------------------
