@@ -309,3 +309,17 @@ def test_with_a_write_lock_held_elsewhere_prompt_hooks_exit_0_with_valid_output_
     assert answered.returncode == 0
     if answered.stdout.strip():
         assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("export", "-"), ("export", "{tmp}/out.jsonl"), ("list",), ("stats",), ("--json", "search", "staging")],
+    ids=lambda a: " ".join(a),
+)
+def test_every_reading_command_works_while_an_engine_runs(engine, tmp_path, args) -> None:
+    home, project = engine
+    done = cli(home, project, *(a.format(tmp=tmp_path) for a in args))
+    assert done.returncode == 0, done.stderr
+    written = (tmp_path / "out.jsonl").read_text() if "export" in args and args[-1] != "-" else done.stdout
+    if args[0] != "stats":
+        assert "6543" in written

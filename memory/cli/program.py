@@ -296,7 +296,8 @@ def cmd_serve(ctx: Context) -> int:
 def cmd_export(ctx: Context) -> int:
     a = ctx.args
     # Another project's memories leave only when asked: an export is often handed on with its project.
-    with ctx.app(all_projects=a.all_projects) as app:
+    # In this process: an export streams, and the engine answers one request with one reply.
+    with ctx.app(all_projects=a.all_projects, local=True) as app:
         if a.file == "-":  # stdout holds the export: the summary goes to stderr
             n = 0
             for record in app.export_records():
