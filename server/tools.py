@@ -60,6 +60,9 @@ class MemoryOut(BaseModel):
         default=None, description="For a superseded memory: the id of the one that replaced it (what holds now)"
     )
     metadata: dict[str, Any]
+    author: str | None = Field(
+        default=None, description="Who stored it: a user name, or on a team database the teammate's database role"
+    )
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> MemoryOut:

@@ -54,7 +54,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """MAPLE_HOME in a temporary folder (autouse: no test may touch ~/.maple), other overrides cleared."""
     path = tmp_path / "maple-home"
     monkeypatch.setenv("MAPLE_HOME", str(path))
-    for var in ("MAPLE_DB", "MAPLE_DATABASE_URL", "MAPLE_MODEL", "MAPLE_LOG_LEVEL", "CLAUDE_PROJECT_DIR"):
+    for var in ("MAPLE_DB", "MAPLE_DATABASE_URL", "MAPLE_MODEL", "MAPLE_LOG_LEVEL", "MAPLE_USER", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)
     # Prompt hooks run in subprocesses would each leave a keyword resident behind; the tests of
     # residents turn them back on.

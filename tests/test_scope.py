@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memory.errors import InvalidInput
-from memory.scope import project_scope, resolve
+from memory.scope import normalise_remote, project_scope, resolve, team_key
 from memory.store import GLOBAL
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -150,3 +150,51 @@ def test_a_submodule_checkout_is_its_own_project(repo, tmp_path):
     sub = repo / "vendor" / "lib"
     assert (sub / ".git").is_file()  # a submodule's .git is a file too
     assert project_scope(sub) == str(sub)
+
+
+# -- the team key: the project's name on every teammate's machine ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:acme/billing.git",
+        "https://github.com/acme/billing",
+        "ssh://git@github.com/acme/billing.git",
+        "https://ci-bot:ghp_s3cretToken@GitHub.com:443/acme/billing.git/",
+        "ssh://git@github.com:22/acme/billing",
+    ],
+)
+def test_every_spelling_of_one_remote_gives_one_team_key_without_credentials(repo, url):
+    git(repo, "remote", "add", "origin", url)
+    assert team_key(project_scope(repo)) == "github.com/acme/billing"
+
+
+def test_a_repository_without_an_origin_keeps_its_path_as_team_key(repo):
+    assert team_key(str(repo)) == str(repo)
+    git(repo, "remote", "add", "upstream", "git@github.com:acme/billing.git")  # only origin names it
+    assert team_key(str(repo)) == str(repo)
+
+
+def test_a_remote_on_this_machines_disk_keeps_the_path(repo):
+    git(repo, "remote", "add", "origin", "/srv/git/billing.git")
+    assert team_key(str(repo)) == str(repo)
+
+
+def test_a_linked_worktree_has_its_main_repositorys_team_key(repo, tmp_path):
+    git(repo, "remote", "add", "origin", "git@gitlab.example.com:team/sub/billing.git")
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(wt))
+    assert team_key(project_scope(wt)) == "gitlab.example.com/team/sub/billing"
+
+
+def test_a_team_key_and_global_map_to_themselves(tmp_path):
+    assert team_key("github.com/acme/billing") == "github.com/acme/billing"
+    assert team_key(GLOBAL) == GLOBAL
+    assert team_key(str(tmp_path)) == str(tmp_path)  # a folder outside git
+
+
+def test_normalise_remote_reads_scp_and_url_forms_alike():
+    assert normalise_remote("git@bitbucket.org:Acme/Billing.git") == "bitbucket.org/Acme/Billing"
+    assert normalise_remote("git://github.com/acme/billing") == "github.com/acme/billing"
+    assert normalise_remote("file:///srv/git/billing.git") == ""

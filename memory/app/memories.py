@@ -72,7 +72,7 @@ class Memories:
 
     def __init__(self, store: Store, project: str, *, all_projects: bool = False):
         self.store = store
-        self.project = project
+        self.project = store.project_key(project)  # a path here; on a team database, the repository's remote
         self.all_projects = all_projects
 
     # -- the rules ------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ EXPORT_ONLY = frozenset(
         "content_hash",
         "deleted_at",
         "superseded_by",
+        "author",  # who wrote it where it was exported; the importer is the author of the copy
     }
 )
 

@@ -218,6 +218,7 @@ def harvest_git(store: Any, repo: str, scope: str, *, since: str | None = None, 
     commit read, in one transaction (memory.extraction.harvest's rule for transcripts)."""
     from memory.extraction.ingest import ingest
 
+    scope = store.project_key(scope)  # the repository's remote on a team database
     key = f"git:{repo}"
     row = store.conn.execute("SELECT head FROM transcript_cursors WHERE path = ?", (key,)).fetchone()
     commits = read_log(repo, since_sha=row[0] if row else None, since=since)

@@ -119,6 +119,7 @@ def harvest_turns(
     same store. `llm`: True asks the configured LLM here, False leaves it out (`extract
     --no-llm`), a list is what it already answered for these turns (`harvest` asks before it
     takes the write lock)."""
+    scope = store.project_key(scope)  # a session's path names the project by its remote on a team database
     cands = extract(turns, scope=scope, known=store.config.known_entities)
     if isinstance(llm, list):
         cands += llm
@@ -134,6 +135,7 @@ def _llm_candidates(store: Store, turns: list[dict], scope: str) -> list[Candida
     from memory.extraction.llm import llm_extract
 
     c = store.config
+    scope = store.project_key(scope)
     try:
         provider = llm.provider_from_config(c)
         if provider is None:

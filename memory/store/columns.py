@@ -39,7 +39,10 @@ POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("memories", "layer"): (KEEP, "one of fact/experience/decision (a CHECK constraint)"),
     ("memories", "category"): LABEL,
     ("memories", "subject"): TEXT,
-    ("memories", "scope"): (KEEP, "'global' or a project's root path: reads match it exactly"),
+    ("memories", "scope"): (
+        KEEP,
+        "'global', a project's root path or its git remote (host/path): reads match it exactly",
+    ),
     ("memories", "moods"): LABELS,
     ("memories", "tags"): LABELS,
     ("memories", "source"): (KEEP, "one of manual/hook/import/... (a CHECK constraint)"),
@@ -47,6 +50,7 @@ POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("memories", "session_id"): (KEEP, "the host's session id (a UUID); reads match it exactly"),
     ("memories", "content_hash"): (KEEP, "sha256 hex of the cleaned content"),
     ("memories", "metadata"): JSON,
+    ("memories", "author"): (KEEP, "a user name (config `user`, the OS's) or a database role: policies match it"),
     ("meta", "key"): (KEEP, "names chosen by the code (embedding_model, llm_tokens:<date>, ...)"),
     ("meta", "value"): TEXT,  # model names, counters, small JSON; scrubbed like text, whatever comes later
     ("entities", "scope"): (KEEP, "as memories.scope"),
@@ -54,6 +58,7 @@ POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("entities", "norm"): LABEL,  # the name folded: scrubbed again in case a writer folded raw text
     ("entities", "kind"): TEXT,
     ("entities", "metadata"): JSON,
+    ("entities", "author"): (KEEP, "PostgreSQL only: the role that made a global entity, as memories.author"),
     ("entity_aliases", "alias"): LABEL,
     ("entity_aliases", "norm"): LABEL,
     ("relations", "type"): LABEL,

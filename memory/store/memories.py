@@ -26,6 +26,7 @@ from memory.config import Config
 from memory.embed import Embedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
 from memory.lang import emotion, mentions, text
+from memory.scope import team_key
 from memory.store.records import (
     LAYERS,
     MAX_TAG_CHARS,
@@ -89,6 +90,7 @@ CHUNK_FIELDS = (
     "valid_from",
     "valid_to",
     "deleted_at",
+    "author",
 )
 
 
@@ -176,6 +178,10 @@ class Store:
             schema.migrate(conn, store.tx)  # type: ignore[arg-type]
             store._load_vector_meta()
             store._check_embedder()
+            if store.vector_dim is None and embedder is not None and embedder.dim:
+                # The first opener (the owner, see the README) makes the vector table: a teammate's
+                # role may not create tables.
+                store._ensure_vector_table(embedder.dim, embedder.name)
         except db.DatabaseError as e:
             conn.close()
             raise StoreUnavailable(f"database {pg.safe_url(url)}: {e}") from e
@@ -186,6 +192,12 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+    def project_key(self, project: str) -> str:
+        """`project` (a scope from memory.scope.project_scope: a path) as this store names it: the
+        path on a local file, the repository's remote on a team database, where a path would mean
+        another project on each machine (memory.scope.team_key)."""
+        return team_key(project) if self.backend == "postgresql" else project
 
     def defer_checkpoints(self, pages: int = 10_000) -> None:
         """Let this connection's commits grow the WAL to `pages` (40 MB) before one of them copies
@@ -471,6 +483,7 @@ class Store:
             "chunk_index": it.chunk_index,
             "content_hash": content_hash(content),
             "metadata": metadata_json,
+            "author": self.config.author,  # on PostgreSQL the database sets its login role instead
         }
 
     def update(self, memory_id: int, *, reason: str = "update", keep_history: bool = True, **changes: Any) -> Memory:
@@ -522,6 +535,7 @@ class Store:
                 merged.update(valence=0.0, intensity=0.0, moods=[])
         row = self._prepare(NewMemory(**merged), read_emotion=reread, names=names)
         row.pop("created_at")
+        row.pop("author")  # an edit keeps who wrote the memory
         row["updated_at"] = self.clock()
         if "superseded_by" in changes:
             row["superseded_by"] = changes["superseded_by"]

@@ -19,7 +19,10 @@ What cannot be shared is named and lives here, one function per difference:
 - transactions: one at a time per database for writes, as SQLite's BEGIN IMMEDIATE gives (a
   transaction-level advisory lock), except where a statement takes row locks itself (the job queue
   claims with FOR UPDATE SKIP LOCKED);
-- the schema version: a database whose schema is newer than this MAPLE is refused.
+- the schema version: a database whose schema is newer than this MAPLE is refused;
+- who sees what (`enable_row_security`, schema migration 010): each teammate connects as a role
+  of their own; the database records that role as each memory's author and lets a role see every
+  project memory but only its own global ones, and the same for every table that holds their text.
 
 Only this module imports psycopg and pgvector, and only when a `postgresql://` database is set.
 """
@@ -634,6 +637,92 @@ def keyword_hits(
     ]
 
 
+# -- who sees what -----------------------------------------------------------------------------------
+
+# Every table MAPLE makes, and what a teammate's role may do with it. `migrations` is read-only:
+# the owner (the role that created the schema) runs migrations; teammates have no CREATE on the schema.
+TEAM_TABLES = (
+    "meta", "memories", "memory_fts", "entities", "entity_aliases", "relations", "memory_entities",
+    "access_log", "jobs", "decision_outcomes", "transcript_cursors", "memory_versions", "injections",
+    "entity_vectors", "purges",
+)  # fmt: skip
+TEAM_GRANT = "SELECT, INSERT, UPDATE, DELETE"
+# A global memory (or entity) is visible to its author only; a project one to everyone.
+PERSONAL = "scope <> 'global' OR author = current_user"
+# Tables whose rows belong to one memory or entity: visible when that row is (the subquery is itself
+# filtered by the memories/entities policy, so hidden rows stay hidden here too).
+_MEMORY_ROW = "EXISTS (SELECT 1 FROM memories m WHERE m.id = {})"
+_ENTITY_ROW = "EXISTS (SELECT 1 FROM entities e WHERE e.id = {})"
+DEPENDENT_POLICIES = {
+    "memory_fts": _MEMORY_ROW.format("rowid"),
+    "memory_versions": _MEMORY_ROW.format("memory_id"),
+    "memory_entities": _MEMORY_ROW.format("memory_id"),
+    "access_log": _MEMORY_ROW.format("memory_id"),
+    "injections": _MEMORY_ROW.format("memory_id"),
+    "decision_outcomes": _MEMORY_ROW.format("memory_id"),
+    "entity_aliases": _ENTITY_ROW.format("entity_id"),
+    "entity_vectors": _ENTITY_ROW.format("entity_id"),
+    "relations": f"{_ENTITY_ROW.format('src')} AND {_ENTITY_ROW.format('dst')}",
+}
+# memory_vec carries its memory's scope: only global rows pay for the lookup.
+VECTOR_POLICY = f"scope <> 'global' OR {_MEMORY_ROW.format('memory_vec.rowid')}"
+
+
+def _protect(conn: PgConnection, table: str, using: str) -> None:
+    """Row-level security on `table` for everyone, its owner included (FORCE): only superusers and
+    BYPASSRLS roles (an administrator's, never a teammate's) see past `using`."""
+    conn.execute(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+    conn.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
+    conn.execute(f"DROP POLICY IF EXISTS maple_team ON {table}")
+    conn.execute(f"CREATE POLICY maple_team ON {table} USING ({using}) WITH CHECK ({using})")
+
+
+def enable_row_security(conn: PgConnection) -> None:
+    """Schema migration 010 on PostgreSQL: authors set by the database, policies, grants.
+
+    - `memories.author` and `entities.author` are the login role (current_user), set by a trigger
+      on insert and kept on update whatever the client sends: a role cannot write a global memory
+      as someone else, nor take over another's by editing it. Rows written before (the preview)
+      get the role that runs this migration.
+    - Two users' global entities may share a name: the unique key of entities includes the author
+      for global ones (else the second insert would collide with a row it cannot see).
+    - Every team table is granted to PUBLIC (the database's CONNECT privilege is the team list,
+      see the README); `migrations` only for reading.
+    """
+    run = [
+        "CREATE OR REPLACE FUNCTION maple_author() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF TG_OP = 'INSERT' THEN NEW.author := current_user; ELSE NEW.author := OLD.author; END IF; "
+        "RETURN NEW; END $$",
+        "ALTER TABLE memories ALTER COLUMN author SET DEFAULT current_user",
+        "ALTER TABLE entities ADD COLUMN author TEXT DEFAULT current_user",
+        "UPDATE memories SET author = current_user WHERE author IS NULL",
+        "UPDATE entities SET author = current_user WHERE author IS NULL",
+        "CREATE TRIGGER memories_author BEFORE INSERT OR UPDATE ON memories FOR EACH ROW EXECUTE FUNCTION maple_author()",
+        "CREATE TRIGGER entities_author BEFORE INSERT OR UPDATE ON entities FOR EACH ROW EXECUTE FUNCTION maple_author()",
+        "ALTER TABLE entities DROP CONSTRAINT IF EXISTS entities_scope_norm_key",
+        "CREATE UNIQUE INDEX entities_scope_norm_author ON entities "
+        "(scope, norm, (CASE WHEN scope = 'global' THEN author ELSE '' END))",
+        "CREATE INDEX memories_global_author ON memories (author) WHERE scope = 'global'",
+    ]
+    for sql in run:
+        conn.execute(sql)
+    _protect(conn, "memories", PERSONAL)
+    _protect(conn, "entities", PERSONAL)
+    for table, using in DEPENDENT_POLICIES.items():
+        _protect(conn, table, using)
+    if conn.execute("SELECT to_regclass('memory_vec') IS NOT NULL").fetchone()[0]:
+        protect_vectors(conn)
+    for table in TEAM_TABLES:
+        conn.execute(f"GRANT {TEAM_GRANT} ON {table} TO PUBLIC")
+    conn.execute("GRANT SELECT ON migrations TO PUBLIC")
+
+
+def protect_vectors(conn: PgConnection) -> None:
+    """memory_vec's policy and grant (it is made on the first vector, after the migrations)."""
+    _protect(conn, "memory_vec", VECTOR_POLICY)
+    conn.execute(f"GRANT {TEAM_GRANT} ON memory_vec TO PUBLIC")
+
+
 # -- the vector index --------------------------------------------------------------------------------
 
 
@@ -646,6 +735,8 @@ def create_vector_table(conn: PgConnection, dim: int) -> None:
     )
     conn.execute("CREATE INDEX IF NOT EXISTS memory_vec_hnsw ON memory_vec USING hnsw (embedding vector_cosine_ops)")
     conn.execute("CREATE INDEX IF NOT EXISTS memory_vec_scope ON memory_vec (scope)")
+    if conn.execute("SELECT 1 FROM migrations WHERE name = '010_row_security'").fetchone():
+        protect_vectors(conn)
 
 
 def _vector(vec: Any) -> Any:

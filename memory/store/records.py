@@ -33,7 +33,7 @@ MEMORY_COLUMNS = (
     "id, content, layer, category, subject, scope, importance, confidence, valence, intensity, "
     "moods, tags, pinned, source, source_ref, session_id, occurred_at, created_at, updated_at, "
     "last_activated_at, activation_count, valid_from, valid_to, superseded_by, parent_id, "
-    "chunk_index, content_hash, deleted_at, metadata"
+    "chunk_index, content_hash, deleted_at, metadata, author"
 )
 
 
@@ -98,6 +98,7 @@ class Memory:
     content_hash: str
     deleted_at: float | None
     metadata: dict
+    author: str | None = None  # who wrote it (schema migration 009); None: written before authors were kept
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Memory:

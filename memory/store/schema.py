@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import sqlean as sqlite
 
+import memory.store.pg as pg
 from memory.store.db import Connection, Transactions
 
 
@@ -286,6 +287,21 @@ def _m008_memory_id_high(conn: Connection) -> None:
     )
 
 
+def _m009_memory_authors(conn: Connection) -> None:
+    # Who wrote each memory: the configured `user` (else the OS user) on SQLite, the login role on
+    # PostgreSQL (memory.store.pg.enable_row_security sets it in the database, whatever the client
+    # sends). NULL for a memory written before this release.
+    conn.execute("ALTER TABLE memories ADD COLUMN author TEXT")
+
+
+def _m010_row_security(conn: Connection) -> None:
+    # A team database keeps each user's global memories personal by row-level security
+    # (memory.store.pg.enable_row_security). A local SQLite file has one user: nothing to do.
+    if getattr(conn, "backend", "sqlite") != "postgresql":
+        return
+    pg.enable_row_security(conn)  # type: ignore[arg-type]
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
@@ -295,14 +311,22 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("006_fts_secure_delete", _m006_fts_secure_delete),
     ("007_delivery_prompts", _m007_delivery_prompts),
     ("008_memory_id_high", _m008_memory_id_high),
+    ("009_memory_authors", _m009_memory_authors),
+    ("010_row_security", _m010_row_security),
 ]
 
 
 def migrate(conn: Connection, tx: Transactions) -> list[str]:
     """Bring the schema up to date; return the names of the migrations applied."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-    )
+    # A teammate's role on a team database may not create tables (only the owner migrates), and
+    # PostgreSQL checks that right even for CREATE TABLE IF NOT EXISTS on a table that exists.
+    if (
+        getattr(conn, "backend", "sqlite") != "postgresql"
+        or not conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]
+    ):
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+        )
     applied = []
     for number, (name, step) in enumerate(MIGRATIONS, 1):
         if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():

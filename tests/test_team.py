@@ -1,0 +1,238 @@
+"""A team on one PostgreSQL database: what teammates share (project memories, under the
+repository's remote) and what they do not (global memories, kept personal by row-level security
+in the database, tested as two real roles through the application API and through plain SQL)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pg_support import PgRole
+
+from memory import config as config_mod
+from memory.app.memories import Memories
+from memory.embed import HashEmbedder
+from memory.errors import NotFound
+from memory.store import Store
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+ALICE_SECRET = "Alice sees her therapist Dr Quinnfeather every Tuesday evening"
+ALICE_PROJECT = "The staging database of billing listens on port 6543"
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull},
+    )
+
+
+def admin(url: str, sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def rows_as(role: PgRole, sql: str) -> list[tuple]:
+    """What `role` reads with plain SQL, as a teammate with psql would."""
+    import psycopg
+
+    with psycopg.connect(role.url, autocommit=True) as conn:
+        return conn.execute(sql).fetchall()
+
+
+@dataclass
+class Machine:
+    """One teammate's computer: a MAPLE home of its own whose config names their role's URL."""
+
+    role: PgRole
+    store: Store
+
+    def app(self, project: str) -> Memories:
+        return Memories(self.store, project)
+
+
+@pytest.fixture
+def team(pg_url: str, pg_role: Callable[[str], PgRole], tmp_path: Path) -> Iterator[Callable[[str], Machine]]:
+    """`team("alice")` is Alice's machine. The schema's owner is a role of its own that may create
+    in the schema (the README's admin steps); it opens the database first, as the README says."""
+    owner = pg_role("owner")
+    admin(pg_url, f"GRANT CREATE ON SCHEMA public TO {owner.name}")
+    opened: list[Store] = []
+
+    def machine(name: str, role: PgRole | None = None, **settings: object) -> Machine:
+        role = role or pg_role(name)
+        home = tmp_path / f"home-{name}"
+        home.mkdir()
+        (home / "config.json").write_text(json.dumps({"database": role.url, **settings}), encoding="utf-8")
+        store = Store.open(config_mod.load(home=home), HashEmbedder(64))
+        opened.append(store)
+        return Machine(role, store)
+
+    machine("owner", owner)
+    yield machine
+    for s in opened:
+        s.close()
+
+
+PROJECT = "/srv/billing"  # not a repository here: its scope is the path on every backend
+
+
+def test_a_global_memory_is_seen_only_by_its_author_through_every_reading_path(team):
+    alice, bob = team("alice"), team("bob")
+    mine = alice.app(PROJECT).add(ALICE_SECRET, scope="global", subject="Dr Quinnfeather")["memory"]
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    alice.app(PROJECT).update(mine["id"], content=ALICE_SECRET + " at six")  # a version row too
+
+    a, b = alice.app(PROJECT), bob.app(PROJECT)
+    assert [r["id"] for r in a.search("Quinnfeather therapist")["results"]] == [mine["id"]]
+    assert b.search("Quinnfeather therapist")["results"] == []
+    assert [r["id"] for r in b.search("staging database port")["results"]] == [shared["id"]]
+    assert b.get([mine["id"]])["missing"] == [mine["id"]]
+    assert [m["id"] for m in b.list(limit=100)["memories"]] == [shared["id"]]
+    assert [m["id"] for m in Memories(bob.store, PROJECT, all_projects=True).list(limit=100)["memories"]] == [
+        shared["id"]
+    ]
+    assert "Quinnfeather" not in json.dumps(list(b.export_records()))
+    name = next(n["name"] for n in a.graph()["nodes"] if "Quinnfeather" in n["name"])
+    assert a.entity(name)["memories"]
+    with pytest.raises(NotFound):
+        b.graph(name)
+    with pytest.raises(NotFound):
+        b.entity(name)
+
+
+def test_plain_sql_as_another_role_reads_no_row_of_a_personal_memory(team):
+    alice, bob = team("alice"), team("bob")
+    mine = alice.app(PROJECT).add(ALICE_SECRET, scope="global", subject="Dr Quinnfeather")["memory"]
+    alice.app(PROJECT).update(mine["id"], content=ALICE_SECRET + " at six")
+    alice.app(PROJECT).shown("session-1", [mine["id"]], prompt="when is my therapy")
+    mid = mine["id"]
+    checks = {
+        "memories": f"SELECT count(*) FROM memories WHERE id = {mid} OR scope = 'global'",
+        "memory_fts": f"SELECT count(*) FROM memory_fts WHERE rowid = {mid}",
+        "memory_vec": f"SELECT count(*) FROM memory_vec WHERE rowid = {mid} OR scope = 'global'",
+        "memory_versions": f"SELECT count(*) FROM memory_versions WHERE memory_id = {mid}",
+        "memory_entities": f"SELECT count(*) FROM memory_entities WHERE memory_id = {mid}",
+        "access_log": f"SELECT count(*) FROM access_log WHERE memory_id = {mid}",
+        "injections": f"SELECT count(*) FROM injections WHERE memory_id = {mid}",
+        "entities": "SELECT count(*) FROM entities WHERE scope = 'global'",
+        "entity_aliases": "SELECT count(*) FROM entity_aliases a JOIN entities e ON e.id = a.entity_id",
+    }
+    seen_by_alice = {t: rows_as(alice.role, sql)[0][0] for t, sql in checks.items()}
+    seen_by_bob = {t: rows_as(bob.role, sql)[0][0] for t, sql in checks.items()}
+    assert all(seen_by_alice[t] > 0 for t in ("memories", "memory_fts", "memory_vec", "memory_versions", "entities"))
+    assert seen_by_bob == dict.fromkeys(checks, 0)
+
+
+def test_the_author_is_the_database_role_whatever_the_client_claims(team):
+    alice = team("alice", user="mallory")  # a configured name cannot impersonate on a team database
+    got = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    assert got["author"] == alice.role.name
+    assert alice.app(PROJECT).get([got["id"]])["memories"][0]["author"] == alice.role.name
+    assert [r["author"] for r in alice.app(PROJECT).export_records()] == [alice.role.name]
+
+
+def test_a_role_cannot_write_as_another_nor_take_over_a_memory(team):
+    import psycopg
+
+    alice, bob = team("alice"), team("bob")
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    with psycopg.connect(bob.role.url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO memories (content, scope, content_hash, created_at, updated_at, author) "
+            f"VALUES ('planted text for alice', 'global', 'x', 0, 0, '{alice.role.name}')"
+        )
+        conn.execute(f"UPDATE memories SET author = '{bob.role.name}' WHERE id = {shared['id']}")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(f"UPDATE memories SET scope = 'global' WHERE id = {shared['id']}")
+        for sql in ("ALTER TABLE memories DISABLE ROW LEVEL SECURITY", "DROP POLICY maple_team ON memories"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)
+    assert rows_as(bob.role, "SELECT author FROM memories WHERE content = 'planted text for alice'") == [
+        (bob.role.name,)
+    ]
+    assert alice.app(PROJECT).get([shared["id"]])["memories"][0]["author"] == alice.role.name
+    assert "planted" not in json.dumps(alice.app(PROJECT).list(limit=100))
+
+
+def test_two_users_keep_global_memories_naming_the_same_entity(team):
+    alice, bob = team("alice"), team("bob")
+    a = alice.app(PROJECT).add("Dr Quinnfeather prescribed Alice a new inhaler", scope="global")["memory"]
+    b = bob.app(PROJECT).add("Dr Quinnfeather moved Bob's check-up to May", scope="global")["memory"]
+    assert a["id"] != b["id"]
+    name = next(n["name"] for n in alice.app(PROJECT).graph()["nodes"] if "Quinnfeather" in n["name"])
+    alice_entity = alice.app(PROJECT).entity(name)
+    bob_entity = bob.app(PROJECT).entity(name)
+    assert alice_entity["entity"]["id"] != bob_entity["entity"]["id"]
+    assert "inhaler" not in json.dumps(bob_entity) and "check-up" not in json.dumps(alice_entity)
+
+
+@needs_git
+def test_clones_at_different_paths_share_project_memories_by_their_remote(team, tmp_path):
+    alice, bob = team("alice"), team("bob")
+    clones = []
+    for name, url in (
+        ("alice-clone", "git@github.com:acme/billing.git"),
+        ("bob-clone", "https://bob:ghp_token123@github.com/acme/billing"),
+    ):
+        top = tmp_path / name
+        top.mkdir()
+        git(top, "init", "-q")
+        git(top, "remote", "add", "origin", url)
+        clones.append(str(top.resolve()))
+    stored = alice.app(clones[0]).add(ALICE_PROJECT)["memory"]
+    assert stored["scope"] == "github.com/acme/billing"  # no path, no credentials
+    assert [r["id"] for r in bob.app(clones[1]).search("staging database port")["results"]] == [stored["id"]]
+
+
+@needs_git
+def test_a_local_sqlite_store_keeps_path_scopes_so_no_memory_vanishes(config, tmp_path):
+    top = tmp_path / "repo"
+    top.mkdir()
+    git(top, "init", "-q")
+    project = str(top.resolve())
+    with Store.open(config, HashEmbedder(64)) as store:
+        before = Memories(store, project).add(ALICE_PROJECT)["memory"]
+    git(top, "remote", "add", "origin", "git@github.com:acme/billing.git")  # a remote arrives later
+    with Store.open(config, HashEmbedder(64)) as store:
+        app = Memories(store, project)
+        assert before["scope"] == project and app.project == project
+        assert [r["id"] for r in app.search("staging database port")["results"]] == [before["id"]]
+        assert app.get([before["id"]])["memories"][0]["author"] == config.author
+
+
+def test_four_machines_writing_and_searching_at_once_lose_nothing_and_leak_nothing(pg_url, pg_role, team, tmp_path):
+    import threading
+
+    import team_load
+
+    machines = []
+    for i in range(4):
+        role = pg_role(f"m{i}")
+        machines.append((i, role.name, role.url, tmp_path / f"machine{i}"))
+    results: list = [None] * 4
+
+    def run(i: int, role: str, url: str, home: Path) -> None:
+        results[i] = team_load.run_machine(i, role, url, home, writes=50)
+
+    threads = [threading.Thread(target=run, args=m) for m in machines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    verdict = team_load.check(pg_url, machines, results)
+    assert (verdict.lost, verdict.leaks, verdict.unseen_shared, verdict.errors) == (0, 0, 0, 0)
+    assert verdict.stored == 4 * 50
+    assert all(r.own_found > 0 for r in results)  # the searches that found no leak do find personal memories
