@@ -113,7 +113,7 @@ def check(admin_url: str, machines: list[tuple[int, str, str, Path]], results: l
     leaks = sum(len(r.leaks) for r in results)
     shared = {i for r in results for i in r.shared}
     unseen = 0
-    for (machine, _role, url, home), r in zip(machines, results):
+    for machine, _role, url, home in machines:
         with Store.open(config_mod.load(home=home, env={}), None) as store:
             app = Memories(store, PROJECT, all_projects=True)
             seen: list[dict[str, Any]] = []
