@@ -236,3 +236,13 @@ def test_four_machines_writing_and_searching_at_once_lose_nothing_and_leak_nothi
     assert (verdict.lost, verdict.leaks, verdict.unseen_shared, verdict.errors) == (0, 0, 0, 0)
     assert verdict.stored == 4 * 50
     assert all(r.own_found > 0 for r in results)  # the searches that found no leak do find personal memories
+
+
+def test_a_teammate_opening_a_database_the_owner_has_not_migrated_is_told_to_ask_the_owner(pg_role, tmp_path):
+    from memory.errors import StoreUnavailable
+
+    home = tmp_path / "home-carol"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps({"database": pg_role("carol").url}), encoding="utf-8")
+    with pytest.raises(StoreUnavailable, match="001_initial.*admin to open it once with this MAPLE as that role"):
+        Store.open(config_mod.load(home=home), HashEmbedder(64))

@@ -717,6 +717,17 @@ def enable_row_security(conn: PgConnection) -> None:
     conn.execute("GRANT SELECT ON migrations TO PUBLIC")
 
 
+def require_owner(conn: PgConnection, migration: str) -> None:
+    """Before a schema migration: teammates' roles may not create tables (nor may they own one,
+    which would let them switch its policy off), so only the schema's owner migrates."""
+    if not conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
+        raise StoreUnavailable(
+            f"database {safe_url(conn.url)} needs schema migration {migration}, which only the role that owns "
+            "MAPLE's tables may run; ask the team database's admin to open it once with this MAPLE as that role "
+            "(e.g. `MAPLE_DATABASE_URL=postgresql://maple_owner@… maple-memory stats`), then try again"
+        )
+
+
 def protect_vectors(conn: PgConnection) -> None:
     """memory_vec's policy and grant (it is made on the first vector, after the migrations)."""
     _protect(conn, "memory_vec", VECTOR_POLICY)

@@ -318,12 +318,12 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
 
 def migrate(conn: Connection, tx: Transactions) -> list[str]:
     """Bring the schema up to date; return the names of the migrations applied."""
-    # A teammate's role on a team database may not create tables (only the owner migrates), and
-    # PostgreSQL checks that right even for CREATE TABLE IF NOT EXISTS on a table that exists.
-    if (
-        getattr(conn, "backend", "sqlite") != "postgresql"
-        or not conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]
-    ):
+    team = getattr(conn, "backend", "sqlite") == "postgresql"
+    # On a team database only the owner of MAPLE's tables migrates (pg.require_owner): PostgreSQL
+    # checks the right to create even for CREATE TABLE IF NOT EXISTS on a table that exists.
+    if not team or not conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]:
+        if team:
+            pg.require_owner(conn, "001_initial")  # type: ignore[arg-type]
         conn.execute(
             "CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
         )
@@ -331,6 +331,8 @@ def migrate(conn: Connection, tx: Transactions) -> list[str]:
     for number, (name, step) in enumerate(MIGRATIONS, 1):
         if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():
             continue
+        if team:
+            pg.require_owner(conn, name)  # type: ignore[arg-type]
         with tx.atomic():
             # Another process may have applied it while we waited for the write lock.
             if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():
