@@ -246,3 +246,19 @@ def test_a_teammate_opening_a_database_the_owner_has_not_migrated_is_told_to_ask
     (home / "config.json").write_text(json.dumps({"database": pg_role("carol").url}), encoding="utf-8")
     with pytest.raises(StoreUnavailable, match="001_initial.*admin to open it once with this MAPLE as that role"):
         Store.open(config_mod.load(home=home), HashEmbedder(64))
+
+
+def test_a_teammate_is_told_when_the_owner_has_not_made_the_vector_table(pg_url, pg_role, tmp_path):
+    from memory.errors import StoreUnavailable
+
+    owner = pg_role("owner")
+    admin(pg_url, f"GRANT CREATE ON SCHEMA public TO {owner.name}")
+    homes = {}
+    for name, role in (("owner", owner), ("dave", pg_role("dave"))):
+        homes[name] = tmp_path / f"home-{name}"
+        homes[name].mkdir()
+        (homes[name] / "config.json").write_text(json.dumps({"database": role.url}), encoding="utf-8")
+    Store.open(config_mod.load(home=homes["owner"]), None).close()  # no model: tables, no vector table
+    with Store.open(config_mod.load(home=homes["dave"]), HashEmbedder(64)) as store:
+        with pytest.raises(StoreUnavailable, match="no vector table yet.*open it once as that role"):
+            Memories(store, PROJECT).add(ALICE_PROJECT)

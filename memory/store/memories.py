@@ -178,9 +178,9 @@ class Store:
             schema.migrate(conn, store.tx)  # type: ignore[arg-type]
             store._load_vector_meta()
             store._check_embedder()
-            if store.vector_dim is None and embedder is not None and embedder.dim:
-                # The first opener (the owner, see the README) makes the vector table: a teammate's
-                # role may not create tables.
+            if store.vector_dim is None and embedder is not None and embedder.dim and pg.may_create(conn):
+                # The owner's first open with the model makes the vector table (see the README): a
+                # teammate's role may not create tables, so it cannot wait for the first vector.
                 store._ensure_vector_table(embedder.dim, embedder.name)
         except db.DatabaseError as e:
             conn.close()

@@ -717,10 +717,15 @@ def enable_row_security(conn: PgConnection) -> None:
     conn.execute("GRANT SELECT ON migrations TO PUBLIC")
 
 
+def may_create(conn: PgConnection) -> bool:
+    """Whether this role may create tables here: the owner's, not a teammate's (see the README)."""
+    return bool(conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0])
+
+
 def require_owner(conn: PgConnection, migration: str) -> None:
     """Before a schema migration: teammates' roles may not create tables (nor may they own one,
     which would let them switch its policy off), so only the schema's owner migrates."""
-    if not conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
+    if not may_create(conn):
         raise StoreUnavailable(
             f"database {safe_url(conn.url)} needs schema migration {migration}, which only the role that owns "
             "MAPLE's tables may run; ask the team database's admin to open it once with this MAPLE as that role "
@@ -740,6 +745,12 @@ def protect_vectors(conn: PgConnection) -> None:
 def create_vector_table(conn: PgConnection, dim: int) -> None:
     """memory_vec with an HNSW index on cosine distance (pgvector `vector`: the float32 values
     SQLite's vec0 holds, so cosines agree across backends)."""
+    if not conn.execute("SELECT to_regclass('memory_vec') IS NOT NULL").fetchone()[0] and not may_create(conn):
+        raise StoreUnavailable(
+            f"database {safe_url(conn.url)} has no vector table yet and only the owner of MAPLE's tables may make "
+            "it; ask the admin to open it once as that role with the team's embedding model "
+            "(e.g. `maple-memory search setup`)"
+        )
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS memory_vec (rowid BIGINT PRIMARY KEY, scope TEXT NOT NULL, "
         f"embedding vector({int(dim)}) NOT NULL)"
