@@ -527,11 +527,14 @@ def _in_window(
 def _rows(store: Store, ids: Sequence[int], where: str, args: list) -> dict[int, tuple | None]:
     """The ranking fields of these memories; None for those the filters exclude."""
     out: dict[int, tuple | None] = dict.fromkeys(ids)
+    # The start of each text tells its language, needed only where fusion looks at it (`_apart`).
+    multilingual = getattr(store.embedder, "name", "") in MULTILINGUAL
+    sample = f"substr(m.content, 1, {LANGUAGE_SAMPLE})" if multilingual else "''"
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         for row in store.conn.execute(
             f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
-            f"m.confidence, m.moods, m.valence, m.scope, substr(m.content, 1, {LANGUAGE_SAMPLE}) FROM memories m "
+            f"m.confidence, m.moods, m.valence, m.scope, {sample} FROM memories m "
             f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {_by_rowid(where)}",
             (*chunk, *args),
         ):
