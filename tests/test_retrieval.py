@@ -220,23 +220,6 @@ def test_an_english_memory_answering_a_chinese_question_is_not_punished_for_shar
     assert plain[answer].channels["vector"] == pytest.approx(w["vector"])
 
 
-def test_the_nearest_memory_in_the_other_language_is_shown_second_when_keyword_hits_outrank_it(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
-    concepts = {**CONCEPTS, "region": ("eu-west", "region")}
-    s = open_store(tmp_path, MultilingualEmbedder(concepts))
-    add(s, "数据库每晚备份到对象存储", occurred_at=T0 - 2 * DAY)
-    for n, note in enumerate(("凌晨的报表在哪里看", "凌晨发版在哪里申请", "凌晨的告警在哪里")):
-        add(s, note, occurred_at=T0 - (n + 3) * DAY)  # share words with the question, not its meaning
-    for n in range(10):  # unrelated notes, so that the shared words are rare ones
-        add(s, f"第{n}周的周会在周三下午", occurred_at=T0 - (n + 10) * DAY)
-    english = add(s, "The Postgres primary runs in the eu-west region", occurred_at=T0 - 9 * DAY)
-    q = "凌晨的数据库备份在哪里"
-    assert ids(search(s, q))[1] == english
-    monkeypatch.setattr(retrieval, "LANGUAGE_SLOTS", ())
-    assert ids(search(s, q)).index(english) > 1
-
-
 class MultilingualEmbedder(ConceptEmbedder):
     """ConceptEmbedder under the name of a model whose vectors match across languages."""
 

