@@ -176,6 +176,7 @@ class Store:
         try:
             pg.prepare(conn, url, known=len(schema.MIGRATIONS))
             schema.migrate(conn, store.tx)  # type: ignore[arg-type]
+            pg.upgrade(conn, store.tx)  # type: ignore[arg-type]
             store._load_vector_meta()
             store._check_embedder()
             if store.vector_dim is None and embedder is not None and embedder.dim and pg.may_create(conn):
