@@ -693,8 +693,10 @@ def _keyword_totals(conn: PgConnection) -> None:
         "INSERT INTO memory_fts_totals (rows, length) SELECT count(*), coalesce(sum(length), 0) FROM memory_fts "
         "ON CONFLICT (one) DO UPDATE SET rows = excluded.rows, length = excluded.length"
     )
+    # SECURITY DEFINER: a teammate's write keeps the totals without a right to change them itself.
     conn.execute(
-        "CREATE OR REPLACE FUNCTION maple_fts_totals() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "CREATE OR REPLACE FUNCTION maple_fts_totals() RETURNS trigger LANGUAGE plpgsql "
+        "SECURITY DEFINER SET search_path FROM CURRENT AS $$ BEGIN "
         "IF TG_OP IN ('INSERT', 'UPDATE') THEN UPDATE memory_fts_totals SET "
         "rows = rows + (SELECT count(*) FROM added), length = length + (SELECT coalesce(sum(length), 0) FROM added); "
         "END IF; "
@@ -712,6 +714,7 @@ def _keyword_totals(conn: PgConnection) -> None:
             f"CREATE OR REPLACE TRIGGER memory_fts_totals_{event.lower()} AFTER {event} ON memory_fts "
             f"REFERENCING {tables} FOR EACH STATEMENT EXECUTE FUNCTION maple_fts_totals()"
         )
+    conn.execute("GRANT SELECT ON memory_fts_totals TO PUBLIC")  # every teammate's search reads them
 
 
 # PostgreSQL's additions to the shared schema (memory.store.schema), in order, recorded in meta as
@@ -726,6 +729,7 @@ def upgrade(conn: PgConnection, tx: Transactions) -> list[str]:
     row = conn.execute(sql).fetchone()
     if row is not None and int(row[0]) >= len(PG_STEPS):
         return []
+    require_owner(conn, f"pg_{PG_STEPS[int(row[0]) if row else 0][0]}")  # as the shared migrations
     applied = []
     with tx.atomic():
         row = conn.execute(sql).fetchone()  # another process may have applied them while we waited
