@@ -202,3 +202,16 @@ def test_the_mood_channel_finds_memories_on_postgresql(tmp_path: Path, pg_url: s
         team.add(NewMemory("The CI runner dropped the cache again", moods=["frustration"], intensity=0.8))
         found = ranking.search(team, ranking.make_query("when was I really happy at work", ["global"]), record=False)
         assert found[0].memory.id == joyful.id and found[0].channels["mood"] > 0
+
+
+def test_a_teammate_keeps_the_keyword_totals_but_leaves_pending_schema_steps_to_the_owner(
+    tmp_path: Path, pg_url: str, pg_role
+) -> None:
+    with open_team(tmp_path, pg_url, "owner") as owner:  # the superuser here: it made the tables
+        bob = pg_role("bob")
+        with open_team(tmp_path, bob.url, "bob") as team:
+            team.add(NewMemory("bob's note: the billing queue drains at midnight"))
+        assert _totals_are_exact(owner)
+        owner.conn.execute("UPDATE meta SET value = '0' WHERE key = 'pg_schema'")
+    with pytest.raises(StoreUnavailable, match="only the role that owns"):
+        open_team(tmp_path, bob.url, "bob-again")
