@@ -215,3 +215,15 @@ def test_a_teammate_keeps_the_keyword_totals_but_leaves_pending_schema_steps_to_
         owner.conn.execute("UPDATE meta SET value = '0' WHERE key = 'pg_schema'")
     with pytest.raises(StoreUnavailable, match="only the role that owns"):
         open_team(tmp_path, bob.url, "bob-again")
+
+
+def test_a_long_memory_edited_on_postgresql_is_cut_again_and_found_by_its_new_words(
+    tmp_path: Path, pg_url: str
+) -> None:
+    para = "The deploy pipeline builds the image, pushes it to the registry and rolls the canary first. "
+    with open_team(tmp_path, pg_url) as team:
+        long = team.add(NewMemory(para * 30))
+        edited = team.update(long.id, content=para * 20 + "Afterwards the quokka dashboard shows the rollout. " * 10)
+        assert edited.content.endswith("rollout.")
+        assert _totals_are_exact(team)
+        assert pg.keyword_hits(team.conn, ['"quokka"'], "TRUE", (), 10)
