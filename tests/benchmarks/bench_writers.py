@@ -46,10 +46,14 @@ def write(home: str, database: str, writer: int, writes: int, start: float, out:
     from memory.embed import HashEmbedder
     from memory.store import NewMemory, Store
 
-    store = Store.open(
-        config_mod.load(home=Path(home) / f"machine{writer}", env={}, database=database), HashEmbedder(64)
-    )
     times, errors = [], []
+    try:
+        store = Store.open(
+            config_mod.load(home=Path(home) / f"machine{writer}", env={}, database=database), HashEmbedder(64)
+        )
+    except Exception as e:  # reported, never a parent waiting for a writer that died
+        out.put((writer, [], [f"open: {type(e).__name__}: {e}"] * writes))
+        return
     while time.time() < start:  # all writers begin together
         time.sleep(0.001)
     for i in range(writes):
@@ -68,6 +72,8 @@ def run(backend: str, database: str, home: str, writers: int, writes: int) -> No
     from memory import config as config_mod
     from memory.store import Store
 
+    # The schema first, as an admin would: writers that all find an empty database race to create it.
+    Store.open(config_mod.load(home=Path(home) / "admin", env={}, database=database), None).close()
     ctx = multiprocessing.get_context("spawn")  # fresh processes, as separate machines
     out = ctx.Queue()
     start = time.time() + 3.0  # time for the processes to import and open their stores
@@ -87,7 +93,7 @@ def run(backend: str, database: str, home: str, writers: int, writes: int) -> No
     want_shared = [shared(k) for k in range((writes + SHARED_EVERY - 1) // SHARED_EVERY)]
     lost = sum(t not in stored for t in want_own) + sum(t not in stored for t in want_shared)
     dupes = sum(stored.get(t, 0) - 1 for t in want_shared if stored.get(t, 0) > 1)
-    times = sorted(t * 1000 for _, ts, _ in got for t in ts[1:])  # the first opens indexes, loads the embedder
+    times = sorted(t * 1000 for _, ts, _ in got for t in ts[1:]) or [0.0]  # the first opens indexes, loads the embedder
     errors = [e for _, _, es in got for e in es]
     print(
         f"  {backend:<10} {writers} x {writes}: {len(rows)} stored (want {len(want_own) + len(want_shared)}), "
