@@ -138,3 +138,92 @@ def test_workers_on_many_connections_claim_each_job_once(tmp_path: Path, pg_url:
     assert every == list(range(60))
     for s in stores:
         s.close()
+
+
+# -- what BM25 reads, kept by the database ----------------------------------------------------------
+
+
+def _totals_are_exact(team: Store) -> bool:
+    kept = team.conn.execute("SELECT rows, length FROM memory_fts_totals").fetchone()
+    counted = team.conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM memory_fts").fetchone()
+    return tuple(kept) == tuple(counted)
+
+
+def test_keyword_totals_and_token_counts_follow_adds_edits_and_purges(tmp_path: Path, pg_url: str) -> None:
+    with open_team(tmp_path, pg_url) as team:
+        ids = [
+            m.id for m in team.add_many([NewMemory(f"deploy {i} runs deploy checks on host {i}") for i in range(20)])
+        ]
+        team.add(NewMemory("a single note about grafana"))
+        team.update(ids[0], content="grafana grafana grafana dashboards")
+        team.purge(ids[1:4])
+        assert _totals_are_exact(team)
+        tfs = team.conn.execute("SELECT tfs FROM memory_fts WHERE rowid = ?", (ids[0],)).fetchone()[0]
+        assert tfs == {"grafana": 3, "dashboard": 1}  # FTS5's porter stems, each token's count
+        assert [i for i, _ in pg.keyword_hits(team.conn, ['"grafana"'], "TRUE", (), 10)][0] == ids[0]
+
+
+def test_a_team_database_made_before_the_keyword_totals_gets_them_on_open(tmp_path: Path, pg_url: str) -> None:
+    with open_team(tmp_path, pg_url) as team:
+        team.add_many([NewMemory(f"the {w} service restarts nightly") for w in ("billing", "search", "billing api")])
+        # As the first PostgreSQL release left it: no tfs column, no totals, no record of either.
+        team.conn.execute("DROP FUNCTION maple_fts_totals() CASCADE")
+        team.conn.execute("DROP TABLE memory_fts_totals")
+        team.conn.execute("ALTER TABLE memory_fts DROP COLUMN tfs")
+        team.conn.execute("DELETE FROM meta WHERE key = 'pg_schema'")
+    with open_team(tmp_path, pg_url, "later") as team:
+        assert team.conn.execute("SELECT value FROM meta WHERE key = 'pg_schema'").fetchone()[0] == str(
+            len(pg.PG_STEPS)
+        )
+        assert _totals_are_exact(team)
+        team.add(NewMemory("billing moved to the new cluster"))
+        assert _totals_are_exact(team)
+        assert len(pg.keyword_hits(team.conn, ['"billing"'], "TRUE", (), 10)) == 3
+
+
+def test_a_search_on_postgresql_takes_a_handful_of_round_trips(tmp_path: Path, pg_url: str) -> None:
+    from memory.retrieval import ranking
+
+    with open_team(tmp_path, pg_url) as team:
+        team.add_many([NewMemory(f"note {i}: the staging database listens on port 6543") for i in range(40)])
+        q = ranking.make_query("which port does the staging database use", ["global"])
+        ranking.search(team, q, record=False)  # session settings are made once, on the first search
+        before = team.conn.statements
+        assert ranking.search(team, q, record=False)
+        # count, keywords, rows, vectors, cosines, neighbours, results, chunks: not one per candidate
+        assert team.conn.statements - before <= 12
+
+
+def test_the_mood_channel_finds_memories_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    from memory.retrieval import ranking
+
+    with open_team(tmp_path, pg_url) as team:
+        joyful = team.add(NewMemory("The release went out without a single rollback", moods=["joy"], intensity=0.7))
+        team.add(NewMemory("The CI runner dropped the cache again", moods=["frustration"], intensity=0.8))
+        found = ranking.search(team, ranking.make_query("when was I really happy at work", ["global"]), record=False)
+        assert found[0].memory.id == joyful.id and found[0].channels["mood"] > 0
+
+
+def test_a_teammate_keeps_the_keyword_totals_but_leaves_pending_schema_steps_to_the_owner(
+    tmp_path: Path, pg_url: str, pg_role
+) -> None:
+    with open_team(tmp_path, pg_url, "owner") as owner:  # the superuser here: it made the tables
+        bob = pg_role("bob")
+        with open_team(tmp_path, bob.url, "bob") as team:
+            team.add(NewMemory("bob's note: the billing queue drains at midnight"))
+        assert _totals_are_exact(owner)
+        owner.conn.execute("UPDATE meta SET value = '0' WHERE key = 'pg_schema'")
+    with pytest.raises(StoreUnavailable, match="only the role that owns"):
+        open_team(tmp_path, bob.url, "bob-again")
+
+
+def test_a_long_memory_edited_on_postgresql_is_cut_again_and_found_by_its_new_words(
+    tmp_path: Path, pg_url: str
+) -> None:
+    para = "The deploy pipeline builds the image, pushes it to the registry and rolls the canary first. "
+    with open_team(tmp_path, pg_url) as team:
+        long = team.add(NewMemory(para * 30))
+        edited = team.update(long.id, content=para * 20 + "Afterwards the quokka dashboard shows the rollout. " * 10)
+        assert edited.content.endswith("rollout.")
+        assert _totals_are_exact(team)
+        assert pg.keyword_hits(team.conn, ['"quokka"'], "TRUE", (), 10)

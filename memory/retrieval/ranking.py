@@ -498,8 +498,9 @@ def _one_hop(store: Store, entity_ids: list[int], now: float) -> list[int]:
 def _by_mood(store: Store, moods: list[str], where: str, args: list, pool: int) -> list[tuple[int, float]]:
     mm = ",".join("?" * len(moods))
     return store.conn.execute(
-        f"SELECT DISTINCT m.id, 1.0 FROM memories m, json_each(m.moods) j WHERE j.value IN ({mm}) AND {where} "
-        f"ORDER BY m.intensity DESC, m.id DESC LIMIT ?",
+        # EXISTS, not DISTINCT over a join: PostgreSQL orders a DISTINCT only by what it selects
+        f"SELECT m.id, 1.0 FROM memories m WHERE EXISTS (SELECT 1 FROM json_each(m.moods) j WHERE j.value IN ({mm})) "
+        f"AND {where} ORDER BY m.intensity DESC, m.id DESC LIMIT ?",
         (*moods, *args, pool),
     ).fetchall()
 
@@ -865,17 +866,21 @@ def _neighbours(
 def _crowded_hours(store: Store, cands: Sequence[_Cand]) -> set[tuple[str, float]]:
     """(scope, occurred_at) of these memories without a session whose hour around them holds
     more than NEARBY_MAX others without one: a bulk store, whose neighbours mean nothing."""
-    out = set()
-    for key in {(c.scope, c.occurred_at) for c in cands if c.occurred_at is not None and c.parent_id is None}:
-        scope, at = key
-        n = store.conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope = ? AND occurred_at >= ? AND occurred_at <= ? "
-            "AND session_id IS NULL AND parent_id IS NULL LIMIT ?)",
-            (scope, at - NEARBY_SECONDS, at + NEARBY_SECONDS, NEARBY_MAX + 2),
-        ).fetchone()[0]
-        if n > NEARBY_MAX + 1:  # itself and NEARBY_MAX others
-            out.add(key)
-    return out
+    keys = list(
+        dict.fromkeys((c.scope, c.occurred_at) for c in cands if c.occurred_at is not None and c.parent_id is None)
+    )
+    if not keys:
+        return set()
+    # One statement for all of them (30 statements cost 11 ms on PostgreSQL, one round trip each).
+    part = (
+        "SELECT ?, (SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope = ? AND occurred_at >= ? "
+        "AND occurred_at <= ? AND session_id IS NULL AND parent_id IS NULL LIMIT ?) AS w)"
+    )
+    args: list[Any] = []
+    for n, (scope, at) in enumerate(keys):
+        args += [n, scope, at - NEARBY_SECONDS, at + NEARBY_SECONDS, NEARBY_MAX + 2]
+    counts = store.conn.execute(" UNION ALL ".join([part] * len(keys)), args).fetchall()
+    return {keys[n] for n, count in counts if count > NEARBY_MAX + 1}  # itself and NEARBY_MAX others
 
 
 def _context(

@@ -153,13 +153,12 @@ def warm(store: Store, vectors: bool = True) -> None:
 
     from memory.store.textindex import TextIndex
 
-    if store.backend != "sqlite":  # PostgreSQL ranks in the database (memory.store.pg)
-        return
-
     # A search embeds its query on a second thread while this one runs the other channels; they
     # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
     # interval each hand-over can wait that long (search p50 30 ms at 100k; 1 ms: 26 ms).
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
+    if store.backend != "sqlite":  # PostgreSQL ranks in the database (memory.store.pg)
+        return
     # Decided once: a store that gets its first vector meanwhile builds the vector index on its
     # first vector search instead (vector_index).
     vectors = vectors and store.has_vectors and bool(store.vector_dim)

