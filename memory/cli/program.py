@@ -847,6 +847,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memory.cli.maintenance import add_commands  # maintain, backup, reindex
 
     add_commands(command)
+    import memory.cli.migrate as migrate_cli  # migrate --to postgresql://...
+
+    migrate_cli.add_commands(command)
     import memory.cli.tools as cli_tools  # update, pin, history, entity, relate, neighbors, path, decide, ...
 
     cli_tools.add_commands(command)
@@ -1080,6 +1083,15 @@ def _maintenance_command(ctx: Context) -> int:
 
 
 COMMANDS.update({name: _maintenance_command for name in ("maintain", "backup", "reindex")})
+
+
+def _migrate_command(ctx: Context) -> int:
+    import memory.cli.migrate as migrate_cli
+
+    return migrate_cli.cmd_migrate(ctx)
+
+
+COMMANDS["migrate"] = _migrate_command
 
 
 def _tool_command(ctx: Context) -> int:
