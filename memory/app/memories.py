@@ -721,7 +721,10 @@ class Memories:
         process asked (it converts an old file to incremental vacuum only while it is small)."""
         from memory.maintenance import agent
 
-        own = Store.open(self.store.config, self.store.embedder, path=self.store.path, clock=self.store.clock)
+        # The same database again: the file by its path, the team database by the configured URL
+        # (its `path` is only a name for messages; opened as a file it made an empty SQLite store).
+        path = None if self.store.backend == "postgresql" else self.store.path
+        own = Store.open(self.store.config, self.store.embedder, path=path, clock=self.store.clock)
         try:
             # Long memories stored before chunking (or edited outside the store) get their chunks.
             chunked = own.ensure_chunks(dry_run=dry_run)
