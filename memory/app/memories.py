@@ -754,6 +754,10 @@ class Memories:
         from memory.store import backup
 
         with self._serial() as store:
+            if store.backend == "postgresql":  # a copy of the team database as a local SQLite file
+                import memory.app.transfer as transfer
+
+                return transfer.backup_team(store, progress=progress).to_dict()
             return backup.backup(store, progress=progress).to_dict()
 
     def restore_backup(self, path: str, *, dry_run: bool = False) -> dict[str, Any]:

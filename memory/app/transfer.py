@@ -462,10 +462,11 @@ class CopiedVectors:
         keys = list(ids)
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
-            for mid, blob in self.source.conn.execute(
+            for mid, vec in self.source.conn.execute(
                 f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk
             ):
-                found.setdefault(ids[mid], from_blob(blob))
+                # SQLite's vec0 gives bytes, pgvector a Vector
+                found.setdefault(ids[mid], vec.to_numpy().tolist() if hasattr(vec, "to_numpy") else from_blob(vec))
         return found
 
     def embed(self, texts: Sequence[str]) -> list[Any]:
@@ -584,3 +585,38 @@ def migrate(source: Store, target: Store, progress: Callable[[int, int], None] |
         report.vectors_copied, report.vectors_computed = target.embedder.copied, target.embedder.computed
     report.seconds = round(time.monotonic() - started, 2)
     return report
+
+
+def backup_team(store: Store, progress: Callable[[int, int], None] | None = None) -> Any:
+    """A team database's memories (every one this user can read) as a MAPLE SQLite file in
+    <home>/backups, beside the local backups: one snapshot (a REPEATABLE READ transaction), with
+    vectors, versions and outcomes, checked like a local backup. `migrate --from FILE --to URL`
+    brings it back into a database; `--home`/MAPLE_DB opens it as a store of its own."""
+    import dataclasses
+
+    from memory import embed
+    from memory.store import backup
+
+    cfg = store.config
+    folder = backup.backup_dir(cfg)
+    target = backup.reserve_backup_file(folder, store.clock())
+    try:
+        copy = Store.open(dataclasses.replace(cfg, database=str(target)), None, path=target)
+        try:
+            if store.vector_model:
+                model = dataclasses.replace(cfg, embedding_model=store.vector_model)
+                copy.embedder = CopiedVectors(store, lambda: embed.from_config(model))
+            store.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")  # one snapshot of it all
+            try:
+                migrate(store, copy, progress)
+            finally:
+                store.conn.execute("COMMIT")
+            copy.conn.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+        finally:
+            copy.close()
+        backup.verify_backup(target)
+    except BaseException:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{target}{suffix}").unlink(missing_ok=True)
+        raise
+    return backup.BackupResult(target, target.stat().st_size, backup.prune_backups(cfg, folder, cfg.backup_keep))
