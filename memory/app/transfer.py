@@ -257,6 +257,8 @@ class Importer:
     wait for one batch (BATCH lines) at most.
     """
 
+    batch = BATCH
+
     def __init__(self, store: Store):
         self.store = store
         self.report = ImportReport()
@@ -291,7 +293,7 @@ class Importer:
             # as a re-run finds it, or add_many would fold it into the archived one (still live then).
             self.flush()
         self.pending.append(line)
-        if len(self.pending) >= BATCH:
+        if len(self.pending) >= self.batch:
             self.flush()
 
     def _cut(self, parent_id: int) -> bool:
@@ -357,9 +359,12 @@ class Importer:
             else:
                 self.report.duplicates += 1
             self._mapped(line, m.id)
+        alike: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}  # one statement per set of fields
         for mid, kept in finished:
-            sets = ", ".join(f"{k} = ?" for k in kept)
-            self.store.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*kept.values(), mid))
+            alike.setdefault(tuple(kept), []).append((*kept.values(), mid))
+        for keys, rows in alike.items():
+            sets = ", ".join(f"{k} = ?" for k in keys)
+            self.store.conn.executemany(f"UPDATE memories SET {sets} WHERE id = ?", rows)
 
     def _link(self) -> None:
         """Set each `superseded_by` whose target is stored by now (a plain link: no version row,
@@ -506,7 +511,10 @@ class MigrateReport:
 class Migration(Importer):
     """An import of the source store's own export lines that also carries what an export does
     not: each new memory's earlier versions and decision outcomes (in the same transaction as
-    the memory, so a killed run leaves both or neither)."""
+    the memory, so a killed run leaves both or neither). Smaller batches than an import: a team
+    database's writers take turns (an advisory lock), and teammates wait for one batch at most."""
+
+    batch = 64
 
     def __init__(self, store: Store, source: Store):
         super().__init__(store)
