@@ -157,3 +157,14 @@ def test_a_drain_that_finds_the_team_database_away_writes_the_harvest_as_soon_as
     assert wait_for(lambda: harvested(team_memories(pg_url, tmp_path))), log(home)
     assert wait_for(lambda: not list(home.glob("harvest-spool.jsonl*")))
     assert hook("drain", None, home, "--wait").returncode == 0  # nothing left running
+
+
+def test_on_a_team_database_no_process_counts_on_the_engine_which_serves_only_a_local_file(
+    home: Path, pg_url: str
+) -> None:
+    from memory.app import client
+
+    use(home, pg_url)
+    team = config_mod.load(home=home, env={"MAPLE_HOOK_RESIDENT_MINUTES": "30"})
+    local = config_mod.load(home=home, env={"MAPLE_HOOK_RESIDENT_MINUTES": "30", "MAPLE_DB": str(home / "m.db")})
+    assert client.engine_enabled(local) and not client.engine_enabled(team)
