@@ -168,3 +168,40 @@ def test_on_a_team_database_no_process_counts_on_the_engine_which_serves_only_a_
     team = config_mod.load(home=home, env={"MAPLE_HOOK_RESIDENT_MINUTES": "30"})
     local = config_mod.load(home=home, env={"MAPLE_HOOK_RESIDENT_MINUTES": "30", "MAPLE_DB": str(home / "m.db")})
     assert client.engine_enabled(local) and not client.engine_enabled(team)
+
+
+@pytest.fixture(scope="module")
+def own_server() -> Iterator[Any]:
+    """A private PostgreSQL of this module's own, to stop and start again (the session's is shared)."""
+    import pg_support
+
+    try:
+        server = pg_support.start()
+    except pg_support.PgUnavailable as exc:
+        pytest.skip(str(exc))
+    yield server
+    server.stop()
+
+
+def test_while_postgresql_is_stopped_prompts_fail_open_and_a_harvest_is_written_once_it_restarts(
+    home: Path, tmp_path: Path, own_server: Any, transcript: Path
+) -> None:
+    url = own_server.create_database()
+    use(home, url)
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
+        s.add(NewMemory("The staging database listens on port 6543", scope=str(tmp_path)))
+    own_server.pause()
+    try:
+        prompt = {"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit"}
+        r = hook("user-prompt-submit", {**prompt, "prompt": "which port does the staging database listen on?"}, home)
+        assert r.returncode == 0 and r.stdout == b""
+        assert "cannot reach database" in log(home)
+        wait = {"MAPLE_OFFLINE_WAIT_SECONDS": "120"}
+        assert hook("stop", stop_payload(tmp_path, transcript), home, **wait).returncode == 0
+        assert wait_for(lambda: "harvest requests kept in the spool" in log(home)), log(home)
+    finally:
+        own_server.resume()
+    assert wait_for(lambda: harvested(team_memories(url, tmp_path)), 120), log(home)
+    assert wait_for(lambda: not list(home.glob("harvest-spool.jsonl*")))
+    assert hook("drain", None, home, "--wait").returncode == 0  # the waiting drain is done
+    assert "The staging database listens on port 6543" in team_memories(url, tmp_path)  # nothing lost either
