@@ -10,11 +10,14 @@ from hooks.surface import ENGINE_SECONDS, Delivery
 
 EVENT = "SessionStart"
 BUSY_TIMEOUT_MS = 500
+BRIEF_SECONDS = 2.0  # the brief made here (no engine): past it the session starts without one
 
 
 def run(event: common.Event) -> Delivery:
+    from hooks import harvest
     from memory.errors import MapleError
 
+    harvest.resume_spooled()  # requests a drain left spooled while the team database was away
     try:
         found = common.ask_engine(
             "briefing",
@@ -29,10 +32,19 @@ def run(event: common.Event) -> Delivery:
     common.packages()
     from memory.app import Memories
 
-    store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)
-    try:
-        found = Memories(store, event.scope).briefing(session_id=event.session_id, source=event.source)
-    finally:
-        store.close()
+    common.load_driver()
+
+    def brief() -> dict:
+        store = common.open_store(busy_timeout_ms=BUSY_TIMEOUT_MS, create=False)
+        try:
+            return Memories(store, event.scope).briefing(session_id=event.session_id, source=event.source)
+        finally:
+            store.close()
+
+    # A local file's wait is bounded by its lock timeout (BUSY_TIMEOUT_MS); a network that hangs is not.
+    found = common.within(BRIEF_SECONDS, brief) if common.config().database_url else brief()
     common.start_engine()
+    if found is None:
+        common.log_line(EVENT, f"no brief for this session: it took over {BRIEF_SECONDS:g}s")
+        return Delivery(event, "", [], kind="brief")
     return Delivery(event, found["block"], found["ids"], kind="brief")

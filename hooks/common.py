@@ -225,7 +225,14 @@ def start_engine() -> bool:
         from memory import remote
 
         c = config()
-        return c.hook_resident_minutes > 0 and c.db_path.exists() and remote.start(c.home, c.db_path)
+        # The engine serves a local SQLite file (server/engine.py); with a team database every
+        # hook works on its own, each within its budget.
+        return (
+            c.hook_resident_minutes > 0
+            and not c.database_url
+            and c.db_path.exists()
+            and remote.start(c.home, c.db_path)
+        )
     except Exception as e:  # noqa: BLE001 - an optimisation for later prompts, never this one's problem
         log_line("engine", f"not started: {type(e).__name__}: {e}")
         return False
@@ -254,14 +261,29 @@ def packages() -> None:
         site.main()
 
 
+def load_driver() -> None:
+    """Import the team database's driver (psycopg) before a budget starts, when one is configured:
+    like the other imports it costs the same every time (0.1 s on a quiet machine, over 1 s on a
+    loaded one), so it is not waiting and must not eat recall's budget. Never raises: without the
+    driver, opening the store says what to install."""
+    try:
+        if config().database_url:
+            packages()
+            import psycopg  # noqa: F401
+    except Exception:  # noqa: BLE001 - open_store reports it, in the hook's log
+        pass
+
+
 def open_store(*, busy_timeout_ms: int, create: bool) -> Any:
     """The store for a hook: configured home, no embedder, no vector extension, a short wait for
-    locks. With `create=False` a missing database is HookSkipped (nothing to recall yet)."""
+    locks. With `create=False` a missing database file is HookSkipped (nothing to recall yet).
+    A team database that cannot be reached is StoreUnavailable: callers bound the wait with
+    `within` (a host that drops packets holds a connect for seconds)."""
     packages()
     from memory import config as config_mod
     from memory.store import Store
 
     config = config_mod.load(busy_timeout_ms=busy_timeout_ms)
-    if not create and not config.db_path.exists():
+    if not create and not config.database_url and not config.db_path.exists():
         raise HookSkipped(f"no database at {config.db_path} yet")
     return Store.open(config, None, vectors=False)

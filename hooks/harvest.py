@@ -34,6 +34,10 @@ WATCHDOG = {"Stop": 10.0, "PreCompact": 10.0, "SessionEnd": 1.2}
 DRAIN_SECONDS = 600.0
 PRUNE_DAYS = 30.0
 MAX_SPOOL_LINE = 4_000
+# How long a drain waits for an unreachable team database (MAPLE_OFFLINE_WAIT_SECONDS overrides it):
+# the spool holds the requests meanwhile, and the next session's hooks start a drain again.
+OFFLINE_SECONDS = 900.0
+OFFLINE_ENV = "MAPLE_OFFLINE_WAIT_SECONDS"
 
 
 def transcript_of(event: common.Event) -> str:
@@ -131,6 +135,8 @@ def _pending(store: Any) -> bool:
     spool_path = common.home() / SPOOL_NAME
     if spool_path.exists() and spool_path.stat().st_size:
         return True
+    if store.backend == "postgresql":  # the spool is the queue there (memory.app.worker.harvest_spool)
+        return False
     return (
         store.conn.execute(
             "SELECT 1 FROM jobs WHERE kind IN ('harvest', 'harvest_transcript') "
@@ -179,6 +185,52 @@ def _vectors_or_later(store: Any) -> None:
     common.start_engine()
 
 
+def _open_when_reachable(store_class: Any, config_mod: Any) -> tuple[Any, Any] | None:
+    """(configuration, store), waiting for a team database that cannot be reached: the spool
+    keeps every request meanwhile (nothing is lost), and the drain retries with growing pauses
+    for up to OFFLINE_SECONDS, reading the configuration again each time (a corrected URL counts).
+    None when it gave up: the requests stay spooled and the next SessionStart or harvest hook
+    starts a drain for them. A local SQLite file that cannot be opened raises at once, as before."""
+    from memory.errors import StoreUnavailable
+
+    wait = float(os.environ.get(OFFLINE_ENV) or OFFLINE_SECONDS)
+    deadline, pause, told = time.monotonic() + wait, 1.0, False
+    while True:
+        config = config_mod.load()
+        try:
+            return config, store_class.open(config, None)  # the configured (long) busy timeout
+        except StoreUnavailable as e:
+            if not config.database_url:
+                raise
+            left = deadline - time.monotonic()
+            if left <= 0:
+                common.log_line(
+                    "drain",
+                    f"gave up waiting for the team database ({e}); the harvest requests stay in "
+                    f"{common.home() / SPOOL_NAME} for the next session's hooks",
+                )
+                return None
+            if not told:
+                common.log_line("drain", f"team database unreachable, harvest requests kept in the spool: {e}")
+                told = True
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 30.0)
+
+
+def resume_spooled() -> None:
+    """Start a drain for requests a drain left spooled (it gave up waiting for the team database,
+    or died), unless one runs. For SessionStart: the database may be back by the next session.
+    A look at the home folder when there is nothing to do; never raises."""
+    try:
+        folder = common.home()
+        if not folder.is_dir():
+            return
+        if any(p.stat().st_size for p in folder.glob(f"{SPOOL_NAME}*")) and not drain_running():
+            spawn_drain()
+    except Exception as e:  # noqa: BLE001 - a later hook tries again
+        common.log_line("drain", f"not resumed: {type(e).__name__}: {e}")
+
+
 def drain_main(argv: list[str]) -> None:
     """`run.py drain [--wait]`: absorb the spool, then harvest every queued transcript.
 
@@ -194,7 +246,7 @@ def drain_main(argv: list[str]) -> None:
     if hasattr(os, "nice") and not args.wait:
         os.nice(10)  # background work: the session's own hooks and tools go first on a busy machine
     from memory import config as config_mod
-    from memory.app.worker import absorb_spool, drain_harvests
+    from memory.app.worker import absorb_spool, drain_harvests, harvest_spool
     from memory.retrieval import context
     from memory.store import Store
 
@@ -202,17 +254,24 @@ def drain_main(argv: list[str]) -> None:
         fd = _lock(blocking=args.wait)
         if fd is None:
             return
-        config = config_mod.load()
-        store = Store.open(config, None)  # the configured (long) busy timeout; creates the database
+        opened = _open_when_reachable(Store, config_mod)
+        if opened is None:
+            _unlock(fd)
+            return
+        config, store = opened
         try:
             try:
-                absorb_spool(store)
-                # The engine's model gives what it harvests its vector at once; `--wait` (scripts,
-                # tests) wants the work done when it returns, so it does it here.
-                if not args.wait and common.engine_takes("drain"):
-                    return  # the engine looks at the spool and the queue itself
-                store = _with_model(store, config)
-                drain_harvests(store)
+                if config.database_url:  # the team database: harvested here, straight from the spool
+                    store = _with_model(store, config)
+                    harvest_spool(store)
+                else:
+                    absorb_spool(store)
+                    # The engine's model gives what it harvests its vector at once; `--wait` (scripts,
+                    # tests) wants the work done when it returns, so it does it here.
+                    if not args.wait and common.engine_takes("drain"):
+                        return  # the engine looks at the spool and the queue itself
+                    store = _with_model(store, config)
+                    drain_harvests(store)
                 _vectors_or_later(store)
                 context.prune_injections(store, PRUNE_DAYS)
             finally:

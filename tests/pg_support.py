@@ -147,6 +147,18 @@ class PgServer:
         if dbname in self._databases:
             self._databases.remove(dbname)
 
+    def pause(self) -> None:
+        """Stop a private server's postmaster, keeping its data (`resume` starts it again): the team
+        database going away under MAPLE's feet, for the offline tests."""
+        if self._handle is None:
+            raise PgUnavailable(f"only a private server can be paused, not {URL_ENV}'s")
+        self._handle.stop()  # pg_ctl -w stop: waits until it is down
+
+    def resume(self) -> None:
+        """Start a paused private server again on the same socket (the same URLs work again)."""
+        with self._handle._lock:
+            self._handle.ensure_postgres_running()
+
     def stop(self) -> None:
         """Drop what this session made; stop and delete a private server."""
         try:

@@ -783,7 +783,6 @@ def test_a_dry_run_changes_nothing_and_reports_what_a_real_run_does(home, clock,
 # -- through the MCP server --------------------------------------------------------------------
 
 
-@pytest.mark.sqlite_only  # not yet on PostgreSQL: the tool's dedup finds nothing there
 async def test_the_memory_maintain_tool_reports_every_change_and_why(home, clock):
     from mcp import Client
 
@@ -808,12 +807,12 @@ async def test_the_memory_maintain_tool_reports_every_change_and_why(home, clock
         assert store.get(other).deleted_at is None  # another project's memories are not touched
 
 
-@pytest.mark.sqlite_only  # not yet on PostgreSQL: the CLI's maintain finds nothing to dedup there
 def test_maintain_command_prints_the_report_and_dry_run_writes_nothing(home, clock, capsys):
     from memory import cli
 
     (home).mkdir(parents=True, exist_ok=True)
-    (home / "config.json").write_text(json.dumps({"embedding_model": "hash-64"}))
+    settings = json.loads((home / "config.json").read_text()) if (home / "config.json").exists() else {}
+    (home / "config.json").write_text(json.dumps({**settings, "embedding_model": "hash-64"}))  # the backend's too
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as store:
         add(store, "Deploys go out on Tuesdays", scope="global")
         add(store, "Deploys go out on Tuesdays!", scope="global")
@@ -825,6 +824,22 @@ def test_maintain_command_prints_the_report_and_dry_run_writes_nothing(home, clo
     assert "dedup" in text and "archived" in text
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as store:
         assert store.count() == 1
+
+
+def test_maintain_through_the_app_reopens_the_same_database_and_leaves_no_file_behind(
+    home, clock, tmp_path, monkeypatch
+):
+    from memory.app import Memories
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)  # a team database's name opened as a file path would land here
+    with open_store(home, clock) as store:
+        add(store, "Deploys go out on Tuesdays", scope="global")
+        add(store, "Deploys go out on Tuesdays!", scope="global")
+        report = Memories(store, "/work/p").maintain(dry_run=True)
+    assert report["counts"]["dedup"] == 2
+    assert list(cwd.iterdir()) == []
 
 
 def test_maintenance_trims_the_purge_log_after_a_week(tmp_path):

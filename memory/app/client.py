@@ -21,7 +21,10 @@ from memory.store import Store
 
 
 def engine_enabled(config: Config) -> bool:
-    return config.hook_resident_minutes > 0
+    """Whether processes hand work to the warm engine. Not for a team database: the engine serves
+    a local SQLite file (server/engine.py exits at once on a URL), so a process counting on it
+    would store memories without vectors that nobody embeds; each process works on its own there."""
+    return config.hook_resident_minutes > 0 and not config.database_url
 
 
 def local_embedder(config: Config) -> Any:

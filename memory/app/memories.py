@@ -721,7 +721,10 @@ class Memories:
         process asked (it converts an old file to incremental vacuum only while it is small)."""
         from memory.maintenance import agent
 
-        own = Store.open(self.store.config, self.store.embedder, path=self.store.path, clock=self.store.clock)
+        # The same database again: the file by its path, the team database by the configured URL
+        # (its `path` is only a name for messages; opened as a file it made an empty SQLite store).
+        path = None if self.store.backend == "postgresql" else self.store.path
+        own = Store.open(self.store.config, self.store.embedder, path=path, clock=self.store.clock)
         try:
             # Long memories stored before chunking (or edited outside the store) get their chunks.
             chunked = own.ensure_chunks(dry_run=dry_run)
@@ -751,6 +754,10 @@ class Memories:
         from memory.store import backup
 
         with self._serial() as store:
+            if store.backend == "postgresql":  # a copy of the team database as a local SQLite file
+                import memory.app.transfer as transfer
+
+                return transfer.backup_team(store, progress=progress).to_dict()
             return backup.backup(store, progress=progress).to_dict()
 
     def restore_backup(self, path: str, *, dry_run: bool = False) -> dict[str, Any]:

@@ -258,6 +258,8 @@ class Importer:
     wait for one batch (BATCH lines) at most.
     """
 
+    batch = BATCH
+
     def __init__(self, store: Store):
         self.store = store
         self.report = ImportReport()
@@ -265,6 +267,7 @@ class Importer:
         self.archived_pending: set[tuple[str, str, int | None]] = set()  # archived lines in `pending`
         self.ids: dict[int, int] = {}  # id in the file -> id in this store
         self.links: list[tuple[int, int]] = []  # (memory id here, superseding id in the file) not yet set
+        self.stored_new: list[tuple[int | None, int]] = []  # (id in the file, id here) of this batch's new memories
 
     def reject(self, number: int, error: str) -> None:
         self.report.rejected.append({"line": number, "error": error})
@@ -291,7 +294,7 @@ class Importer:
             # as a re-run finds it, or add_many would fold it into the archived one (still live then).
             self.flush()
         self.pending.append(line)
-        if len(self.pending) >= BATCH:
+        if len(self.pending) >= self.batch:
             self.flush()
 
     def _cut(self, parent_id: int) -> bool:
@@ -324,7 +327,11 @@ class Importer:
             return
         with self.store.tx.atomic():  # the whole batch, or (killed) none of it
             self._store(batch)
+            self._after_batch()
             self._link()
+
+    def _after_batch(self) -> None:
+        """More writes for the batch's new memories (`stored_new`), in the batch's transaction."""
 
     def _store(self, batch: list[Line]) -> None:
         before = newest_id(self.store)
@@ -339,6 +346,7 @@ class Importer:
                 except InvalidInput as e:
                     self.reject(b.number, str(e))
         seen: set[int] = set()
+        self.stored_new = []
         finished: list[tuple[int, dict[str, Any]]] = []
         for line, m in stored:
             new = m.id > before and m.id not in seen
@@ -346,14 +354,18 @@ class Importer:
             if new:
                 self.report.imported += 1
                 self.report.scopes[m.scope] = self.report.scopes.get(m.scope, 0) + 1
+                self.stored_new.append((line.old_id, m.id))
                 if line.kept:  # an archived line's deleted_at is here: each line archives itself only
                     finished.append((m.id, line.kept))
             else:
                 self.report.duplicates += 1
             self._mapped(line, m.id)
+        alike: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}  # one statement per set of fields
         for mid, kept in finished:
-            sets = ", ".join(f"{k} = ?" for k in kept)
-            self.store.conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*kept.values(), mid))
+            alike.setdefault(tuple(kept), []).append((*kept.values(), mid))
+        for keys, rows in alike.items():
+            sets = ", ".join(f"{k} = ?" for k in keys)
+            self.store.conn.executemany(f"UPDATE memories SET {sets} WHERE id = ?", rows)
 
     def _link(self) -> None:
         """Set each `superseded_by` whose target is stored by now (a plain link: no version row,
@@ -410,3 +422,210 @@ def import_lines(
         except InvalidInput as e:
             importer.reject(number, str(e))
     return importer.finish()
+
+
+# -- migrate: a local store into a team database ------------------------------------------------
+
+
+class CopiedVectors:
+    """An embedder that hands out the vectors the source store already holds for a text (looked
+    up by content hash), so a migration copies vectors instead of recomputing them; a text the
+    source has no vector for (stored while no model ran, or changed by redaction on the way) is
+    embedded by `fallback()`, the source's own model, loaded only if needed."""
+
+    def __init__(self, source: Store, fallback: Callable[[], Any]):
+        assert source.vector_model is not None
+        self.source = source
+        self.name: str = source.vector_model
+        self.dim: int | None = source.vector_dim
+        self._fallback_factory = fallback
+        self._fallback: Any = None
+        self.copied = 0
+        self.computed = 0
+
+    def _model(self) -> Any:
+        if self._fallback is None:
+            self._fallback = self._fallback_factory()
+            wait = getattr(self._fallback, "wait", None)
+            if wait is not None:
+                wait()
+        return self._fallback
+
+    def _lookup(self, texts: Sequence[str]) -> dict[str, Any]:
+        from memory.embed import from_blob
+
+        hashes = list(dict.fromkeys(content_hash(t) for t in texts))
+        wanted = set(texts)
+        ids: dict[int, str] = {}
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            for mid, content in self.source.conn.execute(
+                f"SELECT id, content FROM memories WHERE content_hash IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                if content in wanted:
+                    ids[mid] = content
+        found: dict[str, Any] = {}
+        keys = list(ids)
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            for mid, vec in self.source.conn.execute(
+                f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                # SQLite's vec0 gives bytes, pgvector a Vector
+                found.setdefault(ids[mid], vec.to_numpy().tolist() if hasattr(vec, "to_numpy") else from_blob(vec))
+        return found
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        found = self._lookup(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            found.update(zip(missing, self._model().embed(missing)))
+            self.computed += len(missing)
+        self.copied += len(texts) - len(missing)
+        return [found[t] for t in texts]
+
+    def embed_query(self, text: str) -> Any:
+        return self._model().embed_query(text)
+
+
+@dataclass
+class MigrateReport:
+    source: str
+    target: str
+    total: int = 0
+    copied: int = 0  # new in the target
+    already_there: int = 0  # the same memory was in the target already (a teammate's, or an earlier run)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    versions: int = 0
+    outcomes: int = 0
+    cursors: int = 0
+    vectors_copied: int = 0
+    vectors_computed: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["errors"], d["rejected"] = self.rejected, len(self.rejected)
+        return d
+
+
+class Migration(Importer):
+    """An import of the source store's own export lines that also carries what an export does
+    not: each new memory's earlier versions and decision outcomes (in the same transaction as
+    the memory, so a killed run leaves both or neither). Smaller batches than an import: a team
+    database's writers take turns (an advisory lock), and teammates wait for one batch at most."""
+
+    batch = 64
+
+    def __init__(self, store: Store, source: Store):
+        super().__init__(store)
+        self.source = source
+        self.versions = 0
+        self.outcomes = 0
+
+    def _after_batch(self) -> None:
+        new_of = {old: new for old, new in self.stored_new if old is not None}
+        if not new_of:
+            return
+        olds = list(new_of)
+        marks = ",".join("?" * len(olds))
+        versions = self.source.conn.execute(
+            f"SELECT memory_id, content, fields, reason, changed_at FROM memory_versions "
+            f"WHERE memory_id IN ({marks}) ORDER BY id",
+            olds,
+        ).fetchall()
+        self.store.conn.executemany(
+            "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+            [(new_of[r[0]], *r[1:]) for r in versions],
+        )
+        outcomes = self.source.conn.execute(
+            f"SELECT memory_id, outcome, notes, recorded_at FROM decision_outcomes WHERE memory_id IN ({marks}) "
+            "ORDER BY id",
+            olds,
+        ).fetchall()
+        self.store.conn.executemany(
+            "INSERT INTO decision_outcomes (memory_id, outcome, notes, recorded_at) VALUES (?, ?, ?, ?)",
+            [(new_of[r[0]], *r[1:]) for r in outcomes],
+        )
+        self.versions += len(versions)
+        self.outcomes += len(outcomes)
+
+
+def migrate(source: Store, target: Store, progress: Callable[[int, int], None] | None = None) -> MigrateReport:
+    """Copy every memory of `source` (a local store) into `target` (a team database) by the
+    import rule: the same memory already in the target (same scope and text, as `import` and
+    `memory_store` fold them) is not copied again, so a second run adds nothing and a run killed
+    part-way is finished by running it again. Writes pass the target's redaction choke point.
+    `progress(done, total)` every 64 memories."""
+    import time
+
+    started = time.monotonic()
+    report = MigrateReport(str(source.path), str(target.path))
+    report.total = source.conn.execute("SELECT count(*) FROM memories WHERE chunk_start IS NULL").fetchone()[0]
+    migration = Migration(target, source)
+    n = 0
+    for n, record in enumerate(export_records(source), 1):
+        try:
+            migration.add(parse_line(json.dumps(record, ensure_ascii=False), n, project=record["scope"]))
+        except InvalidInput as e:
+            migration.reject(n, str(e))
+        if progress and n % 64 == 0:
+            progress(n, report.total)
+    done = migration.finish()
+    if progress:
+        progress(n, report.total)
+    # Where harvesting stopped in each transcript: the team database then does not harvest this
+    # machine's past sessions again (a path is per machine, so teammates' cursors never clash).
+    cursors = source.conn.execute(
+        "SELECT path, session_id, offset, inode, head, updated_at FROM transcript_cursors"
+    ).fetchall()
+    if cursors:
+        with target.tx.atomic() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT OR IGNORE INTO transcript_cursors (path, session_id, offset, inode, head, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [tuple(r) for r in cursors],
+            )
+            report.cursors = conn.total_changes - before
+    report.copied, report.already_there, report.rejected = done.imported, done.duplicates, done.rejected
+    report.versions, report.outcomes = migration.versions, migration.outcomes
+    if isinstance(target.embedder, CopiedVectors):
+        report.vectors_copied, report.vectors_computed = target.embedder.copied, target.embedder.computed
+    report.seconds = round(time.monotonic() - started, 2)
+    return report
+
+
+def backup_team(store: Store, progress: Callable[[int, int], None] | None = None) -> Any:
+    """A team database's memories (every one this user can read) as a MAPLE SQLite file in
+    <home>/backups, beside the local backups: one snapshot (a REPEATABLE READ transaction), with
+    vectors, versions and outcomes, checked like a local backup. `migrate --from FILE --to URL`
+    brings it back into a database; `--home`/MAPLE_DB opens it as a store of its own."""
+    import dataclasses
+
+    from memory import embed
+    from memory.store import backup
+
+    cfg = store.config
+    folder = backup.backup_dir(cfg)
+    target = backup.reserve_backup_file(folder, store.clock())
+    try:
+        copy = Store.open(dataclasses.replace(cfg, database=str(target)), None, path=target)
+        try:
+            if store.vector_model:
+                model = dataclasses.replace(cfg, embedding_model=store.vector_model)
+                copy.embedder = CopiedVectors(store, lambda: embed.from_config(model))
+            store.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")  # one snapshot of it all
+            try:
+                migrate(store, copy, progress)
+            finally:
+                store.conn.execute("COMMIT")
+            copy.conn.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+        finally:
+            copy.close()
+        backup.verify_backup(target)
+    except BaseException:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{target}{suffix}").unlink(missing_ok=True)
+        raise
+    return backup.BackupResult(target, target.stat().st_size, backup.prune_backups(cfg, folder, cfg.backup_keep))

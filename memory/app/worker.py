@@ -95,6 +95,36 @@ def absorb_spool(store: Store) -> int:
     return len(requests)
 
 
+def harvest_spool(store: Store) -> int:
+    """Harvest the spooled requests here, for a team database; return how many transcripts.
+
+    Not through the job queue: on PostgreSQL it is shared by every machine, and another
+    machine's worker could claim a job for a transcript that exists only on this one. The spool
+    stays the queue instead: it is renamed first (hooks appending meanwhile start a new one) and
+    its files are deleted only once every request in them is harvested, so a database that goes
+    away half-way loses nothing; the next drain harvests them again from each transcript's
+    cursor, which commits with what it stored (no line is read twice)."""
+    spool_path = store.config.home / SPOOL_NAME
+    try:
+        spool_path.rename(spool_path.with_name(f"{SPOOL_NAME}.{os.getpid()}"))
+    except FileNotFoundError:
+        pass
+    files = sorted(spool_path.parent.glob(f"{SPOOL_NAME}.*"))
+    requests = []
+    for f in files:
+        for raw in f.read_bytes().splitlines():
+            try:
+                item = json.loads(raw)
+                requests.append((str(item["path"]), str(item["scope"])))
+            except (ValueError, KeyError, TypeError):
+                log.warning("skipped a malformed harvest request: %r", raw[:200])
+    for path, scope in dict.fromkeys(requests):
+        harvest.harvest(store, path, scope=scope)  # a database error leaves the spool for the next drain
+    for f in files:
+        f.unlink()
+    return len(dict.fromkeys(requests))
+
+
 def drain_harvests(store: Store, *, seconds: float = 600.0, worker: str | None = None) -> int:
     """Work through ready harvest jobs for up to `seconds` (the queue's own rules: leases,
     attempts and backoff from the configuration); return how many succeeded."""

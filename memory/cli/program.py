@@ -449,7 +449,91 @@ def _permissions(path: Path, want: int) -> Check:
     return Check(f"{what} permissions", True, f"{path} is {mode:o}")
 
 
+def _exists(config: Config) -> bool:
+    """Whether the database is there to look at: the SQLite file, or (always) a team database."""
+    return bool(config.database_url) or config.db_path.exists()
+
+
+def _open_readonly(config: Config) -> Any:
+    """A connection that cannot change the database (doctor changes nothing), on either backend."""
+    if config.database_url:
+        from memory.store import pg
+
+        conn = pg.connect(config.database_url, busy_timeout_ms=config.busy_timeout_ms)
+        conn.execute("SET default_transaction_read_only = on")
+        return conn
+    return db.connect(config.db_path, busy_timeout_ms=config.busy_timeout_ms, readonly=True)
+
+
+def _probe_team_database(config: Config) -> str:
+    """What doctor checks of a PostgreSQL database, each named in the answer: the driver, the
+    server, pgvector, the schema version, this role's rights, the two search indexes, the
+    integrity figures and the embedding model."""
+    import importlib.metadata
+
+    from memory.store import pg, schema
+
+    url = config.database_url
+    try:
+        versions = f"psycopg {importlib.metadata.version('psycopg')}, pgvector {importlib.metadata.version('pgvector')}"
+    except importlib.metadata.PackageNotFoundError as e:
+        raise StoreUnavailable(f"{e.name} is not installed; run `pip install 'maple-memory[postgres]'`") from e
+    conn = _open_readonly(config)
+    try:
+        server = conn.execute("SHOW server_version").fetchone()[0].split()[0]
+        vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        if vector is None:
+            raise StoreUnavailable(f"{pg.safe_url(url)} lacks pgvector; its owner runs `CREATE EXTENSION vector;`")
+        if not conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]:
+            return (
+                f"{pg.safe_url(url)}: PostgreSQL {server}, pgvector {vector[0]}, {versions}; no MAPLE tables yet "
+                "(the first write creates them)"
+            )
+        known = len(schema.MIGRATIONS)
+        pg.check_not_newer(conn, known, url)
+        top = conn.execute("SELECT coalesce(max(id), 0) FROM migrations").fetchone()[0]
+        behind = f" (this MAPLE brings it to {known} on its next write)" if top < known else ""
+        rights = conn.execute(
+            "SELECT has_table_privilege('memories', 'SELECT'), has_table_privilege('memories', 'INSERT'), "
+            "has_table_privilege('memories', 'UPDATE'), has_table_privilege('memories', 'DELETE')"
+        ).fetchone()
+        if not all(rights):
+            missing = [w for w, ok in zip(("SELECT", "INSERT", "UPDATE", "DELETE"), rights) if not ok]
+            raise StoreUnavailable(
+                f"{pg.safe_url(url)}: this role lacks {', '.join(missing)} on MAPLE's tables; "
+                "the database owner grants them (see the README's team memory section)"
+            )
+        indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}
+        lacking = {"memory_fts_tokens"} - indexes
+        if conn.execute("SELECT to_regclass('memory_vec') IS NOT NULL").fetchone()[0]:
+            lacking |= {"memory_vec_hnsw"} - indexes
+        if lacking:
+            raise StoreUnavailable(f"{pg.safe_url(url)} lacks the search index(es) {', '.join(sorted(lacking))}")
+        store = Store(conn, Path(pg.safe_url(url)), config, None)
+        store._load_vector_meta()
+        result = store.integrity()
+        if not result["ok"]:
+            raise StoreUnavailable(", ".join(f"{k} {v}" for k, v in result.items() if k != "ok"))
+        if store.vector_model and store.vector_model != config.embedding_model:
+            raise StoreUnavailable(
+                f"{pg.safe_url(url)} holds vectors from {store.vector_model!r} but embedding_model is "
+                f"{config.embedding_model!r}; set embedding_model to the team's model"
+            )
+        whole = conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL AND parent_id IS NULL").fetchone()[
+            0
+        ]
+    finally:
+        conn.close()
+    return (
+        f"{pg.safe_url(url)}: PostgreSQL {server}, pgvector {vector[0]}, {versions}; schema {top} of {known}{behind}; "
+        f"this role may read and write; keyword (GIN) and vector (HNSW) indexes present; {whole} memories, "
+        "integrity ok"
+    )
+
+
 def _probe_database(config: Config) -> str:
+    if config.database_url:
+        return _probe_team_database(config)
     path = config.db_path
     if not path.exists():
         return f"{path} not created yet (the first write creates it)"
@@ -476,10 +560,9 @@ def _probe_entity_links(config: Config) -> str:
     graph channels (an import by an earlier release detected none)."""
     from memory.store import graph
 
-    path = config.db_path
-    if not path.exists():
+    if not _exists(config):
         return "no database yet"
-    conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, readonly=True)
+    conn = _open_readonly(config)
     try:
         missing = graph.unlinked(conn, config.known_entities)
     finally:
@@ -507,10 +590,10 @@ def _memory_count(path: Path, config: Config) -> str:
 def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
     """Memories without a vector are found by keywords only: a problem, with its fix."""
     path = c.db_path
-    if not path.exists():
+    if not _exists(c):
         return Check("vectors", True, "no memories yet")
     try:
-        conn = db.connect(path, busy_timeout_ms=c.busy_timeout_ms, readonly=True)
+        conn = _open_readonly(c)
         try:
             store = Store(conn, path, c, None)
             store._load_vector_meta()
@@ -668,7 +751,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
                 )
             )
         checks.append(_permissions(c.home, 0o700))
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm") if not c.database_url else ():  # a team database is no file here
             p = Path(f"{c.db_path}{suffix}")
             if not suffix or p.exists():
                 checks.append(_permissions(p, 0o600))
@@ -847,6 +930,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memory.cli.maintenance import add_commands  # maintain, backup, reindex
 
     add_commands(command)
+    import memory.cli.migrate as migrate_cli  # migrate --to postgresql://...
+
+    migrate_cli.add_commands(command)
     import memory.cli.tools as cli_tools  # update, pin, history, entity, relate, neighbors, path, decide, ...
 
     cli_tools.add_commands(command)
@@ -1080,6 +1166,15 @@ def _maintenance_command(ctx: Context) -> int:
 
 
 COMMANDS.update({name: _maintenance_command for name in ("maintain", "backup", "reindex")})
+
+
+def _migrate_command(ctx: Context) -> int:
+    import memory.cli.migrate as migrate_cli
+
+    return migrate_cli.cmd_migrate(ctx)
+
+
+COMMANDS["migrate"] = _migrate_command
 
 
 def _tool_command(ctx: Context) -> int:

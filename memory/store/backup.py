@@ -3,10 +3,13 @@
 backup        SQLite's online backup API copies the database page by page inside one read
               transaction, so the copy is consistent even while other processes write (WAL lets
               them carry on). Copies go to <home>/backups as memory-<UTC time>.db, 0600, checked with
-              `PRAGMA quick_check`; only the newest `backup_keep` are kept.
+              `PRAGMA quick_check`; only the newest `backup_keep` are kept. A team database
+              (PostgreSQL) is copied into such a file by memory.app.transfer.backup_team.
 restore       The backup is verified first (integrity_check, MAPLE's tables present); the current
               database is itself backed up, then the backup is copied into it through the same
               API, so processes that have it open see the restored content, never a torn file.
+              A team database is shared, so it is never replaced: the refusal names `migrate
+              --from FILE` (adds what is missing) and the server's own pg_dump / pg_restore.
 export_digest A sha256 over canonical JSON of every exported field of every memory (ids written as
               positions in the export, entities as a sorted list), so export -> import -> export
               yields the same digest when nothing was lost.
@@ -76,18 +79,12 @@ def backup(
     cfg = store.config
     keep = cfg.backup_keep if keep is None else keep
     folder = folder or backup_dir(cfg)
-    ensure_private_dir(folder)
-    stamp = datetime.fromtimestamp(store.clock(), timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    target = folder / f"memory-{stamp}.db"
-    n = 0
-    while target.exists():  # two backups in the same microsecond of a test clock
-        n += 1
-        target = folder / f"memory-{stamp[:-1]}{n:02d}Z.db"
-    try:
-        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # private before any byte is written
-        os.close(fd)
-    except OSError as e:
-        raise StoreUnavailable(f"cannot write a backup in {folder}: {e.strerror}; free space or fix permissions") from e
+    if store.backend == "postgresql":
+        raise InvalidInput(
+            "a team database is copied by `memory.app.transfer.backup_team` (the CLI's `backup` does it); "
+            "this copies SQLite files only"
+        )
+    target = reserve_backup_file(folder, store.clock())
     dest = db.connect(target, vectors=False)
     try:
         # pages=-1: one step inside one read transaction, so concurrent writers cannot make the
@@ -109,11 +106,33 @@ def backup(
         raise StoreUnavailable(
             f"the backup copy failed its check ({check}); the database itself may be damaged: run `maple-memory doctor`"
         )
+    return BackupResult(target, target.stat().st_size, prune_backups(cfg, folder, keep))
+
+
+def reserve_backup_file(folder: Path, now: float) -> Path:
+    """A new, empty backup file named after `now` in `folder`, 0600 before any byte is written."""
+    ensure_private_dir(folder)
+    stamp = datetime.fromtimestamp(now, timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    target = folder / f"memory-{stamp}.db"
+    n = 0
+    while target.exists():  # two backups in the same microsecond of a test clock
+        n += 1
+        target = folder / f"memory-{stamp[:-1]}{n:02d}Z.db"
+    try:
+        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+    except OSError as e:
+        raise StoreUnavailable(f"cannot write a backup in {folder}: {e.strerror}; free space or fix permissions") from e
+    return target
+
+
+def prune_backups(config: Config, folder: Path, keep: int) -> list[Path]:
+    """Delete the backups in `folder` beyond the newest `keep`; the ones deleted."""
     removed = []
-    for old in [p for p in list_backups(cfg) if p.parent == folder][keep:]:
+    for old in [p for p in list_backups(config) if p.parent == folder][keep:]:
         old.unlink(missing_ok=True)
         removed.append(old)
-    return BackupResult(target, target.stat().st_size, removed)
+    return removed
 
 
 def verify_backup(path: Path) -> dict[str, Any]:
@@ -148,6 +167,12 @@ def restore_backup(store: Store, path: Path, *, dry_run: bool = False) -> dict[s
 
     The current content is backed up first, so a restore can itself be undone.
     """
+    if store.backend == "postgresql":
+        raise InvalidInput(
+            "a team database is shared, so a backup does not replace it: `maple-memory migrate --from "
+            f"{path} --to <the database URL>` adds the backup's memories that are missing (nothing is deleted); "
+            "to roll the whole database back, restore the server's own backup (pg_dump / pg_restore)"
+        )
     info = verify_backup(path)
     current = store.count()
     report = {
