@@ -26,7 +26,10 @@ def engine_enabled(config: Config) -> bool:
 
 def local_embedder(config: Config) -> Any:
     """The configured embedder when it needs no loading (the test embedder), else None."""
-    return embed.from_config(config, stored_model(config)) if embed.loads_instantly(config.embedding_model) else None
+    if not embed.loads_instantly(config.embedding_model):
+        return None
+    e = embed.from_config(config, stored_model(config))  # the database's own model, which may need loading
+    return e if embed.loads_instantly(e.name) else None
 
 
 class Connection:
