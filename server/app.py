@@ -31,7 +31,7 @@ from memory.config import Config
 from memory.embed import Embedder
 from memory.errors import MapleError
 from memory.scope import project_scope
-from memory.store import Store, jobs
+from memory.store import Store, jobs, stored_model
 from server import resources, tools, tools_graph, tools_memory, tools_wisdom
 from server.info import INSTRUCTIONS, NAME, VERSION
 from server.state import AppState, ModelGate
@@ -56,7 +56,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             async with _through_the_engine(config, project) as state:
                 yield state
             return
-        gate = ModelGate(embedder if embedder is not None else embed.from_config(config))
+        gate = ModelGate(embedder if embedder is not None else embed.from_config(config, stored_model(config)))
         store: Store | None = None
         try:
             store = Store.open(config, gate)  # fast: migrations and a few pragmas, no model

@@ -32,7 +32,7 @@ from memory.app import Memories
 from memory.app.worker import HANDLERS, absorb_spool, drain_harvests
 from memory.errors import MapleError
 from memory.scope import project_scope
-from memory.store import Store, db, indexes, jobs
+from memory.store import Store, db, indexes, jobs, stored_model
 from server.state import ModelGate
 
 log = logging.getLogger("maple.engine")
@@ -77,7 +77,9 @@ SHOWN_BUSY_MS = 100  # see Engine._briefly
 class Engine:
     def __init__(self, config: Any):
         self.config = config
-        self.gate = ModelGate(embed.from_config(config))
+        # The model that built the database's vectors, which may not be the configured one until
+        # `maple-memory reindex` switches it (embed.choose_model).
+        self.gate = ModelGate(embed.from_config(config, stored_model(config)))
         self.store = Store.open(config, self.gate)
         self.store.defer_checkpoints()  # the worker checkpoints in idle time
         self.activity = jobs.Activity()

@@ -41,6 +41,10 @@ class ModelGate:
     def dim(self) -> int | None:
         return self.inner.dim
 
+    @property
+    def revision(self) -> str:
+        return getattr(self.inner, "revision", "") or ""  # recorded with the vectors (Store)
+
     def start(self) -> None:
         start = getattr(self.inner, "start", None)
         if start is not None:  # HashEmbedder is ready at once and has no start()

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from memory import cli
+from memory import cli, embed
 from memory import config as config_mod
-from memory.app import transfer
-from memory.embed import HashEmbedder
+from memory.app import Memories, transfer
+from memory.embed import HashEmbedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput
 from memory.retrieval import ranking as retrieval
-from memory.store import NewMemory, Store, backup
+from memory.store import NewMemory, Store, backup, stored_model
 
 T0 = 1_750_000_000.0
 
@@ -302,3 +302,115 @@ def test_reindex_command_dry_run_then_real_run(capsys, home):
     assert "nothing to do" in out
     with Store.open(config_mod.load(home=home, env={}, embedding_model="hash-16"), HashEmbedder(16)) as store:
         assert store.vector_dim == 16 and store.missing_vectors_count() == 0
+
+
+# -- a new model, or a new revision of one: reindex is the switch -----------------------------------
+
+
+class Revised(HashEmbedder):
+    """hash-<dim> whose vectors changed: what a new revision of a real model looks like to a store."""
+
+    def __init__(self, dim: int = 64, revision: str = "r2"):
+        super().__init__(dim)
+        self.revision = revision
+
+
+def test_a_store_records_its_models_revision_and_refuses_vectors_of_another(home):
+    cfg = config_mod.load(home=home, env={})
+    with Store.open(cfg, Revised(64)) as store:
+        fill(store, 3)
+        assert (store.vector_model, store.vector_revision) == ("hash-64", "r2")
+    assert stored_model(cfg) == ("hash-64", "r2")
+    with pytest.raises(EmbeddingMismatch, match=r"revision r2.*maple-memory reindex"):
+        Store.open(cfg, HashEmbedder(64))  # same name and dimension, other vectors
+    with Store.open(cfg, Revised(64)) as store:
+        hit = retrieval.search(store, retrieval.make_query("checklist step 2", ["global"]), record=False)[0]
+        assert hit.channels.get("vector", 0) > 0
+
+
+def test_a_store_built_by_the_old_default_keeps_searching_with_it_until_reindex_switches(capsys, home):
+    with open_store(home, dim=64) as store:  # the old default's store
+        ids = fill(store, 30)
+    (home / "config.json").write_text(json.dumps({"embedding_model": "hash-32"}))  # the new default
+    cfg = config_mod.load(home=home, env={})
+    embedder = embed.from_config(cfg, stored_model(cfg))
+    assert embedder.name == "hash-64"  # the database's own model, not a mix
+    with Store.open(cfg, embedder) as store:
+        hit = retrieval.search(store, retrieval.make_query("checklist step 7", ["global"]), record=False)[0]
+        assert hit.memory.id == ids[7] and hit.channels.get("vector", 0) > 0
+        store.add(NewMemory(content="stored before the switch", scope="global"))
+        assert store.missing_vectors_count() == 0
+    code, out, _ = run(capsys, "--json", "reindex")
+    assert code == 0 and json.loads(out)["model"] == "hash-32" and json.loads(out)["embedded"] == 31
+    assert stored_model(cfg) == ("hash-32", "")
+    with Store.open(cfg, embed.from_config(cfg, stored_model(cfg))) as store:
+        assert store.vector_dim == 32 and store.missing_vectors_count() == 0
+        hit = retrieval.search(store, retrieval.make_query("checklist step 7", ["global"]), record=False)[0]
+        assert hit.memory.id == ids[7] and hit.channels.get("vector", 0) > 0
+
+
+def test_reindex_to_a_new_revision_re_embeds_every_memory_and_chunk_and_drops_cached_name_vectors(home):
+    cfg = config_mod.load(home=home, env={}, extraction_chunk_chars=200)
+    with Store.open(cfg, HashEmbedder(64)) as store:
+        fill(store, 5)
+        long = store.add(NewMemory(content=" ".join(f"Paragraph {i} about the billing ledger." for i in range(60))))
+        chunks = [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE parent_id = ?", (long.id,))]
+        entity = store.conn.execute("SELECT id FROM entities LIMIT 1").fetchone()
+        if entity:
+            store.conn.execute(
+                "INSERT INTO entity_vectors (entity_id, model, vector) VALUES (?, 'hash-64', x'00')", (entity[0],)
+            )
+    assert len(chunks) >= 3
+    memories = Memories(Store.open(cfg, None), "global")
+    try:
+        assert memories.reindex(HashEmbedder(64))["unchanged"]  # same model and revision: nothing to do
+        report = memories.reindex(Revised(64))
+    finally:
+        memories.store.close()
+    assert report["swapped"] and report["embedded"] == 6 + len(chunks)
+    assert (report["previous_revision"], report["revision"]) == ("", "r2")
+    with Store.open(cfg, Revised(64)) as store:
+        assert store.missing_vectors_count() == 0
+        rows = dict(store.conn.execute("SELECT rowid, embedding FROM memory_vec").fetchall())
+        assert set(chunks) <= set(rows)
+        assert rows[chunks[0]] == to_blob(Revised(64).embed([store.get(chunks[0]).content])[0])
+        assert store.conn.execute("SELECT count(*) FROM entity_vectors").fetchone()[0] == 0
+
+
+def test_an_interrupted_reindex_for_another_revision_starts_afresh(home):
+    with open_store(home) as store:
+        fill(store, 250)
+    store = Store.open(config_mod.load(home=home, env={}), None)
+
+    class Interrupted(Exception):
+        pass
+
+    def stop(done: int, total: int) -> None:
+        if done >= 100:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        backup.reindex(store, Revised(32, "r2"), batch=100, progress=stop)
+    assert backup.reindex(store, Revised(32, "r2"), batch=100, progress=None).resumed_from == 100
+    with pytest.raises(Interrupted):
+        backup.reindex(store, Revised(64, "r3"), batch=100, progress=stop)
+    report = backup.reindex(store, Revised(64, "r4"), batch=100)
+    assert report.resumed_from == 0 and report.embedded == 250
+    assert (store.vector_model, store.vector_revision) == ("hash-64", "r4")
+    store.close()
+
+
+def test_a_process_still_holding_the_old_model_writes_no_vectors_after_a_reindex(home):
+    cfg = config_mod.load(home=home, env={})
+    stale = Store.open(cfg, HashEmbedder(64))
+    fill(stale, 10)
+    with Store.open(cfg, None) as switcher:
+        backup.reindex(switcher, HashEmbedder(32, name="hash-32b"))
+    late = stale.add(NewMemory(content="written by a server that still has the old model", scope="global"))
+    assert stale.get(late.id).content.startswith("written by")  # the memory itself is kept
+    with pytest.raises(EmbeddingMismatch, match="reindexed since this process opened"):
+        stale.embed_missing()
+    stale.close()
+    with Store.open(cfg, HashEmbedder(32, name="hash-32b")) as store:
+        assert store.missing_vectors_count() == 1  # not a hash-64 vector in a hash-32b index
+        assert store.embed_missing() == 1 and store.integrity()["ok"]

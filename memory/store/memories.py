@@ -23,7 +23,7 @@ import memory.store.graph as graph
 import memory.store.pg as pg
 import memory.store.schema as schema
 from memory.config import Config
-from memory.embed import Embedder, to_blob
+from memory.embed import Embedder, revision_of, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
 from memory.lang import emotion, mentions, text
 from memory.scope import team_key
@@ -114,6 +114,7 @@ class Store:
         self.tx = pg.Transactions(conn) if self.backend == "postgresql" else db.Transactions(conn)  # type: ignore[arg-type]
         self.vector_dim: int | None = None
         self.vector_model: str | None = None
+        self.vector_revision: str = ""  # the model's revision (embed.model_revision) when they were made
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -214,34 +215,38 @@ class Store:
         self.close()
 
     def _load_vector_meta(self) -> None:
-        rows = dict(
-            self.conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')"
-            ).fetchall()
-        )
+        rows = _vector_meta(self.conn)
         self.vector_model = rows.get("embedding_model")
         self.vector_dim = int(rows["embedding_dim"]) if "embedding_dim" in rows else None
+        self.vector_revision = rows.get("embedding_revision", "")
 
     def _check_embedder(self) -> None:
         e = self.embedder
         if e is None or self.vector_model is None:
             return
-        if e.name != self.vector_model or (e.dim is not None and e.dim != self.vector_dim):
+        revision = revision_of(e)
+        if (
+            e.name != self.vector_model
+            or (e.dim is not None and e.dim != self.vector_dim)
+            or revision != self.vector_revision
+        ):
             raise EmbeddingMismatch(
-                f"database {self.path} holds {self.vector_dim}-dim vectors from {self.vector_model!r}, "
-                f"but the configured model is {e.name!r}"
+                f"database {self.path} holds {self.vector_dim}-dim vectors from {_named(self.vector_model, self.vector_revision)}, "
+                f"but the model at hand is {_named(e.name, revision)}"
                 + (f" ({e.dim}-dim)" if e.dim else "")
                 + f". Run `maple-memory reindex --model {e.name}` to re-embed, "
                 f"or set embedding_model back to {self.vector_model!r}."
             )
 
-    def _ensure_vector_table(self, dim: int, model: str) -> None:
-        """Create the vector index on first use and record its model and dimension."""
+    def _ensure_vector_table(self, dim: int, model: str, revision: str = "") -> None:
+        """Create the vector index on first use and record its model, revision and dimension."""
+        if self.vector_dim is None:
+            self._load_vector_meta()  # another process may have made the index since this one opened
         if self.vector_dim is not None:
-            if dim != self.vector_dim or model != self.vector_model:
+            if dim != self.vector_dim or model != self.vector_model or revision != self.vector_revision:
                 raise EmbeddingMismatch(
-                    f"got {dim}-dim vectors from {model!r} but the database holds {self.vector_dim}-dim "
-                    f"vectors from {self.vector_model!r}; run `maple-memory reindex --model {model}`"
+                    f"got {dim}-dim vectors from {_named(model, revision)} but the database holds {self.vector_dim}-dim "
+                    f"vectors from {_named(self.vector_model, self.vector_revision)}; run `maple-memory reindex --model {model}`"
                 )
             return
         with self.tx.atomic():
@@ -257,7 +262,20 @@ class Store:
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), ('embedding_dim', ?)",
                 (model, str(dim)),
             )
-        self.vector_dim, self.vector_model = dim, model
+            record_revision(self.conn, revision)
+        self.vector_dim, self.vector_model, self.vector_revision = dim, model, revision
+
+    def _reindexed_since(self) -> str:
+        """Why this connection's vectors no longer fit the index ("" when they do): a reindex
+        (another process) re-embedded it with another model or revision since it was opened."""
+        held = _vector_meta(self.conn)
+        now = (held.get("embedding_model"), held.get("embedding_revision", ""))
+        if self.vector_model is None or now == (self.vector_model, self.vector_revision):
+            return ""
+        return (
+            f"the index now holds vectors from {_named(*now)} (reindexed since this process opened the database); "
+            "restart it to use that model"
+        )
 
     @property
     def has_vectors(self) -> bool:
@@ -350,7 +368,7 @@ class Store:
             log.warning("storing without vectors: %s", err)
             return [None] * len(texts)
         if vectors:
-            self._ensure_vector_table(len(vectors[0]), e.name)
+            self._ensure_vector_table(len(vectors[0]), e.name, revision_of(e))
         return list(vectors)
 
     def _write_vector(self, memory_id: int, scope: str, vec: Any) -> None:
@@ -359,6 +377,15 @@ class Store:
     def _write_vectors(self, rows: Sequence[tuple[int, str, Any]]) -> None:
         """Insert or replace the vectors of (memory id, scope, vector) rows."""
         if not rows:
+            return
+        held = self._reindexed_since()  # inside the write's transaction: what the index holds now
+        if held:
+            # These vectors come from the model the index held before a reindex swapped it. Leave
+            # them out (the memories stay keyword-searchable; whoever holds the new model embeds
+            # them) rather than mix two models in one index.
+            log.warning(
+                "not writing %d vectors from %s: %s", len(rows), _named(self.vector_model, self.vector_revision), held
+            )
             return
         blobs = [(mid, scope, to_blob(vec)) for mid, scope, vec in rows]
         for _, _, blob in blobs:
@@ -972,6 +999,8 @@ class Store:
                 ).fetchall()
             if not rows:
                 return done
+            if stale := self._reindexed_since():
+                raise EmbeddingMismatch(stale)
             vectors = self._embed([r[2] for r in rows])
             if vectors[0] is None:
                 raise StoreUnavailable(f"embedding model {self.embedder.name} is unavailable")
@@ -1043,3 +1072,49 @@ def _chmod_private(path: Path, mode: int = 0o600) -> None:
             path.chmod(mode)
     except OSError:
         pass  # not ours to change (a shared folder set by the user); the file itself stays 0600
+
+
+# -- the vector index's model ---------------------------------------------------------------------
+
+VECTOR_META = ("embedding_model", "embedding_dim", "embedding_revision")
+
+
+def _vector_meta(conn: Any) -> dict[str, str]:
+    """The model, dimension and revision the vector index was built with (keys absent: no vectors yet)."""
+    marks = ", ".join("?" * len(VECTOR_META))
+    return dict(conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", VECTOR_META).fetchall())
+
+
+def record_revision(conn: Any, revision: str) -> None:
+    """Record the revision of the index's vectors (none: the key is absent, as before revisions)."""
+    if revision:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_revision', ?)", (revision,))
+    else:
+        conn.execute("DELETE FROM meta WHERE key = 'embedding_revision'")
+
+
+def _named(model: str | None, revision: str) -> str:
+    return f"{model!r}" + (f" (revision {revision})" if revision else "")
+
+
+def stored_model(config: Config) -> tuple[str, str] | None:
+    """The (model, revision) the configured database's vectors came from; None when it has none
+    yet (or does not exist). Read on a connection of its own, before the store is opened with the
+    embedder this chooses (embed.from_config(config, stored_model(config)))."""
+    try:
+        if config.database_url:
+            conn: Any = pg.connect(config.database_url, busy_timeout_ms=config.busy_timeout_ms)
+        else:
+            path = Path(config.db_path).expanduser()
+            if not path.exists():
+                return None
+            conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, vectors=False, readonly=True)
+    except (db.DatabaseError, StoreUnavailable):
+        return None  # Store.open says what is wrong with it
+    try:
+        held = _vector_meta(conn)
+    except Exception:  # noqa: BLE001 - no meta table yet (a database before its first migration)
+        return None
+    finally:
+        conn.close()
+    return (held["embedding_model"], held.get("embedding_revision", "")) if "embedding_model" in held else None

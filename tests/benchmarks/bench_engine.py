@@ -259,14 +259,16 @@ def main() -> None:
     a = p.parse_args()
     base = Path(tempfile.mkdtemp(prefix="maple-bench-engine-"))
     env, project = world(base, a.model, a.memories)
-    print(f"engine benchmark: {a.memories} memories, model {config_mod.load().embedding_model}, {os.cpu_count()} cores")
+    model = embed.preferred_model(a.model or config_mod.load().embedding_model)
+    print(f"engine benchmark: {a.memories} memories, model {model}, {os.cpu_count()} cores")
     try:
         cli_rows(env, project, a.runs)
         server_rows(env, project)
         asyncio.run(three_sessions(env, project))
     finally:
         stop_engine(env)
-    prompt_rows(env, a.prompts)
+    if a.prompts:
+        prompt_rows(env, a.prompts)
 
 
 if __name__ == "__main__":

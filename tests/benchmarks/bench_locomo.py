@@ -381,7 +381,7 @@ def main() -> None:
     from memory import embed
 
     data = json.loads(args.data.read_text())
-    model = args.model or config_mod.Config().embedding_model
+    model = embed.preferred_model(args.model or config_mod.Config().embedding_model)  # "auto": what it picks here
     suffix = "" if model == embed.PACKAGED_MODEL else "-" + re.sub(r"[^\w.-]", "_", model)
     cache = Path(tempfile.gettempdir()) / f"maple-bench-embeddings{suffix}.npz" if CACHE else None
     emb = CachedEmbedder(embed.from_config(config_mod.Config(embedding_model=model)), cache)

