@@ -599,7 +599,7 @@ def _keyword_spans(text: str, low: str) -> list[Span]:
             prefix = _KEY_PREFIX.search(low, max(0, start - 14), start)
             if prefix is None:
                 # SERVICE_BUS_KEY = "...": an environment variable's key is a secret when its value looks like one
-                span = _upper_key(text, low, start, end)
+                span = _upper_key(text, low, start, end) or _bare_key(text, low, start, end)
                 if span is not None:
                     spans.append((*span, 1))
                 continue  # a bare "key" is a dict key, a sort key, a primary key
@@ -619,6 +619,21 @@ def _upper_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str
         return None
     span = _assignment(text, low, "key", start, end)
     return span if span is not None and _strong(text[span[0] : span[1]]) else None
+
+
+# A 128-bit key or longer written as hex: what an HMAC, AES or signing key looks like when pasted.
+_KEY_MATERIAL = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
+
+
+def _bare_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """ "Staging key is 4478…", "key: 9f2c…", "key 是 …": a bare "key" is a dict key, a sort key or
+    a primary key far more often than a secret, so its value counts only when it is key material
+    (32 or more hex digits) or a generated string, never a word or a name."""
+    span = _phrase(text, low, "key", start, end)
+    if span is None:
+        return None
+    value = text[span[0] : span[1]].strip("`'\"")
+    return span if _KEY_MATERIAL.fullmatch(value) or _looks_random(value) else None
 
 
 def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
