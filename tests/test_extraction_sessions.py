@@ -416,3 +416,45 @@ def test_sounds_good_to_the_assistants_lets_use_is_a_decision(app, tmp_path):
     (decision,) = current(app, layer="decision")
     assert "ruff" in decision["content"]
     assert app.get([decision["id"]])["memories"][0]["metadata"]["chosen"] == "ruff"
+
+
+# -- a change that names no old value: the same subject, by its words ------------------------------
+
+
+def two_sessions(app: Memories, tmp_path: Path, first: str, second: str) -> None:
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", first)))
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", second)))
+
+
+def test_a_later_change_to_the_same_subject_closes_the_old_fact_without_naming_its_value(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "The integration test fixtures are kept in tests/fixtures/seed.sql and loaded by the conftest.",
+        "The integration test fixtures are now built by factory_boy factories in tests/factories.py.",
+    )
+    [new] = current(app)
+    assert "factory_boy" in new["content"]
+    old = [m for m in app.list(limit=100, status="all")["memories"] if "seed.sql" in m["content"]]
+    assert old and old[0]["superseded_by"] == new["id"]  # kept as history, closed by the new fact
+
+
+def test_a_chinese_change_to_the_same_subject_closes_the_old_fact(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "灰度发布的开关放在 `feature_flags` 表里，按 tenant_id 控制。",
+        "灰度发布的开关现在改成走 Unleash 了，还是按 tenant_id 配置策略。",
+    )
+    [new] = current(app)
+    assert "Unleash" in new["content"]
+
+
+def test_a_new_rule_that_shares_a_word_with_an_old_fact_leaves_it_current(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "We deploy the billing API with `make deploy-api` from the release branch.",
+        "From now on every pull request needs a changelog entry in CHANGELOG.md.",
+    )
+    assert len(current(app)) == 2

@@ -828,6 +828,53 @@ def says_changed(content: str) -> bool:
     return bool(_SAYS_CHANGED.search(content))
 
 
+# A statement that something is different from now on: what lets a later fact close an earlier one.
+_MARKS_CHANGE = re.compile(
+    r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
+    r"from now on|going forward|these days)\b|现在|改成|改为|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从",
+    re.I,
+)
+# Words that say how a statement is put, not what it is about: they never make two statements one topic.
+_TOPIC_STOP = frozenset(
+    """the and for with from that this these those there their they them then than was were are is be been
+    being have has had not now no any more only also just our your you use used using uses run runs runs
+    new old from into onto over under off out per via all each every when what which who how why its it's
+    should must always never don't does did can could will would shall may might rule going forward
+    changed moved renamed replaced removed retired switched migrated bumped longer anymore today week
+    yesterday tomorrow since because so but or if else after before like e.g eg""".split()
+)
+_TOPIC_STOP_ZH = frozenset(
+    "现在 改成 改为 改用 改了 换了 换成 换到 迁到 切成 切到 升级 不再 下线 以后 今后 已经 之前 原来 我们 你们 这个 那个 "
+    "一下 的话 就是 还是 但是 因为 所以 如果 需要 可以 不要 统一 一律 必须".split()
+)
+
+
+def marks_change(content: str) -> bool:
+    """Whether a statement says its subject is different now ("is on 5433 now", "改成 X", "from now on")."""
+    return bool(_MARKS_CHANGE.search(content))
+
+
+def topic_terms(content: str) -> set[str]:
+    """What a statement is about, as words: ASCII words and names of three or more characters and
+    the two-character runs of Chinese, less the words that only say how it is put. Two statements
+    that share several are about one subject, whatever their wording or language mix."""
+    low = content.casefold()
+    words = {w.strip("._-/") for w in re.findall(r"[a-z][a-z0-9_.\-/]{2,}", low)}
+    words = {w for w in words if len(w) >= 3 and w not in _TOPIC_STOP}
+    han = set()
+    for run in re.findall(r"[\u4e00-\u9fff]{2,}", content):
+        han |= {run[i : i + 2] for i in range(len(run) - 1)}
+    return words | {b for b in han if b not in _TOPIC_STOP_ZH}
+
+
+def values_in(content: str) -> set[str]:
+    """The literal values a statement holds (code spans, numbers, names with dots or slashes)."""
+    spans = {v.casefold().strip() for v in re.findall(r"`([^`]{2,80})`", content)}
+    return spans | {
+        v.casefold() for v in re.findall(r"[\w.\-/:<>{}@]*\d[\w.\-/:<>{}@]*|\b\w+[_./:]\w[\w./:\-<>{}]*", content)
+    }
+
+
 def subject_words(subject: str | None) -> set[str]:
     """The words of a subject that tell one thing from another ("staging port" ~ "staging database")."""
     if not subject:
