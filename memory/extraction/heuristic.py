@@ -99,7 +99,10 @@ def extract(
             proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
-            found = _from_assistant(text, turn, why_pending, _after_error(turns, i))
+            after_error = _after_error(turns, i)
+            # The first words after a failure explain it, trigger words or not ("`now()` is frozen
+            # at the start of the transaction…"): read them as the answer to a why-question.
+            found = _from_assistant(text, turn, why_pending or after_error, after_error)
             if found or R.has_content(text):
                 why_pending = False
             out.extend(found)
@@ -280,13 +283,17 @@ def _from_user(
 # -- assistant turns ---------------------------------------------------------------------------
 
 
+AFTER_ERROR_WINDOW = 8  # tool turns between a failed call and the assistant's next words about it
+
+
 def _after_error(turns: list[dict], i: int) -> bool:
-    """Whether the assistant is answering a failed tool call (nothing but tool calls between)."""
-    for k in range(i - 1, max(-1, i - 6), -1):
+    """Whether the assistant is answering a failed tool call: its first words since the failure,
+    with only tool calls between (it may have read a file or two to find the cause first)."""
+    for k in range(i - 1, max(-1, i - 1 - AFTER_ERROR_WINDOW), -1):
         kind = turns[k].get("kind")
         if kind == "tool_error":
             return True
-        if kind in ("tool_result",) or (kind == "text" and turns[k].get("role") == "user"):
+        if kind == "text":
             return False
     return False
 
@@ -340,6 +347,8 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 break
             if re.match(r"^(?:options|ways out|方案|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
                 break  # the explanation is over (or there was none): what follows is what to do about it
+            if R.is_status(s):
+                continue
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
                 answer.append(s)
             if len(answer) == 4 or sum(len(x) for x in answer) >= 240:

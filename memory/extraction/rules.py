@@ -658,6 +658,19 @@ def reports_problem(text: str) -> bool:
     return bool(_PROBLEM.search(text))
 
 
+# A progress report ("biz/service 都过了", "All 64 pass", "went from ~45s to under 2s"): how the work
+# went today, not why anything failed.
+_STATUS = re.compile(
+    r"\b(?:all|both|\d+)\s+(?:\w+\s+)?(?:tests?\s+)?(?:pass(?:ed)?|green)\b|\bwent from\b.{1,30}\bto\b|"
+    r"都过了|都通过了|全部通过|全绿|都绿了",
+    re.I,
+)
+
+
+def is_status(s: str) -> bool:
+    return bool(_STATUS.search(s))
+
+
 def is_narration(s: str) -> bool:
     return bool(_NARRATION.match(s.strip(" *_")))
 
