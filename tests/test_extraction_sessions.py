@@ -458,3 +458,41 @@ def test_a_new_rule_that_shares_a_word_with_an_old_fact_leaves_it_current(app, t
         "From now on every pull request needs a changelog entry in CHANGELOG.md.",
     )
     assert len(current(app)) == 2
+
+
+# -- choices with the reason said first, and settling phrases --------------------------------------
+
+
+def test_a_choice_whose_reason_comes_first_keeps_the_reason_in_one_decision(app, tmp_path):
+    path = transcript(
+        tmp_path / "a.jsonl",
+        "s1",
+        ("assistant", "We could keep one shared price cache or give each worker its own."),
+        ("user", "the shared cache keeps serving stale prices across workers. give each worker its own cache then."),
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "stale prices" in d["content"] and "its own cache" in d["content"]
+    assert "stale prices" in d["metadata"]["rationale"]
+    assert len(current(app)) == 1  # the reason is not stored again as a fact of its own
+
+
+def test_a_chinese_choice_settled_with_jiu_xing_after_its_reason_is_a_decision(app, tmp_path):
+    path = transcript(
+        tmp_path / "a.jsonl",
+        "s1",
+        ("user", "消息队列我们这边没人维护 Kafka，不值当。每晚跑一次批处理就行"),
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "批处理" in d["content"] and "Kafka" in d["content"]
+    assert len(current(app)) == 1
+
+
+def test_dropping_a_library_is_a_decision_with_what_was_dropped(app, tmp_path):
+    path = transcript(
+        tmp_path / "a.jsonl", "s1", ("user", "we're dropping moment.js. every new screen formats dates with date-fns.")
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "moment.js" in d["metadata"]["alternatives"]

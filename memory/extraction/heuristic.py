@@ -148,6 +148,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         return None, set()
     used = {start}
     parts = [sents[start]]
+    before = _reason_before(sents, start, used)
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
         rule = R.RULE.search(nxt) and not R.LACKS.search(nxt)
@@ -161,11 +162,12 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     context = list(said)
     said = " ".join(R.strip_fillers(p) or p for p in parts)
     alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
-    specific = R.is_statement(said) or bool(re.search(r"[A-Za-z]{3,}|\d", said))
+    whole = said + " " + (before or "")
+    specific = R.is_statement(whole) or bool(re.search(r"[A-Za-z]{3,}|\d", whole))
     strong = bool(R.STRONG_CHOICE.search(said))
     if (
         not proposal
-        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong)
+        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None)
         or not specific
         and not proposal
     ):
@@ -182,6 +184,11 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     decision, rationale = R.split_rationale(said)
     if rationale is None and len(parts) > 1:
         decision, rationale = parts[0], " ".join(parts[1:])
+    if before is not None:
+        # "延时队列没人运维，不值当。定时任务就行": the reason came first; it leads the memory
+        used.add(start - 1)
+        content = R.tidy(before) + " " + content
+        rationale = " ".join(x for x in (before, rationale) if x)
     chosen = R.chosen_of(said)
     if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES):
         # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
@@ -198,6 +205,21 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     )
     c.metadata = {k: v for k, v in c.metadata.items() if v}
     return c, used
+
+
+def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
+    """The sentence right before a choice in the same message, when it gives the reason ("the static
+    pool feels hacky and tests would trample each other. go with sqlx::test"): a statement, not a
+    question, a request or a rule of its own."""
+    if start == 0 or (start - 1) in used:
+        return None
+    prev = R.strip_fillers(sents[start - 1]) or sents[start - 1]
+    if len(prev) < 8 or R.is_question(prev) or R.is_chat(prev) or R._REQUEST.match(prev):
+        return None
+    hit = R.classify_user(prev)
+    if hit is not None and hit[1] in ("rule", "preference", "correction", "decision"):
+        return None
+    return prev
 
 
 DOCUMENT_CHARS = 600  # a message this long that asks to be remembered is kept whole

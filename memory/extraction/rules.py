@@ -464,8 +464,12 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 CHOICE = re.compile(
     r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
     r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
-    r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d))\b|"
-    r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是用|"
+    r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
+    r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
+    # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
+    r"^[a-z]+\b[^,.?;]{2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
+    r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
+    r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
     r"^用\s*[A-Za-z`]",
     re.I,
 )
