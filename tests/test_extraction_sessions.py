@@ -496,3 +496,23 @@ def test_dropping_a_library_is_a_decision_with_what_was_dropped(app, tmp_path):
     app.extract(path)
     [d] = current(app, "decision")
     assert "moment.js" in d["metadata"]["alternatives"]
+
+
+@pytest.mark.parametrize(
+    ("said", "dropped"),
+    [
+        ("日志改用 zap，别再用 logrus 了。", "logrus"),
+        ("We switched the job queue to SQS, no more RabbitMQ.", "RabbitMQ"),
+    ],
+)
+def test_a_switch_that_names_what_it_replaces_is_a_decision_over_it(app, tmp_path, said, dropped):
+    app.extract(transcript(tmp_path / "a.jsonl", "s1", ("user", said)))
+    [d] = current(app, "decision")
+    assert dropped in d["content"]
+
+
+def test_a_bare_jiu_choice_after_its_reason_is_a_decision(app, tmp_path):
+    said = "grpc-gateway 太重了，还要多维护一套 proto 生成。就 net/http 加 chi，自己写路由。"
+    app.extract(transcript(tmp_path / "a.jsonl", "s1", ("user", said)))
+    [d] = current(app, "decision")
+    assert "grpc-gateway" in d["content"] and "chi" in d["content"]

@@ -390,6 +390,14 @@ def split_rationale(s: str) -> tuple[str, str | None]:
     return s[: m.start()].strip(" ,，"), s[m.end() :].strip(" ,，。.") or None
 
 
+# A move to something that names what it leaves ("主键改用雪花 ID，别再用自增", "switched to pnpm, no more
+# npm"): a decision with its alternative, whatever rule words come with it.
+_SWITCH = re.compile(
+    r"改用|换成|换用|改走|\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat\w*)\b[^,.;]{0,30}?\bto\b|\breplac\w*\b[^,.;]{0,30}?\bwith\b",
+    re.I,
+)
+
+
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
@@ -420,6 +428,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if _DECISION.search(s) and RATIONALE.search(s):
         category, importance = "decision", 4
         why.append("decision with a reason")
+    elif _SWITCH.search(s) and alternatives(s):
+        category, importance = "decision", 4
+        why.append("a switch that names what it replaces")
     elif _MIGRATION.search(s):
         category, importance = "change", 4
         why.append("a move from one thing to another")
@@ -470,7 +481,7 @@ CHOICE = re.compile(
     r"^[a-z]+\b[^,.?;]{2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
-    r"^用\s*[A-Za-z`]",
+    r"^(?:就|用)\s*[A-Za-z`]",
     re.I,
 )
 # A bare agreement: a decision when it answers a proposal.
