@@ -7,7 +7,7 @@ CWD = "/home/dev/work/pgtide"
 def s1():
     s = Session("a1_pgtide_ci_pool_timeouts", CWD, "2026-10-05T09:12:00Z", branch="fix/ci-pool", lang="en", order=1)
     s.snapshot()
-    s.user("ci is red again on main. integration tests die with PoolTimedOut, locally they pass. can you look? "
+    s.user("ci is red again on main. integation tests die with PoolTimedOut, locally they pass. can you look? "
            "here's my .env.test in case it matters:\n\nDATABASE_URL=postgres://pgtide:Wq8rT2vLmZ@localhost:55432/pgtide_test\n"
            "RUST_LOG=pgtide=debug\nPGTIDE_TENANTS_FILE=fixtures/tenants.toml")
     s.think("PoolTimedOut only on CI. Likely parallelism vs max_connections. Check the CI log and how tests create pools.")
@@ -35,7 +35,7 @@ def s1():
           "2. `#[sqlx::test]`: sqlx creates a fresh database per test, runs the migrations into it, and hands the test "
           "its own small pool; the db is dropped afterwards.\n\nI'd lean to 2 — tests currently share one database and "
           "`apply_twice_is_noop` already depends on what ran before it.")
-    s.user("the static pool thing feels hacky and tests would still trample each other's schemas. go with sqlx::test. "
+    s.user("the static pool thign feels hacky and tests would still trample each other's schemas. go with sqlx::test. "
            "also can we just bump max_connections on the CI postgres?")
     s.say("Bumping it isn't in our hands I think — the `services: postgres` block comes from the shared workflow "
           "template. Let me check.")
@@ -273,7 +273,7 @@ def s4():
            desc="Check pgbouncer pool mode", err=True)
     s.bash("grep -n pool_mode deploy/pgbouncer/pgbouncer.ini",
            "12:pool_mode = transaction", desc="Read pool mode from config")
-    s.say("pool_mode = transaction. `pg_advisory_lock` belongs to a backend session, but with transaction pooling every "
+    s.say("Root cause is the pool mode: pool_mode = transaction. `pg_advisory_lock` belongs to a backend session, but with transaction pooling every "
           "statement can go to a different server connection. Run A's lock sat on backend 1; run B's lock call landed on "
           "backend 2, where nobody held the key, so it got the lock too. The unlock goes through the pool too, so it "
           "usually hits the wrong backend and returns false — leaked locks on top.\n\nFixes I can see:\n"
@@ -337,7 +337,7 @@ def s4():
                ["tide_lock"], "tide_lock", ["advisory"], ["firewall"])
     s.fact("config", "en", "Prod Postgres is reached through PgBouncer on port 6432 in transaction pooling mode; direct "
            "5432 access needs a firewall ticket per environment.", ["6432"])
-    s.exp("gotcha", "en", "In a lease check, now() is frozen at the start of the transaction; use clock_timestamp() when "
+    s.exp("lesson", "en", "In a lease check, now() is frozen at the start of the transaction; use clock_timestamp() when "
           "comparing lease expiry inside the same transaction.", ["clock_timestamp"])
     s.fact("command", "en", "Run tests with `just test` (wraps cargo nextest run --profile ci and loads .env.test); "
            "nextest is not installed standalone on the dev box.", ["just test"], sup="a1_pgtide_ci_pool_timeouts#e1")

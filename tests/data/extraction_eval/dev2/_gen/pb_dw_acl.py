@@ -32,7 +32,7 @@ def s1():
     s.edit("/home/dev/work/dw-perm/configs/dev.yaml", "?parseTime=true", "?parseTime=true&loc=Asia%2FShanghai")
     s.bash("make test", "go test -race -count=1 ./...\nok  \tdw-perm/internal/expire\t0.598s\nok  \tdw-perm/internal/grant\t1.187s\n"
            "ok  \tdw-perm/internal/ticket\t0.903s", desc="重跑单测")
-    s.user("好。make test 之前要先 `docker compose up -d starrocks` 对吧？我老忘")
+    s.user("好。make test 之前是不是要先 `docker compose up -d starrocks` 对吧？我老忘")
     s.say("对，单测里 grant 包会连本地 StarRocks FE 的 9030（root 空密码），没起的话 grant 的测试会直接 dial 超时。")
     s.user("顺便问下，下发这块我们一直是直接执行 GRANT，有人提过改走 Ranger，你怎么看")
     s.say("Ranger 好处是策略集中、自带审计；但它的 StarRocks 插件要 3.3 以上才支持。我先看下集群版本。")
@@ -93,7 +93,7 @@ def s2():
     s.read("/home/dev/work/dw-perm/internal/feishu/verify.go",
            "func Verify(ts, nonce, sig string, body []byte) bool {\n\tplain, _ := decrypt(body)\n"
            "\th := sha256.Sum256([]byte(ts + nonce + encryptKey + string(plain)))\n\treturn hex.EncodeToString(h[:]) == sig\n}")
-    s.say("签名算在了解密之后的明文上。飞书签的是 `timestamp + nonce + encrypt_key + 原始请求体`，原始请求体是那段还没解密的 "
+    s.say("原因是签名算在了解密之后的明文上。飞书签的是 `timestamp + nonce + encrypt_key + 原始请求体`，原始请求体是那段还没解密的 "
           "`{\"encrypt\":\"...\"}`。先验签、再解密，验签要用 `c.GetRawData()` 拿到的原始字节，不能用 bind 之后再序列化的。")
     s.edit("/home/dev/work/dw-perm/internal/feishu/verify.go",
            "\tplain, _ := decrypt(body)\n\th := sha256.Sum256([]byte(ts + nonce + encryptKey + string(plain)))",
