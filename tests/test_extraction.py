@@ -521,3 +521,21 @@ def test_a_progress_report_after_a_failure_is_not_an_experience():
     t += failed("make test", "FAILED tests/test_api.py::test_list - KeyError: 'items'")
     t += turns_of(("assistant", "All 64 tests pass now on the second run, in 3.1 seconds."))
     assert [c for c in extract(t, scope=SCOPE) if c.layer == "experience" and c.role == "assistant"] == []
+
+
+def test_a_chinese_question_ending_in_lai_zhe_is_not_stored():
+    assert one("部署到预发的命令是啥来着，我每次都要翻 wiki") == []
+
+
+@pytest.mark.parametrize("said", ["and keep your answers short please, I'll ask for detail", "以后回答简短一点"])
+def test_asking_for_short_answers_is_a_preference_in_either_language(said):
+    [c] = one(said)
+    assert c.category == "preference"
+
+
+def test_an_assistants_note_for_later_is_kept_as_a_gotcha():
+    cands = one(
+        "Note for later: the fixtures path in `pytest.ini` is relative to the rootdir, hence `../shared/fixtures`.",
+        role="assistant",
+    )
+    assert [c.category for c in cands] == ["gotcha"]

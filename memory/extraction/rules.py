@@ -117,7 +117,7 @@ def _long_enough(s: str) -> bool:
 
 # -- what a sentence is ------------------------------------------------------------------------
 
-_QUESTION_ZH = re.compile(r"(?:吗|呢|么|没有)[\s。.!！]*$")
+_QUESTION_ZH = re.compile(r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着")
 
 
 def is_question(s: str) -> bool:
@@ -190,9 +190,15 @@ LACKS = re.compile(
     r"\b(?:we|it|they|this|that|there)\s+(?:don'?t|doesn'?t|do not|does not) (?:have|exist|support)\b", re.I
 )
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
+# How the user wants to be answered: a preference even said in passing ("…short pls, I'll ask for detail").
+_ANSWER_STYLE = re.compile(
+    r"\bkeep (?:the |your |my )?(?:answers|replies|responses|it|them) (?:short|brief|concise)\b|"
+    r"回答(?:简短|短一点|简洁)|(?:简短|简洁)(?:点|一点)回答|"
+    r"\b(?:answer|reply|respond) (?:to me )?in (?:english|chinese)\b|回复(?:我)?用|回答(?:我)?用",
+    re.I,
+)
 PREFERENCE = re.compile(
-    r"^(?:and\s+)?keep (?:the )?(?:answers|replies|responses|it|them) (?:short|brief|concise)\b|"
-    r"\b(?:answer|reply|respond) (?:to me )?in (?:english|chinese)\b|回复(?:我)?用|回答(?:我)?用|"
+    _ANSWER_STYLE.pattern + "|"
     r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
     r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
     re.I,
@@ -413,7 +419,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
             return None
-    if is_question(s) or _NOT_RULE.search(s) or is_chat(s):
+    if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)):
         return None
     corrected = False
     m = _CORRECTION.match(s)
@@ -635,7 +641,8 @@ _FIX_LEAD = re.compile(
 )
 _GOTCHA = re.compile(
     r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware|silently|otherwise|must be|has to be|"
-    r"any other|keeps retrying|only works|only when|only if)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求",
+    r"any other|keeps retrying|only works|only when|only if|note (?:for later|that)|for later|worth knowing|"
+    r"is relative to)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求|相对于|以后记得",
     re.I,
 )
 _A_FACTS: list[tuple[str, re.Pattern]] = [
