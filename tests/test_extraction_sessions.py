@@ -516,3 +516,14 @@ def test_a_bare_jiu_choice_after_its_reason_is_a_decision(app, tmp_path):
     app.extract(transcript(tmp_path / "a.jsonl", "s1", ("user", said)))
     [d] = current(app, "decision")
     assert "grpc-gateway" in d["content"] and "chi" in d["content"]
+
+
+def test_a_renamed_folder_closes_the_rule_that_names_the_old_one(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "以后新的支付渠道都放 billing/channels/<name>.py，实现 Channel protocol，别写在 views 里。",
+        "channels 目录上周重命名成 billing/gateways/ 了，Channel protocol 也改名叫 Gateway。",
+    )
+    [new] = current(app)
+    assert "billing/gateways/" in new["content"]

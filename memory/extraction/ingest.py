@@ -322,7 +322,7 @@ def _supersede_replaced(
 
 
 SAME_SUBJECT_TERMS = 3  # topic words a correction shares with the statement it changes, at least
-SAME_SUBJECT_SHARE = 0.25  # and that share of the shorter statement's topic words
+SAME_SUBJECT_SHARE = 0.2  # and that share of the shorter statement's topic words
 
 
 def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | None:

@@ -866,7 +866,7 @@ def says_changed(content: str) -> bool:
 # A statement that something is different from now on: what lets a later fact close an earlier one.
 _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
-    r"from now on|going forward|these days)\b|现在|改成|改为|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从",
+    r"from now on|going forward|these days)\b|(?:这周|本周|今天|下周|下个月|从现在)起|重命名|改名|更名|现在|改成|改为|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从",
     re.I,
 )
 # Words that say how a statement is put, not what it is about: they never make two statements one topic.
@@ -894,8 +894,9 @@ def topic_terms(content: str) -> set[str]:
     the two-character runs of Chinese, less the words that only say how it is put. Two statements
     that share several are about one subject, whatever their wording or language mix."""
     low = content.casefold()
-    words = {w.strip("._-/") for w in re.findall(r"[a-z][a-z0-9_.\-/]{2,}", low)}
-    words = {w for w in words if len(w) >= 3 and w not in _TOPIC_STOP}
+    # names are cut at their punctuation: gateway/providers/<vendor>.py and gateway/backends/ share
+    # "gateway", chat-default and qwen2.5-72b share "chat" with "chat default"
+    words = {w for w in re.findall(r"[a-z][a-z0-9]{2,}", low) if w not in _TOPIC_STOP}
     han = set()
     for run in re.findall(r"[\u4e00-\u9fff]{2,}", content):
         han |= {run[i : i + 2] for i in range(len(run) - 1)}
