@@ -20,6 +20,7 @@ from memory import config as config_mod
 from memory.app import transfer
 from memory.cli import common
 from memory.embed import HashEmbedder
+from memory.llm import Guard
 from memory.store import NewMemory, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -480,6 +481,84 @@ def test_doctor_reports_a_corrupt_database(capsys, home):
     code, out, _ = run(capsys, "doctor", "--no-model")
     assert code == 1
     assert "FAIL  database:" in out and "corrupt" in out
+
+
+def fake_claude(tmp_path: Path, status: dict, code: int) -> tuple[Path, Path]:
+    """An executable `claude` that answers `auth status` as Claude Code 2.1.332 does (JSON, exit 0
+    when signed in, 1 when not) and writes down every command line it was given."""
+    calls = tmp_path / "claude-calls.txt"
+    exe = tmp_path / "bin" / "claude"
+    exe.parent.mkdir(exist_ok=True)
+    exe.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"open({str(calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        f"print({json.dumps(json.dumps(status, indent=2))})\n"
+        f"sys.exit({code})\n"
+    )
+    exe.chmod(0o755)
+    return exe, calls
+
+
+def with_config(home: Path, **values: Any) -> None:
+    home.mkdir(mode=0o700, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(values))
+
+
+def llm_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "llm provider:" in line)
+
+
+def test_doctor_says_llm_extraction_is_off_by_default(capsys):
+    code, out, _ = run(capsys, "doctor", "--no-model")
+    assert code == 0, out
+    assert llm_line(out) == "skip  llm provider: off (llm_provider is ''): extraction uses the heuristic rules only"
+
+
+def test_doctor_finds_a_signed_in_claude_and_the_budget_left_without_calling_the_model(capsys, home, tmp_path):
+    exe, calls = fake_claude(tmp_path, {"loggedIn": True, "authMethod": "claude.ai", "apiProvider": "firstParty"}, 0)
+    with_config(home, llm_provider="claude-cli", llm_claude_path=str(exe), llm_daily_token_budget=50_000)
+    add(capsys, "a note")
+    code, out, _ = run(capsys, "doctor", "--no-model")
+    assert code == 0, out
+    assert llm_line(out) == (
+        f"ok    llm provider: claude-cli: {exe}, signed in (claude.ai); 50000 of 50000 tokens left today (UTC)"
+    )
+    assert calls.read_text() == "auth status\n"  # no `claude -p`: doctor spends no tokens
+
+
+def test_doctor_fails_a_claude_that_is_not_signed_in_and_says_how_to_sign_in(capsys, home, tmp_path):
+    exe, _ = fake_claude(tmp_path, {"loggedIn": False, "authMethod": "none"}, 1)
+    with_config(home, llm_provider="claude-cli", llm_claude_path=str(exe))
+    code, out, _ = run(capsys, "doctor", "--no-model")
+    assert code == 1
+    assert llm_line(out) == f"FAIL  llm provider: claude-cli: {exe} is not signed in"
+    assert "fix: run `claude` once and sign in (or `claude auth login`)" in out
+
+
+def test_doctor_fails_a_claude_cli_provider_with_no_claude_to_run(capsys, home, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with_config(home, llm_provider="claude-cli")
+    code, out, _ = run(capsys, "doctor", "--no-model")
+    assert code == 1
+    assert (
+        "FAIL  llm provider: llm_provider 'claude-cli' needs Claude Code's `claude` command: it is not on PATH" in out
+    )
+
+
+def test_doctor_warns_when_todays_llm_budget_is_spent(capsys, home, tmp_path):
+    exe, _ = fake_claude(tmp_path, {"loggedIn": True, "authMethod": "api_key", "apiKeySource": "ANTHROPIC_API_KEY"}, 0)
+    with_config(home, llm_provider="claude-cli", llm_claude_path=str(exe), llm_daily_token_budget=1000)
+    add(capsys, "a note")
+    store = open_store(home)
+    with store.tx.atomic():  # what a harvest that spent the budget leaves in the meta table
+        Guard(store.conn, daily_tokens=1000).record(1000)
+    store.close()
+    code, out, _ = run(capsys, "doctor", "--no-model")
+    assert code == 0, out  # nothing is broken: the calls wait for tomorrow, the heuristic rules go on
+    line = llm_line(out)
+    assert line.startswith(f"warn  llm provider: claude-cli: {exe}, signed in (api_key from ANTHROPIC_API_KEY); ")
+    assert "0 of 1000 tokens left today (UTC); paused: today's LLM token budget (1000) would be exceeded" in line
 
 
 @pytest.mark.slow

@@ -488,3 +488,54 @@ def test_extraction_imports_nothing_heavy_so_a_hook_can_run_it():
         env={**os.environ, "PYTHONPATH": "."},
     )
     assert out.stdout.strip() == "[]"
+
+
+def failed(command: str, error: str) -> list[dict]:
+    return [
+        {"role": "assistant", "kind": "tool_call", "tool": "Bash", "input": command, "text": ""},
+        {"role": "tool", "kind": "tool_error", "tool": "Bash", "input": command, "error": error, "session_id": "s1"},
+    ]
+
+
+@pytest.mark.parametrize(
+    "explanation",
+    [
+        "`clock()` is read once per request and the test reuses one request object, so the expiry never moves. "
+        "Reading `time.monotonic()` at each check instead.",
+        "缓存的 key 里没带租户 id，两个租户读到了同一份配置。key 改成 `cfg:{tenant}:{name}`。",
+    ],
+)
+def test_the_assistants_first_words_after_a_failure_are_an_experience_without_trigger_words(explanation):
+    t = turns_of(("user", "add an expiry to the session cache"))
+    t += failed("make test", "FAILED tests/test_cache.py::test_expiry - AssertionError: session still valid")
+    t += [{"role": "assistant", "kind": "tool_call", "tool": "Read", "input": "cache.py", "text": ""}]
+    t += [{"role": "tool", "kind": "tool_result", "tool": "Read", "input": "cache.py", "text": "def get(): ..."}]
+    t += turns_of(("assistant", explanation))
+    [c] = [c for c in extract(t, scope=SCOPE) if c.layer == "experience"]
+    assert explanation.split("。")[0].split(". ")[0] in c.content
+    assert c.metadata["failed_tool_calls"][0]["input"] == "make test"  # the failure it explains, as provenance
+
+
+def test_a_progress_report_after_a_failure_is_not_an_experience():
+    t = turns_of(("user", "run the tests"))
+    t += failed("make test", "FAILED tests/test_api.py::test_list - KeyError: 'items'")
+    t += turns_of(("assistant", "All 64 tests pass now on the second run, in 3.1 seconds."))
+    assert [c for c in extract(t, scope=SCOPE) if c.layer == "experience" and c.role == "assistant"] == []
+
+
+def test_a_chinese_question_ending_in_lai_zhe_is_not_stored():
+    assert one("部署到预发的命令是啥来着，我每次都要翻 wiki") == []
+
+
+@pytest.mark.parametrize("said", ["and keep your answers short please, I'll ask for detail", "以后回答简短一点"])
+def test_asking_for_short_answers_is_a_preference_in_either_language(said):
+    [c] = one(said)
+    assert c.category == "preference"
+
+
+def test_an_assistants_note_for_later_is_kept_as_a_gotcha():
+    cands = one(
+        "Note for later: the fixtures path in `pytest.ini` is relative to the rootdir, hence `../shared/fixtures`.",
+        role="assistant",
+    )
+    assert [c.category for c in cands] == ["gotcha"]

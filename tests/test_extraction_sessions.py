@@ -416,3 +416,114 @@ def test_sounds_good_to_the_assistants_lets_use_is_a_decision(app, tmp_path):
     (decision,) = current(app, layer="decision")
     assert "ruff" in decision["content"]
     assert app.get([decision["id"]])["memories"][0]["metadata"]["chosen"] == "ruff"
+
+
+# -- a change that names no old value: the same subject, by its words ------------------------------
+
+
+def two_sessions(app: Memories, tmp_path: Path, first: str, second: str) -> None:
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", first)))
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", second)))
+
+
+def test_a_later_change_to_the_same_subject_closes_the_old_fact_without_naming_its_value(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "The integration test fixtures are kept in tests/fixtures/seed.sql and loaded by the conftest.",
+        "The integration test fixtures are now built by factory_boy factories in tests/factories.py.",
+    )
+    [new] = current(app)
+    assert "factory_boy" in new["content"]
+    old = [m for m in app.list(limit=100, status="all")["memories"] if "seed.sql" in m["content"]]
+    assert old and old[0]["superseded_by"] == new["id"]  # kept as history, closed by the new fact
+
+
+def test_a_chinese_change_to_the_same_subject_closes_the_old_fact(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "灰度发布的开关放在 `feature_flags` 表里，按 tenant_id 控制。",
+        "灰度发布的开关现在改成走 Unleash 了，还是按 tenant_id 配置策略。",
+    )
+    [new] = current(app)
+    assert "Unleash" in new["content"]
+
+
+def test_a_new_rule_that_shares_a_word_with_an_old_fact_leaves_it_current(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "We deploy the billing API with `make deploy-api` from the release branch.",
+        "From now on every pull request needs a changelog entry in CHANGELOG.md.",
+    )
+    assert len(current(app)) == 2
+
+
+# -- choices with the reason said first, and settling phrases --------------------------------------
+
+
+def test_a_choice_whose_reason_comes_first_keeps_the_reason_in_one_decision(app, tmp_path):
+    path = transcript(
+        tmp_path / "a.jsonl",
+        "s1",
+        ("assistant", "We could keep one shared price cache or give each worker its own."),
+        ("user", "the shared cache keeps serving stale prices across workers. give each worker its own cache then."),
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "stale prices" in d["content"] and "its own cache" in d["content"]
+    assert "stale prices" in d["metadata"]["rationale"]
+    assert len(current(app)) == 1  # the reason is not stored again as a fact of its own
+
+
+def test_a_chinese_choice_settled_with_jiu_xing_after_its_reason_is_a_decision(app, tmp_path):
+    path = transcript(
+        tmp_path / "a.jsonl",
+        "s1",
+        ("user", "消息队列我们这边没人维护 Kafka，不值当。每晚跑一次批处理就行"),
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "批处理" in d["content"] and "Kafka" in d["content"]
+    assert len(current(app)) == 1
+
+
+def test_dropping_a_library_is_a_decision_with_what_was_dropped(app, tmp_path):
+    path = transcript(
+        tmp_path / "a.jsonl", "s1", ("user", "we're dropping moment.js. every new screen formats dates with date-fns.")
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "moment.js" in d["metadata"]["alternatives"]
+
+
+@pytest.mark.parametrize(
+    ("said", "dropped"),
+    [
+        ("日志改用 zap，别再用 logrus 了。", "logrus"),
+        ("We switched the job queue to SQS, no more RabbitMQ.", "RabbitMQ"),
+    ],
+)
+def test_a_switch_that_names_what_it_replaces_is_a_decision_over_it(app, tmp_path, said, dropped):
+    app.extract(transcript(tmp_path / "a.jsonl", "s1", ("user", said)))
+    [d] = current(app, "decision")
+    assert dropped in d["content"]
+
+
+def test_a_bare_jiu_choice_after_its_reason_is_a_decision(app, tmp_path):
+    said = "grpc-gateway 太重了，还要多维护一套 proto 生成。就 net/http 加 chi，自己写路由。"
+    app.extract(transcript(tmp_path / "a.jsonl", "s1", ("user", said)))
+    [d] = current(app, "decision")
+    assert "grpc-gateway" in d["content"] and "chi" in d["content"]
+
+
+def test_a_renamed_folder_closes_the_rule_that_names_the_old_one(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "以后新的支付渠道都放 billing/channels/<name>.py，实现 Channel protocol，别写在 views 里。",
+        "channels 目录上周重命名成 billing/gateways/ 了，Channel protocol 也改名叫 Gateway。",
+    )
+    [new] = current(app)
+    assert "billing/gateways/" in new["content"]

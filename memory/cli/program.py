@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -738,6 +739,100 @@ def _engine_check(c: Config, s: dict[str, Any]) -> Check:
     )
 
 
+AUTH_STATUS_TIMEOUT_S = 15.0  # `claude auth status` starts Node: a cold start on a busy machine takes seconds
+
+
+def _claude_signed_in(claude: Any) -> tuple[bool | None, str]:
+    """Whether Claude Code's `claude` is signed in, from `claude auth status` (which reads the stored
+    sign-in and calls no model), run in the environment the provider gives its child. (None, why)
+    when it cannot tell."""
+    try:
+        p = subprocess.run(  # noqa: S603 (the configured claude, no shell)
+            [claude.path, "auth", "status"],
+            capture_output=True,
+            text=True,
+            env=claude.environment(1),
+            timeout=AUTH_STATUS_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"`{claude.path} auth status` did not answer ({type(e).__name__})"
+    try:
+        status = json.loads(p.stdout)
+    except ValueError:
+        status = None
+    if not isinstance(status, dict) or not isinstance(status.get("loggedIn"), bool):
+        # a version without the JSON answer: its exit status still says it (0 signed in, 1 not)
+        if p.returncode in (0, 1):
+            return p.returncode == 0, "by its exit status"
+        return None, f"`{claude.path} auth status` exited {p.returncode}"
+    how = status.get("authMethod") or "?"
+    source = status.get("apiKeySource")
+    return status["loggedIn"], f"{how}{' from ' + source if source else ''}"
+
+
+def _llm_budget(c: Config) -> tuple[str, str | None]:
+    """Today's LLM token budget as the database's meta table keeps it (shared with the hooks), and
+    why calls are paused now, if they are (the budget spent or the breaker open)."""
+    from memory import llm
+
+    used, paused = 0, None
+    if c.db_path.exists():
+        conn = db.connect(c.db_path, busy_timeout_ms=c.busy_timeout_ms, readonly=True)  # doctor changes nothing
+        try:
+            guard = llm.Guard(
+                conn,
+                daily_tokens=c.llm_daily_token_budget,
+                failures=c.llm_breaker_failures,
+                cooldown_s=c.llm_breaker_cooldown_s,
+            )
+            used = guard.used_today()
+            try:
+                guard.check(1)
+            except llm.LLMError as e:
+                paused = str(e)
+        except db.DatabaseError:
+            pass  # the database check reports it
+        finally:
+            conn.close()
+    left = max(0, c.llm_daily_token_budget - used)
+    return f"{left} of {c.llm_daily_token_budget} tokens left today (UTC)", paused
+
+
+def _llm_check(c: Config) -> Check:
+    """Whether the configured LLM provider can be used, without calling the model: its settings,
+    for claude-cli the command and its sign-in, and today's token budget."""
+    from memory import llm
+
+    name = "llm provider"
+    if not c.llm_provider:
+        return Check(name, None, "off (llm_provider is ''): extraction uses the heuristic rules only")
+    try:
+        provider = llm.provider_from_config(c)
+    except MapleError as e:
+        return Check(name, False, str(e), "fix the llm_* settings in config.json, or set llm_provider to ''")
+    what = c.llm_provider
+    if isinstance(provider, llm.ClaudeCLI):
+        signed_in, how = _claude_signed_in(provider)
+        if signed_in is False:
+            return Check(
+                name,
+                False,
+                f"claude-cli: {provider.path} is not signed in",
+                "run `claude` once and sign in (or `claude auth login`), or set llm_provider to ''; "
+                "extraction goes on with the heuristic rules meanwhile",
+            )
+        what = f"claude-cli: {provider.path}, " + (f"signed in ({how})" if signed_in else f"sign-in unknown: {how}")
+        if signed_in is None:
+            return Check(name, None, what, "check that `claude -p hello` works", warn=True)
+    elif c.llm_base_url:
+        what += f" at {c.llm_base_url}"
+    budget, paused = _llm_budget(c)
+    if paused:
+        return Check(name, None, f"{what}; {budget}; paused: {paused}", warn=True)
+    return Check(name, True, f"{what}; {budget}")
+
+
 def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | None = None) -> list[Check]:
     """What `doctor` checks, in order (the web page's health view shows the same)."""
     checks = [
@@ -805,6 +900,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         checks.append(_install_check(c, ctx.project_dir))
         checks.append(_history_check(c, ctx.project))
         checks.append(_engine_check(c, engine))
+        checks.append(_llm_check(c))
     return checks
 
 

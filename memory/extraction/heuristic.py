@@ -99,7 +99,10 @@ def extract(
             proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
-            found = _from_assistant(text, turn, why_pending, _after_error(turns, i))
+            after_error = _after_error(turns, i)
+            # The first words after a failure explain it, trigger words or not ("`now()` is frozen
+            # at the start of the transaction…"): read them as the answer to a why-question.
+            found = _from_assistant(text, turn, why_pending or after_error, after_error)
             if found or R.has_content(text):
                 why_pending = False
             out.extend(found)
@@ -145,6 +148,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         return None, set()
     used = {start}
     parts = [sents[start]]
+    before = _reason_before(sents, start, used)
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
         rule = R.RULE.search(nxt) and not R.LACKS.search(nxt)
@@ -158,11 +162,12 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     context = list(said)
     said = " ".join(R.strip_fillers(p) or p for p in parts)
     alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
-    specific = R.is_statement(said) or bool(re.search(r"[A-Za-z]{3,}|\d", said))
+    whole = said + " " + (before or "")
+    specific = R.is_statement(whole) or bool(re.search(r"[A-Za-z]{3,}|\d", whole))
     strong = bool(R.STRONG_CHOICE.search(said))
     if (
         not proposal
-        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong)
+        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None)
         or not specific
         and not proposal
     ):
@@ -179,6 +184,11 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     decision, rationale = R.split_rationale(said)
     if rationale is None and len(parts) > 1:
         decision, rationale = parts[0], " ".join(parts[1:])
+    if before is not None:
+        # "延时队列没人运维，不值当。定时任务就行": the reason came first; it leads the memory
+        used.add(start - 1)
+        content = R.tidy(before) + " " + content
+        rationale = " ".join(x for x in (before, rationale) if x)
     chosen = R.chosen_of(said)
     if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES):
         # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
@@ -195,6 +205,21 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     )
     c.metadata = {k: v for k, v in c.metadata.items() if v}
     return c, used
+
+
+def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
+    """The sentence right before a choice in the same message, when it gives the reason ("the static
+    pool feels hacky and tests would trample each other. go with sqlx::test"): a statement, not a
+    question, a request or a rule of its own."""
+    if start == 0 or (start - 1) in used:
+        return None
+    prev = R.strip_fillers(sents[start - 1]) or sents[start - 1]
+    if len(prev) < 8 or R.is_question(prev) or R.is_chat(prev) or R._REQUEST.match(prev):
+        return None
+    hit = R.classify_user(prev)
+    if hit is not None and hit[1] in ("rule", "preference", "correction", "decision"):
+        return None
+    return prev
 
 
 DOCUMENT_CHARS = 600  # a message this long that asks to be remembered is kept whole
@@ -280,13 +305,17 @@ def _from_user(
 # -- assistant turns ---------------------------------------------------------------------------
 
 
+AFTER_ERROR_WINDOW = 8  # tool turns between a failed call and the assistant's next words about it
+
+
 def _after_error(turns: list[dict], i: int) -> bool:
-    """Whether the assistant is answering a failed tool call (nothing but tool calls between)."""
-    for k in range(i - 1, max(-1, i - 6), -1):
+    """Whether the assistant is answering a failed tool call: its first words since the failure,
+    with only tool calls between (it may have read a file or two to find the cause first)."""
+    for k in range(i - 1, max(-1, i - 1 - AFTER_ERROR_WINDOW), -1):
         kind = turns[k].get("kind")
         if kind == "tool_error":
             return True
-        if kind in ("tool_result",) or (kind == "text" and turns[k].get("role") == "user"):
+        if kind == "text":
             return False
     return False
 
@@ -340,6 +369,8 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 break
             if re.match(r"^(?:options|ways out|方案|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
                 break  # the explanation is over (or there was none): what follows is what to do about it
+            if R.is_status(s):
+                continue
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
                 answer.append(s)
             if len(answer) == 4 or sum(len(x) for x in answer) >= 240:

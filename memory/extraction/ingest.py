@@ -289,6 +289,10 @@ def _supersede_replaced(
             if mid != new_id and session != c.session_id and words & rules.subject_words(content[:14]):
                 closed.append(mid)
                 break
+    if not closed and c.layer in ("fact", "decision") and c.role == "user" and rules.marks_change(c.content):
+        same = _changed_subject(store, c, new_id)
+        if same is not None:
+            closed.append(same)
     for v in old_values:
         rows = store.conn.execute(
             f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND instr(lower(content), lower(?)) > 0 "
@@ -315,6 +319,40 @@ def _supersede_replaced(
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed
+
+
+SAME_SUBJECT_TERMS = 3  # topic words a correction shares with the statement it changes, at least
+SAME_SUBJECT_SHARE = 0.2  # and that share of the shorter statement's topic words
+
+
+def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | None:
+    """The earlier statement a change closes when it names no old value: "Redis key 规范改成 hash tag
+    的 `pg:{deviceId}:token`" closes "Redis key 规范：统一 `pg:` 前缀" from an earlier session. Sameness
+    is by subject and meaning, not by string: the current fact or decision of another session that
+    shares the most topic words with the change (several, and a good part of the shorter one's),
+    and that does not already hold the change's values (then it says the same, or more)."""
+    mine = rules.topic_terms(c.content)
+    if len(mine) < SAME_SUBJECT_TERMS:
+        return None
+    values = rules.values_in(c.content)
+    best: tuple[float, int] | None = None
+    for mid, content, session in store.conn.execute(
+        f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
+        f"AND {_current_filter()} ORDER BY id DESC LIMIT 300",
+        (c.scope,),
+    ):
+        if mid == new_id or session == c.session_id:
+            continue
+        theirs = rules.topic_terms(content)
+        shared = mine & theirs
+        if len(shared) < SAME_SUBJECT_TERMS or len(shared) < SAME_SUBJECT_SHARE * min(len(mine), len(theirs)):
+            continue
+        if values and values <= rules.values_in(content):
+            continue  # it already says what the change says
+        score = len(shared) / len(mine | theirs)
+        if best is None or score > best[0]:
+            best = (score, mid)
+    return best[1] if best else None
 
 
 def _reverted(store: Store, c: Candidate, new_id: int | None) -> list[int]:

@@ -117,7 +117,7 @@ def _long_enough(s: str) -> bool:
 
 # -- what a sentence is ------------------------------------------------------------------------
 
-_QUESTION_ZH = re.compile(r"(?:吗|呢|么|没有)[\s。.!！]*$")
+_QUESTION_ZH = re.compile(r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着")
 
 
 def is_question(s: str) -> bool:
@@ -190,9 +190,15 @@ LACKS = re.compile(
     r"\b(?:we|it|they|this|that|there)\s+(?:don'?t|doesn'?t|do not|does not) (?:have|exist|support)\b", re.I
 )
 ABSOLUTE = re.compile(r"\b(?:never|always|must|only)\b|必须|禁止|绝对|永远|一律|务必", re.I)
+# How the user wants to be answered: a preference even said in passing ("…short pls, I'll ask for detail").
+_ANSWER_STYLE = re.compile(
+    r"\bkeep (?:the |your |my )?(?:answers|replies|responses|it|them) (?:short|brief|concise)\b|"
+    r"回答(?:简短|短一点|简洁)|(?:简短|简洁)(?:点|一点)回答|"
+    r"\b(?:answer|reply|respond) (?:to me )?in (?:english|chinese)\b|回复(?:我)?用|回答(?:我)?用",
+    re.I,
+)
 PREFERENCE = re.compile(
-    r"^(?:and\s+)?keep (?:the )?(?:answers|replies|responses|it|them) (?:short|brief|concise)\b|"
-    r"\b(?:answer|reply|respond) (?:to me )?in (?:english|chinese)\b|回复(?:我)?用|回答(?:我)?用|"
+    _ANSWER_STYLE.pattern + "|"
     r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
     r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
     re.I,
@@ -390,6 +396,14 @@ def split_rationale(s: str) -> tuple[str, str | None]:
     return s[: m.start()].strip(" ,，"), s[m.end() :].strip(" ,，。.") or None
 
 
+# A move to something that names what it leaves ("主键改用雪花 ID，别再用自增", "switched to pnpm, no more
+# npm"): a decision with its alternative, whatever rule words come with it.
+_SWITCH = re.compile(
+    r"改用|换成|换用|改走|\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat\w*)\b[^,.;]{0,30}?\bto\b|\breplac\w*\b[^,.;]{0,30}?\bwith\b",
+    re.I,
+)
+
+
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
@@ -405,7 +419,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
             return None
-    if is_question(s) or _NOT_RULE.search(s) or is_chat(s):
+    if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)):
         return None
     corrected = False
     m = _CORRECTION.match(s)
@@ -420,6 +434,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if _DECISION.search(s) and RATIONALE.search(s):
         category, importance = "decision", 4
         why.append("decision with a reason")
+    elif _SWITCH.search(s) and alternatives(s):
+        category, importance = "decision", 4
+        why.append("a switch that names what it replaces")
     elif _MIGRATION.search(s):
         category, importance = "change", 4
         why.append("a move from one thing to another")
@@ -464,9 +481,13 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 CHOICE = re.compile(
     r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
     r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
-    r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d))\b|"
-    r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是用|"
-    r"^用\s*[A-Za-z`]",
+    r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
+    r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
+    # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
+    r"^[a-z]+\b[^,.?;]{2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
+    r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
+    r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
+    r"^(?:就|用)\s*[A-Za-z`]",
     re.I,
 )
 # A bare agreement: a decision when it answers a proposal.
@@ -620,7 +641,8 @@ _FIX_LEAD = re.compile(
 )
 _GOTCHA = re.compile(
     r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware|silently|otherwise|must be|has to be|"
-    r"any other|keeps retrying|only works|only when|only if)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求",
+    r"any other|keeps retrying|only works|only when|only if|note (?:for later|that)|for later|worth knowing|"
+    r"is relative to)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求|相对于|以后记得",
     re.I,
 )
 _A_FACTS: list[tuple[str, re.Pattern]] = [
@@ -656,6 +678,19 @@ _PROBLEM = re.compile(
 
 def reports_problem(text: str) -> bool:
     return bool(_PROBLEM.search(text))
+
+
+# A progress report ("biz/service 都过了", "All 64 pass", "went from ~45s to under 2s"): how the work
+# went today, not why anything failed.
+_STATUS = re.compile(
+    r"\b(?:all|both|\d+)\s+(?:\w+\s+)?(?:tests?\s+)?(?:pass(?:ed)?|green)\b|\bwent from\b.{1,30}\bto\b|"
+    r"都过了|都通过了|全部通过|全绿|都绿了",
+    re.I,
+)
+
+
+def is_status(s: str) -> bool:
+    return bool(_STATUS.search(s))
 
 
 def is_narration(s: str) -> bool:
@@ -826,6 +861,54 @@ _SAYS_CHANGED = re.compile(
 def says_changed(content: str) -> bool:
     """A statement that its subject changed ("commit 规范改了", "The deploy process changed")."""
     return bool(_SAYS_CHANGED.search(content))
+
+
+# A statement that something is different from now on: what lets a later fact close an earlier one.
+_MARKS_CHANGE = re.compile(
+    r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
+    r"from now on|going forward|these days)\b|(?:这周|本周|今天|下周|下个月|从现在)起|重命名|改名|更名|现在|改成|改为|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从",
+    re.I,
+)
+# Words that say how a statement is put, not what it is about: they never make two statements one topic.
+_TOPIC_STOP = frozenset(
+    """the and for with from that this these those there their they them then than was were are is be been
+    being have has had not now no any more only also just our your you use used using uses run runs runs
+    new old from into onto over under off out per via all each every when what which who how why its it's
+    should must always never don't does did can could will would shall may might rule going forward
+    changed moved renamed replaced removed retired switched migrated bumped longer anymore today week
+    yesterday tomorrow since because so but or if else after before like e.g eg""".split()
+)
+_TOPIC_STOP_ZH = frozenset(
+    "现在 改成 改为 改用 改了 换了 换成 换到 迁到 切成 切到 升级 不再 下线 以后 今后 已经 之前 原来 我们 你们 这个 那个 "
+    "一下 的话 就是 还是 但是 因为 所以 如果 需要 可以 不要 统一 一律 必须".split()
+)
+
+
+def marks_change(content: str) -> bool:
+    """Whether a statement says its subject is different now ("is on 5433 now", "改成 X", "from now on")."""
+    return bool(_MARKS_CHANGE.search(content))
+
+
+def topic_terms(content: str) -> set[str]:
+    """What a statement is about, as words: ASCII words and names of three or more characters and
+    the two-character runs of Chinese, less the words that only say how it is put. Two statements
+    that share several are about one subject, whatever their wording or language mix."""
+    low = content.casefold()
+    # names are cut at their punctuation: gateway/providers/<vendor>.py and gateway/backends/ share
+    # "gateway", chat-default and qwen2.5-72b share "chat" with "chat default"
+    words = {w for w in re.findall(r"[a-z][a-z0-9]{2,}", low) if w not in _TOPIC_STOP}
+    han = set()
+    for run in re.findall(r"[\u4e00-\u9fff]{2,}", content):
+        han |= {run[i : i + 2] for i in range(len(run) - 1)}
+    return words | {b for b in han if b not in _TOPIC_STOP_ZH}
+
+
+def values_in(content: str) -> set[str]:
+    """The literal values a statement holds (code spans, numbers, names with dots or slashes)."""
+    spans = {v.casefold().strip() for v in re.findall(r"`([^`]{2,80})`", content)}
+    return spans | {
+        v.casefold() for v in re.findall(r"[\w.\-/:<>{}@]*\d[\w.\-/:<>{}@]*|\b\w+[_./:]\w[\w./:\-<>{}]*", content)
+    }
 
 
 def subject_words(subject: str | None) -> set[str]:

@@ -533,7 +533,7 @@ _KEYWORD = re.compile(
 _SHORT_WORDS = frozenset(("pass", "pwd", "pw", "auth", "sas"))  # need a word boundary on the left
 _KEY_PREFIX = re.compile(
     r"(?:api|access|secret|private|signing|encryption|master|account|client|auth|app|license"
-    r"|service|storage|subscription|admin|hmac|webhook|session|jwt|csrf|cookie|cipher|shared)[_.\- ]?$"
+    r"|service|storage|subscription|admin|hmac|webhook|session|jwt|csrf|cookie|cipher|shared|encrypt)[_.\- ]?$"
 )
 # What may follow the word for the name to still be a secret's: DB_PASSWORD_PROD, TOKEN2.
 # max_tokens, tokenizer, password_reset_url, secretKeyRef and token_type are other things.
@@ -599,7 +599,7 @@ def _keyword_spans(text: str, low: str) -> list[Span]:
             prefix = _KEY_PREFIX.search(low, max(0, start - 14), start)
             if prefix is None:
                 # SERVICE_BUS_KEY = "...": an environment variable's key is a secret when its value looks like one
-                span = _upper_key(text, low, start, end)
+                span = _upper_key(text, low, start, end) or _bare_key(text, low, start, end)
                 if span is not None:
                     spans.append((*span, 1))
                 continue  # a bare "key" is a dict key, a sort key, a primary key
@@ -608,7 +608,8 @@ def _keyword_spans(text: str, low: str) -> list[Span]:
             continue  # bypass, compass, oauth, canvas; but dbPass is a name
         span = _assignment(text, low, word, start, end) or _next_line(text, low, word, end)
         if span is None and word in _PHRASE_WORDS:
-            span = _phrase(text, low, word, start, end) or _phrase_for(text, low, word, start, end)
+            named = word == "key"  # reached here with a prefix: "signing key", "Encrypt Key"
+            span = _phrase(text, low, word, start, end, named) or _phrase_for(text, low, word, start, end)
         if span is not None:
             spans.append((*span, 1))
     return spans
@@ -619,6 +620,21 @@ def _upper_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str
         return None
     span = _assignment(text, low, "key", start, end)
     return span if span is not None and _strong(text[span[0] : span[1]]) else None
+
+
+# A 128-bit key or longer written as hex: what an HMAC, AES or signing key looks like when pasted.
+_KEY_MATERIAL = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
+
+
+def _bare_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """ "Staging key is 4478…", "key: 9f2c…", "key 是 …": a bare "key" is a dict key, a sort key or
+    a primary key far more often than a secret, so its value counts only when it is key material
+    (32 or more hex digits) or a generated string, never a word or a name."""
+    span = _phrase(text, low, "key", start, end)
+    if span is None:
+        return None
+    value = text[span[0] : span[1]].strip("`'\"")
+    return span if _KEY_MATERIAL.fullmatch(value) or _looks_random(value) else None
 
 
 def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
@@ -758,8 +774,9 @@ def _phrase_for(text: str, low: str, word: str, start: int, end: int) -> tuple[i
     return vstart, vstart + len(value), _kind_of(word)
 
 
-def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
-    """ "my password is X", "the token was X", 密码是X, 令牌：X, token 是 X."""
+def _phrase(text: str, low: str, word: str, start: int, end: int, named: bool = False) -> tuple[int, int, str] | None:
+    """ "my password is X", "the token was X", 密码是X, 令牌：X, token 是 X. `named`: the word is a
+    secret's full name ("Encrypt Key", "signing key"), so a value may follow it with no operator."""
     zh = _CJK.search(word) is not None
     m = _ZH_PHRASE_TAIL.match(low, end)
     if m is not None and (zh or (m.group("op") or "").rstrip(" \t：:") in _ZH_OPS_FOR_ENGLISH):
@@ -780,7 +797,7 @@ def _phrase(text: str, low: str, word: str, start: int, end: int) -> tuple[int, 
     if op is None and m.group("q") and _strong(value) and not _code_like(value.strip("`'\""), ""):
         pass  # user `qa` pass `A-esjd#xC8`: a quoted value right after the word
     elif op is None:  # "password Qx7#mL2vP9", 密码123456: a password word, then a value no word could be
-        if word not in _NO_OP_WORDS or not value[0].isalnum() or _code_like(value, ""):
+        if (word not in _NO_OP_WORDS and not named) or not value[0].isalnum() or _code_like(value, ""):
             return None
         if not (_complex(value) or zh and value.isdigit() and len(value) >= 6):
             return None

@@ -1,13 +1,14 @@
 """Extraction quality on the labelled Claude Code sessions, measured through the product.
 
     .venv/bin/python tests/benchmarks/bench_extraction_eval.py [--path extract|hook|both]
-        [--split dev|holdout|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
+        [--split dev|dev2|tune|holdout|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
 
 Not a pytest test: it prints figures (and per-session timings). The data is
-tests/data/extraction_eval/{dev,holdout}: Claude Code transcripts (NAME.jsonl) with labels
-(NAME.gold.json) written by people who had not read the extractor. Tune on dev only; holdout is
-scored in aggregate and never printed item by item (`--show` refuses it, `--json` keeps only
-aggregates for it).
+tests/data/extraction_eval/{dev,dev2,holdout}: Claude Code transcripts (NAME.jsonl) with labels
+(NAME.gold.json) written by people who had not read the extractor. Tune on dev and dev2 only
+(`--split tune` runs both and adds a column that scores them together); holdout is scored in
+aggregate and never printed item by item (`--show` refuses it, `--json` keeps only aggregates for
+it). `both` is dev and holdout, as before dev2 existed.
 
 How a split is run: each project (sessions grouped by `project`, in `order`) gets a fresh MAPLE
 home and a real project folder in a temporary directory; every transcript is copied with its
@@ -68,7 +69,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "extraction_eval"
-SPLITS = ("dev", "holdout")
+SPLITS = ("dev", "dev2", "holdout")
+TUNING = ("dev", "dev2")  # the splits rules may be tuned on; --show and --keep work on these only
 PATHS = ("extract", "hook")
 LAYERS = ("fact", "experience", "decision")
 SESSION_LANGS = ("en", "zh", "mixed")
@@ -100,6 +102,8 @@ class Session:
 def load_split(split: str) -> dict[str, list[Session]]:
     """Sessions of a split grouped by project, each project in its labelled order."""
     folder = DATA / split
+    if not folder.is_dir():
+        raise SystemExit(f"no labelled split {split!r}: {folder} is missing (merge the branch that adds it)")
     projects: dict[str, list[Session]] = defaultdict(list)
     for gp in sorted(folder.glob("*.gold.json")):
         gold = json.loads(gp.read_text(encoding="utf-8"))
@@ -630,7 +634,7 @@ def short(m: dict, width: int = 160) -> str:
 
 def show(path: str, projects: dict[str, list[Session]], details: dict[str, Detail]) -> None:
     """What a person reads to improve the extractor (dev only)."""
-    print(f"\n== dev, path {path}: what did not match ==")
+    print(f"\n== {path}: what did not match ==")
     for sessions in projects.values():
         for s in sessions:
             d = details.get(s.name, Detail())
@@ -668,7 +672,12 @@ def main(argv: list[str] | None = None) -> int:
         default="both",
         help="extract: the CLI command; hook: SessionEnd hook + drain; both (default): each, side by side",
     )
-    ap.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="which labelled split (default both)")
+    ap.add_argument(
+        "--split",
+        choices=(*SPLITS, "tune", "both"),
+        default="both",
+        help="which labelled split: tune = dev + dev2 (and a column of both together); both = dev + holdout (default)",
+    )
     ap.add_argument(
         "--model",
         default="hash-64",
@@ -685,15 +694,15 @@ def main(argv: list[str] | None = None) -> int:
         help="dev only: work in DIR and keep the homes and transcripts (default: a temp dir, removed)",
     )
     a = ap.parse_args(argv)
-    splits = SPLITS if a.split == "both" else (a.split,)
+    splits = ("dev", "holdout") if a.split == "both" else TUNING if a.split == "tune" else (a.split,)
     paths = PATHS if a.path == "both" else (a.path,)
     if a.show and "holdout" in splits:
         ap.error(
-            "--show prints memories and labels: it is for the dev split only (add --split dev); "
-            "holdout is scored in aggregate"
+            "--show prints memories and labels: it is for the tuning splits only (add --split dev, dev2 "
+            "or tune); holdout is scored in aggregate"
         )
     if a.keep and "holdout" in splits:
-        ap.error("--keep leaves the memories for people to read: dev split only (add --split dev)")
+        ap.error("--keep leaves the memories for people to read: tuning splits only (add --split dev, dev2 or tune)")
     if a.keep:
         work = Path(a.keep).resolve()
         work.mkdir(parents=True, exist_ok=True)
@@ -702,6 +711,7 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, dict] = {}
     agree: dict[str, dict] = {}
     dev_detail: dict[str, dict] = {}
+    together: dict[str, tuple[dict, dict]] = {}  # path -> (projects, runs) of every tuning split, for `tune`
     try:
         for split in splits:
             projects = load_split(split)
@@ -721,9 +731,13 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for f in failures[:10]:
                     # MAPLE's stderr could quote a transcript: for holdout only which step failed
-                    print(f"  {f if split == 'dev' else f.split(': exit')[0]}", file=sys.stderr)
-                if split == "dev":
-                    dev_detail[path] = {
+                    print(f"  {f if split in TUNING else f.split(': exit')[0]}", file=sys.stderr)
+                if a.split == "tune":
+                    both_projects, both_runs = together.setdefault(path, ({}, {}))
+                    both_projects.update({f"{split}:{k}": v for k, v in projects.items()})
+                    both_runs.update({f"{split}:{k}": v for k, v in runs[path].items()})
+                if split in TUNING:
+                    dev_detail.setdefault(split, {})[path] = {
                         s.name: {
                             "produced": sum(1 for v in runs[path][k].produced_by.values() if v == s.name),
                             "missed": [it["id"] for it in details.get(s.name, Detail()).missed],
@@ -733,12 +747,12 @@ def main(argv: list[str] | None = None) -> int:
                         for s in ss
                     }
                     if a.show:
-                        show(path, projects, details)
+                        show(f"{split}, path {path}", projects, details)
             if len(paths) == 2:
                 counts, rows = disagreements(projects, runs["extract"], runs["hook"])
                 agree[split] = counts
-                if a.show and split == "dev" and rows:
-                    print("\n== dev: where the extract and hook paths disagree ==")
+                if a.show and split in TUNING and rows:
+                    print(f"\n== {split}: where the extract and hook paths disagree ==")
                     for name, only_a, only_b, differ in rows:
                         print(f"-- {name}")
                         for t in only_a:
@@ -747,6 +761,10 @@ def main(argv: list[str] | None = None) -> int:
                             print(f"  only hook:    {t[:160]}")
                         for t, sa, sb in differ:
                             print(f"  state differs (layer, category, current) extract={sa} hook={sb}: {t[:120]}")
+        for path, (both_projects, both_runs) in together.items():
+            fig, _ = score(both_projects, both_runs)
+            fig.pop("_failures")
+            figures[f"tune/{path}"] = fig
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -759,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
             f"same text in another state {counts['state_differs']}"
         )
     if a.json:
-        out = {"model": a.model, "figures": figures, "paths_disagree": agree, "dev_sessions": dev_detail}
+        out = {"model": a.model, "figures": figures, "paths_disagree": agree, "tuning_sessions": dev_detail}
         Path(a.json).write_text(json.dumps(out, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         print(f"figures written to {a.json}")
     return 0
