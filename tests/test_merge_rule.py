@@ -119,3 +119,31 @@ def test_a_merge_keeps_the_merged_wording_in_the_history(config: Config) -> None
         chain = versions.history(store, ["global"], memory_id=winner.id)  # what memory_history shows
         merged = next(e for e in chain if e.memory.id == loser.id)
         assert merged.memory.content == loser.content and winner.id in [e.memory.id for e in chain]
+
+
+async def test_a_merged_rewording_stays_readable_through_memory_get_and_memory_history(config: Config) -> None:
+    from dataclasses import replace
+
+    from mcp import Client
+
+    from server.app import build_server
+
+    config = replace(config, maintenance_dedup_similarity=0.8)  # the test embedder's cosine for these: .85
+    a_text = "Deploys need a green CI run on the main branch."
+    b_text = "A green CI run on the main branch is needed for deploys."
+    async with Client(build_server(config, HashEmbedder(64), project="/work/project-a"), mode="legacy") as c:
+        a = (await c.call_tool("memory_store", {"content": a_text})).structured_content
+        b = (await c.call_tool("memory_store", {"content": b_text})).structured_content
+        with Store.open(config, HashEmbedder(64)) as store:
+            run_maintenance(store)
+            both = [store.get(m["id"], include_deleted=True) for m in (a, b)]
+        loser = next(m for m in both if m.superseded_by)
+        winner = b["id"] if loser.id == a["id"] else a["id"]
+        got = (await c.call_tool("memory_get", {"ids": [loser.id]})).structured_content
+        history = (await c.call_tool("memory_history", {"id": winner})).structured_content
+    assert loser.superseded_by == winner
+    (shown,) = got["memories"]
+    assert shown["content"] == loser.content and shown["superseded_by"] == winner and shown["archived"]
+    merged = next(e for e in history["entries"] if e["memory"]["id"] == loser.id)
+    assert merged["memory"]["content"] == loser.content and merged["superseded_by"] == winner
+    assert history["current"] == [winner]
