@@ -593,9 +593,10 @@ def _llm_summary(p: Pass, entity: str, rows: list[Row]) -> str | None:
 # A paraphrase rewords a fact; a look-alike changes one value of it, or swaps two. Vectors cannot
 # tell them apart ("port 8080" and "port 8081" are at cosine ~0.99, "RabbitMQ over Kafka" and
 # "Kafka over RabbitMQ" at 0.998), so two memories merge only when the values a reader would check
-# agree (numbers in digits or words, English or Chinese; clock times; weekdays; environments;
-# negation; identifiers) and the texts are not one edit apart: the same words in another order,
-# or a word or two changed, is a different fact more often than a rewording.
+# agree (numbers in digits or words, English or Chinese; a number with its unit as one quantity;
+# clock times; weekdays; environments; frequencies; negation; identifiers) and the texts are not
+# one edit apart: the same words in another order, or a word or two changed, is a different fact
+# more often than a rewording.
 
 _EN_NUMBERS = {
     w: str(i)
