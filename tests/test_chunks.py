@@ -285,6 +285,29 @@ async def test_memory_context_shows_the_matched_part_in_full_when_the_budget_all
     assert "credit-notes-orphans to repair credit notes without a parent." in line
 
 
+class TitleNearEverything(HashEmbedder):
+    """A stand-in for a multilingual model on a Chinese question about an English runbook: the
+    question's meaning is nearest the runbook's title (its summary), not the step that answers it."""
+
+    def _one(self, text: str) -> list[float]:
+        if text.startswith("Runbook:") or text.startswith("怎么"):
+            return [1.0] + [0.0] * (self.dim - 1)
+        return super()._one(text)
+
+
+async def test_a_chinese_question_about_an_english_runbook_shows_the_step_with_its_words_not_the_title(config):
+    question = "怎么修复没有 parent 的记录？"  # shares one word with the runbook, in its last step
+    server = build_server(config, TitleNearEverything(64, name="title-near"), project=PROJECT)
+    async with Client(server, mode="legacy") as c:
+        m = await call(c, "memory_store", content=LONG)
+        # a stronger keyword hit elsewhere, so the title (nearest in meaning) outranks the last step
+        await call(c, "memory_store", content="Every invoice row needs a parent account; a parent is never optional.")
+        found = await call(c, "memory_search", query=question)
+    hit = next(h for h in found["results"] if h["id"] == m["id"])
+    assert "credit-notes-orphans" in hit["content"] and not hit["content"].startswith("Runbook:")
+    assert hit["part"].startswith(f"chars {len(LONG) - len(hit['content']) + 1:,}-")
+
+
 def test_cli_search_prints_the_matched_part_of_a_long_memory_wrapped_not_cut(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
     mid = add(capsys, LONG)

@@ -53,7 +53,55 @@ def test_rewordings_with_the_same_values_merge_when_their_vectors_are_close(a: s
 def test_numbers_are_read_in_digits_words_and_chinese() -> None:
     assert consolidation.fact_values("超过一万元的退款")["numbers"] == {"10000"}
     assert consolidation.fact_values("最多导出 10 万行")["numbers"] == {"100000"}
-    assert consolidation.fact_values("retried three times, then 2,000 ms")["numbers"] == {"3", "2000"}
+    assert consolidation.fact_values("retried three times, then 2,000 users")["numbers"] == {"3", "2000"}
+
+
+def test_a_number_with_its_unit_is_one_quantity_in_any_unit_or_language() -> None:
+    two_weeks = consolidation.fact_values("gateway access log 只存两周。")
+    assert two_weeks["quantities"] == consolidation.fact_values("gateway 的 access log 保留 14 天。")["quantities"]
+    assert two_weeks["numbers"] == frozenset()
+    half = consolidation.fact_values("观察半小时再全量。")["quantities"]
+    assert half == consolidation.fact_values("wait 30 minutes before the full rollout")["quantities"]
+    assert not consolidation.values_agree("API v1 is kept for six months.", "API v1 is kept for six weeks.")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # "one" and a lone 一 are rarely a count: 一旦, 统一, "write a new one"
+        ("迁移脚本一旦合入主干就不许再动了。", "已经合并的数据库迁移脚本不能再修改。"),
+        # a frequency on one side only: the other leaves it implicit
+        ("Weekly sync: Wed 11am CET.", "The team sync is on Wednesdays at 11:00 CET."),
+        # a negation carried by "dropped", "instead of", "only"
+        (
+            "ruff handles lint + format now; we dropped black.",
+            "Use ruff for both linting and formatting, black is no longer used.",
+        ),
+        # DB is a database, JWTs are JWT, PostgreSQL is Postgres
+        (
+            "Each service gets at most 20 DB connections in its pool.",
+            "Max connection pool size per service is 20 database connections.",
+        ),
+        ("prod and stg both run PostgreSQL 15.", "Postgres 15 is used in both staging and production."),
+        # a Latin word for a number, an environment or a unit inside Chinese is that value, not a name
+        ("支付相关 PR 要两个 approve。", "支付相关 PR 要 two approve。"),
+    ],
+)
+def test_values_read_the_same_through_ordinary_rewordings(a: str, b: str) -> None:
+    assert consolidation.values_agree(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("数据库密码每季度轮换。", "数据库密码每年轮换。"),
+        ("测试数据不要用真实商户名。", "测试数据里可以用真实商户名。"),
+        ("Use ruff for linting, black for formatting.", "Use ruff for linting and formatting; black is not used."),
+        ("billing-worker runs on port 8080 in staging.", "billing-service runs on port 8080 in staging."),
+    ],
+)
+def test_values_still_differ_when_a_frequency_a_negation_or_a_name_changes(a: str, b: str) -> None:
+    assert not consolidation.values_agree(a, b)
 
 
 def test_a_merge_keeps_the_merged_wording_in_the_history(config: Config) -> None:
@@ -71,3 +119,31 @@ def test_a_merge_keeps_the_merged_wording_in_the_history(config: Config) -> None
         chain = versions.history(store, ["global"], memory_id=winner.id)  # what memory_history shows
         merged = next(e for e in chain if e.memory.id == loser.id)
         assert merged.memory.content == loser.content and winner.id in [e.memory.id for e in chain]
+
+
+async def test_a_merged_rewording_stays_readable_through_memory_get_and_memory_history(config: Config) -> None:
+    from dataclasses import replace
+
+    from mcp import Client
+
+    from server.app import build_server
+
+    config = replace(config, maintenance_dedup_similarity=0.8)  # the test embedder's cosine for these: .85
+    a_text = "Deploys need a green CI run on the main branch."
+    b_text = "A green CI run on the main branch is needed for deploys."
+    async with Client(build_server(config, HashEmbedder(64), project="/work/project-a"), mode="legacy") as c:
+        a = (await c.call_tool("memory_store", {"content": a_text})).structured_content
+        b = (await c.call_tool("memory_store", {"content": b_text})).structured_content
+        with Store.open(config, HashEmbedder(64)) as store:
+            run_maintenance(store)
+            both = [store.get(m["id"], include_deleted=True) for m in (a, b)]
+        loser = next(m for m in both if m.superseded_by)
+        winner = b["id"] if loser.id == a["id"] else a["id"]
+        got = (await c.call_tool("memory_get", {"ids": [loser.id]})).structured_content
+        history = (await c.call_tool("memory_history", {"id": winner})).structured_content
+    assert loser.superseded_by == winner
+    (shown,) = got["memories"]
+    assert shown["content"] == loser.content and shown["superseded_by"] == winner and shown["archived"]
+    merged = next(e for e in history["entries"] if e["memory"]["id"] == loser.id)
+    assert merged["memory"]["content"] == loser.content and merged["superseded_by"] == winner
+    assert history["current"] == [winner]

@@ -593,9 +593,10 @@ def _llm_summary(p: Pass, entity: str, rows: list[Row]) -> str | None:
 # A paraphrase rewords a fact; a look-alike changes one value of it, or swaps two. Vectors cannot
 # tell them apart ("port 8080" and "port 8081" are at cosine ~0.99, "RabbitMQ over Kafka" and
 # "Kafka over RabbitMQ" at 0.998), so two memories merge only when the values a reader would check
-# agree (numbers in digits or words, English or Chinese; clock times; weekdays; environments;
-# negation; identifiers) and the texts are not one edit apart: the same words in another order,
-# or a word or two changed, is a different fact more often than a rewording.
+# agree (numbers in digits or words, English or Chinese; a number with its unit as one quantity;
+# clock times; weekdays; environments; frequencies; negation; identifiers) and the texts are not
+# one edit apart: the same words in another order, or a word or two changed, is a different fact
+# more often than a rewording.
 
 _EN_NUMBERS = {
     w: str(i)
@@ -628,14 +629,46 @@ _NEGATION_EN = re.compile(
     re.I,
 )
 _NEGATION_ZH = re.compile(r"不|别|没|禁止")
+# A quantity is a number with its unit (in seconds, so "14 天" is "两周" and "30 minutes" is "half an
+# hour"); a frequency word without a number ("weekly", "每天") only conflicts with another one, since
+# a rewording often leaves the obvious frequency out.
 _UNITS = {
-    "year": "y", "years": "y", "yearly": "y", "annually": "y", "年": "y",
-    "month": "mo", "months": "mo", "monthly": "mo", "月": "mo",
-    "week": "w", "weeks": "w", "weekly": "w",
-    "day": "d", "days": "d", "daily": "d", "天": "d",
-    "hour": "h", "hours": "h", "hourly": "h", "小时": "h",
-    "minute": "min", "minutes": "min", "min": "min", "mins": "min", "分钟": "min",
-    "second": "s", "seconds": "s", "sec": "s", "秒": "s",
+    "year": 31_536_000, "years": 31_536_000, "年": 31_536_000,
+    "month": 2_592_000, "months": 2_592_000, "个月": 2_592_000, "月": 2_592_000,
+    "week": 604_800, "weeks": 604_800, "周": 604_800, "星期": 604_800,
+    "day": 86_400, "days": 86_400, "天": 86_400, "日": 86_400, "工作日": 86_400, "自然日": 86_400,
+    "hour": 3_600, "hours": 3_600, "hr": 3_600, "hrs": 3_600, "h": 3_600, "小时": 3_600,
+    "minute": 60, "minutes": 60, "min": 60, "mins": 60, "分钟": 60,
+    "second": 1, "seconds": 1, "sec": 1, "secs": 1, "s": 1, "秒": 1,
+    "millisecond": 0.001, "milliseconds": 0.001, "ms": 0.001, "毫秒": 0.001,
+}  # fmt: skip
+_EN_QUANTITY = re.compile(
+    r"\b(\d+(?:[,.]\d+)*|[a-z]+(?=[\s-]))[\s-]*(?:(?:business|working|calendar|whole|full)\s+)?"
+    r"(years?|months?|weeks?|days?|hours?|hrs?|h|minutes?|mins?|min|seconds?|secs?|s|milliseconds?|ms)\b"
+)
+_ZH_QUANTITY = re.compile(
+    r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万]+)\s*个?\s*(工作日|自然日|毫秒|分钟|小时|星期|个月|年|周|天|秒)"
+)
+_EN_EVERY = re.compile(r"\b(?:(?:once|twice) )?(?:every|an?|per|each) (hour|day|week|month|year)\b")
+_HALF = {"half an hour": "1800", "half a day": "43200", "半小时": "1800", "半个小时": "1800", "半天": "43200"}
+_FREQUENCY = {
+    "hourly": "h", "daily": "d", "dayly": "d", "nightly": "d", "weekly": "w", "monthly": "mo", "quarterly": "q",
+    "yearly": "y", "annually": "y", "每小时": "h", "每天": "d", "每晚": "d", "每日": "d", "每周": "w",
+    "每月": "mo", "每季度": "q", "每年": "y",
+}  # fmt: skip
+# Words that say "not" without a negation ("we dropped black", "httpx instead of requests", "只"):
+# a rewording may carry the negation in one of them, so negation present on one side only is no
+# conflict when the other side has one of these.
+_IMPLICIT_NOT = re.compile(
+    r"\b(?:instead|rather|dropped|drop|removed|gone|only|just|immutable|avoid|replaced|stopped|"
+    r"no longer|forbid\w*|prohibit\w*|disallow\w*|ban(?:ned)?)\b|只|仅|而非|取代|代替|替代|改用|不再|禁止|单",
+    re.I,
+)
+# Names with another common spelling; everything else must match as written (up to a plural s).
+_ALIASES = {
+    "db": "database", "dbs": "database", "database": "database", "数据库": "database", "库": "database",
+    "postgresql": "postgres", "pg": "postgres", "k8s": "kubernetes", "js": "javascript",
+    "ts": "typescript", "py": "python", "repo": "repository", "env": "environment",
 }  # fmt: skip
 _ZONES = {"utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "pst": "pt", "pdt": "pt"}
 _CJK_KEYS = sorted([k for k in (*_DAYS, *_ENVS) if text.has_cjk(k)], key=len, reverse=True)  # longest first
@@ -661,9 +694,24 @@ def _zh_number(run: str) -> str | None:
     return str(value) if value or "零" in run else None
 
 
+def _quantity(number: str, unit: str) -> str | None:
+    """ "14", "天" -> "1209600" (seconds); None when `number` is not a number."""
+    if number.replace(",", "").replace(".", "", 1).isdigit():
+        value = float(number.replace(",", ""))
+    elif number in _EN_NUMBERS or number in ("a", "an"):
+        value = float(_EN_NUMBERS.get(number, 1))
+    else:
+        zh = _zh_number(number) if _ZH_NUMBER.fullmatch(number) else None
+        if zh is None:
+            return None
+        value = float(zh)
+    return f"{value * _UNITS[unit.rstrip('s') if unit not in _UNITS else unit]:g}"
+
+
 def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {}) -> dict[str, frozenset[str]]:  # noqa: B006
-    """The values of a text that a merge must keep: numbers, clock times, weekdays, environments,
-    negation, identifiers. Two wordings of one fact have the same; 8080 and 8081 do not."""
+    """The values of a text that a merge must keep: numbers, quantities, clock times, weekdays,
+    environments, frequencies, negation, identifiers. Two wordings of one fact have the same; 8080
+    and 8081 do not."""
     found = _cache.get(content)
     if found is not None:
         return found
@@ -677,51 +725,77 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
             clocks.add(f"{int(m.group(4))}:{m.group(5)}")
     rest = _CLOCK.sub(" ", s)
     idents = {m.lower() for m in _IDENT.findall(rest)}
-    if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)
+    if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)...
         idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest)}
     else:  # in English, words in capitals (JWT, SSM) and capitalised ones inside a sentence
         idents |= {w.lower() for w in _NAME.findall(rest) if w not in _DAYS_TITLE}
-    plain = _IDENT.sub(" ", rest)
+    # ...except the values read below (staging, two, weekly, Monday, 10min)
+    idents = {i for i in idents if not (i in _EN_NUMBERS or i in _ENVS or i in _DAYS or i in _FREQUENCY or i in _UNITS)}
+    plain = _IDENT.sub(" ", rest).lower()
+    quantities, frequency = set(), set()
+    for phrase, seconds in _HALF.items():
+        if phrase in plain:
+            quantities.add(seconds)
+            plain = plain.replace(phrase, " ")
+    for m in list(_EN_EVERY.finditer(plain)):  # "once an hour", "every day": how often, not how long
+        frequency.add(_FREQUENCY[f"{m.group(1)}ly"])
+        plain = plain.replace(m.group(0), " ", 1)
+    for pattern in (_EN_QUANTITY, _ZH_QUANTITY):
+        for m in list(pattern.finditer(plain)):
+            q = _quantity(m.group(1), m.group(2))
+            if q is not None:
+                quantities.add(q)
+                plain = plain.replace(m.group(0), " ", 1)
     numbers = {n.replace(",", "") for n in _DIGITS.findall(plain)}
     for n in re.findall(r"(\d+)\s*万", plain):  # 10 万 = 100000
         numbers.discard(n)
         numbers.add(str(int(n) * 10_000))
-    lower = plain.lower()
-    words = re.findall(r"[a-z']+", lower)
-    numbers |= {_EN_NUMBERS[w] for w in words if w in _EN_NUMBERS}
+    words = re.findall(r"[a-z']+", plain)
+    # "one" and a lone 一 are mostly not a count ("write a new one", 一旦, 统一, 一律, 一遍)
+    numbers |= {_EN_NUMBERS[w] for w in words if w in _EN_NUMBERS and w != "one"}
     days = {_DAYS[w] for w in words if w in _DAYS}
     envs = {_ENVS[w] for w in words if w in _ENVS}
+    frequency |= {_FREQUENCY[w] for w in words if w in _FREQUENCY}
     cjk = " ".join(text.CJK_RUN.findall(plain))
     for key in _CJK_KEYS:
         if key in cjk:
             (days if key in _DAYS else envs).add(_DAYS.get(key) or _ENVS[key])
             cjk = cjk.replace(key, " ")
-    units = {_UNITS[w] for w in words if w in _UNITS}
-    units |= {u for k, u in _UNITS.items() if text.has_cjk(k) and k in cjk}
+    frequency |= {f for k, f in _FREQUENCY.items() if text.has_cjk(k) and k in cjk}
     for run in _ZH_NUMBER.findall(cjk):
-        n = _zh_number(run)
+        n = _zh_number(run) if run != "一" else None
         if n is not None:
             numbers.add(n)
-    negated = bool(_NEGATION_EN.search(lower) or _NEGATION_ZH.search(cjk))
+    negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(cjk))
     zones = {_ZONES[w] for w in words if w in _ZONES} | {_ZONES[k] for k in _ZONES if text.has_cjk(k) and k in plain}
     found = _cache[content] = {
         "numbers": frozenset(str(int(n)) if n.isdigit() else n for n in numbers),
+        "quantities": frozenset(quantities),
         "clock": frozenset(clocks),
         "days": frozenset(d for v in days for d in v),
         "envs": frozenset(envs),
+        "frequency": frozenset(frequency),
         "negated": frozenset({"yes"} if negated else ()),
         "zones": frozenset(zones),
-        "units": frozenset(units),
         "idents": frozenset(idents),
     }
     return found
 
 
+def _name_forms(word: str) -> set[str]:
+    """A name as written, without a plural s, and under its common alias (DB = database)."""
+    forms = {word, _ALIASES.get(word, word)}
+    if len(word) > 3 and word.endswith("s"):
+        forms |= {word[:-1], _ALIASES.get(word[:-1], word[:-1])}
+    return forms
+
+
 def _idents_in(idents: frozenset[str], other: str) -> bool:
     """Whether every identifier of one text is in the other (each part of it: "RS256-signed"
-    holds RS256)."""
+    holds RS256; "DB" is in "database", "JWTs" in "JWT")."""
     low = other.lower()
-    return all(all(part in low for part in re.split(r"[-_.]", i) if part) for i in idents)
+    low += " " + " ".join(_ALIASES[w] for w in set(re.findall(r"[a-z0-9]+|数据库|库", low)) if w in _ALIASES)
+    return all(any(f in low for f in _name_forms(part)) for i in idents for part in re.split(r"[-_.]", i) if part)
 
 
 # Stopwords that carry a fact's meaning in a look-alike ("every other Wednesday", "over 10,000").
@@ -779,12 +853,20 @@ def _size(tokens: list[str]) -> float:
 
 
 def values_agree(a: str, b: str) -> bool:
-    """Whether two texts hold the same values (`fact_values`); identifiers of each must be in the
-    other (across languages, those of one side in the other: 计费服务 says billing-service)."""
+    """Whether two texts hold the same values (`fact_values`). Identifiers: those of one text
+    must all be in the other (either way round: a rewording may add a detail, "AWS Fargate" /
+    "Fargate", but not swap one name for another); across languages, those of the Chinese side in
+    the English one (计费服务 says billing-service). A frequency or a negation on one side only is no
+    conflict when the other side leaves it implicit ("nightly" / "at 02:30"; "we dropped black" /
+    "black is not used")."""
     va, vb = fact_values(a), fact_values(b)
-    for key in ("numbers", "clock", "days", "envs", "negated", "zones", "units"):
+    for key in ("numbers", "quantities", "clock", "days", "envs", "zones"):
         if va[key] != vb[key]:
             return False
+    if va["frequency"] and vb["frequency"] and va["frequency"] != vb["frequency"]:
+        return False
+    if va["negated"] != vb["negated"] and not _IMPLICIT_NOT.search(b if va["negated"] else a):
+        return False
     if text.has_cjk(a) != text.has_cjk(b):  # the Chinese side's Latin words survive translation
         return _idents_in(va["idents"], b) if text.has_cjk(a) else _idents_in(vb["idents"], a)
     return _idents_in(va["idents"], b) and _idents_in(vb["idents"], a)
@@ -801,4 +883,6 @@ def same_fact(a: str, b: str, cosine: float, threshold: float) -> bool:
         return True
     if cosine < threshold or not values_agree(a, b):
         return False
-    return text.has_cjk(a) != text.has_cjk(b) or not _one_edit_apart(a, b)  # (edits: within one language)
+    if text.has_cjk(a) != text.has_cjk(b):
+        return True  # (word edits: within one language)
+    return not _one_edit_apart(a, b)

@@ -274,13 +274,22 @@ def _as_parents(
     contrib: dict[int, dict[str, float]],
 ) -> list[Result]:
     """The ranked memories as results, a chunk standing for its parent: a long memory appears
-    once, at the rank of its best-scoring piece, showing its best-scoring chunk (or, when only the
-    whole text matched, the chunk that shares most of the query's words)."""
-    best_chunk: dict[int, int] = {}  # parent -> its best-ranked chunk
+    once, at the rank of its best-scoring piece, showing the chunk with keyword evidence for the
+    query and the nearest meaning among those (or, when only the whole text matched, the chunk
+    that shares most of the query's words)."""
+    # Which chunk is shown is not which ranks the parent: the best-scoring chunk of a runbook is
+    # often its title (a Chinese question is near every chunk's meaning, nearest to the summary),
+    # while the chunk holding the query's words is the step asked about.
+    best_chunk: dict[int, int] = {}  # parent -> the chunk to show
+    shown_key: dict[int, tuple[bool, float]] = {}
     for i in ranked:
         p = cands[i].parent_id
-        if p is not None and p not in best_chunk:
-            best_chunk[p] = i
+        if p is None:
+            continue
+        raw = cands[i].raw
+        key = (raw.get("bm25", 0.0) > 0, raw.get("vector", 0.0))
+        if p not in best_chunk or key > shown_key[p]:  # ties: the better-ranked chunk
+            best_chunk[p], shown_key[p] = i, key
     results: list[Result] = []
     seen: set[int] = set()
     start = 0

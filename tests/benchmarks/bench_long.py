@@ -16,7 +16,7 @@ the share of questions whose answer text is in what memory_search returned for t
 within the top 5 (the content the model reads), with median search latency.
 
     PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_long.py [--checkout DIR ...] [--model NAME]
-        [--json OUT]
+        [--json OUT] [--no-engine]
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def load() -> tuple[list[dict], list[dict], list[dict]]:
     return short, books, questions
 
 
-def child_env(home: Path, project: Path, checkout: Path, model: str | None) -> dict[str, str]:
+def child_env(home: Path, project: Path, checkout: Path, model: str | None, engine: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAPLE_") and k != "CLAUDE_PROJECT_DIR"}
     env.update(
         {
@@ -85,6 +85,8 @@ def child_env(home: Path, project: Path, checkout: Path, model: str | None) -> d
     )
     if model:
         env["MAPLE_MODEL"] = model
+    if not engine:  # the server loads the model itself (an engine's answer can time out on a busy machine)
+        env["MAPLE_HOOK_RESIDENT_MINUTES"] = "0"
     return env
 
 
@@ -136,12 +138,12 @@ async def session(env: dict[str, str], project: Path, books: list[dict], questio
     return {"rows": rows, "latencies_ms": latencies, "store_s": store_s, "memories": stats.get("memories")}
 
 
-def run_checkout(checkout: Path, model: str | None) -> dict:
+def run_checkout(checkout: Path, model: str | None, engine: bool = True) -> dict:
     short, books, questions = load()
     with tempfile.TemporaryDirectory(prefix="maple-long-") as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         project.mkdir()
-        env = child_env(home, project, checkout, model)
+        env = child_env(home, project, checkout, model, engine)
         lines = Path(tmp) / "short.jsonl"
         lines.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in short), encoding="utf-8")
         r = subprocess.run(
@@ -182,10 +184,11 @@ def main() -> None:
     ap.add_argument("--checkout", action="append", type=Path, help="MAPLE checkout to run (repeatable)")
     ap.add_argument("--model", help="embedding model (default: the checkout's default)")
     ap.add_argument("--json", type=Path, help="write every row here")
+    ap.add_argument("--no-engine", action="store_true", help="no warm engine: each server loads the model itself")
     args = ap.parse_args()
     results = {}
     for checkout in args.checkout or [ROOT]:
-        res = run_checkout(checkout.resolve(), args.model)
+        res = run_checkout(checkout.resolve(), args.model, not args.no_engine)
         results[str(checkout)] = res
         s = res["summary"]
         print(f"\n{checkout}: {s['runbooks']} runbooks of {s['runbook_chars'][0]:,}-{s['runbook_chars'][1]:,} chars")
