@@ -825,7 +825,9 @@ _CHANGED = re.compile(
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
 _OLD_BEFORE = re.compile(
     r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|"
-    r"不再|而不是|不是|从)\s*(?:the\s+)?(?:" + _VALUE + ")",
+    r"不再|而不是|不是|从)\s*(?:the\s+)?(?:(?:[a-z]{2,12}\s+|[\u4e00-\u9fff]{1,4}\s*)(?=[\w.:/<>@+-]*\d))?(?:"
+    + _VALUE
+    + ")",
     re.I,
 )
 _OLD_AFTER = re.compile(
@@ -943,7 +945,11 @@ def subject_for(
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         if subject in ("it", "this", "that", "") and mentions:
             subject = mentions[0].name.lower()
-        return subject or None, "port", m.group(2) or m.group(4) or m.group(6)
+        port = m.group(2) or m.group(4) or m.group(6)
+        old = replaced_values(content)
+        if port in old:  # "从端口 6543 改成 6544": the first number named is the one replaced
+            port = next((p for p in re.findall(r"(?<![\d.])\d{2,5}(?![\d.])", content) if p not in old), port)
+        return subject or None, "port", port
     if category == "config":
         v = _VALUE_ZH.search(content) or _VALUE_EN.search(content)
         if v:
