@@ -370,7 +370,11 @@ def main(argv: list[str]) -> None:
         except OSError:
             return  # another engine serves this database
         signal.signal(signal.SIGTERM, _exit)
-        engine = Engine(config)
+        try:
+            engine = Engine(config)
+        except Exception:
+            log.exception("could not open the database; every process works on its own until this is fixed")
+            raise
         engine.listen()
         where = pg.safe_url(config.database_url) if config.database_url else config.db_path
         log.info("engine %d serving %s at %s", os.getpid(), where, engine.path)
