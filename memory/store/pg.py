@@ -954,7 +954,15 @@ def prepare(conn: PgConnection, url: str, known: int) -> None:
     schema no newer than this MAPLE's `known` migrations."""
     if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
         try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            # Under the writers' lock, as the migrations: two processes creating it at once collide.
+            conn.execute("BEGIN")
+            try:
+                conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         except db.DatabaseError as e:
             raise StoreUnavailable(
                 f"database {safe_url(url)} lacks the pgvector extension and this user may not create it ({e}); "
