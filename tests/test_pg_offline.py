@@ -238,30 +238,34 @@ def test_the_engine_serves_a_team_database_to_the_prompt_hook_which_never_import
             "prompt": "which port does the staging database listen on?",
         }
         resident = {"MAPLE_HOOK_RESIDENT_MINUTES": "1"}
-        r = hook("user-prompt-submit", prompt, home, **resident)
-        assert b"port 6543" in r.stdout, log(home)
-        traced = subprocess.run(
-            [sys.executable, "-X", "importtime", str(RUN), "user-prompt-submit"],
-            input=json.dumps({**prompt, "session_id": "s2"}).encode(),
-            capture_output=True,
-            env={**env, "CLAUDE_PROJECT_DIR": ""},
-            cwd=str(home.parent),
-            timeout=120,
-        )
+        sessions = iter(range(1000))
+
+        def served() -> bool:  # a new session each time: a memory is shown once per session
+            r = hook("user-prompt-submit", {**prompt, "session_id": f"s{next(sessions)}"}, home, **resident)
+            return b"port 6543" in r.stdout
+
+        assert wait_for(served, 60), log(home)  # the first answers may miss the budget while the engine warms up
+        for attempt in range(5):  # on a loaded machine an answer can still miss the budget now and then
+            traced = subprocess.run(
+                [sys.executable, "-X", "importtime", str(RUN), "user-prompt-submit"],
+                input=json.dumps({**prompt, "session_id": f"traced{attempt}"}).encode(),
+                capture_output=True,
+                env={**env, "CLAUDE_PROJECT_DIR": ""},
+                cwd=str(home.parent),
+                timeout=120,
+            )
+            assert b"psycopg" not in traced.stderr and b"memory.store" not in traced.stderr
+            if b"port 6543" in traced.stdout:
+                break
         assert b"port 6543" in traced.stdout, log(home)
-        assert b"psycopg" not in traced.stderr and b"memory.store" not in traced.stderr
         own_server.pause()
         try:
-            r = hook("user-prompt-submit", {**prompt, "session_id": "s3"}, home, **resident)
+            r = hook("user-prompt-submit", {**prompt, "session_id": "down"}, home, **resident)
             assert r.returncode == 0 and r.stdout == b""
             assert "cannot be reached" in log(home) and "no memories for this prompt" in log(home)
             assert remote.call(home, config.db_path, "ping", project="", timeout=2.0)["unavailable"]
         finally:
             own_server.resume()
-
-        def served() -> bool:
-            return b"port 6543" in hook("user-prompt-submit", {**prompt, "session_id": "s4"}, home, **resident).stdout
-
         assert wait_for(served, 60), log(home)  # the same engine reconnected
     finally:
         remote.stop(home, config.db_path)
