@@ -539,3 +539,54 @@ def test_an_assistants_note_for_later_is_kept_as_a_gotcha():
         role="assistant",
     )
     assert [c.category for c in cands] == ["gotcha"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "调试用这个 token：eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZWFtLTQyIn0.c2lnbmF0dXJlLWhlcmU。",
+        "Staging key is sk_live_51Hq8wZ2eZvKYlo2C0aBcDeFgHiJ — don't commit that, use a throwaway one.",
+    ],
+)
+def test_a_sentence_that_only_hands_over_a_credential_is_not_kept(said):
+    assert [c.content for c in one(said) if c.layer == "fact"] == []
+
+
+def test_a_sentence_with_a_secret_that_says_where_it_lives_is_kept_redacted():
+    found = one("测试库的连接串从环境变量 ORDER_TEST_DSN 读，现在是 root:Pa55w0rd@tcp(10.12.3.45:3306)/order。")
+    assert found and "ORDER_TEST_DSN" in found[0].content and "Pa55w0rd" not in found[0].content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "审批通过了但是权限没生效，用户那边 select 还是报 Access denied。",
+        "Gateway 的 streaming 有问题，client 要等整段生成完才一次性收到。",
+        "有个怪事：client 断开以后，上游的 stream 还在跑。",
+        "The retry queue still fails on staging and the deploy step doesn't work either.",
+    ],
+)
+def test_a_report_of_what_is_going_wrong_today_is_not_a_fact(said):
+    assert one(said) == []
+
+
+def test_picking_one_of_the_offered_options_by_name_is_a_decision_with_that_option():
+    found = extract(
+        turns_of(
+            ("assistant", "两个改法：1. 响应里加 header `X-Accel-Buffering: no` 2. ingress 上加 proxy-buffering 注解"),
+            ("user", "注解要提工单，而且会影响别的 path。用 header 吧"),
+        ),
+        scope=SCOPE,
+    )
+    [d] = [c for c in found if c.layer == "decision"]
+    assert "X-Accel-Buffering" in d.content and d.metadata["chosen"] == "header"
+
+
+def test_naming_an_option_with_ba_is_a_decision_only_when_the_assistant_offered_it():
+    offered = "可以用 Redis 做按 key 的 token bucket，或者在 ingress 层限。"
+    found = extract(turns_of(("assistant", offered), ("user", "Redis 吧，infra 有现成的。")), scope=SCOPE)
+    assert [c.metadata["chosen"] for c in found if c.layer == "decision"] == ["Redis"]
+    alone = extract(
+        turns_of(("assistant", "好的，我看一下日志。"), ("user", "Redis 吧，infra 有现成的。")), scope=SCOPE
+    )
+    assert [c for c in alone if c.layer == "decision"] == []

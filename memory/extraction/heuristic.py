@@ -116,7 +116,26 @@ def extract(
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     for c in out:
         finish(c, known, project)
+    out = [c for c in out if not _hands_over_secret(c)]
     return _dedup(out)
+
+
+def _hands_over_secret(c: Candidate) -> bool:
+    """A user sentence that hands over a credential ("调试用这个 token：…", "Staging key is …, don't
+    commit that"): once redacted, all that is left is where a secret was, and the secret itself
+    must not be kept; the rule about where it lives is said (and kept) as its own sentence."""
+    if c.role != "user" or c.layer != "fact" or "[REDACTED:" not in c.content or "asked to remember" in c.why:
+        return False
+    rest = _SECRET_URL.sub(" ", c.content)  # a webhook URL whose path is the secret says nothing else
+    return not _NAMES_A_PLACE.search(rest)
+
+
+_SECRET_URL = re.compile(r"\S*\[REDACTED:[^\]]*\]\S*")
+# What makes a sentence about a secret worth keeping: where it lives or what it connects to (an
+# environment variable, a config key, a host or an address), not the value.
+_NAMES_A_PLACE = re.compile(
+    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)+\b"
+)
 
 
 # -- user turns --------------------------------------------------------------------------------
@@ -141,7 +160,10 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
             and len(s.split()) <= 3
             and all(w.casefold() in " ".join(proposal).casefold() for w in re.findall(r"[\w.+-]{3,}", s) or ["\0"])
         )
-        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named:
+        # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone
+        bare = j == 0 and re.match(r"^`?([A-Za-z][\w.+-]{1,30})`?\s*吧", s)
+        offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
+        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named or offered:
             start = j
             break
     if start is None:
@@ -165,14 +187,17 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     whole = said + " " + (before or "")
     specific = R.is_statement(whole) or bool(re.search(r"[A-Za-z]{3,}|\d", whole))
     strong = bool(R.STRONG_CHOICE.search(said))
+    picked = R.chosen_of(said) or (offered and bare.group(1))
+    # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
+    offered = bool(picked and len(picked) >= 3 and any(picked.casefold() in x.casefold() for x in context[-8:]))
     if (
         not proposal
-        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None)
+        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None or offered)
         or not specific
         and not proposal
     ):
         return None, set()
-    chosen = R.chosen_of(said)
+    chosen = R.chosen_of(said) or picked
     if not proposal and chosen and len(chosen) >= 3:  # "go with manifest": the option it names, in full
         naming = [x for x in context if chosen.casefold() in x.casefold()]
         # the option that names it in code (`LoadMode.DBT_MANIFEST`) first, then the latest mention
