@@ -590,3 +590,26 @@ def test_naming_an_option_with_ba_is_a_decision_only_when_the_assistant_offered_
         turns_of(("assistant", "好的，我看一下日志。"), ("user", "Redis 吧，infra 有现成的。")), scope=SCOPE
     )
     assert [c for c in alone if c.layer == "decision"] == []
+
+
+def test_the_explanation_of_a_failed_call_leads_with_the_error_it_explains():
+    error = "error: failed to run custom build command for `openssl-sys v0.9.103`"
+    explanation = "OpenSSL comes in through reqwest's default features; the musl image has nothing to link it against."
+    turns = failed("cross build --target aarch64-unknown-linux-musl", error) + turns_of(("assistant", explanation))
+    [c] = [c for c in extract(turns, scope=SCOPE) if c.layer == "experience"]
+    assert c.content.startswith(error) and c.content.endswith(explanation)
+
+
+@pytest.mark.parametrize(
+    ("command", "error"),
+    [
+        ("npm run build", "npm ERR! code 1"),  # an exit code names no cause
+        ("cat .config/nextest.toml", "cat: .config/nextest.toml: No such file or directory"),  # a look around
+        ("cargo test", "thread 'lease_ttl' panicked at crates/core/tests/lock.rs:40:5:"),  # the message follows
+    ],
+)
+def test_an_error_line_that_names_no_cause_does_not_lead_the_explanation(command, error):
+    explanation = "OpenSSL comes in through reqwest's default features; the musl image has nothing to link it against."
+    turns = failed(command, error) + turns_of(("assistant", explanation))
+    [c] = [c for c in extract(turns, scope=SCOPE) if c.layer == "experience"]
+    assert c.content == explanation

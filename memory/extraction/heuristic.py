@@ -456,6 +456,7 @@ def _tool_failures(
         if explained is not None:
             explained.metadata.setdefault("failed_tool_calls", []).append(failure)
             explained.importance = max(explained.importance, 3)
+            _name_the_symptom(explained, t)
             continue
         if not R.is_error_line(t.get("error") or "", t.get("input") or ""):
             continue  # a banner or the command's own echo: nothing to learn from
@@ -509,6 +510,39 @@ def _tool_failures(
             )
         )
     return out
+
+
+# Error lines that name no cause: a heading whose message follows (`… panicked at src/x.rs:18:10:`),
+# an exit code (`npm ERR! code 1`), a log line below error level, Docker's pull notice.
+_SAYS_NOTHING = re.compile(
+    r"[:：]\s*$|\b(?:code|exit(?: code| status)?|status)\s+\d+\s*$|\b(?:WARN|WARNING|INFO|DEBUG)\b|"
+    r"^Unable to find image\b"
+)
+
+
+_GENERIC_ERROR_WORDS = {"error", "errors", "failed", "failure", "fatal", "exception", "traceback", "could", "cannot"}
+
+
+def _name_the_symptom(c: Candidate, failed: dict) -> None:
+    """An explanation of a failed call leads with the error it explains, when it does not quote it
+    already: the error message is what a later session searches for ("openssl-sys", "Error 1064")."""
+    error, command = (failed.get("error") or "").strip(), failed.get("input") or ""
+    if c.metadata.get("symptom") or not R.is_error_line(error, command) or _SAYS_NOTHING.search(error):
+        return
+    if R.only_looks(command):
+        return  # a look around that failed (`cat` of a missing file) is not what is being explained
+    # the error's own names: `openssl-sys`, `orders.main`, PoolTimedOut, 1064, DEADLINE_EXCEEDED
+    names = {w.strip(".:-") for w in re.findall(r"[\w.:-]*(?:\d|[._-]\w|[a-z][A-Z])[\w.:-]*", error)}
+    words = {
+        w for w in re.findall(r"(?<![\w.`-])[A-Za-z]{5,}(?![\w.`-])", error) if w.casefold() not in _GENERIC_ERROR_WORDS
+    }
+    text = c.content.casefold()
+    if any(len(w) >= 3 and w.casefold() in text for w in names | words):
+        return  # it names what failed already ("The snapshot mismatch is because …")
+    if re.match(r"^(?:I|I'(?:ve|ll|m)|我)\b", c.content) or c.content.startswith("我"):
+        return  # "I switched the test to tmp_path": the fix told as what was done, no cause to attach to
+    c.metadata["symptom"] = error
+    c.content = R.clip(error, 160).rstrip(" .。") + ": " + c.content
 
 
 # -- finishing touches -------------------------------------------------------------------------
