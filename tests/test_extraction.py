@@ -613,3 +613,29 @@ def test_an_error_line_that_names_no_cause_does_not_lead_the_explanation(command
     turns = failed(command, error) + turns_of(("assistant", explanation))
     [c] = [c for c in extract(turns, scope=SCOPE) if c.layer == "experience"]
     assert c.content == explanation
+
+
+def test_a_choice_that_names_nothing_is_completed_by_the_plan_the_assistant_answers_with():
+    found = extract(
+        turns_of(
+            ("assistant", "Raising the limit isn't in our hands, the service block comes from a shared template."),
+            ("user", "right, they won't change it for us. cap our side then."),
+            ("assistant", "Then I'll add a `ci` profile with `test-threads = 4`. That stays well under the limit."),
+        ),
+        scope=SCOPE,
+    )
+    [d] = [c for c in found if c.layer == "decision"]
+    assert "test-threads = 4" in d.content and "cap our side" in d.content.lower()
+
+
+def test_settling_the_users_own_proposal_after_the_assistant_agreed_keeps_the_proposal():
+    found = extract(
+        turns_of(
+            ("user", "平台组的网关自带限流了。我倾向于下线自己的 Redis limiter，limits 全部配到网关里，你觉得呢"),
+            ("assistant", "同意。按 team 的 quota 可以用 header descriptor 限。"),
+            ("user", "那就这么办。"),
+        ),
+        scope=SCOPE,
+    )
+    [d] = [c for c in found if c.layer == "decision"]
+    assert "下线自己的 Redis limiter" in d.content

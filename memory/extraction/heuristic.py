@@ -75,6 +75,8 @@ def extract(
     turns = list(turns)
     project = project or (PurePath(scope).name if scope and scope != "global" else None)
     out: list[Candidate] = []
+    own: list[str] = []  # what the user proposed in their last turn, for the agreement after the assistant's
+    vague: Candidate | None = None  # the user's last choice that named nothing, for the plan that follows
     why_pending = False  # the user asked why something happens: the next answer is an experience
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
@@ -86,8 +88,13 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
-            out.extend(_from_user(text, turn, proposal, said))
+            found = _from_user(text, turn, proposal, said)
+            out.extend(found)
             proposal = []
+            # "我倾向于下线 Redis limiter，…，你觉得呢": the user's own proposal, settled once agreed to
+            own = [x for x in R.sentences(text) if R.PROPOSAL.search(x)][-2:]
+            # "cap our side then": a choice that names nothing; the assistant's next words spell it out
+            vague = next((c for c in found if c.layer == "decision" and not c.metadata.get("proposal")), None)
             why_pending = bool(
                 (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
             )
@@ -99,6 +106,13 @@ def extract(
             proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
+            if not proposal and own and now and R.agrees(now[0]):
+                proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
+            own = []
+            if vague is not None and now and _PLAN.match(now[0]):
+                vague.content = vague.content.rstrip() + " (the plan: " + R.clip(now[0], 300) + ")"
+                vague.metadata["proposal"] = now[0]
+            vague = None
             after_error = _after_error(turns, i)
             # The first words after a failure explain it, trigger words or not ("`now()` is frozen
             # at the start of the transaction…"): read them as the answer to a why-question.
@@ -135,6 +149,15 @@ _SECRET_URL = re.compile(r"\S*\[REDACTED:[^\]]*\]\S*")
 # environment variable, a config key, a host or an address), not the value.
 _NAMES_A_PLACE = re.compile(
     r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)+\b"
+)
+
+
+# The assistant's first words after a choice, when they spell out what it will do: "Then I'll add a
+# nextest `ci` profile with `test-threads = 4`", "好，那我把扫描间隔改成 5 分钟".
+_PLAN = re.compile(
+    r"^(?:(?:ok(?:ay)?|sure|right|got it|then|so)[,.!]?\s+)*(?:then\s+)?I(?:'ll| will)\s+(?!check|look|take a look|see)\w+|"
+    r"^(?:好的?|行|嗯|OK)?[，,。！!\s]*(?:那)?我(?:先|来|会|就)?(?:把|改|加|换|用|删|写|建)",
+    re.I,
 )
 
 
