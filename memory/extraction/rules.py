@@ -886,7 +886,7 @@ _TOPIC_STOP = frozenset(
     new old from into onto over under off out per via all each every when what which who how why its it's
     should must always never don't does did can could will would shall may might rule going forward
     changed moved renamed replaced removed retired switched migrated bumped longer anymore today week
-    yesterday tomorrow since because so but or if else after before like e.g eg""".split()
+    yesterday tomorrow since because so but or if else after before like e.g eg agreed proposal plan""".split()
 )
 _TOPIC_STOP_ZH = frozenset(
     "现在 改成 改为 改用 改了 换了 换成 换到 迁到 切成 切到 升级 不再 下线 以后 今后 已经 之前 原来 我们 你们 这个 那个 "
