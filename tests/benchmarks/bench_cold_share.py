@@ -15,7 +15,7 @@ each situation which path answered:
   hook     the hook's own keyword path (no engine answered)           - cold
   loading  the engine answered, its model still loading (words only)  - cold
   ready    the engine answered with its model loaded (the vector gate) - warm
-  late     the engine took the prompt but did not answer within 300 ms: nothing shown
+  late     the engine took the prompt but did not answer within 300 ms, or the hook gave up: nothing shown
 
 Which path answered is read from the hook's own `Delivery` (the hook runs as `run.py` does, with
 `hooks.surface.run` observed) and the engine's ping (model state) just before and after the prompt.
@@ -42,6 +42,7 @@ from memory import config as config_mod  # noqa: E402
 from memory import embed, remote  # noqa: E402
 from memory.store import NewMemory, Store  # noqa: E402
 
+VERBOSE = False
 PROMPT = "which port does the staging database listen on?"
 MEMORIES = [
     "The staging database listens on port 6543.",
@@ -135,6 +136,8 @@ def session(env: dict[str, str], project: Path, n: int) -> dict:
 
 def prompt_once(env: dict[str, str], project: Path, n: int, tmp: Path) -> dict:
     home = Path(env["MAPLE_HOME"])
+    log = home / "hooks.log"
+    logged = len(log.read_text().splitlines()) if log.exists() else 0
     before = model_state(home)
     out = tmp / f"path-{n}.json"
     out.unlink(missing_ok=True)
@@ -163,6 +166,11 @@ def prompt_once(env: dict[str, str], project: Path, n: int, tmp: Path) -> dict:
         path = "loading?"  # loading just before, ready just after: counted cold (the worse case)
     else:
         path = "loading"
+    lines = log.read_text().splitlines()[logged:] if log.exists() else []
+    if not out.exists():
+        path = "late"  # the hook gave up (its watchdog) before recall was done
+    if VERBOSE:
+        print(f"    {path:<9} {took * 1000:6.0f} ms  before {before:<8} after {after:<8} {' | '.join(lines)[:200]}")
     return {"path": path, "ms": took * 1000, "shown": seen["shown"]}
 
 
@@ -171,7 +179,10 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--model", default="", help="embedding model (default: MAPLE's default)")
     ap.add_argument("--idle-seconds", type=float, default=6.0, help="hook_resident_minutes, in seconds, for the run")
+    ap.add_argument("--verbose", action="store_true", help="print each prompt's path, time and hooks.log lines")
     args = ap.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     rows: dict[str, list[dict]] = {}
     starts: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -372,6 +372,7 @@ def print_silence(rows: list[dict[str, Any]], paths: list[str]) -> None:
 
 BARS = [0.0, 0.01, *(round(0.05 * i, 2) for i in range(1, 17))]
 GATED = {"surface": False, "warm": True}  # path -> whether its confidence has the vector part
+COLD_SHARE = 0.10  # prompts the cold path serves (bench_cold_share.py; see cold_report)
 TOLERANCE = 0.01  # hit@3 a bar may cost on the folds it is chosen on
 
 
@@ -438,6 +439,74 @@ def gate_report(saved: dict[str, list[dict[str, Any]]]) -> None:
             f"answerable top 3: no gate {_hit3(at([r for r in silent if r['answerable']], 0.0)):.3f}, "
             f"all-in {_hit3(at([r for r in silent if r['answerable']], every)):.3f}"
         )
+
+
+COLD_BARS = [*BARS, 0.85, 0.9, 0.95, 1.0]
+
+
+def cold_report(saved: dict[str, list[dict[str, Any]]], share: float) -> None:
+    """The cold path's bar (words only: the hook's own recall, or an engine still loading its
+    model) when it serves `share` of the prompts (bench_cold_share.py): a lost hit there costs the
+    whole only `share` as much, a wrong memory shown is shown all the same. Per fold (bilingual
+    fold k with LoCoMo conversation k), the highest bar whose whole-path hit@3 on the other folds,
+    share x cold + (1 - share) x warm (the warm path at its shipped bar), stays within TOLERANCE
+    of the cold path ungated, in each set; scored on the held-out fold."""
+    ranked = [r for name in ("bilingual", "locomo") for r in saved.get(name, [])]
+    silent = saved.get("no-answer", [])
+    if not ranked or not all("surface" in r and "warm" in r for r in ranked):
+        print("\ncold rule: needs a run with both the surface and the warm paths")
+        return
+
+    def cold(rows: list[dict[str, Any]], bar: float) -> list[dict[str, Any]]:
+        return [gated(r["surface"], bar, vector=False) for r in rows]
+
+    def warm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [gated(r["warm"], context.MIN_CONFIDENCE, vector=True) for r in rows]
+
+    def whole(rows: list[dict[str, Any]], bar: float) -> float:
+        return share * _hit3(cold(rows, bar)) + (1 - share) * _hit3(warm(rows))
+
+    def far_speaks(bar: float, path: str = "surface") -> float:
+        far = [r for r in silent if r["group"] == "far"]
+        got = cold(far, bar) if path == "surface" else warm(far)
+        return sum(o["shown"] > 0 for o in got) / (len(far) or 1)
+
+    sets = {name: saved.get(name, []) for name in ("bilingual", "locomo") if saved.get(name)}
+    print(f"\ncold rule at a cold share of {share:.2f}: bar -> never stored speaks / hit@3 (cold; whole)")
+    print(
+        f"  {'bar':>5} {'never stored':>13} {'bilingual':>10} {'LoCoMo':>7} {'whole: never':>13} {'bilingual':>10} {'LoCoMo':>7}"
+    )
+    for bar in COLD_BARS:
+        print(
+            f"  {bar:>5.2f} {far_speaks(bar):>13.3f} "
+            + " ".join(f"{_hit3(cold(rows, bar)):>{w}.3f}" for rows, w in zip(sets.values(), (10, 7)))
+            + f" {share * far_speaks(bar) + (1 - share) * far_speaks(0, 'warm'):>13.3f} "
+            + " ".join(f"{whole(rows, bar):>{w}.3f}" for rows, w in zip(sets.values(), (10, 7)))
+        )
+    folds = sorted({r["fold"] for r in ranked})
+
+    def choose(fold: int | None) -> float:
+        parts = [[r for r in rows if r["fold"] != fold] for rows in sets.values()]
+        return max(b for b in COLD_BARS if all(whole(rows, b) >= whole(rows, 0.0) - TOLERANCE for rows in parts))
+
+    picks = {f: choose(f) for f in folds}
+    every = choose(None)
+    held_cold = [o for f in folds for o in cold([r for r in ranked if r["fold"] == f], picks[f])]
+    held_whole = statistics.fmean(whole([r for r in ranked if r["fold"] == f], picks[f]) for f in folds)
+    print(f"  leave-one-fold-out bars: {', '.join(f'{f}: {b:.2f}' for f, b in picks.items())}; all-in: {every:.2f}")
+    for name, rows in sets.items():
+        held_set = [o for f in folds for o in cold([r for r in rows if r["fold"] == f], picks[f])]
+        print(
+            f"  {name}: cold hit@3 ungated {_hit3(cold(rows, 0.0)):.3f}, held-out {_hit3(held_set):.3f}, "
+            f"all-in {_hit3(cold(rows, every)):.3f}; whole ungated {whole(rows, 0.0):.3f}, all-in {whole(rows, every):.3f}"
+        )
+    never = statistics.fmean(far_speaks(b) for b in picks.values())
+    print(
+        f"  bilingual+LoCoMo cold hit@3: held-out {_hit3(held_cold):.3f} (fold mean of whole {held_whole:.3f}); "
+        f"never stored speaks, cold: ungated {far_speaks(0.0):.3f}, shipped {far_speaks(context.MIN_WORDS_CONFIDENCE):.3f}, "
+        f"held-out bars {never:.3f}, all-in {far_speaks(every):.3f}; warm {far_speaks(0.0, 'warm'):.3f}; "
+        f"whole (all-in) {share * far_speaks(every) + (1 - share) * far_speaks(0.0, 'warm'):.3f}"
+    )
 
 
 def print_misses(rows: list[dict[str, Any]], limit: int) -> None:
@@ -511,6 +580,7 @@ def main() -> int:
     ap.add_argument("--save", type=Path, help="write every query's outcome here (JSON), for --loo")
     ap.add_argument("--loo", type=Path, nargs="+", help="judge saved runs by leave-one-fold-out; runs nothing")
     ap.add_argument("--gate", type=Path, help="the confidence gate's report from a saved run; runs nothing")
+    ap.add_argument("--cold-share", type=float, default=COLD_SHARE, help="the share of prompts the cold path serves")
     ap.add_argument("--misses", type=int, default=0, help="list this many queries the surface misses")
     args = ap.parse_args()
     if args.loo:
@@ -518,6 +588,7 @@ def main() -> int:
         return 0
     if args.gate:
         gate_report(json.loads(args.gate.read_text(encoding="utf-8")))
+        cold_report(json.loads(args.gate.read_text(encoding="utf-8")), args.cold_share)
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -544,6 +615,7 @@ def main() -> int:
         saved["no-answer"] = rows = no_answer(embedder, overrides, paths, timings)
         print_silence(shipped(rows), paths)
     gate_report(saved)
+    cold_report(saved, args.cold_share)
     if isinstance(embedder, CachedEmbedder):
         embedder.save()
     print(
