@@ -354,3 +354,27 @@ def test_the_gate_reads_the_vector_where_there_is_one_and_the_words_otherwise():
     assert context.Confidence(words=context.MIN_WORDS_CONFIDENCE, vector=None).speaks()
     assert not context.Confidence(words=context.MIN_WORDS_CONFIDENCE / 2, vector=None).speaks()
     assert context.Confidence(words=0.0, vector=None).speaks(0.0)  # a benchmark's bar overrides the shipped one
+
+
+def test_without_a_vector_the_gate_hears_a_prompt_that_names_something_stored_by_its_exact_name(store):
+    add(store, "The ledger-api reads its settings from LEDGER_CONFIG.")
+    add(store, "Deploys to production happen only on Tuesdays.")
+
+    def heard(prompt: str) -> context.Confidence:
+        gauge: list[context.Confidence] = []
+        context.tiered_context(store, prompt, SCOPES, segment=False, sure=False, gauge=gauge)
+        return gauge[0]
+
+    named = heard("What should I set LEDGER_CONFIG to before running the tests?")
+    assert named.named and named.words < context.MIN_WORDS_CONFIDENCE and named.speaks()
+    shared = heard("How do we deploy the helm chart to kubernetes?")  # one word in common, no name
+    assert not shared.named and not shared.speaks()
+    # An identifier no memory holds names nothing stored.
+    assert not heard("Why does the ledger-ui crash on settings load?").named
+    assert context.identifiers("set LEDGER_CONFIG for pg-staging-01, billingService and v2.3.1") == {
+        "ledger_config",
+        "pg-staging-01",
+        "billingservice",
+        "v2.3.1",
+    }
+    assert context.identifiers("Alice moved the deploy to 2024, see the README.") == set()

@@ -625,6 +625,30 @@ def test_the_prompt_hooks_own_path_says_nothing_when_the_prompt_barely_touches_a
     assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(tmp_path)}, home), "UserPromptSubmit")
 
 
+def test_the_prompt_hooks_own_path_is_silent_on_a_topic_never_stored_and_still_answers_a_stored_identifier(
+    tmp_path, home, config
+):
+    with Store.open(config, None) as s:
+        for text in (
+            "Deploys to production happen only on Tuesdays.",
+            "The ledger-api reads its settings from LEDGER_CONFIG.",
+        ):
+            s.add(NewMemory(text, scope=str(tmp_path)))
+    # Shares "deploy" with a memory (a quarter of its words): the gate before spoke on it.
+    never = "How do we deploy the helm chart to kubernetes?"
+    identifier = "What should I set LEDGER_CONFIG to before running the tests?"  # a third of its words
+    with Store.open(config, None) as s:
+        assert context_ids(s, never, str(tmp_path), min_confidence=0.10)  # what the old bar let through
+
+    def surfaced(prompt: str, session: str) -> str:
+        payload = {**PROMPT, "session_id": session, "prompt": prompt, "cwd": str(tmp_path)}
+        return context_of(hook("user-prompt-submit", payload, home), "UserPromptSubmit")
+
+    assert surfaced(never, "s1") == ""
+    assert "LEDGER_CONFIG" in surfaced(identifier, "s2")
+    assert "ledger-api" in surfaced("Why does the ledger-api crash when it starts?", "s3")
+
+
 def context_ids(store: Store, prompt: str, project: str, **options: Any) -> list[int]:
     from memory.retrieval import context
 
