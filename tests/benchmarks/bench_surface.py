@@ -29,7 +29,9 @@ surface hit@3 (then MRR) on the other folds is scored on it, and the five scores
 printed beside each run's all-in figure. A margin under .002 is noise.
 The confidence gate (`context.Confidence`): the surface rows above are gated at the shipped bars;
 the run records each prompt's confidence ungated, and the report at the end sweeps the bar for the
-cold path (words) and the warm one (vector) and picks it by leave-one-fold-out (`--gate RUN.json`
+warm path (vector) and picks it by leave-one-fold-out, then the cold path's (words, and a prompt
+naming a stored entity or identifier exactly) for hits minus wrong shows (`cold_report`, at
+--cold-share, from bench_cold_share.py) (`--gate RUN.json`
 prints it again from a saved run). "never stored": the no-answer set's prompts on topics the store
 never held (kind "far"); the others ("near") are look-alikes of stored facts.
 Embeddings of the default model are cached in the temporary folder, keyed by model and text.
@@ -396,8 +398,8 @@ def gate_report(saved: dict[str, list[dict[str, Any]]]) -> None:
     ranked = [r for name in ("bilingual", "locomo") for r in saved.get(name, [])]
     silent = saved.get("no-answer", [])
     for path, vector in GATED.items():
-        if not any(path in r for r in ranked + silent):
-            continue
+        if not vector or not any(path in r for r in ranked + silent):
+            continue  # the cold path's bar is chosen otherwise: cold_report
         kind = "its vector" if vector else "words only"
         print(f"\nconfidence gate, {LABELS[path]} ({kind}): bar -> speaks when no answer / hit@3")
         print(
