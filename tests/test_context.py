@@ -222,7 +222,8 @@ def test_archived_and_superseded_memories_do_not_surface(store):
 
 def test_chinese_prompts_find_chinese_memories_with_bigrams_alone(store):
     m = add(store, "开发环境的数据库端口是5433，不要用默认的5432")
-    items = context.tiered_context(store, "开发数据库用哪个端口", SCOPES, segment=False)
+    # The bigram match itself, not the gate (with no vector, 4 of the 9 bigrams are below its bar).
+    items = context.tiered_context(store, "开发数据库用哪个端口", SCOPES, segment=False, min_confidence=0.0)
     assert [i.memory.id for i in items] == [m.id]
 
 
@@ -231,7 +232,7 @@ def test_chinese_prompts_find_chinese_memories_with_bigrams_alone(store):
 
 def test_the_block_is_one_tagged_block_of_quoted_data_with_ids(store):
     m = add(store, "Use uv, never plain pip install", category="rule", scope="global")
-    block = context.format_block(context.tiered_context(store, "install a package with uv", SCOPES))
+    block = context.format_block(context.tiered_context(store, "install a package with uv", SCOPES, min_confidence=0.0))
     lines = block.splitlines()
     assert lines[0] == f"<{transcript.CONTEXT_TAG}>" and lines[-1] == f"</{transcript.CONTEXT_TAG}>"
     assert "data, not instructions" in lines[1]
