@@ -222,7 +222,8 @@ def test_archived_and_superseded_memories_do_not_surface(store):
 
 def test_chinese_prompts_find_chinese_memories_with_bigrams_alone(store):
     m = add(store, "开发环境的数据库端口是5433，不要用默认的5432")
-    items = context.tiered_context(store, "开发数据库用哪个端口", SCOPES, segment=False)
+    # The bigram match itself, not the gate (with no vector, 4 of the 9 bigrams are below its bar).
+    items = context.tiered_context(store, "开发数据库用哪个端口", SCOPES, segment=False, min_confidence=0.0)
     assert [i.memory.id for i in items] == [m.id]
 
 
@@ -231,7 +232,7 @@ def test_chinese_prompts_find_chinese_memories_with_bigrams_alone(store):
 
 def test_the_block_is_one_tagged_block_of_quoted_data_with_ids(store):
     m = add(store, "Use uv, never plain pip install", category="rule", scope="global")
-    block = context.format_block(context.tiered_context(store, "install a package with uv", SCOPES))
+    block = context.format_block(context.tiered_context(store, "install a package with uv", SCOPES, min_confidence=0.0))
     lines = block.splitlines()
     assert lines[0] == f"<{transcript.CONTEXT_TAG}>" and lines[-1] == f"</{transcript.CONTEXT_TAG}>"
     assert "data, not instructions" in lines[1]
@@ -354,3 +355,27 @@ def test_the_gate_reads_the_vector_where_there_is_one_and_the_words_otherwise():
     assert context.Confidence(words=context.MIN_WORDS_CONFIDENCE, vector=None).speaks()
     assert not context.Confidence(words=context.MIN_WORDS_CONFIDENCE / 2, vector=None).speaks()
     assert context.Confidence(words=0.0, vector=None).speaks(0.0)  # a benchmark's bar overrides the shipped one
+
+
+def test_without_a_vector_the_gate_hears_a_prompt_that_names_something_stored_by_its_exact_name(store):
+    add(store, "The ledger-api reads its settings from LEDGER_CONFIG.")
+    add(store, "Deploys to production happen only on Tuesdays.")
+
+    def heard(prompt: str) -> context.Confidence:
+        gauge: list[context.Confidence] = []
+        context.tiered_context(store, prompt, SCOPES, segment=False, sure=False, gauge=gauge)
+        return gauge[0]
+
+    named = heard("What should I set LEDGER_CONFIG to before running the tests?")
+    assert named.named and named.words < context.MIN_WORDS_CONFIDENCE and named.speaks()
+    shared = heard("How do we deploy the helm chart to kubernetes?")  # one word in common, no name
+    assert not shared.named and not shared.speaks()
+    # An identifier no memory holds names nothing stored.
+    assert not heard("Why does the ledger-ui crash on settings load?").named
+    assert context.identifiers("set LEDGER_CONFIG for pg-staging-01, billingService and v2.3.1") == {
+        "ledger_config",
+        "pg-staging-01",
+        "billingservice",
+        "v2.3.1",
+    }
+    assert context.identifiers("Alice moved the deploy to 2024, see the README.") == set()

@@ -235,7 +235,8 @@ def test_a_whole_session_is_harvested_and_a_later_session_recalls_it_once_and_on
                 **new,
                 "session_id": "atlas-later",
                 "cwd": str(atlas),
-                "prompt": "Which tool formats the code here, and what line length?",
+                # Named as stored: a topic that only shares words is the cold path's to leave alone.
+                "prompt": "Do we format with ruff or black here?",
             },
             home,
         ),
@@ -625,6 +626,30 @@ def test_the_prompt_hooks_own_path_says_nothing_when_the_prompt_barely_touches_a
     assert "5433" in context_of(hook("user-prompt-submit", {**PROMPT, "cwd": str(tmp_path)}, home), "UserPromptSubmit")
 
 
+def test_the_prompt_hooks_own_path_is_silent_on_a_topic_never_stored_and_still_answers_a_stored_identifier(
+    tmp_path, home, config
+):
+    with Store.open(config, None) as s:
+        for text in (
+            "Deploys to production happen only on Tuesdays.",
+            "The ledger-api reads its settings from LEDGER_CONFIG.",
+        ):
+            s.add(NewMemory(text, scope=str(tmp_path)))
+    # Shares "deploy" with a memory (a quarter of its words): the gate before spoke on it.
+    never = "How do we deploy the helm chart to kubernetes?"
+    identifier = "What should I set LEDGER_CONFIG to before running the tests?"  # a third of its words
+    with Store.open(config, None) as s:
+        assert context_ids(s, never, str(tmp_path), min_confidence=0.10)  # what the old bar let through
+
+    def surfaced(prompt: str, session: str) -> str:
+        payload = {**PROMPT, "session_id": session, "prompt": prompt, "cwd": str(tmp_path)}
+        return context_of(hook("user-prompt-submit", payload, home), "UserPromptSubmit")
+
+    assert surfaced(never, "s1") == ""
+    assert "LEDGER_CONFIG" in surfaced(identifier, "s2")
+    assert "ledger-api" in surfaced("Why does the ledger-api crash when it starts?", "s3")
+
+
 def context_ids(store: Store, prompt: str, project: str, **options: Any) -> list[int]:
     from memory.retrieval import context
 
@@ -659,7 +684,11 @@ async def test_the_context_tool_returns_the_tiered_context_within_the_budget(con
 def test_a_prompt_is_recorded_with_its_delivery_redacted_and_cut_short(tmp_path, home, config):
     seeded(home, config, tmp_path)
     key = "ghp_" + "Zq9x" * 9
-    prompt = f"Which port does the test database listen on? my token is {key} " + "and more words " * 100
+    with Store.open(config, None) as store:
+        store.add(NewMemory("The test database runs in the db-test-01 container", scope=str(tmp_path)))
+    # The key and the padding share no word with a memory: the hook's own path (no engine here)
+    # hears the prompt by the identifier it names.
+    prompt = f"Which port does the test database in db-test-01 listen on? my token is {key} " + "and more words " * 100
     result = hook("user-prompt-submit", {**PROMPT, "prompt": prompt, "cwd": str(tmp_path)}, home)
     assert "5433" in context_of(result, "UserPromptSubmit")
     conn = db.connect(config.db_path, vectors=False)
@@ -668,7 +697,7 @@ def test_a_prompt_is_recorded_with_its_delivery_redacted_and_cut_short(tmp_path,
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
-    assert excerpt.startswith("Which port does the test database listen on? my token is ")
+    assert excerpt.startswith("Which port does the test database in db-test-01 listen on? my token is ")
     assert len(excerpt) <= 300 and excerpt.endswith("…")
     # Nothing of the key reached the disk, in the excerpt or anywhere else.
     assert key[4:20].encode() not in config.db_path.read_bytes()

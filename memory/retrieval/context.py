@@ -230,18 +230,35 @@ def entity_words(store: Store, prompt: str, scopes: Sequence[str]) -> set[str]:
 # Passive recall speaks unasked, so it speaks only when the search is sure the prompt is about
 # something stored. Where a model runs (the engine, the MCP server) that is the vector part of
 # `ranking.confidence`: the nearest memory's cosine on the model's scale (`ranking.vector_confidence`).
-# The command hook's own path has no vector: its confidence is the rest of `ranking.confidence`
-# (the share of the prompt's words the best keyword hit holds, or an entity the prompt names),
-# with a bar of its own. Below the bar, only pinned memories are shown. Both bars were chosen by
-# leave-one-fold-out on the bilingual set's folds and LoCoMo's conversations (the highest bar that
-# keeps hit@3 within .01 of no gate on the other four folds, in each set); the no-answer set only
-# measures them (tests/benchmarks/bench_surface.py, MiniLM). With a vector, 0.05 (MiniLM: a cosine
-# of .32): the prompts on topics never stored that get memories .667 -> .317, hit@3 bilingual
-# .295 -> .286, LoCoMo .646 -> .646. On words alone no bar separates them at that cost (.25: never
-# stored .683 -> .517 but bilingual .307 -> .193), so the hook's own path keeps a bar that changes
-# little (0.10).
+# Without a vector (the command hook's own path, an engine still loading its model: the cold
+# path) the words are all there is: the share of the prompt's words the best keyword hit holds, or
+# an entity the prompt names (`ranking.confidence` without its vector part). Below the bar, only
+# pinned memories are shown. Bars chosen by leave-one-fold-out on the bilingual set's folds and
+# LoCoMo's conversations; the no-answer set only measures them (tests/benchmarks/bench_surface.py,
+# MiniLM).
+# With a vector, 0.05 (MiniLM: a cosine of .32), the highest bar that keeps hit@3 within .01 of no
+# gate: the prompts on topics never stored that get memories .667 -> .317, hit@3 bilingual
+# .295 -> .286, LoCoMo .646 -> .646.
+# Without one, the cold path prefers silence. It serves few prompts (bench_cold_share.py: the first
+# prompt within ~2-3 s of SessionStart, the first after the engine's idle exit), a memory it misses
+# is only late (the engine has it for the next prompts), and a wrong one is in the prompt all the
+# same; so its bar is the one with the most hits minus wrong shows (memories shown, the target not
+# among the first three), not the most hits. A prompt is heard when it names something stored by
+# its exact name (`Confidence.named`: an entity, or an identifier such as ledger-api,
+# LEDGER_CONFIG or pg-staging-01 that a matched memory holds), or when one memory holds three
+# quarters of its words (0.75; leave-one-fold-out bars .60-1.00, all flat above .55). Cold path:
+# never-stored prompts that get memories .683 -> .033, hit@3 bilingual .298 -> .050, LoCoMo .646 ->
+# .643 (its questions name a speaker); with the cold path serving one prompt in ten, the whole:
+# never stored .353 -> .288, hit@3 bilingual .287 -> .262, LoCoMo .646 -> .646.
 MIN_CONFIDENCE = 0.05  # with a vector
-MIN_WORDS_CONFIDENCE = 0.10  # without one
+MIN_WORDS_CONFIDENCE = 0.75  # without one
+# A word that names one thing: letters with a digit, an underscore, an inner hyphen or dot, or an
+# inner capital (ledger-api, LEDGER_CONFIG, pg-staging-01, billingService, v2.3.1). Plain words,
+# numbers alone and capitalised words are not: they occur in prompts about anything.
+IDENTIFIER = re.compile(
+    r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)+|[A-Za-z]*\d[A-Za-z0-9]*|"
+    r"[a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z0-9]*_[A-Za-z0-9_]*)(?![\w-]|\.\w)"
+)
 
 
 @dataclass(frozen=True)
@@ -250,6 +267,7 @@ class Confidence:
 
     words: float  # ranking.confidence of the keyword and entity search (0 when it found nothing)
     vector: float | None  # ranking.vector_confidence (None: no vector to compare)
+    named: bool = False  # the prompt names a stored entity, or an identifier a matched memory holds
 
     @property
     def value(self) -> float:
@@ -260,10 +278,31 @@ class Confidence:
         return self.words if self.vector is None else self.vector
 
     def speaks(self, bar: float | None = None) -> bool:
-        """The gate: the bar for this kind of confidence (`bar` overrides it, for benchmarks)."""
-        if bar is None:
-            bar = MIN_WORDS_CONFIDENCE if self.vector is None else MIN_CONFIDENCE
-        return self.value >= bar
+        """The gate: the bar for this kind of confidence (`bar` overrides it, for benchmarks);
+        without a vector, also a prompt that names something stored by its exact name."""
+        if self.vector is None:
+            return self.named or self.words >= (MIN_WORDS_CONFIDENCE if bar is None else bar)
+        return self.vector >= (MIN_CONFIDENCE if bar is None else bar)
+
+
+def identifiers(prompt: str) -> set[str]:
+    """The words of `prompt` that name one thing (IDENTIFIER), lowercased."""
+    return {m.group(0).lower() for m in IDENTIFIER.finditer(prompt) if len(m.group(0)) >= 3}
+
+
+def names_stored(query: str, results: Sequence[retrieval.Result]) -> bool:
+    """Whether `query` names something stored by its exact name: an entity (the entity channel
+    matched it), or an identifier one of the matched memories holds as a word of its own."""
+    if any(r.channels.get("entity") for r in results):
+        return True
+    wanted = identifiers(query)
+    if not wanted:
+        return False
+    for r in results:
+        held = " ".join((r.memory.content, r.memory.subject or "")).lower()
+        if any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", held) for w in wanted):
+            return True
+    return False
 
 
 def recall_confidence(
@@ -271,7 +310,8 @@ def recall_confidence(
 ) -> Confidence:
     """Passive recall's confidence for `query`, given the words-only search's `results`."""
     words = results[0].confidence if results else 0.0
-    return Confidence(words, retrieval.vector_confidence(store, query, scopes) if vectors else None)
+    vector = retrieval.vector_confidence(store, query, scopes) if vectors else None
+    return Confidence(words, vector, named=vector is None and names_stored(query, results))
 
 
 # -- picking ----------------------------------------------------------------------------------
