@@ -8,6 +8,7 @@ stdout carries at most one hook JSON document, and only for the events that add 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -29,10 +30,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = argv[0] if argv else ""
     if name == "engine":
+        args = argv[1:]
+        if "--detach" in args:
+            # Fork before importing the engine (seconds on a busy machine): the caller, often a
+            # prompt hook, waits for this process, not for the engine to load.
+            if os.fork():
+                return 0
+            os.setsid()  # a session of its own: the engine belongs to no caller
+            args = [a for a in args if a != "--detach"]
         try:
             from server import engine
 
-            engine.main(argv[1:])
+            engine.main(args)
         except Exception as e:  # noqa: BLE001 - detached: the log is the only place it can go
             common.log_line("engine", f"{type(e).__name__}: {e}")
         return 0

@@ -351,17 +351,13 @@ def _code_stamp() -> float:
 
 
 def main(argv: list[str]) -> None:
-    """`run.py engine [--detach]`: run the engine for the configured database until it is no longer
-    needed. `--detach`: fork it off into a session of its own and return at once."""
+    """`run.py engine`: run the engine for the configured database until it is no longer needed
+    (`run.py engine --detach` forks first, in hooks/main.py, before this module is imported)."""
     import fcntl
 
     config = config_mod.load()
     if config.hook_resident_minutes <= 0 or (not config.database_url and not config.db_path.exists()):
         return
-    if "--detach" in argv and os.fork():
-        return  # the parent: the caller waits for this, not for the engine
-    if "--detach" in argv:
-        os.setsid()
     _log_to_file(config.home)
     lock = remote.lock_path(config.home, config.db_path)
     lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
