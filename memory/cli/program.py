@@ -968,6 +968,9 @@ def cmd_client_config(ctx: Context) -> int:
 
     text, where = install.client_config(ctx.config, ctx.args.client)
     print(f"{PROG}: put this in {where}", file=sys.stderr)  # stdout stays pasteable
+    if install.team_url_left_out(ctx.config):
+        note = install.TEAM_URL_NOTE.format(config=ctx.config.home / "config.json", url=ctx.config.where)
+        print(f"{PROG}: {note}", file=sys.stderr)
     print(text)
     return 0
 
@@ -1390,7 +1393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     except db.DatabaseError as e:  # a read that met a damaged file: a sentence, not a traceback
-        print(f"{PROG}: {db.describe(e, ctx.config.db_path if ctx else 'the database')}", file=sys.stderr)
+        print(f"{PROG}: {db.describe(e, ctx.config.where if ctx else 'the database')}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -35,29 +35,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import memory.store.columns as columns
 import memory.store.db as db
+from memory.config import is_url, safe_url  # noqa: F401 - config owns what a URL is; callers use pg.*
 from memory.errors import StoreUnavailable
 
-SCHEMES = ("postgresql://", "postgres://")
 WRITE_LOCK = 0x4D41504C45  # "MAPLE": the advisory lock that serialises writers, as BEGIN IMMEDIATE does
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
-
-
-def is_url(database: str) -> bool:
-    return database.startswith(SCHEMES)
-
-
-def safe_url(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        cred, _, host = netloc.rpartition("@")
-        netloc = cred.split(":")[0] + "@" + host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
 # -- SQL translation ---------------------------------------------------------------------------------
