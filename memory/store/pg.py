@@ -312,9 +312,10 @@ class PgConnection:
     redact_patterns: tuple[str, ...] = ()
     clean_writes = True  # the redaction choke point, as on SQLite (memory.store.db.Connection)
 
-    def __init__(self, raw: Any, url: str):
+    def __init__(self, raw: Any, url: str, busy_timeout_ms: int = 10_000):
         self.raw = raw
         self.url = url
+        self.busy_timeout_ms = busy_timeout_ms
         self.total_changes = 0
         self.lock = threading.RLock()  # a psycopg connection is not for two threads at once
         self._vector_types = False
@@ -327,12 +328,13 @@ class PgConnection:
         args = _params(params)
         pg, returning = translate(sql, bool(args))
         with self.lock:
+            raw = self._live()
             self.statements += 1
             try:
-                cur = self.raw.execute(pg, args or None)
+                cur = raw.execute(pg, args or None)
             except Exception as e:
                 if _is_driver_error(e):
-                    raise _as_sqlite_error(e) from e
+                    raise self._lost(e) or _as_sqlite_error(e) from e
                 raise
             if cur.rowcount > 0 and not pg.lstrip()[:6].upper().startswith("SELECT"):
                 self.total_changes += cur.rowcount
@@ -349,7 +351,7 @@ class PgConnection:
             seq = [columns.clean_params(sql, p, self.redact_patterns if columns.plan(sql) else ()) for p in seq]
         rows = [_params(p) for p in seq]
         with self.lock:
-            cur = self.raw.cursor()
+            cur = self._live().cursor()
             if not rows:
                 return PgCursor(cur)
             self.statements += 1
@@ -357,7 +359,7 @@ class PgConnection:
                 cur.executemany(pg, rows)
             except Exception as e:
                 if _is_driver_error(e):
-                    raise _as_sqlite_error(e) from e
+                    raise self._lost(e) or _as_sqlite_error(e) from e
                 raise
             if cur.rowcount > 0:
                 self.total_changes += cur.rowcount
@@ -370,18 +372,51 @@ class PgConnection:
         with self.lock:
             if self._settings.get(name) == value:
                 return
+            raw = self._live()
             self.statements += 1
-            if self.in_transaction:
-                self.raw.execute("SELECT set_config(%s, %s, true)", (name, value))
-            else:
-                self.raw.execute("SELECT set_config(%s, %s, false)", (name, value))
-                self._settings[name] = value
+            try:
+                if self.in_transaction:
+                    raw.execute("SELECT set_config(%s, %s, true)", (name, value))
+                else:
+                    raw.execute("SELECT set_config(%s, %s, false)", (name, value))
+                    self._settings[name] = value
+            except Exception as e:
+                if _is_driver_error(e):
+                    raise self._lost(e) or _as_sqlite_error(e) from e
+                raise
 
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
+        if self.raw.closed:  # a lost connection took its transaction with it: nothing to roll back
+            return False
         return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def _live(self) -> Any:
+        """The psycopg connection, opened again when the last one was lost (the server restarted,
+        the network dropped): a long-lived process (the MCP server, the engine, the worker) then
+        works again from the first call after the database is back, with nothing restarted. Only
+        between transactions: a statement that fails mid-transaction ends it (`_lost`)."""
+        if not self.raw.closed:
+            return self.raw
+        try:
+            raw = _open_raw(self.url, self.busy_timeout_ms)
+        except StoreUnavailable as e:
+            raise StoreUnavailable(unreachable(self.url, str(e.__cause__ or e))) from None
+        self.raw = raw
+        self._settings.clear()  # session settings went with the old connection
+        if self._vector_types:
+            self._vector_types = False
+            self.register_vectors()
+        return raw
+
+    def _lost(self, e: Exception) -> StoreUnavailable | None:
+        """StoreUnavailable when `e` came from losing the connection (the next call reconnects),
+        None for an error of the statement itself."""
+        if not self.raw.closed:
+            return None
+        return StoreUnavailable(unreachable(self.url, str(e)))
 
     def register_vectors(self) -> None:
         """Teach the connection pgvector's types (after the extension exists)."""
@@ -409,8 +444,27 @@ def _is_driver_error(e: BaseException) -> bool:
     return isinstance(e, psycopg.Error)
 
 
+def unreachable(url: str, why: str) -> str:
+    """What a call says while the team database cannot be reached."""
+    why = " ".join(why.split()) or "no answer"
+    return (
+        f"the team database {safe_url(url)} is unreachable ({why}); check that its server runs and that this "
+        "machine reaches it (network, VPN). MAPLE reconnects by itself on the next call once it is back; "
+        "meanwhile memories cannot be read or stored (a session's harvest waits in the local spool)"
+    )
+
+
 def connect(url: str, *, busy_timeout_ms: int = 10_000) -> PgConnection:
     """Open the team database with the settings MAPLE relies on."""
+    raw = _open_raw(url, busy_timeout_ms)
+    conn = PgConnection(raw, url, busy_timeout_ms)
+    if raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        conn.register_vectors()
+    return conn
+
+
+def _open_raw(url: str, busy_timeout_ms: int) -> Any:
+    """A psycopg connection set up as PgConnection expects (also its reconnect)."""
     try:
         import psycopg
         from psycopg.types.numeric import NumericLoader
@@ -442,10 +496,7 @@ def connect(url: str, *, busy_timeout_ms: int = 10_000) -> PgConnection:
     raw.adapters.register_loader("numeric", _NumberLoader)
     # A writer waits this long for another's transaction instead of failing at once (busy_timeout).
     raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
-    conn = PgConnection(raw, url)
-    if raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
-        conn.register_vectors()
-    return conn
+    return raw
 
 
 class Transactions(db.Transactions):
