@@ -54,7 +54,7 @@ ID_TABLES = frozenset(
 # INSERT OR REPLACE needs the conflict target PostgreSQL asks for: each table's primary key.
 PRIMARY_KEYS = {
     "meta": ("key",),
-    "transcript_cursors": ("path",),
+    "transcript_cursors": ("path", "author"),  # each role's own ledger (PG step personal_cursors)
     "entity_vectors": ("entity_id", "model"),
     "injections": ("session_id", "memory_id"),
     "memory_entities": ("memory_id", "entity_id"),
@@ -193,6 +193,10 @@ def translate(sql: str, bound: bool = True) -> tuple[str, bool]:
         out.append(text)
     pg = "".join(out)
     returning = False
+    # Each role's harvest ledger is its own (personal_cursors): a path's conflict is within the role's rows.
+    pg = re.sub(
+        r"(INTO transcript_cursors\b.*ON CONFLICT\s*)\(\s*path\s*\)", r"\1(path, author)", pg, flags=re.S | re.I
+    )
     m = _INSERT.match(pg)
     if m:
         how, table, cols = (m.group(1) or "").upper(), m.group(2), m.group(4)
@@ -756,7 +760,25 @@ def _keyword_totals(conn: PgConnection) -> None:
 # PostgreSQL's additions to the shared schema (memory.store.schema), in order, recorded in meta as
 # `pg_schema`: they add what only this backend reads, so a MAPLE that does not know them still
 # works on the database (they take no number from the shared list of migrations).
-PG_STEPS: list[tuple[str, Any]] = [("keyword_totals", _keyword_totals)]
+def _personal_cursors(conn: PgConnection) -> None:
+    """transcript_cursors (how far each transcript and git log has been harvested) names a
+    teammate's transcript paths and session ids: each role reads and writes only its own rows,
+    keyed by (path, author), with the author set by the database as for memories. Rows from
+    before belong to the role that applies this step (the owner)."""
+    for sql in (
+        # Idempotent: a database whose record of the steps was lost gets them again (as keyword_totals).
+        "ALTER TABLE transcript_cursors ADD COLUMN IF NOT EXISTS author TEXT NOT NULL DEFAULT current_user",
+        "DROP TRIGGER IF EXISTS transcript_cursors_author ON transcript_cursors",
+        "CREATE TRIGGER transcript_cursors_author BEFORE INSERT OR UPDATE ON transcript_cursors "
+        "FOR EACH ROW EXECUTE FUNCTION maple_author()",
+        "ALTER TABLE transcript_cursors DROP CONSTRAINT IF EXISTS transcript_cursors_pkey",
+        "ALTER TABLE transcript_cursors ADD PRIMARY KEY (path, author)",
+    ):
+        conn.execute(sql)
+    _protect(conn, "transcript_cursors", "author = current_user")
+
+
+PG_STEPS: list[tuple[str, Any]] = [("keyword_totals", _keyword_totals), ("personal_cursors", _personal_cursors)]
 
 
 def upgrade(conn: PgConnection, tx: Transactions) -> list[str]:
