@@ -15,7 +15,8 @@ BRIEF_SECONDS = 2.0  # the brief made here (no engine): past it the session star
 
 def run(event: common.Event) -> Delivery:
     from hooks import harvest
-    from memory.errors import MapleError
+    from memory import remote
+    from memory.errors import MapleError, StoreUnavailable
 
     harvest.resume_spooled()  # requests a drain left spooled while the team database was away
     try:
@@ -27,6 +28,11 @@ def run(event: common.Event) -> Delivery:
             timeout=ENGINE_SECONDS,
         )
         return Delivery(event, found["block"], found["ids"], engine=True, kind="brief")
+    except StoreUnavailable as e:
+        if not isinstance(e, remote.EngineLost):
+            # The engine cannot reach the team database: neither would this process; start without.
+            common.log_line(EVENT, f"no brief for this session: {e}")
+            return Delivery(event, "", [], kind="brief")
     except MapleError:
         pass
     common.packages()

@@ -225,12 +225,10 @@ def start_engine() -> bool:
         from memory import remote
 
         c = config()
-        # The engine serves a local SQLite file (server/engine.py); with a team database every
-        # hook works on its own, each within its budget.
+        # A team database needs no file here: its engine serves the URL (server/engine.py).
         return (
             c.hook_resident_minutes > 0
-            and not c.database_url
-            and c.db_path.exists()
+            and (bool(c.database_url) or c.db_path.exists())
             and remote.start(c.home, c.db_path)
         )
     except Exception as e:  # noqa: BLE001 - an optimisation for later prompts, never this one's problem

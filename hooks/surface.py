@@ -39,7 +39,7 @@ def run(event: common.Event) -> Delivery:
     next prompts), each within RECALL_SECONDS. Recorded against the session only once delivered
     (`Delivery.done`)."""
     from memory import remote
-    from memory.errors import MapleError
+    from memory.errors import MapleError, StoreUnavailable
 
     prompt = query_text(event.prompt)
     hook = {k: v for k, v in event.raw.items() if k != "prompt"}  # the gate reads where it came from
@@ -59,6 +59,11 @@ def run(event: common.Event) -> Delivery:
             common.log_line(EVENT, f"no memories for this prompt: the engine did not answer in time ({e})")
             return Delivery(event, "", [])
         # It failed at once (a bug, a broken pipe): recall here, within a budget of its own.
+    except StoreUnavailable as e:
+        # The engine runs but cannot reach the team database: this process would not either (and
+        # would pay for the driver's import first), so the prompt goes on without memories.
+        common.log_line(EVENT, f"no memories for this prompt: {e}")
+        return Delivery(event, "", [])
     except MapleError:
         pass  # no engine: recall here
     common.packages()

@@ -21,12 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from memory import errors
 
@@ -45,10 +47,41 @@ class EngineLost(errors.StoreUnavailable):
     request may or may not have been done, so it is not silently done again elsewhere."""
 
 
-def engine_id(db_path: Path) -> str:
-    """Names the engine of one database of one installation."""
-    key = f"{Path(db_path).expanduser().resolve()}\0{ROOT}"
+def engine_id(db_path: Path | str) -> str:
+    """Names the engine of one database of one installation. `db_path` is config.db_path: the
+    SQLite file, or for a team database its URL (which Path has folded to `postgresql:/…`)."""
+    database = team_database(db_path)
+    if database is None:
+        database = str(Path(db_path).expanduser().resolve())
+    key = f"{database}\0{ROOT}"
     return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def team_database(db_path: Path | str) -> str | None:
+    """For a PostgreSQL URL, what names its engine: the server, the database and the role it logs
+    in as (each teammate's role sees other rows, so two roles on one machine never share an
+    engine), never the password; None for a SQLite file. Never resolved as a path: a URL is the
+    same whatever folder the caller runs in."""
+    text = str(db_path)
+    match = re.match(r"^(postgres(?:ql)?):/+(.*)$", text, re.S)
+    if not match:
+        return None
+    parts = urlsplit(f"postgresql://{match.group(2)}")
+    try:
+        host, port = parts.hostname or "", parts.port or ""
+    except ValueError:
+        host, port = parts.netloc.rpartition("@")[2], ""
+    query = dict(parse_qsl(parts.query))
+    role = (
+        unquote(parts.username or "")
+        or query.get("user")
+        or os.environ.get("PGUSER")
+        or os.environ.get("USER")
+        or os.environ.get("LOGNAME")
+        or ""
+    )
+    query.pop("password", None)
+    return f"postgresql://{role}@{host}:{port}{parts.path}?{sorted(query.items())}"
 
 
 def socket_path(home: Path, db_path: Path) -> Path:

@@ -7,8 +7,14 @@ ask the engine, and do the work themselves only when there is none.
 
 Lifecycle: started detached by whichever process first needs it (`run.py engine`, through
 memory.remote.start); one per database by an flock; exits after `hook_resident_minutes` without
-a request, when its database is deleted, or when MAPLE's code on disk changed (the next request
-starts the new code). It also runs the job queue: harvests the hooks hand over (with the model,
+a request, when its database file is deleted, or when MAPLE's code on disk changed (the next
+request starts the new code).
+
+A team database (PostgreSQL) is served the same way, one engine per URL and role: the hooks then
+ask it over the socket and never import the driver. A database that cannot be reached (down at
+start, or lost later) does not stop the engine: requests get StoreUnavailable at once (the hooks'
+fail-open answer, within their budget), and one background attempt every RECONNECT_SECONDS
+reconnects, so the first request after the database is back is served again. It also runs the job queue: harvests the hooks hand over (with the model,
 so every harvested memory gets its vector at once), vectors for memories stored without one,
 and the periodic maintenance pass, each only while no request is waiting.
 """
@@ -30,9 +36,9 @@ from memory import config as config_mod
 from memory import embed, remote
 from memory.app import Memories
 from memory.app.worker import HANDLERS, absorb_spool, drain_harvests
-from memory.errors import MapleError
+from memory.errors import MapleError, StoreUnavailable
 from memory.scope import project_scope
-from memory.store import Store, db, indexes, jobs, stored_model
+from memory.store import Store, db, indexes, jobs, pg, stored_model
 from server.state import ModelGate
 
 log = logging.getLogger("maple.engine")
@@ -71,6 +77,7 @@ METHODS = frozenset(
     }
 )
 CODE_CHECK_SECONDS = 60.0
+RECONNECT_SECONDS = 2.0  # between two attempts to reach a team database that was lost
 SHOWN_BUSY_MS = 100  # see Engine._briefly
 
 
@@ -80,8 +87,18 @@ class Engine:
         # The model that built the database's vectors, which may not be the configured one until
         # `maple-memory reindex` switches it (embed.choose_model).
         self.gate = ModelGate(embed.from_config(config, stored_model(config)))
-        self.store = Store.open(config, self.gate)
-        self.store.defer_checkpoints()  # the worker checkpoints in idle time
+        self.team = bool(config.database_url)
+        self.where = pg.safe_url(config.database_url) if self.team else str(config.db_path)  # for messages
+        self.unavailable = ""  # why the team database cannot be reached right now ("" while it can)
+        self._reconnecting = threading.Lock()
+        self._next_try = 0.0
+        self.store: Store | None = None
+        try:
+            self.store = self._open()
+        except StoreUnavailable as e:
+            if not self.team:
+                raise
+            self.unavailable = str(e)
         self.activity = jobs.Activity()
         self.path = remote.socket_path(config.home, config.db_path)
         self.sock: socket.socket | None = None
@@ -124,9 +141,12 @@ class Engine:
                     conn.settimeout(None)
                     reply = {"ok": self.answer(request)}
                 except MapleError as e:
-                    reply = {"error": {"type": type(e).__name__, "message": str(e)}}
+                    lost = isinstance(e, StoreUnavailable) and self._connection_lost()
+                    message = self._unavailable() if lost else str(e)
+                    reply = {"error": {"type": type(e).__name__, "message": message}}
                 except db.DatabaseError as e:
-                    reply = {"error": {"type": "StoreUnavailable", "message": db.describe(e, self.store.path)}}
+                    message = self._unavailable() if self._connection_lost() else db.describe(e, self.where)
+                    reply = {"error": {"type": "StoreUnavailable", "message": message}}
                 except Exception as e:  # noqa: BLE001 - the caller falls back to working on its own
                     log.exception("engine request failed")
                     reply = {"error": {"type": "EngineUnavailable", "message": f"{type(e).__name__}: {e}"}}
@@ -158,19 +178,81 @@ class Engine:
             raise ValueError("a request names the caller's project directory")
         # Resolved on every request, not cached: a folder's `.git` can change between two requests
         # (a worktree removed, an archive unpacked in its place), and a few stats cost little.
-        app = Memories(self.store, project_scope(project))
+        app = Memories(self._store(), project_scope(project))
         if method == "maintain":
             kwargs = {**kwargs, "background": True}
         if method == "shown":
             return self._briefly(lambda: app.shown(*args, **kwargs))
         return getattr(app, method)(*args, **kwargs)
 
+    # -- a team database that comes and goes ------------------------------------------------------
+
+    def _open(self) -> Store:
+        store = Store.open(self.config, self.gate)
+        store.defer_checkpoints()  # the worker checkpoints in idle time (nothing to do on PostgreSQL)
+        return store
+
+    def _store(self) -> Store:
+        """The store for a request; StoreUnavailable at once while the team database is lost (a
+        hook waiting for a connect timeout would overrun its budget), with a reconnect started."""
+        if self.unavailable or self.store is None:
+            self._reconnect_soon()
+            raise StoreUnavailable(self._unavailable())
+        return self.store
+
+    def _unavailable(self) -> str:
+        return (
+            f"the team database {self.where} cannot be reached ({self.unavailable}); the engine retries "
+            f"every {RECONNECT_SECONDS:g}s: check that the server runs"
+        )
+
+    def _connection_lost(self) -> bool:
+        """After a database error: whether it was a team database's connection going away (server
+        stopped, network cut); if so, "unavailable" is the answer from now on, and a reconnect starts."""
+        if not self.team or self.store is None:
+            return False
+        raw = getattr(self.store.conn, "raw", None)
+        if raw is None or not (raw.closed or getattr(raw, "broken", False)):
+            return False
+        if not self.unavailable:
+            self.unavailable = "the connection was lost"
+            log.warning("lost the team database: answering 'unavailable' until it is back")
+        self._reconnect_soon()
+        return True
+
+    def _reconnect_soon(self) -> None:
+        """One attempt on a thread of its own, at most every RECONNECT_SECONDS: a connect can take
+        the whole connect timeout when packets are dropped, and no request waits for it."""
+        if time.monotonic() < self._next_try or not self._reconnecting.acquire(blocking=False):
+            return
+        self._next_try = time.monotonic() + RECONNECT_SECONDS
+
+        def attempt() -> None:
+            try:
+                store = self._open()
+            except Exception as e:  # noqa: BLE001 - still unreachable: the next request tries again
+                self.unavailable = str(e)
+            else:
+                old, self.store, self.unavailable = self.store, store, ""
+                log.info("the team database is back")
+                if old is not None:
+                    try:
+                        old.close()
+                    except Exception:  # noqa: BLE001 - a connection that is already gone
+                        pass
+            finally:
+                self._next_try = time.monotonic() + RECONNECT_SECONDS
+                self._reconnecting.release()
+
+        threading.Thread(target=attempt, name="maple-engine-reconnect", daemon=True).start()
+
     def _briefly(self, write: Any) -> Any:
         """A write a hook asked for on the prompt's path (recording what was shown), waiting at
         most SHOWN_BUSY_MS for another process's lock: this one connection serves every request,
         and a write left waiting the full busy timeout would hold up each recall behind it."""
-        conn = self.store.conn
-        with self.store.tx.lock:
+        store = self._store()
+        conn = store.conn
+        with store.tx.lock:
             conn.execute(f"PRAGMA busy_timeout={SHOWN_BUSY_MS}")
             try:
                 return write()
@@ -182,7 +264,8 @@ class Engine:
             "pid": os.getpid(),
             "model": self.gate.state(),
             "indexes": self._indexes,
-            "database": str(self.store.path),
+            "database": self.where,
+            "unavailable": self.unavailable,
             "served": self.served,
         }
 
@@ -192,7 +275,8 @@ class Engine:
         """Load the model and build the in-memory indexes, then take up queued harvests."""
         self.gate.start()
         try:
-            indexes.warm(self.store)
+            if self.store is not None:
+                indexes.warm(self.store)
             self._indexes = "ready"
         except Exception:  # noqa: BLE001 - searches still work without the copies
             self._indexes = "failed"
@@ -233,8 +317,8 @@ class Engine:
                 if now - self.last_request > idle and not self.activity.busy:
                     log.info("idle for %g minutes: exiting", idle / 60)
                     return
-                if not self.store.path.exists():
-                    log.info("the database %s is gone: exiting", self.store.path)
+                if not self.team and not self.config.db_path.exists():
+                    log.info("the database %s is gone: exiting", self.config.db_path)
                     return
                 if now - checked > CODE_CHECK_SECONDS:
                     checked = now
@@ -272,7 +356,7 @@ def main(argv: list[str]) -> None:
     import fcntl
 
     config = config_mod.load()
-    if config.hook_resident_minutes <= 0 or not config.db_path.exists():
+    if config.hook_resident_minutes <= 0 or (not config.database_url and not config.db_path.exists()):
         return
     if "--detach" in argv and os.fork():
         return  # the parent: the caller waits for this, not for the engine
@@ -288,9 +372,14 @@ def main(argv: list[str]) -> None:
         except OSError:
             return  # another engine serves this database
         signal.signal(signal.SIGTERM, _exit)
-        engine = Engine(config)
+        try:
+            engine = Engine(config)
+        except Exception:
+            log.exception("could not open the database; every process works on its own until this is fixed")
+            raise
         engine.listen()
-        log.info("engine %d serving %s at %s", os.getpid(), config.db_path, engine.path)
+        where = pg.safe_url(config.database_url) if config.database_url else config.db_path
+        log.info("engine %d serving %s at %s", os.getpid(), where, engine.path)
         engine.run()
     finally:
         os.close(fd)

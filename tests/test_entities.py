@@ -102,6 +102,13 @@ async def test_the_same_text_gets_the_same_links_through_every_entry_point(capsy
     assert links(config, mid) == want  # the extractor keeps the whole sentence, ';' and all
 
 
+def test_a_redacted_secret_names_no_entity(capsys, home):
+    config = configure(home)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    mid = add(capsys, f"The deploy token for billing-service is {token}, rotate it monthly")
+    assert links(config, mid) == {"billing-service"}  # not "REDACTED", not "github-token"
+
+
 # -- import ----------------------------------------------------------------------------------------
 
 

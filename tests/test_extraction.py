@@ -539,3 +539,103 @@ def test_an_assistants_note_for_later_is_kept_as_a_gotcha():
         role="assistant",
     )
     assert [c.category for c in cands] == ["gotcha"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "调试用这个 token：eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZWFtLTQyIn0.c2lnbmF0dXJlLWhlcmU。",
+        "Staging key is sk_live_51Hq8wZ2eZvKYlo2C0aBcDeFgHiJ — don't commit that, use a throwaway one.",
+    ],
+)
+def test_a_sentence_that_only_hands_over_a_credential_is_not_kept(said):
+    assert [c.content for c in one(said) if c.layer == "fact"] == []
+
+
+def test_a_sentence_with_a_secret_that_says_where_it_lives_is_kept_redacted():
+    found = one("测试库的连接串从环境变量 ORDER_TEST_DSN 读，现在是 root:Pa55w0rd@tcp(10.12.3.45:3306)/order。")
+    assert found and "ORDER_TEST_DSN" in found[0].content and "Pa55w0rd" not in found[0].content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "审批通过了但是权限没生效，用户那边 select 还是报 Access denied。",
+        "Gateway 的 streaming 有问题，client 要等整段生成完才一次性收到。",
+        "有个怪事：client 断开以后，上游的 stream 还在跑。",
+        "The retry queue still fails on staging and the deploy step doesn't work either.",
+    ],
+)
+def test_a_report_of_what_is_going_wrong_today_is_not_a_fact(said):
+    assert one(said) == []
+
+
+def test_picking_one_of_the_offered_options_by_name_is_a_decision_with_that_option():
+    found = extract(
+        turns_of(
+            ("assistant", "两个改法：1. 响应里加 header `X-Accel-Buffering: no` 2. ingress 上加 proxy-buffering 注解"),
+            ("user", "注解要提工单，而且会影响别的 path。用 header 吧"),
+        ),
+        scope=SCOPE,
+    )
+    [d] = [c for c in found if c.layer == "decision"]
+    assert "X-Accel-Buffering" in d.content and d.metadata["chosen"] == "header"
+
+
+def test_naming_an_option_with_ba_is_a_decision_only_when_the_assistant_offered_it():
+    offered = "可以用 Redis 做按 key 的 token bucket，或者在 ingress 层限。"
+    found = extract(turns_of(("assistant", offered), ("user", "Redis 吧，infra 有现成的。")), scope=SCOPE)
+    assert [c.metadata["chosen"] for c in found if c.layer == "decision"] == ["Redis"]
+    alone = extract(
+        turns_of(("assistant", "好的，我看一下日志。"), ("user", "Redis 吧，infra 有现成的。")), scope=SCOPE
+    )
+    assert [c for c in alone if c.layer == "decision"] == []
+
+
+def test_the_explanation_of_a_failed_call_leads_with_the_error_it_explains():
+    error = "error: failed to run custom build command for `openssl-sys v0.9.103`"
+    explanation = "OpenSSL comes in through reqwest's default features; the musl image has nothing to link it against."
+    turns = failed("cross build --target aarch64-unknown-linux-musl", error) + turns_of(("assistant", explanation))
+    [c] = [c for c in extract(turns, scope=SCOPE) if c.layer == "experience"]
+    assert c.content.startswith(error) and c.content.endswith(explanation)
+
+
+@pytest.mark.parametrize(
+    ("command", "error"),
+    [
+        ("npm run build", "npm ERR! code 1"),  # an exit code names no cause
+        ("cat .config/nextest.toml", "cat: .config/nextest.toml: No such file or directory"),  # a look around
+        ("cargo test", "thread 'lease_ttl' panicked at crates/core/tests/lock.rs:40:5:"),  # the message follows
+    ],
+)
+def test_an_error_line_that_names_no_cause_does_not_lead_the_explanation(command, error):
+    explanation = "OpenSSL comes in through reqwest's default features; the musl image has nothing to link it against."
+    turns = failed(command, error) + turns_of(("assistant", explanation))
+    [c] = [c for c in extract(turns, scope=SCOPE) if c.layer == "experience"]
+    assert c.content == explanation
+
+
+def test_a_choice_that_names_nothing_is_completed_by_the_plan_the_assistant_answers_with():
+    found = extract(
+        turns_of(
+            ("assistant", "Raising the limit isn't in our hands, the service block comes from a shared template."),
+            ("user", "right, they won't change it for us. cap our side then."),
+            ("assistant", "Then I'll add a `ci` profile with `test-threads = 4`. That stays well under the limit."),
+        ),
+        scope=SCOPE,
+    )
+    [d] = [c for c in found if c.layer == "decision"]
+    assert "test-threads = 4" in d.content and "cap our side" in d.content.lower()
+
+
+def test_settling_the_users_own_proposal_after_the_assistant_agreed_keeps_the_proposal():
+    found = extract(
+        turns_of(
+            ("user", "平台组的网关自带限流了。我倾向于下线自己的 Redis limiter，limits 全部配到网关里，你觉得呢"),
+            ("assistant", "同意。按 team 的 quota 可以用 header descriptor 限。"),
+            ("user", "那就这么办。"),
+        ),
+        scope=SCOPE,
+    )
+    [d] = [c for c in found if c.layer == "decision"]
+    assert "下线自己的 Redis limiter" in d.content

@@ -389,6 +389,22 @@ def test_a_chinese_correction_that_names_the_old_value_supersedes_it(app, tmp_pa
     assert now["layer"] == "fact"
 
 
+@pytest.mark.parametrize(
+    ("old", "correction"),
+    [
+        ("Staging's database listens on port 6543.", "Correction: staging's database moved from port 6543 to 6544."),
+        ("预发数据库端口是 6543。", "预发数据库从端口 6543 改成 6544 了。"),
+    ],
+)
+def test_a_move_from_a_named_old_value_supersedes_a_memory_stored_by_hand(app, tmp_path, old, correction):
+    stored = app.add(old)["memory"]["id"]  # `maple-memory add` / memory_store: no session of its own
+    (tmp_path / "note.txt").write_text(f"user: {correction}\n", encoding="utf-8")  # nor has plain text
+    app.extract(str(tmp_path / "note.txt"))
+    (now,) = current(app)
+    assert "6544" in now["content"]
+    assert app.get([stored])["memories"][0]["superseded_by"] == now["id"]
+
+
 def test_an_agreement_records_what_the_proposal_chose_and_why(app, tmp_path):
     path = transcript(
         tmp_path / "agree.jsonl",

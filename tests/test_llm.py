@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -274,15 +275,7 @@ def test_harvest_adds_llm_memories_when_configured_and_goes_on_without_them_when
 
     session = Path(__file__).resolve().parent / "data" / "sessions" / "en06_tidy_rust.jsonl"
     cfg = config_mod.load(home=tmp_path, env={})
-    on = SimpleNamespace(
-        **{
-            **{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
-            "llm_provider": "openai",
-            "llm_base_url": server.url,
-            "llm_api_key_env": "",
-            "llm_model": "m",
-        }
-    )
+    on = dataclasses.replace(cfg, llm_provider="openai", llm_base_url=server.url, llm_api_key_env="", llm_model="m")
     with Store.open(cfg, HashEmbedder(64)) as store:
         store.config = on
         server.openai(

@@ -56,7 +56,9 @@ def team(url: str, home: Path) -> Store:
 
 
 def digest(store: Store) -> str:
-    return export_digest(transfer.export_records(store))[0]
+    """Every exported field but the author: a team database records its login role as each memory's
+    author (memory.store.pg), the local store this machine's user, and the two differ in general."""
+    return export_digest({**r, "author": None} for r in transfer.export_records(store))[0]
 
 
 def migrate(capsys: pytest.CaptureFixture[str], url: str, *extra: str) -> dict:
@@ -104,6 +106,46 @@ def test_a_fact_a_teammate_already_stored_is_not_copied_twice(
     with team(pg_url, home) as dst:
         for text in ("Prefer uv over pip for every project", "Release note 3: the queue drains in 3 seconds"):
             assert dst.conn.execute("SELECT count(*) FROM memories WHERE content = ?", (text,)).fetchone()[0] == 1
+
+
+def test_a_repository_s_memories_are_filed_under_its_remote_so_a_search_from_that_repository_finds_them(
+    home: Path, tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.app import Memories
+    from memory.scope import project_scope
+
+    repo = tmp_path / "billing"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/billing.git"], check=True)
+    gone = str(tmp_path / "deleted-checkout")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"embedding_model": "hash-64"}), encoding="utf-8")
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
+        s.add(NewMemory("Staging's database listens on port 6543", scope=project_scope(repo)))
+        s.add(NewMemory("The nightly export runs at 02:00 from cron", scope=gone))
+    first = migrate(capsys, pg_url)
+    assert first["copied"] == 2
+    assert first["projects"] == {str(repo.resolve()): "github.com/acme/billing"}
+    assert first["folders_gone"] == [gone]
+    with team(pg_url, home) as dst:
+        scopes = sorted(r[0] for r in dst.conn.execute("SELECT scope FROM memories"))
+        assert scopes == sorted(["github.com/acme/billing", gone])
+        found = Memories(dst, project_scope(repo)).search("which port does staging's database listen on")
+        assert [r["content"] for r in found["results"]][:1] == ["Staging's database listens on port 6543"]
+    second = migrate(capsys, pg_url)
+    assert second["copied"] == 0 and second["already_there"] == 2
+
+
+def test_the_summary_names_each_project_s_remote_and_each_folder_that_is_gone(
+    home: Path, tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gone = str(tmp_path / "deleted-checkout")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"embedding_model": "hash-64"}), encoding="utf-8")
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
+        s.add(NewMemory("The nightly export runs at 02:00 from cron", scope=gone))
+    assert cli.main(["migrate", "--to", pg_url]) == 0
+    assert f"{gone} no longer exists here, so its memories keep the path" in capsys.readouterr().err
 
 
 def test_a_secret_in_an_old_local_store_never_reaches_the_team_database(

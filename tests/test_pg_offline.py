@@ -159,15 +159,23 @@ def test_a_drain_that_finds_the_team_database_away_writes_the_harvest_as_soon_as
     assert hook("drain", None, home, "--wait").returncode == 0  # nothing left running
 
 
-def test_on_a_team_database_no_process_counts_on_the_engine_which_serves_only_a_local_file(
-    home: Path, pg_url: str
+def test_an_engine_is_named_by_the_team_database_and_role_whatever_the_folder_and_never_by_the_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from memory import remote
     from memory.app import client
 
-    use(home, pg_url)
-    team = config_mod.load(home=home, env={"MAPLE_HOOK_RESIDENT_MINUTES": "30"})
-    local = config_mod.load(home=home, env={"MAPLE_HOOK_RESIDENT_MINUTES": "30", "MAPLE_DB": str(home / "m.db")})
-    assert client.engine_enabled(local) and not client.engine_enabled(team)
+    url = "postgresql://alice:hunter2@db.example:5432/maple"
+    ids = set()
+    for folder in (tmp_path, ROOT):
+        monkeypatch.chdir(folder)
+        ids.add(remote.engine_id(config_mod.load(home=tmp_path, env={}, database=url).db_path))
+    assert len(ids) == 1  # a URL is not a path relative to the caller's folder
+    assert remote.engine_id(Path(url.replace("hunter2", "s3cret"))) in ids
+    assert remote.engine_id(Path(url.replace("alice", "bob"))) not in ids  # each role sees other rows
+    assert remote.team_database(Path(url)) == "postgresql://alice@db.example:5432/maple?[]"
+    team = config_mod.load(home=tmp_path, env={"MAPLE_HOOK_RESIDENT_MINUTES": "30"}, database=url)
+    assert client.engine_enabled(team)
 
 
 @pytest.fixture(scope="module")
@@ -205,3 +213,59 @@ def test_while_postgresql_is_stopped_prompts_fail_open_and_a_harvest_is_written_
     assert wait_for(lambda: not list(home.glob("harvest-spool.jsonl*")))
     assert hook("drain", None, home, "--wait").returncode == 0  # the waiting drain is done
     assert "The staging database listens on port 6543" in team_memories(url, tmp_path)  # nothing lost either
+
+
+def test_the_engine_serves_a_team_database_to_the_prompt_hook_which_never_imports_the_driver_and_fails_open_while_it_is_down(
+    tmp_path: Path, own_server: Any
+) -> None:
+    from memory import remote
+
+    home = tmp_path / "h"  # a short path: a Unix socket's must stay under ~100 bytes
+    url = own_server.create_database()
+    use(home, url)
+    config = config_mod.load(home=home)
+    with Store.open(config, HashEmbedder(64)) as s:
+        s.add(NewMemory("The staging database listens on port 6543", scope=str(tmp_path)))
+    env = {**os.environ, "MAPLE_HOME": str(home), "MAPLE_MODEL": "hash-64", "MAPLE_HOOK_RESIDENT_MINUTES": "1"}
+    env.pop("PYTHONPATH", None)
+    assert remote.start(home, config.db_path, env=env)
+    try:
+        assert remote.wait_until_up(home, config.db_path, 60)
+        prompt = {
+            "session_id": "s1",
+            "cwd": str(tmp_path),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "which port does the staging database listen on?",
+        }
+        resident = {"MAPLE_HOOK_RESIDENT_MINUTES": "1"}
+        sessions = iter(range(1000))
+
+        def served() -> bool:  # a new session each time: a memory is shown once per session
+            r = hook("user-prompt-submit", {**prompt, "session_id": f"s{next(sessions)}"}, home, **resident)
+            return b"port 6543" in r.stdout
+
+        assert wait_for(served, 60), log(home)  # the first answers may miss the budget while the engine warms up
+        for attempt in range(5):  # on a loaded machine an answer can still miss the budget now and then
+            traced = subprocess.run(
+                [sys.executable, "-X", "importtime", str(RUN), "user-prompt-submit"],
+                input=json.dumps({**prompt, "session_id": f"traced{attempt}"}).encode(),
+                capture_output=True,
+                env={**env, "CLAUDE_PROJECT_DIR": ""},
+                cwd=str(home.parent),
+                timeout=120,
+            )
+            assert b"psycopg" not in traced.stderr and b"memory.store" not in traced.stderr
+            if b"port 6543" in traced.stdout:
+                break
+        assert b"port 6543" in traced.stdout, log(home)
+        own_server.pause()
+        try:
+            r = hook("user-prompt-submit", {**prompt, "session_id": "down"}, home, **resident)
+            assert r.returncode == 0 and r.stdout == b""
+            assert "cannot be reached" in log(home) and "no memories for this prompt" in log(home)
+            assert remote.call(home, config.db_path, "ping", project="", timeout=2.0)["unavailable"]
+        finally:
+            own_server.resume()
+        assert wait_for(served, 60), log(home)  # the same engine reconnected
+    finally:
+        remote.stop(home, config.db_path)

@@ -38,6 +38,50 @@ def test_the_team_database_records_the_same_numbered_migrations_as_sqlite(tmp_pa
         assert again.conn.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(schema.MIGRATIONS)
 
 
+OPEN_WHEN_TOLD = """
+import os, sys, time
+from pathlib import Path
+from memory import config as config_mod
+from memory.embed import HashEmbedder
+from memory.store import Store
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.005)
+with Store.open(config_mod.load(home=Path(sys.argv[3]), env={}, database=sys.argv[1]), HashEmbedder(64)):
+    pass
+"""
+
+
+def test_four_processes_opening_an_empty_team_database_at_once_make_its_schema_once_and_all_open_it(
+    tmp_path: Path, pg_url: str
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_WHEN_TOLD, pg_url, str(go), str(tmp_path / f"home{n}")],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
+    import time
+
+    time.sleep(2.0)  # every process has imported MAPLE and waits at the gate
+    go.touch()
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
+    with open_team(tmp_path, pg_url) as team:
+        ids = [r[0] for r in team.conn.execute("SELECT id FROM migrations ORDER BY id")]
+        assert ids == list(range(1, len(schema.MIGRATIONS) + 1))
+
+
 def test_a_team_database_with_a_newer_schema_is_refused_with_a_message_that_says_to_upgrade(
     tmp_path: Path, pg_url: str
 ) -> None:

@@ -83,19 +83,32 @@ class ConceptEmbedder:
 
 
 _OPEN: list[Store] = []
+_TEAM: dict[str, Any] = {}  # on the PostgreSQL run: the server, and the database of each store name
 
 
 @pytest.fixture(autouse=True)
-def _close_stores() -> Iterable[None]:
+def _close_stores(backend: str, request: pytest.FixtureRequest) -> Iterable[None]:
+    if backend == "postgresql":  # open_store opens the backend the test runs on, not always a file
+        _TEAM.update(server=request.getfixturevalue("pg_server"), m=request.getfixturevalue("pg_url"))
     yield
     while _OPEN:
         _OPEN.pop().close()
+    _TEAM.clear()
+
+
+def _database(tmp_path: Path, name: str) -> str:
+    """Where the store `name` of this test lives: a file, or a database of its own on the server."""
+    if not _TEAM:
+        return str(tmp_path / f"{name}.db")
+    if name not in _TEAM:
+        _TEAM[name] = _TEAM["server"].create_database()
+    return _TEAM[name]
 
 
 def open_store(
     tmp_path: Path, embedder: Any = None, *, clock: Clock | None = None, name: str = "m", **overrides: Any
 ) -> Store:
-    cfg = config_mod.load(home=tmp_path / "home", env={}, database=str(tmp_path / f"{name}.db"), **overrides)
+    cfg = config_mod.load(home=tmp_path / "home", env={}, database=_database(tmp_path, name), **overrides)
     s = Store.open(cfg, embedder if embedder is not None else HashEmbedder(64), clock=clock or Clock())
     _OPEN.append(s)
     return s
@@ -103,7 +116,7 @@ def open_store(
 
 def reopen(store: Store, embedder: Any = None, **overrides: Any) -> Store:
     """The same database file under another configuration (another set of weights)."""
-    cfg = config_mod.load(home=store.config.home, env={}, database=str(store.path), **overrides)
+    cfg = config_mod.load(home=store.config.home, env={}, database=store.config.database, **overrides)
     s = Store.open(cfg, embedder if embedder is not None else store.embedder, clock=store.clock)
     _OPEN.append(s)
     return s

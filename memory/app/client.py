@@ -21,10 +21,9 @@ from memory.store import Store, stored_model
 
 
 def engine_enabled(config: Config) -> bool:
-    """Whether processes hand work to the warm engine. Not for a team database: the engine serves
-    a local SQLite file (server/engine.py exits at once on a URL), so a process counting on it
-    would store memories without vectors that nobody embeds; each process works on its own there."""
-    return config.hook_resident_minutes > 0 and not config.database_url
+    """Whether processes hand work to the warm engine: one per database, a local SQLite file or a
+    team database (server/engine.py), which embeds what a process stored here without a vector."""
+    return config.hook_resident_minutes > 0
 
 
 def local_embedder(config: Config) -> Any:
@@ -89,7 +88,7 @@ class Connection:
         if self._tried_start or not self.embedder:
             return False  # a call that needs no model (list, stats, show) starts no engine
         self._tried_start = True
-        if not self.config.db_path.exists():
+        if not self.config.database_url and not self.config.db_path.exists():
             return False  # the first write creates it here; the engine starts with the next call
         started = remote.start(self.config.home, self.config.db_path)
         if not (started or remote.running(self.config.home, self.config.db_path)) or self.wait <= 0:

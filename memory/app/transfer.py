@@ -499,6 +499,10 @@ class MigrateReport:
     versions: int = 0
     outcomes: int = 0
     cursors: int = 0
+    # Path scopes as the team database names them (memory.scope.team_key): folder -> key, and the
+    # folders that no longer exist on this machine (their memories keep the path as their scope).
+    projects: dict[str, str] = field(default_factory=dict)
+    folders_gone: list[str] = field(default_factory=list)
     vectors_copied: int = 0
     vectors_computed: int = 0
     seconds: float = 0.0
@@ -563,8 +567,10 @@ def migrate(source: Store, target: Store, progress: Callable[[int, int], None] |
     report = MigrateReport(str(source.path), str(target.path))
     report.total = source.conn.execute("SELECT count(*) FROM memories WHERE chunk_start IS NULL").fetchone()[0]
     migration = Migration(target, source)
+    scope_of = _team_scopes(target, report)
     n = 0
     for n, record in enumerate(export_records(source), 1):
+        record["scope"] = scope_of(record["scope"])
         try:
             migration.add(parse_line(json.dumps(record, ensure_ascii=False), n, project=record["scope"]))
         except InvalidInput as e:
@@ -594,6 +600,28 @@ def migrate(source: Store, target: Store, progress: Callable[[int, int], None] |
         report.vectors_copied, report.vectors_computed = target.embedder.copied, target.embedder.computed
     report.seconds = round(time.monotonic() - started, 2)
     return report
+
+
+def _team_scopes(target: Store, report: MigrateReport) -> Callable[[str], str]:
+    """How a local scope is named in `target`. On a team database a project is its repository's
+    remote (Store.project_key), not this machine's path: a memory copied under its path would be
+    invisible to the project afterwards. A folder that is gone keeps its path (no remote to read),
+    and the report names it; a copy into a local file (backup_team) keeps every scope as it is."""
+    if target.backend != "postgresql":
+        return lambda scope: scope
+    seen: dict[str, str] = {}
+
+    def scope_of(scope: str) -> str:
+        if scope not in seen:
+            key = target.project_key(scope)
+            if scope.startswith("/") and key == scope and not os.path.isdir(scope):
+                report.folders_gone.append(scope)
+            elif key != scope:
+                report.projects[scope] = key
+            seen[scope] = key
+        return seen[scope]
+
+    return scope_of
 
 
 def backup_team(store: Store, progress: Callable[[int, int], None] | None = None) -> Any:

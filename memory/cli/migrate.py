@@ -111,6 +111,14 @@ def cmd_migrate(ctx: Context) -> int:
             f"decision outcomes; vectors {report['vectors_copied']} copied, {report['vectors_computed']} computed "
             f"({report['seconds']:.1f}s)"
         )
+        for folder, key in sorted(report["projects"].items()):
+            print(f"{PROG}: project {folder} is {key} in the team database (its origin remote)", file=sys.stderr)
+        for folder in report["folders_gone"]:
+            print(
+                f"{PROG}: {folder} no longer exists here, so its memories keep the path as their project "
+                "(no remote to read); teammates will not see them as any repository's",
+                file=sys.stderr,
+            )
         if ctx.config.database_url != url:
             print(
                 f'{PROG}: to use it from now on, set "database" in {ctx.config.home / "config.json"} to the URL '

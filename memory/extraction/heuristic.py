@@ -75,6 +75,8 @@ def extract(
     turns = list(turns)
     project = project or (PurePath(scope).name if scope and scope != "global" else None)
     out: list[Candidate] = []
+    own: list[str] = []  # what the user proposed in their last turn, for the agreement after the assistant's
+    vague: Candidate | None = None  # the user's last choice that named nothing, for the plan that follows
     why_pending = False  # the user asked why something happens: the next answer is an experience
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
@@ -86,8 +88,13 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
-            out.extend(_from_user(text, turn, proposal, said))
+            found = _from_user(text, turn, proposal, said)
+            out.extend(found)
             proposal = []
+            # "我倾向于下线 Redis limiter，…，你觉得呢": the user's own proposal, settled once agreed to
+            own = [x for x in R.sentences(text) if R.PROPOSAL.search(x)][-2:]
+            # "cap our side then": a choice that names nothing; the assistant's next words spell it out
+            vague = next((c for c in found if c.layer == "decision" and not c.metadata.get("proposal")), None)
             why_pending = bool(
                 (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
             )
@@ -99,6 +106,13 @@ def extract(
             proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
+            if not proposal and own and now and R.agrees(now[0]):
+                proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
+            own = []
+            if vague is not None and now and _PLAN.match(now[0]):
+                vague.content = vague.content.rstrip() + " (the plan: " + R.clip(now[0], 300) + ")"
+                vague.metadata["proposal"] = now[0]
+            vague = None
             after_error = _after_error(turns, i)
             # The first words after a failure explain it, trigger words or not ("`now()` is frozen
             # at the start of the transaction…"): read them as the answer to a why-question.
@@ -116,7 +130,35 @@ def extract(
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     for c in out:
         finish(c, known, project)
+    out = [c for c in out if not _hands_over_secret(c)]
     return _dedup(out)
+
+
+def _hands_over_secret(c: Candidate) -> bool:
+    """A user sentence that hands over a credential ("调试用这个 token：…", "Staging key is …, don't
+    commit that"): once redacted, all that is left is where a secret was, and the secret itself
+    must not be kept; the rule about where it lives is said (and kept) as its own sentence."""
+    if c.role != "user" or c.layer != "fact" or "[REDACTED:" not in c.content or "asked to remember" in c.why:
+        return False
+    rest = _SECRET_URL.sub(" ", c.content)  # a webhook URL whose path is the secret says nothing else
+    return not _NAMES_A_PLACE.search(rest)
+
+
+_SECRET_URL = re.compile(r"\S*\[REDACTED:[^\]]*\]\S*")
+# What makes a sentence about a secret worth keeping: where it lives or what it connects to (an
+# environment variable, a config key, a host or an address), not the value.
+_NAMES_A_PLACE = re.compile(
+    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)+\b"
+)
+
+
+# The assistant's first words after a choice, when they spell out what it will do: "Then I'll add a
+# nextest `ci` profile with `test-threads = 4`", "好，那我把扫描间隔改成 5 分钟".
+_PLAN = re.compile(
+    r"^(?:(?:ok(?:ay)?|sure|right|got it|then|so)[,.!]?\s+)*(?:then\s+)?I(?:'ll| will)\s+(?!check|look|take a look|see)\w+|"
+    r"^(?:好的?|行|嗯|OK)?[，,。！!\s]*(?:那)?我(?:先|来|会|就)?(?:把|改|加|换|用|删|写|建)",
+    re.I,
+)
 
 
 # -- user turns --------------------------------------------------------------------------------
@@ -141,7 +183,10 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
             and len(s.split()) <= 3
             and all(w.casefold() in " ".join(proposal).casefold() for w in re.findall(r"[\w.+-]{3,}", s) or ["\0"])
         )
-        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named:
+        # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone
+        bare = j == 0 and re.match(r"^`?([A-Za-z][\w.+-]{1,30})`?\s*吧", s)
+        offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
+        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named or offered:
             start = j
             break
     if start is None:
@@ -165,14 +210,17 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     whole = said + " " + (before or "")
     specific = R.is_statement(whole) or bool(re.search(r"[A-Za-z]{3,}|\d", whole))
     strong = bool(R.STRONG_CHOICE.search(said))
+    picked = R.chosen_of(said) or (offered and bare.group(1))
+    # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
+    offered = bool(picked and len(picked) >= 3 and any(picked.casefold() in x.casefold() for x in context[-8:]))
     if (
         not proposal
-        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None)
+        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None or offered)
         or not specific
         and not proposal
     ):
         return None, set()
-    chosen = R.chosen_of(said)
+    chosen = R.chosen_of(said) or picked
     if not proposal and chosen and len(chosen) >= 3:  # "go with manifest": the option it names, in full
         naming = [x for x in context if chosen.casefold() in x.casefold()]
         # the option that names it in code (`LoadMode.DBT_MANIFEST`) first, then the latest mention
@@ -431,6 +479,7 @@ def _tool_failures(
         if explained is not None:
             explained.metadata.setdefault("failed_tool_calls", []).append(failure)
             explained.importance = max(explained.importance, 3)
+            _name_the_symptom(explained, t)
             continue
         if not R.is_error_line(t.get("error") or "", t.get("input") or ""):
             continue  # a banner or the command's own echo: nothing to learn from
@@ -484,6 +533,39 @@ def _tool_failures(
             )
         )
     return out
+
+
+# Error lines that name no cause: a heading whose message follows (`… panicked at src/x.rs:18:10:`),
+# an exit code (`npm ERR! code 1`), a log line below error level, Docker's pull notice.
+_SAYS_NOTHING = re.compile(
+    r"[:：]\s*$|\b(?:code|exit(?: code| status)?|status)\s+\d+\s*$|\b(?:WARN|WARNING|INFO|DEBUG)\b|"
+    r"^Unable to find image\b"
+)
+
+
+_GENERIC_ERROR_WORDS = {"error", "errors", "failed", "failure", "fatal", "exception", "traceback", "could", "cannot"}
+
+
+def _name_the_symptom(c: Candidate, failed: dict) -> None:
+    """An explanation of a failed call leads with the error it explains, when it does not quote it
+    already: the error message is what a later session searches for ("openssl-sys", "Error 1064")."""
+    error, command = (failed.get("error") or "").strip(), failed.get("input") or ""
+    if c.metadata.get("symptom") or not R.is_error_line(error, command) or _SAYS_NOTHING.search(error):
+        return
+    if R.only_looks(command):
+        return  # a look around that failed (`cat` of a missing file) is not what is being explained
+    # the error's own names: `openssl-sys`, `orders.main`, PoolTimedOut, 1064, DEADLINE_EXCEEDED
+    names = {w.strip(".:-") for w in re.findall(r"[\w.:-]*(?:\d|[._-]\w|[a-z][A-Z])[\w.:-]*", error)}
+    words = {
+        w for w in re.findall(r"(?<![\w.`-])[A-Za-z]{5,}(?![\w.`-])", error) if w.casefold() not in _GENERIC_ERROR_WORDS
+    }
+    text = c.content.casefold()
+    if any(len(w) >= 3 and w.casefold() in text for w in names | words):
+        return  # it names what failed already ("The snapshot mismatch is because …")
+    if re.match(r"^(?:I|I'(?:ve|ll|m)|我)\b", c.content) or c.content.startswith("我"):
+        return  # "I switched the test to tmp_path": the fix told as what was done, no cause to attach to
+    c.metadata["symptom"] = error
+    c.content = R.clip(error, 160).rstrip(" .。") + ": " + c.content
 
 
 # -- finishing touches -------------------------------------------------------------------------

@@ -344,6 +344,14 @@ _NARRATIVE = re.compile(
 
 # A report of what just happened or a request folded into a statement: the task of the day, not a
 # standing fact ("fct_orders has dupes since the backfill last night.", "…，帮我换成 Apollo。").
+# A report of what is going wrong right now ("X 有问题", "权限没生效，还是报 Access denied", "it still
+# doesn't work"): the symptom of today's problem, not a standing fact, whatever rule word it holds.
+_SYMPTOM = re.compile(
+    r"\b(?:does(?:n'?t| not)|do(?:n'?t| not)|did(?:n'?t| not)) (?:seem to )?work\b|\bnot really \w+ing\b|"
+    r"\bstill (?:fails?|failing|broken|red|times? out)\b|\bsomething(?:'s| is) (?:off|wrong)\b|"
+    r"有问题|出问题|有个怪事|怪事|没生效|不生效|不知道为(?:啥|什么)|(?:还是|一直|又)报",
+    re.I,
+)
 _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
@@ -427,6 +435,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s, corrected = strip_fillers(s[m.end() :]), True
     elif _CORRECTION_ZH.match(s):
         corrected = True
+    if _SYMPTOM.search(s) and not remember:
+        return None  # what is going wrong today: the explanation that follows is the memory
     rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
     if _REQUEST.match(s) and not (rule or pref or remember):
         return None
@@ -825,7 +835,9 @@ _CHANGED = re.compile(
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
 _OLD_BEFORE = re.compile(
     r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|"
-    r"不再|而不是|不是|从)\s*(?:the\s+)?(?:" + _VALUE + ")",
+    r"不再|而不是|不是|从)\s*(?:the\s+)?(?:(?:[a-z]{2,12}\s+|[\u4e00-\u9fff]{1,4}\s*)(?=[\w.:/<>@+-]*\d))?(?:"
+    + _VALUE
+    + ")",
     re.I,
 )
 _OLD_AFTER = re.compile(
@@ -876,7 +888,7 @@ _TOPIC_STOP = frozenset(
     new old from into onto over under off out per via all each every when what which who how why its it's
     should must always never don't does did can could will would shall may might rule going forward
     changed moved renamed replaced removed retired switched migrated bumped longer anymore today week
-    yesterday tomorrow since because so but or if else after before like e.g eg""".split()
+    yesterday tomorrow since because so but or if else after before like e.g eg agreed proposal plan""".split()
 )
 _TOPIC_STOP_ZH = frozenset(
     "现在 改成 改为 改用 改了 换了 换成 换到 迁到 切成 切到 升级 不再 下线 以后 今后 已经 之前 原来 我们 你们 这个 那个 "
@@ -943,7 +955,11 @@ def subject_for(
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         if subject in ("it", "this", "that", "") and mentions:
             subject = mentions[0].name.lower()
-        return subject or None, "port", m.group(2) or m.group(4) or m.group(6)
+        port = m.group(2) or m.group(4) or m.group(6)
+        old = replaced_values(content)
+        if port in old:  # "从端口 6543 改成 6544": the first number named is the one replaced
+            port = next((p for p in re.findall(r"(?<![\d.])\d{2,5}(?![\d.])", content) if p not in old), port)
+        return subject or None, "port", port
     if category == "config":
         v = _VALUE_ZH.search(content) or _VALUE_EN.search(content)
         if v:

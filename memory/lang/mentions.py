@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memory.lang import privacy
 from memory.lang.text import CJK_RUN, STOPWORDS, WORD
 
 SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
@@ -102,11 +103,11 @@ def code_name(token: str) -> bool:
 def detect(text: str) -> list[tuple[str, str, str]]:
     """(name, kind, role) for each entity `text` names; role is 'speaker' or 'mention'."""
     found: dict[str, tuple[str, str, str]] = {}
-    body = text
-    m = SPEAKER.match(text)
+    body = privacy.LABEL.sub(lambda m: " " * len(m.group(0)), text)  # "[REDACTED:github-token]" is no name
+    m = SPEAKER.match(body)
     if m and m.group(1).lower() not in _NOT_NAMES:
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")
-        body = text[m.end() :]
+        body = body[m.end() :]
     for m in _CAPSEQ.finditer(body):
         if "_" in m.group(0) and m.group(0).isupper():
             continue  # MAX_POLL_RECORDS: a constant or an environment variable, not a name

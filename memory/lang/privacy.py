@@ -46,6 +46,9 @@ def _label(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
+LABEL = re.compile(r"\[REDACTED:[\w.-]*\]")  # what `_label` writes: names nothing (no entity, no word)
+
+
 def _lower(text: str) -> str:
     """Lower-cased text with the same length, so offsets found in it are offsets in `text`."""
     low = text.lower()

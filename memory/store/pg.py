@@ -564,7 +564,20 @@ def fts_tokens(bodies: Sequence[str]) -> list[list[str]]:
     for term, doc, offset in tok.execute("SELECT term, doc, offset FROM v"):
         found[doc].append((offset, term))
     tok.execute("DELETE FROM t")
-    return [[term for _, term in sorted(f)] for f in found]
+    return [[_fit(term) for _, term in sorted(f)] for f in found]
+
+
+# PostgreSQL refuses a word of MAXSTRLEN (2047) bytes or more in a tsvector or a tsquery ("word is too long").
+MAX_LEXEME = 2046
+
+
+def _fit(token: str) -> str:
+    """A token cut to what a tsvector holds, the same way in a memory and in a query (so a search
+    for a 3,000-letter word still finds the memory holding it, as on SQLite, instead of failing)."""
+    raw = token.encode("utf-8")
+    if len(raw) <= MAX_LEXEME:
+        return token
+    return raw[:MAX_LEXEME].decode("utf-8", errors="ignore")
 
 
 def _lexeme(tok: str) -> str:
@@ -663,21 +676,21 @@ def keyword_hits(
     # Per matched row, each term's frequency: the least of its tokens' counts, NULL when one is
     # missing (one expression a term, no row per token to group). Its document count is the rows
     # where it is not NULL; a phrase's (CJK bigrams) is the rows where its tokens stand in order.
-    cols, col_args, dfs, phrase_args = [], [], [], []
+    # The arguments in the order their placeholders stand in the statement: a phrase's tsquery
+    # right after its counts (two phrases in one query took each other's otherwise).
+    cols, col_args, dfs = [], [], []
     for n, toks in enumerate(phrases):
         toks = list(dict.fromkeys(toks))
         counts = ", ".join("(h.tfs ->> ?)::int" for _ in toks)
         if len(toks) == 1:
             cols.append(f"{counts} AS tf{n}")
             dfs.append(f"count(tf{n}) AS df{n}")
+            col_args += toks
         else:
             cols.append(f"CASE WHEN jsonb_exists_all(h.tfs, ?::text[]) THEN least({counts}) END AS tf{n}")
-            col_args.append(toks)
             cols.append(f"h.tokens @@ ?::tsquery AS in{n}")
-            phrase_args.append(" <-> ".join(_lexeme(t) for t in phrases[n]))
+            col_args += [toks, *toks, " <-> ".join(_lexeme(t) for t in phrases[n])]
             dfs.append(f"count(*) FILTER (WHERE in{n}) AS df{n}")
-        col_args += toks
-    col_args += phrase_args
     # Double precision throughout, as FTS5 computes (numeric arithmetic cost most of the time).
     idf = "greatest(ln((totals.rows - df{n} + 0.5::float8) / (df{n} + 0.5::float8)), 1e-6::float8)"
     norm = f"(1 - {B}::float8 + {B}::float8 * length / totals.avgl)"
@@ -999,7 +1012,15 @@ def prepare(conn: PgConnection, url: str, known: int) -> None:
     schema no newer than this MAPLE's `known` migrations."""
     if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
         try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            # Under the writers' lock, as the migrations: two processes creating it at once collide.
+            conn.execute("BEGIN")
+            try:
+                conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         except db.DatabaseError as e:
             raise StoreUnavailable(
                 f"database {safe_url(url)} lacks the pgvector extension and this user may not create it ({e}); "

