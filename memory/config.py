@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memory.errors import ConfigError
 
@@ -135,13 +136,21 @@ class Config:
 
     @property
     def db_path(self) -> Path:
-        """The SQLite file; with a `postgresql://` database, a name for it (never opened as a file)."""
+        """The SQLite file. With a team database (database_url) only the warm engine's key
+        (memory.remote names engines by it): never print it, open it or put it in a setting;
+        `where` is what messages show."""
         return Path(self.database).expanduser() if self.database else self.home / "memory.db"
 
     @property
     def database_url(self) -> str:
         """The `postgresql://` URL of a team database, or "" for the local SQLite file."""
-        return self.database if self.database.startswith(("postgresql://", "postgres://")) else ""
+        return self.database if is_url(self.database) else ""
+
+    @property
+    def where(self) -> str:
+        """The database as messages and logs name it: the SQLite file's path, or the team
+        database's URL without its password."""
+        return safe_url(self.database_url) if self.database_url else str(self.db_path)
 
     @property
     def author(self) -> str:
@@ -153,6 +162,59 @@ class Config:
             return getpass.getuser()
         except (OSError, KeyError):  # no LOGNAME/USER and no passwd entry (a bare container)
             return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(database: str) -> bool:
+    """Whether `database` names a team database (a PostgreSQL URL) rather than a SQLite file."""
+    return database.startswith(URL_SCHEMES)
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password (in the user part or a `password=` parameter), for messages,
+    logs and settings files. Never raises: a URL too malformed to split shows only its scheme."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            cred, _, host = netloc.rpartition("@")
+            netloc = cred.split(":")[0] + "@" + host
+        query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "password"])
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return url.split("://")[0] + "://…"
+
+
+def url_has_password(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.password is not None or any(k == "password" for k, _ in parse_qsl(parts.query))
+    except ValueError:
+        return True  # unreadable: treat as secret
+
+
+def _check_database(database: str) -> None:
+    """A `database` that looks like a URL must be a PostgreSQL one that parses: anything else
+    would silently become a SQLite file named after the URL, password and all."""
+    if "://" not in database:
+        return
+    scheme = database.split("://")[0]
+    if not is_url(database):
+        raise ConfigError(
+            f"setting 'database': {scheme}:// is not supported; give a postgresql://user@host:5432/db "
+            "(or postgres://) URL for a team database, or a file path for a local SQLite one"
+        )
+    try:
+        parts = urlsplit(database)
+        parts.port  # noqa: B018 - parsing the port is what finds a malformed one
+        parts.hostname  # noqa: B018 - and an unclosed [IPv6 bracket
+    except ValueError as e:
+        raise ConfigError(
+            f"setting 'database': {safe_url(database)} is not a valid URL ({e}); "
+            "the form is postgresql://user:password@host:5432/dbname"
+        ) from None
 
 
 def load(home: Path | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:
@@ -230,6 +292,7 @@ def _check(key: str, value: Any, default: Any) -> Any:
 
 
 def _check_semantics(c: Config) -> None:
+    _check_database(c.database)
     positive = [
         "extraction_chunk_chars",
         "embedding_threads",

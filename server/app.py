@@ -63,7 +63,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
         except MapleError as e:
             # Keep serving: every tool then returns this message, which the user sees in the
             # conversation; a server that dies at start only shows up as "failed" in /mcp.
-            log.error("cannot open the database %s: %s", config.db_path, e)
+            log.error("cannot open the database %s: %s", config.where, e)
             error = str(e)
         if store is None:
             yield AppState(db=None, project=scope, model=gate, error=error)
@@ -83,7 +83,7 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             store.defer_checkpoints()  # the worker checkpoints when idle; searches never wait for one
         try:
             count = store.count([scope, "global"])
-            startup.info("database %s (%d memories in this project and global)", store.path, count)
+            startup.info("database %s (%d memories in this project and global)", store.where, count)
             startup.info("project scope %s", scope)
             startup.info("embedding model %s (loads in the background after the handshake)", gate.name)
             yield state
@@ -169,12 +169,12 @@ async def _through_the_engine(config: Config, project: str | None) -> AsyncItera
         Store.open(config, None).close()  # the database exists (and is migrated) before the engine starts
         remote.start(config.home, config.db_path)
     except MapleError as e:
-        log.error("cannot open the database %s: %s", config.db_path, e)
+        log.error("cannot open the database %s: %s", config.where, e)
         error = str(e)
     # No waiting for the engine to come up: until it answers, calls are done here (keyword-only,
     # saying the model is loading), which is all an engine that is still loading could do too.
     connection = client.connect(config, where)
-    startup.info("project %s; the engine for %s answers this server", project_scope(where), config.db_path)
+    startup.info("project %s; the engine for %s answers this server", project_scope(where), config.where)
     try:
         yield AppState(
             db=None,

@@ -3,12 +3,13 @@ used by `install`, by `client-config` and in the server's own start-up message."
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
 from pathlib import Path
 
-from memory.config import Config
+from memory.config import Config, url_has_password
 
 ROOT = Path(__file__).resolve().parents[2]  # holds the memory, server and hooks packages
 RUN_PY = ROOT / "hooks" / "run.py"
@@ -40,14 +41,37 @@ def server_command(config: Config, *, portable: bool = False) -> tuple[str, list
 def home_env(config: Config) -> dict[str, str]:
     """MAPLE_HOME and MAPLE_DB for a process Claude Code starts. The server registration and every
     hook command get these same values, as absolute paths: Claude Code starts both in the session's
-    project directory, where a relative path would name another database in every project."""
+    project directory, where a relative path would name another database in every project.
+
+    A team database's URL is never a path, and settings files are no place for a password: one
+    in the home's config.json needs no variable (MAPLE_HOME finds it); one from the environment is
+    passed on as MAPLE_DATABASE_URL only when it carries no password (`team_url_left_out` says
+    when it was left out)."""
     env = {}
     home = Path(os.path.abspath(config.home))
     if home != Path(os.path.abspath(Path("~/.maple").expanduser())):
         env["MAPLE_HOME"] = str(home)
-    if config.database:
+    if config.database_url:
+        if not database_in_file(config) and not url_has_password(config.database_url):
+            env["MAPLE_DATABASE_URL"] = config.database_url
+    elif config.database:
         env["MAPLE_DB"] = os.path.abspath(config.db_path)
     return env
+
+
+def team_url_left_out(config: Config) -> bool:
+    """Whether the team database URL came from the environment with a password, so Claude Code's
+    processes will not see it unless it goes into config.json (or the password into ~/.pgpass)."""
+    return bool(config.database_url) and not database_in_file(config) and url_has_password(config.database_url)
+
+
+def database_in_file(config: Config) -> bool:
+    """Whether `database` is what the home's config.json says (not an environment override)."""
+    try:
+        raw = json.loads((Path(config.home) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(raw, dict) and raw.get("database") == config.database
 
 
 def hook_command(

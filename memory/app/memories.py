@@ -758,7 +758,9 @@ class Memories:
             if store.backend == "postgresql":  # a copy of the team database as a local SQLite file
                 import memory.app.transfer as transfer
 
-                return transfer.backup_team(store, progress=progress).to_dict()
+                result = transfer.backup_team(store, progress=progress)
+                backup.keep_authors(store, result.path)
+                return result.to_dict()
             return backup.backup(store, progress=progress).to_dict()
 
     def restore_backup(self, path: str, *, dry_run: bool = False) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import Any
 
 import memory.cli.jsonfile as jsonfile
 from memory import remote
-from memory.app.commands import RUN_PY, home_env, hook_command, server_command
+from memory.app.commands import RUN_PY, home_env, hook_command, server_command, team_url_left_out
 from memory.config import Config
 from memory.errors import InvalidInput, MapleError
 
@@ -61,6 +61,13 @@ EVENT_SINCE = {
     "SessionEnd": (1, 0, 85),
 }
 CLIENTS = ("claude-desktop", "cursor", "codex", "vscode", "gemini")
+
+# A password never goes into Claude Code's settings: the URL must reach its processes another way.
+TEAM_URL_NOTE = (
+    "the team database {url} comes from MAPLE_DATABASE_URL with a password, which MAPLE does not copy into "
+    'Claude Code\'s settings: put "database" in {config} (MAPLE reads it there), or keep the password in '
+    "~/.pgpass and the URL without it in MAPLE_DATABASE_URL"
+)
 
 
 class InstallError(MapleError):
@@ -283,6 +290,8 @@ def install(
             "maple-memory is not on PATH: project hooks call `maple-memory hook ...`; "
             "install it (e.g. `uv tool install maple-memory`) for everyone using this project"
         )
+    if team_url_left_out(config):
+        report.notes.append(TEAM_URL_NOTE.format(config=config.home / "config.json", url=config.where))
     if portable and home_env(config):
         report.notes.append(
             "project scope: the shared files name no paths of this machine, so the server and hooks use each "
@@ -378,7 +387,7 @@ def maple_env(entry: Any) -> dict[str, str]:
     else:
         env = entry.get("env") if isinstance(entry, dict) else None
         env = env if isinstance(env, dict) else {}
-    out = {k: str(env[k]) for k in ("MAPLE_HOME", "MAPLE_DB") if env.get(k)}
+    out = {k: str(env[k]) for k in ("MAPLE_HOME", "MAPLE_DB", "MAPLE_DATABASE_URL") if env.get(k)}
     if out.get("MAPLE_HOME") and Path(out["MAPLE_HOME"]).expanduser() == Path("~/.maple").expanduser():
         del out["MAPLE_HOME"]
     return out

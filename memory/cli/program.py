@@ -479,6 +479,14 @@ def _exists(config: Config) -> bool:
     return bool(config.database_url) or config.db_path.exists()
 
 
+# What doctor suggests when a team database cannot be used: nothing on this machine repairs it.
+TEAM_DATABASE_FIX = (
+    "check the URL (`database` in config.json or MAPLE_DATABASE_URL) and that the server runs and is reachable; "
+    "rights are the database admin's: CONNECT on the database, a role that may write (not read-only), and MAPLE's "
+    "tables set up by their owner (README, Team memory on PostgreSQL)"
+)
+
+
 def _open_readonly(config: Config) -> Any:
     """A connection that cannot change the database (doctor changes nothing), on either backend."""
     if config.database_url:
@@ -503,8 +511,13 @@ def _probe_team_database(config: Config) -> str:
         versions = f"psycopg {importlib.metadata.version('psycopg')}, pgvector {importlib.metadata.version('pgvector')}"
     except importlib.metadata.PackageNotFoundError as e:
         raise StoreUnavailable(f"{e.name} is not installed; run `pip install 'maple-memory[postgres]'`") from e
-    conn = _open_readonly(config)
+    conn = pg.connect(url, busy_timeout_ms=config.busy_timeout_ms)
     try:
+        # How this role's sessions start, read before doctor makes its own read-only (it changes nothing).
+        role = conn.execute("SELECT current_user").fetchone()[0]
+        read_only = conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]
+        conn.execute("SET default_transaction_read_only = on")
         server = conn.execute("SHOW server_version").fetchone()[0].split()[0]
         vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
         if vector is None:
@@ -525,8 +538,19 @@ def _probe_team_database(config: Config) -> str:
         if not all(rights):
             missing = [w for w, ok in zip(("SELECT", "INSERT", "UPDATE", "DELETE"), rights) if not ok]
             raise StoreUnavailable(
-                f"{pg.safe_url(url)}: this role lacks {', '.join(missing)} on MAPLE's tables; "
+                f"{pg.safe_url(url)}: role {role} lacks {', '.join(missing)} on MAPLE's tables; "
                 "the database owner grants them (see the README's team memory section)"
+            )
+        if standby:
+            raise StoreUnavailable(
+                f"{pg.safe_url(url)} is a read-only standby (a replica): MAPLE reads and writes, so point the URL "
+                "at the primary server"
+            )
+        if read_only:
+            raise StoreUnavailable(
+                f"{pg.safe_url(url)}: role {role} may only read (its sessions start read-only: "
+                "default_transaction_read_only = on), so nothing can be stored; the admin lifts it with "
+                f"`ALTER ROLE {role} RESET default_transaction_read_only` (and for the database, if set there)"
             )
         indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}
         lacking = {"memory_fts_tokens"} - indexes
@@ -551,7 +575,7 @@ def _probe_team_database(config: Config) -> str:
         conn.close()
     return (
         f"{pg.safe_url(url)}: PostgreSQL {server}, pgvector {vector[0]}, {versions}; schema {top} of {known}{behind}; "
-        f"this role may read and write; keyword (GIN) and vector (HNSW) indexes present; {whole} memories, "
+        f"role {role} may read and write; keyword (GIN) and vector (HNSW) indexes present; {whole} memories, "
         "integrity ok"
     )
 
@@ -631,7 +655,9 @@ def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
         finally:
             conn.close()
     except Exception as e:  # the database check above says what is wrong with the file
-        return Check("vectors", None, f"not checked ({db.describe(e, path) if isinstance(e, db.DatabaseError) else e})")
+        return Check(
+            "vectors", None, f"not checked ({db.describe(e, c.where) if isinstance(e, db.DatabaseError) else e})"
+        )
     if missing and engine.get("model") == "loading":
         return Check(
             "vectors", None, f"{missing} memories wait for the engine, which is loading the model to embed them"
@@ -880,23 +906,29 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
             p = Path(f"{c.db_path}{suffix}")
             if not suffix or p.exists():
                 checks.append(_permissions(p, 0o600))
-        checks.append(
-            _check(
-                "database",
-                f"if the model changed, run `{PROG} reindex`; if the "
-                "file is damaged, restore a backup or export what still reads",
-                lambda: _probe_database(c),
-            )
+        database = _check(
+            "database",
+            TEAM_DATABASE_FIX
+            if c.database_url
+            else f"if the model changed, run `{PROG} reindex`; if the file is damaged, restore a backup or export "
+            "what still reads",
+            lambda: _probe_database(c),
         )
-        checks.append(_model_switch_check(c))
-        checks.append(
-            _check(
-                "entity links",
-                f"run `{PROG} maintain`: it links them as a store links new memories",
-                lambda: _probe_entity_links(c),
+        checks.append(database)
+        if c.database_url and not database.ok:
+            # The checks below read the same database: their fixes (reindex, maintain) would not help.
+            after = "skipped: the team database check above failed; fix that first"
+            checks += [Check(name, None, after) for name in ("model switch", "entity links", "vectors")]
+        else:
+            checks.append(_model_switch_check(c))
+            checks.append(
+                _check(
+                    "entity links",
+                    f"run `{PROG} maintain`: it links them as a store links new memories",
+                    lambda: _probe_entity_links(c),
+                )
             )
-        )
-        checks.append(_vectors_check(c, engine))
+            checks.append(_vectors_check(c, engine))
         checks.append(_install_check(c, ctx.project_dir))
         checks.append(_history_check(c, ctx.project))
         checks.append(_engine_check(c, engine))
@@ -968,6 +1000,9 @@ def cmd_client_config(ctx: Context) -> int:
 
     text, where = install.client_config(ctx.config, ctx.args.client)
     print(f"{PROG}: put this in {where}", file=sys.stderr)  # stdout stays pasteable
+    if install.team_url_left_out(ctx.config):
+        note = install.TEAM_URL_NOTE.format(config=ctx.config.home / "config.json", url=ctx.config.where)
+        print(f"{PROG}: {note}", file=sys.stderr)
     print(text)
     return 0
 
@@ -1390,7 +1425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     except db.DatabaseError as e:  # a read that met a damaged file: a sentence, not a traceback
-        print(f"{PROG}: {db.describe(e, ctx.config.db_path if ctx else 'the database')}", file=sys.stderr)
+        print(f"{PROG}: {db.describe(e, ctx.config.where if ctx else 'the database')}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -168,14 +168,13 @@ def cmd_update(ctx: Context) -> int:
             lambda: print(f"memory {m['id']} replaces {old['id']} (kept as history; `{PROG} history {m['id']}`)"),
         )
         return 0
-    ctx.emit(
-        {"action": d["action"], "memory": m},
-        lambda: print(
-            f"updated memory {m['id']}; the previous version is in `{PROG} history {m['id']}`"
-            if d["action"] == "edited"
-            else f"memory {m['id']} already says that; nothing changed"
-        ),
-    )
+    if d["action"] != "edited":
+        said = f"memory {m['id']} already says that; nothing changed"
+    elif a.forget_old:  # its earlier versions were deleted for good: no history to point at
+        said = f"updated memory {m['id']}; the previous text and its earlier versions are gone for good"
+    else:
+        said = f"updated memory {m['id']}; the previous version is in `{PROG} history {m['id']}`"
+    ctx.emit({"action": d["action"], "memory": m}, lambda: print(said))
     return 0
 
 

@@ -138,6 +138,30 @@ def prune_backups(config: Config, folder: Path, keep: int) -> list[Path]:
     return removed
 
 
+def keep_authors(team: Store, path: Path) -> int:
+    """Give a team database's backup copy (`path`, written by the import rule, which makes the
+    importer every copy's author) the authors the team database records: a backup keeps who wrote
+    what. Memories are matched by scope and content hash (ids differ in the copy; where one text
+    was stored twice in a scope, the first author). Returns the rows changed."""
+    authors: dict[tuple[str, str], str] = {}
+    for scope, digest, author in team.conn.execute(
+        "SELECT scope, content_hash, author FROM memories WHERE author IS NOT NULL ORDER BY id DESC"
+    ):
+        authors[(scope, digest)] = author  # the oldest comes last and stays
+    conn = db.connect(path, vectors=False)
+    try:
+        with db.Transactions(conn).atomic():
+            before = conn.total_changes
+            conn.executemany(
+                "UPDATE memories SET author = ? WHERE scope = ? AND content_hash = ? AND author IS NOT ?",
+                [(author, scope, digest, author) for (scope, digest), author in authors.items()],
+            )
+            changed = conn.total_changes - before
+    finally:
+        conn.close()
+    return changed
+
+
 def verify_backup(path: Path) -> dict[str, Any]:
     """Open a backup read-only and check it is a whole MAPLE database; raise InvalidInput if not."""
     if not path.is_file():

@@ -247,7 +247,7 @@ def scoped_stats(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
         "embedding_model": store.vector_model,
         "embedding_dim": store.vector_dim,
         "without_vectors": _without_vectors(store, scopes),
-        "database": str(store.path),
+        "database": store.where,
         "jobs": dict(c.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall()),
     }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from typing import Any
 import sqlean as sqlite
 
 import memory.store.columns as columns
+from memory.config import is_url, safe_url
 from memory.errors import StoreUnavailable
 
 
@@ -111,7 +113,11 @@ def connect(
 
 
 def describe(e: BaseException, path: Path | str) -> str:
-    """A sentence that says what went wrong with the database file and what to do about it."""
+    """A sentence that says what went wrong with the database file and what to do about it.
+    `path` may be a team database's URL (Config.where): its advice is the team's, never a file's."""
+    url = re.sub(r"^(postgres(?:ql)?):/+", r"\1://", str(path))  # Path() folds a URL's "//" (store.path)
+    if is_url(url):
+        return _describe_team(e, safe_url(url))
     msg = str(e).lower()
     if "locked" in msg or "busy" in msg:
         return (
@@ -132,6 +138,25 @@ def describe(e: BaseException, path: Path | str) -> str:
     if "unable to open" in msg:
         return f"cannot open database {path}: its folder is missing or not writable; set MAPLE_HOME"
     return f"database {path}: {e}"
+
+
+def _describe_team(e: BaseException, url: str) -> str:
+    """describe() for a PostgreSQL team database: what its admin or this machine can do."""
+    msg = str(e).lower()
+    if "read-only transaction" in msg or "read_only" in msg:
+        return (
+            f"team database {url}: this role may only read (its sessions are read-only), so nothing was written; "
+            "the database admin lifts it (`ALTER ROLE <role> RESET default_transaction_read_only`) or gives you a "
+            "role that may write"
+        )
+    if "permission denied" in msg or "insufficientprivilege" in msg or "row-level security" in msg:
+        return (
+            f"team database {url}: this role is not allowed to do that ({str(e).strip()}); the database admin "
+            "grants the rights (README, Team memory on PostgreSQL), or the table owner opens it once with this MAPLE"
+        )
+    if "lock timeout" in msg or "locknotavailable" in msg:
+        return f"team database {url}: another writer held its lock beyond the busy timeout; retry"
+    return f"team database {url}: {e}"
 
 
 def _disk_full(path: Path | str) -> bool:

@@ -192,6 +192,11 @@ class Store:
             raise
         return store
 
+    @property
+    def where(self) -> str:
+        """The database as messages name it: the file's path, or the team URL without its password."""
+        return pg.safe_url(self.conn.url) if self.backend == "postgresql" else str(self.path)  # type: ignore[attr-defined]
+
     def close(self) -> None:
         self.conn.close()
 

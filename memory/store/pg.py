@@ -35,29 +35,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import memory.store.columns as columns
 import memory.store.db as db
+from memory.config import is_url, safe_url  # noqa: F401 - config owns what a URL is; callers use pg.*
 from memory.errors import StoreUnavailable
 
-SCHEMES = ("postgresql://", "postgres://")
 WRITE_LOCK = 0x4D41504C45  # "MAPLE": the advisory lock that serialises writers, as BEGIN IMMEDIATE does
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
-
-
-def is_url(database: str) -> bool:
-    return database.startswith(SCHEMES)
-
-
-def safe_url(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        cred, _, host = netloc.rpartition("@")
-        netloc = cred.split(":")[0] + "@" + host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
 # -- SQL translation ---------------------------------------------------------------------------------
@@ -69,7 +54,7 @@ ID_TABLES = frozenset(
 # INSERT OR REPLACE needs the conflict target PostgreSQL asks for: each table's primary key.
 PRIMARY_KEYS = {
     "meta": ("key",),
-    "transcript_cursors": ("path",),
+    "transcript_cursors": ("path", "author"),  # each role's own ledger (PG step personal_cursors)
     "entity_vectors": ("entity_id", "model"),
     "injections": ("session_id", "memory_id"),
     "memory_entities": ("memory_id", "entity_id"),
@@ -208,6 +193,10 @@ def translate(sql: str, bound: bool = True) -> tuple[str, bool]:
         out.append(text)
     pg = "".join(out)
     returning = False
+    # Each role's harvest ledger is its own (personal_cursors): a path's conflict is within the role's rows.
+    pg = re.sub(
+        r"(INTO transcript_cursors\b.*ON CONFLICT\s*)\(\s*path\s*\)", r"\1(path, author)", pg, flags=re.S | re.I
+    )
     m = _INSERT.match(pg)
     if m:
         how, table, cols = (m.group(1) or "").upper(), m.group(2), m.group(4)
@@ -327,9 +316,10 @@ class PgConnection:
     redact_patterns: tuple[str, ...] = ()
     clean_writes = True  # the redaction choke point, as on SQLite (memory.store.db.Connection)
 
-    def __init__(self, raw: Any, url: str):
+    def __init__(self, raw: Any, url: str, busy_timeout_ms: int = 10_000):
         self.raw = raw
         self.url = url
+        self.busy_timeout_ms = busy_timeout_ms
         self.total_changes = 0
         self.lock = threading.RLock()  # a psycopg connection is not for two threads at once
         self._vector_types = False
@@ -342,12 +332,13 @@ class PgConnection:
         args = _params(params)
         pg, returning = translate(sql, bool(args))
         with self.lock:
+            raw = self._live()
             self.statements += 1
             try:
-                cur = self.raw.execute(pg, args or None)
+                cur = raw.execute(pg, args or None)
             except Exception as e:
                 if _is_driver_error(e):
-                    raise _as_sqlite_error(e) from e
+                    raise self._lost(e) or _as_sqlite_error(e) from e
                 raise
             if cur.rowcount > 0 and not pg.lstrip()[:6].upper().startswith("SELECT"):
                 self.total_changes += cur.rowcount
@@ -364,7 +355,7 @@ class PgConnection:
             seq = [columns.clean_params(sql, p, self.redact_patterns if columns.plan(sql) else ()) for p in seq]
         rows = [_params(p) for p in seq]
         with self.lock:
-            cur = self.raw.cursor()
+            cur = self._live().cursor()
             if not rows:
                 return PgCursor(cur)
             self.statements += 1
@@ -372,7 +363,7 @@ class PgConnection:
                 cur.executemany(pg, rows)
             except Exception as e:
                 if _is_driver_error(e):
-                    raise _as_sqlite_error(e) from e
+                    raise self._lost(e) or _as_sqlite_error(e) from e
                 raise
             if cur.rowcount > 0:
                 self.total_changes += cur.rowcount
@@ -385,18 +376,51 @@ class PgConnection:
         with self.lock:
             if self._settings.get(name) == value:
                 return
+            raw = self._live()
             self.statements += 1
-            if self.in_transaction:
-                self.raw.execute("SELECT set_config(%s, %s, true)", (name, value))
-            else:
-                self.raw.execute("SELECT set_config(%s, %s, false)", (name, value))
-                self._settings[name] = value
+            try:
+                if self.in_transaction:
+                    raw.execute("SELECT set_config(%s, %s, true)", (name, value))
+                else:
+                    raw.execute("SELECT set_config(%s, %s, false)", (name, value))
+                    self._settings[name] = value
+            except Exception as e:
+                if _is_driver_error(e):
+                    raise self._lost(e) or _as_sqlite_error(e) from e
+                raise
 
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
+        if self.raw.closed:  # a lost connection took its transaction with it: nothing to roll back
+            return False
         return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def _live(self) -> Any:
+        """The psycopg connection, opened again when the last one was lost (the server restarted,
+        the network dropped): a long-lived process (the MCP server, the engine, the worker) then
+        works again from the first call after the database is back, with nothing restarted. Only
+        between transactions: a statement that fails mid-transaction ends it (`_lost`)."""
+        if not self.raw.closed:
+            return self.raw
+        try:
+            raw = _open_raw(self.url, self.busy_timeout_ms)
+        except StoreUnavailable as e:
+            raise StoreUnavailable(unreachable(self.url, str(e.__cause__ or e))) from None
+        self.raw = raw
+        self._settings.clear()  # session settings went with the old connection
+        if self._vector_types:
+            self._vector_types = False
+            self.register_vectors()
+        return raw
+
+    def _lost(self, e: Exception) -> StoreUnavailable | None:
+        """StoreUnavailable when `e` came from losing the connection (the next call reconnects),
+        None for an error of the statement itself."""
+        if not self.raw.closed:
+            return None
+        return StoreUnavailable(unreachable(self.url, str(e)))
 
     def register_vectors(self) -> None:
         """Teach the connection pgvector's types (after the extension exists)."""
@@ -424,8 +448,27 @@ def _is_driver_error(e: BaseException) -> bool:
     return isinstance(e, psycopg.Error)
 
 
+def unreachable(url: str, why: str) -> str:
+    """What a call says while the team database cannot be reached."""
+    why = " ".join(why.split()) or "no answer"
+    return (
+        f"the team database {safe_url(url)} is unreachable ({why}); check that its server runs and that this "
+        "machine reaches it (network, VPN). MAPLE reconnects by itself on the next call once it is back; "
+        "meanwhile memories cannot be read or stored (a session's harvest waits in the local spool)"
+    )
+
+
 def connect(url: str, *, busy_timeout_ms: int = 10_000) -> PgConnection:
     """Open the team database with the settings MAPLE relies on."""
+    raw = _open_raw(url, busy_timeout_ms)
+    conn = PgConnection(raw, url, busy_timeout_ms)
+    if raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        conn.register_vectors()
+    return conn
+
+
+def _open_raw(url: str, busy_timeout_ms: int) -> Any:
+    """A psycopg connection set up as PgConnection expects (also its reconnect)."""
     try:
         import psycopg
         from psycopg.types.numeric import NumericLoader
@@ -457,10 +500,7 @@ def connect(url: str, *, busy_timeout_ms: int = 10_000) -> PgConnection:
     raw.adapters.register_loader("numeric", _NumberLoader)
     # A writer waits this long for another's transaction instead of failing at once (busy_timeout).
     raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
-    conn = PgConnection(raw, url)
-    if raw.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
-        conn.register_vectors()
-    return conn
+    return raw
 
 
 class Transactions(db.Transactions):
@@ -733,7 +773,25 @@ def _keyword_totals(conn: PgConnection) -> None:
 # PostgreSQL's additions to the shared schema (memory.store.schema), in order, recorded in meta as
 # `pg_schema`: they add what only this backend reads, so a MAPLE that does not know them still
 # works on the database (they take no number from the shared list of migrations).
-PG_STEPS: list[tuple[str, Any]] = [("keyword_totals", _keyword_totals)]
+def _personal_cursors(conn: PgConnection) -> None:
+    """transcript_cursors (how far each transcript and git log has been harvested) names a
+    teammate's transcript paths and session ids: each role reads and writes only its own rows,
+    keyed by (path, author), with the author set by the database as for memories. Rows from
+    before belong to the role that applies this step (the owner)."""
+    for sql in (
+        # Idempotent: a database whose record of the steps was lost gets them again (as keyword_totals).
+        "ALTER TABLE transcript_cursors ADD COLUMN IF NOT EXISTS author TEXT NOT NULL DEFAULT current_user",
+        "DROP TRIGGER IF EXISTS transcript_cursors_author ON transcript_cursors",
+        "CREATE TRIGGER transcript_cursors_author BEFORE INSERT OR UPDATE ON transcript_cursors "
+        "FOR EACH ROW EXECUTE FUNCTION maple_author()",
+        "ALTER TABLE transcript_cursors DROP CONSTRAINT IF EXISTS transcript_cursors_pkey",
+        "ALTER TABLE transcript_cursors ADD PRIMARY KEY (path, author)",
+    ):
+        conn.execute(sql)
+    _protect(conn, "transcript_cursors", "author = current_user")
+
+
+PG_STEPS: list[tuple[str, Any]] = [("keyword_totals", _keyword_totals), ("personal_cursors", _personal_cursors)]
 
 
 def upgrade(conn: PgConnection, tx: Transactions) -> list[str]:
