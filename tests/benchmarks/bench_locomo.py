@@ -251,6 +251,8 @@ def combos(vary: list[str]) -> list[dict]:
 def settings(base: config_mod.Config, combo: dict) -> config_mod.Config:
     changes: dict = {}
     for key, value in combo.items():
+        if key == "cosine_floor":  # the embedder's, not the configuration's (see leave_one_out)
+            continue
         if key.startswith("search_weights."):
             w = changes.setdefault("search_weights", dict(base.search_weights))
             w[key.split(".", 1)[1]] = value
@@ -267,16 +269,20 @@ def leave_one_out(data: list, embedder, overrides: dict, vary: list[str], sessio
     keys = ("R@10", "hit@10", "MRR")
     # per[combo index][sample] = rows of categories 1-4
     per: list[dict[str, list[dict]]] = [{} for _ in grid]
+    floor = embed_mod.cosine_floor(embedder.name)
     for sample in data:
         b = build(sample, embedder, overrides, sessions)
         base = b.store.config
         for i, combo in enumerate(grid):
             b.store.config = settings(base, combo)
+            # cosine_floor=F varies where the vector channel starts for this embedder (embed.COSINE_FLOORS)
+            embed_mod.COSINE_FLOORS[embedder.name] = combo.get("cosine_floor", floor)
             if record:  # each setting starts from a store no search has touched
                 b.store.conn.execute("UPDATE memories SET last_activated_at = NULL, activation_count = 0")
             rows, _ = ask(b, record)
             per[i][b.sample] = [r for c, r in rows if c in (1, 2, 3, 4)]
         b.close()
+        embed_mod.COSINE_FLOORS[embedder.name] = floor
         print(f"  {sample['sample_id']}: {len(grid)} settings", file=sys.stderr)
 
     def avg(rows: list[dict], k: str) -> float:
@@ -373,7 +379,7 @@ def main() -> None:
         default=[],
         metavar="KEY=V1;V2",
         help="leave-one-conversation-out over these values (JSON, ';'-separated; search_weights.NAME for "
-        "one weight), e.g. --vary 'search_weights.context=0.6;0.3'; repeat for a grid",
+        "one weight; cosine_floor for the embedder's), e.g. --vary 'search_weights.context=0.6;0.3'; repeat for a grid",
     )
     args = ap.parse_args()
     CACHE = not args.no_cache

