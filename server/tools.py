@@ -135,12 +135,13 @@ class ForgetOut(BaseModel):
 def _calls(ctx: Context[AppState]) -> Iterator[Memories]:
     """The app for this request; the library's deliberate errors become tool errors the model can
     read and act on."""
+    state = ctx.request_context.lifespan_context
     try:
-        yield ctx.request_context.lifespan_context.memories
+        yield state.memories
     except MapleError as e:
         raise ToolError(str(e)) from e
-    except db.DatabaseError as e:  # a read that met a damaged or vanished file: say so, not "Error executing tool"
-        raise ToolError(db.describe(e, "file")) from e
+    except db.DatabaseError as e:  # a read that met a damaged or vanished database: say so, not "Error executing tool"
+        raise ToolError(db.describe(e, state.db.where if state.db is not None else "file")) from e
 
 
 ARGUMENTS: dict[str, list[str]] = {}  # tool -> its argument names (server.app.build_server fills it)

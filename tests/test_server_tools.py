@@ -4,6 +4,7 @@ resources, instructions, and that no call waits for the embedding model."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from typing import Any
 
@@ -485,3 +486,12 @@ async def test_an_unknown_argument_is_refused_naming_the_known_ones(config):
     assert r.is_error and "limt is not an argument of memory_search" in r.content[0].text
     assert "(its arguments: query, limit, scope, layer, category, since, until)" in r.content[0].text
     assert len(ok["results"]) == 1
+
+
+async def test_a_database_error_inside_a_tool_names_the_database_and_what_to_do(config):
+    async with client(config) as c:
+        stored = await call(c, "memory_store", content="billing-service listens on port 8080")
+        with sqlite3.connect(config.db_path) as other:  # a table gone under the server's feet
+            other.execute("DROP TABLE memory_versions")
+        text = await error(c, "memory_history", id=stored["id"])
+    assert str(config.db_path) in text and "database file:" not in text
