@@ -92,7 +92,7 @@ def _warm_engine(config: Any, stop: Callable[[], bool]) -> None:
     from memory import remote
     from memory.app import client
 
-    if not client.engine_enabled(config) or not config.db_path.exists():
+    if not client.engine_enabled(config) or not (config.database_url or config.db_path.exists()):
         return
     if remote.wait_until_up(config.home, config.db_path, 0.0):
         return
