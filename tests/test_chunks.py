@@ -347,3 +347,25 @@ async def test_memory_store_echoes_a_preview_of_a_long_memory(config):
     assert len(m["content"]) < 500 and m["content"].startswith(LONG[:200])
     assert m["content"].endswith(f"[{len(LONG):,} characters stored; memory_get([{m['id']}]) returns them all]")
     assert whole["memories"][0]["content"] == LONG
+
+
+class CountingEmbedder(HashEmbedder):
+    """The test embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.texts = 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+async def test_storing_a_long_memory_again_embeds_nothing_and_answers_with_the_stored_one(config):
+    embedder = CountingEmbedder()
+    async with Client(build_server(config, embedder, project=PROJECT), mode="legacy") as c:
+        first = await call(c, "memory_store", content=LONG)
+        embedded = embedder.texts
+        again = await call(c, "memory_store", content=LONG)
+    assert embedded > 2  # the memory and its chunks
+    assert again["id"] == first["id"] and embedder.texts == embedded

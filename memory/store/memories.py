@@ -308,12 +308,21 @@ class Store:
         """
         rows = [self._prepare(it) for it in items]
         plans = [self._chunk_plan(r) for r in rows]
-        texts = [r["content"] for r in rows] + [r["content"][a:b] for r, plan in zip(rows, plans) for a, b in plan]
-        every: list[Any] = [None] * len(texts)
-        if embed and self.embedder is not None and rows:
-            every = self._embed(texts)
-        vectors = every[: len(rows)]
-        part_vectors = iter(every[len(rows) :])
+        # What is stored already needs no vectors: a 10k-character duplicate cost seconds of
+        # embedding only to be answered "already stored" (read again under the write lock below).
+        stored = _stored_already(self.conn, rows) if rows else set()
+        new = [key not in stored for key in _keys(rows)]
+        texts = [
+            t
+            for r, plan, n in zip(rows, plans, new)
+            if n
+            for t in (r["content"], *(r["content"][a:b] for a, b in plan))
+        ]
+        every = iter(self._embed(texts) if embed and self.embedder is not None and texts else [None] * len(texts))
+        vectors, part_lists = [], []
+        for plan, n in zip(plans, new):
+            vectors.append(next(every) if n else None)
+            part_lists.append([next(every) if n else None for _ in plan])
         ids: list[int] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, str, Any]] = []
@@ -322,8 +331,7 @@ class Store:
         with self.tx.atomic() as conn:
             live = _live_hashes(conn, rows)  # grows with each insert: only these can be duplicates
             relations = conn.execute("SELECT 1 FROM relations LIMIT 1").fetchone() is not None
-            for row, item, vec, plan in zip(rows, items, vectors, plans):
-                part_vecs = [next(part_vectors) for _ in plan]
+            for row, item, vec, plan, part_vecs in zip(rows, items, vectors, plans, part_lists):
                 key = (row["scope"], row["content_hash"])
                 if key in live:
                     existing = conn.execute(
@@ -1042,6 +1050,22 @@ class Store:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _keys(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, Any]]:
+    return [(r["scope"], r["content_hash"], r["parent_id"]) for r in rows]
+
+
+def _stored_already(conn: db.Connection, rows: Sequence[dict[str, Any]]) -> set[tuple[str, str, Any]]:
+    """The (scope, content hash, parent) keys of `rows` a live memory already has."""
+    wanted, found = set(_keys(rows)), set()
+    for scope, digest in _live_hashes(conn, rows):
+        for (parent,) in conn.execute(
+            "SELECT parent_id FROM memories WHERE scope = ? AND content_hash = ? AND deleted_at IS NULL",
+            (scope, digest),
+        ):
+            found.add((scope, digest, parent))
+    return found & wanted
 
 
 def _live_hashes(conn: db.Connection, rows: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
