@@ -4,7 +4,6 @@ resources, instructions, and that no call waits for the embedding model."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from typing import Any
 
@@ -15,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from memory.config import Config
 from memory.embed import HashEmbedder
-from memory.store import NewMemory, Store
+from memory.store import NewMemory, Store, db
 from server.app import INSTRUCTIONS, build_server
 
 PROJECT, OTHER = "/work/project-a", "/work/project-b"
@@ -491,7 +490,13 @@ async def test_an_unknown_argument_is_refused_naming_the_known_ones(config):
 async def test_a_database_error_inside_a_tool_names_the_database_and_what_to_do(config):
     async with client(config) as c:
         stored = await call(c, "memory_store", content="billing-service listens on port 8080")
-        with sqlite3.connect(config.db_path) as other:  # a table gone under the server's feet
+        # A table gone under the server's feet, dropped through MAPLE's own SQLite: a second SQLite
+        # library in one process (the stdlib's) does not share its locks, and the server's warm-up
+        # thread read a file being rewritten (a bus error once).
+        other = db.connect(config.db_path, busy_timeout_ms=5000, vectors=False)
+        try:
             other.execute("DROP TABLE memory_versions")
+        finally:
+            other.close()
         text = await error(c, "memory_history", id=stored["id"])
     assert str(config.db_path) in text and "database file:" not in text

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
 from memory.errors import InvalidInput
@@ -64,14 +65,10 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-def absorb_spool(store: Store) -> int:
-    """Move spooled requests into the job queue; return how many lines were read.
-
-    The spool is renamed first, so hooks appending meanwhile start a new one; the renamed file
-    is deleted only after its jobs are committed (one left by a drain that died is taken too:
-    only one drain runs at a time). A queued harvest of the same transcript absorbs a new
-    request (its dedup key is cleared when a job is claimed, so a request during a run queues a
-    fresh job)."""
+def _take_spool(store: Store) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The spool's files (the live one renamed first, so hooks appending meanwhile start a new one;
+    any left by a drain that died) and the (transcript, scope) requests they hold. The caller
+    deletes the files once their requests are safe."""
     spool_path = store.config.home / SPOOL_NAME
     try:
         spool_path.rename(spool_path.with_name(f"{SPOOL_NAME}.{os.getpid()}"))
@@ -86,6 +83,18 @@ def absorb_spool(store: Store) -> int:
                 requests.append((str(item["path"]), str(item["scope"])))
             except (ValueError, KeyError, TypeError):
                 log.warning("skipped a malformed harvest request: %r", raw[:200])
+    return files, requests
+
+
+def absorb_spool(store: Store) -> int:
+    """Move spooled requests into the job queue; return how many lines were read.
+
+    The spool is renamed first, so hooks appending meanwhile start a new one; the renamed file
+    is deleted only after its jobs are committed (one left by a drain that died is taken too:
+    only one drain runs at a time). A queued harvest of the same transcript absorbs a new
+    request (its dedup key is cleared when a job is claimed, so a request during a run queues a
+    fresh job)."""
+    files, requests = _take_spool(store)
     if requests:
         with store.tx.atomic():
             for path, scope in dict.fromkeys(requests):
@@ -104,20 +113,7 @@ def harvest_spool(store: Store) -> int:
     its files are deleted only once every request in them is harvested, so a database that goes
     away half-way loses nothing; the next drain harvests them again from each transcript's
     cursor, which commits with what it stored (no line is read twice)."""
-    spool_path = store.config.home / SPOOL_NAME
-    try:
-        spool_path.rename(spool_path.with_name(f"{SPOOL_NAME}.{os.getpid()}"))
-    except FileNotFoundError:
-        pass
-    files = sorted(spool_path.parent.glob(f"{SPOOL_NAME}.*"))
-    requests = []
-    for f in files:
-        for raw in f.read_bytes().splitlines():
-            try:
-                item = json.loads(raw)
-                requests.append((str(item["path"]), str(item["scope"])))
-            except (ValueError, KeyError, TypeError):
-                log.warning("skipped a malformed harvest request: %r", raw[:200])
+    files, requests = _take_spool(store)
     for path, scope in dict.fromkeys(requests):
         harvest.harvest(store, path, scope=scope)  # a database error leaves the spool for the next drain
     for f in files:

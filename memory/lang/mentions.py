@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memory.lang import privacy
-from memory.lang.text import CJK_RUN, STOPWORDS, WORD
+from memory.lang.text import CJK_RUN, REDACTED, STOPWORDS, WORD
 
 SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 _CAPS = re.compile(r"\b([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]|[A-Z])(?:\s+([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]))*\b")
@@ -103,7 +102,7 @@ def code_name(token: str) -> bool:
 def detect(text: str) -> list[tuple[str, str, str]]:
     """(name, kind, role) for each entity `text` names; role is 'speaker' or 'mention'."""
     found: dict[str, tuple[str, str, str]] = {}
-    body = privacy.LABEL.sub(lambda m: " " * len(m.group(0)), text)  # "[REDACTED:github-token]" is no name
+    body = REDACTED.sub(lambda m: " " * len(m.group(0)), text)  # "[REDACTED:github-token]" is no name
     m = SPEAKER.match(body)
     if m and m.group(1).lower() not in _NOT_NAMES:
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")

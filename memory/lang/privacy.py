@@ -38,15 +38,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memory.lang.text import redacted
+
 PRIVATE = re.compile(r"<private\b[^>]*>.*?(?:</private\s*>|\Z)", re.S | re.I)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _label(kind: str) -> str:
-    return f"[REDACTED:{kind}]"
-
-
-LABEL = re.compile(r"\[REDACTED:[\w.-]*\]")  # what `_label` writes: names nothing (no entity, no word)
 
 
 def _lower(text: str) -> str:
@@ -1026,7 +1021,7 @@ def _merge(spans: list[Span], text: str) -> str:
             if spans[i][3] < priority:
                 kind, priority = spans[i][2], spans[i][3]
             i += 1
-        out += [text[last_end:start], _label(kind)]
+        out += [text[last_end:start], redacted(kind)]
         last_end = end
     out.append(text[last_end:])
     return "".join(out)

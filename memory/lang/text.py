@@ -22,6 +22,14 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 CJK_RUN = re.compile(f"[{_CJK}]+")
 _SPLIT = re.compile(f"([{_CJK}]+)")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def redacted(kind: str) -> str:
+    """What a secret is replaced by (memory.lang.privacy): that one was there, and of what kind."""
+    return f"[REDACTED:{kind}]"
+
+
+REDACTED = re.compile(r"\[REDACTED:[\w.-]*\]")  # what `redacted` writes: it names nothing (no entity, no word)
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 # Query words that cannot tell one memory from another. They are left out of the terms a query is
