@@ -201,6 +201,7 @@ class VersionOut(BaseModel):
     reason: str = Field(description="Why it changed (update, superseded, outcome failed, merge, ...)")
     changed_at: str | None
     changed: list[str] = Field(description="Fields this change altered")
+    editor: str | None = Field(None, description="Who made the change (a user name or team database role)")
 
 
 class HistoryEntry(BaseModel):

@@ -46,14 +46,15 @@ def test_every_mcp_tool_has_a_cli_command(config):
     assert set(cli_tools.TOOL_COMMANDS.values()) <= commands
 
 
-def test_update_edits_in_place_and_history_shows_the_old_version(capsys):
+def test_update_edits_in_place_and_history_shows_the_old_version(capsys, monkeypatch):
+    monkeypatch.setenv("MAPLE_USER", "dana")  # who edits: shown beside each version
     mid = add(capsys, "Releases are cut on Mondays", "--subject", "releases")
     edited = run_json(capsys, "update", str(mid), "--importance", "5", "--tag", "release", "--reason", "key rule")
     unchanged = run_json(capsys, "update", str(mid), "--importance", "5")
     code, out, _ = run(capsys, "history", str(mid))
     assert edited["action"] == "edited" and edited["memory"]["importance"] == 5
     assert unchanged["action"] == "unchanged"
-    assert code == 0 and f"#{mid} current" in out and "key rule: importance, tags" in out
+    assert code == 0 and f"#{mid} current" in out and "key rule by dana: importance, tags" in out
 
 
 def test_update_supersede_keeps_the_old_memory_as_history(capsys):

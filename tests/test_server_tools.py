@@ -114,6 +114,7 @@ async def test_an_edit_keeps_the_old_version_and_supersede_keeps_the_old_memory(
     ]
     assert hist["current"] == [sup["memory"]["id"]]
     assert [v["reason"] for v in hist["entries"][0]["versions"]] == ["matters", "moved CI"]
+    assert {v["editor"] for v in hist["entries"][0]["versions"]} == {config.author}  # who changed it
     assert f"superseded by memory {sup['memory']['id']}; update that one" in stale
 
 

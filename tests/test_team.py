@@ -167,6 +167,41 @@ def test_a_role_cannot_write_as_another_nor_take_over_a_memory(team):
     assert "planted" not in json.dumps(alice.app(PROJECT).list(limit=100))
 
 
+def test_each_version_names_the_role_that_changed_it_whatever_the_client_claims(team):
+    alice, bob = team("alice"), team("bob", user="alice")  # bob's config claims to be alice
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    alice.app(PROJECT).update(shared["id"], content=ALICE_PROJECT + " (pgbouncer in front)")
+    bob.app(PROJECT).update(shared["id"], content="The staging database of billing listens on port 6544")
+    (entry,) = bob.app(PROJECT).history(shared["id"])["entries"]
+    assert [(v["content"], v["editor"]) for v in entry["versions"]] == [
+        (ALICE_PROJECT, alice.role.name),
+        (ALICE_PROJECT + " (pgbouncer in front)", bob.role.name),
+    ]
+    assert entry["memory"]["author"] == alice.role.name  # an edit keeps who wrote it
+    import psycopg
+
+    with psycopg.connect(bob.role.url, autocommit=True) as conn:  # nor can plain SQL forge it
+        conn.execute(f"UPDATE memory_versions SET editor = '{alice.role.name}' WHERE memory_id = {shared['id']}")
+    assert {r[0] for r in rows_as(bob.role, "SELECT editor FROM memory_versions")} == {bob.role.name}
+
+
+def test_what_a_teammate_was_shown_and_the_prompt_it_answered_stay_theirs(team):
+    alice, bob = team("alice"), team("bob")
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    alice.app(PROJECT).shown("alice-session", [shared["id"]], prompt="is the billing outage my fault again")
+    bob.app(PROJECT).shown("bob-session", [shared["id"]], prompt="which port is staging on")
+    assert rows_as(alice.role, "SELECT prompt FROM access_log") == [("is the billing outage my fault again",)]
+    assert rows_as(bob.role, "SELECT prompt FROM access_log") == [("which port is staging on",)]
+    forged = f"INSERT INTO access_log (memory_id, at, kind, reader) VALUES ({shared['id']}, 0, 'surface', 'alice')"
+    assert rows_as(bob.role, forged + " RETURNING reader") == [(bob.role.name,)]  # the database says who
+    # The session page reads the same table: bob's lists his session only.
+    sessions = [s["session_id"] for s in bob.app(PROJECT).sessions()["sessions"]]
+    assert sessions == ["bob-session"]
+    shown = bob.app(PROJECT).session("bob-session")
+    assert "which port is staging on" in json.dumps(shown)
+    assert "my fault" not in json.dumps(shown) + json.dumps(bob.app(PROJECT).session("alice-session"))
+
+
 def test_two_users_keep_global_memories_naming_the_same_entity(team):
     alice, bob = team("alice"), team("bob")
     a = alice.app(PROJECT).add("Dr Quinnfeather prescribed Alice a new inhaler", scope="global")["memory"]

@@ -36,7 +36,8 @@ def sessions(store: Store, scopes: Sequence[str], *, limit: int = 50) -> list[di
     rows = store.conn.execute(
         f"""
         SELECT session_id, min(at), max(at), sum(shown), sum(briefed), sum(stored) FROM (
-            SELECT a.session_id, a.at, a.kind != 'brief' AS shown, a.kind = 'brief' AS briefed, 0 AS stored
+            SELECT a.session_id, a.at, CASE WHEN a.kind = 'brief' THEN 0 ELSE 1 END AS shown,
+                CASE WHEN a.kind = 'brief' THEN 1 ELSE 0 END AS briefed, 0 AS stored
             FROM access_log a JOIN memories m ON m.id = a.memory_id
             WHERE a.session_id IS NOT NULL AND a.kind IN ({_marks(SHOWN_KINDS)}) AND m.scope IN ({marks})
             UNION ALL

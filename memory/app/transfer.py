@@ -534,13 +534,13 @@ class Migration(Importer):
         olds = list(new_of)
         marks = ",".join("?" * len(olds))
         versions = self.source.conn.execute(
-            f"SELECT memory_id, content, fields, reason, changed_at FROM memory_versions "
+            f"SELECT memory_id, content, fields, reason, changed_at, editor FROM memory_versions "
             f"WHERE memory_id IN ({marks}) ORDER BY id",
             olds,
         ).fetchall()
         self.store.conn.executemany(
-            "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
-            [(new_of[r[0]], *r[1:]) for r in versions],
+            "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at, editor) VALUES (?, ?, ?, ?, ?, ?)",
+            [(new_of[r[0]], *r[1:]) for r in versions],  # a team database records its own role instead
         )
         outcomes = self.source.conn.execute(
             f"SELECT memory_id, outcome, notes, recorded_at FROM decision_outcomes WHERE memory_id IN ({marks}) "

@@ -207,7 +207,12 @@ def cmd_history(ctx: Context) -> int:
             )
             for v in e["versions"]:
                 print(
-                    _paint(f"    {(v['changed_at'] or '')[:16]}  {v['reason']}: {', '.join(v['changed']) or '-'}", "2")
+                    _paint(
+                        f"    {(v['changed_at'] or '')[:16]}  {v['reason']}"
+                        + (f" by {v['editor']}" if v.get("editor") else "")
+                        + f": {', '.join(v['changed']) or '-'}",
+                        "2",
+                    )
                     + f"  was: {fit(v['content'], 70)}"
                 )
 

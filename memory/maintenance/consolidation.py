@@ -249,7 +249,14 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
     for w in winners.values():
         _, content, tags, subject = old[w.id]
         versions.append(
-            (w.id, content, dumps({"reason": "merge", "merged_from": w.meta.get("merged_from")}), "merge", p.now)
+            (
+                w.id,
+                content,
+                dumps({"reason": "merge", "merged_from": w.meta.get("merged_from")}),
+                "merge",
+                p.now,
+                store.config.author,  # whose maintenance merged (the reason says it was a merge)
+            )
         )
         updates.append(
             (
@@ -266,7 +273,7 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
         if dumps(w.tags) != tags:
             fts.append(w.id)
     p.write_many(
-        "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at, editor) VALUES (?, ?, ?, ?, ?, ?)",
         versions,
     )
     p.write_many(

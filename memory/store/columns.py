@@ -65,6 +65,10 @@ POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("memory_entities", "role"): TEXT,
     ("access_log", "kind"): (KEEP, "the kind of recall, a word chosen by the code (search, context, ...)"),
     ("access_log", "session_id"): (KEEP, "as memories.session_id"),
+    ("access_log", "reader"): (
+        KEEP,
+        "PostgreSQL only: the role whose assistant was shown the memory (a policy matches it)",
+    ),
     ("access_log", "prompt"): TEXT,  # the excerpt of the prompt a delivery answered (already redacted once)
     ("jobs", "kind"): (KEEP, "a job kind chosen by the code (harvest, maintain, ...)"),
     ("jobs", "payload"): (KEEP, "transcript paths and scopes: queued work must find its files again"),
@@ -80,6 +84,7 @@ POLICY: dict[tuple[str, str], str | tuple[str, str]] = {
     ("memory_versions", "content"): TEXT,
     ("memory_versions", "fields"): JSON,
     ("memory_versions", "reason"): TEXT,
+    ("memory_versions", "editor"): (KEEP, "who made the change, as memories.author (a user name or a database role)"),
     ("injections", "session_id"): (KEEP, "as memories.session_id"),
     ("entity_vectors", "model"): (KEEP, "the embedding model's name from the configuration"),
     ("migrations", "name"): (KEEP, "a migration's name from memory.store.schema"),

@@ -595,13 +595,15 @@ class Store:
         with self.tx.atomic() as conn:
             if keep_history:
                 conn.execute(
-                    "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at, editor) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         memory_id,
                         old.content,
                         json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
                         str(reason),  # scrubbed by the connection, like every TEXT column
                         self.clock(),
+                        self.config.author,  # on PostgreSQL the database sets its login role instead
                     ),
                 )
             else:  # the old text goes: its versions, and the names found in it

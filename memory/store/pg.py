@@ -892,6 +892,35 @@ def enable_row_security(conn: PgConnection) -> None:
     conn.execute("GRANT SELECT ON migrations TO PUBLIC")
 
 
+def record_editors(conn: PgConnection) -> None:
+    """Schema migration 011 on PostgreSQL: a version's editor is the login role that made the
+    change, set by the database whatever the client sends (as memories.author)."""
+    conn.execute(
+        "CREATE OR REPLACE FUNCTION maple_editor() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "NEW.editor := current_user; RETURN NEW; END $$"
+    )
+    conn.execute("ALTER TABLE memory_versions ALTER COLUMN editor SET DEFAULT current_user")
+    conn.execute(
+        "CREATE TRIGGER memory_versions_editor BEFORE INSERT OR UPDATE ON memory_versions "
+        "FOR EACH ROW EXECUTE FUNCTION maple_editor()"
+    )
+
+
+def private_recalls(conn: PgConnection) -> None:
+    """Schema migration 012 on PostgreSQL: access_log rows (what a role's assistant was shown, the
+    prompt excerpt it answered) belong to the role that wrote them; others do not see them.
+    Rows from before belong to the role that applies the migration (the owner)."""
+    for sql in (
+        "ALTER TABLE access_log ADD COLUMN reader TEXT NOT NULL DEFAULT current_user",
+        "CREATE OR REPLACE FUNCTION maple_reader() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "NEW.reader := current_user; RETURN NEW; END $$",
+        "CREATE TRIGGER access_log_reader BEFORE INSERT OR UPDATE ON access_log "
+        "FOR EACH ROW EXECUTE FUNCTION maple_reader()",
+    ):
+        conn.execute(sql)
+    _protect(conn, "access_log", f"reader = current_user AND {DEPENDENT_POLICIES['access_log']}")
+
+
 def may_create(conn: PgConnection) -> bool:
     """Whether this role may create tables here: the owner's, not a teammate's (see the README)."""
     return bool(conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0])

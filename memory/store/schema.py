@@ -302,6 +302,22 @@ def _m010_row_security(conn: Connection) -> None:
     pg.enable_row_security(conn)  # type: ignore[arg-type]
 
 
+def _m011_version_editors(conn: Connection) -> None:
+    # Who made each change: a version row is the text a change replaced, `editor` the user who
+    # replaced it (config `user`, else the OS user, on SQLite; the login role on PostgreSQL, set by
+    # the database as for authors). NULL for a change made before this release.
+    conn.execute("ALTER TABLE memory_versions ADD COLUMN editor TEXT")
+    if getattr(conn, "backend", "sqlite") == "postgresql":
+        pg.record_editors(conn)  # type: ignore[arg-type]
+
+
+def _m012_private_recalls(conn: Connection) -> None:
+    # What a teammate's assistant was shown, and the prompt it answered, is that teammate's: on a
+    # team database each role reads only its own access_log rows. A local file has one user.
+    if getattr(conn, "backend", "sqlite") == "postgresql":
+        pg.private_recalls(conn)  # type: ignore[arg-type]
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
@@ -313,6 +329,8 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("008_memory_id_high", _m008_memory_id_high),
     ("009_memory_authors", _m009_memory_authors),
     ("010_row_security", _m010_row_security),
+    ("011_version_editors", _m011_version_editors),
+    ("012_private_recalls", _m012_private_recalls),
 ]
 
 

@@ -28,6 +28,7 @@ class Version:
     reason: str  # why it changed: update, superseded, outcome failed, merge, import, ...
     changed_at: float
     changed: list[str]  # fields that differ from the next version
+    editor: str | None = None  # who made the change (None: before MAPLE recorded it)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +36,7 @@ class Version:
             "reason": self.reason,
             "changed_at": iso(self.changed_at),
             "changed": self.changed,
+            "editor": self.editor,
         }
 
 
@@ -59,21 +61,22 @@ _IGNORED_CHANGES = {"updated_at", "last_activated_at", "activation_count", "id",
 
 def _versions(store: Store, m: Memory) -> list[Version]:
     rows = store.conn.execute(
-        "SELECT content, fields, reason, changed_at FROM memory_versions WHERE memory_id = ? ORDER BY changed_at, id",
+        "SELECT content, fields, reason, changed_at, editor FROM memory_versions WHERE memory_id = ? "
+        "ORDER BY changed_at, id",
         (m.id,),
     ).fetchall()
-    snapshots = [(content, json.loads(fields)) for content, fields, _, _ in rows]
+    snapshots = [(content, json.loads(fields)) for content, fields, *_ in rows]
     now_fields = {k: v for k, v in m.to_dict().items() if k != "content"}
     snapshots.append((m.content, now_fields))
     out = []
-    for i, (content, _, reason, changed_at) in enumerate(rows):
+    for i, (content, _, reason, changed_at, editor) in enumerate(rows):
         fields = snapshots[i][1]
         nxt_content, nxt_fields = snapshots[i + 1]
         changed = ["content"] if content != nxt_content else []
         changed += sorted(
             k for k in set(fields) | set(nxt_fields) if k not in _IGNORED_CHANGES and fields.get(k) != nxt_fields.get(k)
         )
-        out.append(Version(content, reason, changed_at, changed))
+        out.append(Version(content, reason, changed_at, changed, editor))
     return out[-MAX_VERSIONS:]
 
 

@@ -348,7 +348,7 @@
         ]);
         if (e.versions.length) {
           block.appendChild(h("ul", {"class": "versions small"}, e.versions.map(function (v) {
-            return h("li", {}, [h("span", {"class": "muted", text: date(v.changed_at) + " · " + v.reason + (v.changed.length ? " · changed " + v.changed.join(", ") : "") + ": "}), short(v.content, 300)]);
+            return h("li", {}, [h("span", {"class": "muted", text: date(v.changed_at) + " · " + v.reason + (v.editor ? " by " + v.editor : "") + (v.changed.length ? " · changed " + v.changed.join(", ") : "") + ": "}), short(v.content, 300)]);
           })));
         }
         tl.appendChild(block);
