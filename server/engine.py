@@ -178,12 +178,14 @@ class Engine:
             raise ValueError("a request names the caller's project directory")
         # Resolved on every request, not cached: a folder's `.git` can change between two requests
         # (a worktree removed, an archive unpacked in its place), and a few stats cost little.
-        app = Memories(self._store(), project_scope(project))
+        store = self._store()
+        app = Memories(store, project_scope(project))
         if method == "maintain":
             kwargs = {**kwargs, "background": True}
-        if method == "shown":
-            return self._briefly(lambda: app.shown(*args, **kwargs))
-        return getattr(app, method)(*args, **kwargs)
+        with store.conn.pinned():  # on a team database, a connection of its own for this request
+            if method == "shown":
+                return self._briefly(lambda: app.shown(*args, **kwargs))
+            return getattr(app, method)(*args, **kwargs)
 
     # -- a team database that comes and goes ------------------------------------------------------
 

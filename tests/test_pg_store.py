@@ -271,3 +271,63 @@ def test_a_long_memory_edited_on_postgresql_is_cut_again_and_found_by_its_new_wo
         assert edited.content.endswith("rollout.")
         assert _totals_are_exact(team)
         assert pg.keyword_hits(team.conn, ['"quokka"'], "TRUE", (), 10)
+
+
+def test_a_pinned_thread_has_a_connection_of_its_own_so_a_request_does_not_wait_behind_another(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The engine pins each request: a search runs while another request holds a transaction open."""
+    with open_team(tmp_path, pg_url) as team:
+        team.add(NewMemory(content="The staging database of billing listens on port 6543", scope="/srv/billing"))
+        holding, release, searched = threading.Event(), threading.Event(), threading.Event()
+        seen: dict[str, object] = {}
+
+        def slow_request() -> None:
+            with team.conn.pinned(), team.tx.atomic():
+                seen["slow"] = team.conn.raw
+                holding.set()
+                release.wait(30)
+
+        def quick_request() -> None:
+            with team.conn.pinned():
+                seen["quick"] = team.conn.raw
+                seen["found"] = [m.content for m in team.get_many([1])]
+                searched.set()
+
+        slow = threading.Thread(target=slow_request)
+        slow.start()
+        assert holding.wait(30)
+        quick = threading.Thread(target=quick_request)
+        quick.start()
+        done_while_held = searched.wait(30)  # without pinning it waits for the other's lock
+        release.set()
+        slow.join(30)
+        quick.join(30)
+        assert done_while_held
+        assert seen["found"] == ["The staging database of billing listens on port 6543"]
+        assert seen["slow"] is not seen["quick"] and team.conn.raw not in (seen["slow"], seen["quick"])
+        assert not team.tx.depth  # each thread's transaction depth is its connection's
+
+
+def test_a_pinned_block_uses_the_shared_connection_when_the_pool_has_none_to_give(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pg, "POOL_SIZE", 1)
+    with open_team(tmp_path, pg_url) as team:
+        shared = team.conn.raw
+        outer_started, finish = threading.Event(), threading.Event()
+
+        def hold_the_only_one() -> None:
+            with team.conn.pinned():
+                assert team.conn.raw is not shared
+                outer_started.set()
+                finish.wait(30)
+
+        t = threading.Thread(target=hold_the_only_one)
+        t.start()
+        assert outer_started.wait(30)
+        with team.conn.pinned():
+            assert team.conn.raw is shared  # waited POOL_WAIT_S, then went on as before
+            assert team.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+        finish.set()
+        t.join(30)

@@ -40,6 +40,12 @@ class Connection(sqlite.Connection):
             parameters = columns.clean_params(sql, parameters, self.redact_patterns)
         return super().execute(sql, parameters)
 
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """A PostgreSQL connection lends a thread a connection of its own for the block
+        (memory.store.pg); a SQLite store has one connection and its threads take turns on it."""
+        yield
+
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> sqlite.Cursor:  # type: ignore[override]
         if self.clean_writes and columns.plan(sql) is not None:
             seq_of_parameters = [columns.clean_params(sql, p, self.redact_patterns) for p in seq_of_parameters]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -308,23 +309,102 @@ class PgCursor:
         return self._cur.description
 
 
+POOL_SIZE = 4  # connections `pinned` blocks may hold at once (the engine's concurrent requests)
+POOL_WAIT_S = 0.25  # how long `pinned` waits for one before the shared connection serves instead
+
+
+class _Session:
+    """One psycopg connection and what belongs to it: its lock (a connection serves one thread at a
+    time), its transaction depth, the session settings made on it, whether it knows pgvector's types."""
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+        self.lock = threading.RLock()
+        self.depth = 0
+        self.settings: dict[str, str] = {}
+        self.vector_types = False
+
+
 class PgConnection:
     """A psycopg connection in autocommit mode (transactions are `Transactions`'s BEGIN/COMMIT),
-    answering the calls MAPLE makes on a sqlite connection."""
+    answering the calls MAPLE makes on a sqlite connection.
+
+    Statements go to the shared connection, one thread at a time, except inside `pinned()`: there
+    a thread has a connection of its own from psycopg's pool until the block ends, so the engine's
+    concurrent requests (a prompt's recall while a search runs) do not wait behind each other."""
 
     backend = "postgresql"
     redact_patterns: tuple[str, ...] = ()
     clean_writes = True  # the redaction choke point, as on SQLite (memory.store.db.Connection)
 
     def __init__(self, raw: Any, url: str, busy_timeout_ms: int = 10_000):
-        self.raw = raw
         self.url = url
         self.busy_timeout_ms = busy_timeout_ms
         self.total_changes = 0
-        self.lock = threading.RLock()  # a psycopg connection is not for two threads at once
-        self._vector_types = False
-        self._settings: dict[str, str] = {}  # session settings made by `setting`
         self.statements = 0  # statements sent (round trips; an executemany counts once): benchmarks print it
+        self._main = _Session(raw)
+        self._pins = threading.local()  # .session: this thread's pinned session
+        self._pool: Any = None  # psycopg_pool.ConnectionPool, made by the first `pinned`
+        self._pool_lock = threading.Lock()
+        self._sessions: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()  # pool's
+        self._vectors = False  # the database has pgvector: every session registers its types
+
+    def _session(self) -> _Session:
+        return getattr(self._pins, "session", None) or self._main
+
+    @property
+    def raw(self) -> Any:
+        """This thread's psycopg connection: its pinned one, else the shared one."""
+        return self._session().raw
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._session().lock
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """This thread's statements, until the block ends, on a connection of its own from the pool.
+        Nested: the outer block's. When the pool has none to give within POOL_WAIT_S (all in use,
+        the database away), the shared connection serves, one thread at a time, as outside."""
+        if getattr(self._pins, "session", None) is not None:
+            yield
+            return
+        pool = self._pool_for_pins()
+        try:
+            raw = pool.getconn(timeout=POOL_WAIT_S)
+        except Exception:  # noqa: BLE001 - PoolTimeout, PoolClosed, a failed connect: not an error here
+            yield
+            return
+        session = self._sessions.get(raw)
+        if session is None:
+            session = self._sessions[raw] = _Session(raw)
+        self._pins.session = session
+        try:
+            yield
+        finally:
+            self._pins.session = None
+            pool.putconn(raw)  # a connection left in a transaction is rolled back; a broken one dropped
+
+    def _pool_for_pins(self) -> Any:
+        with self._pool_lock:
+            if self._pool is None:
+                from psycopg_pool import ConnectionPool
+
+                self._pool = ConnectionPool(
+                    self.url,
+                    kwargs=_connect_args(self.busy_timeout_ms),
+                    configure=lambda raw: _set_up(raw, self.busy_timeout_ms),
+                    # A connection that died idle (the server restarted) is dropped, not handed out:
+                    # the shared connection then finds the database gone and the engine says so.
+                    check=ConnectionPool.check_connection,
+                    min_size=0,
+                    max_size=POOL_SIZE,
+                    max_idle=60.0,
+                    num_workers=1,
+                    name="maple",
+                    open=True,
+                )
+            return self._pool
 
     def execute(self, sql: str, params: Sequence[Any] | None = ()) -> PgCursor:
         if params and self.clean_writes:
@@ -373,8 +453,9 @@ class PgConnection:
         """Set a server setting for this session's later statements: once per connection (a
         round trip per search saved), or for the open transaction only when one is open (a SET
         there would be undone with it, and the connection would not know)."""
-        with self.lock:
-            if self._settings.get(name) == value:
+        session = self._session()
+        with session.lock:
+            if session.settings.get(name) == value:
                 return
             raw = self._live()
             self.statements += 1
@@ -383,7 +464,7 @@ class PgConnection:
                     raw.execute("SELECT set_config(%s, %s, true)", (name, value))
                 else:
                     raw.execute("SELECT set_config(%s, %s, false)", (name, value))
-                    self._settings[name] = value
+                    session.settings[name] = value
             except Exception as e:
                 if _is_driver_error(e):
                     raise self._lost(e) or _as_sqlite_error(e) from e
@@ -401,17 +482,19 @@ class PgConnection:
         """The psycopg connection, opened again when the last one was lost (the server restarted,
         the network dropped): a long-lived process (the MCP server, the engine, the worker) then
         works again from the first call after the database is back, with nothing restarted. Only
-        between transactions: a statement that fails mid-transaction ends it (`_lost`)."""
-        if not self.raw.closed:
-            return self.raw
+        between transactions: a statement that fails mid-transaction ends it (`_lost`). A pinned
+        connection that was lost stays lost (the pool replaces it once the block returns it)."""
+        session = self._session()
+        if not session.raw.closed:
+            return session.raw
+        if session is not self._main:
+            raise StoreUnavailable(unreachable(self.url, "the connection was lost"))
         try:
             raw = _open_raw(self.url, self.busy_timeout_ms)
         except StoreUnavailable as e:
             raise StoreUnavailable(unreachable(self.url, str(e.__cause__ or e))) from None
-        self.raw = raw
-        self._settings.clear()  # session settings went with the old connection
-        if self._vector_types:
-            self._vector_types = False
+        self._main = _Session(raw)  # session settings and types went with the old connection
+        if self._vectors:
             self.register_vectors()
         return raw
 
@@ -423,15 +506,20 @@ class PgConnection:
         return StoreUnavailable(unreachable(self.url, str(e)))
 
     def register_vectors(self) -> None:
-        """Teach the connection pgvector's types (after the extension exists)."""
-        if not self._vector_types:
+        """Teach this thread's connection pgvector's types (after the extension exists), and every
+        connection after it."""
+        self._vectors = True
+        session = self._session()
+        if not session.vector_types:
             from pgvector.psycopg import register_vector
 
-            register_vector(self.raw)
-            self._vector_types = True
+            register_vector(session.raw)
+            session.vector_types = True
 
     def close(self) -> None:
-        self.raw.close()
+        self._main.raw.close()
+        if self._pool is not None:
+            self._pool.close(timeout=1.0)
 
 
 def _params(params: Sequence[Any] | None) -> Any:
@@ -471,12 +559,34 @@ def _open_raw(url: str, busy_timeout_ms: int) -> Any:
     """A psycopg connection set up as PgConnection expects (also its reconnect)."""
     try:
         import psycopg
-        from psycopg.types.numeric import NumericLoader
     except ImportError as e:
         raise StoreUnavailable(
             f"database is {safe_url(url)} but psycopg is not installed; "
             "run `pip install 'maple-memory[postgres]'` (psycopg[binary,pool] and pgvector)"
         ) from e
+
+    try:
+        raw = psycopg.connect(url, **_connect_args(busy_timeout_ms))
+    except psycopg.Error as e:
+        raise StoreUnavailable(
+            f"cannot reach database {safe_url(url)}: {str(e).strip()}; check that the server runs and the URL "
+            "(`database` in config.json or MAPLE_DATABASE_URL)"
+        ) from e
+    _set_up(raw, busy_timeout_ms)
+    return raw
+
+
+def _connect_args(busy_timeout_ms: int) -> dict[str, Any]:
+    return {
+        "autocommit": True,  # Transactions issues BEGIN itself, as on SQLite
+        "connect_timeout": max(1, busy_timeout_ms // 1000),
+        "application_name": "maple",
+    }
+
+
+def _set_up(raw: Any, busy_timeout_ms: int) -> None:
+    """What every connection MAPLE opens needs (the shared one and the pool's)."""
+    from psycopg.types.numeric import NumericLoader
 
     class _NumberLoader(NumericLoader):
         """sum() and avg() give numeric: an int when whole, else a float (SQLite's types)."""
@@ -485,22 +595,9 @@ def _open_raw(url: str, busy_timeout_ms: int) -> Any:
             value = super().load(data)
             return int(value) if value == value.to_integral_value() else float(value)
 
-    try:
-        raw = psycopg.connect(
-            url,
-            autocommit=True,  # Transactions issues BEGIN itself, as on SQLite
-            connect_timeout=max(1, busy_timeout_ms // 1000),
-            application_name="maple",
-        )
-    except psycopg.Error as e:
-        raise StoreUnavailable(
-            f"cannot reach database {safe_url(url)}: {str(e).strip()}; check that the server runs and the URL "
-            "(`database` in config.json or MAPLE_DATABASE_URL)"
-        ) from e
     raw.adapters.register_loader("numeric", _NumberLoader)
     # A writer waits this long for another's transaction instead of failing at once (busy_timeout).
     raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
-    return raw
 
 
 class Transactions(db.Transactions):
@@ -513,28 +610,35 @@ class Transactions(db.Transactions):
 
     def __init__(self, conn: PgConnection):
         self.conn = conn
-        self.lock = conn.lock
-        self.depth = 0
+
+    @property
+    def lock(self) -> threading.RLock:  # type: ignore[override]
+        return self.conn.lock
+
+    @property
+    def depth(self) -> int:  # type: ignore[override]
+        return self.conn._session().depth
 
     @contextmanager
     def atomic(self, serial: bool = True) -> Iterator[PgConnection]:
-        with self.lock:
-            if self.depth == 0:
+        session = self.conn._session()  # this thread's connection: its own transaction
+        with session.lock:
+            if session.depth == 0:
                 self.conn.execute("BEGIN")
                 if serial:
                     self.conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
             else:
-                self.conn.execute(f"SAVEPOINT sp{self.depth}")
-            self.depth += 1
+                self.conn.execute(f"SAVEPOINT sp{session.depth}")
+            session.depth += 1
             try:
                 yield self.conn
             except BaseException:
-                self.depth -= 1
+                session.depth -= 1
                 self._undo()
                 raise
-            self.depth -= 1
+            session.depth -= 1
             try:
-                self.conn.execute("COMMIT" if self.depth == 0 else f"RELEASE sp{self.depth}")
+                self.conn.execute("COMMIT" if session.depth == 0 else f"RELEASE sp{session.depth}")
             except db.DatabaseError:
                 self._undo()
                 raise
