@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import textwrap
+import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -153,14 +154,23 @@ def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[
 
 
 class Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal (else silent)."""
+    """A one-line progress bar on stderr, drawn when stderr is a terminal. Elsewhere (a pipe, a
+    log, a script) silent, or with `lines` a plain line each tenth of the work or LINE_SECONDS,
+    whichever comes first, and at the end."""
 
-    def __init__(self, total: int | None, label: str, stream: IO[str] | None = None):
+    LINE_SECONDS = 10.0
+
+    def __init__(self, total: int | None, label: str, stream: IO[str] | None = None, *, lines: bool = False):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
+        self.lines = lines and not self.enabled
         self.total, self.label, self.last = total, label, ""
+        self.started = time.monotonic()
+        self.line_at: tuple[int, float] | None = None  # (done, when) of the last plain line
 
     def update(self, done: int, note: str = "") -> None:
+        if self.lines:
+            self._line(done, note)
         if not self.enabled:
             return
         if self.total:
@@ -173,6 +183,19 @@ class Progress:
             self.stream.write("\r" + line.ljust(len(self.last)))
             self.stream.flush()
             self.last = line
+
+    def _line(self, done: int, note: str) -> None:
+        now = time.monotonic()
+        if self.line_at is not None:
+            last_done, last_when = self.line_at
+            finished = bool(self.total) and done >= (self.total or 0)
+            step = max(1, (self.total or 0) // 10)
+            if done == last_done or not (finished or done - last_done >= step or now - last_when >= self.LINE_SECONDS):
+                return
+        self.line_at = (done, now)
+        share = f" ({min(done / self.total, 1.0):.0%})" if self.total else ""
+        self.stream.write(f"{self.label}: {note or done}{share}, {now - self.started:.0f}s\n")
+        self.stream.flush()
 
     def close(self) -> None:
         if self.enabled and self.last:
