@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import textwrap
@@ -52,6 +53,28 @@ class Context:
         if embedder and vectors_later and client.engine_enabled(self.config):
             return Store.open(self.config, client.local_embedder(self.config))
         return Store.open(self.config, embed.from_config(self.config, stored_model(self.config)) if embedder else None)
+
+    def command(self, words: str) -> str:
+        """`maple-memory <words>` as this command's user types it (with the --home they gave)."""
+        home = getattr(self.args, "home", None)
+        return f"{PROG}{f' --home {shlex.quote(home)}' if home else ''} {words}"
+
+    def model_problem(self, model: str | None = None) -> tuple[str, str] | None:
+        """(what is wrong, what to do) when the model --model (`model`) or else the configuration
+        names cannot load on this machine, naming where the name was set; None when it can be tried."""
+        name = model or self.config.embedding_model
+        problem = embed.model_problem(name)
+        if problem is None:
+            return None
+        if model:
+            where = "--model"
+        elif os.environ.get("MAPLE_MODEL"):
+            where = "MAPLE_MODEL"
+        elif name != embed.AUTO:
+            where = f"embedding_model in {self.config.home / 'config.json'}"
+        else:
+            where = "embedding_model"
+        return f"{where} is {name!r}: {problem[0]}", problem[1]
 
     @property
     def project_dir(self) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from memory import embed
 from memory.cli.common import PROG, Context, Progress, fit
-from memory.errors import InvalidInput
+from memory.errors import ConfigError, InvalidInput
 
 
 def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
@@ -151,6 +151,9 @@ def cmd_reindex(ctx: Context) -> int:
     import time
 
     a = ctx.args
+    problem = ctx.model_problem(a.model)
+    if problem:  # before the engine is stopped or anything is read: no run could use that model
+        raise (InvalidInput if a.model else ConfigError)(f"{problem[0]}; {problem[1]}")
     target = dataclasses.replace(ctx.config, embedding_model=a.model) if a.model else ctx.config
     embedder = embed.from_config(target)
     # Without a terminal (a pipe, a log, a script), plain lines: a long run must not look hung.
