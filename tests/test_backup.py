@@ -251,7 +251,7 @@ def test_reindex_moves_every_memory_to_the_new_model_and_keyword_search_works_me
 
     report = backup.reindex(store, HashEmbedder(32, name="hash-32b"), batch=100, progress=midway)
     assert report.swapped and report.embedded == 300
-    assert seen_midway == [[ids[250]]] * 3  # keyword search answered at every step
+    assert seen_midway == [[ids[250]]] * 4  # keyword search answered at the start and at every step
     assert (store.vector_model, store.vector_dim) == ("hash-32b", 32)
     assert store.conn.execute("SELECT count(*) FROM memory_vec").fetchone()[0] == 300
     assert store.missing_vectors_count() == 0

@@ -453,19 +453,6 @@ def test_doctor_reports_an_open_home_folder(capsys, home):
     assert bad[0]["fix"] == f"chmod 700 {home}"
 
 
-def test_doctor_says_to_reindex_when_the_database_was_built_by_another_model(capsys, monkeypatch):
-    add(capsys, "a note")
-    monkeypatch.setenv("MAPLE_MODEL", "hash-32")
-    code, out, _ = run(capsys, "doctor")
-    assert code == 0  # nothing is broken: search answers with hash-64 until the switch
-    assert "warn  model switch: hash-64, the model that built this database's vectors" in out
-    assert "asks for hash-32" in out and "fix: `maple-memory reindex`" in out
-    assert "embedding model: hash-64 works offline" in out
-    run(capsys, "reindex")
-    out = run(capsys, "doctor")[1]
-    assert "ok    model switch: this database's vectors are from hash-32" in out
-
-
 def test_doctor_reports_a_bad_config_instead_of_crashing(capsys, home):
     home.mkdir()
     (home / "config.json").write_text('{"search_fusion": "average"}')

@@ -792,8 +792,9 @@ class Memories:
         if wait is not None and not dry_run:
             wait()  # outside the lock: loading a model takes seconds
         with self._serial() as store:
+            # A batch is one model call: progress shows, and a stopped run keeps, every batch.
             out = backup.reindex(
-                store, embedder, dry_run=dry_run, batch=store.config.embedding_batch_size * 4, progress=progress
+                store, embedder, dry_run=dry_run, batch=store.config.embedding_batch_size, progress=progress
             ).to_dict()
         return {**out, "chunked": chunked}
 

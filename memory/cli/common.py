@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import textwrap
+import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -51,6 +53,28 @@ class Context:
         if embedder and vectors_later and client.engine_enabled(self.config):
             return Store.open(self.config, client.local_embedder(self.config))
         return Store.open(self.config, embed.from_config(self.config, stored_model(self.config)) if embedder else None)
+
+    def command(self, words: str) -> str:
+        """`maple-memory <words>` as this command's user types it (with the --home they gave)."""
+        home = getattr(self.args, "home", None)
+        return f"{PROG}{f' --home {shlex.quote(home)}' if home else ''} {words}"
+
+    def model_problem(self, model: str | None = None) -> tuple[str, str] | None:
+        """(what is wrong, what to do) when the model --model (`model`) or else the configuration
+        names cannot load on this machine, naming where the name was set; None when it can be tried."""
+        name = model or self.config.embedding_model
+        problem = embed.model_problem(name)
+        if problem is None:
+            return None
+        if model:
+            where = "--model"
+        elif os.environ.get("MAPLE_MODEL"):
+            where = "MAPLE_MODEL"
+        elif name != embed.AUTO:
+            where = f"embedding_model in {self.config.home / 'config.json'}"
+        else:
+            where = "embedding_model"
+        return f"{where} is {name!r}: {problem[0]}", problem[1]
 
     @property
     def project_dir(self) -> str:
@@ -153,14 +177,23 @@ def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[
 
 
 class Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal (else silent)."""
+    """A one-line progress bar on stderr, drawn when stderr is a terminal. Elsewhere (a pipe, a
+    log, a script) silent, or with `lines` a plain line each tenth of the work or LINE_SECONDS,
+    whichever comes first, and at the end."""
 
-    def __init__(self, total: int | None, label: str, stream: IO[str] | None = None):
+    LINE_SECONDS = 10.0
+
+    def __init__(self, total: int | None, label: str, stream: IO[str] | None = None, *, lines: bool = False):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
+        self.lines = lines and not self.enabled
         self.total, self.label, self.last = total, label, ""
+        self.started = time.monotonic()
+        self.line_at: tuple[int, float] | None = None  # (done, when) of the last plain line
 
     def update(self, done: int, note: str = "") -> None:
+        if self.lines:
+            self._line(done, note)
         if not self.enabled:
             return
         if self.total:
@@ -173,6 +206,19 @@ class Progress:
             self.stream.write("\r" + line.ljust(len(self.last)))
             self.stream.flush()
             self.last = line
+
+    def _line(self, done: int, note: str) -> None:
+        now = time.monotonic()
+        if self.line_at is not None:
+            last_done, last_when = self.line_at
+            finished = bool(self.total) and done >= (self.total or 0)
+            step = max(1, (self.total or 0) // 10)
+            if done == last_done or not (finished or done - last_done >= step or now - last_when >= self.LINE_SECONDS):
+                return
+        self.line_at = (done, now)
+        share = f" ({min(done / self.total, 1.0):.0%})" if self.total else ""
+        self.stream.write(f"{self.label}: {note or done}{share}, {now - self.started:.0f}s\n")
+        self.stream.flush()
 
     def close(self) -> None:
         if self.enabled and self.last:

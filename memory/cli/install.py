@@ -338,10 +338,16 @@ def model_note(config: Config) -> str:
     from memory.store import stored_model
 
     choice = embed.choose_model(config.embedding_model, stored_model(config))
+    home = "" if config.home == Path("~/.maple").expanduser() else f" --home {shlex.quote(str(config.home))}"
+    problem = embed.model_problem(config.embedding_model)
+    if problem:  # no reindex can switch to it: say so, not "reindex"
+        return (
+            f"embedding model {choice.wanted!r} cannot load: {problem[0]}; {problem[1]} "
+            f"(`maple-memory{home} doctor` checks it)"
+        )
     note = f"embedding model {choice.wanted} ({embed.why_preferred(config.embedding_model)})"
     if not choice.switch_pending:
         return note
-    home = "" if config.home == Path("~/.maple").expanduser() else f" --home {shlex.quote(str(config.home))}"
     return (
         f"{note}; the database's vectors are from {choice.stored[0] if choice.stored else 'another model'}, so "
         f"search uses that model until you run `maple-memory{home} reindex` (re-embeds every memory, resumable; "

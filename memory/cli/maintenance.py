@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from memory import embed
 from memory.cli.common import PROG, Context, Progress, fit
-from memory.errors import InvalidInput
+from memory.errors import ConfigError, InvalidInput
 
 
 def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
@@ -148,11 +148,17 @@ def cmd_backup(ctx: Context) -> int:
 
 def cmd_reindex(ctx: Context) -> int:
     import dataclasses
+    import time
 
     a = ctx.args
+    problem = ctx.model_problem(a.model)
+    if problem:  # before the engine is stopped or anything is read: no run could use that model
+        raise (InvalidInput if a.model else ConfigError)(f"{problem[0]}; {problem[1]}")
     target = dataclasses.replace(ctx.config, embedding_model=a.model) if a.model else ctx.config
     embedder = embed.from_config(target)
-    progress = Progress(None, "re-embedding")
+    # Without a terminal (a pipe, a log, a script), plain lines: a long run must not look hung.
+    progress = Progress(None, f"re-embedding with {embedder.name}", lines=True)
+    started = time.perf_counter()
     try:
         # Without the configured embedder: the database may hold another model's vectors.
         with ctx.app(alone=not a.dry_run, local=True) as app:
@@ -162,11 +168,14 @@ def cmd_reindex(ctx: Context) -> int:
                 force=a.force,
                 progress=lambda done, total: (
                     setattr(progress, "total", total),
-                    progress.update(done, f"{done}/{total}"),
+                    progress.update(done, f"{done}/{total} memories"),
                 ),
             )
     finally:
         progress.close()
+    seconds = time.perf_counter() - started
+    if not a.dry_run:
+        report["seconds"] = round(seconds, 3)
     chunked = report.get("chunked", 0)
     cut = f"; cut {chunked} long memories into chunks, so a search finds any part of them" if chunked else ""
     if report.get("unchanged"):
@@ -178,11 +187,17 @@ def cmd_reindex(ctx: Context) -> int:
 
     def human() -> None:
         if a.dry_run:
-            print(f"would re-embed {report['total']} memories with {report['model']} (now {report['previous_model']})")
+            left, total, done = report["remaining"], report["total"], report["resumed_from"]
+            print(
+                f"would re-embed {f'{left} of {total}' if done else total} memories with {report['model']} "
+                f"(now {report['previous_model']})"
+                + (f": an interrupted reindex did {done}, and a run goes on from there" if done else "")
+            )
             return
         print(
             f"re-embedded {report['embedded']} memories with {report['model']}"
             + (f" (resumed after {report['resumed_from']})" if report["resumed_from"] else "")
+            + f" in {seconds:.1f}s"
             + cut
         )
         if report["model"] != embed.preferred_model(ctx.config.embedding_model):  # --model: not what MAPLE would pick

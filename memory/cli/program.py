@@ -442,20 +442,51 @@ def _model_why(config: Config, name: str) -> str:
     return "the model this database's vectors came from"
 
 
-def _model_switch_check(config: Config) -> Check:
-    """Whether the database's vectors come from the model the configuration asks for; if not,
-    search keeps using theirs, and `reindex` is the switch."""
+def _model_switch_check(ctx: Context, unloadable: bool) -> Check:
+    """Whether the database's vectors come from the model the configuration asks for. If not, a
+    problem: search keeps ranking with the other model's vectors (for Chinese, MiniLM's answers are
+    confidently wrong) until `reindex` switches. `unloadable`: the configured model cannot load
+    (the embedding model check says why), so no reindex can switch to it."""
+    config = ctx.config
     choice = embed.choose_model(config.embedding_model, stored_model(config))
     if not choice.switch_pending:
         held = f"this database's vectors are from {choice.name}" if choice.stored else "no vectors yet"
         return Check("model switch", True, f"{held}; {embed.why_preferred(config.embedding_model)}")
+    model, revision = choice.stored or ("another model", "")
+    if unloadable:
+        return Check(
+            "model switch",
+            None,
+            f"this database's vectors are from {model}; the configured model cannot load (see embedding model)",
+        )
+    if choice.name != choice.wanted:
+        what = (
+            f"embedding_model asks for {choice.wanted}, but this database's vectors are from {model}, "
+            "and search ranks with them until a reindex"
+        )
+    else:
+        held = f"revision {revision}" if revision else "an earlier revision"
+        what = f"this database's vectors are from {model} ({held}), not from {choice.wanted} as it is now"
+    from memory.store import backup
+
+    try:
+        conn = _open_readonly(config)
+        try:
+            wanted = choice.wanted
+            plan = backup.reindex_plan(conn, backup.reindex_target(wanted, embed.model_revision(wanted)))
+        finally:
+            conn.close()
+        count = f"{plan.remaining} memor{'y' if plan.remaining == 1 else 'ies'} to re-embed" + (
+            f" ({plan.done} done by an interrupted reindex, which goes on from there)" if plan.done else ""
+        )
+    except Exception:  # noqa: BLE001 - the database check says what is wrong with it
+        count = "every memory to re-embed"
     return Check(
         "model switch",
-        None,
-        choice.describe(),
-        f"`{PROG} reindex` (re-embeds every memory with {choice.wanted}, with a progress bar; "
-        "stop it any time and run it again to resume)",
-        warn=True,
+        False,
+        f"{what}: {count}",
+        f"`{ctx.command('reindex')}` (re-embeds them with {choice.wanted}, with progress; stop it any time and "
+        "run it again to resume; keyword search keeps working meanwhile)",
     )
 
 
@@ -881,7 +912,14 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         source = c.home / "config.json"
         checks.append(Check("config", True, f"{source}" if source.exists() else "defaults (no config.json)"))
         engine = _engine_status(c)
-        if no_model:
+        unloadable = ctx.model_problem()  # judged by name: loads nothing, so --no-model checks it too
+        if unloadable:
+            choice = embed.choose_model(c.embedding_model, stored_model(c))
+            meanwhile = (
+                f"; search keeps using {choice.name}, this database's model" if choice.name != choice.wanted else ""
+            )
+            checks.append(Check("embedding model", False, unloadable[0] + meanwhile, unloadable[1]))
+        elif no_model:
             checks.append(Check("embedding model", None, "skipped (--no-model)"))
         elif engine.get("model") == "ready":
             name = embed.choose_model(c.embedding_model, stored_model(c)).name
@@ -910,7 +948,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
             "database",
             TEAM_DATABASE_FIX
             if c.database_url
-            else f"if the model changed, run `{PROG} reindex`; if the file is damaged, restore a backup or export "
+            else f"if the model changed, run `{ctx.command('reindex')}`; if the file is damaged, restore a backup or export "
             "what still reads",
             lambda: _probe_database(c),
         )
@@ -920,7 +958,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
             after = "skipped: the team database check above failed; fix that first"
             checks += [Check(name, None, after) for name in ("model switch", "entity links", "vectors")]
         else:
-            checks.append(_model_switch_check(c))
+            checks.append(_model_switch_check(ctx, unloadable is not None))
             checks.append(
                 _check(
                     "entity links",

@@ -261,6 +261,7 @@ class ReindexReport:
     previous_revision: str = ""
     embedded: int = 0
     resumed_from: int = 0
+    remaining: int = 0  # what this run embeds (a dry run: would), as `reindex_plan` counts it
     dry_run: bool = False
     swapped: bool = False
 
@@ -271,6 +272,45 @@ class ReindexReport:
 def _meta(store: Store, key: str) -> str | None:
     row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
+
+
+def reindex_target(model: str, revision: str) -> str:
+    """What the meta table keeps of the model a reindex embeds with: a run for another model or
+    revision starts afresh."""
+    return f"{model}@{revision}" if revision else model
+
+
+@dataclass(frozen=True)
+class ReindexPlan:
+    total: int  # memories (chunks and archived ones included): every one gets a vector
+    done: int  # embedded by an interrupted run for the same target, kept
+    changed: int  # of those, changed since that run began: embedded again
+    through: int  # the last id the interrupted run embedded (0: none)
+    started: float | None  # when the interrupted run began
+
+    @property
+    def remaining(self) -> int:
+        """What a run embeds: every memory after `through`, and the ones changed meanwhile."""
+        return self.total - self.done + self.changed
+
+
+def reindex_plan(conn: Any, target: str) -> ReindexPlan:
+    """What a reindex to `target` (reindex_target) would do now, read without changing anything:
+    it resumes an interrupted run for the same target, and starts afresh for any other."""
+    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    held = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'reindex%'").fetchall())
+    if held.get("reindex_model") != target:
+        return ReindexPlan(total, 0, 0, 0, None)
+    through = int(held.get("reindex_through") or 0)
+    started = float(held["reindex_started_at"]) if held.get("reindex_started_at") else None
+    done = conn.execute("SELECT count(*) FROM memories WHERE id <= ?", (through,)).fetchone()[0]
+    changed = 0
+    if started is not None:
+        changed = conn.execute(
+            "SELECT count(*) FROM memories WHERE updated_at >= ? AND updated_at > created_at AND id <= ?",
+            (started, through),
+        ).fetchone()[0]
+    return ReindexPlan(total, done, changed, through, started)
 
 
 def reindex(
@@ -287,20 +327,23 @@ def reindex(
     Open `store` without an embedder (Store.open refuses a model the database was not built with).
     """
     c = store.conn
-    total = c.execute("SELECT count(*) FROM memories").fetchone()[0]
     revision = revision_of(embedder)
+    target = reindex_target(embedder.name, revision)
+    plan = reindex_plan(c, target)
     report = ReindexReport(
         embedder.name,
         embedder.dim,
         store.vector_model,
-        total,
+        plan.total,
         revision=revision,
         previous_revision=store.vector_revision,
+        resumed_from=plan.done,
+        remaining=plan.remaining,
         dry_run=dry_run,
     )
     if dry_run:
         return report
-    target = f"{embedder.name}@{revision}" if revision else embedder.name  # a run for another revision starts afresh
+    total = plan.total
     if _meta(store, "reindex_model") != target:  # a new target model: start afresh
         with store.tx.atomic() as conn:
             conn.execute(f"DROP TABLE IF EXISTS {REINDEX_TABLE}")
@@ -313,10 +356,11 @@ def reindex(
                 "('reindex_started_at', ?)",
                 (target, repr(store.clock())),
             )
-    through = int(_meta(store, "reindex_through") or 0)
+    through = plan.through
     started = float(_meta(store, "reindex_started_at") or store.clock())
-    report.resumed_from = c.execute("SELECT count(*) FROM memories WHERE id <= ?", (through,)).fetchone()[0]
     done = report.resumed_from
+    if progress:
+        progress(done, total)
     while True:
         rows = c.execute(
             "SELECT id, scope, content FROM memories WHERE id > ? ORDER BY id LIMIT ?", (through, batch)
