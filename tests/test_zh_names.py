@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cli_helpers import add, project, run_json  # noqa: E402, F401 - project: the CLI's own project per test
+from cli_helpers import add, project, run, run_json  # noqa: E402, F401 - project: the CLI's own project per test
 from test_entities import call, client, configure, links  # noqa: E402
 
 from memory.lang import mentions  # noqa: E402
@@ -145,3 +145,18 @@ def test_words_redaction_markers_and_identifiers_make_no_chinese_person(capsys, 
         s.close()
     assert people == [] and "张伟负责" in code  # a code span stays code
     assert len(set(ids)) == len(texts)
+
+
+def test_an_edit_that_forgets_the_old_text_keeps_a_person_named_by_an_alias(capsys, home):
+    config = configure(home)
+    both = add(capsys, "Alice Chen（陈爱丽）is our tech lead.")
+    said = add(capsys, "陈爱丽说周五之后不发版。")
+    run(capsys, "forget", str(both), "--permanent")  # 陈爱丽's memory alone links the entity Alice Chen
+    run_json(capsys, "update", str(said), "--content", "陈爱丽说周四之后不发版。", "--forget-old")
+    assert links(config, said) == {"Alice Chen"}  # the entity, its aliases with it, is not dropped and remade
+    s = Store.open(config, None, vectors=False)
+    try:
+        aliases = {r[0] for r in s.conn.execute("SELECT alias FROM entity_aliases")}
+    finally:
+        s.close()
+    assert "陈爱丽" in aliases

@@ -265,18 +265,20 @@ def drop_orphans(conn, entity_ids: Iterable[int]) -> int:
 
 
 def unlink_unnamed(conn, memory_id: int, content: str) -> list[int]:
-    """Drop the plain mention links of a memory whose entity its `content` no longer names; the
-    ids of the entities unlinked."""
+    """Drop the plain mention links of a memory whose entity its `content` no longer names, by
+    name or alias (a memory of 陈爱丽 linked to Alice Chen through the alias); the ids of the
+    entities unlinked."""
     folded = content.casefold()
-    stale = [
-        eid
-        for eid, name in conn.execute(
-            "SELECT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
-            "WHERE l.memory_id = ? AND l.role = 'mention'",
-            (memory_id,),
-        ).fetchall()
-        if name.casefold() not in folded
-    ]
+    names: dict[int, list[str]] = {}
+    for eid, name in conn.execute(
+        "SELECT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+        "WHERE l.memory_id = ? AND l.role = 'mention' UNION ALL "
+        "SELECT a.entity_id, a.alias FROM memory_entities l JOIN entity_aliases a ON a.entity_id = l.entity_id "
+        "WHERE l.memory_id = ? AND l.role = 'mention'",
+        (memory_id, memory_id),
+    ).fetchall():
+        names.setdefault(eid, []).append(name)
+    stale = [eid for eid, written in names.items() if not any(n.casefold() in folded for n in written)]
     conn.executemany(
         "DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?", [(memory_id, e) for e in stale]
     )
