@@ -191,7 +191,7 @@ def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple]:
 
 # A person's names written together: Alice Chen（陈爱丽）, 陈爱丽 (Alice), Alice Chen (A. Chen, 爱丽),
 # 陈爱丽（Alice Chen，@achen）. The first is the name; what the brackets hold are aliases.
-_LATIN_PERSON = r"[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){0,2}"
+_LATIN_PERSON = r"(?:[A-Z]\.[ \t]?)?[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){0,2}"
 # Strings, compiled on first use: a class of Chinese characters costs a millisecond or more to
 # compile, and the prompt hook imports this module (and needs none of these) for every prompt.
 _LATIN_HEAD = rf"(?<![\w.@/-])({_LATIN_PERSON})[ \t]*[（(]([^()（）\n]{{1,80}})[)）]"
@@ -209,6 +209,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
     A Latin name counts with a Chinese name (陈爱丽), a Chinese nickname when the name is a full
     one (Alice Chen (爱丽): 爱丽 and, with the surname Chen, 陈爱丽), initials (A. Chen), a handle
     or an e-mail; a Chinese name (by `zhnames`) with Latin names, initials, handles or e-mails.
+    A full English name written with a Chinese one also gives its given name (Alice).
     Anything else in the brackets ("tech lead", "DBA") is no alias, and brackets holding no name
     of a person ("Postgres (PG)") make no pair."""
     if "(" not in text and "（" not in text:
@@ -229,13 +230,15 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
                     aliases.append(item)
                     personal = True
                     if len(words) >= 2:
-                        aliases += zhnames.with_surname(item, words[-1])
+                        aliases += zhnames.with_surname(item, head)
             elif _INITIALS.fullmatch(item) or _HANDLE_OR_MAIL.fullmatch(item):
                 aliases.append(item)
                 personal = True
             elif re.fullmatch(_LATIN_PERSON, item) and item.casefold() not in _NOT_NAMES:
                 aliases.append(item)  # Ally, A. Chen's nickname: kept when the rest says "a person"
         if personal:
+            if any(CJK_RUN.fullmatch(a) for a in aliases):
+                aliases += _given_name(head)
             out.append((head, list(dict.fromkeys(aliases))))
     for m in re.finditer(_HAN_HEAD, body):
         run_start = m.start(1)
@@ -248,8 +251,19 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
             if _LATIN_ITEM.fullmatch(item) and item.casefold() not in _NOT_NAMES
         ]
         if aliases:
+            aliases += [g for a in aliases for g in _given_name(a)]
             out.append((head, list(dict.fromkeys(aliases))))
     return out
+
+
+def _given_name(latin: str) -> list[str]:
+    """Alice for Alice Chen: what a teammate calls a person a memory introduces by an English and a
+    Chinese name together ("Alice Chen（陈爱丽）"), unless it is a word a query uses anyway."""
+    words = latin.split()
+    if len(words) != 2 or not re.fullmatch(r"[A-Z][a-z]{2,}", words[0]):
+        return []
+    first = words[0].casefold()
+    return [] if first in STOPWORDS or first in _NOT_NAMES else [words[0]]
 
 
 def alias_spans(alias: str, folded: str) -> Iterable[tuple[int, int]]:

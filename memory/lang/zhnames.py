@@ -391,8 +391,16 @@ def _mid_run_ok(run: str, i: int, n: int) -> bool:
     return not (split(run[i - 1 : i + n]) and plausible(run[i - 1 : i + n]))
 
 
-def with_surname(given: str, latin_surname: str) -> list[str]:
-    """陈爱丽 for 爱丽 and "Chen": the full names a given name makes with a Latin surname."""
+def with_surname(given: str, latin: str) -> list[str]:
+    """陈爱丽 for 爱丽 and "Alice Chen": the full names a Chinese given name makes with the surname
+    of a Latin name. None when the surname is unclear (Wang Lei, Liu Yang: both words could be
+    one), or when `given` is a full name already or a nickname (磊哥, 大伟, 小李)."""
     if not 1 <= len(given) <= 2 or not all("\u4e00" <= c <= "\u9fff" for c in given) or split(given):
         return []
-    return [s + given for s in ROMANISED.get(latin_surname.casefold(), ())]
+    if given[0] in "大小老阿" or given[-1] in "哥姐总工":
+        return []
+    words = latin.casefold().split()
+    surnames = [w for w in (words[0], words[-1]) if w in ROMANISED] if len(words) >= 2 else []
+    if len(surnames) != 1:
+        return []
+    return [s + given for s in ROMANISED[surnames[0]]]
