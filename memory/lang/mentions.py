@@ -218,9 +218,12 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
     zh = {s: n for n, s, _ in zhnames.find(body)}
     out: list[tuple[str, list[str]]] = []
     for m in re.finditer(_LATIN_HEAD, body):
-        head, words = m.group(1), m.group(1).split()
-        if head.casefold() in _NOT_NAMES or words[0].casefold() in _NOT_NAMES:
+        words = m.group(1).split()
+        while words and words[0].casefold() in _NOT_NAMES:
+            words = words[1:]  # "Thanks Alice (陈爱丽)": the name after a sentence's first word
+        if not words:
             continue
+        head = " ".join(words)
         aliases: list[str] = []
         items = [i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if i.strip()]
         personal = False  # a Chinese name, initials, a handle or an e-mail say the head is a person
