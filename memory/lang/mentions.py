@@ -192,14 +192,15 @@ def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple]:
 # A person's names written together: Alice Chen（陈爱丽）, 陈爱丽 (Alice), Alice Chen (A. Chen, 爱丽),
 # 陈爱丽（Alice Chen，@achen）. The first is the name; what the brackets hold are aliases.
 _LATIN_PERSON = r"(?:[A-Z]\.[ \t]?)?[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){0,2}"
-# Strings, compiled on first use: a class of Chinese characters costs a millisecond or more to
-# compile, and the prompt hook imports this module (and needs none of these) for every prompt.
+# Strings, compiled on first use (and cached by `re`): a class of Chinese characters costs a
+# millisecond or more to compile, and the prompt hook imports this module for every prompt and
+# needs none of these (only the write path reads a person's names in brackets).
 _LATIN_HEAD = rf"(?<![\w.@/-])({_LATIN_PERSON})[ \t]*[（(]([^()（）\n]{{1,80}})[)）]"
 _HAN_HEAD = r"([\u4e00-\u9fff]{2,4})[ \t]*[（(]([^()（）\n]{1,80})[)）]"
 _ITEM_SPLIT = r"\s*[,，、/;；]\s*|\s+(?:or|aka|a\.k\.a\.)\s+|\s*(?:或|又名|也叫)\s*"
-_INITIALS = re.compile(r"[A-Z]\.(?:[ \t]?[A-Z]\.)*[ \t]?[A-Z][a-z]+|[A-Z][a-z]+[ \t][A-Z]\.")  # A. Chen, Alice C.
-_HANDLE_OR_MAIL = re.compile(r"@[A-Za-z][\w.-]{1,38}|[\w.+-]+@[\w-]+(?:\.[\w-]+)*")
-_LATIN_ITEM = re.compile(rf"{_LATIN_PERSON}|{_INITIALS.pattern}|{_HANDLE_OR_MAIL.pattern}")
+_INITIALS = r"[A-Z]\.(?:[ \t]?[A-Z]\.)*[ \t]?[A-Z][a-z]+|[A-Z][a-z]+[ \t][A-Z]\."  # A. Chen, Alice C.
+_HANDLE_OR_MAIL = r"@[A-Za-z][\w.-]{1,38}|[\w.+-]+@[\w-]+(?:\.[\w-]+)*"
+_LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
 _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
 
 
@@ -234,7 +235,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
                     personal = True
                     if len(words) >= 2:
                         aliases += zhnames.with_surname(item, head)
-            elif _INITIALS.fullmatch(item) or _HANDLE_OR_MAIL.fullmatch(item):
+            elif re.fullmatch(_INITIALS, item) or re.fullmatch(_HANDLE_OR_MAIL, item):
                 aliases.append(item)
                 personal = True
             elif re.fullmatch(_LATIN_PERSON, item) and item.casefold() not in _NOT_NAMES:
@@ -251,7 +252,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
         aliases = [
             item
             for item in (i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)))
-            if _LATIN_ITEM.fullmatch(item) and item.casefold() not in _NOT_NAMES
+            if re.fullmatch(_LATIN_ITEM, item) and item.casefold() not in _NOT_NAMES
         ]
         if aliases:
             aliases += [g for a in aliases for g in _given_name(a)]

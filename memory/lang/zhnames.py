@@ -213,13 +213,15 @@ _BEFORE = (
     "和|跟|与|同|及|问|找|让|叫|请|给|由|被|向|把|是|、|@|＠"
 )
 _BEFORE_CUES = tuple(_BEFORE.split("|"))
-_LATIN_CUE = re.compile(r"(?<![A-Za-z])(?:cc|ping|ask)$", re.I)
 
 
 def _cued(before: str) -> bool:
     """Whether `before` ends with a word that takes a person after it."""
     tail = before.rstrip()[-8:]
-    return tail.endswith(_BEFORE_CUES) or bool(_LATIN_CUE.search(tail))
+    if tail.endswith(_BEFORE_CUES):
+        return True
+    low = tail.lower()  # cc 宋佳, ping 王芳, ask 李博: whole words
+    return any(low.endswith(w) and not low[: -len(w)][-1:].isalpha() for w in ("cc", "ping", "ask"))
 
 
 # After the name: what a person does (陈爱丽负责, 王芳说, 赵磊是订单服务的负责人), an adverb allowed
@@ -235,7 +237,7 @@ _VERBS = tuple(
 协调 讨论 知道 了解 熟悉 请假 休假 出差 离职 入职 加入 说""".split()
 )
 _NOT_VERBS = ("说明", "说法", "负责人")  # 文件说明, 任务负责人: nouns
-_LATIN_VERB = re.compile(r"(?:reviews?|owns?|leads?|says?|said)\b", re.I)
+_LATIN_VERB = r"(?i:reviews?|owns?|leads?|says?|said)\b"
 # Patterns with Chinese characters in a character class cost a millisecond or more each to compile
 # (a bitmap of the whole plane): kept as strings, compiled (and cached by `re`) on first use, only
 # when the text can need them. The prompt hook imports this module for every prompt.
@@ -251,7 +253,9 @@ def _verb(after: str) -> bool:
     """Whether `after` starts with what a person does (a verb, 是…的负责人)."""
     if after.startswith(_VERBS):
         return not after.startswith(_NOT_VERBS)
-    return bool(_LATIN_VERB.match(after) or (after[:1] == "是" and re.match(_IS_ROLE, after)))
+    if after[:1] == "是":
+        return bool(re.match(_IS_ROLE, after))
+    return after[:1].isascii() and after[:1].isalpha() and bool(re.match(_LATIN_VERB, after))
 
 
 def _does(after: str) -> bool:
