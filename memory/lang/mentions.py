@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memory.lang import zhnames
 from memory.lang.text import CJK_RUN, REDACTED, STOPWORDS, WORD
 
 SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
@@ -120,6 +121,8 @@ def detect(text: str) -> list[tuple[str, str, str]]:
         if len(name) < 2 or name.casefold() in found:
             continue
         found[name.casefold()] = (name, "name", "mention")
+    for name, _, _ in zhnames.find(_BACKTICK.sub(lambda m: " " * len(m.group(0)), body)):
+        found.setdefault(name.casefold(), (name, "person", "mention"))  # 陈爱丽负责, 跟孙悦确认, 老王
     for code in _BACKTICK.findall(body):
         code = code.strip()
         if code and code.casefold() not in found:
@@ -171,12 +174,100 @@ def query_keys(query: str) -> list[str]:
 MAX_NAME = 200  # characters: a detector's "name" longer than any name is dropped, never an error
 
 
-def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple[str, str, str]]:
+def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple]:
     """The entities every write path links a memory to: what `detect` finds plus the configured
     known entities (by name or alias). One rule, so that the same text stored through any entry
-    point (tool, CLI, import, extraction, consolidation) gets the same links."""
-    found = detect(text) + list(known_in(text, known))
+    point (tool, CLI, import, extraction, consolidation) gets the same links.
+
+    A person the text names together with their other names (`aliases_in`: Alice Chen（陈爱丽）)
+    is one entry (name, "person", "mention", aliases), in place of the names found apart."""
+    found: list[tuple] = detect(text) + list(known_in(text, known))
+    for name, aliases in aliases_in(text):
+        names = {" ".join(n.split()).casefold() for n in (name, *aliases)}
+        found = [e for e in found if " ".join(e[0].split()).casefold() not in names]
+        found.append((name, "person", "mention", tuple(aliases)))
     return [e for e in found if 0 < len(" ".join(e[0].split())) <= MAX_NAME]
+
+
+# A person's names written together: Alice Chen（陈爱丽）, 陈爱丽 (Alice), Alice Chen (A. Chen, 爱丽),
+# 陈爱丽（Alice Chen，@achen）. The first is the name; what the brackets hold are aliases.
+_LATIN_PERSON = r"(?:[A-Z]\.[ \t]?)?[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){0,2}"
+# Strings, compiled on first use (and cached by `re`): a class of Chinese characters costs a
+# millisecond or more to compile, and the prompt hook imports this module for every prompt and
+# needs none of these (only the write path reads a person's names in brackets).
+_LATIN_HEAD = rf"(?<![\w.@/-])({_LATIN_PERSON})[ \t]*[（(]([^()（）\n]{{1,80}})[)）]"
+_HAN_HEAD = r"([\u4e00-\u9fff]{2,4})[ \t]*[（(]([^()（）\n]{1,80})[)）]"
+_ITEM_SPLIT = r"\s*[,，、/;；]\s*|\s+(?:or|aka|a\.k\.a\.)\s+|\s*(?:或|又名|也叫)\s*"
+_INITIALS = r"[A-Z]\.(?:[ \t]?[A-Z]\.)*[ \t]?[A-Z][a-z]+|[A-Z][a-z]+[ \t][A-Z]\."  # A. Chen, Alice C.
+_HANDLE_OR_MAIL = r"@[A-Za-z][\w.-]{1,38}|[\w.+-]+@[\w-]+(?:\.[\w-]+)*"
+_LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
+_HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
+
+
+def aliases_in(text: str) -> list[tuple[str, list[str]]]:
+    """(name, aliases) of each person `text` names together with their other names in brackets.
+
+    A Latin name counts with a Chinese name (陈爱丽), a Chinese nickname when the name is a full
+    one (Alice Chen (爱丽): 爱丽 and, with the surname Chen, 陈爱丽), initials (A. Chen), a handle
+    or an e-mail; a Chinese name (by `zhnames`) with Latin names, initials, handles or e-mails.
+    A full English name written with a Chinese one also gives its given name (Alice).
+    Anything else in the brackets ("tech lead", "DBA") is no alias, and brackets holding no name
+    of a person ("Postgres (PG)") make no pair."""
+    if "(" not in text and "（" not in text:
+        return []
+    body = REDACTED.sub(lambda m: " " * len(m.group(0)), text)
+    zh = {s: n for n, s, _ in zhnames.find(body)}
+    out: list[tuple[str, list[str]]] = []
+    for m in re.finditer(_LATIN_HEAD, body):
+        words = m.group(1).split()
+        while words and words[0].casefold() in _NOT_NAMES:
+            words = words[1:]  # "Thanks Alice (陈爱丽)": the name after a sentence's first word
+        if not words:
+            continue
+        head = " ".join(words)
+        aliases: list[str] = []
+        items = [i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if i.strip()]
+        personal = False  # a Chinese name, initials, a handle or an e-mail say the head is a person
+        for item in items:
+            if re.fullmatch(_HAN_ITEM, item):
+                if zhnames.plausible(item) or (len(words) >= 2 and len(item) >= 2):
+                    aliases.append(item)
+                    personal = True
+                    if len(words) >= 2:
+                        aliases += zhnames.with_surname(item, head)
+            elif re.fullmatch(_INITIALS, item) or re.fullmatch(_HANDLE_OR_MAIL, item):
+                aliases.append(item)
+                personal = True
+            elif re.fullmatch(_LATIN_PERSON, item) and item.casefold() not in _NOT_NAMES:
+                aliases.append(item)  # Ally, A. Chen's nickname: kept when the rest says "a person"
+        if personal:
+            if any(CJK_RUN.fullmatch(a) for a in aliases):
+                aliases += _given_name(head)
+            out.append((head, list(dict.fromkeys(aliases))))
+    for m in re.finditer(_HAN_HEAD, body):
+        run_start = m.start(1)
+        head = next((n for s, n in zh.items() if s >= run_start and s + len(n) == m.end(1)), None)
+        if head is None:
+            continue  # 计费服务 (billing-service): no person's name
+        aliases = [
+            item
+            for item in (i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)))
+            if re.fullmatch(_LATIN_ITEM, item) and item.casefold() not in _NOT_NAMES
+        ]
+        if aliases:
+            aliases += [g for a in aliases for g in _given_name(a)]
+            out.append((head, list(dict.fromkeys(aliases))))
+    return out
+
+
+def _given_name(latin: str) -> list[str]:
+    """Alice for Alice Chen: what a teammate calls a person a memory introduces by an English and a
+    Chinese name together ("Alice Chen（陈爱丽）"), unless it is a word a query uses anyway."""
+    words = latin.split()
+    if len(words) != 2 or not re.fullmatch(r"[A-Z][a-z]{2,}", words[0]):
+        return []
+    first = words[0].casefold()
+    return [] if first in STOPWORDS or first in _NOT_NAMES else [words[0]]
 
 
 def alias_spans(alias: str, folded: str) -> Iterable[tuple[int, int]]:

@@ -348,25 +348,7 @@ def merge_entities(p: Pass) -> None:
     for start in range(0, len(plan), 500):
         with p.store.tx.atomic() as conn:
             for lose, _, _ in plan[start : start + 500]:
-                win = find(lose)
-                conn.execute(
-                    "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
-                    "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ?",
-                    (win, lose),
-                )
-                conn.execute("UPDATE relations SET src = ? WHERE src = ?", (win, lose))
-                conn.execute("UPDATE relations SET dst = ? WHERE dst = ?", (win, lose))
-                conn.execute("DELETE FROM relations WHERE src = dst")
-                conn.execute(
-                    "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) "
-                    "SELECT ?, alias, norm FROM entity_aliases WHERE entity_id = ?",
-                    (win, lose),
-                )
-                conn.execute(
-                    "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
-                    (win, ents[lose][2], graph.norm(ents[lose][2])),
-                )
-                conn.execute("DELETE FROM entities WHERE id = ?", (lose,))
+                graph.merge_into(conn, lose, find(lose))
         p.checkpoint()
 
 

@@ -113,16 +113,79 @@ def resolve_names(
     the SQL of a batch insert otherwise).
     """
     links = []
-    for name, kind, *role in entities:
+    for name, kind, *rest in entities:
         key = (scope, " ".join(name.split()).casefold(), kind)
         eid = resolved.get(key) if resolved is not None else None
         if eid is None:
             canon, aliases = canonical(name, known)
-            eid = upsert_entity(conn, scope, canon, kind, now, aliases)
+            if len(rest) > 1 and rest[1]:  # a person the text names several ways (mentions.aliases_in)
+                eid = join(conn, scope, canon, kind, now, [*aliases, *rest[1]], known, resolved)
+            else:
+                eid = upsert_entity(conn, scope, canon, kind, now, aliases)
             if resolved is not None:
                 resolved[key] = eid
-        links.append((memory_id, eid, role[0] if role else "mention"))
+        links.append((memory_id, eid, rest[0] if rest else "mention"))
     return links
+
+
+_JOINABLE = ("person", "name", "thing", "known")  # kinds a person's entity may have been made with
+
+
+def join(
+    conn,
+    scope: str,
+    name: str,
+    kind: str,
+    now: float,
+    aliases: Sequence[str],
+    known: dict | None = None,
+    resolved: dict | None = None,
+) -> int:
+    """One entity for a person a text names several ways ("Alice Chen（陈爱丽）"): the entity one of
+    the names already is, `name`'s own first, or else a new one called `name`; the other names
+    become its aliases. Entities the other names already were (陈爱丽, made by an earlier memory)
+    are merged into it, their links and relations with them, so every name finds every memory."""
+    ids: list[int] = []
+    for n in (name, *aliases):
+        eid = find_entity(conn, [scope], n, known)
+        if eid is not None and eid not in ids:
+            ids.append(eid)
+    if not ids:
+        return upsert_entity(conn, scope, name, kind, now, aliases)
+    win = ids[0]
+    for other in ids[1:]:
+        if conn.execute("SELECT kind FROM entities WHERE id = ?", (other,)).fetchone()[0] in _JOINABLE:
+            merge_into(conn, other, win)
+            if resolved is not None:  # names resolved earlier in this transaction now mean `win`
+                for k, v in list(resolved.items()):
+                    if v == other:
+                        resolved[k] = win
+                resolved[("merged", other)] = win
+    (win_name,) = conn.execute("SELECT name FROM entities WHERE id = ?", (win,)).fetchone()
+    return upsert_entity(conn, scope, win_name, kind, now, [name, *aliases])
+
+
+def merge_into(conn, lose: int, win: int) -> None:
+    """Fold entity `lose` into `win`: its memory links, relations and aliases move over, its name
+    becomes an alias of `win`, and it is deleted."""
+    (name,) = conn.execute("SELECT name FROM entities WHERE id = ?", (lose,)).fetchone()
+    conn.execute(
+        "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
+        "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ?",
+        (win, lose),
+    )
+    conn.execute("UPDATE relations SET src = ? WHERE src = ?", (win, lose))
+    conn.execute("UPDATE relations SET dst = ? WHERE dst = ?", (win, lose))
+    conn.execute("DELETE FROM relations WHERE src = dst")
+    conn.execute(
+        "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) "
+        "SELECT ?, alias, norm FROM entity_aliases WHERE entity_id = ?",
+        (win, lose),
+    )
+    conn.execute(
+        "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)", (win, name, norm(name))
+    )
+    conn.execute("DELETE FROM entities WHERE id = ?", (lose,))
 
 
 def canonical(name: str, known: dict[str, list[str]] | None) -> tuple[str, list[str]]:
@@ -202,22 +265,35 @@ def drop_orphans(conn, entity_ids: Iterable[int]) -> int:
 
 
 def unlink_unnamed(conn, memory_id: int, content: str) -> list[int]:
-    """Drop the plain mention links of a memory whose entity its `content` no longer names; the
-    ids of the entities unlinked."""
+    """Drop the plain mention links of a memory whose entity its `content` no longer names, by
+    name or alias (a memory of 陈爱丽 linked to Alice Chen through the alias); the ids of the
+    entities unlinked."""
     folded = content.casefold()
-    stale = [
-        eid
-        for eid, name in conn.execute(
-            "SELECT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
-            "WHERE l.memory_id = ? AND l.role = 'mention'",
-            (memory_id,),
-        ).fetchall()
-        if name.casefold() not in folded
-    ]
+    names: dict[int, list[str]] = {}
+    for eid, name in conn.execute(
+        "SELECT e.id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+        "WHERE l.memory_id = ? AND l.role = 'mention' UNION ALL "
+        "SELECT a.entity_id, a.alias FROM memory_entities l JOIN entity_aliases a ON a.entity_id = l.entity_id "
+        "WHERE l.memory_id = ? AND l.role = 'mention'",
+        (memory_id, memory_id),
+    ).fetchall():
+        names.setdefault(eid, []).append(name)
+    stale = [eid for eid, written in names.items() if not any(n.casefold() in folded for n in written)]
     conn.executemany(
         "DELETE FROM memory_entities WHERE memory_id = ? AND entity_id = ?", [(memory_id, e) for e in stale]
     )
     return stale
+
+
+def followed(links: Iterable[tuple[int, int, str]], resolved: dict) -> list[tuple[int, int, str]]:
+    """Links made earlier in a transaction, pointed at the entities their entities were merged into
+    since (`join` notes each merge in `resolved`)."""
+    out = []
+    for mid, eid, role in links:
+        while ("merged", eid) in resolved:
+            eid = resolved[("merged", eid)]
+        out.append((mid, eid, role))
+    return out
 
 
 def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:

@@ -366,7 +366,7 @@ class Store:
                 ids.append(mid)
             # Links, FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
             # a ~1.5 MB chunk blob, which stays in the page cache only while nothing else is written.
-            graph.insert_links(conn, links)
+            graph.insert_links(conn, graph.followed(links, resolved))  # a later memory may have merged two
             self._write_keywords(fts_rows)
             self._write_vectors(vec_rows)
         return self.get_many(ids)

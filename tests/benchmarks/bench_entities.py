@@ -37,7 +37,8 @@ def norm(name: str) -> str:
 
 
 def detected(text: str) -> list[tuple[str, str]]:
-    found = [(n, kind) for n, kind, _ in mentions.detect(text)]
+    # Each name as the store links it: a configured alias resolves to its entity (陈爱丽 -> Alice Chen).
+    found = [(mentions.canonical(n, KNOWN)[0], kind) for n, kind, _ in mentions.detect(text)]
     return found + [(n, kind) for n, kind, _ in mentions.known_in(text, KNOWN)]
 
 
