@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -21,6 +23,8 @@ from memory.lang.text import CJK_RUN  # noqa: E402
 from memory.store import Store  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "zh_names.json"
+
+pytestmark = pytest.mark.backends  # the store tests run on SQLite and on a team database
 
 
 def people(text: str) -> set[str]:
