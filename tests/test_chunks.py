@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,6 +87,16 @@ def test_chunk_spans_are_ordered_trimmed_slices_that_leave_out_only_space(conten
         assert not content[end:a].strip()  # nothing but space between two chunks
         end = b
     assert not content[end:].strip()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("ab 。:：#-1.\n\n"), max_size=3000), st.integers(min_value=50, max_value=1200))
+def test_the_part_shown_holds_its_chunk_and_stays_within_the_cap(content: str, most: int) -> None:
+    for a, b in chunks.spans(content, 100):
+        s, e = chunks.shown(content, a, b, most)
+        assert s <= a < b <= e <= len(content)
+        assert content[s:e] == content[s:e].strip()
+        assert chunks.weight(content[s:e]) <= max(most, chunks.weight(content[a:b]))
 
 
 def test_a_chinese_chunk_holds_fewer_characters_than_an_english_one() -> None:
@@ -369,3 +380,90 @@ async def test_storing_a_long_memory_again_embeds_nothing_and_answers_with_the_s
         again = await call(c, "memory_store", content=LONG)
     assert embedded > 2  # the memory and its chunks
     assert again["id"] == first["id"] and embedder.texts == embedded
+
+
+# -- the part shown holds the step it starts, not only its heading --------------------------------
+
+
+def _runbook_en() -> str:
+    """A runbook whose step on the signing key has its heading at a chunk's end (its answer, the
+    command, is in the next chunk)."""
+    secs = ["# billing: the nightly jobs runbook\n\nOwner: the billing team. Read this before any change to the jobs."]
+    secs += [
+        f"## {i}. The {w} worker\n\nCheck the {w} dashboard first. Restart the {w} pod when its queue is stuck for "
+        f"more than ten minutes. Page the {w} owner when a restart does not help."
+        for i, w in enumerate(WORDS[:8], 1)
+    ]
+    secs.append("## 9. Notes\n\n" + "Keep the change log current. " * 24)
+    secs.append(
+        "## 10. Rotating the ledger signing key\n\nUse vaultctl rekey --mount billing-hsm --grace 72h from the "
+        "bastion host. The old one keeps verifying for three days."
+    )
+    secs.append("## 11. Contacts\n\nThe billing on-call, then the team lead.")
+    return "\n\n".join(secs)
+
+
+def _runbook_zh() -> str:
+    """The same in Chinese: sentences end with 。 and no space."""
+    names = "订单 库存 支付 物流 评论 优惠 会员 搜索 推荐 广告 消息 账号 风控 报表 发票 退款".split()
+    secs = ["# 计费服务运维手册\n\n负责团队：计费组。任何变更之前请先读完本手册。"]
+    secs += [
+        f"## {i}. {w}任务\n\n先看{w}任务的监控面板，确认最近一小时的错误率和延迟都正常。队列卡住超过十分钟就重启{w}"
+        f"任务的容器。重启无效时呼叫{w}负责人，并在值班频道里说明情况。"
+        for i, w in enumerate(names, 1)
+    ]
+    secs.append("## 17. 备注\n\n" + "变更记录要及时更新。" * 22)
+    secs.append(
+        "## 18. 轮换账本签名密钥\n\n在跳板机上执行 vaultctl rekey --mount billing-hsm --grace 72h。旧的那把在三天内仍可用于校验。"
+    )
+    secs.append("## 19. 联系人\n\n计费组值班，然后是技术负责人。")
+    return "\n\n".join(secs)
+
+
+@pytest.mark.parametrize(
+    ("book", "heading", "query"),
+    [
+        (_runbook_en(), "## 10. Rotating the ledger signing key", "rotating the ledger signing key"),
+        (_runbook_zh(), "## 18. 轮换账本签名密钥", "怎么轮换账本签名密钥"),
+    ],
+    ids=["english", "chinese"],
+)
+async def test_a_step_whose_heading_ends_a_chunk_is_shown_with_the_lines_that_answer_it(config, book, heading, query):
+    answer = "vaultctl rekey --mount billing-hsm --grace 72h"
+    head_end = book.index(heading) + len(heading)
+    assert any(b == head_end for _, b in chunks.spans(book))  # the heading ends a chunk: the answer is in the next
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=book)
+        found = await call(c, "memory_search", query=query)
+    hit = next(h for h in found["results"] if h["id"] == m["id"])
+    assert heading in hit["content"] and answer in hit["content"]
+    assert len(hit["content"]) < len(book) // 2  # a part, not the whole
+    start = book.index(hit["content"])
+    assert book[start : start + len(hit["content"])] == hit["content"]
+    assert hit["part"] == (
+        f"chars {start + 1:,}-{start + len(hit['content']):,} of {len(book):,}; "
+        f"memory_get([{m['id']}]) returns the whole text"
+    )
+    assert not hit["content"].endswith(heading)  # the step is shown to its end, not just its heading
+    assert hit["content"].endswith(("three days.", "仍可用于校验。"))
+
+
+def test_the_part_shown_widens_to_whole_blocks_within_its_cap() -> None:
+    text = (
+        "Intro line one. Intro line two.\n\n## Step\n\nRun:\n- first\n- second\n\nMore on the step.\n\n"
+        "## Next\n\nUnrelated paragraph.\n- an item"
+    )
+    shown = lambda a, b, **kw: text[slice(*chunks.shown(text, text.index(a), text.index(b) + len(b), **kw))]  # noqa: E731
+    # a heading in the part: to the end of its section, and back to the start of the line
+    assert shown("Intro line two.", "## Step") == text[: text.index("\n\n## Next")]
+    assert shown("Intro line one.", "Intro line one.") == "Intro line one. Intro line two."  # the paragraph's end
+    assert shown("Intro line two.", "Intro line two.") == "Intro line one. Intro line two."  # nothing announced
+    assert shown("- first", "- first") == "- first"  # a list item ends at the next item
+    assert shown("Run:", "Run:") == "Run:\n- first\n- second"  # a lead-in: the list that follows, whole
+    assert shown("Unrelated", "Unrelated paragraph.") == "Unrelated paragraph."
+    assert shown("Intro line one.", "## Step", most=40) == "Intro line one. Intro line two.\n\n## Step"  # the cap
+    zh = "说明一。说明二。\n\n## 步骤\n\n执行：\n- 第一\n- 第二\n\n## 下一步\n\n无关。"
+    a, b = zh.index("说明二。"), zh.index("执行：") + 3
+    assert zh[slice(*chunks.shown(zh, a, b))] == "说明一。说明二。\n\n## 步骤\n\n执行：\n- 第一\n- 第二"
+    a = zh.index("执行：")
+    assert zh[slice(*chunks.shown(zh, a, a + 3))] == "执行：\n- 第一\n- 第二"

@@ -57,7 +57,8 @@ class Result:
     memory: Memory
     score: float
     channels: dict[str, float] = field(default_factory=dict)
-    # For a long memory found through one of its chunks: that chunk's (start, end) in its text.
+    # For a long memory found through one of its chunks: (start, end) in its text of the part
+    # shown, that chunk widened to whole blocks (`chunks.shown`).
     part: tuple[int, int] | None = None
     # How sure the search is that the query is about something stored (`confidence`): the same for
     # every result of one search, and already multiplied into `score`.
@@ -311,15 +312,18 @@ def _as_parents(
 
 
 def _show_parts(store: Store, q: Query, results: list[Result], best_chunk: dict[int, int]) -> None:
-    """Set `part` on the results that are long memories: the chunk that matched best."""
+    """Set `part` on the results that are long memories: the chunk that matched best, widened
+    to whole blocks by the one rule of what a search shows (`chunks.shown`)."""
     spans = store.chunk_spans([best_chunk[r.memory.id] for r in results if r.memory.id in best_chunk])
     unmatched = [r.memory.id for r in results if r.memory.id not in best_chunk]
     by_words = _chunk_by_words(store, q.text, unmatched) if unmatched else {}
     for r in results:
         if r.memory.id in best_chunk:
-            r.part = _span(r.memory, spans.get(best_chunk[r.memory.id]), store, best_chunk[r.memory.id])
-        elif r.memory.id in by_words:
-            r.part = by_words[r.memory.id]
+            span = _span(r.memory, spans.get(best_chunk[r.memory.id]), store, best_chunk[r.memory.id])
+        else:
+            span = by_words.get(r.memory.id)
+        if span is not None:
+            r.part = chunks.shown(r.memory.content, *span)
 
 
 def _chunk_by_words(store: Store, query: str, parent_ids: list[int]) -> dict[int, tuple[int, int]]:
