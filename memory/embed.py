@@ -474,7 +474,7 @@ def model_problem(name: str) -> tuple[str, str] | None:
         return (f"no folder {path}", f"use {MODEL_NAMES}")
     if _in_hf_cache(name):
         return None
-    if name in _MINILM:  # MiniLM by its Hugging Face name: the package holds the very same model
+    if name in MINILM:  # MiniLM by its Hugging Face name: the package holds the very same model
         return (f"no model called {name!r} on this machine", f'use "{PACKAGED_MODEL}": the same MiniLM, packaged')
     return (f"no model called {name!r} on this machine", f"use {MODEL_NAMES}")
 
