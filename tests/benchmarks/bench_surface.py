@@ -108,7 +108,12 @@ class CachedEmbedder:
         return [self.cache[k] for k in keys]
 
     def embed_query(self, text: str) -> Any:
-        return self.embed([text])[0]
+        # Asymmetric models (e5: "query: " / "passage: ") embed a query unlike a memory.
+        key = "q:" + self._key(text)
+        if key not in self.cache:
+            self.cache[key] = self.np.asarray(self.inner.embed_query(text), dtype="float32")
+            self.dirty = True
+        return self.cache[key]
 
     def save(self) -> None:
         if self.dirty:
