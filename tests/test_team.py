@@ -358,6 +358,7 @@ def test_the_owners_reindex_switches_the_team_and_each_teammate_re_embeds_their_
 ):
     from memory import cli, embed
     from memory.retrieval import ranking
+    from memory.store import indexes as indexes_mod
     from memory.store import stored_model
 
     alice, bob = team("alice"), team("bob")
@@ -366,6 +367,7 @@ def test_the_owners_reindex_switches_the_team_and_each_teammate_re_embeds_their_
     bobs = bob.app(PROJECT).add("Bob rotates the billing API keys on the first Monday", scope="global")["memory"]
     for _ in range(6):  # psycopg prepares a statement run this often: the swap must not break prepared ones
         assert alice.app(PROJECT).search("therapist Quinnfeather")["results"][0]["id"] == mine["id"]
+        assert indexes_mod.load_vectors(alice.store, [shared["id"]])[0] == [shared["id"]]
 
     code = cli.main(["--home", str(tmp_path / "home-owner"), "--json", "reindex", "--model", "hash-32"])
     out, err = capsys.readouterr()
@@ -387,7 +389,9 @@ def test_the_owners_reindex_switches_the_team_and_each_teammate_re_embeds_their_
     assert indexes == {"memory_vec_pkey", "memory_vec_hnsw", "memory_vec_scope"}
     assert rows_as(alice.role, "SELECT rowid FROM memory_vec") == [(shared["id"],)]  # the grant is back
 
-    # A teammate's process opened before the swap: keyword search still answers, without vectors.
+    # A teammate's process opened before the swap: keyword search still answers, without vectors,
+    # and statements psycopg prepared before it (run 6 times above) still run.
+    assert indexes_mod.load_vectors(alice.store, [shared["id"]])[0] == []
     found = alice.app(PROJECT).search("therapist Quinnfeather")["results"]
     assert found[0]["id"] == mine["id"] and "vector" not in found[0]["channels"]
     assert alice.app(PROJECT).search("staging database port")["results"][0]["id"] == shared["id"]

@@ -1189,8 +1189,12 @@ def load_vectors(conn: PgConnection, ids: list[int], dim: int, model: tuple[str,
     found: dict[int, Any] = {}
     for start in range(0, len(ids), 1000):
         chunk = ids[start : start + 1000]
+        # `::vector`: no dimension in the result type, so a statement psycopg prepared before a
+        # reindex changed it is planned again instead of failing ("cached plan must not change
+        # result type"); SAME_MODEL then finds no rows.
         for rowid, emb in conn.execute(
-            f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))}) AND {SAME_MODEL}",
+            f"SELECT rowid, embedding::vector FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))}) "
+            f"AND {SAME_MODEL}",
             (*chunk, *model),
         ):
             found[rowid] = emb
