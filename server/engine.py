@@ -7,8 +7,9 @@ ask the engine, and do the work themselves only when there is none.
 
 Lifecycle: started detached by whichever process first needs it (`run.py engine`, through
 memory.remote.start); one per database by an flock; exits after `hook_resident_minutes` without
-a request, when its database file is deleted, or when MAPLE's code on disk changed (the next
-request starts the new code).
+a request, when its database file is deleted, when MAPLE's code on disk changed (the next
+request starts the new code), or when a reindex switched the database's model (the next request
+starts with that model).
 
 A team database (PostgreSQL) is served the same way, one engine per URL and role: the hooks then
 ask it over the socket and never import the driver. A database that cannot be reached (down at
@@ -77,6 +78,7 @@ METHODS = frozenset(
     }
 )
 CODE_CHECK_SECONDS = 60.0
+MODEL_CHECK_SECONDS = 5.0  # how soon an engine sees that a reindex (elsewhere, on a team database) switched models
 RECONNECT_SECONDS = 2.0  # between two attempts to reach a team database that was lost
 SHOWN_BUSY_MS = 100  # see Engine._briefly
 PRIME_PROMPT = "热身: warm up the recall path before the first prompt"  # Engine.prime (CJK: jieba too)
@@ -336,7 +338,7 @@ class Engine:
         )
         worker.start()
         threading.Thread(target=self.warm, name="maple-engine-warm", daemon=True).start()
-        checked = time.monotonic()
+        checked = model_checked = time.monotonic()
         try:
             while not self.stopping.wait(1.0):
                 now = time.monotonic()
@@ -346,6 +348,11 @@ class Engine:
                 if not self.team and not self.config.db_path.exists():
                     log.info("the database %s is gone: exiting", self.config.db_path)
                     return
+                if now - model_checked > MODEL_CHECK_SECONDS:
+                    model_checked = now
+                    if switched := self._reindexed():
+                        log.info("%s: exiting so the next request starts with the database's model", switched)
+                        return
                 if now - checked > CODE_CHECK_SECONDS:
                     checked = now
                     if _code_stamp() != self._code:
@@ -354,6 +361,21 @@ class Engine:
         finally:
             self.stop()
             worker.stop()
+
+    def _reindexed(self) -> str:
+        """Why this engine's model no longer fits the database ("" while it does): a reindex
+        swapped the vectors since it opened them (on a team database, the owner's, run on another
+        machine). Its harvest and worker could give no memory a vector any more, and its searches
+        rank by keywords alone: a new engine opens with the database's model (embed.choose_model)
+        and embeds what is missing, this role's global memories included."""
+        store = self.store
+        if store is None:
+            return ""
+        try:
+            with store.tx.lock:  # between two requests' statements (as memory.app.Memories)
+                return store.reindexed_since()
+        except (MapleError, db.DatabaseError):  # the database is away: the reconnect deals with it
+            return ""
 
     def stop(self) -> None:
         self.stopping.set()

@@ -43,7 +43,7 @@ def backend(request: pytest.FixtureRequest, home: Path, tmp_path: Path, monkeypa
     if name == "postgresql":
         url = request.getfixturevalue("pg_url")
         for folder in (home, tmp_path / "home"):
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # as MAPLE makes a home (doctor checks it)
             (folder / "config.json").write_text(json.dumps({"database": url}), encoding="utf-8")
         monkeypatch.setenv("MAPLE_DATABASE_URL", url)
     return name

@@ -44,6 +44,12 @@ def fill(store: Store, n: int = 20, scope: str = "global") -> list[int]:
     ]
 
 
+def has_table(store: Store, name: str) -> bool:
+    if store.backend == "postgresql":
+        return store.conn.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0]
+    return store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+
 def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
@@ -238,6 +244,7 @@ def test_export_to_stdout_prints_the_digest_on_stderr(capsys, home):
 # -- reindex -----------------------------------------------------------------------------------
 
 
+@pytest.mark.backends  # and on a team database (PostgreSQL)
 def test_reindex_moves_every_memory_to_the_new_model_and_keyword_search_works_meanwhile(home):
     with open_store(home, dim=64) as store:
         ids = fill(store, 300)
@@ -266,6 +273,7 @@ def test_reindex_moves_every_memory_to_the_new_model_and_keyword_search_works_me
     moved.close()
 
 
+@pytest.mark.backends  # and on a team database (PostgreSQL)
 def test_an_interrupted_reindex_resumes_where_it_stopped(home):
     with open_store(home) as store:
         fill(store, 250)
@@ -287,7 +295,7 @@ def test_an_interrupted_reindex_resumes_where_it_stopped(home):
     report = backup.reindex(store, target, batch=100)
     assert report.resumed_from == 200 and report.embedded == 51 and report.swapped
     assert store.conn.execute("SELECT count(*) FROM memory_vec").fetchone()[0] == 251
-    assert not store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_vec_reindex'").fetchone()
+    assert not has_table(store, "memory_vec_reindex")
     store.close()
 
 
@@ -377,6 +385,7 @@ def test_reindex_to_a_new_revision_re_embeds_every_memory_and_chunk_and_drops_ca
         assert store.conn.execute("SELECT count(*) FROM entity_vectors").fetchone()[0] == 0
 
 
+@pytest.mark.backends  # and on a team database (PostgreSQL)
 def test_an_interrupted_reindex_for_another_revision_starts_afresh(home):
     with open_store(home) as store:
         fill(store, 250)
@@ -400,6 +409,7 @@ def test_an_interrupted_reindex_for_another_revision_starts_afresh(home):
     store.close()
 
 
+@pytest.mark.backends  # and on a team database (PostgreSQL)
 def test_a_process_still_holding_the_old_model_writes_no_vectors_after_a_reindex(home):
     cfg = config_mod.load(home=home, env={})
     stale = Store.open(cfg, HashEmbedder(64))

@@ -233,6 +233,26 @@ def test_the_engine_leaves_when_its_database_is_deleted(engine) -> None:
     assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
 
 
+def test_the_engine_leaves_when_a_reindex_elsewhere_switched_the_model_and_the_next_one_embeds_with_it(engine) -> None:
+    """On a team database the owner reindexes from another machine: nothing stops this engine,
+    whose model no longer fits the vectors (it could embed nothing any more)."""
+    from memory.store import backup
+
+    home, project = engine
+    with Store.open(Config(home=home), None) as store:
+        backup.reindex(store, HashEmbedder(32))
+        store.add_many([NewMemory("Stored without a vector meanwhile", scope=str(project.resolve()))], embed=False)
+    assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
+    assert remote.start(home, home / "memory.db", env=env_for(home))  # the next request's engine
+    assert remote.wait_until_up(home, home / "memory.db", 60)
+
+    def embedded() -> bool:
+        with Store.open(Config(home=home), None) as store:
+            return store.vector_model == "hash-32" and store.missing_vectors_count() == 0
+
+    assert wait_for(embedded, 60)  # its harvest gave the memory a vector from the database's model
+
+
 def test_doctor_reports_the_engine_and_restoring_a_backup_stops_it(engine) -> None:
     home, project = engine
     pid = ping(home)["pid"]

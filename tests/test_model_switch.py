@@ -7,14 +7,17 @@ from __future__ import annotations
 import io
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
 from cli_helpers import add, run, run_json  # noqa: F401  (project: autouse fixture)
 from cli_helpers import project as project  # noqa: F401
 
+from memory import config as config_mod
 from memory import embed
+from memory.store import Store
+
+pytestmark = pytest.mark.backends  # each test on SQLite and on a team database (PostgreSQL)
 
 
 def fill(capsys: pytest.CaptureFixture[str], n: int) -> list[int]:
@@ -27,11 +30,8 @@ def line_of(out: str, check: str) -> str:
 
 
 def reindex_meta(home: Path) -> dict[str, str]:
-    conn = sqlite3.connect(home / "memory.db")
-    try:
-        return dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'reindex%'").fetchall())
-    finally:
-        conn.close()
+    with Store.open(config_mod.load(home=home), None) as store:  # the team database too
+        return dict(store.conn.execute("SELECT key, value FROM meta WHERE key LIKE 'reindex%'").fetchall())
 
 
 # -- 1. a switch waiting for reindex is a problem --------------------------------------------------------

@@ -297,3 +297,132 @@ def test_a_teammate_is_told_when_the_owner_has_not_made_the_vector_table(pg_url,
     with Store.open(config_mod.load(home=homes["dave"]), HashEmbedder(64)) as store:
         with pytest.raises(StoreUnavailable, match="no vector table yet.*open it once as that role"):
             Memories(store, PROJECT).add(ALICE_PROJECT)
+
+
+# -- switching the team's embedding model -----------------------------------------------------------
+
+
+def vector_column(role: PgRole) -> str:
+    return rows_as(
+        role,
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = 'memory_vec'::regclass AND attname = 'embedding'",
+    )[0][0]
+
+
+def team_state(role: PgRole) -> dict:
+    """What a reindex changes in the database, read as `role`."""
+    return {
+        "column": vector_column(role),
+        "reindex_table": rows_as(role, "SELECT to_regclass('memory_vec_reindex') IS NOT NULL")[0][0],
+        "meta": dict(rows_as(role, "SELECT key, value FROM meta WHERE key LIKE 'reindex%' OR key LIKE 'embedding%'")),
+    }
+
+
+def test_a_teammate_running_reindex_is_told_to_ask_the_owner_and_nothing_changes(team, capsys, tmp_path):
+    from memory import cli
+
+    alice = team("alice")
+    alice.app(PROJECT).add(ALICE_PROJECT)
+    before = team_state(alice.role)
+    for args in (["reindex", "--model", "hash-32"], ["reindex", "--model", "hash-32", "--dry-run"]):
+        code = cli.main(["--home", str(tmp_path / "home-alice"), *args])
+        out, err = capsys.readouterr()
+        assert code != 0 and out == "" and "Traceback" not in err
+        assert "only the role that owns MAPLE's tables may do" in err
+        assert "ask the team database's admin to run the reindex as that role" in err
+    assert (
+        team_state(alice.role)
+        == before
+        == {
+            "column": "vector(64)",
+            "reindex_table": False,
+            "meta": {"embedding_model": "hash-64", "embedding_dim": "64"},
+        }
+    )
+    # doctor names the owner too, and does not call the pending switch a broken database
+    (tmp_path / "home-alice" / "config.json").write_text(
+        json.dumps({"database": alice.role.url, "embedding_model": "hash-32"}), encoding="utf-8"
+    )
+    cli.main(["--home", str(tmp_path / "home-alice"), "--json", "doctor", "--no-model"])
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["database"]["ok"] is True
+    assert checks["model switch"]["ok"] is False and "hash-32" in checks["model switch"]["detail"]
+    assert checks["model switch"]["fix"].startswith(
+        "ask the team database's admin to run `maple-memory reindex --model hash-32` as the role that owns"
+    )
+
+
+def test_the_owners_reindex_switches_the_team_and_each_teammate_re_embeds_their_own_global_memories(
+    team, capsys, tmp_path
+):
+    from memory import cli, embed
+    from memory.retrieval import ranking
+    from memory.store import indexes as indexes_mod
+    from memory.store import stored_model
+
+    alice, bob = team("alice"), team("bob")
+    mine = alice.app(PROJECT).add(ALICE_SECRET, scope="global")["memory"]
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    bobs = bob.app(PROJECT).add("Bob rotates the billing API keys on the first Monday", scope="global")["memory"]
+    for _ in range(6):  # psycopg prepares a statement run this often: the swap must not break prepared ones
+        assert alice.app(PROJECT).search("therapist Quinnfeather")["results"][0]["id"] == mine["id"]
+        assert indexes_mod.load_vectors(alice.store, [shared["id"]])[0] == [shared["id"]]
+
+    code = cli.main(["--home", str(tmp_path / "home-owner"), "--json", "reindex", "--model", "hash-32"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    # The owner sees the project memory and none of the teammates' global ones.
+    assert (report["model"], report["previous_model"], report["embedded"], report["swapped"]) == (
+        "hash-32",
+        "hash-64",
+        1,
+        True,
+    )
+    assert team_state(alice.role) == {
+        "column": "vector(32)",
+        "reindex_table": False,
+        "meta": {"embedding_model": "hash-32", "embedding_dim": "32"},
+    }
+    indexes = {r[0] for r in rows_as(alice.role, "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_vec'")}
+    assert indexes == {"memory_vec_pkey", "memory_vec_hnsw", "memory_vec_scope"}
+    assert rows_as(alice.role, "SELECT rowid FROM memory_vec") == [(shared["id"],)]  # the grant is back
+
+    # A teammate's process opened before the swap: keyword search still answers, without vectors,
+    # and statements psycopg prepared before it (run 6 times above) still run.
+    assert indexes_mod.load_vectors(alice.store, [shared["id"]])[0] == []
+    found = alice.app(PROJECT).search("therapist Quinnfeather")["results"]
+    assert found[0]["id"] == mine["id"] and "vector" not in found[0]["channels"]
+    assert alice.app(PROJECT).search("staging database port")["results"][0]["id"] == shared["id"]
+    assert alice.store.missing_vectors_count() == 1 and alice.store.reindexed_since()
+
+    # Each teammate's MAPLE, opened afresh, takes the database's model and embeds what it lacks.
+    for name, own in (("alice", mine), ("bob", bobs)):
+        cfg = config_mod.load(home=tmp_path / f"home-{name}")
+        with Store.open(cfg, embed.from_config(cfg, stored_model(cfg))) as fresh:
+            assert (fresh.embedder.name, fresh.vector_dim) == ("hash-32", 32)
+            assert fresh.missing_vectors_count() == 1
+            assert fresh.embed_missing() == 1 and fresh.missing_vectors_count() == 0
+            hit = ranking.search(fresh, ranking.make_query(own["content"][:40], ["global", PROJECT]), record=False)[0]
+            assert hit.memory.id == own["id"] and hit.channels.get("vector", 0) > 0
+    # The row policy is back: a personal memory's vector is its author's alone.
+    assert rows_as(alice.role, f"SELECT count(*) FROM memory_vec WHERE rowid = {mine['id']}") == [(1,)]
+    assert rows_as(bob.role, f"SELECT count(*) FROM memory_vec WHERE rowid = {mine['id']}") == [(0,)]
+    assert rows_as(alice.role, "SELECT count(*) FROM memory_vec") == [(2,)]
+
+
+def test_an_owner_who_sees_no_memory_still_switches_the_model_and_teammates_fill_the_new_table(team, tmp_path):
+    from memory import embed
+    from memory.store import backup, stored_model
+
+    alice = team("alice")
+    mine = alice.app(PROJECT).add(ALICE_SECRET, scope="global")["memory"]
+    with Store.open(config_mod.load(home=tmp_path / "home-owner"), None) as owner:
+        report = backup.reindex(owner, HashEmbedder(32))
+    assert (report.total, report.embedded, report.swapped) == (0, 0, True)
+    assert team_state(alice.role)["column"] == "vector(32)"  # a table for the teammates' vectors
+    cfg = config_mod.load(home=tmp_path / "home-alice")
+    with Store.open(cfg, embed.from_config(cfg, stored_model(cfg))) as fresh:
+        assert fresh.embed_missing() == 1
+    assert rows_as(alice.role, "SELECT rowid FROM memory_vec") == [(mine["id"],)]

@@ -797,6 +797,7 @@ class Memories:
                 # Same model: only long memories stored before chunking need work (their chunks).
                 chunked = store.ensure_chunks(dry_run=dry_run, embedder=embedder)
                 return {"model": embedder.name, "reindexed": 0, "unchanged": True, "chunked": chunked}
+            backup.require_rights(store, embedder)  # a teammate on a team database: before any change
             # The reindex below embeds the new chunks with the rest.
             chunked = store.ensure_chunks(embed=False, dry_run=dry_run)
         wait = getattr(embedder, "wait", None)

@@ -467,13 +467,15 @@ def _model_switch_check(ctx: Context, unloadable: bool) -> Check:
     else:
         held = f"revision {revision}" if revision else "an earlier revision"
         what = f"this database's vectors are from {model} ({held}), not from {choice.wanted} as it is now"
-    from memory.store import backup
+    from memory.store import backup, pg
 
+    owner = True  # may run the reindex: on a team database, only the role that owns MAPLE's tables
     try:
         conn = _open_readonly(config)
         try:
             wanted = choice.wanted
             plan = backup.reindex_plan(conn, backup.reindex_target(wanted, embed.model_revision(wanted)))
+            owner = not config.database_url or pg.may_create(conn)
         finally:
             conn.close()
         count = f"{plan.remaining} memor{'y' if plan.remaining == 1 else 'ies'} to re-embed" + (
@@ -481,13 +483,15 @@ def _model_switch_check(ctx: Context, unloadable: bool) -> Check:
         )
     except Exception:  # noqa: BLE001 - the database check says what is wrong with it
         count = "every memory to re-embed"
-    return Check(
-        "model switch",
-        False,
-        f"{what}: {count}",
-        f"`{ctx.command('reindex')}` (re-embeds them with {choice.wanted}, with progress; stop it any time and "
-        "run it again to resume; keyword search keeps working meanwhile)",
+    fix = (
+        f"`{ctx.command('reindex')}` (re-embeds them with {choice.wanted}, with progress; stop it any time and run "
+        "it again to resume; keyword search keeps working meanwhile)"
+        if owner
+        else f"ask the team database's admin to run `{PROG} reindex --model {choice.wanted}` as the role that owns "
+        "MAPLE's tables (only it may replace the vector table); your MAPLE then re-embeds your global memories "
+        "by itself"
     )
+    return Check("model switch", False, f"{what}: {count}", fix)
 
 
 def _permissions(path: Path, want: int) -> Check:
@@ -594,11 +598,7 @@ def _probe_team_database(config: Config) -> str:
         result = store.integrity()
         if not result["ok"]:
             raise StoreUnavailable(", ".join(f"{k} {v}" for k, v in result.items() if k != "ok"))
-        if store.vector_model and store.vector_model != config.embedding_model:
-            raise StoreUnavailable(
-                f"{pg.safe_url(url)} holds vectors from {store.vector_model!r} but embedding_model is "
-                f"{config.embedding_model!r}; set embedding_model to the team's model"
-            )
+        _require_models_revision(config, store)
         whole = conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL AND parent_id IS NULL").fetchone()[
             0
         ]
@@ -628,12 +628,19 @@ def _probe_database(config: Config) -> str:
         conn.close()
     if not result["ok"]:
         raise StoreUnavailable(", ".join(f"{k} {v}" for k, v in result.items() if k != "ok"))
+    _require_models_revision(config, store)
+    return f"{path}: {_memory_count(path, config)}, integrity ok"
+
+
+def _require_models_revision(config: Config, store: Store) -> None:
+    """The database check fails only when this machine cannot give the vectors the database holds
+    (its model's revision changed): search could not use them. Another configured model is a
+    pending switch, which the model switch check reports (search keeps the database's model)."""
     choice = embed.choose_model(
         config.embedding_model, (store.vector_model, store.vector_revision) if store.vector_model else None
     )
-    if store.vector_model and choice.name != store.vector_model:  # a revision this machine cannot give
+    if store.vector_model and choice.name != store.vector_model:
         raise StoreUnavailable(choice.describe())
-    return f"{path}: {_memory_count(path, config)}, integrity ok"
 
 
 def _probe_entity_links(config: Config) -> str:

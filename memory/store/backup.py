@@ -20,7 +20,9 @@ reindex       Re-embeds every memory (chunks of long ones included: they are row
               old table is replaced, and the model, dimension and revision recorded, inside one
               transaction. Keyword search never stops working, and vector search answers from the
               old vectors until the swap; a process still holding the old model writes no vectors
-              after it (Store._write_vectors).
+              after it (Store._write_vectors). On a team database only the owner of MAPLE's
+              tables may run it; it re-embeds what that role can read, and each teammate's MAPLE
+              gives their own global memories vectors afterwards (Store.embed_missing).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import memory.store.db as db
+import memory.store.pg as pg
 import memory.store.schema as schema
 from memory.config import Config
 from memory.embed import Embedder, revision_of, to_blob
@@ -43,7 +46,7 @@ from memory.errors import InvalidInput, NotFound, StoreUnavailable
 from memory.store.memories import Store, ensure_private_dir, record_revision
 
 BACKUP_NAME = re.compile(r"^memory-(\d{8}T\d{6}(?:\d{6})?Z)\.db$")
-REINDEX_TABLE = "memory_vec_reindex"
+REINDEX_TABLE = pg.REINDEX_TABLE
 
 
 # -- backup --------------------------------------------------------------------------------------
@@ -313,6 +316,13 @@ def reindex_plan(conn: Any, target: str) -> ReindexPlan:
     return ReindexPlan(total, done, changed, through, started)
 
 
+def require_rights(store: Store, embedder: Embedder) -> None:
+    """Refuse, before anything changes, a reindex this connection's role may not do: on a team
+    database only the owner of MAPLE's tables may replace the vector table."""
+    if store.backend == "postgresql":
+        pg.require_owner_to_reindex(store.conn, embedder.name)  # type: ignore[arg-type]
+
+
 def reindex(
     store: Store,
     embedder: Embedder,
@@ -325,7 +335,11 @@ def reindex(
     """Re-embed every memory with `embedder` and swap the vector index (resumable).
 
     Open `store` without an embedder (Store.open refuses a model the database was not built with).
+    On a team database the owner of MAPLE's tables runs it (`require_rights`); it re-embeds what
+    that role sees, so teammates' global memories get their vectors from their own MAPLE after
+    the swap (Store.embed_missing).
     """
+    require_rights(store, embedder)
     c = store.conn
     revision = revision_of(embedder)
     target = reindex_target(embedder.name, revision)
@@ -390,17 +404,30 @@ def reindex(
     return report
 
 
-def _embed_into(store: Store, embedder: Embedder, rows: list[tuple[int, str, str]]) -> None:
-    vectors = embedder.embed([r[2] for r in rows])
-    dim = len(vectors[0])
-    if _meta(store, "reindex_dim") is None:
-        coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
-        with store.tx.atomic() as conn:
+def _create_table(store: Store, dim: int) -> None:
+    """The table a reindex fills, and its dimension in meta (a resumed run finds both)."""
+    with store.tx.atomic() as conn:
+        if store.backend == "postgresql":
+            pg.create_reindex_table(conn, dim)  # type: ignore[arg-type]
+        else:
+            coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
             conn.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS {REINDEX_TABLE} USING vec0("
                 f"embedding float[{dim}] distance_metric=cosine, scope text{coarse})"
             )
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('reindex_dim', ?)", (str(dim),))
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('reindex_dim', ?)", (str(dim),))
+
+
+def _embed_into(store: Store, embedder: Embedder, rows: list[tuple[int, str, str]]) -> None:
+    vectors = embedder.embed([r[2] for r in rows])
+    dim = len(vectors[0])
+    if _meta(store, "reindex_dim") is None:
+        _create_table(store, dim)
+    if store.backend == "postgresql":
+        with store.tx.atomic() as conn:
+            pairs = [(mid, scope, vec) for (mid, scope, _), vec in zip(rows, vectors)]
+            pg.write_vectors(conn, pairs, REINDEX_TABLE)  # type: ignore[arg-type]
+        return
     with store.tx.atomic() as conn:
         for (mid, scope, _), vec in zip(rows, vectors):
             blob = to_blob(vec)
@@ -418,12 +445,22 @@ def _embed_into(store: Store, embedder: Embedder, rows: list[tuple[int, str, str
 
 
 def _swap(store: Store, embedder: Embedder) -> None:
-    """Replace memory_vec with the rebuilt table in one transaction (vec0 cannot be renamed)."""
+    """Replace memory_vec with the rebuilt table in one transaction (vec0 cannot be renamed; a
+    PostgreSQL table is renamed, see pg.swap_vector_table)."""
     dim = int(_meta(store, "reindex_dim") or 0)
+    if store.backend == "postgresql":
+        if not dim and embedder.dim:
+            # Nothing this role sees, but teammates' global memories may need the new table for
+            # the vectors their MAPLE gives them (Store.embed_missing).
+            _create_table(store, dim := embedder.dim)
+        if dim:
+            pg.index_reindex_table(store.conn)  # type: ignore[arg-type]
     with store.tx.atomic() as conn:
         if not dim:  # an empty database: nothing was embedded, only the model changes
             conn.execute("DROP TABLE IF EXISTS memory_vec")
             conn.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim', 'embedding_revision')")
+        elif store.backend == "postgresql":
+            pg.swap_vector_table(conn, dim)  # type: ignore[arg-type]
         else:
             coarse = f", coarse bit[{dim}]" if dim % 8 == 0 else ""
             conn.execute("DROP TABLE IF EXISTS memory_vec")
@@ -436,6 +473,7 @@ def _swap(store: Store, embedder: Embedder) -> None:
                 f"INSERT INTO memory_vec ({cols}) SELECT {cols} FROM {REINDEX_TABLE} "
                 "WHERE rowid IN (SELECT id FROM memories)"
             )
+        if dim:
             conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?), ('embedding_dim', ?)",
                 (embedder.name, str(dim)),

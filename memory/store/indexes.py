@@ -64,13 +64,18 @@ def keyword_hits(
     return store.conn.execute(sql, (match, *(args if where else scopes), pool)).fetchall()
 
 
+def _held(store: Store) -> tuple[str, str]:
+    """The (model, revision) of this process's vectors (a team database's reads check it)."""
+    return store.vector_model or "", store.vector_revision
+
+
 def vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
     """The `k` nearest vectors in `scopes` as (id, cosine), nearest first: from the in-memory index
     where numpy is at hand, else sqlite-vec's exact scan."""
     if not store.has_vectors:
         return []
     if store.backend == "postgresql":
-        return pg.vector_hits(store.conn, qvec, scopes, k)  # type: ignore[arg-type]
+        return pg.vector_hits(store.conn, qvec, scopes, k, _held(store))  # type: ignore[arg-type]
     index = vector_index(store)
     if index is None:
         return exact_vector_hits(store, qvec, scopes, k)
@@ -86,7 +91,7 @@ def cosines(store: Store, qvec: Any, ids: Sequence[int]) -> dict[int, float]:
     if not store.has_vectors:
         return out
     if store.backend == "postgresql":
-        return pg.cosines(store.conn, qvec, ids)  # type: ignore[arg-type]
+        return pg.cosines(store.conn, qvec, ids, _held(store))  # type: ignore[arg-type]
     blob = to_blob(qvec)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -186,7 +191,7 @@ def warm(store: Store, vectors: bool = True) -> None:
 def exact_vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
     """sqlite-vec's exact nearest neighbours (what the in-memory index is checked against)."""
     if store.backend == "postgresql":
-        return pg.vector_hits(store.conn, qvec, scopes, k)  # type: ignore[arg-type]
+        return pg.vector_hits(store.conn, qvec, scopes, k, _held(store))  # type: ignore[arg-type]
     marks = ",".join("?" * len(scopes))
     return [
         (r[0], 1 - r[1])
@@ -208,7 +213,7 @@ def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
     if not store.has_vectors or not ids:
         return [], np.zeros((0, dim), dtype=np.float32)
     if store.backend == "postgresql":
-        return pg.load_vectors(store.conn, ids, dim)  # type: ignore[arg-type]
+        return pg.load_vectors(store.conn, ids, dim, _held(store))  # type: ignore[arg-type]
     found: dict[int, bytes] = {}
     if len(ids) > 2000:
         every = _scan_vectors(store)

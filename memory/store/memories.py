@@ -270,7 +270,7 @@ class Store:
             record_revision(self.conn, revision)
         self.vector_dim, self.vector_model, self.vector_revision = dim, model, revision
 
-    def _reindexed_since(self) -> str:
+    def reindexed_since(self) -> str:
         """Why this connection's vectors no longer fit the index ("" when they do): a reindex
         (another process) re-embedded it with another model or revision since it was opened."""
         held = _vector_meta(self.conn)
@@ -391,7 +391,7 @@ class Store:
         """Insert or replace the vectors of (memory id, scope, vector) rows."""
         if not rows:
             return
-        held = self._reindexed_since()  # inside the write's transaction: what the index holds now
+        held = self.reindexed_since()  # inside the write's transaction: what the index holds now
         if held:
             # These vectors come from the model the index held before a reindex swapped it. Leave
             # them out (the memories stay keyword-searchable; whoever holds the new model embeds
@@ -1014,7 +1014,7 @@ class Store:
                 ).fetchall()
             if not rows:
                 return done
-            if stale := self._reindexed_since():
+            if stale := self.reindexed_since():
                 raise EmbeddingMismatch(stale)
             vectors = self._embed([r[2] for r in rows])
             if vectors[0] is None:

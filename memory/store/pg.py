@@ -16,6 +16,8 @@ What cannot be shared is named and lives here, one function per difference:
   (k1 1.2, b 0.75, FTS5's idf) over the rows the tsquery matches;
 - the vector index: `memory_vec` is a table (rowid, scope, embedding vector(dim)) with an HNSW
   index (cosine), searched with pgvector's iterative scan so a scope filter still returns k rows;
+  a reindex fills an ordinary table of the new dimension and renames it into place (the owner's
+  step: it replaces a table), and a process still holding the old model reads no vectors;
 - transactions: one at a time per database for writes, as SQLite's BEGIN IMMEDIATE gives (a
   transaction-level advisory lock), except where a statement takes row locks itself (the job queue
   claims with FOR UPDATE SKIP LOCKED);
@@ -1069,38 +1071,100 @@ def create_vector_table(conn: PgConnection, dim: int) -> None:
         protect_vectors(conn)
 
 
+# -- re-embedding (memory.store.backup.reindex) -------------------------------------------------------
+
+REINDEX_TABLE = "memory_vec_reindex"
+
+
+def require_owner_to_reindex(conn: PgConnection, model: str) -> None:
+    """Before a reindex changes anything: it replaces the vector table, which only the owner of
+    MAPLE's tables may do (as the schema migrations, `require_owner`)."""
+    if not may_create(conn):
+        raise StoreUnavailable(
+            f"re-embedding database {safe_url(conn.url)} with {model} replaces its vector table, which only the role "
+            "that owns MAPLE's tables may do; ask the team database's admin to run the reindex as that role "
+            f"(e.g. `MAPLE_DATABASE_URL=postgresql://maple_owner@… maple-memory reindex --model {model}`). "
+            "Afterwards your MAPLE re-embeds your own global memories by itself"
+        )
+
+
+def create_reindex_table(conn: PgConnection, dim: int) -> None:
+    """The table a reindex fills (memory_vec's columns with the new model's dimension). It has no
+    grant: teammates never read it; the swap gives it memory_vec's policy and grant."""
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {REINDEX_TABLE} (rowid BIGINT PRIMARY KEY, scope TEXT NOT NULL, "
+        f"embedding vector({int(dim)}) NOT NULL)"
+    )
+
+
+def index_reindex_table(conn: PgConnection) -> None:
+    """The HNSW index of the filled table, built once at the end (faster than row by row) and
+    outside the swap's transaction: memory_vec stays searchable and writable while it builds."""
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS {REINDEX_TABLE}_hnsw ON {REINDEX_TABLE} USING hnsw (embedding vector_cosine_ops)"
+    )
+
+
+def swap_vector_table(conn: PgConnection, dim: int) -> None:
+    """Inside the reindex's swap transaction: the filled table becomes memory_vec, with its
+    indexes, row policy and grant (vectors of memories deleted meanwhile left out)."""
+    conn.execute(
+        f"DELETE FROM {REINDEX_TABLE} WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = {REINDEX_TABLE}.rowid)"
+    )
+    conn.execute("DROP TABLE IF EXISTS memory_vec")
+    conn.execute(f"ALTER TABLE {REINDEX_TABLE} RENAME TO memory_vec")
+    conn.execute(f"ALTER TABLE memory_vec RENAME CONSTRAINT {REINDEX_TABLE}_pkey TO memory_vec_pkey")
+    conn.execute(f"ALTER INDEX IF EXISTS {REINDEX_TABLE}_hnsw RENAME TO memory_vec_hnsw")
+    create_vector_table(conn, dim)  # the indexes not made yet, the policy and the grant
+
+
 def _vector(vec: Any) -> Any:
     import numpy as np
 
     return np.asarray(vec, dtype=np.float32)
 
 
-def write_vectors(conn: PgConnection, rows: Sequence[tuple[int, str, Any]]) -> None:
+def write_vectors(conn: PgConnection, rows: Sequence[tuple[int, str, Any]], table: str = "memory_vec") -> None:
+    """Insert or replace (memory id, scope, vector) rows of memory_vec (or of REINDEX_TABLE)."""
     conn.register_vectors()
     conn.executemany(
-        "INSERT INTO memory_vec (rowid, scope, embedding) VALUES (?, ?, ?) "
+        f"INSERT INTO {table} (rowid, scope, embedding) VALUES (?, ?, ?) "
         "ON CONFLICT (rowid) DO UPDATE SET scope = excluded.scope, embedding = excluded.embedding",
         [(mid, scope, _vector(vec)) for mid, scope, vec in rows],
     )
 
 
-def vector_hits(conn: PgConnection, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
+# A process that opened the database before a reindex swapped memory_vec (a teammate's engine
+# still holding the old model) reads no vectors instead of comparing two models' vectors or
+# failing on their dimensions: keyword search answers until it restarts (server.engine exits when
+# it sees the swap). A condition without columns: PostgreSQL checks it once, before any scan.
+SAME_MODEL = (
+    "(SELECT value FROM meta WHERE key = 'embedding_model') = ? "
+    "AND coalesce((SELECT value FROM meta WHERE key = 'embedding_revision'), '') = ?"
+)
+
+
+def vector_hits(
+    conn: PgConnection, qvec: Any, scopes: Sequence[str], k: int, model: tuple[str, str]
+) -> list[tuple[int, float]]:
     """The k nearest in `scopes` by the HNSW index; the iterative scan keeps going past rows of
-    other scopes until k are found (pgvector 0.8)."""
+    other scopes until k are found (pgvector 0.8). `model`: the (model, revision) `qvec` came
+    from; none when the index holds another's (SAME_MODEL)."""
     conn.register_vectors()
     marks = ",".join("?" * len(scopes))
     with conn.lock:
         conn.setting("hnsw.ef_search", str(max(40, min(int(k), 1000))))
         conn.setting("hnsw.iterative_scan", "relaxed_order")
         rows = conn.execute(
-            f"SELECT rowid, embedding <=> ? AS d FROM memory_vec WHERE scope IN ({marks}) ORDER BY d LIMIT ?",
-            (_vector(qvec), *scopes, k),
+            f"SELECT rowid, embedding <=> ? AS d FROM memory_vec WHERE scope IN ({marks}) AND {SAME_MODEL} "
+            "ORDER BY d LIMIT ?",
+            (_vector(qvec), *scopes, *model, k),
         ).fetchall()
     rows.sort(key=lambda r: (r[1], r[0]))  # relaxed order: nearly sorted, sort the k exactly
     return [(r[0], 1 - float(r[1])) for r in rows]
 
 
-def cosines(conn: PgConnection, qvec: Any, ids: Sequence[int]) -> dict[int, float]:
+def cosines(conn: PgConnection, qvec: Any, ids: Sequence[int], model: tuple[str, str]) -> dict[int, float]:
     conn.register_vectors()
     out: dict[int, float] = {}
     q = _vector(qvec)
@@ -1109,14 +1173,15 @@ def cosines(conn: PgConnection, qvec: Any, ids: Sequence[int]) -> dict[int, floa
         out.update(
             (r[0], 1 - float(r[1]))
             for r in conn.execute(
-                f"SELECT rowid, embedding <=> ? FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})",
-                (q, *chunk),
+                f"SELECT rowid, embedding <=> ? FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))}) "
+                f"AND {SAME_MODEL}",
+                (q, *chunk, *model),
             )
         )
     return out
 
 
-def load_vectors(conn: PgConnection, ids: list[int], dim: int) -> tuple[list[int], Any]:
+def load_vectors(conn: PgConnection, ids: list[int], dim: int, model: tuple[str, str]) -> tuple[list[int], Any]:
     """(ids that have a vector, float32 matrix of unit rows), in the order given."""
     import numpy as np
 
@@ -1124,8 +1189,13 @@ def load_vectors(conn: PgConnection, ids: list[int], dim: int) -> tuple[list[int
     found: dict[int, Any] = {}
     for start in range(0, len(ids), 1000):
         chunk = ids[start : start + 1000]
+        # `::vector`: no dimension in the result type, so a statement psycopg prepared before a
+        # reindex changed it is planned again instead of failing ("cached plan must not change
+        # result type"); SAME_MODEL then finds no rows.
         for rowid, emb in conn.execute(
-            f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))})", chunk
+            f"SELECT rowid, embedding::vector FROM memory_vec WHERE rowid IN ({','.join('?' * len(chunk))}) "
+            f"AND {SAME_MODEL}",
+            (*chunk, *model),
         ):
             found[rowid] = emb
     have = [i for i in ids if i in found]
