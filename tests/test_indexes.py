@@ -15,7 +15,7 @@ from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.lang import text
 from memory.retrieval import ranking as retrieval
-from memory.store import GLOBAL, NewMemory, Store, indexes
+from memory.store import GLOBAL, NewMemory, Store, indexes, pg
 from memory.store.textindex import TextIndex
 from memory.store.vecindex import VectorIndex
 
@@ -268,3 +268,70 @@ def test_postgresql_vector_hits_are_the_exact_nearest_in_their_scopes(both: tupl
             near = dict(exact)
             assert all(abs(s - near[i]) < 1e-5 for i, s in got if i in near)
     assert np.mean(recall) >= 0.95
+
+
+def _assert_same_as_sql(team: Store, index: TextIndex, queries: list[str], scopes: list[str], k: int = 25) -> None:
+    """A warm copy of a team database's keyword index ranks and scores as the database's BM25."""
+    index.sync(team.conn)
+    checked = 0
+    for q in queries:
+        terms = text.query_terms(q)
+        if not terms:
+            continue
+        marks = ",".join("?" * len(scopes))
+        want = pg.keyword_hits(team.conn, terms, f"m.scope IN ({marks})", scopes, k)
+        got = index.search(team.conn, terms, scopes, k)
+        assert [i for i, _ in got] == [i for i, _ in want], q
+        assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9, atol=0), q
+        checked += bool(want)
+    assert checked >= len(queries) // 2
+
+
+def test_a_warm_team_store_ranks_from_copies_that_agree_with_the_database(both: tuple[Store, Store]) -> None:
+    _, team = both
+    queries = _queries(random.Random(3))
+    cold = {
+        q: [
+            (r.memory.id, r.score)
+            for r in retrieval.search(team, retrieval.make_query(q, [PROJECT, GLOBAL]), record=False)
+        ]
+        for q in queries
+    }
+    indexes.warm(team)
+    assert team._text_index is not None and team._vector_index is not None  # type: ignore[attr-defined]
+    _assert_same_as_sql(team, team._text_index, queries, [PROJECT, GLOBAL])  # type: ignore[attr-defined]
+    _assert_same_as_sql(team, team._text_index, queries, [GLOBAL])  # type: ignore[attr-defined]
+    agree = []
+    for q in queries:
+        got = [
+            (r.memory.id, r.score)
+            for r in retrieval.search(team, retrieval.make_query(q, [PROJECT, GLOBAL]), record=False)
+        ]
+        agree.append(len({i for i, _ in got[:10]} & {i for i, _ in cold[q][:10]}) / max(1, len(cold[q][:10])))
+    assert np.mean(agree) >= 0.97  # HNSW (cold) against the exact in-memory scan (warm)
+
+
+def test_a_warm_team_store_follows_adds_updates_archives_and_purges(tmp_path: Path, pg_url: str) -> None:
+    team = Store.open(config_mod.load(home=tmp_path / "team", env={}, database=pg_url), HashEmbedder(64))
+    ids = _fill(team, 300, seed=4)
+    indexes.warm(team)
+    index = team._text_index  # type: ignore[attr-defined]
+    queries = _queries(random.Random(5), 25)
+    rng = random.Random(6)
+    other = Store.open(team.config, HashEmbedder(64))  # another process's connection
+    ids += [m.id for m in other.add_many([NewMemory(_sentence(rng), scope=PROJECT) for _ in range(80)])]
+    for mid in rng.sample(ids, 40):
+        other.update(mid, content=_sentence(rng), reason="test")
+    other.close()
+    _assert_same_as_sql(team, index, queries, [PROJECT])
+    for mid in ids[20:35]:
+        team.forget(mid, permanent=True)
+    _assert_same_as_sql(team, index, queries, [PROJECT])
+    assert not set(ids[20:35]) & {
+        i for q in queries for i, _ in index.search(team.conn, text.query_terms(q), [PROJECT], 500)
+    }
+    newest = ids[-1]
+    team.update(newest, content="nginx certificate renew", reason="test")
+    found = indexes.vector_hits(team, HashEmbedder(64).embed(["nginx certificate renew"])[0], [PROJECT], 1)
+    assert found[0][0] == newest  # the re-embedded vector, caught up from memory_versions
+    team.close()

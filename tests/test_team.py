@@ -202,6 +202,23 @@ def test_what_a_teammate_was_shown_and_the_prompt_it_answered_stay_theirs(team):
     assert "my fault" not in json.dumps(shown) + json.dumps(bob.app(PROJECT).session("alice-session"))
 
 
+def test_a_warm_engine_copy_holds_what_its_role_may_read_and_follows_teammates(team):
+    from memory.store import indexes
+
+    alice, bob = team("alice"), team("bob")
+    mine = alice.app(PROJECT).add(ALICE_SECRET, scope="global", subject="Dr Quinnfeather")["memory"]
+    indexes.warm(bob.store)  # bob's engine: built from what bob's role reads
+    assert bob.app(PROJECT).search("Quinnfeather therapist")["results"] == []
+    assert not indexes.keyword_hits(bob.store, ['"quinnfeather"'], ["global", PROJECT], 10)
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]  # written after bob's engine warmed
+    later = alice.app(PROJECT).add("Alice also sees Dr Quinnfeather on Fridays", scope="global")["memory"]
+    assert [r["id"] for r in bob.app(PROJECT).search("staging database port")["results"]] == [shared["id"]]
+    assert bob.app(PROJECT).search("Quinnfeather")["results"] == []
+    assert {mine["id"], later["id"]}.isdisjoint(
+        i for i, _ in indexes.keyword_hits(bob.store, ['"quinnfeather"'], ["global", PROJECT], 10)
+    )
+
+
 def test_two_users_keep_global_memories_naming_the_same_entity(team):
     alice, bob = team("alice"), team("bob")
     a = alice.app(PROJECT).add("Dr Quinnfeather prescribed Alice a new inhaler", scope="global")["memory"]

@@ -30,11 +30,11 @@ def keyword_hits(
     conditions on the memories table (alias m), applied here only when other scopes would crowd
     the pool. `narrowed`: the caller filters on more than scope and currency (layer, time), so the
     in-memory postings, which know only scopes, cannot answer."""
-    if store.backend == "postgresql":
+    index = text_index(store)
+    if store.backend == "postgresql" and (index is None or narrowed):
         marks = ",".join("?" * len(scopes))
         cond = where or f"m.scope IN ({marks}) AND m.deleted_at IS NULL"
         return pg.keyword_hits(store.conn, terms, cond, args if where else scopes, pool)  # type: ignore[arg-type]
-    index = text_index(store)
     if index is not None and not narrowed:
         # The warm process's copy of FTS5's postings: the same scores, ~10x faster. It filters by
         # scope only, so queries with other filters let SQL apply them before ranking.
@@ -74,9 +74,9 @@ def vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[
     where numpy is at hand, else sqlite-vec's exact scan."""
     if not store.has_vectors:
         return []
-    if store.backend == "postgresql":
-        return pg.vector_hits(store.conn, qvec, scopes, k, _held(store))  # type: ignore[arg-type]
     index = vector_index(store)
+    if store.backend == "postgresql" and index is None:
+        return pg.vector_hits(store.conn, qvec, scopes, k, _held(store))  # type: ignore[arg-type]
     if index is None:
         return exact_vector_hits(store, qvec, scopes, k)
     return index.search(qvec, scopes, k)
@@ -126,10 +126,13 @@ def matching_ids(store: Store, match: str) -> list[int]:
 
 def vector_index(store: Store):
     """The store's in-memory vector index, created on first use and caught up on every call;
-    None in processes without numpy (they use sqlite-vec's exact scan), and on PostgreSQL (HNSW)."""
-    if not store.has_vectors or store.backend != "sqlite":
+    None in processes without numpy (they use sqlite-vec's exact scan), and on PostgreSQL unless
+    `warm` built one (cold processes ask the HNSW index)."""
+    if not store.has_vectors:
         return None
     index = getattr(store, "_vector_index", None)
+    if index is None and store.backend == "postgresql":
+        return None
     if index is None:
         try:
             from memory.store.vecindex import VectorIndex
@@ -162,13 +165,14 @@ def warm(store: Store, vectors: bool = True) -> None:
     # hand the GIL back and forth dozens of times a search. At Python's default 5 ms switch
     # interval each hand-over can wait that long (search p50 30 ms at 100k; 1 ms: 26 ms).
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
-    if store.backend != "sqlite":  # PostgreSQL ranks in the database (memory.store.pg)
-        return
     # Decided once: a store that gets its first vector meanwhile builds the vector index on its
-    # first vector search instead (vector_index).
+    # first vector search instead (vector_index; on PostgreSQL the HNSW index serves it).
     vectors = vectors and store.has_vectors and bool(store.vector_dim)
     dim = store.vector_dim
-    conn = db.connect(store.path, vectors=vectors, readonly=True)
+    if store.backend == "postgresql":  # the same role's rows: a warm copy ranks what it may read
+        conn: Any = pg.connect(store.conn.url, busy_timeout_ms=store.config.busy_timeout_ms)  # type: ignore[attr-defined]
+    else:
+        conn = db.connect(store.path, vectors=vectors, readonly=True)
     try:
         keywords = TextIndex.build(conn)
         nearest = None

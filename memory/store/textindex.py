@@ -60,8 +60,11 @@ class TextIndex:
 
     @classmethod
     def build(cls, conn: Any) -> TextIndex:
-        """Read FTS5's postings for the whole store (about 1.5 s per 100k memories)."""
+        """Read FTS5's postings for the whole store (about 1.5 s per 100k memories). A team
+        database keeps no FTS5 postings: its memories are tokenised here, by the same tokenizer."""
         self = cls()
+        if getattr(conn, "backend", "sqlite") == "postgresql":
+            return self._build_by_tokenising(conn)
         with _snapshot(conn):
             self.seen_id, self.seen_version, self.seen_purge = _marks(conn)
             ids, scopes = [], []
@@ -86,6 +89,17 @@ class TextIndex:
             raise RuntimeError("FTS5 instance and row tables disagree; rebuild the index")
         self.length[: len(self.length)] = np.bincount(docs, minlength=len(self.length))[: len(self.length)]
         self._set_postings(terms, docs, np.ones(len(docs), dtype=np.int32))
+        return self
+
+    def _build_by_tokenising(self, conn: Any, step: int = 5000) -> TextIndex:
+        """Every memory this connection may read, tokenised a step of ids at a time and folded
+        into the grouped postings (a team database: what the role sees is what it ranks)."""
+        with _snapshot(conn):
+            self.seen_id, self.seen_version, self.seen_purge = _marks(conn)
+            self._grow(self.seen_id)
+            for low in range(0, self.seen_id, step):
+                self._index(conn, "id > ? AND id <= ?", (low, min(low + step, self.seen_id)))
+                self._merge()
         return self
 
     def sync(self, conn: Any) -> None:
@@ -315,7 +329,11 @@ def _marks(conn: Any) -> tuple[int, int, int]:
 def _fts_totals(conn: Any) -> tuple[int, int]:
     """FTS5's own row count and token total (its 'averages' record), as bm25() reads them. With
     contentless_delete, FTS5 never takes deleted rows out of these, so they drift upwards; the
-    index uses them anyway, to give exactly the scores bm25() gives."""
+    index uses them anyway, to give exactly the scores bm25() gives. A team database keeps the
+    same two figures in memory_fts_totals (memory.store.pg)."""
+    if getattr(conn, "backend", "sqlite") == "postgresql":
+        row = conn.execute("SELECT rows, length FROM memory_fts_totals").fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
     row = conn.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
     if row is None or not row[0]:
         return 0, 0
@@ -342,13 +360,14 @@ def _varint(blob: bytes, pos: int) -> tuple[int, int]:
 
 class _snapshot:
     """A read transaction, so every statement in it sees the same database (unless the caller
-    already holds one)."""
+    already holds one). Not on a team database: its transactions read each statement afresh
+    (read committed) anyway, and its writers take ids in commit order (memory.store.pg)."""
 
     def __init__(self, conn: Any) -> None:
         self.conn, self.own = conn, False
 
     def __enter__(self) -> None:
-        if not self.conn.in_transaction:
+        if getattr(self.conn, "backend", "sqlite") == "sqlite" and not self.conn.in_transaction:
             self.conn.execute("BEGIN")
             self.own = True
 

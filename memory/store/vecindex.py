@@ -21,6 +21,13 @@ from typing import Any
 import numpy as np
 
 
+def _floats(value: Any) -> np.ndarray:
+    """A stored vector as float32: sqlite-vec's little-endian blob, or pgvector's value."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return np.frombuffer(value, dtype="<f4")
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
 class VectorIndex:
     def __init__(self, dim: int):
         self.dim = dim
@@ -44,8 +51,9 @@ class VectorIndex:
     def sync(self, conn: Any) -> None:
         """Load vectors added or re-embedded since the last sync."""
         with self.lock:
-            top = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
-            version = conn.execute("SELECT coalesce(max(id), 0) FROM memory_versions").fetchone()[0]
+            top, version = conn.execute(
+                "SELECT (SELECT coalesce(max(id), 0) FROM memories), (SELECT coalesce(max(id), 0) FROM memory_versions)"
+            ).fetchone()
             if top > self.seen_id:
                 new = [
                     r[0] for r in conn.execute("SELECT id FROM memories WHERE id > ? AND id <= ?", (self.seen_id, top))
@@ -85,9 +93,12 @@ class VectorIndex:
     def _add_rows(self, rows: Any) -> None:
         ids, scopes, vecs = [], [], []
         for rowid, scope, blob in rows:
+            vec = _floats(blob)
+            if vec.size != self.dim:
+                continue  # another model's vector: a reindex swapped the table under this process
             ids.append(rowid)
             scopes.append(self.scope_code.setdefault(scope, len(self.scope_code)))
-            vecs.append(np.frombuffer(blob, dtype="<f4"))
+            vecs.append(vec)
         if not ids:
             return
         v = np.stack(vecs)
