@@ -375,6 +375,8 @@ class PgConnection:
         try:
             raw = pool.getconn(timeout=POOL_WAIT_S)
         except Exception:  # noqa: BLE001 - PoolTimeout, PoolClosed, a failed connect: not an error here
+            raw = None
+        if raw is None:
             yield
             return
         session = self._sessions.get(raw)
