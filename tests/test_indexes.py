@@ -330,6 +330,12 @@ def test_a_warm_team_store_follows_adds_updates_archives_and_purges(tmp_path: Pa
     assert not set(ids[20:35]) & {
         i for q in queries for i, _ in index.search(team.conn, text.query_terms(q), [PROJECT], 500)
     }
+    other = Store.open(team.config, HashEmbedder(64))
+    (added,) = other.add_many([NewMemory("pager rotation handbook for the billing team", scope=PROJECT)])
+    other.close()
+    with team.conn.pinned():  # as the engine serves a request: its pooled connection reads the new vector
+        found = indexes.vector_hits(team, HashEmbedder(64).embed([added.content])[0], [PROJECT], 1)
+    assert found[0][0] == added.id
     newest = ids[-1]
     team.update(newest, content="nginx certificate renew", reason="test")
     found = indexes.vector_hits(team, HashEmbedder(64).embed(["nginx certificate renew"])[0], [PROJECT], 1)

@@ -384,6 +384,8 @@ class PgConnection:
             session = self._sessions[raw] = _Session(raw)
         self._pins.session = session
         try:
+            if self._vectors:
+                self.register_vectors()  # once per pooled connection: vectors read as vectors, not text
             yield
         finally:
             self._pins.session = None
