@@ -258,6 +258,16 @@ def test_the_engine_serves_a_team_database_to_the_prompt_hook_which_never_import
             if b"port 6543" in traced.stdout:
                 break
         assert b"port 6543" in traced.stdout, log(home)
+        # A teammate's write after the engine warmed: its search (a pooled connection, the in-memory
+        # copies catching up, vectors read from the database) finds it by meaning and by words.
+        with Store.open(config, HashEmbedder(64)) as s:
+            s.add(NewMemory("The nightly invoice export runs at 02:30 UTC", scope=str(tmp_path)))
+        for _ in range(3):  # pooled connections are handed out in turn: each must read vectors
+            found = remote.call(
+                home, config.db_path, "search", ["nightly invoice export"], {"record": False}, project=str(tmp_path)
+            )
+            assert found["results"][0]["content"] == "The nightly invoice export runs at 02:30 UTC", found
+            assert "vector" in found["results"][0]["channels"], found
         own_server.pause()
         try:
             r = hook("user-prompt-submit", {**prompt, "session_id": "down"}, home, **resident)
