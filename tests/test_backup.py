@@ -323,6 +323,7 @@ class Revised(HashEmbedder):
         self.revision = revision
 
 
+@pytest.mark.backends  # on a team database the owner's first open makes the vector table: with the revision
 def test_a_store_records_its_models_revision_and_refuses_vectors_of_another(home):
     cfg = config_mod.load(home=home, env={})
     with Store.open(cfg, Revised(64)) as store:

@@ -183,7 +183,7 @@ class Store:
             if store.vector_dim is None and embedder is not None and embedder.dim and pg.may_create(conn):
                 # The owner's first open with the model makes the vector table (see the README): a
                 # teammate's role may not create tables, so it cannot wait for the first vector.
-                store._ensure_vector_table(embedder.dim, embedder.name)
+                store._ensure_vector_table(embedder.dim, embedder.name, revision_of(embedder))
         except db.DatabaseError as e:
             conn.close()
             raise StoreUnavailable(f"database {pg.safe_url(url)}: {e}") from e
