@@ -341,3 +341,24 @@ def test_a_warm_team_store_follows_adds_updates_archives_and_purges(tmp_path: Pa
     found = indexes.vector_hits(team, HashEmbedder(64).embed(["nginx certificate renew"])[0], [PROJECT], 1)
     assert found[0][0] == newest  # the re-embedded vector, caught up from memory_versions
     team.close()
+
+
+@pytest.mark.backends
+def test_a_vector_written_later_for_a_memory_the_warm_copy_already_saw_is_found(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory stored while the model loaded gets its vector from embed_missing (no version row):
+    the warm copy looks such memories up again (found by the team trial: never, until a restart)."""
+    monkeypatch.setattr(VectorIndex, "WAIT_SECONDS", 0.0)
+    cfg = config_mod.load(home=home)
+    warm = Store.open(cfg, HashEmbedder(64))
+    _fill(warm, 20, seed=21)
+    indexes.warm(warm)
+    (late,) = warm.add_many([NewMemory("pager rotation handbook for the billing team", scope=PROJECT)], embed=False)
+    assert indexes.vector_hits(warm, HashEmbedder(64).embed([late.content])[0], [PROJECT], 1)[0][0] != late.id
+    with Store.open(cfg, HashEmbedder(64)) as worker:  # the engine's harvest or the worker
+        assert worker.embed_missing() == 1
+    found = indexes.vector_hits(warm, HashEmbedder(64).embed([late.content])[0], [PROJECT], 1)
+    assert found[0][0] == late.id
+    assert not warm._vector_index.waiting  # type: ignore[attr-defined]
+    warm.close()

@@ -14,7 +14,9 @@ afterwards, so a deleted or re-scoped memory never leaks through.
 
 from __future__ import annotations
 
+import bisect
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +31,12 @@ def _floats(value: Any) -> np.ndarray:
 
 
 class VectorIndex:
+    # Memories seen without a vector (stored while the model loaded, or by a process without one)
+    # get theirs later from embed_missing, which leaves no version row: they are looked up again,
+    # at most WAIT_BATCH of them every WAIT_SECONDS.
+    WAIT_SECONDS = 2.0
+    WAIT_BATCH = 200
+
     def __init__(self, dim: int):
         self.dim = dim
         self.n = 0  # rows in use; the arrays below grow by doubling
@@ -44,6 +52,9 @@ class VectorIndex:
         self.scope_rows: dict[int, int] = {}  # scope code -> rows
         self.seen_id = 0
         self.seen_version = 0
+        self.waiting: set[int] = set()  # ids seen without a vector
+        self._next_wait_check = 0.0
+        self._wait_cursor = 0
         self.lock = threading.Lock()
 
     # -- keeping up with the database ------------------------------------------------------------
@@ -66,6 +77,7 @@ class VectorIndex:
                     )
                 else:
                     self._load_ids(conn, new)
+                self.waiting.update(i for i in new if i not in self.row_of)
                 self.seen_id = top
             if version > self.seen_version:
                 self._load_ids(
@@ -78,6 +90,14 @@ class VectorIndex:
                     ],
                 )
                 self.seen_version = version
+            if self.waiting and time.monotonic() >= self._next_wait_check:
+                pending = sorted(self.waiting)  # in turns from where the last look stopped
+                at = bisect.bisect_right(pending, self._wait_cursor)
+                ids = (pending[at:] + pending[:at])[: self.WAIT_BATCH]
+                self._wait_cursor = ids[-1]
+                self._load_ids(conn, ids)
+                self.waiting.difference_update(i for i in ids if i in self.row_of)
+                self._next_wait_check = time.monotonic() + self.WAIT_SECONDS
 
     def _load_ids(self, conn: Any, ids: Sequence[int]) -> None:
         """Load these memories' vectors. vec0 answers `rowid = ?` by lookup but scans the whole
