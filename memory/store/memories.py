@@ -245,7 +245,7 @@ class Store:
 
     def _ensure_vector_table(self, dim: int, model: str, revision: str = "") -> None:
         """Create the vector index on first use and record its model, revision and dimension."""
-        if self.vector_dim is None:
+        if self.vector_dim is None and "embedding_dim" in _vector_meta(self.conn):
             self._load_vector_meta()  # another process may have made the index since this one opened
         if self.vector_dim is not None:
             if dim != self.vector_dim or model != self.vector_model or revision != self.vector_revision:
@@ -284,7 +284,10 @@ class Store:
 
     @property
     def has_vectors(self) -> bool:
-        if self.vector_dim is None:  # another connection may have stored the first vector since
+        # Another connection may have stored the first vector since. Re-read only when it did: a
+        # re-read of an empty meta table would put None back over what another thread of this
+        # process has just set (its first vector write, racing this check).
+        if self.vector_dim is None and "embedding_dim" in _vector_meta(self.conn):
             self._load_vector_meta()
         return self.vector_dim is not None
 
