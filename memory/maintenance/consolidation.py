@@ -40,6 +40,7 @@ DAY = 86400.0
 MAX_PROVENANCE = 20  # provenance entries kept per memory (as memory.ingest)
 MIN_CONTAINMENT = 0.6  # the rule before same_fact (bench_paraphrase.py's "before"): terms shared
 LSH_TABLES, LSH_BITS, SMALL_BUCKET = 24, 18, 64
+EXACT_BELOW = 1024  # a scope this small compares every pair of vectors exactly
 TOPIC_SIMILARITY = 0.55  # cosine to a cluster's first member to join its topic
 MIN_CLUSTER, MAX_CLUSTER = 3, 12
 FOLD_MAX_IMPORTANCE = 2  # episodes at or below this importance fold into their summary when old
@@ -65,6 +66,10 @@ def near_pairs(matrix: Any, threshold: float, seed: int = 20261130) -> list[tupl
     n, dim = matrix.shape
     if n < 2:
         return []
+    if n <= EXACT_BELOW:  # few enough to compare every pair (hashing can miss a pair at 0.95)
+        sims = matrix @ matrix.T
+        rows, cols = np.nonzero(np.triu(sims >= threshold, k=1))
+        return list(zip(rows.tolist(), cols.tolist(), sims[rows, cols].astype(float).tolist()))
     rng = np.random.default_rng(seed)
     weights = (1 << np.arange(LSH_BITS)).astype(np.int64)
     found_a, found_b, found_s = [], [], []
