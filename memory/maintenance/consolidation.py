@@ -4,10 +4,12 @@ clusters of episodes that gain a summary.
 Near-duplicates are found without comparing every pair: random-hyperplane hashing (24 tables of
 18 bits) puts two vectors at cosine 0.95 in a shared bucket with probability about 98% (99.8% at
 cosine 0.97), and only pairs that share a bucket are compared exactly: about 5 x 10^5 pairs for
-100k random vectors instead of 5 x 10^9. A pair merges when
+100k random vectors instead of 5 x 10^9 (a scope of up to EXACT_BELOW memories compares every
+pair exactly). A pair merges when
 its cosine is at least `maintenance_dedup_similarity` and `same_fact` holds: the values a reader
 would check agree (numbers, times, weekdays, environments, negation, names), the texts are not one
-edit apart (8080/8081, "every"/"every other", two names swapped), and no two different speakers:
+edit apart (8080/8081, "every"/"every other", two names swapped), the words one has and the other
+lacks are explained as rewording (`words_explained`: not 数据库备份 / 日志), and no two different speakers:
 vectors alone call "Caroline: thanks!" and "Melanie: thanks!" the same, and "port 8080" and
 "port 8081" too (tests/benchmarks/bench_paraphrase.py measures the rule on labelled pairs).
 
