@@ -23,6 +23,13 @@ import memory.store.columns as columns
 from memory.config import is_url, safe_url
 from memory.errors import StoreUnavailable
 
+# How far a store has gone: its largest memory id, version id and purge id (the warm indexes
+# catch up to them: memory.store.indexes, textindex, vecindex).
+MARKS_SQL = (
+    "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
+    "(SELECT coalesce(max(id), 0) FROM memory_versions), "
+    "(SELECT coalesce(max(id), 0) FROM purges)"
+)
 IN_LIST_LENGTHS = (8, 32, 128, 256, 500)
 
 

@@ -141,11 +141,7 @@ class Marks:
 
 def read_marks(conn: Any) -> Marks:
     """The store's marks in one statement (what a warm search reads before it ranks)."""
-    sql = (
-        "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
-        "(SELECT coalesce(max(id), 0) FROM memory_versions), "
-        "(SELECT coalesce(max(id), 0) FROM purges)"
-    )
+    sql = db.MARKS_SQL
     if getattr(conn, "backend", "sqlite") != "postgresql":
         return Marks(*conn.execute(sql).fetchone())
     row = conn.execute(

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 import memory.store.db as db
-from memory.store.indexes import Marks, read_marks
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 
@@ -104,13 +103,14 @@ class TextIndex:
                 self._merge()
         return self
 
-    def sync(self, conn: Any, marks: Marks | None = None) -> None:
-        """Catch up with memories added, changed or purged since the last sync (up to `marks`,
-        read here unless the caller read them)."""
+    def sync(self, conn: Any, marks: Any = None) -> None:
+        """Catch up with memories added, changed or purged since the last sync (up to `marks`, an
+        indexes.Marks, read here unless the caller read them)."""
         with self.lock, _snapshot(conn):
-            marks = marks or read_marks(conn)
-            top, version, purged = marks.top, marks.version, marks.purged
-            self.totals = marks.totals
+            if marks is None:
+                (top, version, purged), self.totals = _marks(conn), None
+            else:
+                top, version, purged, self.totals = marks.top, marks.version, marks.purged, marks.totals
             if top > self.seen_id:
                 self._index(conn, "id > ? AND id <= ?", (self.seen_id, top))
                 self.seen_id = top
@@ -323,8 +323,8 @@ class TextIndex:
 
 
 def _marks(conn: Any) -> tuple[int, int, int]:
-    m = read_marks(conn)
-    return m.top, m.version, m.purged
+    """How far the store has gone: its largest memory id, version id and purge id."""
+    return conn.execute(db.MARKS_SQL).fetchone()
 
 
 def _fts_totals(conn: Any) -> tuple[int, int]:
