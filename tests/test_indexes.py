@@ -362,3 +362,38 @@ def test_a_vector_written_later_for_a_memory_the_warm_copy_already_saw_is_found(
     assert found[0][0] == late.id
     assert not warm._vector_index.waiting  # type: ignore[attr-defined]
     warm.close()
+
+
+def test_a_warm_search_on_a_team_database_reads_how_far_the_store_has_gone_once(tmp_path: Path, pg_url: str) -> None:
+    team = Store.open(config_mod.load(home=tmp_path / "team", env={}, database=pg_url), HashEmbedder(64))
+    _fill(team, 300, seed=8)
+    indexes.warm(team)
+    query = retrieval.make_query("pager rotation handbook for billing", [PROJECT, GLOBAL])
+    retrieval.search(team, query, record=False)
+    sent = team.conn.statements
+    retrieval.search(team, query, record=False)
+    # The marks (both indexes' and the pool size's), the query's entities, the candidates' rows (twice
+    # when the query vector comes after the other channels), the bulk-store count and the results:
+    # 11 statements before the indexes shared one read of the marks.
+    assert team.conn.statements - sent <= 6
+    other = Store.open(team.config, HashEmbedder(64))  # a teammate's add, found by the next search
+    (added,) = other.add_many([NewMemory("pager rotation handbook for the billing team", scope=PROJECT)])
+    other.close()
+    results = retrieval.search(team, query, record=False)
+    assert results[0].memory.id == added.id
+    assert results[0].channels.get("bm25", 0) > 0 and results[0].channels.get("vector", 0) > 0
+    team.close()
+
+
+def test_the_count_of_memories_stored_in_one_sitting_reads_its_own_index(tmp_path: Path) -> None:
+    store = Store.open(config_mod.load(home=tmp_path, env={}), HashEmbedder(64))
+    plan = " ".join(
+        str(r[-1])
+        for r in store.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope = ? AND occurred_at >= ? "
+            "AND occurred_at <= ? AND session_id IS NULL AND parent_id IS NULL LIMIT ?)",
+            (PROJECT, 0.0, 1.0, 102),
+        )
+    )
+    assert "memories_loose_time" in plan
+    store.close()

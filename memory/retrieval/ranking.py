@@ -30,7 +30,7 @@ from typing import Any
 from memory import embed
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
-from memory.store import Memory, Store, chunks, indexes, parse_time
+from memory.store import Memory, Store, chunks, db, indexes, parse_time
 
 log = logging.getLogger("maple.retrieval")
 
@@ -140,7 +140,7 @@ class _Cand:
     confidence: float = 1.0
     moods: tuple[str, ...] = ()
     valence: float = 0.0
-    asks: bool = False  # holds a question, so the reply after it likely answers (set for the strongest only)
+    asks: bool = False  # holds a question, so the reply after it likely answers
     cjk: float = 0.0  # how Chinese its text is (`text.cjk_share`): is it in the query's language (`_apart`)
     raw: dict[str, float] = field(default_factory=dict)  # channel -> raw score
 
@@ -160,7 +160,7 @@ def search(
     use character bigrams, as the command hook must. `vectors=False` leaves the vector channel
     out (passive recall gates on words, so it ranks the same way in the server and in a hook).
     """
-    with store.tx.lock:  # one connection per store: keep a search's reads together
+    with store.tx.lock, indexes.caught_up(store):  # one connection per store: keep a search's reads together
         results = _search(store, q, segment, vectors)
     if record and results:
         try:
@@ -214,7 +214,11 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         window = timeparse.find_window(q.text, now)
         if window:
             found.append(("time", _in_window(store, window, q, where, args, flat)))
-    rows = _rows(store, list(dict.fromkeys(i for _, hits in found for i, _ in hits)), where, args)
+    # While the query is still being embedded, read the other channels' rows; the vector hits'
+    # rows follow. A vector already there: one read for all (a round trip less on a team database).
+    rows = None
+    if embedding is None or not embedding.done():
+        rows = _rows(store, list(dict.fromkeys(i for _, hits in found for i, _ in hits)), where, args)
     qvec = _wait(embedding)
     if qvec is not None:
         found.insert(1 if terms else 0, ("vector", indexes.vector_hits(store, qvec, q.scopes, pool)))
@@ -319,7 +323,11 @@ def _show_parts(store: Store, q: Query, results: list[Result], best_chunk: dict[
     """Set `part` on the results that are long memories: the chunk that matched best, widened
     to whole blocks by the one rule of what a search shows (`chunks.shown`)."""
     spans = store.chunk_spans([best_chunk[r.memory.id] for r in results if r.memory.id in best_chunk])
-    unmatched = [r.memory.id for r in results if r.memory.id not in best_chunk]
+    # Only a memory longer than the chunk size has chunks to look in (a round trip saved a search).
+    limit = store.config.extraction_chunk_chars
+    unmatched = [
+        r.memory.id for r in results if r.memory.id not in best_chunk and chunks.is_long(r.memory.content, limit)
+    ]
     by_words = _chunk_by_words(store, q.text, unmatched) if unmatched else {}
     for r in results:
         if r.memory.id in best_chunk:
@@ -395,7 +403,7 @@ def _count(store: Store, scopes: Sequence[str] | None, enough: int = 0) -> int:
     """Memories in `scopes`, counted up to `enough` (what sizing the pool needs: at 100k a full
     count costs 6 ms, more than the rest of a cold hook's query planning), and recounted only when
     the store has grown. For None (the whole store), its largest id, an upper bound at no cost."""
-    top = store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
+    top = indexes.top_id(store)
     if scopes is None:
         return top
     cache = store.__dict__.setdefault("_count_cache", {})
@@ -546,11 +554,11 @@ def _rows(store: Store, ids: Sequence[int], where: str, args: list) -> dict[int,
     multilingual = getattr(store.embedder, "name", "") in MULTILINGUAL
     sample = f"substr(m.content, 1, {LANGUAGE_SAMPLE})" if multilingual else "''"
     for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
+        marks, chunk = db.in_list(ids[start : start + 500])
         for row in store.conn.execute(
             f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
-            f"m.confidence, m.moods, m.valence, m.scope, {sample} FROM memories m "
-            f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {_by_rowid(where)}",
+            f"m.confidence, m.moods, m.valence, m.scope, {sample}, instr(m.content, '?') > 0 FROM memories m "
+            f"WHERE m.id IN ({marks}) AND {_by_rowid(where)}",
             (*chunk, *args),
         ):
             out[row[0]] = row
@@ -582,6 +590,7 @@ def _load_rows(
         c.valence = row[9]
         c.scope = row[10]
         c.cjk = text.cjk_share(row[11] or "")
+        c.asks = bool(row[12])
 
 
 _embedding_thread: Any = None
@@ -879,12 +888,6 @@ def _neighbours(
     NEARBY_SECONDS of it: what a person notes in one sitting."""
     base = {i: sum(c.values()) for i, c in contrib.items()}
     strongest = sorted(base, key=lambda i: -base[i])[:top]
-    if strongest:  # whether each holds a question (then the turn after it likely answers it)
-        for mid, asks in store.conn.execute(
-            f"SELECT id, instr(content, '?') > 0 FROM memories WHERE id IN ({','.join('?' * len(strongest))})",
-            strongest,
-        ):
-            cands[mid].asks = bool(asks)
     # Both sides of every session in one statement (60 statements cost more than their reads).
     parts, args = [], []
     crowded = _crowded_hours(store, [cands[i] for i in strongest if cands[i].session_id is None])

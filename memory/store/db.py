@@ -12,7 +12,7 @@ import importlib.util
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,27 @@ import sqlean as sqlite
 import memory.store.columns as columns
 from memory.config import is_url, safe_url
 from memory.errors import StoreUnavailable
+
+# How far a store has gone: its largest memory id, version id and purge id (the warm indexes
+# catch up to them: memory.store.indexes, textindex, vecindex).
+MARKS_SQL = (
+    "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
+    "(SELECT coalesce(max(id), 0) FROM memory_versions), "
+    "(SELECT coalesce(max(id), 0) FROM purges)"
+)
+IN_LIST_LENGTHS = (8, 32, 128, 256, 500)
+
+
+def in_list(ids: Sequence[Any]) -> tuple[str, list[Any]]:
+    """The `?` marks and values for `IN (...)` over `ids` (at most 500), padded by repeating the
+    last to one of a few lengths: a team database plans each statement text anew until psycopg
+    has prepared it, and lists of every length are that many texts (planning a 150-id list took
+    1.3 ms of a search). Repeats change nothing an IN matches."""
+    values = list(ids)
+    size = next((n for n in IN_LIST_LENGTHS if n >= len(values)), len(values))
+    if values:
+        values += [values[-1]] * (size - len(values))
+    return ",".join("?" * len(values)), values
 
 
 class Connection(sqlite.Connection):

@@ -6,7 +6,10 @@ memory.store.vecindex), caught up with the database on every call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import memory.store.db as db
@@ -124,6 +127,61 @@ def matching_ids(store: Store, match: str) -> list[int]:
     return [r[0] for r in store.conn.execute(sql, (arg,))]
 
 
+@dataclass(frozen=True)
+class Marks:
+    """How far the store has gone: its largest memory id, version id and purge id; on a team
+    database also the keyword totals (memory_fts_totals' rows and length), read in the same
+    statement, since every round trip counts there."""
+
+    top: int
+    version: int
+    purged: int
+    totals: tuple[int, int] | None = None
+
+
+def read_marks(conn: Any) -> Marks:
+    """The store's marks in one statement (what a warm search reads before it ranks)."""
+    sql = db.MARKS_SQL
+    if getattr(conn, "backend", "sqlite") != "postgresql":
+        return Marks(*conn.execute(sql).fetchone())
+    row = conn.execute(
+        sql + ", (SELECT rows FROM memory_fts_totals), (SELECT length FROM memory_fts_totals)"
+    ).fetchone()
+    return Marks(row[0], row[1], row[2], (int(row[3] or 0), int(row[4] or 0)))
+
+
+@contextmanager
+def caught_up(store: Store) -> Iterator[Marks]:
+    """One read of how far the store has gone, for a whole search: the warm indexes are caught
+    up with it once, and inside the block neither syncs again nor is the largest id read again
+    (`top_id`). On a team database each statement is a round trip: this saves three a search.
+    The marks are this thread's only; the caller holds the store's lock."""
+    marks = read_marks(store.conn)
+    for index in (getattr(store, "_text_index", None), getattr(store, "_vector_index", None)):
+        if index is not None:
+            index.sync(store.conn, marks)
+    outer = store.__dict__.get("_marks")
+    store._marks = (threading.get_ident(), marks)  # type: ignore[attr-defined]
+    try:
+        yield marks
+    finally:
+        store._marks = outer  # type: ignore[attr-defined]
+
+
+def _fresh(store: Store) -> Marks | None:
+    """The marks of the `caught_up` block this thread is in, if any."""
+    held = store.__dict__.get("_marks")
+    return held[1] if held is not None and held[0] == threading.get_ident() else None
+
+
+def top_id(store: Store) -> int:
+    """The store's largest memory id (an upper bound of its size)."""
+    marks = _fresh(store)
+    if marks is not None:
+        return marks.top
+    return store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0]
+
+
 def vector_index(store: Store):
     """The store's in-memory vector index, created on first use and caught up on every call;
     None in processes without numpy (they use sqlite-vec's exact scan), and on PostgreSQL unless
@@ -139,14 +197,16 @@ def vector_index(store: Store):
         except ImportError:
             return None
         index = store._vector_index = VectorIndex(store.vector_dim)  # type: ignore[attr-defined]
-    index.sync(store.conn)
+        index.sync(store.conn, _fresh(store))
+    elif _fresh(store) is None:
+        index.sync(store.conn)
     return index
 
 
 def text_index(store: Store):
     """The store's in-memory keyword index, caught up, if `warm` built one; else None (FTS5 ranks)."""
     index = getattr(store, "_text_index", None)
-    if index is not None:
+    if index is not None and _fresh(store) is None:
         index.sync(store.conn)
     return index
 

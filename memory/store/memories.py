@@ -935,8 +935,7 @@ class Store:
         ids = list(ids)
         asked = [i for i in ids if SQLITE_MIN_INT <= i <= SQLITE_MAX_INT]  # larger ones cannot exist
         for start in range(0, len(asked), 500):
-            chunk = asked[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+            marks, chunk = db.in_list(asked[start : start + 500])
             for row in self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
                 found[row[0]] = Memory.from_row(row)
         return [found[i] for i in ids if i in found]

@@ -318,6 +318,20 @@ def _m012_private_recalls(conn: Connection) -> None:
         pg.private_recalls(conn)  # type: ignore[arg-type]
 
 
+def _m013_loose_time(conn: Connection) -> None:
+    # Memories without a session (memory_store, add, an import without session ids) have as
+    # neighbours the others stored within the hour in their scope, and a search counts how many
+    # there are (retrieval.ranking._crowded_hours): read down this index alone, not the table
+    # (a search on a 100k team database: 7 ms -> 2 ms). On PostgreSQL it carries what the row
+    # policy and the neighbour query read, so the scan stays in the index.
+    team = getattr(conn, "backend", "sqlite") == "postgresql"
+    conn.execute(
+        "CREATE INDEX memories_loose_time ON memories(scope, occurred_at)"
+        + (" INCLUDE (id, author)" if team else "")
+        + " WHERE session_id IS NULL AND parent_id IS NULL"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
@@ -331,6 +345,7 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("010_row_security", _m010_row_security),
     ("011_version_editors", _m011_version_editors),
     ("012_private_recalls", _m012_private_recalls),
+    ("013_loose_time", _m013_loose_time),
 ]
 
 

@@ -55,6 +55,7 @@ class TextIndex:
         self.lock = threading.Lock()
         self._tok: Any = None
         self._phrases: dict[str, list[str]] = {}
+        self.totals: tuple[int, int] | None = None  # a team database's keyword totals, read by sync
 
     # -- building and keeping up -----------------------------------------------------------------
 
@@ -102,10 +103,14 @@ class TextIndex:
                 self._merge()
         return self
 
-    def sync(self, conn: Any) -> None:
-        """Catch up with memories added, changed or purged since the last sync."""
+    def sync(self, conn: Any, marks: Any = None) -> None:
+        """Catch up with memories added, changed or purged since the last sync (up to `marks`, an
+        indexes.Marks, read here unless the caller read them)."""
         with self.lock, _snapshot(conn):
-            top, version, purged = _marks(conn)
+            if marks is None:
+                (top, version, purged), self.totals = _marks(conn), None
+            else:
+                top, version, purged, self.totals = marks.top, marks.version, marks.purged, marks.totals
             if top > self.seen_id:
                 self._index(conn, "id > ? AND id <= ?", (self.seen_id, top))
                 self.seen_id = top
@@ -248,7 +253,7 @@ class TextIndex:
         """The `k` best memories in `scopes` for an OR of `terms` (FTS5 string literals), with
         FTS5's BM25 score (its sign flipped: higher is better), best first."""
         phrases = self.phrases(terms)
-        n, total = _fts_totals(conn)
+        n, total = self.totals if self.totals is not None else _fts_totals(conn)
         with self.lock:
             codes = [self.scope_code[s] for s in scopes if s in self.scope_code]
             if not codes or not n:
@@ -319,11 +324,7 @@ class TextIndex:
 
 def _marks(conn: Any) -> tuple[int, int, int]:
     """How far the store has gone: its largest memory id, version id and purge id."""
-    return conn.execute(
-        "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
-        "(SELECT coalesce(max(id), 0) FROM memory_versions), "
-        "(SELECT coalesce(max(id), 0) FROM purges)"
-    ).fetchone()
+    return conn.execute(db.MARKS_SQL).fetchone()
 
 
 def _fts_totals(conn: Any) -> tuple[int, int]:

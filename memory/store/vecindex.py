@@ -59,12 +59,17 @@ class VectorIndex:
 
     # -- keeping up with the database ------------------------------------------------------------
 
-    def sync(self, conn: Any) -> None:
-        """Load vectors added or re-embedded since the last sync."""
+    def sync(self, conn: Any, marks: Any = None) -> None:
+        """Load vectors added or re-embedded since the last sync (up to `marks`, a
+        textindex.Marks, read here unless the caller read them)."""
         with self.lock:
-            top, version = conn.execute(
-                "SELECT (SELECT coalesce(max(id), 0) FROM memories), (SELECT coalesce(max(id), 0) FROM memory_versions)"
-            ).fetchone()
+            if marks is None:
+                top, version = conn.execute(
+                    "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
+                    "(SELECT coalesce(max(id), 0) FROM memory_versions)"
+                ).fetchone()
+            else:
+                top, version = marks.top, marks.version
             if top > self.seen_id:
                 new = [
                     r[0] for r in conn.execute("SELECT id FROM memories WHERE id > ? AND id <= ?", (self.seen_id, top))
