@@ -293,6 +293,14 @@ def test_show_of_a_missing_id_shows_the_others_exits_2_and_says_what_to_do(capsy
     assert run(capsys, "show", "abc")[0] == 2
 
 
+def test_show_of_several_missing_ids_names_them_all_and_shows_the_others(capsys):
+    a = add(capsys, "the one that exists")
+    code, out, err = run(capsys, "show", "7", "8", str(a))
+    assert code == 2 and f"memory {a}" in out and "the one that exists" in out
+    assert err.startswith("maple-memory: no memories 7, 8 in this project or the global scope;")
+    assert run_json(capsys, "show", str(a))["memories"][0]["id"] == a
+
+
 def test_list_pages_with_a_cursor(capsys):
     ids = [add(capsys, f"memory number {i}") for i in range(5)]
     page = run_json(capsys, "list", "--limit", "2")

@@ -171,7 +171,9 @@ def cmd_show(ctx: Context) -> int:
     ctx.emit({"memories": memories, **({"parts": parts} if parts else {})}, human)
     if d["missing"]:  # the ones found are shown; the exit code says some were not
         scopes = "any project" if ctx.args.all_projects else "this project or the global scope"
-        raise NotFound(f"no memory {d['missing'][0]} in {scopes}; search to find the right id")
+        missing = d["missing"]
+        named = f"memory {missing[0]}" if len(missing) == 1 else "memories " + ", ".join(map(str, missing))
+        raise NotFound(f"no {named} in {scopes}; search to find the right id")
     return 0
 
 
