@@ -115,10 +115,29 @@ def cmd_search(ctx: Context) -> int:
             {n: _part_text(r) for n, r in enumerate(d["results"]) if r.get("part")},
         )
 
-    shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
+    shown = {k: d[k] for k in ("query", "scopes", "model") if k in d}
     # `note`: why there are no results (as memory_search says it), "" when there are some
-    ctx.emit({**shown, "without_vectors": d.get("without_vectors", []), "note": d.get("note", "")}, human)
+    results = [_json_hit(r) for r in d["results"]]
+    ctx.emit(
+        {**shown, "results": results, "without_vectors": d.get("without_vectors", []), "note": d.get("note", "")},
+        human,
+    )
     return 0
+
+
+def _json_hit(r: dict) -> dict:
+    """A search result in --json, as memory_search gives it: a long memory found by one of its
+    parts carries that part as `content` (`truncated` true), and `part` says where it is (`start`,
+    `end`, `of` the whole length, `where` for people) and the command that prints the whole."""
+    part = r.get("part")
+    if not part:
+        return {**r, "truncated": False}
+    return {
+        **r,
+        "content": r["content"][part["start"] : part["end"]],
+        "truncated": part["end"] - part["start"] < part["of"],
+        "part": {**part, "whole": f"{PROG} show {r['id']}"},
+    }
 
 
 def _matched(r: dict) -> str:
