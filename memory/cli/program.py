@@ -458,8 +458,9 @@ def _probe_model(config: Config) -> str:
 
 
 def _model_why(config: Config, name: str) -> str:
-    if name == embed.preferred_model(config.embedding_model):
-        return embed.why_preferred(config.embedding_model)
+    choice = embed.choice_for(config, stored_model(config))
+    if name == choice.wanted:
+        return embed.why_chosen(choice, config.embedding_model)
     return "the model this database's vectors came from"
 
 
@@ -469,10 +470,10 @@ def _model_switch_check(ctx: Context, unloadable: bool) -> Check:
     confidently wrong) until `reindex` switches. `unloadable`: the configured model cannot load
     (the embedding model check says why), so no reindex can switch to it."""
     config = ctx.config
-    choice = embed.choose_model(config.embedding_model, stored_model(config))
+    choice = embed.choice_for(config, stored_model(config))
     if not choice.switch_pending:
         held = f"this database's vectors are from {choice.name}" if choice.stored else "no vectors yet"
-        return Check("model switch", True, f"{held}; {embed.why_preferred(config.embedding_model)}")
+        return Check("model switch", True, f"{held}; {embed.why_chosen(choice, config.embedding_model)}")
     model, revision = choice.stored or ("another model", "")
     if unloadable:
         return Check(
@@ -657,9 +658,7 @@ def _require_models_revision(config: Config, store: Store) -> None:
     """The database check fails only when this machine cannot give the vectors the database holds
     (its model's revision changed): search could not use them. Another configured model is a
     pending switch, which the model switch check reports (search keeps the database's model)."""
-    choice = embed.choose_model(
-        config.embedding_model, (store.vector_model, store.vector_revision) if store.vector_model else None
-    )
+    choice = embed.choice_for(config, (store.vector_model, store.vector_revision) if store.vector_model else None)
     if store.vector_model and choice.name != store.vector_model:
         raise StoreUnavailable(choice.describe())
 
@@ -942,7 +941,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         engine = _engine_status(c)
         unloadable = ctx.model_problem()  # judged by name: loads nothing, so --no-model checks it too
         if unloadable:
-            choice = embed.choose_model(c.embedding_model, stored_model(c))
+            choice = embed.choice_for(c, stored_model(c))
             meanwhile = (
                 f"; search keeps using {choice.name}, this database's model" if choice.name != choice.wanted else ""
             )
@@ -950,7 +949,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         elif no_model:
             checks.append(Check("embedding model", None, "skipped (--no-model)"))
         elif engine.get("model") == "ready":
-            name = embed.choose_model(c.embedding_model, stored_model(c)).name
+            name = embed.choice_for(c, stored_model(c)).name
             checks.append(
                 Check(
                     "embedding model",
