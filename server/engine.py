@@ -348,6 +348,10 @@ class Engine:
                 if not self.team and not self.config.db_path.exists():
                     log.info("the database %s is gone: exiting", self.config.db_path)
                     return
+                if self.store is not None and (stale := indexes.stale_vectors(self.store)):
+                    # a search saw it first (the warm copy checks the model before each one)
+                    log.info("%s: exiting so the next request starts with the database's model", stale)
+                    return
                 if now - model_checked > MODEL_CHECK_SECONDS:
                     model_checked = now
                     if switched := self._reindexed():

@@ -69,6 +69,12 @@ def _held(store: Store) -> tuple[str, str]:
     return store.vector_model or "", store.vector_revision
 
 
+def _queried(store: Store) -> tuple[str, str] | None:
+    """The (model, revision) this process's vectors come from, for a warm copy to check the
+    database's against before each search (None while the store has none recorded)."""
+    return _held(store) if store.vector_model else None
+
+
 def vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
     """The `k` nearest vectors in `scopes` as (id, cosine), nearest first: from the in-memory index
     where numpy is at hand, else sqlite-vec's exact scan."""
@@ -138,9 +144,16 @@ def vector_index(store: Store):
             from memory.store.vecindex import VectorIndex
         except ImportError:
             return None
-        index = store._vector_index = VectorIndex(store.vector_dim)  # type: ignore[attr-defined]
+        index = store._vector_index = VectorIndex(store.vector_dim, _queried(store))  # type: ignore[attr-defined]
     index.sync(store.conn)
     return index
+
+
+def stale_vectors(store: Store) -> str:
+    """Why this process's warm vector copy no longer fits the database ("" while it does, or when
+    there is none): a reindex switched the model since (VectorIndex.sync saw it before a search)."""
+    index = getattr(store, "_vector_index", None)
+    return index.stale if index is not None else ""
 
 
 def text_index(store: Store):
@@ -182,7 +195,7 @@ def warm(store: Store, vectors: bool = True) -> None:
             except ImportError:
                 pass
             else:
-                nearest = VectorIndex(dim)
+                nearest = VectorIndex(dim, _queried(store))
                 nearest.sync(conn)
     finally:
         conn.close()
