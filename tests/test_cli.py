@@ -339,6 +339,24 @@ def test_forget_archives_and_restore_brings_back(capsys):
     assert [m["id"] for m in run_json(capsys, "list")["memories"]] == [mid]
 
 
+def test_forget_and_restore_are_versions_that_name_who_did_them(capsys, monkeypatch):
+    mid = add(capsys, "The release train leaves on Thursdays")
+    monkeypatch.setenv("MAPLE_USER", "carol")
+    run_json(capsys, "forget", str(mid))
+    (entry,) = run_json(capsys, "history", str(mid))["entries"]
+    assert entry["status"] == "archived"
+    assert [(v["reason"], v["editor"], v["content"]) for v in entry["versions"]] == [
+        ("archived", "carol", "The release train leaves on Thursdays")
+    ]
+    monkeypatch.setenv("MAPLE_USER", "dave")
+    run_json(capsys, "restore", str(mid))
+    (entry,) = run_json(capsys, "history", str(mid))["entries"]
+    assert [(v["reason"], v["editor"]) for v in entry["versions"]] == [("archived", "carol"), ("restored", "dave")]
+    assert entry["status"] == "current" and entry["versions"][0]["changed"] == ["deleted_at"]
+    code, out, _ = run(capsys, "history", str(mid))
+    assert code == 0 and "archived by carol" in out and "restored by dave" in out
+
+
 def test_forget_permanent_deletes_for_good(capsys):
     mid = add(capsys, "Wrong fact")
     assert run_json(capsys, "forget", str(mid), "--permanent") == {"id": mid, "state": "deleted"}

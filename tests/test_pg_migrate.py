@@ -73,7 +73,7 @@ def test_migrate_copies_every_memory_with_its_vectors_versions_and_outcomes_and_
 ) -> None:
     first = migrate(capsys, pg_url)
     assert first["copied"] == 44 and first["already_there"] == 0 and first["rejected"] == 0
-    assert first["versions"] == 1 and first["outcomes"] == 1
+    assert first["versions"] == 2 and first["outcomes"] == 1  # the edit and the archive (forget)
     assert first["vectors_copied"] == 44 and first["vectors_computed"] == 0
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as src, team(pg_url, home) as dst:
         assert digest(dst) == digest(src)  # every exported field of every memory, archived ones too

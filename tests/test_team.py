@@ -185,6 +185,19 @@ def test_each_version_names_the_role_that_changed_it_whatever_the_client_claims(
     assert {r[0] for r in rows_as(bob.role, "SELECT editor FROM memory_versions")} == {bob.role.name}
 
 
+def test_archiving_and_restoring_a_shared_memory_name_the_role_that_did_it(team):
+    alice, bob = team("alice"), team("bob", user="alice")  # bob's config claims to be alice
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    assert bob.app(PROJECT).forget(shared["id"])["action"] == "archived"
+    alice.app(PROJECT).restore(shared["id"])
+    (entry,) = alice.app(PROJECT).history(shared["id"])["entries"]
+    assert [(v["reason"], v["editor"]) for v in entry["versions"]] == [
+        ("archived", bob.role.name),
+        ("restored", alice.role.name),
+    ]
+    assert entry["status"] == "current"
+
+
 def test_what_a_teammate_was_shown_and_the_prompt_it_answered_stay_theirs(team):
     alice, bob = team("alice"), team("bob")
     shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
