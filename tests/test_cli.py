@@ -298,7 +298,9 @@ def test_show_of_several_missing_ids_names_them_all_and_shows_the_others(capsys)
     code, out, err = run(capsys, "show", "7", "8", str(a))
     assert code == 2 and f"memory {a}" in out and "the one that exists" in out
     assert err.startswith("maple-memory: no memories 7, 8 in this project or the global scope;")
-    assert run_json(capsys, "show", str(a))["memories"][0]["id"] == a
+    assert run_json(capsys, "show", str(a))["missing"] == []
+    code, out, _ = run(capsys, "--json", "show", "7", str(a), "8")
+    assert code == 2 and json.loads(out)["missing"] == [7, 8] and [m["id"] for m in json.loads(out)["memories"]] == [a]
 
 
 def test_list_pages_with_a_cursor(capsys):

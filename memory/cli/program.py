@@ -187,7 +187,8 @@ def cmd_show(ctx: Context) -> int:
             print()
             print("\n".join("  " + line for line in m["content"].splitlines()))
 
-    ctx.emit({"memories": memories, **({"parts": parts} if parts else {})}, human)
+    # `missing`: the ids not found, as memory_get lists them (the exit code is 2 then)
+    ctx.emit({"memories": memories, "missing": d["missing"], **({"parts": parts} if parts else {})}, human)
     if d["missing"]:  # the ones found are shown; the exit code says some were not
         scopes = "any project" if ctx.args.all_projects else "this project or the global scope"
         missing = d["missing"]
