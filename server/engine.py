@@ -30,6 +30,7 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
 
@@ -348,6 +349,10 @@ class Engine:
                 if not self.team and not self.config.db_path.exists():
                     log.info("the database %s is gone: exiting", self.config.db_path)
                     return
+                if self.store is not None and (stale := indexes.stale_vectors(self.store)):
+                    # a search saw it first (the warm copy checks the model before each one)
+                    log.info("%s: exiting so the next request starts with the database's model", stale)
+                    return
                 if now - model_checked > MODEL_CHECK_SECONDS:
                     model_checked = now
                     if switched := self._reindexed():
@@ -438,11 +443,73 @@ def _exit(*_: Any) -> None:
     raise SystemExit(0)  # unwinds through main's cleanup: the socket goes, the lock is released
 
 
-def _log_to_file(home: Path) -> None:
-    from logging.handlers import RotatingFileHandler
+REPEAT_NOTE_SECONDS = 600.0  # while one error repeats, how often the log says how many times it did
 
+
+class _RepeatsCounted(RotatingFileHandler):
+    """engine.log: an error (a warning or worse) identical to the one just written (the same logger,
+    message and traceback: a job or a request failing the same way on every retry) is counted,
+    not written again. The count follows with the next different line, every REPEAT_NOTE_SECONDS
+    while it repeats, and when the engine exits."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._last: tuple[str, int, str, str] | None = None
+        self._repeats = 0
+        self._noted_at = 0.0
+
+    def _key(self, record: logging.LogRecord) -> tuple[str, int, str, str] | None:
+        if record.levelno < logging.WARNING:
+            return None
+        trace = (self.formatter or logging.Formatter()).formatException(record.exc_info) if record.exc_info else ""
+        return record.name, record.levelno, record.getMessage(), trace
+
+    def emit(self, record: logging.LogRecord) -> None:  # under the handler's lock (Handler.handle)
+        key = self._key(record)
+        if key is not None and key == self._last:
+            self._repeats += 1
+            if record.created - self._noted_at >= REPEAT_NOTE_SECONDS:
+                self._note(record.created)
+            return
+        self._note(record.created)
+        self._last, self._noted_at = key, record.created
+        super().emit(record)
+
+    def _note(self, now: float) -> None:
+        if not self._repeats or self._last is None:
+            return
+        name, level, _, trace = self._last
+        n, self._repeats, self._noted_at = self._repeats, 0, now
+        super().emit(
+            logging.makeLogRecord(
+                {
+                    "name": name,
+                    "levelno": level,
+                    "levelname": logging.getLevelName(level),
+                    "msg": "the %s above happened %d more time%s (the same message%s; not written again)",
+                    "args": (
+                        logging.getLevelName(level).lower(),
+                        n,
+                        "" if n == 1 else "s",
+                        " and traceback" if trace else "",
+                    ),
+                    "created": now,
+                }
+            )
+        )
+
+    def close(self) -> None:
+        self.acquire()
+        try:
+            self._note(time.time())
+        finally:
+            self.release()
+        super().close()
+
+
+def _log_to_file(home: Path) -> None:
     path = Path(home) / "engine.log"
-    handler = RotatingFileHandler(path, maxBytes=512_000, backupCount=1, encoding="utf-8")
+    handler = _RepeatsCounted(path, maxBytes=512_000, backupCount=1, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("maple")
     root.addHandler(handler)

@@ -142,6 +142,25 @@ def test_cli_add_chunks_a_long_memory_and_search_shows_where_the_part_is(capsys,
     assert code == 0 and f"of {len(LONG):,}; `maple-memory show {mid}` for all]" in out
 
 
+def test_cli_json_search_of_a_long_memory_carries_the_part_as_memory_search_does(capsys, tmp_path):
+    mid = add(capsys, LONG)
+    other = add(capsys, "Credit notes are issued by the billing team on request.")
+    found = run_json(capsys, "search", TAIL_QUERY)["results"]
+    hit = next(r for r in found if r["id"] == mid)
+    start, end = hit["part"]["start"], hit["part"]["end"]
+    assert hit["content"] == LONG[start:end] and len(hit["content"]) < len(LONG)  # the part, not the whole
+    assert "credit-notes-orphans" in hit["content"] and hit["truncated"] is True
+    assert hit["part"]["of"] == len(LONG) and hit["part"]["where"].startswith(f"chars {start + 1:,}-")
+    assert hit["part"]["whole"] == f"maple-memory show {mid}"
+    short = next(r for r in found if r["id"] == other)
+    assert short["truncated"] is False and "part" not in short
+    assert run_json(capsys, "show", str(mid))["memories"][0]["content"] == LONG
+    out = tmp_path / "all.jsonl"
+    run(capsys, "export", str(out))
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [m["content"] for m in exported if m.get("id") == mid] == [LONG]  # export keeps the whole
+
+
 def test_import_chunks_long_lines_and_export_leaves_the_chunks_out(capsys, home, tmp_path):
     old_export = tmp_path / "old.jsonl"  # an export of a release that wrote its chunks as lines
     old_export.write_text(

@@ -293,6 +293,16 @@ def test_show_of_a_missing_id_shows_the_others_exits_2_and_says_what_to_do(capsy
     assert run(capsys, "show", "abc")[0] == 2
 
 
+def test_show_of_several_missing_ids_names_them_all_and_shows_the_others(capsys):
+    a = add(capsys, "the one that exists")
+    code, out, err = run(capsys, "show", "7", "8", str(a))
+    assert code == 2 and f"memory {a}" in out and "the one that exists" in out
+    assert err.startswith("maple-memory: no memories 7, 8 in this project or the global scope;")
+    assert run_json(capsys, "show", str(a))["missing"] == []
+    code, out, _ = run(capsys, "--json", "show", "7", str(a), "8")
+    assert code == 2 and json.loads(out)["missing"] == [7, 8] and [m["id"] for m in json.loads(out)["memories"]] == [a]
+
+
 def test_list_pages_with_a_cursor(capsys):
     ids = [add(capsys, f"memory number {i}") for i in range(5)]
     page = run_json(capsys, "list", "--limit", "2")
@@ -329,6 +339,24 @@ def test_forget_archives_and_restore_brings_back(capsys):
     assert run_json(capsys, "show", str(mid))["memories"][0]["deleted_at"] is not None
     assert run_json(capsys, "restore", str(mid))["state"] == "active"
     assert [m["id"] for m in run_json(capsys, "list")["memories"]] == [mid]
+
+
+def test_forget_and_restore_are_versions_that_name_who_did_them(capsys, monkeypatch):
+    mid = add(capsys, "The release train leaves on Thursdays")
+    monkeypatch.setenv("MAPLE_USER", "carol")
+    run_json(capsys, "forget", str(mid))
+    (entry,) = run_json(capsys, "history", str(mid))["entries"]
+    assert entry["status"] == "archived"
+    assert [(v["reason"], v["editor"], v["content"]) for v in entry["versions"]] == [
+        ("archived", "carol", "The release train leaves on Thursdays")
+    ]
+    monkeypatch.setenv("MAPLE_USER", "dave")
+    run_json(capsys, "restore", str(mid))
+    (entry,) = run_json(capsys, "history", str(mid))["entries"]
+    assert [(v["reason"], v["editor"]) for v in entry["versions"]] == [("archived", "carol"), ("restored", "dave")]
+    assert entry["status"] == "current" and entry["versions"][0]["changed"] == ["deleted_at"]
+    code, out, _ = run(capsys, "history", str(mid))
+    assert code == 0 and "archived by carol" in out and "restored by dave" in out
 
 
 def test_forget_permanent_deletes_for_good(capsys):

@@ -386,3 +386,44 @@ def test_the_prompt_right_after_session_start_gets_its_memory_while_the_engine_s
     finally:
         assert remote.wait_until_up(home, home / "memory.db", 60) or not remote.running(home, home / "memory.db")
         stop_engine(home)
+
+
+def test_the_engine_log_writes_an_error_repeated_on_every_retry_once_and_then_how_often(tmp_path) -> None:
+    import logging
+
+    from server import engine as engine_mod
+
+    home = tmp_path / "h"
+    home.mkdir()
+    root = logging.getLogger("maple")
+    before = list(root.handlers), root.level
+    engine_mod._log_to_file(home)
+    (handler,) = [h for h in root.handlers if h not in before[0]]
+    log = logging.getLogger("maple.engine")
+    try:
+        for _ in range(5):  # a job failing the same way on each retry
+            try:
+                raise RuntimeError("the queue table is locked")
+            except RuntimeError:
+                log.exception("harvest failed")
+        log.warning("lost the team database: answering 'unavailable' until it is back")
+        for _ in range(2):
+            try:
+                raise RuntimeError("the queue table is locked")
+            except RuntimeError:
+                log.exception("harvest failed")
+    finally:
+        root.removeHandler(handler)
+        handler.close()  # as the engine's exit does: the count of the last repeats is written
+        root.setLevel(before[1])
+    text = (home / "engine.log").read_text(encoding="utf-8")
+    assert text.count("Traceback (most recent call last)") == 2, text
+    assert text.count("RuntimeError: the queue table is locked") == 2
+    lines = [line.split(" ", 2)[2] for line in text.splitlines() if line[:2] == "20"]  # after the date and time
+    assert lines == [
+        "ERROR maple.engine: harvest failed",
+        "ERROR maple.engine: the error above happened 4 more times (the same message and traceback; not written again)",
+        "WARNING maple.engine: lost the team database: answering 'unavailable' until it is back",
+        "ERROR maple.engine: harvest failed",
+        "ERROR maple.engine: the error above happened 1 more time (the same message and traceback; not written again)",
+    ]

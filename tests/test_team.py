@@ -185,6 +185,19 @@ def test_each_version_names_the_role_that_changed_it_whatever_the_client_claims(
     assert {r[0] for r in rows_as(bob.role, "SELECT editor FROM memory_versions")} == {bob.role.name}
 
 
+def test_archiving_and_restoring_a_shared_memory_name_the_role_that_did_it(team):
+    alice, bob = team("alice"), team("bob", user="alice")  # bob's config claims to be alice
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    assert bob.app(PROJECT).forget(shared["id"])["action"] == "archived"
+    alice.app(PROJECT).restore(shared["id"])
+    (entry,) = alice.app(PROJECT).history(shared["id"])["entries"]
+    assert [(v["reason"], v["editor"]) for v in entry["versions"]] == [
+        ("archived", bob.role.name),
+        ("restored", alice.role.name),
+    ]
+    assert entry["status"] == "current"
+
+
 def test_what_a_teammate_was_shown_and_the_prompt_it_answered_stay_theirs(team):
     alice, bob = team("alice"), team("bob")
     shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
@@ -443,3 +456,42 @@ def test_an_owner_who_sees_no_memory_still_switches_the_model_and_teammates_fill
     with Store.open(cfg, embed.from_config(cfg, stored_model(cfg))) as fresh:
         assert fresh.embed_missing() == 1
     assert rows_as(alice.role, "SELECT rowid FROM memory_vec") == [(mine["id"],)]
+
+
+def test_after_the_owners_model_switch_a_teammate_on_auto_follows_it_and_only_a_named_model_is_a_mismatch(
+    team, capsys, tmp_path
+):
+    from memory import cli, embed
+    from memory.store import stored_model
+
+    alice = team("alice")
+    mine = alice.app(PROJECT).add(ALICE_SECRET, scope="global")["memory"]
+    alice.app(PROJECT).add(ALICE_PROJECT)
+    assert cli.main(["--home", str(tmp_path / "home-owner"), "--json", "reindex", "--model", "hash-32"]) == 0
+    capsys.readouterr()
+
+    def doctor(**settings: object) -> dict:
+        (tmp_path / "home-alice" / "config.json").write_text(
+            json.dumps({"database": alice.role.url, **settings}), encoding="utf-8"
+        )
+        cli.main(["--home", str(tmp_path / "home-alice"), "--json", "doctor"])
+        return {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+
+    checks = doctor()  # embedding_model: "auto", the default
+    assert checks["model switch"]["ok"] is True, checks["model switch"]
+    assert checks["model switch"]["detail"].startswith("this database's vectors are from hash-32; ")
+    assert "the model its owner chose" in checks["model switch"]["detail"]
+    assert checks["database"]["ok"] is True
+    assert checks["embedding model"]["ok"] is True and "hash-32 works offline" in checks["embedding model"]["detail"]
+    # Alice's MAPLE embeds her personal memory with the team's model, as before.
+    cfg = config_mod.load(home=tmp_path / "home-alice")
+    with Store.open(cfg, embed.from_config(cfg, stored_model(cfg))) as fresh:
+        assert fresh.embedder.name == "hash-32" and fresh.embed_missing() == 1
+    assert rows_as(alice.role, f"SELECT count(*) FROM memory_vec WHERE rowid = {mine['id']}") == [(1,)]
+
+    checks = doctor(embedding_model="hash-64")  # a model named: a switch to ask the owner for
+    assert checks["model switch"]["ok"] is False
+    assert "hash-64" in checks["model switch"]["detail"] and "hash-32" in checks["model switch"]["detail"]
+    assert checks["model switch"]["fix"].startswith(
+        "ask the team database's admin to run `maple-memory reindex --model hash-64`"
+    )

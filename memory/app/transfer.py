@@ -506,10 +506,16 @@ class MigrateReport:
     vectors_copied: int = 0
     vectors_computed: int = 0
     seconds: float = 0.0
+    # Local memories left out because the team database holds their text only as history (a
+    # teammate corrected, superseded or archived it since): {"id": local id, "team_id", "as":
+    # superseded | archived | edited, "note": the same for people}.
+    # Copied, they would be current again beside the correction.
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["errors"], d["rejected"] = self.rejected, len(self.rejected)
+        d["left_as_history"] = len(self.history)
         return d
 
 
@@ -526,6 +532,54 @@ class Migration(Importer):
         self.source = source
         self.versions = 0
         self.outcomes = 0
+        self.history: list[dict[str, Any]] = []
+        self._retired: dict[tuple[str, str], dict[str, Any]] | None = None  # (scope, hash) -> history entry
+        self._current: set[tuple[str, str]] = set()
+
+    def add(self, line: Line) -> None:
+        """A line that would be a current memory, whose text the target holds only as history
+        (superseded, archived, or an earlier text of a memory edited since), is left out: the
+        correction stands. The line maps to that memory, and the report names it."""
+        if not line.archived and line.superseded_by is None and line.item.parent_id is None:
+            found = self._retired_there(line.item)
+            if found is not None:
+                self.history.append({"id": line.old_id, **found})
+                self._mapped(line, found["team_id"])
+                return
+        super().add(line)
+
+    def _retired_there(self, item: NewMemory) -> dict[str, Any] | None:
+        if self._retired is None:
+            self._read_history()
+        assert self._retired is not None
+        key = (item.scope, content_hash(item.content))
+        return None if key in self._current else self._retired.get(key)
+
+    def _read_history(self) -> None:
+        """What the target holds as history, read once before the first line (what this run
+        stores is current, and folds into itself by the import rule)."""
+        conn = self.store.conn
+        retired: dict[tuple[str, str], dict[str, Any]] = {}
+
+        def entry(mid: int, how: str, note: str) -> dict[str, Any]:
+            return {"team_id": mid, "as": how, "note": f"the team database's memory {mid} {note}"}
+
+        for mid, scope, content, deleted_at, by in conn.execute(
+            "SELECT id, scope, content, deleted_at, superseded_by FROM memories WHERE parent_id IS NULL"
+        ):
+            key = (scope, content_hash(content))
+            if deleted_at is None and by is None:
+                self._current.add(key)
+            elif by is not None:
+                retired.setdefault(key, entry(mid, "superseded", f"holds it, superseded by memory {by}"))
+            else:
+                retired.setdefault(key, entry(mid, "archived", "holds it, archived"))
+        for mid, scope, content in conn.execute(
+            "SELECT m.id, m.scope, v.content FROM memory_versions v JOIN memories m ON m.id = v.memory_id "
+            "WHERE m.parent_id IS NULL AND v.content IS NOT NULL ORDER BY v.id"
+        ):
+            retired.setdefault((scope, content_hash(content)), entry(mid, "edited", "held it before an edit"))
+        self._retired = retired
 
     def _after_batch(self) -> None:
         new_of = {old: new for old, new in self.stored_new if old is not None}
@@ -596,6 +650,7 @@ def migrate(source: Store, target: Store, progress: Callable[[int, int], None] |
             report.cursors = conn.total_changes - before
     report.copied, report.already_there, report.rejected = done.imported, done.duplicates, done.rejected
     report.versions, report.outcomes = migration.versions, migration.outcomes
+    report.history = migration.history
     if isinstance(target.embedder, CopiedVectors):
         report.vectors_copied, report.vectors_computed = target.embedder.copied, target.embedder.computed
     report.seconds = round(time.monotonic() - started, 2)

@@ -337,7 +337,7 @@ def model_note(config: Config) -> str:
     from memory import embed
     from memory.store import stored_model
 
-    choice = embed.choose_model(config.embedding_model, stored_model(config))
+    choice = embed.choice_for(config, stored_model(config))
     home = "" if config.home == Path("~/.maple").expanduser() else f" --home {shlex.quote(str(config.home))}"
     problem = embed.model_problem(config.embedding_model)
     if problem:  # no reindex can switch to it: say so, not "reindex"
@@ -345,7 +345,7 @@ def model_note(config: Config) -> str:
             f"embedding model {choice.wanted!r} cannot load: {problem[0]}; {problem[1]} "
             f"(`maple-memory{home} doctor` checks it)"
         )
-    note = f"embedding model {choice.wanted} ({embed.why_preferred(config.embedding_model)})"
+    note = f"embedding model {choice.wanted} ({embed.why_chosen(choice, config.embedding_model)})"
     if not choice.switch_pending:
         return note
     return (

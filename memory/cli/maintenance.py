@@ -200,7 +200,8 @@ def cmd_reindex(ctx: Context) -> int:
             + f" in {seconds:.1f}s"
             + cut
         )
-        if report["model"] != embed.preferred_model(ctx.config.embedding_model):  # --model: not what MAPLE would pick
+        follows = ctx.config.database_url and ctx.config.embedding_model == embed.AUTO  # "auto" takes the team's
+        if report["model"] != embed.preferred_model(ctx.config.embedding_model) and not follows:  # --model
             print(
                 f'{PROG}: set "embedding_model": "{report["model"]}" in {ctx.config.home / "config.json"} '
                 "so MAPLE uses it from now on",

@@ -105,9 +105,14 @@ def cmd_migrate(ctx: Context) -> int:
     def human() -> None:
         for r in report["errors"][:20]:
             print(f"{PROG}: memory {r['line']} of the export: {r['error']}", file=sys.stderr)
+        for h in report["history"][:20]:
+            print(f"{PROG}: memory {h['id']} not copied: {h['note']}; what is current there stands", file=sys.stderr)
+        history = report["left_as_history"]
         print(
             f"migrated {path} to {report['target']}: {report['copied']} copied, {report['already_there']} already "
-            f"there, {report['rejected']} rejected; {report['versions']} earlier versions, {report['outcomes']} "
+            f"there, "
+            + (f"{history} left out as history (corrected or archived on the team database since), " if history else "")
+            + f"{report['rejected']} rejected; {report['versions']} earlier versions, {report['outcomes']} "
             f"decision outcomes; vectors {report['vectors_copied']} copied, {report['vectors_computed']} computed "
             f"({report['seconds']:.1f}s)"
         )

@@ -115,10 +115,29 @@ def cmd_search(ctx: Context) -> int:
             {n: _part_text(r) for n, r in enumerate(d["results"]) if r.get("part")},
         )
 
-    shown = {k: d[k] for k in ("query", "scopes", "model", "results") if k in d}
+    shown = {k: d[k] for k in ("query", "scopes", "model") if k in d}
     # `note`: why there are no results (as memory_search says it), "" when there are some
-    ctx.emit({**shown, "without_vectors": d.get("without_vectors", []), "note": d.get("note", "")}, human)
+    results = [_json_hit(r) for r in d["results"]]
+    ctx.emit(
+        {**shown, "results": results, "without_vectors": d.get("without_vectors", []), "note": d.get("note", "")},
+        human,
+    )
     return 0
+
+
+def _json_hit(r: dict) -> dict:
+    """A search result in --json, as memory_search gives it: a long memory found by one of its
+    parts carries that part as `content` (`truncated` true), and `part` says where it is (`start`,
+    `end`, `of` the whole length, `where` for people) and the command that prints the whole."""
+    part = r.get("part")
+    if not part:
+        return {**r, "truncated": False}
+    return {
+        **r,
+        "content": r["content"][part["start"] : part["end"]],
+        "truncated": part["end"] - part["start"] < part["of"],
+        "part": {**part, "whole": f"{PROG} show {r['id']}"},
+    }
 
 
 def _matched(r: dict) -> str:
@@ -168,10 +187,13 @@ def cmd_show(ctx: Context) -> int:
             print()
             print("\n".join("  " + line for line in m["content"].splitlines()))
 
-    ctx.emit({"memories": memories, **({"parts": parts} if parts else {})}, human)
+    # `missing`: the ids not found, as memory_get lists them (the exit code is 2 then)
+    ctx.emit({"memories": memories, "missing": d["missing"], **({"parts": parts} if parts else {})}, human)
     if d["missing"]:  # the ones found are shown; the exit code says some were not
         scopes = "any project" if ctx.args.all_projects else "this project or the global scope"
-        raise NotFound(f"no memory {d['missing'][0]} in {scopes}; search to find the right id")
+        missing = d["missing"]
+        named = f"memory {missing[0]}" if len(missing) == 1 else "memories " + ", ".join(map(str, missing))
+        raise NotFound(f"no {named} in {scopes}; search to find the right id")
     return 0
 
 
@@ -437,8 +459,9 @@ def _probe_model(config: Config) -> str:
 
 
 def _model_why(config: Config, name: str) -> str:
-    if name == embed.preferred_model(config.embedding_model):
-        return embed.why_preferred(config.embedding_model)
+    choice = embed.choice_for(config, stored_model(config))
+    if name == choice.wanted:
+        return embed.why_chosen(choice, config.embedding_model)
     return "the model this database's vectors came from"
 
 
@@ -448,10 +471,10 @@ def _model_switch_check(ctx: Context, unloadable: bool) -> Check:
     confidently wrong) until `reindex` switches. `unloadable`: the configured model cannot load
     (the embedding model check says why), so no reindex can switch to it."""
     config = ctx.config
-    choice = embed.choose_model(config.embedding_model, stored_model(config))
+    choice = embed.choice_for(config, stored_model(config))
     if not choice.switch_pending:
         held = f"this database's vectors are from {choice.name}" if choice.stored else "no vectors yet"
-        return Check("model switch", True, f"{held}; {embed.why_preferred(config.embedding_model)}")
+        return Check("model switch", True, f"{held}; {embed.why_chosen(choice, config.embedding_model)}")
     model, revision = choice.stored or ("another model", "")
     if unloadable:
         return Check(
@@ -636,9 +659,7 @@ def _require_models_revision(config: Config, store: Store) -> None:
     """The database check fails only when this machine cannot give the vectors the database holds
     (its model's revision changed): search could not use them. Another configured model is a
     pending switch, which the model switch check reports (search keeps the database's model)."""
-    choice = embed.choose_model(
-        config.embedding_model, (store.vector_model, store.vector_revision) if store.vector_model else None
-    )
+    choice = embed.choice_for(config, (store.vector_model, store.vector_revision) if store.vector_model else None)
     if store.vector_model and choice.name != store.vector_model:
         raise StoreUnavailable(choice.describe())
 
@@ -921,7 +942,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         engine = _engine_status(c)
         unloadable = ctx.model_problem()  # judged by name: loads nothing, so --no-model checks it too
         if unloadable:
-            choice = embed.choose_model(c.embedding_model, stored_model(c))
+            choice = embed.choice_for(c, stored_model(c))
             meanwhile = (
                 f"; search keeps using {choice.name}, this database's model" if choice.name != choice.wanted else ""
             )
@@ -929,7 +950,7 @@ def doctor_checks(ctx: Context | None, *, no_model: bool, config_error: str | No
         elif no_model:
             checks.append(Check("embedding model", None, "skipped (--no-model)"))
         elif engine.get("model") == "ready":
-            name = embed.choose_model(c.embedding_model, stored_model(c)).name
+            name = embed.choice_for(c, stored_model(c)).name
             checks.append(
                 Check(
                     "embedding model",

@@ -23,12 +23,15 @@ import memory.store.columns as columns
 from memory.config import is_url, safe_url
 from memory.errors import StoreUnavailable
 
-# How far a store has gone: its largest memory id, version id and purge id (the warm indexes
-# catch up to them: memory.store.indexes, textindex, vecindex).
+# How far a store has gone: its largest memory id, version id and purge id, and the model (and
+# revision) its vectors come from (the warm indexes catch up to them, and a warm vector copy
+# stops at a model switch: memory.store.indexes, textindex, vecindex).
 MARKS_SQL = (
     "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
     "(SELECT coalesce(max(id), 0) FROM memory_versions), "
-    "(SELECT coalesce(max(id), 0) FROM purges)"
+    "(SELECT coalesce(max(id), 0) FROM purges), "
+    "(SELECT value FROM meta WHERE key = 'embedding_model'), "
+    "coalesce((SELECT value FROM meta WHERE key = 'embedding_revision'), '')"
 )
 IN_LIST_LENGTHS = (8, 32, 128, 256, 500)
 

@@ -72,6 +72,12 @@ def _held(store: Store) -> tuple[str, str]:
     return store.vector_model or "", store.vector_revision
 
 
+def _queried(store: Store) -> tuple[str, str] | None:
+    """The (model, revision) this process's vectors come from, for a warm copy to check the
+    database's against before each search (None while the store has none recorded)."""
+    return _held(store) if store.vector_model else None
+
+
 def vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) -> list[tuple[int, float]]:
     """The `k` nearest vectors in `scopes` as (id, cosine), nearest first: from the in-memory index
     where numpy is at hand, else sqlite-vec's exact scan."""
@@ -129,13 +135,16 @@ def matching_ids(store: Store, match: str) -> list[int]:
 
 @dataclass(frozen=True)
 class Marks:
-    """How far the store has gone: its largest memory id, version id and purge id; on a team
-    database also the keyword totals (memory_fts_totals' rows and length), read in the same
-    statement, since every round trip counts there."""
+    """How far the store has gone: its largest memory id, version id and purge id, and the model
+    and revision its vectors come from; on a team database also the keyword totals
+    (memory_fts_totals' rows and length), read in the same statement, since every round trip
+    counts there."""
 
     top: int
     version: int
     purged: int
+    model: str | None
+    revision: str
     totals: tuple[int, int] | None = None
 
 
@@ -147,7 +156,7 @@ def read_marks(conn: Any) -> Marks:
     row = conn.execute(
         sql + ", (SELECT rows FROM memory_fts_totals), (SELECT length FROM memory_fts_totals)"
     ).fetchone()
-    return Marks(row[0], row[1], row[2], (int(row[3] or 0), int(row[4] or 0)))
+    return Marks(*row[:5], (int(row[5] or 0), int(row[6] or 0)))
 
 
 @contextmanager
@@ -196,11 +205,18 @@ def vector_index(store: Store):
             from memory.store.vecindex import VectorIndex
         except ImportError:
             return None
-        index = store._vector_index = VectorIndex(store.vector_dim)  # type: ignore[attr-defined]
+        index = store._vector_index = VectorIndex(store.vector_dim, _queried(store))  # type: ignore[attr-defined]
         index.sync(store.conn, _fresh(store))
     elif _fresh(store) is None:
         index.sync(store.conn)
     return index
+
+
+def stale_vectors(store: Store) -> str:
+    """Why this process's warm vector copy no longer fits the database ("" while it does, or when
+    there is none): a reindex switched the model since (VectorIndex.sync saw it before a search)."""
+    index = getattr(store, "_vector_index", None)
+    return index.stale if index is not None else ""
 
 
 def text_index(store: Store):
@@ -242,7 +258,7 @@ def warm(store: Store, vectors: bool = True) -> None:
             except ImportError:
                 pass
             else:
-                nearest = VectorIndex(dim)
+                nearest = VectorIndex(dim, _queried(store))
                 nearest.sync(conn)
     finally:
         conn.close()

@@ -597,18 +597,7 @@ class Store:
             vec, part_vecs = (found[0], found[1:]) if changed else (None, found)
         with self.tx.atomic() as conn:
             if keep_history:
-                conn.execute(
-                    "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at, editor) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        memory_id,
-                        old.content,
-                        json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
-                        str(reason),  # scrubbed by the connection, like every TEXT column
-                        self.clock(),
-                        self.config.author,  # on PostgreSQL the database sets its login role instead
-                    ),
-                )
+                self._record_version(conn, old, reason)
             else:  # the old text goes: its versions, and the names found in it
                 conn.execute("DELETE FROM memory_versions WHERE memory_id = ?", (memory_id,))
                 graph.drop_orphans(conn, graph.unlink_unnamed(conn, memory_id, row["content"]))
@@ -788,13 +777,31 @@ class Store:
                 out[cid] = (pid, a, b)
         return out
 
+    def _record_version(self, conn: Any, old: Memory, reason: str) -> None:
+        """Keep `old` (the memory before a change) as a version: why it changed and who changed it."""
+        conn.execute(
+            "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at, editor) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                old.id,
+                old.content,
+                json.dumps({k: v for k, v in old.to_dict().items() if k != "content"}, ensure_ascii=False),
+                str(reason),  # scrubbed by the connection, like every TEXT column
+                self.clock(),
+                self.config.author,  # on PostgreSQL the database sets its login role instead
+            ),
+        )
+
     def forget(self, memory_id: int, *, permanent: bool = False) -> Memory:
-        """Archive a memory (restorable), or with `permanent` purge it and everything linked to it."""
+        """Archive a memory (restorable), or with `permanent` purge it and everything linked to it.
+        An archive is a version ("archived"), so the history says who archived it and when."""
         m = self.get(memory_id, include_deleted=True)
         if permanent:
             self.purge([memory_id])
             return m
         with self.tx.atomic() as conn:
+            if m.deleted_at is None:
+                self._record_version(conn, m, "archived")
             conn.execute(
                 "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? OR parent_id = ?",
                 (self.clock(), self.clock(), memory_id, memory_id),
@@ -870,9 +877,11 @@ class Store:
                 )
 
     def restore(self, memory_id: int) -> Memory:
-        """Bring an archived memory back."""
-        self.get(memory_id, include_deleted=True)
+        """Bring an archived memory back (a version, "restored", as an archive is one)."""
+        m = self.get(memory_id, include_deleted=True)
         with self.tx.atomic() as conn:
+            if m.deleted_at is not None:
+                self._record_version(conn, m, "restored")
             conn.execute(
                 "UPDATE memories SET deleted_at = NULL, updated_at = ? WHERE id = ? OR parent_id = ?",
                 (self.clock(), memory_id, memory_id),

@@ -324,7 +324,7 @@ class TextIndex:
 
 def _marks(conn: Any) -> tuple[int, int, int]:
     """How far the store has gone: its largest memory id, version id and purge id."""
-    return conn.execute(db.MARKS_SQL).fetchone()
+    return tuple(conn.execute(db.MARKS_SQL).fetchone()[:3])
 
 
 def _fts_totals(conn: Any) -> tuple[int, int]:

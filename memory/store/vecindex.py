@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+import memory.store.db as db
+
 
 def _floats(value: Any) -> np.ndarray:
     """A stored vector as float32: sqlite-vec's little-endian blob, or pgvector's value."""
@@ -37,8 +39,14 @@ class VectorIndex:
     WAIT_SECONDS = 2.0
     WAIT_BATCH = 200
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, model: tuple[str, str] | None = None):
         self.dim = dim
+        # The (model, revision) this process's query vectors come from. Each sync reads the one the
+        # database records: once a reindex (the owner's, on a team database) switched it, this copy
+        # and the process's queries no longer fit what is stored, of whatever dimension: `stale`
+        # says why, and the copy answers nothing more (the engine leaves; search uses keywords).
+        self.model = model
+        self.stale = ""
         self.n = 0  # rows in use; the arrays below grow by doubling
         self.ids = np.zeros(0, dtype=np.int64)
         self.scopes = np.zeros(0, dtype=np.int32)
@@ -60,16 +68,23 @@ class VectorIndex:
     # -- keeping up with the database ------------------------------------------------------------
 
     def sync(self, conn: Any, marks: Any = None) -> None:
-        """Load vectors added or re-embedded since the last sync (up to `marks`, a
-        textindex.Marks, read here unless the caller read them)."""
+        """Load vectors added or re-embedded since the last sync (up to `marks`, an indexes.Marks,
+        read here unless the caller read them), unless a reindex switched the model since."""
         with self.lock:
+            if self.stale:
+                return
             if marks is None:
-                top, version = conn.execute(
-                    "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
-                    "(SELECT coalesce(max(id), 0) FROM memory_versions)"
-                ).fetchone()
+                top, version, _, model, revision = conn.execute(db.MARKS_SQL).fetchone()
             else:
-                top, version = marks.top, marks.version
+                top, version, model, revision = marks.top, marks.version, marks.model, marks.revision
+            if self.model is not None and model is not None and (model, revision) != self.model:
+                self.stale = (
+                    f"the database's vectors are now from {model!r}"
+                    + (f" (revision {revision})" if revision else "")
+                    + f", this process's from {self.model[0]!r}: a reindex switched the model"
+                )
+                self._drop()
+                return
             if top > self.seen_id:
                 new = [
                     r[0] for r in conn.execute("SELECT id FROM memories WHERE id > ? AND id <= ?", (self.seen_id, top))
@@ -103,6 +118,17 @@ class VectorIndex:
                 self._load_ids(conn, ids)
                 self.waiting.difference_update(i for i in ids if i in self.row_of)
                 self._next_wait_check = time.monotonic() + self.WAIT_SECONDS
+
+    def _drop(self) -> None:
+        """Forget every vector (another model's now): nothing is ranked by them any more."""
+        self.n = 0
+        self.row_of.clear()
+        self.scope_rows.clear()
+        self.waiting.clear()
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.scopes = np.zeros(0, dtype=np.int32)
+        self.bits = np.zeros((self.words, 0), dtype=self.bits.dtype)
+        self.f16 = np.zeros((0, self.dim), dtype=np.float16)
 
     def _load_ids(self, conn: Any, ids: Sequence[int]) -> None:
         """Load these memories' vectors. vec0 answers `rowid = ?` by lookup but scans the whole
