@@ -415,12 +415,13 @@ def test_an_engine_that_does_not_answer_in_time_hands_the_prompt_to_the_hooks_ow
     assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "did not answer in time" in log and "recalling from keywords here" in log
     assert took < 4.0  # the watchdog's 4 s was not what ended it (it outputs nothing anyway)
-    assert ping(home)["pid"] == pid  # the same engine, answering again
+    assert ping(home)["pid"] == pid  # the same engine, answering again (the late recall went nowhere)
+    again = hook("user-prompt-submit", ask, home)
+    assert again.returncode == 0 and b"6543" not in again.stdout  # the engine knows it was shown
+    assert (home / "hooks.log").read_text().count("recalling from keywords here") == 1  # answered by the engine
     with Store.open(Config(home=home), None, vectors=False) as s:
         rows = s.conn.execute("SELECT COUNT(*) FROM access_log WHERE session_id = 'busy'").fetchone()[0]
     assert rows == 1  # recorded once, by the hook that delivered it
-    again = hook("user-prompt-submit", ask, home)
-    assert again.returncode == 0 and b"6543" not in again.stdout  # the engine knows it was shown
 
 
 def test_an_engine_that_does_not_answer_in_time_on_a_team_database_is_not_bypassed(tmp_path) -> None:
