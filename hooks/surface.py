@@ -18,8 +18,14 @@ BUSY_TIMEOUT_MS = 500  # the brief's store (hooks.brief) waits this long for a w
 ENGINE_SECONDS = 2.0  # the engine's brief at SessionStart; Claude Code's timeout for a hook is 5 s
 # The prompt waits for this hook, so recall has a budget: past it the prompt goes on without
 # memories (fail open). It covers waiting (the engine's answer, SQLite's locks, the query), not
-# the imports before it, which cost the same every time.
+# the imports before it, which cost the same every time. An engine that runs but does not answer
+# within it (a long maintenance pass, a reindex, a model still loading) hands the prompt to this
+# process's own keyword path, which gets a budget of its own (COLD_SECONDS). The whole hook waits
+# at most RECALL_SECONDS + COLD_SECONDS + SHOWN_BUSY_MS = 0.7 s on a local file, plus the imports
+# (the fixed cost of a hook process: 0.1-0.6 s depending on the machine's load), well inside the
+# watchdog (hooks.main.WATCHDOG, 4 s) and Claude Code's 5 s.
 RECALL_SECONDS = 0.3
+COLD_SECONDS = 0.3  # this process's own recall (no engine, or one too slow to answer on a local file)
 SHOWN_SECONDS = 0.3  # recording what was shown, through the engine: past it, left to the engine
 SHOWN_BUSY_MS = 100  # recording it here: a writer holding the lock longer means it is not recorded
 # What recall reads of a prompt: its start and its end. A pasted 4 MB log adds time, not meaning.
@@ -35,15 +41,16 @@ def query_text(prompt: object) -> object:
 
 def run(event: common.Event) -> Delivery:
     """What to add to this prompt: the warm engine's answer when one runs (with vectors and
-    jieba), else this process's own, from keywords and entities (and it starts the engine for the
-    next prompts), each within RECALL_SECONDS. Recorded against the session only once delivered
-    (`Delivery.done`)."""
+    jieba), within RECALL_SECONDS; else this process's own, from keywords and entities, within
+    COLD_SECONDS (and it starts the engine for the next prompts when none runs). Recorded against
+    the session only once delivered (`Delivery.done`)."""
     from memory import remote
     from memory.errors import MapleError, StoreUnavailable
 
     prompt = query_text(event.prompt)
     hook = {k: v for k, v in event.raw.items() if k != "prompt"}  # the gate reads where it came from
     asked = time.monotonic()
+    engine_runs = False
     try:
         found = common.ask_engine(
             "recall",
@@ -56,9 +63,25 @@ def run(event: common.Event) -> Delivery:
         return Delivery(event, found["block"], found["ids"], engine=True)
     except remote.EngineLost as e:
         if time.monotonic() - asked >= RECALL_SECONDS * 0.9:  # it runs but did not answer in time
-            common.log_line(EVENT, f"no memories for this prompt: the engine did not answer in time ({e})")
-            return Delivery(event, "", [])
-        # It failed at once (a bug, a broken pipe): recall here, within a budget of its own.
+            if common.config().database_url:
+                # A team database: the engine is slow most often because the database is (a slow
+                # network, a busy server), and this process would first import the driver (0.1 s
+                # quiet, over 1 s on a loaded machine, outside any budget), then open a connection
+                # of its own (TCP, TLS, authentication: several round trips to that same server)
+                # before its first query: it would rarely answer within COLD_SECONDS, and would add
+                # load where there is already too much. The prompt goes on without memories.
+                # Measured (README, "The prompt hook gives recall 300 ms"): even a local PostgreSQL
+                # over a Unix socket, the best case, takes the hook on its own 544 ms against
+                # 313 ms on a local file (the driver's import 0.2 s of it); 2.6 s at load 10-12.
+                common.log_line(EVENT, f"no memories for this prompt: the engine did not answer in time ({e})")
+                return Delivery(event, "", [])
+            # A local file: the keyword path reads it alongside the busy engine (WAL readers do
+            # not wait for its writes). Our socket is closed by now: the engine's late answer
+            # reaches no one, and its recall records nothing, so what this process delivers is
+            # the one thing recorded as shown (Delivery.done, here, not through the engine).
+            common.log_line(EVENT, f"the engine did not answer in time ({e}): recalling from keywords here")
+            engine_runs = True
+        # Else it failed at once (a bug, a broken pipe): recall here, within a budget of its own.
     except StoreUnavailable as e:
         # The engine runs but cannot reach the team database: this process would not either (and
         # would pay for the driver's import first), so the prompt goes on without memories.
@@ -78,7 +101,7 @@ def run(event: common.Event) -> Delivery:
     opened: list = []
 
     def recall() -> dict:
-        store = common.open_store(busy_timeout_ms=int(RECALL_SECONDS * 1000), create=False)
+        store = common.open_store(busy_timeout_ms=int(COLD_SECONDS * 1000), create=False)
         opened.append(store)
         try:
             app = Memories(store, event.scope)
@@ -90,10 +113,11 @@ def run(event: common.Event) -> Delivery:
         for store in opened:
             store.conn.interrupt()
 
-    found = common.within(RECALL_SECONDS, recall, on_late=stop)
-    common.start_engine()  # for the next prompts
+    found = common.within(COLD_SECONDS, recall, on_late=stop)
+    if not engine_runs:
+        common.start_engine()  # for the next prompts
     if found is None:
-        common.log_line(EVENT, f"no memories for this prompt: recall took over {RECALL_SECONDS:g}s")
+        common.log_line(EVENT, f"no memories for this prompt: recall took over {COLD_SECONDS:g}s")
         return Delivery(event, "", [])
     return Delivery(event, found["block"], found["ids"])
 

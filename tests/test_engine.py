@@ -427,3 +427,73 @@ def test_the_engine_log_writes_an_error_repeated_on_every_retry_once_and_then_ho
         "ERROR maple.engine: harvest failed",
         "ERROR maple.engine: the error above happened 1 more time (the same message and traceback; not written again)",
     ]
+
+
+def test_an_engine_that_does_not_answer_in_time_hands_the_prompt_to_the_hooks_own_keyword_path(engine) -> None:
+    """An engine that runs but is busy (here: paused with SIGSTOP, as a long maintenance pass or a
+    reindex would hold it) let the prompt go on with no memories, though the hook's own keyword
+    path could have answered. Now that path answers within a budget of its own, the memory is
+    recorded as shown once (by the hook; the engine's late recall records nothing), and the
+    engine, resumed, does not show it to that session again."""
+    home, project = engine
+    pid = ping(home)["pid"]
+    ask = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Which port does the staging database listen on?",
+        "session_id": "busy",
+        "cwd": str(project),
+    }
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        answered = hook("user-prompt-submit", ask, home, "-S")
+        took = time.monotonic() - start
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    log = (home / "hooks.log").read_text() if (home / "hooks.log").exists() else ""
+    assert answered.returncode == 0
+    assert answered.stdout.strip(), f"nothing for the prompt: {log}"
+    assert "6543" in json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "did not answer in time" in log and "recalling from keywords here" in log
+    assert took < 4.0  # the watchdog's 4 s was not what ended it (it outputs nothing anyway)
+    assert ping(home)["pid"] == pid  # the same engine, answering again (the late recall went nowhere)
+    again = hook("user-prompt-submit", ask, home)
+    assert again.returncode == 0 and b"6543" not in again.stdout  # the engine knows it was shown
+    assert (home / "hooks.log").read_text().count("recalling from keywords here") == 1  # answered by the engine
+    with Store.open(Config(home=home), None, vectors=False) as s:
+        rows = s.conn.execute("SELECT COUNT(*) FROM access_log WHERE session_id = 'busy'").fetchone()[0]
+    assert rows == 1  # recorded once, by the hook that delivered it
+
+
+def test_an_engine_that_does_not_answer_in_time_on_a_team_database_is_not_bypassed(tmp_path) -> None:
+    """On a team database the hook does not recall on its own behind a slow engine: it would
+    import the driver and connect to the (probably slow) server itself. The "engine" here is a
+    real socket that accepts and never answers; the database a URL nothing listens on (the hook
+    must not even try it: its log says the engine did not answer, not that the database refused)."""
+    import socket
+
+    home = tmp_path / "h"
+    home.mkdir()
+    url = "postgresql://maple@127.0.0.1:1/maple"
+    (home / "config.json").write_text(json.dumps({"embedding_model": "hash-64", "database": url}), encoding="utf-8")
+    path = remote.socket_path(home, Path(url))
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.bind(str(path))
+    silent.listen(16)
+    try:
+        ask = {"hook_event_name": "UserPromptSubmit", "prompt": "Which port does staging use?", "cwd": str(tmp_path)}
+        answered = subprocess.run(
+            [sys.executable, "-S", "-X", "importtime", str(RUN), "user-prompt-submit"],
+            input=json.dumps(ask).encode(),
+            capture_output=True,
+            env={k: v for k, v in env_for(home).items() if k != "MAPLE_DATABASE_URL"},
+            cwd=str(tmp_path),
+            timeout=120,
+        )
+    finally:
+        silent.close()
+    log = (home / "hooks.log").read_text()
+    assert answered.returncode == 0 and not answered.stdout.strip()
+    assert "the engine did not answer in time" in log and "refused" not in log
+    assert not {"psycopg", "sqlean", "memory.store"} & imported(answered)

@@ -6,7 +6,9 @@ case, with and without the warm engine, and whether it output context.
 
 The baseline row is the hook's fixed cost on this machine (interpreter start, imports, no
 recall): subtract it to see what a case adds. Locks: "write lock" is BEGIN EXCLUSIVE in WAL mode (readers go on, writers wait); "exclusive
-file lock" is locking_mode=EXCLUSIVE plus a write, which shuts readers out too.
+file lock" is locking_mode=EXCLUSIVE plus a write, which shuts readers out too. "engine paused"
+(with the engine only) stops the engine with SIGSTOP: it runs but does not answer (a long
+maintenance pass, a reindex), so the hook answers from its own keyword path after RECALL_SECONDS.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -86,9 +89,16 @@ def main() -> None:
                 ("write lock held (BEGIN EXCLUSIVE)", PROMPT, "write"),
                 ("exclusive file lock held", PROMPT, "file"),
                 (f"{len(huge) / 1e6:.1f} MB prompt", huge, None),
+                ("engine paused (SIGSTOP): does not answer", PROMPT, "paused"),
             ):
                 locker = None
-                if lock:
+                paused = None
+                if lock == "paused":
+                    if not engine:
+                        continue
+                    paused = remote.call(home, config.db_path, "ping", project="", timeout=5.0)["pid"]
+                    os.kill(paused, signal.SIGSTOP)
+                elif lock:
                     locker = db.connect(config.db_path, vectors=False)
                     if lock == "file":
                         locker.execute("PRAGMA locking_mode=EXCLUSIVE")
@@ -102,6 +112,8 @@ def main() -> None:
                 try:
                     got = [once(home, project, prompt, engine, n) for n in range(a.runs)]
                 finally:
+                    if paused is not None:
+                        os.kill(paused, signal.SIGCONT)
                     if locker is not None:
                         locker.execute("ROLLBACK")
                         locker.close()
