@@ -495,3 +495,23 @@ def test_after_the_owners_model_switch_a_teammate_on_auto_follows_it_and_only_a_
     assert checks["model switch"]["fix"].startswith(
         "ask the team database's admin to run `maple-memory reindex --model hash-64`"
     )
+
+
+def test_each_role_queues_sees_and_claims_only_its_own_jobs(team):
+    """A job names where its files are (a transcript's path, a project folder) and runs there: a
+    teammate's engine never takes it (before, the owner's engine harvested Alice's transcript and
+    stored the memories under its own name), nor does a teammate's repeat collapse into it."""
+    from memory.store import jobs
+
+    alice, bob = team("alice"), team("bob")
+    payload = {"path": "/home/alice/.claude/projects/billing/s-alice.jsonl", "scope": PROJECT}
+    mine = jobs.enqueue(alice.store, "harvest", payload, dedup_key="harvest:s-alice")
+    assert jobs.claim(bob.store, "bob-worker", kinds=["harvest"]) is None
+    assert "s-alice" not in json.dumps(rows_as(bob.role, "SELECT payload, dedup_key FROM jobs"))
+    theirs = jobs.enqueue(bob.store, "harvest", {"path": "/home/bob/s.jsonl"}, dedup_key="harvest:s-alice")
+    assert theirs != mine  # the same key queues Bob's own job, not an update of Alice's
+    again = jobs.enqueue(alice.store, "harvest", payload, dedup_key="harvest:s-alice")
+    assert again == mine  # a repeat within Alice's jobs still collapses
+    job = jobs.claim(alice.store, "alice-worker", kinds=["harvest"])
+    assert job is not None and job.id == mine
+    assert {a for (a,) in rows_as(alice.role, "SELECT author FROM jobs")} == {alice.role.name}

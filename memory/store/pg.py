@@ -196,10 +196,12 @@ def translate(sql: str, bound: bool = True) -> tuple[str, bool]:
         out.append(text)
     pg = "".join(out)
     returning = False
-    # Each role's harvest ledger is its own (personal_cursors): a path's conflict is within the role's rows.
+    # Each role's harvest ledger and job queue are its own (personal_cursors, personal_jobs): a
+    # conflict is within the role's rows.
     pg = re.sub(
         r"(INTO transcript_cursors\b.*ON CONFLICT\s*)\(\s*path\s*\)", r"\1(path, author)", pg, flags=re.S | re.I
     )
+    pg = re.sub(r"(INTO jobs\b.*ON CONFLICT\s*)\(\s*dedup_key\s*\)", r"\1(dedup_key, author)", pg, flags=re.S | re.I)
     m = _INSERT.match(pg)
     if m:
         how, table, cols = (m.group(1) or "").upper(), m.group(2), m.group(4)
@@ -901,7 +903,29 @@ def _personal_cursors(conn: PgConnection) -> None:
     _protect(conn, "transcript_cursors", "author = current_user")
 
 
-PG_STEPS: list[tuple[str, Any]] = [("keyword_totals", _keyword_totals), ("personal_cursors", _personal_cursors)]
+def _personal_jobs(conn: PgConnection) -> None:
+    """The job queue names a teammate's transcript paths and scopes, and a job runs where its files
+    are: each role queues, sees and claims only its own jobs (a teammate's engine never harvests
+    another's transcript under its own name), and a job's dedup key collapses repeats within the
+    role's jobs, keyed by (dedup_key, author) with the author set by the database as for memories.
+    Jobs from before belong to the role that applies this step (the owner)."""
+    for sql in (
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS author TEXT NOT NULL DEFAULT current_user",
+        "DROP TRIGGER IF EXISTS jobs_author ON jobs",
+        "CREATE TRIGGER jobs_author BEFORE INSERT OR UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION maple_author()",
+        "ALTER TABLE jobs DROP CONSTRAINT IF EXISTS jobs_dedup_key_key",
+        "ALTER TABLE jobs DROP CONSTRAINT IF EXISTS jobs_dedup_key_author",
+        "ALTER TABLE jobs ADD CONSTRAINT jobs_dedup_key_author UNIQUE (dedup_key, author)",
+    ):
+        conn.execute(sql)
+    _protect(conn, "jobs", "author = current_user")
+
+
+PG_STEPS: list[tuple[str, Any]] = [
+    ("keyword_totals", _keyword_totals),
+    ("personal_cursors", _personal_cursors),
+    ("personal_jobs", _personal_jobs),
+]
 
 
 def upgrade(conn: PgConnection, tx: Transactions) -> list[str]:
