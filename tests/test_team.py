@@ -515,3 +515,20 @@ def test_each_role_queues_sees_and_claims_only_its_own_jobs(team):
     job = jobs.claim(alice.store, "alice-worker", kinds=["harvest"])
     assert job is not None and job.id == mine
     assert {a for (a,) in rows_as(alice.role, "SELECT author FROM jobs")} == {alice.role.name}
+
+
+def test_a_memory_deleted_for_good_says_who_deleted_it_and_a_personal_one_stays_private(team):
+    alice, bob = team("alice"), team("bob")
+    shared = alice.app(PROJECT).add(ALICE_PROJECT)["memory"]
+    bob.app(PROJECT).forget(shared["id"], permanent=True)
+    with pytest.raises(
+        NotFound, match=rf"no memory {shared['id']} \(it was deleted for good on .* by {bob.role.name}\)"
+    ):
+        alice.store.get(shared["id"])
+    mine = alice.app(PROJECT).add(ALICE_SECRET, scope="global")["memory"]
+    alice.app(PROJECT).forget(mine["id"], permanent=True)
+    with pytest.raises(NotFound, match=f"by {alice.role.name}"):
+        alice.store.get(mine["id"])
+    with pytest.raises(NotFound) as seen:
+        bob.store.get(mine["id"])
+    assert "deleted" not in str(seen.value) and alice.role.name not in str(seen.value)

@@ -933,10 +933,26 @@ class Store:
         if row is None or (row[27] is not None and not include_deleted):
             raise NotFound(
                 f"no memory {memory_id}"
-                + ("" if row is None else " (it is archived; `maple-memory restore` brings it back)")
+                + (
+                    self._purged(memory_id)
+                    if row is None
+                    else " (it is archived; `maple-memory restore` brings it back)"
+                )
                 + "; search to find the right id"
             )
         return Memory.from_row(row)
+
+    def _purged(self, memory_id: int) -> str:
+        """How a missing memory went, when it was deleted for good: when, and on a team database
+        by whom ("" when there is no record of it, or it is not the asker's to know)."""
+        who = "editor" if self.backend == "postgresql" else "NULL"
+        row = self.conn.execute(
+            f"SELECT at, {who} FROM purges WHERE memory_id = ? ORDER BY id DESC LIMIT 1", (memory_id,)
+        ).fetchone()
+        if row is None:
+            return ""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row[0]))
+        return f" (it was deleted for good on {when}" + (f" by {row[1]}" if row[1] else "") + ")"
 
     def get_many(self, ids: Sequence[int]) -> list[Memory]:
         """Memories by id, in the order asked, skipping ids that do not exist."""

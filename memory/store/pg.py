@@ -921,10 +921,28 @@ def _personal_jobs(conn: PgConnection) -> None:
     _protect(conn, "jobs", "author = current_user")
 
 
+def _purge_editors(conn: PgConnection) -> None:
+    """A memory deleted for good leaves a row in `purges`: it now names who deleted it (the login
+    role, set by the database) and the memory's scope, so a teammate asking for it is told who
+    and when, while a personal memory's purge stays its author's."""
+    for sql in (
+        "ALTER TABLE purges ADD COLUMN IF NOT EXISTS editor TEXT DEFAULT current_user",
+        "ALTER TABLE purges ADD COLUMN IF NOT EXISTS scope TEXT",
+        "DROP TRIGGER IF EXISTS purges_editor ON purges",
+        "CREATE TRIGGER purges_editor BEFORE INSERT OR UPDATE ON purges FOR EACH ROW EXECUTE FUNCTION maple_editor()",
+        "CREATE OR REPLACE FUNCTION maple_note_purge() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "INSERT INTO purges (memory_id, at, scope) VALUES (old.id, extract(epoch FROM clock_timestamp()), old.scope); "
+        "RETURN old; END $$",
+    ):
+        conn.execute(sql)
+    _protect(conn, "purges", "scope IS NULL OR scope <> 'global' OR editor = current_user")
+
+
 PG_STEPS: list[tuple[str, Any]] = [
     ("keyword_totals", _keyword_totals),
     ("personal_cursors", _personal_cursors),
     ("personal_jobs", _personal_jobs),
+    ("purge_editors", _purge_editors),
 ]
 
 
