@@ -664,3 +664,97 @@ def test_an_emotion_read_from_the_text_is_read_again_from_the_edited_text(store)
     assert (calm.valence, calm.intensity, calm.moods) == (0.0, 0.0, [])
     chosen = store.update(felt.id, content="The deploy fails when the cache is cold", moods=["stress"], valence=-0.5)
     assert chosen.moods == ["stress"] and chosen.valence == -0.5
+
+
+# -- two writers changing one memory at once ------------------------------------------------------
+
+
+def _at_once(config: Any, embedder: Any, calls: Sequence[Any]) -> list[Any]:
+    """Run each call with its own Store (its own connection, as two teammates' processes) in its
+    own thread, released together; each call's result or the error it raised."""
+    import threading
+
+    from memory.app.memories import Memories
+
+    barrier = threading.Barrier(len(calls))
+    out: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        s = Store.open(config, embedder)
+        try:
+            app = Memories(s, "/p/team")
+            barrier.wait()
+            out[i] = calls[i](app)
+        except Exception as e:  # the refusal under test
+            out[i] = e
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return out
+
+
+def test_two_teammates_superseding_one_memory_at_once_one_wins_the_other_is_refused(config, embedder):
+    """A blind trial: two processes superseding memory 4 at once both won (two current successors,
+    4 pointing at one, history never naming the other). The check that 4 is still current now
+    happens inside the write, so the second is refused as it is when they take turns."""
+    from memory.app.memories import Memories
+
+    for round_ in range(6):
+        with Store.open(config, embedder) as s:
+            old = Memories(s, "/p/team").add(f"Standup meets daily, round {round_}")["memory"]["id"]
+        texts = [f"Standup meets on Tuesdays only, round {round_}", f"Standup meets after 15:00, round {round_}"]
+        got = _at_once(
+            config, embedder, [lambda app, t=t, old=old: app.update(old, content=t, mode="supersede") for t in texts]
+        )
+        won = [r for r in got if isinstance(r, dict)]
+        refused = [r for r in got if isinstance(r, Exception)]
+        assert len(won) == 1 and len(refused) == 1, (round_, got)
+        new = won[0]["memory"]["id"]
+        assert isinstance(refused[0], InvalidInput)
+        assert str(refused[0]) == f"memory {old} was superseded by memory {new}; update that one"
+        with Store.open(config, embedder) as s:
+            app = Memories(s, "/p/team")
+            assert s.get(old, include_deleted=True).superseded_by == new
+            assert app.history(old)["current"] == [new]  # exactly one current successor
+            current = [m for m in s.list() if "Standup" in m.content and f"round {round_}" in m.content]
+            assert [m.id for m in current if m.superseded_by is None] == [new], current
+            assert {m.content for m in current} <= {f"Standup meets daily, round {round_}", *texts}
+
+
+def test_two_concurrent_edits_of_one_memory_keep_both_versions(config, embedder):
+    """Two edits in place at once: both read the memory before either writes. The second write
+    finds it changed and starts over from it, so every wording is in the history, none lost."""
+    from memory.app.memories import Memories
+
+    for round_ in range(6):
+        with Store.open(config, embedder) as s:
+            mid = Memories(s, "/p/team").add(f"The build takes ten minutes, round {round_}")["memory"]["id"]
+        texts = [f"The build takes twelve minutes, round {round_}", f"The build takes eight minutes, round {round_}"]
+        got = _at_once(config, embedder, [lambda app, t=t, mid=mid: app.update(mid, content=t) for t in texts])
+        assert all(isinstance(r, dict) and r["action"] == "edited" for r in got), got
+        with Store.open(config, embedder) as s:
+            now = s.get(mid).content
+            (entry,) = Memories(s, "/p/team").history(mid)["entries"]
+            seen = [v["content"] for v in entry["versions"]] + [now]
+            assert seen[0] == f"The build takes ten minutes, round {round_}"
+            assert sorted(seen[1:]) == sorted(texts), seen  # both edits, the last one current
+
+
+def test_two_concurrent_forgets_archive_once(config, embedder):
+    from memory.app.memories import Memories
+
+    for round_ in range(4):
+        with Store.open(config, embedder) as s:
+            mid = Memories(s, "/p/team").add(f"The old wiki is read-only, round {round_}")["memory"]["id"]
+        got = _at_once(config, embedder, [lambda app, mid=mid: app.forget(mid)] * 2)
+        with Store.open(config, embedder) as s:
+            assert s.get(mid, include_deleted=True).deleted_at is not None, got
+            (n,) = s.conn.execute(
+                "SELECT count(*) FROM memory_versions WHERE memory_id = ? AND reason = 'archived'", (mid,)
+            ).fetchone()
+            assert n == 1, got

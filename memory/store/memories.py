@@ -71,6 +71,19 @@ NEXT_ID = (
     "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'memory_id_high'), 0)) + 1"
 )
 
+# How many times an update starts over when the memory changed between its read and its write.
+UPDATE_TRIES = 5
+
+
+class _Changed(Exception):
+    """The memory changed between an update's read and its write: read it again."""
+
+
+def _stamp(m: Memory) -> dict[str, Any]:
+    """What an update must find unchanged at its write: every field but the recall counters."""
+    return {k: v for k, v in vars(m).items() if k not in ("last_activated_at", "activation_count")}
+
+
 CHUNK_FIELDS = (
     "layer",
     "category",
@@ -559,6 +572,20 @@ class Store:
         unknown = set(changes) - allowed
         if unknown:
             raise InvalidInput(f"cannot update {sorted(unknown)}; updatable fields: {sorted(allowed)}")
+        # The memory is read and the new row prepared (and embedded) outside the transaction; the
+        # write then checks, inside it, that nobody changed the memory meanwhile, and starts over
+        # from the memory as it now is if somebody did: a concurrent edit is never written over
+        # unrecorded, and a memory superseded meanwhile is refused as it is one after the other.
+        for _ in range(UPDATE_TRIES):
+            try:
+                return self._update_once(memory_id, reason, keep_history, changes)
+            except _Changed:
+                continue
+        raise StoreUnavailable(
+            f"memory {memory_id} kept changing while it was being updated ({UPDATE_TRIES} tries); try again"
+        )
+
+    def _update_once(self, memory_id: int, reason: str, keep_history: bool, changes: dict[str, Any]) -> Memory:
         old = self.get(memory_id)
         merged = {k: getattr(old, k) for k in NewMemory.__dataclass_fields__ if hasattr(old, k)}
         merged.update({k: v for k, v in changes.items() if k not in ("superseded_by",)})
@@ -596,6 +623,13 @@ class Store:
             found = self._embed(texts)
             vec, part_vecs = (found[0], found[1:]) if changed else (None, found)
         with self.tx.atomic() as conn:
+            now = self.get(memory_id, include_deleted=True)  # inside the write: as it is now
+            if _stamp(now) != _stamp(old):
+                if now.superseded_by is not None and now.superseded_by != old.superseded_by:
+                    raise InvalidInput(
+                        f"memory {memory_id} was superseded by memory {now.superseded_by}; update that one"
+                    )
+                raise _Changed
             if keep_history:
                 self._record_version(conn, old, reason)
             else:  # the old text goes: its versions, and the names found in it
@@ -800,6 +834,7 @@ class Store:
             self.purge([memory_id])
             return m
         with self.tx.atomic() as conn:
+            m = self.get(memory_id, include_deleted=True)  # as it is inside the write: archived once
             if m.deleted_at is None:
                 self._record_version(conn, m, "archived")
             conn.execute(

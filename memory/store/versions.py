@@ -191,6 +191,11 @@ def supersede(store: Store, memory_id: int, replacement: Any, reason: str = "sup
     """Store `replacement` (a NewMemory) and retire `memory_id` in its favour: the old memory stays
     as history (valid_to now, superseded_by the new id) and leaves search. Returns (old, new)."""
     with store.tx.atomic():
+        # Checked inside the write: of two teammates replacing the same memory at once, the second
+        # finds it already replaced and is refused, as if they had taken turns.
+        current = store.get(memory_id)
+        if current.superseded_by is not None:
+            raise InvalidInput(f"memory {memory_id} was superseded by memory {current.superseded_by}; update that one")
         new = store.add(replacement)
         if new.id == memory_id:
             raise InvalidInput(
