@@ -185,7 +185,8 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
             c.raw[channel] = s
 
     segment = text.jieba_segmenter() if use_segmenter and text.has_cjk(q.text) else None
-    terms = text.query_terms(q.text, segment)
+    # The keyword channel also searches the other language's words for the query's glossary words.
+    terms = text.translated_terms(q.text, text.query_terms(q.text, segment))
     entity_ids = _query_entities(store, q)
     # The query's embedding (the slowest step, 8-14 ms) runs on the other core while SQLite
     # serves the channels that need no vector and reads their candidates' rows.
