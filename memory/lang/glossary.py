@@ -15,8 +15,6 @@ separated by spaces and is searched as a phrase.
 
 from __future__ import annotations
 
-import re
-
 _DATA = """
 值班/轮值/值守/oncall/值班人 | on call/oncall/on-call/pager
 值班表/排班/排班表 | rota/rotation/schedule
@@ -52,7 +50,7 @@ _DATA = """
 降级 | degrade/degradation/fallback
 负载均衡/负载均衡器 | load balancer/load balancing/lb
 反向代理/代理 | proxy/reverse proxy
-网关/API网关 | gateway
+网关 | gateway
 域名 | domain/dns
 证书 | certificate/cert/tls/ssl
 加密 | encryption/encrypt
@@ -309,7 +307,7 @@ _DATA = """
 虚拟专用网/vpn | vpn
 跳板机/堡垒机 | bastion/jump host
 子网 | subnet
-地址/ip地址 | address/ip
+地址 | address/ip
 环回 | loopback/localhost
 本机 | localhost/local machine
 协议栈 | stack
@@ -339,7 +337,7 @@ _DATA = """
 分析 | analytics/analysis
 统计 | statistics/stats
 埋点数据 | tracking data/events
-实验/ab测试 | experiment/ab test
+实验 | experiment/ab test
 用户画像 | user profile
 会话 | session/sessions
 上下文 | context
@@ -572,45 +570,41 @@ _DATA = """
 会话保持 | sticky session
 """
 
-_SPLIT = re.compile(r"\s*/\s*")
-_EN_WORD = re.compile(r"[^\W_]+")
-_CHINESE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_zh: dict[str, tuple[str, ...]] | None = None  # Chinese word -> English words
-_en: dict[str, tuple[str, ...]] | None = None  # English word or phrase (space-joined) -> Chinese words
+_zh: dict[str, list[str]] | None = None  # Chinese word -> English words
+_en: dict[str, list[str]] | None = None  # English word or phrase (space-joined) -> Chinese words
 _longest_zh = 1
 _longest_en = 1
 
 
 def _key(english: str) -> str:
-    return " ".join(w.lower() for w in _EN_WORD.findall(english))
+    """An English word or phrase as `translations` looks it up: lowercase words, one space apart."""
+    return " ".join(english.replace("-", " ").split()).lower()
 
 
-def _load() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+def _load() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     global _zh, _en, _longest_zh, _longest_en
     if _zh is None or _en is None:
         zh: dict[str, list[str]] = {}
         en: dict[str, list[str]] = {}
         for line in _DATA.strip().splitlines():
-            left, right = line.split("|")
-            # Chinese words of one character are too ambiguous to look for (类 in 分类, 库 in 入库);
-            # a mix such as ip地址 is no run of Chinese characters, so it is never looked for either.
-            chinese = [w for w in _SPLIT.split(left.strip()) if w.isascii() or _CHINESE.fullmatch(w) and len(w) > 1]
-            english = [k for k in (_key(w) for w in _SPLIT.split(right.strip())) if len(k) > 1]
+            left, right = line.split(" | ")
+            words = left.split("/")
+            # A Chinese word of one character is too ambiguous to look for (类 in 分类, 库 in 入库).
+            chinese = [w for w in words if len(w) > 1 and not w.isascii()]
+            english = [_key(w) if "-" in w else w for w in right.split("/")]
+            english += [_key(w) for w in words if w.isascii()]  # English written on the left (owner, bug, vpn)
             for c in chinese:
-                if c.isascii():  # an English word written on the Chinese side (owner, bug, vpn)
-                    en.setdefault(_key(c), []).extend(w for w in chinese if not w.isascii())
-                    continue
                 zh.setdefault(c, []).extend(english)
-            for e in english:
-                en.setdefault(e, []).extend(c for c in chinese if not c.isascii())
-        _zh = {k: tuple(dict.fromkeys(v)) for k, v in zh.items()}
-        _en = {k: tuple(dict.fromkeys(v)) for k, v in en.items() if v}
+            if chinese:
+                for e in english:
+                    en.setdefault(e, []).extend(chinese)
+        _zh, _en = zh, en  # lists that may repeat a word: `translations` keeps each once
         _longest_zh = max(map(len, _zh))
         _longest_en = max(k.count(" ") + 1 for k in _en)
     return _zh, _en
 
 
-def _chinese_words(run: str, zh: dict[str, tuple[str, ...]]) -> list[str]:
+def _chinese_words(run: str, zh: dict[str, list[str]]) -> list[str]:
     """The glossary words in a run of Chinese characters, longest first from the left."""
     found: list[str] = []
     i = 0
@@ -633,7 +627,7 @@ def _singular(word: str) -> str:
     return word
 
 
-def _english_words(words: list[str], en: dict[str, tuple[str, ...]]) -> list[str]:
+def _english_words(words: list[str], en: dict[str, list[str]]) -> list[str]:
     """The glossary words and phrases in a sequence of lowercase words, longest first from the left."""
     found: list[str] = []
     i = 0
