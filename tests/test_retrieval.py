@@ -861,3 +861,15 @@ def test_chinese_queries_find_their_chinese_memory_first_on_the_keyword_path(tmp
     hits = [first(s, q["query"]) == by_key[q["expect"]] for q in zh]
     misses = [q["query"] for q, h in zip(zh, hits) if not h]
     assert sum(hits) / len(hits) >= 0.9, misses
+
+
+def test_confidence_reads_the_best_keyword_hits_not_only_the_first(tmp_path: Path) -> None:
+    # A Chinese question: the English memory the glossary's words found ranks first by BM25 but
+    # holds none of the question's own words; the Chinese one after it holds some. Reading only
+    # the first hit made the search sure of nothing, and it returned [] (26 small stores).
+    s = open_store(tmp_path)
+    english = s.add(NewMemory("Logs are kept for thirty days and archived after that.")).id
+    chinese = s.add(NewMemory("日志保留三十天，之后自动归档。")).id
+    cands = {english: retrieval._Cand(english), chinese: retrieval._Cand(chinese)}
+    cands[english].raw["bm25"], cands[chinese].raw["bm25"] = 5.0, 1.0
+    assert retrieval.confidence(s, "日志保留多久？", cands) > 0

@@ -531,3 +531,22 @@ async def test_a_chinese_question_finds_its_english_memory_and_a_never_stored_to
             assert nothing["results"] == [], never_stored
             assert nothing["note"].startswith("No memory matches this query")
             assert "in the language the memory may be written in" in nothing["note"]  # a hint, not a claim
+
+
+async def test_a_question_finds_a_memory_in_the_other_language_by_the_glossarys_words(config):
+    # No ASCII word in common, and the hash embedder's vectors only share words: only the keyword
+    # channel, searching the other language's words for the question's (memory.lang.glossary), finds them.
+    async with client(config) as c:
+        ids = {}
+        for content in (
+            "Bob Smith is the on-call engineer for billing-service this week.",
+            "The staging web server listens on 8080.",
+            "We use pnpm, not npm, in the web repository.",
+            "数据库备份每天凌晨两点执行，保存在对象存储里。",
+            "代码评审至少需要两个人批准才能合并。",
+        ):
+            ids[content[:3]] = (await call(c, "memory_store", content=content))["id"]
+        for query, wanted in (("谁负责账单服务的值班？", "Bob"), ("When do the database backups run?", "数据库")):
+            found = (await call(c, "memory_search", query=query))["results"]
+            assert found, query
+            assert found[0]["id"] == ids[wanted] and found[0]["channels"].get("bm25", 0) > 0, (query, found[0])

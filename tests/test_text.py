@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -330,3 +332,22 @@ def test_cjk_share_says_how_chinese_a_text_is_a_han_character_counting_as_two_le
     assert cjk_share("The backups are kept in S3") == 0.0
     assert cjk_share("") == 0.0 and cjk_share("8080 :: 42") == 0.0
     assert cjk_share("pg 备份") == 4 / 6  # two Han characters (4) against two letters
+
+
+def test_a_query_also_searches_the_other_languages_words_for_its_glossary_words():
+    zh = text.translated_terms("谁负责账单服务的值班？", text.query_terms("谁负责账单服务的值班？"))
+    assert {'"billing"', '"on call"', '"service"'} <= set(zh)
+    en = text.translated_terms("Who is on-call for the billing database?", [])
+    assert {'"值班"', '"账单"', '"数据 据库"'} <= set(en)  # a Chinese word as its bigram phrase
+    assert '"计费"' not in en  # one translation a word: synonyms would count it again
+    # One Chinese character is no glossary word (类 in 分类), and words without one add nothing.
+    assert text.translated_terms("分类", []) == [] and text.translated_terms("pnpm npm", ['"pnpm"']) == ['"pnpm"']
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_glossary_is_read_only_when_a_search_needs_it():
+    code = "import sys, memory.lang.text; print('memory.lang.glossary' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "False"

@@ -207,6 +207,27 @@ def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: 
     return terms
 
 
+def translated_terms(text: str, terms: list[str]) -> list[str]:
+    """`query_terms`' terms followed by the other language's words for the query's glossary words
+    (memory.lang.glossary: 值班 -> "on call", billing -> 账单 as its bigram phrase), as FTS5 string
+    literals, so a question finds a memory written in the other language by its words too."""
+    from memory.lang import glossary  # parsed on first use: most prompts never get here
+
+    runs = CJK_RUN.findall(text)
+    english = [w for w in WORD.findall(text) if w.isascii()]
+    if not runs and not english:
+        return terms
+    to_english, to_chinese = glossary.translations(runs, english)
+    out = list(terms)
+    seen = {t.lower() for t in terms}
+    for phrase in [*to_english, *(" ".join(bigrams(w)) for w in to_chinese)]:
+        literal = '"' + phrase.replace('"', '""') + '"'
+        if literal.lower() not in seen:
+            seen.add(literal.lower())
+            out.append(literal)
+    return out
+
+
 def match_or(terms: list[str]) -> str:
     return " OR ".join(terms)
 

@@ -185,7 +185,8 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
             c.raw[channel] = s
 
     segment = text.jieba_segmenter() if use_segmenter and text.has_cjk(q.text) else None
-    terms = text.query_terms(q.text, segment)
+    # The keyword channel also searches the other language's words for the query's glossary words.
+    terms = text.translated_terms(q.text, text.query_terms(q.text, segment))
     entity_ids = _query_entities(store, q)
     # The query's embedding (the slowest step, 8-14 ms) runs on the other core while SQLite
     # serves the channels that need no vector and reads their candidates' rows.
@@ -780,6 +781,9 @@ def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int,
 # every result unsupported (`supported`), and the search returns [].
 
 
+COVERAGE_HITS = 3  # keyword hits whose share of the query's words `confidence` reads
+
+
 def confidence(
     store: Store, query: str, cands: dict[int, _Cand], language: float | None = None, lift: float = 0.0
 ) -> float:
@@ -792,10 +796,15 @@ def confidence(
         best = max(best, 1.0 if scale is None else vector_strength(max(cosines), *scale))
     hits = [(c.raw["bm25"], i) for i, c in cands.items() if "bm25" in c.raw]
     if hits and best < 1.0:
-        row = store.conn.execute(
-            "SELECT content, coalesce(subject, ''), tags FROM memories WHERE id = ?", (max(hits)[1],)
-        ).fetchone()
-        best = max(best, keyword_coverage(query, " ".join(row)) if row else 0.0)
+        # The best few keyword hits, not only the first: a memory in the other language found by the
+        # glossary's words (`text.translated_terms`) holds none of the query's own words, and may
+        # outrank the one that holds some.
+        top = [i for _, i in sorted(hits, reverse=True)[:COVERAGE_HITS]]
+        rows = store.conn.execute(
+            f"SELECT content, coalesce(subject, ''), tags FROM memories WHERE id IN ({','.join('?' * len(top))})",
+            top,
+        ).fetchall()
+        best = max(best, *(keyword_coverage(query, " ".join(row)) for row in rows), 0.0)
     return min(1.0, best)
 
 
