@@ -256,6 +256,48 @@ def test_a_later_correction_in_other_words_supersedes_the_old_fact(app, tmp_path
     assert history and history[0]["superseded_by"], "the old fact is kept as history"
 
 
+REVERSED = [
+    (
+        "就用 MongoDB 存审计日志，不用 ES，因为写入量大。",
+        "审计日志存储改成 ES 了，不再用 MongoDB。",
+        "不再用 MongoDB",
+        "就用 MongoDB",
+    ),
+    (
+        "Let's go with Celery for the background jobs, not RQ, because we need retries.",
+        "We've moved the background jobs to RQ, Celery is gone.",
+        "moved the background jobs",
+        "go with Celery",
+    ),
+    (
+        "We decided to keep sessions in Redis because the API nodes are stateless.",
+        "Sessions now live in signed JWT cookies; we no longer keep them in Redis.",
+        "JWT cookies",
+        "keep sessions in Redis",
+    ),
+    (
+        "权限下发先直接执行 GRANT，不走 Ranger，因为插件版本不够。",
+        "权限下发改为调用 Ranger REST，不再直接执行 GRANT。",
+        "Ranger REST",
+        "先直接执行 GRANT",
+    ),
+    (
+        "Let's go with nginx as the reverse proxy, since ops knows it.",
+        "The reverse proxy is Caddy now, nginx was retired.",
+        "Caddy",
+        "go with nginx",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "new", "old"), REVERSED)
+def test_a_later_change_reverses_an_earlier_decision(app, tmp_path, first, second, new, old):
+    two_sessions(app, tmp_path, first, second)
+    now = current(app)
+    assert any(new in m["content"] for m in now)
+    assert not any(old in m["content"] for m in now), [m["content"] for m in now]
+
+
 SEPARATE = [
     ("Postgres listens on 5432 locally.", "The dev server uses port 5173 now.", "5432"),
     ("We use Flask for the admin backend.", "We now also use FastAPI for the public API.", "Flask"),
@@ -389,3 +431,93 @@ def test_a_request_after_where_it_applies_is_not_stored(said):
 )
 def test_a_fact_about_the_same_places_is_still_stored(said):
     assert [c.layer for c in extract(turns(("user", said)), scope="/p/x")] == ["fact"]
+
+
+# -- conversation: the speaker about themselves is no rule ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Honestly I never liked this part of the codebase.",
+        "I always get the two configs confused.",
+        "Always nice when the tests pass on the first try.",
+        "别急着改代码，先跟我讲讲思路。",
+        "我老是记不住这个参数叫啥。",
+        "I keep forgetting which flag it was, sorry.",
+        "PR 描述我自己来写。",
+    ],
+)
+def test_talk_about_the_speaker_is_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I always want the migrations reviewed by a second person.",
+        "We never deploy on Fridays.",
+        "Always run `make check` before pushing.",
+        "总是先跑 `make lint` 再提交。",
+    ],
+)
+def test_a_rule_with_always_or_never_is_still_a_rule(said):
+    [c] = extract(turns(("user", said)), scope="/p/x")
+    assert c.category == "rule"
+
+
+# -- how the project runs its suite, learned from the calls that passed ----------------------------
+
+
+def shell_session(path: Path, session: str, *calls: tuple[str, str, bool], said: str = "run the tests please") -> str:
+    """A Claude Code transcript in which the assistant runs shell commands: (command, output, failed)."""
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": said}, "uuid": f"{session}-0", "sessionId": session}
+    ]
+    for n, (command, output, failed) in enumerate(calls, 1):
+        use = {"type": "tool_use", "id": f"toolu_{session}_{n}", "name": "Bash", "input": {"command": command}}
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{session}_{n}", "content": output, "is_error": failed}
+        lines.append(
+            {
+                "type": "assistant",
+                "message": {"role": "assistant", "id": f"msg_{session}_{n}", "type": "message", "content": [use]},
+                "uuid": f"{session}-{n}a",
+                "sessionId": session,
+            }
+        )
+        lines.append(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [result]},
+                "uuid": f"{session}-{n}r",
+                "sessionId": session,
+            }
+        )
+    for n, line in enumerate(lines):
+        line.update(timestamp=f"2026-09-0{1 + int(session[-1])}T10:{n:02d}:00.000Z", cwd=PROJECT, isSidechain=False)
+        line.setdefault("userType", "external")
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+def test_the_suite_and_lint_commands_that_passed_are_kept_and_a_later_one_supersedes(app, tmp_path):
+    app.extract(
+        shell_session(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("uv run pytest tests/test_billing.py -q", "3 passed in 0.4s", False),  # one file: debugging
+            ("cd /home/dev/work/shop && uv run pytest -q", "120 passed in 9.1s", False),
+            ("uv run ruff check . && git status", "All checks passed!", False),
+            ("ls -la", "total 8", False),
+        )
+    )
+    facts = sorted(m["content"] for m in current(app, "fact"))
+    assert facts == ["Lint with `uv run ruff check .`.", "Run the tests with `uv run pytest -q`."]
+    app.extract(shell_session(tmp_path / "2.jsonl", "s2", ("make test", "ok  ./...  120 passed", False)))
+    now = [m["content"] for m in current(app, "fact")]
+    assert "Run the tests with `make test`." in now and "Run the tests with `uv run pytest -q`." not in now
+
+
+def test_a_suite_command_that_failed_is_not_kept(app, tmp_path):
+    app.extract(shell_session(tmp_path / "1.jsonl", "s1", ("pnpm test", "Error: 3 tests failed", True)))
+    assert current(app) == []

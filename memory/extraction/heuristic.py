@@ -146,6 +146,7 @@ def extract(
             c.occurred_at = turn.get("timestamp")
             c.metadata["turn"] = i
     out.extend(_tool_failures(turns, out, user_spoke_since, scope, session_id))
+    out.extend(_project_commands(turns, out, scope, session_id))
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     for c in out:
         finish(c, known, project)
@@ -660,6 +661,72 @@ def _tool_failures(
                 source_ref=t.get("uuid"),
                 occurred_at=t.get("timestamp"),
                 metadata={"turn": i, "failed_tool_calls": [failure], "fix": fix},
+            )
+        )
+    return out
+
+
+# How a project's whole suite, linter or build is run, as a command the session ran and that passed:
+# `uv run pytest -q`, `pnpm lint`, `./gradlew test`, `make test`, `cargo nextest run --profile ci`.
+_RUNNER = re.compile(
+    r"^(?:(?:uv|poetry|pipenv|pdm|hatch) run |python3? -m )?(?:pytest|tox|nox)\b|^go test\b|^cargo (?:nextest run|test|clippy)\b|"
+    r"^(?:npm|pnpm|yarn|bun) (?:run )?(?:test|lint|build|typecheck|check)(?::[\w-]+)?\b|^npx (?:vitest|jest|eslint|tsc)\b|"
+    r"^make (?:test|lint|check|build|[\w-]*test[\w-]*)\b|^\./gradlew (?:test|build|check|\w*Test)\b|^mvn (?:test|verify)\b|"
+    r"^just (?:test|lint|check)\b|^(?:uv run )?ruff (?:check|format)\b|^dbt (?:test|build)\b"
+)
+# A run of one test (a file, a test id, a filter): what was being debugged, not how the project runs.
+_ONE_TEST = re.compile(r"\.(?:py|go|rs|ts|tsx|js|java|kt)\b|::|\s-k\s|--filter|\s-run\s|--tests?\s|\s/\S+|[<>|]")
+# Formatting and builds are run on the way to anything; only the suite and the linter say how the project checks.
+_COMMAND_KIND = (
+    ("lint", re.compile(r"\blint\b|clippy|ruff check|eslint|typecheck|\btsc\b")),
+    ("other", re.compile(r"\bformat\b|prettier|\bbuild\b")),
+    ("tests", re.compile(r".")),
+)
+_COMMAND_SAYS = {"tests": "Run the tests with `{}`.", "lint": "Lint with `{}`."}
+
+
+def _project_commands(turns: list[dict], found: list[Candidate], scope: str, session_id: str | None) -> list[Candidate]:
+    """The commands that run the project's suite, linter or build, learned from the shell calls of the
+    session that passed: one per kind, the one run most (the latest on a tie), when nothing said in the
+    session already names it. What a later session runs instead supersedes it (same subject, another
+    command)."""
+    runs: dict[str, list[tuple[int, str]]] = {}
+    for i, t in enumerate(turns):
+        if t.get("kind") != "tool_result" or str(t.get("tool") or "").lower() not in ("bash", "shell", "terminal"):
+            continue
+        cmd = re.sub(r"^\s*cd \S+\s*&&\s*", "", t.get("input") or "")
+        for part in re.split(r"\s*(?:&&|;)\s*", cmd):
+            part = re.sub(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+", "", part.strip())  # env assignments say nothing general
+            if not _RUNNER.match(part) or _ONE_TEST.search(" " + part + " ") or len(part) > 80:
+                continue
+            kind = next(k for k, rx in _COMMAND_KIND if rx.search(part))
+            if kind in _COMMAND_SAYS:
+                runs.setdefault(kind, []).append((i, part))
+    said = " ".join(c.content for c in found).casefold()
+    out = []
+    for kind, seen in runs.items():
+        counts: dict[str, int] = {}
+        for _, part in seen:
+            counts[part] = counts.get(part, 0) + 1
+        last = {part: i for i, part in seen}
+        cmd = max(counts, key=lambda p: (counts[p], last[p]))
+        if cmd.casefold() in said:
+            continue
+        t = turns[last[cmd]]
+        out.append(
+            Candidate(
+                _COMMAND_SAYS[kind].format(cmd),
+                layer="fact",
+                category="command",
+                importance=3,
+                confidence=0.6,
+                why=f"a {kind} command the session ran and that passed",
+                role="tool",
+                scope=scope,
+                session_id=t.get("session_id") or session_id,
+                source_ref=t.get("uuid"),
+                occurred_at=t.get("timestamp"),
+                metadata={"turn": last[cmd]},
             )
         )
     return out

@@ -144,7 +144,11 @@ _REQUEST_AFTER_PLACE = re.compile(
 
 def is_request(s: str) -> bool:
     """A task request: an imperative at the start, or after where it applies."""
-    return bool(_REQUEST.match(s) or _REQUEST_AFTER_PLACE.search(s))
+    if _REQUEST.match(s):
+        return True
+    m = _REQUEST_AFTER_PLACE.search(s)
+    # "再加个告警：pending 超过 1 万就告警，发飞书 oncall 群" spells out what it adds: that stays
+    return bool(m) and not re.search(r"[:：]", s[m.end() :])
 
 
 WHY_QUESTION = re.compile(
@@ -332,7 +336,11 @@ CHAT = re.compile(
     r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b|"
     r"no need to|nothing (?:installed|else)|while (?:you'?re|we'?re|i'?m) at it|before you touch|"
     r"i'?ll (?:trigger|do|check|ask|look|handle|take care)|new (?:machine|laptop)|fresh laptop|"
-    r"here'?s (?:mine|my|the one)|put this in|sounds good|thanks|thank you)\b|"
+    r"here'?s (?:mine|my|the one)|put this in|sounds good|thanks|thank you|"
+    # the speaker about themselves, not a rule: "I never liked this part", "I always get the two confused"
+    r"I (?:always|never|usually|often|still) (?:liked?|get|got|forget|forgot|remember|mix|confuse|understood|knew|"
+    r"know|thought|enjoy(?:ed)?|hated?|wonder(?:ed)?)|(?:always|never) (?:nice|fun|good|great|easy|annoying) (?:when|to))\b|"
+    r"别急着|先跟我(?:讲|说)|先(?:讲讲|说说)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
     r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢",
     re.I,
 )
@@ -486,7 +494,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
             why.append("told for information")
-        elif replaced_values(s) and _SPECIFIC.search(s):
+        elif replaced_values(s) and (_SPECIFIC.search(s) or any(known_tech(v) for v in replaced_values(s))):
             category, importance = "change", 4
             why.append("a value replaced")
         elif is_statement(s):
@@ -920,9 +928,15 @@ def replaced_values(content: str) -> list[str]:
             v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
             if len(v) < 3 or v.lower() in _NOT_VALUES:
                 continue
-            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper():
+            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v):
                 out.append(v)
     return list(dict.fromkeys(out))[:4]
+
+
+def known_tech(name: str) -> bool:
+    """A technology MAPLE knows by name (nginx, redis, 飞书), whatever its case."""
+    n = name.casefold().strip("` ")
+    return bool(entities.category_of(n) or n in entities.OTHER_TECH or n in SLOT_OF)
 
 
 _SAYS_CHANGED = re.compile(
