@@ -521,3 +521,93 @@ def test_the_suite_and_lint_commands_that_passed_are_kept_and_a_later_one_supers
 def test_a_suite_command_that_failed_is_not_kept(app, tmp_path):
     app.extract(shell_session(tmp_path / "1.jsonl", "s1", ("pnpm test", "Error: 3 tests failed", True)))
     assert current(app) == []
+
+
+# -- turning an option down before it is offered --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "over", "why"),
+    [
+        ("I'd rather not pull in Kafka for this, a Postgres table is enough.", "Kafka", "Postgres table"),
+        ("不想为这个引入 Kafka，一张 Postgres 表就够了。", "Kafka", "Postgres 表"),
+        ("Let's not add Redis just for this; the in-process LRU is fine for one node.", "Redis", "LRU"),
+        ("先不上 K8s，docker compose 够用，机器就两台。", "K8s", "机器就两台"),
+    ],
+)
+def test_turning_an_option_down_is_a_decision_over_it(said, over, why):
+    [d] = decisions(("user", said))
+    assert d.metadata["alternatives"] == [over] and why in d.metadata["rationale"]
+
+
+@pytest.mark.parametrize("said", ["Let's not run the migrations yet.", "先不用管 lint 报错。"])
+def test_putting_a_step_off_is_no_decision(said):
+    assert decisions(("user", said)) == []
+
+
+# -- the same kinds of statement in Chinese as in English -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("en", "zh"),
+    [
+        (
+            "Payment callbacks must return within 5 seconds or they are retried.",
+            "支付回调要在 5 秒内返回，不然会重试。",
+        ),
+        (
+            "Frontend bundles are uploaded to the OSS bucket shop-static.",
+            "前端的打包产物最后传到 OSS 的 shop-static 桶里。",
+        ),
+        (
+            "Commit messages are written in English, format `type(scope): subject`.",
+            "提交信息用英文写，格式是 `type(scope): subject`。",
+        ),
+        ("Deploy keys are rotated every 90 days.", "部署用的 key 每 90 天轮换一次，由运维负责。"),
+        (
+            "Test files live under tests/ and mirror the package layout.",
+            "测试文件都放在 tests/ 下面，目录结构和包一致。",
+        ),
+    ],
+)
+def test_a_fact_or_constraint_is_kept_in_either_language(en, zh):
+    for said in (en, zh):
+        assert [c.layer for c in extract(turns(("user", said)), scope="/p/x")] == ["fact"], said
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Commit the change and push it.",
+        "Test it with -x first.",
+        "Update the README and push.",
+        "你要先看看，不然我不放心。",
+    ],
+)
+def test_an_order_about_the_task_at_hand_is_still_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+def test_a_command_seen_to_pass_never_closes_what_the_user_said(app, tmp_path):
+    app.extract(
+        transcript(tmp_path / "1.jsonl", "s1", ("user", "测试现在统一用 `make test` 跑，别再直接跑 pytest 了。"))
+    )
+    app.extract(shell_session(tmp_path / "2.jsonl", "s2", ("uv run pytest -q", "120 passed", False)))
+    app.extract(shell_session(tmp_path / "3.jsonl", "s3", ("make test", "120 passed", False)))
+    now = [m["content"] for m in current(app)]
+    assert any("`make test`" in m for m in now), now
+    assert "Run the tests with `make test`." not in now, "the user's words name it already"
+
+
+def test_a_run_of_part_of_the_go_tree_is_not_the_suite():
+    t = [
+        {
+            "role": "tool",
+            "kind": "tool_result",
+            "tool": "Bash",
+            "input": "go test ./internal/data/... -count=1",
+            "text": "ok",
+        }
+    ]
+    t += [{"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "go test -race ./...", "text": "ok"}]
+    assert [c.content for c in extract(t, scope="/p/x")] == ["Run the tests with `go test -race ./...`."]

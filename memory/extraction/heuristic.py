@@ -209,6 +209,12 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
                 continue
             sents[j] = raw = head
             s = R.strip_fillers(raw) or raw
+        if (
+            R.REJECTS.search(s)
+            and (R.is_chat(s) or not R.alternatives(s))
+            and not R.CHOICE.search(R.REJECTS.sub("", s))
+        ):
+            continue  # "let's not run the migrations yet": a step put off, not an option turned down
         named = (  # "decorator." answering "I'd use the decorator."
             proposal
             and j == 0
@@ -699,6 +705,8 @@ def _project_commands(turns: list[dict], found: list[Candidate], scope: str, ses
             part = re.sub(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+", "", part.strip())  # env assignments say nothing general
             if not _RUNNER.match(part) or _ONE_TEST.search(" " + part + " ") or len(part) > 80:
                 continue
+            if part.startswith("go test") and not re.match(r"^go test (?:-\S+ )*\./\.\.\.(?: -\S+)*$", part):
+                continue  # `go test ./internal/data/...`: a part of the tree, not the suite
             kind = next(k for k, rx in _COMMAND_KIND if rx.search(part))
             if kind in _COMMAND_SAYS:
                 runs.setdefault(kind, []).append((i, part))
@@ -726,7 +734,7 @@ def _project_commands(turns: list[dict], found: list[Candidate], scope: str, ses
                 session_id=t.get("session_id") or session_id,
                 source_ref=t.get("uuid"),
                 occurred_at=t.get("timestamp"),
-                metadata={"turn": last[cmd]},
+                metadata={"turn": last[cmd], "observed": cmd},
             )
         )
     return out

@@ -141,6 +141,18 @@ def _one(
     if best_id is not None and not _may_fold(store, best_id, c, made):
         best_id, best_sim = None, 0.0
     old = _current_with_subject(store, c)
+    observed = c.metadata.get("observed")
+    if observed:
+        # A command seen to pass says less than what anyone said: it never closes what was said about
+        # it, and it adds nothing when a current memory names that command already.
+        said = _naming(store, c.scope, observed)
+        if said is not None:
+            _reinforce(store, said, c, dry_run)
+            report.reinforced.append(said)
+            item.update(action="repeat", id=said, reason=f"`{observed}` is named already")
+            return
+        if old is not None and not _observed(store, old[0]):
+            old = None
     if old is not None:
         same = (old[1] or "").casefold() == (c.value or "").casefold()
         # The same subject and value is a repeat only when it also says the same thing: "new
@@ -194,6 +206,23 @@ def _one(
     new_id = None if dry_run else _store(store, c, vec, report, names)
     item.update(action="store", id=new_id)
     _supersede_replaced(store, c, new_id, report, item, dry_run)
+
+
+def _naming(store: Store, scope: str, command: str) -> int | None:
+    """A current memory of the scope that names the command in code (`uv run pytest -q`)."""
+    row = store.conn.execute(
+        f"SELECT id FROM memories m WHERE scope = ? AND instr(content, ?) > 0 AND {_current_filter()} "
+        f"ORDER BY id DESC LIMIT 1",
+        (scope, f"`{command}`"),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _observed(store: Store, memory_id: int) -> bool:
+    row = store.conn.execute(
+        "SELECT json_extract(metadata, '$.observed') FROM memories WHERE id = ?", (memory_id,)
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def _occurred(c: Candidate) -> float | None:

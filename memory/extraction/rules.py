@@ -142,9 +142,21 @@ _REQUEST_AFTER_PLACE = re.compile(
 )
 
 
+# An English sentence whose first word reads as a verb but is the noun of its subject: "Commit messages are
+# written in English", "Test files live under tests/", "Deploy keys are rotated monthly" (a request has its
+# object right after the verb: "Commit the change", "Test it with -x").
+_NOUN_FIRST = re.compile(
+    r"^[A-Za-z]+\s+(?!(?:the|a|an|it|this|that|these|those|all|my|our|your|their|some|every|each|me|us|them|him|her|"
+    r"any|to|up|out|down|on|in|off|over|back|with|for|and|again|now|first|please)\b)[\w-]+\s+(?:[\w-]+\s+)?(?:is|are|was|"
+    r"were|go|goes|run|runs|live|lives|must|should|need|needs|use|uses|have|has|get|gets|land|lands|take|takes|"
+    r"stay|stays)\b",
+    re.I,
+)
+
+
 def is_request(s: str) -> bool:
     """A task request: an imperative at the start, or after where it applies."""
-    if _REQUEST.match(s):
+    if _REQUEST.match(s) and not _NOUN_FIRST.match(s):
         return True
     m = _REQUEST_AFTER_PLACE.search(s)
     # "再加个告警：pending 超过 1 万就告警，发飞书 oncall 群" spells out what it adds: that stays
@@ -200,7 +212,7 @@ RULE = re.compile(
     r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
-    r"尽量|最好|原则上|请勿|切勿|不允许|不得|"
+    r"尽量|最好|原则上|请勿|切勿|不允许|不得|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])",
     re.I,
 )
@@ -340,7 +352,7 @@ CHAT = re.compile(
     # the speaker about themselves, not a rule: "I never liked this part", "I always get the two confused"
     r"I (?:always|never|usually|often|still) (?:liked?|get|got|forget|forgot|remember|mix|confuse|understood|knew|"
     r"know|thought|enjoy(?:ed)?|hated?|wonder(?:ed)?)|(?:always|never) (?:nice|fun|good|great|easy|annoying) (?:when|to))\b|"
-    r"别急着|先跟我(?:讲|说)|先(?:讲讲|说说)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
+    r"别急着|先跟我(?:讲|说)|先(?:讲讲|说说)|我自己来|我(?:待会|回头|自己)?来(?:写|弄|搞|处理|改)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
     r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢",
     re.I,
 )
@@ -353,7 +365,7 @@ _STATEMENT_VERB = re.compile(
     r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
     r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
     r"there is|there are)\b|"
-    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关",
+    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到|有",
     re.I,
 )
 _NARRATIVE = re.compile(
@@ -522,6 +534,14 @@ ORDINAL_PICK = (
     r"\boption\s*(?:#?[1-4a-d]|one|two|three)\b|\bthe (?:first|second|third|last|latter|former) (?:one|option|approach)\b|"
     r"\b(?:go with|take|pick|do) (?:the )?(?:first|second|third|last|latter|former|#\d)\b"
 )
+# Turning an option down before it is offered: "I'd rather not adopt cargo-dist", "let's not add Redis just for
+# this", "不想为这个引入 Kafka", "先不上 K8s": a decision to keep what there is, over the option named.
+REJECT = (
+    r"\b(?:I'?d rather not|let'?s not|we (?:won'?t|will not|don'?t want to|shouldn'?t)|no need to)\s+(?:use|adopt|add|"
+    r"introduce|pull in|bring in|run|go with|switch to|move to)\s+(?:a |an |the )?`?(?=[A-Za-z])|"
+    r"(?:不想|不打算|暂时不|先不)(?:为这个|为了这个)?(?:引入|上|用|加|换成?|迁到)\s*`?(?=[A-Za-z\u4e00-\u9fff])"
+)
+REJECTS = re.compile(REJECT, re.I)
 # The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
 CHOICE = re.compile(
     r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
@@ -532,7 +552,7 @@ CHOICE = re.compile(
     r"^[a-z]+\b[^,.?;]{2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
-    r"^(?:就|用)\s*[A-Za-z`]|" + r"(?:" + ORDINAL_PICK + r")",
+    r"^(?:就|用)\s*[A-Za-z`]|" + r"(?:" + ORDINAL_PICK + r")|(?:" + REJECT + r")",
     re.I,
 )
 # A bare agreement: a decision when it answers a proposal.
@@ -558,6 +578,7 @@ PROPOSAL = re.compile(
     re.I,
 )
 _ALTERNATIVE = re.compile(
+    r"(?:" + REJECT + r")([A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?(?=[，。,.\s]|$))|"
     r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
     r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用)\s*`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
     r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
@@ -613,6 +634,8 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
     for m in _ALTERNATIVE.finditer(text):
         name = next((g for g in m.groups() if g), "").strip("`.,，。")
         low = name.lower()
+        if m.group(1) and not (known_tech(name) or re.search(r"[A-Z0-9._/-]|[\u4e00-\u9fff]", name)):
+            continue  # "let's not run the migrations": turned down is something named, not a step
         if len(name) < 2 or low in ("the", "a", "an", "that", "this", "it", "just", "only", "sure", "yet"):
             continue
         if chosen and low == chosen.lower():
