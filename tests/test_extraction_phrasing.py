@@ -611,3 +611,10 @@ def test_a_run_of_part_of_the_go_tree_is_not_the_suite():
     ]
     t += [{"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "go test -race ./...", "text": "ok"}]
     assert [c.content for c in extract(t, scope="/p/x")] == ["Run the tests with `go test -race ./...`."]
+
+
+@pytest.mark.parametrize(
+    "said", ["`pkg/cache` 里好像有个现成的 LRU。", "有业务方说偶尔 502。", "听说 staging 的 Kafka 偶尔会丢消息。"]
+)
+def test_a_hedged_or_second_hand_report_is_not_a_fact(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []

@@ -365,7 +365,7 @@ _STATEMENT_VERB = re.compile(
     r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
     r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
     r"there is|there are)\b|"
-    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到|有",
+    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到",
     re.I,
 )
 _NARRATIVE = re.compile(
@@ -391,7 +391,9 @@ _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
     r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|今天|刚才|出事|偶现|巨卡|没法用|"
-    r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过",
+    r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
+    # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
+    r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说",
     re.I,
 )
 
