@@ -287,6 +287,18 @@ REVERSED = [
         "Caddy",
         "go with nginx",
     ),
+    (
+        "限流改成 Redis 上按 API key 的 token bucket，不用进程内的 dict，因为线上有 6 个副本。",
+        "下线网关自己的 Redis 限流，全部配在 Envoy 的 rate limit 里。",
+        "Envoy",
+        "token bucket",
+    ),
+    (
+        "We decided to deploy the API on Heroku because the team knows it.",
+        "Retire the old Heroku app; the API deploys to Fly.io now.",
+        "Fly.io",
+        "deploy the API on Heroku",
+    ),
 ]
 
 
@@ -305,6 +317,11 @@ SEPARATE = [
     ("Staging Redis is at redis-stg.internal.", "Prod Redis is now on redis-prod.internal.", "redis-stg"),
     ("测试环境的 MySQL 在 10.20.1.5。", "生产环境的 MySQL 现在在 10.30.1.5。", "10.20.1.5"),
     ("订单服务的端口是 8080。", "支付服务现在改到 8090 了。", "8080"),
+    (
+        "We decided to keep sessions in Redis because the API nodes are stateless.",
+        "Drop Redis from the rate limiter, Envoy does it now.",
+        "keep sessions in Redis",
+    ),
 ]
 
 

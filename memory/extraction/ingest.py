@@ -329,15 +329,18 @@ def _supersede_replaced(
             same = _changed_slot(store, c, new_id)
         if same is not None:
             closed.append(same)
+    stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
     for v in old_values:
         rows = store.conn.execute(
-            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND instr(lower(content), lower(?)) > 0 "
-            f"AND {_current_filter()}",
+            f"SELECT id, content, layer FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
+            f"AND instr(lower(content), lower(?)) > 0 AND {_current_filter()}",
             (c.scope, v),
         ).fetchall()
-        for mid, content in rows:
+        for mid, content, layer in rows:
             if mid == new_id or mid in closed or (c.value and c.value.casefold() in content.casefold()):
                 continue
+            if layer == "decision" and not (stems & rules.subject_stems(content, {v.casefold()})):
+                continue  # a decision is closed by what it decided being retired, on its subject only
             closed.append(mid)
     when = _occurred(c)
     if when is not None and closed:  # an older statement never closes what was said after it

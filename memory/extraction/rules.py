@@ -938,6 +938,12 @@ _OLD_AFTER = re.compile(
     r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突)",
     re.I,
 )
+# Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
+_RETIRED = re.compile(
+    r"(?:下线|停用|废弃|去掉|删掉|拿掉)[\u4e00-\u9fff]{0,6}?\s*`?([A-Za-z][\w.+/-]+)|"
+    r"\b(?:retire|decommission|drop|remove|get rid of|rip out)\s+(?:the\s+|our\s+|old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)",
+    re.I,
+)
 _NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
 
 
@@ -947,7 +953,7 @@ def replaced_values(content: str) -> list[str]:
     if not _CHANGED.search(content):
         return []
     out = []
-    for rx in (_OLD_BEFORE, _OLD_AFTER):
+    for rx in (_OLD_BEFORE, _OLD_AFTER, _RETIRED):
         for m in rx.finditer(content):
             quoted = bool(m.group(1))
             v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
