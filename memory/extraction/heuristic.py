@@ -79,6 +79,7 @@ def extract(
     vague: Candidate | None = None  # the user's last choice that named nothing, for the plan that follows
     why_pending = False  # the user asked why something happens: the next answer is an experience
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
+    context: list[Candidate] = []  # what the user's last turn stated, the reason for a choice that follows
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
     for i, turn in enumerate(turns):
@@ -89,6 +90,24 @@ def extract(
         before = len(out)
         if role == "user":
             found = _from_user(text, turn, proposal, said)
+            agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
+            if agreed:
+                # the proposal the user agreed to is now their decision, not the assistant's experience
+                out = [
+                    c for c in out if c.role != "assistant" or c.content.casefold().rstrip(" .。")[:80] not in agreed
+                ]
+                before = len(out)
+            settled = next((c for c in found if c.layer == "decision" and c.metadata.get("proposal")), None)
+            context = [c for c in context if c.category == "statement" and any(c is o for o in out)]
+            if settled is not None and context:
+                # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
+                # said before the proposal is why they chose; it leads the decision instead of standing alone
+                out = [c for c in out if not any(c is x for x in context)]
+                before = len(out)
+                why = " ".join(c.content for c in context)
+                settled.content = why + " " + settled.content
+                settled.metadata["rationale"] = " ".join(filter(None, [why, settled.metadata.get("rationale")]))
+            context = [c for c in found if c.layer != "decision"]
             out.extend(found)
             proposal = []
             # "我倾向于下线 Redis limiter，…，你觉得呢": the user's own proposal, settled once agreed to
@@ -127,6 +146,7 @@ def extract(
             c.occurred_at = turn.get("timestamp")
             c.metadata["turn"] = i
     out.extend(_tool_failures(turns, out, user_spoke_since, scope, session_id))
+    out.extend(_project_commands(turns, out, scope, session_id))
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     for c in out:
         finish(c, known, project)
@@ -172,10 +192,29 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     their agreement to what the assistant just proposed ("Agreed", "就这么办"), with the reasons
     that follow it in the turn and the proposal it answers. None when the turn settles nothing."""
     start = None
+    sents = list(sents)
     for j, raw in enumerate(sents):
         s = R.strip_fillers(raw) or raw
         if R.is_question(s):
-            continue
+            # "用 pushy 吧，it handles the token refresh itself right?": a choice, then a tag question
+            head = re.split(r"\s*(?:[，,;；]|—|--)\s*", s, maxsplit=1)[0]
+            picked = R.chosen_of(head) or (_short_pick(head, proposal, said) or [None, None])[1]
+            if (
+                head == s
+                or not _TAG_QUESTION.search(s)
+                or R.is_question(head)
+                or not (R.is_choice(head) or _short_pick(head, proposal, said))
+                or not (proposal or (picked and picked.casefold() not in R.VAGUE_CHOICES))
+            ):
+                continue
+            sents[j] = raw = head
+            s = R.strip_fillers(raw) or raw
+        if (
+            R.REJECTS.search(s)
+            and (R.is_chat(s) or not R.alternatives(s))
+            and not R.CHOICE.search(R.REJECTS.sub("", s))
+        ):
+            continue  # "let's not run the migrations yet": a step put off, not an option turned down
         named = (  # "decorator." answering "I'd use the decorator."
             proposal
             and j == 0
@@ -186,21 +225,26 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone
         bare = j == 0 and re.match(r"^`?([A-Za-z][\w.+-]{1,30})`?\s*吧", s)
         offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
-        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named or offered:
+        short = j == 0 and _short_pick(s, proposal, said)
+        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named or offered or short:
             start = j
             break
     if start is None:
-        return None, set()
+        return _use_over(sents)
     used = {start}
     parts = [sents[start]]
     before = _reason_before(sents, start, used)
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
-        rule = R.RULE.search(nxt) and not R.LACKS.search(nxt)
+        rule = R.RULE.search(nxt) and not R.LACKS.search(nxt) and not R.WANT_REASON.search(R.strip_fillers(nxt))
         if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4:
             break
         hit = R.classify_user(nxt)
-        if hit is not None and hit[1] in ("rule", "preference", "correction"):
+        if (
+            hit is not None
+            and hit[1] in ("rule", "preference", "correction")
+            and not R.WANT_REASON.search(R.strip_fillers(nxt))
+        ):
             break
         parts.append(nxt)
         used.add(k)
@@ -208,14 +252,22 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     said = " ".join(R.strip_fillers(p) or p for p in parts)
     alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
     whole = said + " " + (before or "")
-    specific = R.is_statement(whole) or bool(re.search(r"[A-Za-z]{3,}|\d", whole))
-    strong = bool(R.STRONG_CHOICE.search(said))
+    specific = (
+        R.is_statement(whole)
+        or bool(re.search(r"[A-Za-z]{3,}|\d", whole))
+        or (sum(map(R.entities_cjk, whole)) >= 6 and bool(R.STRONG_CHOICE.search(said)) and not R.is_chat(said))
+    )
+    strong = bool(R.STRONG_CHOICE.search(said)) or short
+    # "那就 PostgreSQL 吧，MySQL 的 JSON 支持太弱了": the clause after the choice gives its reason
+    clause = _clause_reason(parts[0]) if len(parts) == 1 else None
     picked = R.chosen_of(said) or (offered and bare.group(1))
     # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
     offered = bool(picked and len(picked) >= 3 and any(picked.casefold() in x.casefold() for x in context[-8:]))
     if (
         not proposal
-        and not (alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None or offered)
+        and not (
+            alts or R.RATIONALE.search(said) or len(parts) > 1 or strong or before is not None or offered or clause
+        )
         or not specific
         and not proposal
     ):
@@ -232,12 +284,17 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     decision, rationale = R.split_rationale(said)
     if rationale is None and len(parts) > 1:
         decision, rationale = parts[0], " ".join(parts[1:])
+    if rationale is None and clause:
+        decision, rationale = parts[0][: -len(clause)].rstrip(" ,，;；"), clause
+    if not alts and rationale and R.AGAINST.search(rationale):
+        # "Temporal is overkill for one nightly job": the reason names the option passed over
+        alts = _named_against(rationale, " ".join(filter(None, [decision, R.chosen_of(said), picked or ""])))
     if before is not None:
         # "延时队列没人运维，不值当。定时任务就行": the reason came first; it leads the memory
         used.add(start - 1)
         content = R.tidy(before) + " " + content
         rationale = " ".join(x for x in (before, rationale) if x)
-    chosen = R.chosen_of(said)
+    chosen = R.chosen_of(said) or (short.group(1) if short else None)
     if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES):
         # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
         chosen = R.proposed_of(" ".join(proposal)) or chosen
@@ -253,6 +310,86 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     )
     c.metadata = {k: v for k, v in c.metadata.items() if v}
     return c, used
+
+
+# A question that only asks to confirm what was just said: "…, right?", "…, doesn't it?", "…对吧？".
+_TAG_QUESTION = re.compile(
+    r"(?:\b(?:right|correct|isn'?t it|doesn'?t it|don'?t they|aren'?t they|no|yes)|对吧|是吧|吧|吗|对不对|没错吧)\s*[?？]\s*$",
+    re.I,
+)
+_FILLER_PICKS = frozenset("ok okay fine alright right and so but well sure yes no that this it good great".split())
+
+
+def _short_pick(s: str, proposal: list[str], said: list[str]) -> re.Match | None:
+    """A verbless pick ("pnpm then.", "Vite over webpack.", "httpx, not requests."): a choice when what it
+    names is something specific (a known technology, a name in code or with digits or capitals) or an
+    option just talked about, not a filler ("ok then.")."""
+    m = R.SHORT_PICK.match(s)
+    if not m or R.is_question(s):
+        return None
+    name = m.group(1).strip("` ")
+    if name.casefold() in _FILLER_PICKS or name.split()[0].casefold() in _FILLER_PICKS:
+        return None
+    context = " ".join(list(said)[-8:] + list(proposal)).casefold()
+    known = entities.category_of(name) or name.casefold() in entities.OTHER_TECH
+    specific = bool(re.search(r"\d|[._/-]|[a-z][A-Z]|^[A-Z]{2,}", name))
+    return m if known or specific or (len(name) >= 3 and name.casefold() in context) else None
+
+
+def _clause_reason(sentence: str) -> str | None:
+    """The clause after a choice's comma when it gives a reason ("就用 RocketMQ 吧，运维已经有现成的集群",
+    "We'll use Litestream for the backups, it streams the WAL to S3"): a statement, not another order."""
+    m = re.search(r"[，,;；]\s*", sentence)
+    if not m:
+        return None
+    head, tail = sentence[: m.start()], sentence[m.end() :].strip()
+    if not R.is_choice(head) and not R.SHORT_PICK.match(R.strip_fillers(head) or head):
+        return None
+    if len(tail) < 8 or R.is_question(tail) or R.is_chat(tail) or R._REQUEST.match(tail):
+        return None
+    rule = R.RULE.search(tail) and not R.LACKS.search(tail) and not R.WANT_REASON.search(tail)
+    return None if rule else tail
+
+
+def _use_over(sents: list[str]) -> tuple[Candidate | None, set[int]]:
+    """A choice said as a use, then a reason against another option it names: "前端状态管理用 Zustand。Redux
+    的模板代码太多了。", "We use Vitest for the unit tests. Jest was too slow with ESM." A decision over it."""
+    for j in range(len(sents) - 1):
+        first, nxt = R.strip_fillers(sents[j]) or sents[j], R.strip_fillers(sents[j + 1]) or sents[j + 1]
+        m = R.USES.search(first)
+        if not m or R.is_question(first) or R.is_question(nxt) or _REQUEST_OR_CHAT(first) or not R.AGAINST.search(nxt):
+            continue
+        chosen = next(g for g in m.groups() if g)
+        other = _named_against(nxt, first)
+        if not other:
+            continue
+        said = first.rstrip(" 。.") + ("。" if R.entities_cjk_any(first) else ".") + " " + nxt
+        c = Candidate(R.tidy(said), layer="decision", category="decision", importance=4, why="decision", role="user")
+        c.metadata.update(decision=first, rationale=nxt, alternatives=other[:2], chosen=chosen)
+        return c, {j, j + 1}
+    return None, set()
+
+
+def _named_against(reason: str, chosen_text: str) -> list[str]:
+    """The technologies a reason speaks against, less the one chosen ("MySQL 的 JSON 支持太弱了")."""
+    out = [
+        w
+        for w in re.findall(r"`?([A-Za-z][\w.+/-]{1,30})`?", reason)
+        if w.casefold() not in chosen_text.casefold()
+        and w.casefold() not in _NOT_NAMES
+        and (entities.category_of(w) or w.casefold() in entities.OTHER_TECH or re.search(r"[A-Z]", w))
+    ]
+    return list(dict.fromkeys(out))[:1]  # the first named is what the complaint is about
+
+
+_NOT_NAMES = frozenset(
+    """the we it this that our they a an and but so no not i its there also plus then way too its it's
+    json api sql http https url id ui ux ci cd pr mr ok""".split()
+)
+
+
+def _REQUEST_OR_CHAT(s: str) -> bool:
+    return bool(R._REQUEST.match(s) or R.is_chat(s) or R._NARRATIVE.match(s) or R.CHAT.search(s))
 
 
 def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
@@ -530,6 +667,74 @@ def _tool_failures(
                 source_ref=t.get("uuid"),
                 occurred_at=t.get("timestamp"),
                 metadata={"turn": i, "failed_tool_calls": [failure], "fix": fix},
+            )
+        )
+    return out
+
+
+# How a project's whole suite, linter or build is run, as a command the session ran and that passed:
+# `uv run pytest -q`, `pnpm lint`, `./gradlew test`, `make test`, `cargo nextest run --profile ci`.
+_RUNNER = re.compile(
+    r"^(?:(?:uv|poetry|pipenv|pdm|hatch) run |python3? -m )?(?:pytest|tox|nox)\b|^go test\b|^cargo (?:nextest run|test|clippy)\b|"
+    r"^(?:npm|pnpm|yarn|bun) (?:run )?(?:test|lint|build|typecheck|check)(?::[\w-]+)?\b|^npx (?:vitest|jest|eslint|tsc)\b|"
+    r"^make (?:test|lint|check|build|[\w-]*test[\w-]*)\b|^\./gradlew (?:test|build|check|\w*Test)\b|^mvn (?:test|verify)\b|"
+    r"^just (?:test|lint|check)\b|^(?:uv run )?ruff (?:check|format)\b|^dbt (?:test|build)\b"
+)
+# A run of one test (a file, a test id, a filter): what was being debugged, not how the project runs.
+_ONE_TEST = re.compile(r"\.(?:py|go|rs|ts|tsx|js|java|kt)\b|::|\s-k\s|--filter|\s-run\s|--tests?\s|\s/\S+|[<>|]")
+# Formatting and builds are run on the way to anything; only the suite and the linter say how the project checks.
+_COMMAND_KIND = (
+    ("lint", re.compile(r"\blint\b|clippy|ruff check|eslint|typecheck|\btsc\b")),
+    ("other", re.compile(r"\bformat\b|prettier|\bbuild\b")),
+    ("tests", re.compile(r".")),
+)
+_COMMAND_SAYS = {"tests": "Run the tests with `{}`.", "lint": "Lint with `{}`."}
+
+
+def _project_commands(turns: list[dict], found: list[Candidate], scope: str, session_id: str | None) -> list[Candidate]:
+    """The commands that run the project's suite, linter or build, learned from the shell calls of the
+    session that passed: one per kind, the one run most (the latest on a tie), when nothing said in the
+    session already names it. What a later session runs instead supersedes it (same subject, another
+    command)."""
+    runs: dict[str, list[tuple[int, str]]] = {}
+    for i, t in enumerate(turns):
+        if t.get("kind") != "tool_result" or str(t.get("tool") or "").lower() not in ("bash", "shell", "terminal"):
+            continue
+        cmd = re.sub(r"^\s*cd \S+\s*&&\s*", "", t.get("input") or "")
+        for part in re.split(r"\s*(?:&&|;)\s*", cmd):
+            part = re.sub(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+", "", part.strip())  # env assignments say nothing general
+            if not _RUNNER.match(part) or _ONE_TEST.search(" " + part + " ") or len(part) > 80:
+                continue
+            if part.startswith("go test") and not re.match(r"^go test (?:-\S+ )*\./\.\.\.(?: -\S+)*$", part):
+                continue  # `go test ./internal/data/...`: a part of the tree, not the suite
+            kind = next(k for k, rx in _COMMAND_KIND if rx.search(part))
+            if kind in _COMMAND_SAYS:
+                runs.setdefault(kind, []).append((i, part))
+    said = " ".join(c.content for c in found).casefold()
+    out = []
+    for kind, seen in runs.items():
+        counts: dict[str, int] = {}
+        for _, part in seen:
+            counts[part] = counts.get(part, 0) + 1
+        last = {part: i for i, part in seen}
+        cmd = max(counts, key=lambda p: (counts[p], last[p]))
+        if cmd.casefold() in said:
+            continue
+        t = turns[last[cmd]]
+        out.append(
+            Candidate(
+                _COMMAND_SAYS[kind].format(cmd),
+                layer="fact",
+                category="command",
+                importance=3,
+                confidence=0.6,
+                why=f"a {kind} command the session ran and that passed",
+                role="tool",
+                scope=scope,
+                session_id=t.get("session_id") or session_id,
+                source_ref=t.get("uuid"),
+                occurred_at=t.get("timestamp"),
+                metadata={"turn": last[cmd], "observed": cmd},
             )
         )
     return out

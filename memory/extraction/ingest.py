@@ -141,6 +141,18 @@ def _one(
     if best_id is not None and not _may_fold(store, best_id, c, made):
         best_id, best_sim = None, 0.0
     old = _current_with_subject(store, c)
+    observed = c.metadata.get("observed")
+    if observed:
+        # A command seen to pass says less than what anyone said: it never closes what was said about
+        # it, and it adds nothing when a current memory names that command already.
+        said = _naming(store, c.scope, observed)
+        if said is not None:
+            _reinforce(store, said, c, dry_run)
+            report.reinforced.append(said)
+            item.update(action="repeat", id=said, reason=f"`{observed}` is named already")
+            return
+        if old is not None and not _observed(store, old[0]):
+            old = None
     if old is not None:
         same = (old[1] or "").casefold() == (c.value or "").casefold()
         # The same subject and value is a repeat only when it also says the same thing: "new
@@ -194,6 +206,23 @@ def _one(
     new_id = None if dry_run else _store(store, c, vec, report, names)
     item.update(action="store", id=new_id)
     _supersede_replaced(store, c, new_id, report, item, dry_run)
+
+
+def _naming(store: Store, scope: str, command: str) -> int | None:
+    """A current memory of the scope that names the command in code (`uv run pytest -q`)."""
+    row = store.conn.execute(
+        f"SELECT id FROM memories m WHERE scope = ? AND instr(content, ?) > 0 AND {_current_filter()} "
+        f"ORDER BY id DESC LIMIT 1",
+        (scope, f"`{command}`"),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _observed(store: Store, memory_id: int) -> bool:
+    row = store.conn.execute(
+        "SELECT json_extract(metadata, '$.observed') FROM memories WHERE id = ?", (memory_id,)
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def _occurred(c: Candidate) -> float | None:
@@ -286,22 +315,32 @@ def _supersede_replaced(
             f"AND {_current_filter()} ORDER BY id DESC LIMIT 200",
             (c.scope,),
         ):
-            if mid != new_id and session != c.session_id and words & rules.subject_words(content[:14]):
+            if (
+                mid != new_id
+                and session != c.session_id
+                and words & rules.subject_words(content[:14])
+                and not rules.other_environment(c.content, content)
+            ):
                 closed.append(mid)
                 break
     if not closed and c.layer in ("fact", "decision") and c.role == "user" and rules.marks_change(c.content):
         same = _changed_subject(store, c, new_id)
+        if same is None:
+            same = _changed_slot(store, c, new_id)
         if same is not None:
             closed.append(same)
+    stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
     for v in old_values:
         rows = store.conn.execute(
-            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND instr(lower(content), lower(?)) > 0 "
-            f"AND {_current_filter()}",
+            f"SELECT id, content, layer FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
+            f"AND instr(lower(content), lower(?)) > 0 AND {_current_filter()}",
             (c.scope, v),
         ).fetchall()
-        for mid, content in rows:
+        for mid, content, layer in rows:
             if mid == new_id or mid in closed or (c.value and c.value.casefold() in content.casefold()):
                 continue
+            if layer == "decision" and not (stems & rules.subject_stems(content, {v.casefold()})):
+                continue  # a decision is closed by what it decided being retired, on its subject only
             closed.append(mid)
     when = _occurred(c)
     if when is not None and closed:  # an older statement never closes what was said after it
@@ -341,7 +380,7 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         f"AND {_current_filter()} ORDER BY id DESC LIMIT 300",
         (c.scope,),
     ):
-        if mid == new_id or session == c.session_id:
+        if mid == new_id or session == c.session_id or rules.other_environment(c.content, content):
             continue
         theirs = rules.topic_terms(content)
         shared = mine & theirs
@@ -352,6 +391,54 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         score = len(shared) / len(mine | theirs)
         if best is None or score > best[0]:
             best = (score, mid)
+    return best[1] if best else None
+
+
+_ALSO = re.compile(r"\b(?:also|as well|too)\b|也|同时|另外|还(?:有|用)", re.I)
+
+
+def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
+    """The earlier statement a change closes when their words differ but a value of one slot changed
+    on one subject: "The admin service moved to 9091, nginx proxies it there now" closes "The admin API
+    listens on port 8081 behind nginx"; "告警现在改发钉钉了" closes "告警消息发到飞书群"; "The admin backend is
+    on FastAPI now" closes "We use Flask for the admin backend". The two must share a subject word (in
+    either language: 网关 ~ gateway) besides the values, hold different values of the same slot (a port,
+    a host, a technology of one kind), and not each name a technology of a kind the other lacks."""
+    if _ALSO.search(c.content):
+        return None  # "we now also use Vite for the docs": beside the old, not instead of it
+    mine = rules.slot_values(c.content)
+    if not mine:
+        return None
+    stems = rules.subject_stems(c.content, {v for vs in mine.values() for v in vs})
+    if not stems:
+        return None
+    best: tuple[int, int] | None = None
+    for mid, content, session in store.conn.execute(
+        f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
+        f"AND {_current_filter()} ORDER BY id DESC LIMIT 300",
+        (c.scope,),
+    ):
+        if mid == new_id or session == c.session_id or rules.other_environment(c.content, content):
+            continue
+        theirs = rules.slot_values(content)
+        if "name" in mine:  # a rename: the old statement's names in code are its values
+            theirs["name"] = rules.names_in(content)
+        changed = False
+        for kind, new in mine.items():
+            old = theirs.get(kind)
+            if not old or not (new - old):
+                continue
+            if kind.startswith("tech:") or (old - new):
+                changed = True
+        if not changed:
+            continue
+        techs_mine = {k for k in mine if k.startswith("tech:")}
+        techs_theirs = {k for k in theirs if k.startswith("tech:")}
+        if (techs_mine - techs_theirs) and (techs_theirs - techs_mine):
+            continue  # "Postgres listens on 5432" is not what "the dev server uses 5173 with Vite" changed
+        shared = stems & rules.subject_stems(content, {v for vs in theirs.values() for v in vs})
+        if shared and (best is None or len(shared) > best[0]):
+            best = (len(shared), mid)
     return best[1] if best else None
 
 

@@ -48,7 +48,7 @@ def sentences(text: str) -> list[str]:
 _FILLER_EN = re.compile(
     r"^(?:ok(?:ay)?|so|also|and|but|btw|by the way|oh|ah|right|yes|yeah|yep|sure|cool|nice|great|thanks|"
     r"thank you|fyi|well|hmm|alright|anyway|hold on|wait|one more (?:rule|thing)|another thing|heads[- ]up|"
-    r"next|ok next|actually)(?=[\s,.:;!—-]|$)[\s,.:;!—-]*",
+    r"next|ok next|actually|fine)(?=[\s,.:;!—-]|$)[\s,.:;!—-]*",
     re.I,
 )
 _FILLER_ZH = re.compile(
@@ -132,6 +132,37 @@ _REQUEST = re.compile(
     r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
     re.I,
 )
+# A request after where it applies: "在 Makefile 里加一个 `lint` 目标", "给 `orders` 表加个索引", "In the
+# Makefile, add a `lint` target": the task of the moment, not a fact about the project.
+_REQUEST_AFTER_PLACE = re.compile(
+    r"^(?:给|在|往|把)?[^，。,.!?？]{1,30}?(?:里|上|中|下|页|表)?\s*(?:顺便|再|也)?(?:加个|加一个|补个|补一个|弄个|写个|写一个|建个|建一个|"
+    r"改下|改一下|删一下)|^(?:in|on|for|to|inside|under) [^,]{2,40},\s*(?:please\s+)?(?:add|fix|make|write|update|"
+    r"create|remove|delete|rename|move|change|bump|drop|put)\b",
+    re.I,
+)
+
+
+# An English sentence whose first word reads as a verb but is the noun of its subject: "Commit messages are
+# written in English", "Test files live under tests/", "Deploy keys are rotated monthly" (a request has its
+# object right after the verb: "Commit the change", "Test it with -x").
+_NOUN_FIRST = re.compile(
+    r"^[A-Za-z]+\s+(?!(?:the|a|an|it|this|that|these|those|all|my|our|your|their|some|every|each|me|us|them|him|her|"
+    r"any|to|up|out|down|on|in|off|over|back|with|for|and|again|now|first|please)\b)[\w-]+\s+(?:[\w-]+\s+)?(?:is|are|was|"
+    r"were|go|goes|run|runs|live|lives|must|should|need|needs|use|uses|have|has|get|gets|land|lands|take|takes|"
+    r"stay|stays)\b",
+    re.I,
+)
+
+
+def is_request(s: str) -> bool:
+    """A task request: an imperative at the start, or after where it applies."""
+    if _REQUEST.match(s) and not _NOUN_FIRST.match(s):
+        return True
+    m = _REQUEST_AFTER_PLACE.search(s)
+    # "再加个告警：pending 超过 1 万就告警，发飞书 oncall 群" spells out what it adds: that stays
+    return bool(m) and not re.search(r"[:：]", s[m.end() :])
+
+
 WHY_QUESTION = re.compile(
     r"\bcan you (?:look|check|see)\b|\bfigure out\b|\bfind out\b|\bany idea\b|\bwhat happened\b|看下怎么|看看怎么|"
     r"查查|\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
@@ -181,7 +212,7 @@ RULE = re.compile(
     r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
-    r"尽量|最好|原则上|请勿|切勿|不允许|不得|"
+    r"尽量|最好|原则上|请勿|切勿|不允许|不得|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])",
     re.I,
 )
@@ -206,7 +237,7 @@ PREFERENCE = re.compile(
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we)\b|决定|选择|选了|选用|采用|改用|定了|最终用|而不是|"
+    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we)\b|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了|最终用|而不是|"
     r"固定在|锁定",
     re.I,
 )
@@ -317,7 +348,11 @@ CHAT = re.compile(
     r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b|"
     r"no need to|nothing (?:installed|else)|while (?:you'?re|we'?re|i'?m) at it|before you touch|"
     r"i'?ll (?:trigger|do|check|ask|look|handle|take care)|new (?:machine|laptop)|fresh laptop|"
-    r"here'?s (?:mine|my|the one)|put this in|sounds good|thanks|thank you)\b|"
+    r"here'?s (?:mine|my|the one)|put this in|sounds good|thanks|thank you|"
+    # the speaker about themselves, not a rule: "I never liked this part", "I always get the two confused"
+    r"I (?:always|never|usually|often|still) (?:liked?|get|got|forget|forgot|remember|mix|confuse|understood|knew|"
+    r"know|thought|enjoy(?:ed)?|hated?|wonder(?:ed)?)|(?:always|never) (?:nice|fun|good|great|easy|annoying) (?:when|to))\b|"
+    r"别急着|先跟我(?:讲|说)|先(?:讲讲|说说)|我自己来|我(?:待会|回头|自己)?来(?:写|弄|搞|处理|改)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
     r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢",
     re.I,
 )
@@ -330,7 +365,7 @@ _STATEMENT_VERB = re.compile(
     r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
     r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
     r"there is|there are)\b|"
-    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关",
+    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到",
     re.I,
 )
 _NARRATIVE = re.compile(
@@ -356,7 +391,9 @@ _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
     r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|今天|刚才|出事|偶现|巨卡|没法用|"
-    r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过",
+    r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
+    # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
+    r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说",
     re.I,
 )
 
@@ -371,16 +408,21 @@ def is_statement(s: str) -> bool:
     the ORM stores naive datetimes.", "测试环境 MySQL 在 10.12.3.45:3306")."""
     if (
         is_question(s)
-        or _REQUEST.match(s)
+        or is_request(s)
         or _NARRATIVE.match(s)
         or is_chat(s)
         or _EPISODE.search(s)
         or s.rstrip().endswith((":", "："))
     ):
         return False
-    if not (_SPECIFIC.search(s) or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}", s))):
+    if not (_SPECIFIC.search(s) or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}|" + _NAMED_ZH, s))):
         return False
     return bool(_STATEMENT_VERB.search(s)) and _long_enough(s)
+
+
+# What names something specific in a Chinese sentence without a Latin letter: a quoted name (「订单告警」)
+# or a product everyone there uses by its Chinese name (飞书, 钉钉, 阿里云).
+_NAMED_ZH = r"「[^」]{2,}」|“[^”]{2,}”|飞书|钉钉|企业微信|阿里云|腾讯云|华为云|七牛|又拍云|宝塔|禅道|语雀|石墨"
 
 
 def is_detail(s: str) -> bool:
@@ -438,7 +480,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if _SYMPTOM.search(s) and not remember:
         return None  # what is going wrong today: the explanation that follows is the memory
     rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
-    if _REQUEST.match(s) and not (rule or pref or remember):
+    if is_request(s) and not (rule or pref or remember):
         return None
     why: list[str] = []
     if _DECISION.search(s) and RATIONALE.search(s):
@@ -466,7 +508,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
             why.append("told for information")
-        elif replaced_values(s) and _SPECIFIC.search(s):
+        elif replaced_values(s) and (_SPECIFIC.search(s) or any(known_tech(v) for v in replaced_values(s))):
             category, importance = "change", 4
             why.append("a value replaced")
         elif is_statement(s):
@@ -487,6 +529,21 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 
 # -- decisions across sentences and turns ------------------------------------------------------
 
+# One of the options laid out, picked by its place: "选第一个", "方案二吧", "option 2", "the second one".
+ORDINAL_PICK = (
+    r"选第[一二三四1-4]个|(?:^|[，,\s])第[一二三四1-4]个(?:吧|方案|就行|好了)|(?:用|选|走|就)方案\s*[一二三四1-4A-Da-d](?![\w])|"
+    r"方案\s*[一二三四1-4A-Da-d]\s*(?:吧|就行|好了)|"
+    r"\boption\s*(?:#?[1-4a-d]|one|two|three)\b|\bthe (?:first|second|third|last|latter|former) (?:one|option|approach)\b|"
+    r"\b(?:go with|take|pick|do) (?:the )?(?:first|second|third|last|latter|former|#\d)\b"
+)
+# Turning an option down before it is offered: "I'd rather not adopt cargo-dist", "let's not add Redis just for
+# this", "不想为这个引入 Kafka", "先不上 K8s": a decision to keep what there is, over the option named.
+REJECT = (
+    r"\b(?:I'?d rather not|let'?s not|we (?:won'?t|will not|don'?t want to|shouldn'?t)|no need to)\s+(?:use|adopt|add|"
+    r"introduce|pull in|bring in|run|go with|switch to|move to)\s+(?:a |an |the )?`?(?=[A-Za-z])|"
+    r"(?:不想|不打算|暂时不|先不)(?:为这个|为了这个)?(?:引入|上|用|加|换成?|迁到)\s*`?(?=[A-Za-z\u4e00-\u9fff])"
+)
+REJECTS = re.compile(REJECT, re.I)
 # The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
 CHOICE = re.compile(
     r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
@@ -495,21 +552,27 @@ CHOICE = re.compile(
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
     # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
     r"^[a-z]+\b[^,.?;]{2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
-    r"就这么(?:定|办|做)|定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
+    r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
-    r"^(?:就|用)\s*[A-Za-z`]",
+    r"^(?:就|用)\s*[A-Za-z`]|" + r"(?:" + ORDINAL_PICK + r")|(?:" + REJECT + r")",
     re.I,
 )
 # A bare agreement: a decision when it answers a proposal.
 AGREE = re.compile(
     r"^\W*(?:yes|yep|yeah|ok(?:ay)?|sure|agreed|agree|sounds good|let'?s do (?:that|it)|do it|go ahead|"
-    r"makes sense|fine|works for me|好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)\b",
+    r"makes sense|fine|works for me|sounds (?:right|great|fine|reasonable|like a plan)|go for it|that works|"
+    r"(?:that|this)(?:'s| is) (?:fine|good|the plan)|lgtm|ship it|yes,? please|perfect|fair enough|let'?s do this|"
+    r"do that|please do|好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)\b",
     re.I,
 )
-AGREE_ZH = re.compile(r"^(?:好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)(?:[，,。.！!\s]|吧|$)")
+AGREE_ZH = re.compile(
+    r"^(?:好的?|行|可以|同意|赞同|没问题|没意见|就这么办|就这么定|就这么搞|就这样|按你说的|就按你说的|按这个来|照这个来|"
+    r"照你说的|听你的|好主意|对)(?:[，,。.！!\s]|吧|$)"
+)
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
-    r"^(?:options|ways out|two options|choices|alternatives)\b|几个(?:方向|选项|选择|办法)|候选|替代方案|"
+    r"^(?:options|ways out|two options|choices|alternatives)\b|[几两三](?:个|种)(?:方向|选项|选择|办法|方案|思路|做法)|候选|替代方案|"
+    r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|"
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
@@ -517,6 +580,7 @@ PROPOSAL = re.compile(
     re.I,
 )
 _ALTERNATIVE = re.compile(
+    r"(?:" + REJECT + r")([A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?(?=[，。,.\s]|$))|"
     r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
     r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用)\s*`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
     r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
@@ -526,8 +590,34 @@ _ALTERNATIVE = re.compile(
 
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
-    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|定了|就用|决定|"
+    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了|就用|决定|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b",
+    re.I,
+)
+# A verbless pick: "pnpm then.", "Vite over webpack.", "httpx, not requests." (the named option must be
+# something specific or an option just talked about: heuristic._decision checks).
+SHORT_PICK = re.compile(
+    r"^`?([A-Za-z][\w.+/-]*(?:\s+[A-Za-z][\w.+/-]*){0,2})`?\s*(?:,\s*)?(?:then|over|instead of|rather than|not)\b"
+    r"(?:\s+`?[A-Za-z][\w.+/-]*`?(?:\s+[\w.+/-]+){0,2})?(?:\s+then)?\s*[.!]?$",
+    re.I,
+)
+# A reason said as what the team lacks or does not want: "We don't want another stateful service to
+# operate.", "我们不想再多维护一个集群" (after a choice it explains it; it orders nothing).
+WANT_REASON = re.compile(
+    r"^(?:we|i|they|it|the team|ops)\s+(?:don'?t|do not|doesn'?t|does not)\s+(?:want|need|like|have|support|scale)\b|"
+    r"^(?:我们|大家|团队|运维)?(?:不想|不需要|不希望|没必要|没人|不会)",
+    re.I,
+)
+# What makes a sentence a reason against an option it names: "Redux 的模板代码太多了", "Jest was too slow with ESM".
+AGAINST = re.compile(
+    r"\btoo\s+\w+|\boverkill\b|\bheavy(?:weight)?\b|\bbloated\b|\bpainful\b|\bclunky\b|\bboilerplate\b|"
+    r"\b(?:slow|slower|flaky|worse|fragile)\b|太[\u4e00-\u9fff]|麻烦|不好用|不稳定|模板代码|维护成本|坑多|太重|很重|偏重|"
+    r"不如|性能差|很慢|太慢",
+    re.I,
+)
+# A statement of what a part of the project uses: "前端状态管理用 Zustand", "We use Vitest for the unit tests".
+USES = re.compile(
+    r"(?:^|[\u4e00-\u9fff\s])(?:用|使用|采用|选)\s*`?([A-Za-z][\w.+/-]*)|\b(?:we(?:'ll| will)? use|uses|we(?:'re| are) using)\s+`?([A-Za-z][\w.+/-]*)",
     re.I,
 )
 
@@ -546,6 +636,8 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
     for m in _ALTERNATIVE.finditer(text):
         name = next((g for g in m.groups() if g), "").strip("`.,，。")
         low = name.lower()
+        if m.group(1) and not (known_tech(name) or re.search(r"[A-Z0-9._/-]|[\u4e00-\u9fff]", name)):
+            continue  # "let's not run the migrations": turned down is something named, not a step
         if len(name) < 2 or low in ("the", "a", "an", "that", "this", "it", "just", "only", "sure", "yet"):
             continue
         if chosen and low == chosen.lower():
@@ -556,7 +648,8 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 
 _CHOSEN = re.compile(
     r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|switch(?:ing)? to|stick(?:ing)? with)\s+`?([\w.+/-]+)|"
-    r"([\w.+/-]+)`?\s+it is\b|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)",
+    r"([\w.+/-]+)`?\s+it is\b|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
+    r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
 )
 
@@ -845,6 +938,12 @@ _OLD_AFTER = re.compile(
     r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突)",
     re.I,
 )
+# Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
+_RETIRED = re.compile(
+    r"(?:下线|停用|废弃|去掉|删掉|拿掉)[\u4e00-\u9fff]{0,6}?\s*`?([A-Za-z][\w.+/-]+)|"
+    r"\b(?:retire|decommission|drop|remove|get rid of|rip out)\s+(?:the\s+|our\s+|old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)",
+    re.I,
+)
 _NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
 
 
@@ -854,15 +953,21 @@ def replaced_values(content: str) -> list[str]:
     if not _CHANGED.search(content):
         return []
     out = []
-    for rx in (_OLD_BEFORE, _OLD_AFTER):
+    for rx in (_OLD_BEFORE, _OLD_AFTER, _RETIRED):
         for m in rx.finditer(content):
             quoted = bool(m.group(1))
             v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
             if len(v) < 3 or v.lower() in _NOT_VALUES:
                 continue
-            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper():
+            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v):
                 out.append(v)
     return list(dict.fromkeys(out))[:4]
+
+
+def known_tech(name: str) -> bool:
+    """A technology MAPLE knows by name (nginx, redis, 飞书), whatever its case."""
+    n = name.casefold().strip("` ")
+    return bool(entities.category_of(n) or n in entities.OTHER_TECH or n in SLOT_OF)
 
 
 _SAYS_CHANGED = re.compile(
@@ -1032,3 +1137,156 @@ def incident_score(text: str) -> tuple[float, float, list[str]]:
     if shouts and "anger" not in moods:
         moods.append("anger")
     return round(valence, 3), round(intensity, 3), moods[:3]
+
+
+# -- the slot a changed value fills (supersession when the words differ) ----------------------
+
+# Slots beside entities.TECH's, for what projects move between: where they deploy, store, chat, queue.
+_MORE_SLOTS = {
+    "hosting": "heroku fly.io fly render vercel netlify railway cloudflare",
+    "object storage": "s3 gcs oss cos minio r2",
+    "chat": "slack 飞书 钉钉 企业微信 feishu dingtalk lark discord teams",
+    "message queue": "kafka rabbitmq rocketmq pulsar nats sqs",
+    "search engine": "elasticsearch opensearch meilisearch typesense solr",
+    "config center": "apollo nacos consul etcd",
+}
+SLOT_OF: dict[str, str] = {n: slot for slot, names in _MORE_SLOTS.items() for n in names.split()}
+_SAME_SLOT = {"go http router": "web framework"}  # a framework in another language fills the same slot
+
+_PORT = re.compile(
+    r"(?:\bport\s*(?:is\s*|to\s*|=\s*|of\s*)?|端口\s*(?:号)?\s*(?:是|为|改成|改为|换成|调成)?\s*|\blisten(?:s|ing)? on\s*(?:port\s*)?|"
+    r"监听(?:在)?\s*|(?<![\d.]):|\b(?:moved|changed|switched|bumped) to\s*(?:port\s*)?|(?:改成|改为|换成|调成|迁到)\s*)(\d{2,5})\b(?!\.\d)|"
+    r"(?<![\d.])(\d{4,5})\s*端口|(?<![\d.])(\d{4,5})(?=\s*(?:了|now\b|instead\b))",
+    re.I,
+)
+_HOST = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3})(?![\w.])|(?<![\w.-])([a-z][\w-]*(?:\.[a-z0-9][\w-]*)*\.(?:internal|local|"
+    r"com|net|io|org|cn|dev|cloud|lan|svc))\b|(?<![\w.-])([a-z][a-z]+-\d{1,3})(?![\w-])",
+    re.I,
+)
+
+
+_RENAMED = re.compile(r"\brenam\w*|\bis (?:now )?called\b|改名|重命名|更名|换名|改叫|现在叫", re.I)
+
+
+def names_in(content: str) -> set[str]:
+    """The names a statement holds in code (`order-events`), for a rename."""
+    return {v.casefold() for v in re.findall(r"`([^`]{2,80})`", content)}
+
+
+def slot_values(content: str) -> dict[str, set[str]]:
+    """The values a statement holds, by the kind of slot they fill: ports, hosts, and technologies by
+    what they are ("web framework", "chat"). Two statements holding different values of one slot, on
+    one subject, say the same thing changed."""
+    out: dict[str, set[str]] = {}
+    if re.search(
+        r"\bport|端口|listen|监听|:\d{2,5}\b|(?:\bto|改成|改为|迁到|换成)\s*:?\d{4,5}\b(?!\.\d)", content, re.I
+    ):
+        out["port"] = {next(g for g in m if g) for m in _PORT.findall(content)}
+    if _RENAMED.search(content):
+        out["name"] = names_in(content)
+    hosts = {next(g for g in m if g).casefold() for m in _HOST.findall(content)}
+    if hosts:
+        out["host"] = hosts
+    low = content.casefold()
+    for w in set(re.findall(r"[a-z][\w.+/-]*[\w+]|[\u4e00-\u9fff]{2,4}", low)):
+        slot = SLOT_OF.get(w) or entities.TECH.get(w)
+        if slot is None and any(entities_cjk(ch) for ch in w):
+            slot = next((SLOT_OF[k] for k in SLOT_OF if not k.isascii() and k in w), None)
+            w = next((k for k in SLOT_OF if not k.isascii() and k in w), w)
+        if slot:
+            out.setdefault("tech:" + _SAME_SLOT.get(slot, slot), set()).add(w)
+    return {k: v for k, v in out.items() if v}
+
+
+# Chinese words of a subject, in English, so a code-switched correction finds its subject ("网关" ~ "gateway").
+_GLOSSARY = {
+    "网关": "gateway",
+    "数据": "database",
+    "缓存": "cache",
+    "测试": "test",
+    "用户": "user",
+    "订单": "order",
+    "告警": "alert",
+    "报警": "alert",
+    "日志": "log",
+    "消息": "message",
+    "队列": "queue",
+    "部署": "deploy",
+    "前端": "frontend",
+    "后端": "backend",
+    "后台": "backend",
+    "接口": "api",
+    "域名": "domain",
+    "仓库": "repo",
+    "分支": "branch",
+    "支付": "payment",
+    "推送": "push",
+    "搜索": "search",
+    "认证": "auth",
+    "鉴权": "auth",
+    "权限": "permission",
+    "文档": "docs",
+    "监控": "monitor",
+    "存储": "storage",
+    "镜像": "image",
+    "导出": "export",
+    "定时": "cron",
+    "任务": "job",
+    "框架": "framework",
+    "限流": "limiter",
+    "预发": "staging",
+    "线上": "prod",
+    "生产": "prod",
+    "本地": "local",
+    "开发": "dev",
+    "登录": "login",
+    "发布": "release",
+    "构建": "build",
+}
+_GENERIC_SUBJECT = frozenset(
+    """servi serve port app apps api the this that now there here value thing stuff setup uses
+    using runs which behind since still every their other about into proxi point""".split()
+)
+
+
+_FUNCTION_ZH = re.compile(
+    r"[的了在是已经那这个都还也就把被和与或不没用改换成到从现吧呢吗啊发套迁]|环境|服务|项目|配置|地址|端口|默认|监听"
+)
+
+
+def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
+    """What a statement is about, as stems (words cut to five letters) with Chinese subjects put in
+    English: less the words that only say how it is put, the generic ones and the values in `drop`."""
+    low = content.casefold()
+    for v in sorted(drop, key=len, reverse=True):
+        low = low.replace(v, " ")
+    words = {w[:5] for w in re.findall(r"[a-z][a-z0-9]{2,}", low) if w not in _TOPIC_STOP}
+    for zh, en in _GLOSSARY.items():
+        if zh in content:
+            words.add(en[:5])
+    han = set()
+    for run in re.findall(r"[\u4e00-\u9fff]{2,}", content):
+        han |= {run[i : i + 2] for i in range(len(run) - 1)}
+    han = {b for b in han if b not in _TOPIC_STOP_ZH and b not in _GLOSSARY and not _FUNCTION_ZH.search(b)}
+    return (words | han) - _GENERIC_SUBJECT
+
+
+_ENVIRONMENTS = {
+    "staging": r"\bstag(?:e|ing)\b|\bstg\b|预发|灰度",
+    "prod": r"\bprod(?:uction)?\b|生产|线上|正式环境",
+    "test": r"\btest(?:ing)? (?:env|environment|server|cluster|db|database)\b|\bqa\b|测试环境|测试库|测试服|测试集群",
+    "dev": r"\bdev (?:env|environment|server|cluster|db)\b|开发环境|本地环境",
+}
+
+
+def environments(content: str) -> set[str]:
+    """The environments a statement is about (staging, prod, test, dev), in either language."""
+    return {name for name, rx in _ENVIRONMENTS.items() if re.search(rx, content, re.I)}
+
+
+def other_environment(a: str, b: str) -> bool:
+    """Whether two statements are about different environments ("staging Redis" / "prod Redis"): then
+    one never changes the other, however many words they share."""
+    ea, eb = environments(a), environments(b)
+    return bool(ea and eb and not (ea & eb))

@@ -1,0 +1,637 @@
+"""Phrasing classes of heuristic extraction, each held by sentences written for the test (not taken
+from the labelled sessions): decisions said naturally (a verbless pick, a reason in the next clause
+or sentence, a reason against the option passed over, agreement in other words, an option picked by
+its place), corrections in a later session whose words differ from the old fact (a changed port,
+host, framework, chat tool or name; either language), and what must not be taken for either."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from memory.app.memories import Memories
+from memory.extraction.heuristic import Candidate, extract
+from memory.store import Store
+
+PROJECT = "/home/dev/work/shop"
+_ids = itertools.count(1)
+
+
+def transcript(path: Path, session: str, *said: tuple[str, str]) -> str:
+    """A Claude Code transcript: one JSON line per user prompt or assistant text."""
+    lines = []
+    for role, text in said:
+        n = next(_ids)
+        message = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
+        if role == "assistant":
+            message.update(id=f"msg_{n}", type="message", model="claude-sonnet-5")
+        lines.append(
+            {
+                "type": role,
+                "message": message,
+                "uuid": f"{session}-{n}",
+                "timestamp": f"2026-09-01T10:{n % 60:02d}:00.000Z",
+                "cwd": PROJECT,
+                "sessionId": session,
+                "isSidechain": False,
+                "userType": "external",
+            }
+        )
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def app(store: Store) -> Memories:
+    return Memories(store, PROJECT)
+
+
+def current(app: Memories, layer: str | None = None) -> list[dict]:
+    return app.list(layer=layer, limit=100)["memories"]
+
+
+def turns(*said: tuple[str, str]) -> list[dict]:
+    return [{"kind": "text", "role": role, "text": text} for role, text in said]
+
+
+def decisions(*said: tuple[str, str]) -> list[Candidate]:
+    return [c for c in extract(turns(*said), scope="/p/x") if c.layer == "decision"]
+
+
+# -- decisions: the choice and its reason apart, in other words ----------------------------------
+
+# (turns, what was chosen, a word of the reason, what was passed over or None)
+DECIDED = [
+    # a verbless pick, "X then" / "X over Y", the reason in the next sentence
+    ((("user", "ok, pnpm then. npm keeps corrupting the lockfile on CI."),), "pnpm", "lockfile", None),
+    (
+        (("user", "Fine, Vite over webpack. The dev server start time alone is worth it."),),
+        "Vite",
+        "start time",
+        "webpack",
+    ),
+    (
+        (
+            ("assistant", "Two options: keep psycopg2, or move to asyncpg."),
+            ("user", "asyncpg then. The workers are all async anyway."),
+        ),
+        "asyncpg",
+        "async anyway",
+        None,
+    ),
+    # a reason against the option passed over names it
+    (
+        (("user", "For the search index, let's go with Meilisearch. Elasticsearch is way too heavy for two people."),),
+        "Meilisearch",
+        "too heavy",
+        "Elasticsearch",
+    ),
+    ((("user", "前端状态管理用 Zustand。Redux 的模板代码太多了。"),), "Zustand", "模板代码", "Redux"),
+    ((("user", "We use Vitest for the unit tests. Jest was too slow with ESM."),), "Vitest", "too slow", "Jest"),
+    # the reason in the clause after the choice
+    ((("user", "那就 PostgreSQL 吧，MySQL 的 JSON 支持太弱了。"),), "PostgreSQL", "JSON", "MySQL"),
+    ((("user", "消息队列就用 RocketMQ 吧，公司运维已经有现成的集群。"),), "RocketMQ", "现成的集群", None),
+    (
+        (("user", "We'll use Litestream for the SQLite backups, it streams the WAL to S3 continuously."),),
+        "Litestream",
+        "WAL",
+        None,
+    ),
+    # "we don't want / need ..." after a choice is its reason, not a rule
+    (
+        (
+            ("assistant", "Two options: keep sessions in Redis, or sign them into a JWT cookie."),
+            ("user", "JWT cookie. We don't want another stateful service to operate."),
+        ),
+        "JWT",
+        "stateful service",
+        None,
+    ),
+    (
+        (
+            ("assistant", "Options: Meilisearch, Typesense, or Elasticsearch."),
+            ("user", "Typesense it is. We don't want to run a JVM."),
+        ),
+        "Typesense",
+        "JVM",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("said", "chosen", "why", "over"), DECIDED)
+def test_a_naturally_phrased_decision_keeps_its_choice_reason_and_alternative(said, chosen, why, over):
+    [d] = decisions(*said)
+    assert chosen.casefold() in d.content.casefold() and why in d.content
+    assert why in (d.metadata.get("rationale") or "") + " " + (d.metadata.get("proposal") or "")
+    if over:
+        assert over in (d.metadata.get("alternatives") or [])
+
+
+AGREEMENTS = [
+    "Sounds right to me, go for it.",
+    "yeah, that works",
+    "LGTM, ship it",
+    "可以，按这个来。",
+    "听你的",
+    "没意见，就这样",
+]
+
+
+@pytest.mark.parametrize("answer", AGREEMENTS)
+def test_agreeing_in_other_words_makes_the_proposal_a_decision_and_not_an_experience(answer):
+    proposal = (
+        "I'd move the thumbnails to a background worker instead of generating them in the request, "
+        "because uploads time out on big images."
+    )
+    out = extract(turns(("assistant", proposal), ("user", answer)), scope="/p/x")
+    [d] = [c for c in out if c.layer == "decision"]
+    assert "background worker" in d.content and "time out" in d.metadata["rationale"]
+    assert not [c for c in out if c.layer == "experience"], "the agreed proposal is the user's decision now"
+
+
+@pytest.mark.parametrize(
+    ("options", "pick"),
+    [
+        ("两个方案：\n1. 在网关层做限流\n2. 在服务里用 Sentinel", "选第一个，网关层统一做。"),
+        ("有两种做法：\n方案一：双写\n方案二：订阅 binlog 同步", "方案二吧"),
+        ("Options:\n1. a Postgres advisory lock\n2. a unique index on the idempotency key", "option 2, please"),
+        ("Two approaches: retry in the client, or queue the webhook and retry in a worker.", "the second one."),
+    ],
+)
+def test_an_option_picked_by_its_place_is_a_decision_on_the_options(options, pick):
+    [d] = decisions(("assistant", options), ("user", pick))
+    assert "agreed to the proposal" in d.content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        (("assistant", "Done, the tests pass."), ("user", "ok then.")),
+        (("user", "Same then."),),
+        (("user", "Tests then."),),
+        (("user", "Fine, whatever works."),),
+        (("user", "那就先这样吧，明天再说。"),),
+        (("user", "行，那我先去开会了。"),),
+        (
+            ("assistant", "Options:\n1. add a lock\n2. use an idempotency key"),
+            ("user", "option 2 looks odd, why a table?"),
+        ),
+        (("user", "用第一个命令跑一下看看。"),),
+        (("user", "Later then, I have a meeting."),),
+        (("user", "总算搞定了，明天再说。"),),
+        (("assistant", "我建议先加索引。"), ("user", "终于弄定了，谢谢，我下线了。")),
+    ],
+)
+def test_chat_that_looks_like_a_pick_is_no_decision(said):
+    assert decisions(*said) == []
+
+
+def test_a_decision_said_across_turns_is_stored_in_the_decision_layer_through_a_transcript(app, tmp_path):
+    path = transcript(
+        tmp_path / "d.jsonl",
+        "s1",
+        ("user", "the nightly export is getting slow, what should we do?"),
+        ("assistant", "Options:\n1. keep the cron job and add an index\n2. move the export to a Temporal workflow"),
+        ("user", "Let's keep it simple, cron. Temporal is overkill for one nightly job."),
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "cron" in d["content"] and "overkill" in d["content"]
+    assert d["metadata"]["alternatives"] == ["Temporal"]
+    assert app.lessons("Temporal")["lessons"], "lessons_for finds the decision by what it passed over"
+
+
+# -- corrections in a later session whose words differ --------------------------------------------
+
+# (earlier session, later session, a word of the new fact, a word only the old fact holds)
+CHANGED = [
+    (
+        "The admin API listens on port 8081 behind nginx.",
+        "The admin service moved to 9091, nginx proxies it there now.",
+        "9091",
+        "8081",
+    ),
+    (
+        "We use Flask for the admin backend.",
+        "The admin backend is on FastAPI now, we finished the migration last week.",
+        "FastAPI",
+        "Flask",
+    ),
+    (
+        "Order events are published to the Kafka topic `order-events`.",
+        "The topic was renamed to `orders.v2.events`; producers write there now.",
+        "orders.v2",
+        "`order-events`",
+    ),
+    ("测试环境的 MySQL 在 10.20.1.5:3306。", "测试库已经迁到 10.20.8.7 了，端口还是 3306。", "10.20.8.7", "10.20.1.5"),
+    ("后台服务用 Django 写的。", "后端框架现在换成 Go 的 Gin 了，Django 那套已经下线。", "Gin", "用 Django"),
+    ("告警消息发到飞书群「订单告警」。", "告警现在改发钉钉了，飞书那个群不用了。", "钉钉", "「订单告警」"),
+    (
+        "The web app runs on port 3000 locally.",
+        "Local dev uses port 5173 now since we switched to Vite.",
+        "5173",
+        "3000",
+    ),
+    ("网关监听 8080 端口。", "gateway 的端口改成 18080 了。", "18080", "8080 端口"),
+    ("用户服务的 gRPC 端口是 50051。", "user-service 现在监听 50061。", "50061", "50051"),
+]
+
+
+def two_sessions(app: Memories, tmp_path: Path, first: str, second: str) -> None:
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", first)))
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", second)))
+
+
+@pytest.mark.parametrize(("first", "second", "new", "old"), CHANGED)
+def test_a_later_correction_in_other_words_supersedes_the_old_fact(app, tmp_path, first, second, new, old):
+    two_sessions(app, tmp_path, first, second)
+    now = current(app)
+    assert any(new in m["content"] for m in now)
+    assert not any(old in m["content"] for m in now), [m["content"] for m in now]
+    history = [m for m in app.list(limit=100, status="all")["memories"] if old in m["content"]]
+    assert history and history[0]["superseded_by"], "the old fact is kept as history"
+
+
+REVERSED = [
+    (
+        "就用 MongoDB 存审计日志，不用 ES，因为写入量大。",
+        "审计日志存储改成 ES 了，不再用 MongoDB。",
+        "不再用 MongoDB",
+        "就用 MongoDB",
+    ),
+    (
+        "Let's go with Celery for the background jobs, not RQ, because we need retries.",
+        "We've moved the background jobs to RQ, Celery is gone.",
+        "moved the background jobs",
+        "go with Celery",
+    ),
+    (
+        "We decided to keep sessions in Redis because the API nodes are stateless.",
+        "Sessions now live in signed JWT cookies; we no longer keep them in Redis.",
+        "JWT cookies",
+        "keep sessions in Redis",
+    ),
+    (
+        "权限下发先直接执行 GRANT，不走 Ranger，因为插件版本不够。",
+        "权限下发改为调用 Ranger REST，不再直接执行 GRANT。",
+        "Ranger REST",
+        "先直接执行 GRANT",
+    ),
+    (
+        "Let's go with nginx as the reverse proxy, since ops knows it.",
+        "The reverse proxy is Caddy now, nginx was retired.",
+        "Caddy",
+        "go with nginx",
+    ),
+    (
+        "限流改成 Redis 上按 API key 的 token bucket，不用进程内的 dict，因为线上有 6 个副本。",
+        "下线网关自己的 Redis 限流，全部配在 Envoy 的 rate limit 里。",
+        "Envoy",
+        "token bucket",
+    ),
+    (
+        "We decided to deploy the API on Heroku because the team knows it.",
+        "Retire the old Heroku app; the API deploys to Fly.io now.",
+        "Fly.io",
+        "deploy the API on Heroku",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "new", "old"), REVERSED)
+def test_a_later_change_reverses_an_earlier_decision(app, tmp_path, first, second, new, old):
+    two_sessions(app, tmp_path, first, second)
+    now = current(app)
+    assert any(new in m["content"] for m in now)
+    assert not any(old in m["content"] for m in now), [m["content"] for m in now]
+
+
+SEPARATE = [
+    ("Postgres listens on 5432 locally.", "The dev server uses port 5173 now.", "5432"),
+    ("We use Flask for the admin backend.", "We now also use FastAPI for the public API.", "Flask"),
+    ("The billing service listens on 8001.", "The search service moved to 8002.", "8001"),
+    ("Staging Redis is at redis-stg.internal.", "Prod Redis is now on redis-prod.internal.", "redis-stg"),
+    ("测试环境的 MySQL 在 10.20.1.5。", "生产环境的 MySQL 现在在 10.30.1.5。", "10.20.1.5"),
+    ("订单服务的端口是 8080。", "支付服务现在改到 8090 了。", "8080"),
+    (
+        "We decided to keep sessions in Redis because the API nodes are stateless.",
+        "Drop Redis from the rate limiter, Envoy does it now.",
+        "keep sessions in Redis",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "old"), SEPARATE)
+def test_a_change_to_another_subject_or_environment_leaves_the_old_fact_current(app, tmp_path, first, second, old):
+    two_sessions(app, tmp_path, first, second)
+    assert any(old in m["content"] for m in current(app)), [m["content"] for m in current(app)]
+
+
+def test_an_agreed_proposal_that_read_as_an_experience_is_stored_as_the_users_decision(app, tmp_path):
+    path = transcript(
+        tmp_path / "d.jsonl",
+        "s1",
+        ("user", "uploads of big images time out, what would you do?"),
+        (
+            "assistant",
+            "I'd move the thumbnails to a background worker instead of generating them in the request, "
+            "because uploads time out on big images.",
+        ),
+        ("user", "Sounds right to me, go for it. Thumbnails go to the `media-thumbs` bucket."),
+    )
+    app.extract(path)
+    [d] = current(app, "decision")
+    assert "background worker" in d["content"] and d["source_ref"].startswith("s1-")
+    assert not current(app, "experience")
+    assert any("media-thumbs" in m["content"] for m in current(app)), "the user's next sentence is kept too"
+
+
+@pytest.mark.parametrize(
+    ("said", "chosen"),
+    [
+        ((("user", "Let's go with Litestream, it can restore to a point in time, right?"),), "Litestream"),
+        ((("user", "就用 Caddy 吧，它能自动续签证书对吧？"),), "Caddy"),
+        ((("user", "自己写的连接池问题太多了。用 HikariCP 吧，它默认就有泄漏检测吧？"),), "HikariCP"),
+        (
+            (
+                ("assistant", "Either keep the hand-written retry loop or use tenacity."),
+                ("user", "ok, tenacity then — it does jitter too, doesn't it?"),
+            ),
+            "tenacity",
+        ),
+    ],
+)
+def test_a_choice_followed_by_a_tag_question_is_still_a_decision(said, chosen):
+    [d] = decisions(*said)
+    assert d.metadata["chosen"] == chosen and "?" not in d.content and "？" not in d.content
+
+
+@pytest.mark.parametrize("said", ["Let's go with that, can you start now?", "用哪个好，pnpm 还是 yarn？"])
+def test_a_question_that_only_opens_like_a_choice_is_no_decision(said):
+    assert decisions(("user", said)) == []
+
+
+# -- the reason said before the proposal; requests that are not facts -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "reason"),
+    [
+        (
+            (
+                ("user", "Our cron box only has 2 GB of RAM and the export holds every row in memory."),
+                (
+                    "assistant",
+                    "Two options: stream rows with a server-side cursor, or move the export to the batch cluster.",
+                ),
+                ("user", "Streaming with the server-side cursor then."),
+            ),
+            "2 GB",
+        ),
+        (
+            (
+                ("user", "现在日志都打在本地文件里，我们线上 12 台机器，查问题要一台台登。"),
+                ("assistant", "可以上 Loki 做集中日志，或者用阿里云 SLS。"),
+                ("user", "Loki 吧，不想再多一个云账单。"),
+            ),
+            "12 台机器",
+        ),
+        (
+            (
+                ("user", "The `orders` table has 40M rows in prod."),
+                ("assistant", "Then I'd suggest adding the column in a separate backfill step instead of one ALTER."),
+                ("user", "agreed."),
+            ),
+            "40M rows",
+        ),
+    ],
+)
+def test_what_the_user_said_before_the_proposal_is_the_reason_of_the_choice(said, reason):
+    out = extract(turns(*said), scope="/p/x")
+    [d] = out
+    assert d.layer == "decision" and reason in d.content and reason in d.metadata["rationale"]
+
+
+def test_a_statement_before_an_unrelated_choice_stays_a_fact_of_its_own():
+    out = extract(
+        turns(
+            ("user", "The tests use `pytest-django`."),
+            ("assistant", "Done, all 120 tests pass."),
+            ("user", "Great. Let's go with black for formatting, it's what the other repos use."),
+        ),
+        scope="/p/x",
+    )
+    assert [c.layer for c in out] == ["fact", "decision"] and "pytest-django" not in out[1].content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "README 里补个 Docker 的启动说明。",
+        "给 `orders` 表加个 `created_at` 索引。",
+        "在 Makefile 里加一个 `lint` 目标。",
+        "In the Makefile, add a `lint` target that runs ruff.",
+        "CI 里顺便加个 `pnpm audit`，有高危就失败。",
+    ],
+)
+def test_a_request_after_where_it_applies_is_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["The `lint` target in the Makefile runs ruff and mypy.", "新版本去掉了 `/v1/export` 接口，统一走 `/v2/export`。"],
+)
+def test_a_fact_about_the_same_places_is_still_stored(said):
+    assert [c.layer for c in extract(turns(("user", said)), scope="/p/x")] == ["fact"]
+
+
+# -- conversation: the speaker about themselves is no rule ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Honestly I never liked this part of the codebase.",
+        "I always get the two configs confused.",
+        "Always nice when the tests pass on the first try.",
+        "别急着改代码，先跟我讲讲思路。",
+        "我老是记不住这个参数叫啥。",
+        "I keep forgetting which flag it was, sorry.",
+        "PR 描述我自己来写。",
+    ],
+)
+def test_talk_about_the_speaker_is_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I always want the migrations reviewed by a second person.",
+        "We never deploy on Fridays.",
+        "Always run `make check` before pushing.",
+        "总是先跑 `make lint` 再提交。",
+    ],
+)
+def test_a_rule_with_always_or_never_is_still_a_rule(said):
+    [c] = extract(turns(("user", said)), scope="/p/x")
+    assert c.category == "rule"
+
+
+# -- how the project runs its suite, learned from the calls that passed ----------------------------
+
+
+def shell_session(path: Path, session: str, *calls: tuple[str, str, bool], said: str = "run the tests please") -> str:
+    """A Claude Code transcript in which the assistant runs shell commands: (command, output, failed)."""
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": said}, "uuid": f"{session}-0", "sessionId": session}
+    ]
+    for n, (command, output, failed) in enumerate(calls, 1):
+        use = {"type": "tool_use", "id": f"toolu_{session}_{n}", "name": "Bash", "input": {"command": command}}
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{session}_{n}", "content": output, "is_error": failed}
+        lines.append(
+            {
+                "type": "assistant",
+                "message": {"role": "assistant", "id": f"msg_{session}_{n}", "type": "message", "content": [use]},
+                "uuid": f"{session}-{n}a",
+                "sessionId": session,
+            }
+        )
+        lines.append(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [result]},
+                "uuid": f"{session}-{n}r",
+                "sessionId": session,
+            }
+        )
+    for n, line in enumerate(lines):
+        line.update(timestamp=f"2026-09-0{1 + int(session[-1])}T10:{n:02d}:00.000Z", cwd=PROJECT, isSidechain=False)
+        line.setdefault("userType", "external")
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+def test_the_suite_and_lint_commands_that_passed_are_kept_and_a_later_one_supersedes(app, tmp_path):
+    app.extract(
+        shell_session(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("uv run pytest tests/test_billing.py -q", "3 passed in 0.4s", False),  # one file: debugging
+            ("cd /home/dev/work/shop && uv run pytest -q", "120 passed in 9.1s", False),
+            ("uv run ruff check . && git status", "All checks passed!", False),
+            ("ls -la", "total 8", False),
+        )
+    )
+    facts = sorted(m["content"] for m in current(app, "fact"))
+    assert facts == ["Lint with `uv run ruff check .`.", "Run the tests with `uv run pytest -q`."]
+    app.extract(shell_session(tmp_path / "2.jsonl", "s2", ("make test", "ok  ./...  120 passed", False)))
+    now = [m["content"] for m in current(app, "fact")]
+    assert "Run the tests with `make test`." in now and "Run the tests with `uv run pytest -q`." not in now
+
+
+def test_a_suite_command_that_failed_is_not_kept(app, tmp_path):
+    app.extract(shell_session(tmp_path / "1.jsonl", "s1", ("pnpm test", "Error: 3 tests failed", True)))
+    assert current(app) == []
+
+
+# -- turning an option down before it is offered --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "over", "why"),
+    [
+        ("I'd rather not pull in Kafka for this, a Postgres table is enough.", "Kafka", "Postgres table"),
+        ("不想为这个引入 Kafka，一张 Postgres 表就够了。", "Kafka", "Postgres 表"),
+        ("Let's not add Redis just for this; the in-process LRU is fine for one node.", "Redis", "LRU"),
+        ("先不上 K8s，docker compose 够用，机器就两台。", "K8s", "机器就两台"),
+    ],
+)
+def test_turning_an_option_down_is_a_decision_over_it(said, over, why):
+    [d] = decisions(("user", said))
+    assert d.metadata["alternatives"] == [over] and why in d.metadata["rationale"]
+
+
+@pytest.mark.parametrize("said", ["Let's not run the migrations yet.", "先不用管 lint 报错。"])
+def test_putting_a_step_off_is_no_decision(said):
+    assert decisions(("user", said)) == []
+
+
+# -- the same kinds of statement in Chinese as in English -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("en", "zh"),
+    [
+        (
+            "Payment callbacks must return within 5 seconds or they are retried.",
+            "支付回调要在 5 秒内返回，不然会重试。",
+        ),
+        (
+            "Frontend bundles are uploaded to the OSS bucket shop-static.",
+            "前端的打包产物最后传到 OSS 的 shop-static 桶里。",
+        ),
+        (
+            "Commit messages are written in English, format `type(scope): subject`.",
+            "提交信息用英文写，格式是 `type(scope): subject`。",
+        ),
+        ("Deploy keys are rotated every 90 days.", "部署用的 key 每 90 天轮换一次，由运维负责。"),
+        (
+            "Test files live under tests/ and mirror the package layout.",
+            "测试文件都放在 tests/ 下面，目录结构和包一致。",
+        ),
+    ],
+)
+def test_a_fact_or_constraint_is_kept_in_either_language(en, zh):
+    for said in (en, zh):
+        assert [c.layer for c in extract(turns(("user", said)), scope="/p/x")] == ["fact"], said
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Commit the change and push it.",
+        "Test it with -x first.",
+        "Update the README and push.",
+        "你要先看看，不然我不放心。",
+    ],
+)
+def test_an_order_about_the_task_at_hand_is_still_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+def test_a_command_seen_to_pass_never_closes_what_the_user_said(app, tmp_path):
+    app.extract(
+        transcript(tmp_path / "1.jsonl", "s1", ("user", "测试现在统一用 `make test` 跑，别再直接跑 pytest 了。"))
+    )
+    app.extract(shell_session(tmp_path / "2.jsonl", "s2", ("uv run pytest -q", "120 passed", False)))
+    app.extract(shell_session(tmp_path / "3.jsonl", "s3", ("make test", "120 passed", False)))
+    now = [m["content"] for m in current(app)]
+    assert any("`make test`" in m for m in now), now
+    assert "Run the tests with `make test`." not in now, "the user's words name it already"
+
+
+def test_a_run_of_part_of_the_go_tree_is_not_the_suite():
+    t = [
+        {
+            "role": "tool",
+            "kind": "tool_result",
+            "tool": "Bash",
+            "input": "go test ./internal/data/... -count=1",
+            "text": "ok",
+        }
+    ]
+    t += [{"role": "tool", "kind": "tool_result", "tool": "Bash", "input": "go test -race ./...", "text": "ok"}]
+    assert [c.content for c in extract(t, scope="/p/x")] == ["Run the tests with `go test -race ./...`."]
+
+
+@pytest.mark.parametrize(
+    "said", ["`pkg/cache` 里好像有个现成的 LRU。", "有业务方说偶尔 502。", "听说 staging 的 Kafka 偶尔会丢消息。"]
+)
+def test_a_hedged_or_second_hand_report_is_not_a_fact(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
