@@ -901,3 +901,7 @@ def test_import_into_another_project_says_where_the_memories_went_and_a_rejected
     code, out, _ = run(capsys, "import", "--scope", "project", str(lines))
     found = [r["content"] for r in run_json(capsys, "search", "deploys Fridays")["results"]]
     assert code == 1 and "The other project deploys on Fridays" in found
+    # The global line stays global: a personal memory is never moved into a project (on a team
+    # database that would show it to every teammate).
+    ruff = run_json(capsys, "search", "formats with ruff")["results"]
+    assert ruff and {r["scope"] for r in ruff} == {"global"}

@@ -836,7 +836,8 @@ class Memories:
 
     def import_lines(self, lines: Any, *, scope: str | None = None, progress: Any = None) -> dict[str, Any]:
         """Store JSONL lines (an export or hand-written): {"imported", "duplicates", "rejected",
-        "errors"[, "elsewhere": {scope: count} imported into other projects' scopes]}.
+        "errors"[, "elsewhere": {scope: count} imported into other projects' scopes, "project": this
+        one's scope]}.
         `scope` ("project" or "global") overrides each line's own."""
         import memory.app.transfer as transfer
 
@@ -845,7 +846,7 @@ class Memories:
         # Lines keep the scope they were exported from: those that went to another project are
         # not seen here, and the caller is told where they went.
         elsewhere = {s: n for s, n in report.scopes.items() if s not in (self.project, GLOBAL)}
-        return {**report.to_dict(), **({"elsewhere": elsewhere} if elsewhere else {})}
+        return {**report.to_dict(), **({"elsewhere": elsewhere, "project": self.project} if elsewhere else {})}
 
     def extract(
         self, source: str, *, dry_run: bool = False, scope: str | None = None, llm: bool = True

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import EmbeddingMismatch, InvalidInput
-from memory.store import Memory, NewMemory, Store, content_hash, parse_time
+from memory.store import GLOBAL, Memory, NewMemory, Store, content_hash, parse_time
 
 BATCH = 256  # lines per add_many: one embedding batch and one transaction each
 TIME_FIELDS = ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from", "valid_to", "deleted_at")
@@ -172,7 +172,8 @@ class Line:
 
 
 def parse_line(text: str, number: int, project: str, scope: str | None = None) -> Line:
-    """One JSONL line as a memory to store (`scope`, if given, overrides the line's own).
+    """One JSONL line as a memory to store (`scope`, if given, overrides the line's own: "global"
+    always, "project" for lines of any project, not for global ones).
 
     Raises InvalidInput saying what is wrong with the line; the store checks the values.
     """
@@ -197,7 +198,10 @@ def parse_line(text: str, number: int, project: str, scope: str | None = None) -
     for key in ("source_ref", "session_id", "scope"):
         if key in fields and not isinstance(fields[key], str):
             raise InvalidInput(f"{key} must be a string, got {fields[key]!r}")
-    where = scope or fields.get("scope", "project")
+    # "project" moves a line of any project here, but never a global one: a personal memory stays
+    # personal (on a team database a project's memories are every teammate's). "global" moves all.
+    own = fields.get("scope", "project")
+    where = own if scope == "project" and own == GLOBAL else scope or own
     fields["scope"] = project if where == "project" else where
     fields.setdefault("source", "import")
     # A missing or null `entities` means "detect them", as memory_store does; a list (MAPLE's own

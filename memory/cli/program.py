@@ -379,7 +379,7 @@ def cmd_import(ctx: Context) -> int:
         # Lines keep the scope they were exported from: another project's memories are not seen here.
         for scope, n in report.get("elsewhere", {}).items():
             print(
-                f"{PROG}: {n} went to {scope}, not this project ({ctx.project}), so they are not seen "
+                f"{PROG}: {n} went to {scope}, not this project ({report.get('project', ctx.project)}), so they are not seen "
                 f"here; `{PROG} import --scope project {a.file}` brings them here",
                 file=sys.stderr,
             )
@@ -1186,7 +1186,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("import", "store memories from JSON lines (an export or hand-written)")
     p.add_argument("file", help="JSONL file ('-' reads stdin)")
     p.add_argument(
-        "--scope", choices=("project", "global"), help="put every memory in this scope instead of each line's own"
+        "--scope",
+        choices=("project", "global"),
+        help="project: put other projects' memories in this one (global ones stay global); global: every memory",
     )
 
     for name, help in (
