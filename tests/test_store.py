@@ -762,3 +762,19 @@ def test_two_concurrent_forgets_archive_once(config, embedder):
                 "SELECT count(*) FROM memory_versions WHERE memory_id = ? AND reason = 'archived'", (mid,)
             ).fetchone()
             assert n == 1, got
+
+
+def test_a_long_runbook_with_a_few_feelings_and_warnings_is_no_flashbulb_memory(tmp_path):
+    """A 14k-character runbook with one "proud", WARNING lines and a few "!" was stored with
+    intensity 1.0 (pride), which exempts a memory from decay (found by the team trial)."""
+    steps = "\n".join(
+        f"Step {i}: run `ledgerctl check --shard {i}` and wait until the JSON status says DONE; never skip it!"
+        for i in range(1, 160)
+    )
+    runbook = "Ledger failover runbook. We are proud of how rarely we need it.\n" + steps
+    assert len(runbook) > 12_000
+    with Store.open(make_config(tmp_path), None) as s:
+        long = s.add(NewMemory(runbook))
+        short = s.add(NewMemory("So proud of the team!! We shipped the ledger failover at last!"))
+    assert long.intensity < 0.5
+    assert short.intensity > 0.55  # a short outburst keeps its "!!" (0.59, as before)

@@ -135,6 +135,7 @@ _TITLE_WORD = re.compile(r"\b[A-Z][a-z]+\b")
 _TITLE_NEXT = re.compile(r"[ \t]+(?:[A-Z][a-z]+\b|\(?@\w)")
 _SENTENCE_END = tuple(".!?:;\n。！？；")
 _NOT_NAMES = frozenset({"thanks", "thank"})  # "Thanks Alice" thanks someone
+DENSITY_CHARS = 400  # a text longer than this has its emotion words and emphasis counted per this many characters
 _EXCLAIM = re.compile(r"[!！]{1,}")
 _CAPS_WORD = re.compile(r"\b[A-Z]{4,}\b")
 
@@ -190,8 +191,13 @@ def analyze(text: str, names: Iterable[str] = ()) -> Emotion:
     boost = sum(low.count(f" {w} ") for w in INTENSIFIERS if w.isascii()) + sum(
         cjk.count(w) for w in INTENSIFIERS if not w.isascii()
     )
-    boost += len(_EXCLAIM.findall(text)) + len(_CAPS_WORD.findall(text))
-    intensity = min(1.0, 0.35 + 0.15 * (total - 1) + 0.12 * boost)
+    # Feeling is how dense the words are, not how many: a 14,000-character runbook with one "proud",
+    # its WARNING lines, acronyms and a few "!" is no flashbulb memory (intensity >= 0.8 exempts
+    # from decay). In a longer text, capitals and "!" are layout and acronyms, not shouting.
+    per = max(1.0, len(text) / DENSITY_CHARS)
+    if per == 1.0:
+        boost += len(_EXCLAIM.findall(text)) + len(_CAPS_WORD.findall(text))
+    intensity = min(1.0, 0.35 + (0.15 * (total - 1) + 0.12 * boost) / per)
     moods = sorted(hits, key=lambda m: -hits[m])[:3]
     return Emotion(round(max(-1.0, min(1.0, valence)), 3), round(intensity, 3), moods)
 
