@@ -635,3 +635,13 @@ def test_a_run_of_part_of_the_go_tree_is_not_the_suite():
 )
 def test_a_hedged_or_second_hand_report_is_not_a_fact(said):
     assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+def test_the_option_chosen_is_the_one_named_not_the_word_before_a_reason():
+    """ "…instead of LaunchDarkly because it is self-hosted" stored chosen = "because" (the "X it is"
+    form read "because it is"); found by the team trial."""
+    from memory.extraction import rules as R
+
+    assert R.chosen_of("We decided to use flagd instead of LaunchDarkly because it is self-hosted.") == "flagd"
+    assert R.chosen_of("Fine, Typesense it is.") == "Typesense"
+    assert R.chosen_of("We keep it because it is cheap to run.") is None

@@ -647,8 +647,9 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 
 
 _CHOSEN = re.compile(
-    r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|switch(?:ing)? to|stick(?:ing)? with)\s+`?([\w.+/-]+)|"
-    r"([\w.+/-]+)`?\s+it is\b|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
+    r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with)"
+    r"\s+`?([\w.+/-]+)|"
+    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
 )
