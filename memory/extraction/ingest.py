@@ -22,7 +22,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -375,13 +375,7 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         return None
     values = rules.values_in(c.content)
     best: tuple[float, int] | None = None
-    for mid, content, session in store.conn.execute(
-        f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
-        f"AND {_current_filter()} ORDER BY id DESC LIMIT 300",
-        (c.scope,),
-    ):
-        if mid == new_id or session == c.session_id or rules.other_environment(c.content, content):
-            continue
+    for mid, content in _earlier_statements(store, c, new_id):
         theirs = rules.topic_terms(content)
         shared = mine & theirs
         if len(shared) < SAME_SUBJECT_TERMS or len(shared) < SAME_SUBJECT_SHARE * min(len(mine), len(theirs)):
@@ -392,6 +386,18 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         if best is None or score > best[0]:
             best = (score, mid)
     return best[1] if best else None
+
+
+def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Iterator[tuple[int, str]]:
+    """(id, content) of the current facts and decisions of `c`'s scope, newest first (300 at most),
+    that a change said in `c` may close: from another session, about the same environment."""
+    for mid, content, session in store.conn.execute(
+        f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
+        f"AND {_current_filter()} ORDER BY id DESC LIMIT 300",
+        (c.scope,),
+    ).fetchall():
+        if mid != new_id and session != c.session_id and not rules.other_environment(c.content, content):
+            yield mid, content
 
 
 _ALSO = re.compile(r"\b(?:also|as well|too)\b|也|同时|另外|还(?:有|用)", re.I)
@@ -413,13 +419,7 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     if not stems:
         return None
     best: tuple[int, int] | None = None
-    for mid, content, session in store.conn.execute(
-        f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
-        f"AND {_current_filter()} ORDER BY id DESC LIMIT 300",
-        (c.scope,),
-    ):
-        if mid == new_id or session == c.session_id or rules.other_environment(c.content, content):
-            continue
+    for mid, content in _earlier_statements(store, c, new_id):
         theirs = rules.slot_values(content)
         if "name" in mine:  # a rename: the old statement's names in code are its values
             theirs["name"] = rules.names_in(content)
