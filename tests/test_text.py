@@ -351,3 +351,16 @@ def test_the_glossary_is_read_only_when_a_search_needs_it():
     code = "import sys, memory.lang.text; print('memory.lang.glossary' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == "False"
+
+
+def test_a_question_put_into_the_other_language_keeps_its_other_words_and_names():
+    from memory.lang import glossary
+
+    # Each glossary word in place, in the other language; the rest as written.
+    assert glossary.translate("风控打分超时的话，订单会被拦截吗？") == "风控打分 timeout 的话， order 会被拦截吗？"
+    assert glossary.translate("where is the rate limit configured?") == "where is the 限流 configured?"
+    # A name with a hyphen or a dot is one word, kept unless the glossary holds it whole.
+    said = glossary.translate("Who is on call for billing-service this week?")
+    assert said.startswith("Who is 值班 for billing-service ") and "call" not in said
+    # Nothing to translate: the question itself.
+    assert glossary.translate("pnpm or npm?") == "pnpm or npm?" and glossary.translate("") == ""

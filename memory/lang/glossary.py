@@ -16,6 +16,8 @@ by spaces and is searched as a phrase.
 
 from __future__ import annotations
 
+import re
+
 _DATA = """
 值班/轮值/值守/oncall/值班人 | on call/oncall/on-call/pager
 值班表/排班/排班表 | rota/rotation/schedule
@@ -605,19 +607,24 @@ def _load() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     return _zh, _en
 
 
-def _chinese_words(run: str, zh: dict[str, list[str]]) -> list[str]:
-    """The glossary words in a run of Chinese characters, longest first from the left."""
-    found: list[str] = []
+def _chinese_spans(run: str, zh: dict[str, list[str]]) -> list[tuple[int, str]]:
+    """The glossary words in a run of Chinese characters with where each starts, longest first
+    from the left."""
+    found: list[tuple[int, str]] = []
     i = 0
     while i < len(run):
         for n in range(min(_longest_zh, len(run) - i), 1, -1):
             if run[i : i + n] in zh:
-                found.append(run[i : i + n])
+                found.append((i, run[i : i + n]))
                 i += n
                 break
         else:  # a single character is too ambiguous to translate (类 in 分类, 库 in 入库)
             i += 1
     return found
+
+
+def _chinese_words(run: str, zh: dict[str, list[str]]) -> list[str]:
+    return [w for _, w in _chinese_spans(run, zh)]
 
 
 def _singular(word: str) -> str:
@@ -628,9 +635,10 @@ def _singular(word: str) -> str:
     return word
 
 
-def _english_words(words: list[str], en: dict[str, list[str]]) -> list[str]:
-    """The glossary words and phrases in a sequence of lowercase words, longest first from the left."""
-    found: list[str] = []
+def _english_spans(words: list[str], en: dict[str, list[str]]) -> list[tuple[int, int, str]]:
+    """The glossary words and phrases in a sequence of lowercase words as (start, length, key),
+    longest first from the left."""
+    found: list[tuple[int, int, str]] = []
     i = 0
     while i < len(words):
         for n in range(min(_longest_en, len(words) - i), 0, -1):
@@ -638,12 +646,16 @@ def _english_words(words: list[str], en: dict[str, list[str]]) -> list[str]:
             if key not in en and n == 1:
                 key = _singular(key)
             if key in en:
-                found.append(key)
+                found.append((i, n, key))
                 i += n
                 break
         else:
             i += 1
     return found
+
+
+def _english_words(words: list[str], en: dict[str, list[str]]) -> list[str]:
+    return [key for _, _, key in _english_spans(words, en)]
 
 
 def translations(chinese_runs: list[str], english_words: list[str]) -> tuple[list[str], list[str]]:
@@ -661,3 +673,46 @@ def translations(chinese_runs: list[str], english_words: list[str]) -> tuple[lis
     for k in _english_words([w.lower() for w in english_words if w.isascii()], en):
         to_chinese[en[k][0]] = None
     return list(to_english), list(to_chinese)
+
+
+# An English word; a hyphenated or dotted name (pre-prod, billing-service) is one, looked up whole.
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*(?:[-_./][A-Za-z0-9]+)*")
+
+
+def translate(query: str) -> str:
+    """`query` with each glossary word put into the other language (its first translation), the
+    rest as written: "风控打分超时的话，订单会被拦截吗？" -> "风控打分 timeout 的话， order 会被拦截吗？",
+    "how do we roll back a release" -> "how do we 回滚 a 发布". A multilingual embedder puts this
+    half-translated question nearer the memories in the other language than the question itself
+    (`memory.retrieval.ranking`: the vector channel across languages). Unchanged when the query
+    holds no glossary word."""
+    zh, en = _load()
+    pieces: list[str] = []
+    last = 0
+    for m in _RUN_OR_WORDS.finditer(query):
+        pieces.append(query[last : m.start()])
+        last = m.end()
+        chunk = m.group()
+        if not chunk.isascii():
+            out, at = [], 0
+            for i, w in _chinese_spans(chunk, zh):
+                out += [chunk[at:i], f" {zh[w][0]} "]
+                at = i + len(w)
+            pieces.append("".join(out) + chunk[at:])
+            continue
+        words = list(_EN_WORD.finditer(chunk))
+        spans = {i: (n, key) for i, n, key in _english_spans([_key(w.group()) for w in words], en)}
+        out, at, i = [], 0, 0
+        while i < len(words):
+            if i in spans:
+                n, key = spans[i]
+                out += [chunk[at : words[i].start()], en[key][0]]
+                at, i = words[i + n - 1].end(), i + n
+            else:
+                i += 1
+        pieces.append("".join(out) + chunk[at:])
+    return "".join(pieces) + query[last:]
+
+
+# A run of Chinese characters, or a stretch of text without any (English words and what is between them).
+_RUN_OR_WORDS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")

