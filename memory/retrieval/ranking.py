@@ -57,8 +57,8 @@ class Result:
     memory: Memory
     score: float
     channels: dict[str, float] = field(default_factory=dict)
-    # For a long memory found through one of its chunks: (start, end) in its text of the part
-    # shown, that chunk widened to whole blocks (`chunks.shown`).
+    # For a long memory: (start, end) in its text of the part shown, the chunk that answers the
+    # query best widened to whole blocks (`_show_parts`).
     part: tuple[int, int] | None = None
     # How sure the search is that the query is about something stored (`confidence`): the same for
     # every result of one search, and already multiplied into `score`.
@@ -277,7 +277,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         (i for i in scores if supported(contrib[i], _comparable(cands[i], language, lift), scale)),
         key=lambda i: -scores[i],
     )
-    results = _as_parents(store, q, now, ranked, cands, scores, contrib)
+    results = _as_parents(store, q, now, ranked, cands, scores, contrib, terms)
     for r in results:
         r.confidence = sure
     return results
@@ -291,24 +291,11 @@ def _as_parents(
     cands: dict[int, _Cand],
     scores: dict[int, float],
     contrib: dict[int, dict[str, float]],
+    terms: list[str],
 ) -> list[Result]:
     """The ranked memories as results, a chunk standing for its parent: a long memory appears
-    once, at the rank of its best-scoring piece, showing the chunk with keyword evidence for the
-    query and the nearest meaning among those (or, when only the whole text matched, the chunk
-    that shares most of the query's words)."""
-    # Which chunk is shown is not which ranks the parent: the best-scoring chunk of a runbook is
-    # often its title (a Chinese question is near every chunk's meaning, nearest to the summary),
-    # while the chunk holding the query's words is the step asked about.
-    best_chunk: dict[int, int] = {}  # parent -> the chunk to show
-    shown_key: dict[int, tuple[bool, float]] = {}
-    for i in ranked:
-        p = cands[i].parent_id
-        if p is None:
-            continue
-        raw = cands[i].raw
-        key = (raw.get("bm25", 0.0) > 0, raw.get("vector", 0.0))
-        if p not in best_chunk or key > shown_key[p]:  # ties: the better-ranked chunk
-            best_chunk[p], shown_key[p] = i, key
+    once, at the rank of its best-scoring piece, showing the part that answers the query
+    (`_show_parts`, given the query's keyword `terms`)."""
     results: list[Result] = []
     seen: set[int] = set()
     start = 0
@@ -325,57 +312,57 @@ def _as_parents(
             results.append(Result(m, scores[mid], contrib[mid], cosine=cands[mid].raw.get("vector")))
             if len(results) == q.limit:
                 break
-    _show_parts(store, q, results, best_chunk)
+    found: dict[int, float] = {}  # the chunks the channels found, best-ranked first -> cosine to the query
+    parents: set[int] = set()
+    for i in ranked:
+        if (p := cands[i].parent_id) is not None:
+            found[i] = cands[i].raw.get("vector", 0.0)
+            parents.add(p)
+    _show_parts(store, terms, results, found, parents)
     return results
 
 
-def _show_parts(store: Store, q: Query, results: list[Result], best_chunk: dict[int, int]) -> None:
-    """Set `part` on the results that are long memories: the chunk that matched best, widened
-    to whole blocks by the one rule of what a search shows (`chunks.shown`)."""
-    spans = store.chunk_spans([best_chunk[r.memory.id] for r in results if r.memory.id in best_chunk])
+def _show_parts(
+    store: Store, terms: list[str], results: list[Result], found: dict[int, float], found_parents: set[int]
+) -> None:
+    """Set `part` on the results that are long memories (the one rule of which part a search
+    shows): the chunk holding the most of the query's distinct keyword `terms` (matched as the
+    keyword channel matches them); on a tie the nearest in meaning among the chunks a channel
+    `found` (chunk -> cosine), then the better-ranked, then the earlier. No part when no chunk
+    holds a term and none was found (`found_parents`: their parents). The chunk is widened to
+    whole blocks (`chunks.shown`).
+
+    Which chunk ranks the parent is not which is shown: a runbook's best-scoring chunk is often
+    its title (a question is near the summary's meaning), and a chunk holding one of the query's
+    words ("turn") and nearest in meaning is not the step naming the others ("which feature flag
+    do we turn off"). Counted, not weighted: on bench_long the answer was in the part shown for
+    22 of 35 questions taking any keyword hit then the nearest meaning, 25 by the chunk's BM25
+    (a chunk repeating one word outranks the one holding the rest), 27 weighting each term by
+    BM25's idf, 29 counting terms."""
     # Only a memory longer than the chunk size has chunks to look in (a round trip saved a search).
     limit = store.config.extraction_chunk_chars
-    unmatched = [
-        r.memory.id for r in results if r.memory.id not in best_chunk and chunks.is_long(r.memory.content, limit)
-    ]
-    by_words = _chunk_by_words(store, q.text, unmatched) if unmatched else {}
+    long = [r.memory.id for r in results if r.memory.id in found_parents or chunks.is_long(r.memory.content, limit)]
+    if not long:
+        return
+    pieces = store.chunks_of(long)
+    held = indexes.terms_held(store, terms, [cid for ps in pieces.values() for cid, _, _ in ps])
+    rank = {cid: n for n, cid in enumerate(found)}
     for r in results:
-        if r.memory.id in best_chunk:
-            span = _span(r.memory, spans.get(best_chunk[r.memory.id]), store, best_chunk[r.memory.id])
-        else:
-            span = by_words.get(r.memory.id)
+        ps = pieces.get(r.memory.id)
+        if not ps:
+            continue
+        # max keeps the first of equals: the earlier chunk
+        cid, a, b = max(ps, key=lambda p: (held.get(p[0], 0), found.get(p[0], -math.inf), -rank.get(p[0], len(rank))))
+        if held.get(cid, 0) == 0 and cid not in found:
+            continue
+        span = _span(r.memory, a, b, store, cid)
         if span is not None:
             r.part = chunks.shown(r.memory.content, *span)
 
 
-def _chunk_by_words(store: Store, query: str, parent_ids: list[int]) -> dict[int, tuple[int, int]]:
-    """For those of `parent_ids` cut into chunks: the span of the chunk holding most of the
-    query's words (the first such chunk on a tie; none when no chunk holds any)."""
-    words = {w for w in text.index_text(query).lower().split() if not text.is_stopword(w)}
-    out: dict[int, tuple[int, int]] = {}
-    if not words:
-        return out
-    best: dict[int, int] = {}
-    marks = ",".join("?" * len(parent_ids))
-    for pid, content, a, b in store.conn.execute(
-        f"SELECT parent_id, content, chunk_start, chunk_end FROM memories WHERE parent_id IN ({marks}) "
-        f"AND chunk_start IS NOT NULL ORDER BY parent_id, chunk_index",
-        parent_ids,
-    ):
-        n = len(words & set(text.index_text(content).lower().split()))
-        if n > best.get(pid, 0):
-            best[pid], out[pid] = n, (a, b)
-    return out
-
-
-def _span(
-    parent: Memory, span: tuple[int, int | None, int | None] | None, store: Store, mid: int
-) -> tuple[int, int] | None:
-    """Where the chunk `mid` sits in `parent`'s text (found by its text for a chunk written
-    without offsets); None when the chunk is not in the text."""
-    if span is None:
-        return None
-    _, a, b = span
+def _span(parent: Memory, a: int | None, b: int | None, store: Store, mid: int) -> tuple[int, int] | None:
+    """Where the chunk `mid` (at `a`:`b`) sits in `parent`'s text (found by its text for a chunk
+    written without offsets); None when the chunk is not in the text."""
     if a is not None and b is not None:
         return a, b
     row = store.conn.execute("SELECT content FROM memories WHERE id = ?", (mid,)).fetchone()

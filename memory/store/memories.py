@@ -796,19 +796,19 @@ class Store:
                 self.purge(old_chunks)
         return len(todo)
 
-    def chunk_spans(self, ids: Sequence[int]) -> dict[int, tuple[int, int | None, int | None]]:
-        """For those of `ids` that are chunks: (parent id, start, end) in the parent's text (None
-        for a chunk written without offsets)."""
-        out: dict[int, tuple[int, int | None, int | None]] = {}
-        ids = list(ids)
+    def chunks_of(self, parent_ids: Sequence[int]) -> dict[int, list[tuple[int, int | None, int | None]]]:
+        """For those of `parent_ids` cut into chunks: each chunk as (id, start, end) in the parent's
+        text (None for a chunk written without offsets), in order."""
+        out: dict[int, list[tuple[int, int | None, int | None]]] = {}
+        ids = list(parent_ids)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             for cid, pid, a, b in self.conn.execute(
                 f"SELECT id, parent_id, chunk_start, chunk_end FROM memories "
-                f"WHERE id IN ({','.join('?' * len(part))}) AND parent_id IS NOT NULL",
+                f"WHERE parent_id IN ({','.join('?' * len(part))}) ORDER BY chunk_index",
                 part,
             ):
-                out[cid] = (pid, a, b)
+                out.setdefault(pid, []).append((cid, a, b))
         return out
 
     def _record_version(self, conn: Any, old: Memory, reason: str) -> None:
