@@ -173,22 +173,26 @@ class ClaudeCode:
         )
         return env
 
+    def close_engine(self) -> None:
+        """Stop the engine of this world's MAPLE home (as the environment names it)."""
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from memory import config, remote; c = config.load(); remote.stop(c.home, c.db_path)",
+            ],
+            check=False,
+            env=self.env,
+            cwd=self.project,
+            capture_output=True,
+            timeout=60,
+        )
+
     def close(self) -> None:
         """Stop this world's engine, let background harvests finish (they write into this world),
         then stop the API."""
         try:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "from memory import config, remote; c = config.load(); remote.stop(c.home, c.db_path)",
-                ],
-                check=False,
-                env=self.env,
-                cwd=self.project,
-                capture_output=True,
-                timeout=60,
-            )
+            self.close_engine()
             subprocess.run(
                 [sys.executable, str(RUN_PY), "drain", "--wait"],
                 check=False,

