@@ -146,6 +146,11 @@ def main() -> int:
         help="--vary chooses only among combinations whose same-language hit@1 on the training folds is "
         "not below the first combination's",
     )
+    ap.add_argument(
+        "--latency",
+        action="store_true",
+        help="also time searches with the model uncached, with and without the across vector",
+    )
     ap.add_argument("--eval", action="store_true", help=f"--data {EVAL.relative_to(ROOT)}")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="config override")
     ap.add_argument("--ablate", action="store_true", help="also run with the vector channel off / alone")
@@ -223,7 +228,39 @@ def main() -> int:
                 s2.close()
         if args.vary:
             leave_one_fold_out(home, data, keys, embedder, overrides, args.vary, args.keep_same)
+        if args.latency and args.embedder != "hash":
+            latency(home, data, overrides, embedder.inner)
     return 0
+
+
+def latency(home: Path, data: dict, overrides: dict, model) -> None:
+    """Search time with the model itself (no cache: every query embedded, its translation too),
+    every third query in one store of every memory, with and without the across vector
+    (ranking._across_vector), in alternating rounds so that both see the same load."""
+    cfg = config_mod.load(home=home / "latency", env={}, **overrides)
+    store = Store.open(cfg, model)  # a store of its own: the model records its revision, the cache does not
+    store.add_many([NewMemory(m["text"], scope=SCOPE) for m in data["memories"]])
+    shipped = retrieval._translated
+    times: dict[str, list[float]] = {"with the across vector": [], "without": []}
+    queries = [q["q"] for q in data["queries"][::3]]
+    indexes.warm(store)
+    try:
+        for q in queries[:10]:  # warm: jieba, the model, the indexes
+            retrieval.search(store, retrieval.make_query(q, [SCOPE]), record=False)
+        for _ in range(2):
+            for label, translated in (("with the across vector", shipped), ("without", lambda *_: None)):
+                retrieval._translated = translated
+                for q in queries:
+                    t0 = time.perf_counter()
+                    retrieval.search(store, retrieval.make_query(q, [SCOPE]), record=False)
+                    times[label].append((time.perf_counter() - t0) * 1000)
+    finally:
+        retrieval._translated = shipped
+        store.close()
+    print(f"\nsearch latency, the model uncached ({len(queries)} queries x 2 rounds), one store:")
+    for label, t in times.items():
+        t.sort()
+        print(f"  {label:<24} median {statistics.median(t):6.1f} ms   p95 {t[int(0.95 * len(t))]:6.1f} ms")
 
 
 def _with(overrides: dict, key: str, value) -> dict:
