@@ -209,6 +209,8 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
                 continue
             sents[j] = raw = head
             s = R.strip_fillers(raw) or raw
+        if R.suggests(s):
+            continue  # "maybe we should switch to Kafka": floated, not chosen
         if (
             R.REJECTS.search(s)
             and (R.is_chat(s) or not R.alternatives(s))
@@ -278,7 +280,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         # the option that names it in code (`LoadMode.DBT_MANIFEST`) first, then the latest mention
         coded = [x for x in naming if re.search(r"`[^`]*" + re.escape(chosen) + r"[^`]*`", x, re.I)]
         proposal = list(dict.fromkeys(coded[:1] + naming[-1:]))
-    content = R.tidy(said)
+    content = R.tidy(said) or "Agreed."  # a bare "ok" is stripped as a filler: the proposal says it all
     if proposal:
         content = content.rstrip() + " (agreed to the proposal: " + R.clip(" ".join(proposal), 300) + ")"
     decision, rationale = R.split_rationale(said)
@@ -300,6 +302,13 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         chosen = R.proposed_of(" ".join(proposal)) or chosen
         if rationale is None:
             rationale = R.split_rationale(" ".join(proposal))[1]
+    elif (
+        proposal
+        and rationale is None
+        and chosen
+        and chosen.casefold() == (R.proposed_of(" ".join(proposal)) or "").casefold()
+    ):
+        rationale = R.split_rationale(" ".join(proposal))[1]  # "go with Temporal" after "I suggest Temporal because …"
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,
@@ -509,15 +518,22 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
     sents = R.sentences(text)
     out: list[Candidate] = []
     used: set[int] = set()
+    # what the assistant only proposes ("We could put Redis in front of it", "可以考虑换成 Kafka") is not what
+    # happened: no experience, nor the fix of one; it becomes the user's decision if they agree
+    proposed = {j for j, s in enumerate(sents) if R.PROPOSES.search(s)}
+    for j in sorted(proposed):  # "How about Temporal? That fixes the retries because …": its case goes with it
+        if j + 1 < len(sents) and (R.continues(sents[j + 1]) or R.starts_with_pronoun(sents[j + 1])):
+            proposed.add(j + 1)
     for j, s in enumerate(sents):
-        if j in used or R.is_narration(s):
+        if j in used or j in proposed or R.is_narration(s):
             continue
         if R.is_experience(s, after_error):
             content = s
-            if not R.has_fix(s) and j + 1 < len(sents) and R.has_fix(sents[j + 1]):
+            fix_next = j + 1 < len(sents) and j + 1 not in proposed and R.has_fix(sents[j + 1])
+            if not R.has_fix(s) and fix_next:
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
-            elif j + 1 < len(sents) and R.has_fix(sents[j + 1]) and R.is_fix_sentence(sents[j + 1]):
+            elif fix_next and R.is_fix_sentence(sents[j + 1]):
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
             out.append(
@@ -547,6 +563,8 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
         for j, s in enumerate(sents):
             if re.match(r"^(?:options|ways out|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
                 break
+            if j in proposed:
+                break  # the explanation is over: what follows is what could be done about it
             if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
                 continue
             if re.match(r"^(?:fix|the fix|修法|改法|修复)\s*[:：]", s, re.I):

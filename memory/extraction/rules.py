@@ -471,6 +471,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
             return None
     if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)):
         return None
+    if suggests(s) and not remember:
+        return None  # an option floated: a decision once agreed to (heuristic._decision), nothing before
     corrected = False
     m = _CORRECTION.match(s)
     if m and _HINT.search(s[m.end() :]) and _long_enough(s[m.end() :]):
@@ -567,7 +569,13 @@ AGREE = re.compile(
 )
 AGREE_ZH = re.compile(
     r"^(?:好的?|行|可以|同意|赞同|没问题|没意见|就这么办|就这么定|就这么搞|就这样|按你说的|就按你说的|按这个来|照这个来|"
-    r"照你说的|听你的|好主意|对)(?:[，,。.！!\s]|吧|$)"
+    r"照你说的|听你的|好主意|对)(?:来|办|做|改)?(?:[，,。.！!\s]|吧|$)"
+)
+_SUGGEST = (
+    r"\bwe (?:could|might)\b|\b(?:maybe|perhaps) (?:we|you) (?:should|could|can)\b|\bhow about\b|\bwhat about (?:using|switching|"
+    r"moving|adding)\b|\bwhat if we\b|\bone (?:option|idea|way) (?:is|would be|could be)\b|\bwhy (?:not|don'?t we) (?:use|switch|move|"
+    r"add|try)\b|\bcould (?:also )?(?:use|switch|move|add|try)\b|"
+    r"要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们)?(?:用|换|改|试|上)"
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
@@ -576,9 +584,26 @@ PROPOSAL = re.compile(
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
-    r"建议|推荐|我倾向|倾向于",
+    r"建议|推荐|我倾向|倾向于|" + _SUGGEST,
     re.I,
 )
+# An option put forward without taking it: "we could use Redis for this", "maybe we should switch to Kafka",
+# "要不要用 Kafka", "可以考虑换成 X". Until someone agrees it is neither a decision nor what happened.
+SUGGESTS = re.compile(_SUGGEST, re.I)
+# One option put forward, by anyone: the floated ones and "I'd suggest X", "我建议 X" (not a list of options, nor
+# "either … or", which an explanation says too).
+PROPOSES = re.compile(
+    r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather)\b|\bI (?:suggest|recommend|propose)\b|"
+    r"\bmy (?:suggestion|recommendation)\b|我(?:的)?建议|建议(?:用|改|换|加|把|先|直接|还是)|我倾向|倾向于|" + _SUGGEST,
+    re.I,
+)
+
+
+def suggests(s: str) -> bool:
+    """An option floated, not taken (see SUGGESTS)."""
+    return bool(SUGGESTS.search(s))
+
+
 _ALTERNATIVE = re.compile(
     r"(?:" + REJECT + r")([A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?(?=[，。,.\s]|$))|"
     r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
@@ -627,7 +652,7 @@ def is_choice(s: str) -> bool:
 
 
 def agrees(s: str) -> bool:
-    return bool(AGREE.match(s) or AGREE_ZH.match(s.strip()))
+    return any(AGREE.match(x) or AGREE_ZH.match(x.strip()) for x in (s, strip_fillers(s)))  # "嗯，可以"
 
 
 def alternatives(text: str, chosen: str | None = None) -> list[str]:

@@ -1,0 +1,110 @@
+"""Defects found by a blind trial of the heuristic extractor, each held in general form through a real
+Claude Code transcript (the sentences are written for the test, not taken from the labelled sessions):
+an option floated and never agreed to is stored as nothing; an assistant's proposal agreed to in a word
+is the user's decision with what it chose, over what and why; Chinese statements of team facts and rules
+are kept without a Latin word or a number, and Chinese chit-chat is not; a later session that replaces a
+tool or a port closes the earlier fact."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from memory.app.memories import Memories
+from memory.store import Store
+from tests import test_extraction_phrasing as phrasing
+from tests.test_extraction_phrasing import PROJECT, current, transcript
+
+
+@pytest.fixture
+def app(store: Store, monkeypatch: pytest.MonkeyPatch) -> Memories:
+    # the transcripts' minutes count from 0 in each test, so a later session is never stamped earlier
+    monkeypatch.setattr(phrasing, "_ids", itertools.count(1))
+    return Memories(store, PROJECT)
+
+
+def stored(app: Memories, tmp_path, *said: tuple[str, str]) -> list[dict]:
+    app.extract(transcript(tmp_path / "s.jsonl", "s1", *said))
+    return current(app)
+
+
+# -- 1. a proposal nobody agreed to is no memory ------------------------------------------------------
+
+FLOATED = [
+    # the assistant floats an option with its case; the user says nothing about it, or turns it down
+    (
+        ("user", "the session lookups are slow under load, any ideas?"),
+        ("assistant", "We could use Redis for this, because it keeps sessions in memory and fixes the slow lookups."),
+    ),
+    (
+        ("user", "the session lookups are slow under load, any ideas?"),
+        ("assistant", "I'd suggest adding a Redis cache in front of Postgres, since that fixes the round trips."),
+        ("user", "hmm, not now. let's not add another service."),
+    ),
+    (
+        ("user", "订单事件现在靠轮询，延迟有点高。"),
+        ("assistant", "要不要用 Kafka？因为现在的轮询太慢了，改成消息队列可以解决延迟。"),
+        ("user", "先不用，我再想想。"),
+    ),
+    (
+        ("assistant", "可以考虑换成 Kafka，因为它支持回放，积压的问题也能解决。"),
+        ("user", "算了，先不动。"),
+    ),
+    # the user floats one themselves
+    (("user", "we could use Redis for this."),),
+    (("user", "Maybe we should switch to Kafka because polling is too slow."),),
+    (("user", "要不要用 Kafka，因为现在轮询太慢了"),),
+]
+
+
+@pytest.mark.parametrize("said", FLOATED)
+def test_an_option_floated_and_never_agreed_to_is_stored_as_nothing(app, tmp_path, said):
+    now = stored(app, tmp_path, *said)
+    assert not [m["content"] for m in now if "Redis" in m["content"] or "Kafka" in m["content"]]
+
+
+def test_the_diagnosis_before_a_floated_fix_is_kept_without_the_fix(app, tmp_path):
+    now = stored(
+        app,
+        tmp_path,
+        ("user", "why are the product pages slow?"),
+        (
+            "assistant",
+            "The pages are slow because every request hits Postgres. We could add a Redis cache to fix that.",
+        ),
+    )
+    assert [m["layer"] for m in now] == ["experience"]
+    assert "hits Postgres" in now[0]["content"] and "Redis" not in now[0]["content"]
+
+
+# -- 3. "I suggest X over Y because Z", then "ok" --------------------------------------------------
+
+PROPOSED = "The retries pile up because the cron job reruns everything. I suggest Temporal over cron because it retries single activities."
+PROPOSED_ZH = "现在重试会堆积，因为定时任务每次全量重跑。我建议用 Temporal 而不是 cron，因为它能单独重试失败的步骤。"
+
+
+@pytest.mark.parametrize(
+    ("proposal", "answer", "why"),
+    [
+        (PROPOSED, "ok", "single activities"),
+        (PROPOSED, "go ahead", "single activities"),
+        (PROPOSED, "Sounds good.", "single activities"),
+        (PROPOSED, "go with Temporal", "single activities"),
+        (PROPOSED_ZH, "好", "单独重试"),
+        (PROPOSED_ZH, "嗯，可以", "单独重试"),
+        (PROPOSED_ZH, "就按你说的来", "单独重试"),
+    ],
+)
+def test_a_proposal_agreed_to_in_a_word_is_the_decision_with_its_choice_alternative_and_reason(
+    app, tmp_path, proposal, answer, why
+):
+    now = stored(
+        app, tmp_path, ("user", "the nightly retries keep piling up."), ("assistant", proposal), ("user", answer)
+    )
+    [d] = [m for m in now if m["layer"] == "decision"]
+    assert "Temporal" in d["content"] and d["metadata"]["chosen"] == "Temporal"
+    assert d["metadata"]["alternatives"] == ["cron"]
+    assert why in d["metadata"]["rationale"]
+    assert not [m for m in now if m["layer"] == "experience" and "Temporal" in m["content"]]
+    assert not d["content"].startswith((" ", "(")), d["content"]
