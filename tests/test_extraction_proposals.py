@@ -108,3 +108,42 @@ def test_a_proposal_agreed_to_in_a_word_is_the_decision_with_its_choice_alternat
     assert why in d["metadata"]["rationale"]
     assert not [m for m in now if m["layer"] == "experience" and "Temporal" in m["content"]]
     assert not d["content"].startswith((" ", "(")), d["content"]
+
+
+# -- 2. Chinese team facts and rules without a Latin word or a number -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("en", "zh"),
+    [
+        (
+            "Our release process is to verify on staging first, then roll out gradually.",
+            "我们的发布流程是先在预发环境验证，再灰度到生产。",
+        ),
+        ("Code review needs at least two approvals.", "代码评审至少需要两个人同意。"),
+        ("Every merge request needs a reviewer from the platform team.", "每个合并请求都需要平台组的人审核。"),
+        ("Database changes are reviewed by the DBA team.", "数据库变更由运维组审核。"),
+    ],
+)
+def test_a_team_fact_or_rule_is_kept_in_either_language_without_a_name_or_number(app, tmp_path, en, zh):
+    for n, said in enumerate((en, zh)):
+        app.extract(transcript(tmp_path / f"{n}.jsonl", f"s{n}", ("user", said)))
+    kept = [m["content"] for m in current(app) if m["layer"] == "fact"]
+    assert kept == [en, zh] or sorted(kept) == sorted([en, zh]), kept
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "好的，谢谢",
+        "我看看",
+        "这个有点奇怪",
+        "嗯，明白了",
+        "我觉得可以",
+        "今天先到这里",
+        "这里的逻辑有点绕。",
+        "由于缓存没处理好，页面有点慢。",
+    ],
+)
+def test_chinese_chit_chat_is_still_not_stored(app, tmp_path, said):
+    assert stored(app, tmp_path, ("user", said)) == []

@@ -209,10 +209,11 @@ RULE = re.compile(
     r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
     r"going forward|from now on|stick (?:to|with)|mandatory|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
     r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call)|has to|have to|"
-    r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?))\b|"
+    r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?)|(?:needs?|requires?) at (?:least|most))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
-    r"尽量|最好|原则上|请勿|切勿|不允许|不得|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
+    r"尽量|最好|原则上|请勿|切勿|不允许|不得|至少(?:需要|要|得)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
+    r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])",
     re.I,
 )
@@ -299,7 +300,7 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         "convention",
         re.compile(
             r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by|is called|"
-            r"are called)\b|命名|规范|前缀|流程是|名(?:用|是|为|叫)",
+            r"are called|(?:process|workflow) is)\b|命名|规范|前缀|流程是|名(?:用|是|为|叫)",
             re.I,
         ),
     ),
@@ -307,7 +308,8 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         "ownership",
         re.compile(
             r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|"
-            r"is in charge of)\b|负责",
+            r"is in charge of|(?:is|are) (?:owned|reviewed|approved|maintained|handled) by)\b|负责|"
+            r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)",
             re.I,
         ),
     ),
