@@ -147,3 +147,31 @@ def test_a_team_fact_or_rule_is_kept_in_either_language_without_a_name_or_number
 )
 def test_chinese_chit_chat_is_still_not_stored(app, tmp_path, said):
     assert stored(app, tmp_path, ("user", said)) == []
+
+
+# -- 4. a later session replaces a tool or a port ---------------------------------------------------
+
+# (earlier session, later session, a word of the new fact, a word only the old fact holds)
+REPLACED = [
+    ("We use Jenkins for CI.", "We moved from Jenkins to GitHub Actions.", "GitHub Actions", "use Jenkins"),
+    ("CI runs on Jenkins.", "Jenkins is gone, we use GitHub Actions now.", "GitHub Actions", "runs on Jenkins"),
+    ("We deploy with Ansible.", "Ansible is gone, we deploy with Terraform now.", "Terraform", "with Ansible."),
+    ("We use Sentry for error tracking.", "We replaced Sentry with Rollbar.", "Rollbar", "for error tracking"),
+    ("Logs are shipped with Fluentd.", "We switched log shipping from Fluentd to Vector.", "Vector", "shipped with"),
+    ("消息队列用 RabbitMQ。", "消息队列现在改用 Kafka 了。", "Kafka", "用 RabbitMQ"),
+    ("接口文档用 Swagger 生成。", "接口文档现在改用 Apifox 了，Swagger 不用了。", "Apifox", "Swagger 生成"),
+    ("打包用 webpack。", "打包已经从 webpack 换成 Vite 了。", "Vite", "用 webpack"),
+    ("The API listens on port 8080.", "The API port is 9090 now.", "9090", "8080"),
+    ("The API listens on port 8080.", "API moved to port 9090.", "9090", "8080"),
+    ("本地服务跑在 8000 端口。", "本地端口改成 8001 了。", "8001", "8000"),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "new", "old"), REPLACED)
+def test_a_replaced_tool_or_port_in_a_later_session_closes_the_old_fact(app, tmp_path, first, second, new, old):
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", first)))
+    assert any(old in m["content"] for m in current(app)), "the old fact was stored"
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", second)))
+    now = [m["content"] for m in current(app)]
+    assert any(new in m for m in now), now
+    assert not any(old in m for m in now), now

@@ -256,7 +256,7 @@ _FACTS: list[tuple[str, re.Pattern]] = [
     (
         "config",
         re.compile(
-            r"\bport\s*:?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?) on :?\d{2,5}\b|\d{2,5}\s*端口|"
+            r"\bport\s*(?::|is|was|=)?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?) on :?\d{2,5}\b|\d{2,5}\s*端口|"
             r"端口\s*(?:是|为|号)?\s*\d{2,5}|(?:跑|运行|监听)在\s*:?\d{2,5}",
             re.I,
         ),
@@ -334,7 +334,10 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         "config",
         re.compile(
             r"\b(?:we|this (?:repo|project|service)|the (?:repo|project|app|service|team))\s+(?:use|uses|"
-            r"are using|standardi[sz]ed on|rely on|target|targets)\b|(?:我们|项目)(?:都|也|统一|一直)?用|"
+            r"are using|standardi[sz]ed on|rely on|target|targets)\b|"
+            # "We deploy with Ansible", "Logs are shipped with Fluentd": the tool a part of the work goes through
+            r"\bwe (?!\w+ed\b)\w+ (?:with|using|via|through) `?[A-Z][\w.+-]+|\b(?:is|are) (?:shipped|deployed|built|sent|"
+            r"managed|scheduled|tracked|collected|bundled|packaged|generated|provisioned) (?:with|by|via|through|using) `?[A-Z]|(?:我们|项目)(?:都|也|统一|一直)?用|"
             r"的\s*[\w-]+\s*用\s*[A-Za-z]",
             re.I,
         ),
@@ -915,7 +918,7 @@ _SUBJECTS = [
     ("dev server", r"dev server|开发服务器"),
 ]
 _PORT_SUBJECT = re.compile(
-    r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are)\b.{0,25}?(\d{2,5})|"
+    r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are|moved|switched|changed)\b.{0,25}?(\d{2,5})|"
     r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})|"
     r"([\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z\s]{1,20}?)\s*端口\s*号?\s*(?:现在)?\s*(?:是|为|改成|改为|换成|调成|"
     r"调整为)?\s*:?(\d{2,5})",
