@@ -51,7 +51,10 @@ FLOATED = [
         ("assistant", "可以考虑换成 Kafka，因为它支持回放，积压的问题也能解决。"),
         ("user", "算了，先不动。"),
     ),
-    # the user floats one themselves
+    (("assistant", "这样会有风险。建议把事件先写进 Kafka，因为回调要求 3 秒内返回，否则会重试。"),),
+    # the user floats one themselves, or asks for an opinion on it
+    (("user", "下发这块我们一直是直接写 Redis，有人提过改走 Kafka，你怎么看。"),),
+    (("user", "We have always written straight to Redis; someone suggested Kafka, what do you think."),),
     (("user", "we could use Redis for this."),),
     (("user", "Maybe we should switch to Kafka because polling is too slow."),),
     (("user", "要不要用 Kafka，因为现在轮询太慢了"),),

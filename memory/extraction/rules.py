@@ -117,7 +117,12 @@ def _long_enough(s: str) -> bool:
 
 # -- what a sentence is ------------------------------------------------------------------------
 
-_QUESTION_ZH = re.compile(r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着")
+# Asking for an opinion is a question however it ends: "…，你怎么看。", "…, what do you think."
+_QUESTION_ZH = re.compile(
+    r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
+    r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$",
+    re.I,
+)
 
 
 def is_question(s: str) -> bool:
@@ -599,7 +604,7 @@ SUGGESTS = re.compile(_SUGGEST, re.I)
 # "either … or", which an explanation says too).
 PROPOSES = re.compile(
     r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather)\b|\bI (?:suggest|recommend|propose)\b|"
-    r"\bmy (?:suggestion|recommendation)\b|我(?:的)?建议|建议(?:用|改|换|加|把|先|直接|还是)|我倾向|倾向于|" + _SUGGEST,
+    r"\bmy (?:suggestion|recommendation)\b|(?<!官方)(?<!文档)建议|我倾向|倾向于|" + _SUGGEST,
     re.I,
 )
 
