@@ -178,3 +178,38 @@ def test_a_replaced_tool_or_port_in_a_later_session_closes_the_old_fact(app, tmp
     now = [m["content"] for m in current(app)]
     assert any(new in m for m in now), now
     assert not any(old in m for m in now), now
+
+
+# -- options laid out, then one taken without an agreement word ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "answer", "chosen", "over", "why"),
+    [
+        (
+            "Options: keep Jest and speed it up with SWC, or move the unit tests to Vitest.",
+            "Jest has been a pain with ESM for months. take Vitest, drop Jest.",
+            "Vitest",
+            "Jest",
+            "pain with ESM",
+        ),
+        (
+            "两种路子：\n- 自建 MinIO：数据在自己机房，运维成本高。\n- 直接用阿里云 OSS：省事，按量付费。",
+            "Security won't allow customer files outside our own racks. So we run MinIO ourselves. 先上单节点。",
+            "MinIO",
+            None,
+            "Security",
+        ),
+    ],
+)
+def test_an_option_taken_by_an_order_or_a_so_we_is_a_decision(app, tmp_path, options, answer, chosen, over, why):
+    now = stored(app, tmp_path, ("assistant", options), ("user", answer))
+    [d] = [m for m in now if m["layer"] == "decision"]
+    assert chosen in d["content"] and why in d["content"]
+    assert over is None or d["metadata"]["alternatives"] == [over]
+
+
+@pytest.mark.parametrize("answer", ["we need to check the numbers first.", "we were counting with tiktoken before."])
+def test_talk_after_options_that_takes_none_is_no_decision(app, tmp_path, answer):
+    options = "Options: load each vendor's tokenizer locally, or record the usage object the upstream returns."
+    assert not [m for m in stored(app, tmp_path, ("assistant", options), ("user", answer)) if m["layer"] == "decision"]

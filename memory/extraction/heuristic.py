@@ -228,7 +228,16 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         bare = j == 0 and re.match(r"^`?([A-Za-z][\w.+-]{1,30})`?\s*吧", s)
         offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
         short = j == 0 and _short_pick(s, proposal, said)
-        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named or offered or short:
+        takes = proposal and j <= 2 and R.TAKES.match(raw) and not R._NARRATIVE.match(s)
+        if (
+            R.is_choice(raw)
+            or R.is_choice(s)
+            or (proposal and j == 0 and R.agrees(raw))
+            or named
+            or offered
+            or short
+            or takes
+        ):
             start = j
             break
     if start is None:

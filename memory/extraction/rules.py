@@ -589,7 +589,7 @@ _SUGGEST = (
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
-    r"^(?:options|ways out|two options|choices|alternatives)\b|[几两三](?:个|种)(?:方向|选项|选择|办法|方案|思路|做法)|候选|替代方案|"
+    r"^(?:options|ways out|two options|choices|alternatives)\b|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|路子|路线|方式)|候选|替代方案|"
     r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|"
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
@@ -623,6 +623,14 @@ _ALTERNATIVE = re.compile(
 )
 
 
+# Once options are on the table, an order or a conclusion that takes one: "take their usage, drop tiktoken",
+# "So we integrate the vendors directly", "keep psycopg2" (heuristic._decision reads it only after a proposal).
+TAKES = re.compile(
+    r"^(?:so,?\s+|then,?\s+)?we(?:'ll| will)?\s+(?!(?:need|have|should|can|could|might|must|did|were|was|are|had|think|"
+    r"know|want|get|just|also|still|don'?t|do not)\b)[a-z]+\b|^(?:take|use|keep|pick|drop|ditch|adopt)\s+(?:the\s+|their\s+|"
+    r"our\s+|its\s+)?`?[\w.+/-]{3,}",
+    re.I,
+)
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
     r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了|就用|决定|"
@@ -683,7 +691,7 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 
 _CHOSEN = re.compile(
     r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with)"
-    r"\s+`?([\w.+/-]+)|"
+    r"\s+`?([\w.+/-]+)|(?:^|[.;,]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
     r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
