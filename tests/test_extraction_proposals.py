@@ -213,3 +213,65 @@ def test_an_option_taken_by_an_order_or_a_so_we_is_a_decision(app, tmp_path, opt
 def test_talk_after_options_that_takes_none_is_no_decision(app, tmp_path, answer):
     options = "Options: load each vendor's tokenizer locally, or record the usage object the upstream returns."
     assert not [m for m in stored(app, tmp_path, ("assistant", options), ("user", answer)) if m["layer"] == "decision"]
+
+
+# -- more ways a proposal and its agreement are said ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "chosen", "over", "why"),
+    [
+        (
+            (
+                (
+                    "assistant",
+                    "I recommend switching the job queue from RQ to Dramatiq because RQ has no retry backoff.",
+                ),
+                ("user", "Sounds reasonable, let's do it."),
+            ),
+            "Dramatiq",
+            "RQ",
+            "retry backoff",
+        ),
+        (
+            (
+                ("assistant", "我建议日志采集换成 Vector，而不是继续用 Filebeat，因为 Vector 资源占用更低。"),
+                ("user", "行"),
+            ),
+            "Vector",
+            "Filebeat",
+            "资源占用",
+        ),
+        (
+            (
+                ("assistant", "Should we use Postgres or MySQL for the billing service?"),
+                ("user", "postgres, the team knows it better"),
+            ),
+            "postgres",
+            None,
+            "team knows it",
+        ),
+        (
+            (
+                ("assistant", "Option A: keep Celery. Option B: move the long workflows to Temporal."),
+                ("user", "B"),
+            ),
+            "B",
+            None,
+            None,
+        ),
+        ((("user", "我们最后选了 ClickHouse，没用 Druid，运维简单很多。"),), "ClickHouse", "Druid", None),
+    ],
+)
+def test_a_proposal_or_choice_in_other_words_keeps_what_was_chosen_over_what(app, tmp_path, said, chosen, over, why):
+    [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+    assert chosen in d["content"]
+    assert over is None or d["metadata"]["alternatives"] == [over]
+    assert why is None or why in d["metadata"]["rationale"]
+    if chosen == "B":
+        assert "Temporal" in d["content"], "a pick by letter keeps the option it names"
+
+
+def test_a_question_with_options_answered_by_an_order_is_no_decision(app, tmp_path):
+    said = (("assistant", "Do you want me to fix the test or leave it for now?"), ("user", "fix it"))
+    assert not [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]

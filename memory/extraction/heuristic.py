@@ -127,6 +127,8 @@ def extract(
                 proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
             if not proposal and own and now and R.agrees(now[0]):
                 proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
+            if not proposal:  # "Should we use Postgres or MySQL here?": the options, asked
+                proposal = [x for x in R.sentences(text) if R.is_question(x) and _ASKS_WHICH.search(x)][-1:]
             own = []
             if vague is not None and now and _PLAN.match(now[0]):
                 vague.content = vague.content.rstrip() + " (the plan: " + R.clip(now[0], 300) + ")"
@@ -217,13 +219,9 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
             and not R.CHOICE.search(R.REJECTS.sub("", s))
         ):
             continue  # "let's not run the migrations yet": a step put off, not an option turned down
-        named = (  # "decorator." answering "I'd use the decorator."
-            proposal
-            and j == 0
-            and len(s) <= 30
-            and len(s.split()) <= 3
-            and all(w.casefold() in " ".join(proposal).casefold() for w in re.findall(r"[\w.+-]{3,}", s) or ["\0"])
-        )
+        # "decorator." answering "I'd use the decorator."; "postgres, the team knows it" answering "Postgres or
+        # MySQL?"; "B" answering "Option A: … Option B: …"
+        named = proposal and j == 0 and _names_option(s, proposal + list(said[-8:]))
         # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone
         bare = j == 0 and re.match(r"^`?([A-Za-z][\w.+-]{1,30})`?\s*吧", s)
         offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
@@ -242,6 +240,11 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
             break
     if start is None:
         return _use_over(sents)
+    letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
+    if re.fullmatch(r"(?:option\s*)?[A-Da-d1-4]", letter, re.I):
+        # "B" or "let's go with B" answering "Option A: … Option B: …": the option it picks is what was decided
+        rx = re.compile(r"\boption\s*" + re.escape(letter[-1]) + r"\b|方案\s*" + re.escape(letter[-1]), re.I)
+        proposal = list(dict.fromkeys([x for x in said if rx.search(x)][-1:] + list(proposal)))
     used = {start}
     parts = [sents[start]]
     before = _reason_before(sents, start, used)
@@ -270,7 +273,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     )
     strong = bool(R.STRONG_CHOICE.search(said)) or short
     # "那就 PostgreSQL 吧，MySQL 的 JSON 支持太弱了": the clause after the choice gives its reason
-    clause = _clause_reason(parts[0]) if len(parts) == 1 else None
+    clause = _clause_reason(parts[0], bool(named)) if len(parts) == 1 else None
     picked = R.chosen_of(said) or (offered and bare.group(1))
     # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
     offered = bool(picked and len(picked) >= 3 and any(picked.casefold() in x.casefold() for x in context[-8:]))
@@ -305,7 +308,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         used.add(start - 1)
         content = R.tidy(before) + " " + content
         rationale = " ".join(x for x in (before, rationale) if x)
-    chosen = R.chosen_of(said) or (short.group(1) if short else None)
+    chosen = R.chosen_of(said) or (short.group(1) if short else None) or (named if isinstance(named, str) else None)
     if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES):
         # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
         chosen = R.proposed_of(" ".join(proposal)) or chosen
@@ -338,6 +341,31 @@ _TAG_QUESTION = re.compile(
 _FILLER_PICKS = frozenset("ok okay fine alright right and so but well sure yes no that this it good great".split())
 
 
+_ASKS_WHICH = re.compile(r"\bor\b|还是", re.I)
+
+
+def _names_option(s: str, offered: list[str]) -> str | None:
+    """The option a user's first words only name, of those just put to them: the whole sentence, or its
+    head before a comma when that is a specific name (a known technology, capitals, digits)."""
+    text = " ".join(offered).casefold()
+    letter = re.fullmatch(r"(?:option\s*)?([A-Da-d1-4])\s*[.!。]?", s.strip(), re.I)
+    if letter:
+        found = re.search(r"\boption\s*" + letter.group(1) + r"\b|方案\s*" + letter.group(1), text, re.I)
+        return s.strip(" .!。") if found else None
+    head = re.split(r"\s*[，,;；.。:：—]\s*", s.strip(), maxsplit=1)[0]
+    words = re.findall(r"[\w.+-]{3,}", head)
+    if R._REQUEST.match(head):
+        return None  # "fix it" answering "fix the test or leave it?": the task, not an option
+    if not words or len(head) > 30 or len(head.split()) > 3 or not all(w.casefold() in text for w in words):
+        return None
+    if head.strip(" .。!") == s.strip(" .。!"):
+        return head
+    specific = (
+        entities.category_of(w) or w.casefold() in entities.OTHER_TECH or re.search(r"[A-Z]|\d", w) for w in words
+    )
+    return head if any(specific) else None
+
+
 def _short_pick(s: str, proposal: list[str], said: list[str]) -> re.Match | None:
     """A verbless pick ("pnpm then.", "Vite over webpack.", "httpx, not requests."): a choice when what it
     names is something specific (a known technology, a name in code or with digits or capitals) or an
@@ -354,14 +382,14 @@ def _short_pick(s: str, proposal: list[str], said: list[str]) -> re.Match | None
     return m if known or specific or (len(name) >= 3 and name.casefold() in context) else None
 
 
-def _clause_reason(sentence: str) -> str | None:
+def _clause_reason(sentence: str, picked: bool = False) -> str | None:
     """The clause after a choice's comma when it gives a reason ("就用 RocketMQ 吧，运维已经有现成的集群",
     "We'll use Litestream for the backups, it streams the WAL to S3"): a statement, not another order."""
     m = re.search(r"[，,;；]\s*", sentence)
     if not m:
         return None
     head, tail = sentence[: m.start()], sentence[m.end() :].strip()
-    if not R.is_choice(head) and not R.SHORT_PICK.match(R.strip_fillers(head) or head):
+    if not picked and not R.is_choice(head) and not R.SHORT_PICK.match(R.strip_fillers(head) or head):
         return None
     if len(tail) < 8 or R.is_question(tail) or R.is_chat(tail) or R._REQUEST.match(tail):
         return None
@@ -499,7 +527,9 @@ def _from_user(
         c = Candidate(R.tidy(sentence), layer=layer, category=category, importance=importance, why=why, role="user")
         if category == "decision":
             decision, rationale = R.split_rationale(sentence)
+            alts, chosen = R.alternatives(sentence), R.chosen_of(sentence)
             c.metadata.update(decision=decision, rationale=rationale)
+            c.metadata.update({k: v for k, v in (("alternatives", alts), ("chosen", chosen)) if v})
         raw_of[len(out)] = sentence
         out.append(c)
     return out

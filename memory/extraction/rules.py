@@ -247,6 +247,11 @@ _DECISION = re.compile(
     r"固定在|锁定",
     re.I,
 )
+# A choice told as made ("we went with X", "我们最后选了 X"): with what it passed over named, a decision.
+_CHOSE = re.compile(
+    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with)\b|选了|选择了|选用|最后用|最终用|定了",
+    re.I,
+)
 RATIONALE = re.compile(
     r"\b(?:because|since|so that|due to|given that|which means|the reason (?:we|is|was|being))\b|"
     r"因为|由于|为了|考虑到|原因是",
@@ -501,6 +506,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     elif _SWITCH.search(s) and alternatives(s):
         category, importance = "decision", 4
         why.append("a switch that names what it replaces")
+    elif _CHOSE.search(s) and alternatives(s) and not (rule or corrected):
+        category, importance = "decision", 4  # "我们最后选了 ClickHouse，没用 Druid", "picked X over Y"
+        why.append("a choice that names what it passed over")
     elif _MIGRATION.search(s):
         category, importance = "change", 4
         why.append("a move from one thing to another")
@@ -589,10 +597,10 @@ _SUGGEST = (
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
-    r"^(?:options|ways out|two options|choices|alternatives)\b|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|路子|路线|方式)|候选|替代方案|"
+    r"^(?:options|ways out|two options|choices|alternatives)\b|^option\s*(?:[A-Da-d1-4]|one|two)\s*[:：.)]|方案\s*[一二三AB1-3]\s*[:：]|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|路子|路线|方式)|候选|替代方案|"
     r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|"
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
-    r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
+    r"\bI (?:suggest|recommend|propose|lean)\b|\bI'?d lean\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
     r"建议|推荐|我倾向|倾向于|" + _SUGGEST,
     re.I,
@@ -603,7 +611,7 @@ SUGGESTS = re.compile(_SUGGEST, re.I)
 # One option put forward, by anyone: the floated ones and "I'd suggest X", "我建议 X" (not a list of options, nor
 # "either … or", which an explanation says too).
 PROPOSES = re.compile(
-    r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather)\b|\bI (?:suggest|recommend|propose)\b|"
+    r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather|lean)\b|\bI (?:suggest|recommend|propose|lean)\b|"
     r"\bmy (?:suggestion|recommendation)\b|(?<!官方)(?<!文档)建议|我倾向|倾向于|" + _SUGGEST,
     re.I,
 )
@@ -617,7 +625,9 @@ def suggests(s: str) -> bool:
 _ALTERNATIVE = re.compile(
     r"(?:" + REJECT + r")([A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?(?=[，。,.\s]|$))|"
     r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
-    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用)\s*`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
+    r"\b(?:switch\w*|mov\w*|migrat\w*)\b[^,.;]{0,30}?\bfrom\s+`?([A-Za-z][\w.+/-]*)`?\s+to\b|"
+    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用|没用|没选|没有用)\s*(?:继续|再)?(?:用|使用|走)?\s*"
+    r"`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
     r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
     re.I,
 )
@@ -691,8 +701,8 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 
 _CHOSEN = re.compile(
     r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with)"
-    r"\s+`?([\w.+/-]+)|(?:^|[.;,]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
-    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
+    r"\s+`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
+    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
 )
@@ -705,7 +715,8 @@ def chosen_of(text: str) -> str | None:
 
 
 _PROPOSED = re.compile(
-    r"\b(?:suggest|recommend|propose|I'?d (?:use|pick|go with|choose))\s+(?:using\s+|we use\s+|the\s+)?`?([\w.+/-]+)`?"
+    r"\b(?:suggest|recommend|propose|lean(?:ing)? (?:towards?|to)|I'?d (?:use|pick|go with|choose))\s+(?:using\s+|we use\s+|the\s+|"
+    r"(?:switching|moving|migrating)\s+(?:[\w\s]{0,30}?\bfrom\s+`?[\w.+/-]+`?\s+)?to\s+)?`?([\w.+/-]+)`?"
     r"|建议(?:用|采用|使用)?\s*`?([\w.+/-]+)`?",
     re.I,
 )
