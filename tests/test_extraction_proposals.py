@@ -275,3 +275,15 @@ def test_a_proposal_or_choice_in_other_words_keeps_what_was_chosen_over_what(app
 def test_a_question_with_options_answered_by_an_order_is_no_decision(app, tmp_path):
     said = (("assistant", "Do you want me to fix the test or leave it for now?"), ("user", "fix it"))
     assert not [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("bump the node version to 20.11 then, nobody runs 18 anymore", "20.11"),
+        ("move the base image to python 3.12.4 then, the CVE fix is only in there", "3.12.4"),
+    ],
+)
+def test_an_order_that_settles_a_version_then_is_a_decision(app, tmp_path, said, value):
+    [d] = [m for m in stored(app, tmp_path, ("user", said)) if m["layer"] == "decision"]
+    assert value in d["content"]

@@ -571,7 +571,7 @@ CHOICE = re.compile(
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
     # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
-    r"^[a-z]+\b[^,.?;]{2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
+    r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
     r"^(?:就|用)\s*[A-Za-z`]|" + r"(?:" + ORDINAL_PICK + r")|(?:" + REJECT + r")",
