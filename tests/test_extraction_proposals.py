@@ -167,6 +167,28 @@ REPLACED = [
     ("The API listens on port 8080.", "The API port is 9090 now.", "9090", "8080"),
     ("The API listens on port 8080.", "API moved to port 9090.", "9090", "8080"),
     ("本地服务跑在 8000 端口。", "本地端口改成 8001 了。", "8001", "8000"),
+    ("Our CI is Jenkins.", "We're on GitHub Actions now, Jenkins was shut down.", "GitHub Actions", "CI is Jenkins"),
+    ("Error tracking goes to Sentry.", "Sentry was replaced by Rollbar last sprint.", "Rollbar", "goes to Sentry"),
+    ("代码托管在 GitLab 上。", "代码已经迁到 GitHub 了，GitLab 不用了。", "GitHub", "托管在 GitLab"),
+    ("包管理用 yarn。", "不用 yarn 了，现在统一用 pnpm。", "pnpm", "包管理用 yarn"),
+    ("定时任务用 crontab 跑。", "crontab 已经废弃了，定时任务现在都走 Airflow。", "Airflow", "用 crontab"),
+    ("Redis runs on port 6379 in dev.", "Dev Redis is on 6380 now.", "6380", "6379"),
+    ("The metrics endpoint is on port 9100.", "Metrics moved to 9464.", "9464", "9100"),
+    ("订单服务端口是 8080。", "订单服务现在用 8081 端口了。", "8081", "8080"),
+    ("We use MySQL 5.7 in production.", "Production is on MySQL 8.0 now.", "8.0", "5.7"),
+    (
+        "Frontend is built with webpack.",
+        "We dropped webpack, the frontend builds with Vite now.",
+        "Vite",
+        "with webpack",
+    ),
+    (
+        "Secrets live in Vault.",
+        "We moved secrets from Vault to AWS Secrets Manager.",
+        "Secrets Manager",
+        "live in Vault",
+    ),
+    ("日志用 ELK 收集。", "日志收集现在改用 Loki 了。", "Loki", "ELK"),
 ]
 
 

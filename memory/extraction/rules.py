@@ -266,7 +266,7 @@ _FACTS: list[tuple[str, re.Pattern]] = [
     (
         "config",
         re.compile(
-            r"\bport\s*(?::|is|was|=)?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?) on :?\d{2,5}\b|\d{2,5}\s*端口|"
+            r"\bport\s*(?::|is|was|=)?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?|is|are)(?: now)? on :?\d{2,5}\b|\d{2,5}\s*端口|"
             r"端口\s*(?:是|为|号)?\s*\d{2,5}|(?:跑|运行|监听)在\s*:?\d{2,5}",
             re.I,
         ),
@@ -347,7 +347,8 @@ _FACTS: list[tuple[str, re.Pattern]] = [
             r"are using|standardi[sz]ed on|rely on|target|targets)\b|"
             # "We deploy with Ansible", "Logs are shipped with Fluentd": the tool a part of the work goes through
             r"\bwe (?!\w+ed\b)\w+ (?:with|using|via|through) `?[A-Z][\w.+-]+|\b(?:is|are) (?:shipped|deployed|built|sent|"
-            r"managed|scheduled|tracked|collected|bundled|packaged|generated|provisioned) (?:with|by|via|through|using) `?[A-Z]|(?:我们|项目)(?:都|也|统一|一直)?用|"
+            r"managed|scheduled|tracked|collected|bundled|packaged|generated|provisioned) (?:with|by|via|through|using) `?[A-Z]|"
+            r"\b(?:goes|go|is sent|are sent|is reported|are reported) to `?[A-Z][\w.+-]+(?:\s*[.。]?$)|(?:我们|项目)(?:都|也|统一|一直)?用|"
             r"的\s*[\w-]+\s*用\s*[A-Za-z]",
             re.I,
         ),
@@ -958,7 +959,11 @@ _VALUE_EN = re.compile(
     re.I,
 )
 _VERSION = re.compile(
-    r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)", re.I
+    r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)|"
+    # more that projects pin, with a dotted version only ("Kafka 3 brokers" is no version)
+    r"\b(mysql|mariadb|redis|kafka|elasticsearch|mongodb|nginx|kubernetes|k8s|django|rails|spring boot|react|vue|angular|"
+    r"gradle|kotlin|ubuntu|debian|alpine|clickhouse|starrocks|dotnet|deno|bun|pnpm|yarn|npm)\s*v?(\d+\.\d+(?:\.\d+)*)",
+    re.I,
 )
 _CHOICE_BEFORE = re.compile(
     r"(?:\b(?:use|uses|using|go with|going with|went with|picked|chose|choose|stick with|"
@@ -982,7 +987,7 @@ _CHANGED = re.compile(
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
 _OLD_BEFORE = re.compile(
-    r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|"
+    r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|不用|弃用|别再用|"
     r"不再|而不是|不是|从)\s*(?:the\s+)?(?:(?:[a-z]{2,12}\s+|[\u4e00-\u9fff]{1,4}\s*)(?=[\w.:/<>@+-]*\d))?(?:"
     + _VALUE
     + ")",
@@ -990,13 +995,15 @@ _OLD_BEFORE = re.compile(
 )
 _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
-    r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突)",
+    r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
+    r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|不再用了|弃用了)",
     re.I,
 )
 # Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
 _RETIRED = re.compile(
     r"(?:下线|停用|废弃|去掉|删掉|拿掉)[\u4e00-\u9fff]{0,6}?\s*`?([A-Za-z][\w.+/-]+)|"
-    r"\b(?:retire|decommission|drop|remove|get rid of|rip out)\s+(?:the\s+|our\s+|old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)",
+    r"\b(?:retired?|decommission(?:ed)?|drop(?:ped)?|remov(?:e|ed)|get rid of|got rid of|rip(?:ped)? out)\s+(?:the\s+|our\s+|"
+    r"old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)",
     re.I,
 )
 _NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
@@ -1142,8 +1149,9 @@ def subject_for(
         if chosen is not None:
             return entities.category_of(chosen.name), "choice", chosen.name.lower()
     v = _VERSION.search(content)
-    if v and category in ("version", "config", "rule", "note"):
-        return v.group(1).lower(), "version", v.group(2)
+    if v and category in ("version", "config", "rule", "note", "statement", "change", "correction", "environment"):
+        name, number = (v.group(1), v.group(2)) if v.group(1) else (v.group(3), v.group(4))
+        return name.lower(), "version", number
     named = [m for m in mentions if m.kind not in ("url",)]
     return (named[0].name.lower() if named else None), None, None
 
@@ -1204,6 +1212,10 @@ _MORE_SLOTS = {
     "message queue": "kafka rabbitmq rocketmq pulsar nats sqs",
     "search engine": "elasticsearch opensearch meilisearch typesense solr",
     "config center": "apollo nacos consul etcd",
+    "code hosting": "github gitlab gitea bitbucket gerrit",
+    "error tracking": "sentry rollbar bugsnag honeybadger",
+    "log shipping": "elk loki fluentd fluent-bit filebeat logstash splunk graylog",
+    "scheduler": "crontab cron airflow dagster prefect",
 }
 SLOT_OF: dict[str, str] = {n: slot for slot, names in _MORE_SLOTS.items() for n in names.split()}
 _SAME_SLOT = {"go http router": "web framework"}  # a framework in another language fills the same slot
