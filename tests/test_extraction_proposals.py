@@ -58,6 +58,7 @@ FLOATED = [
     (("user", "we could use Redis for this."),),
     (("user", "Maybe we should switch to Kafka because polling is too slow."),),
     (("user", "要不要用 Kafka，因为现在轮询太慢了"),),
+    (("user", "我倾向把限流放到 Redis 里，按 API key 做 token bucket。"),),
 ]
 
 
@@ -309,3 +310,13 @@ def test_a_question_with_options_answered_by_an_order_is_no_decision(app, tmp_pa
 def test_an_order_that_settles_a_version_then_is_a_decision(app, tmp_path, said, value):
     [d] = [m for m in stored(app, tmp_path, ("user", said)) if m["layer"] == "decision"]
     assert value in d["content"]
+
+
+def test_the_users_own_leaning_agreed_to_and_settled_is_a_decision(app, tmp_path):
+    said = (
+        ("user", "我倾向把限流放到 Redis 里，按 API key 做 token bucket，因为线上有 6 个副本。"),
+        ("assistant", "同意，Redis 的 token bucket 能让 6 个副本共享额度。"),
+        ("user", "好，就这么办"),
+    )
+    [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+    assert "Redis" in d["content"] and "token bucket" in d["content"]

@@ -594,7 +594,7 @@ _SUGGEST = (
     r"\bwe (?:could|might)\b|\b(?:maybe|perhaps) (?:we|you) (?:should|could|can)\b|\bhow about\b|\bwhat about (?:using|switching|"
     r"moving|adding)\b|\bwhat if we\b|\bone (?:option|idea|way) (?:is|would be|could be)\b|\bwhy (?:not|don'?t we) (?:use|switch|move|"
     r"add|try)\b|\bcould (?:also )?(?:use|switch|move|add|try)\b|"
-    r"要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们)?(?:用|换|改|试|上)"
+    r"要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们)?(?:用|换|改|试|上)|我(?:比较|更)?倾向|\bI(?:'d| would)? lean (?:towards?|to)\b"
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
