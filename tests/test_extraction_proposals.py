@@ -284,6 +284,47 @@ def test_talk_after_options_that_takes_none_is_no_decision(app, tmp_path, answer
             None,
         ),
         ((("user", "我们最后选了 ClickHouse，没用 Druid，运维简单很多。"),), "ClickHouse", "Druid", None),
+        (
+            (
+                (
+                    "assistant",
+                    "I'd store the uploads in S3 rather than on the local disk, since the pods are ephemeral.",
+                ),
+                ("user", "makes sense"),
+            ),
+            "S3",
+            None,
+            "ephemeral",
+        ),
+        (
+            (
+                (
+                    "assistant",
+                    "两个方案：A 是在网关层做缓存，B 是在服务内用 Caffeine 做本地缓存。我推荐 B，因为命中率更高。",
+                ),
+                ("user", "按 B 来"),
+            ),
+            "Caffeine",
+            None,
+            "命中率",
+        ),
+        (
+            (("user", "最终方案：消息用 RocketMQ 事务消息，不用本地消息表，因为运维已经有 RocketMQ 集群。"),),
+            "RocketMQ",
+            "本地消息表",
+            "运维",
+        ),
+        (
+            (
+                (
+                    "user",
+                    "Let's stick with Postgres full-text search rather than adding Elasticsearch; the catalog is small.",
+                ),
+            ),
+            "Postgres",
+            "Elasticsearch",
+            None,
+        ),
     ],
 )
 def test_a_proposal_or_choice_in_other_words_keeps_what_was_chosen_over_what(app, tmp_path, said, chosen, over, why):

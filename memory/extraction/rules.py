@@ -243,7 +243,7 @@ PREFERENCE = re.compile(
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we)\b|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了|最终用|而不是|"
+    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了|最终用|而不是|"
     r"固定在|锁定",
     re.I,
 )
@@ -552,7 +552,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 
 # One of the options laid out, picked by its place: "选第一个", "方案二吧", "option 2", "the second one".
 ORDINAL_PICK = (
-    r"选第[一二三四1-4]个|(?:^|[，,\s])第[一二三四1-4]个(?:吧|方案|就行|好了)|(?:用|选|走|就)方案\s*[一二三四1-4A-Da-d](?![\w])|"
+    r"选第[一二三四1-4]个|按\s*(?:方案\s*)?[A-Da-d一二三四1-4]\s*(?:来|走|做|办)|(?:^|[，,\s])第[一二三四1-4]个(?:吧|方案|就行|好了)|(?:用|选|走|就)方案\s*[一二三四1-4A-Da-d](?![\w])|"
     r"方案\s*[一二三四1-4A-Da-d]\s*(?:吧|就行|好了)|"
     r"\boption\s*(?:#?[1-4a-d]|one|two|three)\b|\bthe (?:first|second|third|last|latter|former) (?:one|option|approach)\b|"
     r"\b(?:go with|take|pick|do) (?:the )?(?:first|second|third|last|latter|former|#\d)\b"
@@ -590,6 +590,11 @@ AGREE_ZH = re.compile(
     r"^(?:好的?|行|可以|同意|赞同|没问题|没意见|就这么办|就这么定|就这么搞|就这样|按你说的|就按你说的|按这个来|照这个来|"
     r"照你说的|听你的|好主意|对)(?:来|办|做|改)?(?:[，,。.！!\s]|吧|$)"
 )
+# "I'd store the files in S3 …": what the speaker would do is what they propose (not "I'd say", "I'd need to check").
+_WOULD = (
+    r"\bI'?d\s+(?!(?:say|guess|think|imagine|expect|assume|need|have|be|love|like|hate|check|look|rather not|"
+    r"probably|also|first|still|not)\b)[a-z]+\b"
+)
 _SUGGEST = (
     r"\bwe (?:could|might)\b|\b(?:maybe|perhaps) (?:we|you) (?:should|could|can)\b|\bhow about\b|\bwhat about (?:using|switching|"
     r"moving|adding)\b|\bwhat if we\b|\bone (?:option|idea|way) (?:is|would be|could be)\b|\bwhy (?:not|don'?t we) (?:use|switch|move|"
@@ -600,7 +605,7 @@ _SUGGEST = (
 PROPOSAL = re.compile(
     r"^(?:options|ways out|two options|choices|alternatives)\b|^option\s*(?:[A-Da-d1-4]|one|two)\s*[:：.)]|方案\s*[一二三AB1-3]\s*[:：]|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|路子|路线|方式)|候选|替代方案|"
     r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|"
-    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
+    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|" + _WOULD + "|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bI'?d lean\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
     r"建议|推荐|我倾向|倾向于|" + _SUGGEST,
@@ -613,7 +618,9 @@ SUGGESTS = re.compile(_SUGGEST, re.I)
 # "either … or", which an explanation says too).
 PROPOSES = re.compile(
     r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather|lean)\b|\bI (?:suggest|recommend|propose|lean)\b|"
-    r"\bmy (?:suggestion|recommendation)\b|(?<!官方)(?<!文档)建议|我倾向|倾向于|" + _SUGGEST,
+    + _WOULD
+    + r"|\bmy (?:suggestion|recommendation)\b|(?<!官方)(?<!文档)建议|我倾向|倾向于|"
+    + _SUGGEST,
     re.I,
 )
 
@@ -625,7 +632,8 @@ def suggests(s: str) -> bool:
 
 _ALTERNATIVE = re.compile(
     r"(?:" + REJECT + r")([A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?(?=[，。,.\s]|$))|"
-    r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
+    r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+(?:(?:adding|using|introducing|running|"
+    r"keeping|bringing in|pulling in|going with|switching to|moving to)\s+(?:a |an |the )?)?`?([A-Za-z][\w.+/-]*)|"
     r"\b(?:switch\w*|mov\w*|migrat\w*)\b[^,.;]{0,30}?\bfrom\s+`?([A-Za-z][\w.+/-]*)`?\s+to\b|"
     r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用|没用|没选|没有用)\s*(?:继续|再)?(?:用|使用|走)?\s*"
     r"`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
@@ -692,7 +700,23 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
         low = name.lower()
         if m.group(1) and not (known_tech(name) or re.search(r"[A-Z0-9._/-]|[\u4e00-\u9fff]", name)):
             continue  # "let's not run the migrations": turned down is something named, not a step
-        if len(name) < 2 or low in ("the", "a", "an", "that", "this", "it", "just", "only", "sure", "yet"):
+        if len(name) < 2 or low in (
+            "the",
+            "a",
+            "an",
+            "that",
+            "this",
+            "it",
+            "just",
+            "only",
+            "sure",
+            "yet",
+            "on",
+            "in",
+            "at",
+            "to",
+            "by",
+        ):
             continue
         if chosen and low == chosen.lower():
             continue
