@@ -361,3 +361,17 @@ def test_the_users_own_leaning_agreed_to_and_settled_is_a_decision(app, tmp_path
     )
     [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
     assert "Redis" in d["content"] and "token bucket" in d["content"]
+
+
+@pytest.mark.parametrize("answer", ["不用，crontab 够了", "no, the crontab is fine."])
+def test_a_proposal_turned_down_leaves_nothing(app, tmp_path, answer):
+    said = (("assistant", "建议把定时任务迁到 XXL-JOB，因为现在的 crontab 没有失败告警。"), ("user", answer))
+    assert stored(app, tmp_path, *said) == []
+
+
+def test_a_correction_after_a_proposal_is_still_kept(app, tmp_path):
+    said = (
+        ("assistant", "I'd call the API with requests here."),
+        ("user", "No, use `httpx` instead of requests here."),
+    )
+    assert [m["content"] for m in stored(app, tmp_path, *said)] == ["Use `httpx` instead of requests here."]

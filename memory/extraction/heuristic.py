@@ -453,6 +453,15 @@ def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
     return prev
 
 
+# Turning a proposal down: "no, not now", "不用，crontab 够了", "算了".
+_DECLINE = re.compile(
+    r"^\W*(?:no|nah|nope|not now|not yet|不用|不要|不了|算了|先不|还是不)\b|^\W*(?:不用|不要|不了|算了|先不|还是不)",
+    re.I,
+)
+
+# What a correction says to do instead ("no, use httpx"): then the sentence is kept.
+_DIRECTS = re.compile(r"\b(?:use|using|should|instead|must|always|never|don'?t)\b|用|应该|改成|换成|必须|别", re.I)
+
 DOCUMENT_CHARS = 600  # a message this long that asks to be remembered is kept whole
 # Beside "remember", how a pasted document is handed over to be kept: "runbook, keep this:".
 _KEEP_DOCUMENT = re.compile(r"\b(?:keep (?:this|it)|save (?:this|it)|for (?:future )?reference)\b", re.I)
@@ -488,6 +497,9 @@ def _from_user(
         if j in used:
             continue
         hit = R.classify_user(raw)
+        declined = _DECLINE.match(raw) if proposal and j == 0 and hit else None
+        if declined and not _DIRECTS.search(raw[declined.end() :]) and len(raw) < 40:
+            continue  # "不用，crontab 够了" to a proposal: turned down, so nothing was decided
         if hit is None and out and last_end == j - 1 and out[-1].category != "decision" and R.is_detail(raw):
             hit = (R.strip_fillers(raw), "statement", "", 3)  # "`amount_minor` bigint plus a `currency`"
         if hit is None:
