@@ -127,6 +127,9 @@ def test_a_proposal_agreed_to_in_a_word_is_the_decision_with_its_choice_alternat
         ("Code review needs at least two approvals.", "代码评审至少需要两个人同意。"),
         ("Every merge request needs a reviewer from the platform team.", "每个合并请求都需要平台组的人审核。"),
         ("Database changes are reviewed by the DBA team.", "数据库变更由运维组审核。"),
+        ("The test environment resets its data every night.", "测试环境每天凌晨会重置数据。"),
+        ("Production logs are kept for thirty days.", "生产环境的日志保留三十天。"),
+        ("No releases on Friday afternoons.", "周五下午不发版。"),
     ],
 )
 def test_a_team_fact_or_rule_is_kept_in_either_language_without_a_name_or_number(app, tmp_path, en, zh):

@@ -216,6 +216,8 @@ RULE = re.compile(
     r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call)|has to|have to|"
     r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?)|(?:needs?|requires?) at (?:least|most))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
+    r"^no (?:\w+ )?(?:releases?|deploys?|deployments?|merges?|pushes?|migrations?) (?:on|after|before|during)\b|"
+    r"(?<![我你他她])不(?:发版|上线|部署|发布)(?:[。！!]|$)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"尽量|最好|原则上|请勿|切勿|不允许|不得|至少(?:需要|要|得)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
     r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
@@ -324,6 +326,18 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         ),
     ),
     ("dependency", re.compile(r"\b(?:depends on|relies on)\b|依赖", re.I)),
+    (
+        # a routine or a retention: "test data is reset every night", "日志保留三十天", "值班表每周一更新"
+        "schedule",
+        re.compile(
+            r"\b(?:is|are|gets?|runs?|resets?|rotates?|updated|reset|rotated|run|refreshed|cleaned|backed up|kept|retained)\b"
+            r"[^.;]{0,40}\b(?:every (?:day|night|week|month|quarter|sprint|hour|monday|tuesday|wednesday|thursday|friday|"
+            r"saturday|sunday)|daily|nightly|weekly|monthly|for (?:\w+ )?(?:days|weeks|months|years))\b|"
+            r"每(?:天|晚|日|周|月|小时|个月|季度|个?迭代|周[一二三四五六日天])[^，。,]{0,12}(?:重置|轮换|更新|跑|执行|备份|清理|发布|发版|同步|刷新|归档)|"
+            r"保留[^，。,]{0,6}(?:天|周|个月|月|年)",
+            re.I,
+        ),
+    ),
     (
         "config",
         re.compile(
