@@ -127,6 +127,8 @@ def extract(
                 proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
             if not proposal and own and now and R.agrees(now[0]):
                 proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
+            if not proposal:  # "Should we use Postgres or MySQL here?": the options, asked
+                proposal = [x for x in R.sentences(text) if R.is_question(x) and _ASKS_WHICH.search(x)][-1:]
             own = []
             if vague is not None and now and _PLAN.match(now[0]):
                 vague.content = vague.content.rstrip() + " (the plan: " + R.clip(now[0], 300) + ")"
@@ -209,28 +211,40 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
                 continue
             sents[j] = raw = head
             s = R.strip_fillers(raw) or raw
+        if R.suggests(s):
+            continue  # "maybe we should switch to Kafka": floated, not chosen
         if (
             R.REJECTS.search(s)
             and (R.is_chat(s) or not R.alternatives(s))
             and not R.CHOICE.search(R.REJECTS.sub("", s))
         ):
             continue  # "let's not run the migrations yet": a step put off, not an option turned down
-        named = (  # "decorator." answering "I'd use the decorator."
-            proposal
-            and j == 0
-            and len(s) <= 30
-            and len(s.split()) <= 3
-            and all(w.casefold() in " ".join(proposal).casefold() for w in re.findall(r"[\w.+-]{3,}", s) or ["\0"])
-        )
+        # "decorator." answering "I'd use the decorator."; "postgres, the team knows it" answering "Postgres or
+        # MySQL?"; "B" answering "Option A: … Option B: …"
+        named = proposal and j == 0 and _names_option(s, proposal + list(said[-8:]))
         # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone
         bare = j == 0 and re.match(r"^`?([A-Za-z][\w.+-]{1,30})`?\s*吧", s)
         offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
         short = j == 0 and _short_pick(s, proposal, said)
-        if R.is_choice(raw) or R.is_choice(s) or (proposal and j == 0 and R.agrees(raw)) or named or offered or short:
+        takes = proposal and j <= 2 and R.TAKES.match(raw) and not R._NARRATIVE.match(s)
+        if (
+            R.is_choice(raw)
+            or R.is_choice(s)
+            or (proposal and j == 0 and R.agrees(raw))
+            or named
+            or offered
+            or short
+            or takes
+        ):
             start = j
             break
     if start is None:
         return _use_over(sents)
+    letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
+    if re.fullmatch(r"(?:option\s*)?[A-Da-d1-4]", letter, re.I):
+        # "B" or "let's go with B" answering "Option A: … Option B: …": the option it picks is what was decided
+        rx = re.compile(r"\boption\s*" + re.escape(letter[-1]) + r"\b|方案\s*" + re.escape(letter[-1]), re.I)
+        proposal = list(dict.fromkeys([x for x in said if rx.search(x)][-1:] + list(proposal)))
     used = {start}
     parts = [sents[start]]
     before = _reason_before(sents, start, used)
@@ -259,7 +273,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     )
     strong = bool(R.STRONG_CHOICE.search(said)) or short
     # "那就 PostgreSQL 吧，MySQL 的 JSON 支持太弱了": the clause after the choice gives its reason
-    clause = _clause_reason(parts[0]) if len(parts) == 1 else None
+    clause = _clause_reason(parts[0], bool(named)) if len(parts) == 1 else None
     picked = R.chosen_of(said) or (offered and bare.group(1))
     # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
     offered = bool(picked and len(picked) >= 3 and any(picked.casefold() in x.casefold() for x in context[-8:]))
@@ -278,7 +292,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         # the option that names it in code (`LoadMode.DBT_MANIFEST`) first, then the latest mention
         coded = [x for x in naming if re.search(r"`[^`]*" + re.escape(chosen) + r"[^`]*`", x, re.I)]
         proposal = list(dict.fromkeys(coded[:1] + naming[-1:]))
-    content = R.tidy(said)
+    content = R.tidy(said) or "Agreed."  # a bare "ok" is stripped as a filler: the proposal says it all
     if proposal:
         content = content.rstrip() + " (agreed to the proposal: " + R.clip(" ".join(proposal), 300) + ")"
     decision, rationale = R.split_rationale(said)
@@ -294,12 +308,19 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         used.add(start - 1)
         content = R.tidy(before) + " " + content
         rationale = " ".join(x for x in (before, rationale) if x)
-    chosen = R.chosen_of(said) or (short.group(1) if short else None)
+    chosen = R.chosen_of(said) or (short.group(1) if short else None) or (named if isinstance(named, str) else None)
     if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES):
         # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
         chosen = R.proposed_of(" ".join(proposal)) or chosen
         if rationale is None:
             rationale = R.split_rationale(" ".join(proposal))[1]
+    elif (
+        proposal
+        and rationale is None
+        and chosen
+        and chosen.casefold() == (R.proposed_of(" ".join(proposal)) or "").casefold()
+    ):
+        rationale = R.split_rationale(" ".join(proposal))[1]  # "go with Temporal" after "I suggest Temporal because …"
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,
@@ -320,6 +341,31 @@ _TAG_QUESTION = re.compile(
 _FILLER_PICKS = frozenset("ok okay fine alright right and so but well sure yes no that this it good great".split())
 
 
+_ASKS_WHICH = re.compile(r"\bor\b|还是", re.I)
+
+
+def _names_option(s: str, offered: list[str]) -> str | None:
+    """The option a user's first words only name, of those just put to them: the whole sentence, or its
+    head before a comma when that is a specific name (a known technology, capitals, digits)."""
+    text = " ".join(offered).casefold()
+    letter = re.fullmatch(r"(?:option\s*)?([A-Da-d1-4])\s*[.!。]?", s.strip(), re.I)
+    if letter:
+        found = re.search(r"\boption\s*" + letter.group(1) + r"\b|方案\s*" + letter.group(1), text, re.I)
+        return s.strip(" .!。") if found else None
+    head = re.split(r"\s*[，,;；.。:：—]\s*", s.strip(), maxsplit=1)[0]
+    words = re.findall(r"[\w.+-]{3,}", head)
+    if R._REQUEST.match(head):
+        return None  # "fix it" answering "fix the test or leave it?": the task, not an option
+    if not words or len(head) > 30 or len(head.split()) > 3 or not all(w.casefold() in text for w in words):
+        return None
+    if head.strip(" .。!") == s.strip(" .。!"):
+        return head
+    specific = (
+        entities.category_of(w) or w.casefold() in entities.OTHER_TECH or re.search(r"[A-Z]|\d", w) for w in words
+    )
+    return head if any(specific) else None
+
+
 def _short_pick(s: str, proposal: list[str], said: list[str]) -> re.Match | None:
     """A verbless pick ("pnpm then.", "Vite over webpack.", "httpx, not requests."): a choice when what it
     names is something specific (a known technology, a name in code or with digits or capitals) or an
@@ -336,14 +382,14 @@ def _short_pick(s: str, proposal: list[str], said: list[str]) -> re.Match | None
     return m if known or specific or (len(name) >= 3 and name.casefold() in context) else None
 
 
-def _clause_reason(sentence: str) -> str | None:
+def _clause_reason(sentence: str, picked: bool = False) -> str | None:
     """The clause after a choice's comma when it gives a reason ("就用 RocketMQ 吧，运维已经有现成的集群",
     "We'll use Litestream for the backups, it streams the WAL to S3"): a statement, not another order."""
     m = re.search(r"[，,;；]\s*", sentence)
     if not m:
         return None
     head, tail = sentence[: m.start()], sentence[m.end() :].strip()
-    if not R.is_choice(head) and not R.SHORT_PICK.match(R.strip_fillers(head) or head):
+    if not picked and not R.is_choice(head) and not R.SHORT_PICK.match(R.strip_fillers(head) or head):
         return None
     if len(tail) < 8 or R.is_question(tail) or R.is_chat(tail) or R._REQUEST.match(tail):
         return None
@@ -407,6 +453,15 @@ def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
     return prev
 
 
+# Turning a proposal down: "no, not now", "不用，crontab 够了", "算了".
+_DECLINE = re.compile(
+    r"^\W*(?:no|nah|nope|not now|not yet|不用|不要|不了|算了|先不|还是不)\b|^\W*(?:不用|不要|不了|算了|先不|还是不)",
+    re.I,
+)
+
+# What a correction says to do instead ("no, use httpx"): then the sentence is kept.
+_DIRECTS = re.compile(r"\b(?:use|using|should|instead|must|always|never|don'?t)\b|用|应该|改成|换成|必须|别", re.I)
+
 DOCUMENT_CHARS = 600  # a message this long that asks to be remembered is kept whole
 # Beside "remember", how a pasted document is handed over to be kept: "runbook, keep this:".
 _KEEP_DOCUMENT = re.compile(r"\b(?:keep (?:this|it)|save (?:this|it)|for (?:future )?reference)\b", re.I)
@@ -442,6 +497,9 @@ def _from_user(
         if j in used:
             continue
         hit = R.classify_user(raw)
+        declined = _DECLINE.match(raw) if proposal and j == 0 and hit else None
+        if declined and not _DIRECTS.search(raw[declined.end() :]) and len(raw) < 40:
+            continue  # "不用，crontab 够了" to a proposal: turned down, so nothing was decided
         if hit is None and out and last_end == j - 1 and out[-1].category != "decision" and R.is_detail(raw):
             hit = (R.strip_fillers(raw), "statement", "", 3)  # "`amount_minor` bigint plus a `currency`"
         if hit is None:
@@ -481,7 +539,9 @@ def _from_user(
         c = Candidate(R.tidy(sentence), layer=layer, category=category, importance=importance, why=why, role="user")
         if category == "decision":
             decision, rationale = R.split_rationale(sentence)
+            alts, chosen = R.alternatives(sentence), R.chosen_of(sentence)
             c.metadata.update(decision=decision, rationale=rationale)
+            c.metadata.update({k: v for k, v in (("alternatives", alts), ("chosen", chosen)) if v})
         raw_of[len(out)] = sentence
         out.append(c)
     return out
@@ -509,15 +569,22 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
     sents = R.sentences(text)
     out: list[Candidate] = []
     used: set[int] = set()
+    # what the assistant only proposes ("We could put Redis in front of it", "可以考虑换成 Kafka") is not what
+    # happened: no experience, nor the fix of one; it becomes the user's decision if they agree
+    proposed = {j for j, s in enumerate(sents) if R.PROPOSES.search(s)}
+    for j in sorted(proposed):  # "How about Temporal? That fixes the retries because …": its case goes with it
+        if j + 1 < len(sents) and (R.continues(sents[j + 1]) or R.starts_with_pronoun(sents[j + 1])):
+            proposed.add(j + 1)
     for j, s in enumerate(sents):
-        if j in used or R.is_narration(s):
+        if j in used or j in proposed or R.is_narration(s):
             continue
         if R.is_experience(s, after_error):
             content = s
-            if not R.has_fix(s) and j + 1 < len(sents) and R.has_fix(sents[j + 1]):
+            fix_next = j + 1 < len(sents) and j + 1 not in proposed and R.has_fix(sents[j + 1])
+            if not R.has_fix(s) and fix_next:
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
-            elif j + 1 < len(sents) and R.has_fix(sents[j + 1]) and R.is_fix_sentence(sents[j + 1]):
+            elif fix_next and R.is_fix_sentence(sents[j + 1]):
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
             out.append(
@@ -547,6 +614,8 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
         for j, s in enumerate(sents):
             if re.match(r"^(?:options|ways out|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
                 break
+            if j in proposed:
+                break  # the explanation is over: what follows is what could be done about it
             if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
                 continue
             if re.match(r"^(?:fix|the fix|修法|改法|修复)\s*[:：]", s, re.I):

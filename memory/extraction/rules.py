@@ -117,7 +117,12 @@ def _long_enough(s: str) -> bool:
 
 # -- what a sentence is ------------------------------------------------------------------------
 
-_QUESTION_ZH = re.compile(r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着")
+# Asking for an opinion is a question however it ends: "…，你怎么看。", "…, what do you think."
+_QUESTION_ZH = re.compile(
+    r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
+    r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$",
+    re.I,
+)
 
 
 def is_question(s: str) -> bool:
@@ -209,10 +214,13 @@ RULE = re.compile(
     r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
     r"going forward|from now on|stick (?:to|with)|mandatory|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
     r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call)|has to|have to|"
-    r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?))\b|"
+    r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?)|(?:needs?|requires?) at (?:least|most))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
+    r"^no (?:\w+ )?(?:releases?|deploys?|deployments?|merges?|pushes?|migrations?) (?:on|after|before|during)\b|"
+    r"(?<![我你他她])不(?:发版|上线|部署|发布)(?:[。！!]|$)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
-    r"尽量|最好|原则上|请勿|切勿|不允许|不得|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
+    r"尽量|最好|原则上|请勿|切勿|不允许|不得|至少(?:需要|要|得)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
+    r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])",
     re.I,
 )
@@ -237,8 +245,13 @@ PREFERENCE = re.compile(
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we)\b|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了|最终用|而不是|"
+    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了|最终用|而不是|"
     r"固定在|锁定",
+    re.I,
+)
+# A choice told as made ("we went with X", "我们最后选了 X"): with what it passed over named, a decision.
+_CHOSE = re.compile(
+    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with)\b|选了|选择了|选用|最后用|最终用|定了",
     re.I,
 )
 RATIONALE = re.compile(
@@ -255,7 +268,7 @@ _FACTS: list[tuple[str, re.Pattern]] = [
     (
         "config",
         re.compile(
-            r"\bport\s*:?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?) on :?\d{2,5}\b|\d{2,5}\s*端口|"
+            r"\bport\s*(?::|is|was|=)?\s*\d{2,5}\b|\b(?:listens?|serves?|runs?|is|are)(?: now)? on :?\d{2,5}\b|\d{2,5}\s*端口|"
             r"端口\s*(?:是|为|号)?\s*\d{2,5}|(?:跑|运行|监听)在\s*:?\d{2,5}",
             re.I,
         ),
@@ -299,7 +312,7 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         "convention",
         re.compile(
             r"\b(?:follows?|named|naming|conventions?|prefix(?:ed)?|suffix|grouped by|is called|"
-            r"are called)\b|命名|规范|前缀|流程是|名(?:用|是|为|叫)",
+            r"are called|(?:process|workflow) is)\b|命名|规范|前缀|流程是|名(?:用|是|为|叫)",
             re.I,
         ),
     ),
@@ -307,11 +320,24 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         "ownership",
         re.compile(
             r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|"
-            r"is in charge of)\b|负责",
+            r"is in charge of|(?:is|are) (?:owned|reviewed|approved|maintained|handled) by)\b|负责|"
+            r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)",
             re.I,
         ),
     ),
     ("dependency", re.compile(r"\b(?:depends on|relies on)\b|依赖", re.I)),
+    (
+        # a routine or a retention: "test data is reset every night", "日志保留三十天", "值班表每周一更新"
+        "schedule",
+        re.compile(
+            r"\b(?:is|are|gets?|runs?|resets?|rotates?|updated|reset|rotated|run|refreshed|cleaned|backed up|kept|retained)\b"
+            r"[^.;]{0,40}\b(?:every (?:day|night|week|month|quarter|sprint|hour|monday|tuesday|wednesday|thursday|friday|"
+            r"saturday|sunday)|daily|nightly|weekly|monthly|for (?:\w+ )?(?:days|weeks|months|years))\b|"
+            r"每(?:天|晚|日|周|月|小时|个月|季度|个?迭代|周[一二三四五六日天])[^，。,]{0,12}(?:重置|轮换|更新|跑|执行|备份|清理|发布|发版|同步|刷新|归档)|"
+            r"保留[^，。,]{0,6}(?:天|周|个月|月|年)",
+            re.I,
+        ),
+    ),
     (
         "config",
         re.compile(
@@ -332,7 +358,11 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         "config",
         re.compile(
             r"\b(?:we|this (?:repo|project|service)|the (?:repo|project|app|service|team))\s+(?:use|uses|"
-            r"are using|standardi[sz]ed on|rely on|target|targets)\b|(?:我们|项目)(?:都|也|统一|一直)?用|"
+            r"are using|standardi[sz]ed on|rely on|target|targets)\b|"
+            # "We deploy with Ansible", "Logs are shipped with Fluentd": the tool a part of the work goes through
+            r"\bwe (?!\w+ed\b)\w+ (?:with|using|via|through) `?[A-Z][\w.+-]+|\b(?:is|are) (?:shipped|deployed|built|sent|"
+            r"managed|scheduled|tracked|collected|bundled|packaged|generated|provisioned) (?:with|by|via|through|using) `?[A-Z]|"
+            r"\b(?:goes|go|is sent|are sent|is reported|are reported) to `?[A-Z][\w.+-]+(?:\s*[.。]?$)|(?:我们|项目)(?:都|也|统一|一直)?用|"
             r"的\s*[\w-]+\s*用\s*[A-Za-z]",
             re.I,
         ),
@@ -471,6 +501,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
             return None
     if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)):
         return None
+    if suggests(s) and not remember:
+        return None  # an option floated: a decision once agreed to (heuristic._decision), nothing before
     corrected = False
     m = _CORRECTION.match(s)
     if m and _HINT.search(s[m.end() :]) and _long_enough(s[m.end() :]):
@@ -489,6 +521,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     elif _SWITCH.search(s) and alternatives(s):
         category, importance = "decision", 4
         why.append("a switch that names what it replaces")
+    elif _CHOSE.search(s) and alternatives(s) and not (rule or corrected):
+        category, importance = "decision", 4  # "我们最后选了 ClickHouse，没用 Druid", "picked X over Y"
+        why.append("a choice that names what it passed over")
     elif _MIGRATION.search(s):
         category, importance = "change", 4
         why.append("a move from one thing to another")
@@ -531,7 +566,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 
 # One of the options laid out, picked by its place: "选第一个", "方案二吧", "option 2", "the second one".
 ORDINAL_PICK = (
-    r"选第[一二三四1-4]个|(?:^|[，,\s])第[一二三四1-4]个(?:吧|方案|就行|好了)|(?:用|选|走|就)方案\s*[一二三四1-4A-Da-d](?![\w])|"
+    r"选第[一二三四1-4]个|按\s*(?:方案\s*)?[A-Da-d一二三四1-4]\s*(?:来|走|做|办)|(?:^|[，,\s])第[一二三四1-4]个(?:吧|方案|就行|好了)|(?:用|选|走|就)方案\s*[一二三四1-4A-Da-d](?![\w])|"
     r"方案\s*[一二三四1-4A-Da-d]\s*(?:吧|就行|好了)|"
     r"\boption\s*(?:#?[1-4a-d]|one|two|three)\b|\bthe (?:first|second|third|last|latter|former) (?:one|option|approach)\b|"
     r"\b(?:go with|take|pick|do) (?:the )?(?:first|second|third|last|latter|former|#\d)\b"
@@ -551,7 +586,7 @@ CHOICE = re.compile(
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
     # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
-    r"^[a-z]+\b[^,.?;]{2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
+    r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
     r"^(?:就|用)\s*[A-Za-z`]|" + r"(?:" + ORDINAL_PICK + r")|(?:" + REJECT + r")",
@@ -567,27 +602,68 @@ AGREE = re.compile(
 )
 AGREE_ZH = re.compile(
     r"^(?:好的?|行|可以|同意|赞同|没问题|没意见|就这么办|就这么定|就这么搞|就这样|按你说的|就按你说的|按这个来|照这个来|"
-    r"照你说的|听你的|好主意|对)(?:[，,。.！!\s]|吧|$)"
+    r"照你说的|听你的|好主意|对)(?:来|办|做|改)?(?:[，,。.！!\s]|吧|$)"
+)
+# "I'd store the files in S3 …": what the speaker would do is what they propose (not "I'd say", "I'd need to check").
+_WOULD = (
+    r"\bI'?d\s+(?!(?:say|guess|think|imagine|expect|assume|need|have|be|love|like|hate|check|look|rather not|"
+    r"probably|also|first|still|not)\b)[a-z]+\b"
+)
+_SUGGEST = (
+    r"\bwe (?:could|might)\b|\b(?:maybe|perhaps) (?:we|you) (?:should|could|can)\b|\bhow about\b|\bwhat about (?:using|switching|"
+    r"moving|adding)\b|\bwhat if we\b|\bone (?:option|idea|way) (?:is|would be|could be)\b|\bwhy (?:not|don'?t we) (?:use|switch|move|"
+    r"add|try)\b|\bcould (?:also )?(?:use|switch|move|add|try)\b|"
+    r"要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们)?(?:用|换|改|试|上)|我(?:比较|更)?倾向|\bI(?:'d| would)? lean (?:towards?|to)\b"
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
-    r"^(?:options|ways out|two options|choices|alternatives)\b|[几两三](?:个|种)(?:方向|选项|选择|办法|方案|思路|做法)|候选|替代方案|"
+    r"^(?:options|ways out|two options|choices|alternatives)\b|^option\s*(?:[A-Da-d1-4]|one|two)\s*[:：.)]|方案\s*[一二三AB1-3]\s*[:：]|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|路子|路线|方式)|候选|替代方案|"
     r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|"
-    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|"
-    r"\bI (?:suggest|recommend|propose|lean)\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
+    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|" + _WOULD + "|"
+    r"\bI (?:suggest|recommend|propose|lean)\b|\bI'?d lean\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
-    r"建议|推荐|我倾向|倾向于",
+    r"建议|推荐|我倾向|倾向于|" + _SUGGEST,
     re.I,
 )
+# An option put forward without taking it: "we could use Redis for this", "maybe we should switch to Kafka",
+# "要不要用 Kafka", "可以考虑换成 X". Until someone agrees it is neither a decision nor what happened.
+SUGGESTS = re.compile(_SUGGEST, re.I)
+# One option put forward, by anyone: the floated ones and "I'd suggest X", "我建议 X" (not a list of options, nor
+# "either … or", which an explanation says too).
+PROPOSES = re.compile(
+    r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather|lean)\b|\bI (?:suggest|recommend|propose|lean)\b|"
+    + _WOULD
+    + r"|\bmy (?:suggestion|recommendation)\b|(?<!官方)(?<!文档)建议|我倾向|倾向于|"
+    + _SUGGEST,
+    re.I,
+)
+
+
+def suggests(s: str) -> bool:
+    """An option floated, not taken (see SUGGESTS)."""
+    return bool(SUGGESTS.search(s))
+
+
 _ALTERNATIVE = re.compile(
     r"(?:" + REJECT + r")([A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?(?=[，。,.\s]|$))|"
-    r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+`?([A-Za-z][\w.+/-]*)|"
-    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用)\s*`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
+    r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+(?:(?:adding|using|introducing|running|"
+    r"keeping|bringing in|pulling in|going with|switching to|moving to)\s+(?:a |an |the )?)?`?([A-Za-z][\w.+/-]*)|"
+    r"\b(?:switch\w*|mov\w*|migrat\w*)\b[^,.;]{0,30}?\bfrom\s+`?([A-Za-z][\w.+/-]*)`?\s+to\b|"
+    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用|没用|没选|没有用)\s*(?:继续|再)?(?:用|使用|走)?\s*"
+    r"`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
     r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
     re.I,
 )
 
 
+# Once options are on the table, an order or a conclusion that takes one: "take their usage, drop tiktoken",
+# "So we integrate the vendors directly", "keep psycopg2" (heuristic._decision reads it only after a proposal).
+TAKES = re.compile(
+    r"^(?:so,?\s+|then,?\s+)?we(?:'ll| will)?\s+(?!(?:need|have|should|can|could|might|must|did|were|was|are|had|think|"
+    r"know|want|get|just|also|still|don'?t|do not)\b)[a-z]+\b|^(?:take|use|keep|pick|drop|ditch|adopt)\s+(?:the\s+|their\s+|"
+    r"our\s+|its\s+)?`?[\w.+/-]{3,}",
+    re.I,
+)
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
     r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了|就用|决定|"
@@ -627,7 +703,7 @@ def is_choice(s: str) -> bool:
 
 
 def agrees(s: str) -> bool:
-    return bool(AGREE.match(s) or AGREE_ZH.match(s.strip()))
+    return any(AGREE.match(x) or AGREE_ZH.match(x.strip()) for x in (s, strip_fillers(s)))  # "嗯，可以"
 
 
 def alternatives(text: str, chosen: str | None = None) -> list[str]:
@@ -638,7 +714,23 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
         low = name.lower()
         if m.group(1) and not (known_tech(name) or re.search(r"[A-Z0-9._/-]|[\u4e00-\u9fff]", name)):
             continue  # "let's not run the migrations": turned down is something named, not a step
-        if len(name) < 2 or low in ("the", "a", "an", "that", "this", "it", "just", "only", "sure", "yet"):
+        if len(name) < 2 or low in (
+            "the",
+            "a",
+            "an",
+            "that",
+            "this",
+            "it",
+            "just",
+            "only",
+            "sure",
+            "yet",
+            "on",
+            "in",
+            "at",
+            "to",
+            "by",
+        ):
             continue
         if chosen and low == chosen.lower():
             continue
@@ -648,8 +740,8 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 
 _CHOSEN = re.compile(
     r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with)"
-    r"\s+`?([\w.+/-]+)|"
-    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
+    r"\s+`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
+    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
 )
@@ -662,7 +754,8 @@ def chosen_of(text: str) -> str | None:
 
 
 _PROPOSED = re.compile(
-    r"\b(?:suggest|recommend|propose|I'?d (?:use|pick|go with|choose))\s+(?:using\s+|we use\s+|the\s+)?`?([\w.+/-]+)`?"
+    r"\b(?:suggest|recommend|propose|lean(?:ing)? (?:towards?|to)|I'?d (?:use|pick|go with|choose))\s+(?:using\s+|we use\s+|the\s+|"
+    r"(?:switching|moving|migrating)\s+(?:[\w\s]{0,30}?\bfrom\s+`?[\w.+/-]+`?\s+)?to\s+)?`?([\w.+/-]+)`?"
     r"|建议(?:用|采用|使用)?\s*`?([\w.+/-]+)`?",
     re.I,
 )
@@ -888,7 +981,7 @@ _SUBJECTS = [
     ("dev server", r"dev server|开发服务器"),
 ]
 _PORT_SUBJECT = re.compile(
-    r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are)\b.{0,25}?(\d{2,5})|"
+    r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are|moved|switched|changed)\b.{0,25}?(\d{2,5})|"
     r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})|"
     r"([\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z\s]{1,20}?)\s*端口\s*号?\s*(?:现在)?\s*(?:是|为|改成|改为|换成|调成|"
     r"调整为)?\s*:?(\d{2,5})",
@@ -904,7 +997,11 @@ _VALUE_EN = re.compile(
     re.I,
 )
 _VERSION = re.compile(
-    r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)", re.I
+    r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)|"
+    # more that projects pin, with a dotted version only ("Kafka 3 brokers" is no version)
+    r"\b(mysql|mariadb|redis|kafka|elasticsearch|mongodb|nginx|kubernetes|k8s|django|rails|spring boot|react|vue|angular|"
+    r"gradle|kotlin|ubuntu|debian|alpine|clickhouse|starrocks|dotnet|deno|bun|pnpm|yarn|npm)\s*v?(\d+\.\d+(?:\.\d+)*)",
+    re.I,
 )
 _CHOICE_BEFORE = re.compile(
     r"(?:\b(?:use|uses|using|go with|going with|went with|picked|chose|choose|stick with|"
@@ -928,7 +1025,7 @@ _CHANGED = re.compile(
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
 _OLD_BEFORE = re.compile(
-    r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|"
+    r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|不用|弃用|别再用|"
     r"不再|而不是|不是|从)\s*(?:the\s+)?(?:(?:[a-z]{2,12}\s+|[\u4e00-\u9fff]{1,4}\s*)(?=[\w.:/<>@+-]*\d))?(?:"
     + _VALUE
     + ")",
@@ -936,13 +1033,15 @@ _OLD_BEFORE = re.compile(
 )
 _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
-    r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突)",
+    r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
+    r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|不再用了|弃用了)",
     re.I,
 )
 # Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
 _RETIRED = re.compile(
     r"(?:下线|停用|废弃|去掉|删掉|拿掉)[\u4e00-\u9fff]{0,6}?\s*`?([A-Za-z][\w.+/-]+)|"
-    r"\b(?:retire|decommission|drop|remove|get rid of|rip out)\s+(?:the\s+|our\s+|old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)",
+    r"\b(?:retired?|decommission(?:ed)?|drop(?:ped)?|remov(?:e|ed)|get rid of|got rid of|rip(?:ped)? out)\s+(?:the\s+|our\s+|"
+    r"old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)",
     re.I,
 )
 _NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
@@ -1088,8 +1187,9 @@ def subject_for(
         if chosen is not None:
             return entities.category_of(chosen.name), "choice", chosen.name.lower()
     v = _VERSION.search(content)
-    if v and category in ("version", "config", "rule", "note"):
-        return v.group(1).lower(), "version", v.group(2)
+    if v and category in ("version", "config", "rule", "note", "statement", "change", "correction", "environment"):
+        name, number = (v.group(1), v.group(2)) if v.group(1) else (v.group(3), v.group(4))
+        return name.lower(), "version", number
     named = [m for m in mentions if m.kind not in ("url",)]
     return (named[0].name.lower() if named else None), None, None
 
@@ -1150,6 +1250,10 @@ _MORE_SLOTS = {
     "message queue": "kafka rabbitmq rocketmq pulsar nats sqs",
     "search engine": "elasticsearch opensearch meilisearch typesense solr",
     "config center": "apollo nacos consul etcd",
+    "code hosting": "github gitlab gitea bitbucket gerrit",
+    "error tracking": "sentry rollbar bugsnag honeybadger",
+    "log shipping": "elk loki fluentd fluent-bit filebeat logstash splunk graylog",
+    "scheduler": "crontab cron airflow dagster prefect",
 }
 SLOT_OF: dict[str, str] = {n: slot for slot, names in _MORE_SLOTS.items() for n in names.split()}
 _SAME_SLOT = {"go http router": "web framework"}  # a framework in another language fills the same slot
