@@ -23,6 +23,7 @@ _DATA = """
 值班表/排班/排班表 | rota/rotation/schedule
 账单/计费/账务/开票/付费/收费 | billing/invoice/invoices/charge
 发票 | invoice/invoices
+账本/总账/分类账/台账 | ledger/ledgers
 支付/付款 | payment/payments/pay
 退款 | refund/refunds
 订阅 | subscription/subscriptions
