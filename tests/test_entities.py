@@ -264,6 +264,9 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         ("静姐", "何静"),
     ):
         assert run_json(capsys, "entity", nick)["entity"]["name"] == name, nick
+    add(capsys, "Apache Kafka, also known as Kafka, carries the audit events.")
+    kafka = run_json(capsys, "entity", "Kafka")["entity"]
+    assert (kafka["name"], kafka["kind"]) == ("Apache Kafka", "name")  # an alias, but no person
 
 
 def test_phrases_that_name_nobody_make_no_alias(capsys, home):

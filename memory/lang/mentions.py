@@ -183,10 +183,10 @@ def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple]:
     everyone calls him Lao Wang) is one entry (name, "person", "mention", aliases, nicknames), in
     place of the names found apart."""
     found: list[tuple] = detect(text) + list(known_in(text, known))
-    for name, aliases, nicknames in aliases_in(text):
+    for name, aliases, nicknames, kind in aliases_in(text):
         names = {norm_name(n) for n in (name, *aliases, *nicknames)}
         found = [e for e in found if norm_name(e[0]) not in names]
-        found.append((name, "person", "mention", tuple(aliases), tuple(nicknames)))
+        found.append((name, kind, "mention", tuple(aliases), tuple(nicknames)))
     return [e for e in found if 0 < len(" ".join(e[0].split())) <= MAX_NAME]
 
 
@@ -205,9 +205,11 @@ _LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
 _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
 
 
-def aliases_in(text: str) -> list[tuple[str, list[str], list[str]]]:
-    """(name, aliases, nicknames) of each person `text` names together with their other names in
-    brackets, or with the nicknames it says they have (`_nicknames`: everyone calls him Lao Wang).
+def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
+    """(name, aliases, nicknames, kind) of each person `text` names together with their other
+    names in brackets, or with the nicknames it says they have (`_nicknames`: everyone calls him
+    Lao Wang). The kind is "person", or "name" for a name only "aka" / "known as" follows
+    (Apache Kafka, also known as Kafka: an alias, but nothing says a person).
 
     A Latin name counts with a Chinese name (陈爱丽), a Chinese nickname when the name is a full
     one (Alice Chen (爱丽): 爱丽 and, with the surname Chen, 陈爱丽), initials (A. Chen), a handle
@@ -265,11 +267,13 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str]]]:
             out.append((head, list(dict.fromkeys(aliases))))
             heads.append((head, m.start(1)))
     people = sorted([(n, s, s + len(n)) for n, s in heads] + found_zh + list(_latin_people(body)), key=lambda p: p[1])
-    named = [(head, aliases, []) for head, aliases in out]
-    for person, nicks in _nicknames(body, people):
+    named = [(head, aliases, [], "person") for head, aliases in out]
+    for person, nicks, personal in _nicknames(body, people):
+        if not nicks:
+            continue  # "we call him when the build breaks": no name follows
         entry = next((e for e in named if norm_name(person) in {norm_name(n) for n in (e[0], *e[1])}), None)
         if entry is None:
-            entry = (person, [], [])
+            entry = (person, [], [], "person" if personal else "name")
             named.append(entry)
         nicks += [t for nick in nicks for t in _romanised_title(nick, [entry[0], *entry[1]])]
         taken = {norm_name(n) for n in (entry[0], *entry[1])}
@@ -321,18 +325,19 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
     for m in re.finditer(_CALLED, body):
         subject = _subject(body, m.start(), people, previous=True)
         if subject is not None:
-            yield subject, _nicks_at(body, m.end(), subject)
+            yield subject, _nicks_at(body, m.end(), subject), True
     for m in re.finditer(_NAMED, body):
         person = _named_before(body, m.start(), people, single=bool(re.match(r"(?i)goes|nick", m.group(0))))
         if person is None and m.group(0)[:2] in ("外号", "绰号", "昵称", "人称"):
             person = _subject(body, m.start(), people, previous=False)  # 何静负责测试，人称静姐
         if person:
-            yield person, _nicks_at(body, m.end(), person)
+            personal = bool(CJK_RUN.fullmatch(person) or re.match(r"(?i)goes|nick|[^\x00-\x7f]", m.group(0)))
+            yield person, _nicks_at(body, m.end(), person), personal
     for m in re.finditer(_FOR_SHORT, body):
         person = _named_before(body, m.start(), people, single=False)
         nick = _han_nick(m.group(1), person) if person and CJK_RUN.fullmatch(m.group(1)) else m.group(1)
         if person and nick:
-            yield person, [nick]
+            yield person, [nick], bool(CJK_RUN.fullmatch(person))
 
 
 def _subject(body: str, pos: int, people: list[tuple[str, int, int]], previous: bool) -> str | None:
