@@ -118,9 +118,9 @@ def resolve_names(
         eid = resolved.get(key) if resolved is not None else None
         if eid is None:
             canon, aliases = canonical(name, known)
-            if len(rest) > 1 and (rest[1] or rest[2:] and rest[2]):  # a person named several ways (mentions.aliases_in)
-                nicknames = rest[2] if len(rest) > 2 else ()
-                eid = join(conn, scope, canon, kind, now, [*aliases, *rest[1]], known, resolved, nicknames)
+            others, nicknames = (rest[1:] + [(), ()])[:2]  # a person named several ways (mentions.aliases_in)
+            if others or nicknames:
+                eid = join(conn, scope, canon, kind, now, [*aliases, *others], known, resolved, nicknames)
             else:
                 eid = upsert_entity(conn, scope, canon, kind, now, aliases)
             if resolved is not None:
@@ -154,9 +154,8 @@ def join(
         eid = find_entity(conn, [scope], n, known)
         if eid is not None and eid not in ids:
             ids.append(eid)
-        if n == name and not ids and not any(find_entity(conn, [scope], a, known) for a in aliases):
-            if nicknames and any(find_entity(conn, [scope], k, known) for k in nicknames):
-                ids.append(upsert_entity(conn, scope, name, kind, now))  # the full name wins
+    if ids and not any(find_entity(conn, [scope], n, known) for n in (name, *aliases)):
+        ids.insert(0, upsert_entity(conn, scope, name, kind, now))  # only nicknames were entities
     aliases = [*aliases, *nicknames]
     if not ids:
         return upsert_entity(conn, scope, name, kind, now, aliases)
