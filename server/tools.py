@@ -71,6 +71,13 @@ class MemoryOut(BaseModel):
         return cls(archived=d.get("deleted_at") is not None, status=_status(d), **fields)
 
 
+class StoreOut(MemoryOut):
+    duplicate: bool = Field(
+        default=False,
+        description="True when the same text was already stored in that scope: the memory returned is that one",
+    )
+
+
 def _status(d: dict[str, Any]) -> str:
     """current, superseded, expired or archived, from a memory's dict (times as ISO 8601)."""
     if d.get("deleted_at") is not None:
@@ -237,9 +244,9 @@ def memory_store(
         str | None, Field(description=("When it happened, ISO 8601 (2025-03-14 or 2025-03-14T09:30:00Z); default now"))
     ] = None,
     metadata: Annotated[dict[str, Any] | None, Field(description="Any extra JSON object to keep with it")] = None,
-) -> MemoryOut:
+) -> StoreOut:
     """Save a memory for future sessions. Returns it with its id; storing the same text again in
-    the same scope returns the existing memory instead of a duplicate."""
+    the same scope returns the existing memory instead of a duplicate, marked duplicate."""
     with _calls(ctx) as app:
         return _stored(
             app.add(
@@ -253,21 +260,23 @@ def memory_store(
                 scope=scope,
                 occurred_at=occurred_at,
                 metadata=metadata,
-            )["memory"]
+            )
         )
 
 
 STORE_ECHO_CHARS = 300  # of a long memory, memory_store echoes this much: the caller just sent it all
 
 
-def _stored(m: dict[str, Any]) -> MemoryOut:
+def _stored(added: dict[str, Any]) -> StoreOut:
     """What memory_store answers: the memory, with a long text shortened to its start (it was
-    stored whole; memory_get returns it)."""
+    stored whole; memory_get returns it), and whether it was a duplicate (`Memories.add`'s rule,
+    as `maple-memory add --json` says it)."""
+    m = added["memory"]
     text = m["content"]
     if len(text) > STORE_ECHO_CHARS * 2:
         cut = text[:STORE_ECHO_CHARS].rstrip()
         text = f"{cut}… [{len(m['content']):,} characters stored; memory_get([{m['id']}]) returns them all]"
-    return MemoryOut.of({**m, "content": text})
+    return StoreOut.of({**m, "content": text, "duplicate": added["duplicate"]})
 
 
 def memory_search(

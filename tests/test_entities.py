@@ -206,6 +206,85 @@ async def test_every_alias_of_a_known_entity_finds_it_and_relating_an_alias_make
     assert names == ["Alice Chen"]
 
 
+# -- nicknames ------------------------------------------------------------------------------------
+
+ZHOU = "Kevin Zhou (周凯, people call him Lao Zhou) keeps the payments runbook current."
+LIN = "林晓梅（Mei Lin）维护发布流水线，我们都叫她晓梅或者 ML。"
+SAM = "Sam Ortiz runs the data warehouse and reviews every schema change."
+
+
+def entity_names(config) -> list[str]:
+    s = Store.open(config, None, vectors=False)
+    try:
+        return [r[0] for r in s.conn.execute("SELECT name FROM entities ORDER BY name")]
+    finally:
+        s.close()
+
+
+async def test_a_nickname_the_text_states_is_the_persons_alias_in_entity_get_search_and_later_memories(home, project):
+    config = configure(home)
+    async with client(config, project) as c:
+        before = (await call(c, "memory_store", content="老周 approved the payments rollout on Friday."))["id"]
+        zhou, lin, sam = [(await call(c, "memory_store", content=t))["id"] for t in (ZHOU, LIN, SAM)]
+        later = (await call(c, "memory_store", content="老周 is on call for payments this week."))["id"]
+        ml = (await call(c, "memory_store", content="ML 下周休假，发布找 Sam Ortiz。"))["id"]
+        for name in ("老周", "Lao Zhou", "周凯", "kevin zhou"):
+            e = await call(c, "entity_get", name=name)
+            assert e["entity"]["name"] == "Kevin Zhou", name
+            assert {m["id"] for m in e["memories"]} == {before, zhou, later}, name
+        for name in ("晓梅", "ML", "Mei Lin"):
+            e = await call(c, "entity_get", name=name)
+            assert e["entity"]["name"] == "林晓梅", name
+            assert {m["id"] for m in e["memories"]} == {lin, ml}, name
+        hits = (await call(c, "memory_search", query="老周"))["results"]
+        assert {h["id"] for h in hits[:3]} == {before, zhou, later} and "entity" in hits[0]["channels"]
+        hit = (await call(c, "memory_search", query="晓梅负责什么"))["results"][0]
+        assert hit["id"] == lin and "entity" in hit["channels"]
+    assert sam not in {before, zhou, lin, later, ml}
+    assert not {"老周", "Lao Zhou", "晓梅", "ML"} & set(entity_names(config))
+
+
+def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
+    for text in (
+        "Priya Nair, aka PN or Pri, owns the search indexer.",
+        "Tomasz Kowalski (TK for short) maintains the ledger exports.",
+        "Dana goes by Dee on the incident channel.",
+        "Marcus Bell leads the SRE rotation. Everyone calls him Marco.",
+        "赵磊，外号磊哥，负责支付网关。",
+        "何静负责测试环境，人称静姐。",
+    ):
+        add(capsys, text)
+    for nick, name in (
+        ("PN", "Priya Nair"),
+        ("Pri", "Priya Nair"),
+        ("TK", "Tomasz Kowalski"),
+        ("Dee", "Dana"),
+        ("Marco", "Marcus Bell"),
+        ("磊哥", "赵磊"),
+        ("静姐", "何静"),
+    ):
+        assert run_json(capsys, "entity", nick)["entity"]["name"] == name, nick
+    add(capsys, "Apache Kafka, also known as Kafka, carries the audit events.")
+    kafka = run_json(capsys, "entity", "Kafka")["entity"]
+    assert (kafka["name"], kafka["kind"]) == ("Apache Kafka", "name")  # an alias, but no person
+
+
+def test_phrases_that_name_nobody_make_no_alias(capsys, home):
+    for text in (
+        "We call the API from the retry worker; the retry service is known as flaky.",
+        "Postgres, also known as PG, is the main database.",
+        "下午我叫他去开会，顺便看一下日志。",
+        "Everyone calls the cron job nightly-sweep.",
+    ):
+        add(capsys, text)
+    s = Store.open(config_mod.load(home=home), None, vectors=False)
+    try:
+        aliases = [r[0] for r in s.conn.execute("SELECT alias FROM entity_aliases")]
+    finally:
+        s.close()
+    assert aliases == []
+
+
 # -- relations ---------------------------------------------------------------------------------------
 
 

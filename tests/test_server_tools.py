@@ -92,6 +92,16 @@ async def test_the_server_sends_its_instructions_and_every_tool_is_typed_and_ann
     assert tools["decision_outcome"].annotations.idempotent_hint is False
 
 
+async def test_storing_the_same_text_again_says_it_was_a_duplicate_as_the_cli_does(config):
+    async with client(config) as c:
+        first = await call(c, "memory_store", content="The nightly export lands in the cold bucket at 02:00")
+        again = await call(c, "memory_store", content="The nightly export lands in the cold bucket at 02:00")
+        other = await call(c, "memory_store", content="The weekly export lands in the cold bucket on Sundays")
+    assert first["duplicate"] is False and other["duplicate"] is False
+    assert again["duplicate"] is True
+    assert (again["id"], again["created_at"]) == (first["id"], first["created_at"])
+
+
 async def test_an_edit_keeps_the_old_version_and_supersede_keeps_the_old_memory(config):
     async with client(config) as c:
         m = await call(c, "memory_store", content="CI runs on GitHub Actions", subject="ci")

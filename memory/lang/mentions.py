@@ -179,13 +179,14 @@ def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple]:
     known entities (by name or alias). One rule, so that the same text stored through any entry
     point (tool, CLI, import, extraction, consolidation) gets the same links.
 
-    A person the text names together with their other names (`aliases_in`: Alice Chen（陈爱丽）)
-    is one entry (name, "person", "mention", aliases), in place of the names found apart."""
+    A person the text names together with their other names (`aliases_in`: Alice Chen（陈爱丽）,
+    everyone calls him Lao Wang) is one entry (name, "person", "mention", aliases, nicknames), in
+    place of the names found apart."""
     found: list[tuple] = detect(text) + list(known_in(text, known))
-    for name, aliases in aliases_in(text):
-        names = {" ".join(n.split()).casefold() for n in (name, *aliases)}
-        found = [e for e in found if " ".join(e[0].split()).casefold() not in names]
-        found.append((name, "person", "mention", tuple(aliases)))
+    for name, aliases, nicknames, kind in aliases_in(text):
+        names = {norm_name(n) for n in (name, *aliases, *nicknames)}
+        found = [e for e in found if norm_name(e[0]) not in names]
+        found.append((name, kind, "mention", tuple(aliases), tuple(nicknames)))
     return [e for e in found if 0 < len(" ".join(e[0].split())) <= MAX_NAME]
 
 
@@ -204,8 +205,11 @@ _LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
 _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
 
 
-def aliases_in(text: str) -> list[tuple[str, list[str]]]:
-    """(name, aliases) of each person `text` names together with their other names in brackets.
+def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
+    """(name, aliases, nicknames, kind) of each person `text` names together with their other
+    names in brackets, or with the nicknames it says they have (`_nicknames`: everyone calls him
+    Lao Wang). The kind is "person", or "name" for a name only "aka" / "known as" follows
+    (Apache Kafka, also known as Kafka: an alias, but nothing says a person).
 
     A Latin name counts with a Chinese name (陈爱丽), a Chinese nickname when the name is a full
     one (Alice Chen (爱丽): 爱丽 and, with the surname Chen, 陈爱丽), initials (A. Chen), a handle
@@ -213,11 +217,14 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
     A full English name written with a Chinese one also gives its given name (Alice).
     Anything else in the brackets ("tech lead", "DBA") is no alias, and brackets holding no name
     of a person ("Postgres (PG)") make no pair."""
-    if "(" not in text and "（" not in text:
+    bracketed = "(" in text or "（" in text
+    if not bracketed and not re.search(_NICK_CUE, text):
         return []
     body = REDACTED.sub(lambda m: " " * len(m.group(0)), text)
-    zh = {s: n for n, s, _ in zhnames.find(body)}
+    found_zh = list(zhnames.find(body))
+    zh = {s: n for n, s, _ in found_zh}
     out: list[tuple[str, list[str]]] = []
+    heads: list[tuple[str, int]] = []  # (name, start) of each pair's head, for `_nicknames`
     for m in re.finditer(_LATIN_HEAD, body):
         words = m.group(1).split()
         while words and words[0].casefold() in _NOT_NAMES:
@@ -244,6 +251,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
             if any(CJK_RUN.fullmatch(a) for a in aliases):
                 aliases += _given_name(head)
             out.append((head, list(dict.fromkeys(aliases))))
+            heads.append((head, m.start(1) + len(m.group(1)) - len(head)))
     for m in re.finditer(_HAN_HEAD, body):
         run_start = m.start(1)
         head = next((n for s, n in zh.items() if s >= run_start and s + len(n) == m.end(1)), None)
@@ -257,7 +265,167 @@ def aliases_in(text: str) -> list[tuple[str, list[str]]]:
         if aliases:
             aliases += [g for a in aliases for g in _given_name(a)]
             out.append((head, list(dict.fromkeys(aliases))))
-    return out
+            heads.append((head, m.start(1)))
+    people = sorted([(n, s, s + len(n)) for n, s in heads] + found_zh + list(_latin_people(body)), key=lambda p: p[1])
+    named = [(head, aliases, [], "person") for head, aliases in out]
+    for person, nicks, personal in _nicknames(body, people):
+        if not nicks:
+            continue  # "we call him when the build breaks": no name follows
+        entry = next((e for e in named if norm_name(person) in {norm_name(n) for n in (e[0], *e[1])}), None)
+        if entry is None:
+            entry = (person, [], [], "person" if personal else "name")
+            named.append(entry)
+        nicks += [t for nick in nicks for t in _romanised_title(nick, [entry[0], *entry[1]])]
+        taken = {norm_name(n) for n in (entry[0], *entry[1])}
+        entry[2][:] = list(dict.fromkeys(n for n in (*entry[2], *nicks) if norm_name(n) not in taken))
+    return named
+
+
+def norm_name(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+# How a text says what else a person is called. After a cue for "the person this sentence is
+# about" (everyone calls him X, 大家叫她X) or right after the person's name (Alice Chen, aka AC;
+# 王博，外号老王; Alice Chen (AC for short)). A name must come before: "we call the API" and
+# "the service is known as flaky" name nobody, and nothing is carried from one memory to another.
+_CALLED = (
+    r"(?i:\b(?:everyone|everybody|people|folks|we|the team|colleagues|most of us|all of us)"
+    r"\s+(?:\w+\s+)?calls?\s+(?:him|her)\s+)"
+    r"|(?:大家|我们|同事们?|别人|团队里?|组里)(?:都|一般|通常|平时)?(?:叫|称呼|管)(?:他|她)(?:叫|为|作)?"
+)
+_NAMED = (
+    r"(?i:\b(?:aka|a\.k\.a\.?|(?:also\s+|better\s+|commonly\s+|widely\s+)?known\s+as|goes\s+by|nicknamed)\s+)"
+    r"|(?:外号|绰号|昵称|人称|简称)(?:是|叫|为)?"
+)
+_FOR_SHORT = r"[(（,，][ \t]*([A-Z][A-Za-z]*(?:[ \t][A-Z][A-Za-z]*)?|[\u4e00-\u9fff]{2,4})[ \t]+for short\b"
+_NICK_CUE = rf"{_CALLED}|{_NAMED}|for short\b"
+_LATIN_NICK = r"[A-Z][A-Za-z'-]*(?:[ \t]+[A-Z][A-Za-z'-]*){0,2}"
+_NICK_OR = r"[ \t]*(?:,?[ \t]*or[ \t]+|或者|或是|或|、|/)[ \t]*"
+_QUOTES = "\"'“”‘’「」『』"
+_GAP = r"[ \t]*[,，(（]?[ \t]*(?:(?:is|was)[ \t]+)?"  # between a name and what follows it: "Alice Chen, aka"
+_SENTENCE_END = ".!?。！？\n"
+
+
+def _latin_people(body: str) -> Iterable[tuple[str, int, int]]:
+    """(name, start, end) of each capitalised name in `body` that could be a person's (Alice
+    Chen, Bob): none of its words a sentence word or a software word (the Billing API)."""
+    for m in re.finditer(rf"(?<![\w.@/-]){_LATIN_PERSON}", body):
+        words = m.group(0).split()
+        while words and words[0].casefold() in _NOT_NAMES:
+            words = words[1:]
+        if words and not any(w.casefold() in _SOFTWARE or w.casefold() in _NOT_NAMES for w in words):
+            name = " ".join(words)
+            yield name, m.end() - len(name), m.end()
+
+
+def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[str, list[str]]]:
+    """(person, nicknames) for each nickname `body` states for a person it names (`people`:
+    (name, start, end), in order)."""
+    for m in re.finditer(_CALLED, body):
+        subject = _subject(body, m.start(), people, previous=True)
+        if subject is not None:
+            yield subject, _nicks_at(body, m.end(), subject), True
+    for m in re.finditer(_NAMED, body):
+        person = _named_before(body, m.start(), people, single=bool(re.match(r"(?i)goes|nick", m.group(0))))
+        if person is None and m.group(0)[:2] in ("外号", "绰号", "昵称", "人称"):
+            person = _subject(body, m.start(), people, previous=False)  # 何静负责测试，人称静姐
+        if person:
+            personal = bool(CJK_RUN.fullmatch(person) or re.match(r"(?i)goes|nick|[^\x00-\x7f]", m.group(0)))
+            yield person, _nicks_at(body, m.end(), person), personal
+    for m in re.finditer(_FOR_SHORT, body):
+        person = _named_before(body, m.start(), people, single=False)
+        nick = _han_nick(m.group(1), person) if person and CJK_RUN.fullmatch(m.group(1)) else m.group(1)
+        if person and nick:
+            yield person, [nick], bool(CJK_RUN.fullmatch(person))
+
+
+def _subject(body: str, pos: int, people: list[tuple[str, int, int]], previous: bool) -> str | None:
+    """The first person named in the sentence `pos` is in, before it; with `previous`, failing
+    that the first of the sentence before ("Alice Chen owns billing. Everyone calls her AC.")."""
+    start = max(body.rfind(c, 0, pos) for c in _SENTENCE_END) + 1
+    subject = next((p[0] for p in people if start <= p[1] < pos), None)
+    if subject is None and previous and start > 0:
+        before = max(body.rfind(c, 0, start - 1) for c in _SENTENCE_END) + 1
+        subject = next((p[0] for p in people if before <= p[1] < start), None)
+    return subject
+
+
+def _named_before(body: str, pos: int, people: list[tuple[str, int, int]], single: bool) -> str | None:
+    """The person named right before `pos` (a Latin name of two words or more unless `single`),
+    or a Chinese name ending there (王博，外号老王)."""
+    for name, _, end in reversed(people):
+        if end <= pos and re.fullmatch(_GAP, body[end:pos]):
+            if CJK_RUN.fullmatch(name) or single or len(name.split()) >= 2:
+                return name
+    run = re.search(r"([\u4e00-\u9fff]{2,4})" + _GAP + "$", body[max(0, pos - 12) : pos])
+    if run:
+        for n in (3, 2, 4):
+            if len(run.group(1)) >= n and zhnames.plausible(run.group(1)[-n:]):
+                return run.group(1)[-n:]
+    return None
+
+
+def _nicks_at(body: str, pos: int, person: str) -> list[str]:
+    """The nicknames written at `pos`: one, or several joined by "or" / 或者 / 、."""
+    nicks: list[str] = []
+    while True:
+        while body[pos : pos + 1] in (" ", "\t") or (body[pos : pos + 1] and body[pos] in _QUOTES):
+            pos += 1
+        latin = re.match(_LATIN_NICK, body[pos:])
+        han = CJK_RUN.match(body, pos)
+        if latin:
+            if norm_name(latin.group(0)) not in _NOT_NAMES:
+                nicks.append(latin.group(0))
+            pos += latin.end()
+        elif han:
+            pieces = re.split(r"或者|或是|或|、", han.group(0))
+            nicks += [n for n in (_han_nick(p, person) for p in pieces) if n]
+            pos = han.end()
+            if not pieces[-1]:
+                continue  # 爱丽或者 AC: the run ends with "or", the next name follows
+            if len(pieces[-1]) > 4:
+                break  # 老王负责支付: the sentence goes on
+        else:
+            break
+        while body[pos : pos + 1] and body[pos] in _QUOTES:
+            pos += 1
+        sep = re.match(_NICK_OR, body[pos:])
+        if not sep:
+            break
+        pos += sep.end()
+    return [n for n in nicks if norm_name(n) != norm_name(person)]
+
+
+def _han_nick(piece: str, person: str) -> str | None:
+    """The Chinese nickname `piece` starts with, when it has a nickname's shape: 老王 / 小李 / 阿杰,
+    磊哥 / 丽姐, 王总 / 张工, or the person's own given name (爱丽 for 陈爱丽). Anything else after
+    叫他 is what he was asked to do (叫他去开会), not a name."""
+    if len(piece) >= 2 and piece[0] in "老小" and piece[1] in zhnames.SURNAMES:
+        return piece[:2]
+    if len(piece) >= 2 and piece[0] == "阿":
+        return piece[:2]
+    for n in (3, 2):
+        if len(piece) >= n and piece[n - 1] in "哥姐" and piece[: n - 1] not in ("大",):
+            return piece[:n]
+    parts = zhnames.split(person) if CJK_RUN.fullmatch(person) else None
+    if parts and len(parts[1]) == 2 and piece.startswith(parts[1]):
+        return parts[1]
+    titled = next((zhnames.titled(piece[:n]) for n in (4, 3, 2) if len(piece) >= n and zhnames.titled(piece[:n])), None)
+    return titled
+
+
+def _romanised_title(nick: str, names: list[str]) -> list[str]:
+    """老王 for "Lao Wang" (小李 for "Xiao Li"): the Chinese a romanised title-and-surname is
+    written as, with the surname of the person's Chinese name (王博) when there is one."""
+    m = re.fullmatch(r"(Lao|Xiao)[ \t]+([A-Z][a-z]+)", nick)
+    if not m or m.group(2).casefold() not in zhnames.ROMANISED:
+        return []
+    chars = zhnames.ROMANISED[m.group(2).casefold()]
+    theirs = [c for c in chars if any(CJK_RUN.fullmatch(n) and n.startswith(c) for n in names)]
+    if len(theirs) != 1 and len(chars) != 1:
+        return []
+    return [("老" if m.group(1) == "Lao" else "小") + (theirs or chars)[0]]
 
 
 def _given_name(latin: str) -> list[str]:

@@ -307,7 +307,7 @@ def plausible(name: str) -> bool:
     return name[:2] not in _WORDS and name[:3] not in _WORDS
 
 
-def _titled(name: str) -> str | None:
+def titled(name: str) -> str | None:
     """刘洋老师 -> 刘洋, 李老师 -> 李老师, 王总 -> 王总: the name a title stands with, or None."""
     if name[-1] not in _TITLE_ENDS:
         return None
@@ -360,7 +360,7 @@ def _at(text: str, run: str, base: int, i: int) -> tuple[str, int, int] | None:
             return None  # 每张分表, 一段日志: a measure word, not a surname
         if cand[0] in _CUE_CHARS and not cue and plausible(cand[1:]):
             return None  # 向张伟汇报: the name starts after 向
-        person = _titled(cand)
+        person = titled(cand)
         if person is None and not plausible(cand):
             continue
         start, end = base + i, base + i + n

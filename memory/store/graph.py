@@ -118,8 +118,9 @@ def resolve_names(
         eid = resolved.get(key) if resolved is not None else None
         if eid is None:
             canon, aliases = canonical(name, known)
-            if len(rest) > 1 and rest[1]:  # a person the text names several ways (mentions.aliases_in)
-                eid = join(conn, scope, canon, kind, now, [*aliases, *rest[1]], known, resolved)
+            others, nicknames = (rest[1:] + [(), ()])[:2]  # a person named several ways (mentions.aliases_in)
+            if others or nicknames:
+                eid = join(conn, scope, canon, kind, now, [*aliases, *others], known, resolved, nicknames)
             else:
                 eid = upsert_entity(conn, scope, canon, kind, now, aliases)
             if resolved is not None:
@@ -140,16 +141,22 @@ def join(
     aliases: Sequence[str],
     known: dict | None = None,
     resolved: dict | None = None,
+    nicknames: Sequence[str] = (),
 ) -> int:
     """One entity for a person a text names several ways ("Alice Chen（陈爱丽）"): the entity one of
     the names already is, `name`'s own first, or else a new one called `name`; the other names
     become its aliases. Entities the other names already were (陈爱丽, made by an earlier memory)
-    are merged into it, their links and relations with them, so every name finds every memory."""
+    are merged into it, their links and relations with them, so every name finds every memory.
+    A nickname (老王, from "everyone calls him 老王") joins the same way but never names the
+    entity: an earlier memory's 老王 is merged into Bob Wang, not Bob Wang into 老王."""
     ids: list[int] = []
-    for n in (name, *aliases):
+    for n in (name, *aliases, *nicknames):
         eid = find_entity(conn, [scope], n, known)
         if eid is not None and eid not in ids:
             ids.append(eid)
+    if ids and not any(find_entity(conn, [scope], n, known) for n in (name, *aliases)):
+        ids.insert(0, upsert_entity(conn, scope, name, kind, now))  # only nicknames were entities
+    aliases = [*aliases, *nicknames]
     if not ids:
         return upsert_entity(conn, scope, name, kind, now, aliases)
     win = ids[0]
