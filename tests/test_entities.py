@@ -343,6 +343,58 @@ async def test_ordinary_searches_add_no_relation_a_person_would_call_wrong(home,
     assert ("Postgres", "S3") not in pairs and ("S3", "Postgres") not in pairs
 
 
+async def test_only_memories_that_answered_searches_together_relate_their_entities(home, project):
+    """A blind trial: 56 questions through memory_search, each list filled out with weak results
+    (Go versions, Vault) beside the answer, made maintenance relate 'Lao Wang' to 'Go' and 'Vault',
+    and a search for 王博 then returned those memories through the graph. Memories that answered
+    questions together (ledger-api and its database) still relate."""
+    config = configure(home)
+    memories = [
+        "Bob Wang (王博, everyone calls him Lao Wang) owns the notification-service and approves its releases.",
+        "Go services use Go 1.22 and golangci-lint; the Python services use Python 3.11 with ruff.",
+        "Secrets are stored in Vault under secret/payments; never put them in ConfigMaps.",
+        "The ledger-api keeps its data in PostgreSQL on pg-prod-02.",
+        "The ledger-api database pg-prod-02 is backed up nightly at 03:00.",
+    ]
+    questions = [
+        "Who approves notification-service releases?",
+        "Who owns the notification-service?",
+        "Who is Lao Wang?",
+        "What does Bob Wang do?",
+        "Which database does the ledger-api use?",
+        "Where is the ledger-api data kept?",
+        "How is the ledger-api database pg-prod-02 backed up?",
+        "When is pg-prod-02 backed up?",
+        "What runs on pg-prod-02?",
+    ]
+    async with client(config, project) as c:
+        for text in memories:
+            await call(c, "memory_store", content=text)
+        for q in questions:
+            await call(c, "memory_search", query=q, limit=10)
+        await call(c, "memory_maintain")
+        who = await call(c, "memory_search", query="Who is Lao Wang?", limit=10)
+    s = Store.open(config, None, vectors=False)
+    try:
+        pairs = {
+            frozenset(pair)
+            for pair in s.conn.execute(
+                "SELECT s.name, d.name FROM relations r JOIN entities s ON s.id = r.src "
+                "JOIN entities d ON d.id = r.dst WHERE r.type = 'co_retrieved'"
+            )
+        }
+    finally:
+        s.close()
+    related = {n for pair in pairs for n in pair}
+    assert frozenset({"ledger-api", "pg-prod-02"}) in pairs
+    assert not related & {"Go", "Python", "golangci-lint", "Vault", "ConfigMaps"}, pairs
+    bob = {"Lao Wang", "Bob Wang", "notification-service"}  # his memory answered nothing with another
+    assert not [pair for pair in pairs if len(pair & bob) == 1], pairs
+    # Only the graph, through a relation nobody asked for, and the prior: not a memory the search matched.
+    assert who["results"][0]["content"].startswith("Bob Wang")
+    assert [r["id"] for r in who["results"] if not set(r["channels"]) - {"graph", "prior"}] == [], who
+
+
 # -- lessons -----------------------------------------------------------------------------------------
 
 DECISIONS = [

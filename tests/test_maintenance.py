@@ -530,6 +530,22 @@ def test_review_links_known_entity_names_missed_when_stored(db, clock):
     assert [c.step for c in report.for_memory(missed)] == ["review"]
 
 
+def test_review_links_no_generic_name_found_inside_another(db, clock):
+    """A blind trial: 'API' (named by two memories) was linked to every memory about ledger-api."""
+    add(db, "API docs must be written in English", entities=[("API", "technology"), ("English", "name")])
+    add(db, "The public billing API is documented in English", entities=[("API", "technology"), ("English", "name")])
+    ledger = add(db, "ledger-api pages the on-call", entities=[("ledger-api", "service")])
+    run_maintenance(db)
+    linked = {
+        r[0]
+        for r in db.conn.execute(
+            "SELECT e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id WHERE l.memory_id = ?",
+            (ledger,),
+        )
+    }
+    assert linked == {"ledger-api"}
+
+
 def test_review_refiles_a_generic_memory_whose_subject_has_a_settled_category(db, clock):
     for text in ("Deploys need a green CI run", "Deploys happen on Tuesdays", "Deploys are announced in #ops"):
         add(db, text, subject="deploys", category="process")
@@ -550,10 +566,30 @@ def test_entities_recalled_together_in_distinct_searches_gain_a_co_retrieved_rel
     b = add(db, "Refunds go through the Ledger service", entities=[("Ledger", "service")])
     for other in [add(db, f"note number {i}") for i in range(3)]:  # three searches, three result sets
         clock.advance(0.01)
-        db.record_activation([a, b, other], session_id="s1")
+        db.record_activation([a, b, other], ["answer", "answer", "search"], session_id="s1")
     report = run_maintenance(db)
     assert co_relations(db) == [("Stripe", "Ledger", 0.3)]
     assert any(c.step == "graph" for c in report.changes)
+
+
+def test_the_filler_after_a_searchs_answers_is_no_evidence_of_a_relation(db, clock):
+    """A blind trial: every result of 56 questions counted, the weak ones that fill out a list
+    (Go versions, Vault) related 'Lao Wang' to 'Go' and 'Vault'."""
+    bob = add(db, "Lao Wang owns the notification-service", entities=[("Lao Wang", "person")])
+    go = add(db, "Go services use Go 1.22", entities=[("golangci-lint", "tool")])
+    vault = add(db, "Secrets are stored in Vault", entities=[("Vault", "service")])
+    note = add(db, "note number 1")
+    searches = ([bob, vault], [bob, vault, go], [bob, vault, note], [bob, go, note])  # four distinct lists
+    for listed in searches:
+        clock.advance(0.01)
+        db.record_activation(listed, ["answer"] + ["search"] * (len(listed) - 1))
+    run_maintenance(db)
+    assert co_relations(db) == []
+    for listed in searches:  # the same lists, every memory an answer: now they are evidence
+        clock.advance(0.01)
+        db.record_activation(listed, "answer")
+    run_maintenance(db)
+    assert ("Lao Wang", "Vault", 0.3) in co_relations(db)
 
 
 def test_one_search_repeated_is_not_evidence_of_a_relation(db, clock):
@@ -561,7 +597,7 @@ def test_one_search_repeated_is_not_evidence_of_a_relation(db, clock):
     b = add(db, "Refunds go through the Ledger service")
     for _ in range(5):
         clock.advance(0.01)
-        db.record_activation([a, b], session_id="s1")
+        db.record_activation([a, b], "answer", session_id="s1")
     run_maintenance(db)
     assert co_relations(db) == []
 
@@ -576,7 +612,7 @@ def test_generic_names_and_entities_recalled_everywhere_gain_no_co_retrieved_rel
     ]
     for i, other in enumerate(others):  # each search recalls Alice's memories and one other
         clock.advance(0.01)
-        db.record_activation([alice[i], other, alice[(i + 1) % 4]], session_id="s1")
+        db.record_activation([alice[i], other, alice[(i + 1) % 4]], "answer", session_id="s1")
     run_maintenance(db)
     names = {n for a, b, _ in co_relations(db) for n in (a, b)}
     assert not names & {"PR", "UTC", "S3"}

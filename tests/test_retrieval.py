@@ -815,8 +815,17 @@ def test_a_search_records_activation_of_what_it_returned(tmp_path: Path) -> None
     m = s.get(hit)
     assert m.activation_count == 1 and m.last_activated_at == T0 + 60
     log = s.conn.execute("SELECT memory_id, at, kind, session_id FROM access_log").fetchall()
-    assert log == [(hit, T0 + 60, "search", "sess-1")]
+    assert log == [(hit, T0 + 60, "answer", "sess-1")]  # it answered the search (`retrieval.answered`)
     assert s.get(miss).activation_count == 0
+
+
+def test_a_search_answers_with_its_leading_results_and_lists_the_rest() -> None:
+    def scored(*scores: float) -> list:
+        return [retrieval.Result(None, score) for score in scores]  # type: ignore[arg-type]
+
+    assert [r.score for r in retrieval.answered(scored(1.2, 0.7, 0.55, 0.1))] == [1.2, 0.7]
+    assert [r.score for r in retrieval.answered(scored(0.5, 0.35, 0.29))] == [0.5, 0.35]
+    assert retrieval.answered(scored(0.25, 0.2)) == []  # a search sure of nothing answered nothing
 
 
 def test_a_recall_keeps_a_memory_alive_but_does_not_lift_it_in_later_rankings(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ would have done, so the report is what a real pass would do):
   cap          optional `maintenance_max_memories`: the lowest-value memories are archived first
   purge        archived longer than `maintenance_archive_retention_days`: deleted for good;
                entities nothing refers to any more are removed
-  graph        entities often recalled together gain a `co_retrieved` relation (memory.review)
+  graph        entities whose memories often answer searches together gain a `co_retrieved` relation (memory.review)
   storage      old access-log rows and finished jobs pruned, indexes left mostly holes by deletions
                rebuilt, incremental vacuum, size report (memory.storage)
 

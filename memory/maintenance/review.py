@@ -13,11 +13,13 @@ review        Memories stored in the last REVIEW_DAYS days get a second look: na
               linked to are linked; and a memory filed under a generic category ('general', 'note')
               whose subject is filed under one category everywhere else in its scope (at least three
               memories) is moved there.
-co_retrieved  Entities recalled together in at least CO_MIN distinct searches over the last CO_DAYS
-              days, and in at least half the searches that recalled either, get a `co_retrieved`
-              relation (confidence grows with the count), a precomputed one-hop path for
-              retrieval's graph channel. Generic names (PR, UTC, S3, API) and hubs linked to a
-              quarter of the scope's memories never take part.
+co_retrieved  Entities whose memories answered the same search together (a search's leading
+              results, `retrieval.ranking.answered`, not the filler after them) in at least CO_MIN
+              distinct searches over the last CO_DAYS days, and in at least half the searches
+              that were answered with either, get a `co_retrieved` relation (confidence grows
+              with the count), a precomputed one-hop path for retrieval's graph channel. Generic
+              names (PR, UTC, S3, API, Chinese) and hubs linked to a quarter of the scope's
+              memories never take part, here or in review's links.
 """
 
 from __future__ import annotations
@@ -176,7 +178,8 @@ def _link_known_names(p: Pass, recent: list) -> None:
         f"WHERE e.scope IN ({marks}) AND length(a.norm) >= 3",
         (*scopes, *scopes),
     ):
-        known[scope].setdefault(norm, (eid, name))
+        if not (generic(name) or generic(norm)):  # "api" in "ledger-api" names no entity 'API'
+            known[scope].setdefault(norm, (eid, name))
     links = []
     for r in recent:
         names = known.get(r.scope)
@@ -233,9 +236,16 @@ GENERIC_NAMES = frozenset(
     """api apis pr prs mr ci cd db sql http https json yaml xml csv url urls uri ui ux id ids utc gmt
 s3 ec2 aws gcp cli sdk ssh tls ssl dns cpu gpu ram os qa sla slo eta todo fixme wip faq readme
 docs doc dev prod staging test tests main master monday tuesday wednesday thursday friday saturday
-sunday today yesterday tomorrow team""".split()
+sunday today yesterday tomorrow team chinese english 中文 英文 汉语 英语""".split()
 )
 _ACRONYM = re.compile(r"[A-Z0-9]{1,4}")
+
+
+def generic(name: str) -> bool:
+    """Whether an entity's name is too common to relate or link anything by (GENERIC_NAMES)."""
+    return name.casefold() in GENERIC_NAMES or bool(_ACRONYM.fullmatch(name))
+
+
 HUB_SHARE, HUB_MIN_MEMORIES = 0.25, 12  # an entity linked to a quarter of its scope's memories is a hub
 CO_SPECIFIC = 0.5
 
@@ -243,22 +253,28 @@ CO_SPECIFIC = 0.5
 def co_retrieved(p: Pass) -> None:
     """Relate entities recalled together often and specifically (see the module docstring).
 
-    Evidence a pair needs: recalled together in at least CO_MIN distinct searches (a search
-    repeated with the same results counts once), and in at least CO_SPECIFIC of the searches
-    that recalled either of them (not one entity that comes up everywhere). Generic names and
-    hubs (linked to HUB_SHARE of their scope's memories) never take part: one ordinary search
-    about Alice recalls PRs, UTC times and S3 buckets without their being related to her.
+    Evidence a pair needs: answered a search together (access_log kind 'answer': a search's
+    leading results, not the filler after them, which shares a word or a vague meaning with any
+    question) in at least CO_MIN distinct searches (a search repeated with the same list counts
+    once), and in at least CO_SPECIFIC of the searches answered with either of them (not one
+    entity that comes up everywhere). Generic names and hubs (linked to HUB_SHARE of their
+    scope's memories) never take part: one ordinary search about Alice recalls PRs, UTC times
+    and S3 buckets without their being related to her.
     """
     conn = p.store.conn
     since = p.now - CO_DAYS * DAY
     counts: dict[tuple[int, int], int] = {}
     events = conn.execute(
-        "SELECT group_concat(memory_id) FROM access_log WHERE kind = 'search' AND at >= ? "
-        "GROUP BY at, coalesce(session_id, '') HAVING count(*) > 1",
+        "SELECT group_concat(memory_id), group_concat(answer) FROM (SELECT at, session_id, memory_id, "
+        "CASE WHEN kind = 'answer' THEN memory_id END AS answer FROM access_log "
+        "WHERE kind IN ('answer', 'search') AND at >= ?) AS e "
+        "GROUP BY at, coalesce(session_id, '') HAVING count(answer) > 1",
         (since,),
     ).fetchall()
-    # The same search asked again returns the same memories: one piece of evidence, not several.
-    distinct = list(dict.fromkeys(tuple(sorted({int(x) for x in ids.split(",")})) for (ids,) in events))
+    # The same search asked again returns the same list: one piece of evidence, not several.
+    # Another question answered by the same memories is another piece.
+    found = {tuple(sorted(int(x) for x in listed.split(","))): answers for listed, answers in events}
+    distinct = [tuple(sorted({int(x) for x in answers.split(",")})) for answers in found.values()]
     if not distinct:
         return
     entity_of: dict[int, list[int]] = {}
@@ -272,7 +288,7 @@ def co_retrieved(p: Pass) -> None:
             f"WHERE l.memory_id IN ({','.join('?' * len(chunk))}) AND l.role != 'speaker'",
             chunk,
         ):
-            if name.casefold() in GENERIC_NAMES or _ACRONYM.fullmatch(name):
+            if generic(name):
                 continue
             entity_of.setdefault(mid, []).append(eid)
             scope_of[eid] = scope
@@ -308,7 +324,7 @@ def co_retrieved(p: Pass) -> None:
         for e in (a, b):
             if e not in names:
                 names[e] = conn.execute("SELECT name FROM entities WHERE id = ?", (e,)).fetchone()[0]
-        why = f"recalled together in {n} searches in the last {CO_DAYS} days"
+        why = f"answered {n} searches together in the last {CO_DAYS} days"
         if old:
             updates.append((confidence, old[0]))
             p.report.add(

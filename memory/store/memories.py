@@ -924,10 +924,20 @@ class Store:
         return self.get(memory_id)
 
     def record_activation(
-        self, ids: Iterable[int], kind: str = "search", session_id: str | None = None, *, prompt: Any = None
+        self,
+        ids: Iterable[int],
+        kind: str | Sequence[str] = "search",
+        session_id: str | None = None,
+        *,
+        prompt: Any = None,
     ) -> None:
         """Note that these memories were recalled now (the input to activation-based decay).
-        `prompt`: the prompt they answered (a delivery), kept as a short redacted excerpt."""
+        `kind`: one for all, or one per id (a search's answers and the rest of its list, logged
+        as one event). `prompt`: the prompt they answered (a delivery), kept as a short redacted
+        excerpt."""
+        ids = list(ids)
+        kinds = [kind] * len(ids) if isinstance(kind, str) else list(kind)
+        of = dict(reversed(list(zip(ids, kinds, strict=True))))  # an id's first kind
         ids = list(dict.fromkeys(ids))
         if not ids:
             return
@@ -943,7 +953,7 @@ class Store:
             conn.executemany(
                 "INSERT INTO access_log (memory_id, at, kind, session_id, prompt) SELECT ?, ?, ?, ?, ? "
                 "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
-                [(i, now, kind, session_id, excerpt, i) for i in ids],
+                [(i, now, of[i], session_id, excerpt, i) for i in ids],
             )
 
     def prompt_excerpt(self, prompt: Any) -> str | None:

@@ -168,12 +168,12 @@ def seed(path: Path, n: int, seed_value: int = 7) -> dict[str, Any]:
     with store.tx.atomic() as conn:  # as if each memory was harvested on the day it happened
         conn.execute("UPDATE memories SET created_at = occurred_at, updated_at = occurred_at")
     ids = [row[0] for row in store.conn.execute("SELECT id FROM memories")]
-    with store.tx.atomic() as conn:  # 3,000 recent searches of 5 memories each: recall and co-retrieval
+    with store.tx.atomic() as conn:  # 3,000 recent searches answered by 5 memories each: recall and co-retrieval
         for k in range(3000):
             at = NOW - r.random() * 30 * DAY
             hits = r.sample(ids[:20000], 5)
             conn.executemany(
-                "INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, 'search', ?)",
+                "INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, 'answer', ?)",
                 [(h, at, f"q{k}") for h in hits],
             )
             conn.executemany(
