@@ -23,8 +23,10 @@ import json
 import os
 import re
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -85,14 +87,38 @@ def team_database(db_path: Path | str) -> str | None:
 
 
 def socket_path(home: Path, db_path: Path) -> Path:
-    return Path(home) / "run" / f"engine-{engine_id(db_path)}.sock"
+    """Where this database's engine listens: under the MAPLE home, or, when that path is too long
+    to bind (a home deep in the file system), in a folder of this user's own in the system's
+    temporary folder (`own_folder` checks it is theirs alone), named by the home and the database."""
+    path = Path(home) / "run" / f"engine-{engine_id(db_path)}.sock"
+    uid = getattr(os, "getuid", None)
+    if len(str(path)) <= SOCKET_PATH_MAX or uid is None:
+        return path
+    key = hashlib.sha1(f"{Path(home).expanduser().resolve()}\0{engine_id(db_path)}".encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"maple-{uid()}" / f"engine-{key}.sock"
+
+
+def own_folder(folder: Path) -> bool:
+    """Whether `folder` is missing (the engine makes it, 0700) or a real folder owned by this user
+    that no one else may enter: a socket in a folder someone else made could be theirs."""
+    try:
+        st = folder.lstat()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def possible(home: Path, db_path: Path) -> bool:
     """Whether an engine can serve this database here: the platform has Unix sockets and the
-    socket's path (under `home`) is short enough to bind. Where it cannot, every process does
-    its own work, loading the model where it needs vectors (`memory.app.client.engine_enabled`)."""
-    return hasattr(socket, "AF_UNIX") and len(str(socket_path(home, db_path))) <= SOCKET_PATH_MAX
+    socket's path (`socket_path`) is short enough to bind, in a folder that is this user's. Where it
+    cannot, every process does its own work, loading the model where it needs vectors
+    (`memory.app.client.engine_enabled`)."""
+    if not hasattr(socket, "AF_UNIX"):
+        return False
+    path = socket_path(home, db_path)
+    return len(str(path)) <= SOCKET_PATH_MAX and (path.parent.parent == Path(home) or own_folder(path.parent))
 
 
 def lock_path(home: Path, db_path: Path) -> Path:

@@ -117,6 +117,8 @@ class Engine:
 
     def listen(self) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not remote.own_folder(self.path.parent):  # (a deep home's socket is in the temporary folder)
+            raise OSError(f"{self.path.parent} is not this user's alone: the engine will not listen there")
         self.path.unlink(missing_ok=True)  # left by an engine that died (we hold the lock now)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(str(self.path))

