@@ -119,7 +119,7 @@ def _long_enough(s: str) -> bool:
 
 # Asking for an opinion is a question however it ends: "…，你怎么看。", "…, what do you think."
 _QUESTION_ZH = re.compile(
-    r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
+    r"(?:吗|呢|么|没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
     r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$",
     re.I,
 )
