@@ -839,7 +839,11 @@ _FIX_LEAD = re.compile(
 _GOTCHA = re.compile(
     r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware|silently|otherwise|must be|has to be|"
     r"any other|keeps retrying|only works|only when|only if|note (?:for later|that)|for later|worth knowing|"
-    r"is relative to)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求|相对于|以后记得",
+    r"is relative to)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求|相对于|以后记得|"
+    # what a request made that way gets back: "a bare curl gets a 401", "裸 curl 会 401"
+    r"\b(?:curl|wget|call(?:ing|s)?|requests?|hitting)\b[^.;]{0,60}?\b(?:(?:will|would|you'?ll) "
+    r"(?:get|return|fail with)|gets|returns) an? [45]\d\d\b|"
+    r"(?:curl|wget|调用?|请求|访问)[^。；;]{0,20}?会(?:返回|报)?\s*[45]\d\d\b",
     re.I,
 )
 _A_FACTS: list[tuple[str, re.Pattern]] = [
