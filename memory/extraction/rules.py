@@ -901,6 +901,17 @@ def is_narration(s: str) -> bool:
 _ROOT_CAUSE = re.compile(r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在", re.I)
 
 
+# "根因找到了：", "Found the root cause:", "原因有两个：": the cause itself is in the lines that follow.
+_CAUSE_LEAD = re.compile(r"(?:root cause|the cause|causes?|根因|根本原因|原因)[^:：。.]{0,12}[:：]\s*$", re.I)
+SHORT_CAUSE = 40  # a cause sentence this short names the cause; its explanation follows
+
+
+def announces_cause(s: str) -> bool:
+    """A heading over the cause; not "原因还没找到：" nor "Not sure about the cause yet:"."""
+    lead = _CAUSE_LEAD.search(s)
+    return bool(lead) and not re.search(r"没|不|未|\b(?:not|no|unclear|unknown)\b", s, re.I)
+
+
 def is_experience(s: str, after_error: bool = False) -> bool:
     if is_question(s):
         return False
