@@ -95,6 +95,7 @@ def test_what_a_request_gets_back_is_a_gotcha(app, tmp_path, said, word):
         (("user", "好的，谢谢"), ("assistant", "好的。")),
         (("user", "我看看"),),
         (("user", "这个有点奇怪"), ("assistant", "我先看下日志：")),
+        (("user", "我有个问题想问下"), ("assistant", "你说。")),
         (("user", "你觉得呢？"),),
         (("user", "为什么会这样？"), ("assistant", "原因还没找到：\n- 日志里没有报错。\n- 我再加点打点看看。")),
         (("user", "why does this happen?"), ("assistant", "Not sure about the cause yet:\n- nothing in the logs.")),
@@ -107,3 +108,23 @@ def test_what_a_request_gets_back_is_a_gotcha(app, tmp_path, said, word):
 )
 def test_chat_questions_and_a_heading_with_no_cause_are_not_stored(app, tmp_path, said):
     assert stored(app, tmp_path, *said) == []
+
+
+@pytest.mark.parametrize(
+    ("report", "answer"),
+    [
+        (
+            "登录页有问题，SSO 跳回来以后还是未登录状态",
+            "session cookie 设的是 `SameSite=Strict`，从 SSO 域名跳回来时浏览器不会带上它，后端就当成没登录。"
+            "把它设成 `Lax` 就行。",
+        ),
+        (
+            "the login page doesn't work after the SSO redirect, it still shows me logged out",
+            "The session cookie is set with `SameSite=Strict`, so the browser drops it on the redirect back from "
+            "the SSO domain and the backend sees no session. Setting it to `Lax` is enough.",
+        ),
+    ],
+)
+def test_the_explanation_after_a_report_that_something_does_not_work_is_an_experience(app, tmp_path, report, answer):
+    memories = stored(app, tmp_path, ("user", report), ("assistant", answer))
+    assert [m["layer"] for m in memories if "SameSite=Strict" in m["content"]] == ["experience"], memories

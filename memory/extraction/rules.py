@@ -871,7 +871,8 @@ _A_FACTS: list[tuple[str, re.Pattern]] = [
 # The user reports something broken: the assistant's next explanation is what went wrong and why.
 _PROBLEM = re.compile(
     r"\b(?:is|are|was|got|keeps?|started) (?:broken|failing|down|timing out|rejected|getting rejected|logging)\b|"
-    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
+    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|"
+    r"\b(?:doesn'?t|does not|isn'?t|is not|stopped) work(?:ing)?\b|有问题|不对劲|不工作|没反应|没生效|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
     r"不生效|丢了|掉到|超时|告警|方块|乱码|401|403|500|502|504",
     re.I,
 )
