@@ -576,12 +576,16 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
         if j + 1 < len(sents) and (R.continues(sents[j + 1]) or R.starts_with_pronoun(sents[j + 1])):
             proposed.add(j + 1)
     for j, s in enumerate(sents):
-        if j in used or j in proposed or R.is_narration(s):
+        if j in used or j in proposed or (R.is_narration(s) and not R.announces_cause(s)):
             continue
-        if R.is_experience(s, after_error):
+        if R.is_experience(s, after_error) or R.announces_cause(s):
             content = s
             fix_next = j + 1 < len(sents) and j + 1 not in proposed and R.has_fix(sents[j + 1])
-            if not R.has_fix(s) and fix_next:
+            body = _cause_body(sents, j, proposed) if R.announces_cause(s) or len(s) < R.SHORT_CAUSE else []
+            if body:
+                content = " ".join([s.rstrip(), *(sents[k] for k in body)])
+                used.update(body)
+            elif not R.has_fix(s) and fix_next:
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
             elif fix_next and R.is_fix_sentence(sents[j + 1]):
@@ -643,6 +647,23 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 ),
             )
     return out
+
+
+def _cause_body(sents: list[str], j: int, proposed: set[int]) -> list[int]:
+    """The sentences that explain a cause only announced or named at j ("根因找到了：" and its list,
+    "原因是签名算在了解密之后的明文上。" and how): up to a proposal, a question, narration ("I'll…"), the
+    next heading, four sentences or about 300 characters."""
+    body: list[int] = []
+    size = 0
+    for k in range(j + 1, min(len(sents), j + 5)):
+        s = sents[k]
+        if k in proposed or R.is_question(s) or R.is_narration(s) or s.rstrip().endswith((":", "：")):
+            break
+        body.append(k)
+        size += len(s)
+        if size >= 300:
+            break
+    return body
 
 
 # -- failed tool calls -------------------------------------------------------------------------

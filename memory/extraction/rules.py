@@ -119,7 +119,7 @@ def _long_enough(s: str) -> bool:
 
 # Asking for an opinion is a question however it ends: "…，你怎么看。", "…, what do you think."
 _QUESTION_ZH = re.compile(
-    r"(?:吗|呢|么|没有|来着)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
+    r"(?:吗|呢|么|没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
     r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$",
     re.I,
 )
@@ -839,7 +839,11 @@ _FIX_LEAD = re.compile(
 _GOTCHA = re.compile(
     r"\b(?:gotcha|heads[- ]up|watch out|be careful|caveat|pitfall|beware|silently|otherwise|must be|has to be|"
     r"any other|keeps retrying|only works|only when|only if|note (?:for later|that)|for later|worth knowing|"
-    r"is relative to)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求|相对于|以后记得",
+    r"is relative to)\b|\bnote:|注意|坑|静默|会跳过|否则|不然|必须是|要求|相对于|以后记得|"
+    # what a request made that way gets back: "a bare curl gets a 401", "裸 curl 会 401"
+    r"\b(?:curl|wget|call(?:ing|s)?|requests?|hitting)\b[^.;]{0,60}?\b(?:(?:will|would|you'?ll) "
+    r"(?:get|return|fail with)|gets|returns) an? [45]\d\d\b|"
+    r"(?:curl|wget|调用?|请求|访问)[^。；;]{0,20}?会(?:返回|报)?\s*[45]\d\d\b",
     re.I,
 )
 _A_FACTS: list[tuple[str, re.Pattern]] = [
@@ -867,7 +871,8 @@ _A_FACTS: list[tuple[str, re.Pattern]] = [
 # The user reports something broken: the assistant's next explanation is what went wrong and why.
 _PROBLEM = re.compile(
     r"\b(?:is|are|was|got|keeps?|started) (?:broken|failing|down|timing out|rejected|getting rejected|logging)\b|"
-    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
+    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|"
+    r"\b(?:doesn'?t|does not|isn'?t|is not|stopped) work(?:ing)?\b|有问题|不对劲|不工作|没反应|没生效|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
     r"不生效|丢了|掉到|超时|告警|方块|乱码|401|403|500|502|504",
     re.I,
 )
@@ -895,6 +900,17 @@ def is_narration(s: str) -> bool:
 
 
 _ROOT_CAUSE = re.compile(r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在", re.I)
+
+
+# "根因找到了：", "Found the root cause:", "原因有两个：": the cause itself is in the lines that follow.
+_CAUSE_LEAD = re.compile(r"(?:root cause|the cause|causes?|根因|根本原因|原因)[^:：。.]{0,12}[:：]\s*$", re.I)
+SHORT_CAUSE = 40  # a cause sentence this short names the cause; its explanation follows
+
+
+def announces_cause(s: str) -> bool:
+    """A heading over the cause; not "原因还没找到：" nor "Not sure about the cause yet:"."""
+    lead = _CAUSE_LEAD.search(s)
+    return bool(lead) and not re.search(r"没|不|未|\b(?:not|no|unclear|unknown)\b", s, re.I)
 
 
 def is_experience(s: str, after_error: bool = False) -> bool:
