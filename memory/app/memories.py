@@ -567,9 +567,7 @@ class Memories:
         self.shown(session_id, found["ids"], "brief")
         return found["block"]
 
-    def context(
-        self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False, vectors: bool = True
-    ) -> dict[str, Any]:
+    def context(self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False) -> dict[str, Any]:
         """A briefing for a task within a token budget of memory text (the header is not counted):
         {"block", "items", "skipped", "did_not_fit", "note"}; the best matches are shown as fully
         as the budget allows (context.tiered_context's `fill`), and `note` names the matches that
@@ -591,7 +589,6 @@ class Memories:
                     query,
                     self.scopes("all"),
                     budget,
-                    vectors=vectors,
                     unfit=unfit,
                     min_confidence=0.0,
                     fill=not as_prompt,

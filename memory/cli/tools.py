@@ -434,7 +434,7 @@ def cmd_context(ctx: Context) -> int:
     a = ctx.args
     with ctx.app(embedder=True) as app:
         # A preview: nothing is recorded as injected or recalled.
-        d = app.context(a.query, budget=a.budget, record=False, as_prompt=a.prompt, vectors=False)
+        d = app.context(a.query, budget=a.budget, record=False, as_prompt=a.prompt)
 
     def human() -> None:
         if d["skipped"]:

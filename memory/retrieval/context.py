@@ -463,7 +463,6 @@ def tiered_context(
     *,
     min_relevance: float | None = None,
     segment: bool = True,
-    vectors: bool = False,
     unfit: list[int] | None = None,
     sure: bool | None = None,
     min_confidence: float | None = None,
@@ -477,16 +476,16 @@ def tiered_context(
     ranked memories whose `relevance` reaches `min_relevance` (default: the config's
     context_min_relevance), then the preferences and rules that reach only half of it.
     Memories already injected in `session_id`, and `exclude_ids`, are left out. `segment=False`
-    keeps jieba out (the command hook). The vector channel is off unless `vectors`: the floor is
-    on words, so meaning alone never passes it, and without it the server and the command hook
-    surface the same memories. Records nothing. `unfit` collects the ids of memories the query
+    keeps jieba out (the command hook). Without the warm rule (below) the search runs on words
+    only: the floor is on words, so meaning alone never passes it, and the server and the command
+    hook surface the same memories. Records nothing. `unfit` collects the ids of memories the query
     matched that did not fit in the budget, so a caller can tell "none fits" from "none matches".
     A long memory found by one of its chunks is shown by that chunk.
     Nothing but pinned memories unless the prompt passes the gate (`Confidence.speaks`), whose
     vector part runs when `sure` (default: when the store has an embedder; the command hook has
     none); `min_confidence` overrides the bar, `gauge` collects the confidence (benchmarks).
-    Where the store's model has a warm rule and is loaded (and `sure` is not False, `vectors`
-    not asked), that rule picks instead (`WarmRule`: each memory of the full search on its own,
+    Where the store's model has a warm rule and is loaded (and `sure` is not False), that rule
+    picks instead (`WarmRule`: each memory of the full search on its own,
     by meaning, or by words and meaning); `candidates` collects what it judged (benchmarks).
 
     `fill` (memory_context, asked for a budget): the budget is the memories' alone (the header
@@ -511,35 +510,22 @@ def tiered_context(
         used += item.tokens
     query = clean_prompt(prompt)
     weights = term_weights(store, query)
-    rule = warm_rule(store) if sure is not False and not vectors else None
+    rule = warm_rule(store) if sure is not False else None
     if rule is not None:  # meaning alone may be enough: no word in common is needed
-        return _warm_context(
-            store,
-            query,
-            scopes,
-            weights,
-            rule,
-            items,
-            exclude,
-            room - used,
-            session_id,
-            floor,
-            segment=segment,
-            min_confidence=min_confidence,
-            gauge=gauge,
-            candidates=candidates,
-            unfit=unfit,
+        picked = _warm_picks(
+            store, query, scopes, weights, rule, exclude, session_id, floor, segment, min_confidence, gauge, candidates
         )
+        return _place(items, picked, room, used, exclude, unfit, fill)
     if sum(weights.values()) < floor / 2:
         return items  # not even a memory holding every word of the prompt would pass
     focused = focused_query(query, weights, entity_words(store, query, scopes))
     if not text.query_terms(focused):
         return items
     results = retrieval.search(
-        store, retrieval.make_query(focused, scopes, limit=RESULTS), record=False, segment=segment, vectors=vectors
+        store, retrieval.make_query(focused, scopes, limit=RESULTS), record=False, segment=segment, vectors=False
     )
-    if sure is None:  # a search with vectors has their confidence already
-        sure = store.embedder is not None and not vectors
+    if sure is None:
+        sure = store.embedder is not None
     confident = recall_confidence(store, query, scopes, results, vectors=sure)
     if gauge is not None:
         gauge.append(confident)
@@ -560,6 +546,20 @@ def tiered_context(
     # surface's hit@3 on the bilingual set (rules as extraction tags them) went .21 -> .31
     # (tests/benchmarks/bench_surface.py).
     ranked.sort(key=lambda t: t[1] < floor)
+    return _place(items, ranked, room, used, exclude, unfit, fill)
+
+
+def _place(
+    items: list[ContextItem],
+    ranked: Sequence[tuple[str, float, retrieval.Result]],
+    room: int,
+    used: int,
+    exclude: set[int],
+    unfit: list[int] | None,
+    fill: bool,
+) -> list[ContextItem]:
+    """`items` (the pinned tier, `used` tokens) with the `ranked` (tier, score, result) that fit in
+    `room`, in order; with `fill`, each shown as fully as the room left allows (tiered_context)."""
     parts: dict[int, tuple[int, int] | None] = {}
     for tier, score, r in ranked:
         item = _item(r.memory, tier, score, r.part)
@@ -585,25 +585,21 @@ def tiered_context(
     return items
 
 
-def _warm_context(
+def _warm_picks(
     store: Store,
     query: str,
     scopes: Sequence[str],
     weights: Mapping[str, float],
     rule: WarmRule,
-    items: list[ContextItem],
     exclude: set[int],
-    room: int,
     session_id: str | None,
     floor: float,
-    *,
     segment: bool,
     min_confidence: float | None,
     gauge: list[Confidence] | None,
     candidates: list[Candidate] | None,
-    unfit: list[int] | None,
-) -> list[ContextItem]:
-    """tiered_context's relevant and preference tiers by the warm rule, after `items` (pinned)."""
+) -> list[tuple[str, float, retrieval.Result]]:
+    """tiered_context's relevant and preference tiers by the warm rule: (tier, words, result)."""
     found = warm_candidates(store, query, scopes, weights, segment=segment)
     if candidates is not None:
         candidates.extend(found)
@@ -611,22 +607,10 @@ def _warm_context(
     if gauge is not None:
         gauge.append(confident)
     if min_confidence is not None and not confident.speaks(min_confidence):
-        return items
+        return []
     skip = _injected(store, session_id)
     fresh = [c for c in found if c.result.memory.id not in exclude and c.result.memory.id not in skip]
-    used = 0
-    for c in rule.pick(fresh, floor):
-        r = c.result
-        tier = "preference" if c.preference else "relevant"
-        item = _item(r.memory, tier, c.words, r.part)
-        if used + item.tokens > room:
-            if unfit is not None:
-                unfit.append(r.memory.id)
-            continue
-        items.append(item)
-        exclude.add(r.memory.id)
-        used += item.tokens
-    return items
+    return [("preference" if c.preference else "relevant", c.words, c.result) for c in rule.pick(fresh, floor)]
 
 
 MAX_FILL_CHARS = 8_000  # the most of one memory a filled context shows; memory_get has the rest

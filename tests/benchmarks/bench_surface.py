@@ -1,7 +1,7 @@
 """Does the keyword-only prompt surface rank like the full search?
 
 On every prompt a cold UserPromptSubmit hook surfaces memories with no embedding model and no
-jieba: `context.skip_reason`, then `context.tiered_context(..., segment=False, vectors=False)`
+jieba: `context.skip_reason`, then `context.tiered_context(..., segment=False, sure=False)`
 (keywords with CJK bigrams, entities, the relevance floor), exactly what `context.surface` does
 before it records the injection. This script puts that path side by side with the full search
 (`ranking.search` with vectors, jieba and the default model, as `memory_search` runs it):
@@ -17,7 +17,9 @@ before it records the injection. This script puts that path side by side with th
 
 hit@k: the target (for LoCoMo, any evidence turn) among the first k memories shown (the surface)
 or ranked (the search, top 10); MRR over the same lists; "empty": share of prompts that get nothing.
-Rows "warm" are the surface as the MCP server and the hook resident run it (jieba where installed).
+Rows "warm" are the surface as the MCP server and the hook resident run it (jieba where installed);
+rows "context" (--paths context) the briefing memory_context and `maple-memory context` give for a
+question asked outright (800 tokens, no confidence gate, each match shown as fully as room allows).
 
     .venv/bin/python tests/benchmarks/bench_surface.py [--model hash-64] [--only bilingual,locomo,no-answer]
         [--set KEY=JSON] [--save RUN.json] [--loo RUN.json RUN.json ...] [--gate RUN.json] [--misses N]
@@ -75,6 +77,7 @@ LABELS = {
     "surface": "surface, cold hook (keywords, bigrams)",
     "warm": "surface, warm (keywords, jieba)",
     "search": "full search (vectors, jieba)",
+    "context": "context (memory_context, 800 tokens)",
 }
 
 
@@ -152,7 +155,6 @@ def surface_ids(
         SCOPES,
         store.config.context_budget_tokens,
         segment=segment,
-        vectors=False,
         sure=sure,
         min_confidence=0.0,
         gauge=gauge,
@@ -162,6 +164,12 @@ def surface_ids(
         judged is not None and context.warm_rule(store) is not None
     ):  # the warm rule judged them: what it shows is worked out per rule (warm_outcome)
         judged.append([i.memory.id for i in items if i.tier == "pinned"])
+    return [i.memory.id for i in items]
+
+
+def context_ids(store: Store, prompt: str) -> list[int]:
+    """The memories an explicit briefing shows (`app.context` as memory_context asks it, 800 tokens)."""
+    items = context.tiered_context(store, prompt, SCOPES, 800, min_confidence=0.0, fill=True)
     return [i.memory.id for i in items]
 
 
@@ -228,6 +236,7 @@ def run_paths(
         "surface": lambda p: surface_ids(cold, p, segment=False, sure=False, gauge=gauge),
         "warm": lambda p: surface_ids(warm, p, segment=True, sure=True, gauge=gauge, judged=judged),
         "search": lambda p: search_ids(warm, p),
+        "context": lambda p: context_ids(warm, p),
     }
     rows = []
     for prompt, wanted in queries:
@@ -552,10 +561,13 @@ def _warm_choice(label, choose, every, rules, sets, folds, far, zh_en, at, speak
             f"  {n}: held-out hit@3 {_hit3(held):.3f} wrong {_wrong(held):.3f}; all-in hit@3 {_hit3(allin):.3f} "
             f"wrong {_wrong(allin):.3f}"
         )
+    if not zh_en or not far:
+        return  # a run without the bilingual or the no-answer set (--only locomo)
     held_zh = [o for f in folds for o in at([r for r in zh_en if r["fold"] == f], rules[picks[f]])]
+    held_far = [o for f in folds for o in at([r for r in far if r["fold"] == f], rules[picks[f]])]
     print(
         f"  zh->en hit@3: held-out {_hit3(held_zh):.3f}, all-in {_hit3(at(zh_en, rules[every])):.3f}; never stored "
-        f"speaks: held-out {statistics.fmean(o['shown'] > 0 for f in folds for o in at([r for r in far if r['fold'] == f], rules[picks[f]])):.3f}, "
+        f"speaks: held-out {statistics.fmean(o['shown'] > 0 for o in held_far):.3f}, "
         f"all-in {speaks(far, rules[every]):.3f}"
     )
 
@@ -772,7 +784,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="", help="embedding model for the full search (default: MAPLE's; hash-64: fast)")
     ap.add_argument("--only", default="bilingual,locomo,no-answer", help="comma-separated data sets")
-    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated: surface, warm, search")
+    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated: surface, warm, search, context")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="a config override")
     ap.add_argument("--save", type=Path, help="write every query's outcome here (JSON), for --loo")
     ap.add_argument("--loo", type=Path, nargs="+", help="judge saved runs by leave-one-fold-out; runs nothing")
