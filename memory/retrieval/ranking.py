@@ -64,7 +64,9 @@ class Result:
     # How sure the search is that the query is about something stored (`confidence`): the same for
     # every result of one search, and already multiplied into `score`.
     confidence: float = 1.0
-    # The query's cosine to the memory (or to the chunk that ranked it); None without a query vector.
+    # The query's cosine to the memory (or to the chunk that ranked it) on the model's same-language
+    # scale (`_comparable`: a memory in the other language gains the model's cross-language lift);
+    # None without a query vector.
     cosine: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -280,7 +282,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         (i for i in scores if supported(contrib[i], _comparable(cands[i], language, lift), scale)),
         key=lambda i: -scores[i],
     )
-    results = _as_parents(store, q, now, ranked, cands, scores, contrib, terms)
+    results = _as_parents(store, q, now, ranked, cands, scores, contrib, terms, language, lift)
     for r in results:
         r.confidence = sure
     return results
@@ -295,6 +297,8 @@ def _as_parents(
     scores: dict[int, float],
     contrib: dict[int, dict[str, float]],
     terms: list[str],
+    language: float | None = None,
+    lift: float = 0.0,
 ) -> list[Result]:
     """The ranked memories as results, a chunk standing for its parent: a long memory appears
     once, at the rank of its best-scoring piece, showing the part that answers the query
@@ -312,7 +316,7 @@ def _as_parents(
             if target in seen or m is None or not _passes(m, q, now):
                 continue
             seen.add(target)
-            results.append(Result(m, scores[mid], contrib[mid], cosine=cands[mid].raw.get("vector")))
+            results.append(Result(m, scores[mid], contrib[mid], cosine=_comparable(cands[mid], language, lift)))
             if len(results) == q.limit:
                 break
     found: dict[int, float] = {}  # the chunks the channels found, best-ranked first -> cosine to the query
