@@ -8,7 +8,7 @@ top k) and session any@5 (a turn of an answer session in the top 5); printed ove
 question type, one row per ranker.
 
     PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_longmemeval.py [--limit N] [--types T,..]
-        [--rankers fts5,maple] [--model NAME] [--json OUT]
+        [--every K] [--rankers fts5,maple] [--model NAME] [--json OUT]
 
 FTS5 is the README's reference ranker (porter tokenizer, bm25(), OR of the question's content
 words); its row must reproduce the README's .821/.554/.880/.679/.951, which checks this harness.
@@ -480,7 +480,8 @@ def held_out(rows: dict[str, list[dict]], names: list[str], variants: list[dict]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--limit", type=int, help="only the first N questions (after --types)")
+    ap.add_argument("--limit", type=int, help="only the first N questions (after --types and --every)")
+    ap.add_argument("--every", type=int, default=1, help="only every K-th question (a sample across the file)")
     ap.add_argument("--types", help="comma-separated question types, e.g. multi-session,temporal-reasoning")
     ap.add_argument("--rankers", default="fts5,maple", help="comma-separated: fts5, maple (default both)")
     ap.add_argument(
@@ -530,6 +531,7 @@ def main() -> int:
         if wanted - set(TYPES):
             ap.error(f"unknown type(s) {sorted(wanted - set(TYPES))}; types: {', '.join(TYPES)}")
         questions = [q for q in questions if q["question_type"] in wanted]
+    questions = questions[:: args.every]
     questions = questions[: args.limit] if args.limit else questions
 
     embedder = None
