@@ -237,3 +237,67 @@ async def test_through_the_tools_maintenance_merges_the_rewording_and_keeps_the_
     merged = next(e for e in history["entries"] if e["memory"]["id"] == loser)
     assert merged["memory"]["content"] == texts[ids.index(loser)]
     assert not by_id[ids[2]].get("superseded_by") and not by_id[ids[3]].get("superseded_by")
+
+
+def _close(*pairs: tuple[str, str]):  # noqa: ANN202
+    """A word comparison that calls these pairs close (as a model's word vectors do) and
+    nothing else."""
+    near = {frozenset(p) for p in pairs}
+    return lambda x, y: 0.9 if frozenset((x, y)) in near else 0.0
+
+
+def test_a_word_is_explained_by_its_counterpart_in_the_other_language() -> None:
+    # every content word has its glossary counterpart on the other side; letters alone, no vectors
+    assert consolidation.words_explained("退款任务写入消息队列。", "Refund tasks are written to the message queue.")
+
+
+def test_two_words_the_glossary_knows_apart_are_not_explained_by_their_vectors() -> None:
+    # English and 中文 are close as vectors and 英文 shares a character with 中文
+    close = _close(("english", "中文"))
+    assert not consolidation.words_explained("Error messages are in English.", "错误消息是中文。", close, 0.5)
+    assert consolidation.words_explained("Error messages are in English.", "错误消息是英文。", close, 0.5)
+
+
+def test_one_known_word_put_for_another_is_a_swap_not_a_rewording() -> None:
+    # one word left over on each side is allowed, but not when both are words the glossary knows
+    close = _close(("rebuilt", "重建"))
+    assert not consolidation.words_explained("The replica index is rebuilt weekly.", "从库缓存每周重建。", close, 0.5)
+    assert consolidation.words_explained("The replica index is rebuilt weekly.", "从库索引每周重建。", close, 0.5)
+
+
+def test_a_word_behind_a_negating_prefix_is_its_opposite() -> None:
+    close = _close(("mark", "flagged"), ("safe", "unsafe"))
+    a = "Mark the handler as safe for retries."
+    assert not consolidation.words_explained(a, "The handler is flagged unsafe for retries.", close, 0.5)
+    assert consolidation.words_explained(a, "The handler is flagged safe for retries.", close, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Take a backup before upgrading the cluster.", "Upgrade the cluster, then take a backup."),
+        ("After the canary is green, promote the release.", "Promote the release before the canary is green."),
+        ("先备份数据库，再升级集群。", "升级集群之后再备份数据库。"),
+        ("先备份数据库，再升级集群。", "Upgrade the cluster before backing up the database."),
+    ],
+)
+def test_two_steps_in_opposite_orders_are_different_facts(a: str, b: str) -> None:
+    assert consolidation.steps_swapped(a, b)
+    assert not consolidation.same_fact(a, b, HIGH, 0.95)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Before upgrading the cluster, take a backup.", "Take a backup, then upgrade the cluster."),
+        ("升级集群前先备份数据库。", "先备份数据库，再升级集群。"),
+        ("Promote the release after the canary is green.", "Once the canary is green, promote the release."),
+    ],
+)
+def test_two_steps_in_the_same_order_said_two_ways_are_not_a_swap(a: str, b: str) -> None:
+    assert not consolidation.steps_swapped(a, b)
+
+
+def test_an_english_word_inside_chinese_is_matched_by_its_chinese_counterpart() -> None:
+    assert consolidation.values_agree("测试环境的 port 是 9090。", "测试环境用 9090 端口。")
+    assert not consolidation.values_agree("测试环境的 port 是 9090。", "测试环境用 9090。")

@@ -26,7 +26,7 @@ import json
 import re
 from typing import Any
 
-from memory.lang import text
+from memory.lang import glossary, text
 from memory.lang.mentions import SPEAKER
 from memory.maintenance.base import (
     Pass,
@@ -830,10 +830,18 @@ def _name_forms(word: str) -> set[str]:
 
 def _idents_in(idents: frozenset[str], other: str) -> bool:
     """Whether every identifier of one text is in the other (each part of it: "RS256-signed"
-    holds RS256; "DB" is in "database", "JWTs" in "JWT")."""
+    holds RS256; "DB" is in "database", "JWTs" in "JWT"), or, for a plain word, its counterpart
+    in the other language (`glossary.counterparts`): Chinese text says port or 端口 alike."""
     low = other.lower()
     low += " " + " ".join(_ALIASES[w] for w in set(re.findall(r"[a-z0-9]+|数据库|库", low)) if w in _ALIASES)
-    return all(any(f in low for f in _name_forms(part)) for i in idents for part in re.split(r"[-_.]", i) if part)
+
+    def found(part: str) -> bool:
+        forms = _name_forms(part)
+        if part.isalpha():
+            forms |= {c for f in forms for c in glossary.counterparts(f)}
+        return any(f in low for f in forms)
+
+    return all(found(part) for i in idents for part in re.split(r"[-_.]", i) if part)
 
 
 # Stopwords that carry a fact's meaning in a look-alike ("every other Wednesday", "over 10,000").
@@ -950,17 +958,33 @@ def _gap_words(content: str, _cache: dict[str, tuple[str, ...]] = {}) -> tuple[s
 
 
 def _explained_by_letters(word: str, others: tuple[str, ...]) -> bool:
-    """The same stem, one word inside the other (4 letters or 2 Chinese characters at least), or
-    two Chinese words sharing a character."""
+    """The same stem, one word inside the other (4 letters or 2 Chinese characters at least), two
+    Chinese words sharing a character, or the word's counterpart in the other language
+    (`glossary.counterparts`: 支付 / payment, port / 端口) one of the others by those letters."""
+    if any(_letters_match(word, o, shared_character=True) for o in others):
+        return True
+    # (a counterpart by stem or containment only: 英文 and 中文 share a character)
+    return any(_letters_match(c, o) for c in glossary.counterparts(word) for o in others)
+
+
+# A word inside another behind one of these is its opposite, not a rewording (sync / async,
+# safe / unsafe, valid / invalid, blocking / nonblocking).
+_NEGATING_PREFIXES = ("a", "an", "un", "in", "im", "ir", "il", "non", "dis", "anti")
+
+
+def _negated_form(k: str, ko: str) -> bool:
+    short, long = sorted((k, ko), key=len)
+    return long.endswith(short) and long[: -len(short)].strip("-") in _NEGATING_PREFIXES
+
+
+def _letters_match(word: str, other: str, shared_character: bool = False) -> bool:
     k = _stem_word(word) if word.isascii() else word
+    ko = _stem_word(other) if other.isascii() else other
     shortest = 4 if word.isascii() else 2
-    for o in others:
-        ko = _stem_word(o) if o.isascii() else o
-        if k == ko or (min(len(k), len(ko)) >= shortest and (k in ko or ko in k)):
-            return True
-        if not word.isascii() and not o.isascii() and len(word) > 1 and len(o) > 1 and set(word) & set(o):
-            return True
-    return False
+    if k == ko or (min(len(k), len(ko)) >= shortest and (k in ko or ko in k) and not _negated_form(k, ko)):
+        return True
+    cjk = not word.isascii() and not other.isascii() and len(word) > 1 and len(other) > 1
+    return shared_character and cjk and bool(set(word) & set(other))
 
 
 def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
@@ -973,16 +997,37 @@ def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
 
 def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float | None = None) -> bool:
     """Whether at most UNEXPLAINED_ALLOWED content words of each text go unexplained by the
-    other (`word_gaps`); `word_cosine(x, y)` compares two words by meaning (None: letters only)."""
-    unexplained = [0, 0]
+    other (`word_gaps`); `word_cosine(x, y)` compares two words by meaning (None: letters only).
+
+    The glossary outranks the vectors across languages: two words it knows, in different
+    languages, are the same only when it says so (English / 中文 are close as vectors); so does a
+    negating prefix (sync / async). And the allowance is no excuse for a swap: when what each
+    side leaves unexplained is a word the glossary knows, or the two are known apart, one thing
+    was put for another (access / 刷新 token, safe / unsafe)."""
+    unexplained: list[list[str]] = [[], []]
     for side, w, others in word_gaps(a, b):
-        if word_cosine is not None and min_cosine is not None and others:
-            if max(word_cosine(w, o) for o in others) >= min_cosine:
+        if word_cosine is not None and min_cosine is not None:
+            if any(word_cosine(w, o) >= min_cosine for o in others if not _known_apart(w, o)):
                 continue
-        unexplained[side] += 1
-        if unexplained[side] > UNEXPLAINED_ALLOWED:
+        unexplained[side].append(w)
+        if len(unexplained[side]) > UNEXPLAINED_ALLOWED:
+            return False
+    if unexplained[0] and unexplained[1]:  # one word left over on each side: put for the other?
+        if all(any(glossary.counterparts(w) for w in side) for side in unexplained):
+            return False
+        if any(_known_apart(x, y) for x in unexplained[0] for y in unexplained[1]):
             return False
     return True
+
+
+def _known_apart(word: str, other: str) -> bool:
+    """Two words that are not each other's rewording whatever their vectors say: one the other
+    behind a negating prefix (sync / async), or two words in different languages that the
+    glossary knows, neither a counterpart of the other."""
+    if word.isascii() == other.isascii():
+        return word.isascii() and _negated_form(_stem_word(word), _stem_word(other))
+    mine, theirs = glossary.counterparts(word), glossary.counterparts(other)
+    return bool(mine and theirs) and not any(_letters_match(c, other) for c in mine)
 
 
 def same_fact(
@@ -1011,8 +1056,51 @@ def values_and_edits(a: str, b: str, cosine: float, threshold: float) -> bool:
         return False
     if a.strip().casefold() == b.strip().casefold():
         return True
-    if cosine < threshold or not values_agree(a, b):
+    if cosine < threshold or not values_agree(a, b) or steps_swapped(a, b):
         return False
     if text.has_cjk(a) != text.has_cjk(b):
         return True  # (word edits: within one language)
     return not _one_edit_apart(a, b)
+
+
+# -- the order of two steps ----------------------------------------------------------------------
+# "Deploy, then migrate" and "migrate before deploying" hold the same words and values and a
+# cosine near 1; only the order of the steps tells them apart, and it is said many ways: X before
+# Y, before Y X, X after Y, X then Y, 先 X 再 Y, X 之前 Y, X 之后 Y. Each text's two steps are read
+# in the order they happen and lined up with the other's by their words (across languages by the
+# glossary); when they line up crossed, the texts state opposite orders.
+_NOT_TIME = r"(?![端台缀面者一二两三四五六七八九十\d])"  # 前端, 后台, 前六位 are not "before" / "after"
+_STEP_PATTERNS = (
+    (re.compile(r"^\W*before\s+(.+?),\s*(.+)$", re.I), (2, 1)),
+    (re.compile(r"^\W*after\s+(.+?),\s*(.+)$", re.I), (1, 2)),
+    (re.compile(r"^(.+?)\s+before\s+(.+)$", re.I), (1, 2)),
+    (re.compile(r"^(.+?)\s+after\s+(.+)$", re.I), (2, 1)),
+    (re.compile(r"^(?:first\s+)?(.+?),?\s+(?:and\s+)?then\s+(.+)$", re.I), (1, 2)),
+    (re.compile(r"先(.+?)[，,]?\s*(?:再|然后|之后|以后|才)(.+)"), (1, 2)),
+    (re.compile(r"^(.+?)(?:之前|以前|前)" + _NOT_TIME + r"[，,]?(.+)$"), (2, 1)),
+    (re.compile(r"^(.+?)(?:之后|以后|后)" + _NOT_TIME + r"[，,]?(.+)$"), (1, 2)),
+)
+
+
+def steps(content: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The two steps a text puts in order, first and second, as their content words (None when
+    it states no order)."""
+    for pattern, (first, second) in _STEP_PATTERNS:
+        m = pattern.search(content.strip().rstrip("。.!！"))
+        if m:
+            return _gap_words(m.group(first)), _gap_words(m.group(second))
+    return None
+
+
+def steps_swapped(a: str, b: str) -> bool:
+    """Whether the two texts put the same two steps in opposite orders."""
+    sa, sb = steps(a), steps(b)
+    if sa is None or sb is None:
+        return False
+
+    def shared(x: tuple[str, ...], y: tuple[str, ...]) -> int:
+        return sum(_explained_by_letters(w, y) for w in x)
+
+    kept = shared(sa[0], sb[0]) + shared(sa[1], sb[1])
+    crossed = shared(sa[0], sb[1]) + shared(sa[1], sb[0])
+    return crossed > kept
