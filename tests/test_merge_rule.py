@@ -301,3 +301,13 @@ def test_two_steps_in_the_same_order_said_two_ways_are_not_a_swap(a: str, b: str
 def test_an_english_word_inside_chinese_is_matched_by_its_chinese_counterpart() -> None:
     assert consolidation.values_agree("测试环境的 port 是 9090。", "测试环境用 9090 端口。")
     assert not consolidation.values_agree("测试环境的 port 是 9090。", "测试环境用 9090。")
+
+
+def test_light_words_and_values_already_compared_need_no_explaining() -> None:
+    # prepositions and light verbs ("run via" / "use")
+    assert consolidation.words_explained("Backups run via cron in production.", "Backups use cron in production.")
+    # weekdays, frequencies and the environment's own word are compared as values, not as words
+    a, b = "The ledger export runs every Friday in staging.", "账本在预发环境每周五导出。"
+    assert consolidation.words_explained(a, b)
+    assert consolidation.same_fact(a, b, HIGH, 0.95)
+    assert not consolidation.same_fact(a, "账本在预发环境每周四导出。", HIGH, 0.95)

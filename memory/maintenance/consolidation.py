@@ -709,6 +709,10 @@ _ALIASES = {
     "ts": "typescript", "py": "python", "repo": "repository", "env": "environment",
 }  # fmt: skip
 _ZONES = {"utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "pst": "pt", "pdt": "pt"}
+# (with "every" and "each", which say how often, and the word for an environment, which the
+# environment's name already says: 预发环境 / 预发)
+_VALUE_WORDS = frozenset((*_DAYS, *_ENVS, *_FREQUENCY, *_UNITS, *_EN_NUMBERS, "every", "each", "environment", "环境"))
+_CJK_VALUE_WORDS = sorted((w for w in _VALUE_WORDS if text.has_cjk(w)), key=len, reverse=True)  # longest first
 _CJK_KEYS = sorted([k for k in (*_DAYS, *_ENVS) if text.has_cjk(k)], key=len, reverse=True)  # longest first
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
 _NAME = re.compile(r"\b[A-Z]{2,}[a-z]?\b|(?<=[\w,)] )[A-Z][a-z]+\w*")
@@ -991,8 +995,31 @@ def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
     """The words of either text (side 0: a, 1: b) that the other does not hold by its letters,
     each with the other text's words to compare it with by meaning."""
     wa, wb = _gap_words(a), _gap_words(b)
-    gaps = [(0, w, wb) for w in wa if not _explained_by_letters(w, wb)]
-    return gaps + [(1, w, wa) for w in wb if not _explained_by_letters(w, wa)]
+    gaps = [(0, w, wb) for w in wa if not _unread(w) and not _explained_by_letters(w, wb)]
+    return gaps + [(1, w, wa) for w in wb if not _unread(w) and not _explained_by_letters(w, wa)]
+
+
+def _unread(word: str) -> bool:
+    """A word the word check leaves out: a light word (`_LIGHT`), or a value `values_agree` has
+    already compared (a weekday, an environment, a frequency, a unit, a number: Tuesdays / 周二,
+    每周日, 五个)."""
+    if word in _LIGHT or word in _VALUE_WORDS:
+        return True
+    if word.isascii():
+        return len(word) > 3 and word.endswith("s") and word[:-1] in _VALUE_WORDS
+    rest = word
+    for key in _CJK_VALUE_WORDS:
+        rest = rest.replace(key, "")
+    return not _ZH_NUMBER.sub("", rest).strip("个每内")
+
+
+# Words that link a fact's parts rather than state one: prepositions and light verbs ("runs on",
+# "goes through", "sits in front of"; 为, 以, 按, 由, 往, 跑, 放, 走). A rewording changes them freely.
+_LIGHT = frozenset(
+    "via per across within through rather instead now run runs go goes going gets got make makes happen happens "
+    "sit sits live lives handle handles keep keeps put puts take takes reach reaches done "
+    "为 以 按 由 里 往 在 把 被 给 让 用 跑 放 上 下 出 做 开 提 过 看 走 加 交 来 去 都 也 就 会 要 能 将 向 从 对 于 及 与 和 或 中 内 时".split()
+)
 
 
 def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float | None = None) -> bool:
