@@ -298,9 +298,9 @@ def test_two_steps_in_the_same_order_said_two_ways_are_not_a_swap(a: str, b: str
     assert not consolidation.steps_swapped(a, b)
 
 
-def test_an_english_word_inside_chinese_is_matched_by_its_chinese_counterpart() -> None:
-    assert consolidation.values_agree("测试环境的 port 是 9090。", "测试环境用 9090 端口。")
-    assert not consolidation.values_agree("测试环境的 port 是 9090。", "测试环境用 9090。")
+def test_an_english_name_inside_chinese_is_matched_by_its_chinese_counterpart() -> None:
+    assert consolidation.values_agree("测试环境的 API 在 9090 端口。", "测试环境的接口在 9090 端口。")
+    assert not consolidation.values_agree("测试环境的 API 在 9090 端口。", "测试环境在 9090 端口。")
 
 
 def test_light_words_and_values_already_compared_need_no_explaining() -> None:
@@ -311,3 +311,14 @@ def test_light_words_and_values_already_compared_need_no_explaining() -> None:
     assert consolidation.words_explained(a, b)
     assert consolidation.same_fact(a, b, HIGH, 0.95)
     assert not consolidation.same_fact(a, "账本在预发环境每周四导出。", HIGH, 0.95)
+
+
+def test_two_words_the_glossary_links_through_a_shared_translation_are_left_to_their_vectors() -> None:
+    # 发布 and deploys are in different glossary entries, both translated by "release"
+    close = _close(("发布", "deploys"))
+    assert consolidation.words_explained("报表服务每周二发布。", "reporting-service deploys every Tuesday.", close, 0.5)
+
+
+def test_an_ordinary_english_word_inside_chinese_is_a_word_and_a_lowercase_name_still_a_name() -> None:
+    assert consolidation.values_agree("本地开发先 docker compose up 起来。", "本地开发先用 docker compose 启动。")
+    assert not consolidation.values_agree("我们用 redis 做缓存。", "我们用 memcached 做缓存。")

@@ -768,7 +768,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
     rest = _CLOCK.sub(" ", s)
     idents = {m.lower() for m in _IDENT.findall(rest)}
     if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)...
-        idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest)}
+        idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest) if not _ordinary_english(w)}
     else:  # in English, words in capitals (JWT, SSM) and capitalised ones inside a sentence
         idents |= {w.lower() for w in _NAME.findall(rest) if w not in _DAYS_TITLE}
     # ...except the values read below (staging, two, weekly, Monday, 10min)
@@ -822,6 +822,13 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         "idents": frozenset(idents),
     }
     return found
+
+
+def _ordinary_english(word: str) -> bool:
+    """A Latin word inside Chinese text that is English said in passing, not a name: written in
+    lowercase and a stopword, a light word or a word the glossary translates ("port", "review",
+    "up"). The word check compares it, by its counterpart (端口) or its meaning."""
+    return word.islower() and (text.is_stopword(word) or word in _LIGHT or bool(glossary.counterparts(word)))
 
 
 def _name_forms(word: str) -> set[str]:
@@ -1050,11 +1057,14 @@ def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float |
 def _known_apart(word: str, other: str) -> bool:
     """Two words that are not each other's rewording whatever their vectors say: one the other
     behind a negating prefix (sync / async), or two words in different languages that the
-    glossary knows, neither a counterpart of the other."""
+    glossary knows and does not link, directly or through a shared translation (发布 / deploys:
+    both are translated by release)."""
     if word.isascii() == other.isascii():
         return word.isascii() and _negated_form(_stem_word(word), _stem_word(other))
     mine, theirs = glossary.counterparts(word), glossary.counterparts(other)
-    return bool(mine and theirs) and not any(_letters_match(c, other) for c in mine)
+    if not (mine and theirs) or any(_letters_match(c, other) for c in mine):
+        return False
+    return not mine & {c for t in theirs for c in glossary.counterparts(t)}
 
 
 def same_fact(
