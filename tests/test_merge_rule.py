@@ -322,3 +322,11 @@ def test_two_words_the_glossary_links_through_a_shared_translation_are_left_to_t
 def test_an_ordinary_english_word_inside_chinese_is_a_word_and_a_lowercase_name_still_a_name() -> None:
     assert consolidation.values_agree("本地开发先 docker compose up 起来。", "本地开发先用 docker compose 启动。")
     assert not consolidation.values_agree("我们用 redis 做缓存。", "我们用 memcached 做缓存。")
+
+
+def test_words_that_carry_a_negation_need_no_explaining_since_the_values_compare_negation() -> None:
+    assert consolidation.words_explained(
+        "We never store card numbers in logs.", "Card numbers are not allowed in logs."
+    )
+    assert consolidation.words_explained("周五下午不准发版，别改配置。", "周五下午禁止发版，也不要改配置。")
+    assert not consolidation.values_agree("We never store card numbers in logs.", "We store card numbers in logs.")

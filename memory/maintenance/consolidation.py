@@ -1009,15 +1009,15 @@ def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
 def _unread(word: str) -> bool:
     """A word the word check leaves out: a light word (`_LIGHT`), or a value `values_agree` has
     already compared (a weekday, an environment, a frequency, a unit, a number: Tuesdays / 周二,
-    每周日, 五个)."""
-    if word in _LIGHT or word in _VALUE_WORDS:
+    每周日, 五个; a negation, said or implied: never, 禁止, 不准, 别用, instead)."""
+    if word in _LIGHT or word in _VALUE_WORDS or _NEGATION_EN.fullmatch(word) or _IMPLICIT_NOT.fullmatch(word):
         return True
     if word.isascii():
         return len(word) > 3 and word.endswith("s") and word[:-1] in _VALUE_WORDS
-    rest = word
+    rest = _NEGATION_ZH.sub("", _IMPLICIT_NOT.sub("", word))
     for key in _CJK_VALUE_WORDS:
         rest = rest.replace(key, "")
-    return not _ZH_NUMBER.sub("", rest).strip("个每内")
+    return not _ZH_NUMBER.sub("", rest).strip("个每内能准许要用得")
 
 
 # Words that link a fact's parts rather than state one: prepositions and light verbs ("runs on",
