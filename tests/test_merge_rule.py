@@ -330,3 +330,8 @@ def test_words_that_carry_a_negation_need_no_explaining_since_the_values_compare
     )
     assert consolidation.words_explained("周五下午不准发版，别改配置。", "周五下午禁止发版，也不要改配置。")
     assert not consolidation.values_agree("We never store card numbers in logs.", "We store card numbers in logs.")
+
+
+def test_chinese_words_with_bu_or_mei_that_negate_nothing_are_no_negation() -> None:
+    assert consolidation.values_agree("灰度观察一小时没问题再全量。", "灰度观察一小时后全量。")
+    assert not consolidation.values_agree("灰度观察一小时不全量。", "灰度观察一小时后全量。")

@@ -667,6 +667,8 @@ _NEGATION_EN = re.compile(
     re.I,
 )
 _NEGATION_ZH = re.compile(r"不|别|没|禁止")
+# Words with 不 or 没 that negate nothing in the fact ("看 30 分钟没问题再全量", "不然版本对不上": otherwise)
+_NOT_NEGATION_ZH = re.compile(r"没问题|没事|要不然|不然|不过|不少|不断|差不多|对不上")
 # A quantity is a number with its unit (in seconds, so "14 天" is "两周" and "30 minutes" is "half an
 # hour"); a frequency word without a number ("weekly", "每天") only conflicts with another one, since
 # a rewording often leaves the obvious frequency out.
@@ -808,7 +810,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         n = _zh_number(run) if run != "一" else None
         if n is not None:
             numbers.add(n)
-    negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(cjk))
+    negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub(" ", cjk)))
     zones = {_ZONES[w] for w in words if w in _ZONES} | {_ZONES[k] for k in _ZONES if text.has_cjk(k) and k in plain}
     found = _cache[content] = {
         "numbers": frozenset(str(int(n)) if n.isdigit() else n for n in numbers),
