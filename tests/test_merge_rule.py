@@ -335,3 +335,9 @@ def test_words_that_carry_a_negation_need_no_explaining_since_the_values_compare
 def test_chinese_words_with_bu_or_mei_that_negate_nothing_are_no_negation() -> None:
     assert consolidation.values_agree("灰度观察一小时没问题再全量。", "灰度观察一小时后全量。")
     assert not consolidation.values_agree("灰度观察一小时不全量。", "灰度观察一小时后全量。")
+
+
+def test_words_that_only_contain_qian_or_hou_state_no_order() -> None:
+    assert consolidation.steps("目前报表服务用 Redis 做缓存。") is None
+    assert consolidation.steps("最后报表服务会写审计日志。") is None
+    assert consolidation.steps("发版前报表服务要写审计日志。") is not None

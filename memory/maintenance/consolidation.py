@@ -1030,7 +1030,7 @@ def _unread(word: str) -> bool:
 _LIGHT = frozenset(
     "via per across within through rather instead now run runs go goes going gets got make makes happen happens "
     "sit sits live lives handle handles keep keeps put puts take takes reach reaches done "
-    "为 以 按 由 里 往 在 把 被 给 让 用 跑 放 上 下 出 做 开 提 过 看 走 加 交 来 去 都 也 就 会 要 能 将 向 从 对 于 及 与 和 或 中 内 时".split()
+    "为 以 按 由 里 往 在 把 被 给 让 用 跑 放 上 下 出 做 提 过 看 走 加 交 来 去 都 也 就 会 要 能 将 向 从 对 于 及 与 和 或 中 内 时".split()
 )
 
 
@@ -1111,7 +1111,8 @@ def values_and_edits(a: str, b: str, cosine: float, threshold: float) -> bool:
 # Y, before Y X, X after Y, X then Y, 先 X 再 Y, X 之前 Y, X 之后 Y. Each text's two steps are read
 # in the order they happen and lined up with the other's by their words (across languages by the
 # glossary); when they line up crossed, the texts state opposite orders.
-_NOT_TIME = r"(?![端台缀面者一二两三四五六七八九十\d])"  # 前端, 后台, 前六位 are not "before" / "after"
+_NOT_TIME = r"(?![端台缀面者续一二两三四五六七八九十\d])"  # 前端, 后台, 前六位 are not "before" / "after"
+# (nor are 目前, 当前, 提前, 然后, 最后, 随后)
 _STEP_PATTERNS = (
     (re.compile(r"^\W*before\s+(.+?),\s*(.+)$", re.I), (2, 1)),
     (re.compile(r"^\W*after\s+(.+?),\s*(.+)$", re.I), (1, 2)),
@@ -1119,8 +1120,8 @@ _STEP_PATTERNS = (
     (re.compile(r"^(.+?)\s+after\s+(.+)$", re.I), (2, 1)),
     (re.compile(r"^(?:first\s+)?(.+?),?\s+(?:and\s+)?then\s+(.+)$", re.I), (1, 2)),
     (re.compile(r"先(.+?)[，,]?\s*(?:再|然后|之后|以后|才)(.+)"), (1, 2)),
-    (re.compile(r"^(.+?)(?:之前|以前|前)" + _NOT_TIME + r"[，,]?(.+)$"), (2, 1)),
-    (re.compile(r"^(.+?)(?:之后|以后|后)" + _NOT_TIME + r"[，,]?(.+)$"), (1, 2)),
+    (re.compile(r"^(.+?)(?:之前|以前|(?<![目当提])前)" + _NOT_TIME + r"[，,]?(.+)$"), (2, 1)),
+    (re.compile(r"^(.+?)(?:之后|以后|(?<![然最随])后)" + _NOT_TIME + r"[，,]?(.+)$"), (1, 2)),
 )
 
 
