@@ -16,6 +16,7 @@ by spaces and is searched as a phrase.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _DATA = """
@@ -676,6 +677,7 @@ def translations(chinese_runs: list[str], english_words: list[str]) -> tuple[lis
     return list(to_english), list(to_chinese)
 
 
+@functools.lru_cache(maxsize=65536)  # the merge rule asks for the same words again and again
 def counterparts(word: str) -> frozenset[str]:
     """Every word the glossary gives in the other language for one word, lowercase: for a Chinese
     word, the English of the glossary words inside it (订单号 -> order, orders); for an English word
