@@ -11,8 +11,9 @@ would check agree (numbers, times, weekdays, environments, negation, names), the
 edit apart (8080/8081, "every"/"every other", two names swapped), they do not put two steps in
 opposite orders (`steps_swapped`), the words one has and the other lacks are explained as
 rewording (`words_explained`: not 数据库备份 / 日志; across languages by the glossary), and no two
-different speakers: vectors alone call "Caroline: thanks!" and "Melanie: thanks!" the same, and "port 8080" and
-"port 8081" too (tests/benchmarks/bench_paraphrase.py measures the rule on labelled pairs).
+different speakers: vectors alone call "Caroline: thanks!" and "Melanie: thanks!" the same, and
+"port 8080" and "port 8081" too (tests/benchmarks/bench_paraphrase.py measures the rule on
+labelled pairs).
 
 A merge keeps the richer text (more distinct terms), the strongest importance and confidence, the
 union of tags, entity links, recall counts and outcomes, and the provenance of both in the
@@ -1111,8 +1112,8 @@ def values_and_edits(a: str, b: str, cosine: float, threshold: float) -> bool:
 # Y, before Y X, X after Y, X then Y, 先 X 再 Y, X 之前 Y, X 之后 Y. Each text's two steps are read
 # in the order they happen and lined up with the other's by their words (across languages by the
 # glossary); when they line up crossed, the texts state opposite orders.
-_NOT_TIME = r"(?![端台缀面者续一二两三四五六七八九十\d])"  # 前端, 后台, 前六位 are not "before" / "after"
-# (nor are 目前, 当前, 提前, 然后, 最后, 随后)
+# 前端, 后台, 前六位, 后续 are not "before" / "after", nor are 目前, 当前, 提前, 然后, 最后, 随后.
+_NOT_TIME = r"(?![端台缀面者续一二两三四五六七八九十\d])"
 _STEP_PATTERNS = (
     (re.compile(r"^\W*before\s+(.+?),\s*(.+)$", re.I), (2, 1)),
     (re.compile(r"^\W*after\s+(.+?),\s*(.+)$", re.I), (1, 2)),
