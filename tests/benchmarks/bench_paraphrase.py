@@ -10,10 +10,12 @@ merge rule (memory/maintenance/consolidation.py) would merge the two memories:
   values  `consolidation.values_and_edits`: the same words, or cosine >= a threshold and the same
           values (numbers, weekdays, environments, negation, identifiers: `values_agree`), not one
           edit apart (the rule before issue 23)
-  after   `consolidation.same_fact`: the above, and every content word one text has and the other
-          lacks but one a side explained as rewording (same stem, one word inside the other, a
-          shared Chinese character, or the two words' own vectors at cosine >= a word threshold:
-          `words_explained`, the words embedded alone as maintenance does, `word_meanings`)
+  after   `consolidation.same_fact`: the above, no two steps in opposite orders (`steps_swapped`),
+          and every content word one text has and the other lacks but one a side explained as
+          rewording (same stem, one word inside the other, a shared Chinese character, its
+          glossary counterpart in the other language, or the two words' own vectors at cosine >=
+          a word threshold: `words_explained`, the words embedded alone as maintenance does,
+          `word_meanings`)
 
 Merge recall = merged same-fact pairs / same-fact pairs; precision = merged same-fact pairs /
 merged pairs (a wrong merge loses a fact). The thresholds (cosine; and the word threshold for
