@@ -631,6 +631,10 @@ async def test_a_briefing_asked_for_shows_every_memory_that_passes_the_bars_not_
         block = out.content[0].text
         assert sum(fact in block for fact in billing) >= 4, block
         assert "Vite" not in block
+        # A question about one of its facts gets that fact first, the entity's others after it.
+        out = await c.call_tool("memory_context", {"query": "Which port does billing-service use in staging?"})
+        lines = [line for line in out.content[0].text.splitlines() if line.lstrip().startswith("- #")]
+        assert "port 8080 in staging" in lines[0], lines
 
 
 async def test_passive_recall_reads_a_memory_in_the_other_language_on_the_scale_search_counts_it(config):

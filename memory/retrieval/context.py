@@ -334,15 +334,21 @@ class WarmRule:
     meaning: float  # a memory at least this near the prompt (vector strength) is shown on meaning alone
     support: float  # a memory holding the prompt's words (the relevance floor) needs at least this near
     most: int = 3  # at most this many, in search's order
-    named: bool = False  # a memory linked to an entity the prompt names is shown too (a briefing)
+    # A briefing asked for (`asked`) also shows, after those, the memories linked to an entity the
+    # question names. (Also showing what answered the search, `ranking.answered`, made never-stored
+    # topics speak .167 -> .233 for answerable targets shown .949 -> .962: bench_surface --paths context.)
+    asked: bool = False
 
     def shows(self, c: Candidate, floor: float) -> bool:
-        if c.strength >= self.meaning or (self.named and c.named):
+        if c.strength >= self.meaning:
             return True
         return c.words >= (floor / 2 if c.preference else floor) and c.strength >= self.support
 
     def pick(self, candidates: Sequence[Candidate], floor: float) -> list[Candidate]:
-        return [c for c in candidates if self.shows(c, floor)][: self.most]
+        shown = [c for c in candidates if self.shows(c, floor)]
+        if self.asked:
+            shown += [c for c in candidates if c.named and not self.shows(c, floor)]
+        return shown[: self.most]
 
 
 @dataclass(frozen=True)
@@ -522,8 +528,8 @@ def tiered_context(
     weights = term_weights(store, query)
     rule = warm_rule(store) if sure is not False else None
     if rule is not None:  # meaning alone may be enough: no word in common is needed
-        if fill:  # a briefing asked for: what the prompt names too, and all of it the budget allows
-            rule = replace(rule, most=RESULTS, named=True)
+        if fill:  # a briefing asked for: more than three, and what the question names (WarmRule.asked)
+            rule = replace(rule, most=RESULTS, asked=True)
         picked = _warm_picks(
             store, query, scopes, weights, rule, exclude, session_id, floor, segment, min_confidence, gauge, candidates
         )
