@@ -1289,6 +1289,35 @@ _HOST = re.compile(
 
 _RENAMED = re.compile(r"\brenam\w*|\bis (?:now )?called\b|改名|重命名|更名|换名|改叫|现在叫", re.I)
 
+# A span of time: an interval, a timeout, a TTL ("every 5 minutes", "30s", "10 分钟", "2 小时").
+_DURATION = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(ms|milliseconds?|毫秒)|(s|secs?|seconds?|秒钟?)|(mins?|minutes?|分钟)|"
+    r"(h|hrs?|hours?|小时|个小时)|(days?|天))(?![A-Za-z])",
+    re.I,
+)
+_SECONDS = (0.001, 1, 60, 3600, 86400)
+
+
+def durations(content: str) -> list[str]:
+    """The spans of time a statement holds, in the order said, each as seconds ("5 分钟" and
+    "5 minutes" are both "300s"), so the same interval in other words is one value."""
+    out = []
+    for m in _DURATION.finditer(content):
+        unit = next(i for i, g in enumerate(m.groups()[1:]) if g)
+        out.append(f"{float(m.group(1)) * _SECONDS[unit]:g}s")
+    return list(dict.fromkeys(out))
+
+
+def leading_value(content: str, kind: str) -> str | None:
+    """The first value of a slot a statement says. A change says its new value first and may name
+    the old one after, as its reason ("poll every 60 seconds now, 5 minutes was too slow")."""
+    if kind == "duration":
+        return next(iter(durations(content)), None)
+    if kind == "port":
+        m = _PORT.search(content)
+        return next((g for g in m.groups() if g), None) if m else None
+    return None
+
 
 def names_in(content: str) -> set[str]:
     """The names a statement holds in code (`order-events`), for a rename."""
@@ -1296,7 +1325,7 @@ def names_in(content: str) -> set[str]:
 
 
 def slot_values(content: str) -> dict[str, set[str]]:
-    """The values a statement holds, by the kind of slot they fill: ports, hosts, and technologies by
+    """The values a statement holds, by the kind of slot they fill: ports, hosts, durations, and technologies by
     what they are ("web framework", "chat"). Two statements holding different values of one slot, on
     one subject, say the same thing changed."""
     out: dict[str, set[str]] = {}
@@ -1309,6 +1338,9 @@ def slot_values(content: str) -> dict[str, set[str]]:
     hosts = {next(g for g in m if g).casefold() for m in _HOST.findall(content)}
     if hosts:
         out["host"] = hosts
+    spans = durations(content)
+    if spans:
+        out["duration"] = set(spans)
     low = content.casefold()
     for w in set(re.findall(r"[a-z][\w.+/-]*[\w+]|[\u4e00-\u9fff]{2,4}", low)):
         slot = SLOT_OF.get(w) or entities.TECH.get(w)
@@ -1367,12 +1399,13 @@ _GLOSSARY = {
 }
 _GENERIC_SUBJECT = frozenset(
     """servi serve port app apps api the this that now there here value thing stuff setup uses
-    using runs which behind since still every their other about into proxi point""".split()
+    using runs which behind since still every their other about into proxi point
+    milli secon minut hours days""".split()
 )
 
 
 _FUNCTION_ZH = re.compile(
-    r"[的了在是已经那这个都还也就把被和与或不没用改换成到从现吧呢吗啊发套迁]|环境|服务|项目|配置|地址|端口|默认|监听"
+    r"[的了在是已经那这个都还也就把被和与或不没用改换成到从现吧呢吗啊发套迁]|环境|服务|项目|配置|地址|端口|默认|监听|分钟|秒钟|小时"
 )
 
 
