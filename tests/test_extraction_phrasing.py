@@ -469,6 +469,32 @@ def test_talk_about_the_speaker_is_not_stored(said):
     assert extract(turns(("user", said)), scope="/p/x") == []
 
 
+# A line that only leads in to what follows it, a pasted key or a list ("联调用这个 token（千万别提交！）："):
+# alone it says nothing, and the bracket's "！" ends no sentence, so no half of it is kept either.
+@pytest.mark.parametrize(
+    "said",
+    [
+        "联调用这个 token（千万别提交！）：\nsk_test_51Hb8sQeZrK2vP0xYtL9mWc3\n商户号 88001234",
+        "Use this key for the sandbox (don't commit it!):\nAKIA2Z7QK4H5J6L7M8N9",
+    ],
+)
+def test_a_line_that_only_leads_in_to_what_follows_is_not_stored(said):
+    assert [c.content for c in extract(turns(("user", said)), scope="/p/x") if c.category == "rule"] == []
+
+
+# "统一管的" says who runs something, not how everyone must do it: before a choice it is its reason.
+def test_who_runs_something_before_a_choice_is_its_reason_not_a_rule():
+    out = extract(
+        turns(
+            ("assistant", "两个办法：1. 在 nginx 配置里关掉缓冲 2. 在响应里加 `X-Accel-Buffering: no` 头"),
+            ("user", "nginx 是运维组统一管的，改配置要走审批，还会影响别的服务。用 header 吧"),
+        ),
+        scope="/p/x",
+    )
+    assert [c.layer for c in out] == ["decision"], [(c.layer, c.content) for c in out]
+    assert "运维组" in out[0].metadata["rationale"]
+
+
 @pytest.mark.parametrize(
     "said",
     [

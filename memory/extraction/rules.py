@@ -17,8 +17,9 @@ from memory.lang import entities
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 # An ellipsis ("SELECT ... FOR UPDATE", "tried … then") continues its sentence: never split there.
 _PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…", re.I)
-# ";" and "；" join clauses that belong together (a rule and its reason): never split there.
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*")
+# ";" and "；" join clauses that belong together (a rule and its reason): never split there. A mark
+# inside brackets or quotes ("用这个 key（别提交！）") ends no sentence: the closing mark belongs to it.
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])(?![）)」』”’】\]])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
 
 
@@ -210,6 +211,7 @@ _CORRECTION = re.compile(
 _CORRECTION_ZH = re.compile(r"^不是\s*\S.{0,20}?[，,]\s*(?:我们|应该|是|要|用|而是)")
 _HINT = re.compile(r"\b(?:use|using|should|instead|is|are|run|we)\b|应该|用|是|要|改", re.I)
 _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care|get|remember)\b", re.I)
+# "统一管的" says who runs something ("ingress 是平台组统一管的"), not how everyone must do it.
 RULE = re.compile(
     r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
     r"going forward|from now on|stick (?:to|with)|mandatory|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
@@ -218,7 +220,7 @@ RULE = re.compile(
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"^no (?:\w+ )?(?:releases?|deploys?|deployments?|merges?|pushes?|migrations?) (?:on|after|before|during)\b|"
     r"(?<![我你他她])不(?:发版|上线|部署|发布)(?:[。！!]|$)|"
-    r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
+    r"以后都|以后|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"尽量|最好|原则上|请勿|切勿|不允许|不得|至少(?:需要|要|得)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
     r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])",
@@ -484,6 +486,11 @@ _SWITCH = re.compile(
 )
 
 
+# A line that only leads in to what follows it ("联调用这个 token（别提交！）：", "Use this key:"): what it
+# points at is on the next lines (a pasted key, a list), so alone it says nothing.
+_LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|the following|below)\b)[^:：]*[:：]\s*$", re.I)
+
+
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
@@ -492,7 +499,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
         s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
         informed = True
-    if not _long_enough(s):
+    if not _long_enough(s) or _LEAD_IN.search(s):
         return None
     remember = bool(_REMEMBER.search(s))
     if remember:
