@@ -181,9 +181,31 @@ PROJECT_QUESTION = re.compile(
     r"broken|error\w*|crash\w*|reject\w*|flaky)\b|我们|这个|本地|报错|失败|跑不过",
     re.I,
 )
+# A how- or where-question about how this project does something ("how do we cut a release?", "本地怎么起
+# worker？", "线上日志在哪看？"): the answer is how it is done here, a fact. Not "how does GC work in Go",
+# nor "怎么回事" (a why-question).
+HOW_QUESTION = re.compile(
+    r"\bhow (?:do|does|did|can|should|would) (?:i|we|you|one|the|our|this)\b|\bwhere (?:do|does|is|are|can|should) "
+    r"(?:i|we|the|our|this)\b|\bwhat(?:'s| is) the (?:command|way|url|path)\b|"
+    r"怎么(?!回事|了|办|样|会|说)|如何|在哪",
+    re.I,
+)
+# What makes an answer about the project: a name in code, a path, a URL, a host or a command.
+HOW_ANSWER = re.compile(r"`[^`]+`|\b\w+[/.:_]\w[\w/]")
+
 _REMEMBER = re.compile(
     r"\b(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
     r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了",
+    re.I,
+)
+
+
+# Asked to write something down ("put a note in the runbook that …", "往 runbook 里补一句：…"): what
+# follows is the fact, the request around it is not.
+_WRITE_DOWN = re.compile(
+    r"^(?:(?:also|and|then|please|pls)\s+)*(?:put|add|leave|write)\s+(?:a\s+)?(?:note|line|sentence)\s+"
+    r"(?:in|into|to|on)\s+[^,.;]{1,40}?\s+(?:that|saying)\s+|"
+    r"^(?:顺便|再|也|另外)?(?:在|往)[^，。：:]{1,20}?(?:里|中|上)(?:写上|写一句|注明|加一句|补一句|记一下)[：:，,\s]*",
     re.I,
 )
 
@@ -501,7 +523,10 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         informed = True
     if not _long_enough(s) or _LEAD_IN.search(s):
         return None
-    remember = bool(_REMEMBER.search(s))
+    written = _WRITE_DOWN.match(s)
+    if written and _long_enough(s[written.end() :]):
+        s = strip_fillers(s[written.end() :])
+    remember = bool(written) or bool(_REMEMBER.search(s))
     if remember:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
