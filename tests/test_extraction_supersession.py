@@ -159,3 +159,35 @@ def test_an_explanation_quoting_the_retired_value_as_evidence_stays_a_lesson(app
     )
     lessons = [m["content"] for m in current(app, layer="experience")]
     assert any("cookieDomainRewrite" in m for m in lessons), lessons
+
+
+# (a how-to learned in an earlier session, the rename said in a later one, the old name, the new name)
+RENAMED = [
+    (
+        [
+            ("user", "how do I install the local build of the cli?"),
+            ("assistant", "`cargo install --path crates/shipit-cli --locked` puts `shipit` in ~/.cargo/bin."),
+        ],
+        "btw we renamed the cli crate last week, it's crates/ship-cli now and the binary is just `ship`.",
+        "shipit",
+        "ship-cli",
+    ),
+    (
+        [
+            ("user", "本地怎么打包 ingest 服务？"),
+            ("assistant", "用 `make -C svc/ingest dist` 打包，产物在 dist 目录下。"),
+        ],
+        "ingest 服务上周改名叫 `intake` 了，代码现在在 `svc/intake`。",
+        "svc/ingest",
+        "svc/intake",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "rename", "old", "new"), RENAMED)
+def test_a_rename_closes_the_how_to_that_names_the_old_name(app, tmp_path, first, rename, old, new):
+    sessions(app, tmp_path, first, [("user", rename)])
+    now = [m["content"] for m in current(app)]
+    assert any(new in m for m in now), now
+    assert not any(old in m for m in now), now
+    assert history(app, old), "the old how-to is kept as history"

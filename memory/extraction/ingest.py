@@ -460,7 +460,8 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
         techs_theirs = {k for k in theirs if k.startswith("tech:")}
         if (techs_mine - techs_theirs) and (techs_theirs - techs_mine):
             continue  # "Postgres listens on 5432" is not what "the dev server uses 5173 with Vite" changed
-        shared = stems & rules.subject_stems(content, {v for vs in theirs.values() for v in vs})
+        # an old name stays in its statement's subject: "crates/shipit-cli" is about the cli crate renamed
+        shared = stems & rules.subject_stems(content, {v for k, vs in theirs.items() if k != "name" for v in vs})
         if shared and (best is None or len(shared) > best[0]):
             best = (len(shared), mid)
     return best[1] if best else None
