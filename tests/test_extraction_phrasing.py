@@ -693,6 +693,16 @@ HOW_ANSWERS = [
         ["make worker-dev"],
     ),
     (
+        "本地起服务的命令是啥来着，我每次都要翻 README",
+        "`uv run uvicorn app.main:app --reload --port 8010`",
+        ["--port 8010"],
+    ),
+    (
+        "what's the command to regenerate the API client again?",
+        "`pnpm gen:api` — it reads `openapi.yaml` from the backend repo.",
+        ["pnpm gen:api"],
+    ),
+    (
         "线上日志在哪看？",
         "在 Grafana 的 Explore 里，数据源选 `loki-prod`，按 `app=order-api` 过滤。",
         ["loki-prod"],

@@ -182,12 +182,12 @@ PROJECT_QUESTION = re.compile(
     re.I,
 )
 # A how- or where-question about how this project does something ("how do we cut a release?", "本地怎么起
-# worker？", "线上日志在哪看？"): the answer is how it is done here, a fact. Not "how does GC work in Go",
+# worker？", "线上日志在哪看？", "起服务的命令是啥？"): the answer is how it is done here, a fact. Not "how does GC work in Go",
 # nor "怎么回事" (a why-question).
 HOW_QUESTION = re.compile(
     r"\bhow (?:do|does|did|can|should|would) (?:i|we|you|one|the|our|this)\b|\bwhere (?:do|does|is|are|can|should) "
     r"(?:i|we|the|our|this)\b|\bwhat(?:'s| is) the (?:command|way|url|path)\b|"
-    r"怎么(?!回事|了|办|样|会|说)|如何|在哪",
+    r"怎么(?!回事|了|办|样|会|说)|如何|在哪|(?:命令|地址|路径|端口|入口|账号|目录)(?:是|叫)?(?:啥|什么|多少|哪个)",
     re.I,
 )
 # What makes an answer about the project: a name in code, a path, a URL, a host or a command.
