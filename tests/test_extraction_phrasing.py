@@ -693,6 +693,11 @@ HOW_ANSWERS = [
         ["make worker-dev"],
     ),
     (
+        "how do schema changes get applied in prod again?",
+        "A `migrate` job in the deploy pipeline runs `alembic upgrade head` before the new pods start.",
+        ["alembic upgrade head"],
+    ),
+    (
         "本地起服务的命令是啥来着，我每次都要翻 README",
         "`uv run uvicorn app.main:app --reload --port 8010`",
         ["--port 8010"],

@@ -186,7 +186,7 @@ PROJECT_QUESTION = re.compile(
 # nor "怎么回事" (a why-question).
 HOW_QUESTION = re.compile(
     r"\bhow (?:do|does|did|can|should|would) (?:i|we|you|one|the|our|this)\b|\bwhere (?:do|does|is|are|can|should) "
-    r"(?:i|we|the|our|this)\b|\bwhat(?:'s| is) the (?:command|way|url|path)\b|"
+    r"(?:i|we|the|our|this)\b|\bwhat(?:'s| is) the (?:command|way|url|path)\b|\bhow (?:do|does) [\w-]+(?: [\w-]+)? get\b|"
     r"怎么(?!回事|了|办|样|会|说)|如何|在哪|(?:命令|地址|路径|端口|入口|账号|目录)(?:是|叫)?(?:啥|什么|多少|哪个)",
     re.I,
 )
