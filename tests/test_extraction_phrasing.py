@@ -787,3 +787,25 @@ def test_where_a_handed_over_secret_lives_is_kept_and_the_secret_is_not(app, tmp
     facts = [m["content"] for m in current(app, layer="fact")]
     assert any(all(w in f for w in words) for f in facts), facts
     assert not any("sk_test_4eC39" in f or "Xk9mPq2v" in f or f.startswith(("Got it", "明白")) for f in facts), facts
+
+
+# -- a consequence weighed is no rule ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "A shared cache could work, but then every worker has to agree on when it expires.",
+        "自建网关这套没人能运维，出了问题只能等厂商排查。",
+    ],
+)
+def test_what_would_follow_from_an_option_is_not_a_rule(said):
+    assert [c.category for c in extract(turns(("user", said)), scope="/p/x") if c.category == "rule"] == []
+
+
+@pytest.mark.parametrize(
+    "said", ["部署前必须先跑迁移，否则服务起不来。", "Always pin the image tag, otherwise the rollback breaks."]
+)
+def test_a_rule_with_its_consequence_is_still_a_rule(said):
+    [c] = extract(turns(("user", said)), scope="/p/x")
+    assert c.category == "rule"

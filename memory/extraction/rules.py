@@ -508,6 +508,13 @@ _SWITCH = re.compile(
 )
 
 
+# What would follow from something ("but then …", "出了问题 …"): a "has to" or "只能" after it is a
+# consequence weighed, not a rule.
+_CONSEQUENCE = re.compile(
+    r"\bbut then\b|\botherwise\b|\bor else\b|出了问题|出问题|到时候|那样的话|这样的话|不然|否则", re.I
+)
+
+
 # A line that only leads in to what follows it ("联调用这个 token（别提交！）：", "Use this key:"): what it
 # points at is on the next lines (a pasted key, a list), so alone it says nothing.
 _LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|the following|below)\b)[^:：]*[:：]\s*$", re.I)
@@ -544,6 +551,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if _SYMPTOM.search(s) and not remember:
         return None  # what is going wrong today: the explanation that follows is the memory
     rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
+    if rule and _CONSEQUENCE.search(s[: rule.start()]):
+        rule = None  # "出了问题只能干瞪眼", "but then the manifest has to be in the image": what would follow
     if is_request(s) and not (rule or pref or remember):
         return None
     why: list[str] = []
