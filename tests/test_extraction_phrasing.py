@@ -469,6 +469,32 @@ def test_talk_about_the_speaker_is_not_stored(said):
     assert extract(turns(("user", said)), scope="/p/x") == []
 
 
+# A line that only leads in to what follows it, a pasted key or a list ("联调用这个 token（千万别提交！）："):
+# alone it says nothing, and the bracket's "！" ends no sentence, so no half of it is kept either.
+@pytest.mark.parametrize(
+    "said",
+    [
+        "联调用这个 token（千万别提交！）：\nsk_test_51Hb8sQeZrK2vP0xYtL9mWc3\n商户号 88001234",
+        "Use this key for the sandbox (don't commit it!):\nAKIA2Z7QK4H5J6L7M8N9",
+    ],
+)
+def test_a_line_that_only_leads_in_to_what_follows_is_not_stored(said):
+    assert [c.content for c in extract(turns(("user", said)), scope="/p/x") if c.category == "rule"] == []
+
+
+# "统一管的" says who runs something, not how everyone must do it: before a choice it is its reason.
+def test_who_runs_something_before_a_choice_is_its_reason_not_a_rule():
+    out = extract(
+        turns(
+            ("assistant", "两个办法：1. 在 nginx 配置里关掉缓冲 2. 在响应里加 `X-Accel-Buffering: no` 头"),
+            ("user", "nginx 是运维组统一管的，改配置要走审批，还会影响别的服务。用 header 吧"),
+        ),
+        scope="/p/x",
+    )
+    assert [c.layer for c in out] == ["decision"], [(c.layer, c.content) for c in out]
+    assert "运维组" in out[0].metadata["rationale"]
+
+
 @pytest.mark.parametrize(
     "said",
     [
@@ -645,3 +671,141 @@ def test_the_option_chosen_is_the_one_named_not_the_word_before_a_reason():
     assert R.chosen_of("We decided to use flagd instead of LaunchDarkly because it is self-hosted.") == "flagd"
     assert R.chosen_of("Fine, Typesense it is.") == "Typesense"
     assert R.chosen_of("We keep it because it is cheap to run.") is None
+
+
+# -- the answer to a how-question about the project is how it is done here ---------------------------
+
+# (the user's question, the assistant's answer, words the fact must keep)
+HOW_ANSWERS = [
+    (
+        "how do we cut a release of the CLI again?",
+        "Push a `v*` tag; `release.yml` builds each target and uploads the binaries to `s3://acme-builds/cli/<tag>/`.",
+        ["s3://acme-builds/cli", "release.yml"],
+    ),
+    (
+        "how do I run the admin app against the staging API?",
+        "`STAGING=1 npm run dev:admin` — it reads the staging base URL from `.env.staging`.",
+        ["npm run dev:admin"],
+    ),
+    (
+        "本地怎么起 worker？",
+        "`make worker-dev`，它会先起 redis，再跑 `celery -A app worker -l info`。",
+        ["make worker-dev"],
+    ),
+    (
+        "how do schema changes get applied in prod again?",
+        "A `migrate` job in the deploy pipeline runs `alembic upgrade head` before the new pods start.",
+        ["alembic upgrade head"],
+    ),
+    (
+        "本地起服务的命令是啥来着，我每次都要翻 README",
+        "`uv run uvicorn app.main:app --reload --port 8010`",
+        ["--port 8010"],
+    ),
+    (
+        "what's the command to regenerate the API client again?",
+        "`pnpm gen:api` — it reads `openapi.yaml` from the backend repo.",
+        ["pnpm gen:api"],
+    ),
+    (
+        "线上日志在哪看？",
+        "在 Grafana 的 Explore 里，数据源选 `loki-prod`，按 `app=order-api` 过滤。",
+        ["loki-prod"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "words"), HOW_ANSWERS)
+def test_the_answer_to_a_how_question_about_the_project_is_a_fact(app, tmp_path, question, answer, words):
+    app.extract(transcript(tmp_path / "s.jsonl", "s1", ("user", question), ("assistant", answer)))
+    facts = [m["content"] for m in current(app, layer="fact")]
+    assert any(all(w in f for w in words) for f in facts), facts
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (
+            "how does garbage collection work in Go?",
+            "Go uses a concurrent tri-color mark and sweep collector; it runs alongside your goroutines.",
+        ),
+        ("how do I get the staging logs?", "Let me check the deploy config first."),
+        ("部署怎么做的？", "我先看一下 CI 配置。"),
+        (
+            "how do we verify the webhook signatures?",
+            "Two options: a middleware that checks `/hooks/*` before the views, or a decorator on each view.",
+        ),
+    ],
+)
+def test_a_general_how_question_or_an_answer_still_to_come_stores_nothing(app, tmp_path, question, answer):
+    app.extract(transcript(tmp_path / "s.jsonl", "s1", ("user", question), ("assistant", answer)))
+    assert current(app) == []
+
+
+# -- asked to write something down: what is written down is the fact ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "fact", "lead"),
+    [
+        (
+            "cool. also put a note in the deploy runbook that staging and prod use different signing keys, "
+            "people keep pasting the prod one",
+            "staging and prod use different signing keys",
+            "put a note",
+        ),
+        ("Add a note to the README that `make seed` wipes the local database.", "`make seed` wipes", "Add a note"),
+        ("再往 runbook 里补一句：灰度发布要先切 10% 流量。", "灰度发布要先切 10% 流量", "补一句"),
+    ],
+)
+def test_what_the_user_asks_to_write_down_is_kept_without_the_request(said, fact, lead):
+    out = extract(turns(("user", said)), scope="/p/x")
+    assert [c.layer for c in out] == ["fact"], [c.content for c in out]
+    assert fact.casefold() in out[0].content.casefold() and lead not in out[0].content
+
+
+# -- where a secret the user handed over lives, as the assistant settles it ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("handed", "answer", "words"),
+    [
+        (
+            "here's the sandbox API key: sk_test_4eC39HqLyjWDarjtT1zdp7dcQ9 — keep it out of git",
+            "Got it. I'll read it from `PAYMENTS_API_KEY` (set from the vault in the deploy env) and never commit it.",
+            ["PAYMENTS_API_KEY"],
+        ),
+        (
+            "SMTP 的密码是 Xk9mPq2vL7wRt4Zs，别写进代码",
+            "明白，代码里只从环境变量 `SMTP_PASSWORD` 读，值放 k8s secret `mail-smtp`。",
+            ["SMTP_PASSWORD", "mail-smtp"],
+        ),
+    ],
+)
+def test_where_a_handed_over_secret_lives_is_kept_and_the_secret_is_not(app, tmp_path, handed, answer, words):
+    app.extract(transcript(tmp_path / "s.jsonl", "s1", ("user", handed), ("assistant", answer)))
+    facts = [m["content"] for m in current(app, layer="fact")]
+    assert any(all(w in f for w in words) for f in facts), facts
+    assert not any("sk_test_4eC39" in f or "Xk9mPq2v" in f or f.startswith(("Got it", "明白")) for f in facts), facts
+
+
+# -- a consequence weighed is no rule ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "A shared cache could work, but then every worker has to agree on when it expires.",
+        "自建网关这套没人能运维，出了问题只能等厂商排查。",
+    ],
+)
+def test_what_would_follow_from_an_option_is_not_a_rule(said):
+    assert [c.category for c in extract(turns(("user", said)), scope="/p/x") if c.category == "rule"] == []
+
+
+@pytest.mark.parametrize(
+    "said", ["部署前必须先跑迁移，否则服务起不来。", "Always pin the image tag, otherwise the rollback breaks."]
+)
+def test_a_rule_with_its_consequence_is_still_a_rule(said):
+    [c] = extract(turns(("user", said)), scope="/p/x")
+    assert c.category == "rule"

@@ -78,6 +78,8 @@ def extract(
     own: list[str] = []  # what the user proposed in their last turn, for the agreement after the assistant's
     vague: Candidate | None = None  # the user's last choice that named nothing, for the plan that follows
     why_pending = False  # the user asked why something happens: the next answer is an experience
+    how_pending = False  # the user asked how the project does something: the next answer is a fact
+    secret_pending = False  # the user handed over a secret: the answer may say where it lives
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     context: list[Candidate] = []  # what the user's last turn stated, the reason for a choice that follows
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
@@ -117,6 +119,10 @@ def extract(
             why_pending = bool(
                 (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
             )
+            secret_pending = "[REDACTED:" in privacy.redact(text)
+            how_pending = not why_pending and any(
+                R.is_question(x) and R.HOW_QUESTION.search(x) for x in R.sentences(text)
+            )
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
@@ -138,8 +144,13 @@ def extract(
             # The first words after a failure explain it, trigger words or not ("`now()` is frozen
             # at the start of the transaction…"): read them as the answer to a why-question.
             found = _from_assistant(text, turn, why_pending or after_error, after_error)
+            if how_pending and not found:
+                found = _how_answer(R.sentences(text))
+            if secret_pending:
+                found += _where_secret_lives(R.sentences(text), found)
+                secret_pending = False
             if found or R.has_content(text):
-                why_pending = False
+                why_pending = how_pending = False
             out.extend(found)
         for c in out[before:]:
             c.scope = scope
@@ -647,6 +658,70 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 ),
             )
     return out
+
+
+# Where a secret lives: an environment variable or config key, in a secret store or the environment.
+_SECRET_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+_SECRET_PLACE = re.compile(r"\benv\b|environment|\bsecrets?\b|vault|keychain|环境变量|密钥|凭证", re.I)
+_ACK = re.compile(r"^(?:明白|好的?|收到|了解|ok(?:ay)?|got it|sure|understood)[，,。.!！\s]+", re.I)
+
+
+def _where_secret_lives(sents: list[str], found: list[Candidate]) -> list[Candidate]:
+    """After the user hands over a secret ("staging key is …, don't commit it"), the assistant's words
+    that settle where it lives ("I'll read it from `TIDE_SLACK_WEBHOOK`, from the vault"; "只从环境变量
+    `FEISHU_APP_SECRET` 读，值走 k8s secret"): the secret is redacted, where it lives is the fact."""
+    for s in sents[:4]:
+        if not (_SECRET_NAME.search(s) and _SECRET_PLACE.search(s)) or "[REDACTED:" in privacy.redact(s):
+            continue
+        s = _ACK.sub("", s)
+        if any(s in c.content for c in found):
+            return []
+        return [
+            Candidate(
+                R.tidy(s),
+                layer="fact",
+                category="config",
+                importance=3,
+                why="assistant: where a secret the user handed over lives",
+                role="assistant",
+                confidence=0.7,
+            )
+        ]
+    return []
+
+
+# Options laid out ("Two options: …", "两个办法：…"): what could be done, not how it is done.
+_OPTIONS = re.compile(
+    r"^(?:\w+\s+)?(?:options?|ways|choices|approaches|alternatives)\b|^(?:几个|两个|三个|有两个|有几个)?(?:方案|办法|选项|思路|改法)",
+    re.I,
+)
+
+
+def _how_answer(sents: list[str]) -> list[Candidate]:
+    """The assistant's answer to how the project does something ("Push a `v*` tag; `release.yml` builds
+    each target…"): its first sentences, up to the first that narrates, proposes or asks, kept as a
+    fact when they name something of the project (code, a path, a URL)."""
+    answer: list[str] = []
+    for s in sents:
+        if R.is_question(s) or R.is_narration(s) or R.is_status(s) or R.PROPOSES.search(s) or _OPTIONS.match(s):
+            break
+        answer.append(s)
+        if len(answer) == 2 or sum(len(x) for x in answer) >= 200:
+            break
+    text = " ".join(answer)
+    if len(text) < 20 or not R.HOW_ANSWER.search(text):
+        return []
+    return [
+        Candidate(
+            R.tidy(text),
+            layer="fact",
+            category="note",
+            importance=3,
+            why="assistant: answer to a how-question",
+            role="assistant",
+            confidence=0.7,
+        )
+    ]
 
 
 def _cause_body(sents: list[str], j: int, proposed: set[int]) -> list[int]:

@@ -303,7 +303,8 @@ def _supersede_replaced(
     store: Store, c: Candidate, new_id: int | None, report: Report, item: dict, dry_run: bool
 ) -> None:
     """A correction that names what it replaces ("6543 now, not 5433", "老的 10.12.3.45 回收") closes
-    the current facts that still hold the old value; they stay as history, superseded by the new one."""
+    the current facts that still hold the old value, and the explanations that state it (`_states`);
+    they stay as history, superseded by the new one."""
     old_values = c.metadata.get("replaces") or []
     closed: list[int] = _reverted(store, c, new_id)
     if not old_values and c.layer == "fact" and rules.says_changed(c.content):
@@ -330,10 +331,11 @@ def _supersede_replaced(
         if same is not None:
             closed.append(same)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
+    fresh = {x for x in rules.values_in(c.content) if x not in {v.casefold() for v in old_values}}
     for v in old_values:
         rows = store.conn.execute(
-            f"SELECT id, content, layer FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
-            f"AND instr(lower(content), lower(?)) > 0 AND {_current_filter()}",
+            f"SELECT id, content, layer FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision', "
+            f"'experience') AND instr(lower(content), lower(?)) > 0 AND {_current_filter()}",
             (c.scope, v),
         ).fetchall()
         for mid, content, layer in rows:
@@ -341,6 +343,8 @@ def _supersede_replaced(
                 continue
             if layer == "decision" and not (stems & rules.subject_stems(content, {v.casefold()})):
                 continue  # a decision is closed by what it decided being retired, on its subject only
+            if layer == "experience" and not _states(content, v, stems, fresh):
+                continue
             closed.append(mid)
     when = _occurred(c)
     if when is not None and closed:  # an older statement never closes what was said after it
@@ -358,6 +362,21 @@ def _supersede_replaced(
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed
+
+
+def _states(experience: str, value: str, stems: set[str], fresh: set[str]) -> bool:
+    """Whether an explanation states, as how things are, a literal value a correction retires ("Compose
+    publishes Redis on host port 6380" after "moved the compose redis to 6390, 6380 clashed"): then it
+    is out of date with it and is kept as history. Not when it quotes the value only in code, as the
+    evidence of a lesson that still holds (`Set-Cookie: ...; Domain=old-host`), nor when it already
+    holds the correction's new values, nor for a value that is a name, not a literal, nor on another
+    subject."""
+    if not re.search(r"[\d_.:/@]", value) or any(f in experience.casefold() for f in fresh):
+        return False
+    prose = re.sub(r"`[^`]*`", " ", experience)
+    if value.casefold() not in prose.casefold():
+        return False
+    return bool(stems & rules.subject_stems(experience, {value.casefold()}))
 
 
 SAME_SUBJECT_TERMS = 3  # topic words a correction shares with the statement it changes, at least
@@ -400,7 +419,8 @@ def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Itera
             yield mid, content
 
 
-_ALSO = re.compile(r"\b(?:also|as well|too)\b|也|同时|另外|还(?:有|用)", re.I)
+# "too" at a clause's end is "as well"; before a word it is "excessively" ("5 minutes was too long")
+_ALSO = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[,.;:!?)]|$))|也|同时|另外|还(?:有|用)", re.I)
 
 
 def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
@@ -409,7 +429,10 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     listens on port 8081 behind nginx"; "告警现在改发钉钉了" closes "告警消息发到飞书群"; "The admin backend is
     on FastAPI now" closes "We use Flask for the admin backend". The two must share a subject word (in
     either language: 网关 ~ gateway) besides the values, hold different values of the same slot (a port,
-    a host, a technology of one kind), and not each name a technology of a kind the other lacks."""
+    a host, a span of time, a technology of one kind), and not each name a technology of a kind the other
+    lacks. The change may name the old value too, after the new one: "扫描间隔改成 5 分钟，10 分钟太长" closes
+    "定时任务 10 分钟扫一次"; one that leads with the old value and adds another ("Redis now listens on
+    6379 and on 6380 for TLS") adds beside it."""
     if _ALSO.search(c.content):
         return None  # "we now also use Vite for the docs": beside the old, not instead of it
     mine = rules.slot_values(c.content)
@@ -428,7 +451,8 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
             old = theirs.get(kind)
             if not old or not (new - old):
                 continue
-            if kind.startswith("tech:") or (old - new):
+            # the old values gone, or named after the new one as the reason for the change
+            if kind.startswith("tech:") or (old - new) or rules.leading_value(c.content, kind) not in old:
                 changed = True
         if not changed:
             continue
@@ -436,7 +460,8 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
         techs_theirs = {k for k in theirs if k.startswith("tech:")}
         if (techs_mine - techs_theirs) and (techs_theirs - techs_mine):
             continue  # "Postgres listens on 5432" is not what "the dev server uses 5173 with Vite" changed
-        shared = stems & rules.subject_stems(content, {v for vs in theirs.values() for v in vs})
+        # an old name stays in its statement's subject: "crates/shipit-cli" is about the cli crate renamed
+        shared = stems & rules.subject_stems(content, {v for k, vs in theirs.items() if k != "name" for v in vs})
         if shared and (best is None or len(shared) > best[0]):
             best = (len(shared), mid)
     return best[1] if best else None

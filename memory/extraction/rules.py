@@ -17,8 +17,9 @@ from memory.lang import entities
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 # An ellipsis ("SELECT ... FOR UPDATE", "tried … then") continues its sentence: never split there.
 _PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…", re.I)
-# ";" and "；" join clauses that belong together (a rule and its reason): never split there.
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*")
+# ";" and "；" join clauses that belong together (a rule and its reason): never split there. A mark
+# inside brackets or quotes ("用这个 key（别提交！）") ends no sentence: the closing mark belongs to it.
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])(?![）)」』”’】\]])\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
 
 
@@ -180,9 +181,31 @@ PROJECT_QUESTION = re.compile(
     r"broken|error\w*|crash\w*|reject\w*|flaky)\b|我们|这个|本地|报错|失败|跑不过",
     re.I,
 )
+# A how- or where-question about how this project does something ("how do we cut a release?", "本地怎么起
+# worker？", "线上日志在哪看？", "起服务的命令是啥？"): the answer is how it is done here, a fact. Not "how does GC work in Go",
+# nor "怎么回事" (a why-question).
+HOW_QUESTION = re.compile(
+    r"\bhow (?:do|does|did|can|should|would) (?:i|we|you|one|the|our|this)\b|\bwhere (?:do|does|is|are|can|should) "
+    r"(?:i|we|the|our|this)\b|\bwhat(?:'s| is) the (?:command|way|url|path)\b|\bhow (?:do|does) [\w-]+(?: [\w-]+)? get\b|"
+    r"怎么(?!回事|了|办|样|会|说)|如何|在哪|(?:命令|地址|路径|端口|入口|账号|目录)(?:是|叫)?(?:啥|什么|多少|哪个)",
+    re.I,
+)
+# What makes an answer about the project: a name in code, a path, a URL, a host or a command.
+HOW_ANSWER = re.compile(r"`[^`]+`|\b\w+[/.:_]\w[\w/]")
+
 _REMEMBER = re.compile(
     r"\b(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
     r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了",
+    re.I,
+)
+
+
+# Asked to write something down ("put a note in the runbook that …", "往 runbook 里补一句：…"): what
+# follows is the fact, the request around it is not.
+_WRITE_DOWN = re.compile(
+    r"^(?:(?:also|and|then|please|pls)\s+)*(?:put|add|leave|write)\s+(?:a\s+)?(?:note|line|sentence)\s+"
+    r"(?:in|into|to|on)\s+[^,.;]{1,40}?\s+(?:that|saying)\s+|"
+    r"^(?:顺便|再|也|另外)?(?:在|往)[^，。：:]{1,20}?(?:里|中|上)(?:写上|写一句|注明|加一句|补一句|记一下)[：:，,\s]*",
     re.I,
 )
 
@@ -210,6 +233,7 @@ _CORRECTION = re.compile(
 _CORRECTION_ZH = re.compile(r"^不是\s*\S.{0,20}?[，,]\s*(?:我们|应该|是|要|用|而是)")
 _HINT = re.compile(r"\b(?:use|using|should|instead|is|are|run|we)\b|应该|用|是|要|改", re.I)
 _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care|get|remember)\b", re.I)
+# "统一管的" says who runs something ("ingress 是平台组统一管的"), not how everyone must do it.
 RULE = re.compile(
     r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
     r"going forward|from now on|stick (?:to|with)|mandatory|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
@@ -218,7 +242,7 @@ RULE = re.compile(
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"^no (?:\w+ )?(?:releases?|deploys?|deployments?|merges?|pushes?|migrations?) (?:on|after|before|during)\b|"
     r"(?<![我你他她])不(?:发版|上线|部署|发布)(?:[。！!]|$)|"
-    r"以后都|以后|今后|总是|始终|永远|一律|统一|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
+    r"以后都|以后|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"尽量|最好|原则上|请勿|切勿|不允许|不得|至少(?:需要|要|得)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
     r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])",
@@ -484,6 +508,18 @@ _SWITCH = re.compile(
 )
 
 
+# What would follow from something ("but then …", "出了问题 …"): a "has to" or "只能" after it is a
+# consequence weighed, not a rule.
+_CONSEQUENCE = re.compile(
+    r"\bbut then\b|\botherwise\b|\bor else\b|出了问题|出问题|到时候|那样的话|这样的话|不然|否则", re.I
+)
+
+
+# A line that only leads in to what follows it ("联调用这个 token（别提交！）：", "Use this key:"): what it
+# points at is on the next lines (a pasted key, a list), so alone it says nothing.
+_LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|the following|below)\b)[^:：]*[:：]\s*$", re.I)
+
+
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
@@ -492,9 +528,12 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
         s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
         informed = True
-    if not _long_enough(s):
+    if not _long_enough(s) or _LEAD_IN.search(s):
         return None
-    remember = bool(_REMEMBER.search(s))
+    written = _WRITE_DOWN.match(s)
+    if written and _long_enough(s[written.end() :]):
+        s = strip_fillers(s[written.end() :])
+    remember = bool(written) or bool(_REMEMBER.search(s))
     if remember:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
@@ -512,6 +551,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if _SYMPTOM.search(s) and not remember:
         return None  # what is going wrong today: the explanation that follows is the memory
     rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
+    if rule and _CONSEQUENCE.search(s[: rule.start()]):
+        rule = None  # "出了问题只能干瞪眼", "but then the manifest has to be in the image": what would follow
     if is_request(s) and not (rule or pref or remember):
         return None
     why: list[str] = []
@@ -1289,6 +1330,35 @@ _HOST = re.compile(
 
 _RENAMED = re.compile(r"\brenam\w*|\bis (?:now )?called\b|改名|重命名|更名|换名|改叫|现在叫", re.I)
 
+# A span of time: an interval, a timeout, a TTL ("every 5 minutes", "30s", "10 分钟", "2 小时").
+_DURATION = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(ms|milliseconds?|毫秒)|(s|secs?|seconds?|秒钟?)|(mins?|minutes?|分钟)|"
+    r"(h|hrs?|hours?|小时|个小时)|(days?|天))(?![A-Za-z])",
+    re.I,
+)
+_SECONDS = (0.001, 1, 60, 3600, 86400)
+
+
+def durations(content: str) -> list[str]:
+    """The spans of time a statement holds, in the order said, each as seconds ("5 分钟" and
+    "5 minutes" are both "300s"), so the same interval in other words is one value."""
+    out = []
+    for m in _DURATION.finditer(content):
+        unit = next(i for i, g in enumerate(m.groups()[1:]) if g)
+        out.append(f"{float(m.group(1)) * _SECONDS[unit]:g}s")
+    return list(dict.fromkeys(out))
+
+
+def leading_value(content: str, kind: str) -> str | None:
+    """The first value of a slot a statement says. A change says its new value first and may name
+    the old one after, as its reason ("poll every 60 seconds now, 5 minutes was too slow")."""
+    if kind == "duration":
+        return next(iter(durations(content)), None)
+    if kind == "port":
+        m = _PORT.search(content)
+        return next((g for g in m.groups() if g), None) if m else None
+    return None
+
 
 def names_in(content: str) -> set[str]:
     """The names a statement holds in code (`order-events`), for a rename."""
@@ -1296,7 +1366,7 @@ def names_in(content: str) -> set[str]:
 
 
 def slot_values(content: str) -> dict[str, set[str]]:
-    """The values a statement holds, by the kind of slot they fill: ports, hosts, and technologies by
+    """The values a statement holds, by the kind of slot they fill: ports, hosts, durations, and technologies by
     what they are ("web framework", "chat"). Two statements holding different values of one slot, on
     one subject, say the same thing changed."""
     out: dict[str, set[str]] = {}
@@ -1309,6 +1379,9 @@ def slot_values(content: str) -> dict[str, set[str]]:
     hosts = {next(g for g in m if g).casefold() for m in _HOST.findall(content)}
     if hosts:
         out["host"] = hosts
+    spans = durations(content)
+    if spans:
+        out["duration"] = set(spans)
     low = content.casefold()
     for w in set(re.findall(r"[a-z][\w.+/-]*[\w+]|[\u4e00-\u9fff]{2,4}", low)):
         slot = SLOT_OF.get(w) or entities.TECH.get(w)
@@ -1367,12 +1440,13 @@ _GLOSSARY = {
 }
 _GENERIC_SUBJECT = frozenset(
     """servi serve port app apps api the this that now there here value thing stuff setup uses
-    using runs which behind since still every their other about into proxi point""".split()
+    using runs which behind since still every their other about into proxi point
+    milli secon minut hours days""".split()
 )
 
 
 _FUNCTION_ZH = re.compile(
-    r"[的了在是已经那这个都还也就把被和与或不没用改换成到从现吧呢吗啊发套迁]|环境|服务|项目|配置|地址|端口|默认|监听"
+    r"[的了在是已经那这个都还也就把被和与或不没用改换成到从现吧呢吗啊发套迁]|环境|服务|项目|配置|地址|端口|默认|监听|分钟|秒钟|小时"
 )
 
 
