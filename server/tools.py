@@ -413,7 +413,10 @@ def memory_context(
         d = app.context(query, budget=budget)
     if d["block"] or d["note"]:  # the note (matches left out for lack of room) outside the data block
         return "\n".join(x for x in (d["block"], d["note"]) if x)
-    return "No memories match this query in this project or the global scope."
+    return (
+        "No memory in this project or the global scope is close enough to this query to brief on; "
+        "memory_search lists weaker matches, if any."
+    )
 
 
 class MaintainOut(BaseModel):

@@ -157,6 +157,8 @@ def test_context_previews_a_briefing_and_a_prompts_surface_without_recording(cap
     assert code == 0 and f"#{mid}" in out and out.startswith("<maple-memory>")
     code, out, err = run(capsys, "context", "ok", "--prompt")
     assert out == "" and "surfaces nothing (acknowledgement)" in err
+    code, out, err = run(capsys, "context", "how do we rotate the kafka tls certificates")
+    assert code == 0 and out == "" and "maple-memory search` lists weaker matches" in err
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
         assert s.conn.execute("SELECT count(*) FROM injections").fetchone()[0] == 0
         assert s.get(mid).activation_count == 0

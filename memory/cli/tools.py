@@ -440,7 +440,10 @@ def cmd_context(ctx: Context) -> int:
         if d["skipped"]:
             print(f"{PROG}: a prompt like this surfaces nothing ({d['skipped']})", file=sys.stderr)
         elif not d["block"] and not d.get("note"):
-            print(f"{PROG}: no memories are relevant enough to this query", file=sys.stderr)
+            print(
+                f"{PROG}: no memory is close enough to this query to brief on; `{PROG} search` lists weaker matches, if any",
+                file=sys.stderr,
+            )
         else:
             if d["block"]:
                 print(d["block"])
