@@ -338,6 +338,35 @@ async def test_a_chinese_question_about_an_english_runbook_shows_the_step_with_i
     assert hit["part"].startswith(f"chars {len(LONG) - len(hit['content']) + 1:,}-")
 
 
+# A runbook whose subject is in every part: its introduction holds more of a question's words than
+# the step that answers it, but only the subject's words, which tell no part from another.
+FAILOVER = (
+    "Ledger database failover runbook. Read it whole before you start a ledger database failover.\n"
+    + "\n".join(
+        f"Step {i}: during the ledger database failover, check the {w} replica of the ledger database, "
+        f"compare its {w} lag with the primary and note it in the {w} failover log before going on."
+        for i, w in enumerate(WORDS[:24], 1)
+    )
+    + "\n\nAfterwards\n"
+    + " ".join(
+        f"Tell the {t} team on its channel that the switch is over and link the {t} ticket to the incident."
+        for t in ("payments", "platform", "audit", "security", "support", "finance", "legal", "sales", "growth")
+    )
+    + " Within two days the incident lead must review the postmortem with the DBA team."
+)
+
+
+async def test_the_part_shown_is_the_one_the_rarer_words_of_the_question_point_to(config):
+    async with client(config) as c:
+        m = await call(c, "memory_store", content=FAILOVER)
+        found = await call(
+            c, "memory_search", query="After a ledger database failover, who must review the postmortem?"
+        )
+    assert len(chunk_rows(config, m["id"])) >= 3
+    hit = next(h for h in found["results"] if h["id"] == m["id"])
+    assert "review the postmortem" in hit["content"] and not hit["content"].startswith("Ledger database failover")
+
+
 def test_cli_search_prints_the_matched_part_of_a_long_memory_wrapped_not_cut(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
     mid = add(capsys, LONG)

@@ -273,6 +273,30 @@ def test_a_long_memory_edited_on_postgresql_is_cut_again_and_found_by_its_new_wo
         assert pg.keyword_hits(team.conn, ['"quokka"'], "TRUE", (), 10)
 
 
+def test_a_search_on_postgresql_shows_the_part_of_a_long_memory_its_rarer_words_point_to(
+    tmp_path: Path, pg_url: str
+) -> None:
+    # The same rule as on SQLite (ranking._show_parts): which of the question's words each chunk holds,
+    # read in one statement; a word every part holds tells no part from another.
+    from memory.retrieval import ranking
+
+    steps = "\n".join(
+        f"Step {i}: during the ledger database failover, check the replica {i} lag and note it in the failover log."
+        for i in range(1, 30)
+    )
+    tail = " ".join(f"Tell the {t} team that the switch is over and link its ticket." for t in "abcdefghijk")
+    text = f"Ledger database failover runbook.\n{steps}\n\nAfterwards\n{tail} The incident lead must review the postmortem."
+    with open_team(tmp_path, pg_url) as team:
+        long = team.add(NewMemory(text))
+        (hit,) = ranking.search(
+            team,
+            ranking.make_query("after a ledger database failover, who reviews the postmortem?", [long.scope]),
+            record=False,
+        )[:1]
+    assert hit.memory.id == long.id and hit.part is not None
+    assert "review the postmortem" in text[hit.part[0] : hit.part[1]]
+
+
 def test_a_pinned_thread_has_a_connection_of_its_own_so_a_request_does_not_wait_behind_another(
     tmp_path: Path, pg_url: str
 ) -> None:

@@ -334,7 +334,8 @@ def _show_parts(
 ) -> None:
     """Set `part` on the results that are long memories (the one rule of which part a search
     shows): the chunk holding the most of the query's distinct keyword `terms` (matched as the
-    keyword channel matches them); on a tie the nearest in meaning among the chunks a channel
+    keyword channel matches them) among those that tell its parts apart (`_telling`), then of all
+    of them; on a tie the nearest in meaning among the chunks a channel
     `found` (chunk -> cosine), then the better-ranked, then the earlier. No part when no chunk
     holds a term and none was found (`found_parents`: their parents). The chunk is widened to
     whole blocks (`chunks.shown`).
@@ -345,7 +346,11 @@ def _show_parts(
     do we turn off"). Counted, not weighted: on bench_long the answer was in the part shown for
     22 of 35 questions taking any keyword hit then the nearest meaning, 25 by the chunk's BM25
     (a chunk repeating one word outranks the one holding the rest), 27 weighting each term by
-    BM25's idf, 29 counting terms."""
+    BM25's idf over the store, 29 counting terms. Counting showed a failover runbook's introduction
+    (ledger, database, failover) for "who must review the postmortem after a ledger database
+    failover?" (a blind trial); counting first the terms at most half the chunks hold shows the step
+    (bench_long unchanged, 29 of 35; weighting each term by log((n + 1) / chunks holding it) fixed the
+    trial's case but lost two of bench_long's, 27)."""
     # Only a memory longer than the chunk size has chunks to look in (a round trip saved a search).
     limit = store.config.extraction_chunk_chars
     long = [r.memory.id for r in results if r.memory.id in found_parents or chunks.is_long(r.memory.content, limit)]
@@ -358,13 +363,34 @@ def _show_parts(
         ps = pieces.get(r.memory.id)
         if not ps:
             continue
+        telling = _telling(held, [cid for cid, _, _ in ps])
         # max keeps the first of equals: the earlier chunk
-        cid, a, b = max(ps, key=lambda p: (held.get(p[0], 0), found.get(p[0], -math.inf), -rank.get(p[0], len(rank))))
-        if held.get(cid, 0) == 0 and cid not in found:
+        cid, a, b = max(
+            ps,
+            key=lambda p: (
+                len(held.get(p[0], set()) & telling),
+                len(held.get(p[0], ())),
+                found.get(p[0], -math.inf),
+                -rank.get(p[0], len(rank)),
+            ),
+        )
+        if not held.get(cid) and cid not in found:
             continue
         span = _span(r.memory, a, b, store, cid)
         if span is not None:
             r.part = chunks.shown(r.memory.content, *span)
+
+
+def _telling(held: dict[int, set[int]], chunk_ids: list[int]) -> set[int]:
+    """The query terms held by one memory's chunks that tell its parts apart: those held by at most
+    half of them. A runbook's subject ("ledger failover") is in most of its parts and says nothing
+    of which to show; the word of one step ("postmortem") says where to look."""
+    df: dict[int, int] = {}
+    for cid in chunk_ids:
+        for t in held.get(cid, ()):
+            df[t] = df.get(t, 0) + 1
+    most = max(1, len(chunk_ids) // 2)
+    return {t for t, k in df.items() if k <= most}
 
 
 def _span(parent: Memory, a: int | None, b: int | None, store: Store, mid: int) -> tuple[int, int] | None:

@@ -121,19 +121,23 @@ def document_count(store: Store, term: str) -> int:
     return store.conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (term,)).fetchone()[0]
 
 
-def terms_held(store: Store, terms: Sequence[str], ids: Sequence[int]) -> dict[int, int]:
-    """How many of `terms` (FTS5 literals, as `keyword_hits` takes them) each of `ids` holds in its
-    keyword index row, matched as the keyword channel matches them; ids holding none are left out."""
+def terms_held(store: Store, terms: Sequence[str], ids: Sequence[int]) -> dict[int, set[int]]:
+    """Which of `terms` (FTS5 literals, as `keyword_hits` takes them; by their index in `terms`) each
+    of `ids` holds in its keyword index row, matched as the keyword channel matches them; ids
+    holding none are left out."""
     if not terms or not ids:
         return {}
     if store.backend == "postgresql":  # one statement: every round trip counts on a team database
-        queries = [query for query in (pg.tsquery(t)[0] for t in terms) if query]
+        queries = [(n, query) for n, query in ((n, pg.tsquery(t)[0]) for n, t in enumerate(terms)) if query]
         if not queries:
             return {}
-        held = " + ".join("(tokens @@ ?::tsquery)::int" for _ in queries)
+        held = ", ".join("tokens @@ ?::tsquery" for _ in queries)
         marks = ",".join("?" * len(ids))
-        rows = store.conn.execute(f"SELECT rowid, {held} FROM memory_fts WHERE rowid IN ({marks})", (*queries, *ids))
-        return {i: n for i, n in rows if n}
+        rows = store.conn.execute(
+            f"SELECT rowid, {held} FROM memory_fts WHERE rowid IN ({marks})", (*(q for _, q in queries), *ids)
+        )
+        out = {i: {n for (n, _), hit in zip(queries, hits) if hit} for i, *hits in rows}
+        return {i: held_ for i, held_ in out.items() if held_}
     # FTS5 seeks to a rowid range but answers `rowid IN (...)` by running the match once per id (42
     # ms for 150 chunks and 8 terms); the chunks of one memory have consecutive ids: a range each.
     runs: list[list[int]] = []
@@ -142,14 +146,14 @@ def terms_held(store: Store, terms: Sequence[str], ids: Sequence[int]) -> dict[i
             runs[-1][1] = i
         else:
             runs.append([i, i])
-    out: dict[int, int] = {}
-    for t in terms:
+    found: dict[int, set[int]] = {}
+    for n, t in enumerate(terms):
         for lo, hi in runs:
             for (i,) in store.conn.execute(
                 "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? AND rowid BETWEEN ? AND ?", (t, lo, hi)
             ):
-                out[i] = out.get(i, 0) + 1
-    return out
+                found.setdefault(i, set()).add(n)
+    return found
 
 
 def matching_ids(store: Store, match: str) -> list[int]:
