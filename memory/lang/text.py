@@ -207,10 +207,29 @@ def query_terms(text: str, segment: Segmenter | None = None, *, keep_stopwords: 
     return terms
 
 
+# The short forms engineers write for the long ones, and back: a question about "production" finds
+# the note that says "prod". Only pairs that mean one thing in a team's notes.
+SHORT_FORMS = dict(
+    pair
+    for short, long in (
+        ("prod", "production"),
+        ("db", "database"),
+        ("env", "environment"),
+        ("repo", "repository"),
+        ("config", "configuration"),
+        ("k8s", "kubernetes"),
+        ("infra", "infrastructure"),
+        ("deps", "dependencies"),
+    )
+    for pair in ((short, long), (long, short))
+)
+
+
 def translated_terms(text: str, terms: list[str]) -> list[str]:
     """`query_terms`' terms followed by the other language's words for the query's glossary words
-    (memory.lang.glossary: 值班 -> "on call", billing -> 账单 as its bigram phrase), as FTS5 string
-    literals, so a question finds a memory written in the other language by its words too."""
+    (memory.lang.glossary: 值班 -> "on call", billing -> 账单 as its bigram phrase) and the other
+    form of a word engineers shorten (`SHORT_FORMS`: prod -> production), as FTS5 string literals,
+    so a question finds a memory written in the other language, or the other form, by its words too."""
     from memory.lang import glossary  # parsed on first use: most prompts never get here
 
     runs = CJK_RUN.findall(text)
@@ -218,9 +237,10 @@ def translated_terms(text: str, terms: list[str]) -> list[str]:
     if not runs and not english:
         return terms
     to_english, to_chinese = glossary.translations(runs, english)
+    other_form = [SHORT_FORMS[w.lower()] for w in english if w.lower() in SHORT_FORMS]
     out = list(terms)
     seen = {t.lower() for t in terms}
-    for phrase in [*to_english, *(" ".join(bigrams(w)) for w in to_chinese)]:
+    for phrase in [*other_form, *to_english, *(" ".join(bigrams(w)) for w in to_chinese)]:
         literal = '"' + phrase.replace('"', '""') + '"'
         if literal.lower() not in seen:
             seen.add(literal.lower())
