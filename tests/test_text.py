@@ -373,3 +373,14 @@ def test_counterparts_give_every_translation_of_a_word_either_way() -> None:
     assert {"order", "orders"} <= glossary.counterparts("订单号")  # the glossary words inside it
     assert {"支付", "付款"} <= glossary.counterparts("Payments")  # lowercased, singular
     assert glossary.counterparts("9090") == frozenset()
+
+
+def test_a_query_searches_the_other_form_of_a_word_engineers_shorten():
+    # "prod" in a question finds the note saying "production", and back (a blind trial's miss).
+    from memory.lang import text as text_mod
+
+    asked = text_mod.translated_terms("which port in prod?", text_mod.query_terms("which port in prod?"))
+    assert '"production"' in asked
+    back = text_mod.translated_terms("the production database", text_mod.query_terms("the production database"))
+    assert '"prod"' in back and '"db"' in back
+    assert '"production"' not in text_mod.translated_terms("the product page", text_mod.query_terms("the product page"))
