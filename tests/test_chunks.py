@@ -5,6 +5,7 @@ show it, through the MCP tools and the CLI."""
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -389,14 +390,31 @@ def test_doctor_and_stats_count_a_long_memory_once(capsys, home):
     assert stats["memories"] == 1 and stats["without_vectors"] == 0
 
 
+class HeldEmbedder(HashEmbedder):
+    """Ready at once, but embeds documents only once `release` is set: the server's background
+    embedding of what waits for vectors is held until the test has read the count (else it races)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.release = threading.Event()
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        self.release.wait(30)
+        return super().embed(texts)
+
+
 async def test_memory_stats_counts_memories_waiting_for_vectors_and_says_so(config):
     with Store.open(config, None) as s:  # stored while no model was at hand: no vectors
         s.add(NewMemory(LONG, scope=PROJECT))
-    async with client(config) as c:
-        stats = await call(c, "memory_stats")
-    assert stats["without_vectors"] == 1
-    if stats["model"] == "ready":
-        assert stats["vectors"].startswith("the model is ready; 1 memory waits for their vectors")
+    held = HeldEmbedder(64)
+    try:
+        async with Client(build_server(config, held, project=PROJECT), mode="legacy") as c:
+            stats = await call(c, "memory_stats")
+            held.release.set()
+    finally:
+        held.release.set()
+    assert stats["without_vectors"] == 1 and stats["model"] == "ready"
+    assert stats["vectors"].startswith("the model is ready; 1 memory waits for their vectors")
 
 
 async def test_memory_store_echoes_a_preview_of_a_long_memory(config):
