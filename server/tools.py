@@ -71,10 +71,23 @@ class MemoryOut(BaseModel):
         return cls(archived=d.get("deleted_at") is not None, status=_status(d), **fields)
 
 
+class Corrected(BaseModel):
+    id: int
+    content: str = Field(description="Its text (the start of a long one)")
+
+
 class StoreOut(MemoryOut):
     duplicate: bool = Field(
         default=False,
         description="True when the same text was already stored in that scope: the memory returned is that one",
+    )
+    supersedes: list[Corrected] = Field(
+        default_factory=list,
+        description=(
+            "Current memories this one corrects (the same subject, a changed value): now superseded by it and "
+            "kept as history. Tell the user; if one is not what this corrects, `maple-memory restore ID` makes "
+            "it current again"
+        ),
     )
 
 
@@ -246,7 +259,9 @@ def memory_store(
     metadata: Annotated[dict[str, Any] | None, Field(description="Any extra JSON object to keep with it")] = None,
 ) -> StoreOut:
     """Save a memory for future sessions. Returns it with its id; storing the same text again in
-    the same scope returns the existing memory instead of a duplicate, marked duplicate."""
+    the same scope returns the existing memory instead of a duplicate, marked duplicate. A memory
+    that corrects a current one (the same subject, a changed value) supersedes it: the old one is
+    kept as history and listed in supersedes."""
     with _calls(ctx) as app:
         return _stored(
             app.add(
@@ -269,14 +284,15 @@ STORE_ECHO_CHARS = 300  # of a long memory, memory_store echoes this much: the c
 
 def _stored(added: dict[str, Any]) -> StoreOut:
     """What memory_store answers: the memory, with a long text shortened to its start (it was
-    stored whole; memory_get returns it), and whether it was a duplicate (`Memories.add`'s rule,
-    as `maple-memory add --json` says it)."""
+    stored whole; memory_get returns it), whether it was a duplicate and what it superseded
+    (`Memories.add`'s rules, as `maple-memory add --json` says them)."""
     m = added["memory"]
     text = m["content"]
     if len(text) > STORE_ECHO_CHARS * 2:
         cut = text[:STORE_ECHO_CHARS].rstrip()
         text = f"{cut}… [{len(m['content']):,} characters stored; memory_get([{m['id']}]) returns them all]"
-    return StoreOut.of({**m, "content": text, "duplicate": added["duplicate"]})
+    corrected = [{"id": old["id"], "content": old["content"][: STORE_ECHO_CHARS * 2]} for old in added["supersedes"]]
+    return StoreOut.of({**m, "content": text, "duplicate": added["duplicate"], "supersedes": corrected})
 
 
 def memory_search(

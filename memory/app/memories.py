@@ -173,7 +173,12 @@ class Memories:
         occurred_at: Any = None,
         metadata: dict | None = None,
     ) -> dict[str, Any]:
-        """Store a memory: {"memory", "duplicate"} (a duplicate is the memory already stored)."""
+        """Store a memory: {"memory", "duplicate", "supersedes"}. A duplicate is the memory already
+        stored; `supersedes` lists the current memories ({"id", "content"}) the new one corrects,
+        now history (the harvest's rule: memory.extraction.ingest.supersede_corrected); `restore`
+        makes one current again."""
+        from memory.extraction import ingest
+
         check_useful(content)
         item = NewMemory(
             content=content,
@@ -190,7 +195,10 @@ class Memories:
         with self._serial() as store:
             before = _newest_id(store)
             m = store.add(item)
-        return {"memory": m.to_dict(), "duplicate": m.id <= before}
+            duplicate = m.id <= before
+            closed = [] if duplicate else ingest.supersede_corrected(store, m)
+            replaced = [{"id": old.id, "content": old.content} for old in store.get_many(closed)]
+        return {"memory": m.to_dict(), "duplicate": duplicate, "supersedes": replaced}
 
     def search(
         self,
@@ -266,11 +274,16 @@ class Memories:
             return {"action": "archived", "memory": store.get(memory_id, include_deleted=True).to_dict()}
 
     def restore(self, memory_id: int) -> dict[str, Any]:
-        """Bring an archived memory back."""
+        """Bring an archived memory back, or make a superseded one current again (a correction
+        that was wrong, or closed the wrong memory): {"memory", "was": archived | superseded}."""
         with self._serial() as store:
-            if self._get(memory_id).deleted_at is None:
-                raise InvalidInput(f"memory {memory_id} is not archived; there is nothing to restore")
-            return {"memory": store.restore(memory_id).to_dict()}
+            m = self._get(memory_id)
+            if m.deleted_at is not None:
+                return {"memory": store.restore(memory_id).to_dict(), "was": "archived"}
+            if m.superseded_by is not None:
+                back = store.update(memory_id, superseded_by=None, valid_to=None, reason="restored")
+                return {"memory": back.to_dict(), "was": "superseded"}
+            raise InvalidInput(f"memory {memory_id} is neither archived nor superseded; there is nothing to restore")
 
     def update(
         self,

@@ -84,8 +84,14 @@ def cmd_add(ctx: Context) -> int:
         print(m["id"])
         if d["duplicate"]:
             print(f"{PROG}: already stored as memory {m['id']}; nothing added", file=sys.stderr)
+        for old in d["supersedes"]:
+            print(
+                f"{PROG}: memory {m['id']} corrects memory {old['id']} (“{fit(old['content'], 70)}”), kept as history; "
+                f"`{PROG} restore {old['id']}` makes it current again",
+                file=sys.stderr,
+            )
 
-    ctx.emit({"id": m["id"], "duplicate": d["duplicate"], "memory": m}, human)
+    ctx.emit({"id": m["id"], "duplicate": d["duplicate"], "supersedes": d["supersedes"], "memory": m}, human)
     return 0
 
 
@@ -259,8 +265,10 @@ def cmd_forget(ctx: Context) -> int:
 
 def cmd_restore(ctx: Context) -> int:
     with ctx.app(all_projects=ctx.args.all_projects) as app:
-        m = app.restore(ctx.args.id)["memory"]
-    ctx.emit({"id": m["id"], "state": "active", "memory": m}, lambda: print(f"restored memory {m['id']}"))
+        d = app.restore(ctx.args.id)
+    m = d["memory"]
+    done = "restored memory" if d["was"] == "archived" else "made current again memory"
+    ctx.emit({"id": m["id"], "state": "active", "was": d["was"], "memory": m}, lambda: print(f"{done} {m['id']}"))
     return 0
 
 
@@ -1149,7 +1157,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--permanent", action="store_true", help="delete for good, with its chunks and vectors")
     all_projects_flag(p)
 
-    p = command("restore", "bring an archived memory back")
+    p = command("restore", "bring an archived memory back, or make a superseded one current again")
     p.add_argument("id", type=int)
     all_projects_flag(p)
 

@@ -30,7 +30,7 @@ from memory.errors import InvalidInput, StoreUnavailable
 from memory.extraction import rules
 from memory.extraction.heuristic import Candidate
 from memory.lang import text
-from memory.store import NewMemory, Store, content_hash, graph, indexes, parse_time
+from memory.store import Memory, NewMemory, Store, content_hash, graph, indexes, parse_time
 
 log = logging.getLogger("maple.ingest")
 
@@ -105,6 +105,61 @@ def _may_fold(store: Store, memory_id: int, c: Candidate, made: dict[int, str | 
         return False
     old = store.conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
     return old is None or set(_NUMBER.findall(old[0])) == set(_NUMBER.findall(c.content))
+
+
+def supersede_corrected(store: Store, memory: Memory) -> list[int]:
+    """Close what a memory stored by hand corrects (memory_store, `maple-memory add`): the ids of
+    the current memories it now supersedes, kept as history. The harvest's rule, applied to the
+    stored memory as to a statement of the user's in a session of its own: the same subject and
+    attribute with another value, an old value it names as replaced, or a change it marks ("moved
+    to 9091", "改成 钉钉", "is on FastAPI now") to a fact or decision on the same subject. A new
+    rule beside an old one ("new endpoints use APIRouter" after "we moved to FastAPI") or a value
+    added beside another ("also", "也") closes nothing; nor does anything about another
+    environment ("prod" is not "staging")."""
+    if memory.layer not in ("fact", "decision") or memory.parent_id is not None:
+        return []
+    from memory.extraction import heuristic
+
+    c = Candidate(
+        content=memory.content,
+        layer=memory.layer,
+        category=memory.category,
+        scope=memory.scope,
+        session_id=f"memory:{memory.id}",  # never one session with what it may correct
+        role="user",
+    )
+    heuristic.finish(c, store.config.known_entities, None)
+    report, item = Report(), {}
+    old = _current_with_subject(store, c)
+    if old is not None and old[0] != memory.id and (old[1] or "").casefold() != (c.value or "").casefold():
+        if not rules.other_environment(c.content, _content_of(store, old[0])):
+            report.superseded.append((old[0], memory.id))
+    _supersede_replaced(store, c, memory.id, report, item, dry_run=True)
+    closed = [mid for mid in dict.fromkeys(old_id for old_id, _ in report.superseded) if mid != memory.id]
+    closed = _about_it(store, memory.content, closed)
+    for mid in closed:
+        _update(store, mid, valid_to=store.clock(), superseded_by=memory.id, reason="superseded")
+    return closed
+
+
+def _about_it(store: Store, content: str, ids: list[int]) -> list[int]:
+    """Those of `ids` whose memory the model finds close enough in meaning to `content` to be what
+    it corrects (embed.same_fact_floor; all of them for a model with no known floor, or none loaded)."""
+    from memory import embed
+
+    floor = embed.same_fact_floor(getattr(store.embedder, "name", ""))
+    if not ids or floor is None:
+        return ids
+    try:
+        cosine = indexes.cosines(store, store.embedder.embed([content])[0], ids)
+    except StoreUnavailable:
+        return ids
+    return [mid for mid in ids if cosine.get(mid, 1.0) >= floor]  # no vector yet: the rules alone
+
+
+def _content_of(store: Store, memory_id: int) -> str:
+    row = store.conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row[0] if row else ""
 
 
 def _one(
@@ -324,10 +379,12 @@ def _supersede_replaced(
             ):
                 closed.append(mid)
                 break
-    if not closed and c.layer in ("fact", "decision") and c.role == "user" and rules.marks_change(c.content):
-        same = _changed_subject(store, c, new_id)
-        if same is None:
-            same = _changed_slot(store, c, new_id)
+    if not closed and c.layer in ("fact", "decision") and c.role == "user":
+        same = _restated(store, c, new_id)
+        if same is None and rules.marks_change(c.content):
+            same = _changed_subject(store, c, new_id)
+            if same is None:
+                same = _changed_slot(store, c, new_id)
         if same is not None:
             closed.append(same)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
@@ -405,6 +462,20 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         if best is None or score > best[0]:
             best = (score, mid)
     return best[1] if best else None
+
+
+def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
+    """The earlier statement `c` says again with other values ("billing-service listens on 8081 in
+    staging." after "… 8080 in staging."): the same words around them (rules.frame), at least two of
+    them topic words, and values that differ."""
+    values = rules.values_in(c.content)
+    mine = rules.frame(c.content)
+    if not values or len(rules.topic_terms(mine)) < 2:
+        return None
+    for mid, content in _earlier_statements(store, c, new_id):
+        if rules.frame(content) == mine and rules.values_in(content) != values:
+            return mid
+    return None
 
 
 def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Iterator[tuple[int, str]]:

@@ -1077,12 +1077,12 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
-    r"retired|renamed|replaced)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
+    r"retired|renamed|replaced|dropped)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
 _OLD_BEFORE = re.compile(
-    r"(?:\bnot|\bno longer|\binstead of|\bold|\bfrom|\breplac(?:es|ed|ing)|老的|原来的?|之前的?|旧的?|不再用|不再带|不用|弃用|别再用|"
+    r"(?:\b(?:not|no longer|instead of|old|from|replac(?:es|ed|ing))\b|老的|原来的?|之前的?|旧的?|不再用|不再带|不用|弃用|别再用|"
     r"不再|而不是|不是|从)\s*(?:the\s+)?(?:(?:[a-z]{2,12}\s+|[\u4e00-\u9fff]{1,4}\s*)(?=[\w.:/<>@+-]*\d))?(?:"
     + _VALUE
     + ")",
@@ -1140,7 +1140,8 @@ def says_changed(content: str) -> bool:
 # A statement that something is different from now on: what lets a later fact close an earlier one.
 _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
-    r"from now on|going forward|these days)\b|(?:这周|本周|今天|下周|下个月|从现在)起|重命名|改名|更名|现在|改成|改为|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从",
+    r"from now on|going forward|these days|actually)\b|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
+    r"重命名|改名|更名|现在|改成|改为|改到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
 )
 # Words that say how a statement is put, not what it is about: they never make two statements one topic.
@@ -1177,12 +1178,21 @@ def topic_terms(content: str) -> set[str]:
     return words | {b for b in han if b not in _TOPIC_STOP_ZH}
 
 
+_LITERAL = re.compile(r"[\w.\-/:<>{}@]*\d[\w.\-/:<>{}@]*|\b\w+[_./:]\w[\w./:\-<>{}]*")
+
+
 def values_in(content: str) -> set[str]:
     """The literal values a statement holds (code spans, numbers, names with dots or slashes)."""
     spans = {v.casefold().strip() for v in re.findall(r"`([^`]{2,80})`", content)}
-    return spans | {
-        v.casefold() for v in re.findall(r"[\w.\-/:<>{}@]*\d[\w.\-/:<>{}@]*|\b\w+[_./:]\w[\w./:\-<>{}]*", content)
-    }
+    return spans | {v.casefold() for v in _LITERAL.findall(content)}
+
+
+def frame(content: str) -> str:
+    """What a statement says with its values taken out: "billing-service listens on 8081 in
+    staging." and "… on 8080 in staging" have one frame, so the later one restates the earlier
+    with another value, a correction even when no word says so."""
+    masked = _LITERAL.sub("#", re.sub(r"`[^`]{2,80}`", "#", content.casefold()))
+    return " ".join(re.findall(r"[^\W_]+|#", masked))
 
 
 def subject_words(subject: str | None) -> set[str]:
@@ -1442,6 +1452,8 @@ _GENERIC_SUBJECT = frozenset(
     """servi serve port app apps api the this that now there here value thing stuff setup uses
     using runs which behind since still every their other about into proxi point
     milli secon minut hours days""".split()
+    # where, not what: "the staging Grafana" is not what "the staging database" changed
+    + "stagi stage stg produ prod devel local 预发 灰度 生产 线上 测试 开发 本地 环境".split()
 )
 
 

@@ -1,0 +1,136 @@
+"""A memory stored by hand that corrects a current one supersedes it, through the MCP tools and the
+CLI, with the harvest's rule (memory.extraction.ingest.supersede_corrected); `restore` undoes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
+from mcp import Client
+
+from memory.config import Config
+from memory.embed import HashEmbedder
+from server.app import build_server
+
+pytestmark = pytest.mark.backends
+PROJECT = "/work/billing"
+
+
+def client(config: Config) -> Client:
+    return Client(build_server(config, HashEmbedder(64), project=PROJECT), mode="legacy")
+
+
+async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await c.call_tool(tool, args)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_puts_it_first(config):
+    async with client(config) as c:
+        old = await call(c, "memory_store", content="billing-service listens on port 8080 in staging.")
+        prod = await call(c, "memory_store", content="billing-service listens on port 8443 in production.")
+        new = await call(c, "memory_store", content="billing-service moved to port 8081 on staging last week.")
+        found = await call(c, "memory_search", query="which port does billing-service use on staging?")
+        got = await call(c, "memory_get", ids=[old["id"], prod["id"]])
+    assert new["supersedes"] == [{"id": old["id"], "content": "billing-service listens on port 8080 in staging."}]
+    ids = [r["id"] for r in found["results"]]
+    assert ids[0] == new["id"] and old["id"] not in ids
+    was, other = got["memories"]
+    assert (was["status"], was["superseded_by"]) == ("superseded", new["id"])
+    assert other["status"] == "current"  # production is another environment: left alone
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("告警消息发到飞书群 #billing-alerts。", "告警现在改发钉钉了，飞书群不再用。"),
+        ("We use Flask for the admin backend.", "The admin backend is on FastAPI now."),
+        (
+            "The staging database is pg-staging-01 on port 5433.",
+            "The staging database moved to 6543 (PgBouncer), not 5433.",
+        ),
+        # said again with another value, no word saying it changed
+        ("auth-gateway listens on 9000 in staging.", "auth-gateway listens on 9010 in staging."),
+        # "X, not Y" / "其实是 X，不是 Y"
+        ("media-service accepts uploads up to 10MB.", "media-service accepts uploads up to 25MB, not 10."),
+        ("短信验证码有效期 5 分钟。", "短信验证码有效期其实是 10 分钟，不是 5 分钟。"),
+        # an old value named as dropped ("notification-service" is not "not ification-service")
+        (
+            "Mail from notifier-service goes out via SendGrid.",
+            "notifier-service mail goes through Amazon SES; SendGrid was dropped.",
+        ),
+    ],
+)
+async def test_corrections_in_either_language_supersede(config, old, new):
+    async with client(config) as c:
+        before = await call(c, "memory_store", content=old)
+        after = await call(c, "memory_store", content=new)
+    assert [m["id"] for m in after["supersedes"]] == [before["id"]]
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        # a new rule beside the old fact, not instead of it
+        ("我们已经从 Flask 迁到 FastAPI 了。", "以后新的 endpoint 都用 FastAPI 的 APIRouter 写。"),
+        # a value added beside the old one
+        ("Redis listens on 6379.", "Redis now also listens on 6380 for TLS."),
+        # the same kind of fact about another team
+        ("Alice Chen is the tech lead of the billing team.", "Bob Li now leads the search team."),
+        # says nothing changed
+        ("Deploys happen on Tuesdays.", "Use ruff for linting; black is not used."),
+        # they share only where they are: staging
+        ("The staging database is on port 5433.", "The staging Grafana dashboard moved to port 3001."),
+        # the same words of another service
+        ("invoice-worker listens on 8080 in staging.", "auth-gateway listens on 8081 in staging."),
+        # another system's mail provider
+        ("Marketing emails go out through Mailchimp.", "notifier-service mail now goes through Amazon SES."),
+    ],
+)
+async def test_what_only_looks_like_a_correction_supersedes_nothing(config, old, new):
+    async with client(config) as c:
+        before = await call(c, "memory_store", content=old)
+        after = await call(c, "memory_store", content=new)
+        got = await call(c, "memory_get", ids=[before["id"]])
+    assert after["supersedes"] == []
+    assert got["memories"][0]["status"] == "current"
+
+
+def test_the_cli_says_what_a_new_memory_corrects_and_restore_makes_it_current_again(capsys):
+    old = add(capsys, "CI runs the full test suite nightly on main.")
+    code, out, err = run(capsys, "add", "We now run the full test suite on every push in CI.")
+    new = int(out.strip())
+    assert code == 0
+    assert f"memory {new} corrects memory {old}" in err and f"maple-memory restore {old}" in err
+    assert run_json(capsys, "show", str(old))["memories"][0]["superseded_by"] == new
+
+    code, out, err = run(capsys, "restore", str(old))
+    assert code == 0 and f"made current again memory {old}" in out
+    shown = run_json(capsys, "show", str(old))["memories"][0]
+    assert shown["superseded_by"] is None and shown["valid_to"] is None
+    (entry,) = run_json(capsys, "history", str(old))["entries"]
+    assert [v["reason"] for v in entry["versions"]] == ["superseded", "restored"]
+
+    code, out, err = run(capsys, "restore", str(new))
+    assert code != 0 and "neither archived nor superseded" in err
+
+
+def test_add_json_lists_what_it_superseded(capsys):
+    old = add(capsys, "计费服务在预发布环境使用 8080 端口。")
+    result = run_json(capsys, "add", "计费服务预发布环境的端口改成 8081 了。")
+    assert [m["id"] for m in result["supersedes"]] == [old]
+    assert run_json(capsys, "add", "计费服务预发布环境的端口改成 8081 了。")["supersedes"] == []  # a duplicate
+
+
+async def test_a_dropped_value_closes_the_memory_holding_it_not_its_neighbours(config):
+    async with client(config) as c:
+        queue = await call(c, "memory_store", content="notifier-service queue is SQS notif-queue-prod.")
+        mail = await call(c, "memory_store", content="Mail from notifier-service goes out via SendGrid.")
+        new = await call(
+            c, "memory_store", content="notifier-service mail goes through Amazon SES; SendGrid was dropped."
+        )
+        got = await call(c, "memory_get", ids=[queue["id"]])
+    assert [m["id"] for m in new["supersedes"]] == [mail["id"]]
+    assert got["memories"][0]["status"] == "current"
