@@ -188,6 +188,26 @@ def test_memory_store_called_by_the_model_shows_up_in_maple_memory_list(claude_c
     assert listed[stored["id"]]["content"] == content and listed[stored["id"]]["category"] == "command"
 
 
+def test_a_correction_the_model_stores_supersedes_the_old_fact_and_the_tool_result_says_so(
+    claude_code: ClaudeCode,
+) -> None:
+    claude_code.maple("install")
+    old = claude_code.add("The staging database listens on port 5433.")
+    content = "The staging database moved to port 6543 (PgBouncer), not 5433."
+    claude_code.api.script([ToolUse("mcp__maple__memory_store", {"content": content}, then="Updated.")])
+    run = claude_code.run_claude("The staging DB is on 6543 now, behind PgBouncer. Update your notes.")
+    assert run.result["result"] == "Updated." and len(run.main) == 2
+    (result,) = run.main[1].last_user_tool_results()
+    assert not result.get("is_error")
+    stored = json.loads(result["text"])
+    assert stored["supersedes"] == [{"id": old, "content": "The staging database listens on port 5433."}]
+    shown = json.loads(claude_code.maple("--json", "show", str(old)).stdout)["memories"][0]
+    assert shown["superseded_by"] == stored["id"]
+    found = json.loads(claude_code.maple("--json", "search", "staging database port").stdout)["results"]
+    # first: the correction, or the user's own words harvested at SessionEnd; never the old port
+    assert "6543" in found[0]["content"] and old not in [r["id"] for r in found]
+
+
 # -- e, f. harvest at SessionEnd, and --resume ------------------------------------------------
 
 FACT_PROMPT = "we run the tests with `uv run pytest -n auto`; the staging database listens on port 6543"
