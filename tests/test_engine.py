@@ -557,3 +557,39 @@ def test_where_no_engine_can_bind_its_socket_the_cli_loads_the_model_itself(tmp_
     assert found["model"] == "ready" and found["results"], found
     assert found["results"][0]["content"].startswith("Invoices") and found["results"][0]["channels"]["vector"] > 0
     assert not any(deep_tmp.rglob("*.sock")) and not any((home / "run").glob("*.sock"))  # no engine anywhere
+
+
+def test_the_engine_answers_a_long_store_before_the_chunks_are_embedded_and_embeds_them_after(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In this process, on the engine's own objects: a request stays in flight (`activity`) while
+    # the test reads what the store wrote, as the request that stored keeps it until it answers.
+    from memory import config as config_mod
+    from server.engine import Engine
+
+    monkeypatch.setenv("MAPLE_MODEL", "hash-64")
+    long = "Runbook: the nightly billing jobs.\n" + "\n".join(
+        f"Step {i}: check worker {i}, read its dashboard and restart its pod if its queue is stuck." for i in range(80)
+    )
+    engine = Engine(config_mod.load(home=home))
+    store = engine.store
+    assert store is not None
+
+    def waiting(mid: int) -> list[int]:
+        parts = [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE parent_id = ?", (mid,))]
+        assert len(parts) >= 4
+        return store.without_vectors([mid, *parts])
+
+    try:
+        engine.activity.begin()
+        try:
+            added = engine.answer({"method": "add", "project": str(tmp_path), "args": [long]})
+            mid = added["memory"]["id"]
+            meanwhile = waiting(mid)
+        finally:
+            engine.activity.end()
+        assert mid not in meanwhile and len(meanwhile) >= 4  # the memory's vector now, its chunks' later
+        assert wait_for(lambda: not waiting(mid), 30)
+    finally:
+        engine.stop()
+        store.close()
