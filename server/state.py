@@ -104,11 +104,13 @@ class Backfill:
         self.idle.set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._after: int | None = None  # look at ids above this one (the smallest asked for since the last look)
 
-    def kick(self) -> None:
-        """Ask for the missing vectors (returns at once)."""
+    def kick(self, after: int = 0) -> None:
+        """Ask for the missing vectors of the memories with an id above `after` (returns at once)."""
         with self._lock:
             self.idle.clear()
+            self._after = after if self._after is None else min(self._after, after)
             self.wanted.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="maple-backfill", daemon=True)
@@ -124,12 +126,14 @@ class Backfill:
         store: Store | None = None
         try:
             while self.wanted.wait() and not self.stop_event.is_set():
-                self.wanted.clear()
+                with self._lock:
+                    self.wanted.clear()
+                    after, self._after = self._after or 0, None
                 self.model.wait()
                 try:
                     if self.model.state() == "ready" and self._quiet():
                         store = store or self.open_store()  # a connection of this thread's
-                        store.embed_missing(batch=self.BATCH, progress=lambda done, total: self._quiet())
+                        store.embed_missing(batch=self.BATCH, progress=lambda done, total: self._quiet(), after=after)
                 except _Stopped:
                     return
                 except (MapleError, db.DatabaseError):  # the database is locked or gone: the worker retries

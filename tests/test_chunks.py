@@ -204,7 +204,9 @@ async def test_editing_a_long_memory_cuts_its_chunks_again(config):
         await call(c, "memory_update", id=m["id"], content=RUNBOOK + new_tail)
         old = await call(c, "memory_search", query=TAIL_QUERY)
         new = await call(c, "memory_search", query="who to page when the ledger export is late")
+        await embedded_in_background(c)
     after = chunk_rows(config, m["id"])
+    assert index_rows(config, [p[0] for p in after]) == (len(after), len(after))
     assert not {p[0] for p in before} & {p[0] for p in after}  # new rows: in-memory indexes see them
     assert index_rows(config, [p[0] for p in before]) == (0, 0)
     assert after[-1][1].endswith("ledger export is late.")
@@ -516,7 +518,7 @@ def test_a_warm_vector_copy_ranks_by_chunk_vectors_as_soon_as_they_are_filled_in
     from memory.store import indexes
 
     with Store.open(config, embedder) as s:
-        s.vectors_later = lambda: None  # as the server sets it; filled by embed_missing below
+        s.vectors_later = lambda after: None  # as the server sets it; filled by embed_missing below
         mid = s.add(NewMemory(LONG, scope=PROJECT)).id
         parts = {p[0] for p in chunk_rows(config, mid)}
         before = set(indexes.vector_index(s).row_of)
@@ -526,6 +528,51 @@ def test_a_warm_vector_copy_ranks_by_chunk_vectors_as_soon_as_they_are_filled_in
     assert mid in before and not parts & before
     assert parts <= after
     assert hits[0][0] in parts  # the last chunk, nearest to its own text
+
+
+def test_the_wake_up_after_a_long_store_points_past_older_memories_waiting_for_vectors(config, embedder):
+    # At 50k memories each look for rows without a vector costs 0.7 s: the background starts
+    # where the write left rows without one, and older ones wait for the worker's pass.
+    with Store.open(config, None) as s:
+        old = s.add(NewMemory("Stored by a process without a model: staging listens on 6543", scope=PROJECT)).id
+    with Store.open(config, embedder) as s:
+        asked: list[int] = []
+        s.vectors_later = asked.append
+        mid = s.add(NewMemory(LONG, scope=PROJECT)).id
+        parts = [p[0] for p in chunk_rows(config, mid)]
+        assert asked == [mid]  # the memory has its vector: look above it
+        assert s.embed_missing(after=asked[0]) == len(parts)
+        assert s.without_vectors([old, mid, *parts]) == [old]
+
+
+class EditsWhileEmbedding(HashEmbedder):
+    """Runs `edit` (once) while it embeds: an edit that lands between the read and the write of a
+    background embedding."""
+
+    def __init__(self, edit: Any) -> None:
+        super().__init__(64)
+        self.edit = edit
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        edit, self.edit = self.edit, None
+        if edit is not None:
+            edit()
+        return super().embed(texts)
+
+
+def test_chunks_cut_away_while_they_were_embedded_leave_no_vector_behind(config, embedder):
+    new_tail = "\nLast step: page the payments on-call if the ledger export is late."
+    with Store.open(config, embedder) as s:
+        s.vectors_later = lambda after: None
+        mid = s.add(NewMemory(LONG, scope=PROJECT)).id
+        before = [p[0] for p in chunk_rows(config, mid)]
+        with Store.open(config, EditsWhileEmbedding(lambda: s.update(mid, content=RUNBOOK + new_tail))) as filler:
+            filler.embed_missing(batch=4)
+            check = filler.integrity()
+        after = [p[0] for p in chunk_rows(config, mid)]
+    assert not set(before) & set(after) and index_rows(config, before) == (0, 0)
+    assert check["orphan_vectors"] == 0 and check["ok"]
+    assert index_rows(config, after) == (len(after), len(after))
 
 
 # -- the part shown holds the step it starts, not only its heading --------------------------------
