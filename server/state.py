@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from memory.app import Memories
-from memory.errors import MapleError, StoreUnavailable
-from memory.store import Store, db, indexes
+from memory.errors import StoreUnavailable
+from memory.store import Store, indexes
 from memory.store.jobs import Activity
 
 log = logging.getLogger("maple.server")
@@ -100,8 +100,6 @@ class Backfill:
     def __init__(self, open_store: Callable[[], Store], model: ModelGate, activity: Activity, stop: threading.Event):
         self.open_store, self.model, self.activity, self.stop_event = open_store, model, activity, stop
         self.wanted = threading.Event()
-        self.idle = threading.Event()  # set while there is nothing to do: tests and benchmarks wait on it
-        self.idle.set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._after: int | None = None  # look at ids above this one (the smallest asked for since the last look)
@@ -109,7 +107,6 @@ class Backfill:
     def kick(self, after: int = 0) -> None:
         """Ask for the missing vectors of the memories with an id above `after` (returns at once)."""
         with self._lock:
-            self.idle.clear()
             self._after = after if self._after is None else min(self._after, after)
             self.wanted.set()
             if self._thread is None:
@@ -136,14 +133,10 @@ class Backfill:
                         store.embed_missing(batch=self.BATCH, progress=lambda done, total: self._quiet(), after=after)
                 except _Stopped:
                     return
-                except (MapleError, db.DatabaseError):  # the database is locked or gone: the worker retries
+                except Exception:  # noqa: BLE001 - the worker's embed_missing job fills what is left
                     if not self.stop_event.is_set():
                         log.warning("could not embed what waits for vectors", exc_info=True)
-                with self._lock:
-                    if not self.wanted.is_set():
-                        self.idle.set()
         finally:
-            self.idle.set()
             if store is not None:
                 store.close()
 
