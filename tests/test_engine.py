@@ -593,3 +593,22 @@ def test_the_engine_answers_a_long_store_before_the_chunks_are_embedded_and_embe
     finally:
         engine.stop()
         store.close()
+
+
+def test_a_long_memory_added_through_a_running_engine_gets_every_chunk_vector_from_it(engine) -> None:
+    home, project = engine
+    long = "Runbook: the nightly exports.\n" + "\n".join(
+        f"Step {i}: check export {i}, compare its row count with the ledger and rerun it when they differ."
+        for i in range(60)
+    )
+    added = cli(home, project, "--json", "add", long)
+    assert added.returncode == 0, added.stderr
+    mid = json.loads(added.stdout)["id"]
+
+    def waiting() -> list[int]:
+        with Store.open(Config(home=home), None) as s:
+            parts = [r[0] for r in s.conn.execute("SELECT id FROM memories WHERE parent_id = ?", (mid,))]
+            assert len(parts) >= 4
+            return s.without_vectors([mid, *parts])
+
+    assert wait_for(lambda: not waiting(), 60)  # the engine's background embedding, woken by the store
