@@ -91,6 +91,8 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
             state.closing.set()
             if worker is not None:
                 worker.stop()
+            if state.backfill is not None:
+                state.backfill.stop()
             store.close()
 
     server: MCPServer[AppState] = MapleServer(

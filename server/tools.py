@@ -128,8 +128,9 @@ class SearchOut(BaseModel):
     model: ModelState = Field(description="Embedding model state; while 'loading', only keyword matching is used")
     without_vectors: list[int] = Field(
         default_factory=list,
-        description="Results that have no vector yet, so vectors were not used for them (keyword match only); "
-        "the background maintenance embeds them",
+        description="Results not wholly embedded yet, found by keywords only: stored without a vector, or a long "
+        "memory whose parts still wait for theirs (meaning does not reach those parts yet); MAPLE embeds them "
+        "in the background, usually within seconds",
     )
     note: str = Field(default="", description="When there are no results, why: nothing matches (never padded)")
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 from hypothesis import given, settings
@@ -62,6 +63,15 @@ def chunk_rows(config: Config, parent: int) -> list[tuple]:
             "ORDER BY chunk_index",
             (parent,),
         ).fetchall()
+
+
+async def embedded_in_background(c: Client) -> None:
+    """Wait until the server's background embedding has given every memory and chunk a vector."""
+    for _ in range(500):
+        if (await call(c, "memory_stats"))["without_vectors"] == 0:
+            return
+        await anyio.sleep(0.02)
+    raise AssertionError("the background embedding never finished")
 
 
 def index_rows(config: Config, ids: list[int]) -> tuple[int, int]:
@@ -117,6 +127,7 @@ async def test_memory_store_chunks_a_long_memory_and_search_shows_the_part_that_
         await call(c, "memory_store", content="Credit notes are issued by the billing team on request.")
         found = await call(c, "memory_search", query=TAIL_QUERY)
         whole = await call(c, "memory_get", ids=[m["id"]])
+        await embedded_in_background(c)  # the chunks' vectors (Store.vectors_later)
     parts = chunk_rows(config, m["id"])
     assert len(parts) >= 4 and all(LONG[a:b] == text for _, text, a, b, _, _ in parts)
     assert index_rows(config, [p[0] for p in parts]) == (len(parts), len(parts))
@@ -193,7 +204,9 @@ async def test_editing_a_long_memory_cuts_its_chunks_again(config):
         await call(c, "memory_update", id=m["id"], content=RUNBOOK + new_tail)
         old = await call(c, "memory_search", query=TAIL_QUERY)
         new = await call(c, "memory_search", query="who to page when the ledger export is late")
+        await embedded_in_background(c)
     after = chunk_rows(config, m["id"])
+    assert index_rows(config, [p[0] for p in after]) == (len(after), len(after))
     assert not {p[0] for p in before} & {p[0] for p in after}  # new rows: in-memory indexes see them
     assert index_rows(config, [p[0] for p in before]) == (0, 0)
     assert after[-1][1].endswith("ledger export is late.")
@@ -442,10 +455,124 @@ async def test_storing_a_long_memory_again_embeds_nothing_and_answers_with_the_s
     embedder = CountingEmbedder()
     async with Client(build_server(config, embedder, project=PROJECT), mode="legacy") as c:
         first = await call(c, "memory_store", content=LONG)
+        await embedded_in_background(c)
         embedded = embedder.texts
         again = await call(c, "memory_store", content=LONG)
+        await embedded_in_background(c)
     assert embedded > 2  # the memory and its chunks
     assert again["id"] == first["id"] and embedder.texts == embedded
+
+
+class HeldParts(HashEmbedder):
+    """Embeds a whole memory at once, and anything else (a long memory's chunks) only once
+    `release` is set: the in-between state of a long memory stored through the server, observed
+    without timing."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.release = threading.Event()
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if LONG not in texts:
+            self.release.wait(10)
+        return super().embed(texts)
+
+
+async def test_memory_store_of_a_long_memory_returns_before_its_chunks_are_embedded_and_they_follow(config):
+    held = HeldParts()
+    try:
+        async with Client(build_server(config, held, project=PROJECT), mode="legacy") as c:
+            m = await call(c, "memory_store", content=LONG)
+            parts = [p[0] for p in chunk_rows(config, m["id"])]
+            stored = index_rows(config, [m["id"]]), index_rows(config, parts)
+            # Meanwhile: found by a word of its last step only, which only a chunk's keyword row holds
+            # near the end (the parent's vector reads its start); the search says what is not embedded.
+            meanwhile = await call(c, "memory_search", query="orphans namespace")
+            held.release.set()
+            await embedded_in_background(c)
+            after = await call(c, "memory_search", query="orphans namespace")
+    finally:
+        held.release.set()
+    assert stored == ((1, 1), (len(parts), 0))  # the memory with its vector, the chunks' keyword rows only
+    assert [r["id"] for r in meanwhile["results"]] == [m["id"]]
+    assert "credit-notes-orphans" in meanwhile["results"][0]["content"]
+    assert meanwhile["without_vectors"] == [m["id"]]  # its parts wait for their vectors
+    assert index_rows(config, parts) == (len(parts), len(parts))
+    assert [r["id"] for r in after["results"]] == [m["id"]] and after["without_vectors"] == []
+
+
+def test_where_nothing_embeds_later_a_long_memory_is_stored_with_every_vector(capsys, config, embedder):
+    # The library's Store, and `maple-memory add` with the engine off (conftest): one-shot writers
+    # that no background process follows, so the chunks are embedded before the write returns.
+    with Store.open(config, embedder) as s:
+        direct = s.add(NewMemory(LONG, scope=PROJECT)).id
+    by_cli = add(capsys, LONG + " Added from the command line.")
+    for mid in (direct, by_cli):
+        parts = [p[0] for p in chunk_rows(config, mid)]
+        assert len(parts) >= 4 and index_rows(config, [mid, *parts]) == (len(parts) + 1, len(parts) + 1)
+
+
+def test_a_warm_vector_copy_ranks_by_chunk_vectors_as_soon_as_they_are_filled_in(config, embedder):
+    # The in-memory copy (memory.store.vecindex) looks again at rows it saw without a vector every
+    # WAIT_SECONDS; a search right after the background embedding must not wait for that turn.
+    from memory.store import indexes
+
+    with Store.open(config, embedder) as s:
+        s.vectors_later = lambda after: None  # as the server sets it; filled by embed_missing below
+        mid = s.add(NewMemory(LONG, scope=PROJECT)).id
+        parts = {p[0] for p in chunk_rows(config, mid)}
+        before = set(indexes.vector_index(s).row_of)
+        assert s.embed_missing() == len(parts)
+        after = set(indexes.vector_index(s).row_of)  # the very next search, well within WAIT_SECONDS
+        hits = indexes.vector_hits(s, embedder.embed_query(TAIL.strip()), [PROJECT], 3)
+    assert mid in before and not parts & before
+    assert parts <= after
+    assert hits[0][0] in parts  # the last chunk, nearest to its own text
+
+
+def test_the_wake_up_after_a_long_store_points_past_older_memories_waiting_for_vectors(config, embedder):
+    # At 50k memories each look for rows without a vector costs 0.7 s: the background starts
+    # where the write left rows without one, and older ones wait for the worker's pass.
+    with Store.open(config, None) as s:
+        old = s.add(NewMemory("Stored by a process without a model: staging listens on 6543", scope=PROJECT)).id
+    with Store.open(config, embedder) as s:
+        asked: list[int] = []
+        s.vectors_later = asked.append
+        mid = s.add(NewMemory(LONG, scope=PROJECT)).id
+        parts = [p[0] for p in chunk_rows(config, mid)]
+        assert asked == [mid]  # the memory has its vector: look above it
+        assert s.embed_missing(after=asked[0]) == len(parts)
+        assert s.without_vectors([old, mid, *parts]) == [old]
+
+
+class EditsWhileEmbedding(HashEmbedder):
+    """Runs `edit` (once) while it embeds: an edit that lands between the read and the write of a
+    background embedding."""
+
+    def __init__(self, edit: Any) -> None:
+        super().__init__(64)
+        self.edit = edit
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        edit, self.edit = self.edit, None
+        if edit is not None:
+            edit()
+        return super().embed(texts)
+
+
+def test_chunks_cut_away_while_they_were_embedded_leave_no_vector_behind(config, embedder):
+    new_tail = "\nLast step: page the payments on-call if the ledger export is late."
+    with Store.open(config, embedder) as s:
+        s.vectors_later = lambda after: None
+        mid = s.add(NewMemory(LONG, scope=PROJECT)).id
+        before = [p[0] for p in chunk_rows(config, mid)]
+        with Store.open(config, EditsWhileEmbedding(lambda: s.update(mid, content=RUNBOOK + new_tail))) as filler:
+            filler.embed_missing(batch=4)
+            check = filler.integrity()
+        after = [p[0] for p in chunk_rows(config, mid)]
+    assert not set(before) & set(after) and index_rows(config, before) == (0, 0)
+    assert check["orphan_vectors"] == 0 and check["ok"]
+    assert index_rows(config, after) == (len(after), len(after))
 
 
 # -- the part shown holds the step it starts, not only its heading --------------------------------

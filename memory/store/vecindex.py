@@ -33,9 +33,11 @@ def _floats(value: Any) -> np.ndarray:
 
 
 class VectorIndex:
-    # Memories seen without a vector (stored while the model loaded, or by a process without one)
-    # get theirs later from embed_missing, which leaves no version row: they are looked up again,
-    # at most WAIT_BATCH of them every WAIT_SECONDS.
+    # Memories seen without a vector (stored while the model loaded, by a process without one, or
+    # the chunks of a long memory, embedded after the write: Store.vectors_later) get theirs later
+    # from embed_missing, which leaves no version row: they are looked up again, at most
+    # WAIT_BATCH of them every WAIT_SECONDS, and at once when embed_missing's mark (Marks.filled)
+    # moved, so a search right after the background embedding ranks by the new vectors.
     WAIT_SECONDS = 2.0
     WAIT_BATCH = 200
 
@@ -60,6 +62,7 @@ class VectorIndex:
         self.scope_rows: dict[int, int] = {}  # scope code -> rows
         self.seen_id = 0
         self.seen_version = 0
+        self.seen_filled = ""
         self.waiting: set[int] = set()  # ids seen without a vector
         self._next_wait_check = 0.0
         self._wait_cursor = 0
@@ -74,9 +77,10 @@ class VectorIndex:
             if self.stale:
                 return
             if marks is None:
-                top, version, _, model, revision = conn.execute(db.MARKS_SQL).fetchone()
+                top, version, _, model, revision, filled = conn.execute(db.MARKS_SQL).fetchone()
             else:
                 top, version, model, revision = marks.top, marks.version, marks.model, marks.revision
+                filled = marks.filled
             if self.model is not None and model is not None and (model, revision) != self.model:
                 self.stale = (
                     f"the database's vectors are now from {model!r}"
@@ -110,6 +114,9 @@ class VectorIndex:
                     ],
                 )
                 self.seen_version = version
+            if filled != self.seen_filled:
+                self.seen_filled = filled
+                self._next_wait_check = 0.0
             if self.waiting and time.monotonic() >= self._next_wait_check:
                 pending = sorted(self.waiting)  # in turns from where the last look stopped
                 at = bisect.bisect_right(pending, self._wait_cursor)
