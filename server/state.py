@@ -110,14 +110,17 @@ class Backfill:
             self._after = after if self._after is None else min(self._after, after)
             self.wanted.set()
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="maple-backfill", daemon=True)
-                self._thread.start()
+                thread = threading.Thread(target=self._run, name="maple-backfill", daemon=True)
+                thread.start()
+                self._thread = thread  # only once started: `stop` may join it from another thread
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stop_event.set()
         self.wanted.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
 
     def _run(self) -> None:
         store: Store | None = None

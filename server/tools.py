@@ -85,8 +85,8 @@ class StoreOut(MemoryOut):
         default_factory=list,
         description=(
             "Current memories this one corrects (the same subject, a changed value): now superseded by it and "
-            "kept as history. Tell the user; if one is not what this corrects, `maple-memory restore ID` makes "
-            "it current again"
+            "kept as history. Tell the user; if one is not what this corrects, memory_restore makes it current "
+            "again"
         ),
     )
 
@@ -146,6 +146,11 @@ class GetOut(BaseModel):
 
 class ForgetOut(BaseModel):
     action: Literal["archived", "purged"]
+    memory: MemoryOut
+
+
+class RestoreOut(BaseModel):
+    was: Literal["archived", "superseded"] = Field(description="What the memory was before: now it is current")
     memory: MemoryOut
 
 
@@ -362,7 +367,7 @@ def memory_forget(
         StrictBool,
         Field(
             description=(
-                "false = archive it (hidden from search, restorable with `maple-memory restore`); "
+                "false = archive it (hidden from search, restorable with memory_restore); "
                 "true = delete it and its chunks for good"
             )
         ),
@@ -372,6 +377,17 @@ def memory_forget(
     with _calls(ctx) as app:
         d = app.forget(id, permanent=permanent)
     return ForgetOut(action=d["action"], memory=MemoryOut.of(d["memory"]))
+
+
+def memory_restore(
+    id: Annotated[StrictInt, Field(description="The memory's id")], ctx: Context[AppState]
+) -> RestoreOut:
+    """Bring back a forgotten (archived) memory, or make a superseded one current again: for a
+    correction that closed the wrong memory (the memory that superseded it stays current; forget
+    it if it is wrong)."""
+    with _calls(ctx) as app:
+        d = app.restore(id)
+    return RestoreOut(was=d["was"], memory=MemoryOut.of(d["memory"]))
 
 
 def memory_surface(
@@ -500,6 +516,13 @@ def register(server: MCPServer[AppState]) -> None:
         title="Forget a memory",
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    server.add_tool(
+        memory_restore,
+        title="Restore a memory",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
         ),
     )
     server.add_tool(

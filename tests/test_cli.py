@@ -337,7 +337,7 @@ def test_forget_archives_and_restore_brings_back(capsys):
     assert [m["id"] for m in run_json(capsys, "list", "--archived")["memories"]] == [mid]
     assert run_json(capsys, "search", "flaky workaround")["results"] == []
     assert run_json(capsys, "show", str(mid))["memories"][0]["deleted_at"] is not None
-    assert run_json(capsys, "restore", str(mid))["state"] == "active"
+    assert run_json(capsys, "restore", str(mid))["state"] == "current"
     assert [m["id"] for m in run_json(capsys, "list")["memories"]] == [mid]
 
 

@@ -71,7 +71,7 @@ def test_with_all_projects_each_id_command_reaches_another_projects_memory(capsy
     assert run_json(capsys, "outcome", str(mid), "partial", "--all-projects")["outcome"]["outcome"] == "partial"
     assert run_json(capsys, "history", str(mid), "--all-projects")["entries"][0]["memory"]["id"] == mid
     assert run_json(capsys, "forget", str(mid), "--all-projects")["state"] == "archived"
-    assert run_json(capsys, "restore", str(mid), "--all-projects")["state"] == "active"
+    assert run_json(capsys, "restore", str(mid), "--all-projects")["state"] == "current"
     new = run_json(capsys, "update", str(mid), "--content", "Use Redis", "--supersede", "--all-projects")["memory"]
     assert new["scope"] == str(a.resolve())  # stays in its own project, not moved to this one
     assert run_json(capsys, "forget", str(new["id"]), "--permanent", "--all-projects")["state"] == "deleted"

@@ -51,7 +51,7 @@ pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() 
 
 
 def seed(home: Path, project: Path) -> None:
-    """The memories, entities and decision the README's examples refer to (ids 1-6)."""
+    """The memories, entities and decision the README's examples refer to (ids 1-7)."""
     scope = str(project.resolve())
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
         s.add(NewMemory("Tests run with `pytest` -q; the db fixture needs Docker", scope=scope, category="command"))
@@ -62,6 +62,8 @@ def seed(home: Path, project: Path) -> None:
         decisions.record_decision(s, "Use Redis for the job queue", "fast and simple", scope=scope, importance=3)
         graph_query.relate(s, scope, "billing", "uses", "ledger", readable=[scope, "global"])
         graph_query.relate(s, scope, "ledger", "stores_in", "postgres", readable=[scope, "global"])
+        forgotten = s.add(NewMemory("Deploys go out on Fridays after the standup", scope=scope))
+        s.forget(forgotten.id)
 
 
 class Run:
@@ -145,6 +147,7 @@ def test_the_inspector_lists_every_tool_and_calls_each_with_its_readme_example(r
     assert 1 in [r["id"] for r in got["memory_search"]["structuredContent"]["results"][:2]]
     assert [m["id"] for m in got["memory_get"]["structuredContent"]["memories"]] == [1, 2]
     assert got["memory_forget"]["structuredContent"]["action"] == "archived"
+    assert got["memory_restore"]["structuredContent"]["was"] == "archived"
     assert got["memory_update"]["structuredContent"]["action"] == "superseded"
     assert got["memory_pin"]["structuredContent"]["pinned"] is True
     assert got["graph_path"]["structuredContent"]["found"] is True

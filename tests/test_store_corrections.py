@@ -56,6 +56,7 @@ async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_
         # "X, not Y" / "其实是 X，不是 Y"
         ("media-service accepts uploads up to 10MB.", "media-service accepts uploads up to 25MB, not 10."),
         ("短信验证码有效期 5 分钟。", "短信验证码有效期其实是 10 分钟，不是 5 分钟。"),
+        ("The Friday deploy cutoff is 15:00.", "Correction: the Friday deploy cutoff is 12:00."),
         # an old value named as dropped ("notification-service" is not "not ification-service")
         (
             "Mail from notifier-service goes out via SendGrid.",
@@ -85,6 +86,17 @@ async def test_corrections_in_either_language_supersede(config, old, new):
         ("The staging database is on port 5433.", "The staging Grafana dashboard moved to port 3001."),
         # the same words of another service
         ("invoice-worker listens on 8080 in staging.", "auth-gateway listens on 8081 in staging."),
+        # the next item of a series, not the same fact restated
+        ("Step 3 of the release: tag the commit.", "Step 4 of the release: tag the commit."),
+        # the same person named, another role of theirs
+        (
+            "Alice Chen (陈爱丽) is the primary on-call for billing-service.",
+            "Alice Chen (陈爱丽) is now also the engineering manager for payments.",
+        ),
+        (
+            "ledger-service is owned by Carol Zhang (张卡罗).",
+            "auth-gateway's owner is now Carol Zhang (张卡罗); XM moved to ledger work.",
+        ),
         # another system's mail provider
         ("Marketing emails go out through Mailchimp.", "notifier-service mail now goes through Amazon SES."),
     ],
@@ -107,7 +119,7 @@ def test_the_cli_says_what_a_new_memory_corrects_and_restore_makes_it_current_ag
     assert run_json(capsys, "show", str(old))["memories"][0]["superseded_by"] == new
 
     code, out, err = run(capsys, "restore", str(old))
-    assert code == 0 and f"made current again memory {old}" in out
+    assert code == 0 and f"memory {old} is current again; memory {new}" in out
     shown = run_json(capsys, "show", str(old))["memories"][0]
     assert shown["superseded_by"] is None and shown["valid_to"] is None
     (entry,) = run_json(capsys, "history", str(old))["entries"]
@@ -134,3 +146,59 @@ async def test_a_dropped_value_closes_the_memory_holding_it_not_its_neighbours(c
         got = await call(c, "memory_get", ids=[queue["id"]])
     assert [m["id"] for m in new["supersedes"]] == [mail["id"]]
     assert got["memories"][0]["status"] == "current"
+
+
+async def test_a_correction_closes_the_role_it_changes_not_the_other_role_of_the_person_it_names(config):
+    async with client(config) as c:
+        primary = await call(c, "memory_store", content="Primary on-call for billing-service is Alice Chen (陈爱丽).")
+        await call(c, "memory_store", content="Secondary on-call for billing-service is Bob Li (李博).")
+        new = await call(
+            c,
+            "memory_store",
+            content="Primary on-call for billing-service is now Bob Li (李博); Alice is on parental leave.",
+        )
+    assert [m["id"] for m in new["supersedes"]] == [primary["id"]]
+
+
+async def test_correcting_a_correction_closes_it_in_turn(config):
+    async with client(config) as c:
+        first = await call(c, "memory_store", content="billing-service listens on port 8080 in staging.")
+        second = await call(c, "memory_store", content="billing-service now listens on port 8081 in staging.")
+        third = await call(c, "memory_store", content="billing-service listens on port 8082 in staging.")
+        found = await call(c, "memory_search", query="billing-service staging port")
+    assert [m["id"] for m in second["supersedes"]] == [first["id"]]
+    assert [m["id"] for m in third["supersedes"]] == [second["id"]]
+    assert [r["id"] for r in found["results"]] == [third["id"]]
+
+
+async def test_storing_a_superseded_text_again_makes_it_current_and_closes_what_replaced_it(config):
+    async with client(config) as c:
+        old = await call(c, "memory_store", content="Invoice email goes out through SendGrid.")
+        ses = await call(
+            c, "memory_store", content="Invoice email goes out through Amazon SES now; SendGrid was dropped."
+        )
+        back = await call(c, "memory_store", content="Invoice email goes out through SendGrid.")
+        got = await call(c, "memory_get", ids=[old["id"], ses["id"]])
+    assert [m["id"] for m in ses["supersedes"]] == [old["id"]]
+    assert back["id"] == old["id"] and back["duplicate"] is True and back["status"] == "current"
+    assert [m["id"] for m in back["supersedes"]] == [ses["id"]]
+    assert [(m["status"], m["superseded_by"]) for m in got["memories"]] == [
+        ("current", None),
+        ("superseded", old["id"]),
+    ]
+
+
+async def test_memory_restore_undoes_a_wrong_supersession_and_a_forget_over_mcp(config):
+    async with client(config) as c:
+        old = await call(c, "memory_store", content="CI runs the full test suite nightly on main.")
+        new = await call(c, "memory_store", content="We now run the full test suite on every push in CI.")
+        refused = await c.call_tool("memory_update", {"id": old["id"], "importance": 4})
+        back = await call(c, "memory_restore", id=old["id"])
+        await call(c, "memory_forget", id=new["id"])
+        again = await call(c, "memory_restore", id=new["id"])
+        nothing = await c.call_tool("memory_restore", {"id": old["id"]})
+    assert [m["id"] for m in new["supersedes"]] == [old["id"]]
+    assert refused.is_error and f"restore memory {old['id']} first" in refused.content[0].text
+    assert (back["was"], back["memory"]["status"]) == ("superseded", "current")
+    assert (again["was"], again["memory"]["status"]) == ("archived", "current")
+    assert nothing.is_error and "neither archived nor superseded" in nothing.content[0].text

@@ -174,9 +174,10 @@ class Memories:
         metadata: dict | None = None,
     ) -> dict[str, Any]:
         """Store a memory: {"memory", "duplicate", "supersedes"}. A duplicate is the memory already
-        stored; `supersedes` lists the current memories ({"id", "content"}) the new one corrects,
-        now history (the harvest's rule: memory.extraction.ingest.supersede_corrected); `restore`
-        makes one current again."""
+        stored (the text of one kept as history makes it current again: `ingest.reinstate`);
+        `supersedes` lists the current memories ({"id", "content"}) the new one corrects, now
+        history (the harvest's rule: `ingest.supersede_corrected`); `restore` makes one current
+        again."""
         from memory.extraction import ingest
 
         check_useful(content)
@@ -196,7 +197,13 @@ class Memories:
             before = _newest_id(store)
             m = store.add(item)
             duplicate = m.id <= before
-            closed = [] if duplicate else ingest.supersede_corrected(store, m)
+            if not duplicate:
+                closed = ingest.supersede_corrected(store, m)
+            elif m.superseded_by is not None:  # history said again: it holds again
+                closed = ingest.reinstate(store, m)
+                m = store.get(m.id)
+            else:
+                closed = []
             replaced = [{"id": old.id, "content": old.content} for old in store.get_many(closed)]
         return {"memory": m.to_dict(), "duplicate": duplicate, "supersedes": replaced}
 
@@ -276,14 +283,15 @@ class Memories:
 
     def restore(self, memory_id: int) -> dict[str, Any]:
         """Bring an archived memory back, or make a superseded one current again (a correction
-        that was wrong, or closed the wrong memory): {"memory", "was": archived | superseded}."""
+        that was wrong, or closed the wrong memory): {"memory", "was": archived | superseded}, and
+        for a superseded one `superseded_by`, the memory that replaced it (it stays current)."""
         with self._serial() as store:
             m = self._get(memory_id)
             if m.deleted_at is not None:
                 return {"memory": store.restore(memory_id).to_dict(), "was": "archived"}
             if m.superseded_by is not None:
                 back = store.update(memory_id, superseded_by=None, valid_to=None, reason="restored")
-                return {"memory": back.to_dict(), "was": "superseded"}
+                return {"memory": back.to_dict(), "was": "superseded", "superseded_by": m.superseded_by}
             raise InvalidInput(f"memory {memory_id} is neither archived nor superseded; there is nothing to restore")
 
     def update(
@@ -333,7 +341,10 @@ class Memories:
         with self._serial() as store:
             old = self._get(memory_id, archived=False)
             if old.superseded_by is not None:
-                raise InvalidInput(f"memory {memory_id} was superseded by memory {old.superseded_by}; update that one")
+                raise InvalidInput(
+                    f"memory {memory_id} was superseded by memory {old.superseded_by}; update that one, or restore "
+                    f"memory {memory_id} first if it should not have been superseded"
+                )
             if mode == "supersede":
                 fields = {
                     k: getattr(old, k)

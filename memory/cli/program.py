@@ -82,7 +82,9 @@ def cmd_add(ctx: Context) -> int:
 
     def human() -> None:
         print(m["id"])
-        if d["duplicate"]:
+        if d["duplicate"] and d["supersedes"]:
+            print(f"{PROG}: memory {m['id']} had this text and was history: it is current again", file=sys.stderr)
+        elif d["duplicate"]:
             print(f"{PROG}: already stored as memory {m['id']}; nothing added", file=sys.stderr)
         for old in d["supersedes"]:
             print(
@@ -268,8 +270,18 @@ def cmd_restore(ctx: Context) -> int:
     with ctx.app(all_projects=ctx.args.all_projects) as app:
         d = app.restore(ctx.args.id)
     m = d["memory"]
-    done = "restored memory" if d["was"] == "archived" else "made current again memory"
-    ctx.emit({"id": m["id"], "state": "active", "was": d["was"], "memory": m}, lambda: print(f"{done} {m['id']}"))
+
+    def human() -> None:
+        if d["was"] == "archived":
+            print(f"restored memory {m['id']}")
+            return
+        after = d["superseded_by"]
+        print(
+            f"memory {m['id']} is current again; memory {after}, which had superseded it, stays current "
+            f"(`{PROG} forget {after}` if it is wrong)"
+        )
+
+    ctx.emit({"id": m["id"], "state": "current", "was": d["was"], "memory": m}, human)
     return 0
 
 

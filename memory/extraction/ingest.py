@@ -142,6 +142,29 @@ def supersede_corrected(store: Store, memory: Memory) -> list[int]:
     return closed
 
 
+def reinstate(store: Store, memory: Memory) -> list[int]:
+    """Make a superseded memory current again because it was said again ("Email goes out through
+    SendGrid." after "… through Amazon SES now" had closed it): the memory that holds now in its
+    place, the end of its chain of successors, is closed by it in turn. The ids closed."""
+    seen, end = {memory.id}, memory.superseded_by
+    while end is not None and end not in seen:
+        seen.add(end)
+        row = store.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?", (end,)).fetchone()
+        if row is None or row[1] is not None:
+            end = None  # the chain ends in a memory forgotten since: nothing holds in its place
+            break
+        if row[0] is None:
+            break  # the current one
+        end = row[0]
+    else:
+        end = None  # no successor, or a loop
+    _update(store, memory.id, superseded_by=None, valid_to=None, reason="said again")
+    if end is None:
+        return []
+    _update(store, end, valid_to=store.clock(), superseded_by=memory.id, reason="superseded")
+    return [end]
+
+
 def _about_it(store: Store, content: str, ids: list[int]) -> list[int]:
     """Those of `ids` whose memory the model finds close enough in meaning to `content` to be what
     it corrects (embed.same_fact_floor; all of them for a model with no known floor, or none loaded)."""
@@ -362,7 +385,9 @@ def _supersede_replaced(
     they stay as history, superseded by the new one."""
     old_values = c.metadata.get("replaces") or []
     closed: list[int] = _reverted(store, c, new_id)
-    if not old_values and c.layer == "fact" and rules.says_changed(c.content):
+    # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书"
+    beside = bool(_ALSO.search(c.content))
+    if not old_values and not beside and c.layer == "fact" and rules.says_changed(c.content):
         # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
         # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
         words = rules.subject_words(c.content[:14])
@@ -381,7 +406,7 @@ def _supersede_replaced(
                 break
     if not closed and c.layer in ("fact", "decision") and c.role == "user":
         same = _restated(store, c, new_id)
-        if same is None and rules.marks_change(c.content):
+        if same is None and not beside and rules.marks_change(c.content):
             same = _changed_subject(store, c, new_id)
             if same is None:
                 same = _changed_slot(store, c, new_id)
@@ -444,33 +469,38 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
     """The earlier statement a change closes when it names no old value: "Redis key 规范改成 hash tag
     的 `pg:{deviceId}:token`" closes "Redis key 规范：统一 `pg:` 前缀" from an earlier session. Sameness
     is by subject and meaning, not by string: the current fact or decision of another session that
-    shares the most topic words with the change (several, and a good part of the shorter one's),
+    shares the most topic words with the change (several, and a good part of the shorter one's; the
+    words other than names first, `rules.named_terms`: a name is often the value a change gives),
     and that does not already hold the change's values (then it says the same, or more)."""
     mine = rules.topic_terms(c.content)
     if len(mine) < SAME_SUBJECT_TERMS:
         return None
+    names = rules.named_terms(c.content)
     values = rules.values_in(c.content)
-    best: tuple[float, int] | None = None
+    best: tuple[int, float, int] | None = None
     for mid, content in _earlier_statements(store, c, new_id):
         theirs = rules.topic_terms(content)
         shared = mine & theirs
         if len(shared) < SAME_SUBJECT_TERMS or len(shared) < SAME_SUBJECT_SHARE * min(len(mine), len(theirs)):
             continue
+        unnamed = len(shared - names - rules.named_terms(content))
+        if unnamed < SAME_SUBJECT_TERMS - 1:
+            continue  # one person or product named in both, little else: "CZ now owns auth-gateway"
         if values and values <= rules.values_in(content):
             continue  # it already says what the change says
-        score = len(shared) / len(mine | theirs)
-        if best is None or score > best[0]:
-            best = (score, mid)
-    return best[1] if best else None
+        score = (unnamed, len(shared) / len(mine | theirs))
+        if best is None or score > best[:2]:
+            best = (*score, mid)
+    return best[2] if best else None
 
 
 def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
     """The earlier statement `c` says again with other values ("billing-service listens on 8081 in
     staging." after "… 8080 in staging."): the same words around them (rules.frame), at least two of
-    them topic words, and values that differ."""
+    them topic words, and values that differ; not the next item of a series ("step 4" after "step 3")."""
     values = rules.values_in(c.content)
     mine = rules.frame(c.content)
-    if not values or len(rules.topic_terms(mine)) < 2:
+    if not values or len(rules.topic_terms(mine)) < 2 or rules.numbers_a_series(mine):
         return None
     for mid, content in _earlier_statements(store, c, new_id):
         if rules.frame(content) == mine and rules.values_in(content) != values:
@@ -504,8 +534,6 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     lacks. The change may name the old value too, after the new one: "扫描间隔改成 5 分钟，10 分钟太长" closes
     "定时任务 10 分钟扫一次"; one that leads with the old value and adds another ("Redis now listens on
     6379 and on 6380 for TLS") adds beside it."""
-    if _ALSO.search(c.content):
-        return None  # "we now also use Vite for the docs": beside the old, not instead of it
     mine = rules.slot_values(c.content)
     if not mine:
         return None

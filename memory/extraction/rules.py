@@ -1140,7 +1140,7 @@ def says_changed(content: str) -> bool:
 # A statement that something is different from now on: what lets a later fact close an earlier one.
 _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
-    r"from now on|going forward|these days|actually)\b|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
+    r"from now on|going forward|these days|actually|correction)\b|更正|纠正|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
     r"重命名|改名|更名|现在|改成|改为|改到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
 )
@@ -1181,6 +1181,19 @@ def topic_terms(content: str) -> set[str]:
 _LITERAL = re.compile(r"[\w.\-/:<>{}@]*\d[\w.\-/:<>{}@]*|\b\w+[_./:]\w[\w./:\-<>{}]*")
 
 
+# A name in Title case after a sentence's first word ("owned by Carol Zhang", "is on FastAPI now").
+_NAMED = re.compile(r"(?<![.!?。！？]\s)(?<!^)\b[A-Z][a-z][A-Za-z0-9]*\b")
+
+
+def named_terms(content: str) -> set[str]:
+    """The topic terms (`topic_terms`) that are names: a person ("Carol Zhang", 张卡罗) or a product.
+    Often the value a statement gives, not what it is about: "auth-gateway's owner is now Carol
+    Zhang" is not about "ledger-service is owned by Carol Zhang"."""
+    words = {w.casefold() for w in _NAMED.findall(content.strip())}
+    people = [m.name for m in entities.find(content, None) if m.kind == "person"]
+    return topic_terms(" ".join([*words, *people])) if words or people else set()
+
+
 def values_in(content: str) -> set[str]:
     """The literal values a statement holds (code spans, numbers, names with dots or slashes)."""
     spans = {v.casefold().strip() for v in re.findall(r"`([^`]{2,80})`", content)}
@@ -1192,7 +1205,21 @@ def frame(content: str) -> str:
     staging." and "… on 8080 in staging" have one frame, so the later one restates the earlier
     with another value, a correction even when no word says so."""
     masked = _LITERAL.sub("#", re.sub(r"`[^`]{2,80}`", "#", content.casefold()))
-    return " ".join(re.findall(r"[^\W_]+|#", masked))
+    return " ".join(w for w in re.findall(r"[^\W_]+|#", masked) if w not in _WHEN_WORDS)
+
+
+# Words that say when, not what: "listens on 8081 now" restates "listens on 8080".
+_WHEN_WORDS = frozenset("now currently still actually 现在 目前 如今".split())
+
+
+# A value that numbers things in a series ("step 4", "convention number 3", "sprint 13", "第 2 步"):
+# statements alike but for it are items of a list, not one fact restated.
+_ORDINAL = re.compile(r"\b(?:number|no|step|item|phase|part|sprint|round|chapter|section|stage|rule|tip)\s#|第\s?#")
+
+
+def numbers_a_series(frame_: str) -> bool:
+    """Whether a statement's frame (`frame`) numbers an item of a series."""
+    return bool(_ORDINAL.search(frame_))
 
 
 def subject_words(subject: str | None) -> set[str]:
