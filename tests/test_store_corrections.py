@@ -116,7 +116,10 @@ def test_the_cli_says_what_a_new_memory_corrects_and_restore_makes_it_current_ag
     new = int(out.strip())
     assert code == 0
     assert f"memory {new} corrects memory {old}" in err and f"maple-memory restore {old}" in err
-    assert run_json(capsys, "show", str(old))["memories"][0]["superseded_by"] == new
+    shown = run_json(capsys, "show", str(old))["memories"][0]
+    assert (shown["status"], shown["superseded_by"]) == ("superseded", new)
+    code, out, err = run(capsys, "show", str(old))
+    assert f"memory {old}  (superseded by memory {new})" in out
 
     code, out, err = run(capsys, "restore", str(old))
     assert code == 0 and f"memory {old} is current again; memory {new}" in out

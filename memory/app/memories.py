@@ -205,7 +205,8 @@ class Memories:
             else:
                 closed = []
             replaced = [{"id": old.id, "content": old.content} for old in store.get_many(closed)]
-        return {"memory": m.to_dict(), "duplicate": duplicate, "supersedes": replaced}
+        memory = {**m.to_dict(), "status": browse.status_of(m, store.clock())}
+        return {"memory": memory, "duplicate": duplicate, "supersedes": replaced}
 
     def search(
         self,
@@ -250,7 +251,8 @@ class Memories:
         return nothing_found(scopes, meaning=meaning, across=across)
 
     def get(self, ids: Sequence[int]) -> dict[str, Any]:
-        """Whole memories by id (archived ones too), in the order asked; ids not visible here are
+        """Whole memories by id (archived ones too), each with its `status` (current, superseded,
+        expired, archived), in the order asked; ids not visible here are
         `missing`. The id of a chunk (a part of a long memory) reads its parent: `parts` lists such
         ids, each with the memory returned for it ({"id", "memory", "note"})."""
         ids = list(dict.fromkeys(ids))
@@ -266,8 +268,9 @@ class Memories:
             whole = parents.get(m.parent_id) if m.parent_id is not None else m
             if whole is not None:
                 out.setdefault(whole.id, whole)
+        now = self.store.clock()
         return {
-            "memories": [m.to_dict() for m in out.values()],
+            "memories": [{**m.to_dict(), "status": browse.status_of(m, now)} for m in out.values()],
             "missing": [i for i in ids if i not in seen],
             "parts": [{"id": i, "memory": p, "note": part_of(i, p)} for i, p in parts.items()],
         }

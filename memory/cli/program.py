@@ -187,9 +187,10 @@ def cmd_show(ctx: Context) -> int:
         for n, m in enumerate(memories):
             if n:
                 print()
-            print(_paint(f"memory {m['id']}", "1;36") + (_paint("  (archived)", "33") if m["deleted_at"] else ""))
+            word = m["status"] + (f" by memory {m['superseded_by']}" if m["superseded_by"] else "")
+            print(_paint(f"memory {m['id']}", "1;36") + ("" if word == "current" else _paint(f"  ({word})", "33")))
             for key, value in m.items():
-                if key in ("id", "content") or value in (None, [], {}, ""):
+                if key in ("id", "content", "status") or value in (None, [], {}, ""):
                     continue
                 shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
                 print(f"  {key}: {shown}")
