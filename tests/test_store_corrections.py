@@ -127,6 +127,8 @@ def test_the_cli_says_what_a_new_memory_corrects_and_restore_makes_it_current_ag
     assert shown["superseded_by"] is None and shown["valid_to"] is None
     (entry,) = run_json(capsys, "history", str(old))["entries"]
     assert [v["reason"] for v in entry["versions"]] == ["superseded", "restored"]
+    code, out, err = run(capsys, "history", str(old))
+    assert ": successor, end  was:" in out and "superseded_by" not in out
 
     code, out, err = run(capsys, "restore", str(new))
     assert code != 0 and "neither archived nor superseded" in err

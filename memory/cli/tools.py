@@ -25,6 +25,7 @@ TOOL_COMMANDS = {
     "memory_search": "search",
     "memory_get": "show",
     "memory_forget": "forget",
+    "memory_restore": "restore",
     "memory_update": "update",
     "memory_pin": "pin",
     "memory_list": "list",
@@ -189,6 +190,10 @@ def cmd_pin(ctx: Context) -> int:
     return 0
 
 
+# How `history` names the fields a version changed, for people (--json keeps the field names).
+FIELD_WORDS = {"superseded_by": "successor", "valid_to": "end", "valid_from": "start", "deleted_at": "archived"}
+
+
 def cmd_history(ctx: Context) -> int:
     a = ctx.args
     with ctx.app(all_projects=a.all_projects) as app:
@@ -210,7 +215,7 @@ def cmd_history(ctx: Context) -> int:
                     _paint(
                         f"    {(v['changed_at'] or '')[:16]}  {v['reason']}"
                         + (f" by {v['editor']}" if v.get("editor") else "")
-                        + f": {', '.join(v['changed']) or '-'}",
+                        + f": {', '.join(FIELD_WORDS.get(f, f.replace('_', ' ')) for f in v['changed']) or '-'}",
                         "2",
                     )
                     + f"  was: {fit(v['content'], 70)}"
