@@ -174,9 +174,11 @@ def _about_it(store: Store, content: str, ids: list[int]) -> list[int]:
     if not ids or embed.same_fact_floor(model) is None:
         return ids
     try:
-        cosine = indexes.cosines(store, store.embedder.embed([content])[0], ids)
+        vector = store.embedder.embed([content])[0]
     except StoreUnavailable:
         return ids
+    with indexes.caught_up(store):  # a warm vector copy may not hold the newest memories yet
+        cosine = indexes.cosines(store, vector, ids)
     language = text.cjk_share(content)
 
     def floor(mid: int) -> float:
