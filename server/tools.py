@@ -111,7 +111,12 @@ class Hit(BaseModel):
         default=None,
         description="For a long memory found by a part of it: which characters content shows and how to read the rest",
     )
-    score: float = Field(description="Fused relevance score; higher is better, comparable within one search")
+    score: float = Field(
+        description=(
+            "Fused relevance score on one scale for every search (not only within this one): a low top score "
+            "means nothing stored is close; a strong match on several channels can exceed 1"
+        )
+    )
     channels: dict[str, float] = Field(description="What each retrieval channel (bm25, vector, ...) added to the score")
     layer: str
     category: str
