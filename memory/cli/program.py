@@ -273,14 +273,16 @@ def cmd_restore(ctx: Context) -> int:
     m = d["memory"]
 
     def human() -> None:
+        after = d.get("superseded_by")
         if d["was"] == "archived":
             print(f"restored memory {m['id']}")
-            return
-        after = d["superseded_by"]
-        print(
-            f"memory {m['id']} is current again; memory {after}, which had superseded it, stays current "
-            f"(`{PROG} forget {after}` if it is wrong)"
-        )
+        elif after is None:
+            print(f"memory {m['id']} is current again")
+        else:
+            print(
+                f"memory {m['id']} is current again; memory {after}, which holds in its place, stays current "
+                f"(`{PROG} forget {after}` if it is wrong)"
+            )
 
     ctx.emit({"id": m["id"], "state": "current", "was": d["was"], "memory": m}, human)
     return 0

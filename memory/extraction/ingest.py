@@ -30,7 +30,7 @@ from memory.errors import InvalidInput, StoreUnavailable
 from memory.extraction import rules
 from memory.extraction.heuristic import Candidate
 from memory.lang import glossary, text
-from memory.store import Memory, NewMemory, Store, content_hash, graph, indexes, parse_time
+from memory.store import Memory, NewMemory, Store, chunks, content_hash, graph, indexes, parse_time
 
 log = logging.getLogger("maple.ingest")
 
@@ -116,8 +116,8 @@ def supersede_corrected(store: Store, memory: Memory) -> list[int]:
     rule beside an old one ("new endpoints use APIRouter" after "we moved to FastAPI") or a value
     added beside another ("also", "也") closes nothing; nor does anything about another
     environment ("prod" is not "staging")."""
-    if memory.layer not in ("fact", "decision") or memory.parent_id is not None:
-        return []
+    if memory.layer not in ("fact", "decision") or memory.parent_id is not None or _document(store, memory.content):
+        return []  # a document (a runbook, a design doc) is not a correction of one fact
     from memory.extraction import heuristic
 
     c = Candidate(
@@ -146,23 +146,27 @@ def reinstate(store: Store, memory: Memory) -> list[int]:
     """Make a superseded memory current again because it was said again ("Email goes out through
     SendGrid." after "… through Amazon SES now" had closed it): the memory that holds now in its
     place, the end of its chain of successors, is closed by it in turn. The ids closed."""
-    seen, end = {memory.id}, memory.superseded_by
-    while end is not None and end not in seen:
-        seen.add(end)
-        row = store.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?", (end,)).fetchone()
-        if row is None or row[1] is not None:
-            end = None  # the chain ends in a memory forgotten since: nothing holds in its place
-            break
-        if row[0] is None:
-            break  # the current one
-        end = row[0]
-    else:
-        end = None  # no successor, or a loop
+    end = holds_now(store, memory)
     _update(store, memory.id, superseded_by=None, valid_to=None, reason="said again")
     if end is None:
         return []
     _update(store, end, valid_to=store.clock(), superseded_by=memory.id, reason="superseded")
     return [end]
+
+
+def holds_now(store: Store, memory: Memory) -> int | None:
+    """The memory that holds now in place of a superseded one: the end of its chain of successors
+    (None when it ends in one forgotten since, or loops)."""
+    seen, end = {memory.id}, memory.superseded_by
+    while end is not None and end not in seen:
+        seen.add(end)
+        row = store.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?", (end,)).fetchone()
+        if row is None or row[1] is not None:
+            return None
+        if row[0] is None:
+            return end
+        end = row[0]
+    return None
 
 
 def _about_it(store: Store, content: str, ids: list[int]) -> list[int]:
@@ -186,6 +190,13 @@ def _about_it(store: Store, content: str, ids: list[int]) -> list[int]:
         return embed.same_fact_floor(model, across) or 0.0
 
     return [mid for mid in ids if cosine.get(mid, 1.0) >= floor(mid)]  # no vector yet: the rules alone
+
+
+def _document(store: Store, content: str) -> bool:
+    """Whether `content` is a document rather than a statement: long enough to be cut into parts
+    (memory.store.chunks). A one-line correction never closes one, nor does one close anything:
+    two runbooks share many words and may both say "now"."""
+    return chunks.is_long(content, store.config.extraction_chunk_chars)
 
 
 def _content_of(store: Store, memory_id: int) -> str:
@@ -391,6 +402,8 @@ def _supersede_replaced(
     """A correction that names what it replaces ("6543 now, not 5433", "老的 10.12.3.45 回收") closes
     the current facts that still hold the old value, and the explanations that state it (`_states`);
     they stay as history, superseded by the new one."""
+    if _document(store, c.content):
+        return  # a runbook kept whole says "now" and shares words with everything
     old_values = c.metadata.get("replaces") or []
     closed: list[int] = _reverted(store, c, new_id)
     # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书";
@@ -402,7 +415,7 @@ def _supersede_replaced(
         words = rules.subject_words(c.content[:14])
         for mid, content, session in store.conn.execute(
             f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer = 'fact' "
-            f"AND {_current_filter()} ORDER BY id DESC LIMIT 200",
+            f"AND {_closable(store)} ORDER BY id DESC LIMIT 200",
             (c.scope,),
         ):
             if (
@@ -426,7 +439,7 @@ def _supersede_replaced(
     for v in old_values:
         rows = store.conn.execute(
             f"SELECT id, content, layer FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision', "
-            f"'experience') AND instr(lower(content), lower(?)) > 0 AND {_current_filter()}",
+            f"'experience') AND instr(lower(content), lower(?)) > 0 AND {_closable(store)}",
             (c.scope, v),
         ).fetchall()
         for mid, content, layer in rows:
@@ -531,7 +544,7 @@ def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Itera
     that a change said in `c` may close: from another session, about the same environment."""
     for mid, content, session in store.conn.execute(
         f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
-        f"AND {_current_filter()} ORDER BY id DESC LIMIT 300",
+        f"AND {_closable(store)} ORDER BY id DESC LIMIT 300",
         (c.scope,),
     ).fetchall():
         if mid != new_id and session != c.session_id and not rules.other_environment(c.content, content):
@@ -638,6 +651,11 @@ def _current_filter(alias: str = "m") -> str:
     )
 
 
+def _closable(store: Store) -> str:
+    """The current memories a correction may close: statements, not documents (`_document`)."""
+    return f"{_current_filter()} AND length(m.content) <= {int(store.config.extraction_chunk_chars)}"
+
+
 def _nearest(store: Store, c: Candidate, vec: Any, k: int = 8) -> list[tuple[int, float]]:
     """The closest current memories of the candidate's scope, with a similarity in [0, 1]."""
     if vec is not None and store.has_vectors:
@@ -694,7 +712,7 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         return None
     rows = store.conn.execute(
         f"SELECT id, json_extract(metadata, '$.value'), subject FROM memories m WHERE scope = ? "
-        f"AND json_extract(metadata, '$.attribute') = ? AND {_current_filter()} ORDER BY id DESC LIMIT 200",
+        f"AND json_extract(metadata, '$.attribute') = ? AND {_closable(store)} ORDER BY id DESC LIMIT 200",
         (c.scope, c.attribute),
     ).fetchall()
     for mid, value, subject in rows:
@@ -710,7 +728,7 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         # current fact whose opening words name the same subject.
         words = rules.subject_words(c.subject)
         for mid, content in store.conn.execute(
-            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND {_current_filter()} "
+            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND {_closable(store)} "
             f"ORDER BY id DESC LIMIT 200",
             (c.scope,),
         ):
