@@ -297,3 +297,17 @@ def test_restore_says_which_memory_holds_now_at_the_end_of_the_chain(capsys):
     third = add(capsys, "billing-service listens on port 8082 in staging.")
     code, out, err = run(capsys, "restore", str(first))
     assert code == 0 and f"memory {first} is current again; memory {third}, which holds in its place" in out
+
+
+async def test_a_search_only_history_answers_says_so_instead_of_nothing_matches(config, capsys):
+    async with client(config) as c:
+        old = await call(c, "memory_store", content="Invoices are emailed through Mailgun from billing-worker.")
+        await call(
+            c,
+            "memory_store",
+            content="Invoices are emailed through Amazon SES from billing-worker now; Mailgun was dropped.",
+        )
+        await call(c, "memory_forget", id=old["id"] + 1)  # the correction forgotten: the old one stays history
+        found = await call(c, "memory_search", query="Mailgun")
+    assert found["results"] == []
+    assert f"kept as history (superseded or ended) do: {old['id']}" in found["note"]

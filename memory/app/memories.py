@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from memory import embed
@@ -222,7 +223,8 @@ class Memories:
         session_id: str | None = None,
     ) -> dict[str, Any]:
         """Ranked memories for a query, each with its score and what each channel added;
-        `without_vectors`: the results that have no vector yet (found by keywords alone).
+        `without_vectors`: the results that have no vector yet (found by keywords alone); `history`:
+        when nothing current matches, the superseded or ended memories that would have.
         `record`: count the results as recalled (decay input); a person browsing does not."""
         from memory.retrieval import ranking
 
@@ -234,13 +236,24 @@ class Memories:
             # their vectors: they (or those parts) rank by keywords alone until the background
             # embeds them, and the caller is told so.
             without = store.without_vectors([r.memory.id for r in results], parts=True)
+            history = [] if results else ranking.search(store, replace(q, include_history=True), record=False)
+        note = ""
+        if history:  # what was true once: "nothing matches" would say it was never stored
+            ids = ", ".join(str(r.memory.id) for r in history[:5])
+            note = (
+                f"No current memory matches; {len(history)} kept as history (superseded or ended) do: {ids}. "
+                "memory_history shows what replaced them"
+            )
+        elif not results:
+            note = self._nothing_found(scopes)
         return {
             "query": query,
             "scopes": scopes,
             "results": [r.to_dict() for r in results],
             "model": self.model_state(),
             "without_vectors": without,
-            "note": "" if results else self._nothing_found(scopes),
+            "note": note,
+            "history": [r.memory.id for r in history],
         }
 
     def _nothing_found(self, scopes: Sequence[str]) -> str:

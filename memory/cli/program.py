@@ -23,6 +23,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,7 +115,14 @@ def cmd_search(ctx: Context) -> int:
             )
         if d.get("without_vectors"):
             print(f"{PROG}: {without_vectors_note(d['without_vectors'])}", file=sys.stderr)
-        if not d["results"]:
+        if d.get("history"):
+            old = d["history"]
+            print(
+                f"{PROG}: no current memory matches {a.query!r}; {len(old)} kept as history do: "
+                f"{', '.join(map(str, old[:5]))} (`{PROG} history {old[0]}` shows what replaced it)",
+                file=sys.stderr,
+            )
+        elif not d["results"]:
             print(f"{PROG}: no memories match {a.query!r} in {', '.join(d['scopes'])}", file=sys.stderr)
         # A long memory's hit: where its part is on the row, then the part itself in full, wrapped.
         _table(
@@ -711,13 +719,19 @@ def _memory_count(path: Path, config: Config) -> str:
     memories of their own), with the chunks named when there are any."""
     conn = db.connect(path, busy_timeout_ms=config.busy_timeout_ms, readonly=True)
     try:
-        whole, parts = conn.execute(
-            "SELECT count(*) FILTER (WHERE parent_id IS NULL), count(*) FILTER (WHERE parent_id IS NOT NULL) "
-            "FROM memories WHERE deleted_at IS NULL"
+        whole, parts, history = conn.execute(
+            "SELECT count(*) FILTER (WHERE parent_id IS NULL), count(*) FILTER (WHERE parent_id IS NOT NULL), "
+            "count(*) FILTER (WHERE parent_id IS NULL AND (superseded_by IS NOT NULL OR valid_to <= ?)) "
+            "FROM memories WHERE deleted_at IS NULL",
+            (time.time(),),
         ).fetchone()
     finally:
         conn.close()
-    return f"{whole} memor{'y' if whole == 1 else 'ies'}" + (f" (and {parts} chunks of the long ones)" if parts else "")
+    return (
+        f"{whole} memor{'y' if whole == 1 else 'ies'}"
+        + (f", {history} of them history (superseded or ended)" if history else "")
+        + (f" (and {parts} chunks of the long ones)" if parts else "")
+    )
 
 
 def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
