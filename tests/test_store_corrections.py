@@ -311,3 +311,50 @@ async def test_a_search_only_history_answers_says_so_instead_of_nothing_matches(
         found = await call(c, "memory_search", query="Mailgun")
     assert found["results"] == []
     assert f"kept as history (superseded or ended) do: {old['id']}" in found["note"]
+
+
+def _line(kind: str, uuid: str, parent: str | None, content: object, cwd: str) -> str:
+    """One transcript line in Claude Code's shape (../shared/fixtures/claude-code/session.jsonl)."""
+    import json
+
+    message = {"role": kind, "content": content}
+    if kind == "assistant":
+        message = {"id": f"msg_{uuid}", "type": "message", "model": "claude-sonnet-5", **message}
+    return json.dumps(
+        {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": kind,
+            "message": message,
+            "uuid": uuid,
+            "timestamp": "2026-12-03T09:00:00.000Z",
+            "cwd": cwd,
+            "sessionId": "5b0c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d",
+            "version": "2.1.332",
+        },
+        ensure_ascii=False,
+    )
+
+
+def test_the_harvest_does_not_store_again_what_the_assistant_stored_with_memory_store(capsys, project, tmp_path):
+    # Through the real Claude Code the user said "the staging DB is on 6543 now", the model stored it
+    # with memory_store in its own words, and the SessionEnd harvest stored the user's words too.
+    said = "The staging DB is on 6543 now, behind PgBouncer. Please remember that."
+    stored = "The staging database moved to port 6543 (PgBouncer), not 5433."
+    mid = add(capsys, stored)
+    use = {"type": "tool_use", "id": "toolu_01", "name": "mcp__maple__memory_store", "input": {"content": stored}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_01", "content": f'{{"id": {mid}}}'}
+    lines = [
+        _line("user", "u1", None, said, str(project)),
+        _line("assistant", "a1", "u1", [use], str(project)),
+        _line("user", "u2", "a1", [result], str(project)),
+        _line("assistant", "a2", "u2", [{"type": "text", "text": "Noted: staging is on 6543."}], str(project)),
+        _line("user", "u3", "a2", "Also, we run the tests with `uv run pytest -n auto`.", str(project)),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "extract", str(path))
+    assert code == 0, err
+    contents = [m["content"] for m in run_json(capsys, "list")["memories"]]
+    assert stored in contents and not any("6543" in c and c != stored for c in contents)
+    assert any("uv run pytest -n auto" in c for c in contents)  # what it did not store is harvested

@@ -163,8 +163,23 @@ def extract(
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     for c in out:
         finish(c, known, project)
-    out = [c for c in out if not _hands_over_secret(c)]
+    out = [c for c in out if not _hands_over_secret(c) and not _stored_by_assistant(c, turns)]
     return _dedup(out)
+
+
+def _stored_by_assistant(c: Candidate, turns: list[dict]) -> bool:
+    """Whether the assistant stored what this user statement says itself, with a memory tool in
+    its answer to it ("remember: staging is on 6543 now" -> memory_store "The staging database moved
+    to 6543"): the harvest would store the user's words for the same fact a second time."""
+    i = c.metadata.get("turn")
+    if c.role != "user" or not isinstance(i, int):
+        return False
+    for t in turns[i + 1 :]:
+        if t.get("role") == "user" and t.get("kind") == "text":
+            return False  # the answer to that turn has ended
+        if t.get("stored") and R.covers(t["stored"], c.content):
+            return True
+    return False
 
 
 def _hands_over_secret(c: Candidate) -> bool:

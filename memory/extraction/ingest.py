@@ -596,7 +596,11 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
         if (techs_mine - techs_theirs) and (techs_theirs - techs_mine):
             continue  # "Postgres listens on 5432" is not what "the dev server uses 5173 with Vite" changed
         # an old name stays in its statement's subject: "crates/shipit-cli" is about the cli crate renamed
-        shared = stems & rules.subject_stems(content, {v for k, vs in theirs.items() if k != "name" for v in vs})
+        their_stems = rules.subject_stems(content, {v for k, vs in theirs.items() if k != "name" for v in vs})
+        shared = stems & their_stems
+        where = rules.ENVIRONMENT_STEMS
+        if shared <= where and stems - where and their_stems - where:
+            continue  # one place, two things named in it: "the staging database" / "the staging Grafana"
         if shared and (best is None or len(shared) > best[0]):
             best = (len(shared), mid)
     return best[1] if best else None

@@ -1200,6 +1200,16 @@ def values_in(content: str) -> set[str]:
     return spans | {v.casefold() for v in _LITERAL.findall(content)}
 
 
+def covers(stored: str, statement: str) -> bool:
+    """Whether `stored` says what `statement` says, however worded: every value the statement
+    holds (a port, a path, a version) is in it, or at least half of its topic words are."""
+    values = values_in(statement)
+    if values:
+        return values <= values_in(stored)
+    mine = topic_terms(statement)
+    return len(mine) >= 2 and len(mine & topic_terms(stored)) >= 0.5 * len(mine)
+
+
 def frame(content: str) -> str:
     """What a statement says with its values taken out: "billing-service listens on 8081 in
     staging." and "… on 8080 in staging" have one frame, so the later one restates the earlier
@@ -1479,8 +1489,11 @@ _GENERIC_SUBJECT = frozenset(
     """servi serve port app apps api the this that now there here value thing stuff setup uses
     using runs which behind since still every their other about into proxi point
     milli secon minut hours days""".split()
-    # where, not what: "the staging Grafana" is not what "the staging database" changed
-    + "stagi stage stg produ prod devel local 预发 灰度 生产 线上 测试 开发 本地 环境".split()
+)
+# Stems that say where, not what (`subject_stems`): "the staging Grafana" is not what "the staging
+# database" changed, though "runs on 3000 locally" is what "local dev uses 5173 now" changed.
+ENVIRONMENT_STEMS = frozenset(
+    "stagi stage stg produ prod dev devel local 预发 灰度 生产 线上 测试 开发 本地 环境".split()
 )
 
 

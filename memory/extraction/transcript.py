@@ -11,7 +11,8 @@ truncated or replaced (re-reading is harmless: ingestion deduplicates).
 A turn is a dict: role ("user", "assistant" or "tool"), text, uuid, timestamp, session_id, cwd,
 and kind:
   "text"        a human prompt or the assistant's prose
-  "tool_call"   a compact record of a tool use: `tool`, `input` (command or path), `tool_use_id`
+  "tool_call"   a compact record of a tool use: `tool`, `input` (command or path), `tool_use_id`,
+                and for a memory tool `stored`, the text it stored (`stored_by_tool`)
   "tool_result" a successful result, reduced to its first line (`tool`, `input`, `text`)
   "tool_error"  a failed tool call: `tool`, `input`, `error` (the most telling error line)
 Whole tool outputs are never kept: they are not memories, and they are where noise and secrets
@@ -332,18 +333,32 @@ def _assistant(content: Any, base: dict, turns: list, tools: dict, stats: dict) 
             tid = block.get("id")
             if isinstance(tid, str):
                 tools[tid] = (name, summary)
-            turns.append(
-                {
-                    **base,
-                    "role": "assistant",
-                    "kind": "tool_call",
-                    "tool": name,
-                    "input": summary,
-                    "tool_use_id": tid,
-                    "text": "",
-                }
-            )
+            turn: Turn = {
+                **base,
+                "role": "assistant",
+                "kind": "tool_call",
+                "tool": name,
+                "input": summary,
+                "tool_use_id": tid,
+                "text": "",
+            }
+            stored = stored_by_tool(name, block.get("input"))
+            if stored:
+                turn["stored"] = stored
+            turns.append(turn)
         # thinking and redacted_thinking are the model's scratch work, not statements
+
+
+def stored_by_tool(tool: str, value: Any) -> str:
+    """What a memory tool call stored (MAPLE's or any server's `memory_store`, `decision_record`),
+    so the harvest does not store the user's words for it a second time; "" for other tools."""
+    if not isinstance(value, dict):
+        return ""
+    if tool.endswith("memory_store") and isinstance(value.get("content"), str):
+        return value["content"]
+    if tool.endswith("decision_record") and isinstance(value.get("chosen"), str):
+        return " ".join(v for v in (value["chosen"], value.get("why")) if isinstance(v, str))
+    return ""
 
 
 def _tool_result(block: dict, base: dict, tools: dict, stats: dict, structured: Any) -> Turn:
