@@ -204,8 +204,9 @@ def test_a_correction_the_model_stores_supersedes_the_old_fact_and_the_tool_resu
     shown = json.loads(claude_code.maple("--json", "show", str(old)).stdout)["memories"][0]
     assert shown["superseded_by"] == stored["id"]
     found = json.loads(claude_code.maple("--json", "search", "staging database port").stdout)["results"]
-    # first: the correction, or the user's own words harvested at SessionEnd; never the old port
-    assert "6543" in found[0]["content"] and old not in [r["id"] for r in found]
+    assert found[0]["id"] == stored["id"] and old not in [r["id"] for r in found]
+    # the SessionEnd harvest left out the user's words for what the model stored itself
+    assert [m["id"] for m in claude_code.memories() if "6543" in m["content"]] == [stored["id"]]
 
 
 # -- e, f. harvest at SessionEnd, and --resume ------------------------------------------------
