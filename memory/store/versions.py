@@ -59,7 +59,10 @@ class Entry:
 _IGNORED_CHANGES = {"updated_at", "last_activated_at", "activation_count", "id", "content_hash"}
 
 
-def _versions(store: Store, m: Memory) -> list[Version]:
+def _versions(store: Store, m: Memory, scopes: Sequence[str] | None = None) -> list[Version]:
+    """The earlier versions of `m`, oldest first; with `scopes`, only those from when the memory
+    was in one of them (moved from a project to the global scope, its versions from before stay
+    that project's)."""
     rows = store.conn.execute(
         "SELECT content, fields, reason, changed_at, editor FROM memory_versions WHERE memory_id = ? "
         "ORDER BY changed_at, id",
@@ -76,7 +79,8 @@ def _versions(store: Store, m: Memory) -> list[Version]:
         changed += sorted(
             k for k in set(fields) | set(nxt_fields) if k not in _IGNORED_CHANGES and fields.get(k) != nxt_fields.get(k)
         )
-        out.append(Version(content, reason, changed_at, changed, editor))
+        if scopes is None or fields.get("scope", m.scope) in scopes:
+            out.append(Version(content, reason, changed_at, changed, editor))
     return out[-MAX_VERSIONS:]
 
 
@@ -132,7 +136,7 @@ def history(
             for r in c.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY id", (m.id,))
             if r[0] in ids
         ]
-        entries.append(Entry(m, status_of(m, now), supersedes, _versions(store, m)))
+        entries.append(Entry(m, status_of(m, now), supersedes, _versions(store, m, scopes)))
     return entries
 
 

@@ -64,9 +64,12 @@ async def test_instructions_inside_memories_come_back_quoted_as_data_on_every_su
     blocks: dict[str, str] = {}
     async with Client(build_server(cfg, HashEmbedder(64), project=scope), mode="legacy") as client:
         for n, attack in enumerate(ATTACKS):
+            # Experiences: as facts, attacks this alike ("ignore previous instructions ... now") read as
+            # corrections of one another and supersede each other (memory_store closes what it corrects).
             r = await client.call_tool(
                 "memory_store",
                 {
+                    "layer": "experience",
                     "content": f"{attack} (repository note {n})",
                     "pinned": n % 2 == 0,
                     "importance": 5,

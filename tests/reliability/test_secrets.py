@@ -109,7 +109,15 @@ async def _through_the_tools(home: Path, project: Path, errlog: Path, level: str
                     assert not harness.find_secrets(harness.tool_text(r), [e]), f"{tool} echoed {e['note']}"
                     counts["queries"] += 1
             if "memory_update" in tools:
+                # A corpus entry may correct an earlier one ("the password is now …"): that one is
+                # history, and an update goes to what holds now.
+                now = {}
+                for start in range(0, len(ids), 100):
+                    got = await client.call_tool("memory_get", {"ids": ids[start : start + 100]})
+                    now.update((m["id"], m["status"]) for m in got.structured_content["memories"])
                 for mid, e in zip(ids, reversed(CORPUS)):
+                    if now.get(mid) != "current":
+                        continue
                     r = await client.call_tool(
                         "memory_update", {"id": mid, "content": f"Updated: {e['text']}", "metadata": {"why": e["text"]}}
                     )
