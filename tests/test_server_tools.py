@@ -782,3 +782,15 @@ async def test_a_long_memory_is_found_by_a_late_word_at_once_and_by_the_meaning_
     assert first["id"] == stored["id"] and by_meaning["without_vectors"] == []
     assert "vaultctl rekey" in first["content"]  # the part shown: the step, found by its chunk's vector
     assert first["channels"].get("vector", 0) > 0 and not first["channels"].get("bm25")
+
+
+async def test_a_memory_moved_to_global_keeps_its_project_versions_from_other_projects(config):
+    async with client(config, PROJECT) as a:
+        m = await call(a, "memory_store", content="Private rollout plan for project A: codename BLUEHERON")
+        await call(a, "memory_update", id=m["id"], content="Rollout plans live in the team wiki", scope="global")
+        own = await call(a, "memory_history", id=m["id"])
+    async with client(config, OTHER) as b:
+        theirs = await call(b, "memory_history", id=m["id"])
+    assert "BLUEHERON" in json.dumps(own)  # its own project still reads where it came from
+    assert "BLUEHERON" not in json.dumps(theirs)
+    assert theirs["entries"][0]["memory"]["content"] == "Rollout plans live in the team wiki"
