@@ -16,6 +16,7 @@ from cli_helpers import add, project, run, run_json  # noqa: F401  (project: aut
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
+from mcp_helpers import call
 
 from memory import config as config_mod
 from memory.config import Config
@@ -41,12 +42,6 @@ TAIL_QUERY = "which cache namespace do I flush to repair credit notes without a 
 
 def client(config: Config, project: str = PROJECT) -> Client:
     return Client(build_server(config, HashEmbedder(64), project=project), mode="legacy")
-
-
-async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await c.call_tool(tool, args)
-    assert not result.is_error, result.content
-    return result.structured_content
 
 
 async def error(c: Client, tool: str, **args: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from cli_helpers import add, project, run, run_json  # noqa: F401 - project: the CLI's own project per test
 from mcp import Client
+from mcp_helpers import call
 
 from memory import config as config_mod
 from memory.embed import HashEmbedder
@@ -35,12 +36,6 @@ def configure(home: Path, **settings: Any):
 
 def client(config, project: Path) -> Client:
     return Client(build_server(config, HashEmbedder(64), project=str(project)), mode="legacy")
-
-
-async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await c.call_tool(tool, args)
-    assert not result.is_error, result.content
-    return result.structured_content
 
 
 def links(config, memory_id: int) -> set[str]:

@@ -15,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_helpers import call
 
 from memory import embed
 from memory.config import Config
@@ -45,12 +46,6 @@ def over_stdio(home: Path, project: Path, errlog: Any = None, model: str | None 
     params = StdioServerParameters(command=sys.executable, args=["-m", "server"], env=env, cwd=str(project))
     transport = stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
     return Client(transport, mode="legacy")
-
-
-async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    return result.structured_content
 
 
 async def test_a_stored_memory_is_found_by_search(config):

