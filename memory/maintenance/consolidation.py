@@ -23,13 +23,27 @@ winner (restorable). A pinned memory can absorb a duplicate but is itself never 
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any
 
 from memory.lang import glossary, text
 from memory.lang.mentions import SPEAKER
+from memory.lang.values import (  # noqa: F401  (fact_values, values_agree: part of this module's rule)
+    _CJK_VALUE_WORDS,
+    _EN_NUMBERS,
+    _IMPLICIT_NOT,
+    _KEPT,
+    _LIGHT,
+    _NEGATION_EN,
+    _NEGATION_ZH,
+    _VALUE_WORDS,
+    _ZH_NUMBER,
+    _one_edit_apart,
+    _stem_word,
+    fact_values,
+    values_agree,
+)
 from memory.maintenance.base import (
     Pass,
     Row,
@@ -629,310 +643,6 @@ def _llm_summary(p: Pass, entity: str, rows: list[Row]) -> str | None:
     return answer
 
 
-# -- what two wordings of one fact must agree on -----------------------------------------------
-# A paraphrase rewords a fact; a look-alike changes one value of it, or swaps two. Vectors cannot
-# tell them apart ("port 8080" and "port 8081" are at cosine ~0.99, "RabbitMQ over Kafka" and
-# "Kafka over RabbitMQ" at 0.998), so two memories merge only when the values a reader would check
-# agree (numbers in digits or words, English or Chinese; a number with its unit as one quantity;
-# clock times; weekdays; environments; frequencies; negation; identifiers) and the texts are not
-# one edit apart: the same words in another order, or a word or two changed, is a different fact
-# more often than a rewording.
-
-_EN_NUMBERS = {
-    w: str(i)
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen".split()
-    )
-} | {"twenty": "20", "thirty": "30", "sixty": "60", "hundred": "100", "twice": "2"}
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
-_DIGITS = re.compile(r"\d+(?:[,.]\d+)*")
-_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*(am|pm)\b|\b(\d{1,2}):(\d\d)\b", re.I)
-_DAYS = {
-    "mon": "1", "monday": "1", "mondays": "1", "周一": "1", "星期一": "1",
-    "tue": "2", "tuesday": "2", "tuesdays": "2", "周二": "2", "星期二": "2",
-    "wed": "3", "wednesday": "3", "wednesdays": "3", "周三": "3", "星期三": "3",
-    "thu": "4", "thursday": "4", "thursdays": "4", "周四": "4", "星期四": "4",
-    "fri": "5", "friday": "5", "fridays": "5", "周五": "5", "星期五": "5",
-    "sat": "6", "saturday": "6", "saturdays": "6", "周六": "6", "星期六": "6",
-    "sun": "7", "sunday": "7", "sundays": "7", "周日": "7", "星期日": "7", "周末": "67",
-}  # fmt: skip
-_ENVS = {
-    "prod": "prod", "production": "prod", "生产": "prod", "正式环境": "prod", "线上": "prod",
-    "staging": "stg", "stg": "stg", "预发": "stg", "预发布": "stg",
-    "perf": "perf", "性能测试环境": "perf",
-    "local": "local", "locally": "local", "本地": "local",
-}  # fmt: skip
-_NEGATION_EN = re.compile(
-    r"\b(?:not|never|no|don't|dont|doesn't|isn't|aren't|can't|cannot|mustn't|shouldn't|won't|forbidden|"
-    r"without|nothing)\b|n't\b",
-    re.I,
-)
-_NEGATION_ZH = re.compile(r"不|别|没|禁止")
-# Words with 不 or 没 that negate nothing in the fact ("看 30 分钟没问题再全量", "不然版本对不上": otherwise)
-_NOT_NEGATION_ZH = re.compile(r"没问题|没事|要不然|不然|不过|不少|不断|差不多|对不上")
-# A quantity is a number with its unit (in seconds, so "14 天" is "两周" and "30 minutes" is "half an
-# hour"); a frequency word without a number ("weekly", "每天") only conflicts with another one, since
-# a rewording often leaves the obvious frequency out.
-_UNITS = {
-    "year": 31_536_000, "years": 31_536_000, "年": 31_536_000,
-    "month": 2_592_000, "months": 2_592_000, "个月": 2_592_000, "月": 2_592_000,
-    "week": 604_800, "weeks": 604_800, "周": 604_800, "星期": 604_800,
-    "day": 86_400, "days": 86_400, "天": 86_400, "日": 86_400, "工作日": 86_400, "自然日": 86_400,
-    "hour": 3_600, "hours": 3_600, "hr": 3_600, "hrs": 3_600, "h": 3_600, "小时": 3_600,
-    "minute": 60, "minutes": 60, "min": 60, "mins": 60, "分钟": 60,
-    "second": 1, "seconds": 1, "sec": 1, "secs": 1, "s": 1, "秒": 1,
-    "millisecond": 0.001, "milliseconds": 0.001, "ms": 0.001, "毫秒": 0.001,
-}  # fmt: skip
-_EN_QUANTITY = re.compile(
-    r"\b(\d+(?:[,.]\d+)*|[a-z]+(?=[\s-]))[\s-]*(?:(?:business|working|calendar|whole|full)\s+)?"
-    r"(years?|months?|weeks?|days?|hours?|hrs?|h|minutes?|mins?|min|seconds?|secs?|s|milliseconds?|ms)\b"
-)
-_ZH_QUANTITY = re.compile(
-    r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万]+)\s*个?\s*(工作日|自然日|毫秒|分钟|小时|星期|个月|年|周|天|秒)"
-)
-_EN_EVERY = re.compile(r"\b(?:(?:once|twice) )?(?:every|an?|per|each) (hour|day|week|month|year)\b")
-_HALF = {"half an hour": "1800", "half a day": "43200", "半小时": "1800", "半个小时": "1800", "半天": "43200"}
-_FREQUENCY = {
-    "hourly": "h", "daily": "d", "dayly": "d", "nightly": "d", "weekly": "w", "monthly": "mo", "quarterly": "q",
-    "yearly": "y", "annually": "y", "每小时": "h", "每天": "d", "每晚": "d", "每日": "d", "每周": "w",
-    "每月": "mo", "每季度": "q", "每年": "y",
-}  # fmt: skip
-# Words that say "not" without a negation ("we dropped black", "httpx instead of requests", "只"):
-# a rewording may carry the negation in one of them, so negation present on one side only is no
-# conflict when the other side has one of these.
-_IMPLICIT_NOT = re.compile(
-    r"\b(?:instead|rather|dropped|drop|removed|gone|only|just|immutable|avoid|replaced|stopped|"
-    r"no longer|forbid\w*|prohibit\w*|disallow\w*|ban(?:ned)?)\b|只|仅|而非|取代|代替|替代|改用|不再|禁止|单",
-    re.I,
-)
-# Names with another common spelling; everything else must match as written (up to a plural s).
-_ALIASES = {
-    "db": "database", "dbs": "database", "database": "database", "数据库": "database", "库": "database",
-    "postgresql": "postgres", "pg": "postgres", "k8s": "kubernetes", "js": "javascript",
-    "ts": "typescript", "py": "python", "repo": "repository", "env": "environment",
-}  # fmt: skip
-_ZONES = {"utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "pst": "pt", "pdt": "pt"}
-# (with "every" and "each", which say how often, and the word for an environment, which the
-# environment's name already says: 预发环境 / 预发)
-_VALUE_WORDS = frozenset((*_DAYS, *_ENVS, *_FREQUENCY, *_UNITS, *_EN_NUMBERS, "every", "each", "environment", "环境"))
-_CJK_VALUE_WORDS = sorted((w for w in _VALUE_WORDS if text.has_cjk(w)), key=len, reverse=True)  # longest first
-_CJK_KEYS = sorted([k for k in (*_DAYS, *_ENVS) if text.has_cjk(k)], key=len, reverse=True)  # longest first
-_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
-_NAME = re.compile(r"\b[A-Z]{2,}[a-z]?\b|(?<=[\w,)] )[A-Z][a-z]+\w*")
-_DAYS_TITLE = frozenset(w.title() for w in _DAYS if w.isascii())
-_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
-
-
-def _zh_number(run: str) -> str | None:
-    """十五 -> 15, 一万 -> 10000, 十万 -> 100000, 两 -> 2 (None: not a number)."""
-    total, section, digit = 0, 0, 0
-    for ch in run:
-        if ch in _ZH_DIGITS:
-            digit = _ZH_DIGITS[ch]
-        elif ch in "十百千":
-            section += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[ch]
-            digit = 0
-        elif ch == "万":
-            total += (section + digit) * 10_000
-            section, digit = 0, 0
-    value = total + section + digit
-    return str(value) if value or "零" in run else None
-
-
-def _quantity(number: str, unit: str) -> str | None:
-    """ "14", "天" -> "1209600" (seconds); None when `number` is not a number."""
-    if number.replace(",", "").replace(".", "", 1).isdigit():
-        value = float(number.replace(",", ""))
-    elif number in _EN_NUMBERS or number in ("a", "an"):
-        value = float(_EN_NUMBERS.get(number, 1))
-    else:
-        zh = _zh_number(number) if _ZH_NUMBER.fullmatch(number) else None
-        if zh is None:
-            return None
-        value = float(zh)
-    return f"{value * _UNITS[unit.rstrip('s') if unit not in _UNITS else unit]:g}"
-
-
-def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {}) -> dict[str, frozenset[str]]:  # noqa: B006
-    """The values of a text that a merge must keep: numbers, quantities, clock times, weekdays,
-    environments, frequencies, negation, identifiers. Two wordings of one fact have the same; 8080
-    and 8081 do not."""
-    found = _cache.get(content)
-    if found is not None:
-        return found
-    s = content.replace("，", ",").replace("：", ":")
-    clocks = set()
-    for m in _CLOCK.finditer(s):
-        if m.group(3):
-            hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "pm" else 0)
-            clocks.add(f"{hour}:{m.group(2) or '00'}")
-        else:
-            clocks.add(f"{int(m.group(4))}:{m.group(5)}")
-    rest = _CLOCK.sub(" ", s)
-    idents = {m.lower() for m in _IDENT.findall(rest)}
-    if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)...
-        idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest) if not _ordinary_english(w)}
-    else:  # in English, words in capitals (JWT, SSM) and capitalised ones inside a sentence
-        idents |= {w.lower() for w in _NAME.findall(rest) if w not in _DAYS_TITLE}
-    # ...except the values read below (staging, two, weekly, Monday, 10min)
-    idents = {i for i in idents if not (i in _EN_NUMBERS or i in _ENVS or i in _DAYS or i in _FREQUENCY or i in _UNITS)}
-    plain = _IDENT.sub(" ", rest).lower()
-    quantities, frequency = set(), set()
-    for phrase, seconds in _HALF.items():
-        if phrase in plain:
-            quantities.add(seconds)
-            plain = plain.replace(phrase, " ")
-    for m in list(_EN_EVERY.finditer(plain)):  # "once an hour", "every day": how often, not how long
-        frequency.add(_FREQUENCY[f"{m.group(1)}ly"])
-        plain = plain.replace(m.group(0), " ", 1)
-    for pattern in (_EN_QUANTITY, _ZH_QUANTITY):
-        for m in list(pattern.finditer(plain)):
-            q = _quantity(m.group(1), m.group(2))
-            if q is not None:
-                quantities.add(q)
-                plain = plain.replace(m.group(0), " ", 1)
-    numbers = {n.replace(",", "") for n in _DIGITS.findall(plain)}
-    for n in re.findall(r"(\d+)\s*万", plain):  # 10 万 = 100000
-        numbers.discard(n)
-        numbers.add(str(int(n) * 10_000))
-    words = re.findall(r"[a-z']+", plain)
-    # "one" and a lone 一 are mostly not a count ("write a new one", 一旦, 统一, 一律, 一遍)
-    numbers |= {_EN_NUMBERS[w] for w in words if w in _EN_NUMBERS and w != "one"}
-    days = {_DAYS[w] for w in words if w in _DAYS}
-    envs = {_ENVS[w] for w in words if w in _ENVS}
-    frequency |= {_FREQUENCY[w] for w in words if w in _FREQUENCY}
-    cjk = " ".join(text.CJK_RUN.findall(plain))
-    for key in _CJK_KEYS:
-        if key in cjk:
-            (days if key in _DAYS else envs).add(_DAYS.get(key) or _ENVS[key])
-            cjk = cjk.replace(key, " ")
-    frequency |= {f for k, f in _FREQUENCY.items() if text.has_cjk(k) and k in cjk}
-    for run in _ZH_NUMBER.findall(cjk):
-        n = _zh_number(run) if run != "一" else None
-        if n is not None:
-            numbers.add(n)
-    negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub(" ", cjk)))
-    zones = {_ZONES[w] for w in words if w in _ZONES} | {_ZONES[k] for k in _ZONES if text.has_cjk(k) and k in plain}
-    found = _cache[content] = {
-        "numbers": frozenset(str(int(n)) if n.isdigit() else n for n in numbers),
-        "quantities": frozenset(quantities),
-        "clock": frozenset(clocks),
-        "days": frozenset(d for v in days for d in v),
-        "envs": frozenset(envs),
-        "frequency": frozenset(frequency),
-        "negated": frozenset({"yes"} if negated else ()),
-        "zones": frozenset(zones),
-        "idents": frozenset(idents),
-    }
-    return found
-
-
-def _ordinary_english(word: str) -> bool:
-    """A Latin word inside Chinese text that is English said in passing, not a name: written in
-    lowercase and a stopword, a light word or a word the glossary translates ("port", "review",
-    "up"). The word check compares it, by its counterpart (端口) or its meaning."""
-    return word.islower() and (text.is_stopword(word) or word in _LIGHT or bool(glossary.counterparts(word)))
-
-
-def _name_forms(word: str) -> set[str]:
-    """A name as written, without a plural s, and under its common alias (DB = database)."""
-    forms = {word, _ALIASES.get(word, word)}
-    if len(word) > 3 and word.endswith("s"):
-        forms |= {word[:-1], _ALIASES.get(word[:-1], word[:-1])}
-    return forms
-
-
-def _idents_in(idents: frozenset[str], other: str) -> bool:
-    """Whether every identifier of one text is in the other (each part of it: "RS256-signed"
-    holds RS256; "DB" is in "database", "JWTs" in "JWT"), or, for a plain word, its counterpart
-    in the other language (`glossary.counterparts`): Chinese text says port or 端口 alike."""
-    low = other.lower()
-    low += " " + " ".join(_ALIASES[w] for w in set(re.findall(r"[a-z0-9]+|数据库|库", low)) if w in _ALIASES)
-
-    def found(part: str) -> bool:
-        forms = _name_forms(part)
-        if part.isalpha():
-            forms |= {c for f in forms for c in glossary.counterparts(f)}
-        return any(f in low for f in forms)
-
-    return all(found(part) for i in idents for part in re.split(r"[-_.]", i) if part)
-
-
-# Stopwords that carry a fact's meaning in a look-alike ("every other Wednesday", "over 10,000").
-_KEPT = frozenset("over under before after other only every first last more less most least above below".split())
-
-
-def _words(content: str) -> list[str]:
-    """The content words of a text, lightly stemmed (CJK by character), in order."""
-    out = []
-    spelled = _ZH_NUMBER.sub(lambda m: f" {_zh_number(m.group()) or m.group()} ", content.lower())
-    for t in _TOKEN.findall(spelled):
-        t = _EN_NUMBERS.get(t, t)
-        if text.is_stopword(t) and t not in _KEPT:
-            continue
-        out.append(_stem_word(t))
-    return out
-
-
-def _stem_word(t: str) -> str:
-    """running -> run, deploys -> deploy, writing/write -> writ: enough to line two wordings up."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(t) > len(suffix) + 2 and t.endswith(suffix):
-            t = t[: -len(suffix)]
-            if suffix in ("ing", "ed") and len(t) > 3 and t[-1] == t[-2] and t[-1] not in "aeiouls":
-                t = t[:-1]
-            break
-    return t.removesuffix("e") if len(t) > 3 else t
-
-
-_ORDER_WORDS = frozenset(
-    _stem_word(w) for w in (*_KEPT, "than", "then", "until", "先", "再", "前", "后")
-)  # their order is the fact: "deploy before migrating" / "migrate before deploying"
-
-
-def _one_edit_apart(a: str, b: str) -> bool:
-    """The same words in another order, or at most two words changed, added or left out (CJK by
-    character): the shape of a look-alike ("every Wednesday" / "every other Wednesday", "under" /
-    "over 10,000", "RabbitMQ over Kafka" / "Kafka over RabbitMQ"), rarely of a rewording."""
-    ta, tb = _words(a), _words(b)
-    if ta == tb:
-        return False  # only stopwords, punctuation or case differ: the same text
-    if sorted(ta) == sorted(tb):  # reordered: a swap when the order carries meaning
-        names = {_stem_word(w) for i in fact_values(a)["idents"] for w in re.split(r"[-_.]", i)}
-        return any(t in _ORDER_WORDS or t.isdigit() for t in ta) or len(names & set(ta)) >= 2
-    changed = 0.0
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
-        if op != "equal":  # a Chinese word is about two characters
-            changed += max(_size(ta[i1:i2]), _size(tb[j1:j2]))
-    # A Chinese look-alike changes a character or two (上午/下午, 乐观/悲观, 邮件/短信); a rewording more.
-    return 0 < changed <= (1 if text.has_cjk(a) else 2)
-
-
-def _size(tokens: list[str]) -> float:
-    return sum(0.5 if text.has_cjk(t) else 1.0 for t in tokens)
-
-
-def values_agree(a: str, b: str) -> bool:
-    """Whether two texts hold the same values (`fact_values`). Identifiers: those of one text
-    must all be in the other (either way round: a rewording may add a detail, "AWS Fargate" /
-    "Fargate", but not swap one name for another); across languages, those of the Chinese side in
-    the English one (计费服务 says billing-service). A frequency or a negation on one side only is no
-    conflict when the other side leaves it implicit ("nightly" / "at 02:30"; "we dropped black" /
-    "black is not used")."""
-    va, vb = fact_values(a), fact_values(b)
-    for key in ("numbers", "quantities", "clock", "days", "envs", "zones"):
-        if va[key] != vb[key]:
-            return False
-    if va["frequency"] and vb["frequency"] and va["frequency"] != vb["frequency"]:
-        return False
-    if va["negated"] != vb["negated"] and not _IMPLICIT_NOT.search(b if va["negated"] else a):
-        return False
-    if text.has_cjk(a) != text.has_cjk(b):  # the Chinese side's Latin words survive translation
-        return _idents_in(va["idents"], b) if text.has_cjk(a) else _idents_in(vb["idents"], a)
-    return _idents_in(va["idents"], b) and _idents_in(vb["idents"], a)
-
-
 # -- the words a rewording must explain ----------------------------------------------------------
 # A look-alike that keeps every value can still change one ordinary word (数据库备份 / 日志,
 # requests / httpx, access / refresh token) at the cosine of a true paraphrase. So the content
@@ -1024,15 +734,6 @@ def _unread(word: str) -> bool:
     for key in _CJK_VALUE_WORDS:
         rest = rest.replace(key, "")
     return not _ZH_NUMBER.sub("", rest).strip("个每内能准许要用得")
-
-
-# Words that link a fact's parts rather than state one: prepositions and light verbs ("runs on",
-# "goes through", "sits in front of"; 为, 以, 按, 由, 往, 跑, 放, 走). A rewording changes them freely.
-_LIGHT = frozenset(
-    "via per across within through rather instead now run runs go goes going gets got make makes happen happens "
-    "sit sits live lives handle handles keep keeps put puts take takes reach reaches done "
-    "为 以 按 由 里 往 在 把 被 给 让 用 跑 放 上 下 出 做 提 过 看 走 加 交 来 去 都 也 就 会 要 能 将 向 从 对 于 及 与 和 或 中 内 时".split()
-)
 
 
 def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float | None = None) -> bool:
