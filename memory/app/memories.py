@@ -240,9 +240,10 @@ class Memories:
         note = ""
         if history:  # what was true once: "nothing matches" would say it was never stored
             ids = ", ".join(str(r.memory.id) for r in history[:5])
+            one = len(history) == 1
             note = (
-                f"No current memory matches; {len(history)} kept as history (superseded or ended) do: {ids}. "
-                "memory_history shows what replaced them"
+                f"No current memory matches; {'one' if one else len(history)} kept as history (superseded or ended) "
+                f"{'matches' if one else 'match'}: {ids}. memory_history shows what replaced {'it' if one else 'them'}"
             )
         elif not results:
             note = self._nothing_found(scopes)

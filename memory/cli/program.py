@@ -118,7 +118,7 @@ def cmd_search(ctx: Context) -> int:
         if d.get("history"):
             old = d["history"]
             print(
-                f"{PROG}: no current memory matches {a.query!r}; {len(old)} kept as history do: "
+                f"{PROG}: no current memory matches {a.query!r}; kept as history (superseded or ended): "
                 f"{', '.join(map(str, old[:5]))} (`{PROG} history {old[0]}` shows what replaced it)",
                 file=sys.stderr,
             )
@@ -160,9 +160,10 @@ def _matched(r: dict) -> str:
     """A result's line: its text, or for a long memory found by one of its parts, where that part
     is (the part follows, in full: `_part_text`)."""
     part = r.get("part")
-    if not part:
-        return r["content"]
-    return f"[{part['where']}; `{PROG} show {r['id']}` for all]"
+    line = r["content"] if not part else f"[{part['where']}; `{PROG} show {r['id']}` for all]"
+    if r.get("restated_by"):  # a later memory says it with another value (ranked above): first, not cut off
+        line = f"[later: {', '.join(map(str, r['restated_by']))} says otherwise] {line}"
+    return line
 
 
 def _part_text(r: dict) -> str:

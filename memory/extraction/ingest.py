@@ -138,8 +138,12 @@ def supersede_corrected(store: Store, memory: Memory) -> list[int]:
     _supersede_replaced(store, c, memory.id, report, item, dry_run=True)
     closed = [mid for mid in dict.fromkeys(old_id for old_id, _ in report.superseded) if mid != memory.id]
     closed = _about_it(store, memory.content, closed)
+    # What happened after the new memory is not corrected by it (notes imported out of order: the
+    # later one ranks first anyway, `ranking._newer_first`); what it closes held until it happened.
+    when = memory.occurred_at if memory.occurred_at is not None else store.clock()
+    closed = [old.id for old in store.get_many(closed) if old.occurred_at is None or old.occurred_at <= when]
     for mid in closed:
-        _update(store, mid, valid_to=store.clock(), superseded_by=memory.id, reason="superseded")
+        _update(store, mid, valid_to=min(when, store.clock()), superseded_by=memory.id, reason="superseded")
     return closed
 
 

@@ -68,6 +68,9 @@ class Result:
     # scale (`_comparable`: a memory in the other language gains the model's cross-language lift);
     # None without a query vector.
     cosine: float | None = None
+    # Later memories that say this one's thing with another value and were ranked above it for
+    # that (`_newer_first`): this one may be out of date.
+    restated_by: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -75,6 +78,8 @@ class Result:
             "score": round(self.score, 6),
             "channels": {k: round(v, 6) for k, v in self.channels.items() if v},
         }
+        if self.restated_by:
+            d["restated_by"] = list(self.restated_by)
         if self.part is not None:
             start, end = self.part
             d["part"] = {
@@ -282,67 +287,80 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         (i for i in scores if supported(contrib[i], _comparable(cands[i], language, lift), scale)),
         key=lambda i: -scores[i],
     )
-    ranked = _newer_first(store, ranked, cands, scores, q.limit)
+    ranked, restated = _newer_first(store, ranked, cands, scores, contrib, q.limit)
     results = _as_parents(store, q, now, ranked, cands, scores, contrib, terms, language, lift)
     for r in results:
         r.confidence = sure
+        r.restated_by = restated.get(r.memory.id, [])
     return results
 
 
 # -- the newer of two memories about one thing ----------------------------------------------------
 # A correction the supersession rules miss leaves two current memories: the old fact, often worded
-# closer to the question ("report-job's cron is 0 0 8 * * ?"), and the one that replaced it ("report-job
-# is on 0 30 7 now"). Ranked by relevance alone the old one came first for 72% of the questions the
-# later one answers (tests/benchmarks/bench_conflicts.py, mode "missed", tuning half). So among the
-# results shown, a memory that happened later, close in meaning to one ranked above it (cosine of the
-# two >= NEWER_SIMILARITY) and nearly as relevant (score >= NEWER_RATIO of it), goes above it. Chosen
-# on the tuning half of tests/data/correction_eval (the best hit@1 of the later memory among the
-# settings that push down no look-alike answered first before); see the README for both halves.
-NEWER_SIMILARITY = 0.4
-NEWER_RATIO = 0.8
+# closer to the question ("report-job's cron is 0 0 8 * * ?"), and the one that replaced it
+# ("report-job is on 0 30 7 now"). Ranked by relevance alone the old one came first for 61-72% of
+# the questions the later one answers (tests/benchmarks/bench_conflicts.py, supersession off). So
+# among the results shown, a memory that happened later and restates one ranked above it with
+# another value (`_restates`) goes above it. Only with a model whose cosines say when two
+# statements are about one thing (embed.same_fact_floor, the supersession rule's meaning check):
+# for the others two memories' vectors do not tell it. NEWER_RATIO was chosen on the tuning half of
+# tests/data/correction_eval (the best hit@1 of the later memory among the settings that push down
+# no look-alike answered first before); the README gives both halves.
+NEWER_FIRST = True  # (bench_conflicts.py compares with and without)
+NEWER_RATIO = 0.8  # the later memory's score, at least this share of the earlier one's
 NEWER_GAP = 60.0  # seconds: memories stored in one batch (an import, a bulk add) have no order
+NEWER = "newer"  # the channel that says a result was lifted above an earlier memory it restates
 
 
 def _newer_first(
-    store: Store, ranked: list[int], cands: dict[int, _Cand], scores: dict[int, float], limit: int
-) -> list[int]:
-    """`ranked` with each later memory moved above an earlier one it nearly restates (see above)."""
+    store: Store,
+    ranked: list[int],
+    cands: dict[int, _Cand],
+    scores: dict[int, float],
+    contrib: dict[int, dict[str, float]],
+    limit: int,
+) -> tuple[list[int], dict[int, list[int]]]:
+    """`ranked` with each later memory moved above an earlier one it restates (see above), and for
+    each earlier one, the later ones that restate it. A moved memory's score gains what puts it
+    just above the other, as the channel NEWER: the scores still say the order, and why."""
     top = ranked[: max(limit, 1)]
-    when = {i: cands[i].occurred_at for i in top}
-    if len(top) < 2 or len({w for w in when.values() if w is not None}) < 2:
-        return ranked
-    have, matrix = indexes.load_vectors(store, top)
+    model = getattr(store.embedder, "name", "")
+    if not NEWER_FIRST or len(top) < 2 or embed.same_fact_floor(model) is None:
+        return ranked, {}
+    dated = [i for i in top if cands[i].occurred_at is not None]
+    have, matrix = indexes.load_vectors(store, dated)
     if len(have) < 2:
-        return ranked
+        return ranked, {}
     pos = {i: n for n, i in enumerate(have)}
-    sims = matrix @ matrix.T
+    cosine = matrix @ matrix.T
     # A dialogue turn ("Caroline: ...") records what was said then, not what holds now.
-    text_of = {m.id: m.content for m in store.get_many(have) if not mentions.SPEAKER.match(m.content)}
+    said = {m.id: m.content for m in store.get_many(have) if not mentions.SPEAKER.match(m.content)}
+
+    def restates(j: int, i: int) -> bool:
+        """Whether j, later, says what i says with another value: nearly as relevant, close in
+        meaning, the same environment, and values that differ."""
+        if i not in said or j not in said or cands[j].occurred_at <= cands[i].occurred_at + NEWER_GAP:
+            return False
+        across = abs(cands[i].cjk - cands[j].cjk) >= 0.5
+        if scores[j] < NEWER_RATIO * scores[i] or cosine[pos[i], pos[j]] < embed.same_fact_floor(model, across):
+            return False
+        a, b = said[i], said[j]
+        return not values.values_agree(a, b) and values.fact_values(a)["envs"] == values.fact_values(b)["envs"]
+
     order = list(top)
-    for _ in range(len(order)):  # each pass moves one memory; at most one pass per result
-        moved = False
-        for a, i in enumerate(order):
-            for j in order[a + 1 :]:
-                if (
-                    i in text_of
-                    and j in text_of
-                    and when[i] is not None
-                    and when[j] is not None
-                    and when[j] > when[i] + NEWER_GAP
-                    and scores[j] >= NEWER_RATIO * scores[i]
-                    and sims[pos[i], pos[j]] >= NEWER_SIMILARITY
-                    and not values.values_agree(text_of[i], text_of[j])
-                    and values.fact_values(text_of[i])["envs"] == values.fact_values(text_of[j])["envs"]
-                ):
-                    order.remove(j)
-                    order.insert(a, j)
-                    moved = True
-                    break
-            if moved:
-                break
-        if not moved:
+    restated: dict[int, list[int]] = {}
+    for _ in range(len(order)):  # one move a pass; a later memory only ever moves up
+        move = next(((a, i, j) for a, i in enumerate(order) for j in order[a + 1 :] if restates(j, i)), None)
+        if move is None:
             break
-    return order + ranked[len(top) :]
+        a, i, j = move
+        lift = scores[i] - scores[j] + 1e-6
+        contrib[j][NEWER] = contrib[j].get(NEWER, 0.0) + lift
+        scores[j] += lift
+        order.remove(j)
+        order.insert(a, j)
+        restated.setdefault(i, []).append(j)
+    return order + ranked[len(top) :], restated
 
 
 def _as_parents(

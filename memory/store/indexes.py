@@ -318,6 +318,9 @@ def exact_vector_hits(store: Store, qvec: Any, scopes: Sequence[str], k: int) ->
     ]
 
 
+FEW = 64  # ids load_vectors reads one by one (or from a warm process's index)
+
+
 def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
     """(ids that have a vector, float32 matrix of unit rows) for `ids`, in the order given.
 
@@ -328,6 +331,9 @@ def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
     dim = store.vector_dim or 1
     if not store.has_vectors or not ids:
         return [], np.zeros((0, dim), dtype=np.float32)
+    index = getattr(store, "_vector_index", None)
+    if index is not None and len(ids) <= FEW:  # a warm process: already in memory
+        return index.vectors(ids)
     if store.backend == "postgresql":
         return pg.load_vectors(store.conn, ids, dim, _held(store))  # type: ignore[arg-type]
     found: dict[int, bytes] = {}
@@ -343,6 +349,10 @@ def load_vectors(store: Store, ids: list[int]) -> tuple[list[int], Any]:
         wanted = set(ids)
         for rowid, blob in store.conn.execute("SELECT rowid, embedding FROM memory_vec"):
             if rowid in wanted:
+                found[rowid] = blob
+    elif len(ids) <= FEW:  # vec0 scans the whole table for an IN list, and looks a rowid up directly
+        for mid in ids:
+            for rowid, blob in store.conn.execute("SELECT rowid, embedding FROM memory_vec WHERE rowid = ?", (mid,)):
                 found[rowid] = blob
     else:
         for start in range(0, len(ids), 500):

@@ -231,6 +231,13 @@ class VectorIndex:
             sims = self.f16[rows].astype(np.float32) @ q
             return {mid: float(s) for (mid, _), s in zip(pairs, sims)}
 
+    def vectors(self, ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        """(the ids that have a vector, their vectors as float32 rows), in the order given."""
+        with self.lock:
+            have = [mid for mid in ids if mid in self.row_of]
+            rows = np.fromiter((self.row_of[mid] for mid in have), dtype=np.int64, count=len(have))
+            return have, self.f16[rows].astype(np.float32)
+
     @property
     def nbytes(self) -> int:
         n = self.n

@@ -13,7 +13,7 @@ later memory; then each question goes through `Memories.search`, as memory_searc
   product  as shipped: supersession on, so a correction it catches is history already
 
 each with and without the ranking's rule for the newer of two memories about one thing
-(`ranking._newer_first`; "without" sets NEWER_SIMILARITY above any cosine).
+(`ranking._newer_first`; "without": ranking.NEWER_FIRST off).
 
 Prints, per mode and kind: hit@1 (the answer first), for "corrected" also how often the later
 memory ranks above what it corrects (when both are returned) and the corrected memory's share of
@@ -103,15 +103,15 @@ def main() -> None:
     by_case: dict[str, list[dict]] = defaultdict(list)
     for q in queries:
         by_case[q["case"]].append(q)
-    shipped, similarity = ingest.supersede_corrected, ranking.NEWER_SIMILARITY
+    shipped = ingest.supersede_corrected
     for mode, rule in (("missed", False), ("missed", True), ("product", False), ("product", True)):
         ingest.supersede_corrected = shipped if mode == "product" else (lambda store, memory: [])
-        ranking.NEWER_SIMILARITY = similarity if rule else 2.0
+        ranking.NEWER_FIRST = rule
         rows: list[dict] = []
         with tempfile.TemporaryDirectory() as tmp:
             for n, (cid, qs) in enumerate(by_case.items()):
                 rows += run_case(cases[cid], qs, Path(tmp) / str(n), embedder)
-        ingest.supersede_corrected, ranking.NEWER_SIMILARITY = shipped, similarity
+        ingest.supersede_corrected, ranking.NEWER_FIRST = shipped, True
         tally = score(rows, cases)
         label = f"{mode}, {'with' if rule else 'without'} the newer-first rule"
         print(f"\n{label}: {len(rows)} questions over {len(by_case)} cases")
