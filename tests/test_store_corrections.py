@@ -64,6 +64,14 @@ async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_
             "New vendor adapters go in gateway/providers/<vendor>.py and implement the Provider protocol.",
             "providers 目录重命名成 gateway/backends/ 了，Provider protocol 也改名叫 Backend。",
         ),
+        # a quantity with its unit restated (not a count: "15 minutes" / "30 minutes"), a weekday moved,
+        # a limit raised (in the other language)
+        (
+            "JWT access tokens expire after 15 minutes; refresh tokens expire after 7 days.",
+            "JWT access tokens expire after 30 minutes; refresh tokens expire after 7 days.",
+        ),
+        ("The on-call handoff happens every Monday at 10:00.", "The on-call handoff moved to Tuesday at 10:00."),
+        ("ledger-api 的限流是每分钟 600 次请求。", "ledger-api rate limit raised to 1200 requests per minute."),
         # an old value named as dropped ("notification-service" is not "not ification-service")
         (
             "Mail from notifier-service goes out via SendGrid.",
@@ -106,6 +114,9 @@ async def test_corrections_in_either_language_supersede(config, old, new):
         ),
         # another system's mail provider
         ("Marketing emails go out through Mailchimp.", "notifier-service mail now goes through Amazon SES."),
+        # another job at another hour; another meeting on another day
+        ("The orders-db backup runs at 02:00 UTC.", "The report-service export now runs at 03:00 UTC."),
+        ("The on-call handoff happens every Monday at 10:00.", "Sprint planning moved to Tuesday at 10:00."),
     ],
 )
 async def test_what_only_looks_like_a_correction_supersedes_nothing(config, old, new):

@@ -546,8 +546,11 @@ def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
         theirs = rules.values_in(content)
         new, old = values - theirs, theirs - values
         # one value changed, and more than a count or an ordinal ("note 2", "round 3" number items
-        # of a series; "server 2 note 3, module m2_3" is another item, not a correction)
-        if len(new) == len(old) == 1 and not all(v.isdigit() and len(v) <= 2 for v in new | old):
+        # of a series; "server 2 note 3, module m2_3" is another item, not a correction); a number
+        # with its unit is a quantity ("15 minutes" / "30 minutes")
+        counts = all(v.isdigit() and len(v) <= 2 for v in new | old)
+        quantities = rules.quantities(c.content) != rules.quantities(content)
+        if len(new) == len(old) == 1 and (quantities or not counts):
             return mid
     return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memory.lang import entities
+from memory.lang import entities, values
 
 # -- sentences ---------------------------------------------------------------------------------
 
@@ -1140,6 +1140,7 @@ def says_changed(content: str) -> bool:
 # A statement that something is different from now on: what lets a later fact close an earlier one.
 _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
+    r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
     r"from now on|going forward|these days|actually|correction)\b|更正|纠正|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
     r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
@@ -1150,7 +1151,8 @@ _TOPIC_STOP = frozenset(
     being have has had not now no any more only also just our your you use used using uses run runs runs
     new old from into onto over under off out per via all each every when what which who how why its it's
     should must always never don't does did can could will would shall may might rule going forward
-    changed moved renamed replaced removed retired switched migrated bumped longer anymore today week
+    changed moved renamed replaced removed retired switched migrated bumped raised lowered increased
+    decreased reduced extended shortened longer anymore today week
     yesterday tomorrow since because so but or if else after before like e.g eg agreed proposal plan""".split()
 )
 _TOPIC_STOP_ZH = frozenset(
@@ -1412,8 +1414,14 @@ def names_in(content: str) -> set[str]:
     return {v.casefold() for v in re.findall(r"`([^`]{2,80})`", content)}
 
 
+def quantities(content: str) -> frozenset[str]:
+    """The numbers with a unit a statement holds, each as one quantity ("half an hour" = "30 min")."""
+    return values.fact_values(content)["quantities"]
+
+
 def slot_values(content: str) -> dict[str, set[str]]:
-    """The values a statement holds, by the kind of slot they fill: ports, hosts, durations, and technologies by
+    """The values a statement holds, by the kind of slot they fill: ports, hosts, durations, weekdays,
+    clock times, and technologies by
     what they are ("web framework", "chat"). Two statements holding different values of one slot, on
     one subject, say the same thing changed."""
     out: dict[str, set[str]] = {}
@@ -1429,6 +1437,10 @@ def slot_values(content: str) -> dict[str, set[str]]:
     spans = durations(content)
     if spans:
         out["duration"] = set(spans)
+    held = values.fact_values(content)  # a weekday, a clock time: "the handoff moved to Tuesday"
+    for kind in ("days", "clock"):
+        if held[kind]:
+            out[kind] = set(held[kind])
     low = content.casefold()
     for w in set(re.findall(r"[a-z][\w.+/-]*[\w+]|[\u4e00-\u9fff]{2,4}", low)):
         slot = SLOT_OF.get(w) or entities.TECH.get(w)
@@ -1488,7 +1500,7 @@ _GLOSSARY = {
 _GENERIC_SUBJECT = frozenset(
     """servi serve port app apps api the this that now there here value thing stuff setup uses
     using runs which behind since still every their other about into proxi point
-    milli secon minut hours days""".split()
+    milli secon minut hours days utc gmt cet cest pst pdt est edt""".split()  # (a time zone says when)
 )
 # Stems that say where, not what (`subject_stems`): "the staging Grafana" is not what "the staging
 # database" changed, though "runs on 3000 locally" is what "local dev uses 5173 now" changed.
