@@ -125,6 +125,10 @@ class Hit(BaseModel):
         description="What each retrieval channel (bm25, vector, ...) added to the score; newer: lifted above an "
         "earlier memory it restates with another value"
     )
+    superseded_by: int | None = Field(
+        default=None,
+        description="Only in a search with until (what held then): the memory that has replaced this one since",
+    )
     restated_by: list[int] = Field(
         default_factory=list,
         description="Later memories in these results that say this one's thing with another value, ranked above "
@@ -335,7 +339,13 @@ def memory_search(
     since: Annotated[
         str | None, Field(description="Only memories that occurred at or after this ISO 8601 time")
     ] = None,
-    until: Annotated[str | None, Field(description="Only memories that occurred before this ISO 8601 time")] = None,
+    until: Annotated[
+        str | None,
+        Field(
+            description="Only memories that occurred before this ISO 8601 time, as they stood then (what was "
+            "replaced since is included, marked superseded_by)"
+        ),
+    ] = None,
 ) -> SearchOut:
     """Find memories relevant to a query, best first, from this project and the global scope.
     A long memory found by one of its parts shows that part (see `part`); other long contents are

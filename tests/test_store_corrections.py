@@ -375,3 +375,20 @@ async def test_a_dated_correction_ends_the_old_fact_when_it_happened_and_an_olde
     was, now = got["memories"]
     assert was["valid_to"] == "2026-11-23T09:00:00Z"  # when the correction happened, not when it was stored
     assert stale["supersedes"] == [] and now["status"] == "current"
+
+
+async def test_a_search_until_a_past_time_answers_with_what_held_then(config):
+    async with client(config) as c:
+        old = await call(
+            c, "memory_store", content="auth-gateway listens on 9000 in staging.", occurred_at="2026-11-02T09:00:00Z"
+        )
+        new = await call(
+            c, "memory_store", content="auth-gateway listens on 9010 in staging.", occurred_at="2026-11-23T09:00:00Z"
+        )
+        then = await call(c, "memory_search", query="auth-gateway staging port", until="2026-11-10T00:00:00Z")
+        now = await call(c, "memory_search", query="auth-gateway staging port")
+        after = await call(c, "memory_search", query="auth-gateway staging port", until="2026-11-30T00:00:00Z")
+    assert [m["id"] for m in new["supersedes"]] == [old["id"]]
+    assert [(r["id"], r["superseded_by"]) for r in then["results"]] == [(old["id"], new["id"])]
+    assert [(r["id"], r["superseded_by"]) for r in now["results"]] == [(new["id"], None)]
+    assert [r["id"] for r in after["results"]] == [new["id"]]  # by then it had been replaced

@@ -1170,7 +1170,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layer", choices=LAYERS)
     p.add_argument("--category")
     p.add_argument("--since", metavar="TIME", help="only memories that occurred at or after this ISO time")
-    p.add_argument("--until", metavar="TIME", help="only memories that occurred before this ISO time")
+    p.add_argument(
+        "--until",
+        metavar="TIME",
+        help="only memories that occurred before this ISO time, as they stood then (including what was replaced since)",
+    )
 
     p = command("show", "print memories in full, archived ones too")
     p.add_argument("ids", type=int, nargs="+", metavar="ID")

@@ -553,9 +553,16 @@ def _filters_sql(q: Query, now: float, alias: str = "m") -> tuple[str, list[Any]
     where = [f"{alias}.scope IN ({','.join('?' * len(q.scopes))})", f"{alias}.deleted_at IS NULL"]
     args: list[Any] = list(q.scopes)
     if not q.include_history:
-        where.append(f"{alias}.superseded_by IS NULL")
+        # what held then: at `until` when the query asks about a past time (a memory superseded
+        # since held until its successor happened), else now
+        at = now if q.until is None else min(q.until, now)
+        where.append(
+            f"({alias}.superseded_by IS NULL OR {alias}.valid_to IS NOT NULL)"
+            if q.until is not None
+            else f"{alias}.superseded_by IS NULL"
+        )
         where.append(f"({alias}.valid_to IS NULL OR {alias}.valid_to > ?)")
-        args.append(now)
+        args.append(at)
     for col, value in (("layer", q.layer), ("category", q.category)):
         if value:
             where.append(f"{alias}.{col} = ?")
@@ -1217,10 +1224,18 @@ def _priors(cfg, cands: dict[int, _Cand], contrib: dict[int, dict[str, float]], 
     return scores
 
 
+def held(m: Memory, at: float) -> bool:
+    """Whether a memory held at time `at`: not ended by then, and if superseded, known to have held
+    until its successor happened (`valid_to`). At the present: current."""
+    if m.superseded_by is not None and m.valid_to is None:
+        return False
+    return m.valid_to is None or m.valid_to > at
+
+
 def _passes(m: Memory, q: Query, now: float) -> bool:
     if m.deleted_at is not None or m.scope not in q.scopes:
         return False
-    if not q.include_history and (m.superseded_by is not None or (m.valid_to is not None and m.valid_to <= now)):
+    if not q.include_history and not held(m, now if q.until is None else min(q.until, now)):
         return False
     if q.layer and m.layer != q.layer or q.category and m.category != q.category:
         return False
