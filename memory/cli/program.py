@@ -163,6 +163,8 @@ def _matched(r: dict) -> str:
     line = r["content"] if not part else f"[{part['where']}; `{PROG} show {r['id']}` for all]"
     if r.get("restated_by"):  # a later memory says it with another value (ranked above): first, not cut off
         line = f"[later: {', '.join(map(str, r['restated_by']))} says otherwise] {line}"
+    if r.get("superseded_by"):  # (a search with --until: what held then)
+        line = f"[replaced since by {r['superseded_by']}] {line}"
     return line
 
 
