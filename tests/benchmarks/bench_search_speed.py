@@ -584,6 +584,7 @@ STAGES = [
     "_in_window",
     "_load_rows",
     "_score_inputs",
+    "_newer_first",
     "_fill_cosines",
     "_fill_entity_roles",
     "_fuse",
