@@ -72,6 +72,8 @@ async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_
         ),
         ("The on-call handoff happens every Monday at 10:00.", "The on-call handoff moved to Tuesday at 10:00."),
         ("ledger-api 的限流是每分钟 600 次请求。", "ledger-api rate limit raised to 1200 requests per minute."),
+        # a release is a deploy, across languages
+        ("No production deploys on Fridays after 16:00.", "周五禁止生产发布的时间改成 14:00 之后了。"),
         # an old value named as dropped ("notification-service" is not "not ification-service")
         (
             "Mail from notifier-service goes out via SendGrid.",

@@ -1524,11 +1524,22 @@ def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
     for zh, en in _GLOSSARY.items():
         if zh in content:
             words.add(en[:5])
+    words = {_SAME_STEM.get(w, w) for w in words}
     han = set()
     for run in re.findall(r"[\u4e00-\u9fff]{2,}", content):
         han |= {run[i : i + 2] for i in range(len(run) - 1)}
     han = {b for b in han if b not in _TOPIC_STOP_ZH and b not in _GLOSSARY and not _FUNCTION_ZH.search(b)}
-    return (words | han) - _GENERIC_SUBJECT
+    return (words | han) - _GENERIC_SUBJECT - {""}
+
+
+# Stems of one subject: a release is a deploy ("No production deploys on Fridays" / "周五禁止生产发布");
+# a weekday is the value of a schedule, not what it is about.
+_SAME_STEM = {
+    "relea": "deplo",
+    "ships": "deplo",
+    "rollo": "deplo",
+    **dict.fromkeys("monda tuesd wedne thurs frida satur sunda".split(), ""),
+}
 
 
 _ENVIRONMENTS = {

@@ -322,3 +322,19 @@ def values_agree(a: str, b: str) -> bool:
     if text.has_cjk(a) != text.has_cjk(b):  # the Chinese side's Latin words survive translation
         return _idents_in(va["idents"], b) if text.has_cjk(a) else _idents_in(vb["idents"], a)
     return _idents_in(va["idents"], b) and _idents_in(vb["idents"], a)
+
+
+# The values a restatement may change: a number, a quantity, a clock time, a weekday, a name.
+_CHANGEABLE = ("numbers", "quantities", "clock", "days", "idents")
+
+
+def restates(later: str, earlier: str) -> bool:
+    """Whether `later` could say what `earlier` says with another value: the same environment, the
+    same subject when both name one (identifiers: "notify-svc" is not "ledger-sync"), and a value of
+    one kind that both hold and that differs ("port 9443" / "port 9543"; "Elasticsearch 7.17" /
+    "Elasticsearch 8.11"); not a value only one of them holds ("Elasticsearch 7.17" / "managed in
+    LaunchDarkly")."""
+    a, b = fact_values(earlier), fact_values(later)
+    if a["envs"] != b["envs"] or (a["idents"] and b["idents"] and not (a["idents"] & b["idents"])):
+        return False
+    return any(a[k] and b[k] and a[k] != b[k] for k in _CHANGEABLE)
