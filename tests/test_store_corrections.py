@@ -394,3 +394,35 @@ async def test_a_search_until_a_past_time_answers_with_what_held_then(config):
     assert [(r["id"], r["superseded_by"]) for r in then["results"]] == [(old["id"], new["id"])]
     assert [(r["id"], r["superseded_by"]) for r in now["results"]] == [(new["id"], None)]
     assert [r["id"] for r in after["results"]] == [new["id"]]  # by then it had been replaced
+
+
+@pytest.mark.parametrize(
+    "facts, correction, closes",
+    [
+        # one service, several facts: a correction closes the fact on its own attribute, not the newest
+        (
+            ["notify-svc 的 SMTP 发送上限是每分钟 200 封。", "日志保留期：notify-svc 的日志保留 7 天。"],
+            "notify-svc 的 SMTP 发送上限改成每分钟 350 封。",
+            0,
+        ),
+        (["日志保留期：notify-svc 的日志保留 7 天。"], "notify-svc 的重试间隔其实是 10 分钟，最多重试 3 次。", None),
+        (
+            [
+                "Backups of ledger-sync run daily at 01:00 UTC and are kept 14 days.",
+                "ledger-sync session tokens expire after 60 minutes.",
+            ],
+            "ledger-sync backups are now kept 30 days (still daily at 01:00 UTC).",
+            0,
+        ),
+    ],
+)
+async def test_a_correction_about_one_service_closes_its_own_fact_not_another_about_the_service(
+    config, facts, correction, closes
+):
+    async with client(config) as c:
+        ids = [
+            (await call(c, "memory_store", content=f, occurred_at=f"2026-11-0{n + 1}T09:00:00Z"))["id"]
+            for n, f in enumerate(facts)
+        ]
+        new = await call(c, "memory_store", content=correction, occurred_at="2026-11-20T09:00:00Z")
+    assert [m["id"] for m in new["supersedes"]] == ([] if closes is None else [ids[closes]])

@@ -417,20 +417,27 @@ def _supersede_replaced(
     if not old_values and not beside and c.layer == "fact" and rules.says_changed(c.content):
         # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
         # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
-        words = rules.subject_words(c.content[:14])
+        # The one sharing the most opening words (the newest of those), and more than a service's
+        # name: "notify-svc 的 SMTP 发送上限改成 …" changes "notify-svc 的 SMTP 发送上限是 …", not the newer
+        # "日志保留期：notify-svc 的日志保留 7 天" (a blind trial: the newest sharing any word was closed).
+        words = _opening_words(c.content)
+        best: tuple[int, int] | None = None
         for mid, content, session in store.conn.execute(
             f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer = 'fact' "
             f"AND {_closable(store)} ORDER BY id DESC LIMIT 200",
             (c.scope,),
         ):
+            shared = words & _opening_words(content)
             if (
                 mid != new_id
                 and session != c.session_id
-                and words & rules.subject_words(content[:14])
+                and any("-" not in w for w in shared)
                 and not rules.other_environment(c.content, content)
+                and (best is None or len(shared) > best[0])
             ):
-                closed.append(mid)
-                break
+                best = (len(shared), mid)
+        if best is not None:
+            closed.append(best[1])
     if not closed and c.layer in ("fact", "decision") and c.role == "user":
         same = _restated(store, c, new_id)
         if same is None and not beside and rules.marks_change(c.content):
@@ -471,6 +478,21 @@ def _supersede_replaced(
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed
+
+
+def _name_stems(content: str) -> set[str]:
+    """The stems (`rules.subject_stems`) of the parts of a statement's hyphenated names ("notify-svc")."""
+    names = re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+", content)
+    return {w[:5] for n in names for w in re.findall(r"[a-z][a-z0-9]{2,}", n.lower())}
+
+
+def _opening_words(content: str) -> set[str]:
+    """The subject words a statement opens with (its first 14 characters), a hyphenated name
+    ("notify-svc") kept whole."""
+    opening = content[:14]
+    names = set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", opening.lower()))
+    rest = re.sub(r"[a-z0-9]+(?:-[a-z0-9]+)+", " ", opening.lower())
+    return names | rules.subject_words(rest)
 
 
 def _states(experience: str, value: str, stems: set[str], fresh: set[str]) -> bool:
@@ -617,6 +639,8 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
         where = rules.ENVIRONMENT_STEMS
         if shared <= where and stems - where and their_stems - where:
             continue  # one place, two things named in it: "the staging database" / "the staging Grafana"
+        if shared <= where | _name_stems(c.content) & _name_stems(content):
+            continue  # one service, two things about it: its retry interval / its log retention
         if shared and (best is None or len(shared) > best[0]):
             best = (len(shared), mid)
     return best[1] if best else None
