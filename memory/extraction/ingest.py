@@ -639,7 +639,8 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
         where = rules.ENVIRONMENT_STEMS
         if shared <= where and stems - where and their_stems - where:
             continue  # one place, two things named in it: "the staging database" / "the staging Grafana"
-        if shared <= where | _name_stems(c.content) & _name_stems(content):
+        named = _name_stems(c.content) & _name_stems(content)
+        if named and shared <= where | named:
             continue  # one service, two things about it: its retry interval / its log retention
         if shared and (best is None or len(shared) > best[0]):
             best = (len(shared), mid)
