@@ -38,6 +38,7 @@ from server.state import AppState, ModelGate
 
 log = logging.getLogger("maple.server")
 startup = logging.getLogger("maple.server.startup")  # also on a terminal's stderr (server.launch)
+WARM_WAIT = 10.0  # seconds a closing server waits for its in-memory indexes to finish building
 
 
 def build_server(config: Config, embedder: Embedder | None = None, project: str | None = None) -> MCPServer[AppState]:
@@ -93,7 +94,15 @@ def build_server(config: Config, embedder: Embedder | None = None, project: str 
                 worker.stop()
             if state.backfill is not None:
                 state.backfill.stop()
-            store.close()
+            # The indexes may still be building on the store's connection: closing it under them
+            # crashed the process (a segmentation fault in CI). Wait for them; should they take
+            # longer, the connection closes with the process.
+            if state.warming is not None:
+                state.warming.join(WARM_WAIT)
+            if state.warming is None or not state.warming.is_alive():
+                store.close()
+            else:
+                log.warning("closing while the in-memory indexes are still building: the database closes at exit")
 
     server: MCPServer[AppState] = MapleServer(
         NAME,

@@ -778,3 +778,25 @@ async def test_a_memory_moved_to_global_keeps_its_project_versions_from_other_pr
     assert "BLUEHERON" in json.dumps(own)  # its own project still reads where it came from
     assert "BLUEHERON" not in json.dumps(theirs)
     assert theirs["entries"][0]["memory"]["content"] == "Rollout plans live in the team wiki"
+
+
+async def test_a_closing_server_does_not_close_the_store_under_indexes_still_building(config, monkeypatch):
+    # CI crashed (a segmentation fault) when a server's store closed while its indexes were still
+    # being built on the store's connection by the warm thread.
+    import server.app
+    from memory.store import indexes
+
+    release, counted = threading.Event(), []
+
+    def slow_warm(store, vectors=True):
+        release.wait(10)
+        counted.append(store.conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    monkeypatch.setattr(indexes, "warm", slow_warm)
+    monkeypatch.setattr(server.app, "WARM_WAIT", 0.1)
+    async with client(config) as c:
+        await call(c, "memory_store", content="The staging database listens on port 5433.")
+        warming = next(t for t in threading.enumerate() if t.name == "maple-warm")
+    release.set()
+    warming.join(10)
+    assert counted == [1]  # the connection was still open for it
