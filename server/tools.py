@@ -134,6 +134,11 @@ class Hit(BaseModel):
         description="Later memories in these results that say this one's thing with another value, ranked above "
         "it: this one may be out of date",
     )
+    replaces: list[Corrected] = Field(
+        default_factory=list,
+        description="Memories this one replaced (superseded by it, kept as history): what they say beside the "
+        "value that changed may still hold",
+    )
     layer: str
     category: str
     subject: str | None

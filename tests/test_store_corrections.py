@@ -313,6 +313,34 @@ async def test_a_search_only_history_answers_says_so_instead_of_nothing_matches(
     assert f"one kept as history (superseded or ended) matches: {old['id']}." in found["note"]
 
 
+async def test_a_result_carries_what_it_replaced_so_what_the_correction_left_unsaid_is_still_found(config):
+    # A correction restates one value; the old memory said more (the protocol), which still holds.
+    old_text = "We connect to the VPN at vpn.corp.example.com, using WireGuard."
+    async with client(config) as c:
+        old = await call(c, "memory_store", content=old_text)
+        new = await call(c, "memory_store", content="The VPN endpoint changed: it is vpn2.corp.example.com now.")
+        found = await call(c, "memory_search", query="which VPN protocol do we use?")
+        await call(c, "memory_forget", id=old["id"])  # archived: no longer listed with its successor
+        after = await call(c, "memory_search", query="which VPN protocol do we use?")
+    assert [m["id"] for m in new["supersedes"]] == [old["id"]]
+    (hit,) = found["results"]
+    assert hit["id"] == new["id"] and hit["replaces"] == [{"id": old["id"], "content": old_text}]
+    assert [r["id"] for r in after["results"]] == [new["id"]] and after["results"][0]["replaces"] == []
+
+
+def test_the_cli_prints_what_a_result_replaced_under_it(capsys):
+    old = add(capsys, "The weekly platform sync is Monday 10:00 in the #platform-sync huddle.")
+    new = add(capsys, "The weekly platform sync moved to Tuesday 09:30.")
+    code, out, err = run(capsys, "search", "where is the weekly platform sync held?")
+    assert code == 0
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    assert lines[0].startswith(f"{new} ") and "moved to Tuesday 09:30" in lines[0]
+    under = " ".join(lines[1:])  # wrapped to the terminal
+    assert under == f"replaces {old}: The weekly platform sync is Monday 10:00 in the #platform-sync huddle."
+    hit = run_json(capsys, "search", "where is the weekly platform sync held?")["results"][0]
+    assert [m["id"] for m in hit["replaces"]] == [old]
+
+
 def _line(kind: str, uuid: str, parent: str | None, content: object, cwd: str) -> str:
     """One transcript line in Claude Code's shape (../shared/fixtures/claude-code/session.jsonl)."""
     import json

@@ -224,7 +224,8 @@ class Memories:
     ) -> dict[str, Any]:
         """Ranked memories for a query, each with its score and what each channel added;
         `without_vectors`: the results that have no vector yet (found by keywords alone); `history`:
-        when nothing current matches, the superseded or ended memories that would have.
+        when nothing current matches, the superseded or ended memories that would have. A result
+        that replaced memories carries them in `replaces` (`versions.replaced`).
         `record`: count the results as recalled (decay input); a person browsing does not."""
         from memory.retrieval import ranking
 
@@ -237,6 +238,9 @@ class Memories:
             # embeds them, and the caller is told so.
             without = store.without_vectors([r.memory.id for r in results], parts=True)
             history = [] if results else ranking.search(store, replace(q, include_history=True), record=False)
+            # What a result replaced: a correction restates one value, the rest of the old memory
+            # may still hold (asked with `until`, the results are what held then: no successors).
+            replaced = {} if q.until is not None else versions.replaced(store, [r.memory.id for r in results], scopes)
         note = ""
         if history:  # what was true once: "nothing matches" would say it was never stored
             ids = ", ".join(str(r.memory.id) for r in history[:5])
@@ -250,7 +254,13 @@ class Memories:
         return {
             "query": query,
             "scopes": scopes,
-            "results": [r.to_dict() for r in results],
+            "results": [
+                {
+                    **r.to_dict(),
+                    **({"replaces": _replaced_list(replaced[r.memory.id])} if r.memory.id in replaced else {}),
+                }
+                for r in results
+            ],
             "model": self.model_state(),
             "without_vectors": without,
             "note": note,
@@ -989,6 +999,14 @@ class Memories:
                 return gitlog.harvest_git(self.store, repo, self.project, since=since, dry_run=dry_run)
         except (OSError, subprocess.SubprocessError) as e:
             raise InvalidInput(f"git log failed in {repo}: {e}; check that `git log` works there") from e
+
+
+REPLACED_CHARS = 400  # of a replaced memory's text shown under the result that replaced it
+
+
+def _replaced_list(old: Sequence[Memory]) -> list[dict[str, Any]]:
+    """The memories a search result replaced, as it carries them: id and text (the start of a long one)."""
+    return [{"id": m.id, "content": m.content[:REPLACED_CHARS]} for m in old]
 
 
 def part_of(chunk_id: int, parent_id: int) -> str:

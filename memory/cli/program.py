@@ -128,7 +128,7 @@ def cmd_search(ctx: Context) -> int:
         _table(
             [(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], _matched(r)) for r in d["results"]],
             ("1;36", "2", "2"),
-            {n: _part_text(r) for n, r in enumerate(d["results"]) if r.get("part")},
+            {n: _details(r) for n, r in enumerate(d["results"]) if r.get("part") or r.get("replaces")},
         )
 
     shown = {k: d[k] for k in ("query", "scopes", "model") if k in d}
@@ -166,6 +166,14 @@ def _matched(r: dict) -> str:
     if r.get("superseded_by"):  # (a search with --until: what held then)
         line = f"[replaced since by {r['superseded_by']}] {line}"
     return line
+
+
+def _details(r: dict) -> str:
+    """What a search prints in full under a result: the part of a long memory it hit, and what the
+    result replaced (a correction leaves the rest of the old memory unsaid; it may still hold)."""
+    lines = [_part_text(r)] if r.get("part") else []
+    lines += [f"replaces {old['id']}: {old['content']}" for old in r.get("replaces", [])]
+    return "\n".join(lines)
 
 
 def _part_text(r: dict) -> str:

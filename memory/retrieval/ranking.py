@@ -30,7 +30,7 @@ from typing import Any
 
 from memory import embed
 from memory.errors import InvalidInput, StoreUnavailable
-from memory.lang import emotion, mentions, text, timeparse, values
+from memory.lang import emotion, mentions, text, timeparse
 from memory.store import Memory, Store, chunks, db, indexes, parse_time
 
 log = logging.getLogger("maple.retrieval")
@@ -339,6 +339,7 @@ def _newer_first(
     cosine = matrix @ matrix.T
     # A dialogue turn ("Caroline: ...") records what was said then, not what holds now.
     said = {m.id: m.content for m in store.get_many(have) if not mentions.SPEAKER.match(m.content)}
+    from memory.lang import values  # (its value rules load the glossary: not on the hook's import path)
 
     def restates(j: int, i: int) -> bool:
         """Whether j, later, says what i says with another value: nearly as relevant, close in

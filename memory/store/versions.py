@@ -84,6 +84,31 @@ def _versions(store: Store, m: Memory, scopes: Sequence[str] | None = None) -> l
     return out[-MAX_VERSIONS:]
 
 
+REPLACED_SHOWN = 3  # memories a search result lists as replaced by it
+
+
+def replaced(store: Store, ids: Sequence[int], scopes: Sequence[str]) -> dict[int, list[Memory]]:
+    """For each of these memories, the ones it replaced: superseded by it and kept as history,
+    newest first, at most REPLACED_SHOWN. A correction restates one value and leaves the rest of
+    the old memory unsaid ("the VPN endpoint is vpn2 now" replaces "... vpn.corp.example.com, using
+    WireGuard"), so what the old one said beside the changed value may still hold. Not the
+    paraphrases a merge archived (they say nothing the kept one does not)."""
+    if not ids:
+        return {}
+    wanted: dict[int, int] = {}  # replaced id -> the id that replaced it
+    for mid, by in store.conn.execute(
+        f"SELECT id, superseded_by FROM memories WHERE superseded_by IN ({_marks(ids)}) "
+        f"AND scope IN ({_marks(scopes)}) AND deleted_at IS NULL ORDER BY id DESC",
+        (*ids, *scopes),
+    ):
+        if list(wanted.values()).count(by) < REPLACED_SHOWN:
+            wanted[mid] = by
+    out: dict[int, list[Memory]] = {}
+    for m in sorted(store.get_many(list(wanted)), key=lambda m: -m.id):
+        out.setdefault(wanted[m.id], []).append(m)
+    return out
+
+
 def history(
     store: Store, scopes: Sequence[str], *, memory_id: int | None = None, subject: str | None = None
 ) -> list[Entry]:
