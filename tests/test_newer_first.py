@@ -33,7 +33,7 @@ async def test_a_correction_the_rules_miss_still_comes_first_and_the_old_fact_st
         old = await store(c, "Release freeze for Q4 starts Dec 15.", DAY1)
         await store(c, "Release train ships every Tuesday.", DAY1)
         await store(c, "Hotfixes skip the train but need a lead approval.", DAY1)
-        new = await store(c, "Q4 freeze moved up to Dec 10 per VP eng.", DAY2)
+        new = await store(c, "Q4 freeze starts Dec 10 per VP eng.", DAY2)
         found = await call(c, "memory_search", query="what date do we stop shipping for the end-of-year freeze?")
     assert new["supersedes"] == []  # the rules missed it: both are current
     results = found["results"]
@@ -81,7 +81,7 @@ def test_the_cli_says_which_result_may_be_out_of_date(tmp_path, monkeypatch, cap
         (DAY1, "Release freeze for Q4 starts Dec 15."),
         (DAY1, "Release train ships every Tuesday."),
         (DAY1, "Hotfixes skip the train but need a lead approval."),
-        (DAY2, "Q4 freeze moved up to Dec 10 per VP eng."),
+        (DAY2, "Q4 freeze starts Dec 10 per VP eng."),
     ):
         assert main(["add", "--occurred-at", when, content]) == 0
     capsys.readouterr()

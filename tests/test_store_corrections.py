@@ -79,6 +79,24 @@ async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_
             "Mail from notifier-service goes out via SendGrid.",
             "notifier-service mail goes through Amazon SES; SendGrid was dropped.",
         ),
+        # a third blind trial: terse changes on a named service, the words not lining up ("moved to
+        # 8081", "is on 8443 now", "upgraded to Go 1.22", "scaled ... to 6 replicas"; 改发到; 改成 30 天)
+        ("billing-service listens on 8080 in staging.", "billing-service moved to 8081."),
+        (
+            "payments-api listens on port 8080 in production, behind the nginx ingress; health check at /healthz.",
+            "payments-api is on 8443 now.",
+        ),
+        ("payments-api is written in Go 1.21 and built with Bazel.", "payments-api was upgraded to Go 1.22."),
+        (
+            "The merchant-portal frontend is built with React 17 and deployed to CloudFront.",
+            "merchant-portal was upgraded to React 18.",
+        ),
+        (
+            "payments-api runs 4 replicas in production, autoscaling up to 12.",
+            "We scaled payments-api to 6 replicas in prod; the autoscaling max is unchanged.",
+        ),
+        ("ledger-sync 的告警发到 Slack 频道 #ledger-alerts。", "ledger-sync 的告警改发到 #payments-alerts。"),
+        ("Logs are kept in Loki for 14 days.", "Loki 日志保留期改成 30 天。"),
     ],
 )
 async def test_corrections_in_either_language_supersede(config, old, new):
@@ -434,6 +452,30 @@ async def test_a_search_until_a_past_time_answers_with_what_held_then(config):
             0,
         ),
         (["日志保留期：notify-svc 的日志保留 7 天。"], "notify-svc 的重试间隔其实是 10 分钟，最多重试 3 次。", None),
+        # a third blind trial: a schedule's weekday is not its subject (每周一 is in both Chinese ones)
+        (
+            [
+                "Deploys to production happen only on Tuesdays and Thursdays, never on Fridays.",
+                "线上值班每周轮换一次，每周一早上 9 点交接。",
+            ],
+            "从下周起生产发布改成每周一和周三。",
+            0,
+        ),
+        # two spans on one service, neither the only one: the WAL archive note is not the backups' fact
+        (
+            [
+                "Backups of payments-db are taken every 6 hours and kept for 30 days.",
+                "payments-db 的 WAL 日志每 15 分钟归档一次到 S3。",
+            ],
+            "payments-db 备份改成每 4 小时一次，保留期不变。",
+            None,
+        ),
+        # two numbers on one service, the words beside them say which: replicas, not the port
+        (
+            ["payments-api listens on port 8080 in production.", "payments-api runs 4 replicas in production."],
+            "We scaled payments-api to 6 replicas in prod.",
+            1,
+        ),
         (
             [
                 "Backups of ledger-sync run daily at 01:00 UTC and are kept 14 days.",

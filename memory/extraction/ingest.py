@@ -29,7 +29,7 @@ from typing import Any
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.extraction import rules
 from memory.extraction.heuristic import Candidate
-from memory.lang import glossary, text
+from memory.lang import glossary, text, values
 from memory.store import Memory, NewMemory, Store, chunks, content_hash, graph, indexes, parse_time
 
 log = logging.getLogger("maple.ingest")
@@ -444,6 +444,8 @@ def _supersede_replaced(
             same = _changed_subject(store, c, new_id)
             if same is None:
                 same = _changed_slot(store, c, new_id)
+            if same is None:
+                same = _same_slot(store, c, new_id)
         if same is not None:
             closed.append(same)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
@@ -645,6 +647,64 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
         if shared and (best is None or len(shared) > best[0]):
             best = (len(shared), mid)
     return best[1] if best else None
+
+
+_SLOT_KINDS = ("numbers", "quantities", "clock", "days")
+
+
+def _same_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
+    """The earlier statement about the same name whose value a terse change restates, where the
+    words do not line up: "payments-api was upgraded to Go 1.22" closes "payments-api is written in
+    Go 1.21 and built with Bazel"; "billing-service moved to 8081" closes "billing-service listens on
+    8080 in staging"; "Loki 日志保留期改成 30 天" closes "Logs are kept in Loki for 14 days". The two share
+    a name (an identifier, not two different services) and each holds a value of one kind (a
+    number, a quantity, a clock time, a weekday) the other lacks. It is the same slot when the words
+    beside the numbers agree (Go 1.21 / Go 1.22, 4 replicas / 6 replicas), or when it is the only
+    current statement about that name holding a value of that kind, and for a span of time one of a
+    like size (a retry interval of 10 minutes does not restate a log retention of 7 days, SPAN_RATIO);
+    otherwise (a service's port and its replica count, both numbers) nothing is closed."""
+    mine = values.fact_values(c.content)
+    kinds = [k for k in _SLOT_KINDS if mine[k]]
+    if not mine["idents"] or not kinds:
+        return None
+    services = {i for i in mine["idents"] if "-" in i or "_" in i}
+    near = values.number_anchors(c.content)
+    anchored: list[tuple[int, int]] = []  # (names shared, id), newest first
+    holders: dict[str, list[int]] = {k: [] for k in kinds}  # ids about the name holding a value of the kind
+    differs: dict[str, set[int]] = {k: set() for k in kinds}
+    for mid, content in _earlier_statements(store, c, new_id):
+        theirs = values.fact_values(content)
+        shared = mine["idents"] & theirs["idents"]
+        their_services = {i for i in theirs["idents"] if "-" in i or "_" in i}
+        if not shared or (services and their_services and not services & their_services):
+            continue  # another service: "auth-api is written in Go 1.20" is not payments-api's
+        for k in kinds:
+            if not theirs[k]:
+                continue
+            holders[k].append(mid)
+            new, old = mine[k] - theirs[k], theirs[k] - mine[k]
+            if not (new and old):
+                continue
+            differs[k].add(mid)
+            if k == "numbers":
+                far = values.number_anchors(content)
+                if any(near.get(a, frozenset()) & far.get(b, frozenset()) for a in new for b in old):
+                    anchored.append((len(shared), mid))
+    if anchored:
+        return max(anchored, key=lambda x: x[0])[1]  # the most names shared, then the newest
+    for k in kinds:
+        if len(holders[k]) == 1 and holders[k][0] in differs[k]:
+            if k != "quantities" or _like_spans(mine[k], values.fact_values(_content_of(store, holders[k][0]))[k]):
+                return holders[k][0]
+    return None
+
+
+SPAN_RATIO = 30.0  # two spans of time this far apart are two settings, not one changed (a day vs a month is not)
+
+
+def _like_spans(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether a span of `a` and one of `b` (seconds, `values.fact_values`) are of a like size."""
+    return any(max(x, y) <= SPAN_RATIO * min(x, y) for x in map(float, a) for y in map(float, b) if min(x, y) > 0)
 
 
 def _reverted(store: Store, c: Candidate, new_id: int | None) -> list[int]:

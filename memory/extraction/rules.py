@@ -1140,9 +1140,10 @@ def says_changed(content: str) -> bool:
 # A statement that something is different from now on: what lets a later fact close an earlier one.
 _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
+    r"upgraded|downgraded|scaled|"
     r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
     r"from now on|going forward|these days|actually|correction)\b|更正|纠正|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
-    r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
+    r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
 )
 # Words that say how a statement is put, not what it is about: they never make two statements one topic.
@@ -1234,12 +1235,20 @@ def numbers_a_series(frame_: str) -> bool:
     return bool(_ORDINAL.search(frame_))
 
 
+# Chinese words that say when or how often, values of a schedule and not what it is about: 每周一 in
+# "线上值班每周轮换一次，每周一早上 9 点交接" does not make it one subject with "从下周起生产发布改成每周一和周三".
+_ZH_WHEN = re.compile(
+    r"周[一二三四五六日天末]|星期.|礼拜.|每[周天日月年]|[上下本这]周|[上下本这]个?月|[一两二三四五六七八九十几]次"
+)
+
+
 def subject_words(subject: str | None) -> set[str]:
     """The words of a subject that tell one thing from another ("staging port" ~ "staging database")."""
     if not subject:
         return set()
     generic = {"the", "our", "a", "port", "is", "on", "at", "local", "value", "db", "database", "server", "the db"}
-    words = set(re.findall(r"[a-z0-9]+", subject.lower())) | set(re.findall(r"[\u4e00-\u9fff]{2}", subject))
+    han = re.findall(r"[\u4e00-\u9fff]{2}", _ZH_WHEN.sub(" ", subject))
+    words = set(re.findall(r"[a-z0-9]+", subject.lower())) | set(han)
     return {w for w in words if w not in generic and not w.isdigit()}
 
 
@@ -1526,7 +1535,7 @@ def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
             words.add(en[:5])
     words = {_SAME_STEM.get(w, w) for w in words}
     han = set()
-    for run in re.findall(r"[\u4e00-\u9fff]{2,}", content):
+    for run in re.findall(r"[\u4e00-\u9fff]{2,}", _ZH_WHEN.sub(" ", content)):
         han |= {run[i : i + 2] for i in range(len(run) - 1)}
     han = {b for b in han if b not in _TOPIC_STOP_ZH and b not in _GLOSSARY and not _FUNCTION_ZH.search(b)}
     return (words | han) - _GENERIC_SUBJECT - {""}

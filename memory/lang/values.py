@@ -338,3 +338,27 @@ def restates(later: str, earlier: str) -> bool:
     if a["envs"] != b["envs"] or (a["idents"] and b["idents"] and not (a["idents"] & b["idents"])):
         return False
     return any(a[k] and b[k] and a[k] != b[k] for k in _CHANGEABLE)
+
+
+# Words that say a value changed or where it goes, not which slot it fills ("moved to 8081").
+_NOT_ANCHORS = frozenset(
+    "to now from at on in is was are be by of for up down than about only every each moved changed raised lowered "
+    "set run runs uses use has have keeps kept takes listens 每 个 的 是 到 为 成 在 改 约 第".split()
+)
+_SLOT_TOKEN = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*|[\u3400-\u9fff]")
+
+
+def number_anchors(content: str) -> dict[str, frozenset[str]]:
+    """Each number of a text (outside identifiers and clock times) with the words right beside it,
+    which say what it counts or versions: "Go 1.21" -> {"1.21": {"go"}}, "4 replicas, up to 12" ->
+    {"4": {"replicas"}, "12": set()}. A word that only says how it changed ("moved to") is none."""
+    tokens = _SLOT_TOKEN.findall(_IDENT.sub(" ", _CLOCK.sub(" ", content)).lower())
+    out: dict[str, set[str]] = {}
+    for i, t in enumerate(tokens):
+        if not t[0].isdigit():
+            continue
+        beside = {tokens[j] for j in (i - 1, i + 1) if 0 <= j < len(tokens) and not tokens[j][0].isdigit()}
+        out.setdefault(t.replace(",", ""), set()).update(
+            w for w in beside if w not in _NOT_ANCHORS and not text.is_stopword(w) and (len(w) > 1 or text.has_cjk(w))
+        )
+    return {n: frozenset(ws) for n, ws in out.items()}
