@@ -356,7 +356,7 @@ def test_forget_and_restore_are_versions_that_name_who_did_them(capsys, monkeypa
     assert [(v["reason"], v["editor"]) for v in entry["versions"]] == [("archived", "carol"), ("restored", "dave")]
     assert entry["status"] == "current" and entry["versions"][0]["changed"] == ["deleted_at"]
     code, out, _ = run(capsys, "history", str(mid))
-    assert code == 0 and "archived by carol" in out and "restored by dave" in out
+    assert code == 0 and "archived · carol · changed: archived" in out and "restored · dave" in out
 
 
 def test_forget_permanent_deletes_for_good(capsys):

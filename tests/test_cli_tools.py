@@ -54,7 +54,7 @@ def test_update_edits_in_place_and_history_shows_the_old_version(capsys, monkeyp
     code, out, _ = run(capsys, "history", str(mid))
     assert edited["action"] == "edited" and edited["memory"]["importance"] == 5
     assert unchanged["action"] == "unchanged"
-    assert code == 0 and f"#{mid} current" in out and "key rule by dana: importance, tags" in out
+    assert code == 0 and f"#{mid} current" in out and "key rule · dana · changed: importance, tags" in out
 
 
 def test_update_supersede_keeps_the_old_memory_as_history(capsys):

@@ -166,7 +166,7 @@ def test_the_cli_says_what_a_new_memory_corrects_and_restore_makes_it_current_ag
     (entry,) = run_json(capsys, "history", str(old))["entries"]
     assert [v["reason"] for v in entry["versions"]] == ["superseded", "restored"]
     code, out, err = run(capsys, "history", str(old))
-    assert ": successor, end  was:" in out and "superseded_by" not in out
+    assert "superseded · " in out and "changed: successor, end" in out and "superseded_by" not in out
 
     code, out, err = run(capsys, "restore", str(new))
     assert code != 0 and "is current; there is nothing to restore" in err
@@ -229,6 +229,26 @@ async def test_storing_a_superseded_text_again_makes_it_current_and_closes_what_
         ("current", None),
         ("superseded", old["id"]),
     ]
+
+
+async def test_a_dated_revert_ends_what_it_replaces_when_it_was_said_not_when_it_was_typed(config):
+    # a third blind trial: SES's end was the wall clock, so `until` a day after the revert still had SES
+    async with client(config) as c:
+        await call(c, "memory_store", content="We send transactional email through SendGrid.", occurred_at="2026-09-05")
+        ses = await call(
+            c,
+            "memory_store",
+            content="We dropped SendGrid for Amazon SES for transactional email.",
+            occurred_at="2026-10-21",
+        )
+        back = await call(
+            c, "memory_store", content="We send transactional email through SendGrid.", occurred_at="2026-11-25"
+        )
+        got = await call(c, "memory_get", ids=[ses["id"]])
+        then = await call(c, "memory_search", query="which email provider do we use?", until="2026-11-30")
+    assert [m["id"] for m in back["supersedes"]] == [ses["id"]]
+    assert got["memories"][0]["valid_to"] == "2026-11-25T00:00:00Z"
+    assert [r["id"] for r in then["results"]] == [back["id"]]
 
 
 async def test_memory_restore_undoes_a_wrong_supersession_and_a_forget_over_mcp(config):
@@ -314,7 +334,7 @@ def test_restore_says_which_memory_holds_now_at_the_end_of_the_chain(capsys):
     add(capsys, "billing-service now listens on port 8081 in staging.")
     third = add(capsys, "billing-service listens on port 8082 in staging.")
     code, out, err = run(capsys, "restore", str(first))
-    assert code == 0 and f"memory {first} is current again; memory {third}, which holds in its place" in out
+    assert code == 0 and f"memory {first} is current again; memory {third}, which had replaced it, stays current too" in out
 
 
 async def test_a_search_only_history_answers_says_so_instead_of_nothing_matches(config, capsys):

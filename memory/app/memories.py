@@ -29,7 +29,7 @@ from typing import Any
 from memory import embed
 from memory.errors import InvalidInput, NotFound
 from memory.scope import GLOBAL, resolve
-from memory.store import Memory, NewMemory, Store, browse, decisions, versions
+from memory.store import Memory, NewMemory, Store, browse, decisions, parse_time, versions
 
 MAX_IDS = 100  # memories one get may ask for
 
@@ -201,7 +201,7 @@ class Memories:
             if not duplicate:
                 closed = ingest.supersede_corrected(store, m)
             elif m.superseded_by is not None:  # history said again: it holds again
-                closed = ingest.reinstate(store, m)
+                closed = ingest.reinstate(store, m, parse_time(occurred_at, "occurred_at"))
                 m = store.get(m.id)
             else:
                 closed = []
@@ -960,7 +960,6 @@ class Memories:
         from pathlib import Path
 
         import memory.app.backfill as backfill
-        from memory.store.records import parse_time
 
         if limit is not None and limit < 1:
             raise InvalidInput(f"limit must be 1 or more, got {limit}")

@@ -299,8 +299,8 @@ def cmd_restore(ctx: Context) -> int:
             print(f"memory {m['id']} is current again")
         else:
             print(
-                f"memory {m['id']} is current again; memory {after}, which holds in its place, stays current "
-                f"(`{PROG} forget {after}` if it is wrong)"
+                f"memory {m['id']} is current again; memory {after}, which had replaced it, stays current too "
+                f"(both hold now; `{PROG} forget {after}` only if {after} itself is wrong)"
             )
 
     ctx.emit({"id": m["id"], "state": "current", "was": d["was"], "memory": m}, human)

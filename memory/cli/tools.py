@@ -211,14 +211,16 @@ def cmd_history(ctx: Context) -> int:
                 + f"  {(m['occurred_at'] or '')[:10]}  {fit(m['content'], 90)}"
             )
             for v in e["versions"]:
+                # when, why, who (the editor, not what replaced it), what changed; the text only if it did
+                changed = ", ".join(FIELD_WORDS.get(f, f.replace("_", " ")) for f in v["changed"]) or "nothing"
                 print(
                     _paint(
-                        f"    {(v['changed_at'] or '')[:16]}  {v['reason']}"
-                        + (f" by {v['editor']}" if v.get("editor") else "")
-                        + f": {', '.join(FIELD_WORDS.get(f, f.replace('_', ' ')) for f in v['changed']) or '-'}",
+                        f"    {(v['changed_at'] or '').replace('T', ' ')[:16]}  {v['reason']}"
+                        + (f" · {v['editor']}" if v.get("editor") else "")
+                        + f" · changed: {changed}",
                         "2",
                     )
-                    + f"  was: {fit(v['content'], 70)}"
+                    + (f"; text was: {fit(v['content'], 70)}" if "content" in v["changed"] else "")
                 )
 
     ctx.emit({"entries": entries}, human)

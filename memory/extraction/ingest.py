@@ -147,15 +147,17 @@ def supersede_corrected(store: Store, memory: Memory) -> list[int]:
     return closed
 
 
-def reinstate(store: Store, memory: Memory) -> list[int]:
+def reinstate(store: Store, memory: Memory, when: float | None = None) -> list[int]:
     """Make a superseded memory current again because it was said again ("Email goes out through
     SendGrid." after "… through Amazon SES now" had closed it): the memory that holds now in its
-    place, the end of its chain of successors, is closed by it in turn. The ids closed."""
+    place, the end of its chain of successors, is closed by it in turn, at `when` it was said again
+    (default now). The ids closed."""
     end = holds_now(store, memory)
     _update(store, memory.id, superseded_by=None, valid_to=None, reason="said again")
     if end is None:
         return []
-    _update(store, end, valid_to=store.clock(), superseded_by=memory.id, reason="superseded")
+    now = store.clock()
+    _update(store, end, valid_to=now if when is None else min(when, now), superseded_by=memory.id, reason="superseded")
     return [end]
 
 
