@@ -334,7 +334,10 @@ def test_restore_says_which_memory_holds_now_at_the_end_of_the_chain(capsys):
     add(capsys, "billing-service now listens on port 8081 in staging.")
     third = add(capsys, "billing-service listens on port 8082 in staging.")
     code, out, err = run(capsys, "restore", str(first))
-    assert code == 0 and f"memory {first} is current again; memory {third}, which had replaced it, stays current too" in out
+    assert (
+        code == 0
+        and f"memory {first} is current again; memory {third}, which had replaced it, stays current too" in out
+    )
 
 
 async def test_a_search_only_history_answers_says_so_instead_of_nothing_matches(config, capsys):
