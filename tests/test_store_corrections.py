@@ -484,6 +484,15 @@ async def test_a_search_until_a_past_time_answers_with_what_held_then(config):
             "从下周起生产发布改成每周一和周三。",
             0,
         ),
+        # production is prod (生产): the deploy days, not the release branch's Monday
+        (
+            [
+                "Deploys to production happen only on Tuesdays and Thursdays, never on Fridays.",
+                "The release branch is cut every other Monday.",
+            ],
+            "从下周起生产发布改成每周一和周三。",
+            0,
+        ),
         # two spans on one service, neither the only one: the WAL archive note is not the backups' fact
         (
             [

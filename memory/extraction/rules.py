@@ -1544,6 +1544,7 @@ def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
 # Stems of one subject: a release is a deploy ("No production deploys on Fridays" / "周五禁止生产发布");
 # a weekday is the value of a schedule, not what it is about.
 _SAME_STEM = {
+    "produ": "prod",  # production (cut to five letters) is prod, as 生产 and 线上 say it
     "relea": "deplo",
     "ships": "deplo",
     "rollo": "deplo",
