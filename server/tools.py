@@ -123,7 +123,7 @@ class Hit(BaseModel):
     )
     channels: dict[str, float] = Field(
         description="What each retrieval channel (bm25, vector, ...) added to the score; newer: lifted above an "
-        "earlier memory it restates with another value"
+        "earlier memory it restates with another value; replaced: found through a memory it replaced (see replaces)"
     )
     superseded_by: int | None = Field(
         default=None,

@@ -369,6 +369,25 @@ async def test_a_result_carries_what_it_replaced_so_what_the_correction_left_uns
     assert [r["id"] for r in after["results"]] == [new["id"]] and after["results"][0]["replaces"] == []
 
 
+async def test_a_question_in_the_words_of_the_replaced_fact_finds_what_holds_now(config):
+    # a third blind trial: the terse English correction shares no word with a Chinese question, the
+    # Chinese fact it replaced does; the search answers with the correction, found through it
+    async with client(config) as c:
+        old = await call(
+            c, "memory_store", content="生产数据库 payments-db 在 db-prod-03.internal，端口 5432，PostgreSQL 14。"
+        )
+        await call(c, "memory_store", content="支付的值班每周一早上交接。")
+        new = await call(c, "memory_store", content="payments-db moved to db-prod-07.internal.")
+        found = await call(c, "memory_search", query="生产数据库在哪台机器上？")
+        await call(c, "memory_forget", id=new["id"])  # what replaced it archived: the old one stands alone
+        alone = await call(c, "memory_search", query="生产数据库在哪台机器上？")
+    assert [m["id"] for m in new["supersedes"]] == [old["id"]]
+    top = found["results"][0]
+    assert top["id"] == new["id"] and [m["id"] for m in top["replaces"]] == [old["id"]]
+    assert list(top["channels"]) == ["replaced"] and old["id"] not in [r["id"] for r in found["results"]]
+    assert {old["id"], new["id"]}.isdisjoint(r["id"] for r in alone["results"])
+
+
 def test_the_cli_prints_what_a_result_replaced_under_it(capsys):
     old = add(capsys, "The weekly platform sync is Monday 10:00 in the #platform-sync huddle.")
     new = add(capsys, "The weekly platform sync moved to Tuesday 09:30.")

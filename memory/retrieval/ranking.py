@@ -25,11 +25,11 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory import embed
-from memory.errors import InvalidInput, StoreUnavailable
+from memory.errors import InvalidInput, NotFound, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
 from memory.store import Memory, Store, chunks, db, indexes, parse_time
 
@@ -169,7 +169,11 @@ def search(
     out (passive recall gates on words, so it ranks the same way in the server and in a hook).
     """
     with store.tx.lock, indexes.caught_up(store):  # one connection per store: keep a search's reads together
-        results = _search(store, q, segment, vectors)
+        if q.until is None and not q.include_history and THROUGH_HISTORY:
+            wide = replace(q, include_history=True, limit=q.limit + HISTORY_EXTRA)
+            results = _through_history(store, _search(store, wide, segment, vectors), q.limit)
+        else:
+            results = _search(store, q, segment, vectors)
     if record and results:
         try:
             n = len(answered(results))
@@ -178,6 +182,53 @@ def search(
         except StoreUnavailable as e:  # bookkeeping: a writer holding the lock must not fail a read
             log.warning("search results not recorded as recalled: %s", e)
     return results
+
+
+# A correction is often terse ("payments-db moved to db-prod-07.internal.") while the fact it replaced
+# said the thing in the question's words ("生产数据库在 db-prod-03 上"). So a search ranks the history
+# too, and a memory replaced since stands for what holds now in its place: the current end of its
+# chain of successors takes its rank (at HISTORY_SHARE of its score, so a current memory that
+# matches as well stays first), its one channel `replaced` saying how it was found. What ended
+# without a successor (expired) is left out, as before.
+THROUGH_HISTORY = True
+HISTORY_SHARE = 0.9
+HISTORY_EXTRA = 5  # results asked beyond the limit, for those that fold into one successor
+
+
+def _through_history(store: Store, results: list[Result], limit: int) -> list[Result]:
+    now = store.clock()
+    current = {r.memory.id for r in results if held(r.memory, now)}
+    out: list[Result] = []
+    seen: set[int] = set()
+    for r in results:
+        m = r.memory
+        if m.id in current:
+            if m.id not in seen:
+                seen.add(m.id)
+                out.append(r)
+            continue
+        successor = _holds_now(store, m)
+        if successor is None or successor.id in seen or successor.scope != m.scope:
+            continue
+        seen.add(successor.id)
+        score = r.score * HISTORY_SHARE
+        out.append(Result(successor, score, {"replaced": score}, confidence=r.confidence))
+    out.sort(key=lambda r: -r.score)
+    return out[:limit]
+
+
+def _holds_now(store: Store, m: Memory) -> Memory | None:
+    """The current memory at the end of a superseded memory's chain of successors (None: it ended
+    without one, or in one archived or expired since)."""
+    seen = {m.id}
+    while m.superseded_by is not None and m.superseded_by not in seen:
+        seen.add(m.superseded_by)
+        try:
+            m = store.get(m.superseded_by)
+        except NotFound:
+            return None
+    now = store.clock()
+    return m if m.superseded_by is None and m.deleted_at is None and held(m, now) else None
 
 
 def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: bool = True) -> list[Result]:
