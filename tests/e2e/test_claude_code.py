@@ -209,6 +209,27 @@ def test_a_correction_the_model_stores_supersedes_the_old_fact_and_the_tool_resu
     assert [m["id"] for m in claude_code.memories() if "6543" in m["content"]] == [stored["id"]]
 
 
+def test_a_search_the_model_makes_after_a_correction_gets_what_holds_now_and_what_it_replaced(
+    claude_code: ClaudeCode,
+) -> None:
+    # A correction restates one value; what else the old memory said (the protocol) still holds,
+    # and reaches the model in the result that replaced it.
+    claude_code.maple("install")
+    said = "We connect to the VPN at vpn.corp.example.com, using WireGuard."
+    old = claude_code.add(said)
+    new = claude_code.add("The VPN endpoint changed: it is vpn2.corp.example.com now.")
+    claude_code.api.script(
+        [ToolUse("mcp__maple__memory_search", {"query": "which VPN protocol do we use?"}, then="WireGuard.")]
+    )
+    run = claude_code.run_claude("Which VPN protocol do we use?")
+    assert run.result["result"] == "WireGuard." and len(run.main) == 2
+    (result,) = run.main[1].last_user_tool_results()
+    assert not result.get("is_error")
+    found = json.loads(result["text"])["results"]
+    assert found[0]["id"] == new and found[0]["replaces"] == [{"id": old, "content": said}]
+    assert old not in [r["id"] for r in found]
+
+
 # -- e, f. harvest at SessionEnd, and --resume ------------------------------------------------
 
 FACT_PROMPT = "we run the tests with `uv run pytest -n auto`; the staging database listens on port 6543"
