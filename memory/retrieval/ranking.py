@@ -188,8 +188,8 @@ def search(
 # said the thing in the question's words ("生产数据库在 db-prod-03 上"). So a search ranks the history
 # too, and a memory replaced since stands for what holds now in its place: the current end of its
 # chain of successors takes its rank (at HISTORY_SHARE of its score, so a current memory that
-# matches as well stays first), its one channel `replaced` saying how it was found. What ended
-# without a successor (expired) is left out, as before.
+# matches as well stays first), its one channel `replaced` saying how it was found, and its cosine
+# the match's. What ended without a successor (expired) is left out, as before.
 THROUGH_HISTORY = True
 HISTORY_SHARE = 0.9
 HISTORY_EXTRA = 5  # results asked beyond the limit, for those that fold into one successor
@@ -212,7 +212,8 @@ def _through_history(store: Store, results: list[Result], limit: int) -> list[Re
             continue
         seen.add(successor.id)
         score = r.score * HISTORY_SHARE
-        out.append(Result(successor, score, {"replaced": score}, confidence=r.confidence))
+        # its closeness in meaning is the match's (passive recall judges a memory by it)
+        out.append(Result(successor, score, {"replaced": score}, confidence=r.confidence, cosine=r.cosine))
     out.sort(key=lambda r: -r.score)
     return out[:limit]
 
