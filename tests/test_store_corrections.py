@@ -97,6 +97,11 @@ async def test_a_correction_through_memory_store_supersedes_the_fact_and_search_
         ),
         ("ledger-sync 的告警发到 Slack 频道 #ledger-alerts。", "ledger-sync 的告警改发到 #payments-alerts。"),
         ("Logs are kept in Loki for 14 days.", "Loki 日志保留期改成 30 天。"),
+        # the old value named in the other language than the fact holds it (Feishu / 飞书)
+        (
+            "告警通知发到飞书群“物流值班”，不发邮件。",
+            "Alerts now go to the Slack channel #logistics-oncall instead of the Feishu group.",
+        ),
     ],
 )
 async def test_corrections_in_either_language_supersede(config, old, new):
@@ -531,6 +536,33 @@ async def test_a_search_until_a_past_time_answers_with_what_held_then(config):
             ],
             "payments-db 备份改成每 4 小时一次，保留期不变。",
             None,
+        ),
+        # a second blind trial: what a change names as replaced is what it closes, not also a neighbour
+        (
+            [
+                "dispatch-worker consumes the dispatch.jobs queue from RabbitMQ on mq-01:5672.",
+                "dispatch-worker's batch size is 200 jobs per poll.",
+            ],
+            "We dropped RabbitMQ for Kafka: dispatch-worker now consumes dispatch.jobs from Kafka.",
+            0,
+        ),
+        # a unit is no subject: "60 seconds apart" is the retries' interval, not the job timeout's 120 seconds
+        (
+            [
+                "dispatch-worker 的重试次数是 3 次，间隔 30 秒。",
+                "The dispatch-worker timeout for a single job is 120 seconds.",
+            ],
+            "dispatch-worker now retries 5 times, 60 seconds apart.",
+            0,
+        ),
+        # a number's shape says which: the port (8443), not the database version (14) or its pool (40)
+        (
+            [
+                "fleet-api listens on port 8080 in production, behind the nginx ingress on lb-01.",
+                "fleet-api uses PostgreSQL 14 on db-fleet-01; the connection pool size is 40.",
+            ],
+            "fleet-api is on 8443 now.",
+            0,
         ),
         # two numbers on one service, the words beside them say which: replicas, not the port
         (

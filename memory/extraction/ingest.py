@@ -440,16 +440,6 @@ def _supersede_replaced(
                 best = (len(shared), mid)
         if best is not None:
             closed.append(best[1])
-    if not closed and c.layer in ("fact", "decision") and c.role == "user":
-        same = _restated(store, c, new_id)
-        if same is None and not beside and rules.marks_change(c.content):
-            same = _changed_subject(store, c, new_id)
-            if same is None:
-                same = _changed_slot(store, c, new_id)
-            if same is None:
-                same = _same_slot(store, c, new_id)
-        if same is not None:
-            closed.append(same)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
     fresh = {x for x in rules.values_in(c.content) if x not in {v.casefold() for v in old_values}}
     for v in old_values:
@@ -466,6 +456,19 @@ def _supersede_replaced(
             if layer == "experience" and not _states(content, v, stems, fresh):
                 continue
             closed.append(mid)
+    # A change that names what it replaces ("We dropped RabbitMQ for Kafka") closes what holds that
+    # (above), not also a neighbour on the same subject ("dispatch-worker's batch size is 200 jobs");
+    # when nothing holds it as written (飞书群 for "the Feishu group"), the subject decides.
+    if not closed and c.layer in ("fact", "decision") and c.role == "user":
+        same = _restated(store, c, new_id)
+        if same is None and not beside and rules.marks_change(c.content):
+            same = _changed_subject(store, c, new_id)
+            if same is None:
+                same = _changed_slot(store, c, new_id)
+            if same is None:
+                same = _same_slot(store, c, new_id)
+        if same is not None:
+            closed.append(same)
     when = _occurred(c)
     if when is not None and closed:  # an older statement never closes what was said after it
         marks = ",".join("?" * len(closed))
@@ -527,16 +530,16 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
     of them not names, `rules.named_terms`: a name is often the value a change gives) and the most
     of them, names left out, and that does not already hold the change's values (then it says the
     same, or more). In the other language the glossary's words count in both."""
-    mine = rules.topic_terms(c.content)
+    mine = rules.topic_terms(c.content) - values.UNIT_WORDS
     if len(mine) < SAME_SUBJECT_TERMS:
         return None
     names = rules.named_terms(c.content)
-    values = rules.values_in(c.content)
+    given = rules.values_in(c.content)
     language = text.cjk_share(c.content)
     mine_both: set[str] | None = None  # with the glossary's words in the other language too
     best: tuple[float, int] | None = None
     for mid, content in _earlier_statements(store, c, new_id):
-        theirs = rules.topic_terms(content)
+        theirs = rules.topic_terms(content) - values.UNIT_WORDS  # "120 seconds" / "60 seconds apart": no subject
         if abs(language - text.cjk_share(content)) >= ACROSS:  # said in the other language
             if mine_both is None:
                 mine_both = mine | rules.topic_terms(glossary.translate(c.content))
@@ -549,7 +552,7 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         unnamed = shared - named
         if len(unnamed) < SAME_SUBJECT_TERMS - 1:
             continue  # one person or product named in both, little else: "CZ now owns auth-gateway"
-        if values and values <= rules.values_in(content):
+        if given and given <= rules.values_in(content):
             continue  # it already says what the change says
         score = len(unnamed) / len((mine | theirs) - named)
         if best is None or score > best[0]:
@@ -659,46 +662,57 @@ def _same_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     words do not line up: "payments-api was upgraded to Go 1.22" closes "payments-api is written in
     Go 1.21 and built with Bazel"; "billing-service moved to 8081" closes "billing-service listens on
     8080 in staging"; "Loki 日志保留期改成 30 天" closes "Logs are kept in Loki for 14 days". The two share
-    a name (an identifier, not two different services) and each holds a value of one kind (a
-    number, a quantity, a clock time, a weekday) the other lacks. It is the same slot when the words
-    beside the numbers agree (Go 1.21 / Go 1.22, 4 replicas / 6 replicas), or when it is the only
-    current statement about that name holding a value of that kind, and for a span of time one of a
-    like size (a retry interval of 10 minutes does not restate a log retention of 7 days, SPAN_RATIO);
-    otherwise (a service's port and its replica count, both numbers) nothing is closed."""
-    mine = values.fact_values(c.content)
-    kinds = [k for k in _SLOT_KINDS if mine[k]]
-    if not mine["idents"] or not kinds:
+    a name (an identifier, not two different services) and each holds a value of one slot the other
+    lacks: a number of one shape (a port, a version, a count: `values.number_shape`), a span of time,
+    a clock time, a weekday. It is the same slot when the words beside the numbers agree (Go 1.21 /
+    Go 1.22, 4 replicas / 6 replicas), or when it is the only current statement about that name
+    holding a value of that slot, and for a span of time one of a like size (a retry interval of 10
+    minutes does not restate a log retention of 7 days, SPAN_RATIO); otherwise (a service's replica
+    count and its pool size, both counts) nothing is closed."""
+    mine = _slots(values.fact_values(c.content))
+    if not mine or not values.fact_values(c.content)["idents"]:
         return None
-    services = {i for i in mine["idents"] if "-" in i or "_" in i}
+    names = values.fact_values(c.content)["idents"]
+    services = {i for i in names if "-" in i or "_" in i}
     near = values.number_anchors(c.content)
     anchored: list[tuple[int, int]] = []  # (names shared, id), newest first
-    holders: dict[str, list[int]] = {k: [] for k in kinds}  # ids about the name holding a value of the kind
-    differs: dict[str, set[int]] = {k: set() for k in kinds}
+    holders: dict[tuple[str, str], list[int]] = {k: [] for k in mine}  # ids about the name with a value there
+    differs: dict[tuple[str, str], set[int]] = {k: set() for k in mine}
     for mid, content in _earlier_statements(store, c, new_id):
-        theirs = values.fact_values(content)
-        shared = mine["idents"] & theirs["idents"]
-        their_services = {i for i in theirs["idents"] if "-" in i or "_" in i}
+        said = values.fact_values(content)
+        shared = names & said["idents"]
+        their_services = {i for i in said["idents"] if "-" in i or "_" in i}
         if not shared or (services and their_services and not services & their_services):
             continue  # another service: "auth-api is written in Go 1.20" is not payments-api's
-        for k in kinds:
-            if not theirs[k]:
+        theirs = _slots(said)
+        for k, now in mine.items():
+            if k not in theirs:
                 continue
             holders[k].append(mid)
-            new, old = mine[k] - theirs[k], theirs[k] - mine[k]
+            new, old = now - theirs[k], theirs[k] - now
             if not (new and old):
                 continue
             differs[k].add(mid)
-            if k == "numbers":
+            if k[0] == "numbers":
                 far = values.number_anchors(content)
                 if any(near.get(a, frozenset()) & far.get(b, frozenset()) for a in new for b in old):
                     anchored.append((len(shared), mid))
     if anchored:
         return max(anchored, key=lambda x: x[0])[1]  # the most names shared, then the newest
-    for k in kinds:
-        if len(holders[k]) == 1 and holders[k][0] in differs[k]:
-            if k != "quantities" or _like_spans(mine[k], values.fact_values(_content_of(store, holders[k][0]))[k]):
-                return holders[k][0]
+    for k, ids in holders.items():
+        if len(ids) == 1 and ids[0] in differs[k]:
+            if k[0] != "quantities" or _like_spans(mine[k], _slots(values.fact_values(_content_of(store, ids[0])))[k]):
+                return ids[0]
     return None
+
+
+def _slots(said: dict[str, frozenset[str]]) -> dict[tuple[str, str], frozenset[str]]:
+    """A statement's values by slot: (kind, shape) -> values; numbers by their shape."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for kind in _SLOT_KINDS:
+        for v in said[kind]:
+            out.setdefault((kind, values.number_shape(v) if kind == "numbers" else ""), set()).add(v)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 SPAN_RATIO = 30.0  # two spans of time this far apart are two settings, not one changed (a day vs a month is not)

@@ -66,6 +66,7 @@ _UNITS = {
     "second": 1, "seconds": 1, "sec": 1, "secs": 1, "s": 1, "秒": 1,
     "millisecond": 0.001, "milliseconds": 0.001, "ms": 0.001, "毫秒": 0.001,
 }  # fmt: skip
+UNIT_WORDS = frozenset((*_UNITS, "times", "次"))  # words that say what a number counts, not what a fact is about
 _EN_QUANTITY = re.compile(
     r"\b(\d+(?:[,.]\d+)*|[a-z]+(?=[\s-]))[\s-]*(?:(?:business|working|calendar|whole|full)\s+)?"
     r"(years?|months?|weeks?|days?|hours?|hrs?|h|minutes?|mins?|min|seconds?|secs?|s|milliseconds?|ms)\b"
@@ -362,3 +363,13 @@ def number_anchors(content: str) -> dict[str, frozenset[str]]:
             w for w in beside if w not in _NOT_ANCHORS and not text.is_stopword(w) and (len(w) > 1 or text.has_cjk(w))
         )
     return {n: frozenset(ws) for n, ws in out.items()}
+
+
+def number_shape(number: str) -> str:
+    """What a number looks like it is: "version" (1.22, 3.10.4), "port" (1024-65535, four or five
+    digits: 8080, 5432), else "count" (4, 200, 16). Two numbers of one fact have one shape."""
+    if "." in number:
+        return "version"
+    if number.isdigit() and len(number) in (4, 5) and 1024 <= int(number) <= 65535:
+        return "port"
+    return "count"
