@@ -546,6 +546,15 @@ async def test_a_search_until_a_past_time_answers_with_what_held_then(config):
             "We dropped RabbitMQ for Kafka: dispatch-worker now consumes dispatch.jobs from Kafka.",
             0,
         ),
+        # what it names as the new thing is not also an old value: Kafka stays where it is used
+        (
+            [
+                "dispatch-worker consumes the dispatch.jobs queue from RabbitMQ on mq-01:5672.",
+                "analytics-pipeline streams click events through Kafka.",
+            ],
+            "We dropped RabbitMQ for Kafka: dispatch-worker now consumes dispatch.jobs from Kafka.",
+            0,
+        ),
         # a unit is no subject: "60 seconds apart" is the retries' interval, not the job timeout's 120 seconds
         (
             [

@@ -1102,6 +1102,12 @@ _RETIRED = re.compile(
     re.I,
 )
 _NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
+# What a correction names as the new thing ("dropped RabbitMQ for Kafka", "replaced X with Y", "换成 Kafka"):
+# never also an old value, wherever else it appears ("... now consumes dispatch.jobs from Kafka").
+_NEW_NAMED = re.compile(
+    r"\b(?:for|to|with|onto|into)\s+(?:the\s+)?`?([A-Za-z][\w.+-]+)|(?:换成|改成|改为|迁到|换到|切到|改用)\s*`?([A-Za-z][\w.+/-]+)",
+    re.I,
+)
 
 
 def replaced_values(content: str) -> list[str]:
@@ -1118,7 +1124,8 @@ def replaced_values(content: str) -> list[str]:
                 continue
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v):
                 out.append(v)
-    return list(dict.fromkeys(out))[:4]
+    new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
+    return [v for v in dict.fromkeys(out) if v.casefold() not in new][:4]
 
 
 def known_tech(name: str) -> bool:
