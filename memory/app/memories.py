@@ -313,14 +313,12 @@ class Memories:
         correction that was wrong, or closed the wrong memory): {"memory", "was": archived |
         superseded | expired}, and for a superseded one `superseded_by`, the memory that holds in
         its place (it stays current; None if none does)."""
-        from memory.extraction import ingest
-
         with self._serial() as store:
             m = self._get(memory_id)
             if m.deleted_at is not None:
                 return {"memory": store.restore(memory_id).to_dict(), "was": "archived"}
             if m.superseded_by is not None:
-                now = ingest.holds_now(store, m)
+                now = versions.holds_now(store, m)
                 back = store.update(memory_id, superseded_by=None, valid_to=None, reason="restored")
                 return {"memory": back.to_dict(), "was": "superseded", "superseded_by": now}
             if m.valid_to is not None and m.valid_to <= store.clock():  # ended: by hand, or its successor purged

@@ -30,7 +30,7 @@ from memory.errors import InvalidInput, StoreUnavailable
 from memory.extraction import rules
 from memory.extraction.heuristic import Candidate
 from memory.lang import glossary, text, values
-from memory.store import Memory, NewMemory, Store, chunks, content_hash, graph, indexes, parse_time
+from memory.store import Memory, NewMemory, Store, chunks, content_hash, graph, indexes, parse_time, versions
 
 log = logging.getLogger("maple.ingest")
 
@@ -152,28 +152,13 @@ def reinstate(store: Store, memory: Memory, when: float | None = None) -> list[i
     SendGrid." after "… through Amazon SES now" had closed it): the memory that holds now in its
     place, the end of its chain of successors, is closed by it in turn, at `when` it was said again
     (default now). The ids closed."""
-    end = holds_now(store, memory)
+    end = versions.holds_now(store, memory)
     _update(store, memory.id, superseded_by=None, valid_to=None, reason="said again")
     if end is None:
         return []
     now = store.clock()
     _update(store, end, valid_to=now if when is None else min(when, now), superseded_by=memory.id, reason="superseded")
     return [end]
-
-
-def holds_now(store: Store, memory: Memory) -> int | None:
-    """The memory that holds now in place of a superseded one: the end of its chain of successors
-    (None when it ends in one forgotten since, or loops)."""
-    seen, end = {memory.id}, memory.superseded_by
-    while end is not None and end not in seen:
-        seen.add(end)
-        row = store.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?", (end,)).fetchone()
-        if row is None or row[1] is not None:
-            return None
-        if row[0] is None:
-            return end
-        end = row[0]
-    return None
 
 
 def _about_it(store: Store, content: str, ids: list[int]) -> list[int]:
@@ -669,10 +654,10 @@ def _same_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     holding a value of that slot, and for a span of time one of a like size (a retry interval of 10
     minutes does not restate a log retention of 7 days, SPAN_RATIO); otherwise (a service's replica
     count and its pool size, both counts) nothing is closed."""
-    mine = _slots(values.fact_values(c.content))
-    if not mine or not values.fact_values(c.content)["idents"]:
+    said_now = values.fact_values(c.content)
+    mine, names = _slots(said_now), said_now["idents"]
+    if not mine or not names:
         return None
-    names = values.fact_values(c.content)["idents"]
     services = {i for i in names if "-" in i or "_" in i}
     near = values.number_anchors(c.content)
     anchored: list[tuple[int, int]] = []  # (names shared, id), newest first

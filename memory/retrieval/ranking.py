@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory import embed
-from memory.errors import InvalidInput, NotFound, StoreUnavailable
+from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
 from memory.store import Memory, Store, chunks, db, indexes, parse_time
 
@@ -171,7 +171,7 @@ def search(
     with store.tx.lock, indexes.caught_up(store):  # one connection per store: keep a search's reads together
         if q.until is None and not q.include_history and THROUGH_HISTORY:
             wide = replace(q, include_history=True, limit=q.limit + HISTORY_EXTRA)
-            results = _through_history(store, _search(store, wide, segment, vectors), q.limit)
+            results = _through_history(store, _search(store, wide, segment, vectors), q)
         else:
             results = _search(store, q, segment, vectors)
     if record and results:
@@ -195,7 +195,7 @@ HISTORY_SHARE = 0.9
 HISTORY_EXTRA = 5  # results asked beyond the limit, for those that fold into one successor
 
 
-def _through_history(store: Store, results: list[Result], limit: int) -> list[Result]:
+def _through_history(store: Store, results: list[Result], q: Query) -> list[Result]:
     now = store.clock()
     current = {r.memory.id for r in results if held(r.memory, now)}
     out: list[Result] = []
@@ -207,29 +207,19 @@ def _through_history(store: Store, results: list[Result], limit: int) -> list[Re
                 seen.add(m.id)
                 out.append(r)
             continue
-        successor = _holds_now(store, m)
-        if successor is None or successor.id in seen or successor.scope != m.scope:
+        from memory.store import versions  # (only where something was replaced: graph's import is not the hook's)
+
+        end = versions.holds_now(store, m)
+        found = store.get_many([end]) if end is not None and end not in seen else []
+        if not found or not _passes(found[0], q, now):  # (a fact's successor in a search for decisions: no)
             continue
+        successor = found[0]
         seen.add(successor.id)
         score = r.score * HISTORY_SHARE
         # its closeness in meaning is the match's (passive recall judges a memory by it)
         out.append(Result(successor, score, {"replaced": score}, confidence=r.confidence, cosine=r.cosine))
     out.sort(key=lambda r: -r.score)
-    return out[:limit]
-
-
-def _holds_now(store: Store, m: Memory) -> Memory | None:
-    """The current memory at the end of a superseded memory's chain of successors (None: it ended
-    without one, or in one archived or expired since)."""
-    seen = {m.id}
-    while m.superseded_by is not None and m.superseded_by not in seen:
-        seen.add(m.superseded_by)
-        try:
-            m = store.get(m.superseded_by)
-        except NotFound:
-            return None
-    now = store.clock()
-    return m if m.superseded_by is None and m.deleted_at is None and held(m, now) else None
+    return out[: q.limit]
 
 
 def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: bool = True) -> list[Result]:

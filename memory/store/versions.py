@@ -84,6 +84,21 @@ def _versions(store: Store, m: Memory, scopes: Sequence[str] | None = None) -> l
     return out[-MAX_VERSIONS:]
 
 
+def holds_now(store: Store, memory: Memory) -> int | None:
+    """The memory that holds now in place of a superseded one: the end of its chain of successors
+    (None when it ends in one forgotten since, or loops)."""
+    seen, end = {memory.id}, memory.superseded_by
+    while end is not None and end not in seen:
+        seen.add(end)
+        row = store.conn.execute("SELECT superseded_by, deleted_at FROM memories WHERE id = ?", (end,)).fetchone()
+        if row is None or row[1] is not None:
+            return None
+        if row[0] is None:
+            return end
+        end = row[0]
+    return None
+
+
 REPLACED_SHOWN = 3  # memories a search result lists as replaced by it
 
 
