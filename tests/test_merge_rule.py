@@ -29,6 +29,14 @@ HIGH = 0.99  # cosine: vectors alone would merge every pair below
         ("生产环境只在周四发布。", "生产环境只在周二发布。"),
         ("值班同学每天 10 点前看 Datadog 告警。", "值班同学每天 10 点前看 Sentry。"),
         ("Invoice PDFs are retained for 7 years.", "发票 PDF 保留 7 个月。"),
+        # an endpoint's path is a value, like a port
+        ("The health check is GET /healthz on port 9090.", "The health check is GET /metrics on port 9090."),
+        # two words exchanged, the rest as it was: the other way round
+        ("对账服务从订单队列读取消息，写入账务队列。", "对账服务从账务队列读取消息，写入订单队列。"),
+        (
+            "sync-worker reads from the orders queue and writes to the ledger queue.",
+            "sync-worker reads from the ledger queue and writes to the orders queue.",
+        ),
     ],
 )
 def test_look_alikes_that_change_a_value_never_merge(a: str, b: str) -> None:
@@ -43,6 +51,10 @@ def test_look_alikes_that_change_a_value_never_merge(a: str, b: str) -> None:
         ("The on-call handover happens Monday at 10:00.", "On-call hands over Mondays, 10am."),
         ("计费服务的负责人是 Priya。", "Priya owns billing-service."),
         ("Use ruff for linting and formatting; black is not used.", "We lint and format with ruff, not black."),
+        (
+            "The load balancer probes GET /healthz every 10 seconds.",
+            "Every 10 seconds the load balancer sends GET /healthz.",
+        ),
     ],
 )
 def test_rewordings_with_the_same_values_pass_the_value_checks_when_their_vectors_are_close(a: str, b: str) -> None:

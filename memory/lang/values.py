@@ -102,6 +102,8 @@ _VALUE_WORDS = frozenset((*_DAYS, *_ENVS, *_FREQUENCY, *_UNITS, *_EN_NUMBERS, "e
 _CJK_VALUE_WORDS = sorted((w for w in _VALUE_WORDS if text.has_cjk(w)), key=len, reverse=True)  # longest first
 _CJK_KEYS = sorted([k for k in (*_DAYS, *_ENVS) if text.has_cjk(k)], key=len, reverse=True)  # longest first
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
+# a URL path (GET /healthz, /v1/refunds): which endpoint is a value, as a name is
+_PATH = re.compile(r"(?<![\w./:])/([A-Za-z][\w-]*(?:/[\w{}:-]+)*)")
 _NAME = re.compile(r"\b[A-Z]{2,}[a-z]?\b|(?<=[\w,)] )[A-Z][a-z]+\w*")
 _DAYS_TITLE = frozenset(w.title() for w in _DAYS if w.isascii())
 _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
@@ -162,7 +164,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         else:
             clocks.add(f"{int(m.group(4))}:{m.group(5)}")
     rest = _CLOCK.sub(" ", s)
-    idents = {m.lower() for m in _IDENT.findall(rest)}
+    idents = {m.lower() for m in _IDENT.findall(rest)} | {m.lower() for m in _PATH.findall(rest)}
     if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)...
         idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest) if not _ordinary_english(w)}
     else:  # in English, words in capitals (JWT, SSM) and capitalised ones inside a sentence
@@ -292,13 +294,24 @@ def _one_edit_apart(a: str, b: str) -> bool:
         return False  # only stopwords, punctuation or case differ: the same text
     if sorted(ta) == sorted(tb):  # reordered: a swap when the order carries meaning
         names = {_stem_word(w) for i in fact_values(a)["idents"] for w in re.split(r"[-_.]", i)}
-        return any(t in _ORDER_WORDS or t.isdigit() for t in ta) or len(names & set(ta)) >= 2
+        return any(t in _ORDER_WORDS or t.isdigit() for t in ta) or len(names & set(ta)) >= 2 or _exchanged(ta, tb)
     changed = 0.0
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
         if op != "equal":  # a Chinese word is about two characters
             changed += max(_size(ta[i1:i2]), _size(tb[j1:j2]))
     # A Chinese look-alike changes a character or two (上午/下午, 乐观/悲观, 邮件/短信); a rewording more.
     return 0 < changed <= (1 if text.has_cjk(a) else 2)
+
+
+def _exchanged(ta: list[str], tb: list[str]) -> bool:
+    """Whether `tb` is `ta` with two of its words put in each other's place, the rest as it was:
+    "reads from the orders queue, writes to the ledger queue" and the other way round (从订单队列读取，
+    写入账务队列). A rewording that moves a phrase moves it as a whole, which leaves one gap, not two."""
+    ops = [op for op in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 2 or any(op[0] != "replace" for op in ops):
+        return False
+    (_, i1, i2, j1, j2), (_, k1, k2, l1, l2) = ops
+    return ta[i1:i2] == tb[l1:l2] and ta[k1:k2] == tb[j1:j2]
 
 
 def _size(tokens: list[str]) -> float:
