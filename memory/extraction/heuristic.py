@@ -80,6 +80,7 @@ def extract(
     why_pending = False  # the user asked why something happens: the next answer is an experience
     how_pending = False  # the user asked how the project does something: the next answer is a fact
     secret_pending = False  # the user handed over a secret: the answer may say where it lives
+    asked_opinion = False  # the user asked what the assistant would do: its answer is a proposal
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     context: list[Candidate] = []  # what the user's last turn stated, the reason for a choice that follows
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
@@ -120,8 +121,9 @@ def extract(
                 (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
             )
             secret_pending = "[REDACTED:" in privacy.redact(text)
+            asked_opinion = bool(R.ASKS_OPINION.search(text))
             how_pending = not why_pending and any(
-                R.is_question(x) and R.HOW_QUESTION.search(x) for x in R.sentences(text)
+                R.is_question(x) and (R.HOW_QUESTION.search(x) or R.confirms(x)) for x in R.sentences(text)
             )
             if len(out) > before:
                 user_spoke_since.append(i)
@@ -133,6 +135,9 @@ def extract(
                 proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
             if not proposal and own and now and R.agrees(now[0]):
                 proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
+            if not proposal and asked_opinion and now and not R.is_narration(now[0]):
+                # "topic 怎么划分你怎么看？" -> "保持一表一 topic 比较好：…": asked for, the answer is the proposal
+                proposal = now[:2]
             if not proposal:  # "Should we use Postgres or MySQL here?": the options, asked
                 proposal = [x for x in R.sentences(text) if R.is_question(x) and _ASKS_WHICH.search(x)][-1:]
             own = []
@@ -145,7 +150,7 @@ def extract(
             # at the start of the transaction…"): read them as the answer to a why-question.
             found = _from_assistant(text, turn, why_pending or after_error, after_error)
             if how_pending and not found:
-                found = _how_answer(R.sentences(text))
+                found = _how_answer(R.sentences(R.YES_FIRST.sub("", text, count=1)))
             if secret_pending:
                 found += _where_secret_lives(R.sentences(text), found)
                 secret_pending = False
@@ -163,7 +168,7 @@ def extract(
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     for c in out:
         finish(c, known, project)
-    out = [c for c in out if not _hands_over_secret(c) and not _stored_by_assistant(c, turns)]
+    out = [c for c in map(_without_handed_secrets, out) if c is not None and not _stored_by_assistant(c, turns)]
     return _dedup(out)
 
 
@@ -182,14 +187,24 @@ def _stored_by_assistant(c: Candidate, turns: list[dict]) -> bool:
     return False
 
 
-def _hands_over_secret(c: Candidate) -> bool:
-    """A user sentence that hands over a credential ("调试用这个 token：…", "Staging key is …, don't
-    commit that"): once redacted, all that is left is where a secret was, and the secret itself
-    must not be kept; the rule about where it lives is said (and kept) as its own sentence."""
+def _without_handed_secrets(c: Candidate) -> Candidate | None:
+    """A user fact less its sentences that hand over a credential ("调试用这个 token：…", "Staging key is
+    …, don't commit that"): once redacted, all such a sentence keeps is where a secret was, and the
+    secret itself must not be kept; the rule about where it lives is said (and kept) as its own
+    sentence. None when nothing else is left; a rule said in the same breath stays ("name 字段必须…。
+    告警 webhook 是 https://…?key=…")."""
     if c.role != "user" or c.layer != "fact" or "[REDACTED:" not in c.content or "asked to remember" in c.why:
-        return False
-    rest = _SECRET_URL.sub(" ", c.content)  # a webhook URL whose path is the secret says nothing else
-    return not _NAMES_A_PLACE.search(rest)
+        return c
+    kept = [s for s in R.sentences(c.content) if not _hands_over(s)]
+    if not kept:
+        return None
+    c.content = R.tidy(" ".join(kept))
+    return c
+
+
+def _hands_over(sentence: str) -> bool:
+    rest = _SECRET_URL.sub(" ", sentence)  # a webhook URL whose path is the secret says nothing else
+    return "[REDACTED:" in sentence and not _NAMES_A_PLACE.search(rest)
 
 
 _SECRET_URL = re.compile(r"\S*\[REDACTED:[^\]]*\]\S*")

@@ -121,7 +121,16 @@ def _long_enough(s: str) -> bool:
 # Asking for an opinion is a question however it ends: "…，你怎么看。", "…, what do you think."
 _QUESTION_ZH = re.compile(
     r"(?:吗|呢|么|没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
-    r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$",
+    r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$|"
+    r"(?<!不管)(?<!无论)(?<!不论)是[^，。,；;]{1,24}还是[^，。,；;都也]{1,24}?(?:的|呢)?[\s。.]*$",
+    re.I,
+)
+
+
+# The user asks what the assistant would do: "topic 怎么划分你怎么看？", "你有什么建议", "what would you do here?"
+ASKS_OPINION = re.compile(
+    r"你(?:怎么看|觉得呢|觉得怎么样|有什么(?:建议|思路|想法)|建议(?:怎么|用什么))|\bwhat (?:do you think|would you (?:do|suggest|use|"
+    r"recommend))\b|\bany (?:suggestions|recommendations|ideas)\b|\bwhat do you (?:suggest|recommend)\b|\bthoughts\?",
     re.I,
 )
 
@@ -190,6 +199,20 @@ HOW_QUESTION = re.compile(
     r"怎么(?!回事|了|办|样|会|说)|如何|在哪|(?:命令|地址|路径|端口|入口|账号|目录)(?:是|叫)?(?:啥|什么|多少|哪个)",
     re.I,
 )
+# A question that asks to confirm something specific about the project ("本地起引擎是 `make run` 对吧，gRPC 端口
+# 9310？", "staging is on port 6543, right?"): the answer that confirms or corrects it is a fact.
+_CONFIRMS = re.compile(
+    r"(?:对吧|是吧|对不对|没错吧)(?=[\s，,？?。.]|$)|是不是[\s？?。.]*$|[,，]\s*(?:right|correct|isn'?t it|aren'?t they)[\s?.]*$",
+    re.I,
+)
+
+
+def confirms(s: str) -> bool:
+    return bool(_CONFIRMS.search(s) and _SPECIFIC.search(s))
+
+
+# The "yes" an answer starts with: the rest is the fact ("对，`make run` 读 configs/local.yaml").
+YES_FIRST = re.compile(r"^\W*(?:对的?|是的|没错|yes|yep|right|correct)\s*[，,。.!！:：—-]\s*", re.I)
 # What makes an answer about the project: a name in code, a path, a URL, a host or a command.
 HOW_ANSWER = re.compile(r"`[^`]+`|\b\w+[/.:_]\w[\w/]")
 
@@ -230,7 +253,10 @@ _CORRECTION = re.compile(
     r"\b[\s,.!:;—-]*|^(?:不对|不是的|错了|不行|不不)[\s，,。！!：:]*",
     re.I,
 )
-_CORRECTION_ZH = re.compile(r"^不是\s*\S.{0,20}?[，,]\s*(?:我们|应该|是|要|用|而是)")
+_CORRECTION_ZH = re.compile(
+    r"^不是\s*\S.{0,20}?[，,]\s*(?:我们|应该|是|要|用|而是)|"
+    r"(?:也|已经|早就)?不(?:再)?是\s*\S{1,12}?了\s*[，,]\s*(?:换成|改成|改由|变成|现在是|现在由|由)"
+)
 _HINT = re.compile(r"\b(?:use|using|should|instead|is|are|run|we)\b|应该|用|是|要|改", re.I)
 _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care|get|remember)\b", re.I)
 # "统一管的" says who runs something ("ingress 是平台组统一管的"), not how everyone must do it.
@@ -407,7 +433,10 @@ CHAT = re.compile(
     r"I (?:always|never|usually|often|still) (?:liked?|get|got|forget|forgot|remember|mix|confuse|understood|knew|"
     r"know|thought|enjoy(?:ed)?|hated?|wonder(?:ed)?)|(?:always|never) (?:nice|fun|good|great|easy|annoying) (?:when|to))\b|"
     r"别急着|先跟我(?:讲|说)|先(?:讲讲|说说)|我自己来|我(?:待会|回头|自己)?来(?:写|弄|搞|处理|改)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
-    r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢",
+    r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢|"
+    # what the speaker means to take up next, not how things are: "我想顺便把决策日志也规范一下", "借这个机会把 DDL
+    # 策略也定一下", "我回头让 DBA 把保留改成 3 天"
+    r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)",
     re.I,
 )
 # Something specific to the project: code, a path or dotted name, an identifier, a number, a
@@ -441,6 +470,20 @@ _SYMPTOM = re.compile(
     r"有问题|出问题|有个怪事|怪事|没生效|不生效|不知道为(?:啥|什么)|(?:还是|一直|又)报",
     re.I,
 )
+# What is broken right now ("connector 挂了", "pod 起不来了", "CPU 打满了", "p99 从 12ms 飙到 80ms", "the nodes never
+# become Ready"), unless it is what would follow ("否则服务起不来", "otherwise it crashes").
+_BROKEN_NOW = re.compile(
+    r"挂了|起不来|打满|飙到|飙升|崩了|\bbut (?:they|it) (?:never|still|won'?t|don'?t|doesn'?t) (?:become|come|start|get|work)",
+    re.I,
+)
+_OTHERWISE = re.compile(r"否则|不然|要不然|\botherwise\b|\bor else\b|\bif (?:not|you don'?t)\b", re.I)
+
+
+def broken_now(s: str) -> bool:
+    m = _BROKEN_NOW.search(s)
+    return bool(m) and not _OTHERWISE.search(s[: m.start()])
+
+
 _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
@@ -520,6 +563,16 @@ _CONSEQUENCE = re.compile(
 _LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|the following|below)\b)[^:：]*[:：]\s*$", re.I)
 
 
+# A lead that announces what follows ("几个变化：", "再说几个规矩：", "另外规则命名再加一条：", "A few changes:"):
+# what comes after it is the statement, and the lead's words are no subject to match others by.
+_ANNOUNCED = re.compile(
+    r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
+    r"[^:：`]{0,4}[:：]\s*|^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
+    r"things|notes)\b[^:]{0,20}:\s*",
+    re.I,
+)
+
+
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
@@ -528,6 +581,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
         s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
         informed = True
+    announced = _ANNOUNCED.match(s)
+    if announced and _long_enough(s[announced.end() :]):
+        s = s[announced.end() :]  # "几个变化：gRPC 端口…", "A few changes: …": the lead names no subject
     if not _long_enough(s) or _LEAD_IN.search(s):
         return None
     written = _WRITE_DOWN.match(s)
@@ -546,9 +602,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     m = _CORRECTION.match(s)
     if m and _HINT.search(s[m.end() :]) and _long_enough(s[m.end() :]):
         s, corrected = strip_fillers(s[m.end() :]), True
-    elif _CORRECTION_ZH.match(s):
+    elif _CORRECTION_ZH.search(s):
         corrected = True
-    if _SYMPTOM.search(s) and not remember:
+    if (_SYMPTOM.search(s) or broken_now(s)) and not remember:
         return None  # what is going wrong today: the explanation that follows is the memory
     rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
     if rule and _CONSEQUENCE.search(s[: rule.start()]):
@@ -630,7 +686,7 @@ CHOICE = re.compile(
     r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
-    r"^(?:就|用)\s*[A-Za-z`]|" + r"(?:" + ORDINAL_PICK + r")|(?:" + REJECT + r")",
+    r"^(?:就|用)\s*[A-Za-z0-9`]|" + r"(?:" + ORDINAL_PICK + r")|(?:" + REJECT + r")",
     re.I,
 )
 # A bare agreement: a decision when it answers a proposal.
@@ -663,7 +719,7 @@ PROPOSAL = re.compile(
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|" + _WOULD + "|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bI'?d lean\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
-    r"建议|推荐|我倾向|倾向于|" + _SUGGEST,
+    r"建议|推荐|我倾向|倾向于|^(?:方案|办法)[:：]|分(?:两|三|几)种|" + _SUGGEST,
     re.I,
 )
 # An option put forward without taking it: "we could use Redis for this", "maybe we should switch to Kafka",
@@ -857,7 +913,8 @@ _CAUSE = re.compile(
 _FAIL = re.compile(
     r"\b(?:fail(?:ed|ing|ure|s)?|errors?|broke|broken|crash(?:ed|es)?|flaky|mismatch(?:ed)?|exception|"
     r"timeout|timed out|couldn't|could not|can't|cannot|refused|denied|missing|wrong|bug|leak|hangs?|"
-    r"stale|slow(?:down|er)?|regression|oom\w*|over budget|reject(?:ed|s)?|mismatch)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
+    r"stale|slow(?:down|er)?|regression|oom\w*|over budget|reject(?:ed|s)?|mismatch|flap(?:s|ped|ping)?|drift(?:s|ed|ing)?|"
+    r"stuck)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
     r"不一致|缺少|少了|缺了|漏了|拒|变慢|太慢",
     re.I,
 )
@@ -914,7 +971,9 @@ _PROBLEM = re.compile(
     r"\b(?:is|are|was|got|keeps?|started) (?:broken|failing|down|timing out|rejected|getting rejected|logging)\b|"
     r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|"
     r"\b(?:doesn'?t|does not|isn'?t|is not|stopped) work(?:ing)?\b|有问题|不对劲|不工作|没反应|没生效|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
-    r"不生效|丢了|掉到|超时|告警|方块|乱码|401|403|500|502|504",
+    r"不生效|丢了|掉到|超时|告警|方块|乱码|401|403|500|502|504|起不来|打满|一直在?\s*restart|"
+    r"\bnever (?:become|becomes|became|get|gets|come|comes) (?:ready|up|healthy)\b|\bstays? pending\b|\bstuck\b|"
+    r"\bkeeps? (?:flapping|restarting|crashing)\b",
     re.I,
 )
 
@@ -1110,6 +1169,13 @@ _NEW_NAMED = re.compile(
 )
 
 
+# Who or what is no longer so, named in Chinese: "规则上线审核也不是张磊了，换成王芳" (a name, so no digits or capitals
+# say it is a value).
+_NO_LONGER_ZH = re.compile(
+    r"不(?:再)?是\s*([\u4e00-\u9fff]{2,4}?)了\s*[，,]\s*(?:换成|改成|改由|变成|现在是|现在由|由)"
+)
+
+
 def replaced_values(content: str) -> list[str]:
     """The old values a correction names ("port 6543 now, not 5433", "老的 10.12.3.45 回收",
     "`airflow dags backfill` is no longer used"): a current memory holding one is out of date."""
@@ -1124,6 +1190,7 @@ def replaced_values(content: str) -> list[str]:
                 continue
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v):
                 out.append(v)
+    out += [m.group(1) for m in _NO_LONGER_ZH.finditer(content)]  # "审核也不是张磊了，换成王芳"
     new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
     return [v for v in dict.fromkeys(out) if v.casefold() not in new][:4]
 
