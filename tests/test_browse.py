@@ -133,8 +133,10 @@ def test_history_of_another_projects_memory_is_not_found(store):
         versions.history(store, SCOPES, memory_id=theirs)
     with pytest.raises(NotFound, match="no memory has the subject"):
         versions.history(store, SCOPES, subject="nothing")
-    with pytest.raises(InvalidInput, match="either a memory id or a subject"):
-        versions.history(store, SCOPES)
+    with pytest.raises(InvalidInput, match="either a memory id or a subject: the history of what"):
+        versions.history(store, SCOPES)  # (it said "not both" when neither was given)
+    with pytest.raises(InvalidInput, match="not both"):
+        versions.history(store, SCOPES, memory_id=theirs, subject="nothing")
 
 
 def test_an_edit_that_changes_nothing_writes_no_version(store):

@@ -921,3 +921,45 @@ def test_an_owner_no_longer_so_and_a_lead_in_that_names_no_subject(app, tmp_path
     assert any("7410" in m for m in now) and not any("是 7310" in m for m in now), now
     assert any("赵敏" in m for m in now) and not any("审批人是刘洋" in m for m in now), now
     assert not any(m.startswith(("几个变化", "再说几个规矩")) for m in now), now
+
+
+def test_two_updates_in_one_turn_each_close_their_own_and_nothing_else(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "connector 配置一律用 `make apply` 推，不要手工 curl。数据同步的 oncall 是王磊。"),
+            ("user", "Connect 镜像是 harbor.corp.example.com/data/connect:2.5.4，插件版本按这个来。"),
+            ("user", "Schema Registry 用平台那套 http://schema-registry.data.svc:8081 。"),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            (
+                "user",
+                "补充几个事：Kafka Connect 集群迁了，新地址是 http://connect-v2.data.svc:8083 。oncall 也换了，这个季度是陈静。",
+            ),
+        )
+    )
+    now = [m["content"] for m in current(app)]
+    for kept in ("make apply", "connect:2.5.4", "schema-registry.data.svc:8081", "connect-v2.data.svc:8083", "陈静"):
+        assert any(kept in m for m in now), (kept, now)
+    assert not any("王磊" in m for m in now), now  # the one update that replaced something
+
+
+def test_a_correction_read_later_closes_the_old_fact_when_it_was_said(app, tmp_path):
+    """`search --until` reads validity: a session read weeks later (or a backfill) must not stretch
+    the old fact to the day it was read."""
+    two_sessions(
+        app,
+        tmp_path,
+        "The web app runs on port 3000 locally.",
+        "Local dev uses port 5173 now since we switched to Vite.",
+    )
+    every = app.list(limit=100, status="all")["memories"]
+    [old] = [m for m in every if "3000" in m["content"]]
+    [new] = [m for m in every if "5173" in m["content"]]
+    assert old["superseded_by"] == new["id"]
+    assert old["valid_to"] is not None and old["valid_to"] <= new["occurred_at"], (old["valid_to"], new["occurred_at"])

@@ -101,7 +101,12 @@ def extract(
                 ]
                 before = len(out)
             settled = next((c for c in found if c.layer == "decision" and c.metadata.get("proposal")), None)
-            context = [c for c in context if c.category == "statement" and any(c is o for o in out)]
+            # (a statement, not a fact with an address: "Flink UI 在 http://…:8081" is kept on its own)
+            context = [
+                c
+                for c in context
+                if c.category == "statement" and any(c is o for o in out) and not _ADDRESS.search(c.content)
+            ]
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
                 # said before the proposal is why they chose; it leads the decision instead of standing alone
@@ -207,6 +212,7 @@ def _hands_over(sentence: str) -> bool:
     return "[REDACTED:" in sentence and not _NAMES_A_PLACE.search(rest)
 
 
+_ADDRESS = re.compile(r"https?://|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _SECRET_URL = re.compile(r"\S*\[REDACTED:[^\]]*\]\S*")
 # What makes a sentence about a secret worth keeping: where it lives or what it connects to (an
 # environment variable, a config key, a host or an address), not the value.
@@ -551,6 +557,9 @@ def _from_user(
             and last_end == j - 1
             and out[-1].category != "decision"
             and (category == "statement" or (out[-1].category in ("change", "statement") and category in _FACT))
+            # on the same subject only: a statement on another is a fact of its own, which a later
+            # correction closes alone ("…不要手工 curl PUT。CDC 的 oncall 是李伟。"; "Connect 集群迁了…。oncall 也换了…")
+            and bool(R.topic_terms(sentence) & R.topic_terms(raw_of[len(out) - 1]))
         )
         if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before

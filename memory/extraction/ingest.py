@@ -264,8 +264,8 @@ def _one(
         new_id = None if dry_run else _store(store, c, vec, report, names)
         if not dry_run:
             now = store.clock()
-            _update(store, old[0], valid_to=now, superseded_by=new_id, reason="superseded")
-            _close_replaced(store, c, now)
+            _update(store, old[0], valid_to=_held_until(c, now), superseded_by=new_id, reason="superseded")
+            _close_replaced(store, c, _held_until(c, now))
         report.superseded.append((old[0], new_id or 0))
         item.update(
             action="supersede",
@@ -319,6 +319,14 @@ def _occurred(c: Candidate) -> float | None:
         return parse_time(c.occurred_at, "occurred_at")
     except InvalidInput:
         return None
+
+
+def _held_until(c: Candidate, now: float) -> float:
+    """When what a correction closes stopped holding: when the correction was said (a session read
+    days later, or a backfill, must not stretch the old fact to the day it was read; `search --until`
+    reads it), never later than now."""
+    when = _occurred(c)
+    return now if when is None else min(when, now)
 
 
 def _said_before(store: Store, c: Candidate, memory_id: int) -> bool:
@@ -466,7 +474,7 @@ def _supersede_replaced(
         closed = [mid for mid in closed if mid not in later]
     for mid in closed:
         if not dry_run and new_id is not None:
-            _update(store, mid, valid_to=store.clock(), superseded_by=new_id, reason="superseded")
+            _update(store, mid, valid_to=_held_until(c, store.clock()), superseded_by=new_id, reason="superseded")
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed

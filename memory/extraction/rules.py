@@ -53,7 +53,7 @@ _FILLER_EN = re.compile(
     re.I,
 )
 _FILLER_ZH = re.compile(
-    r"^(?:好的|好吧|嗯|对了|另外|还有|不错|然后|顺便说一下|顺便|哦|其实|那么)[\s,，。.:：;；!！、]*"
+    r"^(?:好的|好吧|嗯|对了|另外|还有|不错|然后|顺便说一下|顺便说下|顺便提一下|说一下|说下|提一下|顺便|哦|其实|那么)[\s,，。.:：;；!！、]*"
 )
 
 
@@ -473,7 +473,7 @@ _SYMPTOM = re.compile(
 # What is broken right now ("connector 挂了", "pod 起不来了", "CPU 打满了", "p99 从 12ms 飙到 80ms", "the nodes never
 # become Ready"), unless it is what would follow ("否则服务起不来", "otherwise it crashes").
 _BROKEN_NOW = re.compile(
-    r"挂了|起不来|打满|飙到|飙升|崩了|\bbut (?:they|it) (?:never|still|won'?t|don'?t|doesn'?t) (?:become|come|start|get|work)",
+    r"挂了|起不来|打满|飙到|飙升|崩了|一直在?\s*(?:restart|重启|报错)|\bbut (?:they|it) (?:never|still|won'?t|don'?t|doesn'?t) (?:become|come|start|get|work)",
     re.I,
 )
 _OTHERWISE = re.compile(r"否则|不然|要不然|\botherwise\b|\bor else\b|\bif (?:not|you don'?t)\b", re.I)
@@ -1217,7 +1217,7 @@ _MARKS_CHANGE = re.compile(
     r"upgraded|downgraded|scaled|"
     r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
     r"from now on|going forward|these days|actually|correction)\b|更正|纠正|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
-    r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
+    r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|(?:延长|缩短|拉长|增加|减少|提高|降低|放宽|收紧|扩)到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
 )
 # Words that say how a statement is put, not what it is about: they never make two statements one topic.
@@ -1228,7 +1228,8 @@ _TOPIC_STOP = frozenset(
     should must always never don't does did can could will would shall may might rule going forward
     changed moved renamed replaced removed retired switched migrated bumped raised lowered increased
     decreased reduced extended shortened longer anymore today week
-    yesterday tomorrow since because so but or if else after before like e.g eg agreed proposal plan""".split()
+    yesterday tomorrow since because so but or if else after before like e.g eg agreed proposal plan
+    http https www com svc org net""".split()
 )
 _TOPIC_STOP_ZH = frozenset(
     "现在 改成 改为 改用 改了 换了 换成 换到 迁到 切成 切到 升级 不再 下线 以后 今后 已经 之前 原来 我们 你们 这个 那个 "
@@ -1316,12 +1317,16 @@ _ZH_WHEN = re.compile(
 )
 
 
+# Two characters that say how a statement is put, not what it is about ("这个 lesson 要记住", "oncall 也换了")
+_LIGHT_BIGRAMS = _TOPIC_STOP_ZH | frozenset("也换 也改 要记 记住 都是 对了 说下 一个 这次 那套".split())
+
+
 def subject_words(subject: str | None) -> set[str]:
     """The words of a subject that tell one thing from another ("staging port" ~ "staging database")."""
     if not subject:
         return set()
     generic = {"the", "our", "a", "port", "is", "on", "at", "local", "value", "db", "database", "server", "the db"}
-    han = re.findall(r"[\u4e00-\u9fff]{2}", _ZH_WHEN.sub(" ", subject))
+    han = [h for h in re.findall(r"[\u4e00-\u9fff]{2}", _ZH_WHEN.sub(" ", subject)) if h not in _LIGHT_BIGRAMS]
     words = set(re.findall(r"[a-z0-9]+", subject.lower())) | set(han)
     return {w for w in words if w not in generic and not w.isdigit()}
 
@@ -1514,7 +1519,10 @@ def slot_values(content: str) -> dict[str, set[str]]:
         out["port"] = {next(g for g in m if g) for m in _PORT.findall(content)}
     if _RENAMED.search(content):
         out["name"] = names_in(content)
+    low = content.casefold()
     hosts = {next(g for g in m if g).casefold() for m in _HOST.findall(content)}
+    # the registry of an image (harbor.corp.example.com/cdc/connect:2.5.4) is no address of a service
+    hosts = {h for h in hosts if f"//{h}" in low or f"{h}/" not in low}
     if hosts:
         out["host"] = hosts
     spans = durations(content)

@@ -129,8 +129,10 @@ def history(
 ) -> list[Entry]:
     """The supersession chain around a memory, or every memory about a subject with their chains;
     oldest first, each with its earlier versions. Archived and superseded memories included."""
-    if (memory_id is None) == (subject is None or not subject.strip()):
-        raise InvalidInput("give either a memory id or a subject (not both)")
+    if memory_id is None and (subject is None or not subject.strip()):
+        raise InvalidInput("give either a memory id or a subject: the history of what? (search finds the id)")
+    if memory_id is not None and subject is not None and subject.strip():
+        raise InvalidInput("give either a memory id or a subject, not both")
     c = store.conn
     if memory_id is not None:
         start = store.get(memory_id, include_deleted=True)
