@@ -963,3 +963,17 @@ def test_a_correction_read_later_closes_the_old_fact_when_it_was_said(app, tmp_p
     [new] = [m for m in every if "5173" in m["content"]]
     assert old["superseded_by"] == new["id"]
     assert old["valid_to"] is not None and old["valid_to"] <= new["occurred_at"], (old["valid_to"], new["occurred_at"])
+
+
+def test_a_long_cause_keeps_the_fix_said_right_after_it():
+    cause = (
+        "The root cause is a locale assumption: invoiceNumber() formats the sequence with the process's default "
+        "locale, so on the build agents (de_DE) the thousands separator is a dot while the tests pin en_US, and "
+        "numbers above 999 come out as 1.000 instead of 1,000 in every export that runs there."
+    )
+    fix = "Fix: format with an explicit Locale.ROOT and make the test set the locale too."
+    found = extract(
+        turns(("user", "why is InvoiceExportTest flaky on the build agents?"), ("assistant", f"{cause} {fix}")),
+        scope="/p/x",
+    )
+    assert [c.layer for c in found] == ["experience"] and found[0].content.endswith(fix), found

@@ -615,6 +615,9 @@ def _after_error(turns: list[dict], i: int) -> bool:
     return False
 
 
+_FIX_HEAD = re.compile(r"^(?:fix|the fix|修法|改法|修复)\s*[:：]", re.I)
+
+
 def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool = False) -> list[Candidate]:
     sents = R.sentences(text)
     out: list[Candidate] = []
@@ -635,7 +638,7 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             if body:
                 content = " ".join([s.rstrip(), *(sents[k] for k in body)])
                 used.update(body)
-            elif not R.has_fix(s) and fix_next:
+            elif fix_next and (not R.has_fix(s) or _FIX_HEAD.match(sents[j + 1])):
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
             elif fix_next and R.is_fix_sentence(sents[j + 1]):
@@ -667,7 +670,7 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 break  # the explanation is over: what follows is what could be done about it
             if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
                 continue
-            if re.match(r"^(?:fix|the fix|修法|改法|修复)\s*[:：]", s, re.I):
+            if _FIX_HEAD.match(s):
                 answer.append(s)  # the fix completes the explanation; what follows is the work
                 break
             if re.match(r"^(?:options|ways out|方案|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
@@ -677,6 +680,8 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
                 answer.append(s)
             if len(answer) == 4 or sum(len(x) for x in answer) >= 240:
+                if j + 1 < len(sents) and _FIX_HEAD.match(sents[j + 1]):
+                    answer.append(sents[j + 1])  # a long cause keeps the fix said right after it
                 break
         if answer and sum(len(s) for s in answer) >= 30:
             out.insert(
