@@ -923,6 +923,18 @@ def test_an_owner_no_longer_so_and_a_lead_in_that_names_no_subject(app, tmp_path
     assert not any(m.startswith(("几个变化", "再说几个规矩")) for m in now), now
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("补充一下背景：ledger-api 的 owner 是阿强，上线要他审批。", "ledger-api 的 owner 是阿强，上线要他审批。"),
+        ("A few changes: the ledger-api team now owns the reconciliation job.", "the ledger-api team now owns"),
+    ],
+)
+def test_a_lead_that_only_announces_is_cut(said, kept):
+    [c] = extract(turns(("user", said)), scope="/p/x")
+    assert c.content.casefold().startswith(kept.casefold()), c.content
+
+
 def test_two_updates_in_one_turn_each_close_their_own_and_nothing_else(app, tmp_path):
     app.extract(
         transcript(
@@ -977,3 +989,10 @@ def test_a_long_cause_keeps_the_fix_said_right_after_it():
         scope="/p/x",
     )
     assert [c.layer for c in found] == ["experience"] and found[0].content.endswith(fix), found
+
+
+@pytest.mark.parametrize(
+    "said", ["commit message 用英文写，格式是 conventional commits。", "deploy script 统一放在 ops/ 下。"]
+)
+def test_a_chinese_statement_that_opens_with_an_english_noun_is_no_request(said):
+    assert [c.content.casefold() for c in extract(turns(("user", said)), scope="/p/x")] == [said.casefold()]

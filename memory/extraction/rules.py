@@ -164,7 +164,9 @@ _NOUN_FIRST = re.compile(
     r"^[A-Za-z]+\s+(?!(?:the|a|an|it|this|that|these|those|all|my|our|your|their|some|every|each|me|us|them|him|her|"
     r"any|to|up|out|down|on|in|off|over|back|with|for|and|again|now|first|please)\b)[\w-]+\s+(?:[\w-]+\s+)?(?:is|are|was|"
     r"were|go|goes|run|runs|live|lives|must|should|need|needs|use|uses|have|has|get|gets|land|lands|take|takes|"
-    r"stay|stays)\b",
+    r"stay|stays)\b|"
+    # in Chinese, two English words then the Chinese that says something of them: "commit message 用英文写"
+    r"^[A-Za-z]+\s+[A-Za-z][\w-]*\s*(?=[\u4e00-\u9fff])",
     re.I,
 )
 
@@ -567,7 +569,8 @@ _LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|th
 # what comes after it is the statement, and the lead's words are no subject to match others by.
 _ANNOUNCED = re.compile(
     r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
-    r"[^:：`]{0,4}[:：]\s*|^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
+    r"[^:：`]{0,4}[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
+    r"^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
     r"things|notes)\b[^:]{0,20}:\s*",
     re.I,
 )
