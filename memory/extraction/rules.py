@@ -166,7 +166,9 @@ _NOUN_FIRST = re.compile(
     r"were|go|goes|run|runs|live|lives|must|should|need|needs|use|uses|have|has|get|gets|land|lands|take|takes|"
     r"stay|stays)\b|"
     # in Chinese, two English words then the Chinese that says something of them: "commit message 用英文写"
-    r"^[A-Za-z]+\s+[A-Za-z][\w-]*\s*(?=[\u4e00-\u9fff])",
+    # (not "check config 里的端口", a request)
+    r"^[A-Za-z]+\s+(?!(?:the|a|an|it|this|that|my|our|your|all)\b)[A-Za-z][\w-]*\s*"
+    r"(?=用|是|要|统一|必须|都|一律|放在|只|不要|不能|禁止|别)",
     re.I,
 )
 
