@@ -89,6 +89,19 @@ def figures(rows: list[dict[str, Any]], merged: str) -> dict[str, float]:
     }
 
 
+def table(rows: list[dict[str, Any]], rules: tuple[tuple[str, str], ...]) -> None:
+    """Each rule's figures (the row key it was scored under, its label) over all pairs and per language."""
+    print(f"  {'rule':<44} {'pairs':<8} {'n':>4} {'recall':>7} {'precision':>10} {'merged':>7} {'wrong':>6}")
+    for key, label in rules:
+        for i, lang in enumerate(("all", "en", "zh", "cross", "mixed")):
+            sub = rows if lang == "all" else [r for r in rows if r["lang"] == lang]
+            f = figures(sub, key)
+            print(
+                f"  {label if i == 0 else '':<44} {lang:<8} {f['n']:>4} {f['recall']:>7.3f} {f['precision']:>10.3f} "
+                f"{f['merged']:>7} {f['wrong']:>6}"
+            )
+
+
 def choose(rows: list[dict[str, Any]], rule: Any, grid: list[Any], target: float = TARGET_PRECISION) -> Any:
     """The setting with the best recall among those at the target precision (the last, the
     strictest, when none reaches it)."""
@@ -181,38 +194,28 @@ def main() -> int:
     by_words = ", ".join(f"{f}: {chosen['after', f][0]} / {chosen['after', f][1]}" for f in folds)
     print(f"cosine thresholds chosen (values and edits): {by_values}")
     print(f"cosine / word thresholds chosen (after): {by_words} (shipped word threshold: {shipped_bar})")
-    print(f"\n  {'rule':<44} {'pairs':<8} {'n':>4} {'recall':>7} {'precision':>10} {'merged':>7} {'wrong':>6}")
-    for key, label in (
-        ("before", f"before (cosine >= {OLD_THRESHOLD}, words shared)"),
-        ("values", "values and edits, held-out folds pooled"),
-        ("values all-in", f"values and edits, cosine {chosen['values']} all folds"),
-        ("after", "after (words), held-out folds pooled"),
-        ("after all-in", f"after, {chosen['after'][0]} / words {chosen['after'][1]}, all folds"),
-    ):
-        for i, lang in enumerate(("all", "en", "zh", "cross", "mixed")):
-            sub = rows if lang == "all" else [r for r in rows if r["lang"] == lang]
-            f = figures(sub, key)
-            print(
-                f"  {label if i == 0 else '':<44} {lang:<8} {f['n']:>4} {f['recall']:>7.3f} {f['precision']:>10.3f} "
-                f"{f['merged']:>7} {f['wrong']:>6}"
-            )
+    print()
+    table(
+        rows,
+        (
+            ("before", f"before (cosine >= {OLD_THRESHOLD}, words shared)"),
+            ("values", "values and edits, held-out folds pooled"),
+            ("values all-in", f"values and edits, cosine {chosen['values']} all folds"),
+            ("after", "after (words), held-out folds pooled"),
+            ("after all-in", f"after, {chosen['after'][0]} / words {chosen['after'][1]}, all folds"),
+        ),
+    )
+    for r in second_rows:
+        r["values"], r["after"] = values_rule(r, chosen["values"]), after_rule(r, chosen["after"])
     print(f"\n{SECOND.name}: {len(second_rows)} pairs written later, blind, by another hand; the settings chosen above")
-    print(f"  {'rule':<44} {'pairs':<8} {'n':>4} {'recall':>7} {'precision':>10} {'merged':>7} {'wrong':>6}")
-    for key, label, rule, setting in (
-        ("before", f"before (cosine >= {OLD_THRESHOLD}, words shared)", None, None),
-        ("values", f"values and edits, cosine {chosen['values']}", values_rule, chosen["values"]),
-        ("after", f"after, {chosen['after'][0]} / words {chosen['after'][1]}", after_rule, chosen["after"]),
-    ):
-        for i, lang in enumerate(("all", "en", "zh", "cross", "mixed")):
-            sub = second_rows if lang == "all" else [r for r in second_rows if r["lang"] == lang]
-            if rule is not None:
-                for r in sub:
-                    r[key] = rule(r, setting)
-            f = figures(sub, key)
-            print(
-                f"  {label if i == 0 else '':<44} {lang:<8} {f['n']:>4} {f['recall']:>7.3f} {f['precision']:>10.3f} "
-                f"{f['merged']:>7} {f['wrong']:>6}"
-            )
+    table(
+        second_rows,
+        (
+            ("before", f"before (cosine >= {OLD_THRESHOLD}, words shared)"),
+            ("values", f"values and edits, cosine {chosen['values']}"),
+            ("after", f"after, {chosen['after'][0]} / words {chosen['after'][1]}"),
+        ),
+    )
     ceiling = [r for r in rows if r["ok"]]
     print(
         f"\nthe value and edit checks alone (any cosine): recall "

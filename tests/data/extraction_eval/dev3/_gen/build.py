@@ -5,7 +5,12 @@ import importlib
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(HERE, "..", "..", "dev2", "_gen"))  # the dev2 split's builder (lib.py)...
+import lib  # noqa: E402
+
+lib.OUT = os.path.dirname(HERE)  # ...writing this split's files here
 MODULES = ["pd_risk_engine", "pe_cdc_sync", "pf_platform_infra"]
 
 for name in MODULES:
