@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from memory import config as config_mod
 from memory.app.memories import Memories
+from memory.embed import HashEmbedder
 from memory.extraction.heuristic import Candidate, extract
 from memory.store import Store
 
@@ -996,3 +998,85 @@ def test_a_long_cause_keeps_the_fix_said_right_after_it():
 )
 def test_a_chinese_statement_that_opens_with_an_english_noun_is_no_request(said):
     assert [c.content.casefold() for c in extract(turns(("user", said)), scope="/p/x")] == [said.casefold()]
+
+
+# (earlier session, later session, a word of the new owner, the old fact's words)
+OWNERS = [
+    ("billing-service is owned by Alice Chen.", "billing-service is owned by Bob Li now.", "Bob Li", "Alice Chen"),
+    (
+        "Alice owns the deploy pipeline.",
+        "Carol owns the deploy pipeline now, Alice moved teams.",
+        "Carol",
+        "Alice owns",
+    ),
+    ("账务服务的负责人是阿强，有问题找他。", "账务服务现在归王美管。", "王美", "阿强"),
+    ("The owner of the search cluster is Dana.", "search cluster 的 owner 换成了小周。", "小周", "Dana"),
+    (
+        "账务服务（ledger-service）的 owner 是阿强（李强），有问题找他。",
+        "Update: ledger-service is owned by Mei (王美) now, Qiang moved to the payments team.",
+        "Mei",
+        "阿强",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "new", "old"), OWNERS)
+def test_a_new_owner_closes_the_old_owner_in_either_language(app, tmp_path, first, second, new, old):
+    two_sessions(app, tmp_path, first, second)
+    now = [m["content"] for m in current(app)]
+    assert any(new in m for m in now) and not any(old in m for m in now), now
+    assert not any(m.startswith("Update") for m in now), now  # the lead names no subject
+    history = [m for m in app.list(limit=100, status="all")["memories"] if old in m["content"]]
+    assert history and history[0]["superseded_by"], "the old owner is kept as history"
+
+
+def test_an_owner_of_another_thing_or_a_name_the_store_links_by_alias(tmp_path):
+    """Owners of two things stay side by side; a Chinese name the configuration aliases to the
+    service is the same thing ("账务服务" = ledger-service in known_entities)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(
+        json.dumps({"known_entities": {"ledger-service": ["账务服务"]}}), encoding="utf-8"
+    )
+    store = Store.open(config_mod.load(home=home), HashEmbedder(64))
+    app = Memories(store, PROJECT)
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", "账务服务的 owner 是阿强，有问题找他。")))
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", "The search cluster is owned by Dana.")))
+    app.extract(transcript(tmp_path / "3.jsonl", "s3", ("user", "ledger-service is owned by Mei now.")))
+    now = [m["content"] for m in current(app)]
+    store.close()
+    assert any("Dana" in m for m in now) and any("Mei" in m for m in now), now
+    assert not any("阿强" in m for m in now), now
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "new", "old"),
+    [
+        (
+            "All services log with logrus, JSON formatter.",
+            "we dropped logrus, everything logs through zap now.",
+            "zap",
+            "logrus, JSON",
+        ),
+        ("Dates are formatted with moment in the web app.", "We replaced moment with dayjs.", "dayjs", "with moment"),
+    ],
+)
+def test_a_library_dropped_for_another_is_a_change_that_closes_it(app, tmp_path, first, second, new, old):
+    two_sessions(app, tmp_path, first, second)
+    now = [m["content"] for m in current(app)]
+    assert any(new in m for m in now) and not any(old in m for m in now), now
+
+
+@pytest.mark.parametrize("said", ["We dropped the table, it is empty now.", "I removed it, works now."])
+def test_something_removed_today_is_no_change_of_tools(said):
+    assert not [c for c in extract(turns(("user", said)), scope="/p/x") if c.category == "change"]
+
+
+def test_an_address_shares_no_subject_with_the_statement_before():
+    found = extract(turns(("user", "Kafka 客户端用 franz-go。broker 地址是 kafka-1.internal:9092。")), scope="/p/x")
+    assert len(found) == 2, [c.content for c in found]
+
+
+def test_whom_to_ask_when_something_breaks_is_no_breakage():
+    [c] = extract(turns(("user", "账务服务的负责人是阿强，有问题找他。")), scope="/p/x")
+    assert "阿强" in c.content

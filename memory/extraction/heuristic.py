@@ -213,6 +213,15 @@ def _hands_over(sentence: str) -> bool:
 
 
 _ADDRESS = re.compile(r"https?://|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
+_ADDRESS_VALUE = re.compile(r"https?://\S+|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
+
+
+def _subject_terms(sentence: str) -> set[str]:
+    """A sentence's topic words, less those of the addresses it gives: "broker 地址是 kafka-1.internal:9092"
+    is about the broker's address, not about the Kafka client named in the sentence before."""
+    return R.topic_terms(_ADDRESS_VALUE.sub(" ", sentence))
+
+
 _SECRET_URL = re.compile(r"\S*\[REDACTED:[^\]]*\]\S*")
 # What makes a sentence about a secret worth keeping: where it lives or what it connects to (an
 # environment variable, a config key, a host or an address), not the value.
@@ -559,7 +568,7 @@ def _from_user(
             and (category == "statement" or (out[-1].category in ("change", "statement") and category in _FACT))
             # on the same subject only: a statement on another is a fact of its own, which a later
             # correction closes alone ("…不要手工 curl PUT。CDC 的 oncall 是李伟。"; "Connect 集群迁了…。oncall 也换了…")
-            and bool(R.topic_terms(sentence) & R.topic_terms(raw_of[len(out) - 1]))
+            and bool(_subject_terms(sentence) & _subject_terms(raw_of[len(out) - 1]))
         )
         if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before

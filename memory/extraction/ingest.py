@@ -834,6 +834,12 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
     for mid, value, subject in rows:
         if subject == c.subject:
             return mid, value
+    if c.attribute == "owner":
+        # one thing by two names the store knows as one entity ("账务服务" aliased to ledger-service)
+        mine = graph.find_entity(store.conn, [c.scope], c.subject, store.config.known_entities)
+        for mid, value, subject in rows if mine is not None else ():
+            if subject and graph.find_entity(store.conn, [c.scope], subject, store.config.known_entities) == mine:
+                return mid, value
     if c.attribute in ("port", "value", "version"):
         words = rules.subject_words(c.subject)
         for mid, value, subject in rows:

@@ -313,6 +313,14 @@ RATIONALE = re.compile(
     r"因为|由于|为了|考虑到|原因是",
     re.I,
 )
+# One thing put in another's place, known by the sentence's shape, since a library's lowercase name
+# ("we dropped logrus, everything logs through zap now", "replaced moment with dayjs") is no known name.
+_REPLACED = re.compile(
+    r"\b(?:replaced|swapped(?: out)?)\s+`?(?!(?:the|a|an|it|this|that|them)\b)(?P<old1>[\w.+-]+)`?\s+(?:with|for)\s+`?\w|"
+    r"\b(?:dropped|ditched|removed|retired|got rid of|stopped using|no longer use)\s+`?(?!(?:the|a|an|it|this|that|them|"
+    r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{3,80}?\b(?:now|instead)\s*[.!]?$",
+    re.I,
+)
 _MIGRATION = re.compile(
     r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
     r"\bto\b|\b(?:moved|changed|switched|bumped|migrated)\b.{0,40}?\bto\s+`?[\w.:/-]*\d|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
@@ -373,9 +381,9 @@ _FACTS: list[tuple[str, re.Pattern]] = [
     (
         "ownership",
         re.compile(
-            r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|"
+            r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|owner of [^,.;]{2,40} is|"
             r"is in charge of|(?:is|are) (?:owned|reviewed|approved|maintained|handled) by)\b|负责|"
-            r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)",
+            r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)|归[^，。,；;]{1,8}管",
             re.I,
         ),
     ),
@@ -471,7 +479,7 @@ _NARRATIVE = re.compile(
 _SYMPTOM = re.compile(
     r"\b(?:does(?:n'?t| not)|do(?:n'?t| not)|did(?:n'?t| not)) (?:seem to )?work\b|\bnot really \w+ing\b|"
     r"\bstill (?:fails?|failing|broken|red|times? out)\b|\bsomething(?:'s| is) (?:off|wrong)\b|"
-    r"有问题|出问题|有个怪事|怪事|没生效|不生效|不知道为(?:啥|什么)|(?:还是|一直|又)报",
+    r"(?<!有)有问题(?!(?:就|可以|直接|请|先)?(?:找|问|联系|@|艾特|ping))|出问题(?!(?:就|可以|直接|请|先)?(?:找|问|联系|@|艾特|ping))|有个怪事|怪事|没生效|不生效|不知道为(?:啥|什么)|(?:还是|一直|又)报",
     re.I,
 )
 # What is broken right now ("connector 挂了", "pod 起不来了", "CPU 打满了", "p99 从 12ms 飙到 80ms", "the nodes never
@@ -573,7 +581,7 @@ _ANNOUNCED = re.compile(
     r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
     r"[^:：`]{0,4}[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
     r"^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
-    r"things|notes)\b[^:]{0,20}:\s*",
+    r"things|notes)\b[^:]{0,20}:\s*|^(?:(?:a |one )?(?:quick|small|last)\s+)?update\s*[:：]\s*|^更新(?:一下)?[:：]\s*",
     re.I,
 )
 
@@ -626,7 +634,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     elif _CHOSE.search(s) and alternatives(s) and not (rule or corrected):
         category, importance = "decision", 4  # "我们最后选了 ClickHouse，没用 Druid", "picked X over Y"
         why.append("a choice that names what it passed over")
-    elif _MIGRATION.search(s):
+    elif _MIGRATION.search(s) or _REPLACED.search(s):
         category, importance = "change", 4
         why.append("a move from one thing to another")
     elif pref:
@@ -1117,6 +1125,47 @@ _VALUE_EN = re.compile(
     r"([\w\s-]{2,30}?)\s+is now\s+(\S+)",
     re.I,
 )
+# Who owns what: "billing-service is owned by Alice Chen", "Carol owns the deploy pipeline now", "the owner
+# of ledger-service is Mei", "账务服务的负责人是阿强", "账务服务现在归王美管". The thing and the person, so that the
+# owner said later in another session closes the owner said before (subject_for: attribute "owner").
+_THING = r"(?:the |our )?(?P<thing>[\w./-]+(?: (?!now\b|too\b|also\b)[\w./-]+){0,3}?)"
+_WHO_EN = r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,4})"
+_THING_ZH = r"(?P<thing>[A-Za-z0-9_./-]+(?:\s?[A-Za-z0-9_./-]+)?|[\u4e00-\u9fffA-Za-z0-9_-]{2,12}?)"
+_WHO_ZH = r"(?P<who>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,3}?)"
+_OWNER = [
+    re.compile(_THING + r" (?:is|are) (?:now )?(?:owned|maintained) by (?:now )?" + _WHO_EN),
+    re.compile(
+        r"(?:^|[,;:] )"
+        + _WHO_EN
+        + r" (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of) "
+        + _THING
+        + r"(?=\s*(?:now\b|[,.;:!]|$))"
+    ),
+    re.compile(r"\b(?:the )?owner of " + _THING + r" is (?:now )?" + _WHO_EN),
+    re.compile(r"(?P<thing>[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
+    re.compile(
+        _THING_ZH
+        + r"\s*(?:[（(](?P<alt>[A-Za-z][\w.-]+)[)）])?\s*的\s*(?:owner|负责人|维护人|维护者)\s*(?:现在|目前)?\s*(?:是|换成了?|改成了?|变成了?|为|换了?)\s*"
+        + _WHO_ZH
+        + r"(?=[\s，。,.;；(（了]|$)",
+        re.I,
+    ),
+    re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*(?:归|由)\s*" + _WHO_ZH + r"\s*(?:管|负责|维护)", re.I),
+]
+
+
+def owner_of(content: str) -> tuple[str, str] | None:
+    """(the thing owned, lowercased; the person) when `content` says who owns something."""
+    for rx in _OWNER:
+        m = rx.search(content)
+        if m:
+            named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
+            thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
+            if thing and thing not in ("it", "this", "that", "which", "它", "这个"):
+                return thing, m.group("who").strip()
+    return None
+
+
 _VERSION = re.compile(
     r"\b(python|node|go|rust|msrv|java|ruby|php|postgres(?:ql)?|typescript)\s*v?(\d+(?:\.\d+)*)|"
     # more that projects pin, with a dotted version only ("Kafka 3 brokers" is no version)
@@ -1187,13 +1236,14 @@ def replaced_values(content: str) -> list[str]:
     if not _CHANGED.search(content):
         return []
     out = []
+    shaped = {(m.group("old1") or m.group("old2")).casefold() for m in _REPLACED.finditer(content)}
     for rx in (_OLD_BEFORE, _OLD_AFTER, _RETIRED):
         for m in rx.finditer(content):
             quoted = bool(m.group(1))
             v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
             if len(v) < 3 or v.lower() in _NOT_VALUES:
                 continue
-            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v):
+            if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v) or v.casefold() in shaped:
                 out.append(v)
     out += [m.group(1) for m in _NO_LONGER_ZH.finditer(content)]  # "审核也不是张磊了，换成王芳"
     new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
@@ -1353,6 +1403,9 @@ def subject_for(
             for subject, rx in _SUBJECTS:
                 if re.search(rx, where, re.I):
                     return subject, "command", cmd.name
+    owned = owner_of(content) if category in ("ownership", "statement", "note", "correction", "change") else None
+    if owned:
+        return owned[0], "owner", owned[1]
     m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None
     if m and category == "config":
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
