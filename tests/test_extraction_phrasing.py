@@ -1080,3 +1080,100 @@ def test_an_address_shares_no_subject_with_the_statement_before():
 def test_whom_to_ask_when_something_breaks_is_no_breakage():
     [c] = extract(turns(("user", "账务服务的负责人是阿强，有问题找他。")), scope="/p/x")
     assert "阿强" in c.content
+
+
+# A blind trial's handovers and replacements (a later session in other words, often the other language)
+HANDOVERS = [
+    ("points-api is owned by 老周 (周建国).", "Kevin handed points-api over to May.", "May", "老周"),
+    ("告警路由归 Kevin 管，他中文名叫王凯，大家都叫他阿凯。", "告警路由也从阿凯那边交给小美了。", "小美", "Kevin"),
+    ("告警路由归 Kevin 管。", "Alert routing is owned by Dana now.", "Dana", "Kevin"),
+    ("告警路由归 Kevin 管。", "小美接手了告警路由。", "小美", "Kevin"),
+    (
+        "前端日期处理用 moment，别自己手写日期格式化。",
+        "前端那边 moment 换成 dayjs 了，包小很多。",
+        "dayjs",
+        "用 moment",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "new", "old"), HANDOVERS)
+def test_a_handover_or_a_library_swapped_in_chinese_closes_the_old_fact(app, tmp_path, first, second, new, old):
+    two_sessions(app, tmp_path, first, second)
+    now = [m["content"] for m in current(app)]
+    assert any(new in m for m in now) and not any(old in m for m in now), now
+
+
+@pytest.mark.parametrize(
+    ("said", "thing", "who"),
+    [
+        ("告警路由归小美管。", "告警路由", "小美"),  # 路由 is a word: its 由 is not "by"
+        ("Kevin handed points-api over to May.", "points-api", "May"),
+        ("这个交给你了", None, None),
+    ],
+)
+def test_who_owns_what_is_read_from_the_words_around_it(said, thing, who):
+    from memory.extraction import rules
+
+    assert rules.owner_of(said) == ((thing, who) if thing else None)
+
+
+def test_a_handover_is_no_decision():
+    [c] = extract(turns(("user", "Kevin handed points-api over to May.")), scope="/p/x")
+    assert (c.layer, c.category) == ("fact", "ownership")
+
+
+def test_the_owner_a_later_session_replaced_no_longer_owns_it_in_the_graph(app, tmp_path):
+    two_sessions(app, tmp_path, "points-api is owned by 老周 (周建国).", "Kevin handed points-api over to May.")
+    entity = app.entity("points-api")
+    owners = {(r["other"]["name"], r["open"]) for r in entity["relations"] if r["type"] == "owns"}
+    assert owners == {("老周", False), ("May", True)}, entity["relations"]
+    assert all(r["direction"] == "in" for r in entity["relations"] if r["type"] == "owns")
+    # held from when it was said (the transcript's day), not from when it was read
+    assert all(r["valid_from"].startswith("2026-09-01") for r in entity["relations"]), entity["relations"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm getting this:\n\ngoroutine 42 [running]:\ngithub.com/acme/points-api/internal/ledger.(*Client).Balance(0x0, "
+        "{0x8a1f40, 0xc0001a2000})\n\t/src/points-api/internal/ledger/client.go:87 +0x4a\n",
+        "nice, works now 👍 周末愉快",
+        "ci/Jenkinsfile can be deleted.",
+    ],
+)
+def test_a_stack_trace_a_thank_you_and_a_file_to_delete_are_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("moment 换成 dayjs 了。", "moment 换成 dayjs 了。"),
+        ("ci/Jenkinsfile is generated.", "ci/Jenkinsfile is generated."),
+    ],
+)
+def test_a_name_that_opens_a_memory_keeps_its_case(said, kept):
+    from memory.extraction import rules
+
+    assert rules.tidy(said) == kept
+
+
+def test_a_relation_said_again_holds_while_the_newest_memory_saying_it_does(store):
+    """A relation ends with the memory that states it, unless a newer memory states it too."""
+    from memory.store import NewMemory, graph
+
+    first, second, third = (
+        store.add(NewMemory(content=t, scope=PROJECT)).id
+        for t in ("Dana owns billing-service.", "Dana still owns billing-service.", "Erin owns the search cluster.")
+    )
+    with store.tx.atomic() as conn:
+        graph.relate(conn, PROJECT, "Dana", "owns", "billing-service", store.clock(), memory_id=first)
+        graph.relate(conn, PROJECT, "Dana", "owns", "billing-service", store.clock(), memory_id=second)
+        graph.relate(conn, PROJECT, "Erin", "owns", "search cluster", store.clock(), memory_id=third)
+    store.update(first, superseded_by=second, valid_to=store.clock(), reason="superseded")
+    store.update(third, superseded_by=second, valid_to=store.clock(), reason="superseded")
+    open_ = dict(store.conn.execute("SELECT memory_id, valid_to IS NULL FROM relations").fetchall())
+    assert open_ == {second: 1, third: 0}
+    store.update(third, superseded_by=None, valid_to=None, reason="said again")
+    assert store.conn.execute("SELECT valid_to FROM relations WHERE memory_id = ?", (third,)).fetchone() == (None,)

@@ -204,18 +204,20 @@ def cmd_history(ctx: Context) -> int:
         for e in entries:
             m = e["memory"]
             link = f" -> {m['superseded_by']}" if m["superseded_by"] else ""
+            # when it was said, and until when it held (not when MAPLE read it: the lines below)
+            held = f" until {m['valid_to'][:10]}" if m.get("valid_to") else ""
             print(
                 _paint(f"#{m['id']}", "1;36")
                 + " "
                 + _paint(e["status"] + link, colours[e["status"]])
-                + f"  {(m['occurred_at'] or '')[:10]}  {fit(m['content'], 90)}"
+                + f"  {(m['occurred_at'] or '')[:10]}{held}  {fit(m['content'], 90)}"
             )
             for v in e["versions"]:
                 # when, why, who (the editor, not what replaced it), what changed; the text only if it did
                 changed = ", ".join(FIELD_WORDS.get(f, f.replace("_", " ")) for f in v["changed"]) or "nothing"
                 print(
                     _paint(
-                        f"    {(v['changed_at'] or '').replace('T', ' ')[:16]}  {v['reason']}"
+                        f"    recorded {(v['changed_at'] or '').replace('T', ' ')[:16]}  {v['reason']}"
                         + (f" · {v['editor']}" if v.get("editor") else "")
                         + f" · changed: {changed}",
                         "2",

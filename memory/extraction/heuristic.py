@@ -983,6 +983,13 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
     mentions = entities.find(c.content, known)
     c.entities = list(dict.fromkeys((m.name, m.kind) for m in mentions))
     c.relations = entities.relations(c.content, mentions, project)
+    owned = R.owner_of(c.content) if c.category != "command" else None
+    if owned:  # "points-api 现在归 May 管了": who owns what, though no name finder knew May
+        thing, who = owned
+        named = {n.casefold(): n for n, _ in c.entities}
+        if who.casefold() not in named:
+            c.entities.append((who, "person"))
+        c.relations = [r for r in c.relations if r[1] != "owns"] + [(who, "owns", named.get(thing, thing))]
     replaced = next((src for src, rel, _ in c.relations if rel == "replaced"), None)
     subject, attribute, value = R.subject_for(c.content, c.category, mentions, replaced)
     c.subject, c.attribute, c.value = subject, attribute, value

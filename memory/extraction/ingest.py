@@ -835,10 +835,20 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         if subject == c.subject:
             return mid, value
     if c.attribute == "owner":
-        # one thing by two names the store knows as one entity ("账务服务" aliased to ledger-service)
+        # one thing by two names: the store knows them as one entity ("账务服务" aliased to
+        # ledger-service), or the glossary says the same words in the other language (告警路由 /
+        # alert routing: every word of each, not some)
         mine = graph.find_entity(store.conn, [c.scope], c.subject, store.config.known_entities)
-        for mid, value, subject in rows if mine is not None else ():
-            if subject and graph.find_entity(store.conn, [c.scope], subject, store.config.known_entities) == mine:
+        said = _in_english(c.subject)
+        for mid, value, subject in rows:
+            if not subject:
+                continue
+            if (
+                mine is not None
+                and graph.find_entity(store.conn, [c.scope], subject, store.config.known_entities) == mine
+            ):
+                return mid, value
+            if said and said == _in_english(subject):
                 return mid, value
     if c.attribute in ("port", "value", "version"):
         words = rules.subject_words(c.subject)
@@ -857,6 +867,17 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
             if words and words & rules.subject_words(content[:14]):
                 return mid, None
     return None
+
+
+def _in_english(subject: str) -> frozenset[str] | None:
+    """A short subject's words in English (a Chinese one through the glossary; None when a word of
+    it has no translation there), each in its singular: "告警路由" and "alert routing" are one."""
+    if text.has_cjk(subject):
+        subject = glossary.translate(subject)
+        if text.has_cjk(subject):
+            return None
+    words = re.findall(r"[a-z0-9][a-z0-9-]*", subject.casefold())
+    return frozenset(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words) or None
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -1073,6 +1094,7 @@ def _relate(store: Store, c: Candidate, memory_id: int, now: float) -> None:
                     now,
                     memory_id=memory_id,
                     confidence=c.confidence,
+                    valid_from=_occurred(c),  # from when it was said, not when it was read
                     known=store.config.known_entities,
                 )
             except InvalidInput as e:

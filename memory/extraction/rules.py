@@ -76,7 +76,10 @@ def tidy(s: str) -> str:
     s = " ".join(strip_fillers(s).split())
     s = _TAIL.sub(r"\1", s).strip(" ,，;；-—")
     first = re.match(r"[\w'-]+", s)
-    if first and s[0].isascii() and s[0].islower() and _plain_word(first.group(0)):
+    if first and re.match(r"[/.]\w", s[first.end() :]):
+        first = None  # "ci/Jenkinsfile", "config.yaml": a path is kept as written
+    # nor an English word opening a Chinese sentence: "moment 换成 dayjs 了" names a library
+    if first and s[0].isascii() and s[0].islower() and _plain_word(first.group(0)) and not entities_cjk_any(s):
         s = s[0].upper() + s[1:]
     # A later sentence's first word is capitalised only when it is a plain word: "ledger-api's",
     # `pgvector` and "main" are names, kept as written.
@@ -318,7 +321,10 @@ RATIONALE = re.compile(
 _REPLACED = re.compile(
     r"\b(?:replaced|swapped(?: out)?)\s+`?(?!(?:the|a|an|it|this|that|them)\b)(?P<old1>[\w.+-]+)`?\s+(?:with|for)\s+`?\w|"
     r"\b(?:dropped|ditched|removed|retired|got rid of|stopped using|no longer use)\s+`?(?!(?:the|a|an|it|this|that|them|"
-    r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{3,80}?\b(?:now|instead)\s*[.!]?$",
+    r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{3,80}?\b(?:now|instead)\s*[.!]?$|"
+    # "moment 换成 dayjs 了", "不用 logrus 了，现在都走 zap"
+    r"(?<![\w.+-])`?(?P<old3>[A-Za-z][\w.+-]*)`?\s*(?:已经|也)?(?:换成|替换成|替换为|改成|迁到|换到|切到)了?\s*`?[A-Za-z]|"
+    r"(?:不再用|不用|弃用|去掉)(?:了)?\s*`?(?P<old4>[A-Za-z][\w.+-]*)`?\s*了?[，,;；]\s*(?:现在)?(?:都|统一|全部|一律)?(?:用|走|改用|换成)\s*`?[A-Za-z]",
     re.I,
 )
 _MIGRATION = re.compile(
@@ -383,7 +389,9 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         re.compile(
             r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|owner of [^,.;]{2,40} is|"
             r"is in charge of|(?:is|are) (?:owned|reviewed|approved|maintained|handled) by)\b|负责|"
-            r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)|归[^，。,；;]{1,8}管",
+            r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)|归[^，。,；;]{1,8}管|"
+            r"\bhand(?:ed|s)? (?:over )?[\w./-]+(?: [\w./-]+){0,3}? (?:over )?to [A-Z]|\bhanded (?:over )?to [A-Z]|"
+            r"(?:交给|转给|移交给)了?(?!你|我)[^，。,；;]{1,6}(?:了|[。，,]|$)|接手了?",
             re.I,
         ),
     ),
@@ -448,8 +456,15 @@ CHAT = re.compile(
     r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢|"
     # what the speaker means to take up next, not how things are: "我想顺便把决策日志也规范一下", "借这个机会把 DDL
     # 策略也定一下", "我回头让 DBA 把保留改成 3 天"
-    r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)",
+    r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)|"
+    # the fix confirmed, the week wished well, a file to tidy away: "works now 👍 周末愉快", "X can be deleted"
+    r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了",
     re.I,
+)
+# A line of a pasted stack trace or memory dump: "pkg.(*Client).Balance(0x0, …)", "at Foo.bar(Foo.java:12)",
+# 'File "x.py", line 3': it quotes the program, it says nothing about the project.
+_TRACE = re.compile(
+    r"\(\*?\w+\)\.\w+\(|\b0x[0-9a-f]{6,}\b|^\s*at [\w.$<>]+\([\w.]+:\d+\)|^\s*File \"[^\"]+\", line \d+", re.I
 )
 # Something specific to the project: code, a path or dotted name, an identifier, a number, a
 # setting, an ASCII term inside Chinese. A plain statement without any of these is small talk.
@@ -607,7 +622,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
             return None
-    if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)):
+    if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)) or _TRACE.search(s):
         return None
     if suggests(s) and not remember:
         return None  # an option floated: a decision once agreed to (heuristic._decision), nothing before
@@ -783,7 +798,7 @@ STRONG_CHOICE = re.compile(
 # A verbless pick: "pnpm then.", "Vite over webpack.", "httpx, not requests." (the named option must be
 # something specific or an option just talked about: heuristic._decision checks).
 SHORT_PICK = re.compile(
-    r"^`?([A-Za-z][\w.+/-]*(?:\s+[A-Za-z][\w.+/-]*){0,2})`?\s*(?:,\s*)?(?:then|over|instead of|rather than|not)\b"
+    r"^`?([A-Za-z][\w.+/-]*(?:\s+[A-Za-z][\w.+/-]*){0,2})`?\s*(?:,\s*)?(?:then|over(?!\s+to\b)|instead of|rather than|not)\b"
     r"(?:\s+`?[A-Za-z][\w.+/-]*`?(?:\s+[\w.+/-]+){0,2})?(?:\s+then)?\s*[.!]?$",
     re.I,
 )
@@ -1150,7 +1165,20 @@ _OWNER = [
         + r"(?=[\s，。,.;；(（了]|$)",
         re.I,
     ),
-    re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*(?:归|由)\s*" + _WHO_ZH + r"\s*(?:管|负责|维护)", re.I),
+    re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*(?:归|(?<!路)由(?!于))\s*" + _WHO_ZH + r"\s*(?:管|负责|维护)", re.I),
+    # a handover: "Kevin handed points-api over to May", "告警路由也从阿凯那边交给小美了", "小美接手了告警路由"
+    re.compile(r"\bhand(?:ed|s|ing)? (?:over )?" + _THING + r" (?:over )?to " + _WHO_EN),
+    re.compile(_THING + r" (?:was|has been|got|is being) handed (?:over )?to " + _WHO_EN),
+    re.compile(
+        _THING_ZH
+        + r"\s*(?:也|现在|已经)*\s*(?:从\s*\S{1,8}?\s*(?:那边|那里|手里|手上)?)?\s*(?:交给|转给|移交给)了?\s*(?!你|我)"
+        + _WHO_ZH
+        + r"(?=[\s，。,.;；(（了]|$)",
+        re.I,
+    ),
+    re.compile(
+        r"(?:^|[，,。；;\s])" + _WHO_ZH + r"\s*(?:已经)?接手了?\s*" + _THING_ZH + r"(?=[\s，。,.;；(（了]|$)", re.I
+    ),
 ]
 
 
@@ -1236,7 +1264,7 @@ def replaced_values(content: str) -> list[str]:
     if not _CHANGED.search(content):
         return []
     out = []
-    shaped = {(m.group("old1") or m.group("old2")).casefold() for m in _REPLACED.finditer(content)}
+    shaped = {next(g for g in m.groups() if g).casefold() for m in _REPLACED.finditer(content)}
     for rx in (_OLD_BEFORE, _OLD_AFTER, _RETIRED):
         for m in rx.finditer(content):
             quoted = bool(m.group(1))
@@ -1246,6 +1274,7 @@ def replaced_values(content: str) -> list[str]:
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v) or v.casefold() in shaped:
                 out.append(v)
     out += [m.group(1) for m in _NO_LONGER_ZH.finditer(content)]  # "审核也不是张磊了，换成王芳"
+    out += [next(g for g in m.groups() if g) for m in _REPLACED.finditer(content)]  # "moment 换成 dayjs 了"
     new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
     return [v for v in dict.fromkeys(out) if v.casefold() not in new][:4]
 
@@ -1403,7 +1432,7 @@ def subject_for(
             for subject, rx in _SUBJECTS:
                 if re.search(rx, where, re.I):
                     return subject, "command", cmd.name
-    owned = owner_of(content) if category in ("ownership", "statement", "note", "correction", "change") else None
+    owned = owner_of(content) if category != "command" else None
     if owned:
         return owned[0], "owner", owned[1]
     m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None

@@ -192,7 +192,7 @@ _WE = r"(?:we|our (?:team|project|repo|codebase|service|app)|this (?:repo|projec
 _REL_EN = [
     ("depends_on", re.compile(r"\b(?:depends|depend|relies|rely) on\b", re.I), False),
     ("replaced", re.compile(r"\b(?:replaced|replaces|supersedes|superseded)\b", re.I), False),
-    ("owns", re.compile(r"\b(?:owns|own|maintains|is responsible for|负责)", re.I), False),
+    ("owns", re.compile(r"\b(?:owns|own|maintains|is responsible for)\b|负责", re.I), False),
     (
         "uses",
         re.compile(r"\b(?:uses|use|using|is built with|are built with|runs on|run on)\b|使用|采用|用", re.I),

@@ -237,6 +237,7 @@ _DATA = """
 同步数据 | sync
 导入 | import
 导出 | export
+路由 | routing/route/routes/router
 上传 | upload
 下载 | download
 文件 | file/files

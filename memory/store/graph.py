@@ -351,6 +351,8 @@ def relate(
         "SELECT id FROM relations WHERE src = ? AND dst = ? AND type = ? AND valid_to IS NULL", (s, d, rel_type)
     ).fetchone()
     if row:
+        if memory_id is not None:  # said again: it holds as long as the newest memory saying it does
+            conn.execute("UPDATE relations SET memory_id = ? WHERE id = ?", (memory_id, row[0]))
         return row[0]
     return conn.execute(
         "INSERT INTO relations (src, dst, type, confidence, valid_from, memory_id, created_at) "

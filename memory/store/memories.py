@@ -662,6 +662,19 @@ class Store:
                 graph.drop_orphans(conn, graph.unlink_unnamed(conn, memory_id, row["content"]))
             sets = ", ".join(f"{k} = ?" for k in row)
             conn.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*row.values(), memory_id))
+            if changes.get("superseded_by", old.superseded_by) != old.superseded_by:
+                # What a memory says between entities ("老周 owns points-api") holds as long as it
+                # does: it ends with the memory, and holds again when the memory is said again.
+                if changes["superseded_by"] is not None:
+                    ended = row.get("valid_to") or row["updated_at"]
+                    conn.execute(
+                        "UPDATE relations SET valid_to = ? WHERE memory_id = ? AND valid_to IS NULL", (ended, memory_id)
+                    )
+                elif old.valid_to is not None:
+                    conn.execute(
+                        "UPDATE relations SET valid_to = NULL WHERE memory_id = ? AND valid_to = ?",
+                        (memory_id, float(old.valid_to)),
+                    )
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
             self._write_keywords([(memory_id, self._fts_body(row))])
             if vec is not None:

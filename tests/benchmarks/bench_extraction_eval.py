@@ -1,12 +1,12 @@
 """Extraction quality on the labelled Claude Code sessions, measured through the product.
 
     .venv/bin/python tests/benchmarks/bench_extraction_eval.py [--path extract|hook|both]
-        [--split dev|dev2|dev3|tune|holdout|holdout2|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
+        [--split dev|dev2|dev3|dev4|tune|holdout|holdout2|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
 
 Not a pytest test: it prints figures (and per-session timings). The data is
-tests/data/extraction_eval/{dev,dev2,dev3,holdout,holdout2}: Claude Code transcripts (NAME.jsonl) with labels
-(NAME.gold.json) written by people who had not read the extractor. Tune on dev, dev2 and dev3 only
-(`--split tune` runs all three and adds a column that scores them together); holdout and holdout2
+tests/data/extraction_eval/{dev,dev2,dev3,dev4,holdout,holdout2}: Claude Code transcripts (NAME.jsonl) with labels
+(NAME.gold.json) written by people who had not read the extractor. Tune on dev, dev2, dev3 and dev4 only
+(`--split tune` runs all four and adds a column that scores them together); holdout and holdout2
 (written later, by another helper, for a measure no rule had yet been scored against) are scored in
 aggregate and never printed item by item (`--show` refuses it, `--json` keeps only aggregates for
 it). `both` is dev and holdout, as before dev2 existed.
@@ -70,8 +70,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "extraction_eval"
-SPLITS = ("dev", "dev2", "dev3", "holdout", "holdout2")
-TUNING = ("dev", "dev2", "dev3")  # the splits rules may be tuned on; --show and --keep work on these only
+SPLITS = ("dev", "dev2", "dev3", "dev4", "holdout", "holdout2")
+TUNING = ("dev", "dev2", "dev3", "dev4")  # the splits rules may be tuned on; --show and --keep work on these only
 PATHS = ("extract", "hook")
 LAYERS = ("fact", "experience", "decision")
 SESSION_LANGS = ("en", "zh", "mixed")
@@ -677,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
         "--split",
         choices=(*SPLITS, "tune", "both"),
         default="both",
-        help="which labelled split: tune = dev + dev2 + dev3 (and a column of them together); both = dev + holdout (default)",
+        help="which labelled split: tune = dev + dev2 + dev3 + dev4 (and a column of them together); both = dev + holdout (default)",
     )
     ap.add_argument(
         "--model",
@@ -699,12 +699,12 @@ def main(argv: list[str] | None = None) -> int:
     paths = PATHS if a.path == "both" else (a.path,)
     if a.show and set(splits) - set(TUNING):
         ap.error(
-            "--show prints memories and labels: it is for the tuning splits only (add --split dev, dev2, dev3 "
+            "--show prints memories and labels: it is for the tuning splits only (add --split dev, dev2, dev3, dev4 "
             "or tune); holdout is scored in aggregate"
         )
     if a.keep and set(splits) - set(TUNING):
         ap.error(
-            "--keep leaves the memories for people to read: tuning splits only (add --split dev, dev2, dev3 or tune)"
+            "--keep leaves the memories for people to read: tuning splits only (add --split dev, dev2, dev3, dev4 or tune)"
         )
     if a.keep:
         work = Path(a.keep).resolve()
