@@ -1177,3 +1177,185 @@ def test_a_relation_said_again_holds_while_the_newest_memory_saying_it_does(stor
     assert open_ == {second: 1, third: 0}
     store.update(third, superseded_by=None, valid_to=None, reason="said again")
     assert store.conn.execute("SELECT valid_to FROM relations WHERE memory_id = ?", (third,)).fetchone() == (None,)
+
+
+# -- a fourth tuning split's phrasings, held by sentences written for the test ------------------------
+
+
+def test_a_pick_by_place_settles_the_numbered_item_it_names():
+    found = decisions(
+        (
+            "assistant",
+            "两个办法： 1. 每次全量重建索引，简单但要停写； 2. 增量同步，写入时双写到新索引。 我倾向第二个。",
+        ),
+        ("user", "第二种。全量重建要停写半小时，业务不答应。"),
+    )
+    [d] = found
+    assert "双写" in d.content and "停写半小时" in d.content, d.content
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        (
+            (
+                ("user", "夜间对账要不要改成实时流式对账？"),
+                ("assistant", "能做，但流式要处理乱序和迟到数据，批量对账逻辑简单，现在的量也撑得住。"),
+                ("user", "那还是继续批量对账。乱序数据处理起来太麻烦。"),
+            ),
+            "批量对账",
+        ),
+        (
+            (
+                ("user", "会话超时定多久？产品说 30 分钟，安全组想要 15 分钟。你怎么看"),
+                ("assistant", "15 分钟更安全，但客服录单经常超过 15 分钟；30 分钟对录单友好。"),
+                ("user", "按 30 分钟"),
+            ),
+            "30 分钟",
+        ),
+        (
+            (
+                ("user", "Cache keys: should we hash the whole request?"),
+                ("assistant", "Hashing the body breaks on key order. REQUEST_FINGERPRINT from the gateway is stable."),
+                ("user", "Request fingerprint then, it is already on every request."),
+            ),
+            "REQUEST_FINGERPRINT",
+        ),
+    ],
+)
+def test_a_pick_in_few_words_is_a_decision_with_the_option_it_names(said, kept):
+    [d] = decisions(*said)
+    assert kept in d.content, d.content
+
+
+def test_a_fact_said_before_an_unrelated_request_stays_a_fact():
+    found = extract(
+        turns(
+            ("user", "The export job runs on batch-07.corp.internal. Can you look at the failing lint step?"),
+            ("assistant", "Fix: pin ruff to 0.9 in the pre-commit config so local and CI agree."),
+            ("user", "Do it."),
+        ),
+        scope="/p/x",
+    )
+    assert any(c.layer == "fact" and "batch-07" in c.content for c in found), [c.content for c in found]
+    assert not any(c.layer == "decision" and "batch-07" in c.content for c in found)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Coffee break, then I'll push the branch.",
+        "今晚还要加班，先 commit 了。",
+        "下午随便跑个压测玩玩，数据不作数。",
+        "Plan for today: fix the flaky test, then look at the CI bill.",
+        "A few things for the record.",
+    ],
+)
+def test_breaks_plans_and_announcements_are_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "new", "old"),
+    [
+        ("线上 oncall 是老刘（刘洋）。", "两件事：oncall 换人了，这周起是小陈。", "小陈", "老刘"),
+        ("Priya is on call for search this week.", "Marco is on call for search now.", "Marco", "Priya"),
+        (
+            "We format the logs with logfmt everywhere.",
+            "Replace logfmt with JSON logs everywhere.",
+            "JSON",
+            "with logfmt",
+        ),
+    ],
+)
+def test_who_is_on_call_and_a_replacement_ordered_close_the_old_fact(app, tmp_path, first, second, new, old):
+    two_sessions(app, tmp_path, first, second)
+    now = [m["content"] for m in current(app)]
+    assert any(new in m for m in now) and not any(old in m for m in now), now
+
+
+def test_a_changed_span_of_time_closes_the_statement_that_held_one_not_one_sharing_a_verb(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "HTTP 保留给管理后台，推送走 MQTT。"),
+            ("user", "审计日志在 S3 上保留 90 天，到期自动删除。"),
+        )
+    )
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", "审计日志保留从 90 天改成 30 天，存储费太高。")))
+    now = [m["content"] for m in current(app)]
+    assert any("MQTT" in m for m in now), now  # "保留" alone is no shared subject
+    assert not any("保留 90 天" in m for m in now) and any("30 天" in m for m in now), now
+
+
+def test_moving_to_another_cluster_is_no_retirement_of_the_tool(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "本地 `make up` 起 postgres 和 nats，`make run` 跑全部服务。",
+        "NATS 迁到新集群了，新地址 nats-2.internal:4222，老的 nats-1.internal 下周关。",
+    )
+    assert any("make up" in m["content"] for m in current(app))
+
+
+def test_a_decision_agreed_to_closes_nothing_its_proposal_only_resembles(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            (
+                "assistant",
+                "Three ways: widen the pool, add a read replica, or cache the hot queries. I'd suggest the replica.",
+            ),
+            ("user", "ok, the replica. Pool size stays at 20 for now."),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            ("assistant", "Reports now read from Postgres directly; I'd move them to the warehouse nightly instead."),
+            ("user", "sounds right, do it."),
+        )
+    )
+    now = [m for m in current(app)]
+    assert any("replica" in m["content"] for m in now), [m["content"] for m in now]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        (
+            (
+                (
+                    "assistant",
+                    "三条路： 1. 加机器硬扛； 2. 热点 key 本地缓存 5 秒，过期再回源； 3. 拆分热点 key。 我建议 2。",
+                ),
+                ("user", "那就 2，本地缓存那个。加机器太贵。"),
+            ),
+            "本地缓存 5 秒",
+        ),
+        (
+            (
+                ("assistant", "Two roads: keep patching our own scheduler, or adopt Temporal for the workflows."),
+                ("user", "ok Temporal then。我们自己的调度器已经修不动了"),
+            ),
+            "Temporal",
+        ),
+    ],
+)
+def test_a_pick_by_number_or_by_name_then_settles_the_option(said, kept):
+    [d] = decisions(*said)
+    assert kept in d.content, d.content
+
+
+def test_a_new_release_captain_closes_the_old_one(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "Priya Nair (Pri) is release captain and signs off every store submission.",
+        "Omar is release captain now (Priya is on leave until May); submissions go through him.",
+    )
+    now = [m["content"] for m in current(app)]
+    assert any("Omar" in m for m in now) and not any("Priya Nair" in m for m in now), now

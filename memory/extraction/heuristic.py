@@ -212,8 +212,35 @@ def _hands_over(sentence: str) -> bool:
     return "[REDACTED:" in sentence and not _NAMES_A_PLACE.search(rest)
 
 
-_ADDRESS = re.compile(r"https?://|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
+# an address: a URL, host:port, an IP, or a host named in full ("The job runs on mac-ci-01.build.corp.internal"
+# is a fact of its own, not the reason for a fix agreed to later)
+_ADDRESS = re.compile(
+    r"https?://|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+){2,}\.(?:internal|local|lan|corp|com|net|io)\b"
+)
 _ADDRESS_VALUE = re.compile(r"https?://\S+|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
+
+
+_ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "first": 1, "second": 2, "third": 3}
+
+
+def _ordinal_item(pick: str, said: Sequence[str]) -> str | None:
+    """The numbered item of the assistant's list that a pick by place names ("第二种", "the second one")."""
+    m = re.search(
+        r"第([一二三四1-4])(?:种|个|条|项|套)|\b(first|second|third)\b|^(?:那就|就|选|用|go with|take)?\s*([1-4])(?![\d.])",
+        R.strip_fillers(pick) or pick,
+        re.I,
+    )
+    if not m:
+        return None
+    word = next(g for g in m.groups() if g).casefold()
+    n = int(word) if word.isdigit() else _ORDINALS[word]
+    listed = " ".join(said[-12:])
+    found = re.search(rf"(?:^|\s){n}\s*[.、)）]\s*(.+?)(?=\s+{n + 1}\s*[.、)）]\s|$)", listed)
+    return R.clip(re.split(r"(?<=[。！!])\s", found.group(1).strip())[0], 300) if found else None
+
+
+def _loose(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name.casefold())
 
 
 def _subject_terms(sentence: str) -> set[str]:
@@ -297,6 +324,9 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     if start is None:
         return _use_over(sents)
     letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
+    item = _ordinal_item(sents[start], said) if not letter or letter.isdigit() else None
+    if item:  # "第二种。" after "两种修法：1. … 2. …": the second item is what was decided
+        proposal = [item]
     if re.fullmatch(r"(?:option\s*)?[A-Da-d1-4]", letter, re.I):
         # "B" or "let's go with B" answering "Option A: … Option B: …": the option it picks is what was decided
         rx = re.compile(r"\boption\s*" + re.escape(letter[-1]) + r"\b|方案\s*" + re.escape(letter[-1]), re.I)
@@ -342,9 +372,11 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         and not proposal
     ):
         return None, set()
-    chosen = R.chosen_of(said) or picked
+    then = re.match(r"^`?([\w.+/-]+(?:\s+[\w.+/-]+){0,2}?)`?\s+then\b", said, re.I)  # "Run number then, …"
+    chosen = R.chosen_of(said) or picked or (then.group(1) if then else None)
     if not proposal and chosen and len(chosen) >= 3:  # "go with manifest": the option it names, in full
-        naming = [x for x in context if chosen.casefold() in x.casefold()]
+        # "Run number then" names GITHUB_RUN_NUMBER: compared without spaces, dashes and underscores
+        naming = [x for x in context if _loose(chosen) in _loose(x)]
         # the option that names it in code (`LoadMode.DBT_MANIFEST`) first, then the latest mention
         coded = [x for x in naming if re.search(r"`[^`]*" + re.escape(chosen) + r"[^`]*`", x, re.I)]
         proposal = list(dict.fromkeys(coded[:1] + naming[-1:]))
@@ -409,7 +441,8 @@ def _names_option(s: str, offered: list[str]) -> str | None:
         found = re.search(r"\boption\s*" + letter.group(1) + r"\b|方案\s*" + letter.group(1), text, re.I)
         return s.strip(" .!。") if found else None
     head = re.split(r"\s*[，,;；.。:：—]\s*", s.strip(), maxsplit=1)[0]
-    words = re.findall(r"[\w.+-]{3,}", head)
+    head = re.sub(r"^(?:那就|就)?按\s*", "", head)  # "按 24 小时" answering "24 小时 … 12 小时 …"
+    words = re.findall(r"[A-Za-z_][\w.+-]{2,}|\d[\d.]*|[\u4e00-\u9fff]{2,}", head)
     if R._REQUEST.match(head):
         return None  # "fix it" answering "fix the test or leave it?": the task, not an option
     if not words or len(head) > 30 or len(head.split()) > 3 or not all(w.casefold() in text for w in words):

@@ -23,7 +23,7 @@ import logging
 import math
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory.errors import InvalidInput, StoreUnavailable
@@ -416,6 +416,9 @@ def _supersede_replaced(
         # name: "notify-svc 的 SMTP 发送上限改成 …" changes "notify-svc 的 SMTP 发送上限是 …", not the newer
         # "日志保留期：notify-svc 的日志保留 7 天" (a blind trial: the newest sharing any word was closed).
         words = _opening_words(c.content)
+        # a changed value changes a statement holding a value of that kind: "回放保留从 30 天改成 14 天"
+        # is not about "WebSocket 保留给大厅和聊天" (one verb in common, no span of time)
+        kinds = {k for k in rules.slot_values(c.content) if not k.startswith("tech:")}
         best: tuple[int, int] | None = None
         for mid, content, session in store.conn.execute(
             f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer = 'fact' "
@@ -428,6 +431,7 @@ def _supersede_replaced(
                 and session != c.session_id
                 and any("-" not in w for w in shared)
                 and not rules.other_environment(c.content, content)
+                and (not kinds or kinds & set(rules.slot_values(content)))
                 and (best is None or len(shared) > best[0])
             ):
                 best = (len(shared), mid)
@@ -454,11 +458,20 @@ def _supersede_replaced(
     # when nothing holds it as written (飞书群 for "the Feishu group"), the subject decides.
     if not closed and c.layer in ("fact", "decision") and c.role == "user":
         same = _restated(store, c, new_id)
-        if same is None and not beside and rules.marks_change(c.content):
-            same = _changed_subject(store, c, new_id)
+        # A decision agreed to a proposal carries the proposal's words, which share a subject and a
+        # value with half the project ("放 OSS … 30 天" closed the matchmaking decision): it closes what
+        # it names as replaced, or the same subject's value (above), not what its words resemble.
+        # So for one, words in common count in the user's own words only; a value changed in a slot
+        # (_changed_slot) may take its subject from the proposal ("行，就按你说的来。扫描间隔改成 10 分钟" after
+        # "建议…保留定时任务…"); and a terse restatement (_same_slot, "X moved to 8081") is never a decision.
+        own = c
+        if c.layer == "decision" and c.metadata.get("proposal"):
+            own = replace(c, content=c.content.split(" (agreed to the proposal:")[0])
+        if same is None and not beside and rules.marks_change(own.content):
+            same = _changed_subject(store, own, new_id)
             if same is None:
                 same = _changed_slot(store, c, new_id)
-            if same is None:
+            if same is None and c.layer == "fact":
                 same = _same_slot(store, c, new_id)
         if same is not None:
             closed.append(same)
@@ -624,6 +637,8 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
             old = theirs.get(kind)
             if not old or not (new - old):
                 continue
+            if kind == "duration" and not _like_spans(*(frozenset(x.rstrip("s") for x in v) for v in (new, old))):
+                continue  # a 15 s heartbeat does not change a 30-day retention (SPAN_RATIO)
             # the old values gone, or named after the new one as the reason for the change
             if kind.startswith("tech:") or (old - new) or rules.leading_value(c.content, kind) not in old:
                 changed = True

@@ -319,11 +319,11 @@ RATIONALE = re.compile(
 # One thing put in another's place, known by the sentence's shape, since a library's lowercase name
 # ("we dropped logrus, everything logs through zap now", "replaced moment with dayjs") is no known name.
 _REPLACED = re.compile(
-    r"\b(?:replaced|swapped(?: out)?)\s+`?(?!(?:the|a|an|it|this|that|them)\b)(?P<old1>[\w.+-]+)`?\s+(?:with|for)\s+`?\w|"
+    r"\b(?:replaced?|swapped(?: out)?|swap)\s+`?(?!(?:the|a|an|it|this|that|them)\b)(?P<old1>[\w.+-]+)`?\s+(?:with|for)\s+`?\w|"
     r"\b(?:dropped|ditched|removed|retired|got rid of|stopped using|no longer use)\s+`?(?!(?:the|a|an|it|this|that|them|"
     r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{3,80}?\b(?:now|instead)\s*[.!]?$|"
     # "moment 换成 dayjs 了", "不用 logrus 了，现在都走 zap"
-    r"(?<![\w.+-])`?(?P<old3>[A-Za-z][\w.+-]*)`?\s*(?:已经|也)?(?:换成|替换成|替换为|改成|迁到|换到|切到)了?\s*`?[A-Za-z]|"
+    r"(?<![\w.+-])`?(?P<old3>[A-Za-z][\w.+-]*)`?\s*(?:已经|也)?(?:换成|替换成|替换为|改成)了?\s*`?[A-Za-z]|"
     r"(?:不再用|不用|弃用|去掉)(?:了)?\s*`?(?P<old4>[A-Za-z][\w.+-]*)`?\s*了?[，,;；]\s*(?:现在)?(?:都|统一|全部|一律)?(?:用|走|改用|换成)\s*`?[A-Za-z]",
     re.I,
 )
@@ -388,6 +388,7 @@ _FACTS: list[tuple[str, re.Pattern]] = [
         "ownership",
         re.compile(
             r"\b(?:owns|maintains|is responsible for|is on call|is the (?:owner|maintainer) of|owner of [^,.;]{2,40} is|"
+            r"(?:is|are) (?:now )?(?:the )?(?:release|tech|team|incident|project) (?:captain|lead|manager|commander)|"
             r"is in charge of|(?:is|are) (?:owned|reviewed|approved|maintained|handled) by)\b|负责|"
             r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)|归[^，。,；;]{1,8}管|"
             r"\bhand(?:ed|s)? (?:over )?[\w./-]+(?: [\w./-]+){0,3}? (?:over )?to [A-Z]|\bhanded (?:over )?to [A-Z]|"
@@ -458,7 +459,9 @@ CHAT = re.compile(
     # 策略也定一下", "我回头让 DBA 把保留改成 3 天"
     r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)|"
     # the fix confirmed, the week wished well, a file to tidy away: "works now 👍 周末愉快", "X can be deleted"
-    r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了",
+    r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了|"
+    # breaks and the evening's plans: "coffee break, then open the PR", "今晚还要上分，先 commit", "随便跑个小压测玩玩"
+    r"\bcoffee break\b|\blunch\b|吃饭|今晚|先 ?commit|玩玩|不作数|我按这个",
     re.I,
 )
 # A line of a pasted stack trace or memory dump: "pkg.(*Client).Balance(0x0, …)", "at Foo.bar(Foo.java:12)",
@@ -593,10 +596,18 @@ _LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|th
 # A lead that announces what follows ("几个变化：", "再说几个规矩：", "另外规则命名再加一条：", "A few changes:"):
 # what comes after it is the statement, and the lead's words are no subject to match others by.
 _ANNOUNCED = re.compile(
-    r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
+    r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
     r"[^:：`]{0,4}[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
     r"^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
     r"things|notes)\b[^:]{0,20}:\s*|^(?:(?:a |one )?(?:quick|small|last)\s+)?update\s*[:：]\s*|^更新(?:一下)?[:：]\s*",
+    re.I,
+)
+
+
+_PLAN_LEAD = re.compile(r"\bplan for (?:today|the day|this week)\b|\btoday'?s plan\b|今天的?计划|今天(?:要|先)做", re.I)
+_ANNOUNCES_ONLY = re.compile(
+    r"^(?:(?:a few|some|two|three|a couple of) (?:more )?(?:things|notes|rules)(?: for the record| to note| to remember)?|"
+    r"(?:几|两|三)(?:件事|条|个规矩)(?:记一下)?)\s*[.:。：]?\s*$",
     re.I,
 )
 
@@ -606,6 +617,10 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     informed = bool(_HEADS_UP.match(raw))
     s = strip_fillers(raw)
     lead = re.match(r"^([^:：`]{3,80})[:：]\s*(?=\S)", s)
+    if lead and _PLAN_LEAD.search(lead.group(1)):
+        return None  # "Plan for today: get the beta green, then …": the day's plan, no fact
+    if _ANNOUNCES_ONLY.match(s):
+        return None  # "A few things for the record.": what follows is the memory
     if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
         s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
         informed = True
@@ -691,6 +706,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 
 # One of the options laid out, picked by its place: "选第一个", "方案二吧", "option 2", "the second one".
 ORDINAL_PICK = (
+    r"^(?:那|那就|就|行，?就?|好，?就?)?\s*第[一二三四1-4](?:种|个|条|项|套)(?:吧|方案|方法|做法|方向)?\s*(?:[。.!！，,]|$)|还是继续|"
+    r"^(?:the )?(?:first|second|third|last) one\b|"
     r"选第[一二三四1-4]个|按\s*(?:方案\s*)?[A-Da-d一二三四1-4]\s*(?:来|走|做|办)|(?:^|[，,\s])第[一二三四1-4]个(?:吧|方案|就行|好了)|(?:用|选|走|就)方案\s*[一二三四1-4A-Da-d](?![\w])|"
     r"方案\s*[一二三四1-4A-Da-d]\s*(?:吧|就行|好了)|"
     r"\boption\s*(?:#?[1-4a-d]|one|two|three)\b|\bthe (?:first|second|third|last|latter|former) (?:one|option|approach)\b|"
@@ -791,7 +808,7 @@ TAKES = re.compile(
 )
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
-    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了|就用|决定|"
+    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了|就用|决定|还是继续|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b",
     re.I,
 )
@@ -799,7 +816,7 @@ STRONG_CHOICE = re.compile(
 # something specific or an option just talked about: heuristic._decision checks).
 SHORT_PICK = re.compile(
     r"^`?([A-Za-z][\w.+/-]*(?:\s+[A-Za-z][\w.+/-]*){0,2})`?\s*(?:,\s*)?(?:then|over(?!\s+to\b)|instead of|rather than|not)\b"
-    r"(?:\s+`?[A-Za-z][\w.+/-]*`?(?:\s+[\w.+/-]+){0,2})?(?:\s+then)?\s*[.!]?$",
+    r"(?:\s+`?[A-Za-z][\w.+/-]*`?(?:\s+[\w.+/-]+){0,2})?(?:\s+then)?\s*[.!。！]?$",
     re.I,
 )
 # A reason said as what the team lacks or does not want: "We don't want another stateful service to
@@ -1166,6 +1183,13 @@ _OWNER = [
         re.I,
     ),
     re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*(?:归|(?<!路)由(?!于))\s*" + _WHO_ZH + r"\s*(?:管|负责|维护)", re.I),
+    # a role: "Bao is release captain now", "Dana is the tech lead"
+    re.compile(
+        r"(?:^|[,;:] )"
+        + _WHO_EN
+        + r"(?: \([^)]{1,30}\))? (?:is|are) (?:now )?(?:the )?(?P<thing>(?:release|tech|team|incident|project) "
+        r"(?:captain|lead|manager|commander))\b"
+    ),
     # a handover: "Kevin handed points-api over to May", "告警路由也从阿凯那边交给小美了", "小美接手了告警路由"
     re.compile(r"\bhand(?:ed|s|ing)? (?:over )?" + _THING + r" (?:over )?to " + _WHO_EN),
     re.compile(_THING + r" (?:was|has been|got|is being) handed (?:over )?to " + _WHO_EN),
@@ -1180,6 +1204,35 @@ _OWNER = [
         r"(?:^|[，,。；;\s])" + _WHO_ZH + r"\s*(?:已经)?接手了?\s*" + _THING_ZH + r"(?=[\s，。,.;；(（了]|$)", re.I
     ),
 ]
+
+
+# Who is on call: "线上 oncall 是阿杰（陈杰）", "oncall 换人了，这周起是 Kevin", "支付的值班是老王", "Priya is on call
+# for search this week". The thing is what they are on call for, "oncall" when the sentence names none.
+_ONCALL = [
+    re.compile(
+        r"(?:(?P<thing>[A-Za-z0-9_-]+|[\u4e00-\u9fff]{2,6}?)\s*(?:的|线上的?)?\s*)?(?:oncall|on-call|值班(?:的人|人)?)\s*"
+        r"(?:也)?(?:换人了?|换了)?[，,]?\s*(?:现在|目前|这周起|本周起|从这周起|下周起|这个季度)?\s*(?:是|换成了?|改成了?|为)\s*"
+        + _WHO_ZH
+        + r"(?=[\s，。,.;；(（了]|$)",
+        re.I,
+    ),
+    re.compile(
+        _WHO_EN
+        + r" is (?:now )?(?:the )?on[- ]?call(?: engineer)?(?: for (?:the )?(?P<thing>[\w./-]+(?: [\w./-]+){0,2}?))?"
+        r"(?=\s*(?:now\b|this\b|[,.;:!]|$))"
+    ),
+]
+
+
+def oncall_of(content: str) -> tuple[str, str] | None:
+    """(what they are on call for, or "oncall"; the person) when `content` says who is on call."""
+    for rx in _ONCALL:
+        m = rx.search(content)
+        if m:
+            thing = (m.group("thing") or "").strip().casefold()
+            thing = "oncall" if thing in ("", "线上", "现在", "目前", "这周", "本周") else thing
+            return thing, m.group("who").strip()
+    return None
 
 
 def owner_of(content: str) -> tuple[str, str] | None:
@@ -1218,7 +1271,7 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
-    r"retired|renamed|replaced|dropped)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
+    r"retired|renamed|replaced?|dropped)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
@@ -1435,6 +1488,9 @@ def subject_for(
     owned = owner_of(content) if category != "command" else None
     if owned:
         return owned[0], "owner", owned[1]
+    on_call = oncall_of(content) if category != "command" else None
+    if on_call:
+        return on_call[0], "oncall", on_call[1]
     m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None
     if m and category == "config":
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
@@ -1573,9 +1629,14 @@ def durations(content: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_FROM_OLD = re.compile(r"(?:\bfrom\s+|从\s*)[^，,。.;；]{1,20}?(?=\s*(?:\bto\b|改成|改为|调成|调整为|变成|到))", re.I)
+
+
 def leading_value(content: str, kind: str) -> str | None:
     """The first value of a slot a statement says. A change says its new value first and may name
-    the old one after, as its reason ("poll every 60 seconds now, 5 minutes was too slow")."""
+    the old one after, as its reason ("poll every 60 seconds now, 5 minutes was too slow"); the value
+    after "from" / "从" is the old one ("从 30 天改成 14 天", "from 5 to 10 minutes")."""
+    content = _FROM_OLD.sub(" ", content)
     if kind == "duration":
         return next(iter(durations(content)), None)
     if kind == "port":

@@ -772,6 +772,9 @@ def _phrase_for(text: str, low: str, word: str, start: int, end: int) -> tuple[i
     return vstart, vstart + len(value), _kind_of(word)
 
 
+_ENV_PREFIX = re.compile(r"(?<![\w])[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*$")  # MATCH_, DB_ADMIN_ before PASSWORD
+
+
 def _phrase(text: str, low: str, word: str, start: int, end: int, named: bool = False) -> tuple[int, int, str] | None:
     """ "my password is X", "the token was X", 密码是X, 令牌：X, token 是 X. `named`: the word is a
     secret's full name ("Encrypt Key", "signing key"), so a value may follow it with no operator."""
@@ -781,8 +784,8 @@ def _phrase(text: str, low: str, word: str, start: int, end: int, named: bool = 
         trusted = True
     else:
         m = None if zh else _PHRASE_TAIL.match(low, end)
-        if m is None or (start and _wordchar(text[start - 1])):
-            return None
+        if m is None or (start and _wordchar(text[start - 1]) and not _ENV_PREFIX.search(text, 0, start)):
+            return None  # inside a word, unless the end of a variable's name: "MATCH_PASSWORD is X"
         trusted = m.group("q") != ""
     vstart = m.start("value")
     spaced = _spaced_secret(text, vstart) if m.group("op") is not None else None
