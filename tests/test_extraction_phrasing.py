@@ -1359,3 +1359,82 @@ def test_a_new_release_captain_closes_the_old_one(app, tmp_path):
     )
     now = [m["content"] for m in current(app)]
     assert any("Omar" in m for m in now) and not any("Priya Nair" in m for m in now), now
+
+
+@pytest.mark.parametrize(
+    ("said", "reason"),
+    [
+        (
+            (
+                (
+                    "assistant",
+                    "Two options for the dedup keys: 1. Redis with a 24h TTL. 2. A Postgres table with a unique index.",
+                ),
+                ("user", "2 吧"),
+                ("user", "Redis 一重启就丢键，会重复发券；放 Postgres 跟订单同一个事务更稳。"),
+            ),
+            "重复发券",
+        ),
+        (
+            (
+                ("assistant", "Two options: 1. Keyset pagination on (created_at, id). 2. Offset and limit."),
+                ("user", "the first one"),
+                ("user", "Offset crawls past page 500, and the app scrolls forever anyway."),
+            ),
+            "page 500",
+        ),
+    ],
+)
+def test_the_reason_in_the_next_message_belongs_to_the_decision(said, reason):
+    [d] = decisions(*said)
+    assert reason in d.content and reason in d.metadata["rationale"], d
+
+
+def test_a_new_topic_in_the_next_message_is_no_reason():
+    found = extract(
+        turns(
+            ("assistant", "Two options: 1. Keyset pagination. 2. Offset and limit."),
+            ("user", "the first one"),
+            ("user", "Also, the release captain for 3.1 is Dana now."),
+        ),
+        scope="/p/x",
+    )
+    assert [c.layer for c in found] == ["decision", "fact"], [c.content for c in found]
+
+
+def test_a_decision_revisited_later_closes_the_one_it_reverses(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "过期优惠券的清理用什么跑？"),
+            (
+                "assistant",
+                "Options: 1. Keep the nightly cron that deletes expired coupons. 2. A Temporal workflow per coupon.",
+            ),
+            ("user", "那还是继续用 cron，团队还没人会 Temporal。"),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            ("user", "We're moving the coupon cleanup off cron to Temporal after all: the cron box missed two nights."),
+        )
+    )
+    current_decisions = [m["content"] for m in current(app, "decision")]
+    assert any("Temporal after all" in m for m in current_decisions), current_decisions
+    assert not any("继续用 cron" in m for m in current_decisions), current_decisions
+
+
+def test_a_handover_of_on_call_closes_who_was_on_call(app, tmp_path):
+    two_sessions(
+        app, tmp_path, "本周 on-call 是 Priya。", "Heads-up: Priya handed on-call to Kevin (阿凯) as of today."
+    )
+    now = [m["content"] for m in current(app)]
+    assert any("Kevin" in m for m in now) and not any(m.startswith("本周 on-call 是 Priya") for m in now), now
+
+
+@pytest.mark.parametrize("said", ["谢谢！下午我要去开会，晚点再看 PR。", "No open questions. Have a good evening!"])
+def test_goodbyes_and_the_afternoon_are_not_stored(said):
+    assert extract(turns(("user", said)), scope="/p/x") == []

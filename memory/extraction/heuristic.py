@@ -83,6 +83,7 @@ def extract(
     asked_opinion = False  # the user asked what the assistant would do: its answer is a proposal
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     context: list[Candidate] = []  # what the user's last turn stated, the reason for a choice that follows
+    just_decided: Candidate | None = None  # the decision of the user's last message, the assistant silent since
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
     for i, turn in enumerate(turns):
@@ -92,7 +93,13 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
+            if just_decided is not None and _reason_alone(text):
+                # "2 吧" then, in the user's next message, "Redis 挂了会重复扣款，放 Postgres 里更稳。": its reason
+                _add_reason(just_decided, text)
+                just_decided = None
+                continue
             found = _from_user(text, turn, proposal, said)
+            just_decided = next((c for c in found if c.layer == "decision"), None)
             agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
             if agreed:
                 # the proposal the user agreed to is now their decision, not the assistant's experience
@@ -133,6 +140,7 @@ def extract(
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
+            just_decided = None
             now = [x for x in R.sentences(text) if not R.is_question(x)]
             said = (said + now)[-40:]
             proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
@@ -175,6 +183,43 @@ def extract(
         finish(c, known, project)
     out = [c for c in map(_without_handed_secrets, out) if c is not None and not _stored_by_assistant(c, turns)]
     return _dedup(out)
+
+
+_NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
+
+
+def _reason_alone(text: str) -> bool:
+    """Whether a whole message is only the reason for what the message before it decided: one or
+    two sentences stating why, no question, request, new topic, choice or chat of their own."""
+    sents = R.sentences(text)
+    if not sents or len(sents) > 2 or len(text) > 300 or _NEW_TOPIC.match(text):
+        return False
+    for s in sents:
+        bare = R.strip_fillers(s) or s
+        if (
+            R.is_question(bare)
+            or R._REQUEST.match(bare)
+            or R.is_chat(bare)
+            or R.is_choice(bare)
+            or R.REJECTS.search(bare)
+        ):
+            return False
+        if _ADDRESS.search(bare) or "[REDACTED:" in privacy.redact(bare):
+            return False  # a fact of its own ("staging 在 10.0.0.5:5432")
+    return True
+
+
+def _add_reason(decision: Candidate, text: str) -> None:
+    reason = R.tidy(text)
+    head, sep, tail = decision.content.partition(" (agreed to the proposal:")
+    decision.content = head.rstrip() + " " + reason + (sep + tail if sep else "")
+    decision.metadata["rationale"] = " ".join(filter(None, [decision.metadata.get("rationale"), reason]))
+    if not decision.metadata.get("alternatives") and R.AGAINST.search(text):
+        named = _named_against(
+            text, " ".join(filter(None, [decision.metadata.get("decision"), decision.metadata.get("chosen")]))
+        )
+        if named:
+            decision.metadata["alternatives"] = named
 
 
 def _stored_by_assistant(c: Candidate, turns: list[dict]) -> bool:
@@ -324,7 +369,7 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     if start is None:
         return _use_over(sents)
     letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
-    item = _ordinal_item(sents[start], said) if not letter or letter.isdigit() else None
+    item = _ordinal_item(sents[start], said) if not re.search(r"[A-Za-z]{3,}", letter) else None
     if item:  # "第二种。" after "两种修法：1. … 2. …": the second item is what was decided
         proposal = [item]
     if re.fullmatch(r"(?:option\s*)?[A-Da-d1-4]", letter, re.I):

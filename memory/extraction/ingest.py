@@ -437,6 +437,7 @@ def _supersede_replaced(
                 best = (len(shared), mid)
         if best is not None:
             closed.append(best[1])
+    closed += _decided_over(store, c, new_id)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
     fresh = {x for x in rules.values_in(c.content) if x not in {v.casefold() for v in old_values}}
     for v in old_values:
@@ -491,6 +492,28 @@ def _supersede_replaced(
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed
+
+
+def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
+    """The current decisions of earlier sessions that chose what this decision passes over, on the
+    same subject: "we're moving off cron to Temporal after all" closes "那还是继续用 cron" (their
+    subjects share a word besides the two options)."""
+    over = {a.casefold() for a in c.metadata.get("alternatives") or []}
+    if c.layer != "decision" or not over:
+        return []
+    mine = rules.topic_terms(c.content)
+    out = []
+    for mid, content, chosen, session in store.conn.execute(
+        f"SELECT id, content, json_extract(metadata, '$.chosen'), session_id FROM memories m "
+        f"WHERE scope = ? AND layer = 'decision' AND {_closable(store)} ORDER BY id DESC LIMIT 200",
+        (c.scope,),
+    ):
+        if mid == new_id or session == c.session_id or not chosen or chosen.casefold() not in over:
+            continue
+        names = rules.topic_terms(" ".join([chosen, *over, c.metadata.get("chosen") or ""]))
+        if (mine & rules.topic_terms(content)) - names:
+            out.append(mid)
+    return out
 
 
 def _name_stems(content: str) -> set[str]:

@@ -444,7 +444,7 @@ _FACTS: list[tuple[str, re.Pattern]] = [
 # Talk about the task at hand or about the speaker, not about the project: never a memory, whatever
 # trigger word it holds ("I always mix them up.", "don't fix them yet, just tell me.").
 CHAT = re.compile(
-    r"\b(?:lol|haha|yet|for now|right now|today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
+    r"\b(?:lol|haha|yet|for now|right now|(?<!as of )(?<!from )(?<!starting )today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
     r"(?:always|keep) mix(?:ing)? (?:them|it|up)|asked me|couldn'?t remember|can'?t remember|"
     r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b|"
     r"no need to|nothing (?:installed|else)|while (?:you'?re|we'?re|i'?m) at it|before you touch|"
@@ -461,7 +461,8 @@ CHAT = re.compile(
     # the fix confirmed, the week wished well, a file to tidy away: "works now 👍 周末愉快", "X can be deleted"
     r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了|"
     # breaks and the evening's plans: "coffee break, then open the PR", "今晚还要上分，先 commit", "随便跑个小压测玩玩"
-    r"\bcoffee break\b|\blunch\b|吃饭|今晚|先 ?commit|玩玩|不作数|我按这个",
+    r"\bcoffee break\b|\blunch\b|吃饭|今晚|先 ?commit|玩玩|不作数|我按这个|(?:下午|上午|晚点|待会)(?:我)?(?:要|再|去)|去开会|"
+    r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b",
     re.I,
 )
 # A line of a pasted stack trace or memory dump: "pkg.(*Client).Balance(0x0, …)", "at Foo.bar(Foo.java:12)",
@@ -1486,6 +1487,8 @@ def subject_for(
                 if re.search(rx, where, re.I):
                     return subject, "command", cmd.name
     owned = owner_of(content) if category != "command" else None
+    if owned and owned[0].replace("-", "") in ("oncall", "值班"):
+        return "oncall", "oncall", owned[1]  # "Priya handed on-call to Kevin": who is on call now
     if owned:
         return owned[0], "owner", owned[1]
     on_call = oncall_of(content) if category != "command" else None
