@@ -93,7 +93,7 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
-            if just_decided is not None and _reason_alone(text):
+            if just_decided is not None and _reason_alone(text, just_decided.content + " " + " ".join(said[-8:])):
                 # "2 吧" then, in the user's next message, "Redis 挂了会重复扣款，放 Postgres 里更稳。": its reason
                 _add_reason(just_decided, text)
                 just_decided = None
@@ -188,11 +188,15 @@ def extract(
 _NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
 
 
-def _reason_alone(text: str) -> bool:
+def _reason_alone(text: str, weighed: str) -> bool:
     """Whether a whole message is only the reason for what the message before it decided: one or
-    two sentences stating why, no question, request, new topic, choice or chat of their own."""
+    two sentences about the options it weighed (they name one: "Redis 一重启就丢键…", "Offset crawls
+    past page 500"), with no rule, correction, question, request, new topic, choice or chat of
+    their own. A fact said next ("the release captain is Dana now") stays a fact."""
     sents = R.sentences(text)
     if not sents or len(sents) > 2 or len(text) > 300 or _NEW_TOPIC.match(text):
+        return False
+    if not (_subject_terms(text) & _subject_terms(weighed)):  # the decision and the options put to it
         return False
     for s in sents:
         bare = R.strip_fillers(s) or s
@@ -206,6 +210,9 @@ def _reason_alone(text: str) -> bool:
             return False
         if _ADDRESS.search(bare) or "[REDACTED:" in privacy.redact(bare):
             return False  # a fact of its own ("staging 在 10.0.0.5:5432")
+        hit = R.classify_user(bare)
+        if hit is not None and hit[1] != "statement":
+            return False  # a rule, a change, a correction, a fact of a kind
     return True
 
 

@@ -1328,7 +1328,12 @@ def replaced_values(content: str) -> list[str]:
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v) or v.casefold() in shaped:
                 out.append(v)
     out += [m.group(1) for m in _NO_LONGER_ZH.finditer(content)]  # "审核也不是张磊了，换成王芳"
-    out += [next(g for g in m.groups() if g) for m in _REPLACED.finditer(content)]  # "moment 换成 dayjs 了"
+    # "moment 换成 dayjs 了": a name the sentence's shape gives; a known technology said so in Chinese
+    # ("order-service 的 Redis 换成 Codis") is left to the slot rules, which read whose it is
+    for m in _REPLACED.finditer(content):
+        v = next(g for g in m.groups() if g)
+        if m.group("old1") or m.group("old2") or not known_tech(v):
+            out.append(v)
     new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
     return [v for v in dict.fromkeys(out) if v.casefold() not in new][:4]
 
