@@ -1438,3 +1438,13 @@ def test_a_handover_of_on_call_closes_who_was_on_call(app, tmp_path):
 @pytest.mark.parametrize("said", ["谢谢！下午我要去开会，晚点再看 PR。", "No open questions. Have a good evening!"])
 def test_goodbyes_and_the_afternoon_are_not_stored(said):
     assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+def test_an_owner_stored_by_hand_is_closed_by_the_next_one_stored_by_hand(app):
+    """memory_store and `maple-memory add` go through Memories.add: their memories carry no slot, so
+    the owner is read from the words."""
+    app.add("billing-service is owned by Alice Chen.")
+    app.add("Dana owns the search cluster.")
+    closed = app.add("billing-service 现在归王美管了。")["supersedes"]
+    assert [m["content"] for m in closed] == ["billing-service is owned by Alice Chen."]
+    assert app.add("The search cluster is owned by Dana.")["supersedes"] == []  # the same owner again
