@@ -264,12 +264,13 @@ def _hands_over(sentence: str) -> bool:
     return "[REDACTED:" in sentence and not _NAMES_A_PLACE.search(rest)
 
 
-# an address: a URL, host:port, an IP, or a host named in full ("The job runs on mac-ci-01.build.corp.internal"
-# is a fact of its own, not the reason for a fix agreed to later)
-_ADDRESS = re.compile(
-    r"https?://|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+){2,}\.(?:internal|local|lan|corp|com|net|io)\b"
-)
+# a value that is an address: a URL, host:port, an IP
 _ADDRESS_VALUE = re.compile(r"https?://\S+|\b[\w.-]+:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
+# what says an address, also a host named in full ("The job runs on mac-ci-01.build.corp.internal" is a
+# fact of its own, not the reason for a fix agreed to later)
+_ADDRESS = re.compile(
+    _ADDRESS_VALUE.pattern + r"|\b[a-z0-9-]+(?:\.[a-z0-9-]+){2,}\.(?:internal|local|lan|corp|com|net|io)\b"
+)
 
 
 _ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "first": 1, "second": 2, "third": 3}

@@ -869,16 +869,10 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         f"AND json_extract(metadata, '$.attribute') = ? AND {_closable(store)} ORDER BY id DESC LIMIT 200",
         (c.scope, c.attribute),
     ).fetchall()
-    for mid, value, subject in rows:
-        if subject == c.subject:
-            return mid, value
     if c.attribute in ("owner", "oncall"):
-        # one thing by two names: the store knows them as one entity ("账务服务" aliased to
-        # ledger-service), or the glossary says the same words in the other language (告警路由 /
-        # alert routing: every word of each, not some). Memories stored by hand carry no attribute:
-        # their words say whose it is (rules.owner_of, rules.oncall_of).
+        # Memories stored by hand carry no attribute: their words say whose it is.
         read = rules.owner_of if c.attribute == "owner" else rules.oncall_of
-        by_hand = [
+        rows += [
             (mid, said[1], said[0])
             for mid, content in store.conn.execute(
                 f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND source = 'manual' "
@@ -887,7 +881,13 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
             )
             if (said := read(content)) is not None
         ]
-        rows = [*rows, *by_hand]
+    for mid, value, subject in rows:
+        if subject == c.subject:
+            return mid, value
+    if c.attribute in ("owner", "oncall"):
+        # one thing by two names: the store knows them as one entity ("账务服务" aliased to
+        # ledger-service), or the glossary says the same words in the other language (告警路由 /
+        # alert routing: every word of each, not some)
         mine = graph.find_entity(store.conn, [c.scope], c.subject, store.config.known_entities)
         said = _in_english(c.subject)
         for mid, value, subject in rows:
@@ -898,7 +898,7 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
                 and graph.find_entity(store.conn, [c.scope], subject, store.config.known_entities) == mine
             ):
                 return mid, value
-            if said and said == _in_english(subject) or subject == c.subject:
+            if said and said == _in_english(subject):
                 return mid, value
     if c.attribute in ("port", "value", "version"):
         words = rules.subject_words(c.subject)
@@ -927,7 +927,7 @@ def _in_english(subject: str) -> frozenset[str] | None:
         if text.has_cjk(subject):
             return None
     words = re.findall(r"[a-z0-9][a-z0-9-]*", subject.casefold())
-    return frozenset(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words) or None
+    return frozenset(map(glossary.singular, words)) or None
 
 
 # -- writing -----------------------------------------------------------------------------------

@@ -630,7 +630,8 @@ def _chinese_words(run: str, zh: dict[str, list[str]]) -> list[str]:
     return [w for _, w in _chinese_spans(run, zh)]
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
+    """An English word without its plural ending (queries -> query, logs -> log)."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
@@ -647,7 +648,7 @@ def _english_spans(words: list[str], en: dict[str, list[str]]) -> list[tuple[int
         for n in range(min(_longest_en, len(words) - i), 0, -1):
             key = " ".join(words[i : i + n])
             if key not in en and n == 1:
-                key = _singular(key)
+                key = singular(key)
             if key in en:
                 found.append((i, n, key))
                 i += n
@@ -688,7 +689,7 @@ def counterparts(word: str) -> frozenset[str]:
     if not word.isascii():
         return frozenset(e for w in _chinese_words(word, zh) for e in zh[w])
     key = _key(word)
-    return frozenset(en.get(key) or en.get(_singular(key)) or ())
+    return frozenset(en.get(key) or en.get(singular(key)) or ())
 
 
 # An English word; a hyphenated or dotted name (pre-prod, billing-service) is one, looked up whole.

@@ -1,20 +1,9 @@
 #!/usr/bin/env python3
 """Rebuild every dev2 transcript + gold file: python3 _gen/build.py && python3 validate.py"""
-import importlib
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-MODULES = ["pa_pgtide", "pb_dw_acl", "pc_llm_gateway"]
+import lib  # noqa: E402
 
-for name in MODULES:
-    try:
-        mod = importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        if e.name == name:
-            continue
-        raise
-    for fn in mod.SESSIONS:
-        s = fn()
-        s.write()
-        print(f"wrote {s.name} ({len(s.lines)} lines, {len(s.expected)} expected)")
+lib.build(["pa_pgtide", "pb_dw_acl", "pc_llm_gateway"])

@@ -255,3 +255,20 @@ def maple_block(items):
 
 def reminder(items):
     return "<system-reminder>\n" + maple_block(items) + "\n</system-reminder>"
+
+
+def build(modules):
+    """Write every session of the project modules named (importable from the caller's _gen/) to OUT."""
+    import importlib
+
+    for name in modules:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:
+                continue
+            raise
+        for fn in mod.SESSIONS:
+            s = fn()
+            s.write()
+            print(f"wrote {s.name} ({len(s.lines)} lines, {len(s.expected)} expected)")
