@@ -573,6 +573,7 @@ _PHRASE_WORDS = frozenset(
     )
 )
 _NO_OP_WORDS = frozenset(("password", "passphrase", "passwd", "密码", "口令"))
+_MATERIAL_WORDS = frozenset(("secret", "token", "key", "令牌", "密钥", "秘钥", "私钥"))  # then 32 hex or random
 _SETTER = re.compile(r"(?:define|setenv|putenv|setdefault|set_secret|setSecret)\s*\(\s*[\"']?[\w.\-]*$")
 _EOL_TAIL = re.compile(r"[ \t]*[,;]?[ \t]*(?:(?:#|//).*)?(?:\r?\n|\Z)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -797,6 +798,8 @@ def _phrase(text: str, low: str, word: str, start: int, end: int, named: bool = 
     op = m.group("op")
     if op is None and m.group("q") and _strong(value) and not _code_like(value.strip("`'\""), ""):
         pass  # user `qa` pass `A-esjd#xC8`: a quoted value right after the word
+    elif op is None and word in _MATERIAL_WORDS and (_KEY_MATERIAL.fullmatch(value) or _looks_random(value)):
+        pass  # "app secret 7d3e9f1a…", "api key 4478…": a secret's name, then key material
     elif op is None:  # "password Qx7#mL2vP9", 密码123456: a password word, then a value no word could be
         if (word not in _NO_OP_WORDS and not named) or not value[0].isalnum() or _code_like(value, ""):
             return None
