@@ -15,6 +15,7 @@ import pytest
 from memory import config as config_mod
 from memory.app.memories import Memories
 from memory.embed import HashEmbedder
+from memory.extraction import rules as R
 from memory.extraction.heuristic import Candidate, extract
 from memory.store import Store
 
@@ -1448,3 +1449,80 @@ def test_an_owner_stored_by_hand_is_closed_by_the_next_one_stored_by_hand(app):
     closed = app.add("billing-service 现在归王美管了。")["supersedes"]
     assert [m["content"] for m in closed] == ["billing-service is owned by Alice Chen."]
     assert app.add("The search cluster is owned by Dana.")["supersedes"] == []  # the same owner again
+
+
+# -- picks from a list laid out one item a line, by place, letter or name -------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "pick", "kept"),
+    [
+        ("两种处理：\n1. 每次请求都查库\n2. 在本地缓存 5 分钟，过期再查", "肯定第二种，查库太频繁了", "本地缓存"),
+        (
+            "Three ways out:\n1. bump the pool size\n2. add a read replica for reports\n3. move reports to ClickHouse",
+            "那就 3",
+            "ClickHouse",
+        ),
+        (
+            "We can go two ways:\n(a) shard by tenant id;\n(b) shard by region, tenants stay together.",
+            "(b). Tenants never span regions anyway.",
+            "region",
+        ),
+        (
+            "可选：\n1. Meilisearch：部署简单，中文分词要配\n2. Elasticsearch：功能全，但要多养一个集群",
+            "行，Meilisearch。ES 太重了，没人运维",
+            "部署简单",
+        ),
+        (
+            "迁移有两种走法：\n1. 停机迁移，周末做\n2. 灰度迁移：新旧两边双写一周再切",
+            "灰度迁移。停机的话客服要炸",
+            "双写一周",
+        ),
+    ],
+)
+def test_an_item_of_a_list_laid_out_line_by_line_is_what_a_pick_decides(options, pick, kept):
+    [d] = decisions(("assistant", options), ("user", pick))
+    assert kept in d.metadata["proposal"]
+    others = [x for x in R.sentences(options) if kept not in x and not x.endswith((":", "："))]
+    assert not any(x in d.metadata["proposal"] for x in others), "only the item picked is the proposal"
+
+
+def test_a_bare_pick_after_its_reason_is_a_decision_over_the_option_spoken_against():
+    [d] = decisions(
+        (
+            "assistant",
+            "候选是 RabbitMQ 和 Redis Streams：RabbitMQ 功能全但要多运维一套，Redis Streams 我们已经有现成的 Redis。",
+        ),
+        ("user", "RabbitMQ 太重了，我们不想再养一个集群。Redis Streams 吧，stream 名用 orders.events。"),
+    )
+    assert d.metadata["chosen"] == "Redis Streams" and d.metadata["alternatives"] == ["RabbitMQ"]
+    assert "太重了" in d.metadata["rationale"]
+
+
+@pytest.mark.parametrize(
+    ("said", "over"),
+    [
+        ("Start the canary at 10%, not 25%.", "25%"),
+        ("Keep the retention at 14 days, not 30.", "30"),
+    ],
+)
+def test_an_order_that_sets_a_value_over_another_is_a_decision(said, over):
+    [d] = decisions(("assistant", "Most teams begin with 25% and a 30 day retention."), ("user", said))
+    assert over in d.content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Last one: the beta lane should upload dSYMs to Sentry.",
+        "It's a config bug, not a code bug.",
+        "Put the key in Vault, not in the yml.",
+    ],
+)
+def test_a_lead_in_or_a_plain_contrast_is_no_decision(said):
+    assert decisions(("assistant", "Options: a nightly job, or a webhook."), ("user", said)) == []
+
+
+def test_a_call_made_by_someone_else_with_the_old_value_is_a_decision():
+    [d] = decisions(("user", "退款时限也改了，老板拍板从 7 天改成 15 天。"))
+    assert "15 天" in d.content

@@ -66,13 +66,17 @@ def extract(
     session_id: str | None = None,
     known: dict[str, list[str]] | None = None,
     project: str | None = None,
+    context: Sequence[dict] = (),
 ) -> list[Candidate]:
     """Memory candidates from clean turns (memory.transcript), in conversation order.
 
     `known` maps configured entity names to aliases; `project` names the project in relations
-    such as "we use X" (default: the last part of `scope`).
+    such as "we use X" (default: the last part of `scope`). `context`: the turns before these
+    (an earlier harvest's), read for the options and proposals they hold; nothing from them is
+    returned.
     """
-    turns = list(turns)
+    skip = len(context)
+    turns = list(context) + list(turns)
     project = project or (PurePath(scope).name if scope and scope != "global" else None)
     out: list[Candidate] = []
     own: list[str] = []  # what the user proposed in their last turn, for the agreement after the assistant's
@@ -86,6 +90,7 @@ def extract(
     just_decided: Candidate | None = None  # the decision of the user's last message, the assistant silent since
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
+    listed: list[str] = []  # the items of the assistant's last numbered list, for a pick by place ("第二种")
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -93,12 +98,16 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
-            if just_decided is not None and _reason_alone(text, just_decided.content + " " + " ".join(said[-8:])):
+            if (
+                just_decided is not None
+                and just_decided.metadata.get("turn", 0) >= skip
+                and _reason_alone(text, just_decided.content + " " + " ".join(said[-8:]))
+            ):
                 # "2 吧" then, in the user's next message, "Redis 挂了会重复扣款，放 Postgres 里更稳。": its reason
                 _add_reason(just_decided, text)
                 just_decided = None
                 continue
-            found = _from_user(text, turn, proposal, said)
+            found = _from_user(text, turn, proposal, said, listed)
             just_decided = next((c for c in found if c.layer == "decision"), None)
             agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
             if agreed:
@@ -143,9 +152,10 @@ def extract(
             just_decided = None
             now = [x for x in R.sentences(text) if not R.is_question(x)]
             said = (said + now)[-40:]
-            proposal = [x for x in now if R.PROPOSAL.search(x) and not x.rstrip().endswith((":", "："))][-2:]
+            listed = _numbered(text) or listed
+            proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
-                proposal = [x for x in now if not x.rstrip().endswith((":", "："))][-4:]
+                proposal = [x for x in now if not _lead_in(x)][-4:]
             if not proposal and own and now and R.agrees(now[0]):
                 proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
             if not proposal and asked_opinion and now and not R.is_narration(now[0]):
@@ -182,7 +192,7 @@ def extract(
     for c in out:
         finish(c, known, project)
     out = [c for c in map(_without_handed_secrets, out) if c is not None and not _stored_by_assistant(c, turns)]
-    return _dedup(out)
+    return _dedup([c for c in out if c.metadata.get("turn", 0) >= skip])
 
 
 _NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
@@ -276,7 +286,27 @@ _ADDRESS = re.compile(
 _ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "first": 1, "second": 2, "third": 3}
 
 
-def _ordinal_item(pick: str, said: Sequence[str]) -> str | None:
+def _lead_in(sentence: str) -> bool:
+    """The words that open a list ("Options:", "两个改法：1."), not an option."""
+    return re.sub(r"\s*[1-9][.、)）]?$", "", sentence.rstrip()).endswith((":", "："))
+
+
+def _numbered(text: str) -> list[str]:
+    """The items of the last numbered list in a message ("1. 保持…\n2. 改成 MMR window…"), first sentence each."""
+    items: list[str] = []
+    for line in R._FENCE.sub(" ", text).splitlines():
+        m = re.match(r"\s*\**([1-9])\s*[.、)）]\**\s+(.+)", line)
+        if not m:
+            continue
+        n, body = int(m.group(1)), (R.sentences(m.group(2)) or [""])[0]
+        if n == 1:
+            items = [body]
+        elif n == len(items) + 1:
+            items.append(body)
+    return items if len(items) >= 2 else []
+
+
+def _ordinal_item(pick: str, said: Sequence[str], listed: Sequence[str] = ()) -> str | None:
     """The numbered item of the assistant's list that a pick by place names ("第二种", "the second one")."""
     m = re.search(
         r"第([一二三四1-4])(?:种|个|条|项|套)|\b(first|second|third)\b|^(?:那就|就|选|用|go with|take)?\s*([1-4])(?![\d.])",
@@ -287,7 +317,9 @@ def _ordinal_item(pick: str, said: Sequence[str]) -> str | None:
         return None
     word = next(g for g in m.groups() if g).casefold()
     n = int(word) if word.isdigit() else _ORDINALS[word]
-    listed = " ".join(said[-12:])
+    if n <= len(listed):  # the list laid out one item a line
+        return R.clip(listed[n - 1], 300)
+    listed = " ".join(said[-12:])  # or in one paragraph: "两种修法：1. … 2. …"
     found = re.search(rf"(?:^|\s){n}\s*[.、)）]\s*(.+?)(?=\s+{n + 1}\s*[.、)）]\s|$)", listed)
     return R.clip(re.split(r"(?<=[。！!])\s", found.group(1).strip())[0], 300) if found else None
 
@@ -325,7 +357,9 @@ _FACT = ("statement", "config", "note", "location", "command", "environment", "v
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
-def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tuple[Candidate | None, set[int]]:
+def _decision(
+    sents: list[str], proposal: list[str], said: list[str] = (), listed: list[str] = ()
+) -> tuple[Candidate | None, set[int]]:
     """A decision stated across sentences and turns: the user's choice ("merge it is", "定了：…") or
     their agreement to what the assistant just proposed ("Agreed", "就这么办"), with the reasons
     that follow it in the turn and the proposal it answers. None when the turn settles nothing."""
@@ -357,9 +391,11 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
             continue  # "let's not run the migrations yet": a step put off, not an option turned down
         # "decorator." answering "I'd use the decorator."; "postgres, the team knows it" answering "Postgres or
         # MySQL?"; "B" answering "Option A: … Option B: …"
-        named = proposal and j == 0 and _names_option(s, proposal + list(said[-8:]))
-        # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone
-        bare = j == 0 and re.match(r"^`?([A-Za-z][\w.+-]{1,30})`?\s*吧", s)
+        # "行，KCP。" after "可选：1. KCP（kcp-go）… 2. QUIC …": an item of a numbered list, named
+        named = (proposal or listed) and j == 0 and _names_option(s, proposal + list(listed) + list(said[-8:]))
+        # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone (after
+        # the reason, too: "Kafka 太重了，我们不需要 replay。NATS 吧，…")
+        bare = j <= 2 and re.match(r"^`?([A-Za-z][\w.+-]{1,30}(?: [A-Za-z][\w.+-]{1,30})?)`?\s*吧", s)
         offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
         short = j == 0 and _short_pick(s, proposal, said)
         takes = proposal and j <= 2 and R.TAKES.match(raw) and not R._NARRATIVE.match(s)
@@ -377,12 +413,18 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     if start is None:
         return _use_over(sents)
     letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
-    item = _ordinal_item(sents[start], said) if not re.search(r"[A-Za-z]{3,}", letter) else None
+    if len(letter) >= 2 and (len(proposal) > 1 or (not proposal and isinstance(named, str))):
+        # "双跑。" after "1. 直接切：… 2. 双跑一周：…", "直接换 coder/websocket" after three: that one
+        naming = [x for x in proposal or listed if letter.casefold() in x.casefold()]
+        proposal = naming if len(naming) == 1 else proposal
+    item = _ordinal_item(sents[start], said, listed) if not re.search(r"[A-Za-z]{3,}", letter) else None
     if item:  # "第二种。" after "两种修法：1. … 2. …": the second item is what was decided
         proposal = [item]
-    if re.fullmatch(r"(?:option\s*)?[A-Da-d1-4]", letter, re.I):
-        # "B" or "let's go with B" answering "Option A: … Option B: …": the option it picks is what was decided
-        rx = re.compile(r"\boption\s*" + re.escape(letter[-1]) + r"\b|方案\s*" + re.escape(letter[-1]), re.I)
+    by_letter = bool(re.fullmatch(r"(?:option\s*)?[(（]?[A-Da-d1-4][)）]?", letter, re.I))
+    if by_letter:
+        # "B" or "let's go with B" answering "Option A: … Option B: …", "(b)." answering "(a) … (b) …": the
+        # option it picks is what was decided
+        rx = _option_letter(letter.strip("()（）")[-1])
         proposal = list(dict.fromkeys([x for x in said if rx.search(x)][-1:] + list(proposal)))
     used = {start}
     parts = [sents[start]]
@@ -413,7 +455,8 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
     strong = bool(R.STRONG_CHOICE.search(said)) or short
     # "那就 PostgreSQL 吧，MySQL 的 JSON 支持太弱了": the clause after the choice gives its reason
     clause = _clause_reason(parts[0], bool(named)) if len(parts) == 1 else None
-    picked = R.chosen_of(said) or (offered and bare.group(1))
+    by_name = bare.group(1) if offered else None  # "NATS 吧": the option named outranks a "用 X" in what follows
+    picked = by_name or R.chosen_of(said)
     # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
     offered = bool(picked and len(picked) >= 3 and any(picked.casefold() in x.casefold() for x in context[-8:]))
     if (
@@ -449,8 +492,19 @@ def _decision(sents: list[str], proposal: list[str], said: list[str] = ()) -> tu
         used.add(start - 1)
         content = R.tidy(before) + " " + content
         rationale = " ".join(x for x in (before, rationale) if x)
-    chosen = R.chosen_of(said) or (short.group(1) if short else None) or (named if isinstance(named, str) else None)
-    if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES):
+        if not alts and R.AGAINST.search(before):  # "Kafka 太重了 … NATS 吧": the option it speaks against
+            alts = _named_against(before, " ".join(filter(None, [decision, picked or ""])))
+    chosen = (
+        None
+        if by_letter
+        else (
+            by_name
+            or R.chosen_of(said)
+            or (short.group(1) if short else None)
+            or (named if isinstance(named, str) else None)
+        )
+    )
+    if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES or re.fullmatch(r"\W*\w\W*", chosen)):
         # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
         chosen = R.proposed_of(" ".join(proposal)) or chosen
         if rationale is None:
@@ -483,16 +537,23 @@ _FILLER_PICKS = frozenset("ok okay fine alright right and so but well sure yes n
 
 
 _ASKS_WHICH = re.compile(r"\bor\b|还是", re.I)
+_AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|yep)\s*[，,]\s*(?=\S)", re.I)
+
+
+def _option_letter(key: str) -> re.Pattern:
+    """Where an option is labelled by a letter or a digit: "Option B", "方案 B", "(b) …"."""
+    k = re.escape(key)
+    return re.compile(r"\boption\s*" + k + r"\b|方案\s*" + k + r"|[(（]" + k + r"[)）]", re.I)
 
 
 def _names_option(s: str, offered: list[str]) -> str | None:
     """The option a user's first words only name, of those just put to them: the whole sentence, or its
     head before a comma when that is a specific name (a known technology, capitals, digits)."""
     text = " ".join(offered).casefold()
-    letter = re.fullmatch(r"(?:option\s*)?([A-Da-d1-4])\s*[.!。]?", s.strip(), re.I)
+    letter = re.fullmatch(r"(?:option\s*)?[(（]?([A-Da-d1-4])[)）]?\s*[.!。]?", s.strip(), re.I)
     if letter:
-        found = re.search(r"\boption\s*" + letter.group(1) + r"\b|方案\s*" + letter.group(1), text, re.I)
-        return s.strip(" .!。") if found else None
+        return s.strip(" .!。") if _option_letter(letter.group(1)).search(text) else None
+    s = _AGREE_LEAD.sub("", s.strip()) or s  # "行，KCP。"
     head = re.split(r"\s*[，,;；.。:：—]\s*", s.strip(), maxsplit=1)[0]
     head = re.sub(r"^(?:那就|就)?按\s*", "", head)  # "按 24 小时" answering "24 小时 … 12 小时 …"
     words = re.findall(r"[A-Za-z_][\w.+-]{2,}|\d[\d.]*|[\u4e00-\u9fff]{2,}", head)
@@ -590,7 +651,8 @@ def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
     if len(prev) < 8 or R.is_question(prev) or R.is_chat(prev) or R._REQUEST.match(prev):
         return None
     hit = R.classify_user(prev)
-    if hit is not None and hit[1] in ("rule", "preference", "correction", "decision"):
+    against = R.AGAINST.search(prev) or R.WANT_REASON.search(prev)  # "Kafka 太重了，我们不需要 replay"
+    if hit is not None and hit[1] in ("rule", "preference", "correction", "decision") and not against:
         return None
     return prev
 
@@ -623,14 +685,18 @@ def _document(text: str) -> Candidate | None:
 
 
 def _from_user(
-    text: str, turn: dict, proposal: list[str] | None = None, said: list[str] | None = None
+    text: str,
+    turn: dict,
+    proposal: list[str] | None = None,
+    said: list[str] | None = None,
+    listed: list[str] | None = None,
 ) -> list[Candidate]:
     document = _document(text)
     if document is not None:
         return [document]
     sents = R.sentences(text)
     out: list[Candidate] = []
-    decision, used = _decision(sents, proposal or [], said or [])
+    decision, used = _decision(sents, proposal or [], said or [], listed or [])
     if decision is not None:
         out.append(decision)
     last_end = -2  # index of the last sentence folded into the newest candidate

@@ -308,7 +308,8 @@ _DECISION = re.compile(
 )
 # A choice told as made ("we went with X", "我们最后选了 X"): with what it passed over named, a decision.
 _CHOSE = re.compile(
-    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with)\b|选了|选择了|选用|最后用|最终用|定了",
+    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with|made the call)\b|选了|选择了|选用|最后用|最终用|定了|"
+    r"拍(?:了)?板",
     re.I,
 )
 RATIONALE = re.compile(
@@ -662,7 +663,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     elif _SWITCH.search(s) and alternatives(s):
         category, importance = "decision", 4
         why.append("a switch that names what it replaces")
-    elif _CHOSE.search(s) and alternatives(s) and not (rule or corrected):
+    elif _CHOSE.search(s) and (alternatives(s) or _FROM_OLD.search(s)) and not (rule or corrected):
         category, importance = "decision", 4  # "我们最后选了 ClickHouse，没用 Druid", "picked X over Y"
         why.append("a choice that names what it passed over")
     elif _MIGRATION.search(s) or _REPLACED.search(s):
@@ -707,8 +708,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 
 # One of the options laid out, picked by its place: "选第一个", "方案二吧", "option 2", "the second one".
 ORDINAL_PICK = (
-    r"^(?:那|那就|就|行，?就?|好，?就?)?\s*第[一二三四1-4](?:种|个|条|项|套)(?:吧|方案|方法|做法|方向)?\s*(?:[。.!！，,]|$)|还是继续|"
-    r"^(?:the )?(?:first|second|third|last) one\b|"
+    r"^(?:那|那就|就|行，?就?|好，?就?|肯定|当然|还是)?\s*第[一二三四1-4](?:种|个|条|项|套)(?:吧|方案|方法|做法|方向)?\s*(?:[。.!！，,]|$)|还是继续|"
+    r"^(?:the )?(?:first|second|third|last) one\b(?!\s*[:：])|"
     r"选第[一二三四1-4]个|按\s*(?:方案\s*)?[A-Da-d一二三四1-4]\s*(?:来|走|做|办)|(?:^|[，,\s])第[一二三四1-4]个(?:吧|方案|就行|好了)|(?:用|选|走|就)方案\s*[一二三四1-4A-Da-d](?![\w])|"
     r"方案\s*[一二三四1-4A-Da-d]\s*(?:吧|就行|好了)|"
     r"\boption\s*(?:#?[1-4a-d]|one|two|three)\b|\bthe (?:first|second|third|last|latter|former) (?:one|option|approach)\b|"
@@ -722,17 +723,27 @@ REJECT = (
     r"(?:不想|不打算|暂时不|先不)(?:为这个|为了这个)?(?:引入|上|用|加|换成?|迁到)\s*`?(?=[A-Za-z\u4e00-\u9fff])"
 )
 REJECTS = re.compile(REJECT, re.I)
+# An order that settles a value over another: "Start Android at 5%, not 1%." (not "It's a config bug, not a
+# code bug", nor "Put the key in Vault, not in the yml", a rule of where things live)
+_OVER_VALUE = r"^(?:start|use|keep|set|run|make|pick|take)\b[^,;?]{2,60},\s*not\s+[^,;?]{1,30}[.!]?$"
 # The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
 CHOICE = re.compile(
     r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
     r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
+    # an order that settles a value over another: "Start Android at 5%, not 1%."
+    r"(?:" + _OVER_VALUE + r")|"
     # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
     r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
-    r"^(?:就|用)\s*[A-Za-z0-9`]|" + r"(?:" + ORDINAL_PICK + r")|(?:" + REJECT + r")",
+    r"^(?:就|用)\s*[A-Za-z0-9`]|^(?:直接|那就)\s*(?:换成?|上|用)\s*`?[A-Za-z0-9]|"
+    + r"(?:"
+    + ORDINAL_PICK
+    + r")|(?:"
+    + REJECT
+    + r")",
     re.I,
 )
 # A bare agreement: a decision when it answers a proposal.
@@ -760,8 +771,8 @@ _SUGGEST = (
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
-    r"^(?:options|ways out|two options|choices|alternatives)\b|^option\s*(?:[A-Da-d1-4]|one|two)\s*[:：.)]|方案\s*[一二三AB1-3]\s*[:：]|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|路子|路线|方式)|候选|替代方案|"
-    r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|"
+    r"^(?:options|ways out|two options|choices|alternatives)\b|^option\s*(?:[A-Da-d1-4]|one|two)\s*[:：.)]|方案\s*[一二三AB1-3]\s*[:：]|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|走法|改法|修法|解法|路子|路线|方式)|候选|替代方案|"
+    r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|要么[^。？?]{2,80}?要么|"
     r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|" + _WOULD + "|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bI'?d lean\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
@@ -810,7 +821,7 @@ TAKES = re.compile(
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
     r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了|就用|决定|还是继续|"
-    r"^(?:drop|pick|take) (?:it|that|this|option \d)\b",
+    r"^(?:drop|pick|take) (?:it|that|this|option \d)\b|" + _OVER_VALUE,
     re.I,
 )
 # A verbless pick: "pnpm then.", "Vite over webpack.", "httpx, not requests." (the named option must be
@@ -823,15 +834,15 @@ SHORT_PICK = re.compile(
 # A reason said as what the team lacks or does not want: "We don't want another stateful service to
 # operate.", "我们不想再多维护一个集群" (after a choice it explains it; it orders nothing).
 WANT_REASON = re.compile(
-    r"^(?:we|i|they|it|the team|ops)\s+(?:don'?t|do not|doesn'?t|does not)\s+(?:want|need|like|have|support|scale)\b|"
-    r"^(?:我们|大家|团队|运维)?(?:不想|不需要|不希望|没必要|没人|不会)",
+    r"(?:^|[,;]\s*)(?:we|i|they|it|the team|ops)\s+(?:don'?t|do not|doesn'?t|does not)\s+(?:want|need|like|have|support|scale)\b|"
+    r"(?:^|[，,；;]\s*)(?:我们|大家|团队|运维)?(?:不想|不需要|不希望|没必要|没人|不会)",
     re.I,
 )
 # What makes a sentence a reason against an option it names: "Redux 的模板代码太多了", "Jest was too slow with ESM".
 AGAINST = re.compile(
     r"\btoo\s+\w+|\boverkill\b|\bheavy(?:weight)?\b|\bbloated\b|\bpainful\b|\bclunky\b|\bboilerplate\b|"
     r"\b(?:slow|slower|flaky|worse|fragile)\b|太[\u4e00-\u9fff]|麻烦|不好用|不稳定|模板代码|维护成本|坑多|太重|很重|偏重|"
-    r"不如|性能差|很慢|太慢",
+    r"不如|性能差|更差|很慢|太慢",
     re.I,
 )
 # A statement of what a part of the project uses: "前端状态管理用 Zustand", "We use Vitest for the unit tests".
@@ -882,9 +893,10 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 
 
 _CHOSEN = re.compile(
-    r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with)"
+    r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with|"
+    r"stay(?:ing)? (?:on|with))"
     r"\s+`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
-    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
+    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
 )
@@ -899,7 +911,7 @@ def chosen_of(text: str) -> str | None:
 _PROPOSED = re.compile(
     r"\b(?:suggest|recommend|propose|lean(?:ing)? (?:towards?|to)|I'?d (?:use|pick|go with|choose))\s+(?:using\s+|we use\s+|the\s+|"
     r"(?:switching|moving|migrating)\s+(?:[\w\s]{0,30}?\bfrom\s+`?[\w.+/-]+`?\s+)?to\s+)?`?([\w.+/-]+)`?"
-    r"|建议(?:用|采用|使用)?\s*`?([\w.+/-]+)`?",
+    r"|(?<!不)建议(?:用|采用|使用)?\s*`?([\w.+/-]+)`?",
     re.I,
 )
 VAGUE_CHOICES = {"that", "this", "it", "them", "those", "these", "one", "这个", "那个", "它"}
