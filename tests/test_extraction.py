@@ -639,3 +639,74 @@ def test_settling_the_users_own_proposal_after_the_assistant_agreed_keeps_the_pr
     )
     [d] = [c for c in found if c.layer == "decision"]
     assert "下线自己的 Redis limiter" in d.content
+
+
+# -- a live session: one harvest per exchange ---------------------------------------------------
+
+
+def _line(role: str, text: str, n: int) -> str:
+    message = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
+    if role == "assistant":
+        message.update(id=f"msg_{n}", type="message", model="claude-sonnet-5")
+    entry = {"type": role, "message": message, "uuid": f"live-{n}", "timestamp": f"2026-11-02T09:{n:02d}:00.000Z"}
+    entry.update(cwd=SCOPE, sessionId="live", isSidechain=False, userType="external")
+    return json.dumps(entry, ensure_ascii=False) + "\n"
+
+
+LIVE = [
+    ("user", "订单导出太慢了，一次要两分钟，怎么办？"),
+    ("assistant", "两种改法：\n1. 加一个覆盖索引 (merchant_id, created_at)\n2. 改成异步导出：先生成文件，再发下载链接"),
+    ("user", "第二种。商户一次导几十万行，索引救不了。"),
+    ("assistant", "好，我把导出改成异步任务。"),
+]
+
+
+def test_a_pick_harvested_after_the_options_were_harvested_is_still_the_decision_on_them(store, tmp_path):
+    # In a live session each Stop harvests one exchange: the options are behind the cursor when
+    # "第二种" arrives. Harvested exchange by exchange, the store holds what one reading holds.
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(_line(r, t, n) for n, (r, t) in enumerate(LIVE)), encoding="utf-8")
+    [expected] = extract(transcript.parse_lines(whole.read_text(encoding="utf-8").splitlines()), scope=SCOPE)
+    live = tmp_path / "live.jsonl"
+    for n, (role, text) in enumerate(LIVE):
+        with live.open("a", encoding="utf-8") as f:
+            f.write(_line(role, text, n))
+        if role == "assistant":
+            harvest.harvest(store, str(live), llm=False)
+    [d] = [m for m in store.list(scopes=[SCOPE]) if m.layer == "decision"]
+    assert "异步导出" in d.metadata["proposal"] and "覆盖索引" not in d.metadata["proposal"]
+    assert d.content == expected.content and "索引救不了" in d.content
+
+
+def test_the_context_before_the_cursor_is_read_not_stored(tmp_path):
+    said = [("user", "We always squash-merge PRs."), *LIVE[1:]]
+    lines = [_line(r, t, n) for n, (r, t) in enumerate(said)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    before = transcript.read_before(path, len("".join(lines[:2]).encode()))
+    assert [t["text"] for t in before] == [said[0][1], said[1][1]]
+    after = transcript.parse_lines(lines[2:])
+    [d] = extract(after, scope=SCOPE, context=before)  # the rule said before the cursor is not returned again
+    assert d.layer == "decision" and "异步导出" in d.metadata["proposal"]
+    assert [c.category for c in extract(transcript.parse_lines(lines[:2]), scope=SCOPE)] == ["rule"]
+    assert transcript.read_before(path, 0) == [] and transcript.read_before(tmp_path / "missing.jsonl", 99) == []
+
+
+def test_a_statement_harvested_before_the_choice_it_explains_is_closed_by_the_decision(store, tmp_path):
+    said = [
+        ("user", "现在 limiter 是进程内的 dict，线上有 6 个 replica。"),
+        ("assistant", "建议把限流计数挪到 Redis 里，6 个 replica 共享一个计数。"),
+        ("user", "Redis 吧，infra 有现成的集群。"),
+        ("assistant", "好，我来改。"),
+    ]
+    live = tmp_path / "live.jsonl"
+    for n, (role, text) in enumerate(said):
+        with live.open("a", encoding="utf-8") as f:
+            f.write(_line(role, text, n))
+        if role == "assistant":
+            harvest.harvest(store, str(live), llm=False)
+    stored = store.list(scopes=[SCOPE])
+    [d] = [m for m in stored if m.superseded_by is None]  # one current memory, as one reading leaves
+    assert d.layer == "decision" and d.content.startswith(said[0][1])
+    [statement] = [m for m in stored if m.id != d.id]
+    assert statement.content == said[0][1] and statement.superseded_by == d.id

@@ -58,8 +58,16 @@ def harvest(
         report = Report()
         if turns:
             fresh = asked if peeked.get("start") == stats.get("start") else []
+            context = transcript.read_before(
+                path, stats.get("start") or 0, include_sidechains=cfg.extraction_include_sidechains
+            )
             _, report = harvest_turns(
-                store, turns, scope or project_scope(_cwd(turns)), dry_run=dry_run, llm=fresh if llm else False
+                store,
+                turns,
+                scope or project_scope(_cwd(turns)),
+                dry_run=dry_run,
+                llm=fresh if llm else False,
+                context=context,
             )
         if not stats.get("missing") and not dry_run:
             transcript.save_cursor(store, stats["cursor"])
@@ -109,7 +117,13 @@ def extract_file(
 
 
 def harvest_turns(
-    store: Store, turns: list[dict], scope: str, *, dry_run: bool = False, llm: bool | list[Candidate] = True
+    store: Store,
+    turns: list[dict],
+    scope: str,
+    *,
+    dry_run: bool = False,
+    llm: bool | list[Candidate] = True,
+    context: list[dict] | None = None,
 ) -> tuple[list[Candidate], Report]:
     """The one harvest rule, whoever reads the turns (the hooks' drain, the engine, the worker's
     backfill jobs, `maple-memory extract`): the heuristic candidates, plus the configured LLM's
@@ -118,9 +132,10 @@ def harvest_turns(
     configured model (memory.app.client, hooks/harvest.py) for the same transcript to give the
     same store. `llm`: True asks the configured LLM here, False leaves it out (`extract
     --no-llm`), a list is what it already answered for these turns (`harvest` asks before it
-    takes the write lock)."""
+    takes the write lock). `context`: the turns before these, read for what they answer, never
+    stored (transcript.read_before)."""
     scope = store.project_key(scope)  # a session's path names the project by its remote on a team database
-    cands = extract(turns, scope=scope, known=store.config.known_entities)
+    cands = extract(turns, scope=scope, known=store.config.known_entities, context=context or ())
     if isinstance(llm, list):
         cands += llm
     elif llm and not dry_run:

@@ -90,7 +90,26 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
             item.update(action="rejected", error=str(e))
         if item.get("action") == "store" and item.get("id"):
             made[item["id"]] = c.source_ref
+        if c.layer == "decision" and c.metadata.get("proposal") and item.get("id") and not dry_run:
+            report.superseded += [(mid, item["id"]) for mid in _absorb_reason(store, c, item["id"])]
     return report
+
+
+def _absorb_reason(store: Store, c: Candidate, decision_id: int) -> list[int]:
+    """Close the statements of the user's that a decision took whole as its reason ("现在 limiter 是
+    in-memory 的 dict", then options, then "Redis 吧"): one reading of the whole session never stores
+    them apart (heuristic.extract folds them in), but a live session harvests the statement at one
+    Stop and the choice at the next. Only of the same session, only word for word."""
+    whole = c.content.casefold()
+    rows = store.conn.execute(
+        f"SELECT id, content FROM memories m WHERE scope = ? AND session_id = ? AND id != ? AND category = 'statement' "
+        f"AND json_extract(metadata, '$.role') = 'user' AND {_current_filter()}",
+        (c.scope, c.session_id, decision_id),
+    ).fetchall()
+    closed = [mid for mid, content in rows if content.casefold() in whole]
+    for mid in closed:
+        _update(store, mid, valid_to=_held_until(c, store.clock()), superseded_by=decision_id, reason="superseded")
+    return closed
 
 
 _NUMBER = re.compile(r"\d+(?:[.:]\d+)*")

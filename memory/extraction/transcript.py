@@ -124,6 +124,31 @@ def read_new(
     return turns, stats
 
 
+CONTEXT_TURNS = 6  # what a harvest reads its new lines against: the last exchanges before them
+CONTEXT_BYTES = 256 * 1024  # how far back it looks for them (a long tool output may hide them: then none)
+
+
+def read_before(path: str | os.PathLike, offset: int, *, include_sidechains: bool = False) -> list[Turn]:
+    """The last text turns before byte `offset` of a transcript (at most CONTEXT_TURNS, within
+    CONTEXT_BYTES): what the lines after the cursor answer. In a live session each Stop harvests
+    one exchange, so the options the assistant laid out are behind the cursor when the user's
+    "第二种" arrives; extraction reads them again as context and stores nothing from them."""
+    if offset <= 0:
+        return []
+    start = max(0, offset - CONTEXT_BYTES)
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            chunk = f.read(offset - start)
+    except OSError:
+        return []
+    lines = chunk.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first line was cut by the window
+    turns = parse_lines(lines, include_sidechains=include_sidechains)
+    return [t for t in turns if t.get("kind") == "text"][-CONTEXT_TURNS:]
+
+
 def save_cursor(conn_or_store: Any, cursor: dict[str, Any]) -> None:
     """Record how far a transcript has been read (the `cursor` that `read_new` returned)."""
     conn, tx = _conn(conn_or_store)

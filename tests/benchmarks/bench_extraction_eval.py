@@ -1,6 +1,6 @@
 """Extraction quality on the labelled Claude Code sessions, measured through the product.
 
-    .venv/bin/python tests/benchmarks/bench_extraction_eval.py [--path extract|hook|both]
+    .venv/bin/python tests/benchmarks/bench_extraction_eval.py [--path extract|hook|live|both]
         [--split dev|dev2|dev3|dev4|tune|holdout|holdout2|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
 
 Not a pytest test: it prints figures (and per-session timings). The data is
@@ -14,11 +14,14 @@ it). `both` is dev and holdout, as before dev2 existed.
 How a split is run: each project (sessions grouped by `project`, in `order`) gets a fresh MAPLE
 home and a real project folder in a temporary directory; every transcript is copied with its
 `cwd` fields pointed at that folder (MAPLE takes the scope from the cwd, and the labelled
-`/home/dev/work/...` paths do not exist here). The sessions then go through one of two paths:
+`/home/dev/work/...` paths do not exist here). The sessions then go through one of three paths:
 
   extract   `python -m memory.cli --project DIR extract FILE`
   hook      `python hooks/run.py session-end` with Claude Code's SessionEnd JSON on stdin, then
             `python hooks/run.py drain --wait`, so the background harvest has finished
+  live      as a live Claude Code session harvests: the transcript grows one exchange at a time (a
+            user prompt and what answered it), `python hooks/run.py stop` and `drain --wait` after
+            each, then SessionEnd as in `hook`; each harvest reads only what is new since the last
 
 After each session every memory is read back with `python -m memory.cli export -` (all scopes,
 archived and superseded too): ids that appear after session S were produced by S. Subprocesses
@@ -72,7 +75,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "extraction_eval"
 SPLITS = ("dev", "dev2", "dev3", "dev4", "holdout", "holdout2")
 TUNING = ("dev", "dev2", "dev3", "dev4")  # the splits rules may be tuned on; --show and --keep work on these only
-PATHS = ("extract", "hook")
+PATHS = ("extract", "hook", "live")
 LAYERS = ("fact", "experience", "decision")
 SESSION_LANGS = ("en", "zh", "mixed")
 ITEM_LANGS = ("en", "zh")
@@ -213,6 +216,17 @@ class Runner:
         _, out = self.call([sys.executable, "-m", "memory.cli", "export", "-"], env, cwd, run, tag=tag)
         return [json.loads(line) for line in out.splitlines() if line.strip()]
 
+    def hook(self, name: str, event: str, s: Session, copy: Path, env: dict, proj: Path, run: ProjectRun) -> float:
+        """Run one harvesting hook with Claude Code's JSON on stdin, then `drain --wait`: seconds taken."""
+        hook_in = {"session_id": s.session_id, "transcript_path": str(copy), "cwd": run.project_dir}
+        hook_in.update(hook_event_name=event, **({"reason": "other"} if event == "SessionEnd" else {}))
+        py, run_py = sys.executable, str(ROOT / "hooks" / "run.py")
+        took, out = self.call([py, run_py, name], env, proj, run, stdin=json.dumps(hook_in), tag=f"{s.name} {name}")
+        if out.strip():
+            run.failures.append(f"{s.name} {name} printed {len(out)} characters on stdout")
+        drained, _ = self.call([py, run_py, "drain", "--wait"], env, proj, run, tag=f"{s.name} drain")
+        return took + drained
+
     def run_project(self, key: str, sessions: list[Session]) -> ProjectRun:
         base = self.work / f"{self.path}-{Path(key).name}"
         home, proj, transcripts = base / "home", base / "projects" / Path(key).name, base / "claude-projects"
@@ -243,29 +257,16 @@ class Runner:
                 )
                 t["total"] = t["extract"]
             else:
-                hook_in = json.dumps(
-                    {
-                        "session_id": s.session_id,
-                        "transcript_path": str(copy),
-                        "cwd": run.project_dir,
-                        "hook_event_name": "SessionEnd",
-                        "reason": "other",
-                    }
-                )
-                t["session-end"], out = self.call(
-                    [py, str(ROOT / "hooks" / "run.py"), "session-end"],
-                    env,
-                    proj,
-                    run,
-                    stdin=hook_in,
-                    tag=f"{s.name} session-end",
-                )
-                if out.strip():
-                    run.failures.append(f"{s.name} session-end printed {len(out)} characters on stdout")
-                t["drain"], _ = self.call(
-                    [py, str(ROOT / "hooks" / "run.py"), "drain", "--wait"], env, proj, run, tag=f"{s.name} drain"
-                )
-                t["total"] = t["session-end"] + t["drain"]
+                t["stops"] = 0.0
+                if self.path == "live":  # one Stop per exchange, the transcript as long as it was then
+                    lines = copy.read_text(encoding="utf-8").splitlines(keepends=True)
+                    copy.write_text("", encoding="utf-8")
+                    for part in exchanges(lines):
+                        with copy.open("a", encoding="utf-8") as f:
+                            f.writelines(part)
+                        t["stops"] += self.hook("stop", "Stop", s, copy, env, proj, run)
+                t["session-end"] = self.hook("session-end", "SessionEnd", s, copy, env, proj, run)
+                t["total"] = t["stops"] + t["session-end"]
             run.timings[s.name] = t
             for m in self.export(env, proj, run, tag=f"{s.name} export"):
                 if m["id"] not in seen:
@@ -280,6 +281,22 @@ class Runner:
             if f.is_file():
                 run.home_files[str(f.relative_to(home))] = f.read_bytes()
         return run
+
+
+def exchanges(lines: list[str]) -> list[list[str]]:
+    """A transcript's lines cut where a user prompt follows what answered the last one: what a
+    live session has written by each Stop."""
+    parts: list[list[str]] = [[]]
+    answered = False
+    for line in lines:
+        obj = json.loads(line)
+        prompt = obj.get("type") == "user" and isinstance((obj.get("message") or {}).get("content"), str)
+        if prompt and answered:
+            parts.append([])
+            answered = False
+        parts[-1].append(line)
+        answered = answered or obj.get("type") == "assistant"
+    return [p for p in parts if p]
 
 
 def wait_for_stragglers(home: Path) -> int:
@@ -671,7 +688,8 @@ def main(argv: list[str] | None = None) -> int:
         "--path",
         choices=(*PATHS, "both"),
         default="both",
-        help="extract: the CLI command; hook: SessionEnd hook + drain; both (default): each, side by side",
+        help="extract: the CLI command; hook: SessionEnd hook + drain; live: a Stop hook after every exchange, "
+        "then SessionEnd; both (default): extract and hook, side by side",
     )
     ap.add_argument(
         "--split",
@@ -696,7 +714,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     splits = ("dev", "holdout") if a.split == "both" else TUNING if a.split == "tune" else (a.split,)
-    paths = PATHS if a.path == "both" else (a.path,)
+    paths = ("extract", "hook") if a.path == "both" else (a.path,)
     if a.show and set(splits) - set(TUNING):
         ap.error(
             "--show prints memories and labels: it is for the tuning splits only (add --split dev, dev2, dev3, dev4 "

@@ -420,3 +420,37 @@ def test_a_question_in_one_language_reaches_the_model_with_the_memory_written_in
         assert not result.get("is_error"), result
         found = json.loads(result["text"])["results"]
         assert found[0]["content"] == answer, (json.loads(result["text"]).get("model"), [r["channels"] for r in found])
+
+
+# -- g. a decision made across two prompts -------------------------------------------------------
+
+OPTIONS = "两种改法：\n1. 加一个覆盖索引 (merchant_id, created_at)\n2. 改成异步导出：先生成文件，再发下载链接"
+
+
+def test_a_pick_in_the_next_prompt_is_harvested_as_the_decision_on_the_options_and_reaches_the_model_later(
+    claude_code: ClaudeCode,
+) -> None:
+    # Each run's SessionEnd harvests what is new in the transcript since the last harvest, so when
+    # the resumed run's "第二种" is read, the options it picks were read by the harvest before; the
+    # harvest reads them again as context. Observed: the resumed run appends to the first run's
+    # transcript; its harvest stores the decision with the second option as the proposal; a new
+    # session's hooks hand that decision to the model.
+    claude_code.maple("install")
+    claude_code.api.script([OPTIONS])
+    first = claude_code.run_claude("订单导出太慢了，一次要两分钟。导出接口是 /api/orders/export。怎么办？")
+    assert first.result["result"] == OPTIONS
+    poll(lambda: harvested(claude_code, "/api/orders/export"), timeout=HARVEST_TIMEOUT, what="the first harvest")
+    claude_code.api.script(["好，我把导出改成异步任务。"])
+    second = claude_code.run_claude("第二种。商户一次导几十万行，索引救不了。", resume=first.result["session_id"])
+    assert second.result["session_id"] == first.result["session_id"]
+    (decision,) = poll(
+        lambda: [m for m in harvested(claude_code, "索引救不了") if m["layer"] == "decision"],
+        timeout=HARVEST_TIMEOUT,
+        what="the decision harvested from the resumed run",
+    )
+    assert "异步导出" in decision["content"] and "覆盖索引" not in decision["content"]
+    claude_code.api.script(["异步导出。"])
+    third = claude_code.run_claude("订单导出最后定的是哪种方案？")
+    given = hook_contexts(third.main, "SessionStart") + hook_contexts(third.main, "UserPromptSubmit")
+    assert any(f"#{decision['id']} decision" in c and "异步导出" in c for c in given), given
+    assert hook_errors(third.debug) == []
