@@ -247,6 +247,7 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         "Marcus Bell leads the SRE rotation. Everyone calls him Marco.",
         "赵磊，外号磊哥，负责支付网关。",
         "何静负责测试环境，人称静姐。",
+        "Quick context: the ledger runs on port 8081 and Dave Kowalski (everyone calls him DK) owns it.",
     ):
         add(capsys, text)
     for nick, name in (
@@ -257,6 +258,7 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         ("Marco", "Marcus Bell"),
         ("磊哥", "赵磊"),
         ("静姐", "何静"),
+        ("DK", "Dave Kowalski"),  # the person named nearest the cue, not "Quick" at the sentence's start
     ):
         assert run_json(capsys, "entity", nick)["entity"]["name"] == name, nick
     add(capsys, "Apache Kafka, also known as Kafka, carries the audit events.")

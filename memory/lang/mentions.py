@@ -341,10 +341,14 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
 
 
 def _subject(body: str, pos: int, people: list[tuple[str, int, int]], previous: bool) -> str | None:
-    """The first person named in the sentence `pos` is in, before it; with `previous`, failing
-    that the first of the sentence before ("Alice Chen owns billing. Everyone calls her AC.")."""
+    """The person named last before `pos` in its sentence ("Quick context: … and Dave Kowalski
+    (everyone calls him DK)" is about Dave); with `previous`, failing that the first of the
+    sentence before ("Alice Chen owns billing. Everyone calls her AC.")."""
     start = max(body.rfind(c, 0, pos) for c in _SENTENCE_END) + 1
-    subject = next((p[0] for p in people if start <= p[1] < pos), None)
+    # (not a name in brackets: "林晓梅（Mei Lin）…，我们都叫她晓梅" is about 林晓梅, whose other name it is)
+    subject = next(
+        (p[0] for p in reversed(people) if start <= p[1] < pos and body[p[1] - 1 : p[1]] not in ("(", "（")), None
+    )
     if subject is None and previous and start > 0:
         before = max(body.rfind(c, 0, start - 1) for c in _SENTENCE_END) + 1
         subject = next((p[0] for p in people if before <= p[1] < start), None)
