@@ -1526,3 +1526,54 @@ def test_a_lead_in_or_a_plain_contrast_is_no_decision(said):
 def test_a_call_made_by_someone_else_with_the_old_value_is_a_decision():
     [d] = decisions(("user", "退款时限也改了，老板拍板从 7 天改成 15 天。"))
     assert "15 天" in d.content
+
+
+@pytest.mark.parametrize(
+    ("options", "pick", "kept", "not_kept"),
+    [
+        (
+            "For the cache, do you want (a) a per-pod LRU, capped at 10k keys, or (b) a shared Redis cache?",
+            "(b).",
+            "shared Redis",
+            "per-pod",
+        ),
+        ("灰度怎么做：(a) 按用户 id 取模放量，(b) 先只开内部员工。", "(b)，先内部吃一周狗粮", "内部员工", "取模"),
+    ],
+)
+def test_a_letter_pick_settles_the_part_of_the_sentence_its_letter_labels(options, pick, kept, not_kept):
+    [d] = decisions(("assistant", options), ("user", pick))
+    assert kept in d.metadata["proposal"] and not_kept not in d.metadata["proposal"]
+
+
+@pytest.mark.parametrize(
+    ("options", "pick", "chosen"),
+    [
+        ("We can either keep polling the API, or subscribe to the webhook.", "go with the webhook", "webhook"),
+        ("我建议把重试放在 SDK 里做。", "行，就这么办", None),
+    ],
+)
+def test_what_was_chosen_is_a_name_not_an_article_or_a_verb(options, pick, chosen):
+    [d] = decisions(("assistant", options), ("user", pick))
+    assert d.metadata.get("chosen") == chosen
+
+
+def test_a_decision_that_may_come_is_no_decision():
+    assert decisions(("user", "告警阈值之前定过吗？定了的话我周一配上。")) == []
+
+
+def test_a_later_reason_for_a_pick_joins_that_decision_and_a_correction_joins_none():
+    found = extract(
+        turns(
+            ("assistant", "Session length: (a) 30 minutes idle timeout, or (b) 8 hours absolute?"),
+            ("user", "(a)."),
+            ("assistant", "Done. Where should sessions live?\n1. Redis with a TTL\n2. the Postgres sessions table"),
+            ("user", "The reason for (a): the auditors flagged our 8 hour sessions last year."),
+            ("assistant", "Noted."),
+            ("user", "第一种，TTL 省事。更正：session-service 端口是 9443，不是 8443。"),
+        ),
+        scope="/p/x",
+    )
+    first, second = [c for c in found if c.layer == "decision"]
+    assert "auditors" in first.metadata["rationale"] and "auditors" not in second.content
+    assert "9443" not in second.content
+    assert [c.content for c in found if "9443" in c.content] == ["更正：session-service 端口是 9443，不是 8443。"]

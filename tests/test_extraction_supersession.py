@@ -191,3 +191,15 @@ def test_a_rename_closes_the_how_to_that_names_the_old_name(app, tmp_path, first
     assert any(new in m for m in now), now
     assert not any(old in m for m in now), now
     assert history(app, old), "the old how-to is kept as history"
+
+
+def test_another_services_port_closes_nothing(app, tmp_path):
+    # "-service" is every service's name: reports-service's port is not billing-service's
+    sessions(
+        app,
+        tmp_path,
+        [("user", "Correction: billing-service moved to port 8082 last week, not 8081.")],
+        [("user", "Priya Nair (PN) owns reports-service; it listens on 9090.")],
+    )
+    held = [m["content"] for m in current(app)]
+    assert any("8082" in c for c in held) and any("9090" in c for c in held)

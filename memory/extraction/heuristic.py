@@ -107,6 +107,12 @@ def extract(
                 _add_reason(just_decided, text)
                 just_decided = None
                 continue
+            for sentence in R.sentences(text):
+                # "补充一下为什么选 (a)：审计要求 short-lived token": the reason of the pick it names, said later
+                target = _reason_of(sentence, out)
+                if target is not None and target.metadata.get("turn", 0) >= skip:
+                    _add_reason(target, sentence)
+                    text = text.replace(sentence, " ")
             found = _from_user(text, turn, proposal, said, listed)
             just_decided = next((c for c in found if c.layer == "decision"), None)
             agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
@@ -121,7 +127,10 @@ def extract(
             context = [
                 c
                 for c in context
-                if c.category == "statement" and any(c is o for o in out) and not _ADDRESS.search(c.content)
+                if c.category == "statement"
+                and any(c is o for o in out)
+                and not _ADDRESS.search(c.content)
+                and not _REASON_FOR.search(c.content)  # "补充一下为什么选 (a)：…" explains another pick
             ]
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
@@ -195,6 +204,10 @@ def extract(
     return _dedup([c for c in out if c.metadata.get("turn", 0) >= skip])
 
 
+# A sentence that corrects a fact ("更正：auth-service 端口是 9443", "Correction: …") is no reason for a choice.
+_CORRECTS = re.compile(r"^\W*(?:更正|纠正|订正|correction\b|to correct\b)", re.I)
+# The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
+_REASON_FOR = re.compile(r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b", re.I)
 _NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
 
 
@@ -224,6 +237,20 @@ def _reason_alone(text: str, weighed: str) -> bool:
         if hit is not None and hit[1] != "statement":
             return False  # a rule, a change, a correction, a fact of a kind
     return True
+
+
+def _reason_of(sentence: str, found: list[Candidate]) -> Candidate | None:
+    """The decision a later reason names by its pick ("为什么选 (a)", "the reason for Postgres")."""
+    m = _REASON_FOR.search(sentence)
+    key = re.match(r"\s*([(（][A-Da-d1-4][)）]|[\w.+/-]+)", sentence[m.end() :]) if m else None
+    if key is None:
+        return None
+    name = key.group(1).casefold()
+    for c in reversed(found):
+        chosen = (c.metadata.get("chosen") or "").casefold()
+        if c.layer == "decision" and (c.content.casefold().startswith(name) or chosen == name):
+            return c
+    return None
 
 
 def _add_reason(decision: Candidate, text: str) -> None:
@@ -392,7 +419,12 @@ def _decision(
         # "decorator." answering "I'd use the decorator."; "postgres, the team knows it" answering "Postgres or
         # MySQL?"; "B" answering "Option A: … Option B: …"
         # "行，KCP。" after "可选：1. KCP（kcp-go）… 2. QUIC …": an item of a numbered list, named
-        named = (proposal or listed) and j == 0 and _names_option(s, proposal + list(listed) + list(said[-8:]))
+        lettered = re.match(
+            r"[(（][A-Da-d1-4][)）]", s.strip()
+        )  # "(b)，…" after "(a) …，(b) …": no proposal words needed
+        named = (
+            (proposal or listed or lettered) and j == 0 and _names_option(s, proposal + list(listed) + list(said[-8:]))
+        )
         # "Redis 吧，infra 有现成的": an option the assistant just laid out, picked by its name alone (after
         # the reason, too: "Kafka 太重了，我们不需要 replay。NATS 吧，…")
         bare = j <= 2 and re.match(r"^`?([A-Za-z][\w.+-]{1,30}(?: [A-Za-z][\w.+-]{1,30})?)`?\s*吧", s)
@@ -425,14 +457,16 @@ def _decision(
         # "B" or "let's go with B" answering "Option A: … Option B: …", "(b)." answering "(a) … (b) …": the
         # option it picks is what was decided
         rx = _option_letter(letter.strip("()（）")[-1])
-        proposal = list(dict.fromkeys([x for x in said if rx.search(x)][-1:] + list(proposal)))
+        # "do you want (a) backoff with jitter, or (b) a fixed retry?": the part from its letter to the next
+        picked = [_from_letter(x, rx) for x in list(said) + list(proposal) if rx.search(x)][-1:]
+        proposal = list(dict.fromkeys(picked + [x for x in proposal if not rx.search(x)]))
     used = {start}
     parts = [sents[start]]
     before = _reason_before(sents, start, used)
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
         rule = R.RULE.search(nxt) and not R.LACKS.search(nxt) and not R.WANT_REASON.search(R.strip_fillers(nxt))
-        if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4:
+        if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4 or _CORRECTS.match(nxt):
             break
         hit = R.classify_user(nxt)
         if (
@@ -540,6 +574,18 @@ _ASKS_WHICH = re.compile(r"\bor\b|还是", re.I)
 _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|yep)\s*[，,]\s*(?=\S)", re.I)
 
 
+def _from_letter(sentence: str, rx: re.Pattern) -> str:
+    """The option a letter labels in a sentence that lists several ("(a) X, or (b) Y": "(a) X")."""
+    m = rx.search(sentence)
+    rest = sentence[m.start() :]
+    nxt = re.search(
+        r"[,，;；]?\s*(?:or\s+|或者?\s*)?(?:[(（][A-Da-d1-4][)）]|\boption\s*[A-Da-d1-4]\b)",
+        rest[m.end() - m.start() :],
+        re.I,
+    )
+    return rest[: m.end() - m.start() + nxt.start()].strip() if nxt else rest.strip()
+
+
 def _option_letter(key: str) -> re.Pattern:
     """Where an option is labelled by a letter or a digit: "Option B", "方案 B", "(b) …"."""
     k = re.escape(key)
@@ -550,9 +596,12 @@ def _names_option(s: str, offered: list[str]) -> str | None:
     """The option a user's first words only name, of those just put to them: the whole sentence, or its
     head before a comma when that is a specific name (a known technology, capitals, digits)."""
     text = " ".join(offered).casefold()
-    letter = re.fullmatch(r"(?:option\s*)?[(（]?([A-Da-d1-4])[)）]?\s*[.!。]?", s.strip(), re.I)
+    letter = re.fullmatch(r"(?:option\s*)?[(（]?([A-Da-d1-4])[)）]?\s*[.!。]?", s.strip(), re.I) or re.match(
+        r"[(（]([A-Da-d1-4])[)）]\s*[，,]",
+        s.strip(),  # "(a)，团队都用过 Flyway"
+    )
     if letter:
-        return s.strip(" .!。") if _option_letter(letter.group(1)).search(text) else None
+        return f"({letter.group(1)})" if _option_letter(letter.group(1)).search(text) else None
     s = _AGREE_LEAD.sub("", s.strip()) or s  # "行，KCP。"
     head = re.split(r"\s*[，,;；.。:：—]\s*", s.strip(), maxsplit=1)[0]
     head = re.sub(r"^(?:那就|就)?按\s*", "", head)  # "按 24 小时" answering "24 小时 … 12 小时 …"

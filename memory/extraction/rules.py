@@ -302,13 +302,13 @@ PREFERENCE = re.compile(
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了|最终用|而不是|"
+    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了(?!的话|吗|么|没)|最终用|而不是|"
     r"固定在|锁定",
     re.I,
 )
 # A choice told as made ("we went with X", "我们最后选了 X"): with what it passed over named, a decision.
 _CHOSE = re.compile(
-    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with|made the call)\b|选了|选择了|选用|最后用|最终用|定了|"
+    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with|made the call)\b|选了|选择了|选用|最后用|最终用|定了(?!的话|吗|么|没)|"
     r"拍(?:了)?板",
     re.I,
 )
@@ -736,7 +736,7 @@ CHOICE = re.compile(
     r"(?:" + _OVER_VALUE + r")|"
     # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
     r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
-    r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
+    r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了(?!的话|吗|么|没)|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
     r"^(?:就|用)\s*[A-Za-z0-9`]|^(?:直接|那就)\s*(?:换成?|上|用)\s*`?[A-Za-z0-9]|"
     + r"(?:"
@@ -820,7 +820,7 @@ TAKES = re.compile(
 )
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
-    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了|就用|决定|还是继续|"
+    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了(?!的话|吗|么|没)|就用|决定|还是继续|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b|" + _OVER_VALUE,
     re.I,
 )
@@ -895,7 +895,7 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 _CHOSEN = re.compile(
     r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with|"
     r"stay(?:ing)? (?:on|with))"
-    r"\s+`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
+    r"\s+(?:the\s+|a\s+|an\s+)?`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
     r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
@@ -911,7 +911,7 @@ def chosen_of(text: str) -> str | None:
 _PROPOSED = re.compile(
     r"\b(?:suggest|recommend|propose|lean(?:ing)? (?:towards?|to)|I'?d (?:use|pick|go with|choose))\s+(?:using\s+|we use\s+|the\s+|"
     r"(?:switching|moving|migrating)\s+(?:[\w\s]{0,30}?\bfrom\s+`?[\w.+/-]+`?\s+)?to\s+)?`?([\w.+/-]+)`?"
-    r"|(?<!不)建议(?:用|采用|使用)?\s*`?([\w.+/-]+)`?",
+    r"|(?<!不)建议(?:用|采用|使用)?\s*`?([A-Za-z0-9][\w.+/-]*)`?",
     re.I,
 )
 VAGUE_CHOICES = {"that", "this", "it", "them", "those", "these", "one", "这个", "那个", "它"}
@@ -1481,6 +1481,7 @@ def subject_words(subject: str | None) -> set[str]:
     if not subject:
         return set()
     generic = {"the", "our", "a", "port", "is", "on", "at", "local", "value", "db", "database", "server", "the db"}
+    generic |= {"service", "svc", "api", "app", "worker", "gateway"}  # reports-service is not billing-service
     han = [h for h in re.findall(r"[\u4e00-\u9fff]{2}", _ZH_WHEN.sub(" ", subject)) if h not in _LIGHT_BIGRAMS]
     words = set(re.findall(r"[a-z0-9]+", subject.lower())) | set(han)
     return {w for w in words if w not in generic and not w.isdigit()}
