@@ -203,3 +203,15 @@ def test_another_services_port_closes_nothing(app, tmp_path):
     )
     held = [m["content"] for m in current(app)]
     assert any("8082" in c for c in held) and any("9090" in c for c in held)
+
+
+def test_a_new_owner_closes_the_owner_named_with_a_nickname_in_brackets(app, tmp_path):
+    sessions(
+        app,
+        tmp_path,
+        [("user", "Priya Nair (PN) owns reports-service; it listens on 9090.")],
+        [("user", "Marco Rossi owns reports-service now.")],
+    )
+    assert [m["content"] for m in history(app, "Priya")] == [
+        "Priya Nair (PN) owns reports-service; it listens on 9090."
+    ]

@@ -1182,7 +1182,7 @@ _OWNER = [
     re.compile(
         r"(?:^|[,;:] )"
         + _WHO_EN
-        + r" (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of) "
+        + r"(?: \([^)]{1,30}\))? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of) "
         + _THING
         + r"(?=\s*(?:now\b|[,.;:!]|$))"
     ),
