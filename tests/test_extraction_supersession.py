@@ -209,8 +209,11 @@ def test_a_new_owner_closes_the_owner_named_with_a_nickname_in_brackets(app, tmp
     sessions(
         app,
         tmp_path,
-        [("user", "Priya Nair (PN) owns reports-service; it listens on 9090.")],
-        [("user", "Marco Rossi owns reports-service now.")],
+        [
+            ("user", "Priya Nair (PN) owns reports-service; it listens on 9090."),
+            ("assistant", "Noted."),
+            ("user", "Also, correction: Marco Rossi owns reports-service now, Priya moved to the data team."),
+        ],
     )
     assert [m["content"] for m in history(app, "Priya")] == [
         "Priya Nair (PN) owns reports-service; it listens on 9090."
