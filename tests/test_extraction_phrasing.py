@@ -1577,3 +1577,15 @@ def test_a_later_reason_for_a_pick_joins_that_decision_and_a_correction_joins_no
     assert "auditors" in first.metadata["rationale"] and "auditors" not in second.content
     assert "9443" not in second.content
     assert [c.content for c in found if "9443" in c.content] == ["更正：session-service 端口是 9443，不是 8443。"]
+
+
+@pytest.mark.parametrize(
+    ("pick", "over"),
+    [("第二种，缓存 5 分钟够了", ["每次请求都查库"]), ("行，Meilisearch。", ["Elasticsearch"])],
+)
+def test_the_options_a_pick_from_a_list_passed_over_are_its_alternatives(pick, over):
+    options = "两种处理：\n1. 每次请求都查库\n2. 在本地缓存 5 分钟，过期再查"
+    if "Meilisearch" in pick:
+        options = "可选：\n1. Meilisearch：部署简单\n2. Elasticsearch：功能全，但要多养一个集群"
+    [d] = decisions(("assistant", options), ("user", pick))
+    assert d.metadata["alternatives"] == over

@@ -318,6 +318,11 @@ def _lead_in(sentence: str) -> bool:
     return re.sub(r"\s*[1-9][.、)）]?$", "", sentence.rstrip()).endswith((":", "："))
 
 
+def _option_head(option: str) -> str:
+    """An option's name: its words before the first colon, dash or comma ("Kafka：持久化…" -> "Kafka")."""
+    return re.split(r"\s*[：:—,，;；(（]|\s+-\s+", option.strip(), maxsplit=1)[0][:60]
+
+
 def _numbered(text: str) -> list[str]:
     """The items of the last numbered list in a message ("1. 保持…\n2. 改成 MMR window…"), first sentence each."""
     items: list[str] = []
@@ -445,12 +450,16 @@ def _decision(
     if start is None:
         return _use_over(sents)
     letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
+    others: list[str] = []  # the options of a list the pick did not take: what it passed over
     if len(letter) >= 2 and (len(proposal) > 1 or (not proposal and isinstance(named, str))):
         # "双跑。" after "1. 直接切：… 2. 双跑一周：…", "直接换 coder/websocket" after three: that one
         naming = [x for x in proposal or listed if letter.casefold() in x.casefold()]
+        others = [x for x in proposal or listed if x not in naming] if len(naming) == 1 else []
         proposal = naming if len(naming) == 1 else proposal
     item = _ordinal_item(sents[start], said, listed) if not re.search(r"[A-Za-z]{3,}", letter) else None
     if item:  # "第二种。" after "两种修法：1. … 2. …": the second item is what was decided
+        clipped = [R.clip(x, 300) for x in listed]
+        others = [x for x, c in zip(listed, clipped) if c != item] if item in clipped else []
         proposal = [item]
     by_letter = bool(re.fullmatch(r"(?:option\s*)?[(（]?[A-Da-d1-4][)）]?", letter, re.I))
     if by_letter:
@@ -480,6 +489,8 @@ def _decision(
     context = list(said)
     said = " ".join(R.strip_fillers(p) or p for p in parts)
     alts = R.alternatives(said + " " + " ".join(proposal), R.chosen_of(said))
+    if not alts and others:  # "第二种" after "1. 保持段位 bucket：治标 2. MMR window…": over the first
+        alts = [_option_head(x) for x in others][:3]
     whole = said + " " + (before or "")
     specific = (
         R.is_statement(whole)
