@@ -218,3 +218,16 @@ def test_a_new_owner_closes_the_owner_named_with_a_nickname_in_brackets(app, tmp
     assert [m["content"] for m in history(app, "Priya")] == [
         "Priya Nair (PN) owns reports-service; it listens on 9090."
     ]
+
+
+def test_a_port_said_as_the_services_port_is_that_services(app, tmp_path):
+    # "服务端口 7070" in a sentence about notification-service is notification-service's port
+    sessions(
+        app,
+        tmp_path,
+        [("user", "notification-service 是小李负责的，服务端口 7070。")],
+        [("user", "reports-service 的端口改成 7071 了。")],
+        [("user", "notification-service 的端口改成 7072 了。")],
+    )
+    assert [m["content"] for m in history(app, "7070")] == ["notification-service 是小李负责的，服务端口 7070。"]
+    assert any("7071" in m["content"] for m in current(app))

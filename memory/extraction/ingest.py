@@ -292,7 +292,7 @@ def _one(
             supersedes=old[0],
             reason=f"{c.subject}.{c.attribute}: {old[1]!r} -> {c.value!r}",
         )
-        _supersede_replaced(store, c, new_id, report, item, dry_run)
+        _supersede_replaced(store, c, new_id, report, item, dry_run, slot_closed=True)
         return
     if best_id is not None and best_sim >= dedup_at:
         _merge(store, best_id, c, dry_run)
@@ -416,11 +416,12 @@ def _layer_of(store: Store, memory_id: int) -> str | None:
 
 
 def _supersede_replaced(
-    store: Store, c: Candidate, new_id: int | None, report: Report, item: dict, dry_run: bool
+    store: Store, c: Candidate, new_id: int | None, report: Report, item: dict, dry_run: bool, slot_closed: bool = False
 ) -> None:
     """A correction that names what it replaces ("6543 now, not 5433", "老的 10.12.3.45 回收") closes
     the current facts that still hold the old value, and the explanations that state it (`_states`);
-    they stay as history, superseded by the new one."""
+    they stay as history, superseded by the new one. `slot_closed`: the same subject's value was just
+    closed (`_current_with_subject`), so what the subject alone would decide is decided already."""
     if _document(store, c.content):
         return  # a runbook kept whole says "now" and shares words with everything
     old_values = c.metadata.get("replaces") or []
@@ -476,7 +477,7 @@ def _supersede_replaced(
     # A change that names what it replaces ("We dropped RabbitMQ for Kafka") closes what holds that
     # (above), not also a neighbour on the same subject ("dispatch-worker's batch size is 200 jobs");
     # when nothing holds it as written (飞书群 for "the Feishu group"), the subject decides.
-    if not closed and c.layer in ("fact", "decision") and c.role == "user":
+    if not closed and not slot_closed and c.layer in ("fact", "decision") and c.role == "user":
         same = _restated(store, c, new_id)
         # A decision agreed to a proposal carries the proposal's words, which share a subject and a
         # value with half the project ("放 OSS … 30 天" closed the matchmaking decision): it closes what

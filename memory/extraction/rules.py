@@ -1157,7 +1157,7 @@ _SUBJECTS = [
 _PORT_SUBJECT = re.compile(
     r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are|moved|switched|changed)\b.{0,25}?(\d{2,5})|"
     r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})|"
-    r"([\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z\s]{1,20}?)\s*端口\s*号?\s*(?:现在)?\s*(?:是|为|改成|改为|换成|调成|"
+    r"((?<![\w.-])[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_.\s-]{1,30}?)\s*的?\s*端口\s*号?\s*(?:现在)?\s*(?:是|为|改成|改为|换成|调成|"
     r"调整为)?\s*:?(\d{2,5})",
     re.I,
 )
@@ -1516,8 +1516,8 @@ def subject_for(
     if m and category == "config":
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
-        if subject in ("it", "this", "that", "") and mentions:
-            subject = mentions[0].name.lower()
+        if subject in ("it", "this", "that", "", "服务", "服务的", "本地", "这个服务", "它") and mentions:
+            subject = mentions[0].name.lower()  # "notification-service 是小李负责的，…，服务端口 7070"
         port = m.group(2) or m.group(4) or m.group(6)
         old = replaced_values(content)
         if port in old:  # "从端口 6543 改成 6544": the first number named is the one replaced
