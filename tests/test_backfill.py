@@ -182,7 +182,8 @@ def test_since_and_limit_choose_which_sessions_are_harvested_and_say_how_to_cont
     for n, text in enumerate([PORT_OLD, RULE, DEPLOY]):
         p = session(claude, project, f"s{n}", f"2026-11-0{n + 1}T10:00:00Z", text)
         os.utime(p, (OLD + n * 86400 - 2 * 86400, OLD + n * 86400 - 2 * 86400))
-    since = time.strftime("%Y-%m-%d", time.gmtime(OLD - 86400 + 3600))
+    # the day of the middle session: its midnight falls between the first session and it, at any hour
+    since = time.strftime("%Y-%m-%d", time.gmtime(OLD - 86400))
     d = bf(capsys, "--since", since, "--limit", "1")
     assert (d["found"], d["before_since"], d["harvested"], d["left"]) == (2, 1, 1, 1)
     assert d["continue_with"] == f"maple-memory backfill --since {since}"
