@@ -423,10 +423,9 @@ def _decision(
             continue  # "let's not run the migrations yet": a step put off, not an option turned down
         # "decorator." answering "I'd use the decorator."; "postgres, the team knows it" answering "Postgres or
         # MySQL?"; "B" answering "Option A: … Option B: …"
+        # "(b)，…" after "(a) …，(b) …": a letter needs no proposal words before it
+        lettered = re.match(r"[(（][A-Da-d1-4][)）]", s.strip())
         # "行，KCP。" after "可选：1. KCP（kcp-go）… 2. QUIC …": an item of a numbered list, named
-        lettered = re.match(
-            r"[(（][A-Da-d1-4][)）]", s.strip()
-        )  # "(b)，…" after "(a) …，(b) …": no proposal words needed
         named = (
             (proposal or listed or lettered) and j == 0 and _names_option(s, proposal + list(listed) + list(said[-8:]))
         )
