@@ -653,6 +653,15 @@ def _line(role: str, text: str, n: int) -> str:
     return json.dumps(entry, ensure_ascii=False) + "\n"
 
 
+def harvest_live(store, path: Path, said: list[tuple[str, str]]) -> None:
+    """Write a session one message at a time and harvest after each answer, as its Stops do."""
+    for n, (role, text) in enumerate(said):
+        with path.open("a", encoding="utf-8") as f:
+            f.write(_line(role, text, n))
+        if role == "assistant":
+            harvest.harvest(store, str(path), llm=False)
+
+
 LIVE = [
     ("user", "订单导出太慢了，一次要两分钟，怎么办？"),
     ("assistant", "两种改法：\n1. 加一个覆盖索引 (merchant_id, created_at)\n2. 改成异步导出：先生成文件，再发下载链接"),
@@ -667,12 +676,7 @@ def test_a_pick_harvested_after_the_options_were_harvested_is_still_the_decision
     whole = tmp_path / "whole.jsonl"
     whole.write_text("".join(_line(r, t, n) for n, (r, t) in enumerate(LIVE)), encoding="utf-8")
     [expected] = extract(transcript.parse_lines(whole.read_text(encoding="utf-8").splitlines()), scope=SCOPE)
-    live = tmp_path / "live.jsonl"
-    for n, (role, text) in enumerate(LIVE):
-        with live.open("a", encoding="utf-8") as f:
-            f.write(_line(role, text, n))
-        if role == "assistant":
-            harvest.harvest(store, str(live), llm=False)
+    harvest_live(store, tmp_path / "live.jsonl", LIVE)
     [d] = [m for m in store.list(scopes=[SCOPE]) if m.layer == "decision"]
     assert "异步导出" in d.metadata["proposal"] and "覆盖索引" not in d.metadata["proposal"]
     assert d.content == expected.content and "索引救不了" in d.content
@@ -699,12 +703,7 @@ def test_a_statement_harvested_before_the_choice_it_explains_is_closed_by_the_de
         ("user", "Redis 吧，infra 有现成的集群。"),
         ("assistant", "好，我来改。"),
     ]
-    live = tmp_path / "live.jsonl"
-    for n, (role, text) in enumerate(said):
-        with live.open("a", encoding="utf-8") as f:
-            f.write(_line(role, text, n))
-        if role == "assistant":
-            harvest.harvest(store, str(live), llm=False)
+    harvest_live(store, tmp_path / "live.jsonl", said)
     stored = store.list(scopes=[SCOPE])
     [d] = [m for m in stored if m.superseded_by is None]  # one current memory, as one reading leaves
     assert d.layer == "decision" and d.content.startswith(said[0][1])

@@ -299,16 +299,23 @@ PREFERENCE = re.compile(
     r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
     re.I,
 )
+# "定了" settles something; "定了的话…", "定了吗" do not yet; "确定了", "搞定了" are other words.
+_SETTLED_TAIL = r"定了(?!的话|吗|么|没)"
+_SETTLED = r"(?<![搞弄确一肯说敲])" + _SETTLED_TAIL
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定|选择|选了|选用|采用|改用|(?<![搞弄确一肯说敲])定了(?!的话|吗|么|没)|最终用|而不是|"
+    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定|选择|选了|选用|采用|改用|"
+    + _SETTLED
+    + r"|最终用|而不是|"
     r"固定在|锁定",
     re.I,
 )
 # A choice told as made ("we went with X", "我们最后选了 X"): with what it passed over named, a decision.
 _CHOSE = re.compile(
-    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with|made the call)\b|选了|选择了|选用|最后用|最终用|定了(?!的话|吗|么|没)|"
+    r"\b(?:decided|chose|chosen|picked|went with|settled on|opted for|going with|made the call)\b|选了|选择了|选用|最后用|最终用|"
+    + _SETTLED_TAIL
+    + r"|"
     r"拍(?:了)?板",
     re.I,
 )
@@ -736,7 +743,9 @@ CHOICE = re.compile(
     r"(?:" + _OVER_VALUE + r")|"
     # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
     r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
-    r"就这么(?:定|办|做)|(?<![搞弄确一肯说敲])定了(?!的话|吗|么|没)|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
+    r"就这么(?:定|办|做)|"
+    + _SETTLED
+    + r"|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
     r"^(?:就|用)\s*[A-Za-z0-9`]|^(?:直接|那就)\s*(?:换成?|上|用)\s*`?[A-Za-z0-9]|"
     + r"(?:"
@@ -820,7 +829,9 @@ TAKES = re.compile(
 )
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
-    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|(?<![搞弄确一肯说敲])定了(?!的话|吗|么|没)|就用|决定|还是继续|"
+    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|"
+    + _SETTLED
+    + r"|就用|决定|还是继续|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b|" + _OVER_VALUE,
     re.I,
 )
