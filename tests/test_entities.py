@@ -266,12 +266,23 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
     assert (kafka["name"], kafka["kind"]) == ("Apache Kafka", "name")  # an alias, but no person
 
 
+def test_a_chinese_name_and_its_nickname_in_brackets_are_one_person_either_way_round(capsys, home):
+    add(capsys, "小李（李娜）是这周的值班。")
+    add(capsys, "周涛（老周）负责支付网关。")
+    add(capsys, "线上值班是阿杰（陈杰）。")
+    add(capsys, "李娜 reviewed the refund PR.")  # a Chinese name in an English sentence, named by what she did
+    for nick, name in (("小李", "李娜"), ("老周", "周涛"), ("阿杰", "陈杰")):
+        assert run_json(capsys, "entity", nick)["entity"]["name"] == name, nick
+    assert len(run_json(capsys, "entity", "李娜")["memories"]) == 2
+
+
 def test_phrases_that_name_nobody_make_no_alias(capsys, home):
     for text in (
         "We call the API from the retry worker; the retry service is known as flaky.",
         "Postgres, also known as PG, is the main database.",
         "下午我叫他去开会，顺便看一下日志。",
         "Everyone calls the cron job nightly-sweep.",
+        "计费（小王）的那部分先别动。",  # 小王 is not a nickname of 计费
     ):
         add(capsys, text)
     s = Store.open(config_mod.load(home=home), None, vectors=False)

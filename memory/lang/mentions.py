@@ -255,6 +255,12 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
     for m in re.finditer(_HAN_HEAD, body):
         run_start = m.start(1)
         head = next((n for s, n in zh.items() if s >= run_start and s + len(n) == m.end(1)), None)
+        pair = _han_pair(m.group(1), m.group(2))
+        if pair is not None:  # 小李（李娜）, 周涛（老周）: a full name and its nickname
+            full, nick, outer = pair
+            out.append((full, [nick]))
+            heads.append((full, m.end(1) - len(outer)))
+            continue
         if head is None:
             continue  # 计费服务 (billing-service): no person's name
         aliases = [
@@ -279,6 +285,26 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
         taken = {norm_name(n) for n in (entry[0], *entry[1])}
         entry[2][:] = list(dict.fromkeys(n for n in (*entry[2], *nicks) if norm_name(n) not in taken))
     return named
+
+
+def _han_pair(before: str, inside: str) -> tuple[str, str, str] | None:
+    """(full name, nickname, the one outside the brackets) when a Chinese full name and a nickname of that person stand one in
+    brackets after the other: 小李（李娜）, 李娜（小李）, 周涛（老周）, 陈杰（阿杰）. The nickname must fit
+    the name (老 / 小 + its surname, 阿 + a character of its given name), so 计费（小王） is no pair."""
+    items = [i.strip() for i in re.split(_ITEM_SPLIT, inside) if i.strip()]
+    if len(items) != 1 or not re.fullmatch(_HAN_ITEM, items[0]):
+        return None
+    for size in (3, 2):  # the name that ends where the brackets open
+        outer = before[-size:]
+        for full, nick in ((outer, items[0]), (items[0], outer)):
+            parts = zhnames.split(full) if zhnames.plausible(full) else None
+            if (
+                parts
+                and len(nick) == 2
+                and ((nick[0] in "老小" and nick[1] == parts[0]) or (nick[0] == "阿" and nick[1] in parts[1]))
+            ):
+                return full, nick, outer
+    return None
 
 
 def norm_name(name: str) -> str:

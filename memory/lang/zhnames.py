@@ -237,7 +237,11 @@ _VERBS = tuple(
 协调 讨论 知道 了解 熟悉 请假 休假 出差 离职 入职 加入 说""".split()
 )
 _NOT_VERBS = ("说明", "说法", "负责人")  # 文件说明, 任务负责人: nouns
-_LATIN_VERB = r"(?i:reviews?|owns?|leads?|says?|said)\b"
+_LATIN_VERB = (
+    r"(?i:reviews?|reviewed|owns?|owned|leads?|led|says?|said|approved?|approves|wrote|writes|fixed|fixes|"
+    r"merged|merges|asked|asks|suggested|suggests|thinks|mentioned|is on call|is the owner|is responsible|"
+    r"handles|handled|maintains|will)\b"
+)
 # Patterns with Chinese characters in a character class cost a millisecond or more each to compile
 # (a bitmap of the whole plane): kept as strings, compiled (and cached by `re`) on first use, only
 # when the text can need them. The prompt hook imports this module for every prompt.
