@@ -709,3 +709,19 @@ def test_a_statement_harvested_before_the_choice_it_explains_is_closed_by_the_de
     assert d.layer == "decision" and d.content.startswith(said[0][1])
     [statement] = [m for m in stored if m.id != d.id]
     assert statement.content == said[0][1] and statement.superseded_by == d.id
+
+
+def test_a_reason_said_an_exchange_after_the_pick_joins_the_decision_an_earlier_stop_stored(store, tmp_path):
+    said = [
+        ("user", "通知推送要不要换个方案？现在轮询太费电。"),
+        ("assistant", "两个选择：\n1. 接入厂商推送通道（FCM / 华为 / 小米）\n2. 自建长连接网关"),
+        ("user", "第一种。"),
+        ("assistant", "好，我先接 FCM。"),
+        ("user", "补充一下为什么选第一种：自建长连接要常驻进程，安卓后台会被杀，而且我们没人维护网关。"),
+        ("assistant", "明白，记下了。"),
+    ]
+    harvest_live(store, tmp_path / "live.jsonl", said)
+    [d] = store.list(scopes=[SCOPE])  # one memory, as one reading of the whole session leaves
+    assert d.layer == "decision" and "厂商推送通道" in d.metadata["proposal"]
+    assert "安卓后台会被杀" in d.content and "安卓后台会被杀" in d.metadata["rationale"]
+    assert d.metadata["provenance"][-1]["replaced_content"].startswith("第一种。 (agreed")  # the words before

@@ -123,6 +123,16 @@ def test_numbers_are_read_in_digits_words_and_chinese() -> None:
     assert consolidation.fact_values("retried three times, then 2,000 users")["numbers"] == {"3", "2000"}
 
 
+def test_a_clock_time_is_read_in_chinese_as_in_english() -> None:
+    assert (
+        consolidation.fact_values("对账每天凌晨 3 点跑")["clock"] == consolidation.fact_values("runs at 3 am")["clock"]
+    )
+    assert consolidation.fact_values("挪到凌晨 1 点半")["clock"] == {"1:30"}
+    assert consolidation.fact_values("下午两点半开会")["clock"] == consolidation.fact_values("at 14:30")["clock"]
+    assert consolidation.fact_values("快一点，两点建议")["clock"] == frozenset()  # "a little", "two points"
+    assert not consolidation.values_agree("对账凌晨 3 点跑。", "对账凌晨 1 点半跑。")
+
+
 def test_a_number_with_its_unit_is_one_quantity_in_any_unit_or_language() -> None:
     two_weeks = consolidation.fact_values("gateway access log 只存两周。")
     assert two_weeks["quantities"] == consolidation.fact_values("gateway 的 access log 保留 14 天。")["quantities"]

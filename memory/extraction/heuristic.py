@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 
@@ -91,6 +91,8 @@ def extract(
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
     listed: list[str] = []  # the items of the assistant's last numbered list, for a pick by place ("第二种")
+    listed_for = 0  # user turns the list is still open for: a pick answers the list just laid out
+    heading = ""  # what the list decides, when its opening line says so
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -110,10 +112,16 @@ def extract(
             for sentence in R.sentences(text):
                 # "补充一下为什么选 (a)：审计要求 short-lived token": the reason of the pick it names, said later
                 target = _reason_of(sentence, out)
-                if target is not None and target.metadata.get("turn", 0) >= skip:
+                if target is not None and target.metadata.get("turn", 0) < skip:
+                    # the pick was harvested at an earlier Stop: return it again with its reason, to
+                    # take the stored decision's place (ingest: `extends`)
+                    target = replace(target, metadata={**target.metadata, "extends": target.content, "turn": i})
+                    out.append(target)
+                if target is not None:
                     _add_reason(target, sentence)
                     text = text.replace(sentence, " ")
-            found = _from_user(text, turn, proposal, said, listed)
+            found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
+            listed_for -= 1
             just_decided = next((c for c in found if c.layer == "decision"), None)
             agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
             if agreed:
@@ -131,6 +139,7 @@ def extract(
                 and any(c is o for o in out)
                 and not _ADDRESS.search(c.content)
                 and not _REASON_FOR.search(c.content)  # "补充一下为什么选 (a)：…" explains another pick
+                and not R.says_changed(c.content)  # "ReconcileJob 时间改了，挪到…": news of its own, no reason
             ]
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
@@ -161,7 +170,12 @@ def extract(
             just_decided = None
             now = [x for x in R.sentences(text) if not R.is_question(x)]
             said = (said + now)[-40:]
-            listed = _numbered(text) or listed
+            fresh = _numbered(text)
+            if fresh:
+                listed, listed_for = fresh, 2  # the next user turn, or the one after a question about it
+                heading = _list_heading(text)
+            elif re.search(r"[(（][A-Da-d1-4][)）]\s*\S", text):
+                listed_for = 0  # "(a) republish them, or (b) rebuild": new options, said inline
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
@@ -310,7 +324,7 @@ _ADDRESS = re.compile(
 )
 
 
-_ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "first": 1, "second": 2, "third": 3}
+_ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "first": 1, "second": 2, "third": 3, "fourth": 4}
 
 
 def _lead_in(sentence: str) -> bool:
@@ -324,18 +338,83 @@ def _option_head(option: str) -> str:
 
 
 def _numbered(text: str) -> list[str]:
-    """The items of the last numbered list in a message ("1. 保持…\n2. 改成 MMR window…"), first sentence each."""
+    """The items of the last list in a message laid out one a line, numbered or lettered ("1. 保持…\n2. 改成
+    MMR window…", "A. Coalesce…\nB. Keep…", "(a) …", "Option B: …"), first sentence each."""
     items: list[str] = []
     for line in R._FENCE.sub(" ", text).splitlines():
-        m = re.match(r"\s*\**([1-9])\s*[.、)）]\**\s+(.+)", line)
+        m = re.match(
+            r"\s*\**(?:(?:option|方案|选项)\s*)?[(（]?([1-9]|[A-Da-d])\s*[.、)）:：]\**\s*(?<=[\s.、)）:：])(.+)",
+            line,
+            re.I,
+        )
         if not m:
             continue
-        n, body = int(m.group(1)), (R.sentences(m.group(2)) or [""])[0]
+        label = m.group(1)
+        n, body = (int(label) if label.isdigit() else ord(label.upper()) - 64), (R.sentences(m.group(2)) or [""])[0]
         if n == 1:
             items = [body]
         elif n == len(items) + 1:
             items.append(body)
     return items if len(items) >= 2 else []
+
+
+# A pick by place or label of an item just listed: "1。", "go with 2", "第二种", "the first one", "B", "(b).",
+# "option A" — alone, or before the reason ("A，调休每年都变").
+_PICK_PLACE = re.compile(
+    r"^(?:(?:ok(?:ay)?|sure|yes|yeah|好的?|行|嗯)[,，.。!！]?\s*)?(?:那就|就|选|用|go with|take|let'?s (?:do|go with)|"
+    r"option|方案|选项)?\s*(?:the\s+)?[(（]?(?:([1-9])|([A-Da-d])|第([一二三四五1-5])(?:种|个|条|项|套|类)?|"
+    r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|就这个吧?|it is)?\s*(?:[.。!！,，:：;；]|$)",
+    re.I,
+)
+
+
+def _list_heading(text: str) -> str:
+    """The sentence that opens the last list of a message when it names what the list decides ("对账挪时间以后，
+    失败了要不要处理方式也定一下："), not only that options follow ("Options:", "几个改法：")."""
+    lines = R._FENCE.sub(" ", text).splitlines()
+    first = max((k for k, x in enumerate(lines) if re.match(r"\s*\**(?:[(（]?[1aA][.、)）:：])\s*\S", x)), default=None)
+    above = next((x.strip() for x in reversed(lines[:first] if first else []) if x.strip()), "")
+    said = (R.sentences(above) or [""])[-1]
+    if not said.endswith((":", "：")) or _lead_in(said) and len(re.sub(r"[\W\d_]", "", said)) < 12:
+        return ""
+    return said.rstrip(":：")
+
+
+def _list_pick(s: str, items: Sequence[str]) -> int | None:
+    """Which item of the list just laid out a user's first sentence picks: by its place or label
+    (`_PICK_PLACE`), or by a word or two only that item holds ("Coalesce.", "The threshold one.",
+    "阈值那个"). None when it names no one item."""
+    s = s.strip()
+    m = _PICK_PLACE.match(s)
+    if m:
+        num, letter, zh, word = m.groups()
+        if letter and letter.islower() and not re.match(r"[(（]|(?:option|方案|选项)", s, re.I) and len(s) > 2:
+            return None  # "a…" opens many sentences; "a" alone, "(a)" and "option a" are labels
+        n = (
+            int(num)
+            if num
+            else ord(letter.upper()) - 64
+            if letter
+            else _ORDINALS.get(zh, int(zh) if zh and zh.isdigit() else 0)
+            if zh
+            else len(items)
+            if word.casefold() == "last"
+            else _ORDINALS[word.casefold()]
+        )
+        return n - 1 if 1 <= n <= len(items) else None
+    if R.is_question(s):
+        return None
+    head = re.split(r"\s*[,，;；.。:：!！—]\s*", s, maxsplit=1)[0]
+    head = re.sub(
+        r"^(?:the|that|this)\s+|\s+(?:one|option|it is|then|please)$|(?:那个|这个)?(?:吧|就行)?$", "", head, flags=re.I
+    )
+    words = [
+        w for w in re.findall(r"[A-Za-z][\w.+-]{2,}|[\u4e00-\u9fff]{2,}", head) if w.casefold() not in _FILLER_PICKS
+    ]
+    if not words or len(head.split()) > 3 or len(head) > 24 or re.search(r"\s(?:it|that|this|them)$", head, re.I):
+        return None  # "Drop it.", "Ship that": what to do, not which item
+    holding = [k for k, x in enumerate(items) if all(w.casefold() in x.casefold() for w in words)]
+    return holding[0] if len(holding) == 1 else None
 
 
 def _ordinal_item(pick: str, said: Sequence[str], listed: Sequence[str] = ()) -> str | None:
@@ -390,7 +469,7 @@ _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4
 
 
 def _decision(
-    sents: list[str], proposal: list[str], said: list[str] = (), listed: list[str] = ()
+    sents: list[str], proposal: list[str], said: list[str] = (), listed: list[str] = (), heading: str = ""
 ) -> tuple[Candidate | None, set[int]]:
     """A decision stated across sentences and turns: the user's choice ("merge it is", "定了：…") or
     their agreement to what the assistant just proposed ("Agreed", "就这么办"), with the reasons
@@ -435,8 +514,10 @@ def _decision(
         offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
         short = j == 0 and _short_pick(s, proposal, said)
         takes = proposal and j <= 2 and R.TAKES.match(raw) and not R._NARRATIVE.match(s)
+        pick = _list_pick(s, listed) if listed and j == 0 else None
         if (
-            R.is_choice(raw)
+            pick is not None
+            or R.is_choice(raw)
             or R.is_choice(s)
             or (proposal and j == 0 and R.agrees(raw))
             or named
@@ -450,12 +531,18 @@ def _decision(
         return _use_over(sents)
     letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
     others: list[str] = []  # the options of a list the pick did not take: what it passed over
+    if pick is not None:  # "B", "1。", "Coalesce." after a list: that item, over the others
+        proposal = [R.clip(" ".join(filter(None, [heading, listed[pick]])), 300)]  # (the heading names what it decides)
+        others = [x for k, x in enumerate(listed) if k != pick]
+        letter = named = ""
     if len(letter) >= 2 and (len(proposal) > 1 or (not proposal and isinstance(named, str))):
         # "双跑。" after "1. 直接切：… 2. 双跑一周：…", "直接换 coder/websocket" after three: that one
         naming = [x for x in proposal or listed if letter.casefold() in x.casefold()]
         others = [x for x in proposal or listed if x not in naming] if len(naming) == 1 else []
         proposal = naming if len(naming) == 1 else proposal
-    item = _ordinal_item(sents[start], said, listed) if not re.search(r"[A-Za-z]{3,}", letter) else None
+    item = (
+        _ordinal_item(sents[start], said, listed) if pick is None and not re.search(r"[A-Za-z]{3,}", letter) else None
+    )
     if item:  # "第二种。" after "两种修法：1. … 2. …": the second item is what was decided
         clipped = [R.clip(x, 300) for x in listed]
         others = [x for x, c in zip(listed, clipped) if c != item] if item in clipped else []
@@ -498,7 +585,7 @@ def _decision(
     )
     strong = bool(R.STRONG_CHOICE.search(said)) or short
     # "那就 PostgreSQL 吧，MySQL 的 JSON 支持太弱了": the clause after the choice gives its reason
-    clause = _clause_reason(parts[0], bool(named)) if len(parts) == 1 else None
+    clause = _clause_reason(parts[0], bool(named) or pick is not None) if len(parts) == 1 else None
     by_name = bare.group(1) if offered else None  # "NATS 吧": the option named outranks a "用 X" in what follows
     picked = by_name or R.chosen_of(said)
     # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
@@ -749,13 +836,17 @@ def _from_user(
     proposal: list[str] | None = None,
     said: list[str] | None = None,
     listed: list[str] | None = None,
+    heading: str = "",
 ) -> list[Candidate]:
     document = _document(text)
     if document is not None:
         return [document]
+    lead = re.match(r"\s*([1-9])[.)]\s+(?=\S)", text) if listed else None
+    if lead and not re.search(r"\n\s*[1-9][.)]\s", text):
+        text = lead.group(1) + ".\n" + text[lead.end() :]  # "1. Dividing by replica count breaks…": item 1, then why
     sents = R.sentences(text)
     out: list[Candidate] = []
-    decision, used = _decision(sents, proposal or [], said or [], listed or [])
+    decision, used = _decision(sents, proposal or [], said or [], listed or [], heading)
     if decision is not None:
         out.append(decision)
     last_end = -2  # index of the last sentence folded into the newest candidate
@@ -854,9 +945,11 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
         if R.is_experience(s, after_error) or R.announces_cause(s):
             content = s
             fix_next = j + 1 < len(sents) and j + 1 not in proposed and R.has_fix(sents[j + 1])
-            body = _cause_body(sents, j, proposed) if R.announces_cause(s) or len(s) < R.SHORT_CAUSE else []
+            explained = R.announces_cause(s) or R.names_cause(s) or len(s) < R.SHORT_CAUSE
+            body = _cause_body(sents, j, proposed) if explained else []
             if body:
-                content = " ".join([s.rstrip(), *(sents[k] for k in body)])
+                lead = [] if R.only_announces(s) else [s.rstrip()]  # "找到了。" says nothing itself
+                content = " ".join([*lead, *(sents[k] for k in body)])
                 used.update(body)
             elif fix_next and (not R.has_fix(s) or _FIX_HEAD.match(sents[j + 1])):
                 content = s.rstrip() + " " + sents[j + 1]

@@ -112,6 +112,20 @@ def _absorb_reason(store: Store, c: Candidate, decision_id: int) -> list[int]:
     return closed
 
 
+def _extended(store: Store, c: Candidate) -> int | None:
+    """The current decision of the same session that `c` restates with more (its reason, said in a
+    later exchange: `heuristic.extract` marks it `extends` with the words stored before)."""
+    before = c.metadata.get("extends")
+    if not before or c.layer != "decision":
+        return None
+    row = store.conn.execute(
+        f"SELECT id FROM memories m WHERE scope = ? AND session_id = ? AND layer = 'decision' AND content = ? "
+        f"AND {_current_filter()} ORDER BY id DESC LIMIT 1",
+        (c.scope, c.session_id, before),
+    ).fetchone()
+    return row[0] if row else None
+
+
 _NUMBER = re.compile(r"\d+(?:[.:]\d+)*")
 
 
@@ -241,6 +255,12 @@ def _one(
         _reinforce(store, existing[0], c, dry_run)
         report.reinforced.append(existing[0])
         item.update(action="repeat", id=existing[0])
+        return
+    extended = _extended(store, c)
+    if extended is not None:  # an earlier Stop stored the pick; its reason came at this one
+        _merge(store, extended, c, dry_run)
+        report.merged.append(extended)
+        item.update(action="merge", id=extended, reason="the reason for a decision stored before")
         return
     near = _nearest(store, c, vec)
     best_id, best_sim = near[0] if near else (None, 0.0)
@@ -584,10 +604,13 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         return None
     names = rules.named_terms(c.content)
     given = rules.values_in(c.content)
+    kinds = {k for k in rules.slot_values(c.content) if not k.startswith("tech:")}
     language = text.cjk_share(c.content)
     mine_both: set[str] | None = None  # with the glossary's words in the other language too
     best: tuple[float, int] | None = None
     for mid, content in _earlier_statements(store, c, new_id):
+        if kinds and not kinds & set(rules.slot_values(content)):
+            continue  # a new timeout does not change who owns the gateway: a value changes a value of its kind
         theirs = rules.topic_terms(content) - values.UNIT_WORDS  # "120 seconds" / "60 seconds apart": no subject
         if abs(language - text.cjk_share(content)) >= ACROSS:  # said in the other language
             if mine_both is None:
@@ -648,7 +671,8 @@ def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Itera
 # "too" at a clause's end is "as well"; before a word it is "excessively" ("5 minutes was too long")
 _ALSO_CHANGED = re.compile(
     r"\b(?:also|too)\s+(?:got\s+|was\s+|were\s+|been\s+)?(?:renamed|moved|changed|switched|replaced|migrated|retired)|"
-    r"也(?:已经?|都)?(?:改|换|迁|重命名|下线|停用)",
+    r"\b(?:renamed|moved|changed|switched|replaced|migrated|retired|split)\s+too\b|"
+    r"也(?:已经?|都)?(?:改|换|迁|重命名|下线|停用|提到|调到|降到|涨到|提高到|扩到|挪到|变成)",
     re.I,
 )
 _ALSO = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[,.;:!?)]|$))|也|同时|另外|还(?:有|用)", re.I)
@@ -720,7 +744,7 @@ def _same_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     holding a value of that slot, and for a span of time one of a like size (a retry interval of 10
     minutes does not restate a log retention of 7 days, SPAN_RATIO); otherwise (a service's replica
     count and its pool size, both counts) nothing is closed."""
-    said_now = values.fact_values(c.content)
+    said_now = values.fact_values(rules.without_old(c.content))
     mine, names = _slots(said_now), said_now["idents"]
     if not mine or not names:
         return None
@@ -904,6 +928,12 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
     for mid, value, subject in rows:
         if subject == c.subject:
             return mid, value
+    if c.attribute == "oncall":  # "partner on-call" is the on-call for partner integrations
+        mine_words = set(c.subject.split())
+        for mid, value, subject in rows:
+            theirs = set((subject or "").split())
+            if mine_words and theirs and (mine_words <= theirs or theirs <= mine_words):
+                return mid, value
     if c.attribute in ("owner", "oncall"):
         # one thing by two names: the store knows them as one entity ("账务服务" aliased to
         # ledger-service), or the glossary says the same words in the other language (告警路由 /
@@ -1055,7 +1085,11 @@ def _merge(store: Store, memory_id: int, c: Candidate, dry_run: bool) -> None:
     if c.content != m.content:
         entry["content"] = c.content[:500]
     changes: dict[str, Any] = {"importance": max(m.importance, c.importance)}
-    if c.layer == "decision" and m.layer != "decision":
+    if c.metadata.get("extends") == m.content:  # the decision again, with the reason said after it
+        changes["content"] = c.content
+        entry["replaced_content"] = m.content[:500]
+        meta.update({k: c.metadata[k] for k in ("rationale", "alternatives") if c.metadata.get(k)})
+    elif c.layer == "decision" and m.layer != "decision":
         # A decision is never folded into a fact or an experience: it absorbs them. Its text leads,
         # the old text stays in the history (memory_versions and this provenance entry).
         changes.update(layer="decision", category=c.category, content=c.content)

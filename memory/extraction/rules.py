@@ -123,9 +123,11 @@ def _long_enough(s: str) -> bool:
 
 # Asking for an opinion is a question however it ends: "…，你怎么看。", "…, what do you think."
 _QUESTION_ZH = re.compile(
-    r"(?:吗|呢|么|没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
+    r"(?:吗|呢|么|(?<!基本)(?<!几乎)(?<!根本)(?<!从来)(?<!完全)(?<!都)(?<!也)(?<!并)没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
     r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$|"
-    r"(?<!不管)(?<!无论)(?<!不论)是[^，。,；;]{1,24}还是[^，。,；;都也]{1,24}?(?:的|呢)?[\s。.]*$",
+    r"(?<!不管)(?<!无论)(?<!不论)是[^，。,；;]{1,24}还是[^，。,；;都也]{1,24}?(?:的|呢)?[\s。.]*$|"
+    # asking for something, the last clause: "…，能不能缓一缓", "有没有别的办法", "要不要换个方案"
+    r"(?:^|[，,；;])\s*(?:那|另外)?(?:能不能|可不可以|能否|有没有|要不要|行不行)[^，。,；;]{0,16}[\s。.!！]*$",
     re.I,
 )
 
@@ -167,7 +169,7 @@ _NOUN_FIRST = re.compile(
     r"^[A-Za-z]+\s+(?!(?:the|a|an|it|this|that|these|those|all|my|our|your|their|some|every|each|me|us|them|him|her|"
     r"any|to|up|out|down|on|in|off|over|back|with|for|and|again|now|first|please)\b)[\w-]+\s+(?:[\w-]+\s+)?(?:is|are|was|"
     r"were|go|goes|run|runs|live|lives|must|should|need|needs|use|uses|have|has|get|gets|land|lands|take|takes|"
-    r"stay|stays)\b|"
+    r"stay|stays|start|starts|begin|begins|end|ends|follow|follows|contain|contains|include|includes)\b|"
     # in Chinese, two English words then the Chinese that says something of them: "commit message 用英文写"
     # (not "check config 里的端口", a request)
     r"^[A-Za-z]+\s+(?!(?:the|a|an|it|this|that|my|our|your|all)\b)[A-Za-z][\w-]*\s*"
@@ -188,7 +190,8 @@ def is_request(s: str) -> bool:
 WHY_QUESTION = re.compile(
     r"\bcan you (?:look|check|see)\b|\bfigure out\b|\bfind out\b|\bany idea\b|\bwhat happened\b|看下怎么|看看怎么|"
     r"查查|\bwhy\b|\bwhat (?:was|is) (?:that|this|it)\b|\bwhat caused\b|\bhow come\b|\bdig in"
-    r"|\binvestigate\b|\blook into\b|\bwhat'?s going on\b|为什么|怎么回事|什么原因|为啥|排查|查一下",
+    r"|\binvestigate\b|\blook into\b|\bwhat'?s going on\b|为什么|怎么回事|什么原因|为啥|排查|查一下|"
+    r"(?:帮我|帮忙|你)(?:看下|看一下|看看|查下|查查)",
     re.I,
 )
 # A why-question about the project (its code, its failures), not about general knowledge.
@@ -295,7 +298,8 @@ _ANSWER_STYLE = re.compile(
 )
 PREFERENCE = re.compile(
     _ANSWER_STYLE.pattern + "|"
-    r"\bI(?:'d| would)? (?:really )?(?:prefer|like|love|hate|dislike)\b|\bI don'?t like\b|"
+    r"\bI(?:'d| would)? (?:really )?(?:prefer|like(?! to (?:know|see|understand|check|hear|find|ask|get|look|talk|"
+    r"confirm|discuss|figure|try|go over|walk through))|love|hate|dislike)\b|\bI don'?t like\b|"
     r"\bI(?:'d| would) rather\b|\bmy preference\b|我(?:更|比较|很|还是)?(?:喜欢|偏好|倾向|习惯|不喜欢|讨厌)",
     re.I,
 )
@@ -486,14 +490,19 @@ _STATEMENT_VERB = re.compile(
     r"can'?t|cannot|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|breaks?|fails?|stores?|points?|takes?|keeps?|"
     r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
     r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
+    r"raised|lowered|increased|decreased|reduced|bumped|switched|migrated|upgraded|downgraded|renamed|retired|"
+    r"starts?|begins?|ends?|follows?|contains?|includes?|moved|changed|dropped|swapped|split|drops|"
+    r"it'?s|that'?s|they'?re|"
     r"there is|there are)\b|"
-    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到",
+    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到|"
+    r"最多|最少|至少|上限|不超过",
     re.I,
 )
 _NARRATIVE = re.compile(
     r"^(?:i|we)\s+(?:did|was|were|had|just|tried|ran|think|guess|believe|wonder|thought|forgot|saw|"
-    r"noticed|want|need|'d|'ll|will|can|could|might|may|am|'m)\b|^(?:i|we)'(?:ll|d|m|ve)\b|"
-    r"^(?:我|我们)(?:刚|刚才|觉得|想|猜|试了|看了|昨天|之前|要|先|会)|^(?:maybe|perhaps|probably|not sure|"
+    r"noticed|want|need|'d|'ll|will|can|could|might|may|am|'m)\b|^(?:i|we)'(?:ll|d|m|ve)\b|^i\s+\w+ed\b|^i\s+(?:have|got)\s+(?!to\b)|"
+    r"^(?:我|我们)(?:刚|刚才|觉得|想|猜|试了|看了|昨天|之前|要|先|会)|^(?:以前|过去)(?![的要得需必都统说定写配提])|^我(?:在|正在)(?:准备|弄|搞|写|看|查|改|做|学|想)|"
+    r"^(?:maybe|perhaps|probably|not sure|"
     r"i guess|也许|可能|估计|好像)",
     re.I,
 )
@@ -529,7 +538,9 @@ _EPISODE = re.compile(
     r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|今天|刚才|出事|偶现|巨卡|没法用|"
     r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
     # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
-    r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说",
+    r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说|"
+    # what was just done, counted: "跑了 5 次都过了", "重启了 3 次"
+    r"(?:跑|试|测|重启|重跑|刷新|点)了\s*\d+\s*(?:次|遍)|都(?:通)?过了",
     re.I,
 )
 
@@ -551,11 +562,26 @@ def is_statement(s: str) -> bool:
         or s.rstrip().endswith((":", "："))
     ):
         return False
-    if not (_SPECIFIC.search(s) or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}|" + _NAMED_ZH, s))):
+    if not (
+        _SPECIFIC.search(s)
+        or _COUNTED.search(s)
+        or values.fact_values(s)["quantities"]  # "网关超时是 3 秒", "retries back off for 5 minutes"
+        or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}|" + _NAMED_ZH, s))
+    ):
         return False
     return bool(_STATEMENT_VERB.search(s)) and _long_enough(s)
 
 
+# A count with what it counts ("capped at 5 attempts", "重试最多 5 次", "3 个副本"): as specific as a name.
+_COUNTED = re.compile(
+    r"\b\d+\s*(?:attempts?|retries|tries|times|replicas?|pods?|nodes?|workers?|threads?|connections?|requests?|"
+    r"rows?|items?|rps|qps|%|percent|[kmgt]i?b)\b|\d+\s*(?:次|个|条|台|副本|倍|%|万|行|人|核|[KMGT]i?B?)|"
+    r"[两三四五六七八九十][十百千万]?\s*(?:个人|个副本|个节点|个实例|次|条|台|人|倍|副本)|"
+    # a convention, however plainly said: "提交信息用中文写，格式是 模块: 描述", "named in kebab-case"
+    r"格式(?:是|为|统一)|命名(?:规则|规范|方式)?(?:是|为|用|统一)|用(?:中文|英文)写|\bwritten in (?:english|chinese)\b|"
+    r"\bformatted as\b|\bthe format is\b|\bnaming convention\b",
+    re.I,
+)
 # What names something specific in a Chinese sentence without a Latin letter: a quoted name (「订单告警」)
 # or a product everyone there uses by its Chinese name (飞书, 钉钉, 阿里云).
 _NAMED_ZH = r"「[^」]{2,}」|“[^”]{2,}”|飞书|钉钉|企业微信|阿里云|腾讯云|华为云|七牛|又拍云|宝塔|禅道|语雀|石墨"
@@ -621,10 +647,40 @@ _ANNOUNCES_ONLY = re.compile(
 )
 
 
+# A clause about today's work at the end of a sentence that states a fact: "Reservation pulls run every
+# 5 minutes from celery beat, leave those alone for now", "补偿完以后对账要盯一下，ReconcileJob 每天凌晨 3 点跑，明早看下结果"
+_TODAY = re.compile(
+    r"明早|明天|今晚|今天|待会|回头|一会儿?|先放着|(?:盯|看|查|跟|确认)一下|\bfor now\b|\bright now\b|顺手|你看下|你看看|\bleave (?:it|them|those|that) alone\b",
+    re.I,
+)
+
+
+def _without_asides(s: str) -> str:
+    """`s` less the clauses at its end that ask for something or talk about today, when what is
+    left states something on its own."""
+    parts = re.split(r"(?<=[,，;；])\s*", s)
+    if len(parts) < 2 or is_question(s):
+        return s
+
+    def aside(part: str) -> bool:
+        p = part.strip(" ,，;；.。!！")
+        return bool(p) and bool(is_request(p) or _TODAY.search(p)) and not RULE.search(p)
+
+    keep = list(parts)
+    while len(keep) > 1 and aside(keep[-1]):
+        keep.pop()  # (at the end only: what opens a sentence sets what the rest is, "我想顺便…，现在是…")
+    if len(keep) == len(parts):
+        return s
+    core = "".join(keep).rstrip(" ,，;；")
+    if not _long_enough(core) or not is_statement(core):
+        return s
+    return core + ("。" if entities_cjk(core[-1]) else ".")
+
+
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
-    s = strip_fillers(raw)
+    s = _without_asides(strip_fillers(raw))
     lead = re.match(r"^([^:：`]{3,80})[:：]\s*(?=\S)", s)
     if lead and _PLAN_LEAD.search(lead.group(1)):
         return None  # "Plan for today: get the beta green, then …": the day's plan, no fact
@@ -684,6 +740,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         why.append(f"rule ({rule.group(0).strip()})")
     else:
         fact = None if _EPISODE.search(s) else next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
+        if fact is None and not _EPISODE.search(s) and (oncall_of(s) or owner_of(s)):
+            fact = ("ownership", None)  # "值班是阿杰", "报表导出归老张管": who, though nothing else is named
         if fact:
             category, importance = fact[0], 3
             why.append(f"project fact: {fact[0]}")
@@ -1076,8 +1134,27 @@ _CAUSE_LEAD = re.compile(r"(?:root cause|the cause|causes?|根因|根本原因|�
 SHORT_CAUSE = 40  # a cause sentence this short names the cause; its explanation follows
 
 
+def names_cause(s: str) -> bool:
+    """Whether a sentence says it gives the cause ("Root cause: …", "根因是…", "问题出在…"): what follows explains it."""
+    return bool(_ROOT_CAUSE.search(s))
+
+
+# "找到了。", "Found it.": the explanation of what broke follows
+_FOUND = re.compile(
+    r"^\W*(?:(?:ok|好)[,，]?\s*)?(?:找到(?:了|原因了|问题了)|问题找到了|原因找到了|found it|found the (?:problem|issue|bug|cause))\W*$",
+    re.I,
+)
+
+
+def only_announces(s: str) -> bool:
+    """ "找到了。", "Found it.": a lead that says an explanation follows and nothing more."""
+    return bool(_FOUND.match(s))
+
+
 def announces_cause(s: str) -> bool:
-    """A heading over the cause; not "原因还没找到：" nor "Not sure about the cause yet:"."""
+    """A heading over the cause ("Root cause:", "找到了。"); not "原因还没找到：" nor "Not sure about the cause yet:"."""
+    if _FOUND.match(s):
+        return True
     lead = _CAUSE_LEAD.search(s)
     return bool(lead) and not re.search(r"没|不|未|\b(?:not|no|unclear|unknown)\b", s, re.I)
 
@@ -1193,9 +1270,8 @@ _OWNER = [
     re.compile(
         r"(?:^|[,;:] )"
         + _WHO_EN
-        + r"(?: \([^)]{1,30}\))? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of) "
-        + _THING
-        + r"(?=\s*(?:now\b|[,.;:!]|$))"
+        + r"(?: \([^)]{1,30}\))? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|"
+        r"is (?:now )?(?:responsible for|in charge of)|looks after) " + _THING + r"(?=\s*(?:now\b|[,.;:!]|$))"
     ),
     re.compile(r"\b(?:the )?owner of " + _THING + r" is (?:now )?" + _WHO_EN),
     re.compile(r"(?P<thing>[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
@@ -1207,6 +1283,15 @@ _OWNER = [
         re.I,
     ),
     re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*(?:归|(?<!路)由(?!于))\s*" + _WHO_ZH + r"\s*(?:管|负责|维护)", re.I),
+    # "老张负责报表服务的导出", "周涛（Tom Zhou）负责支付网关"
+    re.compile(
+        r"(?:^|[，,。；;]\s*)(?!我|你|他|她|大家|谁|都|也)"
+        + _WHO_ZH
+        + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:现在|目前)?\s*(?:负责|在管|维护)\s*"
+        + _THING_ZH
+        + r"(?=[\s，。,.;；(（了]|$)",
+        re.I,
+    ),
     # a role: "Bao is release captain now", "Dana is the tech lead"
     re.compile(
         r"(?:^|[,;:] )"
@@ -1234,11 +1319,19 @@ _OWNER = [
 # for search this week". The thing is what they are on call for, "oncall" when the sentence names none.
 _ONCALL = [
     re.compile(
-        r"(?:(?P<thing>[A-Za-z0-9_-]+|[\u4e00-\u9fff]{2,6}?)\s*(?:的|线上的?)?\s*)?(?:oncall|on-call|值班(?:的人|人)?)\s*"
+        r"(?:(?P<thing>[A-Za-z0-9_-]+|[\u4e00-\u9fff]{2,6}?)\s*(?:的|线上的?)?\s*)?(?:oncall|on-call|值班(?:的人|人|的)?)\s*"
         r"(?:也)?(?:换人了?|换了)?[，,]?\s*(?:现在|目前|这周起|本周起|从这周起|下周起|这个季度)?\s*(?:是|换成了?|改成了?|为)\s*"
         + _WHO_ZH
         + r"(?=[\s，。,.;；(（了]|$)",
         re.I,
+    ),
+    # "Daniel rotated off partner on-call this week, it's Marco Rossi now", "on-call for search is Priya now"
+    re.compile(
+        r"(?:\b(?!(?:the|off|of|for|on|is|an?)\b)(?P<thing>[a-z][\w./-]*) )?on[- ]?call\b"
+        r"(?: for (?:the )?(?P<also>[\w./-]+(?: [\w./-]+)?))?"
+        r"[^.;]{0,30}?\b(?:it'?s|is|goes to|passes to|moves to|switch(?:es|ed)? to)(?: now)? "
+        r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)"
+        r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?=\s*(?:now\b|this\b|[,.;:!]|$))"
     ),
     re.compile(
         _WHO_EN
@@ -1253,8 +1346,9 @@ def oncall_of(content: str) -> tuple[str, str] | None:
     for rx in _ONCALL:
         m = rx.search(content)
         if m:
-            thing = (m.group("thing") or "").strip().casefold()
-            thing = "oncall" if thing in ("", "线上", "现在", "目前", "这周", "本周") else thing
+            thing = (m.group("thing") or m.groupdict().get("also") or "").strip().casefold()
+            when = ("", "线上", "现在", "目前", "这周", "本周", "下周", "从这周", "这个月", "本月")
+            thing = "oncall" if thing.removesuffix("起") in when else thing
             return thing, m.group("who").strip()
     return None
 
@@ -1266,6 +1360,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
         if m:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
+            thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
             if thing and thing not in ("it", "this", "that", "which", "它", "这个"):
                 return thing, m.group("who").strip()
     return None
@@ -1295,7 +1390,7 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
-    r"retired|renamed|replaced?|dropped)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
+    r"retired|renamed|replaced?|dropped|swapped|split|scratch)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
@@ -1309,7 +1404,8 @@ _OLD_BEFORE = re.compile(
 _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
     r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
-    r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|不再用了|弃用了)",
+    r"decommissioned|sunset|replaced)|is deprecated|is (?:now )?split|(?:was|got) split|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|"
+    r"不再用了|弃用了|不对了?|写错了|有误|作废了?)",
     re.I,
 )
 # Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
@@ -1382,7 +1478,9 @@ _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
     r"upgraded|downgraded|scaled|"
     r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
-    r"from now on|going forward|these days|actually|correction)\b|更正|纠正|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
+    r"(?:drops?|dropped|falls?|fell|goes|went|rises?|rose|grows?|grew)\s+(?:from\s+\S+\s+)?to\s|is split|was split|got split|"
+    r"from now on|going forward|these days|actually|correction|scratch that|typo)\b|"
+    r"\b(?:raised|lowered|increased|decreased|reduced|bumped|cut)\b[^.;!?]{1,40}?\bto\s+\d|更正|纠正|(?:写|记|说|搞|填|配)错了?|(?<!对)不对(?!称|齐|应)|应该是|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
     r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|(?:延长|缩短|拉长|增加|减少|提高|降低|放宽|收紧|扩)到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
 )
@@ -1527,6 +1625,7 @@ def subject_for(
     if m and category == "config":
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
+        subject = re.sub(r"(?<=\w)\s*的\s*(?:服务)?$", "", subject)  # "billing-service 的服务端口"
         if subject in ("it", "this", "that", "", "服务", "服务的", "本地", "这个服务", "它") and mentions:
             subject = mentions[0].name.lower()  # "notification-service 是小李负责的，…，服务端口 7070"
         port = m.group(2) or m.group(4) or m.group(6)
@@ -1539,7 +1638,9 @@ def subject_for(
         if v:
             groups = [g for g in v.groups() if g]
             if len(groups) >= 2:
-                return strip_fillers(groups[0]).lower().strip(), "value", groups[1].strip("`")
+                said = re.sub(r"^[\u4e00-\u9fffA-Za-z]{1,4}?(?:说|讲|提到)[，,:：]?\s*", "", strip_fillers(groups[0]))
+                said = re.sub(r"(?:要|得|需要|应该|也|都|就)$", "", said)  # "老周说支付网关的超时要改成 5 秒"
+                return said.lower().strip() or None, "value", groups[1].strip("`")
     techs = [m for m in mentions if m.kind in ("technology", "code", "known") and entities.category_of(m.name)]
     if techs and category in ("rule", "preference", "correction", "decision", "change"):
         if replaced:
@@ -1622,7 +1723,13 @@ _MORE_SLOTS = {
     "code hosting": "github gitlab gitea bitbucket gerrit",
     "error tracking": "sentry rollbar bugsnag honeybadger",
     "log shipping": "elk loki fluentd fluent-bit filebeat logstash splunk graylog",
-    "scheduler": "crontab cron airflow dagster prefect",
+    "scheduler": "crontab cron airflow dagster prefect xxl-job powerjob quartz elastic-job",
+    "deploy tooling": "helm kustomize argocd spinnaker",
+    "logging library": "logrus zap zerolog slog loguru structlog winston pino log4j logback log4j2",
+    "proxy": "nginx envoy traefik caddy haproxy kong apisix",
+    "olap store": "clickhouse doris starrocks druid",
+    "tracing": "jaeger zipkin skywalking",
+    "http client": "httpx aiohttp axios",
 }
 SLOT_OF: dict[str, str] = {n: slot for slot, names in _MORE_SLOTS.items() for n in names.split()}
 _SAME_SLOT = {"go http router": "web framework"}  # a framework in another language fills the same slot
@@ -1661,14 +1768,33 @@ def durations(content: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_FROM_OLD = re.compile(r"(?:\bfrom\s+|从\s*)[^，,。.;；]{1,20}?(?=\s*(?:\bto\b|改成|改为|调成|调整为|变成|到))", re.I)
+_FROM_OLD = re.compile(
+    r"(?:\bfrom\s+|从\s*)[^，,。.;；]{1,20}?(?=\s*(?:\bto\b|改成|改为|调成|调整为|变成|到))|"
+    r"(?:(?<!而)不是|\bnot\s+)[^，,。.;；]{1,20}?(?=\s*[，,;；]\s*(?:而?是|but\b|it'?s\b))|"  # "不是 10 分钟，是 5 分钟"
+    r"(?:之前(?:说|定|写|配)的|原来的?|以前的?|旧的)\s*[^，,。.;；]{1,20}?(?=\s*(?:改成|改为|调成|调到|换成|变成|挪到))",  # "之前说的 90 天改成 30 天"
+    re.I,
+)
+# What a speaker takes back: "scratch what I said last week about Expedia being 25 req/s" (the value, not the name)
+_SCRATCHED = re.compile(
+    r"\b(?:scratch|forget|ignore|disregard)\b[^.;!?]{0,60}?\b(?:being|was|is|of|at)\s+([^,.;!?]{1,24}?)(?=\s*[,.;!?]|$)",
+    re.I,
+)
+
+
+def without_old(content: str) -> str:
+    """A change less the old values it names ("from 30 to 14 days", "不是 10 分钟", "scratch … being 25 req/s"):
+    what it says now."""
+    content = _FROM_OLD.sub(" ", content)
+    for m in reversed(list(_SCRATCHED.finditer(content))):
+        content = content[: m.start(1)] + " " + content[m.end(1) :]
+    return content
 
 
 def leading_value(content: str, kind: str) -> str | None:
     """The first value of a slot a statement says. A change says its new value first and may name
     the old one after, as its reason ("poll every 60 seconds now, 5 minutes was too slow"); the value
     after "from" / "从" is the old one ("从 30 天改成 14 天", "from 5 to 10 minutes")."""
-    content = _FROM_OLD.sub(" ", content)
+    content = without_old(content)
     if kind == "duration":
         return next(iter(durations(content)), None)
     if kind == "port":
@@ -1792,6 +1918,9 @@ def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
     for v in sorted(drop, key=len, reverse=True):
         low = low.replace(v, " ")
     words = {w[:5] for w in re.findall(r"[a-z][a-z0-9]{2,}", low) if w not in _TOPIC_STOP}
+    words |= {
+        w for w in re.findall(r"(?<![\w./-])[a-z]{2}(?![\w./-])", low) if w in _SHORT_SUBJECTS
+    }  # "CI 迁到 GitLab CI 了"
     for zh, en in _GLOSSARY.items():
         if zh in content:
             words.add(en[:5])
@@ -1802,6 +1931,10 @@ def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
     han = {b for b in han if b not in _TOPIC_STOP_ZH and b not in _GLOSSARY and not _FUNCTION_ZH.search(b)}
     return (words | han) - _GENERIC_SUBJECT - {""}
 
+
+_SHORT_SUBJECTS = frozenset(
+    "ci cd db mq ui ux lb os pr".split()
+)  # two-letter words that name what a statement is about
 
 # Stems of one subject: a release is a deploy ("No production deploys on Fridays" / "周五禁止生产发布");
 # a weekday is the value of a schedule, not what it is about.

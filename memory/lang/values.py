@@ -29,6 +29,9 @@ _EN_NUMBERS = {
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
 _DIGITS = re.compile(r"\d+(?:[,.]\d+)*")
+_ZH_CLOCK = re.compile(
+    r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点(?![多钟数])\s*(半|一刻|(\d{1,2})\s*分)?"
+)
 _CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*(am|pm)\b|\b(\d{1,2}):(\d\d)\b", re.I)
 _DAYS = {
     "mon": "1", "monday": "1", "mondays": "1", "周一": "1", "星期一": "1",
@@ -164,6 +167,16 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         else:
             clocks.add(f"{int(m.group(4))}:{m.group(5)}")
     rest = _CLOCK.sub(" ", s)
+    for m in _ZH_CLOCK.finditer(rest):  # "凌晨 3 点", "下午两点半", "1 点 30 分"
+        when, hour, minute = m.group(1), m.group(2), m.group(3) or ""
+        if not hour.isdigit() and not when:
+            continue  # "一点" is "a little", "两点" two points: a clock only after 凌晨 / 下午 …
+        h = int(hour) if hour.isdigit() else int(_zh_number(hour) or 0)
+        if when in ("下午", "傍晚", "晚上") and h < 12 or when == "中午" and h < 3:
+            h += 12
+        minutes = {"半": "30", "一刻": "15"}.get(minute) or (m.group(4) or "00").zfill(2)
+        clocks.add(f"{h}:{minutes}")
+    rest = _ZH_CLOCK.sub(lambda m: " " if m.group(2).isdigit() or m.group(1) else m.group(0), rest)
     idents = {m.lower() for m in _IDENT.findall(rest)} | {m.lower() for m in _PATH.findall(rest)}
     if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)...
         idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest) if not _ordinary_english(w)}
