@@ -711,13 +711,20 @@ def test_a_statement_harvested_before_the_choice_it_explains_is_closed_by_the_de
     assert statement.content == said[0][1] and statement.superseded_by == d.id
 
 
-def test_a_reason_said_an_exchange_after_the_pick_joins_the_decision_an_earlier_stop_stored(store, tmp_path):
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "补充一下为什么选第一种：自建长连接要常驻进程，安卓后台会被杀，而且我们没人维护网关。",
+        "For the record, the reason: 自建长连接要常驻进程，安卓后台会被杀。",
+    ],
+)
+def test_a_reason_said_an_exchange_after_the_pick_joins_the_decision_an_earlier_stop_stored(store, tmp_path, reason):
     said = [
         ("user", "通知推送要不要换个方案？现在轮询太费电。"),
         ("assistant", "两个选择：\n1. 接入厂商推送通道（FCM / 华为 / 小米）\n2. 自建长连接网关"),
         ("user", "第一种。"),
         ("assistant", "好，我先接 FCM。"),
-        ("user", "补充一下为什么选第一种：自建长连接要常驻进程，安卓后台会被杀，而且我们没人维护网关。"),
+        ("user", reason),
         ("assistant", "明白，记下了。"),
     ]
     harvest_live(store, tmp_path / "live.jsonl", said)

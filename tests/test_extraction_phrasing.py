@@ -200,6 +200,56 @@ def test_a_pick_from_a_list_decides_that_item_over_the_others(options, pick, cho
 
 
 @pytest.mark.parametrize(
+    ("said", "chosen", "over", "why"),
+    [
+        # two options laid out in one paragraph, picked by place; the reason by its place, a message later
+        (
+            (
+                (
+                    "assistant",
+                    "积分过期有两种做法：一种是每晚批量扫表，把到期的积分一次性作废；另一种是用延迟队列，每条积分到期时单独过期。",
+                ),
+                ("user", "就第二种吧。"),
+                ("assistant", "好。"),
+                ("user", "补充一下为什么选第二种：扫表会锁 points_ledger。"),
+            ),
+            "延迟队列",
+            "扫表",
+            "锁 points_ledger",
+        ),
+        (
+            (
+                ("assistant", "Options:\n1. CREATE INDEX CONCURRENTLY\n2. pg_repack"),
+                ("user", "1。"),
+                ("assistant", "Building it now."),
+                ("user", "For the record, the reason: we don't have pg_repack installed."),
+            ),
+            "CONCURRENTLY",
+            "pg_repack",
+            "don't have pg_repack",
+        ),
+    ],
+)
+def test_a_reason_given_a_message_after_the_pick_joins_that_decision(said, chosen, over, why):
+    [d] = extract(turns(*said), scope="/p/x")
+    assert chosen in d.metadata["proposal"] and any(over in x for x in d.metadata["alternatives"])
+    assert why in d.metadata["rationale"] and why in d.content
+
+
+def test_options_the_assistant_lays_out_and_what_it_did_are_not_stored():
+    said = (
+        (
+            "assistant",
+            "We can either (a) stream rows with a server-side cursor, or (b) page through with LIMIT/OFFSET.",
+        ),
+        ("user", "(a), and keep the batch size at 5000."),
+        ("assistant", "Switched the export to a server-side cursor with batches of 5000."),
+    )
+    [d] = extract(turns(*said), scope="/p/x")
+    assert d.layer == "decision" and "server-side cursor" in d.metadata["proposal"]
+
+
+@pytest.mark.parametrize(
     "said", ["a good idea, but later.", "2 replicas is enough.", "Thanks.", "Redis is down again."]
 )
 def test_words_after_a_list_that_pick_nothing_decide_nothing(said):
@@ -343,6 +393,22 @@ CHANGED = [
         "Marco Rossi",
         "DK is on call",
     ),
+    # from a blind trial
+    ("对账任务每天凌晨 3 点跑。", "对账任务挪到凌晨 1 点半，3 点和备份冲突。", "1 点半", "凌晨 3 点跑"),
+    ("Dave is on call this week.", "On-call rotated, it's Priya now.", "Priya", "Dave is on call"),
+    (
+        "The staging Postgres host is pg-staging-1.internal.",
+        "Scratch what I said about the staging Postgres host, it's db-staging-2.internal.",
+        "db-staging-2",
+        "pg-staging-1",
+    ),
+    ("Logs are kept for 30 days.", "Log retention drops from 30 to 14 days.", "14 days", "kept for 30 days"),
+    (
+        "测试库在 pg-test.internal:5433。",
+        "之前说的测试库端口 5433 不对，应该是 5434。",
+        "5434",
+        "pg-test.internal:5433",
+    ),
     (
         "Raw bodies are in s3://cs-partner-raw, kept for 30 days.",
         "Legal came back on cs-partner-raw: the payloads contain PII, so retention drops from 30 to 14 days.",
@@ -428,6 +494,9 @@ SEPARATE = [
     ("Staging Redis is at redis-stg.internal.", "Prod Redis is now on redis-prod.internal.", "redis-stg"),
     ("测试环境的 MySQL 在 10.20.1.5。", "生产环境的 MySQL 现在在 10.30.1.5。", "10.20.1.5"),
     ("订单服务的端口是 8080。", "支付服务现在改到 8090 了。", "8080"),
+    # a service split in two does not change another service's port, nor who owns it
+    ("ledger-service listens on port 9090.", "billing-service is split into billing-api and billing-worker.", "9090"),
+    ("Maria Lopez owns billing-service.", "billing-service is split into billing-api and billing-worker.", "Maria"),
     # a new timeout on the gateway does not change who owns it
     ("周涛（Tom Zhou，大家都叫他老周）负责支付网关。", "老周说支付网关的超时要改成 5 秒。", "负责支付网关"),
     (
@@ -576,6 +645,10 @@ def test_a_fact_about_the_same_places_is_still_stored(said):
         ("Alice Chen is responsible for the billing service.", "billing service"),
         ("billing-service 的服务端口是 8080。", "billing-service"),
         ("老周说支付网关的超时要改成 5 秒。", "支付网关的超时"),
+        ("On-call rotated, it's Priya now.", "oncall"),
+        ("测试库只允许只读账号连。", None),
+        ("commit message 里还要带上 Jira 单号。", None),
+        ("对账任务挪到凌晨 1 点半，3 点和备份冲突。", None),
     ],
 )
 def test_a_plain_fact_is_stored_under_its_subject(said, subject):

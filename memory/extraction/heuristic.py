@@ -88,6 +88,7 @@ def extract(
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     context: list[Candidate] = []  # what the user's last turn stated, the reason for a choice that follows
     just_decided: Candidate | None = None  # the decision of the user's last message, the assistant silent since
+    last_decided: Candidate | None = None  # the decision of the user's last message, whatever the assistant said since
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
     listed: list[str] = []  # the items of the assistant's last numbered list, for a pick by place ("第二种")
@@ -109,6 +110,15 @@ def extract(
                 _add_reason(just_decided, text)
                 just_decided = None
                 continue
+            if last_decided is not None and _REASON_LEAD.match(text) and len(R.sentences(text)) <= 3:
+                # "For the record, the reason: …", the message after a pick: that decision's reason
+                target = last_decided
+                if target.metadata.get("turn", 0) < skip:  # stored at an earlier Stop (as below)
+                    target = replace(target, metadata={**target.metadata, "extends": target.content, "turn": i})
+                    out.append(target)
+                _add_reason(target, _REASON_LEAD.sub("", text, count=1))
+                last_decided = None
+                continue
             for sentence in R.sentences(text):
                 # "补充一下为什么选 (a)：审计要求 short-lived token": the reason of the pick it names, said later
                 target = _reason_of(sentence, out)
@@ -123,6 +133,7 @@ def extract(
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
             listed_for -= 1
             just_decided = next((c for c in found if c.layer == "decision"), None)
+            last_decided = just_decided
             agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
             if agreed:
                 # the proposal the user agreed to is now their decision, not the assistant's experience
@@ -170,10 +181,14 @@ def extract(
             just_decided = None
             now = [x for x in R.sentences(text) if not R.is_question(x)]
             said = (said + now)[-40:]
-            fresh = _numbered(text)
+            fresh, heading_now = _numbered(text), ""
+            if fresh:
+                heading_now = _list_heading(text)
+            else:
+                fresh, heading_now = _inline_options(text)
             if fresh:
                 listed, listed_for = fresh, 2  # the next user turn, or the one after a question about it
-                heading = _list_heading(text)
+                heading = heading_now
             elif re.search(r"[(（][A-Da-d1-4][)）]\s*\S", text):
                 listed_for = 0  # "(a) republish them, or (b) rebuild": new options, said inline
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
@@ -220,6 +235,12 @@ def extract(
 
 # A sentence that corrects a fact ("更正：auth-service 端口是 9443", "Correction: …") is no reason for a choice.
 _CORRECTS = re.compile(r"^\W*(?:更正|纠正|订正|correction\b|to correct\b)", re.I)
+# A message that gives the reason for what the user's last message decided: "For the record, the reason: …"
+_REASON_LEAD = re.compile(
+    r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons?(?: is| was| being)?\s*[:：—-]\s*|"
+    r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*",
+    re.I,
+)
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
 _REASON_FOR = re.compile(r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b", re.I)
 _NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
@@ -254,15 +275,20 @@ def _reason_alone(text: str, weighed: str) -> bool:
 
 
 def _reason_of(sentence: str, found: list[Candidate]) -> Candidate | None:
-    """The decision a later reason names by its pick ("为什么选 (a)", "the reason for Postgres")."""
+    """The decision a later reason names by its pick ("为什么选 (a)", "为什么选第一种", "the reason for Postgres")."""
     m = _REASON_FOR.search(sentence)
     key = re.match(r"\s*([(（][A-Da-d1-4][)）]|[\w.+/-]+)", sentence[m.end() :]) if m else None
     if key is None:
         return None
     name = key.group(1).casefold()
+    place = _list_pick(key.group(1), ["", "", "", "", ""])  # "第一种", "(b)", "the second": a place in the list
     for c in reversed(found):
         chosen = (c.metadata.get("chosen") or "").casefold()
-        if c.layer == "decision" and (c.content.casefold().startswith(name) or chosen == name):
+        if c.layer != "decision":
+            continue
+        if c.content.casefold().startswith(name) or chosen == name:
+            return c
+        if place is not None and c.metadata.get("picked") == place + 1:
             return c
     return None
 
@@ -366,6 +392,23 @@ _PICK_PLACE = re.compile(
     r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|就这个吧?|it is)?\s*(?:[.。!！,，:：;；]|$)",
     re.I,
 )
+
+
+# Two options said in one paragraph: "一种是每晚批量扫表…；另一种是用延迟队列…", "the first is …; the second is …"
+_INLINE_OPTIONS = re.compile(
+    r"(?:第一种|一种|(?<!\w)the first(?: one)?|(?<!\w)one)\s*(?:是|is)[:：]?\s*(?P<a>[^；;。]{4,}?)\s*[；;。]\s*"
+    r"(?:另一种|第二种|the other(?: one)?|the second(?: one)?)\s*(?:是|is)[:：]?\s*(?P<b>[^；;。]{4,}?)\s*(?:[。；;]|$)",
+    re.I,
+)
+
+
+def _inline_options(text: str) -> tuple[list[str], str]:
+    """The two options of a paragraph that lays them out one after the other, and what it opens with."""
+    m = _INLINE_OPTIONS.search(text)
+    if not m:
+        return [], ""
+    opening = re.split(r"[。.!！?？\n]", text[: m.start()].strip())[-1].strip(" :：，,")
+    return [m.group("a").strip(), m.group("b").strip()], opening if len(opening) >= 6 else ""
 
 
 def _list_heading(text: str) -> str:
@@ -654,6 +697,7 @@ def _decision(
         alternatives=alts or None,
         chosen=chosen,
         proposal=" ".join(proposal) or None,
+        picked=pick + 1 if pick is not None else None,  # the item's place, for a reason that names it later
     )
     c.metadata = {k: v for k, v in c.metadata.items() if v}
     return c, used

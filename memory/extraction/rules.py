@@ -279,7 +279,7 @@ RULE = re.compile(
     r"^no (?:\w+ )?(?:releases?|deploys?|deployments?|merges?|pushes?|migrations?) (?:on|after|before|during)\b|"
     r"(?<![我你他她])不(?:发版|上线|部署|发布)(?:[。！!]|$)|"
     r"以后都|以后|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
-    r"尽量|最好|原则上|请勿|切勿|不允许|不得|至少(?:需要|要|得)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
+    r"尽量|最好|原则上|请勿|切勿|不允许|只允许|仅允许|只准|不得|至少(?:需要|要|得)|(?:里|中)(?:还|也|都)?(?:要|得|需要)(?:带上?|加上?|写上?|附上?|标上?)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
     r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])",
     re.I,
@@ -495,7 +495,7 @@ _STATEMENT_VERB = re.compile(
     r"it'?s|that'?s|they'?re|"
     r"there is|there are)\b|"
     r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到|"
-    r"最多|最少|至少|上限|不超过",
+    r"最多|最少|至少|上限|不超过|挪",
     re.I,
 )
 _NARRATIVE = re.compile(
@@ -566,6 +566,7 @@ def is_statement(s: str) -> bool:
         _SPECIFIC.search(s)
         or _COUNTED.search(s)
         or values.fact_values(s)["quantities"]  # "网关超时是 3 秒", "retries back off for 5 minutes"
+        or values.fact_values(s)["clock"]  # "对账挪到凌晨 1 点半"
         or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}|" + _NAMED_ZH, s))
     ):
         return False
@@ -853,6 +854,7 @@ SUGGESTS = re.compile(_SUGGEST, re.I)
 # "either … or", which an explanation says too).
 PROPOSES = re.compile(
     r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather|lean)\b|\bI (?:suggest|recommend|propose|lean)\b|"
+    r"\b(?:we|you) (?:can|could) either\b|"
     + _WOULD
     + r"|\bmy (?:suggestion|recommendation)\b|(?<!官方)(?<!文档)建议|我倾向|倾向于|"
     + _SUGGEST,
@@ -1028,7 +1030,10 @@ _NARRATION = re.compile(
     r"找到了|复现了|对|是的|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
-    r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题)",
+    r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题|"
+    # what it just did, said without a subject: "Switched the export to a cursor", "改好了，TTL 现在…"
+    r"switched|changed|moved|updated|added|removed|rewrote|renamed|replaced|created|deleted|bumped|refactored|"
+    r"implemented|migrated|committed|merged|wrote|改好了|改了|加了|删了|提交了|已提交|合上了)",
     re.I,
 )
 _CAUSE = re.compile(
@@ -1327,7 +1332,7 @@ _ONCALL = [
     ),
     # "Daniel rotated off partner on-call this week, it's Marco Rossi now", "on-call for search is Priya now"
     re.compile(
-        r"(?:\b(?!(?:the|off|of|for|on|is|an?)\b)(?P<thing>[a-z][\w./-]*) )?on[- ]?call\b"
+        r"(?:\b(?!(?:the|off|of|for|on|is|an?)\b)(?P<thing>[a-z][\w./-]*) )?(?i:on)[- ]?call\b"
         r"(?: for (?:the )?(?P<also>[\w./-]+(?: [\w./-]+)?))?"
         r"[^.;]{0,30}?\b(?:it'?s|is|goes to|passes to|moves to|switch(?:es|ed)? to)(?: now)? "
         r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)"
@@ -1390,7 +1395,7 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
-    r"retired|renamed|replaced?|dropped|swapped|split|scratch)\b|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
+    r"retired|renamed|replaced?|dropped|swapped|split|scratch)\b|不对|写错|应该是|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
@@ -1404,7 +1409,7 @@ _OLD_BEFORE = re.compile(
 _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
     r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
-    r"decommissioned|sunset|replaced)|is deprecated|is (?:now )?split|(?:was|got) split|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|"
+    r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|"
     r"不再用了|弃用了|不对了?|写错了|有误|作废了?)",
     re.I,
 )
@@ -1479,9 +1484,9 @@ _MARKS_CHANGE = re.compile(
     r"upgraded|downgraded|scaled|"
     r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
     r"(?:drops?|dropped|falls?|fell|goes|went|rises?|rose|grows?|grew)\s+(?:from\s+\S+\s+)?to\s|is split|was split|got split|"
-    r"from now on|going forward|these days|actually|correction|scratch that|typo)\b|"
+    r"from now on|going forward|these days|actually|correction|scratch|typo)\b|"
     r"\b(?:raised|lowered|increased|decreased|reduced|bumped|cut)\b[^.;!?]{1,40}?\bto\s+\d|更正|纠正|(?:写|记|说|搞|填|配)错了?|(?<!对)不对(?!称|齐|应)|应该是|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
-    r"重命名|改名|更名|现在|改成|改为|改到|调到|调成|调整为|提到|降到|(?:延长|缩短|拉长|增加|减少|提高|降低|放宽|收紧|扩)到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
+    r"重命名|改名|更名|现在|改成|改为|改到|调到|挪到|移到|提前到|推迟到|延后到|调成|调整为|提到|降到|(?:延长|缩短|拉长|增加|减少|提高|降低|放宽|收紧|扩)到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
     re.I,
 )
 # Words that say how a statement is put, not what it is about: they never make two statements one topic.
@@ -1626,6 +1631,7 @@ def subject_for(
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         subject = re.sub(r"(?<=\w)\s*的\s*(?:服务)?$", "", subject)  # "billing-service 的服务端口"
+        subject = re.sub(r"^(?:之前|原来|刚才)(?:说|给|写|配)的\s*", "", subject)  # "之前说的测试库端口 5433 不对"
         if subject in ("it", "this", "that", "", "服务", "服务的", "本地", "这个服务", "它") and mentions:
             subject = mentions[0].name.lower()  # "notification-service 是小李负责的，…，服务端口 7070"
         port = m.group(2) or m.group(4) or m.group(6)
@@ -1917,10 +1923,9 @@ def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
     low = content.casefold()
     for v in sorted(drop, key=len, reverse=True):
         low = low.replace(v, " ")
-    words = {w[:5] for w in re.findall(r"[a-z][a-z0-9]{2,}", low) if w not in _TOPIC_STOP}
-    words |= {
-        w for w in re.findall(r"(?<![\w./-])[a-z]{2}(?![\w./-])", low) if w in _SHORT_SUBJECTS
-    }  # "CI 迁到 GitLab CI 了"
+    words = {_stem5(w) for w in re.findall(r"[a-z][a-z0-9]{2,}", low) if w not in _TOPIC_STOP}
+    short = re.findall(r"(?<![\w./-])[a-z]{2}(?![\w./-])", low)  # "CI 迁到 GitLab CI 了"
+    words |= {w for w in short if w in _SHORT_SUBJECTS}
     for zh, en in _GLOSSARY.items():
         if zh in content:
             words.add(en[:5])
@@ -1930,6 +1935,11 @@ def subject_stems(content: str, drop: set[str] = frozenset()) -> set[str]:
         han |= {run[i : i + 2] for i in range(len(run) - 1)}
     han = {b for b in han if b not in _TOPIC_STOP_ZH and b not in _GLOSSARY and not _FUNCTION_ZH.search(b)}
     return (words | han) - _GENERIC_SUBJECT - {""}
+
+
+def _stem5(word: str) -> str:
+    """A word cut to five letters, a plural's s dropped first (logs / log, queues / queue)."""
+    return (word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)[:5]
 
 
 _SHORT_SUBJECTS = frozenset(

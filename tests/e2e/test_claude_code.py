@@ -433,8 +433,8 @@ def test_a_pick_in_the_next_prompt_is_harvested_as_the_decision_on_the_options_a
     # Each run's SessionEnd harvests what is new in the transcript since the last harvest, so when
     # the resumed run's "第二种" is read, the options it picks were read by the harvest before; the
     # harvest reads them again as context. Observed: the resumed run appends to the first run's
-    # transcript; its harvest stores the decision with the second option as the proposal; a new
-    # session's hooks hand that decision to the model.
+    # transcript; its harvest stores the decision with the second option as the proposal; a reason
+    # given a run later joins that decision; a new session's hooks hand the decision to the model.
     claude_code.maple("install")
     claude_code.api.script([OPTIONS])
     first = claude_code.run_claude("订单导出太慢了，一次要两分钟。导出接口是 /api/orders/export。怎么办？")
@@ -449,8 +449,17 @@ def test_a_pick_in_the_next_prompt_is_harvested_as_the_decision_on_the_options_a
         what="the decision harvested from the resumed run",
     )
     assert "异步导出" in decision["content"] and "覆盖索引" not in decision["content"]
+    # The reason, given a run later: its harvest reads the pick as context and completes that decision.
+    claude_code.api.script(["明白，记下了。"])
+    claude_code.run_claude("补充一下为什么选第二种：导出高峰会拖慢主库。", resume=first.result["session_id"])
+    (joined,) = poll(
+        lambda: [m for m in harvested(claude_code, "拖慢主库") if m["layer"] == "decision"],
+        timeout=HARVEST_TIMEOUT,
+        what="the reason joined to the decision",
+    )
+    assert joined["id"] == decision["id"] and "索引救不了" in joined["content"]
     claude_code.api.script(["异步导出。"])
     third = claude_code.run_claude("订单导出最后定的是哪种方案？")
     given = hook_contexts(third.main, "SessionStart") + hook_contexts(third.main, "UserPromptSubmit")
-    assert any(f"#{decision['id']} decision" in c and "异步导出" in c for c in given), given
+    assert any(f"#{decision['id']} decision" in c and "异步导出" in c and "拖慢主库" in c for c in given), given
     assert hook_errors(third.debug) == []
