@@ -276,6 +276,14 @@ def test_a_chinese_name_and_its_nickname_in_brackets_are_one_person_either_way_r
     assert len(run_json(capsys, "entity", "李娜")["memories"]) == 2
 
 
+def test_a_name_stated_as_someones_real_or_english_name_is_their_alias(capsys, home):
+    add(capsys, "对账任务归老王管，他大名叫王建国，英文名 Jack。")
+    add(capsys, "Dee runs the search cluster; her full name is Dana Li.")
+    for other in ("王建国", "Jack"):
+        assert run_json(capsys, "entity", other)["entity"]["name"] == "老王", other
+    assert run_json(capsys, "entity", "Dana Li")["entity"]["name"] == "Dee"
+
+
 def test_phrases_that_name_nobody_make_no_alias(capsys, home):
     for text in (
         "We call the API from the retry worker; the retry service is known as flaky.",

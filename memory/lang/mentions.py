@@ -277,7 +277,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
     for person, nicks, personal in _nicknames(body, people):
         if not nicks:
             continue  # "we call him when the build breaks": no name follows
-        entry = next((e for e in named if norm_name(person) in {norm_name(n) for n in (e[0], *e[1])}), None)
+        entry = next((e for e in named if norm_name(person) in {norm_name(n) for n in (e[0], *e[1], *e[2])}), None)
         if entry is None:
             entry = (person, [], [], "person" if personal else "name")
             named.append(entry)
@@ -324,8 +324,13 @@ _NAMED = (
     r"(?i:\b(?:aka|a\.k\.a\.?|(?:also\s+|better\s+|commonly\s+|widely\s+)?known\s+as|goes\s+by|nicknamed)\s+)"
     r"|(?:外号|绰号|昵称|人称|简称)(?:是|叫|为)?"
 )
+# A person's other name stated outright: "老周…他大名叫周涛，英文名 Tom", "Dee — her full name is Dana Li"
+_REAL_NAME = (
+    r"(?:(?:他|她)的?)?(?:大名|本名|全名|真名|中文名|英文名字?)(?:叫|是)?"
+    r"|(?i:\b(?:his|her) (?:real|full|legal|english|chinese) name is\b)"
+)
 _FOR_SHORT = r"[(（,，][ \t]*([A-Z][A-Za-z]*(?:[ \t][A-Z][A-Za-z]*)?|[\u4e00-\u9fff]{2,4})[ \t]+for short\b"
-_NICK_CUE = rf"{_CALLED}|{_NAMED}|for short\b"
+_NICK_CUE = rf"{_CALLED}|{_NAMED}|{_REAL_NAME}|for short\b"
 _LATIN_NICK = r"[A-Z][A-Za-z'-]*(?:[ \t]+[A-Z][A-Za-z'-]*){0,2}"
 _NICK_OR = r"[ \t]*(?:,?[ \t]*or[ \t]+|或者|或是|或|、|/)[ \t]*"
 _QUOTES = "\"'“”‘’「」『』"
@@ -359,6 +364,14 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
         if person:
             personal = bool(CJK_RUN.fullmatch(person) or re.match(r"(?i)goes|nick|[^\x00-\x7f]", m.group(0)))
             yield person, _nicks_at(body, m.end(), person), personal
+    for m in re.finditer(_REAL_NAME, body):
+        subject = _subject(body, m.start(), people, previous=True)
+        other = re.match(
+            r"[ \t]*([A-Z][A-Za-z'-]*(?:[ \t]+[A-Z][A-Za-z'-]*)?|[\u4e00-\u9fff]{2,4}?)(?=[\s，,。.;；、）)]|$)",
+            body[m.end() :],
+        )
+        if subject and other and (other.group(1).isascii() or zhnames.plausible(other.group(1))):
+            yield subject, [other.group(1)], True
     for m in re.finditer(_FOR_SHORT, body):
         person = _named_before(body, m.start(), people, single=False)
         nick = _han_nick(m.group(1), person) if person and CJK_RUN.fullmatch(m.group(1)) else m.group(1)

@@ -204,7 +204,7 @@ _WORDS = frozenset(
 _NOT_GIVEN = frozenset(
     "的地得了着过是在有和与跟也都就不没无这那哪个们我你他她它说要会能把被让给对从为而或但所如因里上下中内外"
     "一二三几多少些每各该此其之于以等再还又才已很太更最只并将到做用看想吗呢吧啊呀嘛啦么什怎谁请找问去来"
-    "写提改删跑查批搞拿"
+    "写提改删跑查批搞拿管"
 )
 # Before the name: words that take a person after them (跟孙悦确认, 问周杰, 让郑浩, 由杨帆负责).
 _BEFORE = (
