@@ -630,10 +630,17 @@ def _bare_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str]
     a primary key far more often than a secret, so its value counts only when it is key material
     (32 or more hex digits) or a generated string, never a word or a name."""
     span = _phrase(text, low, "key", start, end)
+    if span is None and not low[max(0, start - 8) : start].rstrip(" _-").endswith("public"):
+        # "这个 key：8f2c…", "key: 8f2c…": a colon right after the word (a public key is no secret)
+        m = _KEY_COLON.match(text, end)
+        span = (m.start(1), m.end(1), "api-key") if m else None
     if span is None:
         return None
     value = text[span[0] : span[1]].strip("`'\"")
     return span if _KEY_MATERIAL.fullmatch(value) or _looks_random(value) else None
+
+
+_KEY_COLON = re.compile(r"[ \t]*[:：][ \t]*([\x21-\x7e]{20,}?)(?=[\s。，,;；)）]|[.!?](?:\s|$)|$)")
 
 
 def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
