@@ -1483,7 +1483,7 @@ _MARKS_CHANGE = re.compile(
     r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
     r"upgraded|downgraded|scaled|"
     r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
-    r"(?:drops?|dropped|falls?|fell|goes|went|rises?|rose|grows?|grew)\s+(?:from\s+\S+\s+)?to\s|is split|was split|got split|"
+    r"(?:drops?|dropped|falls?|fell|goes|went|rises?|rose|grows?|grew)\s+(?:from\s+\S+\s+)?to\s+\d+|is split|was split|got split|"
     r"from now on|going forward|these days|actually|correction|scratch|typo)\b|"
     r"\b(?:raised|lowered|increased|decreased|reduced|bumped|cut)\b[^.;!?]{1,40}?\bto\s+\d|更正|纠正|(?:写|记|说|搞|填|配)错了?|(?<!对)不对(?!称|齐|应)|应该是|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
     r"重命名|改名|更名|现在|改成|改为|改到|调到|挪到|移到|提前到|推迟到|延后到|调成|调整为|提到|降到|(?:延长|缩短|拉长|增加|减少|提高|降低|放宽|收紧|扩)到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
