@@ -112,23 +112,15 @@ def extract(
                 continue
             if last_decided is not None and _REASON_LEAD.match(text) and len(R.sentences(text)) <= 3:
                 # "For the record, the reason: …", the message after a pick: that decision's reason
-                target = last_decided
-                if target.metadata.get("turn", 0) < skip:  # stored at an earlier Stop (as below)
-                    target = replace(target, metadata={**target.metadata, "extends": target.content, "turn": i})
-                    out.append(target)
+                target = _reopened(last_decided, i, skip, out)
                 _add_reason(target, _REASON_LEAD.sub("", text, count=1))
                 last_decided = None
                 continue
             for sentence in R.sentences(text):
                 # "补充一下为什么选 (a)：审计要求 short-lived token": the reason of the pick it names, said later
                 target = _reason_of(sentence, out)
-                if target is not None and target.metadata.get("turn", 0) < skip:
-                    # the pick was harvested at an earlier Stop: return it again with its reason, to
-                    # take the stored decision's place (ingest: `extends`)
-                    target = replace(target, metadata={**target.metadata, "extends": target.content, "turn": i})
-                    out.append(target)
                 if target is not None:
-                    _add_reason(target, sentence)
+                    _add_reason(_reopened(target, i, skip, out), sentence)
                     text = text.replace(sentence, " ")
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
             listed_for -= 1
@@ -246,6 +238,16 @@ _REASON_FOR = re.compile(r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:
 _NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
 
 
+def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -> Candidate:
+    """The decision a reason said now completes. One read from the context (an earlier Stop stored it)
+    is returned again, marked `extends` with the words stored, so ingest puts it in that one's place."""
+    if decision.metadata.get("turn", 0) >= skip:
+        return decision
+    again = replace(decision, metadata={**decision.metadata, "extends": decision.content, "turn": turn})
+    out.append(again)
+    return again
+
+
 def _reason_alone(text: str, weighed: str) -> bool:
     """Whether a whole message is only the reason for what the message before it decided: one or
     two sentences about the options it weighed (they name one: "Redis 一重启就丢键…", "Offset crawls
@@ -281,14 +283,14 @@ def _reason_of(sentence: str, found: list[Candidate]) -> Candidate | None:
     if key is None:
         return None
     name = key.group(1).casefold()
-    place = _list_pick(key.group(1), ["", "", "", "", ""])  # "第一种", "(b)", "the second": a place in the list
+    place = _place(key.group(1))  # "第一种", "(b)", "the second": a place in the list
     for c in reversed(found):
         chosen = (c.metadata.get("chosen") or "").casefold()
         if c.layer != "decision":
             continue
         if c.content.casefold().startswith(name) or chosen == name:
             return c
-        if place is not None and c.metadata.get("picked") == place + 1:
+        if place is not None and c.metadata.get("picked") == place:
             return c
     return None
 
@@ -415,12 +417,30 @@ def _list_heading(text: str) -> str:
     """The sentence that opens the last list of a message when it names what the list decides ("对账挪时间以后，
     失败了要不要处理方式也定一下："), not only that options follow ("Options:", "几个改法：")."""
     lines = R._FENCE.sub(" ", text).splitlines()
-    first = max((k for k, x in enumerate(lines) if re.match(r"\s*\**(?:[(（]?[1aA][.、)）:：])\s*\S", x)), default=None)
-    above = next((x.strip() for x in reversed(lines[:first] if first else []) if x.strip()), "")
+    opens = max((k for k, x in enumerate(lines) if re.match(r"\s*\**(?:[(（]?[1aA][.、)）:：])\s*\S", x)), default=None)
+    above = next((x.strip() for x in reversed(lines[:opens] if opens else []) if x.strip()), "")
     said = (R.sentences(above) or [""])[-1]
     if not said.endswith((":", "：")) or _lead_in(said) and len(re.sub(r"[\W\d_]", "", said)) < 12:
         return ""
     return said.rstrip(":：")
+
+
+def _place(s: str, size: int = 0) -> int | None:
+    """The place (1, 2, …) a pick by place or label names: "1。", "B", "(b)", "第二种", "the first", "the last"
+    (of `size` items)."""
+    m = _PICK_PLACE.match(s.strip())
+    if m is None:
+        return None
+    num, letter, zh, word = m.groups()
+    if num:
+        return int(num)
+    if letter:
+        if letter.islower() and not re.match(r"[(（]|(?:option|方案|选项)", s.strip(), re.I) and len(s.strip()) > 2:
+            return None  # "a…" opens many sentences; "a" alone, "(a)" and "option a" are labels
+        return ord(letter.upper()) - 64
+    if zh:
+        return int(zh) if zh.isdigit() else _ORDINALS[zh]
+    return size or None if word.casefold() == "last" else _ORDINALS[word.casefold()]
 
 
 def _list_pick(s: str, items: Sequence[str]) -> int | None:
@@ -428,23 +448,9 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
     (`_PICK_PLACE`), or by a word or two only that item holds ("Coalesce.", "The threshold one.",
     "阈值那个"). None when it names no one item."""
     s = s.strip()
-    m = _PICK_PLACE.match(s)
-    if m:
-        num, letter, zh, word = m.groups()
-        if letter and letter.islower() and not re.match(r"[(（]|(?:option|方案|选项)", s, re.I) and len(s) > 2:
-            return None  # "a…" opens many sentences; "a" alone, "(a)" and "option a" are labels
-        n = (
-            int(num)
-            if num
-            else ord(letter.upper()) - 64
-            if letter
-            else _ORDINALS.get(zh, int(zh) if zh and zh.isdigit() else 0)
-            if zh
-            else len(items)
-            if word.casefold() == "last"
-            else _ORDINALS[word.casefold()]
-        )
-        return n - 1 if 1 <= n <= len(items) else None
+    if _PICK_PLACE.match(s):
+        n = _place(s, len(items))
+        return n - 1 if n is not None and 1 <= n <= len(items) else None
     if R.is_question(s):
         return None
     head = re.split(r"\s*[,，;；.。:：!！—]\s*", s, maxsplit=1)[0]

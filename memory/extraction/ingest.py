@@ -992,7 +992,7 @@ def _provenance(c: Candidate, now: float) -> dict[str, Any]:
 
 
 def _metadata(c: Candidate, now: float) -> dict[str, Any]:
-    meta = {k: v for k, v in c.metadata.items() if k != "turn"}
+    meta = {k: v for k, v in c.metadata.items() if k not in ("turn", "extends")}  # (how it was read, not what)
     meta.update(
         {
             "attribute": c.attribute,
