@@ -236,6 +236,22 @@ def test_a_reason_given_a_message_after_the_pick_joins_that_decision(said, chose
     assert why in d.metadata["rationale"] and why in d.content
 
 
+def test_what_follows_a_late_reason_in_its_message_is_read_on_its_own():
+    said = (
+        ("assistant", "We could either coalesce the duplicate events in the consumer or drop them at the producer."),
+        ("user", "Coalesce."),
+        ("assistant", "Done."),
+        (
+            "user",
+            "The reason: the producer is owned by another team. Also, scratch what I said about the staging "
+            "Postgres host, it's db-staging-2.internal.",
+        ),
+    )
+    d, fact = extract(turns(*said), scope="/p/x")
+    assert d.layer == "decision" and "owned by another team" in d.content and "staging" not in d.content
+    assert fact.layer == "fact" and "db-staging-2.internal" in fact.content
+
+
 def test_options_the_assistant_lays_out_and_what_it_did_are_not_stored():
     said = (
         (

@@ -110,12 +110,15 @@ def extract(
                 _add_reason(just_decided, text)
                 just_decided = None
                 continue
-            if last_decided is not None and _REASON_LEAD.match(text) and len(R.sentences(text)) <= 3:
-                # "For the record, the reason: …", the message after a pick: that decision's reason
-                target = _reopened(last_decided, i, skip, out)
-                _add_reason(target, _REASON_LEAD.sub("", text, count=1))
+            if last_decided is not None and _REASON_LEAD.match(text):
+                # "For the record, the reason: …", the message after a pick: its first sentence is that
+                # decision's reason; what follows ("Also, scratch what I said about …") is read as usual
+                first, *rest = R.sentences(_REASON_LEAD.sub("", text, count=1)) or [""]
+                _add_reason(_reopened(last_decided, i, skip, out), first)
                 last_decided = None
-                continue
+                text = " ".join(rest)
+                if not text:
+                    continue
             for sentence in R.sentences(text):
                 # "补充一下为什么选 (a)：审计要求 short-lived token": the reason of the pick it names, said later
                 target = _reason_of(sentence, out)
