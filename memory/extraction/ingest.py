@@ -458,7 +458,7 @@ def _supersede_replaced(
         words = _opening_words(c.content)
         # a changed value changes a statement holding a value of that kind: "回放保留从 30 天改成 14 天"
         # is not about "WebSocket 保留给大厅和聊天" (one verb in common, no span of time)
-        kinds = {k for k in rules.slot_values(c.content) if not k.startswith("tech:")}
+        kinds = rules.value_kinds(c.content)
         best: tuple[int, int] | None = None
         for mid, content, session in store.conn.execute(
             f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer = 'fact' "
@@ -471,7 +471,7 @@ def _supersede_replaced(
                 and session != c.session_id
                 and any("-" not in w for w in shared)
                 and not rules.other_environment(c.content, content)
-                and (not kinds or kinds & set(rules.slot_values(content)))
+                and (not kinds or kinds & rules.value_kinds(content))
                 and (best is None or len(shared) > best[0])
             ):
                 best = (len(shared), mid)
@@ -604,12 +604,12 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         return None
     names = rules.named_terms(c.content)
     given = rules.values_in(c.content)
-    kinds = {k for k in rules.slot_values(c.content) if not k.startswith("tech:")}
+    kinds = rules.value_kinds(c.content)
     language = text.cjk_share(c.content)
     mine_both: set[str] | None = None  # with the glossary's words in the other language too
     best: tuple[float, int] | None = None
     for mid, content in _earlier_statements(store, c, new_id):
-        if kinds and not kinds & set(rules.slot_values(content)):
+        if kinds and not kinds & rules.value_kinds(content):
             continue  # a new timeout does not change who owns the gateway: a value changes a value of its kind
         theirs = rules.topic_terms(content) - values.UNIT_WORDS  # "120 seconds" / "60 seconds apart": no subject
         if abs(language - text.cjk_share(content)) >= ACROSS:  # said in the other language

@@ -562,11 +562,13 @@ def is_statement(s: str) -> bool:
         or s.rstrip().endswith((":", "："))
     ):
         return False
+    held = values.fact_values(s)
     if not (
         _SPECIFIC.search(s)
         or _COUNTED.search(s)
-        or values.fact_values(s)["quantities"]  # "网关超时是 3 秒", "retries back off for 5 minutes"
-        or values.fact_values(s)["clock"]  # "对账挪到凌晨 1 点半"
+        or _CONVENTION.search(s)
+        or held["quantities"]  # "网关超时是 3 秒", "retries back off for 5 minutes"
+        or held["clock"]  # "对账挪到凌晨 1 点半"
         or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}|" + _NAMED_ZH, s))
     ):
         return False
@@ -577,8 +579,11 @@ def is_statement(s: str) -> bool:
 _COUNTED = re.compile(
     r"\b\d+\s*(?:attempts?|retries|tries|times|replicas?|pods?|nodes?|workers?|threads?|connections?|requests?|"
     r"rows?|items?|rps|qps|%|percent|[kmgt]i?b)\b|\d+\s*(?:次|个|条|台|副本|倍|%|万|行|人|核|[KMGT]i?B?)|"
-    r"[两三四五六七八九十][十百千万]?\s*(?:个人|个副本|个节点|个实例|次|条|台|人|倍|副本)|"
-    # a convention, however plainly said: "提交信息用中文写，格式是 模块: 描述", "named in kebab-case"
+    r"[两三四五六七八九十][十百千万]?\s*(?:个人|个副本|个节点|个实例|次|条|台|人|倍|副本)",
+    re.I,
+)
+# A convention, however plainly said: "提交信息用中文写，格式是 模块: 描述", "the naming convention is …".
+_CONVENTION = re.compile(
     r"格式(?:是|为|统一)|命名(?:规则|规范|方式)?(?:是|为|用|统一)|用(?:中文|英文)写|\bwritten in (?:english|chinese)\b|"
     r"\bformatted as\b|\bthe format is\b|\bnaming convention\b",
     re.I,
@@ -1158,7 +1163,7 @@ def only_announces(s: str) -> bool:
 
 def announces_cause(s: str) -> bool:
     """A heading over the cause ("Root cause:", "找到了。"); not "原因还没找到：" nor "Not sure about the cause yet:"."""
-    if _FOUND.match(s):
+    if only_announces(s):
         return True
     lead = _CAUSE_LEAD.search(s)
     return bool(lead) and not re.search(r"没|不|未|\b(?:not|no|unclear|unknown)\b", s, re.I)
@@ -1644,9 +1649,11 @@ def subject_for(
         if v:
             groups = [g for g in v.groups() if g]
             if len(groups) >= 2:
-                said = re.sub(r"^[\u4e00-\u9fffA-Za-z]{1,4}?(?:说|讲|提到)[，,:：]?\s*", "", strip_fillers(groups[0]))
-                said = re.sub(r"(?:要|得|需要|应该|也|都|就)$", "", said)  # "老周说支付网关的超时要改成 5 秒"
-                return said.lower().strip() or None, "value", groups[1].strip("`")
+                subject = re.sub(
+                    r"^[\u4e00-\u9fffA-Za-z]{1,4}?(?:说|讲|提到)[，,:：]?\s*", "", strip_fillers(groups[0])
+                )
+                subject = re.sub(r"(?:要|得|需要|应该|也|都|就)$", "", subject)  # "老周说支付网关的超时要改成 5 秒"
+                return subject.lower().strip() or None, "value", groups[1].strip("`")
     techs = [m for m in mentions if m.kind in ("technology", "code", "known") and entities.category_of(m.name)]
     if techs and category in ("rule", "preference", "correction", "decision", "change"):
         if replaced:
@@ -1819,6 +1826,12 @@ def quantities(content: str) -> frozenset[str]:
     return values.fact_values(content)["quantities"]
 
 
+def value_kinds(content: str) -> set[str]:
+    """The kinds of value a statement holds, technologies left out (port, host, duration, days, clock):
+    a change of a value changes only a statement holding a value of that kind."""
+    return {k for k in slot_values(content) if not k.startswith("tech:")}
+
+
 def slot_values(content: str) -> dict[str, set[str]]:
     """The values a statement holds, by the kind of slot they fill: ports, hosts, durations, weekdays,
     clock times, and technologies by
@@ -1942,9 +1955,8 @@ def _stem5(word: str) -> str:
     return (word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)[:5]
 
 
-_SHORT_SUBJECTS = frozenset(
-    "ci cd db mq ui ux lb os pr".split()
-)  # two-letter words that name what a statement is about
+# Two-letter words that name what a statement is about.
+_SHORT_SUBJECTS = frozenset("ci cd db mq ui ux lb os pr".split())
 
 # Stems of one subject: a release is a deploy ("No production deploys on Fridays" / "周五禁止生产发布");
 # a weekday is the value of a schedule, not what it is about.

@@ -623,6 +623,8 @@ def _upper_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str
 
 # A 128-bit key or longer written as hex: what an HMAC, AES or signing key looks like when pasted.
 _KEY_MATERIAL = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
+# A value right after a colon: "这个 key：8f2c…", "key: 8f2c…"
+_KEY_COLON = re.compile(r"[ \t]*[:：][ \t]*([\x21-\x7e]{20,}?)(?=[\s。，,;；)）]|[.!?](?:\s|$)|$)")
 
 
 def _bare_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str] | None:
@@ -638,9 +640,6 @@ def _bare_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str]
         return None
     value = text[span[0] : span[1]].strip("`'\"")
     return span if _KEY_MATERIAL.fullmatch(value) or _looks_random(value) else None
-
-
-_KEY_COLON = re.compile(r"[ \t]*[:：][ \t]*([\x21-\x7e]{20,}?)(?=[\s。，,;；)）]|[.!?](?:\s|$)|$)")
 
 
 def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:

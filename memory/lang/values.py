@@ -167,16 +167,19 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         else:
             clocks.add(f"{int(m.group(4))}:{m.group(5)}")
     rest = _CLOCK.sub(" ", s)
-    for m in _ZH_CLOCK.finditer(rest):  # "凌晨 3 点", "下午两点半", "1 点 30 分"
+
+    def zh_clock(m: re.Match) -> str:  # "凌晨 3 点", "下午两点半", "1 点 30 分"
         when, hour, minute = m.group(1), m.group(2), m.group(3) or ""
         if not hour.isdigit() and not when:
-            continue  # "一点" is "a little", "两点" two points: a clock only after 凌晨 / 下午 …
+            return m.group(0)  # "一点" is "a little", "两点" two points: a clock only after 凌晨 / 下午 …
         h = int(hour) if hour.isdigit() else int(_zh_number(hour) or 0)
         if when in ("下午", "傍晚", "晚上") and h < 12 or when == "中午" and h < 3:
             h += 12
         minutes = {"半": "30", "一刻": "15"}.get(minute) or (m.group(4) or "00").zfill(2)
         clocks.add(f"{h}:{minutes}")
-    rest = _ZH_CLOCK.sub(lambda m: " " if m.group(2).isdigit() or m.group(1) else m.group(0), rest)
+        return " "
+
+    rest = _ZH_CLOCK.sub(zh_clock, rest)
     idents = {m.lower() for m in _IDENT.findall(rest)} | {m.lower() for m in _PATH.findall(rest)}
     if text.has_cjk(rest):  # in Chinese text, every Latin word is a name (Datadog, Sentry, main)...
         idents |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", rest) if not _ordinary_english(w)}
