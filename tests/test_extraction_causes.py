@@ -128,3 +128,42 @@ def test_chat_questions_and_a_heading_with_no_cause_are_not_stored(app, tmp_path
 def test_the_explanation_after_a_report_that_something_does_not_work_is_an_experience(app, tmp_path, report, answer):
     memories = stored(app, tmp_path, ("user", report), ("assistant", answer))
     assert [m["layer"] for m in memories if "SameSite=Strict" in m["content"]] == ["experience"], memories
+
+
+# (a report of what went wrong, the assistant's explanation and then its options, the explanation's
+# first and last words, a word of the options): from a blind split (dev5)
+EXPLAINED_THEN_OPTIONS = [
+    (
+        "Front desk at two Porto properties is seeing duplicate Booking.com reservations in the PMS feed. Same "
+        "guest, same dates, two rows. Can you take a look at the importer?",
+        "The importer dedups on a SHA-256 of the whole payload. Booking.com re-sends a reservation whenever "
+        "anything on it changes, and even an untouched re-send carries a fresh `last_modified`, so the hash "
+        "differs and we insert a second row.\n\nOptions:\n1. Upsert keyed on (partner, partner_reservation_id)\n"
+        "2. Keep hashing, but strip volatile fields before hashing",
+        ("SHA-256", "second row"),
+        "Upsert",
+    ),
+    (
+        "Expedia had a maintenance window last night and we dead-lettered a pile of ARI messages.",
+        "The retry budget is shorter than their window: with backoff capped at 5 minutes, 6 attempts add up to "
+        "about 17 minutes, so anything that failed early in a 70-minute outage went straight to the DLQ.\n\n"
+        "Options:\n1. Raise to 10 attempts with a 15-minute cap\n2. Go back to infinite retries",
+        ("retry budget", "DLQ"),
+        "infinite",
+    ),
+    (
+        "IMAP 那个 inbound mailbox 又断了，周末 support@ 的邮件两天没进 ticket。",
+        "imap-poller 只在 `onModuleInit` 里 connect 一次，ImapFlow 断线以后不会自己重连，所以一断就一直停着，直到 pod 重启。"
+        "\n\n选项：\nA. 继续 IMAP，加重连\nB. 换 Mailgun inbound routes",
+        ("imap-poller", "pod 重启"),
+        "Mailgun",
+    ),
+]
+
+
+@pytest.mark.parametrize(("report", "answer", "words", "option"), EXPLAINED_THEN_OPTIONS)
+def test_the_explanation_before_the_options_is_an_experience_without_them(app, tmp_path, report, answer, words, option):
+    memories = stored(app, tmp_path, ("user", report), ("assistant", answer))
+    lessons = [m["content"] for m in memories if m["layer"] == "experience"]
+    assert len(lessons) == 1 and all(w in lessons[0] for w in words), memories
+    assert option not in lessons[0]

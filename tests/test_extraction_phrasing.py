@@ -174,6 +174,17 @@ LETTERED = "Options:\nA. Coalesce changes per hotel in a 5-second window\nB. Kee
 NUMBERED = "两种做法：\n1. 用阈值告警，连续 5 分钟超过 100 条才告警\n2. 每条死信都告警"
 
 
+LETTERED_PARENS = (
+    "Three options:\n(a) an in-process token bucket per connection: simplest, but limits are per node;\n"
+    "(b) a Redis sliding window keyed by user id: shared across nodes;\n(c) Envoy's local rate limit filter.\n"
+    "I'd lean to (a) for simplicity."
+)
+LETTERED_ZH = (
+    "几个选择：\nA. 保持 RabbitMQ：现在的量完全够，运维熟；\nB. 换 Kafka：能 replay，吞吐高；\nC. 换 Pulsar：团队没人用过。\n"
+    "以我们的量，A 就够。"
+)
+
+
 @pytest.mark.parametrize(
     ("options", "pick", "chosen", "over", "why"),
     [
@@ -189,6 +200,9 @@ NUMBERED = "两种做法：\n1. 用阈值告警，连续 5 分钟超过 100 条�
         (LETTERED, "Coalesce.", "Coalesce", "per-change", None),
         (NUMBERED, "阈值那个吧", "阈值", "每条死信", None),
         (LETTERED, "Go with the first", "Coalesce", "per-change", None),
+        # (a blind trial) a label in parentheses after "go with"; the pick closing the sentence
+        (LETTERED_PARENS, "Let's go with (b), we need it shared across nodes.", "Redis", "token bucket", "shared"),
+        (LETTERED_ZH, "先不换，保持 RabbitMQ，就 A 吧。等量上来了再说。", "保持 RabbitMQ", "Kafka", None),
     ],
 )
 def test_a_pick_from_a_list_decides_that_item_over_the_others(options, pick, chosen, over, why):
@@ -434,6 +448,68 @@ CHANGED = [
 ]
 
 
+# from a blind split (dev4, dev5): the old value named beside the change, a dead host's replacement, a
+# package swapped for one of the same name, a quantity "原来" held, a handover said in two clauses
+CHANGED += [
+    (
+        "约课成功的事件发 RocketMQ，topic 叫 paike_lesson_booked，课消和财务都订阅它。",
+        "RocketMQ topic 按中间件组的新规范改名成 TOPIC_PAIKE_LESSON_BOOKED，老的 paike_lesson_booked 月底删；"
+        "另外新加一条：consumer group 统一叫 GID_paike_<用途>。",
+        "TOPIC_PAIKE_LESSON_BOOKED",
+        "topic 叫 paike_lesson_booked",
+    ),
+    (
+        "离线告警改发钉钉群机器人（能 @ 值班），不再发短信给值班手机：短信每条都要钱。",
+        "告警那个钉钉群机器人也别用了，公司统一迁企业微信了，换成企微群机器人。",
+        "企微群机器人",
+        "不再发短信",
+    ),
+    (
+        "Session tickets expire after 24 hours.",
+        "Ticket expiry changes from 24 hours to 12 hours, security asked for it.",
+        "12 hours",
+        "expire after 24 hours",
+    ),
+    (
+        "The iOS beta job runs on mac-ci-01.build.tandem.internal.",
+        "mac-ci-01 died over the weekend (logic board); its replacement is mac-ci-03.build.tandem.internal, "
+        "same runner labels.",
+        "mac-ci-03",
+        "runs on mac-ci-01",
+    ),
+    (
+        "gate 层 WebSocket 统一用 gorilla/websocket，别再引第二个 ws 库。",
+        "以后 gate 就用 coder/websocket。",
+        "coder",
+        "gorilla",
+    ),
+    (
+        "桩上报的原始报文存在 OSS 的 cd-ocpp-raw，保留 90 天。",
+        "桩原始报文（OSS cd-ocpp-raw）保留期改为 30 天（原来 90 天），7 天后转低频存储。",
+        "改为 30 天",
+        "保留 90 天",
+    ),
+    (
+        "结算对账任务是 session-svc 的 ReconcileJob，每天凌晨 3 点跑。",
+        "ReconcileJob 对账改为每天凌晨 1 点半跑，原来 3 点会跟 DBA 的全量备份撞，锁等待一堆。",
+        "1 点半",
+        "凌晨 3 点跑",
+    ),
+    (
+        "取消规则：开课前 24 小时以内取消扣课时。",
+        "取消规则也改了，上个月投诉太多，小满拍板从 24 小时改成开课前 12 小时以内取消才扣课时。",
+        "12 小时以内",
+        "24 小时以内取消扣课时",
+    ),
+    (
+        "commit message 用 Conventional Commits，比如 fix(sla): ...。SLA 这块 owner 是阿峰，PR 记得加他 review。",
+        "SLA owner 换了，Feng Wei 调去 billing 了，现在 owner 是 Vivian（周薇），PR 加她 review。",
+        "Vivian",
+        "阿峰",
+    ),
+]
+
+
 def two_sessions(app: Memories, tmp_path: Path, first: str, second: str) -> None:
     app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", first)))
     app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", second)))
@@ -513,6 +589,18 @@ SEPARATE = [
     # a service split in two does not change another service's port, nor who owns it
     ("ledger-service listens on port 9090.", "billing-service is split into billing-api and billing-worker.", "9090"),
     ("Maria Lopez owns billing-service.", "billing-service is split into billing-api and billing-worker.", "Maria"),
+    # a quantity named as the old one closes what holds it on that subject only
+    (
+        "日志保留 90 天。桩上报的原始报文存在 OSS 的 cd-ocpp-raw，保留 90 天。",
+        "桩原始报文（OSS cd-ocpp-raw）保留期改为 30 天（原来 90 天），7 天后转低频存储。",
+        "日志保留 90 天",
+    ),
+    # a correction of who owns a thing leaves the convention said before it alone
+    (
+        "commit message 用 Conventional Commits，比如 fix(sla): ...。SLA 这块 owner 是阿峰，PR 记得加他 review。",
+        "SLA owner 换了，现在 owner 是 Vivian（周薇）。",
+        "Conventional Commits",
+    ),
     # a new timeout on the gateway does not change who owns it
     ("周涛（Tom Zhou，大家都叫他老周）负责支付网关。", "老周说支付网关的超时要改成 5 秒。", "负责支付网关"),
     (
@@ -1859,3 +1947,123 @@ def test_the_options_a_pick_from_a_list_passed_over_are_its_alternatives(pick, o
         options = "可选：\n1. Meilisearch：部署简单\n2. Elasticsearch：功能全，但要多养一个集群"
     [d] = decisions(("assistant", options), ("user", pick))
     assert d.metadata["alternatives"] == over
+
+
+def test_a_retired_value_leaves_the_decision_that_chose_its_successor_current(app, tmp_path):
+    """ "之前说的 DB 统一走 Prisma 作废，新代码都用 Drizzle" closes the Prisma convention of an earlier session,
+    not the decision a message before it in the same session that picked Drizzle (a blind split, dev5)."""
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl", "s1", ("user", "DB 访问统一走 Prisma，别写 raw SQL，migration 用 prisma migrate。")
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            ("user", "既然又要 raw，Prisma 干脆换掉吧，我们 $queryRaw 已经四十多处了。你觉得 Drizzle 还是 Kysely？"),
+            ("assistant", "建议 Drizzle：能写 SKIP LOCKED，drizzle-kit 生成 migration。Kysely 只是 query builder。"),
+            ("user", "听你的，Drizzle。之前说的 DB 统一走 Prisma 作废，新代码都用 Drizzle，老代码慢慢迁"),
+        )
+    )
+    now = current(app)
+    assert not any("别写 raw SQL" in m["content"] for m in now), now
+    assert any(m["layer"] == "decision" and "Drizzle" in m["content"] for m in now), now
+
+
+def test_a_choice_made_after_the_user_asked_whether_to_switch_carries_the_question():
+    """ "We stay on pull." says nothing of Booking's push notifications; the question it answers does
+    (a blind split, dev5: the decision could not be found by what it was about)."""
+    said = (
+        ("user", "Good. Booking also pitched their reservation push notifications to me last week, should we switch?"),
+        ("assistant", "Pull keeps working as is. Push would cut latency, but it needs a static egress IP allowlist."),
+        (
+            "user",
+            "We stay on pull. Their push needs a static egress IP allowlist and we don't have one on this cluster.",
+        ),
+    )
+    [d] = decisions(*said)
+    assert (
+        d.content.startswith("Booking also pitched their reservation push notifications")
+        and "We stay on pull" in d.content
+    )
+    assert d.metadata["question"].endswith("should we switch?")
+
+
+# (what an earlier session said in one sentence, the correction of one of its values, what must stay
+# current, what must not): a blind trial, where a correction of one value closed the others with it
+PART_CHANGED = [
+    (
+        "recon-service 的 owner 是老王（王建国），这周 on-call 是小李（李娜），有问题先找她。",
+        "recon-service 的 owner 换了，老王调去风控了，现在 owner 是陈静（静姐）。",
+        "on-call 是小李",
+        "owner 是老王",
+    ),
+    (
+        "结算服务 settle-service 跑在 9000 端口，它的应用日志也是保留 90 天。",
+        "settle-service 的端口从 9000 改成 8443 了，跟网关那边统一。",
+        "settle-service 的应用日志也是保留 90 天",
+        "9000 端口",
+    ),
+    (
+        "Quick context: gate runs on gate-01.prod.internal, port 7000, and it's built on gorilla/websocket.",
+        "We moved gate off gorilla/websocket, it's on coder/websocket now.",
+        "gate-01.prod.internal, port 7000",
+        "built on gorilla",
+    ),
+    (
+        "MQ 用的 RabbitMQ，invoice 创建的 queue 叫 billing.invoice.created。",
+        "queue 改名：billing.invoice.created 作废，以后用 billing.invoice.v2，老的 queue 月底删。",
+        "RabbitMQ",
+        "叫 billing.invoice.created",
+    ),
+    # a change that holds no value of its own changes the part that shares its words
+    (
+        "We publish presence events to the NATS subject presence.updates, and the nightly compaction job runs "
+        "at 01:30 UTC.",
+        "The presence.updates subject is deprecated; we publish presence to presence.v2 now.",
+        "compaction job runs at 01:30 UTC",
+        "NATS subject presence.updates",
+    ),
+    # a value said twice (a clock time and its cron) is changed whole
+    (
+        "月结 job 每月 1 号凌晨 4 点跑，cron 是 0 4 1 * *。",
+        "月结 job 改到每月 2 号凌晨 4 点，因为 1 号的对账经常没跑完。",
+        "改到每月 2 号",
+        "0 4 1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "kept", "old"), PART_CHANGED)
+def test_a_correction_of_one_value_leaves_the_others_said_with_it_current(app, tmp_path, first, second, kept, old):
+    two_sessions(app, tmp_path, first, second)
+    now = current(app)
+    assert any(kept in m["content"] for m in now), [m["content"] for m in now]
+    assert not any(old in m["content"] for m in now), [m["content"] for m in now]
+    closed = [m for m in app.list(limit=100, status="all")["memories"] if old in m["content"]]
+    assert closed and all(m["superseded_by"] for m in closed), "the whole statement is kept as history"
+
+
+def test_what_a_correction_left_standing_is_closed_by_the_next_change_of_it(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "recon-service 的 owner 是老王（王建国），这周 on-call 是小李（李娜）。",
+        "recon-service 的 owner 换了，现在 owner 是陈静。",
+    )
+    app.extract(transcript(tmp_path / "3.jsonl", "s3", ("user", "这周 on-call 换成小赵（赵磊）了，小李在休假。")))
+    now = [m["content"] for m in current(app)]
+    assert not any("小李（李娜）" in m for m in now) and any("小赵" in m for m in now), now
+
+
+def test_a_change_on_one_service_leaves_the_same_value_of_another_alone(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "billing-service 的 access log retention 7 天。notify-service 的 access log 也是 7 天。",
+        "billing-service 的 access log retention 从 7 天改成 3 天了，node 磁盘快满了。",
+    )
+    now = [m["content"] for m in current(app)]
+    assert any("notify-service 的 access log 也是 7 天" in m for m in now), now
+    assert not any("retention 7 天" in m for m in now), now

@@ -611,3 +611,15 @@ async def test_a_correction_about_one_service_closes_its_own_fact_not_another_ab
         ]
         new = await call(c, "memory_store", content=correction, occurred_at="2026-11-20T09:00:00Z")
     assert [m["id"] for m in new["supersedes"]] == ([] if closes is None else [ids[closes]])
+
+
+async def test_a_correction_of_one_value_stored_by_hand_leaves_the_others_said_with_it_current(config):
+    async with client(config) as c:
+        old = await call(
+            c, "memory_store", content="billing-service 的 owner 是 Kevin（张凯），on-call 是阿杰（刘杰）。"
+        )
+        new = await call(c, "memory_store", content="billing-service owner 换了，现在 owner 是 Wendy（王雯）。")
+        listed = await call(c, "memory_list", limit=20)
+    assert [s["id"] for s in new["supersedes"]] == [old["id"]]
+    now = [m["content"] for m in listed["memories"]]
+    assert any("on-call 是阿杰" in m for m in now) and not any("owner 是 Kevin" in m for m in now), now

@@ -87,6 +87,7 @@ def extract(
     asked_opinion = False  # the user asked what the assistant would do: its answer is a proposal
     user_spoke_since: list[int] = []  # turn indexes of user turns that produced candidates
     context: list[Candidate] = []  # what the user's last turn stated, the reason for a choice that follows
+    asked = ""  # the user's last turn asked whether or which to choose: what a choice that follows is about
     just_decided: Candidate | None = None  # the decision of the user's last message, the assistant silent since
     last_decided: Candidate | None = None  # the decision of the user's last message, whatever the assistant said since
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
@@ -147,6 +148,12 @@ def extract(
                 and not _REASON_FOR.search(c.content)  # "补充一下为什么选 (a)：…" explains another pick
                 and not R.says_changed(c.content)  # "ReconcileJob 时间改了，挪到…": news of its own, no reason
             ]
+            if settled is not None and asked and not _subject_terms(asked) <= _subject_terms(settled.content):
+                # "Booking pitched their push notifications, should we switch?" -> … -> "We stay on pull.":
+                # the question says what the choice is about
+                settled.content = asked + " " + settled.content
+                settled.metadata["question"] = asked
+            asked = next((x for x in reversed(R.sentences(text)) if R.is_question(x) and _ASKS_DECISION.search(x)), "")
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
                 # said before the proposal is why they chose; it leads the decision instead of standing alone
@@ -423,8 +430,13 @@ def _list_heading(text: str) -> str:
     opens = max((k for k, x in enumerate(lines) if re.match(r"\s*\**(?:[(（]?[1aA][.、)）:：])\s*\S", x)), default=None)
     above = next((x.strip() for x in reversed(lines[:opens] if opens else []) if x.strip()), "")
     said = (R.sentences(above) or [""])[-1]
-    if not said.endswith((":", "：")) or _lead_in(said) and len(re.sub(r"[\W\d_]", "", said)) < 12:
-        return ""
+    if (
+        not said.endswith((":", "："))
+        or _lead_in(said)
+        and len(re.sub(r"[\W\d_]", "", said)) < 12
+        or _OPTIONS.match(said)
+    ):
+        return ""  # ("Three options:", "几个选择：" name no subject)
     return said.rstrip(":：")
 
 
@@ -438,8 +450,9 @@ def _place(s: str, size: int = 0) -> int | None:
     if num:
         return int(num)
     if letter:
-        if letter.islower() and not re.match(r"[(（]|(?:option|方案|选项)", s.strip(), re.I) and len(s.strip()) > 2:
-            return None  # "a…" opens many sentences; "a" alone, "(a)" and "option a" are labels
+        labelled = re.search(r"[(（]\s*" + letter + r"\s*[)）]|(?:option|方案|选项)\s*" + letter, m.group(0), re.I)
+        if letter.islower() and not labelled and len(s.strip()) > 2:
+            return None  # "a…" opens many sentences; "a" alone, "(a)", "go with (b)" and "option a" are labels
         return ord(letter.upper()) - 64
     if zh:
         return int(zh) if zh.isdigit() else _ORDINALS[zh]
@@ -451,9 +464,11 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
     (`_PICK_PLACE`), or by a word or two only that item holds ("Coalesce.", "The threshold one.",
     "阈值那个"). None when it names no one item."""
     s = s.strip()
-    if _PICK_PLACE.match(s):
-        n = _place(s, len(items))
-        return n - 1 if n is not None and 1 <= n <= len(items) else None
+    # (the pick may close the sentence: "先不换，保持 RabbitMQ，就 A 吧。")
+    for said in (s, *re.split(r"\s*[,，;；]\s*", s)[1:]):
+        if _PICK_PLACE.match(said):
+            n = _place(said, len(items))
+            return n - 1 if n is not None and 1 <= n <= len(items) else None
     if R.is_question(s):
         return None
     head = re.split(r"\s*[,，;；.。:：!！—]\s*", s, maxsplit=1)[0]
@@ -721,6 +736,12 @@ _FILLER_PICKS = frozenset("ok okay fine alright right and so but well sure yes n
 
 
 _ASKS_WHICH = re.compile(r"\bor\b|还是", re.I)
+# A question that asks for a choice: "should we switch?", "你觉得 Drizzle 还是 Kysely？", "要不要上 Kafka？"
+_ASKS_DECISION = re.compile(
+    r"\b(?:should|shall) (?:we|i)\b|\bdo we (?:want|need)\b|\bworth (?:it|switching|moving)\b|\bor\b|"
+    r"要不要|该不该|值不值得|还是|换不换|用不用|上不上",
+    re.I,
+)
 _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|yep)\s*[，,]\s*(?=\S)", re.I)
 
 
@@ -924,6 +945,9 @@ def _from_user(
             # on the same subject only: a statement on another is a fact of its own, which a later
             # correction closes alone ("…不要手工 curl PUT。CDC 的 oncall 是李伟。"; "Connect 集群迁了…。oncall 也换了…")
             and bool(_subject_terms(sentence) & _subject_terms(raw_of[len(out) - 1]))
+            # two values a later change may correct one at a time (a port and a retention, who owns it
+            # and who is on call) are two facts: folded, a correction of one closed both
+            and not (_holds_value(sentence) and _holds_value(raw_of[len(out) - 1]))
         )
         if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
@@ -959,6 +983,12 @@ def _from_user(
         raw_of[len(out)] = sentence
         out.append(c)
     return out
+
+
+def _holds_value(sentence: str) -> bool:
+    """Whether a sentence states a value a later change may correct on its own: a port, host, span of
+    time, weekday, clock time, technology or package, an owner or who is on call."""
+    return bool(R.slot_values(sentence) or R.owner_of(sentence) or R.oncall_of(sentence))
 
 
 # -- assistant turns ---------------------------------------------------------------------------
@@ -1030,8 +1060,10 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
     if why_pending and not any(c.layer == "experience" for c in out):
         answer: list[str] = []
         for j, s in enumerate(sents):
-            if re.match(r"^(?:options|ways out|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
-                break
+            if _OPTIONS.match(s):
+                break  # the explanation is over (or there was none): what follows is what to do about it
+            if _ECHO.match(s):
+                continue
             if j in proposed:
                 break  # the explanation is over: what follows is what could be done about it
             if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
@@ -1039,8 +1071,6 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             if _FIX_HEAD.match(s):
                 answer.append(s)  # the fix completes the explanation; what follows is the work
                 break
-            if re.match(r"^(?:options|ways out|方案|几个(?:方向|选项|选择|办法)|候选)", s, re.I):
-                break  # the explanation is over (or there was none): what follows is what to do about it
             if R.is_status(s):
                 continue
             if not R.is_narration(s) or (answer and R.has_fix(s)):  # "I'll switch it to X" completes it
@@ -1093,11 +1123,15 @@ def _where_secret_lives(sents: list[str], found: list[Candidate]) -> list[Candid
     return []
 
 
-# Options laid out ("Two options: …", "两个办法：…"): what could be done, not how it is done.
+# Options laid out ("Two options: …", "有三个方案：…", "选项："): what could be done, not how it is done,
+# and where an explanation before them ends.
 _OPTIONS = re.compile(
-    r"^(?:\w+\s+)?(?:options?|ways|choices|approaches|alternatives)\b|^(?:几个|两个|三个|有两个|有几个)?(?:方案|办法|选项|思路|改法)",
+    r"^(?:\w+\s+)?(?:options?|ways(?: out)?|choices|approaches|alternatives)\b|"
+    r"^(?:有)?(?:[几两二三四五]个)?(?:方案|办法|选项|选择|思路|改法|方向|候选)",
     re.I,
 )
+# The assistant saying back what it was told ("记住了：…", "收到：…", "Noted: …"): no answer of its own.
+_ECHO = re.compile(r"^(?:好的?[，,]?\s*)?(?:记住了|记下了|收到|明白|了解|noted|got it)\s*[：:，,]", re.I)
 
 
 def _how_answer(sents: list[str]) -> list[Candidate]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.extraction import rules
-from memory.extraction.heuristic import Candidate
+from memory.extraction.heuristic import Candidate, finish
 from memory.lang import glossary, text, values
 from memory.store import Memory, NewMemory, Store, chunks, content_hash, graph, indexes, parse_time, versions
 
@@ -176,7 +176,7 @@ def supersede_corrected(store: Store, memory: Memory) -> list[int]:
     when = memory.occurred_at if memory.occurred_at is not None else store.clock()
     closed = [old.id for old in store.get_many(closed) if old.occurred_at is None or old.occurred_at <= when]
     for mid in closed:
-        _update(store, mid, valid_to=min(when, store.clock()), superseded_by=memory.id, reason="superseded")
+        _close(store, mid, c, memory.id, report, until=min(when, store.clock()))
     return closed
 
 
@@ -303,7 +303,7 @@ def _one(
         new_id = None if dry_run else _store(store, c, vec, report, names)
         if not dry_run:
             now = store.clock()
-            _update(store, old[0], valid_to=_held_until(c, now), superseded_by=new_id, reason="superseded")
+            _close(store, old[0], c, new_id, report)
             _close_replaced(store, c, _held_until(c, now))
         report.superseded.append((old[0], new_id or 0))
         item.update(
@@ -479,18 +479,24 @@ def _supersede_replaced(
             closed.append(best[1])
     closed += _decided_over(store, c, new_id)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
-    fresh = {x for x in rules.values_in(c.content) if x not in {v.casefold() for v in old_values}}
+    retired = {v.casefold() for v in old_values}
+    fresh = {x for x in rules.values_in(c.content) if x not in retired}
     for v in old_values:
         rows = store.conn.execute(
-            f"SELECT id, content, layer FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision', "
-            f"'experience') AND instr(lower(content), lower(?)) > 0 AND {_closable(store)}",
+            f"SELECT id, content, layer, json_extract(metadata, '$.chosen') FROM memories m WHERE scope = ? AND "
+            f"layer IN ('fact', 'decision', 'experience') AND instr(lower(content), lower(?)) > 0 AND {_closable(store)}",
             (c.scope, v),
         ).fetchall()
-        for mid, content, layer in rows:
+        for mid, content, layer, chosen in rows:
             if mid == new_id or mid in closed or (c.value and c.value.casefold() in content.casefold()):
                 continue
-            if layer == "decision" and not (stems & rules.subject_stems(content, {v.casefold()})):
-                continue  # a decision is closed by what it decided being retired, on its subject only
+            if chosen and chosen.casefold() in c.content.casefold() and chosen.casefold() not in retired:
+                continue  # the decision that chose what this change moves to ("…作废，新代码都用 Drizzle")
+            # a decision is closed by what it decided being retired, on its subject only; so is a
+            # quantity, which many facts hold ("原来 90 天" is the raw payloads' retention, not the logs')
+            shared = stems & rules.subject_stems(content, {v.casefold()})
+            if (layer == "decision" and not shared) or (rules.quantity(v) and len(shared) < 2):
+                continue
             if layer == "experience" and not _states(content, v, stems, fresh):
                 continue
             closed.append(mid)
@@ -516,6 +522,10 @@ def _supersede_replaced(
                 same = _same_slot(store, c, new_id)
         if same is not None:
             closed.append(same)
+    # a change on one service never closes what is said of another ("notify-service 的 port 也改成 8080"
+    # is not about billing-service's 8080; "billing-service 的 access log retention 从 7 天改成 3 天" not
+    # about notify-service's 7 天)
+    closed = [mid for mid in closed if not _other_services(c.content, _content_of(store, mid))]
     when = _occurred(c)
     if when is not None and closed:  # an older statement never closes what was said after it
         marks = ",".join("?" * len(closed))
@@ -528,10 +538,46 @@ def _supersede_replaced(
         closed = [mid for mid in closed if mid not in later]
     for mid in closed:
         if not dry_run and new_id is not None:
-            _update(store, mid, valid_to=_held_until(c, store.clock()), superseded_by=new_id, reason="superseded")
+            _close(store, mid, c, new_id, report)
         report.superseded.append((mid, new_id or 0))
     if closed:
         item["supersedes"] = closed[0] if len(closed) == 1 else closed
+
+
+def _close(
+    store: Store, memory_id: int, c: Candidate, new_id: int | None, report: Report, until: float | None = None
+) -> None:
+    """Close a memory the correction `c` replaces, as history superseded by `new_id`, held `until`
+    (default: when `c` was said). A fact that held more than what changed ("recon-service 的 owner
+    是老王，这周 on-call 是小李" when the owner changes) leaves the rest current as a memory of its own
+    (`rules.untouched`), said when and where the closed one was: a correction of one value no
+    longer takes the others with it."""
+    row = store.conn.execute(
+        "SELECT content, layer, category, subject, importance, scope, session_id, source_ref, occurred_at, "
+        "json_extract(metadata, '$.role') FROM memories WHERE id = ?",
+        (memory_id,),
+    ).fetchone()
+    until = _held_until(c, store.clock()) if until is None else until
+    _update(store, memory_id, valid_to=until, superseded_by=new_id, reason="superseded")
+    if row is None or row[1] != "fact":
+        return
+    rest = rules.untouched(row[0], c.content, c.metadata.get("replaces") or [], row[3])
+    if rest is None:
+        return
+    kept = Candidate(
+        rest,
+        category=row[2],
+        importance=row[4],
+        scope=row[5],
+        session_id=row[6],
+        source_ref=row[7],
+        occurred_at=row[8],
+        role=row[9] or "user",
+    )
+    finish(kept, None, row[5])
+    kept.metadata.pop("replaces", None)  # (what it said, not a correction of anything)
+    kept.metadata["kept_from"] = memory_id
+    _store(store, kept, None, report)
 
 
 def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
@@ -554,6 +600,18 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
         if (mine & rules.topic_terms(content)) - names:
             out.append(mid)
     return out
+
+
+_SERVICE_NAME = re.compile(
+    r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|api|worker|gateway|sync)(?![\w-])", re.I
+)
+
+
+def _other_services(change: str, old: str) -> bool:
+    """Whether a change names services and the old statement names others, none of the change's."""
+    mine = {n.casefold() for n in _SERVICE_NAME.findall(change)}
+    theirs = {n.casefold() for n in _SERVICE_NAME.findall(old)}
+    return bool(mine and theirs) and not mine & theirs
 
 
 def _name_stems(content: str) -> set[str]:
@@ -672,7 +730,7 @@ def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Itera
 _ALSO_CHANGED = re.compile(
     r"\b(?:also|too)\s+(?:got\s+|was\s+|were\s+|been\s+)?(?:renamed|moved|changed|switched|replaced|migrated|retired)|"
     r"\b(?:renamed|moved|changed|switched|replaced|migrated|retired|split)\s+too\b|"
-    r"也(?:已经?|都)?(?:改|换|迁|重命名|下线|停用|提到|调到|降到|涨到|提高到|扩到|挪到|变成)",
+    r"也(?:已经?|都)?(?:改|换|迁|重命名|下线|停用|提到|调到|降到|涨到|提高到|扩到|挪到|变成|别用|不用|不再用)",
     re.I,
 )
 _ALSO = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[,.;:!?)]|$))|也|同时|另外|还(?:有|用)", re.I)
@@ -691,7 +749,8 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     mine = rules.slot_values(c.content)
     if not mine:
         return None
-    stems = rules.subject_stems(c.content, {v for vs in mine.values() for v in vs})
+    # (a package's path stays in the subject: crates/ship-cli is about the cli crate)
+    stems = rules.subject_stems(c.content, {v for k, vs in mine.items() if not k.startswith("package:") for v in vs})
     if not stems:
         return None
     best: tuple[int, int] | None = None
@@ -707,7 +766,7 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
             if kind == "duration" and not _like_spans(*(frozenset(x.rstrip("s") for x in v) for v in (new, old))):
                 continue  # a 15 s heartbeat does not change a 30-day retention (SPAN_RATIO)
             # the old values gone, or named after the new one as the reason for the change
-            if kind.startswith("tech:") or (old - new) or rules.leading_value(c.content, kind) not in old:
+            if kind.startswith(("tech:", "package:")) or (old - new) or rules.leading_value(c.content, kind) not in old:
                 changed = True
         if not changed:
             continue
@@ -716,7 +775,9 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
         if (techs_mine - techs_theirs) and (techs_theirs - techs_mine):
             continue  # "Postgres listens on 5432" is not what "the dev server uses 5173 with Vite" changed
         # an old name stays in its statement's subject: "crates/shipit-cli" is about the cli crate renamed
-        their_stems = rules.subject_stems(content, {v for k, vs in theirs.items() if k != "name" for v in vs})
+        their_stems = rules.subject_stems(
+            content, {v for k, vs in theirs.items() if k != "name" and not k.startswith("package:") for v in vs}
+        )
         shared = stems & their_stems
         where = rules.ENVIRONMENT_STEMS
         if shared <= where and stems - where and their_stems - where:

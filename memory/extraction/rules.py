@@ -9,6 +9,7 @@ request. Assistant sentences count only when they explain a failure or state a h
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from memory.lang import entities, values
 
@@ -149,7 +150,8 @@ _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let me know|help me|i need|"
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
-    r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)",
+    r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)|"
+    r"^(?:先|再)?跑(?:下|一下|个)(?!来|去)|^先\s*[\w\u4e00-\u9fff]{1,12}?\s*掉[，,]",  # "跑下 test 吧", "先 skip 掉，开个 issue"
     re.I,
 )
 # A request after where it applies: "在 Makefile 里加一个 `lint` 目标", "给 `orders` 表加个索引", "In the
@@ -183,8 +185,9 @@ def is_request(s: str) -> bool:
     if _REQUEST.match(s) and not _NOUN_FIRST.match(s):
         return True
     m = _REQUEST_AFTER_PLACE.search(s)
-    # "再加个告警：pending 超过 1 万就告警，发飞书 oncall 群" spells out what it adds: that stays
-    return bool(m) and not re.search(r"[:：]", s[m.end() :])
+    # "再加个告警：pending 超过 1 万就告警，发飞书 oncall 群" spells out what it adds, "…时间也改一下，从凌晨 2 点
+    # 改到凌晨 3 点半" what it changes to: that stays
+    return bool(m) and not re.search(r"[:：]|从.{1,30}?(?:改到|改成|改为|调到|挪到)", s[m.end() :])
 
 
 WHY_QUESTION = re.compile(
@@ -492,21 +495,26 @@ _STATEMENT_VERB = re.compile(
     r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
     r"raised|lowered|increased|decreased|reduced|bumped|switched|migrated|upgraded|downgraded|renamed|retired|"
     r"starts?|begins?|ends?|follows?|contains?|includes?|moved|changed|dropped|swapped|split|drops|"
+    r"expires?|rotated|rotates|changes|happens?|fires?|escalates?|resets?|purges?|"
     r"it'?s|that'?s|they'?re|"
     r"there is|there are)\b|"
     r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到|"
-    r"最多|最少|至少|上限|不超过|挪",
+    r"最多|最少|至少|上限|挪|过期|失效|自动",
     re.I,
 )
 _NARRATIVE = re.compile(
     r"^(?:i|we)\s+(?:did|was|were|had|just|tried|ran|think|guess|believe|wonder|thought|forgot|saw|"
     r"noticed|want|need|'d|'ll|will|can|could|might|may|am|'m)\b|^(?:i|we)'(?:ll|d|m|ve)\b|^i\s+\w+ed\b|^i\s+(?:have|got)\s+(?!to\b)|"
     r"^(?:我|我们)(?:刚|刚才|觉得|想|猜|试了|看了|昨天|之前|要|先|会)|^(?:以前|过去)(?![的要得需必都统说定写配提])|^我(?:在|正在)(?:准备|弄|搞|写|看|查|改|做|学|想)|"
+    r"^我是(?:新来的|新人|刚来的|刚入职)|^i'?m new\b|^i am new\b|"  # who is asking, not the project
     r"^(?:maybe|perhaps|probably|not sure|"
     r"i guess|也许|可能|估计|好像)",
     re.I,
 )
 
+
+# "有问题" reports a problem, unless it says whom to ask when there is one ("有问题先找她").
+_HAS_PROBLEM = r"(?<!有)有问题(?!(?:就|可以|直接|请|先)?(?:找|问|联系|@|艾特|ping))"
 
 # A report of what just happened or a request folded into a statement: the task of the day, not a
 # standing fact ("fct_orders has dupes since the backfill last night.", "…，帮我换成 Apollo。").
@@ -515,7 +523,8 @@ _NARRATIVE = re.compile(
 _SYMPTOM = re.compile(
     r"\b(?:does(?:n'?t| not)|do(?:n'?t| not)|did(?:n'?t| not)) (?:seem to )?work\b|\bnot really \w+ing\b|"
     r"\bstill (?:fails?|failing|broken|red|times? out)\b|\bsomething(?:'s| is) (?:off|wrong)\b|"
-    r"(?<!有)有问题(?!(?:就|可以|直接|请|先)?(?:找|问|联系|@|艾特|ping))|出问题(?!(?:就|可以|直接|请|先)?(?:找|问|联系|@|艾特|ping))|有个怪事|怪事|没生效|不生效|不知道为(?:啥|什么)|(?:还是|一直|又)报",
+    + _HAS_PROBLEM
+    + r"|出问题(?!(?:就|可以|直接|请|先)?(?:找|问|联系|@|艾特|ping))|有个怪事|怪事|没生效|不生效|不知道为(?:啥|什么)|(?:还是|一直|又)报",
     re.I,
 )
 # What is broken right now ("connector 挂了", "pod 起不来了", "CPU 打满了", "p99 从 12ms 飙到 80ms", "the nodes never
@@ -1106,9 +1115,11 @@ _A_FACTS: list[tuple[str, re.Pattern]] = [
 # The user reports something broken: the assistant's next explanation is what went wrong and why.
 _PROBLEM = re.compile(
     r"\b(?:is|are|was|got|keeps?|started) (?:broken|failing|down|timing out|rejected|getting rejected|logging)\b|"
-    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates)\b|"
-    r"\b(?:doesn'?t|does not|isn'?t|is not|stopped) work(?:ing)?\b|有问题|不对劲|不工作|没反应|没生效|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
-    r"不生效|丢了|掉到|超时|告警|方块|乱码|401|403|500|502|504|起不来|打满|一直在?\s*restart|"
+    r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates?|dead-letter(?:ed|ing)?)\b|\bshowing stale\b|"
+    r"\b(?:doesn'?t|does not|isn'?t|is not|stopped) work(?:ing)?\b|"
+    + _HAS_PROBLEM
+    + r"|不对劲|不工作|没反应|没生效|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
+    r"不生效|丢了|掉到|超时|(?:一直|又|在)(?:告警|报警)|(?:告警|报警)了|方块|乱码|又断了|断开了|(?:两天|一直|都)没进|收不到|401|403|500|502|504|起不来|打满|一直在?\s*restart|"
     r"\bnever (?:become|becomes|became|get|gets|come|comes) (?:ready|up|healthy)\b|\bstays? pending\b|\bstuck\b|"
     r"\bkeeps? (?:flapping|restarting|crashing)\b",
     re.I,
@@ -1287,7 +1298,15 @@ _OWNER = [
     re.compile(r"(?P<thing>[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
     re.compile(
         _THING_ZH
-        + r"\s*(?:[（(](?P<alt>[A-Za-z][\w.-]+)[)）])?\s*的\s*(?:owner|负责人|维护人|维护者)\s*(?:现在|目前)?\s*(?:是|换成了?|改成了?|变成了?|为|换了?)\s*"
+        + r"\s*(?:[（(](?P<alt>[A-Za-z][\w.-]+)[)）])?\s*(?:的|这块|这边)?\s*(?:owner|负责人|维护人|维护者)\s*(?:现在|目前)?\s*(?:是|换成了?|改成了?|变成了?|为|换了?)\s*"
+        + _WHO_ZH
+        + r"(?=[\s，。,.;；(（了]|$)",
+        re.I,
+    ),
+    # "SLA owner 换了，Feng Wei 调去 billing 了，现在 owner 是 Vivian"
+    re.compile(
+        _THING_ZH
+        + r"\s*(?:的|这块)?\s*(?:owner|负责人)\s*换(?:人)?了[^。；;]{0,40}?(?:现在|目前)\s*(?:owner|负责人)?\s*是\s*"
         + _WHO_ZH
         + r"(?=[\s，。,.;；(（了]|$)",
         re.I,
@@ -1339,7 +1358,7 @@ _ONCALL = [
     re.compile(
         r"(?:\b(?!(?:the|off|of|for|on|is|an?)\b)(?P<thing>[a-z][\w./-]*) )?(?i:on)[- ]?call\b"
         r"(?: for (?:the )?(?P<also>[\w./-]+(?: [\w./-]+)?))?"
-        r"[^.;]{0,30}?\b(?:it'?s|is|goes to|passes to|moves to|switch(?:es|ed)? to)(?: now)? "
+        r"[^.;]{0,30}?\b(?:it'?s|is|goes to|passes to|moves to|switch(?:es|ed)? to|rotated to|rotates to)(?: now)? "
         r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)"
         r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?=\s*(?:now\b|this\b|[,.;:!]|$))"
     ),
@@ -1371,7 +1390,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
-            if thing and thing not in ("it", "this", "that", "which", "它", "这个"):
+            if thing and thing not in ("it", "this", "that", "which", "它", "这个", "现在", "目前"):
                 return thing, m.group("who").strip()
     return None
 
@@ -1400,7 +1419,8 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
-    r"retired|renamed|replaced?|dropped|swapped|split|scratch)\b|不对|写错|应该是|现在|改成|改为|换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|已换|更正|纠正",
+    r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
+    r"换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正",
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
@@ -1413,8 +1433,8 @@ _OLD_BEFORE = re.compile(
 )
 _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
-    r"(?:cli )?is no longer used|is dead|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
-    r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|"
+    r"(?:cli )?is no longer used|is dead|died|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
+    r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|也?别(?:再)?用了|"
     r"不再用了|弃用了|不对了?|写错了|有误|作废了?)",
     re.I,
 )
@@ -1441,6 +1461,20 @@ _NO_LONGER_ZH = re.compile(
 )
 
 
+# The unit after a number (" 小时", " days"): "24" alone is no old value, "24 小时" is.
+_UNIT_AFTER = re.compile(
+    r"\s*(?:个月|小时|分钟|毫秒|工作日|[天周年月日点秒次个])|\s*(?:years?|months?|weeks?|days?|hours?|minutes?|mins?|seconds?|"
+    r"secs?|ms|attempts?|retries|times|replicas)\b",
+    re.I,
+)
+
+
+def quantity(value: str) -> bool:
+    """An old value that is a number with its unit ("24 小时", "90 days"): many facts hold one."""
+    m = re.fullmatch(r"(\d+)(.+)", value)
+    return bool(m and _UNIT_AFTER.fullmatch(m.group(2)))
+
+
 def replaced_values(content: str) -> list[str]:
     """The old values a correction names ("port 6543 now, not 5433", "老的 10.12.3.45 回收",
     "`airflow dags backfill` is no longer used"): a current memory holding one is out of date."""
@@ -1452,6 +1486,9 @@ def replaced_values(content: str) -> list[str]:
         for m in rx.finditer(content):
             quoted = bool(m.group(1))
             v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
+            if rx is _OLD_BEFORE and v.isdigit():  # "从 24 小时改成 12 小时", "(原来 90 天)": the number with its unit
+                unit = _UNIT_AFTER.match(content, m.end())
+                v = f"{v}{unit.group()}" if unit else v
             if len(v) < 3 or v.lower() in _NOT_VALUES:
                 continue
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v) or v.casefold() in shaped:
@@ -1827,9 +1864,17 @@ def quantities(content: str) -> frozenset[str]:
 
 
 def value_kinds(content: str) -> set[str]:
-    """The kinds of value a statement holds, technologies left out (port, host, duration, days, clock):
+    """The kinds of value a statement holds, technologies and packages left out (port, host, duration, days, clock):
     a change of a value changes only a statement holding a value of that kind."""
-    return {k for k in slot_values(content) if not k.startswith("tech:")}
+    return {k for k in slot_values(content) if not k.startswith(("tech:", "package:"))}
+
+
+# A package named by its path (Go modules, GitHub repos, npm scopes): two paths ending in one name are
+# alternatives for one slot ("gorilla/websocket" -> "coder/websocket").
+_PACKAGE_PATH = re.compile(r"(?<![\w./@-])@?(?:[a-z][\w.-]*/){1,2}([a-z][\w-]{2,})(?![\w/-]|\.\w)")
+
+
+_CRON = re.compile(r"(?<![\w*/-])(?:[\d*][\d*/,-]*\s+){4,5}[\d*?][\d*/,?-]*(?![\w*/-])")
 
 
 def slot_values(content: str) -> dict[str, set[str]]:
@@ -1857,7 +1902,12 @@ def slot_values(content: str) -> dict[str, set[str]]:
     for kind in ("days", "clock"):
         if held[kind]:
             out[kind] = set(held[kind])
+    for cron in _CRON.finditer(content):  # "0 4 1 * *" says when, as a clock time does
+        if "*" in cron.group():
+            out.setdefault("clock", set()).add(cron.group().strip())
     low = content.casefold()
+    for m in _PACKAGE_PATH.finditer(low):  # gorilla/websocket and coder/websocket: one package slot
+        out.setdefault("package:" + m.group(1), set()).add(m.group())
     for w in set(re.findall(r"[a-z][\w.+/-]*[\w+]|[\u4e00-\u9fff]{2,4}", low)):
         slot = SLOT_OF.get(w) or entities.TECH.get(w)
         if slot is None and any(entities_cjk(ch) for ch in w):
@@ -1866,6 +1916,85 @@ def slot_values(content: str) -> dict[str, set[str]]:
         if slot:
             out.setdefault("tech:" + _SAME_SLOT.get(slot, slot), set()).add(w)
     return {k: v for k, v in out.items() if v}
+
+
+# -- what a correction leaves standing ---------------------------------------------------------
+
+# Where a statement's parts end: sentences, and the clauses inside one ("，", "；", ", ").
+# (an English comma only before "and"/"but": "kept for 14 days, stored in Loki" is one part)
+_PART_END = re.compile(r"(?<=[。；;！!？?，])\s*|(?<=\.)\s+(?=\S)|(?<=,)\s+(?=(?:and|but)\b)")
+_EXAMPLE = re.compile(r"^(?:比如|例如|譬如|像是?|e\.g\.|for example|for instance|such as|like)\b", re.I)
+_LEADING_AND = re.compile(r"^(?:and|but|also|plus|另外|还有|并且|而且)\s*[,，]?\s*", re.I)
+
+
+def _joined(parts: Sequence[str]) -> str:
+    """Parts of a text put back together: with a space after English punctuation, none after Chinese."""
+    out = ""
+    for p in parts:
+        out += p if not out or out.endswith(("，", "。", "；", "！", "？")) else " " + p
+    return out
+
+
+_LEADING_IT = re.compile(r"^(?:它的|它|its\b|it'?s\b|it\b)\s*", re.I)
+
+
+def value_slots(content: str) -> set[str]:
+    """The kinds of value a statement holds that a later change may correct one at a time: its
+    slots (`slot_values`), and who owns it or is on call."""
+    kinds = set(slot_values(content))
+    if owner_of(content):
+        kinds.add("owner")
+    if oncall_of(content):
+        kinds.add("oncall")
+    return kinds
+
+
+def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str | None = None) -> str | None:
+    """What a memory a correction closes said besides what the correction changes, when it held more
+    than one value: "recon-service 的 owner 是老王，这周 on-call 是小李，有问题先找她" changed in its owner
+    leaves "这周 on-call 是小李，有问题先找她". The parts are its sentences and clauses, each with the parts
+    after it that hold no value of their own ("有问题先找她"); a part is changed when it holds a value the
+    correction retires, else when it holds a value of a kind the correction states (of several such, the
+    ones sharing most subject words with it, or none). None when nothing with a value of its own is left."""
+
+    def holds(part: str) -> bool:  # (an example, "比如 `ORD-231 …`", belongs to what it illustrates)
+        if _EXAMPLE.match(part):
+            return False
+        return bool(value_slots(part)) or any(v.casefold() in part.casefold() for v in retired)
+
+    groups: list[list[str]] = []
+    for part in (p.strip() for p in _PART_END.split(old.strip()) if p.strip()):
+        if groups and not holds(part):
+            groups[-1].append(part)
+        else:
+            groups.append([part])
+    if len(groups) < 2:
+        return None
+    texts = [_joined(g) for g in groups]
+    low = [t.casefold() for t in texts]
+    changed = {i for i, t in enumerate(low) if any(v.casefold() in t for v in retired)}
+    if not changed:
+        kinds = value_slots(change)
+        # (a change holding no value, "X is deprecated", is about the parts that share its words)
+        same_kind = [i for i, t in enumerate(texts) if value_slots(t) & kinds or not kinds]
+        stems = subject_stems(change)
+        best = max((len(stems & subject_stems(texts[i])) for i in same_kind), default=0)
+        # (one naming nothing the change names restates the same value another way: "…凌晨 4 点跑，cron 是 0 4 1 * *")
+        changed = {i for i in same_kind if len(stems & subject_stems(texts[i])) in (best, 0 if kinds else best)}
+    kept = [t for i, t in enumerate(texts) if i not in changed]
+    if not changed or not any(value_slots(t) for t in kept):
+        return None
+    rest = _LEADING_AND.sub("", _joined(kept)).strip(" ,，;；")
+    zh = not rest.isascii()
+    if not subject:  # (a memory stored by hand has none: the name it opens with)
+        named = re.search(r"(?<![\w.-])[A-Za-z][\w.]*(?:-[\w.]+)+", old)
+        subject = named.group() if named else None
+    if subject and len(subject) > 2 and re.search(r"[A-Za-z]", subject) and subject.casefold() not in ("it", "its"):
+        if _LEADING_IT.match(rest):  # "它的应用日志也是保留 90 天" -> "settle-service 的应用日志…"
+            rest = _LEADING_IT.sub(subject + (" 的" if zh else " "), rest, count=1)
+        elif subject.casefold() not in rest.casefold():  # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
+            rest = f"{subject}：{rest}" if zh else f"{subject}: {rest}"
+    return tidy(rest if rest.endswith(("。", ".", "!", "！")) else rest + ("。" if zh else "."))
 
 
 # Chinese words of a subject, in English, so a code-switched correction finds its subject ("网关" ~ "gateway").

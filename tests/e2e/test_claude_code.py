@@ -230,6 +230,28 @@ def test_a_search_the_model_makes_after_a_correction_gets_what_holds_now_and_wha
     assert old not in [r["id"] for r in found]
 
 
+def test_a_correction_of_one_value_the_model_stores_leaves_what_else_was_said_for_the_next_search(
+    claude_code: ClaudeCode,
+) -> None:
+    # One sentence held two values; the model stores a correction of one. The other (who is on call)
+    # stays current, and the model's next search gets it (before, the correction closed both).
+    claude_code.maple("install")
+    old = claude_code.add("billing-service 的 owner 是 Kevin（张凯），on-call 是阿杰（刘杰）。")
+    content = "billing-service owner 换了，现在 owner 是 Wendy（王雯）。"
+    claude_code.api.script([ToolUse("mcp__maple__memory_store", {"content": content}, then="Updated.")])
+    run = claude_code.run_claude("billing-service 的 owner 换成 Wendy 了，记一下。")
+    (result,) = run.main[1].last_user_tool_results()
+    assert [s["id"] for s in json.loads(result["text"])["supersedes"]] == [old]
+    claude_code.api.script(
+        [ToolUse("mcp__maple__memory_search", {"query": "billing-service 这周谁 on-call？"}, then="阿杰。")]
+    )
+    run = claude_code.run_claude("billing-service 这周谁 on-call？")
+    assert run.result["result"] == "阿杰。"
+    (result,) = run.main[1].last_user_tool_results()
+    found = [r["content"] for r in json.loads(result["text"])["results"]]
+    assert "on-call 是阿杰" in found[0] and not any("owner 是 Kevin" in r for r in found), found
+
+
 # -- e, f. harvest at SessionEnd, and --resume ------------------------------------------------
 
 FACT_PROMPT = "we run the tests with `uv run pytest -n auto`; the staging database listens on port 6543"
