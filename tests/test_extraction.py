@@ -753,6 +753,7 @@ def test_how_long_a_run_takes_is_no_request_to_run_it():
         "On-call rotated to Tom this week.",
         "对账 CronJob 的时间也改一下，从凌晨 2 点改到凌晨 3 点半，避开结算高峰。",
         "invoice 的 draft 状态超过 48 小时自动 void。",
+        "notify-service 跑在 8081。",
     ],
 )
 def test_a_plainly_said_fact_or_change_is_kept(text):
@@ -777,3 +778,8 @@ def test_what_the_assistant_says_back_or_the_options_it_lists_are_no_experience(
         scope=SCOPE,
     )
     assert [c.layer for c in cands] == ["fact"], [c.content for c in cands]
+
+
+def test_a_lead_that_only_says_context_follows_is_not_kept():
+    [c] = one("先 sync 一下 context：billing-service 部署在 k8s 的 billing namespace，对外 HTTP port 8080。")
+    assert c.content.startswith("billing-service 部署在 k8s"), c.content

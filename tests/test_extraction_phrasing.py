@@ -1140,13 +1140,22 @@ def test_what_the_user_asks_to_write_down_is_kept_without_the_request(said, fact
             "明白，代码里只从环境变量 `SMTP_PASSWORD` 读，值放 k8s secret `mail-smtp`。",
             ["SMTP_PASSWORD", "mail-smtp"],
         ),
+        # a secret named by its k8s secret alone (dev2, dev3)
+        (
+            "告警发钉钉群，webhook 是 https://oapi.dingtalk.com/robot/send?access_token=4c1e9f7a2b8d3e6f0a5c9b1d7e2f8a3c6b0d4e9f "
+            "你配到 alertmanager 的 secret 里就行，别提交",
+            "models.yaml 已改；钉钉 webhook 只放进 alertmanager 的 secret `alert-dingtalk`，没有进仓库。",
+            ["alert-dingtalk"],
+        ),
     ],
 )
 def test_where_a_handed_over_secret_lives_is_kept_and_the_secret_is_not(app, tmp_path, handed, answer, words):
     app.extract(transcript(tmp_path / "s.jsonl", "s1", ("user", handed), ("assistant", answer)))
     facts = [m["content"] for m in current(app, layer="fact")]
     assert any(all(w in f for w in words) for f in facts), facts
-    assert not any("sk_test_4eC39" in f or "Xk9mPq2v" in f or f.startswith(("Got it", "明白")) for f in facts), facts
+    assert not any(
+        "sk_test_4eC39" in f or "Xk9mPq2v" in f or "4c1e9f7a" in f or f.startswith(("Got it", "明白")) for f in facts
+    ), facts
 
 
 # -- a consequence weighed is no rule ------------------------------------------------------------------
@@ -2017,6 +2026,13 @@ PART_CHANGED = [
         "RabbitMQ",
         "叫 billing.invoice.created",
     ),
+    # who is on call, cancelled by name ("之前说的 on-call 阿杰作废")
+    (
+        "billing-service 的 owner 是 Kevin（张凯），on-call 是阿杰（刘杰）。",
+        "另外之前说的 on-call 阿杰作废，他休假了，这两周 on-call 是 Lily（林丽）。",
+        "owner 是 Kevin",
+        "阿杰（刘杰）",
+    ),
     # a change that holds no value of its own changes the part that shares its words
     (
         "We publish presence events to the NATS subject presence.updates, and the nightly compaction job runs "
@@ -2067,3 +2083,12 @@ def test_a_change_on_one_service_leaves_the_same_value_of_another_alone(app, tmp
     now = [m["content"] for m in current(app)]
     assert any("notify-service 的 access log 也是 7 天" in m for m in now), now
     assert not any("retention 7 天" in m for m in now), now
+
+
+def test_an_agreement_does_not_take_the_news_said_after_it_as_its_reason():
+    said = (
+        ("assistant", "好，billing-service 的 access log 改成 3 天。notify-service 的还是 7 天对吧？"),
+        ("user", "对，notify 的不动。另外之前说的 on-call 阿杰作废，他休假了，这两周 on-call 是 Lily（林丽）。"),
+    )
+    out = extract(turns(*said), scope="/p/x")
+    assert [c.layer for c in out] == ["decision", "fact"] and "Lily" not in out[0].content, [c.content for c in out]

@@ -630,6 +630,8 @@ def _decision(
         rule = R.RULE.search(nxt) and not R.LACKS.search(nxt) and not R.WANT_REASON.search(R.strip_fillers(nxt))
         if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4 or _CORRECTS.match(nxt):
             break
+        if _NEW_TOPIC.match(nxt) and (R.replaced_values(nxt) or R.marks_change(nxt) or R.value_slots(nxt)):
+            break  # "对，notify 的不动。另外之前说的 on-call 阿杰作废，…": news of its own, not the reason
         hit = R.classify_user(nxt)
         if (
             hit is not None
@@ -743,6 +745,9 @@ _ASKS_DECISION = re.compile(
     re.I,
 )
 _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|yep)\s*[，,]\s*(?=\S)", re.I)
+
+
+_NEW_TOPIC = re.compile(r"^(?:另外|还有|顺便|对了|also\b|btw\b|by the way\b|one more thing\b|oh,? and\b)", re.I)
 
 
 def _from_letter(sentence: str, rx: re.Pattern) -> str:
@@ -1104,7 +1109,9 @@ def _assistant_fact(text: str, category: str, why: str) -> Candidate:
 
 
 # Where a secret lives: an environment variable or config key, in a secret store or the environment.
-_SECRET_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+_SECRET_NAME = re.compile(
+    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bsecrets?\s+`[\w./-]+`"
+)  # (or "k8s secret `alert-dingtalk`")
 _SECRET_PLACE = re.compile(r"\benv\b|environment|\bsecrets?\b|vault|keychain|环境变量|密钥|凭证", re.I)
 _ACK = re.compile(r"^(?:明白|好的?|收到|了解|ok(?:ay)?|got it|sure|understood)[，,。.!！\s]+", re.I)
 
@@ -1127,7 +1134,7 @@ def _where_secret_lives(sents: list[str], found: list[Candidate]) -> list[Candid
 # and where an explanation before them ends.
 _OPTIONS = re.compile(
     r"^(?:\w+\s+)?(?:options?|ways(?: out)?|choices|approaches|alternatives)\b|"
-    r"^(?:有)?(?:[几两二三四五]个)?(?:方案|办法|选项|选择|思路|改法|方向|候选)",
+    r"^(?:有)?[几两二三四五]个(?:方案|办法|选项|选择|思路|改法|方向)|^(?:方案|选项|候选)",  # (not "改法：", the fix)
     re.I,
 )
 # The assistant saying back what it was told ("记住了：…", "收到：…", "Noted: …"): no answer of its own.

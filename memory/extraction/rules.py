@@ -117,7 +117,9 @@ def clip(s: str, n: int) -> str:
 def _long_enough(s: str) -> bool:
     cjk = sum(1 for ch in s if entities_cjk(ch))
     words = len(re.findall(r"[A-Za-z0-9_`/.-]+", s))
-    return cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1)
+    return (
+        cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1) or (cjk >= 2 and words >= 2)
+    )  # "notify-service 跑在 8081"
 
 
 # -- what a sentence is ------------------------------------------------------------------------
@@ -257,7 +259,11 @@ _REMEMBER_HEAD = re.compile(
     re.I,
 )
 _REMEMBER_TAIL = re.compile(r"[,，]\s*(?:别忘了|记住了?|don'?t forget|remember that)[\s。.!！]*$", re.I)
-_FYI = re.compile(r"\bfyi\b|\bin case you need it\b|\bjust so you know\b|供参考", re.I)
+_FYI = re.compile(
+    r"\bfyi\b|\bin case you need it\b|\bjust so you know\b|\bquick context\b|\bsome context\b|供参考|"
+    r"(?:sync|同步)\s*一下\s*(?:context|背景)|先(?:跟你)?(?:说|交代)一下背景",
+    re.I,
+)
 _HEADS_UP = re.compile(
     r"^\W*(?:heads[- ]up|fwiw|note|for context|context)\b\s*[:,-]|^\W*(?:注意|提醒一下|说明一下)[:：，,]", re.I
 )
@@ -1475,6 +1481,14 @@ def quantity(value: str) -> bool:
     return bool(m and _UNIT_AFTER.fullmatch(m.group(2)))
 
 
+# Who was named before and is no longer so: "之前说的 on-call 阿杰作废", "之前说的值班小李不对了".
+_CANCELLED_ZH = re.compile(
+    r"之前(?:说|讲|写)的\s*(?:[A-Za-z][\w-]*\s*)?(?:on-?call|oncall|值班|owner|负责人)?\s*的?\s*([\u4e00-\u9fff]{2,3}?)\s*"
+    r"(?:作废|不对了?|写错了)",
+    re.I,
+)
+
+
 def replaced_values(content: str) -> list[str]:
     """The old values a correction names ("port 6543 now, not 5433", "老的 10.12.3.45 回收",
     "`airflow dags backfill` is no longer used"): a current memory holding one is out of date."""
@@ -1494,6 +1508,7 @@ def replaced_values(content: str) -> list[str]:
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v) or v.casefold() in shaped:
                 out.append(v)
     out += [m.group(1) for m in _NO_LONGER_ZH.finditer(content)]  # "审核也不是张磊了，换成王芳"
+    out += [m.group(1) for m in _CANCELLED_ZH.finditer(content)]  # "之前说的 on-call 阿杰作废"
     # "moment 换成 dayjs 了": a name the sentence's shape gives; a known technology said so in Chinese
     # ("order-service 的 Redis 换成 Codis") is left to the slot rules, which read whose it is
     for m in _REPLACED.finditer(content):
