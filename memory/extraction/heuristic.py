@@ -245,6 +245,7 @@ _REASON_LEAD = re.compile(
 )
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
 _REASON_FOR = re.compile(r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b", re.I)
+# What opens news of its own after a reply: "另外…", "Also, …".
 _NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
 
 
@@ -747,6 +748,7 @@ _ASKS_DECISION = re.compile(
 _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|yep)\s*[，,]\s*(?=\S)", re.I)
 
 
+# What opens news of its own after a reply: "另外…", "Also, …".
 _NEW_TOPIC = re.compile(r"^(?:另外|还有|顺便|对了|also\b|btw\b|by the way\b|one more thing\b|oh,? and\b)", re.I)
 
 
@@ -1108,10 +1110,9 @@ def _assistant_fact(text: str, category: str, why: str) -> Candidate:
     )
 
 
-# Where a secret lives: an environment variable or config key, in a secret store or the environment.
-_SECRET_NAME = re.compile(
-    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bsecrets?\s+`[\w./-]+`"
-)  # (or "k8s secret `alert-dingtalk`")
+# Where a secret lives: an environment variable or config key (or a k8s secret by name, "secret
+# `alert-dingtalk`"), in a secret store or the environment.
+_SECRET_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bsecrets?\s+`[\w./-]+`")
 _SECRET_PLACE = re.compile(r"\benv\b|environment|\bsecrets?\b|vault|keychain|环境变量|密钥|凭证", re.I)
 _ACK = re.compile(r"^(?:明白|好的?|收到|了解|ok(?:ay)?|got it|sure|understood)[，,。.!！\s]+", re.I)
 

@@ -117,9 +117,10 @@ def clip(s: str, n: int) -> str:
 def _long_enough(s: str) -> bool:
     cjk = sum(1 for ch in s if entities_cjk(ch))
     words = len(re.findall(r"[A-Za-z0-9_`/.-]+", s))
-    return (
-        cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1) or (cjk >= 2 and words >= 2)
-    )  # "notify-service 跑在 8081"
+    # (two Chinese characters are enough after a service's name and beside a value: "notify-service 跑在 8081";
+    # not "迁到 HTTP v1")
+    named = cjk >= 2 and words >= 2 and re.match(r"[A-Za-z][\w.]*[-_.][\w.-]+", s.strip())
+    return cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1) or bool(named)
 
 
 # -- what a sentence is ------------------------------------------------------------------------
@@ -550,7 +551,7 @@ def broken_now(s: str) -> bool:
 _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
-    r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|今天|刚才|出事|偶现|巨卡|没法用|"
+    r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|昨晚|前天|今天|今早|刚才|出事|偶现|巨卡|没法用|"
     r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
     # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
     r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说|"
@@ -1888,7 +1889,7 @@ def value_kinds(content: str) -> set[str]:
 # alternatives for one slot ("gorilla/websocket" -> "coder/websocket").
 _PACKAGE_PATH = re.compile(r"(?<![\w./@-])@?(?:[a-z][\w.-]*/){1,2}([a-z][\w-]{2,})(?![\w/-]|\.\w)")
 
-
+# A cron expression (five or six fields; one at least a "*", checked where it is read): "0 4 1 * *".
 _CRON = re.compile(r"(?<![\w*/-])(?:[\d*][\d*/,-]*\s+){4,5}[\d*?][\d*/,?-]*(?![\w*/-])")
 
 
