@@ -601,6 +601,9 @@ def test_every_ranking_channel_is_named_in_english_and_chinese():
 def test_small_dead_ends_say_what_is_wrong(page, filled):
     base = page.url.split("#")[0]
     page.goto(base + "#/browse?since=2999-01-01")
+    # (browse to browse: the page before was ready too, so wait for this one's list; CI under load read
+    # the list while the hash change was re-rendering it)
+    page.wait_for_selector("#memories > li.empty")
     ready(page, "browse")
     assert page.is_hidden("#more") and "No memories match" in page.inner_text("#memories")
     page.goto(base + "#/session/not-a-session")
