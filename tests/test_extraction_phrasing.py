@@ -179,6 +179,10 @@ LETTERED_PARENS = (
     "(b) a Redis sliding window keyed by user id: shared across nodes;\n(c) Envoy's local rate limit filter.\n"
     "I'd lean to (a) for simplicity."
 )
+PACKAGES = (
+    "Alternatives:\n1. stay on gorilla/websocket;\n2. coder/websocket (formerly nhooyr.io/websocket): context-aware, "
+    "maintained;\n3. gobwas/ws: very fast, low level.\nFor gate, 2 is the least work."
+)
 LETTERED_ZH = (
     "几个选择：\nA. 保持 RabbitMQ：现在的量完全够，运维熟；\nB. 换 Kafka：能 replay，吞吐高；\nC. 换 Pulsar：团队没人用过。\n"
     "以我们的量，A 就够。"
@@ -203,6 +207,14 @@ LETTERED_ZH = (
         # (a blind trial) a label in parentheses after "go with"; the pick closing the sentence
         (LETTERED_PARENS, "Let's go with (b), we need it shared across nodes.", "Redis", "token bucket", "shared"),
         (LETTERED_ZH, "先不换，保持 RabbitMQ，就 A 吧。等量上来了再说。", "保持 RabbitMQ", "Kafka", None),
+        # a package only one item names, in a longer sentence (it had chosen the first item's)
+        (
+            PACKAGES,
+            "OK, from now on we use coder/websocket. Migrate gate this sprint.",
+            "coder/websocket",
+            "gobwas",
+            None,
+        ),
     ],
 )
 def test_a_pick_from_a_list_decides_that_item_over_the_others(options, pick, chosen, over, why):
@@ -2092,3 +2104,15 @@ def test_an_agreement_does_not_take_the_news_said_after_it_as_its_reason():
     )
     out = extract(turns(*said), scope="/p/x")
     assert [c.layer for c in out] == ["decision", "fact"] and "Lily" not in out[0].content, [c.content for c in out]
+
+
+def test_a_package_named_after_not_picks_nothing():
+    said = (("assistant", PACKAGES), ("user", "Not gobwas/ws, too low level. Let me think about the rest."))
+    assert decisions(*said) == []
+
+
+def test_a_pick_of_a_list_item_records_that_item_as_chosen():
+    [d] = decisions(
+        ("assistant", PACKAGES), ("user", "OK, from now on we use coder/websocket. Migrate gate this sprint.")
+    )
+    assert d.metadata["chosen"] == "coder/websocket"

@@ -480,9 +480,22 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
         w for w in re.findall(r"[A-Za-z][\w.+-]{2,}|[\u4e00-\u9fff]{2,}", head) if w.casefold() not in _FILLER_PICKS
     ]
     if not words or len(head.split()) > 3 or len(head) > 24 or re.search(r"\s(?:it|that|this|them)$", head, re.I):
-        return None  # "Drop it.", "Ship that": what to do, not which item
+        # "Drop it.", "Ship that": what to do, not which item; but a longer sentence that names, not
+        # negated, a package or path only one item holds picks it ("OK, from now on we use coder/websocket.")
+        named = {
+            m.group().casefold()
+            for m in _CODE_NAME.finditer(s)
+            if not R._NEGATED_BEFORE.search(s[: m.start()]) and not _STAYS_OFF.search(s[: m.start()])
+        }
+        holding = {k for k, x in enumerate(items) for w in named if w in x.casefold()}
+        return holding.pop() if len(holding) == 1 else None
     holding = [k for k, x in enumerate(items) if all(w.casefold() in x.casefold() for w in words)]
     return holding[0] if len(holding) == 1 else None
+
+
+# A name in code a pick may give: a package or path ("coder/websocket", "nhooyr.io/websocket").
+_CODE_NAME = re.compile(r"(?<![\w./-])[A-Za-z][\w.+-]*/[\w./+-]*\w")
+_STAYS_OFF = re.compile(r"\b(?:drop|off|leave|ditch|replace|instead of)\s*$|(?:换掉|去掉|不用)\s*$", re.I)
 
 
 def _ordinal_item(pick: str, said: Sequence[str], listed: Sequence[str] = ()) -> str | None:
@@ -717,6 +730,8 @@ def _decision(
         and chosen.casefold() == (R.proposed_of(" ".join(proposal)) or "").casefold()
     ):
         rationale = R.split_rationale(" ".join(proposal))[1]  # "go with Temporal" after "I suggest Temporal because …"
+    if pick is not None and not chosen:  # "B", "OK, from now on we use coder/websocket": the item's name
+        chosen = _option_head(listed[pick]) or None
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,
