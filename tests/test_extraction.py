@@ -210,6 +210,9 @@ def test_explicit_request_to_remember_is_kept_without_the_request():
         # what happened last night is the day's problem; a fragment with no subject is no fact
         "昨晚 19:30 那批开课提醒，好多学员收到了两三条一模一样的短信，家长群里都在吐槽。",
         "迁到 HTTP v1。",
+        # how an endpoint is doing now: 接口 is no verb 接, 现在 no 在 ("is at")
+        "这个接口超过 3 秒了。",
+        "order-api 这个接口现在超过 3 秒了。",
     ],
 )
 def test_questions_requests_and_chatter_are_not_memories(text):

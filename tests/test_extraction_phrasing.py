@@ -2060,6 +2060,57 @@ PART_CHANGED = [
         "改到每月 2 号",
         "0 4 1",
     ),
+    # one English sentence, its two values joined by a bare "and"
+    (
+        "billing-service runs on port 8081 and Dave Kowalski owns it.",
+        "billing-service moved to port 9090 last week.",
+        "Dave Kowalski owns billing-service",
+        "port 8081",
+    ),
+    # a host and its port joined by an English comma; the host replaced, the port kept
+    (
+        "Quick context: gate runs on gate-01.prod.internal, port 7000, and it's built on gorilla/websocket.",
+        "gate-01 died last night; its replacement is gate-02.prod.internal, same port.",
+        "port 7000",
+        "runs on gate-01.prod.internal",
+    ),
+    # a second blind trial: what a part says of another service, or names on its own, is its own
+    (
+        "settle-service 是 Go 写的，跑在 8090 端口，order-api 是 Spring Boot，库都是 MySQL 8.0。",
+        "settle-service 端口改了，不是 8090 了，现在是 9090，8090 跟监控 agent 冲突。",
+        "order-api 是 Spring Boot",
+        "跑在 8090 端口",
+    ),
+    (
+        "settle-service 是王磊负责的，大家都叫他老王，英文名 Leo，有啥问题直接找他，order-api 归陈静。",
+        "老王调去风控组了，settle-service 以后归赵敏管。",
+        "order-api 归陈静",
+        "王磊负责",
+    ),
+    (
+        "topic 就叫 order_paid，消费组叫 invoice-consumer 和 points-consumer。",
+        "order_paid 这个 topic 下线了，换成 order.paid.v2，消息体加了 currency 字段。",
+        "消费组叫 invoice-consumer 和 points-consumer",
+        "就叫 order_paid",
+    ),
+    (
+        "fleet 的 webhook timeout 是 5s，billing 的是 3s。",
+        "fleet 的 webhook 超时改成 10s 吧，他们那边 p99 都 7s 了。",
+        "billing 的 webhook timeout 是 3s",
+        "是 5s",
+    ),
+    (
+        "retry 的 cron 是每 15 分钟跑一次 `*/15 * * * *`，fail 超过 5 次就丢进 dead letter queue notify.dlq。",
+        "retry cron 也改了，从每 15 分钟改成每 5 分钟 `*/5 * * * *`，partner 们嫌恢复太慢。",
+        "丢进 dead letter queue notify.dlq",
+        "`*/15 * * * *`",
+    ),
+    (
+        "fleet-gateway runs on fleet-01.internal, port 8443, and on-call this sprint is Kat too, pages go to #fleet-oncall.",
+        "Kat's out on leave so Raj Patel is on-call until the 20th.",
+        "port 8443",
+        "on-call this sprint is Kat",
+    ),
 ]
 
 
@@ -2083,6 +2134,21 @@ def test_what_a_correction_left_standing_is_closed_by_the_next_change_of_it(app,
     app.extract(transcript(tmp_path / "3.jsonl", "s3", ("user", "这周 on-call 换成小赵（赵磊）了，小李在休假。")))
     now = [m["content"] for m in current(app)]
     assert not any("小李（李娜）" in m for m in now) and any("小赵" in m for m in now), now
+
+
+def test_what_two_corrections_leave_standing_keeps_the_service_it_is_about(app, tmp_path):
+    two_sessions(
+        app,
+        tmp_path,
+        "fleet-gateway runs on fleet-01.internal, port 8443, and on-call this sprint is Kat too, pages go to #fleet-oncall.",
+        "fleet-01 died over the weekend; the replacement is fleet-02, same port.",
+    )
+    app.extract(
+        transcript(tmp_path / "3.jsonl", "s3", ("user", "Kat's out on leave so Raj Patel is on-call until the 20th."))
+    )
+    now = [m["content"] for m in current(app)]
+    assert "fleet-gateway: port 8443." in now, now
+    assert not any("is Kat too" in m for m in now), now
 
 
 def test_a_change_on_one_service_leaves_the_same_value_of_another_alone(app, tmp_path):

@@ -975,16 +975,30 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         (c.scope, c.attribute),
     ).fetchall()
     if c.attribute in ("owner", "oncall"):
-        # Memories stored by hand carry no attribute: their words say whose it is.
+        # Memories stored by hand carry no attribute, and a fact stating several values carries the
+        # attribute of one ("fleet-gateway runs on fleet-01, port 8443, and on-call this sprint is
+        # Kat"): their words say whose it is.
         read = rules.owner_of if c.attribute == "owner" else rules.oncall_of
         rows += [
             (mid, said[1], said[0])
             for mid, content in store.conn.execute(
-                f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND source = 'manual' "
+                f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' "
+                f"AND COALESCE(json_extract(metadata, '$.attribute'), '') != ? "
+                f"AND content != ? AND {_closable(store)} ORDER BY id DESC LIMIT 200",
+                (c.scope, c.attribute, c.content),
+            )
+            if (said := read(content)) is not None
+        ]
+    if c.attribute == "port":  # a port said beside the value the fact is filed under ("X 是小李负责的，服务端口 7070")
+        rows += [
+            (mid, min(ports), subject)
+            for mid, content, subject in store.conn.execute(
+                f"SELECT id, content, subject FROM memories m WHERE scope = ? AND layer = 'fact' "
+                f"AND COALESCE(json_extract(metadata, '$.attribute'), '') NOT IN ('port', '') "
                 f"AND content != ? AND {_closable(store)} ORDER BY id DESC LIMIT 200",
                 (c.scope, c.content),
             )
-            if (said := read(content)) is not None
+            if (ports := rules.slot_values(content).get("port"))
         ]
     for mid, value, subject in rows:
         if subject == c.subject:

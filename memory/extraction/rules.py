@@ -505,7 +505,7 @@ _STATEMENT_VERB = re.compile(
     r"expires?|rotated|rotates|changes|happens?|fires?|escalates?|resets?|purges?|"
     r"it'?s|that'?s|they'?re|"
     r"there is|there are)\b|"
-    r"是|在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接|调|写|查|打到|"
+    r"是|(?<!现)在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接(?!口)|调|写|查|打到|监听|"
     r"最多|最少|至少|上限|挪|过期|失效|自动",
     re.I,
 )
@@ -1318,7 +1318,18 @@ _OWNER = [
         + r"(?=[\s，。,.;；(（了]|$)",
         re.I,
     ),
-    re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*(?:归|(?<!路)由(?!于))\s*" + _WHO_ZH + r"\s*(?:管|负责|维护)", re.I),
+    re.compile(
+        _THING_ZH
+        + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*(?:归|(?<!路)由(?!于))\s*"
+        + _WHO_ZH
+        + r"\s*(?:管|负责|维护)",
+        re.I,
+    ),
+    # "order-api 归陈静。", "settle-service 是王磊负责的"
+    re.compile(
+        _THING_ZH + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*归(?!档)\s*" + _WHO_ZH + r"(?=\s*[，。,.;；]|$)", re.I
+    ),
+    re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*是\s*" + _WHO_ZH + r"\s*(?:负责|在管|维护|管)的", re.I),
     # "老张负责报表服务的导出", "周涛（Tom Zhou）负责支付网关"
     re.compile(
         r"(?:^|[，,。；;]\s*)(?!我|你|他|她|大家|谁|都|也)"
@@ -1363,16 +1374,16 @@ _ONCALL = [
     ),
     # "Daniel rotated off partner on-call this week, it's Marco Rossi now", "on-call for search is Priya now"
     re.compile(
-        r"(?:\b(?!(?:the|off|of|for|on|is|an?)\b)(?P<thing>[a-z][\w./-]*) )?(?i:on)[- ]?call\b"
+        r"(?:\b(?!(?:the|off|of|for|on|is|an?|and|but|so|also|plus|who|our|your|their|his|her)\b)(?P<thing>[a-z][\w./-]*) )?(?i:on)[- ]?call\b"
         r"(?: for (?:the )?(?P<also>[\w./-]+(?: [\w./-]+)?))?"
         r"[^.;]{0,30}?\b(?:it'?s|is|goes to|passes to|moves to|switch(?:es|ed)? to|rotated to|rotates to)(?: now)? "
         r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)"
-        r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?=\s*(?:now\b|this\b|[,.;:!]|$))"
+        r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?=\s*(?:now\b|this\b|too\b|until\b|till\b|through\b|[,.;:!]|$))"
     ),
     re.compile(
         _WHO_EN
         + r" is (?:now )?(?:the )?on[- ]?call(?: engineer)?(?: for (?:the )?(?P<thing>[\w./-]+(?: [\w./-]+){0,2}?))?"
-        r"(?=\s*(?:now\b|this\b|[,.;:!]|$))"
+        r"(?=\s*(?:now\b|this\b|too\b|until\b|till\b|through\b|[,.;:!]|$))"
     ),
 ]
 
@@ -1397,7 +1408,19 @@ def owner_of(content: str) -> tuple[str, str] | None:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
-            if thing and thing not in ("it", "this", "that", "which", "它", "这个", "现在", "目前"):
+            if thing and thing not in (
+                "it",
+                "this",
+                "that",
+                "which",
+                "它",
+                "这个",
+                "现在",
+                "目前",
+                "以后",
+                "今后",
+                "之后",
+            ):
                 return thing, m.group("who").strip()
     return None
 
@@ -1939,6 +1962,10 @@ def slot_values(content: str) -> dict[str, set[str]]:
 # Where a statement's parts end: sentences, and the clauses inside one ("，", "；", ", ").
 # (an English comma only before "and"/"but": "kept for 14 days, stored in Loki" is one part)
 _PART_END = re.compile(r"(?<=[。；;！!？?，])\s*|(?<=\.)\s+(?=\S)|(?<=,)\s+(?=(?:and|but)\b)")
+# Inside an English part, a bare "and" / "but" joins two clauses when each holds a value of its own
+# and they are of different kinds ("runs on port 8081 and Dave Kowalski owns it"), not one value's
+# list ("on Tuesdays and Thursdays").
+_AND = re.compile(r"\s+(?:and|but)\s+(?=\S)", re.I)
 _EXAMPLE = re.compile(r"^(?:比如|例如|譬如|像是?|e\.g\.|for example|for instance|such as|like)\b", re.I)
 _LEADING_AND = re.compile(r"^(?:and|but|also|plus|另外|还有|并且|而且)\s*[,，]?\s*", re.I)
 
@@ -1951,7 +1978,11 @@ def _joined(parts: Sequence[str]) -> str:
     return out
 
 
-_LEADING_IT = re.compile(r"^(?:它的|它|its\b|it'?s\b|it\b)\s*", re.I)
+_LEADING_IT = re.compile(r"^(?:(?P<of>它的|its\b)|(?P<is>it'?s\b)|它|it\b)\s*", re.I)
+# What an English statement is about, when it opens with it: "gate runs on …", "Quick context: gate is …".
+_OPENING_SUBJECT = re.compile(
+    r"^(?:[^:：]{1,30}[:：]\s*)?(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:runs|is|lives|listens|sits|uses|has|serves)\b", re.I
+)
 
 
 def value_slots(content: str) -> set[str]:
@@ -1965,6 +1996,59 @@ def value_slots(content: str) -> set[str]:
     return kinds
 
 
+def _part_slots(part: str) -> set[str]:
+    """`value_slots` of one part, where "it" stands for what the statement is about ("Dave owns it")."""
+    return value_slots(re.sub(r"\bit\b(?!')", "the service", part))
+
+
+# A part that names what it is about: a service or package name opening it ("order-api 归陈静",
+# "order-api 是 Spring Boot"), or "X 的是…" / "X 那边是…" ("billing 的是 3s": billing's is 3s).
+_OWN_NAME = re.compile(r"^(?:and\s+|另外|还有)?[A-Za-z][\w.]*(?:[-/][\w.]+)+(?=\s|的|是|归|用|跑|在)", re.I)
+_ELLIPTIC_OWNER = re.compile(r"^(?:而|但)?([\w.-]+?)\s*(?:的|那边|这边)(?:也|则|还|就)?是")
+_OWNER_ATTRIBUTE = re.compile(r"^[\w.-]+\s*的\s*([^，,。是]{1,20}?)\s*是")
+# An identifier inside a part: `code`, a dotted or hyphenated name ("notify.dlq", "invoice-consumer").
+_IDENTIFIER = re.compile(r"`[^`]+`|(?<![\w.-])[A-Za-z][\w]*(?:[.-][A-Za-z0-9_]+)+")
+
+
+def _says_own(part: str) -> bool:
+    """Whether a part of a statement says something of its own, not only more about the part before it
+    ("有问题先找她", "英文名 Leo"): a value a correction may change (`value_slots`), a name it opens
+    with, or an identifier with a verb ("fail 超过 5 次就丢进 notify.dlq", "消费组叫 invoice-consumer")."""
+    if _part_slots(part) or _OWN_NAME.match(part):
+        return True
+    return bool(_IDENTIFIER.search(part)) and bool(_STATEMENT_VERB.search(_IDENTIFIER.sub(" ", part)))
+
+
+def _own_subject(part: str, change: str) -> bool:
+    """Whether a part names a subject of its own that the change does not name ("billing 的是 3s"
+    against a change of fleet's timeout)."""
+    m = _OWN_NAME.match(part) or _ELLIPTIC_OWNER.match(part)
+    if not m:
+        return False
+    name = (m.group(1) if m.re is _ELLIPTIC_OWNER else m.group()).strip().casefold()
+    name = re.sub(r"^(?:and\s+|另外|还有)", "", name)
+    return bool(name) and name not in change.casefold()
+
+
+def _clauses(part: str) -> list[str]:
+    """A part cut where each side is a clause with a value of a kind of its own (above): at an English
+    comma ("runs on gate-01, port 7000"), then at a bare "and" / "but"."""
+    return [c for piece in _cut(part, _COMMA, 2) for c in _cut(piece, _AND, 3)]
+
+
+_COMMA = re.compile(r"(?<=[A-Za-z0-9],)\s+(?=[A-Za-z])")
+
+
+def _cut(part: str, at: re.Pattern[str], words: int) -> list[str]:
+    bits = at.split(part)
+    if len(bits) < 2 or any(len(b.split()) < words for b in bits):
+        return [part]
+    kinds = [_part_slots(b) for b in bits]
+    if not all(kinds) or any(k & o for n, k in enumerate(kinds) for o in kinds[n + 1 :]):
+        return [part]
+    return bits
+
+
 def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str | None = None) -> str | None:
     """What a memory a correction closes said besides what the correction changes, when it held more
     than one value: "recon-service 的 owner 是老王，这周 on-call 是小李，有问题先找她" changed in its owner
@@ -1976,10 +2060,10 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     def holds(part: str) -> bool:  # (an example, "比如 `ORD-231 …`", belongs to what it illustrates)
         if _EXAMPLE.match(part):
             return False
-        return bool(value_slots(part)) or any(v.casefold() in part.casefold() for v in retired)
+        return _says_own(part) or any(v.casefold() in part.casefold() for v in retired)
 
     groups: list[list[str]] = []
-    for part in (p.strip() for p in _PART_END.split(old.strip()) if p.strip()):
+    for part in (c for p in _PART_END.split(old.strip()) if p.strip() for c in _clauses(p.strip())):
         if groups and not holds(part):
             groups[-1].append(part)
         else:
@@ -1992,23 +2076,48 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     if not changed:
         kinds = value_slots(change)
         # (a change holding no value, "X is deprecated", is about the parts that share its words)
-        same_kind = [i for i, t in enumerate(texts) if value_slots(t) & kinds or not kinds]
+        same_kind = [i for i, t in enumerate(texts) if _part_slots(t) & kinds or not kinds]
         stems = subject_stems(change)
         best = max((len(stems & subject_stems(texts[i])) for i in same_kind), default=0)
         # (one naming nothing the change names restates the same value another way: "…凌晨 4 点跑，cron 是 0 4 1 * *")
-        changed = {i for i in same_kind if len(stems & subject_stems(texts[i])) in (best, 0 if kinds else best)}
+        changed = {
+            i
+            for i in same_kind
+            if len(stems & subject_stems(texts[i])) == best
+            or (kinds and not stems & subject_stems(texts[i]) and not _own_subject(texts[i], change))
+        }
     kept = [t for i, t in enumerate(texts) if i not in changed]
-    if not changed or not any(value_slots(t) for t in kept):
+    if not changed or not any(_says_own(t) for t in kept):
         return None
+    said = next((m.group(1) for i in sorted(changed) if (m := _OWNER_ATTRIBUTE.match(texts[i]))), None)
+    if said:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
+        kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {said} 是", t, count=1) for t in kept]
     rest = _LEADING_AND.sub("", _joined(kept)).strip(" ,，;；")
     zh = not rest.isascii()
-    if not subject:  # (a memory stored by hand has none: the name it opens with)
-        named = re.search(r"(?<![\w.-])[A-Za-z][\w.]*(?:-[\w.]+)+", old)
-        subject = named.group() if named else None
+    # What the statement is about: the first service it names that the change does not retire (a memory's
+    # own subject may be an attribute, "oncall"), else that subject, else the word it opens with.
+    gone = {v.casefold() for v in retired}
+    named = [n for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old) if n.casefold() not in gone]
+    opening = _OPENING_SUBJECT.match(old)
+    subject = named[0] if named else subject or (opening.group(1) if opening else None)
     if subject and len(subject) > 2 and re.search(r"[A-Za-z]", subject) and subject.casefold() not in ("it", "its"):
-        if _LEADING_IT.match(rest):  # "它的应用日志也是保留 90 天" -> "settle-service 的应用日志…"
-            rest = _LEADING_IT.sub(subject + (" 的" if zh else " "), rest, count=1)
-        elif subject.casefold() not in rest.casefold():  # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
+        it = _LEADING_IT.match(rest)
+        if it:  # "它的应用日志也是保留 90 天" -> "settle-service 的应用日志…", "it's built on" -> "gate is built on"
+            glue = (
+                (" 的" if it.group("of") else " ")
+                if zh
+                else "'s "
+                if it.group("of")
+                else " is "
+                if it.group("is")
+                else " "
+            )
+            rest = subject + glue + rest[it.end() :]
+        elif not zh and re.search(r"\bit\b(?!')", rest):  # "Dave Kowalski owns it" -> "… owns billing-service"
+            rest = re.sub(r"\bit\b(?!')", subject, rest, count=1)
+        elif subject.casefold() not in rest.casefold() and not _OWN_NAME.match(
+            rest
+        ):  # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
             rest = f"{subject}：{rest}" if zh else f"{subject}: {rest}"
     return tidy(rest if rest.endswith(("。", ".", "!", "！")) else rest + ("。" if zh else "."))
 
