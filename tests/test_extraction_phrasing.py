@@ -2105,6 +2105,13 @@ PART_CHANGED = [
         "丢进 dead letter queue notify.dlq",
         "`*/15 * * * *`",
     ),
+    # the part that names what the change names ("the backup cron") but holds another value stays
+    (
+        "Backups run at 03:30 UTC from the replica, the cron is in deploy/cron/backup.yaml.",
+        "The backup cron moved to 05:00 UTC, the replica is too busy earlier.",
+        "cron is in deploy/cron/backup.yaml",
+        "Backups run at 03:30 UTC",
+    ),
     (
         "fleet-gateway runs on fleet-01.internal, port 8443, and on-call this sprint is Kat too, pages go to #fleet-oncall.",
         "Kat's out on leave so Raj Patel is on-call until the 20th.",
@@ -2182,3 +2189,70 @@ def test_a_pick_of_a_list_item_records_that_item_as_chosen():
         ("assistant", PACKAGES), ("user", "OK, from now on we use coder/websocket. Migrate gate this sprint.")
     )
     assert d.metadata["chosen"] == "coder/websocket"
+
+
+# A second blind trial: a pick given as a longer sentence that turns one option down and names another
+# by a phrase only that item holds.
+CACHE_OPTIONS = (
+    "Fixed, all 42 pass. While I was in there: route-planner recomputes the same routes a lot. Options for caching:\n"
+    "A) Redis with a 5-minute TTL, shared across instances\n"
+    "B) an in-process LRU cache (cachetools) per instance\n"
+    "C) precompute the common depot routes nightly into Postgres\n"
+    "Which one do you want?"
+)
+FIX_OPTIONS = (
+    "修复有几个方案：\n"
+    "1. 给 settlement 表加 (order_id, channel_txn_id) 唯一索引，重复插入时捕获 duplicate key 直接返回成功；\n"
+    "2. 引入 Redis 分布式锁，处理回调前按 order_id 加锁；\n"
+    "3. 恢复行锁 `SELECT ... FOR UPDATE`，接受性能损失。\n"
+    "你倾向哪种？"
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "pick", "kept", "passed_over"),
+    [
+        (
+            CACHE_OPTIONS,
+            "ok let's not add Redis, an in-process LRU is plenty for now since each planner instance only serves "
+            "its own region anyway, and the nightly precompute goes stale the moment dispatch changes a stop.",
+            "in-process LRU",
+            "Redis with a 5-minute TTL",
+        ),
+        (
+            FIX_OPTIONS,
+            "别上 Redis 了，唯一索引就够了，多一个组件运维又要多管一套东西。行锁那个之前压测 QPS 掉了一半，也不想回去。",
+            "唯一索引",
+            "Redis 分布式锁",
+        ),
+    ],
+)
+def test_a_longer_pick_that_turns_one_option_down_settles_the_one_it_names(options, pick, kept, passed_over):
+    [d] = decisions(("assistant", options), ("user", pick))
+    assert kept in d.metadata["proposal"] and passed_over not in d.metadata["proposal"], d.metadata
+    assert any(passed_over.split()[0] in a for a in d.metadata.get("alternatives", [])), d.metadata
+
+
+@pytest.mark.parametrize(
+    ("proposed", "agreed", "chosen", "over"),
+    [
+        (
+            "nice catch. also I think we should switch the carrier API retries to exponential backoff with jitter "
+            "instead of the fixed 2s retry, we get a thundering herd every time their API blips",
+            "Agreed. Fixed 2s retries line every client up on the same schedule after an outage, so they all hit the "
+            "carrier at once when it comes back; exponential backoff with full jitter spreads them out.",
+            "exponential backoff with jitter",
+            "fixed 2s retry",
+        ),
+        (
+            "另外我想把金额字段都改成按分存 bigint，别再用 decimal(18,2) 了，前端老是拿到 0.30000000000000004 这种，你觉得呢？",
+            "同意。按分存整数可以彻底避免浮点精度问题，Go/Java/JS 之间传的都是整数，比较、求和都安全。",
+            "按分存 bigint",
+            "decimal(18,2)",
+        ),
+    ],
+)
+def test_what_the_user_proposes_and_the_assistant_agrees_to_is_a_decision(proposed, agreed, chosen, over):
+    [d] = decisions(("user", proposed), ("assistant", agreed))
+    assert d.metadata["chosen"] == chosen and over in d.metadata["alternatives"], d.metadata
+    assert d.metadata.get("rationale"), d.metadata

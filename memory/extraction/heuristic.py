@@ -21,6 +21,7 @@ from typing import Any
 
 from memory.extraction import rules as R
 from memory.lang import emotion, entities, privacy
+from memory.lang.text import is_stopword
 
 TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
 
@@ -80,6 +81,7 @@ def extract(
     project = project or (PurePath(scope).name if scope and scope != "global" else None)
     out: list[Candidate] = []
     own: list[str] = []  # what the user proposed in their last turn, for the agreement after the assistant's
+    own_turn = -1  # the turn it was proposed in
     vague: Candidate | None = None  # the user's last choice that named nothing, for the plan that follows
     why_pending = False  # the user asked why something happens: the next answer is an experience
     how_pending = False  # the user asked how the project does something: the next answer is a fact
@@ -127,8 +129,8 @@ def extract(
                     _add_reason(_reopened(target, i, skip, out), sentence)
                     text = text.replace(sentence, " ")
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
-            listed_for -= 1
             just_decided = next((c for c in found if c.layer == "decision"), None)
+            listed_for = 0 if just_decided is not None else listed_for - 1  # (a list is settled once)
             last_decided = just_decided
             agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
             if agreed:
@@ -166,7 +168,8 @@ def extract(
             out.extend(found)
             proposal = []
             # "我倾向于下线 Redis limiter，…，你觉得呢": the user's own proposal, settled once agreed to
-            own = [x for x in R.sentences(text) if R.PROPOSAL.search(x)][-2:]
+            own = [x for x in R.sentences(text) if R.PROPOSAL.search(x) or _OWN_PROPOSAL.search(x)][-2:]
+            own_turn = i
             # "cap our side then": a choice that names nothing; the assistant's next words spell it out
             vague = next((c for c in found if c.layer == "decision" and not c.metadata.get("proposal")), None)
             why_pending = bool(
@@ -180,7 +183,7 @@ def extract(
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
-            just_decided = None
+            user_decided, just_decided = just_decided is not None, None
             now = [x for x in R.sentences(text) if not R.is_question(x)]
             said = (said + now)[-40:]
             fresh, heading_now = _numbered(text), ""
@@ -196,7 +199,22 @@ def extract(
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
-            if not proposal and own and now and R.agrees(now[0]):
+            settled_own = _agreed_own(own, now) if own and now and not user_decided and R.agrees(now[0]) else None
+            if settled_own is not None:
+                # "I think we should switch X to Y instead of Z" -> "Agreed. …": the user's proposal, settled;
+                # what their turn stored from those sentences is in the decision now
+                said_own = " ".join(own).casefold()
+                out = [
+                    c
+                    for c in out
+                    if not (
+                        c.metadata.get("turn") == own_turn and c.role == "user" and c.content.casefold() in said_own
+                    )
+                ]
+                before = len(out)
+                out.append(settled_own)
+                last_decided = settled_own
+            elif not proposal and own and now and R.agrees(now[0]):
                 proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
             if not proposal and asked_opinion and now and not R.is_narration(now[0]):
                 # "topic 怎么划分你怎么看？" -> "保持一表一 topic 比较好：…": asked for, the answer is the proposal
@@ -488,9 +506,100 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
             if not R._NEGATED_BEFORE.search(s[: m.start()]) and not _STAYS_OFF.search(s[: m.start()])
         }
         holding = {k for k, x in enumerate(items) for w in named if w in x.casefold()}
-        return holding.pop() if len(holding) == 1 else None
+        return holding.pop() if len(holding) == 1 else _phrase_pick(s, items)
     holding = [k for k, x in enumerate(items) if all(w.casefold() in x.casefold() for w in words)]
-    return holding[0] if len(holding) == 1 else None
+    return holding[0] if len(holding) == 1 else _phrase_pick(s, items) if s != head else None
+
+
+# The user putting forward a change of their own, for the assistant to agree to: "I think we should switch
+# X to Y instead of Z", "我想把 X 都改成 Y，别再用 Z 了，…你觉得呢？".
+_OWN_PROPOSAL = re.compile(
+    r"\bwe should (?:switch|move|change|migrate|replace|drop|stop using|start using)\b|"
+    r"\bI(?:'d| would)? (?:like|want) to (?:switch|move|change|migrate|replace|drop)\b|"
+    r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把|改|换|用|去掉|上)[^？?]*(?:改成|换成|改用|换到|改为)",
+    re.I,
+)
+_OPINION_ASKED = re.compile(
+    r"[，,]?\s*(?:你觉得呢|你看呢|你觉得怎么样|你觉得可以吗|what do you think|thoughts)\s*[？?]?\s*$", re.I
+)
+_SWITCH_TO = re.compile(
+    r"\b(?:switch|move|change|migrate)\s+(?:the\s+|our\s+)?(?P<what>.+?)\s+(?:over\s+)?to\s+(?P<to>.+?)\s+"
+    r"(?:instead of|rather than)\s+(?:the\s+|our\s+|a\s+)?(?P<old>[^,.;]+)|"
+    r"(?:改成|换成|改用|换到|改为)\s*(?P<to_zh>[^，,。；;]+)",
+    re.I,
+)
+_NO_MORE = re.compile(r"(?:别再用|不再用|别用|不用)\s*(?P<old>(?:\([^)]*\)|[^，,。；;(])+?)\s*了?(?=[，,。；;]|$)")
+
+
+def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
+    """The decision a user's own proposal becomes when the assistant agrees to it (`_OWN_PROPOSAL`):
+    what it switches to, from what, and why (the user's other clauses, else the assistant's reason).
+    None when the proposal names no switch."""
+    said = _OPINION_ASKED.sub("", " ".join(R.strip_fillers(x) or x for x in own)).strip(" ，,")
+    said = re.sub(r"^(?:also|and|so|另外|还有)\s*[,，]?\s*", "", said, flags=re.I)
+    switch = _SWITCH_TO.search(said)
+    if switch is None:
+        return None
+    chosen = (switch.group("to") or switch.group("to_zh")).strip()
+    old = switch.group("old") or (m.group("old") if (m := _NO_MORE.search(said)) else None)
+    clauses = [x for x in re.split(r"\s*(?:[，;；]|,(?![^(]*\)))\s*", said) if x]  # ("decimal(18,2)" is one)
+    reasons = [x for x in clauses if chosen not in x and not (old and old in x) and not _NO_MORE.search(x)]
+    rationale = R.split_rationale(said)[1] or " ".join(reasons) or (R.clip(reply[1], 300) if len(reply) > 1 else None)
+    content = R.tidy(said) + " (agreed: " + R.clip(" ".join(reply[:2]), 300) + ")"
+    c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (agreed)", role="user")
+    c.metadata.update(decision=said, chosen=chosen, alternatives=[old.strip()] if old else None, rationale=rationale)
+    c.metadata = {k: v for k, v in c.metadata.items() if v}
+    return c
+
+
+# A phrase of a longer pick: two words in a row ("in-process LRU"), or four Chinese characters ("唯一索引").
+_PHRASE = re.compile(r"(?=\b([A-Za-z][\w-]+\s+[A-Za-z][\w-]+)\b)|(?=([\u4e00-\u9fff]{4}))")
+
+
+_NEW_RULE = re.compile(r"^\W*(?:再加一条|加一条|还有一条|另外|顺便|one more (?:rule|thing)|also|new rule)", re.I)
+
+
+def _phrase_pick(s: str, items: Sequence[str]) -> int | None:
+    """The item a longer sentence picks by a phrase only that item holds, not turned down where it
+    is said ("ok let's not add Redis, an in-process LRU is plenty for now…", "别上 Redis 了，唯一索引就够了"):
+    None when its phrases name no item, or more than one."""
+    if R.is_question(s) or _NEW_RULE.match(s):
+        return None
+    holding = {k for phrase in _phrases(s) for k, x in enumerate(items) if phrase.casefold() in _spaced(x)}
+    holding -= _turned_down(s, items)  # "Not gobwas/ws, too low level": no pick of what it turns down
+    return holding.pop() if len(holding) == 1 else None
+
+
+def _turned_down(s: str, items: Sequence[str]) -> set[int]:
+    """The items a sentence names where it turns them down ("let's not add Redis", "别上 Redis 了")."""
+    down: set[int] = set()
+    for m in re.finditer(r"[A-Za-z][\w./+-]{2,}", s):
+        before = s[: m.start()]
+        if not is_stopword(m.group().casefold()) and (R._NEGATED_BEFORE.search(before) or _STAYS_OFF.search(before)):
+            down |= {k for k, x in enumerate(items) if m.group().casefold() in x.casefold()}
+    return down
+
+
+def _numbered_pick(s: str) -> bool:
+    """Whether a pick names its item by place or label ("B", "第二种"), not by a phrase."""
+    return bool(_PICK_PLACE.match(s.strip()))
+
+
+def _phrases(s: str) -> list[str]:
+    """`s`'s phrases (`_PHRASE`) that are not stopwords and not turned down where they are said."""
+    out = []
+    for m in _PHRASE.finditer(s):
+        phrase = m.group(1) or m.group(2)
+        if phrase.isascii() and any(is_stopword(w) or w in _FILLER_PICKS for w in phrase.casefold().split()):
+            continue
+        before = s[: m.start()]
+        if not (R._NEGATED_BEFORE.search(before) or _STAYS_OFF.search(before)):
+            out.append(phrase)
+    return out
+
+
+def _spaced(x: str) -> str:
+    return re.sub(r"\s+", " ", x.casefold())
 
 
 # A name in code a pick may give: a package or path ("coder/websocket", "nhooyr.io/websocket").
@@ -573,10 +682,12 @@ def _decision(
                 continue
             sents[j] = raw = head
             s = R.strip_fillers(raw) or raw
-        if R.suggests(s):
+        pick = _list_pick(s, listed) if listed and j == 0 else None
+        if R.suggests(s) and pick is None:
             continue  # "maybe we should switch to Kafka": floated, not chosen
         if (
-            R.REJECTS.search(s)
+            pick is None
+            and R.REJECTS.search(s)
             and (R.is_chat(s) or not R.alternatives(s))
             and not R.CHOICE.search(R.REJECTS.sub("", s))
         ):
@@ -595,7 +706,6 @@ def _decision(
         offered = bare and any(bare.group(1).casefold() in x.casefold() for x in said[-8:])
         short = j == 0 and _short_pick(s, proposal, said)
         takes = proposal and j <= 2 and R.TAKES.match(raw) and not R._NARRATIVE.match(s)
-        pick = _list_pick(s, listed) if listed and j == 0 else None
         if (
             pick is not None
             or R.is_choice(raw)
@@ -730,8 +840,10 @@ def _decision(
         and chosen.casefold() == (R.proposed_of(" ".join(proposal)) or "").casefold()
     ):
         rationale = R.split_rationale(" ".join(proposal))[1]  # "go with Temporal" after "I suggest Temporal because …"
-    if pick is not None and not chosen:  # "B", "OK, from now on we use coder/websocket": the item's name
-        chosen = _option_head(listed[pick]) or None
+    if pick is not None and not chosen:  # "B", "OK, from now on we use coder/websocket": the item's name,
+        # or the phrase of the pick that named it ("…an in-process LRU is plenty…": in-process LRU)
+        named_by = [p for p in _phrases(sents[start]) if p.casefold() in _spaced(listed[pick])]
+        chosen = (named_by[0] if named_by and not _numbered_pick(sents[start]) else _option_head(listed[pick])) or None
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,

@@ -1996,6 +1996,22 @@ def value_slots(content: str) -> set[str]:
     return kinds
 
 
+def _changed_kinds(part: str, change: str, kinds: set[str]) -> set[str]:
+    """The kinds of value a part holds that the change states otherwise: "the cron is in nightly.yml"
+    is not changed by "move the cron to 18:00 UTC", which names the same cron and changes a time."""
+    mine, theirs = slot_values(part), slot_values(change)
+    out = set()
+    for k in _part_slots(part) & kinds:
+        if k in ("owner", "oncall"):
+            read = owner_of if k == "owner" else oncall_of
+            a, b = read(re.sub(r"\bit\b(?!')", "the service", part)), read(change)
+            if not (a and b and a[1].casefold() == b[1].casefold()):
+                out.add(k)
+        elif mine.get(k) != theirs.get(k):
+            out.add(k)
+    return out
+
+
 def _part_slots(part: str) -> set[str]:
     """`value_slots` of one part, where "it" stands for what the statement is about ("Dave owns it")."""
     return value_slots(re.sub(r"\bit\b(?!')", "the service", part))
@@ -2076,7 +2092,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     if not changed:
         kinds = value_slots(change)
         # (a change holding no value, "X is deprecated", is about the parts that share its words)
-        same_kind = [i for i, t in enumerate(texts) if _part_slots(t) & kinds or not kinds]
+        same_kind = [i for i, t in enumerate(texts) if _changed_kinds(t, change, kinds) or not kinds]
         stems = subject_stems(change)
         best = max((len(stems & subject_stems(texts[i])) for i in same_kind), default=0)
         # (one naming nothing the change names restates the same value another way: "…凌晨 4 点跑，cron 是 0 4 1 * *")
