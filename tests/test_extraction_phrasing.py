@@ -2256,3 +2256,25 @@ def test_what_the_user_proposes_and_the_assistant_agrees_to_is_a_decision(propos
     [d] = decisions(("user", proposed), ("assistant", agreed))
     assert d.metadata["chosen"] == chosen and over in d.metadata["alternatives"], d.metadata
     assert d.metadata.get("rationale"), d.metadata
+
+
+def test_a_pick_records_every_option_it_passed_over():
+    [d] = decisions(
+        ("assistant", CACHE_OPTIONS), ("user", "ok let's not add Redis, an in-process LRU is plenty for now.")
+    )
+    alternatives = " ".join(d.metadata["alternatives"])
+    assert "Redis" in alternatives and "precompute" in alternatives, d.metadata
+
+
+def test_a_pick_by_name_from_options_said_in_prose_records_the_others():
+    said = (
+        (
+            "assistant",
+            "Separate question, the geocoder: we could keep self-hosting Nominatim, move to Google Maps Platform, "
+            "or try Mapbox. Nominatim is free but we run it, Google has the best coverage.",
+        ),
+        ("user", "Mapbox. Google's pricing is insane at 4M requests a month."),
+    )
+    [d] = decisions(*said)
+    assert d.metadata["chosen"] == "Mapbox", d.metadata
+    assert d.metadata["alternatives"] == ["self-hosting Nominatim", "Google Maps Platform"], d.metadata

@@ -844,6 +844,12 @@ def _decision(
         # or the phrase of the pick that named it ("…an in-process LRU is plenty…": in-process LRU)
         named_by = [p for p in _phrases(sents[start]) if p.casefold() in _spaced(listed[pick])]
         chosen = (named_by[0] if named_by and not _numbered_pick(sents[start]) else _option_head(listed[pick])) or None
+    if others:  # every item the pick passed over, not only the ones its sentence names
+        alts = _merged(alts, [" ".join(_option_head(x).split()[:6]) for x in others])[:4]
+    elif (
+        not alts and chosen and proposal
+    ):  # "…keep self-hosting Nominatim, move to Google Maps Platform, or try Mapbox."
+        alts = _listed_besides(" ".join(proposal), chosen)
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,
@@ -889,6 +895,36 @@ def _from_letter(sentence: str, rx: re.Pattern) -> str:
         re.I,
     )
     return rest[: m.end() - m.start() + nxt.start()].strip() if nxt else rest.strip()
+
+
+def _merged(names: Sequence[str], more: Sequence[str]) -> list[str]:
+    """`names` and then those of `more` that neither hold nor are held by one already there."""
+    out = list(names)
+    for m in more:
+        if m and not any(m.casefold() in n.casefold() or n.casefold() in m.casefold() for n in out):
+            out.append(m)
+    return out
+
+
+_OPTION_VERB = re.compile(
+    r"^(?:(?:we|you) (?:could|can|might)\s+)?(?:either\s+)?(?:keep|stay on|move to|switch to|try|use|go with|adopt)?\s*",
+    re.I,
+)
+
+
+def _listed_besides(proposal: str, chosen: str) -> list[str]:
+    """The other options of a list said in prose ("we could keep self-hosting Nominatim, move to Google
+    Maps Platform, or try Mapbox"), for a pick of one of them by name."""
+    for sentence in R.sentences(proposal):
+        if chosen.casefold() not in sentence.casefold():
+            continue
+        body = re.sub(r"^[^:：]{0,60}[:：]\s*", "", sentence.rstrip(" .。"))
+        items = [x.strip() for x in re.split(r",\s*(?:or\s+)?|\s+or\s+|、|或者|还是", body) if x.strip()]
+        if len(items) < 2:
+            continue
+        others = [_OPTION_VERB.sub("", x).strip() for x in items if chosen.casefold() not in x.casefold()]
+        return [x for x in others if x and len(x.split()) <= 6][:3]
+    return []
 
 
 def _option_letter(key: str) -> re.Pattern:
