@@ -2105,6 +2105,13 @@ PART_CHANGED = [
         "丢进 dead letter queue notify.dlq",
         "`*/15 * * * *`",
     ),
+    # a service "moved to" a port; the old port now something else's
+    (
+        "route-planner runs on port 7100 and Kat owns it.",
+        "route-planner moved to 7200 last week, 7100 is the metrics sidecar now.",
+        "Kat owns route-planner",
+        "runs on port 7100",
+    ),
     # the part that names what the change names ("the backup cron") but holds another value stays
     (
         "Backups run at 03:30 UTC from the replica, the cron is in deploy/cron/backup.yaml.",

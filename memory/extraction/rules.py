@@ -1270,6 +1270,11 @@ _SUBJECTS = [
     ("storybook", r"storybook"),
     ("dev server", r"dev server|开发服务器"),
 ]
+_SERVICE_MOVED_PORT = re.compile(
+    r"(?<![\w.-])[A-Za-z][\w.]*-[\w.-]+\s+(?:moved|switched|changed)\s+(?:over\s+)?to\s+(?:port\s+)?:?"
+    r"(?!19\d\d\b|20\d\d\b)\d{4,5}\b",
+    re.I,
+)
 _PORT_SUBJECT = re.compile(
     r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are|moved|switched|changed)\b.{0,25}?(\d{2,5})|"
     r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})|"
@@ -1708,7 +1713,9 @@ def subject_for(
     if on_call:
         return on_call[0], "oncall", on_call[1]
     m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None
-    if m and category == "config":
+    if m and category == "change" and not _SERVICE_MOVED_PORT.search(content):
+        m = None  # a change is a port's only as "route-planner moved to 7200" (not "moved to 2027")
+    if m and category in ("config", "change"):
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         subject = re.sub(r"(?<=\w)\s*的\s*(?:服务)?$", "", subject)  # "billing-service 的服务端口"
