@@ -284,6 +284,15 @@ def test_a_name_stated_as_someones_real_or_english_name_is_their_alias(capsys, h
     assert run_json(capsys, "entity", "Dana Li")["entity"]["name"] == "Dee"
 
 
+def test_a_short_name_said_to_be_a_full_one_and_the_names_said_to_be_the_same_person_are_aliases(capsys, home):
+    # a blind trial's sentence: none of these names resolved
+    add(capsys, "Kat is Katherine Liu, our tech lead, so if you see kliu or Kat in commits it's the same person.")
+    for other in ("Kat", "kliu", "Katherine Liu"):
+        assert run_json(capsys, "entity", other)["entity"]["name"] == "Katherine Liu", other
+    add(capsys, "This is Redis Cluster, our cache.")  # no short name of a full one
+    assert run_json(capsys, "entity", "Redis Cluster")["entity"]["kind"] != "person"
+
+
 def test_phrases_that_name_nobody_make_no_alias(capsys, home):
     for text in (
         "We call the API from the retry worker; the retry service is known as flaky.",

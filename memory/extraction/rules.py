@@ -1348,7 +1348,12 @@ _OWNER = [
     re.compile(
         r"(?:^|[,;:] )"
         + _WHO_EN
-        + r"(?: \([^)]{1,30}\))? (?:is|are) (?:now )?(?:the )?(?P<thing>(?:release|tech|team|incident|project) "
+        + r"(?: \([^)]{1,30}\))? (?:is|are) (?:now )?(?:the |our )?(?P<thing>(?:release|tech|team|incident|project) "
+        r"(?:captain|lead|manager|commander))\b"
+    ),
+    # "Kat is Katherine Liu, our tech lead": the role said after the full name
+    re.compile(
+        r"\bis (?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?), (?:our|the) (?P<thing>(?:release|tech|team|incident|project) "
         r"(?:captain|lead|manager|commander))\b"
     ),
     # a handover: "Kevin handed points-api over to May", "告警路由也从阿凯那边交给小美了", "小美接手了告警路由"

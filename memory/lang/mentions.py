@@ -330,7 +330,14 @@ _REAL_NAME = (
     r"|(?i:\b(?:his|her) (?:real|full|legal|english|chinese) name is\b)"
 )
 _FOR_SHORT = r"[(（,，][ \t]*([A-Z][A-Za-z]*(?:[ \t][A-Z][A-Za-z]*)?|[\u4e00-\u9fff]{2,4})[ \t]+for short\b"
-_NICK_CUE = rf"{_CALLED}|{_NAMED}|{_REAL_NAME}|for short\b"
+# A short name said to be a full one: "Kat is Katherine Liu, our tech lead" (the short name starts as the
+# full name's first does); the names that are hers too: "if you see kliu or Kat in commits it's the same person".
+_SHORT_IS_FULL = r"(?<![\w.@/-])([A-Z][a-z]{1,11}) (?:is|=) ([A-Z][a-z]+(?: [A-Z][a-z]+){1,2})\b"
+_SAME_PERSON = (
+    r"(?i:\bif you see\s+([\w.@-]+)(?:\s*(?:,|or)\s*([\w.@-]+))?(?:\s*(?:,|or)\s*([\w.@-]+))?\b.{0,40}?"
+    r"\b(?:it'?s|that'?s|they'?re) (?:all )?the same person)"
+)
+_NICK_CUE = rf"{_CALLED}|{_NAMED}|{_REAL_NAME}|for short\b|{_SHORT_IS_FULL}|the same person"
 _LATIN_NICK = r"[A-Z][A-Za-z'-]*(?:[ \t]+[A-Z][A-Za-z'-]*){0,2}"
 _NICK_OR = r"[ \t]*(?:,?[ \t]*or[ \t]+|或者|或是|或|、|/)[ \t]*"
 _QUOTES = "\"'“”‘’「」『』"
@@ -372,6 +379,12 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
         )
         if subject and other and (other.group(1).isascii() or zhnames.plausible(other.group(1))):
             yield subject, [other.group(1)], True
+    for m in re.finditer(_SHORT_IS_FULL, body):
+        short, full = m.groups()
+        if short[:3].casefold() == full[:3].casefold() and short.casefold() not in _NOT_NAMES:
+            others = re.search(_SAME_PERSON, body[m.end() :])
+            more = [n for n in (others.groups() if others else ()) if n and n.casefold() != short.casefold()]
+            yield full, [short, *more], True
     for m in re.finditer(_FOR_SHORT, body):
         person = _named_before(body, m.start(), people, single=False)
         nick = _han_nick(m.group(1), person) if person and CJK_RUN.fullmatch(m.group(1)) else m.group(1)
