@@ -933,6 +933,14 @@ def test_the_suite_and_lint_commands_that_passed_are_kept_and_a_later_one_supers
     assert "Run the tests with `make test`." in now and "Run the tests with `uv run pytest -q`." not in now
 
 
+def test_a_suite_of_another_toolchain_is_another_components_and_replaces_nothing(app, tmp_path):
+    # a blind trial's monorepo: a Python service and a Rust gateway; `cargo test -q` closed `pytest -q`
+    app.extract(shell_session(tmp_path / "1.jsonl", "s1", ("pytest -q", "42 passed in 3.1s", False)))
+    app.extract(shell_session(tmp_path / "2.jsonl", "s2", ("cargo test -q", "test result: ok. 17 passed", False)))
+    now = sorted(m["content"] for m in current(app, "fact"))
+    assert now == ["Run the tests with `cargo test -q`.", "Run the tests with `pytest -q`."], now
+
+
 def test_a_suite_command_that_failed_is_not_kept(app, tmp_path):
     app.extract(shell_session(tmp_path / "1.jsonl", "s1", ("pnpm test", "Error: 3 tests failed", True)))
     assert current(app) == []

@@ -989,6 +989,8 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
             )
             if (said := read(content)) is not None
         ]
+    if c.attribute == "command":  # `cargo test -q` is another component's suite, not `pytest -q` replaced
+        rows = [r for r in rows if not rules.other_toolchains(r[1], c.value)]
     if c.attribute == "port":  # a port said beside the value the fact is filed under ("X 是小李负责的，服务端口 7070")
         rows += [
             (mid, min(ports), subject)

@@ -1410,6 +1410,29 @@ def oncall_of(content: str) -> tuple[str, str] | None:
     return None
 
 
+# The toolchain a command runs, by its program: two commands of different ones run different parts of
+# a repository (a monorepo's Python service and its Rust gateway), so neither replaces the other.
+_TOOLCHAINS = {
+    "python": ("pytest", "python", "python3", "uv", "tox", "nox", "poetry", "ruff", "mypy", "flake8", "black"),
+    "rust": ("cargo", "rustc", "clippy"),
+    "go": ("go", "golangci-lint", "gofmt"),
+    "node": ("npm", "pnpm", "yarn", "npx", "bun", "node", "jest", "vitest", "eslint", "tsc"),
+    "jvm": ("mvn", "./mvnw", "mvnw", "gradle", "./gradlew", "gradlew", "sbt"),
+    "ruby": ("bundle", "rake", "rspec", "rubocop"),
+}
+
+
+def toolchain(command: str | None) -> str | None:
+    program = (command or "").strip().strip("`").split(" ", 1)[0]
+    return next((k for k, programs in _TOOLCHAINS.items() if program in programs), None)
+
+
+def other_toolchains(a: str | None, b: str | None) -> bool:
+    """Whether two commands run programs of two different toolchains (`make` and the like: of none)."""
+    ta, tb = toolchain(a), toolchain(b)
+    return ta is not None and tb is not None and ta != tb
+
+
 def owner_of(content: str) -> tuple[str, str] | None:
     """(the thing owned, lowercased; the person) when `content` says who owns something."""
     for rx in _OWNER:
