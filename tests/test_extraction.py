@@ -213,6 +213,8 @@ def test_explicit_request_to_remember_is_kept_without_the_request():
         # how an endpoint is doing now: 接口 is no verb 接, 现在 no 在 ("is at")
         "这个接口超过 3 秒了。",
         "order-api 这个接口现在超过 3 秒了。",
+        # a lead that announces news and holds none
+        "heads up, a few things changed.",
     ],
 )
 def test_questions_requests_and_chatter_are_not_memories(text):
@@ -789,3 +791,23 @@ def test_what_the_assistant_says_back_or_the_options_it_lists_are_no_experience(
 def test_a_lead_that_only_says_context_follows_is_not_kept():
     [c] = one("先 sync 一下 context：billing-service 部署在 k8s 的 billing namespace，对外 HTTP port 8080。")
     assert c.content.startswith("billing-service 部署在 k8s"), c.content
+
+
+def test_a_count_of_what_failed_and_where_the_assistant_looks_next_explain_nothing():
+    # a blind trial: kept as the failure's explanation
+    t = turns_of(("user", "can you run the tests"))
+    t += [
+        {
+            "role": "tool",
+            "kind": "tool_error",
+            "tool": "Bash",
+            "input": "cd route-planner && pytest -q",
+            "error": "E       AssertionError: assert datetime(2026, 4, 2, 6, 10) == datetime(2026, 4, 2, 0, 40)",
+        },
+        {
+            "role": "assistant",
+            "kind": "text",
+            "text": "One failure in `test_eta_crosses_midnight_ist`. Looking at the ETA code.",
+        },
+    ]
+    assert [c for c in extract(t, scope=SCOPE) if c.layer == "experience"] == []

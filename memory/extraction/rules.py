@@ -663,8 +663,10 @@ _ANNOUNCED = re.compile(
 
 _PLAN_LEAD = re.compile(r"\bplan for (?:today|the day|this week)\b|\btoday'?s plan\b|今天的?计划|今天(?:要|先)做", re.I)
 _ANNOUNCES_ONLY = re.compile(
-    r"^(?:(?:a few|some|two|three|a couple of) (?:more )?(?:things|notes|rules)(?: for the record| to note| to remember)?|"
-    r"(?:几|两|三)(?:件事|条|个规矩)(?:记一下)?)\s*[.:。：]?\s*$",
+    r"^(?:(?:heads[- ]up|fyi|note)\s*[,:]\s*)?"
+    r"(?:(?:a few|some|two|three|a couple of) (?:more )?(?:things|notes|rules|changes|updates)"
+    r"(?: (?:have )?changed| for the record| to note| to remember)?|"
+    r"有?(?:几|两|三)(?:件事|条|个规矩|个变化|处改动)(?:记一下)?)\s*[.:。：]?\s*$",
     re.I,
 )
 
@@ -1051,6 +1053,7 @@ _NARRATION = re.compile(
     r"找到了|复现了|对|是的|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
+    r"looking (?:at|into)|checking|reading|digging into|taking a look|investigating|我看看|看一下|先看看|"
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题|"
     # what it just did, said without a subject: "Switched the export to a cursor", "改好了，TTL 现在…"
     r"switched|changed|moved|updated|added|removed|rewrote|renamed|replaced|created|deleted|bumped|refactored|"
@@ -1141,7 +1144,9 @@ def reports_problem(text: str) -> bool:
 # went today, not why anything failed.
 _STATUS = re.compile(
     r"\b(?:all|both|\d+)\s+(?:\w+\s+)?(?:tests?\s+)?(?:pass(?:ed)?|green)\b|\bwent from\b.{1,30}\bto\b|"
-    r"都过了|都通过了|全部通过|全绿|都绿了",
+    r"都过了|都通过了|全部通过|全绿|都绿了|"
+    # what failed, counted: "One failure in `test_eta…`.", "2 tests failed."
+    r"^(?:one|two|three|\d+|a few|some)\s+(?:test\s+)?failures?\s+in\b|^(?:one|two|three|\d+)\s+tests?\s+failed\b",
     re.I,
 )
 
