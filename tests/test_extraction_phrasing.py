@@ -2265,6 +2265,12 @@ def test_a_longer_pick_that_turns_one_option_down_settles_the_one_it_names(optio
             "按分存 bigint",
             "decimal(18,2)",
         ),
+        (
+            "dead letter 我想改成手动 replay，不要自动重放了，不然 partner 挂了恢复的时候一下子全打过去会雪崩。",
+            "同意，自动 replay 在 partner 恢复的瞬间会把积压全部打过去，手动触发可以先小批量试。",
+            "手动 replay",
+            "自动重放",
+        ),
     ],
 )
 def test_what_the_user_proposes_and_the_assistant_agrees_to_is_a_decision(proposed, agreed, chosen, over):

@@ -516,7 +516,7 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
 _OWN_PROPOSAL = re.compile(
     r"\bwe should (?:switch|move|change|migrate|replace|drop|stop using|start using)\b|"
     r"\bI(?:'d| would)? (?:like|want) to (?:switch|move|change|migrate|replace|drop)\b|"
-    r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把|改|换|用|去掉|上)[^？?]*(?:改成|换成|改用|换到|改为)",
+    r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)",
     re.I,
 )
 _OPINION_ASKED = re.compile(
@@ -528,7 +528,9 @@ _SWITCH_TO = re.compile(
     r"(?:改成|换成|改用|换到|改为)\s*(?P<to_zh>[^，,。；;]+)",
     re.I,
 )
-_NO_MORE = re.compile(r"(?:别再用|不再用|别用|不用)\s*(?P<old>(?:\([^)]*\)|[^，,。；;(])+?)\s*了?(?=[，,。；;]|$)")
+_NO_MORE = re.compile(
+    r"(?:别再用|不再用|别用|不用|不要再?|别再)\s*(?P<old>(?:\([^)]*\)|[^，,。；;(])+?)\s*了?(?=[，,。；;]|$)"
+)
 
 
 def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
