@@ -2120,6 +2120,14 @@ PART_CHANGED = [
         "Kat owns route-planner",
         "runs on port 7100",
     ),
+    # an English remainder holding an em dash and a URL query ("?ref=") is English, and one part
+    (
+        "Note the ref — modules are always pinned to a git tag like ?ref=v3.4.0, never ?ref=main. terraform itself "
+        "is pinned to 1.9.8 via .terraform-version.",
+        "we bumped terraform to 1.10.3 yesterday, 1.9.8 is gone from CI.",
+        "terraform: Note the ref — modules are always pinned to a git tag like ?ref=v3.4.0, never ?ref=main.",
+        "pinned to 1.9.8",
+    ),
     # the part that names what the change names ("the backup cron") but holds another value stays
     (
         "Backups run at 03:30 UTC from the replica, the cron is in deploy/cron/backup.yaml.",

@@ -2001,7 +2001,8 @@ def slot_values(content: str) -> dict[str, set[str]]:
 
 # Where a statement's parts end: sentences, and the clauses inside one ("，", "；", ", ").
 # (an English comma only before "and"/"but": "kept for 14 days, stored in Loki" is one part)
-_PART_END = re.compile(r"(?<=[。；;！!？?，])\s*|(?<=\.)\s+(?=\S)|(?<=,)\s+(?=(?:and|but)\b)")
+# (an ASCII "?", "!" or ";" ends a part only before a space: "?ref=v3.4.0" is a URL's query)
+_PART_END = re.compile(r"(?<=[。；！？，])\s*|(?<=[;!?])\s+|(?<=\.)\s+(?=\S)|(?<=,)\s+(?=(?:and|but)\b)")
 # Inside an English part, a bare "and" / "but" joins two clauses when each holds a value of its own
 # and they are of different kinds ("runs on port 8081 and Dave Kowalski owns it"), not one value's
 # list ("on Tuesdays and Thursdays").
@@ -2149,7 +2150,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     if said:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
         kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {said} 是", t, count=1) for t in kept]
     rest = _LEADING_AND.sub("", _joined(kept)).strip(" ,，;；")
-    zh = not rest.isascii()
+    zh = bool(re.search(r"[\u4e00-\u9fff]", rest))  # (an em dash is no Chinese)
     # What the statement is about: the first service it names that the change does not retire (a memory's
     # own subject may be an attribute, "oncall"), else that subject, else the word it opens with.
     gone = {v.casefold() for v in retired}
