@@ -2128,6 +2128,13 @@ PART_CHANGED = [
         "terraform: Note the ref — modules are always pinned to a git tag like ?ref=v3.4.0, never ?ref=main.",
         "pinned to 1.9.8",
     ),
+    # what is left is not prefixed with the value retired
+    (
+        "task queue 用的 celery，broker 是 redis。",
+        "celery 下线了，换成 dramatiq，celery beat 太难维护，broker 还是 redis。",
+        "task queue：broker 是 redis",
+        "用的 celery",
+    ),
     # the part that names what the change names ("the backup cron") but holds another value stays
     (
         "Backups run at 03:30 UTC from the replica, the cron is in deploy/cron/backup.yaml.",
@@ -2177,7 +2184,7 @@ def test_what_two_corrections_leave_standing_keeps_the_service_it_is_about(app, 
         transcript(tmp_path / "3.jsonl", "s3", ("user", "Kat's out on leave so Raj Patel is on-call until the 20th."))
     )
     now = [m["content"] for m in current(app)]
-    assert "fleet-gateway: port 8443." in now, now
+    assert "fleet-gateway: port 8443, pages go to #fleet-oncall." in now, now  # (where pages go is no on-call)
     assert not any("is Kat too" in m for m in now), now
 
 
@@ -2307,3 +2314,36 @@ def test_a_pick_by_name_from_options_said_in_prose_records_the_others():
     [d] = decisions(*said)
     assert d.metadata["chosen"] == "Mapbox", d.metadata
     assert d.metadata["alternatives"] == ["self-hosting Nominatim", "Google Maps Platform"], d.metadata
+
+
+def test_a_proposal_agreed_to_closes_nothing_its_words_resemble_and_is_stored_once(app, tmp_path):
+    # a second blind trial: the decision closed the retry rule, and was stored as a rule and an experience too
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            (
+                "user",
+                "retry 的 cron 是每 15 分钟跑一次 `*/15 * * * *`，fail 超过 5 次就丢进 dead letter queue notify.dlq。",
+            ),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            (
+                "user",
+                "dead letter 我想改成手动 replay，不要自动重放了，不然 partner 挂了恢复的时候一下子全打过去会雪崩。",
+            ),
+            (
+                "assistant",
+                "同意，自动 replay 在 partner 恢复的瞬间会把积压全部打过去，手动触发可以先小批量试。"
+                "我加一个 `notify-hub dlq replay --target fleet --limit 100` 命令，把自动 replay 的 beat 任务删掉。",
+            ),
+        )
+    )
+    now = current(app)
+    assert any("notify.dlq" in m["content"] for m in now), [m["content"] for m in now]
+    said = [m for m in now if "手动 replay" in m["content"]]
+    assert [m["layer"] for m in said] == ["decision"], [(m["layer"], m["content"]) for m in now]

@@ -203,12 +203,14 @@ def extract(
             if settled_own is not None:
                 # "I think we should switch X to Y instead of Z" -> "Agreed. …": the user's proposal, settled;
                 # what their turn stored from those sentences is in the decision now
-                said_own = " ".join(own).casefold()
+                said_own = _loose(" ".join(own))
                 out = [
                     c
                     for c in out
                     if not (
-                        c.metadata.get("turn") == own_turn and c.role == "user" and c.content.casefold() in said_own
+                        c.metadata.get("turn") == own_turn
+                        and c.role == "user"
+                        and _loose(c.content).rstrip("。.") in said_own
                     )
                 ]
                 before = len(out)
@@ -230,6 +232,8 @@ def extract(
             # The first words after a failure explain it, trigger words or not ("`now()` is frozen
             # at the start of the transaction…"): read them as the answer to a why-question.
             found = _from_assistant(text, turn, why_pending or after_error, after_error)
+            if settled_own is not None:  # its agreement is the decision's, not an experience of its own
+                found = [c for c in found if not (c.layer == "experience" and _loose(now[0])[:40] in _loose(c.content))]
             if how_pending and not found:
                 found = _how_answer(R.sentences(R.YES_FIRST.sub("", text, count=1)))
             if secret_pending:

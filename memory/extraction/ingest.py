@@ -504,7 +504,9 @@ def _supersede_replaced(
     # (above), not also a neighbour on the same subject ("dispatch-worker's batch size is 200 jobs");
     # when nothing holds it as written (飞书群 for "the Feishu group"), the subject decides.
     if not closed and not slot_closed and c.layer in ("fact", "decision") and c.role == "user":
-        same = _restated(store, c, new_id)
+        agreed = c.layer == "decision" and c.metadata.get("why") == "decision (agreed)"
+        # (what the user proposed and the assistant agreed to: the user's words decide, not the reply's)
+        same = _restated(store, replace(c, content=c.metadata["decision"]) if agreed else c, new_id)
         # A decision agreed to a proposal carries the proposal's words, which share a subject and a
         # value with half the project ("放 OSS … 30 天" closed the matchmaking decision): it closes what
         # it names as replaced, or the same subject's value (above), not what its words resemble.
@@ -514,6 +516,8 @@ def _supersede_replaced(
         own = c
         if c.layer == "decision" and c.metadata.get("proposal"):
             own = replace(c, content=c.content.split(" (agreed to the proposal:")[0])
+        elif agreed:
+            own = replace(c, content=c.metadata["decision"])
         if same is None and not beside and rules.marks_change(own.content):
             same = _changed_subject(store, own, new_id)
             if same is None:

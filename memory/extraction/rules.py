@@ -2020,6 +2020,7 @@ def _joined(parts: Sequence[str]) -> str:
 
 
 _LEADING_IT = re.compile(r"^(?:(?P<of>它的|its\b)|(?P<is>it'?s\b)|它|it\b)\s*", re.I)
+_OPENING_ZH = re.compile(r"^([^，,。:：]{2,20}?)\s*(?:用的|用|是|的)")
 # What an English statement is about, when it opens with it: "gate runs on …", "Quick context: gate is …".
 _OPENING_SUBJECT = re.compile(
     r"^(?:[^:：]{1,30}[:：]\s*)?(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:runs|is|lives|listens|sits|uses|has|serves)\b", re.I
@@ -2101,7 +2102,10 @@ def _cut(part: str, at: re.Pattern[str], words: int) -> list[str]:
     if len(bits) < 2 or any(len(b.split()) < words for b in bits):
         return [part]
     kinds = [_part_slots(b) for b in bits]
-    if not all(kinds) or any(k & o for n, k in enumerate(kinds) for o in kinds[n + 1 :]):
+    # (a clause with no value of its own may still say something of its own: "pages go to #fleet-oncall")
+    if not all(k or _says_own(b) for k, b in zip(kinds, bits, strict=True)) or not any(kinds):
+        return [part]
+    if any(k & o for n, k in enumerate(kinds) for o in kinds[n + 1 :]):
         return [part]
     return bits
 
@@ -2156,6 +2160,9 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     gone = {v.casefold() for v in retired}
     named = [n for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old) if n.casefold() not in gone]
     opening = _OPENING_SUBJECT.match(old)
+    if subject and subject.casefold() in gone:  # "task queue 用的 celery" with celery retired: the task queue
+        said = _OPENING_ZH.match(old)
+        subject = said.group(1).strip() if said else None
     subject = named[0] if named else subject or (opening.group(1) if opening else None)
     if subject and len(subject) > 2 and re.search(r"[A-Za-z]", subject) and subject.casefold() not in ("it", "its"):
         it = _LEADING_IT.match(rest)
