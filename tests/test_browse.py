@@ -127,6 +127,17 @@ def test_history_follows_the_supersession_chain_both_ways_with_each_version(stor
     assert [e.memory.id for e in by_subject] == [first, second.id, third.id]
 
 
+def test_history_of_a_memory_a_correction_split_shows_what_it_left_standing(store):
+    # a blind trial: `history` of the closed memory showed the correction, not the part kept current
+    old = add(store, "route-planner runs on port 7100 and Kat owns it.")
+    _, new = versions.supersede(store, old, NewMemory("route-planner moved to 7200.", scope=P))
+    kept = store.add(NewMemory("Kat owns route-planner.", scope=P, metadata={"kept_from": old})).id
+    unrelated = add(store, "Kat reviews every release.")
+    for start in (old, new.id, kept):
+        assert [e.memory.id for e in versions.history(store, SCOPES, memory_id=start)] == [old, new.id, kept]
+    assert [e.memory.id for e in versions.history(store, SCOPES, memory_id=unrelated)] == [unrelated]
+
+
 def test_history_of_another_projects_memory_is_not_found(store):
     theirs = add(store, "private to the other project", scope=OTHER)
     with pytest.raises(NotFound, match="in this project or the global scope"):

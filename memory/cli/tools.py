@@ -204,6 +204,8 @@ def cmd_history(ctx: Context) -> int:
         for e in entries:
             m = e["memory"]
             link = f" -> {m['superseded_by']}" if m["superseded_by"] else ""
+            kept = (m.get("metadata") or {}).get("kept_from")
+            link += f" (what {kept} said that the change left standing)" if kept else ""
             # when it was said, and until when it held (not when MAPLE read it: the lines below)
             held = f" until {m['valid_to'][:10]}" if m.get("valid_to") else ""
             print(

@@ -153,18 +153,23 @@ def history(
                 f"no memory has the subject {subject!r} in this project or the global scope; "
                 "a listing (memory_list, `maple-memory list`) shows subjects, a search finds memories by topic"
             )
-    # Walk superseded_by forwards and backwards (a merge can make several memories point at one).
+    # Walk superseded_by forwards and backwards (a merge can make several memories point at one), and
+    # kept_from both ways: what a correction of one value left current of a memory that held several.
     seen: set[int] = set()
     frontier = list(seeds)
     while frontier and len(seen) < MAX_CHAIN:
         seen.update(frontier)
         marks = _marks(frontier)
         nxt = {
-            r[0]
+            int(r[0])
             for r in c.execute(
                 f"SELECT superseded_by FROM memories WHERE id IN ({marks}) AND superseded_by IS NOT NULL "
-                f"UNION SELECT id FROM memories WHERE superseded_by IN ({marks}) AND scope IN ({_marks(scopes)})",
-                (*frontier, *frontier, *scopes),
+                f"UNION SELECT id FROM memories WHERE superseded_by IN ({marks}) AND scope IN ({_marks(scopes)}) "
+                f"UNION SELECT CAST(json_extract(metadata, '$.kept_from') AS INTEGER) FROM memories WHERE id IN ({marks}) "
+                f"AND json_extract(metadata, '$.kept_from') IS NOT NULL "
+                f"UNION SELECT id FROM memories WHERE CAST(json_extract(metadata, '$.kept_from') AS INTEGER) IN ({marks}) "
+                f"AND scope IN ({_marks(scopes)})",
+                (*frontier, *frontier, *scopes, *frontier, *frontier, *scopes),
             )
         }
         frontier = sorted(nxt - seen)
