@@ -485,3 +485,34 @@ def test_a_pick_in_the_next_prompt_is_harvested_as_the_decision_on_the_options_a
     given = hook_contexts(third.main, "SessionStart") + hook_contexts(third.main, "UserPromptSubmit")
     assert any(f"#{decision['id']} decision" in c and "异步导出" in c and "拖慢主库" in c for c in given), given
     assert hook_errors(third.debug) == []
+
+
+def test_a_change_the_user_proposes_and_the_model_agrees_to_is_harvested_as_a_decision_and_reaches_it_later(
+    claude_code: ClaudeCode,
+) -> None:
+    # A blind trial: the user proposing and the assistant agreeing stored nothing. Now the harvest keeps
+    # the proposal as the decision (what was chosen, over what, why), and a later session's hooks give
+    # it to the model.
+    claude_code.maple("install")
+    claude_code.api.script(
+        [
+            "Agreed. Fixed 2s retries line every client up on the same schedule after an outage; exponential "
+            "backoff with full jitter spreads them out."
+        ]
+    )
+    claude_code.run_claude(
+        "also I think we should switch the carrier API retries to exponential backoff with jitter instead of "
+        "the fixed 2s retry, we get a thundering herd every time their API blips"
+    )
+    (decision,) = poll(
+        lambda: [m for m in harvested(claude_code, "thundering herd") if m["layer"] == "decision"],
+        timeout=HARVEST_TIMEOUT,
+        what="the agreed proposal harvested as a decision",
+    )
+    assert decision["metadata"]["chosen"] == "exponential backoff with jitter", decision
+    assert decision["metadata"]["alternatives"] == ["fixed 2s retry"], decision
+    claude_code.api.script(["Exponential backoff with jitter."])
+    later = claude_code.run_claude("How do the carrier API retries work again?")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any(f"#{decision['id']} decision" in c and "jitter" in c for c in given), given
+    assert hook_errors(later.debug) == []
