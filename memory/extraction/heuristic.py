@@ -560,8 +560,7 @@ def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
 
 # A phrase of a longer pick: two words in a row ("in-process LRU"), or four Chinese characters ("唯一索引").
 _PHRASE = re.compile(r"(?=\b([A-Za-z][\w-]+\s+[A-Za-z][\w-]+)\b)|(?=([\u4e00-\u9fff]{4}))")
-
-
+# What opens a new rule, not a pick: "再加一条规矩：…"
 _NEW_RULE = re.compile(r"^\W*(?:再加一条|加一条|还有一条|另外|顺便|one more (?:rule|thing)|also|new rule)", re.I)
 
 
@@ -852,9 +851,7 @@ def _decision(
         chosen = (named_by[0] if named_by and not _numbered_pick(sents[start]) else _option_head(listed[pick])) or None
     if others:  # every item the pick passed over, not only the ones its sentence names
         alts = _merged(alts, [" ".join(_option_head(x).split()[:6]) for x in others])[:4]
-    elif (
-        not alts and chosen and proposal
-    ):  # "…keep self-hosting Nominatim, move to Google Maps Platform, or try Mapbox."
+    elif not alts and chosen and proposal:  # "we could keep self-hosting Nominatim, …, or try Mapbox": the others
         alts = _listed_besides(" ".join(proposal), chosen)
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(

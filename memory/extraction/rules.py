@@ -1438,6 +1438,10 @@ def other_toolchains(a: str | None, b: str | None) -> bool:
     return ta is not None and tb is not None and ta != tb
 
 
+# What a sentence's words before "owns" / "归" may be without naming what is owned.
+_NOT_OWNED = frozenset(("it", "this", "that", "which", "它", "这个", "现在", "目前", "以后", "今后", "之后"))
+
+
 def owner_of(content: str) -> tuple[str, str] | None:
     """(the thing owned, lowercased; the person) when `content` says who owns something."""
     for rx in _OWNER:
@@ -1446,19 +1450,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
-            if thing and thing not in (
-                "it",
-                "this",
-                "that",
-                "which",
-                "它",
-                "这个",
-                "现在",
-                "目前",
-                "以后",
-                "今后",
-                "之后",
-            ):
+            if thing and thing not in _NOT_OWNED:
                 return thing, m.group("who").strip()
     return None
 
@@ -1999,8 +1991,8 @@ def slot_values(content: str) -> dict[str, set[str]]:
 
 # -- what a correction leaves standing ---------------------------------------------------------
 
-# Where a statement's parts end: sentences, and the clauses inside one ("，", "；", ", ").
-# (an English comma only before "and"/"but": "kept for 14 days, stored in Loki" is one part)
+# Where a statement's parts end: sentences, and the clauses inside one ("，", "；", ", and", ", but");
+# English clauses are cut further where each holds a value of its own (`_clauses`).
 # (an ASCII "?", "!" or ";" ends a part only before a space: "?ref=v3.4.0" is a URL's query)
 _PART_END = re.compile(r"(?<=[。；！？，])\s*|(?<=[;!?])\s+|(?<=\.)\s+(?=\S)|(?<=,)\s+(?=(?:and|but)\b)")
 # Inside an English part, a bare "and" / "but" joins two clauses when each holds a value of its own
@@ -2150,9 +2142,9 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     kept = [t for i, t in enumerate(texts) if i not in changed]
     if not changed or not any(_says_own(t) for t in kept):
         return None
-    said = next((m.group(1) for i in sorted(changed) if (m := _OWNER_ATTRIBUTE.match(texts[i]))), None)
-    if said:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
-        kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {said} 是", t, count=1) for t in kept]
+    attribute = next((m.group(1) for i in sorted(changed) if (m := _OWNER_ATTRIBUTE.match(texts[i]))), None)
+    if attribute:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
+        kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {attribute} 是", t, count=1) for t in kept]
     rest = _LEADING_AND.sub("", _joined(kept)).strip(" ,，;；")
     zh = bool(re.search(r"[\u4e00-\u9fff]", rest))  # (an em dash is no Chinese)
     # What the statement is about: the first service it names that the change does not retire (a memory's
@@ -2161,27 +2153,19 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     named = [n for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old) if n.casefold() not in gone]
     opening = _OPENING_SUBJECT.match(old)
     if subject and subject.casefold() in gone:  # "task queue 用的 celery" with celery retired: the task queue
-        said = _OPENING_ZH.match(old)
-        subject = said.group(1).strip() if said else None
+        head = _OPENING_ZH.match(old)
+        subject = head.group(1).strip() if head else None
     subject = named[0] if named else subject or (opening.group(1) if opening else None)
     if subject and len(subject) > 2 and re.search(r"[A-Za-z]", subject) and subject.casefold() not in ("it", "its"):
         it = _LEADING_IT.match(rest)
         if it:  # "它的应用日志也是保留 90 天" -> "settle-service 的应用日志…", "it's built on" -> "gate is built on"
-            glue = (
-                (" 的" if it.group("of") else " ")
-                if zh
-                else "'s "
-                if it.group("of")
-                else " is "
-                if it.group("is")
-                else " "
-            )
+            said = "of" if it.group("of") else "is" if it.group("is") else ""
+            glue = {"of": " 的"}.get(said, " ") if zh else {"of": "'s ", "is": " is "}.get(said, " ")
             rest = subject + glue + rest[it.end() :]
         elif not zh and re.search(r"\bit\b(?!')", rest):  # "Dave Kowalski owns it" -> "… owns billing-service"
             rest = re.sub(r"\bit\b(?!')", subject, rest, count=1)
-        elif subject.casefold() not in rest.casefold() and not _OWN_NAME.match(
-            rest
-        ):  # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
+        elif subject.casefold() not in rest.casefold() and not _OWN_NAME.match(rest):
+            # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
             rest = f"{subject}：{rest}" if zh else f"{subject}: {rest}"
     return tidy(rest if rest.endswith(("。", ".", "!", "！")) else rest + ("。" if zh else "."))
 
