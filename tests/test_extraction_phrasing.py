@@ -2053,6 +2053,13 @@ PART_CHANGED = [
         "owner 是 Kevin",
         "阿杰（刘杰）",
     ),
+    # what is left opens with "on-call", a word, not a service's name: it is prefixed with the service
+    (
+        "billing-service 的 owner 是 Kevin（张凯），on-call 是阿杰（刘杰）。",
+        "billing-service owner 换了，现在 owner 是 Wendy（王雯）。",
+        "billing-service：on-call 是阿杰",
+        "owner 是 Kevin",
+    ),
     # a change that holds no value of its own changes the part that shares its words
     (
         "We publish presence events to the NATS subject presence.updates, and the nightly compaction job runs "

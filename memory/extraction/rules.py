@@ -2053,7 +2053,11 @@ def _part_slots(part: str) -> set[str]:
 
 # A part that names what it is about: a service or package name opening it ("order-api 归陈静",
 # "order-api 是 Spring Boot"), or "X 的是…" / "X 那边是…" ("billing 的是 3s": billing's is 3s).
-_OWN_NAME = re.compile(r"^(?:and\s+|另外|还有)?[A-Za-z][\w.]*(?:[-/][\w.]+)+(?=\s|的|是|归|用|跑|在)", re.I)
+_OWN_NAME = re.compile(
+    r"^(?:and\s+|另外|还有)?(?!(?:on-call|e-mail|read-only|follow-up|re-run|pre-prod|non-prod|opt-in|opt-out|sign-off|"
+    r"hand-off|roll-out|set-up|log-in|sign-in|check-in|up-to-date)\b)[A-Za-z][\w.]*(?:[-/][\w.]+)+(?=\s|的|是|归|用|跑|在)",
+    re.I,
+)
 _ELLIPTIC_OWNER = re.compile(r"^(?:而|但)?([\w.-]+?)\s*(?:的|那边|这边)(?:也|则|还|就)?是")
 _OWNER_ATTRIBUTE = re.compile(r"^[\w.-]+\s*的\s*([^，,。是]{1,20}?)\s*是")
 # An identifier inside a part: `code`, a dotted or hyphenated name ("notify.dlq", "invoice-consumer").
