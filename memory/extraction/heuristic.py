@@ -504,11 +504,7 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
     if not words or len(head.split()) > 3 or len(head) > 24 or re.search(r"\s(?:it|that|this|them)$", head, re.I):
         # "Drop it.", "Ship that": what to do, not which item; but a longer sentence that names, not
         # negated, a package or path only one item holds picks it ("OK, from now on we use coder/websocket.")
-        named = {
-            m.group().casefold()
-            for m in _CODE_NAME.finditer(s)
-            if not R._NEGATED_BEFORE.search(s[: m.start()]) and not _STAYS_OFF.search(s[: m.start()])
-        }
+        named = {m.group().casefold() for m in _CODE_NAME.finditer(s) if not _turned_down_at(s, m.start())}
         holding = {k for k, x in enumerate(items) for w in named if w in x.casefold()}
         return holding.pop() if len(holding) == 1 else _phrase_pick(s, items)
     holding = [k for k, x in enumerate(items) if all(w.casefold() in x.casefold() for w in words)]
@@ -579,10 +575,15 @@ def _turned_down(s: str, items: Sequence[str]) -> set[int]:
     """The items a sentence names where it turns them down ("let's not add Redis", "别上 Redis 了")."""
     down: set[int] = set()
     for m in re.finditer(r"[A-Za-z][\w./+-]{2,}", s):
-        before = s[: m.start()]
-        if not is_stopword(m.group().casefold()) and (R._NEGATED_BEFORE.search(before) or _STAYS_OFF.search(before)):
+        if not is_stopword(m.group().casefold()) and _turned_down_at(s, m.start()):
             down |= {k for k, x in enumerate(items) if m.group().casefold() in x.casefold()}
     return down
+
+
+def _turned_down_at(s: str, start: int) -> bool:
+    """Whether what `s` names at `start` is turned down where it is said ("not gobwas/ws", "drop Redis")."""
+    before = s[:start]
+    return bool(R._NEGATED_BEFORE.search(before) or _STAYS_OFF.search(before))
 
 
 def _numbered_pick(s: str) -> bool:
@@ -597,8 +598,7 @@ def _phrases(s: str) -> list[str]:
         phrase = m.group(1) or m.group(2)
         if phrase.isascii() and any(is_stopword(w) or w in _FILLER_PICKS for w in phrase.casefold().split()):
             continue
-        before = s[: m.start()]
-        if not (R._NEGATED_BEFORE.search(before) or _STAYS_OFF.search(before)):
+        if not _turned_down_at(s, m.start()):
             out.append(phrase)
     return out
 

@@ -2038,7 +2038,7 @@ def _changed_kinds(part: str, change: str, kinds: set[str]) -> set[str]:
     for k in _part_slots(part) & kinds:
         if k in ("owner", "oncall"):
             read = owner_of if k == "owner" else oncall_of
-            a, b = read(re.sub(r"\bit\b(?!')", "the service", part)), read(change)
+            a, b = read(_it_named(part)), read(change)
             if not (a and b and a[1].casefold() == b[1].casefold()):
                 out.add(k)
         elif mine.get(k) != theirs.get(k):
@@ -2048,7 +2048,12 @@ def _changed_kinds(part: str, change: str, kinds: set[str]) -> set[str]:
 
 def _part_slots(part: str) -> set[str]:
     """`value_slots` of one part, where "it" stands for what the statement is about ("Dave owns it")."""
-    return value_slots(re.sub(r"\bit\b(?!')", "the service", part))
+    return value_slots(_it_named(part))
+
+
+def _it_named(part: str) -> str:
+    """A part with its "it" as a thing its readers can name ("Dave owns it" -> "Dave owns the service")."""
+    return re.sub(r"\bit\b(?!')", "the service", part)
 
 
 # A part that names what it is about: a service or package name opening it ("order-api 归陈静",
