@@ -582,6 +582,35 @@ def test_an_unknown_entity_keeps_the_graph_form_and_says_why_beside_it(page, fil
     page.screenshot(path=str(shots / "graph-unknown.png"), full_page=True)
 
 
+def holder(routes: list[Any]) -> Any:
+    return lambda route: routes.append(route)
+
+
+@needs_chromium
+def test_a_view_still_loading_when_the_user_moves_on_does_not_mark_the_next_one_ready(browser, served, filled):
+    held: dict[str, list[Any]] = {"list": [], "graph": []}
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        p = context.new_page()
+        for name in held:
+            p.route(f"**/api/{name}*", holder(held[name]))
+        p.goto(served.url)  # the first page's list waits
+        p.wait_for_function("() => document.querySelector('main').dataset.view === 'browse'")
+        p.goto(served.url.split("#")[0] + "#/graph?entity=no-such-entity")  # and so does the graph
+        p.wait_for_function("() => document.querySelector('main').dataset.view === 'graph'")
+        assert held["list"] and held["graph"], "the requests were not held"
+        for route in held["list"]:
+            route.continue_()  # the list answers for a page the user has left
+        p.wait_for_timeout(300)
+        assert p.get_attribute("main", "data-ready") is None  # the graph has not answered yet
+        for route in held["graph"]:
+            route.continue_()
+        ready(p, "graph")
+        assert p.is_visible("#graph-error") and p.locator("main #memories").count() == 0
+    finally:
+        context.close()
+
+
 def test_every_ranking_channel_is_named_in_english_and_chinese():
     import re
 

@@ -585,14 +585,17 @@
       a.classList.toggle("on", v === route.view || (v === "sessions" && route.view === "session") || (v === "browse" && route.view === "memory"));
     });
     var y = window.scrollY;
-    main.textContent = "";
-    main.setAttribute("data-view", route.view);
-    main.removeAttribute("data-ready");
+    // A fresh element per render: a view still loading from an earlier route writes into the one
+    // it was given, now detached, and can neither mix into this view nor mark it ready.
+    var here = main.cloneNode(false);
+    main.replaceWith(here); main = here;
+    here.setAttribute("data-view", route.view);
+    here.removeAttribute("data-ready");
     return Promise.resolve(view(route)).then(function () {
-      main.setAttribute("data-ready", "1");
-      main.setAttribute("data-ready-at", String(Math.round(performance.now())));  // for the benchmark
+      here.setAttribute("data-ready", "1");
+      here.setAttribute("data-ready-at", String(Math.round(performance.now())));  // for the benchmark
       return y;
-    }, fail);
+    }, function (err) { if (here === main) fail(err); });
   }
 
   var last = null, live = document.getElementById("live");
