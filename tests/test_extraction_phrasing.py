@@ -2301,6 +2301,55 @@ def test_what_the_user_proposes_and_the_assistant_agrees_to_is_a_decision(propos
     assert d.metadata.get("rationale"), d.metadata
 
 
+PUSHED_BACK = [
+    (
+        "I think we should switch the session store from Memcached to Redis instead.",
+        "I'd hold off on that. Memcached covers our hit rate fine, and Redis would be one more stateful service "
+        "for on-call to run.",
+        "ok fair, let's leave it.",
+        "Memcached",
+        "Redis",
+    ),
+    (
+        "我想把任务调度从 cron 换成 Airflow，你觉得呢？",
+        "不太建议。现在只有三个定时任务，cron 加文件锁一直很稳，Airflow 还得多维护一个 scheduler 和元数据库。",
+        "好吧，那就先不换。",
+        "cron",
+        "Airflow",
+    ),
+]
+
+
+@pytest.mark.parametrize(("proposed", "pushback", "conceded", "kept", "dropped"), PUSHED_BACK)
+def test_a_proposal_the_assistant_pushes_back_on_and_the_user_drops_is_a_decision_to_keep_the_old_way(
+    proposed, pushback, conceded, kept, dropped
+):
+    [d] = decisions(("user", proposed), ("assistant", pushback), ("user", conceded))
+    assert d.metadata["chosen"] == kept and d.metadata["alternatives"] == [dropped], d.metadata
+    assert pushback.split()[-1].rstrip("。.") in d.metadata["rationale"], d.metadata  # the assistant's reasons
+
+
+@pytest.mark.parametrize(("proposed", "pushback", "conceded", "kept", "dropped"), PUSHED_BACK)
+def test_a_proposal_pushed_back_on_is_no_decision_until_the_user_holds_to_it(
+    proposed, pushback, conceded, kept, dropped
+):
+    assert decisions(("user", proposed), ("assistant", pushback)) == []
+    assert decisions(("user", proposed), ("assistant", pushback), ("user", "how many keys do we hold now?")) == []
+    insist = "no, let's do it anyway, we need the sessions to survive a restart."
+    [d] = decisions(("user", proposed), ("assistant", pushback), ("user", insist))
+    assert dropped in d.content and "survive a restart" in d.metadata["rationale"], d
+    assert d.scope == "/p/x" and d.metadata["turn"] == 0  # said where the user proposed it
+
+
+def test_a_dropped_proposal_is_stored_as_the_decision_to_keep_the_old_way_and_nothing_says_the_switch(app, tmp_path):
+    proposed, pushback, conceded, kept, dropped = PUSHED_BACK[0]
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", proposed), ("assistant", pushback), ("user", conceded)))
+    [d] = current(app, "decision")
+    assert d["content"].startswith(f"Keep {kept}, not {dropped}"), d
+    assert not [m for m in current(app) if "we should switch" in m["content"]], current(app)
+    assert app.lessons("should we move the session store to Redis?")["lessons"][0]["memory"]["id"] == d["id"]
+
+
 def test_a_pick_records_every_option_it_passed_over():
     [d] = decisions(
         ("assistant", CACHE_OPTIONS), ("user", "ok let's not add Redis, an in-process LRU is plenty for now.")

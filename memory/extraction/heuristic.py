@@ -82,6 +82,8 @@ def extract(
     out: list[Candidate] = []
     own: list[str] = []  # what the user proposed in their last turn, for the agreement after the assistant's
     own_turn = -1  # the turn it was proposed in
+    pushed: tuple[list[str], list[str], list[Candidate], int] | None = None  # own proposal, the push back, what
+    # it withdrew, and the turn the proposal was made in
     vague: Candidate | None = None  # the user's last choice that named nothing, for the plan that follows
     why_pending = False  # the user asked why something happens: the next answer is an experience
     how_pending = False  # the user asked how the project does something: the next answer is a fact
@@ -104,6 +106,14 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
+            if pushed is not None and not R.CONCEDES.match(R.strip_fillers(text) or text) and _INSISTS.search(text):
+                # "no, let's do it anyway, we need persistence": the proposal pushed back on stands, for that reason
+                held = pushed[2] or [_stamped(_held_own(pushed[0]), turns[pushed[3]], pushed[3], scope, session_id)]
+                out.extend(held)
+                before, pushed = len(out), None
+                if len(R.sentences(text)) == 1:
+                    _add_reason(held[0], _INSISTS_LEAD.sub("", text, count=1) or text)
+                    continue
             if (
                 just_decided is not None
                 and just_decided.metadata.get("turn", 0) >= skip
@@ -129,6 +139,11 @@ def extract(
                     _add_reason(_reopened(target, i, skip, out), sentence)
                     text = text.replace(sentence, " ")
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
+            if pushed is not None and R.CONCEDES.match(R.strip_fillers(text) or text):
+                # "I think we should switch X to Y" -> "I'd hold off: …" -> "ok fair": X stays, over Y, for those reasons
+                first = (R.sentences(text) or [text])[0]
+                found = [c for c in found if c.layer != "decision"] + [_declined_own(pushed[0], pushed[1], first)]
+            pushed = None
             just_decided = next((c for c in found if c.layer == "decision"), None)
             listed_for = 0 if just_decided is not None else listed_for - 1  # (a list is settled once)
             last_decided = just_decided
@@ -223,6 +238,13 @@ def extract(
                 proposal = now[:2]
             if not proposal:  # "Should we use Postgres or MySQL here?": the options, asked
                 proposal = [x for x in R.sentences(text) if R.is_question(x) and _ASKS_WHICH.search(x)][-1:]
+            if own and now and settled_own is None and R.pushes_back(now[0]):
+                # the user's own proposal, pushed back on: no decision unless they insist; dropped, the old way stays
+                withdrawn = [
+                    c for c in out if c.metadata.get("turn") == own_turn and c.role == "user" and c.layer == "decision"
+                ]
+                out = [c for c in out if not any(c is w for w in withdrawn)]
+                before, pushed, proposal = len(out), (own, now, withdrawn, own_turn), []
             own = []
             if vague is not None and now and _PLAN.match(now[0]):
                 vague.content = vague.content.rstrip() + " (the plan: " + R.clip(now[0], 300) + ")"
@@ -243,11 +265,7 @@ def extract(
                 why_pending = how_pending = False
             out.extend(found)
         for c in out[before:]:
-            c.scope = scope
-            c.session_id = c.session_id or turn.get("session_id") or session_id
-            c.source_ref = c.source_ref or turn.get("uuid")
-            c.occurred_at = turn.get("timestamp")
-            c.metadata["turn"] = i
+            _stamped(c, turn, i, scope, session_id)
     out.extend(_tool_failures(turns, out, user_spoke_since, scope, session_id))
     out.extend(_project_commands(turns, out, scope, session_id))
     out.sort(key=lambda c: c.metadata.get("turn", 0))
@@ -255,6 +273,16 @@ def extract(
         finish(c, known, project)
     out = [c for c in map(_without_handed_secrets, out) if c is not None and not _stored_by_assistant(c, turns)]
     return _dedup([c for c in out if c.metadata.get("turn", 0) >= skip])
+
+
+def _stamped(c: Candidate, turn: dict, i: int, scope: str, session_id: str | None) -> Candidate:
+    """`c` marked as said in `turn`, the `i`th."""
+    c.scope = scope
+    c.session_id = c.session_id or turn.get("session_id") or session_id
+    c.source_ref = c.source_ref or turn.get("uuid")
+    c.occurred_at = turn.get("timestamp")
+    c.metadata["turn"] = i
+    return c
 
 
 # A sentence that corrects a fact ("更正：auth-service 端口是 9443", "Correction: …") is no reason for a choice.
@@ -533,27 +561,89 @@ _NO_MORE = re.compile(
 )
 
 
+# "switch the cache from Memcached to Redis", "把队列从 RabbitMQ 换成 Kafka": what a switch replaces, said first.
+_SWITCH_FROM = re.compile(
+    r"\b(?:switch|move|change|migrate)\s+(?:the\s+|our\s+)?.+?\s+from\s+(?P<old>.+?)\s+to\s+"
+    r"(?P<to>[^,.;]+?)(?:\s+instead)?\s*(?=[,.;]|$)|从\s*(?P<old_zh>[^，,。；;从]+?)\s*(?:改成|换成|改用|换到|改为|迁到|切到)",
+    re.I,
+)
+
+
+def _switch(said: str) -> tuple[str, str | None] | None:
+    """What a proposed switch chooses and what it replaces ("I think we should switch X to Y instead of Z",
+    "…from Z to Y", "我想把 X 从 Z 换成 Y", "…改成 Y，别再用 Z 了"); None when it names no switch."""
+    switch, source = _SWITCH_TO.search(said), _SWITCH_FROM.search(said)
+    if switch is None and (source is None or not source.group("to")):
+        return None
+    chosen = ((source and source.group("to")) or switch.group("to") or switch.group("to_zh")).strip()
+    old = (switch and switch.group("old")) or (m.group("old") if (m := _NO_MORE.search(said)) else None)
+    old = old or (source and (source.group("old") or source.group("old_zh")))
+    return chosen, old.strip() if old else None
+
+
+def _own_said(own: list[str]) -> str:
+    """The user's proposal, without its fillers, its opening "also" or its "你觉得呢？"."""
+    said = _OPINION_ASKED.sub("", " ".join(R.strip_fillers(x) or x for x in own)).strip(" ，,")
+    return re.sub(r"^(?:also|and|so|另外|还有)\s*[,，]?\s*", "", said, flags=re.I)
+
+
 def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
     """The decision a user's own proposal becomes when the assistant agrees to it (`_OWN_PROPOSAL`):
     what it switches to, from what, and why (the user's other clauses, else the assistant's reason).
     None when the proposal names no switch."""
-    said = _OPINION_ASKED.sub("", " ".join(R.strip_fillers(x) or x for x in own)).strip(" ，,")
-    said = re.sub(r"^(?:also|and|so|另外|还有)\s*[,，]?\s*", "", said, flags=re.I)
-    switch = _SWITCH_TO.search(said)
+    said = _own_said(own)
+    switch = _switch(said)
     if switch is None:
         return None
-    chosen = (switch.group("to") or switch.group("to_zh")).strip()
-    old = switch.group("old") or (m.group("old") if (m := _NO_MORE.search(said)) else None)
+    chosen, old = switch
     clauses = [x for x in re.split(r"\s*(?:[，;；]|,(?![^(]*\)))\s*", said) if x]  # ("decimal(18,2)" is one)
     reasons = [x for x in clauses if chosen not in x and not (old and old in x) and not _NO_MORE.search(x)]
     rationale = R.split_rationale(said)[1] or " ".join(reasons) or (R.clip(reply[1], 300) if len(reply) > 1 else None)
     content = R.tidy(said) + " (agreed: " + R.clip(" ".join(reply[:2]), 300) + ")"
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (agreed)", role="user")
-    c.metadata.update(decision=said, chosen=chosen, alternatives=[old.strip()] if old else None, rationale=rationale)
+    c.metadata.update(decision=said, chosen=chosen, alternatives=[old] if old else None, rationale=rationale)
     c.metadata = {k: v for k, v in c.metadata.items() if v}
     return c
 
 
+def _held_own(own: list[str]) -> Candidate:
+    """The decision a user's own proposal is when they hold to it after the assistant pushed back."""
+    said = _own_said(own)
+    chosen, old = _switch(said) or (None, None)
+    c = Candidate(
+        R.tidy(said), layer="decision", category="decision", importance=4, why="decision (held to)", role="user"
+    )
+    c.metadata.update(decision=said, chosen=chosen, alternatives=[old] if old else None)
+    c.metadata = {k: v for k, v in c.metadata.items() if v}
+    return c
+
+
+def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
+    """The decision a user's own proposal becomes when the assistant pushes back and the user lets it go
+    ("I think we should switch the cache from Memcached to Redis" -> "I'd hold off: …" -> "ok fair"):
+    what stays, over the switch proposed, for the assistant's reasons."""
+    said = _own_said(own)
+    switch = _switch(said)
+    reasons = R.clip(" ".join(reply[:3]), 400)
+    if switch is not None and switch[1]:
+        chosen, over = switch[1], [switch[0]]
+        head = f"Keep {chosen}, not {switch[0]}" if said.isascii() else f"保留 {chosen}，不换成 {switch[0]}"
+    else:
+        chosen, over = None, None
+        head = "Not done: " + R.tidy(said).rstrip(".。") if said.isascii() else "不做：" + R.tidy(said).rstrip(".。")
+    content = f"{head} (proposed, then dropped after: {reasons})"
+    c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (declined)", role="user")
+    c.metadata.update(decision=conceded, declined=said, chosen=chosen, alternatives=over, rationale=reasons)
+    c.metadata = {k: v for k, v in c.metadata.items() if v}
+    return c
+
+
+# The user holding to their proposal after a push back: "no, let's do it anyway", "还是换吧".
+_INSISTS = re.compile(r"\banyway\b|\bstill (?:want|think|prefer)\b|\bdo it\b|还是(?:要|换|改|用)|坚持|照样")
+_INSISTS_LEAD = re.compile(
+    r"^\W*(?:no|nah|不)?[,，]?\s*(?:let'?s (?:do it|switch) anyway|I still want (?:to|it)|还是(?:要)?换吧?)[,，.。]?\s*",
+    re.I,
+)
 # A phrase of a longer pick: two words in a row ("in-process LRU"), or four Chinese characters ("唯一索引").
 _PHRASE = re.compile(r"(?=\b([A-Za-z][\w-]+\s+[A-Za-z][\w-]+)\b)|(?=([\u4e00-\u9fff]{4}))")
 # What opens a new rule, not a pick: "再加一条规矩：…"

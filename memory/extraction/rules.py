@@ -849,6 +849,27 @@ AGREE_ZH = re.compile(
     r"^(?:好的?|行|可以|同意|赞同|没问题|没意见|就这么办|就这么定|就这么搞|就这样|按你说的|就按你说的|按这个来|照这个来|"
     r"照你说的|听你的|好主意|对)(?:来|办|做|改)?(?:[，,。.！!\s]|吧|$)"
 )
+# The assistant pushing back on what the user proposed: "I'd hold off on that.", "不太建议。", "Not yet: …".
+PUSHES_BACK = re.compile(
+    r"^\W*(?:honestly,?\s*|hmm,?\s*)?(?:I'?d (?:hold off|advise against|avoid|not|rather not|push back|be careful|"
+    r"keep|stay|stick)|I (?:wouldn'?t|would not|don'?t think (?:we|that|it|this)|disagree|advise against|'?m not (?:sure|"
+    r"convinced) (?:that|it|we)|don'?t recommend)|not yet\b|probably not\b|no,|not worth it|"
+    r"(?:我)?(?:不太|并不|不)(?:建议|推荐|赞成|同意)|先别|没必要|我(?:倾向于|建议)(?:先)?(?:不|别|保留|维持)|(?:建议|还是)(?:先)?(?:保留|维持|别))",
+    re.I,
+)
+# The user letting their proposal go after a push back: "ok fair, let's keep it then.", "好吧，那就先不换。"
+CONCEDES = re.compile(
+    r"^\W*(?:ok(?:ay)?|fair(?: enough| point)?|good point|makes sense|right|true|agreed|sure|fine|never ?mind|"
+    r"let'?s (?:keep|leave|drop|skip|stay)|drop it|keep it|好吧|行吧|好的?|那算了|算了|有道理|也是|说得对|那就先不|先不|那就不|"
+    r"那就(?:保留|维持|还是)|那还是|不换了|不改了)",
+    re.I,
+)
+
+
+def pushes_back(s: str) -> bool:
+    return bool(PUSHES_BACK.search(strip_fillers(s) or s))
+
+
 # "I'd store the files in S3 …": what the speaker would do is what they propose (not "I'd say", "I'd need to check").
 _WOULD = (
     r"\bI'?d\s+(?!(?:say|guess|think|imagine|expect|assume|need|have|be|love|like|hate|check|look|rather not|"
