@@ -2301,6 +2301,40 @@ def test_what_the_user_proposes_and_the_assistant_agrees_to_is_a_decision(propos
     assert d.metadata.get("rationale"), d.metadata
 
 
+@pytest.mark.parametrize(
+    ("asked", "options", "pick", "problem"),
+    [
+        (
+            "推送回执经常重复上报，导致已读数翻倍，怎么处理比较好？",
+            "看了一下 receipt_handler.go，厂商超时会重发回执，同一个 receipt_id 会到两三次。去重有几种做法：\n\n"
+            "1. Redis SETNX 记下处理过的 receipt_id\n2. 在 receipts 表的 receipt_id 上加唯一索引\n3. 单独起一个去重服务",
+            "2 吧，Redis 重启会丢键。",
+            "已读数翻倍",
+        ),
+        (
+            "the thumbnailer keeps running out of memory on big uploads, how should we handle that?",
+            "It decodes the whole image before resizing. A few ways out:\n1. Cap uploads at 20 MB\n"
+            "2. Stream-decode with libvips\n3. Move thumbnails to a separate worker pool",
+            "let's do 2, capping would break the photographers' uploads.",
+            "out of memory",
+        ),
+    ],
+)
+def test_a_pick_that_settles_a_problem_the_user_asked_about_carries_the_problem(
+    app, tmp_path, asked, options, pick, problem
+):
+    [d] = decisions(("user", asked), ("assistant", options), ("user", pick))
+    assert problem in d.content and d.metadata["question"] == asked, d
+    assert not [
+        c
+        for c in extract(turns(("user", asked), ("assistant", options)), scope="/p/x")
+        if c.content.endswith(("：", ":"))
+    ]
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", asked), ("assistant", options), ("user", pick)))
+    [lesson, *_] = app.lessons(problem)["lessons"]
+    assert lesson["memory"]["layer"] == "decision" and problem in lesson["memory"]["content"], lesson
+
+
 PUSHED_BACK = [
     (
         "I think we should switch the session store from Memcached to Redis instead.",

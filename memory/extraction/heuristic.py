@@ -968,7 +968,10 @@ _ASKS_WHICH = re.compile(r"\bor\b|还是", re.I)
 # A question that asks for a choice: "should we switch?", "你觉得 Drizzle 还是 Kysely？", "要不要上 Kafka？"
 _ASKS_DECISION = re.compile(
     r"\b(?:should|shall) (?:we|i)\b|\bdo we (?:want|need)\b|\bworth (?:it|switching|moving)\b|\bor\b|"
-    r"要不要|该不该|值不值得|还是|换不换|用不用|上不上",
+    r"要不要|该不该|值不值得|还是|换不换|用不用|上不上|"
+    # asking how to deal with a problem: "…重复记账，怎么处理比较好？", "how should we handle the retries?"
+    r"怎么(?:处理|办|做|解决|搞|弄|修)|如何(?:处理|解决|做|应对)|有什么(?:办法|方案|好办法)|"
+    r"\bhow (?:should|do|would|can) we (?:handle|fix|deal|solve|approach|stop|avoid)\b|\bwhat(?:'s| is) the (?:best|right) way\b",
     re.I,
 )
 _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|yep)\s*[，,]\s*(?=\S)", re.I)
@@ -1405,6 +1408,8 @@ def _how_answer(sents: list[str]) -> list[Candidate]:
     answer: list[str] = []
     for s in sents:
         if R.is_question(s) or R.is_narration(s) or R.is_status(s) or R.PROPOSES.search(s) or _OPTIONS.match(s):
+            break
+        if _lead_in(s):  # "做幂等有几种做法：": options follow, not the answer
             break
         answer.append(s)
         if len(answer) == 2 or sum(len(x) for x in answer) >= 200:
