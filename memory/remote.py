@@ -218,7 +218,10 @@ def start(home: Path, db_path: Path, env: dict[str, str] | None = None) -> bool:
         if running(home, db_path):
             return False
         # `run.py engine --detach` forks the engine off and exits at once: waiting for it leaves
-        # no zombie in a long-lived caller, and the engine belongs to no caller's session.
+        # no zombie in a long-lived caller, and the engine belongs to no caller's session. It
+        # reads its configuration from the environment: the home is this one, also when the
+        # caller was given it another way (`maple-memory --home DIR`).
+        env = {**(os.environ if env is None else env), "MAPLE_HOME": str(home)}
         subprocess.run(
             [sys.executable, str(ROOT / "hooks" / "run.py"), "engine", "--detach"],
             stdin=subprocess.DEVNULL,

@@ -226,6 +226,38 @@ def test_the_cli_goes_through_a_running_engine(engine) -> None:
     )
 
 
+def test_a_command_given_its_home_with_the_home_flag_starts_the_engine_of_that_home(place, tmp_path) -> None:
+    # a blind trial's `maple-memory --home DIR search …` never had vectors: the engine it started read
+    # the default home, found no database there and left
+    home, project = place
+    seed(home, project, "The staging database listens on port 6543")
+    env = {k: v for k, v in env_for(home).items() if k != "MAPLE_HOME"}
+    env.update(HOME=str(tmp_path / "user"), PYTHONPATH=str(ROOT))  # the default home: ~/.maple, empty
+    try:
+        found = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "memory.cli",
+                "--home",
+                str(home),
+                "--project",
+                str(project),
+                "search",
+                "staging port",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert found.returncode == 0 and "6543" in found.stdout, found.stderr
+        assert remote.wait_until_up(home, home / "memory.db", 60)
+        assert ping(home)["pid"] and not (tmp_path / "user" / ".maple" / "memory.db").exists()
+    finally:
+        stop_engine(home)
+
+
 def test_the_engine_leaves_when_its_database_is_deleted(engine) -> None:
     home, _ = engine
     for suffix in ("", "-wal", "-shm"):
