@@ -2437,3 +2437,161 @@ def test_a_proposal_agreed_to_closes_nothing_its_words_resemble_and_is_stored_on
     assert any("notify.dlq" in m["content"] for m in now), [m["content"] for m in now]
     said = [m for m in now if "手动 replay" in m["content"]]
     assert [m["layer"] for m in said] == ["decision"], [(m["layer"], m["content"]) for m in now]
+
+
+# -- a third blind trial: corrections said in passing, documents pasted, decisions said as rules -----------
+
+
+def sessions(app: Memories, tmp_path: Path, *said: list[tuple[str, str]]) -> list[dict]:
+    """Each list of turns a session of its own, in order; every memory afterwards, current or not."""
+    for k, turns_ in enumerate(said):
+        app.extract(transcript(tmp_path / f"{k}.jsonl", f"s{k}", *turns_))
+    return app.list(limit=200, status="all")["memories"]
+
+
+def now_current(every: list[dict], words: str) -> list[dict]:
+    return [m for m in every if words in m["content"] and not m.get("superseded_by") and not m.get("deleted_at")]
+
+
+SETTLE_BACKGROUND = (
+    "今天把 settle-job 的补单逻辑做完。背景：settle-job 每天凌晨 3 点跑，从 pay-db 拉流水，pay-db 的端口是 5432。"
+    "这个服务的 owner 是老孙（孙立，lsun），有问题直接找他。"
+)
+
+
+def test_a_port_changed_in_passing_closes_the_port_a_fact_about_another_service_stated(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", SETTLE_BACKGROUND), ("assistant", "好的，我先看看代码。")],
+        [
+            ("user", "跟你同步一下：pay-db 迁到新集群了，前面挂了 pgbouncer，端口改成 6432 了，5432 已经不通了。"),
+            ("assistant", "收到。"),
+        ],
+    )
+    assert now_current(every, "6432"), every  # "挂了 pgbouncer" put something in front; nothing is down
+    assert not now_current(every, "的端口是 5432"), [m["content"] for m in now_current(every, "5432")]
+    assert now_current(every, "每天凌晨 3 点跑") and now_current(every, "老孙")  # the rest stays current
+
+
+def test_an_owner_change_with_the_new_owners_names_closes_the_owner_of_this_service(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", SETTLE_BACKGROUND), ("assistant", "好的。")],
+        [("user", "还有 settle-job 现在归小林（林晓，xlin）负责了，老孙调去风控了。"), ("assistant", "好的。")],
+    )
+    assert not now_current(every, "老孙（孙立"), [m["content"] for m in current(app)]
+    assert now_current(every, "每天凌晨 3 点跑") and now_current(every, "小林")
+    assert {"老孙", "lsun"} <= set(app.entity("孙立")["entity"]["aliases"])
+    assert {"小林", "xlin"} <= set(app.entity("林晓")["entity"]["aliases"])
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "gone", "kept"),
+    [
+        (
+            "Context: relay is our webhook relay. Errors go to the Sentry project `relay-prod`.",
+            "Also we dropped Sentry. relay errors now go to Grafana Loki, alerts in the `relay` folder.",
+            "Sentry project",
+            "Grafana Loki",
+        ),
+        (
+            "背景：我们的 ETL 是 Airflow 调度的，warehouse 是 ClickHouse。",
+            "Airflow 我们已经 migrate 到 DolphinScheduler 了，上周切完的。",
+            "Airflow 调度",
+            "DolphinScheduler",
+        ),
+    ],
+)
+def test_a_tool_retired_and_replaced_in_passing_closes_what_named_it(app, tmp_path, before, after, gone, kept):
+    every = sessions(app, tmp_path, [("user", before), ("assistant", "OK.")], [("user", after), ("assistant", "OK.")])
+    assert now_current(every, kept) and not now_current(every, gone), [m["content"] for m in current(app)]
+
+
+def test_a_service_moved_somewhere_is_not_a_service_replaced():
+    assert R.replaced_values("gateway 迁到 k8s 上了") == []
+    assert R.replaced_values("MySQL 我们已经迁到 PostgreSQL 了") == ["MySQL"]
+
+
+def test_what_a_change_leaves_keeps_a_sentence_that_says_what_the_thing_is(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [
+            (
+                "user",
+                "Quick context: relay is our webhook relay. It consumes `hooks.in` on mq-3:5672 and posts to partners.",
+            ),
+            ("assistant", "OK."),
+        ],
+        [
+            ("user", "ops renamed the queue: relay now consumes `events.in`; `hooks.in` no longer exists."),
+            ("assistant", "OK."),
+        ],
+    )
+    assert [m["content"] for m in now_current(every, "webhook relay")] == ["Relay is our webhook relay."]
+
+
+RUNBOOK = """Please put this runbook into docs/oncall.md:
+
+# relay on-call runbook
+
+## 1. Severity
+| level | when | respond within |
+|---|---|---|
+| S1 | relay down for all partners | 15 min |
+| S2 | one partner failing | 1 h |
+
+S1 must be announced in #relay-oncall; finance decides whether to pause payouts.
+
+## 2. Failures
+
+### 2.1 Partner timeouts
+Symptom: `context deadline exceeded` in the relay logs.
+Fix: raise RELAY_TIMEOUT for that partner in config/partners.yaml and redeploy.
+"""
+
+
+def test_a_pasted_runbooks_headings_are_no_memories_and_its_table_rows_no_decisions():
+    out = extract(turns(("user", RUNBOOK)), scope="/p/x")
+    assert not [c for c in out if c.layer == "decision"], [c.content for c in out if c.layer == "decision"]
+    assert not [c for c in out if c.content.lstrip().startswith("#") or len(c.content) < 16], [c.content for c in out]
+    symptom = next(c.content for c in out if "context deadline exceeded" in c.content)
+    assert symptom.startswith("Partner timeouts"), symptom  # its heading says what it is the symptom of
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        [
+            ("user", "what does apns-collapse-id do?"),
+            ("assistant", "It replaces an undelivered push with the same id. I'd set it per order."),
+            ("user", "ok thanks, that's all for today"),
+        ],
+        [
+            ("user", "lol that's cursed. that explains the 'workers randomly stop polling' tickets"),
+            ("assistant", "Yes."),
+        ],
+        [("user", "ok"), ("assistant", "Updating the config for both relay and relay-dlq.")],
+    ],
+)
+def test_a_sign_off_a_reaction_and_narration_store_nothing(said):
+    assert extract(turns(*said), scope="/p/x") == []
+
+
+@pytest.mark.parametrize(
+    ("rule", "reason", "over"),
+    [
+        (
+            "还有个事，结算结果的通知以后用企业微信机器人发，不发邮件了。",
+            "主要是财务那边根本不看邮件，群里能直接 @ 到人。",
+            "邮件",
+        ),
+        ("data quality 我们以后用 Soda，不用 dbt tests 了。", "因为 dbt tests 做不了分布类的检查。", "dbt"),
+    ],
+)
+def test_a_rule_that_takes_one_thing_over_another_is_a_decision_and_its_reason_follows_it(rule, reason, over):
+    [d] = decisions(("user", rule), ("assistant", "好的。"), ("user", reason))
+    assert not d.content.startswith(("个事", "还有")) and over in d.metadata["alternatives"][0], d
+    assert reason.split("，")[0][-6:] in d.metadata["rationale"], d.metadata

@@ -142,6 +142,11 @@ async def test_corrections_in_either_language_supersede(config, old, new):
         # another job at another hour; another meeting on another day
         ("The orders-db backup runs at 02:00 UTC.", "The report-service export now runs at 03:00 UTC."),
         ("The on-call handoff happens every Monday at 10:00.", "Sprint planning moved to Tuesday at 10:00."),
+        # what replaced the thing retired is not what the change is about (a blind trial)
+        (
+            "The push gateway service runs at pgw-02.bj.internal:9091 (same box as the old notifier).",
+            "The legacy notifier was decommissioned on 2026-10-31; push-gateway replaced it.",
+        ),
     ],
 )
 async def test_what_only_looks_like_a_correction_supersedes_nothing(config, old, new):

@@ -138,7 +138,12 @@ def extract(
                 if target is not None:
                     _add_reason(_reopened(target, i, skip, out), sentence)
                     text = text.replace(sentence, " ")
+            text = _document_lines(text)  # a pasted runbook: its headings and table rows, as sentences
+            # "we dropped Sentry. Errors now go to Loki": one change
+            text = _RETIRED_ALONE.sub(lambda m: m.group(1) + "; " if m.group(1) else m.group(2) + "；", text)
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
+            if _SIGN_OFF.search(text) and not R.is_choice(text):  # "ok thanks, that's all for today": no agreement
+                found = [c for c in found if c.layer != "decision"]
             if pushed is not None and R.CONCEDES.match(R.strip_fillers(text) or text):
                 # "I think we should switch X to Y" -> "I'd hold off: …" -> "ok fair": X stays, over Y, for those reasons
                 first = (R.sentences(text) or [text])[0]
@@ -290,7 +295,9 @@ _CORRECTS = re.compile(r"^\W*(?:更正|纠正|订正|correction\b|to correct\b)"
 # A message that gives the reason for what the user's last message decided: "For the record, the reason: …"
 _REASON_LEAD = re.compile(
     r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons?(?: is| was| being)?\s*[:：—-]\s*|"
-    r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*",
+    r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*|"
+    # "主要是财务那边根本不看邮件，…", "mainly because nobody reads the e-mails"
+    r"^\W*(?:主要是因为|主要是|主要因为|因为|原因是)\s*(?=\S)|^\W*(?:mainly |mostly |partly )?because\s+",
     re.I,
 )
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
@@ -638,6 +645,54 @@ def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
     return c
 
 
+# The user closing the session: "ok thanks, that's all for today", "好的懂了，今天就到这".
+_SIGN_OFF = re.compile(r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|先这样吧?$", re.I)
+_HEADING = re.compile(r"^\s*#{1,6}\s+(?:[\d.]+\s+)?(.+?)\s*#*\s*$")
+_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
+
+
+def _document_lines(text: str) -> str:
+    """A pasted document's lines as the sentences they mean: a heading leads the first line under it
+    ("### 2.2 数据库连接失败" + "现象：…" -> "数据库连接失败：现象：…") and is never a sentence of its own; a
+    table row is its cells named by the header ("| P3 | 单笔差异 | …" -> "P3：条件 单笔差异；…。")."""
+    if "\n" not in text or not (_HEADING.search(text.split("\n", 1)[1]) or "|" in text):
+        return text
+    out: list[str] = []
+    heading, header = "", None
+    for line in text.split("\n"):
+        h, row = _HEADING.match(line), _TABLE_ROW.match(line)
+        if h:
+            heading, header = h.group(1).rstrip("：:"), None
+            continue
+        if row:
+            cells = [c.strip() for c in row.group(1).split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+                continue
+            if header is None:
+                header = cells
+                continue
+            named = [f"{n} {c}" if n else c for n, c in zip(header[1:], cells[1:], strict=False) if c]
+            line = f"{cells[0]}：{'；'.join(named)}。"
+        elif not line.strip():
+            header = None
+        if heading and line.strip():
+            colon = ": " if heading.isascii() else "："
+            line = heading + colon + line.strip().lstrip("-*• ")
+            heading = ""
+            if out and out[-1].strip():
+                out.append("")  # a section of its own
+        out.append(line)
+    return "\n".join(out)
+
+
+# What the team stopped using, said alone before what replaced it: "Also we dropped Sentry. pushgate errors now go
+# to Grafana Loki", "我们不用 Sentry 了。错误现在都进 Loki".
+_RETIRED_ALONE = re.compile(
+    r"((?:^|(?<=[.!?。！？]\s))(?:also,?\s+|oh,?\s+|btw,?\s+)?we(?:'ve| have)? (?:dropped|removed|retired|got rid of|"
+    r"stopped using|no longer use|killed|ditched) `?[\w.+-]+`?)\.\s+(?=\S)|"
+    r"((?:^|(?<=[。！？]))\s*我们(?:已经)?(?:不用|不再用|弃用了?|去掉了?)\s*`?[A-Za-z][\w.+-]*`?\s*了?)。\s*(?=\S)",
+    re.I,
+)
 # The user holding to their proposal after a push back: "no, let's do it anyway", "还是换吧".
 _INSISTS = re.compile(r"\banyway\b|\bstill (?:want|think|prefer)\b|\bdo it\b|还是(?:要|换|改|用)|坚持|照样")
 _INSISTS_LEAD = re.compile(
@@ -1185,6 +1240,7 @@ def _from_user(
     if lead and not re.search(r"\n\s*[1-9][.)]\s", text):
         text = lead.group(1) + ".\n" + text[lead.end() :]  # "1. Dividing by replica count breaks…": item 1, then why
     sents = R.sentences(text)
+    opens = _paragraph_starts(text, sents)  # (a sentence after a blank line belongs to no sentence before it)
     out: list[Candidate] = []
     decision, used = _decision(sents, proposal or [], said or [], listed or [], heading)
     if decision is not None:
@@ -1215,7 +1271,7 @@ def _from_user(
             # and who is on call) are two facts: folded, a correction of one closed both
             and not (_holds_value(sentence) and _holds_value(raw_of[len(out) - 1]))
         )
-        if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1:
+        if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1 and j not in opens:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
             prev = out[-1]
             raw_of[len(out) - 1] = raw_of[len(out) - 1].rstrip(" ;；,，.。") + ". " + sentence
@@ -1233,7 +1289,13 @@ def _from_user(
         last_end = j
         # Reasons and elaborations that follow a rule belong to it.
         for k in (j + 1, j + 2):
-            if k < len(sents) and k not in used and R.continues(sents[k]) and R.classify_user(sents[k]) is None:
+            if (
+                k < len(sents)
+                and k not in used
+                and k not in opens
+                and R.continues(sents[k])
+                and R.classify_user(sents[k]) is None
+            ):
                 sentence = sentence.rstrip(" ;；") + " " + R.strip_fillers(sents[k])
                 used.add(k)
                 last_end = k
@@ -1249,6 +1311,19 @@ def _from_user(
         raw_of[len(out)] = sentence
         out.append(c)
     return out
+
+
+def _paragraph_starts(text: str, sents: Sequence[str]) -> set[int]:
+    """The indexes of the sentences that open a paragraph after the first (a blank line before them)."""
+    starts, at = set(), 0
+    for j, sent in enumerate(sents):
+        found = text.find(sent[:20], at)
+        if found < 0:
+            continue
+        if j and re.search(r"\n[ \t]*\n", text[at:found]):
+            starts.add(j)
+        at = found + len(sent[:20])
+    return starts
 
 
 def _holds_value(sentence: str) -> bool:

@@ -661,7 +661,7 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
     of them not names, `rules.named_terms`: a name is often the value a change gives) and the most
     of them, names left out, and that does not already hold the change's values (then it says the
     same, or more). In the other language the glossary's words count in both."""
-    mine = rules.topic_terms(c.content) - values.UNIT_WORDS
+    mine = rules.topic_terms(c.content) - values.UNIT_WORDS - rules.replacement_terms(c.content)
     if len(mine) < SAME_SUBJECT_TERMS:
         return None
     names = rules.named_terms(c.content)
@@ -995,17 +995,18 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         ]
     if c.attribute == "command":  # `cargo test -q` is another component's suite, not `pytest -q` replaced
         rows = [r for r in rows if not rules.other_toolchains(r[1], c.value)]
-    if c.attribute == "port":  # a port said beside the value the fact is filed under ("X 是小李负责的，服务端口 7070")
-        rows += [
-            (mid, min(ports), subject)
-            for mid, content, subject in store.conn.execute(
-                f"SELECT id, content, subject FROM memories m WHERE scope = ? AND layer = 'fact' "
-                f"AND COALESCE(json_extract(metadata, '$.attribute'), '') NOT IN ('port', '') "
-                f"AND content != ? AND {_closable(store)} ORDER BY id DESC LIMIT 200",
-                (c.scope, c.content),
-            )
-            if (ports := rules.slot_values(content).get("port"))
-        ]
+    if c.attribute == "port":
+        # a port said beside the value the fact is filed under ("X 是小李负责的，服务端口 7070"), or of another
+        # service than the one it is filed under ("ledger-sync 每天 2 点跑…，recon-db 的端口是 5433"): that one's
+        for mid, content, subject in store.conn.execute(
+            f"SELECT id, content, subject FROM memories m WHERE scope = ? AND layer = 'fact' "
+            f"AND COALESCE(json_extract(metadata, '$.attribute'), '') NOT IN ('port', '') "
+            f"AND content != ? AND {_closable(store)} ORDER BY id DESC LIMIT 200",
+            (c.scope, c.content),
+        ):
+            if ports := rules.slot_values(content).get("port"):
+                named = [p for p in ports if rules.said_of(content, c.subject, p)]
+                rows.append((mid, named[0], c.subject) if named else (mid, min(ports), subject))
     for mid, value, subject in rows:
         if subject == c.subject:
             return mid, value

@@ -54,7 +54,9 @@ _FILLER_EN = re.compile(
     re.I,
 )
 _FILLER_ZH = re.compile(
-    r"^(?:好的|好吧|嗯|对了|另外|还有|不错|然后|顺便说一下|顺便说下|顺便提一下|说一下|说下|提一下|顺便|哦|其实|那么)[\s,，。.:：;；!！、]*"
+    r"^(?:好的|好吧|嗯|对了|另外|还有(?:一?(?:个|件|条|点)\s*(?:事儿?|事情|rule|规矩|规则|问题|变化)?)?|不错|然后|顺便说一下|顺便说下|"
+    r"顺便提一下|说一下|说下|提一下|顺便|哦|其实|那么|(?:(?i:update|sync)|同步)\s*一下(?:\s*(?i:context))?|跟你同步(?:一下)?(?:几个|一些)?(?:变化|情况)?)"
+    r"[\s,，。.:：;；!！、]*"
 )
 
 
@@ -319,7 +321,7 @@ _SETTLED = r"(?<![搞弄确一肯说敲])" + _SETTLED_TAIL
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定|选择|选了|选用|采用|改用|"
+    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定(?!是否|要不要|怎么|如何)|选择|选了|选用|采用|改用|"
     + _SETTLED
     + r"|最终用|而不是|"
     r"固定在|锁定",
@@ -346,7 +348,11 @@ _REPLACED = re.compile(
     r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{3,80}?\b(?:now|instead)\s*[.!]?$|"
     # "moment 换成 dayjs 了", "不用 logrus 了，现在都走 zap"
     r"(?<![\w.+-])`?(?P<old3>[A-Za-z][\w.+-]*)`?\s*(?:已经|也)?(?:换成|替换成|替换为|改成)了?\s*`?[A-Za-z]|"
-    r"(?:不再用|不用|弃用|去掉)(?:了)?\s*`?(?P<old4>[A-Za-z][\w.+-]*)`?\s*了?[，,;；]\s*(?:现在)?(?:都|统一|全部|一律)?(?:用|走|改用|换成)\s*`?[A-Za-z]",
+    r"(?:不再用|不用|弃用|去掉)(?:了)?\s*`?(?P<old4>[A-Za-z][\w.+-]*)`?\s*了?[，,;；]\s*(?:现在)?(?:都|统一|全部|一律)?(?:用|走|改用|换成)\s*`?[A-Za-z]|"
+    # "Airflow 我们已经 migrate 到 DolphinScheduler 了": what opens the sentence moved to what follows
+    # (products, by their capitals: "gateway 迁到 k8s 上了" moved the gateway, it did not replace it)
+    r"(?:^|[：:，,。；;]\s*)`?(?P<old5>(?-i:[A-Z])[\w.+-]*)`?\s*(?:我们|这边|那边)?\s*(?:已经|也)?\s*(?:全部|整体)?\s*"
+    r"(?:migrate|迁移?|切换?|换)\s*(?:到|成)\s*`?(?-i:[A-Z])",
     re.I,
 )
 _MIGRATION = re.compile(
@@ -481,7 +487,8 @@ CHAT = re.compile(
     # 策略也定一下", "我回头让 DBA 把保留改成 3 天"
     r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)|"
     # the fix confirmed, the week wished well, a file to tidy away: "works now 👍 周末愉快", "X can be deleted"
-    r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了|"
+    r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|^(?:that|this|which) explains\b|"
+    r"\bthat'?s (?:all|it) for (?:today|now)\b|今天就到这|就到这(?:里|儿)?吧?$|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了|"
     # breaks and the evening's plans: "coffee break, then open the PR", "今晚还要上分，先 commit", "随便跑个小压测玩玩"
     r"\bcoffee break\b|\blunch\b|吃饭|今晚|先 ?commit|玩玩|不作数|我按这个|(?:下午|上午|晚点|待会)(?:我)?(?:要|再|去)|去开会|"
     r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b",
@@ -537,7 +544,7 @@ _SYMPTOM = re.compile(
 # What is broken right now ("connector 挂了", "pod 起不来了", "CPU 打满了", "p99 从 12ms 飙到 80ms", "the nodes never
 # become Ready"), unless it is what would follow ("否则服务起不来", "otherwise it crashes").
 _BROKEN_NOW = re.compile(
-    r"挂了|起不来|打满|飙到|飙升|崩了|一直在?\s*(?:restart|重启|报错)|\bbut (?:they|it) (?:never|still|won'?t|don'?t|doesn'?t) (?:become|come|start|get|work)",
+    r"挂了(?!\s*个?\s*[A-Za-z])|起不来|打满|飙到|飙升|崩了|一直在?\s*(?:restart|重启|报错)|\bbut (?:they|it) (?:never|still|won'?t|don'?t|doesn'?t) (?:become|come|start|get|work)",
     re.I,
 )
 _OTHERWISE = re.compile(r"否则|不然|要不然|\botherwise\b|\bor else\b|\bif (?:not|you don'?t)\b", re.I)
@@ -753,6 +760,12 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     elif _CHOSE.search(s) and (alternatives(s) or _FROM_OLD.search(s)) and not (rule or corrected):
         category, importance = "decision", 4  # "我们最后选了 ClickHouse，没用 Druid", "picked X over Y"
         why.append("a choice that names what it passed over")
+    elif rule and (USES.search(s) or _USES_ZH.search(s)) and alternatives(s) and not corrected:
+        category, importance = (
+            "decision",
+            4,
+        )  # "通知以后用飞书机器人发，不发邮件了", "data quality 以后用 GE，不用 dbt tests 了"
+        why.append("a rule that takes one thing over another")
     elif _MIGRATION.search(s) or _REPLACED.search(s):
         category, importance = "change", 4
         why.append("a move from one thing to another")
@@ -827,7 +840,7 @@ CHOICE = re.compile(
     r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|"
     + _SETTLED
-    + r"|那就|就用|改用|决定|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
+    + r"|那就|就用|改用|决定(?!是否|要不要|怎么|如何)|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
     r"^(?:就|用)\s*[A-Za-z0-9`]|^(?:直接|那就)\s*(?:换成?|上|用)\s*`?[A-Za-z0-9]|"
     + r"(?:"
@@ -916,7 +929,7 @@ _ALTERNATIVE = re.compile(
     r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+(?:(?:adding|using|introducing|running|"
     r"keeping|bringing in|pulling in|going with|switching to|moving to)\s+(?:a |an |the )?)?`?([A-Za-z][\w.+/-]*)|"
     r"\b(?:switch\w*|mov\w*|migrat\w*)\b[^,.;]{0,30}?\bfrom\s+`?([A-Za-z][\w.+/-]*)`?\s+to\b|"
-    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用|没用|没选|没有用)\s*(?:继续|再)?(?:用|使用|走)?\s*"
+    r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用|没用|没选|没有用|不(?:再)?发|不(?:再)?走)\s*(?:继续|再)?(?:用|使用|走)?\s*"
     r"`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
     r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
     re.I,
@@ -935,7 +948,7 @@ TAKES = re.compile(
 STRONG_CHOICE = re.compile(
     r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|"
     + _SETTLED
-    + r"|就用|决定|还是继续|"
+    + r"|就用|决定(?!是否|要不要|怎么|如何)|还是继续|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b|" + _OVER_VALUE,
     re.I,
 )
@@ -967,6 +980,9 @@ USES = re.compile(
 )
 
 
+_USES_ZH = re.compile(r"(?<![不别没])用\s*[\u4e00-\u9fff]{2}")
+
+
 def is_choice(s: str) -> bool:
     return bool(CHOICE.search(s)) and not is_question(s)
 
@@ -979,7 +995,7 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
     """What was passed over, as named in a decision ("instead of celery", "不用 Redis")."""
     out = []
     for m in _ALTERNATIVE.finditer(text):
-        name = next((g for g in m.groups() if g), "").strip("`.,，。")
+        name = re.sub(r"(?<=[\u4e00-\u9fff])了$", "", next((g for g in m.groups() if g), "").strip("`.,，。"))
         low = name.lower()
         if m.group(1) and not (known_tech(name) or re.search(r"[A-Z0-9._/-]|[\u4e00-\u9fff]", name)):
             continue  # "let's not run the migrations": turned down is something named, not a step
@@ -1075,6 +1091,10 @@ _NARRATION = re.compile(
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
     r"looking (?:at|into)|checking|reading|digging into|taking a look|investigating|我看看|看一下|先看看|"
+    # what it is doing now: "Updating the config for both pushgate and pushgate-dlq."
+    r"(?:updating|adding|changing|removing|fixing|writing|moving|renaming|switching|wiring|ripping out|"
+    r"replacing|bumping|deleting|creating|applying)\s+(?:the|a|an|both|all|our|your|it|them|that|this)\b"
+    r"(?!.*\b(?:fix|fixe[sd]|solved?|solves|works?|worked|because|so that|was|is)\b)|"
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题|"
     # what it just did, said without a subject: "Switched the export to a cursor", "改好了，TTL 现在…"
     r"switched|changed|moved|updated|added|removed|rewrote|renamed|replaced|created|deleted|bumped|refactored|"
@@ -1091,7 +1111,7 @@ _FAIL = re.compile(
     r"\b(?:fail(?:ed|ing|ure|s)?|errors?|broke|broken|crash(?:ed|es)?|flaky|mismatch(?:ed)?|exception|"
     r"timeout|timed out|couldn't|could not|can't|cannot|refused|denied|missing|wrong|bug|leak|hangs?|"
     r"stale|slow(?:down|er)?|regression|oom\w*|over budget|reject(?:ed|s)?|mismatch|flap(?:s|ped|ping)?|drift(?:s|ed|ing)?|"
-    r"stuck)\b|失败|报错|错误|异常|爆了|不够|挂了|超时|崩|跑不过|"
+    r"stuck)\b|失败|报错|错误|异常|爆了|不够|挂了(?!\s*个?\s*[A-Za-z])|超时|崩|跑不过|"
     r"不一致|缺少|少了|缺了|漏了|拒|变慢|太慢",
     re.I,
 )
@@ -1149,7 +1169,7 @@ _PROBLEM = re.compile(
     r"\b(?:broke|fails|failed|crash(?:es|ed)?|timeouts?|dupes|duplicates?|dead-letter(?:ed|ing)?)\b|\bshowing stale\b|"
     r"\b(?:doesn'?t|does not|isn'?t|is not|stopped) work(?:ing)?\b|"
     + _HAS_PROBLEM
-    + r"|不对劲|不工作|没反应|没生效|出事|报错|失败|挂了|卡顿|很卡|巨卡|变方块|"
+    + r"|不对劲|不工作|没反应|没生效|出事|报错|失败|挂了(?!\s*个?\s*[A-Za-z])|卡顿|很卡|巨卡|变方块|"
     r"不生效|丢了|掉到|超时|(?:一直|又|在)(?:告警|报警)|(?:告警|报警)了|方块|乱码|又断了|断开了|(?:两天|一直|都)没进|收不到|401|403|500|502|504|起不来|打满|一直在?\s*restart|"
     r"\bnever (?:become|becomes|became|get|gets|come|comes) (?:ready|up|healthy)\b|\bstays? pending\b|\bstuck\b|"
     r"\bkeeps? (?:flapping|restarting|crashing)\b",
@@ -1308,6 +1328,12 @@ _PORT_SUBJECT = re.compile(
     r"调整为)?\s*:?(\d{2,5})",
     re.I,
 )
+# A port said with no name before it, after a clause that named the service: "…，端口改成 6432 了", "…, port is now 6432".
+_BARE_PORT = re.compile(
+    r"(?:^|[，,；;]\s*)(?:服务)?端口\s*号?\s*(?:现在|也)?\s*(?:是|为|改成|改为|换成|调成|调整为|变成)了?\s*:?(\d{2,5})(?!\d)|"
+    r"(?:^|[,;]\s*)(?:the\s+|its\s+)?port\s+(?:is\s+now|is|changed\s+to|moved\s+to|is\s+changing\s+to)\s+:?(\d{2,5})\b",
+    re.I,
+)
 _VALUE_ZH = re.compile(
     r"^([^，,。]{2,20}?)(?=现在|目前|是|为|统一|改成|改为|设成|设为|调整为|调成).{0,30}?"
     r"(?:改成|改为|调整为|设成|设为|调成)\s*([^\s，。,]+(?:\s*[^\s，。,\d]+)?)"
@@ -1353,7 +1379,7 @@ _OWNER = [
         _THING_ZH
         + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*(?:归|(?<!路)由(?!于))\s*"
         + _WHO_ZH
-        + r"\s*(?:管|负责|维护)",
+        + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:管|负责|维护)",
         re.I,
     ),
     # "order-api 归陈静。", "settle-service 是王磊负责的"
@@ -1471,9 +1497,23 @@ def owner_of(content: str) -> tuple[str, str] | None:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
+            if thing in _THIS_SERVICE:  # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周": the service named first
+                named = _SERVICE_NAME.search(content, 0, m.start())
+                thing = named.group().casefold() if named else thing
             if thing and thing not in _NOT_OWNED:
                 return thing, m.group("who").strip()
     return None
+
+
+def said_of(content: str, subject: str, value: str) -> bool:
+    """Whether `content` states `value` of `subject`: the value follows the name within its clause
+    ("recon-db 的端口是 5433", "recon-db listens on 5433")."""
+    near = rf"{re.escape(subject)}[^。；;\n，,]{{0,24}}?(?<![\w.]){re.escape(value)}(?![\w]|\.\w)"
+    return bool(subject) and re.search(near, content, re.I) is not None
+
+
+_THIS_SERVICE = frozenset(("这个服务", "该服务", "这个项目", "this service", "the service", "this project"))
+_SERVICE_NAME = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w./-])")
 
 
 _VERSION = re.compile(
@@ -1501,7 +1541,7 @@ _NEGATED_BEFORE = re.compile(
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
     r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
-    r"换到|换成|迁到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正",
+    r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正",
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
@@ -1516,7 +1556,7 @@ _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
     r"(?:cli )?is no longer used|is dead|died|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
     r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|也?别(?:再)?用了|"
-    r"不再用了|弃用了|不对了?|写错了|有误|作废了?)",
+    r"不再用了|弃用了|不对了?|写错了|有误|作废了?|no longer exists|(?:does not|doesn'?t) exist any ?more|已经不存在了?)",
     re.I,
 )
 # Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
@@ -1588,7 +1628,7 @@ def replaced_values(content: str) -> list[str]:
     # ("order-service 的 Redis 换成 Codis") is left to the slot rules, which read whose it is
     for m in _REPLACED.finditer(content):
         v = next(g for g in m.groups() if g)
-        if m.group("old1") or m.group("old2") or not known_tech(v):
+        if m.group("old1") or m.group("old2") or m.group("old5") or not known_tech(v):
             out.append(v)
     new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
     return [v for v in dict.fromkeys(out) if v.casefold() not in new][:4]
@@ -1671,6 +1711,19 @@ def named_terms(content: str) -> set[str]:
     words = {w.casefold() for w in _NAMED.findall(content.strip())}
     people = [m.name for m in entities.find(content, None) if m.kind == "person"]
     return topic_terms(" ".join([*words, *people])) if words or people else set()
+
+
+# What a change names as the thing now in place: "push-gateway replaced it".
+_TAKES_OVER = re.compile(
+    r"`?([A-Za-z][\w.+-]*)`?\s+(?:replaced|replaces|took over|takes over|supersedes)\s+(?:it|them|that|this)\b", re.I
+)
+
+
+def replacement_terms(content: str) -> set[str]:
+    """The topic words of what a change names as the new thing ("The legacy notifier was
+    decommissioned; push-gateway replaced it"): what it is about is what went, not what came."""
+    names = [m.group(1) for m in _TAKES_OVER.finditer(content)]
+    return topic_terms(" ".join(names)) if names else set()
 
 
 def values_in(content: str) -> set[str]:
@@ -1761,6 +1814,12 @@ def subject_for(
     m = _PORT_SUBJECT.search(content) if re.search(r"port|端口|listens|serves|\d{4}", content, re.I) else None
     if m and category == "change" and not _SERVICE_MOVED_PORT.search(content):
         m = None  # a change is a port's only as "route-planner moved to 7200" (not "moved to 2027")
+    bare = _BARE_PORT.search(content) if m is None and category in ("config", "change") else None
+    if bare:  # "recon-db 上周迁到新集群了，…，端口改成 6432 了": the port of the service the sentence opened with
+        named = _SERVICE_NAME.search(content, 0, bare.start())
+        subject = named.group().casefold() if named else mentions[0].name.lower() if mentions else None
+        if subject:
+            return subject, "port", bare.group(1) or bare.group(2)
     if m and category in ("config", "change"):
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
@@ -2132,6 +2191,15 @@ def _cut(part: str, at: re.Pattern[str], words: int) -> list[str]:
     return bits
 
 
+# A part that says what something is, a fact of its own with no value in it: "Pushgate is our mobile push
+# gateway.", "recon-job 是我们的对账任务".
+_DEFINES = re.compile(
+    r"^\s*[A-Za-z][\w.-]*(?: [\w.-]+)? (?:is|are) (?:our|the|a|an) [\w\s/-]{3,60}[.!]?$|"
+    r"^\s*[A-Za-z][\w.-]*\s*是(?:我们的?|一个|一套)[^，,。；;]{2,30}。?$",
+    re.I,
+)
+
+
 def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str | None = None) -> str | None:
     """What a memory a correction closes said besides what the correction changes, when it held more
     than one value: "recon-service 的 owner 是老王，这周 on-call 是小李，有问题先找她" changed in its owner
@@ -2170,7 +2238,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
             or (kinds and not stems & subject_stems(texts[i]) and not _own_subject(texts[i], change))
         }
     kept = [t for i, t in enumerate(texts) if i not in changed]
-    if not changed or not any(_says_own(t) for t in kept):
+    if not changed or not any(_says_own(t) or _DEFINES.match(t) for t in kept):
         return None
     attribute = next((m.group(1) for i in sorted(changed) if (m := _OWNER_ATTRIBUTE.match(texts[i]))), None)
     if attribute:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
@@ -2194,7 +2262,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
             rest = subject + glue + rest[it.end() :]
         elif not zh and re.search(r"\bit\b(?!')", rest):  # "Dave Kowalski owns it" -> "… owns billing-service"
             rest = re.sub(r"\bit\b(?!')", subject, rest, count=1)
-        elif subject.casefold() not in rest.casefold() and not _OWN_NAME.match(rest):
+        elif subject.casefold() not in rest.casefold() and not _OWN_NAME.match(rest) and not _DEFINES.match(kept[0]):
             # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
             rest = f"{subject}：{rest}" if zh else f"{subject}: {rest}"
     return tidy(rest if rest.endswith(("。", ".", "!", "！")) else rest + ("。" if zh else "."))

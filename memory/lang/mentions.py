@@ -203,6 +203,7 @@ _INITIALS = r"[A-Z]\.(?:[ \t]?[A-Z]\.)*[ \t]?[A-Z][a-z]+|[A-Z][a-z]+[ \t][A-Z]\.
 _HANDLE_OR_MAIL = r"@[A-Za-z][\w.-]{1,38}|[\w.+-]+@[\w-]+(?:\.[\w-]+)*"
 _LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
 _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
+_LOGIN = rf"[a-z][a-z0-9_.-]{{2,20}}|{_LATIN_ITEM}"  # jzhou, xlin, @jzhou, Tom: what else a named person is called
 
 
 def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
@@ -256,17 +257,18 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
         run_start = m.start(1)
         head = next((n for s, n in zh.items() if s >= run_start and s + len(n) == m.end(1)), None)
         pair = _han_pair(m.group(1), m.group(2))
-        if pair is not None:  # 小李（李娜）, 周涛（老周）: a full name and its nickname
+        if pair is not None:  # 小李（李娜）, 周涛（老周）: a full name and its nickname (and logins: jzhou)
             full, nick, outer = pair
-            out.append((full, [nick]))
+            logins = [i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if re.fullmatch(_LOGIN, i.strip())]
+            out.append((full, [nick, *logins]))
             heads.append((full, m.end(1) - len(outer)))
             continue
         if head is None:
             continue  # 计费服务 (billing-service): no person's name
-        aliases = [
+        aliases = [  # 周建国（jzhou）: a person's name and their login
             item
             for item in (i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)))
-            if re.fullmatch(_LATIN_ITEM, item) and item.casefold() not in _NOT_NAMES
+            if re.fullmatch(_LOGIN, item) and item.casefold() not in _NOT_NAMES
         ]
         if aliases:
             aliases += [g for a in aliases for g in _given_name(a)]
@@ -292,8 +294,10 @@ def _han_pair(before: str, inside: str) -> tuple[str, str, str] | None:
     brackets after the other: 小李（李娜）, 李娜（小李）, 周涛（老周）, 陈杰（阿杰）. The nickname must fit
     the name (老 / 小 + its surname, 阿 + a character of its given name), so 计费（小王） is no pair."""
     items = [i.strip() for i in re.split(_ITEM_SPLIT, inside) if i.strip()]
-    if len(items) != 1 or not re.fullmatch(_HAN_ITEM, items[0]):
-        return None
+    han = [i for i in items if re.fullmatch(_HAN_ITEM, i)]
+    if len(han) != 1 or not all(i in han or re.fullmatch(_LOGIN, i) for i in items):
+        return None  # (one Chinese name; the rest, if any, their logins: 老周（周建国，jzhou）)
+    items = han
     for size in (3, 2):  # the name that ends where the brackets open
         outer = before[-size:]
         for full, nick in ((outer, items[0]), (items[0], outer)):
@@ -301,7 +305,7 @@ def _han_pair(before: str, inside: str) -> tuple[str, str, str] | None:
             if (
                 parts
                 and len(nick) == 2
-                and ((nick[0] in "老小" and nick[1] == parts[0]) or (nick[0] == "阿" and nick[1] in parts[1]))
+                and ((nick[0] in "老小大" and nick[1] == parts[0]) or (nick[0] == "阿" and nick[1] in parts[1]))
             ):
                 return full, nick, outer
     return None
