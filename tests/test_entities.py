@@ -293,6 +293,22 @@ def test_a_short_name_said_to_be_a_full_one_and_the_names_said_to_be_the_same_pe
     assert run_json(capsys, "entity", "Redis Cluster")["entity"]["kind"] != "person"
 
 
+def test_a_persons_login_stated_in_another_memory_finds_them_and_what_they_do(capsys, home):
+    # a blind trial: "jzhou" named no entity, and a question by the login found the on-call memory 5th
+    on_call = add(capsys, "老周是 ledger-sync 的 on-call 负责人，半夜告警先打他电话。")
+    add(capsys, "老周的大名是周建国，2019 年加入 SRE 组。")
+    add(capsys, "周建国's LDAP / GitHub login is jzhou.")
+    add(capsys, "林晓（小林，xlin）负责 push-gateway。")
+    for name in ("jzhou", "周建国"):
+        assert run_json(capsys, "entity", name)["entity"]["name"] == "老周", name
+    assert run_json(capsys, "entity", "xlin")["entity"]["name"] == "林晓"
+    found = run_json(capsys, "search", "jzhou 负责哪个服务的 on-call？")["results"]
+    assert on_call in [r["id"] for r in found[:2]], [r["content"] for r in found]
+    from memory.lang import mentions
+
+    assert mentions.aliases_in("Grafana's login is admin, the password is in Vault.") == []  # a system's
+
+
 def test_phrases_that_name_nobody_make_no_alias(capsys, home):
     for text in (
         "We call the API from the retry worker; the retry service is known as flaky.",

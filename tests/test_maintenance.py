@@ -367,6 +367,21 @@ def test_duplicate_entities_merge_by_case_and_punctuation_alias_and_embedding(db
     assert sum(c.step == "entities" for c in report.changes) == 3
 
 
+def test_names_in_code_that_embed_alike_stay_apart(home, clock):
+    # a blind trial: a lock merged into the job it guards, one Vault path into another
+    with open_store(home, clock, maintenance_entity_similarity=0.5) as db:  # (hash vectors: they embed alike)
+        add(db, "The etl_backfill job reads a manifest", entities=[("etl_backfill", "code")])
+        add(db, "etl_backfill_lock must be released by hand", entities=[("etl_backfill_lock", "code")])
+        add(db, "The new key is at secret/data/push/apns", entities=[("secret/data/push/apns", "code")])
+        add(db, "The old key stays at secret/data/push/apns-prev", entities=[("secret/data/push/apns-prev", "code")])
+        add(db, "Frontend Team reviews the CSS", entities=[("Frontend Team", "team")])
+        add(db, "Team Frontend owns the design system", entities=[("Team Frontend", "team")])
+        run_maintenance(db)
+        names = {r[0] for r in db.conn.execute("SELECT name FROM entities")}
+    assert {"etl_backfill", "etl_backfill_lock", "secret/data/push/apns", "secret/data/push/apns-prev"} <= names
+    assert len(names & {"Frontend Team", "Team Frontend"}) == 1  # names in words still merge by meaning
+
+
 # -- consolidation -----------------------------------------------------------------------------
 
 

@@ -341,7 +341,14 @@ _SAME_PERSON = (
     r"(?i:\bif you see\s+([\w.@-]+)(?:\s*(?:,|or)\s*([\w.@-]+))?(?:\s*(?:,|or)\s*([\w.@-]+))?\b.{0,40}?"
     r"\b(?:it'?s|that'?s|they'?re) (?:all )?the same person)"
 )
-_NICK_CUE = rf"{_CALLED}|{_NAMED}|{_REAL_NAME}|for short\b|{_SHORT_IS_FULL}|the same person"
+# A person's login said outright: "周建国's LDAP / GitHub login is jzhou", "老周的账号是 jzhou", "Dana's handle is dli".
+_LOGIN_IS = (
+    r"(?<![\w.@/-])(?P<who>[\u4e00-\u9fff]{2,4}|[A-Z][a-z]+(?:[ \t][A-Z][a-z]+)?)(?:'s|’s|的)[ \t]*"
+    r"(?:(?i:ldap|github|gitlab|slack|sso|git|login|username|user|handle|账号|用户名|登录名)[ \t]*(?:/|和|、|or|and)?[ \t]*)+"
+    r"(?:(?i:login|name|handle|id)[ \t]*)?(?:is|是|为)[ \t]*[`'\"]?@?(?P<login>[A-Za-z][\w-]{1,30}(?:\.[\w-]+)*)"
+)
+_NOT_LOGINS = frozenset(("via", "through", "with", "the", "a", "an", "sso", "ldap", "oauth", "google", "okta", "by"))
+_NICK_CUE = rf"{_CALLED}|{_NAMED}|{_REAL_NAME}|for short\b|{_SHORT_IS_FULL}|the same person|{_LOGIN_IS}"
 _LATIN_NICK = r"[A-Z][A-Za-z'-]*(?:[ \t]+[A-Z][A-Za-z'-]*){0,2}"
 _NICK_OR = r"[ \t]*(?:,?[ \t]*or[ \t]+|或者|或是|或|、|/)[ \t]*"
 _QUOTES = "\"'“”‘’「」『』"
@@ -389,6 +396,18 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
             others = re.search(_SAME_PERSON, body[m.end() :])
             more = [n for n in (others.groups() if others else ()) if n and n.casefold() != short.casefold()]
             yield full, [short, *more], True
+    for m in re.finditer(_LOGIN_IS, body):  # "周建国's LDAP / GitHub login is jzhou", "老周的账号是 jzhou"
+        who, login = m.group("who"), m.group("login")
+        if login.casefold() in _NOT_LOGINS or who.casefold() in _SOFTWARE or who.casefold() in _NOT_NAMES:
+            continue  # "Grafana's login is via SSO"
+        if (
+            who.isascii()
+            and " " not in who
+            and not re.search(r"(?i)ldap|github|gitlab|slack|handle|username", m.group(0))
+        ):
+            continue  # "Grafana's login is admin": one word and a login are a system's as often as a person's
+        if who.isascii() or zhnames.plausible(who) or (len(who) == 2 and who[0] in "老小大阿"):
+            yield who, [login], True
     for m in re.finditer(_FOR_SHORT, body):
         person = _named_before(body, m.start(), people, single=False)
         nick = _han_nick(m.group(1), person) if person and CJK_RUN.fullmatch(m.group(1)) else m.group(1)

@@ -456,7 +456,14 @@ def _embedding_pass(p: Pass, ents: dict[int, tuple], alive: set[int], merge: Any
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
         for i, j, sim in sorted(near_pairs(matrix, p.cfg.maintenance_entity_similarity), key=lambda x: -x[2]):
             a, b = members[i], members[j]
+            if _CODE_NAME.search(ents[a][2]) or _CODE_NAME.search(ents[b][2]):
+                continue  # etl_backfill_lock is not etl_backfill, nor …/apns-prev …/apns: names in code differ by design
             merge(a, b, f"names embed alike ({ents[a][2]!r} / {ents[b][2]!r}, cosine {sim:.3f})")
+
+
+# A name as code writes it (a separator or a digit inside): two such names are one only when they are
+# the same but for case and punctuation (the pass before the embeddings'), never because they embed alike.
+_CODE_NAME = re.compile(r"\w[_/.:\\-]\w|\d")
 
 
 # -- consolidation -----------------------------------------------------------------------------
