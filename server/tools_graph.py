@@ -94,10 +94,11 @@ def entity_get(
 
 
 class RelateOut(BaseModel):
-    action: Literal["added", "closed"]
-    relation: EdgeOut
-    source: NodeOut
+    action: Literal["added", "closed", "aliased"]
+    relation: EdgeOut | None = Field(default=None, description="The relation (none when a name was made an alias)")
+    source: NodeOut | None = None
     target: NodeOut
+    alias: str | None = Field(default=None, description="With alias_of: the name now another name of target")
 
 
 def entity_relate(
@@ -107,7 +108,10 @@ def entity_relate(
         Field(
             min_length=1,
             max_length=64,
-            description=("Relation type, e.g. uses, depends_on, owned_by, replaced_by, part_of"),
+            description=(
+                "Relation type, e.g. uses, depends_on, owned_by, replaced_by, part_of; alias_of makes source "
+                "another name of target (a nickname, a login) instead of a relation"
+            ),
         ),
     ],
     target: Annotated[str, Field(min_length=1, max_length=200, description="Entity it points to")],

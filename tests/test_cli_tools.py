@@ -46,6 +46,16 @@ def test_every_mcp_tool_has_a_cli_command(config):
     assert set(cli_tools.TOOL_COMMANDS.values()) <= commands
 
 
+def test_errors_name_the_command_a_person_runs_not_the_mcp_tool(capsys):
+    fact = add(capsys, "The ledger-sync runs nightly at 02:00.")
+    for argv, command, tool in (
+        (("entity", "no-such-thing"), "`maple-memory relate`", "entity_relate"),
+        (("outcome", str(fact), "worked"), "`maple-memory decide`", "decision_record"),
+    ):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and command in err and tool not in err, err
+
+
 def test_update_edits_in_place_and_history_shows_the_old_version(capsys, monkeypatch):
     monkeypatch.setenv("MAPLE_USER", "dana")  # who edits: shown beside each version
     mid = add(capsys, "Releases are cut on Mondays", "--subject", "releases")

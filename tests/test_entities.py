@@ -309,6 +309,19 @@ def test_a_persons_login_stated_in_another_memory_finds_them_and_what_they_do(ca
     assert mentions.aliases_in("Grafana's login is admin, the password is in Vault.") == []  # a system's
 
 
+def test_relate_alias_of_makes_a_name_another_name_of_an_entity_and_folds_in_one_of_its_own(capsys, home):
+    # a blind trial: `relate jzhou alias_of 老周` made a "jzhou (thing)" entity beside him
+    add(capsys, "老周是 ledger-sync 的 on-call 负责人。")
+    add(capsys, "jzhou merged the hotfix for ledger-sync.")  # jzhou: an entity of its own so far
+    code, out, _ = run(capsys, "relate", "jzhou", "alias_of", "老周")
+    assert code == 0 and out.strip() == "aliased: jzhou is another name of 老周"
+    got = run_json(capsys, "entity", "jzhou")
+    assert got["entity"]["name"] == "老周" and "jzhou" in got["entity"]["aliases"]
+    assert len(got["memories"]) == 2 and got["relations"] == []
+    code, _, err = run(capsys, "relate", "老周", "owns", "jzhou")
+    assert code == 2 and "alias_of" in err  # one entity by two names: no relation to itself
+
+
 def test_phrases_that_name_nobody_make_no_alias(capsys, home):
     for text in (
         "We call the API from the retry worker; the retry service is known as flaky.",

@@ -439,12 +439,12 @@ async def test_a_failed_decisions_warning_never_ends_a_sentence_twice(config):
         assert ".." not in text
 
 
-@pytest.mark.parametrize("content", ["x", "42", ". !", "  a  "])
-async def test_a_memory_needs_two_letters_and_says_so(config, content):
+@pytest.mark.parametrize("content", ["x", "42", ". !", "  a  ", "ab"])
+async def test_a_memory_needs_three_letters_and_digits_and_says_so_in_one_way(config, content):
     async with client(config) as c:
         text = await error(c, "memory_store", content=content)
         ok = await call(c, "memory_store", content="端口 8080")  # a word and a number are enough
-    assert "too short to be a memory: write at least 2 letters or Chinese characters" in text
+    assert "too short to be a memory (an acknowledgement, or fewer than 3 letters and digits)" in text
     assert ok["content"] == "端口 8080"
 
 
@@ -800,3 +800,12 @@ async def test_a_closing_server_does_not_close_the_store_under_indexes_still_bui
     release.set()
     warming.join(10)
     assert counted == [1]  # the connection was still open for it
+
+
+async def test_entity_relate_alias_of_gives_an_entity_another_name(config):
+    async with client(config) as c:
+        await call(c, "memory_store", content="老周是 ledger-sync 的 on-call 负责人。")
+        made = await call(c, "entity_relate", source="jzhou", relation="alias_of", target="老周")
+        got = await call(c, "entity_get", name="jzhou")
+    assert made["action"] == "aliased" and made["alias"] == "jzhou" and made["target"]["name"] == "老周"
+    assert got["entity"]["name"] == "老周" and "jzhou" in got["aliases"]

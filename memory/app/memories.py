@@ -35,9 +35,9 @@ MAX_IDS = 100  # memories one get may ask for
 
 # What a person or an assistant stores must say something: not an acknowledgement (the prompt
 # gate's list: "ok", "thanks", "好的", "没问题", "sounds good") and at least MIN_CHARS letters, digits
-# or Han characters in all. "OK", "ok", "好的" and "ab" are refused; "uv run pytest", "端口 8080"
-# and "Prefers tabs" pass. Text under the store's own floor (two letters: "x", "42") is left to
-# the store's message. Imports are not held to it: an export comes back as it was.
+# or Han characters in all. "OK", "ok", "好的", "ab", "x" and "42" are refused, with one message;
+# "uv run pytest", "端口 8080" and "Prefers tabs" pass. (The store keeps its own floor, two letters,
+# for every other way in.) Imports are not held to it: an export comes back as it was.
 MIN_CHARS = 3
 _ALNUM = re.compile(r"[^\W_]")
 
@@ -46,15 +46,16 @@ def check_useful(content: Any) -> None:
     """Refuse content that says nothing on its own (see MIN_CHARS), saying what would do."""
     from memory.retrieval import context
 
-    if not isinstance(content, str) or len(re.findall(r"[^\W\d_]", content)) < 2:
+    if not isinstance(content, str) or not content.strip():
         return  # the store says what is wrong with it
-    if len(_ALNUM.findall(content)) >= MIN_CHARS and not context.is_acknowledgement(content):
+    letters = len(re.findall(r"[^\W\d_]", content))
+    if letters >= 2 and len(_ALNUM.findall(content)) >= MIN_CHARS and not context.is_acknowledgement(content):
         return
     shown = " ".join(content.split())
     shown = shown if len(shown) <= 30 else shown[:29] + "…"
     raise InvalidInput(
-        f"{shown!r} is too short to be a memory (an acknowledgement, or under {MIN_CHARS} letters): write the "
-        "fact itself ('uv run pytest', '端口 8080'), so it makes sense later on its own"
+        f"{shown!r} is too short to be a memory (an acknowledgement, or fewer than {MIN_CHARS} letters and "
+        "digits): write the fact itself ('uv run pytest', '端口 8080'), so it makes sense later on its own"
     )
 
 

@@ -1537,13 +1537,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NotFound as e:
         # A command that takes ids says how to reach another project's memory (MCP never does).
         hint = f"; {OTHER_PROJECT_HINT}" if getattr(args, "all_projects", True) is False else ""
-        print(f"{PROG}: {e}{hint}", file=sys.stderr)
+        print(f"{PROG}: {_in_cli_words(e)}{hint}", file=sys.stderr)
         return 2
     except (InvalidInput, ConfigError) as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(f"{PROG}: {_in_cli_words(e)}", file=sys.stderr)
         return 2
     except MapleError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(f"{PROG}: {_in_cli_words(e)}", file=sys.stderr)
         return 1
     except db.DatabaseError as e:  # a read that met a damaged file: a sentence, not a traceback
         print(f"{PROG}: {db.describe(e, ctx.config.where if ctx else 'the database')}", file=sys.stderr)
@@ -1555,6 +1555,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def _in_cli_words(e: Exception) -> str:
+    from memory.cli.tools import in_cli_words  # (only when a command failed)
+
+    return in_cli_words(str(e))
 
 
 if __name__ == "__main__":

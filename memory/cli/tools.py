@@ -10,6 +10,7 @@ command prints a readable table (coloured on a terminal) or, with --json, one JS
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,18 @@ TOOL_COMMANDS = {
     "decision_outcome": "outcome",
     "lessons_for": "lessons",
 }
+
+
+def in_cli_words(message: str) -> str:
+    """An error the application API words for the assistant (it names MCP tools: "from entity_relate"),
+    in a person's words: the command that does the same ("from `maple-memory relate`")."""
+    for tool, command in TOOL_COMMANDS.items():
+        said = f"`{PROG} {command}`"
+        message = message.replace(f"({tool}, {said})", f"({said})")
+        message = re.sub(rf"(?<![\w`-]){tool}\b", said, message)
+    return message
+
+
 OUTCOME_COLOURS = {"failed": "1;31", "partial": "33", "worked": "32", None: "2"}
 
 
@@ -274,9 +287,12 @@ def cmd_relate(ctx: Context) -> int:
             close=a.close,
             confidence=a.confidence,
         )
-    ctx.emit(
-        d, lambda: print(f"{d['action']}: {d['source']['name']} -[{d['relation']['type']}]-> {d['target']['name']}")
-    )
+    if d["action"] == "aliased":
+        ctx.emit(d, lambda: print(f"aliased: {d['alias']} is another name of {d['target']['name']}"))
+    else:
+        ctx.emit(
+            d, lambda: print(f"{d['action']}: {d['source']['name']} -[{d['relation']['type']}]-> {d['target']['name']}")
+        )
     return 0
 
 

@@ -356,6 +356,8 @@ def relate(
             raise InvalidInput(f"{name} must be an entity name")
     if not 0 <= confidence <= 1:
         raise InvalidInput(f"confidence must be in [0, 1], got {confidence!r}")
+    if not close and rel_type(relation) in ALIAS_TYPES:
+        return _alias(store, scope, source, target, readable)
     with store.tx.atomic() as conn:
         now = store.clock()
         t = graph.type_of(conn, relation)
@@ -405,6 +407,29 @@ def relate(
         "source": ends[e.src].to_dict(),
         "target": ends[e.dst].to_dict(),
     }
+
+
+# "jzhou alias_of 老周": not a relation between two entities but another name of one.
+ALIAS_TYPES = frozenset(("alias_of", "alias", "is_alias_of", "aka", "also_known_as", "same_as", "same_person_as"))
+
+
+def _alias(store: Store, scope: str, alias: str, target: str, readable: Sequence[str]) -> dict[str, Any]:
+    """Make `alias` another name of the entity `target` names (created as needed): an entity of its
+    own by that name is folded into it (memories, relations, aliases). Returns the action, the alias and
+    the entity."""
+    with store.tx.atomic() as conn:
+        known = store.config.known_entities
+        win = graph.find_entity(conn, [scope], target, known)
+        if win is None:
+            win = graph.upsert_entity(conn, scope, graph.canonical(target, known)[0], "thing", store.clock())
+        lose = graph.find_entity(conn, [scope], alias, known)
+        if lose is not None and lose != win:
+            graph.merge_into(conn, lose, win)  # its name becomes an alias
+        elif lose is None:
+            graph.upsert_entity(conn, scope, graph.entity_dict(conn, win)["name"], "", store.clock(), [alias])
+            graph.link_naming_memories(conn, win)  # memories that name it by the new alias
+    node = Graph(store, readable).nodes([win])[0]
+    return {"action": "aliased", "alias": alias, "target": node.to_dict()}
 
 
 def _scope_word(scope: str) -> str:

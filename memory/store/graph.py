@@ -343,7 +343,7 @@ def relate(
         same = repr(src) if norm(src) == norm(dst) else f"{src!r} and {dst!r} name one entity"
         raise InvalidInput(
             f"an entity cannot be related to itself ({same}); relate two different entities, "
-            "or add the other name as an alias"
+            "or make one name another's alias with the relation alias_of"
         )
     for eid in {s, d}:
         link_naming_memories(conn, eid)  # memories stored before the relation
