@@ -34,8 +34,13 @@ def size_report(store: Store, detail: bool = False) -> dict[str, Any]:
         "page_size": page_size,
         "free_pages": c.execute("PRAGMA freelist_count").fetchone()[0],
         "auto_vacuum": {0: "none", 1: "full", 2: "incremental"}[c.execute("PRAGMA auto_vacuum").fetchone()[0]],
-        "memories": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL").fetchone()[0],
-        "archived": c.execute("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL").fetchone()[0],
+        # (as `stats` and `list` count them: a long memory's parts are rows of its own, not memories)
+        "memories": c.execute(
+            "SELECT count(*) FROM memories WHERE deleted_at IS NULL AND parent_id IS NULL"
+        ).fetchone()[0],
+        "archived": c.execute(
+            "SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL AND parent_id IS NULL"
+        ).fetchone()[0],
     }
     if detail:
         try:
