@@ -161,7 +161,10 @@ def test_add_dash_reads_the_content_from_stdin(capsys, monkeypatch):
         (["add", ""], "content is empty"),
         (["add", "   "], "content is empty"),
         (["add", "staging port is 8080", "--importance", "7"], "importance must be a whole number 1-5, got 7"),
-        (["add", "staging port is 8080", "--occurred-at", "last tuesday"], "occurred_at 'last tuesday' is not ISO 8601"),
+        (
+            ["add", "staging port is 8080", "--occurred-at", "last tuesday"],
+            "occurred_at 'last tuesday' is not ISO 8601",
+        ),
         (["add", "staging port is 8080", "--layer", "opinion"], "invalid choice: 'opinion'"),
         (["add", "staging port is 8080", "--importance", "high"], "invalid int value: 'high'"),
     ],

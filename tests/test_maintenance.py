@@ -906,3 +906,15 @@ def test_maintenance_trims_the_purge_log_after_a_week(tmp_path):
         s.conn.execute("UPDATE purges SET at = ? WHERE memory_id = ?", (time.time() - 8 * 86400, ids[0]))
         run_maintenance(s)
         assert [r[0] for r in s.conn.execute("SELECT memory_id FROM purges ORDER BY memory_id")] == ids[1:]
+
+
+def test_maintenance_counts_memories_as_stats_does_not_the_parts_of_long_ones(db, clock):
+    # a blind trial: `stats` said 120 memories and `maintain` "176 -> 176" (the runbooks' parts counted)
+    steps = " ".join(
+        f"Step {i}. Check the replica lag on ledger-db-{i:02d} before the cut-over." for i in range(1, 200)
+    )
+    long_id = add(db, steps)
+    add(db, "ledger-sync runs on ledger-01, port 8080")
+    assert db.conn.execute("SELECT count(*) FROM memories WHERE parent_id = ?", (long_id,)).fetchone()[0] > 1
+    report = run_maintenance(db, dry_run=True)
+    assert report.size_before["memories"] == 2
