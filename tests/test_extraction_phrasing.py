@@ -2595,3 +2595,16 @@ def test_a_rule_that_takes_one_thing_over_another_is_a_decision_and_its_reason_f
     [d] = decisions(("user", rule), ("assistant", "好的。"), ("user", reason))
     assert not d.content.startswith(("个事", "还有")) and over in d.metadata["alternatives"][0], d
     assert reason.split("，")[0][-6:] in d.metadata["rationale"], d.metadata
+
+
+def test_a_fix_said_as_what_the_assistant_is_doing_stays_with_its_cause():
+    said = (
+        ("user", "the retry test keeps failing, why?"),
+        (
+            "assistant",
+            "The backoff reads the wall clock, and the test freezes time with freezegun, so every retry fires at "
+            "once. Switching the backoff to `time.monotonic()`.",
+        ),
+    )
+    [c] = extract(turns(*said), scope="/p/x")
+    assert c.layer == "experience" and "time.monotonic()" in c.content, c

@@ -871,6 +871,29 @@ def test_the_default_pool_is_two_percent_clamped_to_100_200(tmp_path: Path) -> N
     assert (s.config.search_min_pool, s.config.search_max_pool, s.config.search_pool_fraction) == (100, 200, 0.02)
 
 
+def test_a_query_naming_a_thing_no_candidate_holds_is_less_sure(tmp_path: Path) -> None:
+    # a blind trial: "What port does the inventory-service listen on?" (never stored) came back at .52
+    # with push-gateway's port, its words "port" and "listen" all it matched
+    s = open_store(tmp_path)
+    port = s.add(NewMemory("push-gateway listens on port 9091 on pgw-02.bj.internal.")).id
+    cands = {port: retrieval._Cand(port)}
+    cands[port].raw["bm25"] = 3.0
+    held = retrieval.confidence(s, "What port does push-gateway listen on?", cands)
+    absent = retrieval.confidence(s, "What port does the inventory-service listen on?", cands)
+    assert held == 1.0 and absent == 0.5 * retrieval.UNNAMED  # (it holds 2 of the 4 words; the name, none)
+
+
+def test_an_entity_named_counts_in_full_only_when_what_is_asked_about_it_is_stored(tmp_path: Path) -> None:
+    # "老周的生日是哪天？" when no memory of 老周 says a birthday: the entity alone is half sure
+    s = open_store(tmp_path)
+    on_call = s.add(NewMemory("老周是 ledger-sync 的 on-call 负责人。")).id
+    cands = {on_call: retrieval._Cand(on_call)}
+    cands[on_call].raw["entity"] = 1.0
+    assert retrieval.confidence(s, "老周", cands, names=["老周"]) == 1.0
+    assert retrieval.confidence(s, "老周负责什么？", cands, names=["老周"]) > 0.8
+    assert retrieval.confidence(s, "老周的生日是哪天？", cands, names=["老周"]) == retrieval.ENTITY_ALONE
+
+
 # -- bilingual set on the keyword path -------------------------------------------------------------
 
 

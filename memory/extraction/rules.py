@@ -1094,7 +1094,7 @@ _NARRATION = re.compile(
     # what it is doing now: "Updating the config for both pushgate and pushgate-dlq."
     r"(?:updating|adding|changing|removing|fixing|writing|moving|renaming|switching|wiring|ripping out|"
     r"replacing|bumping|deleting|creating|applying)\s+(?:the|a|an|both|all|our|your|it|them|that|this)\b"
-    r"(?!.*\b(?:fix|fixe[sd]|solved?|solves|works?|worked|because|so that|was|is)\b)|"
+    r"(?!.*\b(?:to|fix|fixe[sd]|solved?|solves|works?|worked|because|so that|was|is)\b)|"  # ("Switching it to X": a fix)
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题|"
     # what it just did, said without a subject: "Switched the export to a cursor", "改好了，TTL 现在…"
     r"switched|changed|moved|updated|added|removed|rewrote|renamed|replaced|created|deleted|bumped|refactored|"

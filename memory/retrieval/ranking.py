@@ -318,7 +318,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     contrib = _fuse(cfg, _score_inputs(store, cands, new, vectors, felt, entity_ids, window), floor, language, lift)
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
-    sure = confidence(store, q.text, cands, language, lift)
+    sure = confidence(store, q.text, cands, language, lift, names=_names(store, entity_ids))
     if sure < 1.0:  # every contribution alike: the order stays, the scores become absolute
         for i, ch in contrib.items():
             for k in ch:
@@ -667,8 +667,16 @@ def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:
         )
     ]
     for name in sorted(names, key=len, reverse=True):
-        query = re.sub(r"(?i)(?<!\w)" + re.escape(name) + r"(?:'s)?(?!\w)", "someone", query)
+        query = _name_said(name).sub("someone", query)
     return query
+
+
+def _name_said(name: str) -> re.Pattern[str]:
+    """Where a query says `name`: a Latin name as a word of its own ("Al" is not in "Alice"), with
+    its "'s"; a Chinese one wherever it stands (Chinese has no spaces: "老周的生日")."""
+    if name.isascii():
+        return re.compile(r"(?i)(?<!\w)" + re.escape(name) + r"(?:'s)?(?!\w)")
+    return re.compile(re.escape(name) + r"(?:'s)?")
 
 
 def _linked(store: Store, entity_ids: list[int], where: str, args: list, pool: int) -> list[tuple[int, float]]:
@@ -1034,12 +1042,23 @@ def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int,
 COVERAGE_HITS = 3  # keyword hits whose share of the query's words `confidence` reads
 
 
+ENTITY_ALONE = 0.5  # the entity channel's confidence when nothing else the query asks is in what names it
+
+
 def confidence(
-    store: Store, query: str, cands: dict[int, _Cand], language: float | None = None, lift: float = 0.0
+    store: Store,
+    query: str,
+    cands: dict[int, _Cand],
+    language: float | None = None,
+    lift: float = 0.0,
+    names: Sequence[str] = (),
 ) -> float:
     """How well the best candidates match `query`, 0..1, comparable across queries (see above).
-    `language`, `lift`: cosines across languages read on the same-language scale (`_comparable`)."""
-    best = max((c.raw.get("entity", 0.0) for c in cands.values()), default=0.0)
+    `language`, `lift`: cosines across languages read on the same-language scale (`_comparable`).
+    `names`: the names and aliases of the entities the query names; what it asks besides them must be
+    in the memories that name them for the entity to count in full ("老周的生日是哪天？" when no memory
+    of 老周 says a birthday: half)."""
+    best = _entity_confidence(store, query, cands, names)
     cosines = [x for c in cands.values() if (x := _comparable(c, language, lift)) is not None]
     if cosines:
         scale = embed.cosine_range(getattr(store.embedder, "name", ""))
@@ -1055,7 +1074,57 @@ def confidence(
             top,
         ).fetchall()
         best = max(best, *(keyword_coverage(query, " ".join(row)) for row in rows), 0.0)
+    if best > 0 and _names_nothing_found(store, query, cands):
+        best *= UNNAMED  # "What port does the inventory-service listen on?" and no memory names inventory-service
     return min(1.0, best)
+
+
+UNNAMED = 0.5  # confidence kept when the query names a thing (an identifier) none of the best candidates holds
+# A name in code: two words joined by - _ or . ("inventory-service", "etl_nightly", "pgw-02.bj"), or camelCase.
+_CODE_NAME = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-]|\.\w)|\b[a-z]+[A-Z]\w*")
+
+
+def _names_nothing_found(store: Store, query: str, cands: dict[int, _Cand]) -> bool:
+    """Whether `query` names a thing in code that none of the best candidates (by keywords, by
+    meaning) holds: what it asks about was never stored, however well its other words match."""
+    wanted = {m.group(0).lower() for m in _CODE_NAME.finditer(query) if len(m.group(0)) >= 5}
+    if not wanted:
+        return False
+    best = {
+        i
+        for ch in ("bm25", "vector")
+        for _, i in sorted(((c.raw[ch], i) for i, c in cands.items() if ch in c.raw), reverse=True)[:COVERAGE_HITS]
+    }
+    if not best:
+        return False
+    held = " ".join(
+        " ".join(row).lower()
+        for row in store.conn.execute(
+            f"SELECT content, coalesce(subject, '') FROM memories WHERE id IN ({','.join('?' * len(best))})",
+            sorted(best),
+        )
+    )
+    return not any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", held) for w in wanted)
+
+
+def _entity_confidence(store: Store, query: str, cands: dict[int, _Cand], names: Sequence[str]) -> float:
+    """The entity channel's part of `confidence`: its strongest role, times how much of what the query
+    asks besides the names (`keyword_coverage`) the memories that name them hold, from ENTITY_ALONE
+    (none of it) to 1 (all of it, or the query is a name and nothing more)."""
+    linked = sorted(((c.raw["entity"], i) for i, c in cands.items() if c.raw.get("entity")), reverse=True)
+    if not linked:
+        return 0.0
+    rest = query
+    for name in sorted(names, key=len, reverse=True):
+        rest = _name_said(name).sub(" ", rest)
+    if not text.query_terms(rest):
+        return linked[0][0]
+    top = [i for _, i in linked[:COVERAGE_HITS]]
+    rows = store.conn.execute(
+        f"SELECT content, coalesce(subject, ''), tags FROM memories WHERE id IN ({','.join('?' * len(top))})", top
+    ).fetchall()
+    covered = max((keyword_coverage(rest, " ".join(row)) for row in rows), default=0.0)
+    return linked[0][0] * (ENTITY_ALONE + (1 - ENTITY_ALONE) * covered)
 
 
 def vector_confidence(store: Store, query: str, scopes: Sequence[str]) -> float | None:
