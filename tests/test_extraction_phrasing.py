@@ -2608,3 +2608,59 @@ def test_a_fix_said_as_what_the_assistant_is_doing_stays_with_its_cause():
     )
     [c] = extract(turns(*said), scope="/p/x")
     assert c.layer == "experience" and "time.monotonic()" in c.content, c
+
+
+@pytest.mark.parametrize(
+    ("proposed", "pushback", "conceded", "stays"),
+    [
+        (
+            "日志表的 TTL 要不直接去掉，永久保留？",
+            "不太建议。原始日志一天 500GB，保留一年集群就满了；真要留可以导出到 OSS。",
+            "ok 有道理，那算了，日志表还是保留 14 天",
+            "日志表还是保留 14 天",
+        ),
+        (
+            "最近偶尔报 too many connections，要不我们直接把 pay-db 的 max_connections 调到 3000？",
+            "不建议这样做。pay-db 是 4C8G，每个连接 10MB 左右，3000 个连接会把内存吃满。",
+            "哦这样，那算了，max_connections 先不动。",
+            "max_connections 先不动",
+        ),
+    ],
+)
+def test_a_proposal_asked_as_a_question_and_dropped_is_decided_in_the_users_words(proposed, pushback, conceded, stays):
+    [d] = decisions(("user", proposed), ("assistant", pushback), ("user", conceded))
+    assert d.content.startswith(stays) and "proposed instead" in d.content, d
+    out = extract(turns(("user", proposed), ("assistant", pushback), ("user", conceded)), scope="/p/x")
+    assert len(out) == 1, [c.content for c in out]  # the concession is not also a fact
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        [
+            ("user", "我想把 audit_log 里超过 180 天的数据归档到 OSS 上，表里只留半年，你觉得可以吗？"),
+            ("assistant", "可以，这个合理：查询基本只看最近一个月，归档成 parquet 还能查。"),
+            ("user", "行，就这么办。"),
+        ],
+        [
+            (
+                "user",
+                "Receipts arrive twice when the vendor retries. What if we dedupe on a receipt_key before writing?",
+            ),
+            ("assistant", "Good idea: a unique index on receipt_key makes the second insert a no-op. Let's do it."),
+            ("user", "yep ship it"),
+        ],
+    ],
+)
+def test_a_plan_the_user_puts_up_for_an_opinion_and_agrees_to_after_is_a_decision(said):
+    [d] = decisions(*said)
+    assert said[0][1].split("，")[0].split("?")[0][-12:] in d.content, d
+
+
+def test_a_lets_move_is_a_decision_and_a_reason_being_is_its_reason():
+    [d] = decisions(
+        ("user", "Let's move the webhook retries out into their own worker, relay-retry."),
+        ("assistant", "Sure, I'll split it out."),
+        ("user", "Reason being the retry bursts starved the main consumers last week."),
+    )
+    assert "relay-retry" in d.content and "starved the main consumers" in d.metadata["rationale"], d

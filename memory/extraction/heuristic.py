@@ -138,16 +138,21 @@ def extract(
                 if target is not None:
                     _add_reason(_reopened(target, i, skip, out), sentence)
                     text = text.replace(sentence, " ")
-            text = _document_lines(text)  # a pasted runbook: its headings and table rows, as sentences
+            lines = _document_lines(text)  # a pasted runbook: its headings and table rows, as sentences
+            pasted = lines != text or len(text) >= PASTED_CHARS
             # "we dropped Sentry. Errors now go to Loki": one change
-            text = _RETIRED_ALONE.sub(lambda m: m.group(1) + "; " if m.group(1) else m.group(2) + "；", text)
+            text = _RETIRED_ALONE.sub(lambda m: m.group(1) + "; " if m.group(1) else m.group(2) + "；", lines)
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
+            for c in found if pasted else ():
+                c.metadata["pasted"] = True  # a document's line: it closes what it says is replaced, not what it resembles
             if _SIGN_OFF.search(text) and not R.is_choice(text):  # "ok thanks, that's all for today": no agreement
                 found = [c for c in found if c.layer != "decision"]
             if pushed is not None and R.CONCEDES.match(R.strip_fillers(text) or text):
                 # "I think we should switch X to Y" -> "I'd hold off: …" -> "ok fair": X stays, over Y, for those reasons
-                first = (R.sentences(text) or [text])[0]
-                found = [c for c in found if c.layer != "decision"] + [_declined_own(pushed[0], pushed[1], first)]
+                first = (R.sentences(text) or [text])[0].split("。")[0]
+                said_first = _loose(R.CONCESSION_LEAD.sub("", first))[:30]
+                found = [c for c in found if c.layer != "decision" and said_first not in _loose(c.content)]
+                found.append(_declined_own(pushed[0], pushed[1], first))
             pushed = None
             just_decided = next((c for c in found if c.layer == "decision"), None)
             listed_for = 0 if just_decided is not None else listed_for - 1  # (a list is settled once)
@@ -297,7 +302,8 @@ _REASON_LEAD = re.compile(
     r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons?(?: is| was| being)?\s*[:：—-]\s*|"
     r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*|"
     # "主要是财务那边根本不看邮件，…", "mainly because nobody reads the e-mails"
-    r"^\W*(?:主要是因为|主要是|主要因为|因为|原因是)\s*(?=\S)|^\W*(?:mainly |mostly |partly )?because\s+",
+    r"^\W*(?:主要是因为|主要是|主要因为|因为|原因是)\s*(?=\S)|^\W*(?:mainly |mostly |partly )?because\s+|"
+    r"^\W*(?:the )?reason being[:,]?\s+",
     re.I,
 )
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
@@ -551,7 +557,10 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
 _OWN_PROPOSAL = re.compile(
     r"\bwe should (?:switch|move|change|migrate|replace|drop|stop using|start using)\b|"
     r"\bI(?:'d| would)? (?:like|want) to (?:switch|move|change|migrate|replace|drop)\b|"
-    r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)",
+    r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)|"
+    # a plan put to the assistant for its opinion: "我想把 recon_diff 里超过 90 天的数据归档到 OSS 上…你觉得可以吗？"
+    r"^(?:我|我们)(?:想|打算|准备)(?:把|给|在|先)[^？?]{4,80}[，,][^？?]{0,40}(?:你觉得|你看)(?:可以|行|OK|怎么样|呢)|"
+    r"^I(?:'d| would)? (?:like|want) to\b[^?]{8,120}\b(?:what do you think|thoughts|ok\?|okay\?|sound good)",
     re.I,
 )
 _OPINION_ASKED = re.compile(
@@ -632,19 +641,25 @@ def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
     said = _own_said(own)
     switch = _switch(said)
     reasons = R.clip(" ".join(reply[:3]), 400)
+    kept = R.CONCESSION_LEAD.sub("", conceded).strip(" ，,。.")
     if switch is not None and switch[1]:
         chosen, over = switch[1], [switch[0]]
         head = f"Keep {chosen}, not {switch[0]}" if said.isascii() else f"保留 {chosen}，不换成 {switch[0]}"
+        content = f"{head} (proposed, then dropped after: {reasons})"
+    elif len(kept) >= 6 and not R.CONCEDES.match(kept):  # "ods 还是 keep 30 天 TTL": what stays, in the user's words
+        chosen, over = None, None
+        content = f"{R.tidy(kept)} (proposed instead: {R.tidy(said)}; dropped after: {reasons})"
     else:
         chosen, over = None, None
         head = "Not done: " + R.tidy(said).rstrip(".。") if said.isascii() else "不做：" + R.tidy(said).rstrip(".。")
-    content = f"{head} (proposed, then dropped after: {reasons})"
+        content = f"{head} (proposed, then dropped after: {reasons})"
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (declined)", role="user")
     c.metadata.update(decision=conceded, declined=said, chosen=chosen, alternatives=over, rationale=reasons)
     c.metadata = {k: v for k, v in c.metadata.items() if v}
     return c
 
 
+PASTED_CHARS = 2000  # a user message this long is a pasted document (a runbook), not something said in passing
 # The user closing the session: "ok thanks, that's all for today", "好的懂了，今天就到这".
 _SIGN_OFF = re.compile(r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|先这样吧?$", re.I)
 _HEADING = re.compile(r"^\s*#{1,6}\s+(?:[\d.]+\s+)?(.+?)\s*#*\s*$")

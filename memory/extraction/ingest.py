@@ -518,7 +518,9 @@ def _supersede_replaced(
             own = replace(c, content=c.content.split(" (agreed to the proposal:")[0])
         elif agreed:
             own = replace(c, content=c.metadata["decision"])
-        if same is None and not beside and rules.marks_change(own.content):
+        # (a line of a pasted runbook restates how things are done; "…提前一天把 LEDGER_WORKERS 调到 12" changes no
+        # fact of an earlier session that only shares its words)
+        if same is None and not beside and rules.marks_change(own.content) and not c.metadata.get("pasted"):
             same = _changed_subject(store, own, new_id)
             if same is None:
                 same = _changed_slot(store, c, new_id)

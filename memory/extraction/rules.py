@@ -831,6 +831,7 @@ _OVER_VALUE = r"^(?:start|use|keep|set|run|make|pick|take)\b[^,;?]{2,60},\s*not\
 # The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
 CHOICE = re.compile(
     r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
+    r"let'?s (?:move|split|pull|put|make)\b(?!\s+(?:on|ahead|forward|along|sure)\b)|"
     r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
@@ -855,7 +856,7 @@ AGREE = re.compile(
     r"^\W*(?:yes|yep|yeah|ok(?:ay)?|sure|agreed|agree|sounds good|let'?s do (?:that|it)|do it|go ahead|"
     r"makes sense|fine|works for me|sounds (?:right|great|fine|reasonable|like a plan)|go for it|that works|"
     r"(?:that|this)(?:'s| is) (?:fine|good|the plan)|lgtm|ship it|yes,? please|perfect|fair enough|let'?s do this|"
-    r"do that|please do|好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)\b",
+    r"do that|please do|good idea|great idea|nice idea|好的?|行|可以|同意|没问题|就这么办|就这么定|按你说的|就按你说的|对)\b",
     re.I,
 )
 AGREE_ZH = re.compile(
@@ -872,9 +873,14 @@ PUSHES_BACK = re.compile(
 )
 # The user letting their proposal go after a push back: "ok fair, let's keep it then.", "好吧，那就先不换。"
 CONCEDES = re.compile(
-    r"^\W*(?:ok(?:ay)?|fair(?: enough| point)?|good point|makes sense|right|true|agreed|sure|fine|never ?mind|"
-    r"let'?s (?:keep|leave|drop|skip|stay)|drop it|keep it|好吧|行吧|好的?|那算了|算了|有道理|也是|说得对|那就先不|先不|那就不|"
-    r"那就(?:保留|维持|还是)|那还是|不换了|不改了)",
+    r"^\W*(?:(?:oh|哦|噢)[，,\s]*)?(?:ok(?:ay)?|fair(?: enough| point)?|good point|makes sense|right|true|agreed|sure|fine|"
+    r"never ?mind|forget (?:it|that|the)|let'?s (?:keep|leave|drop|skip|stay)|drop it|keep it|好吧|行吧|好的?|那算了|算了|有道理|"
+    r"也是|说得对|那就先不|先不|那就不|那就(?:保留|维持|还是)|那还是|不换了|不改了|这样(?:啊|呀)?[，,\s]*(?:那)?(?:算了|先不|就不))",
+    re.I,
+)
+# What a concession opens with before saying what stays: "ok 有道理，那算了，", "哦这样，那算了，", "fair, ".
+CONCESSION_LEAD = re.compile(
+    r"^(?:\W*(?:oh|哦|噢|ok(?:ay)?|fair(?: enough)?|good point|makes sense|好吧|行吧|有道理|这样(?:啊|呀)?|那算了|算了|也是)[，,.!！。\s]*)+",
     re.I,
 )
 
@@ -892,7 +898,7 @@ _SUGGEST = (
     r"\bwe (?:could|might)\b|\b(?:maybe|perhaps) (?:we|you) (?:should|could|can)\b|\bhow about\b|\bwhat about (?:using|switching|"
     r"moving|adding)\b|\bwhat if we\b|\bone (?:option|idea|way) (?:is|would be|could be)\b|\bwhy (?:not|don'?t we) (?:use|switch|move|"
     r"add|try)\b|\bcould (?:also )?(?:use|switch|move|add|try)\b|"
-    r"要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们)?(?:用|换|改|试|上)|我(?:比较|更)?倾向|\bI(?:'d| would)? lean (?:towards?|to)\b"
+    r"要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们|咱们)?(?:直接|就)?(?:用|换|改|试|上|把|去掉|删|关|调|加)|我(?:比较|更)?倾向|\bI(?:'d| would)? lean (?:towards?|to)\b"
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
@@ -1556,7 +1562,8 @@ _OLD_AFTER = re.compile(
     r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
     r"(?:cli )?is no longer used|is dead|died|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
     r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|也?别(?:再)?用了|"
-    r"不再用了|弃用了|不对了?|写错了|有误|作废了?|no longer exists|(?:does not|doesn'?t) exist any ?more|已经不存在了?)",
+    r"不再用了|弃用了|不对了?|写错了|有误|作废了?|no longer exists|(?:does not|doesn'?t) exist any ?more|已经不存在了?|"
+    r"(?:已经|也)?(?:不通了|关掉了|关闭了|停掉了|不能用了))",
     re.I,
 )
 # Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
