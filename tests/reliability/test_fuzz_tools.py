@@ -41,7 +41,7 @@ def test_five_thousand_hostile_tool_calls_find_no_crash_no_opaque_error_and_no_s
 FOUND = [
     ("memory_get", {"ids": [2**64]}),  # OverflowError: Python int too large to convert to SQLite INTEGER
     ("memory_forget", {"id": -(2**64)}),
-    ("memory_update", {"id": 10**30, "content": "x"}),
+    ("memory_update", {"id": 10**30, "content": "port 8080 on staging"}),
     ("memory_pin", {"id": 2**63}),
     ("memory_history", {"id": 10**30}),
     ("decision_outcome", {"id": 2**64, "outcome": "worked"}),
