@@ -144,7 +144,9 @@ def extract(
             text = _RETIRED_ALONE.sub(lambda m: m.group(1) + "; " if m.group(1) else m.group(2) + "；", lines)
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
             for c in found if pasted else ():
-                c.metadata["pasted"] = True  # a document's line: it closes what it says is replaced, not what it resembles
+                c.metadata["pasted"] = (
+                    True  # a document's line: it closes what it says is replaced, not what it resembles
+                )
             if _SIGN_OFF.search(text) and not R.is_choice(text):  # "ok thanks, that's all for today": no agreement
                 found = [c for c in found if c.layer != "decision"]
             if pushed is not None and R.CONCEDES.match(R.strip_fillers(text) or text):
