@@ -2664,3 +2664,20 @@ def test_a_lets_move_is_a_decision_and_a_reason_being_is_its_reason():
         ("user", "Reason being the retry bursts starved the main consumers last week."),
     )
     assert "relay-retry" in d.content and "starved the main consumers" in d.metadata["rationale"], d
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "All green now. Root cause of the failing upload test: the uploader caches a single S3 multipart session "
+        "and kept reusing it after S3 expired it (S3 does this to idle uploads after an hour and during "
+        "maintenance), so every part after that failed with `NoSuchUpload` until the worker restarted. Fix: treat "
+        "NoSuchUpload as a signal to start a new session, with one retry. Lesson: never keep a multipart upload "
+        "open longer than its expiry.",
+        "根因：上传器在会话过期后还在复用同一个 multipart session，所以一小时后的分片都报 `NoSuchUpload`。修复：分片报 "
+        "NoSuchUpload 时重开会话并重试一次。教训：multipart 上传不能比会话有效期开得久。",
+    ],
+)
+def test_the_lesson_a_cause_and_its_fix_end_with_is_kept_with_them(answer):
+    [c] = extract(turns(("user", "why do big uploads fail after an hour?"), ("assistant", answer)), scope="/p/x")
+    assert c.layer == "experience" and ("Lesson:" in c.content or "教训：" in c.content), c.content

@@ -661,6 +661,8 @@ def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
     return c
 
 
+# The lesson a cause and its fix end with: "Lesson: never hold …", "Takeaway: …", "教训：…".
+_LESSON = re.compile(r"^\W*(?:lesson(?:s)?(?: learned)?|takeaway|moral|教训|经验教训|经验)\s*[:：]", re.I)
 PASTED_CHARS = 2000  # a user message this long is a pasted document (a runbook), not something said in passing
 # The user closing the session: "ok thanks, that's all for today", "好的懂了，今天就到这".
 _SIGN_OFF = re.compile(r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|先这样吧?$", re.I)
@@ -1398,6 +1400,10 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             elif fix_next and R.is_fix_sentence(sents[j + 1]):
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
+            after = max(k for k in used | {j} if k >= j) + 1
+            if after < len(sents) and after not in proposed and _LESSON.match(sents[after]):
+                content = content.rstrip() + " " + sents[after]  # "… Fix: …. Lesson: never hold …": the lesson too
+                used.add(after)
             out.append(
                 Candidate(
                     R.tidy(content),
