@@ -348,3 +348,18 @@ def test_importing_the_module_pulls_in_no_third_party_package():
         env={**os.environ, "PYTHONPATH": "."},
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_error_line_of_a_failed_command_is_not_claude_codes_error_prefix_on_its_first_output_line():
+    from memory.extraction.transcript import first_error_line
+
+    # a blind trial: "Error: ok  github.com/acme/pushgate/cmd/pushgate 1.716s" was stored as the error
+    go_test = (
+        "Error: ok  \tgithub.com/acme/relay/cmd/relay\t1.716s\n"
+        "ok  \tgithub.com/acme/relay/internal/config\t0.227s\n"
+        "=== RUN   TestSendAfterGoaway\n"
+        "    client_test.go:93: send after GOAWAY: http2: client connection lost\n"
+        "--- FAIL: TestSendAfterGoaway (0.31s)\nFAIL\nFAIL\tgithub.com/acme/relay/internal/apns\t2.412s\n"
+    )
+    assert first_error_line(go_test) == "--- FAIL: TestSendAfterGoaway (0.31s)"
+    assert first_error_line("Error: Traceback (most recent call last):\n  File x\nValueError: bad") == "ValueError: bad"

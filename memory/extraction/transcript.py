@@ -63,7 +63,7 @@ _NOT_HUMAN_RE = re.compile(r"<task-notification>|<bash-notification>", re.I)
 _ERROR_LINE_RE = re.compile(
     r"(Traceback \(most recent call last\)|^\s*[\w.]*(?:Error|Exception)\b[:(]|^\s*error(?:\[\w+\])?:|^E\s{2,}|"
     r"\bFAILED\b|\bfatal:|command not found|No such file or directory|npm ERR!|Permission denied|"
-    r"^\s*ERROR\b|panicked at|Segmentation fault)",
+    r"^\s*ERROR\b|panicked at|Segmentation fault|^--- FAIL:|^\s*panic: )",  # (the last two: Go's tests)
     re.M,
 )
 _EXIT_CODE_RE = re.compile(r"^\s*Exit code:?\s*(\d+)\s*$", re.M)
@@ -430,6 +430,9 @@ def _looks_failed(body: str, structured: Any) -> bool:
 def first_error_line(body: str) -> str:
     """The line that best says what went wrong: the exception line of a traceback, else the
     first line that looks like an error, else the first non-empty line."""
+    # Claude Code opens a failed command's output with "Error: "; what follows is the output's own first
+    # line ("Error: ok  github.com/acme/…  1.7s", a passing package before the failing one), no error yet.
+    body = re.sub(r"^\s*Error: (?=\S)", "", body, count=1)
     lines = [ln.strip() for ln in body.splitlines() if ln.strip() and not _EXIT_CODE_RE.fullmatch(ln)]
     if not lines:
         return ""
