@@ -2681,3 +2681,23 @@ def test_a_lets_move_is_a_decision_and_a_reason_being_is_its_reason():
 def test_the_lesson_a_cause_and_its_fix_end_with_is_kept_with_them(answer):
     [c] = extract(turns(("user", "why do big uploads fail after an hour?"), ("assistant", answer)), scope="/p/x")
     assert c.layer == "experience" and ("Lesson:" in c.content or "教训：" in c.content), c.content
+
+
+def test_the_real_problem_named_after_turning_down_a_shortcut_is_kept_as_the_cause():
+    said = (
+        (
+            "user",
+            "Second: the export job fails with 'x509: certificate signed by unknown authority'. Should we just "
+            "set verify=False for staging?",
+        ),
+        (
+            "assistant",
+            "I'd rather not. verify=False in staging config tends to leak into prod, and it isn't the real problem: "
+            "the image moved to `python:3.12-slim` last week, which ships no CA bundle, so requests can't verify "
+            "the partner's chain. The fix is to install ca-certificates in the image.",
+        ),
+    )
+    out = extract(turns(*said), scope="/p/x")
+    [cause] = [c for c in out if c.layer == "experience"]
+    assert "no CA bundle" in cause.content and "ca-certificates" in cause.content, cause.content
+    assert not [c for c in out if c.content.startswith("Second")], [c.content for c in out]

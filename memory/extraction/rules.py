@@ -50,7 +50,7 @@ def sentences(text: str) -> list[str]:
 _FILLER_EN = re.compile(
     r"^(?:ok(?:ay)?|so|also|and|but|btw|by the way|oh|ah|right|yes|yeah|yep|sure|cool|nice|great|thanks|"
     r"thank you|fyi|well|hmm|alright|anyway|hold on|wait|one more (?:rule|thing)|another thing|heads[- ]up|"
-    r"next|ok next|actually|fine)(?=[\s,.:;!—-]|$)[\s,.:;!—-]*",
+    r"next|ok next|actually|fine|(?:first|second|third|fourth)(?=:))(?=[\s,.:;!—-]|$)[\s,.:;!—-]*",
     re.I,
 )
 _FILLER_ZH = re.compile(
@@ -1206,7 +1206,13 @@ def is_narration(s: str) -> bool:
     return bool(_NARRATION.match(s.strip(" *_")))
 
 
-_ROOT_CAUSE = re.compile(r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在", re.I)
+_ROOT_CAUSE = re.compile(
+    r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在|"
+    # "…, and it isn't the real problem: the Dockerfile moved to distroless…", "真正的原因是…"
+    r"\b(?:is|was)(?:n'?t| not) the real (?:problem|issue|cause)\s*[:：—-]|\bthe real (?:problem|issue|cause) (?:is|was)\b|"
+    r"真正的(?:原因|问题)(?:是|在于)",
+    re.I,
+)
 
 
 # "根因找到了：", "Found the root cause:", "原因有两个：": the cause itself is in the lines that follow.
