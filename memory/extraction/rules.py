@@ -1209,8 +1209,8 @@ def is_narration(s: str) -> bool:
 _ROOT_CAUSE = re.compile(
     r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在|"
     # "…, and it isn't the real problem: the Dockerfile moved to distroless…", "真正的原因是…"
-    r"\b(?:is|was)(?:n'?t| not) the real (?:problem|issue|cause)\s*[:：—-]|\bthe real (?:problem|issue|cause) (?:is|was)\b|"
-    r"真正的(?:原因|问题)(?:是|在于)",
+    # ("the real issue is that nothing decides which Xcode…" opens options to weigh: the proposal's, not a cause)
+    r"\b(?:is|was)(?:n'?t| not) the real (?:problem|issue|cause)\s*[:：—-]|真正的原因(?:是|在于)",
     re.I,
 )
 
