@@ -147,7 +147,7 @@ def extract(
                 c.metadata["pasted"] = (
                     True  # a document's line: it closes what it says is replaced, not what it resembles
                 )
-            if _SIGN_OFF.search(text) and not R.is_choice(text):  # "ok thanks, that's all for today": no agreement
+            if R.SIGN_OFF.search(text) and not R.is_choice(text):  # "ok thanks, that's all for today": no agreement
                 found = [c for c in found if c.layer != "decision"]
             if pushed is not None and R.CONCEDES.match(R.strip_fillers(text) or text):
                 # "I think we should switch X to Y" -> "I'd hold off: …" -> "ok fair": X stays, over Y, for those reasons
@@ -664,8 +664,6 @@ def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
 # The lesson a cause and its fix end with: "Lesson: never hold …", "Takeaway: …", "教训：…".
 _LESSON = re.compile(r"^\W*(?:lesson(?:s)?(?: learned)?|takeaway|moral|教训|经验教训|经验)\s*[:：]", re.I)
 PASTED_CHARS = 2000  # a user message this long is a pasted document (a runbook), not something said in passing
-# The user closing the session: "ok thanks, that's all for today", "好的懂了，今天就到这".
-_SIGN_OFF = re.compile(r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|先这样吧?$", re.I)
 _HEADING = re.compile(r"^\s*#{1,6}\s+(?:[\d.]+\s+)?(.+?)\s*#*\s*$")
 _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
 

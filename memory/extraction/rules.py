@@ -471,6 +471,11 @@ _FACTS: list[tuple[str, re.Pattern]] = [
 
 # Talk about the task at hand or about the speaker, not about the project: never a memory, whatever
 # trigger word it holds ("I always mix them up.", "don't fix them yet, just tell me.").
+# The user closing the session: "ok thanks, that's all for today", "好的懂了，今天就到这": chat, and no agreement.
+_SIGN_OFF = (
+    r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|(?:就到这(?:里|儿)?|先这样)吧?$"
+)
+SIGN_OFF = re.compile(_SIGN_OFF, re.I)
 CHAT = re.compile(
     r"\b(?:lol|haha|yet|for now|right now|(?<!as of )(?<!from )(?<!starting )today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
     r"(?:always|keep) mix(?:ing)? (?:them|it|up)|asked me|couldn'?t remember|can'?t remember|"
@@ -488,7 +493,8 @@ CHAT = re.compile(
     r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)|"
     # the fix confirmed, the week wished well, a file to tidy away: "works now 👍 周末愉快", "X can be deleted"
     r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|^(?:that|this|which) explains\b|"
-    r"\bthat'?s (?:all|it) for (?:today|now)\b|今天就到这|就到这(?:里|儿)?吧?$|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了|"
+    + _SIGN_OFF
+    + r"|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了|"
     # breaks and the evening's plans: "coffee break, then open the PR", "今晚还要上分，先 commit", "随便跑个小压测玩玩"
     r"\bcoffee break\b|\blunch\b|吃饭|今晚|先 ?commit|玩玩|不作数|我按这个|(?:下午|上午|晚点|待会)(?:我)?(?:要|再|去)|去开会|"
     r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b",

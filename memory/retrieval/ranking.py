@@ -1063,17 +1063,12 @@ def confidence(
     if cosines:
         scale = embed.cosine_range(getattr(store.embedder, "name", ""))
         best = max(best, 1.0 if scale is None else vector_strength(max(cosines), *scale))
-    hits = [(c.raw["bm25"], i) for i, c in cands.items() if "bm25" in c.raw]
-    if hits and best < 1.0:
+    top = _best(cands, "bm25")
+    if top and best < 1.0:
         # The best few keyword hits, not only the first: a memory in the other language found by the
         # glossary's words (`text.translated_terms`) holds none of the query's own words, and may
         # outrank the one that holds some.
-        top = [i for _, i in sorted(hits, reverse=True)[:COVERAGE_HITS]]
-        rows = store.conn.execute(
-            f"SELECT content, coalesce(subject, ''), tags FROM memories WHERE id IN ({','.join('?' * len(top))})",
-            top,
-        ).fetchall()
-        best = max(best, *(keyword_coverage(query, " ".join(row)) for row in rows), 0.0)
+        best = max(best, *(keyword_coverage(query, " ".join(row)) for row in _said(store, top)), 0.0)
     if best > 0 and _names_nothing_found(store, query, cands):
         best *= UNNAMED  # "What port does the inventory-service listen on?" and no memory names inventory-service
     return min(1.0, best)
@@ -1090,20 +1085,10 @@ def _names_nothing_found(store: Store, query: str, cands: dict[int, _Cand]) -> b
     wanted = {m.group(0).lower() for m in _CODE_NAME.finditer(query) if len(m.group(0)) >= 5}
     if not wanted:
         return False
-    best = {
-        i
-        for ch in ("bm25", "vector")
-        for _, i in sorted(((c.raw[ch], i) for i, c in cands.items() if ch in c.raw), reverse=True)[:COVERAGE_HITS]
-    }
+    best = sorted(set(_best(cands, "bm25") + _best(cands, "vector")))
     if not best:
         return False
-    held = " ".join(
-        " ".join(row).lower()
-        for row in store.conn.execute(
-            f"SELECT content, coalesce(subject, '') FROM memories WHERE id IN ({','.join('?' * len(best))})",
-            sorted(best),
-        )
-    )
+    held = " ".join(f"{content} {subject}".lower() for content, subject, _ in _said(store, best))
     return not any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", held) for w in wanted)
 
 
@@ -1111,20 +1096,31 @@ def _entity_confidence(store: Store, query: str, cands: dict[int, _Cand], names:
     """The entity channel's part of `confidence`: its strongest role, times how much of what the query
     asks besides the names (`keyword_coverage`) the memories that name them hold, from ENTITY_ALONE
     (none of it) to 1 (all of it, or the query is a name and nothing more)."""
-    linked = sorted(((c.raw["entity"], i) for i, c in cands.items() if c.raw.get("entity")), reverse=True)
+    linked = _best(cands, "entity")
     if not linked:
         return 0.0
+    strongest = cands[linked[0]].raw["entity"]
     rest = query
     for name in sorted(names, key=len, reverse=True):
         rest = _name_said(name).sub(" ", rest)
     if not text.query_terms(rest):
-        return linked[0][0]
-    top = [i for _, i in linked[:COVERAGE_HITS]]
-    rows = store.conn.execute(
-        f"SELECT content, coalesce(subject, ''), tags FROM memories WHERE id IN ({','.join('?' * len(top))})", top
+        return strongest
+    covered = max((keyword_coverage(rest, " ".join(row)) for row in _said(store, linked)), default=0.0)
+    return strongest * (ENTITY_ALONE + (1 - ENTITY_ALONE) * covered)
+
+
+def _best(cands: dict[int, _Cand], channel: str, n: int = COVERAGE_HITS) -> list[int]:
+    """The ids of the `n` candidates `channel` scored highest, best first."""
+    scored = sorted(((c.raw[channel], i) for i, c in cands.items() if channel in c.raw), reverse=True)
+    return [i for _, i in scored[:n]]
+
+
+def _said(store: Store, ids: Sequence[int]) -> list[tuple[str, str, str]]:
+    """(content, subject, tags) of these memories: what a query's words may be found in."""
+    marks = ",".join("?" * len(ids))
+    return store.conn.execute(
+        f"SELECT content, coalesce(subject, ''), tags FROM memories WHERE id IN ({marks})", list(ids)
     ).fetchall()
-    covered = max((keyword_coverage(rest, " ".join(row)) for row in rows), default=0.0)
-    return linked[0][0] * (ENTITY_ALONE + (1 - ENTITY_ALONE) * covered)
 
 
 def vector_confidence(store: Store, query: str, scopes: Sequence[str]) -> float | None:
