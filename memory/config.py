@@ -114,7 +114,8 @@ class Config:
     maintenance_confidence_floor: float = 0.15
     maintenance_forget_after_days: float = 90.0
     maintenance_archive_retention_days: float = 180.0
-    maintenance_dedup_similarity: float = 0.95
+    # "auto": the embedding model's own bar (memory.embed.merge_similarity); or a cosine in [0, 1]
+    maintenance_dedup_similarity: float | str = "auto"
     maintenance_entity_similarity: float = 0.92
     maintenance_consolidate_after_days: float = 14.0
     maintenance_fold_after_days: float = 90.0
@@ -260,7 +261,20 @@ def _build(home: Path, values: dict[str, Any], source: str) -> Config:
     return config
 
 
+# Settings whose default "auto" leaves the number to the embedding model; a number overrides it.
+NUMBER_OR_AUTO = ("maintenance_dedup_similarity",)
+
+
 def _check(key: str, value: Any, default: Any) -> Any:
+    if key in NUMBER_OR_AUTO:
+        if value == "auto":
+            return value
+        try:
+            if not isinstance(value, bool):
+                return float(value)
+        except (TypeError, ValueError):
+            pass
+        raise ConfigError(f'setting {key!r} must be a number or "auto", got {value!r}')
     want = type(default)
     if want is bool:
         ok = isinstance(value, bool)
@@ -366,7 +380,7 @@ def _check_maintenance(c: Config) -> None:
         if getattr(c, key) <= 0:
             raise ConfigError(f"setting {key!r} must be > 0, got {getattr(c, key)}")
     for key in ("maintenance_confidence_floor", "maintenance_dedup_similarity", "maintenance_entity_similarity"):
-        if not 0 <= getattr(c, key) <= 1:
+        if getattr(c, key) != "auto" and not 0 <= getattr(c, key) <= 1:
             raise ConfigError(f"setting {key!r} must be in [0, 1], got {getattr(c, key)}")
     if any(v <= 0 for v in c.maintenance_half_life_days.values()):
         raise ConfigError("setting 'maintenance_half_life_days': every half-life must be > 0 days")

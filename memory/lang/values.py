@@ -55,7 +55,10 @@ _NEGATION_EN = re.compile(
 )
 _NEGATION_ZH = re.compile(r"不|别|没|禁止")
 # Words with 不 or 没 that negate nothing in the fact ("看 30 分钟没问题再全量", "不然版本对不上": otherwise)
-_NOT_NEGATION_ZH = re.compile(r"没问题|没事|要不然|不然|不过|不少|不断|差不多|对不上")
+# ("P1 级别告警": 别 inside a word is no "don't")
+_NOT_NEGATION_ZH = re.compile(
+    r"没问题|没事|要不然|不然|不过|不少|不断|不仅|差不多|对不上|级别|区别|分别|特别|类别|识别|差别|个别|性别|别名|别人|别的|告别"
+)
 # A quantity is a number with its unit (in seconds, so "14 天" is "两周" and "30 minutes" is "half an
 # hour"); a frequency word without a number ("weekly", "每天") only conflicts with another one, since
 # a rewording often leaves the obvious frequency out.
@@ -75,7 +78,8 @@ _EN_QUANTITY = re.compile(
     r"(years?|months?|weeks?|days?|hours?|hrs?|h|minutes?|mins?|min|seconds?|secs?|s|milliseconds?|ms)\b"
 )
 _ZH_QUANTITY = re.compile(
-    r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万]+)\s*个?\s*(工作日|自然日|毫秒|分钟|小时|星期|个月|年|周|天|秒)"
+    r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万]+)\s*个?\s*"
+    r"(工作日|自然日|毫秒|分钟|小时|(?:星期|周)(?![一二三四五六日天末](?!次))|个月|年|天|秒)"  # 一个周五: a day, 两周一次: weeks
 )
 _EN_EVERY = re.compile(r"\b(?:(?:once|twice) )?(?:every|an?|per|each) (hour|day|week|month|year)\b")
 _HALF = {"half an hour": "1800", "half a day": "43200", "半小时": "1800", "半个小时": "1800", "半天": "43200"}

