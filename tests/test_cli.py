@@ -149,6 +149,25 @@ def test_adding_the_same_content_twice_returns_the_first_id(capsys):
     assert run_json(capsys, "add", "Deploys happen on Tuesdays")["duplicate"] is True
 
 
+def test_a_restatement_differing_in_case_and_its_closing_stop_is_the_memory_already_stored(capsys):
+    # A blind trial: "go services are built with go 1.22" after "Go services are built with Go
+    # 1.22." was stored as a correction that closed the first (its value read as "1.22.").
+    first = add(capsys, "Go services are built with Go 1.22.")
+    for again in (
+        "go services are built with go 1.22",
+        "Go services are built with Go 1.22 .",
+        "Go services are built with Go １.２２!",
+    ):
+        code, out, err = run(capsys, "add", again)
+        assert code == 0 and out.strip() == str(first) and "already stored" in err, (again, err)
+    got = run_json(capsys, "add", "billing-service listens on 8080 in staging")
+    assert run_json(capsys, "add", "billing-service listens on 8080 in staging.")["duplicate"] is True
+    # a value that changes is still a correction, a question is another memory
+    changed = run_json(capsys, "add", "billing-service listens on 8081 in staging.")
+    assert [m["id"] for m in changed["supersedes"]] == [got["memory"]["id"]]
+    assert run_json(capsys, "add", "billing-service listens on 8081 in staging?")["duplicate"] is False
+
+
 def test_add_dash_reads_the_content_from_stdin(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("Piped memory text\n"))
     mid = add(capsys, "-")

@@ -1716,7 +1716,8 @@ def topic_terms(content: str) -> set[str]:
     return words | {b for b in han if b not in _TOPIC_STOP_ZH}
 
 
-_LITERAL = re.compile(r"[\w.\-/:<>{}@]*\d[\w.\-/:<>{}@]*|\b\w+[_./:]\w[\w./:\-<>{}]*")
+# (never ending on the sentence's full stop or a colon: "built with Go 1.22." holds 1.22)
+_LITERAL = re.compile(r"[\w.\-/:<>{}@]*\d[\w.\-/:<>{}@]*(?<![.:-])|\b\w+[_./:]\w[\w./:\-<>{}]*(?<![.:-])")
 
 
 # A name in Title case after a sentence's first word ("owned by Carol Zhang", "is on FastAPI now").

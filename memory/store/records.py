@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -61,9 +62,18 @@ def parse_time(value: Any, name: str = "time") -> float | None:
     return dt.timestamp()
 
 
+# What a restatement changes without changing what it says: spaces before a mark ("1.22 ."), and
+# the closing full stop or exclamation ("…with Go 1.22." / "go services are built with go 1.22").
+_SPACE_BEFORE_MARK = re.compile(r"\s+(?=[,.;:!?，。；：！？、])")
+_CLOSING_STOP = re.compile(r"[\s.。!！;；…]+$")
+
+
 def content_hash(content: str) -> str:
-    """Hash of the content with whitespace folded and case ignored: trivial variants are one memory."""
-    norm = " ".join(content.split()).casefold()
+    """Hash of the content as a reader compares two statements: whitespace folded, case and
+    full-width forms ignored (NFKC), and the spaces before punctuation and the closing full stop
+    left out. Trivial variants are one memory (schema migration 014 recomputed older rows')."""
+    norm = unicodedata.normalize("NFKC", " ".join(content.split())).casefold()
+    norm = _CLOSING_STOP.sub("", _SPACE_BEFORE_MARK.sub("", norm))
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()
 
 

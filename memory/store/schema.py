@@ -10,6 +10,7 @@ import sqlean as sqlite
 
 import memory.store.pg as pg
 from memory.store.db import Connection, Transactions
+from memory.store.records import content_hash
 
 
 def run_script(conn: Connection, script: str) -> None:
@@ -332,6 +333,17 @@ def _m013_loose_time(conn: Connection) -> None:
     )
 
 
+def _m014_content_hashes(conn: Connection) -> None:
+    # content_hash now leaves out the closing full stop, spaces before punctuation and full-width
+    # forms (records.content_hash), so a restatement that differs only there is the memory already
+    # stored, not a new one that "corrects" it: every row's hash is computed again. Rows this makes
+    # equal stay apart (maintenance merges them: the same words). On a team database the migrating
+    # owner sees only its own and the shared rows; a teammate's personal ones keep the old hash.
+    rows = conn.execute("SELECT id, content, content_hash FROM memories").fetchall()
+    changed = [(new, mid) for mid, content, old in rows if (new := content_hash(content)) != old]
+    conn.executemany("UPDATE memories SET content_hash = ? WHERE id = ?", changed)
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("001_initial", _m001_initial),
     ("002_injections", _m002_injections),
@@ -346,6 +358,7 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("011_version_editors", _m011_version_editors),
     ("012_private_recalls", _m012_private_recalls),
     ("013_loose_time", _m013_loose_time),
+    ("014_content_hashes", _m014_content_hashes),
 ]
 
 
