@@ -186,7 +186,7 @@ def test_a_merge_keeps_the_merged_wording_in_the_history(config: Config) -> None
         a, b = store.add_many(
             [
                 NewMemory("Deploys need a green CI run on the main branch", scope="global"),
-                NewMemory("Deploys need a green CI run on the main branch.", scope="global"),
+                NewMemory("Deploys need a green CI run, on the main branch.", scope="global"),
             ]
         )
         run_maintenance(store)
@@ -447,3 +447,34 @@ def test_a_chinese_weekday_after_a_count_and_a_word_holding_bie_are_read_as_a_re
     )
     assert consolidation.fact_values("别用 black")["negated"]
     assert not consolidation.values_agree("每月最后一个周五不发版。", "每月最后一个周四不发版。")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # one negation said two ways is no edit (a blind trial's rewording, read as a look-alike)
+        ("Never deploy to production on Fridays.", "No production deploys on Friday."),
+        # the word naming a value's kind may be said or left out: the values are compared
+        (
+            "billing-service 的测试环境地址是 billing-stg.internal:8443。",
+            "测试环境的 billing-service 部署在 billing-stg.internal，端口 8443。",
+        ),
+        # "一次" is the frequency's count, compared with the values
+        ("ledger-sync runs every 15 minutes via cron.", "ledger-sync 每 15 分钟由 cron 触发一次。"),
+    ],
+)
+def test_rewordings_that_say_a_negation_or_a_values_kind_another_way_pass_every_text_check(a: str, b: str) -> None:
+    assert consolidation.same_fact(a, b, HIGH, 0.95)  # letters alone: no word vectors needed
+    assert consolidation.same_fact(b, a, HIGH, 0.95)
+
+
+def test_a_negation_added_or_a_value_changed_beside_a_kind_word_still_blocks_the_merge() -> None:
+    assert not consolidation.same_fact(
+        "Deploy to production on Fridays.", "Never deploy to production on Fridays.", HIGH, 0.95
+    )
+    assert not consolidation.same_fact(
+        "billing-service 的测试环境地址是 billing-stg.internal:8443。",
+        "billing-service 的测试环境端口是 8444。",
+        HIGH,
+        0.95,
+    )

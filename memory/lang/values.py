@@ -283,10 +283,16 @@ def _words(content: str) -> list[str]:
     spelled = _ZH_NUMBER.sub(lambda m: f" {_zh_number(m.group()) or m.group()} ", content.lower())
     for t in _TOKEN.findall(spelled):
         t = _EN_NUMBERS.get(t, t)
-        if text.is_stopword(t) and t not in _KEPT:
+        if t in _NOT_WORDS:
+            t = "not"  # "Never deploy on Fridays" / "No deploys on Friday": one negation either way
+        elif text.is_stopword(t) and t not in _KEPT:
             continue
         out.append(_stem_word(t))
     return out
+
+
+# The words of an English negation as _TOKEN cuts them ("don't" is don + t)
+_NOT_WORDS = frozenset("not never no cannot don doesn didn isn aren wasn weren mustn shouldn".split())
 
 
 def _stem_word(t: str) -> str:

@@ -749,18 +749,25 @@ def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
     return gaps + [(1, w, wa) for w in wb if not _unread(w) and not _explained_by_letters(w, wa)]
 
 
+# Words that say what kind of value follows ("on host bill-ops-01", "端口 8443", "地址是 …:8443"):
+# the values themselves are compared (`values_agree`), so the word may be said or left out.
+_VALUE_KINDS = frozenset("port ports host hosts address addresses 端口 端口号 地址 主机".split())
+
+
 def _unread(word: str) -> bool:
     """A word the word check leaves out: a light word (`_LIGHT`), or a value `values_agree` has
     already compared (a weekday, an environment, a frequency, a unit, a number: Tuesdays / 周二,
     每周日, 五个; a negation, said or implied: never, 禁止, 不准, 别用, instead)."""
     if word in _LIGHT or word in _VALUE_WORDS or _NEGATION_EN.fullmatch(word) or _IMPLICIT_NOT.fullmatch(word):
         return True
+    if word in _VALUE_KINDS:
+        return True
     if word.isascii():
         return len(word) > 3 and word.endswith("s") and word[:-1] in _VALUE_WORDS
     rest = _NEGATION_ZH.sub("", _IMPLICIT_NOT.sub("", word))
     for key in _CJK_VALUE_WORDS:
         rest = rest.replace(key, "")
-    return not _ZH_NUMBER.sub("", rest).strip("个每内能准许要用得")
+    return not _ZH_NUMBER.sub("", rest).strip("个次每内能准许要用得")
 
 
 def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float | None = None) -> bool:
