@@ -48,12 +48,13 @@ class MemoryOut(BaseModel):
     occurred_at: str | None = Field(description="When it happened (ISO 8601, UTC)")
     created_at: str | None
     updated_at: str | None
-    archived: bool = Field(description="True once forgotten (archived); hidden from search")
+    archived: bool = Field(description="True once forgotten or merged into another (archived); hidden from search")
     status: Literal["current", "superseded", "expired", "archived"] = Field(
         default="current",
         description=(
             "current = in use; superseded = replaced by the memory superseded_by (kept as history); "
-            "expired = no longer true (valid_to has passed); archived = forgotten"
+            "expired = no longer true (valid_to has passed); archived = forgotten, or merged by maintenance "
+            "into the memory superseded_by (memory_restore undoes either)"
         ),
     )
     superseded_by: int | None = Field(

@@ -156,7 +156,7 @@ def memory_list(
     pinned: Annotated[bool | None, Field(description="true = only pinned, false = only unpinned")] = None,
     status: Annotated[
         Literal["current", "history", "archived", "all"],
-        Field(description=("current = in use; history = superseded or expired; archived = forgotten; all")),
+        Field(description=("current = in use; history = superseded or expired; archived = forgotten or merged; all")),
     ] = "current",
     sort: Annotated[
         Literal["newest", "oldest", "updated", "importance", "recently_used"],

@@ -893,6 +893,33 @@ def test_maintain_through_the_app_reopens_the_same_database_and_leaves_no_file_b
     assert list(cwd.iterdir()) == []
 
 
+def test_after_a_merge_the_cli_says_what_changed_and_counts_as_stats_does(home, clock, capsys):
+    # A blind trial: `history` listed every field as changed by the merge, `show` called the merged
+    # wording "archived" like a forgotten one, and `maintain` counted history as memories.
+    from memory import cli
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"embedding_model": "hash-64"}))
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as store:
+        a = add(store, "Deploys go out on Tuesdays", scope="global")
+        b = add(store, "Deploys go out, on Tuesdays", scope="global")
+        old = add(store, "billing-service listens on 8080 in staging.", scope="global")
+        new = add(store, "billing-service listens on 8081 in staging.", scope="global")
+        store.update(old, superseded_by=new, reason="superseded")
+    assert cli.main(["maintain"]) == 0
+    out = capsys.readouterr().out
+    assert "3 -> 2 current memories, 1 history, 1 archived" in out and "importance 3 -> 3" not in out
+    assert cli.main(["stats"]) == 0
+    assert "memories: 2" in capsys.readouterr().out
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as store:
+        kept, gone = (a, b) if store.get(b, include_deleted=True).superseded_by == a else (b, a)
+    assert cli.main(["show", str(gone)]) == 0
+    assert f"merged into memory {kept}" in capsys.readouterr().out
+    assert cli.main(["history", str(kept)]) == 0
+    (merged,) = [line for line in capsys.readouterr().out.splitlines() if "merge" in line]
+    assert merged.endswith("changed: metadata"), merged
+
+
 def test_maintenance_trims_the_purge_log_after_a_week(tmp_path):
     from memory import config as config_mod
     from memory.embed import HashEmbedder

@@ -89,7 +89,8 @@ def cmd_maintain(ctx: Context) -> int:
         mb = lambda s: (s["file_bytes"] + s["wal_bytes"]) / 1e6  # noqa: E731
         print(
             f"size: {mb(b):.1f} MB -> {mb(f):.1f} MB, "
-            f"{b['memories']} -> {f['memories']} memories, {f['archived']} archived, auto_vacuum {f['auto_vacuum']}"
+            f"{b['memories']} -> {f['memories']} current memories, {f['history']} history, {f['archived']} archived "
+            f"(as `stats` counts them, every project), auto_vacuum {f['auto_vacuum']}"
         )
 
     ctx.emit(report, human)

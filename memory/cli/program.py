@@ -207,6 +207,8 @@ def cmd_show(ctx: Context) -> int:
             if n:
                 print()
             word = m["status"] + (f" by memory {m['superseded_by']}" if m["superseded_by"] else "")
+            if m["status"] == "archived" and m["superseded_by"]:  # a rewording maintenance merged
+                word = f"merged into memory {m['superseded_by']}; restore {m['id']} undoes it"
             print(_paint(f"memory {m['id']}", "1;36") + ("" if word == "current" else _paint(f"  ({word})", "33")))
             for key, value in m.items():
                 if key in ("id", "content", "status") or value in (None, [], {}, ""):

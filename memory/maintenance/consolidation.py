@@ -290,7 +290,7 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
         if w.pinned:  # absorbs the duplicate by reference only: not a link or outcome is added to it
             p.report.add("dedup", f"kept #{w.id} unchanged (pinned)", f"absorbed #{loser.id}", w.id)
             continue
-        before = (w.importance, w.confidence)
+        was = (w.importance, w.confidence)
         base = max(base_confidence(w), base_confidence(loser))
         w.importance = max(w.importance, loser.importance)
         w.tags = list(dict.fromkeys([*w.tags, *loser.tags]))
@@ -303,10 +303,13 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
         w.meta["provenance"] = prov[-MAX_PROVENANCE:]
         w.meta.setdefault("merged_from", []).append(loser.id)
         set_decayed(p, w, base)  # the stronger pre-decay confidence, decayed from the latest recall
+        raised = [f"importance {was[0]} -> {w.importance}"] if w.importance != was[0] else []
+        raised += (
+            [f"confidence {was[1]:.3f} -> {w.confidence:.3f}"] if round(w.confidence, 3) != round(was[1], 3) else []
+        )
         p.report.add(
             "dedup",
-            f"absorbed #{loser.id}: importance {before[0]} -> {w.importance}, confidence "
-            f"{before[1]:.3f} -> {w.confidence:.3f}, provenance of both kept",
+            f"absorbed #{loser.id}" + (f" ({', '.join(raised)})" if raised else "") + ", provenance of both kept",
             why.replace(f"of #{w.id}", f"#{loser.id} merged"),
             w.id,
         )
@@ -324,20 +327,15 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
     )
     p.write_many("UPDATE decision_outcomes SET memory_id = ? WHERE memory_id = ?", outcomes)
     versions, updates, fts = [], [], []
-    old = {
-        r[0]: r
-        for r in store.conn.execute(
-            "SELECT id, content, tags, subject FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-            (dumps(list(winners)),),
-        )
-    }
+    before = {m.id: m for m in store.get_many(list(winners))}  # as stored, before the merge
     for w in winners.values():
-        _, content, tags, subject = old[w.id]
+        old = before[w.id]
         versions.append(
             (
                 w.id,
-                content,
-                dumps({"reason": "merge", "merged_from": w.meta.get("merged_from")}),
+                old.content,
+                # the whole memory as it was, as every version holds it, so `history` names what changed
+                dumps({k: v for k, v in old.to_dict().items() if k != "content"}),
                 "merge",
                 p.now,
                 store.config.author,  # whose maintenance merged (the reason says it was a merge)
@@ -355,7 +353,7 @@ def _apply_merges(p: Pass, merges: list[tuple[Row, Row, float, float]]) -> None:
                 w.id,
             )
         )
-        if dumps(w.tags) != tags:
+        if w.tags != old.tags:
             fts.append(w.id)
     p.write_many(
         "INSERT INTO memory_versions (memory_id, content, fields, reason, changed_at, editor) VALUES (?, ?, ?, ?, ?, ?)",

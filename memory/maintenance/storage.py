@@ -34,14 +34,20 @@ def size_report(store: Store, detail: bool = False) -> dict[str, Any]:
         "page_size": page_size,
         "free_pages": c.execute("PRAGMA freelist_count").fetchone()[0],
         "auto_vacuum": {0: "none", 1: "full", 2: "incremental"}[c.execute("PRAGMA auto_vacuum").fetchone()[0]],
-        # (as `stats` and `list` count them: a long memory's parts are rows of its own, not memories)
-        "memories": c.execute(
-            "SELECT count(*) FROM memories WHERE deleted_at IS NULL AND parent_id IS NULL"
-        ).fetchone()[0],
-        "archived": c.execute(
-            "SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL AND parent_id IS NULL"
-        ).fetchone()[0],
     }
+    # Counted as `stats` counts them, over the whole file: current memories, history (superseded or
+    # expired) and archived ones (forgotten or merged); a long memory's parts are rows of their own,
+    # not memories.
+    now = store.clock()
+    current, history, archived = c.execute(
+        "SELECT coalesce(sum(CASE WHEN deleted_at IS NOT NULL THEN 0 WHEN superseded_by IS NULL "
+        "AND (valid_to IS NULL OR valid_to > ?) THEN 1 ELSE 0 END), 0), "
+        "coalesce(sum(CASE WHEN deleted_at IS NOT NULL THEN 0 WHEN superseded_by IS NULL "
+        "AND (valid_to IS NULL OR valid_to > ?) THEN 0 ELSE 1 END), 0), "
+        "coalesce(sum(CASE WHEN deleted_at IS NOT NULL THEN 1 ELSE 0 END), 0) FROM memories WHERE parent_id IS NULL",
+        (now, now),
+    ).fetchone()
+    out.update(memories=current, history=history, archived=archived)
     if detail:
         try:
             rows = c.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 12").fetchall()
