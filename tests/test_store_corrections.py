@@ -147,6 +147,21 @@ async def test_corrections_in_either_language_supersede(config, old, new):
             "The push gateway service runs at pgw-02.bj.internal:9091 (same box as the old notifier).",
             "The legacy notifier was decommissioned on 2026-10-31; push-gateway replaced it.",
         ),
+        # the value that differs opens the statement: it names another thing, both true (two blind trials)
+        (
+            "Sev-1 incidents need a written postmortem within 3 business days.",
+            "Sev-2 incidents need a written postmortem within 3 business days.",
+        ),
+        (
+            "kafka-prod-1.internal:9092 is a bootstrap server for the prod cluster.",
+            "kafka-prod-2.internal:9092 is a bootstrap server for the prod cluster.",
+        ),
+        ("etl-01 上装了 dbt 1.7。", "etl-02 上装了 dbt 1.7。"),
+        ("Android 6.3 的 release notes 由小林写。", "Android 6.4 的 release notes 由小林写。"),
+        (
+            "Port 8080 must be open in the billing-service security group.",
+            "Port 8081 must be open in the billing-service security group.",
+        ),
     ],
 )
 async def test_what_only_looks_like_a_correction_supersedes_nothing(config, old, new):

@@ -715,9 +715,20 @@ def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
         # with its unit is a quantity ("15 minutes" / "30 minutes")
         counts = all(v.isdigit() and len(v) <= 2 for v in new | old)
         quantities = rules.quantities(c.content) != rules.quantities(content)
-        if len(new) == len(old) == 1 and (quantities or not counts):
+        if len(new) == len(old) == 1 and (quantities or not counts) and not _names_its_subject(c.content, *new):
             return mid
     return None
+
+
+def _names_its_subject(content: str, value: str) -> bool:
+    """Whether `value` opens the statement (at most one word before it): it names what the statement
+    is about, so the same words with another value there are about another thing, both true ("Sev-2
+    incidents need a postmortem…" beside Sev-1's, "etl-02 上装了 dbt 1.7" beside etl-01's, "Port 8081
+    must be open…" beside 8080; two blind trials), not a correction of it."""
+    at = content.casefold().find(value)
+    return (
+        at >= 0 and len(re.findall(r"[a-z0-9]+|[\u3400-\u9fff]", content[:at].casefold())) <= 1
+    )  # (a Han character a word)
 
 
 def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Iterator[tuple[int, str]]:
