@@ -906,9 +906,13 @@ def test_after_a_merge_the_cli_says_what_changed_and_counts_as_stats_does(home, 
         old = add(store, "billing-service listens on 8080 in staging.", scope="global")
         new = add(store, "billing-service listens on 8081 in staging.", scope="global")
         store.update(old, superseded_by=new, reason="superseded")
+    assert cli.main(["maintain", "--dry-run"]) == 0
+    out = capsys.readouterr().out  # what the file holds now, not a "3 -> 3" that adds up nothing
+    assert "would change: 1 merge" in out and "3 current memories, 1 history, 0 archived" in out
     assert cli.main(["maintain"]) == 0
     out = capsys.readouterr().out
-    assert "3 -> 2 current memories, 1 history, 1 archived" in out and "importance 3 -> 3" not in out
+    assert "changed: 1 merge" in out and "importance 3 -> 3" not in out
+    assert "3 -> 2 current memories, 1 history, 1 archived" in out
     assert cli.main(["stats"]) == 0
     assert "memories: 2" in capsys.readouterr().out
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as store:

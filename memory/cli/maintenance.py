@@ -67,9 +67,15 @@ def cmd_maintain(ctx: Context) -> int:
 
     def human() -> None:
         verb = "would change" if a.dry_run else "changed"
+        # a merge is two changes (the one kept absorbs, the other is archived into it): count merges
+        merges = sum(1 for c in report["changes"] if c["step"] == "dedup" and c["action"].startswith("archived"))
+
+        def counted(step: str, n: int) -> str:
+            return f"{merges} merge{'' if merges == 1 else 's'}" if step == "dedup" and merges else f"{n} {step}"
+
         print(
             f"maintenance {verb}: "
-            + (", ".join(f"{n} {step}" for step, n in report["counts"].items()) or "nothing")
+            + (", ".join(counted(step, n) for step, n in report["counts"].items()) or "nothing")
             + f" ({report['seconds']:.1f}s)"
         )
         changes = report["changes"]
@@ -87,6 +93,12 @@ def cmd_maintain(ctx: Context) -> int:
             print(f"{PROG}: {note}", file=sys.stderr)
         b, f = report["size_before"], report["size_after"]
         mb = lambda s: (s["file_bytes"] + s["wal_bytes"]) / 1e6  # noqa: E731
+        if a.dry_run:  # nothing was written: what the file holds now
+            print(
+                f"size: {mb(b):.1f} MB, {b['memories']} current memories, {b['history']} history, "
+                f"{b['archived']} archived (as `stats` counts them, every project); a dry run changes nothing"
+            )
+            return
         print(
             f"size: {mb(b):.1f} MB -> {mb(f):.1f} MB, "
             f"{b['memories']} -> {f['memories']} current memories, {f['history']} history, {f['archived']} archived "
