@@ -264,6 +264,18 @@ def test_a_query_naming_an_alias_finds_the_memories_of_the_entity(tmp_path: Path
     assert first(without(s, "entity"), "what does Kestrel do") == favourite
 
 
+def test_a_query_by_a_persons_login_matches_their_name_in_every_memory_by_keyword(tmp_path: Path) -> None:
+    # A blind trial: "jzhou 负责什么" matched only the memory stating the login by keyword; the ones
+    # naming 周建国 came through the entity channel alone, at an eighth of its score.
+    s = open_store(tmp_path, HashEmbedder(64))
+    login = add(s, "周建国's LDAP login is jzhou.")
+    owns = add(s, "周建国 owns the ledger-db schema; schema changes need his review.")
+    other = add(s, "Alice Chen owns billing-service.")
+    results = {r.memory.id: r for r in search(s, "jzhou 负责什么")}
+    assert "bm25" in results[owns].channels and results[owns].score > results[login].score / 2
+    assert other not in results or results[other].score < results[owns].score
+
+
 def test_a_speaker_detected_from_content_outranks_a_passing_mention_of_the_name(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     # Equal BM25 (same matching words, same length); only the first is linked: the speaker of a
