@@ -478,3 +478,10 @@ def test_a_negation_added_or_a_value_changed_beside_a_kind_word_still_blocks_the
         HIGH,
         0.95,
     )
+
+
+def test_an_english_sentence_with_a_chinese_name_in_brackets_is_compared_as_english() -> None:
+    # (a held-out blind trial: both texts hold Chinese, so they were compared as one language and
+    # the English side's names had to appear in the Chinese one)
+    assert consolidation.values_agree("Chen Jing (陈静) leads the Android team.", "安卓组的组长是陈静。")
+    assert not consolidation.values_agree("Chen Jing (陈静) owns billing-service.", "陈静负责 ledger-service。")

@@ -344,6 +344,11 @@ def _size(tokens: list[str]) -> float:
     return sum(0.5 if text.has_cjk(t) else 1.0 for t in tokens)
 
 
+# Two texts are in different languages when their shares of Chinese differ by this much: an English
+# sentence with a Chinese name in brackets ("Chen Jing (陈静) leads the Android team.") is English.
+ACROSS = 0.5
+
+
 def values_agree(a: str, b: str) -> bool:
     """Whether two texts hold the same values (`fact_values`). Identifiers: those of one text
     must all be in the other (either way round: a rewording may add a detail, "AWS Fargate" /
@@ -359,8 +364,9 @@ def values_agree(a: str, b: str) -> bool:
         return False
     if va["negated"] != vb["negated"] and not _IMPLICIT_NOT.search(b if va["negated"] else a):
         return False
-    if text.has_cjk(a) != text.has_cjk(b):  # the Chinese side's Latin words survive translation
-        return _idents_in(va["idents"], b) if text.has_cjk(a) else _idents_in(vb["idents"], a)
+    share_a, share_b = text.cjk_share(a), text.cjk_share(b)
+    if abs(share_a - share_b) >= ACROSS:  # the Chinese side's Latin words survive translation
+        return _idents_in(va["idents"], b) if share_a > share_b else _idents_in(vb["idents"], a)
     return _idents_in(va["idents"], b) and _idents_in(vb["idents"], a)
 
 
