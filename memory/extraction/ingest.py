@@ -726,9 +726,8 @@ def _names_its_subject(content: str, value: str) -> bool:
     incidents need a postmortem…" beside Sev-1's, "etl-02 上装了 dbt 1.7" beside etl-01's, "Port 8081
     must be open…" beside 8080; two blind trials), not a correction of it."""
     at = content.casefold().find(value)
-    return (
-        at >= 0 and len(re.findall(r"[a-z0-9]+|[\u3400-\u9fff]", content[:at].casefold())) <= 1
-    )  # (a Han character a word)
+    before = re.findall(r"[a-z0-9]+|[\u3400-\u9fff]", content[:at].casefold())  # (a Han character a word)
+    return at >= 0 and len(before) <= 1
 
 
 def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Iterator[tuple[int, str]]:
