@@ -339,9 +339,13 @@ def _m014_content_hashes(conn: Connection) -> None:
     # stored, not a new one that "corrects" it: every row's hash is computed again. Rows this makes
     # equal stay apart (maintenance merges them: the same words). On a team database the migrating
     # owner sees only its own and the shared rows; a teammate's personal ones keep the old hash.
-    rows = conn.execute("SELECT id, content, content_hash FROM memories").fetchall()
-    changed = [(new, mid) for mid, content, old in rows if (new := content_hash(content)) != old]
-    conn.executemany("UPDATE memories SET content_hash = ? WHERE id = ?", changed)
+    last = 0
+    while rows := conn.execute(
+        "SELECT id, content, content_hash FROM memories WHERE id > ? ORDER BY id LIMIT 5000", (last,)
+    ).fetchall():  # a batch at a time: a million memories never sit in memory at once
+        changed = [(new, mid) for mid, content, old in rows if (new := content_hash(content)) != old]
+        conn.executemany("UPDATE memories SET content_hash = ? WHERE id = ?", changed)
+        last = rows[-1][0]
 
 
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
