@@ -117,28 +117,6 @@ def test_running_migrations_again_applies_nothing(migrated, tmp_path):
     assert conn.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(schema.MIGRATIONS)
 
 
-def test_migration_014_computes_older_rows_content_hash_again(tmp_path):
-    # A memory written before 014 carries the old hash (case and whitespace folded, the closing
-    # stop kept); after it, its restatement without the stop is that memory, not a new one.
-    import hashlib
-
-    from memory.config import Config
-    from memory.embed import HashEmbedder
-    from memory.store import NewMemory, Store
-
-    config = Config(home=tmp_path)
-    text = "Go services are built with Go 1.22."
-    with Store.open(config, HashEmbedder(64)) as store:
-        kept = store.add(NewMemory(text, scope="global"))
-        old = hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()
-        store.conn.execute("UPDATE memories SET content_hash = ? WHERE id = ?", (old, kept.id))
-        store.conn.execute("DELETE FROM migrations WHERE name = '014_content_hashes'")
-        store.conn.commit()
-    with Store.open(config, HashEmbedder(64)) as store:
-        assert store.conn.execute("SELECT content_hash FROM memories WHERE id = ?", (kept.id,)).fetchone()[0] != old
-        assert store.add(NewMemory("go services are built with go 1.22", scope="global")).id == kept.id
-
-
 def test_run_script_refuses_an_unfinished_statement(conn):
     with pytest.raises(ValueError, match="incomplete"):
         schema.run_script(conn, "CREATE TABLE a (x);\nCREATE TABLE b (y")

@@ -643,3 +643,22 @@ async def test_a_correction_of_one_value_stored_by_hand_leaves_the_others_said_w
     assert [s["id"] for s in new["supersedes"]] == [old["id"]]
     now = [m["content"] for m in listed["memories"]]
     assert any("on-call 是阿杰" in m for m in now) and not any("owner 是 Kevin" in m for m in now), now
+
+
+def test_migration_014_gives_older_rows_the_new_content_hash(config):
+    # A memory written before 014 carries the old hash (case and whitespace folded, the closing stop
+    # kept); after it, its restatement without the stop is that memory, not a new one.
+    import hashlib
+
+    from memory.store import NewMemory, Store
+
+    text = "Go services are built with Go 1.22."
+    with Store.open(config, HashEmbedder(64)) as store:
+        kept = store.add(NewMemory(text, scope="global"))
+        old = hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()
+        with store.tx.atomic() as conn:
+            conn.execute("UPDATE memories SET content_hash = ? WHERE id = ?", (old, kept.id))
+            conn.execute("DELETE FROM migrations WHERE name = '014_content_hashes'")
+    with Store.open(config, HashEmbedder(64)) as store:
+        assert store.conn.execute("SELECT content_hash FROM memories WHERE id = ?", (kept.id,)).fetchone()[0] != old
+        assert store.add(NewMemory("go services are built with go 1.22", scope="global")).id == kept.id
