@@ -2701,3 +2701,49 @@ def test_the_real_problem_named_after_turning_down_a_shortcut_is_kept_as_the_cau
     [cause] = [c for c in out if c.layer == "experience"]
     assert "no CA bundle" in cause.content and "ca-certificates" in cause.content, cause.content
     assert not [c for c in out if c.content.startswith("Second")], [c.content for c in out]
+
+
+# -- a blind trial's sessions (2026-12-05, trial 12) ------------------------------------------------
+
+
+def test_an_owner_change_said_before_what_the_owner_asked_for_closes_the_old_owner(app, tmp_path):
+    # a long logcat in a code block made the message "a pasted document", and ", and he asked me to …" made
+    # the sentence a request: the change was lost and the old owner stayed current
+    app.extract(transcript(tmp_path / "a.jsonl", "a", ("user", "Priya (Priya Raman, @praman) owns bff-gateway.")))
+    log = "\n".join(
+        f"10-16 14:02:{i:02d}.873 12345 E AndroidRuntime: at com.pocketcart.Main.run(Main.java:{i})" for i in range(40)
+    )
+    said = (
+        "Hi! Dan (Daniel Okafor, @dokafor) owns bff-gateway now that Priya moved to the payments squad, and he "
+        f"asked me to get the Android release crash sorted before Friday. Release crashes at launch:\n\n```\n{log}\n```"
+    )
+    app.extract(transcript(tmp_path / "b.jsonl", "b", ("user", said)))
+    owners = [m["content"] for m in current(app) if "owns bff-gateway" in m["content"]]
+    assert len(owners) == 1 and owners[0].startswith("Dan")
+
+
+def test_a_fix_said_in_its_own_paragraph_after_a_long_cause_stays_with_it(app, tmp_path):
+    said = (
+        ("user", "the cart screen fails with Network request failed, only on the iOS simulator. why?"),
+        (
+            "assistant",
+            "Found it. The iOS simulator resolves `localhost` to the IPv6 loopback `::1` first and, unlike curl, "
+            "does not fall back to IPv4. bff-gateway binds only to `127.0.0.1` (see `server.ts`), so the connection "
+            "to `::1:4000` is refused and React Native surfaces that as `Network request failed`. Android was fine "
+            "because the emulator uses `10.0.2.2`, never `localhost`.\n\nFix: bind Fastify to `::` instead of "
+            "`127.0.0.1`. Lesson: don't bind dev servers to 127.0.0.1 when the iOS simulator has to reach them.",
+        ),
+    )
+    app.extract(transcript(tmp_path / "s.jsonl", "s", *said))
+    [e] = current(app, "experience")
+    assert "Fix: bind Fastify" in e["content"] and "Lesson:" in e["content"]
+
+
+def test_a_chinese_hold_on_while_i_ask_is_not_the_reason_of_the_pick_after_it(app, tmp_path):
+    said = (
+        ("assistant", "修法有两种：(a) 开 async_insert (b) 内存里攒 batch，满 10000 行或者 1s 先到者 flush。"),
+        ("user", "稍等，我问下老王 CH 是什么版本"),
+        ("user", "问了，CH 还是 22.3，老王说 async_insert 在这个版本上坑很多。就用 b 吧。"),
+    )
+    app.extract(transcript(tmp_path / "s.jsonl", "s", *said))
+    assert not [m for m in current(app) if "稍等" in m["content"]]

@@ -378,3 +378,94 @@ def test_a_correction_after_a_proposal_is_still_kept(app, tmp_path):
         ("user", "No, use `httpx` instead of requests here."),
     )
     assert [m["content"] for m in stored(app, tmp_path, *said)] == ["Use `httpx` instead of requests here."]
+
+
+# -- a blind trial's decisions (2026-12-05, trial 12) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "kept", "over"),
+    [
+        (
+            (
+                (
+                    "user",
+                    "Question: should we switch the BFF from REST to GraphQL? Tommy keeps saying the screens overfetch.",
+                ),
+                (
+                    "assistant",
+                    "I'd be careful here. The BFF already shapes responses per screen, so a `fields` param fixes it.",
+                ),
+                ("user", "ok fair, let's keep REST for now and just add the `fields` param for the cart."),
+            ),
+            "REST",
+            "GraphQL",
+        ),
+        (
+            (
+                (
+                    "user",
+                    "另外想讨论个事：要不要把 Kafka 换成 Pulsar？data platform 那边有人在推，说 Pulsar 的多租户更好。",
+                ),
+                ("assistant", "我的看法是现在换不划算：我们只有一个消费方，团队也没人运维过 Pulsar。"),
+                ("user", "哦这样，那算了，Kafka 先不动。"),
+            ),
+            "Kafka",
+            "Pulsar",
+        ),
+    ],
+)
+def test_a_switch_asked_about_and_let_go_after_a_push_back_keeps_the_old_way(app, tmp_path, said, kept, over):
+    memories = stored(app, tmp_path, *said)
+    [d] = [m for m in memories if m["layer"] == "decision"]
+    assert d["metadata"]["chosen"] == kept and d["metadata"]["alternatives"] == [over]
+    assert not [m for m in memories if "有人在推" in m["content"]]  # the case for the switch went with it
+
+
+def test_a_plan_put_for_an_opinion_after_a_lead_and_agreed_is_a_decision(app, tmp_path):
+    said = (
+        ("user", "那说到冷存储：我想把超过 90 天的数据通过 TTL 移到 OSS 上（配一个 s3 disk），你觉得可以吗？"),
+        ("assistant", "可以，这个方案挺合适：events_local 本来就按月分区，加一句 TTL 就行。"),
+        ("user", "行，就这么办，我周五找老王配 disk。"),
+    )
+    [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+    assert "OSS" in d["content"] and "90 天" in d["content"]
+
+
+def test_the_users_own_proposal_agreed_to_is_what_a_later_yes_settles_not_the_details_the_reply_adds(app, tmp_path):
+    said = (
+        ("user", "What if we cache catalog responses in Redis in the BFF with a 5-minute TTL?"),
+        ("assistant", "Good idea. I'd key entries as `catalog:v1:<categoryId>:<page>`."),
+        ("user", "yep, do it, skip stock."),
+    )
+    [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+    assert "Redis" in d["content"] and "5-minute TTL" in d["content"]
+
+
+def test_options_listed_and_one_picked_with_lets_just_is_a_decision(app, tmp_path):
+    said = (
+        (
+            "user",
+            "Options I see are fastlane match, doing it by hand in the Apple portal, or EAS credentials. "
+            "Let's just use fastlane match, we already have fastlane for the build lanes.",
+        ),
+    )
+    [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+    assert "fastlane match" in d["content"]
+
+
+def test_declining_a_shortcut_is_not_the_proposal_a_yes_agrees_to(app, tmp_path):
+    said = (
+        ("user", "the cart test is red, can you look?"),
+        (
+            "assistant",
+            "Fix: carry money as integer cents end to end. I'd rather not paper over it with `toFixed(2)` in the test.",
+        ),
+        ("user", "agreed, do cents."),
+    )
+    assert not [m for m in stored(app, tmp_path, *said) if "toFixed" in m["content"] and m["layer"] == "decision"]
+
+
+def test_a_rule_naming_only_what_not_to_use_is_a_rule_not_a_choice(app, tmp_path):
+    [m] = stored(app, tmp_path, ("user", "不要用 ingest 的写账号做排查查询。"))
+    assert m["layer"] == "fact"

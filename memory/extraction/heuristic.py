@@ -139,7 +139,8 @@ def extract(
                     _add_reason(_reopened(target, i, skip, out), sentence)
                     text = text.replace(sentence, " ")
             lines = _document_lines(text)  # a pasted runbook: its headings and table rows, as sentences
-            pasted = lines != text or len(text) >= PASTED_CHARS
+            # (a log or trace pasted in a code block makes a message long, not a document)
+            pasted = lines != text or len(R.without_code(text)) >= PASTED_CHARS
             # "we dropped Sentry. Errors now go to Loki": one change
             text = _RETIRED_ALONE.sub(lambda m: m.group(1) + "; " if m.group(1) else m.group(2) + "；", lines)
             found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
@@ -155,6 +156,14 @@ def extract(
                 said_first = _loose(R.CONCESSION_LEAD.sub("", first))[:30]
                 found = [c for c in found if c.layer != "decision" and said_first not in _loose(c.content)]
                 found.append(_declined_own(pushed[0], pushed[1], first))
+                # what the proposal's turn said beside it ("data platform 那边有人在推，说 Pulsar …更好") was its
+                # case, dropped with it
+                out = [
+                    c
+                    for c in out
+                    if not (c.metadata.get("turn") == pushed[3] and c.role == "user" and c.category == "statement")
+                ]
+                before = min(before, len(out))
             pushed = None
             just_decided = next((c for c in found if c.layer == "decision"), None)
             listed_for = 0 if just_decided is not None else listed_for - 1  # (a list is settled once)
@@ -176,6 +185,7 @@ def extract(
                 and not _ADDRESS.search(c.content)
                 and not _REASON_FOR.search(c.content)  # "补充一下为什么选 (a)：…" explains another pick
                 and not R.says_changed(c.content)  # "ReconcileJob 时间改了，挪到…": news of its own, no reason
+                and not c.metadata.get("pasted")  # a pasted runbook's lines are the document's, not a reason
             ]
             if settled is not None and asked and not _subject_terms(asked) <= _subject_terms(settled.content):
                 # "Booking pitched their push notifications, should we switch?" -> … -> "We stay on pull.":
@@ -243,8 +253,10 @@ def extract(
                 before = len(out)
                 out.append(settled_own)
                 last_decided = settled_own
-            elif not proposal and own and now and R.agrees(now[0]):
-                proposal = own  # it agreed to what the user proposed: the user's "就这么办" settles that
+            elif own and now and R.agrees(now[0]):
+                # it agreed to what the user proposed: the user's "就这么办" settles that, not the details the
+                # agreement adds ("Good idea. … I'd key entries as `catalog:v1:…`")
+                proposal = own
             if not proposal and asked_opinion and now and not R.is_narration(now[0]):
                 # "topic 怎么划分你怎么看？" -> "保持一表一 topic 比较好：…": asked for, the answer is the proposal
                 proposal = now[:2]
@@ -558,10 +570,12 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
 # X to Y instead of Z", "我想把 X 都改成 Y，别再用 Z 了，…你觉得呢？".
 _OWN_PROPOSAL = re.compile(
     r"\bwe should (?:switch|move|change|migrate|replace|drop|stop using|start using)\b|"
+    # a switch asked about: "should we switch the BFF from REST to GraphQL?", "要不要把 Kafka 换成 Pulsar？"
+    r"\bshould we (?:switch|move|migrate|replace)\b|要不要(?:把[^？?]*)?(?:换成|改成|改用|换到|迁到|切到)|"
     r"\bI(?:'d| would)? (?:like|want) to (?:switch|move|change|migrate|replace|drop)\b|"
     r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)|"
     # a plan put to the assistant for its opinion: "我想把 recon_diff 里超过 90 天的数据归档到 OSS 上…你觉得可以吗？"
-    r"^(?:我|我们)(?:想|打算|准备)(?:把|给|在|先)[^？?]{4,80}[，,][^？?]{0,40}(?:你觉得|你看)(?:可以|行|OK|怎么样|呢)|"
+    r"^(?:[^：:？?。]{1,12}[：:])?(?:我|我们)(?:想|打算|准备)(?:把|给|在|先)[^？?]{4,80}[，,][^？?]{0,40}(?:你觉得|你看)(?:可以|行|OK|怎么样|呢)|"
     r"^I(?:'d| would)? (?:like|want) to\b[^?]{8,120}\b(?:what do you think|thoughts|ok\?|okay\?|sound good)",
     re.I,
 )
@@ -571,18 +585,20 @@ _OPINION_ASKED = re.compile(
 _SWITCH_TO = re.compile(
     r"\b(?:switch|move|change|migrate)\s+(?:the\s+|our\s+)?(?P<what>.+?)\s+(?:over\s+)?to\s+(?P<to>.+?)\s+"
     r"(?:instead of|rather than)\s+(?:the\s+|our\s+|a\s+)?(?P<old>[^,.;]+)|"
-    r"(?:改成|换成|改用|换到|改为)\s*(?P<to_zh>[^，,。；;]+)",
+    r"(?:改成|换成|改用|换到|改为)\s*(?P<to_zh>[^，,。；;？?]+)",
     re.I,
 )
 _NO_MORE = re.compile(
-    r"(?:别再用|不再用|别用|不用|不要再?|别再)\s*(?P<old>(?:\([^)]*\)|[^，,。；;(])+?)\s*了?(?=[，,。；;]|$)"
+    r"(?:别再用|不再用|别用|不用|(?<!要)不要再?|别再)\s*(?P<old>(?:\([^)]*\)|[^，,。；;(])+?)\s*了?(?=[，,。；;]|$)"
 )
 
 
 # "switch the cache from Memcached to Redis", "把队列从 RabbitMQ 换成 Kafka": what a switch replaces, said first.
 _SWITCH_FROM = re.compile(
     r"\b(?:switch|move|change|migrate)\s+(?:the\s+|our\s+)?.+?\s+from\s+(?P<old>.+?)\s+to\s+"
-    r"(?P<to>[^,.;]+?)(?:\s+instead)?\s*(?=[,.;]|$)|从\s*(?P<old_zh>[^，,。；;从]+?)\s*(?:改成|换成|改用|换到|改为|迁到|切到)",
+    r"(?P<to>[^,.;?]+?)(?:\s+instead)?\s*(?=[,.;?]|$)|从\s*(?P<old_zh>[^，,。；;从]+?)\s*(?:改成|换成|改用|换到|改为|迁到|切到)|"
+    # "把 Kafka 换成 Pulsar": a named thing swapped for another (not "把日志级别改成 debug", a setting changed)
+    r"把\s*(?P<old_named>[A-Za-z][\w.+-]*)\s*(?:换成|替换成|换到|迁到)",
     re.I,
 )
 
@@ -595,7 +611,7 @@ def _switch(said: str) -> tuple[str, str | None] | None:
         return None
     chosen = ((source and source.group("to")) or switch.group("to") or switch.group("to_zh")).strip()
     old = (switch and switch.group("old")) or (m.group("old") if (m := _NO_MORE.search(said)) else None)
-    old = old or (source and (source.group("old") or source.group("old_zh")))
+    old = old or (source and (source.group("old") or source.group("old_zh") or source.group("old_named")))
     return chosen, old.strip() if old else None
 
 
@@ -1399,6 +1415,10 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 content = s.rstrip() + " " + sents[j + 1]
                 used.add(j + 1)
             after = max(k for k in used | {j} if k >= j) + 1
+            if body and after < len(sents) and after not in proposed and _FIX_HEAD.match(sents[after]):
+                content = content.rstrip() + " " + sents[after]  # "… (the cause, at length) Fix: …": its fix
+                used.add(after)
+                after += 1
             if after < len(sents) and after not in proposed and _LESSON.match(sents[after]):
                 content = content.rstrip() + " " + sents[after]  # "… Fix: …. Lesson: never hold …": the lesson too
                 used.add(after)

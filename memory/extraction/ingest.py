@@ -994,7 +994,11 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         # Memories stored by hand carry no attribute, and a fact stating several values carries the
         # attribute of one ("fleet-gateway runs on fleet-01, port 8443, and on-call this sprint is
         # Kat"): their words say whose it is.
-        read = rules.owner_of if c.attribute == "owner" else rules.oncall_of
+        one = rules.owner_of if c.attribute == "owner" else rules.oncall_of
+
+        def read(content: str) -> tuple[str, str] | None:  # in any of its sentences ("Staging is …. Priya owns X")
+            return next((said for x in rules.sentences(content) if (said := one(x)) is not None), None)
+
         rows += [
             (mid, said[1], said[0])
             for mid, content in store.conn.execute(

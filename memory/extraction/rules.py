@@ -20,8 +20,17 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…", re.I)
 # ";" and "；" join clauses that belong together (a rule and its reason): never split there. A mark
 # inside brackets or quotes ("用这个 key（别提交！）") ends no sentence: the closing mark belongs to it.
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])(?![）)」』”’】\]])\s*")
+_SPLIT = re.compile(
+    r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])(?![）)」』”’】\]])\s*|"
+    # what someone asked for, said after a statement: "Dan owns bff-gateway now, and he asked me to …"
+    r"(?<=,)\s+(?=and (?:he|she|they) (?:asked|wants|wanted|said|told|needs)\b)"
+)
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
+
+
+def without_code(text: str) -> str:
+    """The text with its fenced code blocks left out (what `sentences` reads)."""
+    return _FENCE.sub(" ", text)
 
 
 def sentences(text: str) -> list[str]:
@@ -321,7 +330,7 @@ _SETTLED = r"(?<![搞弄确一肯说敲])" + _SETTLED_TAIL
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定(?!是否|要不要|怎么|如何)|选择|选了|选用|采用|改用|"
+    r"let'?s (?:just )?use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定(?!是否|要不要|怎么|如何)|选择|选了|选用|采用|改用|"
     + _SETTLED
     + r"|最终用|而不是|"
     r"固定在|锁定",
@@ -487,7 +496,7 @@ CHAT = re.compile(
     r"I (?:always|never|usually|often|still) (?:liked?|get|got|forget|forgot|remember|mix|confuse|understood|knew|"
     r"know|thought|enjoy(?:ed)?|hated?|wonder(?:ed)?)|(?:always|never) (?:nice|fun|good|great|easy|annoying) (?:when|to))\b|"
     r"别急着|先跟我(?:讲|说)|先(?:讲讲|说说)|我自己来|我(?:待会|回头|自己)?来(?:写|弄|搞|处理|改)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
-    r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍后|你看下|你看看|帮我看|哈哈|谢谢|"
+    r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍等|稍后|你看下|你看看|帮我看|哈哈|谢谢|我(?:先)?问(?:下|一下)|"
     # what the speaker means to take up next, not how things are: "我想顺便把决策日志也规范一下", "借这个机会把 DDL
     # 策略也定一下", "我回头让 DBA 把保留改成 3 天"
     r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)|"
@@ -543,6 +552,9 @@ _HAS_PROBLEM = r"(?<!有)有问题(?!(?:就|可以|直接|请|先)?(?:找|问|�
 _SYMPTOM = re.compile(
     r"\b(?:does(?:n'?t| not)|do(?:n'?t| not)|did(?:n'?t| not)) (?:seem to )?work\b|\bnot really \w+ing\b|"
     r"\bstill (?:fails?|failing|broken|red|times? out)\b|\bsomething(?:'s| is) (?:off|wrong)\b|"
+    # "The cart screen fails with `TypeError: …`, but only on the iOS simulator": today's failure, not a gotcha
+    # ("… fails with OOM if the cache is cold" is one)
+    r"\b(?:fails|crashes|errors out) with\b(?![^.]*\b(?:if|when|unless|whenever)\b)|"
     + _HAS_PROBLEM
     + r"|出问题(?!(?:就|可以|直接|请|先)?(?:找|问|联系|@|艾特|ping))|有个怪事|怪事|没生效|不生效|不知道为(?:啥|什么)|(?:还是|一直|又)报",
     re.I,
@@ -766,7 +778,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     elif _CHOSE.search(s) and (alternatives(s) or _FROM_OLD.search(s)) and not (rule or corrected):
         category, importance = "decision", 4  # "我们最后选了 ClickHouse，没用 Druid", "picked X over Y"
         why.append("a choice that names what it passed over")
-    elif rule and (USES.search(s) or _USES_ZH.search(s)) and alternatives(s) and not corrected:
+    elif rule and (USES.search(s) or _USES_ZH.search(s)) and _over_another(s) and not corrected:
         category, importance = (
             "decision",
             4,
@@ -836,7 +848,7 @@ REJECTS = re.compile(REJECT, re.I)
 _OVER_VALUE = r"^(?:start|use|keep|set|run|make|pick|take)\b[^,;?]{2,60},\s*not\s+[^,;?]{1,30}[.!]?$"
 # The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
 CHOICE = re.compile(
-    r"\b(?:let'?s (?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
+    r"\b(?:let'?s (?:just )?(?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
     r"let'?s (?:move|split|pull|put|make)\b(?!\s+(?:on|ahead|forward|along|sure)\b)|"
     r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
@@ -874,7 +886,9 @@ PUSHES_BACK = re.compile(
     r"^\W*(?:honestly,?\s*|hmm,?\s*)?(?:I'?d (?:hold off|advise against|avoid|not|rather not|push back|be careful|"
     r"keep|stay|stick)|I (?:wouldn'?t|would not|don'?t think (?:we|that|it|this)|disagree|advise against|'?m not (?:sure|"
     r"convinced) (?:that|it|we)|don'?t recommend)|not yet\b|probably not\b|no,|not worth it|"
-    r"(?:我)?(?:不太|并不|不)(?:建议|推荐|赞成|同意)|先别|没必要|我(?:倾向于|建议)(?:先)?(?:不|别|保留|维持)|(?:建议|还是)(?:先)?(?:保留|维持|别))",
+    r"(?:我)?(?:不太|并不|不)(?:建议|推荐|赞成|同意)|先别|没必要|我(?:倾向于|建议)(?:先)?(?:不|别|保留|维持)|(?:建议|还是)(?:先)?(?:保留|维持|别)|"
+    # "我的看法是现在换不划算：…", "I don't think it's worth it"
+    r"(?:我的看法是|我觉得|个人觉得)[，,\s]*(?:现在|目前|暂时)?(?:换|改|迁|上)?(?:不划算|不值得|没必要|不太值)|I don'?t think it'?s worth)",
     re.I,
 )
 # The user letting their proposal go after a push back: "ok fair, let's keep it then.", "好吧，那就先不换。"
@@ -910,9 +924,9 @@ _SUGGEST = (
 PROPOSAL = re.compile(
     r"^(?:options|ways out|two options|choices|alternatives)\b|^option\s*(?:[A-Da-d1-4]|one|two)\s*[:：.)]|方案\s*[一二三AB1-3]\s*[:：]|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|走法|改法|修法|解法|路子|路线|方式)|候选|替代方案|"
     r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|要么[^。？?]{2,80}?要么|"
-    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather)\b|" + _WOULD + "|"
+    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather(?! not))\b|" + _WOULD + "|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bI'?d lean\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
-    r"^(?:let'?s|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
+    r"^(?:let'?s(?: just)?|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
     r"建议|推荐|我倾向|倾向于|^(?:方案|办法)[:：]|分(?:两|三|几)种|" + _SUGGEST,
     re.I,
 )
@@ -958,7 +972,7 @@ TAKES = re.compile(
 )
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
-    r"\b(?:let'?s go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|"
+    r"\b(?:let'?s (?:just )?go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|"
     + _SETTLED
     + r"|就用|决定(?!是否|要不要|怎么|如何)|还是继续|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b|" + _OVER_VALUE,
@@ -993,6 +1007,13 @@ USES = re.compile(
 
 
 _USES_ZH = re.compile(r"(?<![不别没])用\s*[\u4e00-\u9fff]{2}")
+
+
+def _over_another(s: str) -> bool:
+    """Whether `s` names something passed over that is not what it uses: "不要用 ingest 的写账号做排查查询"
+    names ingest only as what not to use (a rule), "通知以后用飞书机器人发，不发邮件了" takes one over another."""
+    over = {a.casefold() for a in alternatives(s)}
+    return bool(over) and (chosen_of(s) or "").casefold() not in over
 
 
 def is_choice(s: str) -> bool:
@@ -1036,7 +1057,7 @@ def alternatives(text: str, chosen: str | None = None) -> list[str]:
 
 
 _CHOSEN = re.compile(
-    r"\b(?:go(?:ing)? with|let'?s use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with|"
+    r"\b(?:go(?:ing)? with|let'?s (?:just )?use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with|"
     r"stay(?:ing)? (?:on|with))"
     r"\s+(?:the\s+|a\s+|an\s+)?`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
     r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
