@@ -469,3 +469,21 @@ def test_declining_a_shortcut_is_not_the_proposal_a_yes_agrees_to(app, tmp_path)
 def test_a_rule_naming_only_what_not_to_use_is_a_rule_not_a_choice(app, tmp_path):
     [m] = stored(app, tmp_path, ("user", "不要用 ingest 的写账号做排查查询。"))
     assert m["layer"] == "fact"
+
+
+def test_the_sentence_after_a_pick_that_speaks_against_an_option_offered_is_its_reason(app, tmp_path):
+    said = (
+        (
+            "assistant",
+            "Three realistic options:\n\n1. **Redux Toolkit (+ RTK Query)**: very structured, the most boilerplate.\n"
+            "2. **Zustand + React Query**: tiny API, caching for free.\n3. **Context + useReducer**: no dependency.",
+        ),
+        ("user", "let me check with Tommy first, brb"),
+        (
+            "user",
+            "ok talked to Tommy. We'll go with Zustand + React Query. RTK is too much boilerplate for the three of us and we don't need time-travel debugging.",
+        ),
+    )
+    memories = stored(app, tmp_path, *said)
+    [d] = [m for m in memories if m["layer"] == "decision"]
+    assert "boilerplate" in d["metadata"]["rationale"] and len(memories) == 1

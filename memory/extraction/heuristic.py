@@ -1278,6 +1278,14 @@ def _from_user(
     decision, used = _decision(sents, proposal or [], said or [], listed or [], heading)
     if decision is not None:
         out.append(decision)
+        # "We'll go with Zustand + React Query. RTK is too much boilerplate for the three of us.": the next
+        # sentence, speaking against an option that was on the table, is the choice's reason
+        k = max(used, default=-1) + 1
+        offered = " ".join([*(listed or []), *(proposal or []), *(said or [])[-8:]]).casefold()
+        names = re.findall(r"\b[A-Z][\w.+-]+", sents[k]) if 0 < k < len(sents) else []
+        if names and R.AGAINST.search(sents[k]) and any(n.casefold() in offered for n in names):
+            _add_reason(decision, sents[k])
+            used = {*used, k}
     last_end = -2  # index of the last sentence folded into the newest candidate
     raw_of: dict[int, str] = {0: decision.content} if decision is not None else {}  # candidate -> raw text
     for j, raw in enumerate(sents):
