@@ -675,9 +675,10 @@ def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:
 
 def _by_their_name(store: Store, query: str, entity_ids: list[int]) -> str:
     """The query for the keyword channel, a person's other names (a login, a nickname) put as the
-    name the entity goes by. "what does jzhou own?" matched the one memory that states the login
-    ("周建国's LDAP login is jzhou") on its rarest word and ranked it above what 周建国 owns, which
-    the entity channel alone could not lift (a blind trial)."""
+    name the entity goes by. "jzhou 负责什么" matched only the memory that states the login ("周建国's
+    LDAP login is jzhou") by keyword; what 周建国 owns came through the entity channel alone, at an
+    eighth of its score (a blind trial). The vector query keeps the alias: it is what a memory stating
+    a nickname is found by."""
     if not entity_ids:
         return query
     rows = store.conn.execute(
