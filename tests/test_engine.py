@@ -276,6 +276,8 @@ def test_the_engine_leaves_when_a_reindex_elsewhere_switched_the_model_and_the_n
         backup.reindex(store, HashEmbedder(32))
         store.add_many([NewMemory("Stored without a vector meanwhile", scope=str(project.resolve()))], embed=False)
     assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
+    # the engine removes its socket before it exits and frees its lock: a start in between finds it running
+    assert wait_for(lambda: not remote.running(home, home / "memory.db"), 30)
     assert remote.start(home, home / "memory.db", env=env_for(home))  # the next request's engine
     assert remote.wait_until_up(home, home / "memory.db", 60)
 
