@@ -457,7 +457,7 @@ def _numbered(text: str) -> list[str]:
     """The items of the last list in a message laid out one a line, numbered or lettered ("1. 保持…\n2. 改成
     MMR window…", "A. Coalesce…\nB. Keep…", "(a) …", "Option B: …"), first sentence each."""
     items: list[str] = []
-    for line in R._FENCE.sub(" ", text).splitlines():
+    for line in R.without_code(text).splitlines():
         m = re.match(
             r"\s*\**(?:(?:option|方案|选项)\s*)?[(（]?([1-9]|[A-Da-d])\s*[.、)）:：]\**\s*(?<=[\s.、)）:：])(.+)",
             line,
@@ -504,7 +504,7 @@ def _inline_options(text: str) -> tuple[list[str], str]:
 def _list_heading(text: str) -> str:
     """The sentence that opens the last list of a message when it names what the list decides ("对账挪时间以后，
     失败了要不要处理方式也定一下："), not only that options follow ("Options:", "几个改法：")."""
-    lines = R._FENCE.sub(" ", text).splitlines()
+    lines = R.without_code(text).splitlines()
     opens = max((k for k, x in enumerate(lines) if re.match(r"\s*\**(?:[(（]?[1aA][.、)）:：])\s*\S", x)), default=None)
     above = next((x.strip() for x in reversed(lines[:opens] if opens else []) if x.strip()), "")
     said = (R.sentences(above) or [""])[-1]

@@ -650,7 +650,7 @@ def _states(experience: str, value: str, stems: set[str], fresh: set[str]) -> bo
     return bool(stems & rules.subject_stems(experience, {value.casefold()}))
 
 
-ACROSS = 0.5  # how far apart two statements' languages are (text.cjk_share) to compare them via the glossary
+ACROSS = values.ACROSS  # how far apart two statements' languages are (text.cjk_share) to compare them via the glossary
 SAME_SUBJECT_TERMS = 3  # topic words a correction shares with the statement it changes, at least
 SAME_SUBJECT_SHARE = 0.2  # and that share of the shorter statement's topic words
 

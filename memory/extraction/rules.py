@@ -36,7 +36,7 @@ def without_code(text: str) -> str:
 def sentences(text: str) -> list[str]:
     """Sentences of a turn: code blocks dropped, list items and lines kept apart, backtick spans,
     URLs and abbreviations never split."""
-    text = _FENCE.sub(" ", text)
+    text = without_code(text)
     out: list[str] = []
     for line in text.splitlines():
         line = _BULLET.sub("", line).strip()

@@ -344,8 +344,9 @@ def _size(tokens: list[str]) -> float:
     return sum(0.5 if text.has_cjk(t) else 1.0 for t in tokens)
 
 
-# Two texts are in different languages when their shares of Chinese differ by this much: an English
-# sentence with a Chinese name in brackets ("Chen Jing (陈静) leads the Android team.") is English.
+# Two texts are in different languages when their shares of Chinese (`text.cjk_share`) differ by this
+# much: an English sentence with a Chinese name in brackets ("Chen Jing (陈静) leads the Android team.")
+# is English. (The one bar: extraction's supersession reads it too.)
 ACROSS = 0.5
 
 
