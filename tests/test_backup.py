@@ -220,6 +220,11 @@ def test_export_import_export_gives_the_same_digest(capsys, home, tmp_path):
         }
     assert a[0]["entities"] == [["SQLite", "tool"], ["Alice", "person", "speaker"]]
     assert a[3]["activation_count"] == 2
+    # each line says what the memory is now, as `show` would: one reading an export needs no joins
+    status = {r["content"]: r["status"] for r in a}
+    assert status["We use MySQL"] == "superseded" and status["We use PostgreSQL now"] == "current"
+    assert status["An archived memory"] == "archived"
+    assert {r["content"]: r["status"] for r in b} == status
 
 
 def test_the_digest_changes_when_any_field_changes(home):

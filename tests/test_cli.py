@@ -678,7 +678,7 @@ def test_export_then_import_into_an_empty_home_reproduces_every_field(capsys, ho
     code, out, _ = run(capsys, "export", str(dump))
     assert code == 0 and out.strip() == f"exported 8 memories to {dump}"
     before = exported(dump)
-    assert set(before[0]) == set(open_store(home).get(1).to_dict()) | {"entities"}
+    assert set(before[0]) == set(open_store(home).get(1).to_dict()) | {"entities", "status"}
 
     fresh = tmp_path / "fresh-home"
     report = run_json(capsys, "--home", str(fresh), "import", str(dump))

@@ -1,7 +1,8 @@
 """Export and import: memories as JSON lines, one memory per line.
 
 An export line is `Memory.to_dict()` (times as ISO 8601, sub-second precision kept) plus the
-memory's linked `entities` as [name, kind] pairs. Export covers every scope, archived memories
+memory's linked `entities` as [name, kind] pairs and its `status` when exported (current,
+superseded, expired or archived, as `show` says it; import reads the links, not this word). Export covers every scope, archived memories
 too, in id order. Import takes the same lines, or hand-written ones with the fields of
 memory_store (`content` is the only required one; `scope` is a stored scope string, "project"
 or "global", default "project"). A line without `entities` (or with null) is linked to the
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import EmbeddingMismatch, InvalidInput
-from memory.store import GLOBAL, Memory, NewMemory, Store, content_hash, parse_time
+from memory.store import GLOBAL, Memory, NewMemory, Store, browse, content_hash, parse_time
 
 BATCH = 256  # lines per add_many: one embedding batch and one transaction each
 TIME_FIELDS = ("occurred_at", "created_at", "updated_at", "last_activated_at", "valid_from", "valid_to", "deleted_at")
@@ -46,6 +47,7 @@ EXPORT_ONLY = frozenset(
         "content_hash",
         "deleted_at",
         "superseded_by",
+        "status",  # derived from the links and times above
         "author",  # who wrote it where it was exported; the importer is the author of the copy
     }
 )
@@ -81,10 +83,11 @@ def _entities_of(store: Store, ids: Sequence[int]) -> dict[int, list[list[str]]]
     return out
 
 
-def export_record(m: Memory, entities: list[list[str]]) -> dict[str, Any]:
+def export_record(m: Memory, entities: list[list[str]], now: float) -> dict[str, Any]:
     d = m.to_dict()
     d.update({k: iso_exact(getattr(m, k)) for k in TIME_FIELDS})
     d["entities"] = entities
+    d["status"] = browse.status_of(m, now)
     return d
 
 
@@ -104,9 +107,10 @@ def export_records(store: Store, page: int = 500, scopes: Sequence[str] | None =
             )
         }
         entities = _entities_of(store, ids)
+        now = store.clock()
         for m in memories:
             if m.id not in cut:
-                yield export_record(m, entities.get(m.id, []))
+                yield export_record(m, entities.get(m.id, []), now)
         after = memories[-1].id
 
 
