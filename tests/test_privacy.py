@@ -97,6 +97,8 @@ def test_redacting_twice_changes_nothing_more(entry):
         ("DB_PASSWORD=Tr0ub4dor-and-3", "[REDACTED:password]"),
         ("curl -H 'Authorization: Bearer " + "aB3dE6gH9jK2mN5p" * 2 + "'", "[REDACTED:bearer-token]"),
         ("postgres://app:s3cr3t-pw@db:5432/app", "[REDACTED:url-password]"),
+        # a key alone in the user-info (a blind trial stored a Sentry DSN's key)
+        ("DSN: https://3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c@o123456.ingest.sentry.io/4505112", "[REDACTED:url-token]"),
     ],
 )
 def test_a_redaction_says_what_kind_of_secret_was_there(text, label):
@@ -119,6 +121,13 @@ def test_a_private_key_block_cut_off_before_its_end_line_is_still_removed():
 
 
 # -- false positives ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["git clone ssh://git@github.com/acme/lgx.git", "https://deploy-bot-readonly-user@gitlab.example.com/x.git"]
+)
+def test_a_login_in_a_urls_user_info_is_no_secret(text):
+    assert redact(text) == text
 
 
 @pytest.mark.parametrize("entry", BENIGN, ids=[e["note"] for e in BENIGN])

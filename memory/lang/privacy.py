@@ -199,6 +199,12 @@ def _strong_value(value: str, m: re.Match[str]) -> bool:
     return _credential(value, m) and _strong(value)
 
 
+def _url_token(value: str, m: re.Match[str]) -> bool:
+    """A user-info that is key material (hex, or letters mixed with digits in one run), not a login
+    such as deploy-bot-readonly-user."""
+    return bool(re.fullmatch(r"[0-9a-fA-F]{20,}|(?=[^-_]*\d)(?=[^-_]*[A-Za-z])[A-Za-z0-9]{20,}", value))
+
+
 def _flag_value(value: str, m: re.Match[str]) -> bool:
     if not _credential(value, m) or value.startswith("-"):
         return False
@@ -370,6 +376,8 @@ _KNOWN: list[Rule] = [
 _CONTEXT: list[Rule] = [
     # scheme://user:password@host, including redis://:password@host
     _r("url-password", "://", r"://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", check=_credential),
+    # a key alone in a URL's user-info: a Sentry DSN, https://<32 hex>@o123.ingest.sentry.io/45
+    _r("url-token", "://", r"://([A-Za-z0-9_\-]{16,})@", check=_url_token),
     _r(
         "bearer-token",
         "authorization",
