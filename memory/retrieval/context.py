@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memory import embed
+from memory.errors import StoreUnavailable
 from memory.lang import mentions, text
 from memory.lang.text import CONTEXT_TAG
 from memory.retrieval import ranking as retrieval
@@ -398,9 +399,19 @@ def warm_rule(store: Store) -> WarmRule | None:
 
 
 def _model_ready(embedder: Any) -> bool:
-    state = getattr(embedder, "state", None)  # server.state.ModelGate
+    """Whether the model can judge now. The server's and the engine's gate (server.state.ModelGate)
+    never wait for a loading model; a one-shot command's own embedder is there to be used, so it
+    loads now (a CLI `context` found no English memory for a Chinese question while it had not)."""
+    state = getattr(embedder, "state", None)
     if callable(state):
         return state() == "ready"
+    wait = getattr(embedder, "wait", None)
+    if callable(wait):
+        try:
+            wait()
+        except StoreUnavailable:
+            return False
+        return True
     return bool(getattr(embedder, "loaded", True))
 
 
