@@ -15,7 +15,7 @@ from memory.lang.text import CJK_RUN, REDACTED, STOPWORDS, WORD
 
 SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 _CAPS = re.compile(r"\b([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]|[A-Z])(?:\s+([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]))*\b")
-_CAPSEQ = re.compile(r"\b[A-Z][\w+#-]*(?:\s+[A-Z][\w+#-]*)*")
+_CAPSEQ = re.compile(r"\b[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?(?:\s+[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?)*")  # O'Neill
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(
     r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|c|h|cpp|toml|json|ya?ml|md|sql|sh|lock|cfg|ini|env))\b"
@@ -29,6 +29,8 @@ please also then now today yesterday tomorrow monday tuesday wednesday thursday 
 mondays tuesdays wednesdays thursdays fridays saturdays sundays
 decision decisions note notes todo fyi update reminder remember summary context why result outcome warning
 error fix tip lesson rule question answer
+incident gotcha check watch abort tell if prerequisites prerequisite before after step steps verify ensure
+confirm restart run open page escalate caution important heads
 january february march april june july august september october november december
 select from where join inner outer left right full cross on group order by having limit offset insert into
 values update set delete create table drop alter index view as not null is in like ilike between distinct
@@ -192,7 +194,8 @@ def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple]:
 
 # A person's names written together: Alice Chen（陈爱丽）, 陈爱丽 (Alice), Alice Chen (A. Chen, 爱丽),
 # 陈爱丽（Alice Chen，@achen）. The first is the name; what the brackets hold are aliases.
-_LATIN_PERSON = r"(?:[A-Z]\.[ \t]?)?[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){0,2}"
+_LATIN_WORD = r"[A-Z](?:[a-z]*'[A-Z])?[a-z]+"  # Alice, O'Neill
+_LATIN_PERSON = rf"(?:[A-Z]\.[ \t]?)?{_LATIN_WORD}(?:[ \t]+{_LATIN_WORD}){{0,2}}"
 # Strings, compiled on first use (and cached by `re`): a class of Chinese characters costs a
 # millisecond or more to compile, and the prompt hook imports this module for every prompt and
 # needs none of these (only the write path reads a person's names in brackets).
@@ -202,6 +205,7 @@ _ITEM_SPLIT = r"\s*[,，、/;；]\s*|\s+(?:or|aka|a\.k\.a\.)\s+|\s*(?:或|又名
 _INITIALS = r"[A-Z]\.(?:[ \t]?[A-Z]\.)*[ \t]?[A-Z][a-z]+|[A-Z][a-z]+[ \t][A-Z]\."  # A. Chen, Alice C.
 _HANDLE_OR_MAIL = r"@[A-Za-z][\w.-]{1,38}|[\w.+-]+@[\w-]+(?:\.[\w-]+)*"
 _LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
+_LOGIN_CUE = r"(?i:(?:github|gitlab|slack|ldap|sso)?[ \t]*(?:login|handle|username|user|id)|github|账号|用户名)[ \t]*[:：]?[ \t]*"
 _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
 _LOGIN = rf"[a-z][a-z0-9_.-]{{2,20}}|{_LATIN_ITEM}"  # jzhou, xlin, @jzhou, Tom: what else a named person is called
 
@@ -237,7 +241,13 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
         items = [i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if i.strip()]
         personal = False  # a Chinese name, initials, a handle or an e-mail say the head is a person
         for item in items:
-            if re.fullmatch(_HAN_ITEM, item):
+            login = re.match(_LOGIN_CUE, item)
+            if login and re.fullmatch(r"[a-z][a-z0-9_.-]{2,20}", item[login.end() :]):
+                aliases.append(item[login.end() :])  # (Maggie, login moneill): their login
+                personal = True
+            elif re.fullmatch(r"[A-Z]{2,3}", item) and len(words) >= 2:
+                aliases.append(item)  # Priya Iyer (PJ, …): initials said as a name, when the rest says a person
+            elif re.fullmatch(_HAN_ITEM, item):
                 if zhnames.plausible(item) or (len(words) >= 2 and len(item) >= 2):
                     aliases.append(item)
                     personal = True
@@ -291,8 +301,8 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
 
 def _han_pair(before: str, inside: str) -> tuple[str, str, str] | None:
     """(full name, nickname, the one outside the brackets) when a Chinese full name and a nickname of that person stand one in
-    brackets after the other: 小李（李娜）, 李娜（小李）, 周涛（老周）, 陈杰（阿杰）. The nickname must fit
-    the name (老 / 小 + its surname, 阿 + a character of its given name), so 计费（小王） is no pair."""
+    brackets after the other: 小李（李娜）, 李娜（小李）, 周涛（老周）, 陈杰（阿杰）, 林浩（浩哥）. The nickname
+    must fit the name (`zhnames.nickname_of`), so 计费（小王） is no pair."""
     items = [i.strip() for i in re.split(_ITEM_SPLIT, inside) if i.strip()]
     han = [i for i in items if re.fullmatch(_HAN_ITEM, i)]
     if len(han) != 1 or not all(i in han or re.fullmatch(_LOGIN, i) for i in items):
@@ -301,12 +311,7 @@ def _han_pair(before: str, inside: str) -> tuple[str, str, str] | None:
     for size in (3, 2):  # the name that ends where the brackets open
         outer = before[-size:]
         for full, nick in ((outer, items[0]), (items[0], outer)):
-            parts = zhnames.split(full) if zhnames.plausible(full) else None
-            if (
-                parts
-                and len(nick) == 2
-                and ((nick[0] in "老小大" and nick[1] == parts[0]) or (nick[0] == "阿" and nick[1] in parts[1]))
-            ):
+            if zhnames.plausible(full) and zhnames.nickname_of(nick, full):
                 return full, nick, outer
     return None
 

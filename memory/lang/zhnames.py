@@ -179,7 +179,7 @@ for _s, _latin in _ROMAN.items():
 _WORDS = frozenset(
     """王道 王国 王者 王牌 王子 李子 张量 张贴 张开 张力 刘海 陈旧 陈述 陈列 陈设 杨树 杨柳 黄金 黄色 黄页 黄牌
 黄昏 黄油 周末 周报 周期 周会 周边 周到 周围 周转 周年 周全 周密 周一 周二 周三 周四 周五 周六 周日 周天 徐徐 孙子
-马上 马虎 马达 马路 马力 马甲 朱红 胡说 胡乱 胡同 胡子 何时 何必 何况 何处 何种 何在 何等 何以 何为 高性 高并 高可
+马上 马虎 马达 马路 马力 马甲 朱红 胡说 胡乱 胡同 胡子 何时 何必 何况 何处 何种 何在 何等 何以 何为 高性 高并 高可 高活
 高级 高效 高度 高速 高峰 高层 高手 高兴 高温 高优 高危 高频 高端 高清 高低 高于 高考 高中 高新 高价 高亮 高斯 高阶
 林立 林业 罗列 罗盘 郑重 梁柱 谢谢 谢绝 宋体 唐突 许多 许可 许久 许诺 韩文 彭湃 曾经 曾是 曾用 肖像 田野 田地 董事
 于是 于此 于今 于事 余额 余下 余量 余数 余地 余弦 杜绝 叶子 叶片 叶节 程序 程度 程式 苏醒 丁点 任务 任何 任意 任性
@@ -290,6 +290,8 @@ _LATIN_NAME = r"(?:[A-Z](?:[a-z]+|\.)(?:[ \t]*[A-Z](?:[a-z]+|\.)){0,2}|@[A-Za-z]
 _AFTER_LATIN = rf"(?<![\w.])(?:{_LATIN_NAME})[ \t]*[（(][^()（）\n]{{0,40}}$"
 _INSIDE_END = r"\s*[)）,，、/;；]"
 _BEFORE_LATIN = rf"[ \t]*[（(]\s*{_LATIN_NAME}\s*[)）,，、/;；]"
+_CALLED_AFTER = r"叫(?:他|她)|外号|花名|人称|英文名|账号|登录名"
+_BEFORE_NICK = r"[ \t]*[（(]\s*([\u4e00-\u9fff]{2})\s*[)）,，、/;；]"  # 林浩（浩哥，haolin）
 
 
 @lru_cache(maxsize=4096)
@@ -303,6 +305,20 @@ def split(name: str) -> tuple[str, str] | None:
 
 
 @lru_cache(maxsize=4096)
+def nickname_of(nick: str, full: str) -> bool:
+    """Whether `nick` is what people call the person named `full`: 老 / 小 / 大 + the surname (老周),
+    阿 + a character of the given name (阿杰), a character of the given name + 哥 / 姐 (浩哥, 婉姐)."""
+    parts = split(full)
+    if parts is None or len(nick) != 2:
+        return False
+    surname, given = parts
+    return (
+        (nick[0] in "老小大" and nick[1] == surname)
+        or (nick[0] == "阿" and nick[1] in given)
+        or (nick[1] in "哥姐" and nick[0] in given)
+    )
+
+
 def plausible(name: str) -> bool:
     """A surname and a given name of one or two characters, none of them grammar, not a word."""
     parts = split(name)
@@ -376,6 +392,9 @@ def _at(text: str, run: str, base: int, i: int) -> tuple[str, int, int] | None:
             or (full and (i == 0 or cue) and after.startswith("的"))
             or (_in_brackets(before) and re.search(_AFTER_LATIN, before) and re.match(_INSIDE_END, after))
             or (after.lstrip(" \t")[:1] in ("(", "（") and re.match(_BEFORE_LATIN, after))
+            or ((m := re.match(_BEFORE_NICK, after)) is not None and nickname_of(m.group(1), cand))
+            # "郑国强，大家叫他老郑，账号 gqzheng": a full name opening a text that goes on to say what they are called
+            or (full and base + i == 0 and after[:1] in "，," and re.search(_CALLED_AFTER, after[:40]) is not None)
             or (i == 0 and after[:1] in ("和", "与", "跟", "、") and _at(text, run, base, i + n + 1) is not None)
         )
         if placed:
