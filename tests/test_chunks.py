@@ -5,6 +5,7 @@ show it, through the MCP tools and the CLI."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -655,3 +656,20 @@ def test_the_part_shown_widens_to_whole_blocks_within_its_cap() -> None:
     assert zh[slice(*chunks.shown(zh, a, b))] == "说明一。说明二。\n\n## 步骤\n\n执行：\n- 第一\n- 第二"
     a = zh.index("执行：")
     assert zh[slice(*chunks.shown(zh, a, a + 3))] == "执行：\n- 第一\n- 第二"
+
+
+def test_a_runbook_and_its_chunks_get_no_mood_a_short_memory_still_does(capsys, home, config):
+    # a blind trial: two runbooks came back tagged "stress" and "pride" and fed the mood channel
+    steps = "\n".join(
+        f"{n}. If the warm-up panics, don't panic: we were proud of how calm the last drill was; step {n} re-runs it."
+        for n in range(1, 40)
+    )
+    mid = add(capsys, "Cache warm-up runbook\n" + steps)
+    shown = run_json(capsys, "show", str(mid))["memories"][0]
+    assert shown["moods"] == [] and chunk_rows(config, mid)
+    with sqlite3.connect(config.db_path) as db:
+        assert db.execute("SELECT count(*) FROM memories WHERE parent_id = ? AND moods != '[]'", (mid,)).fetchone() == (
+            0,
+        )
+    short = add(capsys, "I'm so proud of how calm the last failover drill was!")
+    assert run_json(capsys, "show", str(short))["memories"][0]["moods"]

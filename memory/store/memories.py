@@ -523,7 +523,10 @@ class Store:
         moods = _string_list(it.moods, "moods")
         metadata = check_metadata(it.metadata, secrets)
         valence, intensity = it.valence, it.intensity
-        if read_emotion and not moods and not valence and not intensity:
+        # a document (longer than a chunk) and its chunks are read for what they say, not felt: a runbook's
+        # "panic" or "proud" is no mood of the team's (a blind trial: runbooks tagged "stress", "pride")
+        document = it.parent_id is not None or len(content) > self.config.extraction_chunk_chars
+        if read_emotion and not moods and not valence and not intensity and not document:
             named = [e[0] for e in it.entities or () if e and isinstance(e[0], str)] + list(names)
             known = [n for name, aliases in self.config.known_entities.items() for n in (name, *aliases)]
             felt = emotion.analyze(content, named + known)
