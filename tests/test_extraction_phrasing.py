@@ -2120,6 +2120,19 @@ PART_CHANGED = [
         "丢进 dead letter queue notify.dlq",
         "`*/15 * * * *`",
     ),
+    # a third blind trial: two owners of two things in one sentence; a comma inside brackets cuts nothing
+    (
+        "Priya (Priya Raman, @praman) owns bff-gateway, Tommy (Tomás Alvarez) leads the mobile side.",
+        "Dan (Daniel Okafor, @dokafor) owns bff-gateway now that Priya moved to the payments squad.",
+        "Tommy (Tomás Alvarez) leads the mobile side",
+        "Priya (Priya Raman, @praman) owns",
+    ),
+    (
+        "ingest-worker 的 owner 是小陈（陈思远，sychen），CH 集群归老王（王磊，wanglei）管。",
+        "ingest-worker 现在归大刘（刘洋，yliu）负责了，小陈调去 data platform 了。",
+        "CH 集群归老王（王磊，wanglei）管",
+        "owner 是小陈",
+    ),
     # a service "moved to" a port; the old port now something else's
     (
         "route-planner runs on port 7100 and Kat owns it.",
@@ -2747,3 +2760,30 @@ def test_a_chinese_hold_on_while_i_ask_is_not_the_reason_of_the_pick_after_it(ap
     )
     app.extract(transcript(tmp_path / "s.jsonl", "s", *said))
     assert not [m for m in current(app) if "稍等" in m["content"]]
+
+
+def test_log_lines_and_an_exception_pasted_without_a_code_block_are_no_facts():
+    # a blind trial stored three: the scheduler's and the dagbag's log lines, and the exception
+    said = (
+        "scheduler keeps dropping the dag:\n"
+        "[2026-10-09T08:02:11.415+0000] {scheduler_job_runner.py:1024} INFO - DAG lakeside_dbt is missing and "
+        "will be deactivated.\n"
+        "[2026-10-09T08:02:41.903+0000] {dagbag.py:588} ERROR - Failed to import: /opt/airflow/dags/lakeside_dbt.py.\n"
+        "ModuleNotFoundError: No module named 'cosmos'.\n"
+        'planner_test.go:140: osrm table request failed: Get "http://osrm.internal:5000/table/v1": context deadline '
+        "exceeded\n"
+        "FAIL: TestPlanLargeDepot (2.01s)."
+    )
+    assert extract(turns(("user", said)), scope="/p/x") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # a blind trial stored the first whole, a request for an edit
+        ("One more: the runbook is wrong abt the meta db and the admin, can u fix those lines in docs/runbook.md.", []),
+        ("billing-service listens on 8081 now, can you update the config?", ["billing-service listens on 8081 now."]),
+    ],
+)
+def test_what_is_asked_after_a_statement_is_a_request_and_the_statement_stays(said, kept):
+    assert [c.content for c in extract(turns(("user", said)), scope="/p/x")] == kept

@@ -487,3 +487,91 @@ def test_the_sentence_after_a_pick_that_speaks_against_an_option_offered_is_its_
     memories = stored(app, tmp_path, *said)
     [d] = [m for m in memories if m["layer"] == "decision"]
     assert "boilerplate" in d["metadata"]["rationale"] and len(memories) == 1
+
+
+def test_an_edit_offered_and_asked_for_is_a_task_not_a_decision(app, tmp_path):
+    # a blind trial: "I'd update step 4." -> "Update it in docs/release-runbook.md." was stored as a decision
+    now = stored(
+        app,
+        tmp_path,
+        ("user", "step 4 of the release runbook still says to download the provisioning profile by hand"),
+        ("assistant", "That step is out of date now that signing goes through fastlane match. I'd update step 4."),
+        ("user", "Update it in docs/release-runbook.md."),
+    )
+    assert not [m["content"] for m in now if m["layer"] == "decision"], [m["content"] for m in now]
+
+
+def test_a_switch_talked_out_of_later_closes_no_earlier_decision(app, tmp_path):
+    # a blind trial: the push back's "not now" marked a change, and the kept-as-is decision closed the
+    # earlier pick of how dbt runs in Airflow
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "how should we run dbt from airflow? bash operator, dbt cloud, or cosmos?"),
+            (
+                "assistant",
+                "For a team already running its own Airflow on k8s I'd lean towards cosmos: one task per model, "
+                "with per-model retries.",
+            ),
+            ("user", "Lets go with cosmos. Dbt cloud is overkill for us and costs money."),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            ("user", "Q: should we switch to dagster? the dbt integration looks nicer"),
+            (
+                "assistant",
+                "I wouldn't, at least not now: cosmos already gives us what Dagster's dbt integration is praised "
+                "for, and a move means rewriting the 14 existing DAGs on k8s.",
+            ),
+            ("user", "ok fair, sticking with airflow. not worth the migration"),
+        )
+    )
+    decisions = [m["content"] for m in current(app, "decision")]
+    assert any("Lets go with cosmos" in d for d in decisions), decisions
+
+
+@pytest.mark.parametrize(
+    ("said", "layer", "holds"),
+    [
+        # a blind trial's three: an agreement stored as the assistant's experience, a switch let go stored as a
+        # fact with no object, a greeting with a task in it stored as a decision
+        (
+            [
+                ("user", "报错输出太丑了，有什么好办法？"),
+                (
+                    "assistant",
+                    "两个方向：1. miette：Diagnostic + SourceSpan，带源码片段；2. 自己拼 ansi 颜色。我建议 miette。",
+                ),
+                ("user", "赞成用 miette。 CI 里记得关颜色。"),
+            ],
+            "decision",
+            "miette",
+        ),
+        (
+            [
+                ("user", "要不要把扫描换成 tokio 异步？"),
+                ("assistant", "我不太建议：lgx 的瓶颈在解析，是 CPU 密集型，tokio 帮不上忙，用 rayon 并行就够了。"),
+                ("user", "行 那不换了，上 rayon。"),
+            ],
+            "decision",
+            "上 rayon",
+        ),
+        (
+            [
+                (
+                    "user",
+                    "hi，新项目 lgx，一个 Rust 写的 CLI，用来 lint 前端的 i18n locale 文件。 先帮我看下 repo 结构吧。",
+                )
+            ],
+            "fact",
+            "Rust 写的 CLI",
+        ),
+    ],
+)
+def test_agreeing_letting_a_switch_go_and_asking_for_help_in_chinese(app, tmp_path, said, layer, holds):
+    now = stored(app, tmp_path, *said)
+    assert [m["layer"] for m in now if holds in m["content"]] == [layer], [(m["layer"], m["content"]) for m in now]

@@ -1372,6 +1372,8 @@ def cmd_extract(ctx: Context) -> int:
                 )
             if c.get("supersedes"):
                 line += f"; supersedes memory {c['supersedes']}"
+            if c.get("superseded_by"):  # said before a correction, or a pasted line still saying the old value
+                line += f"; stored as history: memory {c['superseded_by']} replaced what it says"
             if c.get("id") and c.get("action") in ("merge", "reinforce", "repeat"):
                 line += f"; same as memory {c['id']}"
             print(line)

@@ -101,7 +101,7 @@ def extract_file(
     cwd = _cwd(turns)
     target = scope or (project_scope(cwd) if cwd else fallback)
     cands, report = harvest_turns(store, turns, target, dry_run=dry_run, llm=llm)
-    keep = ("action", "id", "supersedes", "similarity", "surprise")
+    keep = ("action", "id", "supersedes", "superseded_by", "similarity", "surprise")
     return {
         "file": source,
         "scope": target,

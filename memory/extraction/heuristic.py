@@ -20,7 +20,7 @@ from pathlib import PurePath
 from typing import Any
 
 from memory.extraction import rules as R
-from memory.lang import emotion, entities, privacy
+from memory.lang import emotion, entities, privacy, zhnames
 from memory.lang.text import is_stopword
 
 TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
@@ -322,10 +322,9 @@ _REASON_LEAD = re.compile(
 )
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
 _REASON_FOR = re.compile(r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b", re.I)
+
+
 # What opens news of its own after a reply: "另外…", "Also, …".
-_NEW_TOPIC = re.compile(r"^\W*(?:另外|对了|还有|顺便|also|btw|by the way|another thing|next)\b", re.I)
-
-
 def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -> Candidate:
     """The decision a reason said now completes. One read from the context (an earlier Stop stored it)
     is returned again, marked `extends` with the words stored, so ingest puts it in that one's place."""
@@ -688,7 +687,7 @@ def _document_lines(text: str) -> str:
     """A pasted document's lines as the sentences they mean: a heading leads the first line under it
     ("### 2.2 数据库连接失败" + "现象：…" -> "数据库连接失败：现象：…") and is never a sentence of its own; a
     table row is its cells named by the header ("| P3 | 单笔差异 | …" -> "P3：条件 单笔差异；…。")."""
-    if "\n" not in text or not (_HEADING.search(text.split("\n", 1)[1]) or "|" in text):
+    if "\n" not in text or not ("|" in text or any(map(_HEADING.match, text.split("\n")[1:]))):
         return text
     out: list[str] = []
     heading, header = "", None
@@ -710,7 +709,7 @@ def _document_lines(text: str) -> str:
             header = None
         if heading and line.strip():
             colon = ": " if heading.isascii() else "："
-            line = heading + colon + line.strip().lstrip("-*• ")
+            line = heading + colon + re.sub(r"^(?:[-*•]\s*|\d{1,2}[.)]\s+)", "", line.strip())  # (a list's marker)
             heading = ""
             if out and out[-1].strip():
                 out.append("")  # a section of its own
@@ -841,6 +840,9 @@ _FACT = ("statement", "config", "note", "location", "command", "environment", "v
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
+_ASKS_HELP = re.compile(r"^(?:先|再)?(?:帮我|请帮|帮忙|请你|给我)|^(?:can|could|would) (?:you|u)\b", re.I)
+
+
 def _decision(
     sents: list[str], proposal: list[str], said: list[str] = (), listed: list[str] = (), heading: str = ""
 ) -> tuple[Candidate | None, set[int]]:
@@ -868,6 +870,8 @@ def _decision(
         pick = _list_pick(s, listed) if listed and j == 0 else None
         if R.suggests(s) and pick is None:
             continue  # "maybe we should switch to Kafka": floated, not chosen
+        if _ASKS_HELP.match(s) and pick is None:
+            continue  # "先帮我看下 repo 结构吧": a task asked for, whatever 吧 ends it
         if (
             pick is None
             and R.REJECTS.search(s)
@@ -1066,7 +1070,10 @@ _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|ye
 
 
 # What opens news of its own after a reply: "另外…", "Also, …".
-_NEW_TOPIC = re.compile(r"^(?:另外|还有|顺便|对了|also\b|btw\b|by the way\b|one more thing\b|oh,? and\b)", re.I)
+# News of its own after a choice, not its reason: "另外之前说的 on-call 阿杰作废", "fyi marta renamed the table …".
+_NEW_TOPIC = re.compile(
+    r"^\W*(?:另外|还有|顺便|对了|also\b|btw\b|fyi\b|by the way\b|one more thing\b|another thing\b|oh,? and\b)", re.I
+)
 
 
 def _from_letter(sentence: str, rx: re.Pattern) -> str:
@@ -1224,6 +1231,9 @@ def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
     prev = R.strip_fillers(sents[start - 1]) or sents[start - 1]
     if len(prev) < 8 or R.is_question(prev) or R.is_chat(prev) or R._REQUEST.match(prev):
         return None
+    owned = R.owner_of(prev) or R.oncall_of(prev)
+    if owned and (owned[1][:1].isupper() or owned[1] in {n for n, _, _ in zhnames.find(prev)}):
+        return None  # "1）release 现在归小林管了；2）yaml-rust2 换成 saphyr 了": news of its own, no reason
     hit = R.classify_user(prev)
     against = R.AGAINST.search(prev) or R.WANT_REASON.search(prev)  # "Kafka 太重了，我们不需要 replay"
     if hit is not None and hit[1] in ("rule", "preference", "correction", "decision") and not against:

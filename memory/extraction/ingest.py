@@ -7,6 +7,8 @@ For each candidate, in order:
   3. a near-duplicate (cosine >= dedup threshold) -> merge: keep the richer text, both provenances
   4. surprise below the threshold                -> reinforce the memory it repeats
   5. otherwise                                   -> store it (long content as parent + chunks)
+A pasted document's line that still states what a correction retired (a runbook's "port 9000"
+after "9440 now") is stored as history of that correction, never as a current fact.
 Time decides supersession, not reading order: a candidate said before the current memory it would
 supersede (or before a current correction that names its value as replaced) is stored already
 superseded by that newer memory, so backfilling an old session after the hooks harvested this
@@ -262,6 +264,11 @@ def _one(
         report.merged.append(extended)
         item.update(action="merge", id=extended, reason="the reason for a decision stored before")
         return
+    stale = _restates_retired(store, c)
+    if stale is not None:
+        _store_as_history(store, c, vec, report, names, item, stale, dry_run)
+        item["reason"] = f"a pasted line that still says what memory {stale} replaced"
+        return
     near = _nearest(store, c, vec)
     best_id, best_sim = near[0] if near else (None, 0.0)
     if c.metadata.get("reverts"):
@@ -269,6 +276,8 @@ def _one(
     if best_id is not None and not _may_fold(store, best_id, c, made):
         best_id, best_sim = None, 0.0
     old = _current_with_subject(store, c)
+    if old is not None and c.metadata.get("pasted") and _same_message(store, old[0], c):
+        old = None  # two lines of one pasted document ("开发：Rust 1.82 以上", "YAML 解析用 yaml-rust2") are both its
     observed = c.metadata.get("observed")
     if observed:
         # A command seen to pass says less than what anyone said: it never closes what was said about
@@ -404,6 +413,62 @@ def _newer_correction(store: Store, c: Candidate) -> int | None:
     return None
 
 
+def _restates_retired(store: Store, c: Candidate) -> int | None:
+    """The current correction whose retired value a pasted document's line still states, about
+    the same subject: a runbook written before the port moved says "`--port 9000`", the owner
+    table "负责人 小陈". A line that also names the new value is about the change, not stale.
+    What a correction retired, and only that (the closed memory's other values still hold): in
+    each kind of value it states (a port, a host), the old memory's value it names as gone ("老的
+    8081 下周下线"), else the old one when there was one; its slot's old value (an owner); what it
+    named as replaced; and the pick of a decision it passed over."""
+    if c.layer != "fact" or not c.metadata.get("pasted"):
+        return None
+    said = c.content.casefold()
+    rows = store.conn.execute(
+        "SELECT h.content, json_extract(h.metadata, '$.value'), s.id, s.content, "
+        "json_extract(s.metadata, '$.value'), json_extract(s.metadata, '$.replaces'), "
+        "json_extract(h.metadata, '$.chosen'), json_extract(s.metadata, '$.alternatives') "
+        "FROM memories h JOIN memories s ON s.id = h.superseded_by WHERE h.scope = ? AND h.deleted_at IS NULL "
+        "AND json_extract(h.metadata, '$.pasted') IS NULL "  # (another stale line is no correction's old side)
+        f"AND {_current_filter('s')} ORDER BY h.id DESC LIMIT 200",
+        (c.scope,),
+    ).fetchall()
+    for old, old_value, new_id, new, new_value, replaces, chosen, over in rows:
+        was, now = rules.slot_values(old), rules.slot_values(new)
+        dropped: set[str] = set()
+        fresh = {new_value.casefold()} if new_value else set()
+        for kind, stated in now.items():
+            gone = was.get(kind, set()) - stated
+            named = {v for v in gone if _holds_value(new.casefold(), v.casefold())}
+            dropped |= named or (gone if len(gone) == 1 else set())
+            fresh |= {v.casefold() for v in stated - was.get(kind, set())}
+        if any(_holds_value(said, v) for v in fresh):
+            continue
+        if old_value and new_value and old_value.casefold() != new_value.casefold():
+            dropped.add(old_value)
+        dropped |= {v for v in json.loads(replaces or "[]") if isinstance(v, str)}
+        if chosen and chosen.casefold() in {a.casefold() for a in json.loads(over or "[]") if isinstance(a, str)}:
+            dropped.add(chosen)  # "就用 yaml-rust2 吧" closed by "yaml-rust2 被换成 saphyr 了"
+        hits = {v.casefold() for v in dropped if _holds_value(said, v.casefold())}
+        # about the same thing: subject words in common, or another value of the old statement ("Go 1.22")
+        if hits and (
+            rules.subject_stems(c.content, hits) & rules.subject_stems(old, hits)
+            or (rules.values_in(c.content) & rules.values_in(old)) - hits
+        ):
+            return new_id
+    return None
+
+
+def _same_message(store: Store, memory_id: int, c: Candidate) -> bool:
+    row = store.conn.execute("SELECT source_ref FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return bool(row and row[0] and c.source_ref and row[0] == c.source_ref)
+
+
+def _holds_value(said: str, value: str) -> bool:
+    """Whether the (casefolded) text holds the value whole: "9000" in "--port 9000", not "axios" in "axios-retry"."""
+    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", said) is not None
+
+
 def _store_as_history(
     store: Store,
     c: Candidate,
@@ -516,6 +581,10 @@ def _supersede_replaced(
         own = c
         if c.layer == "decision" and c.metadata.get("proposal"):
             own = replace(c, content=c.content.split(" (agreed to the proposal:")[0])
+        elif c.layer == "decision" and " (proposed instead: " in c.content:
+            # "Sticking with airflow. (proposed instead: …; dropped after: …not now…)": the case against
+            # the proposal names what it keeps and marks no change of anything
+            own = replace(c, content=c.content.split(" (proposed instead: ")[0])
         elif agreed:
             own = replace(c, content=c.metadata["decision"])
         # (a line of a pasted runbook restates how things are done; "…提前一天把 LEDGER_WORKERS 调到 12" changes no
@@ -716,8 +785,16 @@ def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
         counts = all(v.isdigit() and len(v) <= 2 for v in new | old)
         quantities = rules.quantities(c.content) != rules.quantities(content)
         if len(new) == len(old) == 1 and (quantities or not counts) and not _names_its_subject(c.content, *new):
+            if _siblings(*new, *old) and not rules.marks_change(c.content):
+                continue  # "/v2/orders" beside "/v1/orders", "etl-02" beside "etl-01": another one, both true
             return mid
     return None
+
+
+def _siblings(a: str, b: str) -> bool:
+    """Two names of one shape that differ in their numbers only (/v1/orders and /v2/orders,
+    kafka-prod-1 and kafka-prod-2): two things of a series, unlike two versions or ports (digits alone)."""
+    return bool(re.search(r"[a-z]", a)) and re.sub(r"\d+", "#", a) == re.sub(r"\d+", "#", b)
 
 
 def _names_its_subject(content: str, value: str) -> bool:
@@ -1026,7 +1103,8 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
     for mid, value, subject in rows:
         if subject == c.subject:
             return mid, value
-    if c.attribute == "oncall":  # "partner on-call" is the on-call for partner integrations
+    if c.attribute in ("owner", "oncall"):
+        # "partner on-call" is the on-call for partner integrations; "the OSRM integration" is OSRM's
         mine_words = set(c.subject.split())
         for mid, value, subject in rows:
             theirs = set((subject or "").split())

@@ -23,8 +23,16 @@ _PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\
 _SPLIT = re.compile(
     r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])(?![）)」』”’】\]])\s*|"
     # what someone asked for, said after a statement: "Dan owns bff-gateway now, and he asked me to …"
-    r"(?<=,)\s+(?=and (?:he|she|they) (?:asked|wants|wanted|said|told|needs)\b)"
+    r"(?<=,)\s+(?=and (?:he|she|they) (?:asked|wants|wanted|said|told|needs)\b)|"
+    # a second piece of news after ";": "PJ owns OSRM now; and the redis cache moved to …", "…；另外审批流归小李管了"
+    r"(?<=[;；])\s*(?=(?:and|also)\s+\S|另外|还有|对了)|"
+    # items numbered inside one line: "几件事先同步下：1）release 现在归小林管了；2）yaml-rust2 换成 saphyr 了"
+    r"(?<=[；;：:])\s*(?=[(（]?\d{1,2}[)）]\s*\S)"
 )
+_ENUMERATOR = re.compile(r"^[(（]?\d{1,2}[)）]\s*")
+# What is asked after a statement: "billing-service listens on 8081 now, can you update the config?" (a
+# statement naming something specific, then a request: two sentences).
+_ASKED_AFTER = re.compile(r"^(.+?,)\s+((?:can|could|would) (?:you|u) (?!(?:believe|imagine)\b)\w.*)$", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
 
 
@@ -51,7 +59,11 @@ def sentences(text: str) -> list[str]:
         held = _PROTECT.sub(hold, line)
         for part in _SPLIT.split(held):
             part = re.sub(r"\ue000(\d+)\ue001", lambda m, saved=saved: saved[int(m.group(1))], part).strip()
-            if part:
+            part = _ENUMERATOR.sub("", part)
+            asked = _ASKED_AFTER.match(part)
+            if asked and _SPECIFIC.search(asked.group(1)):
+                out += [asked.group(1), asked.group(2)]  # "X listens on 8081 now, can you update the config?"
+            elif part:
                 out.append(part)
     return out
 
@@ -161,7 +173,7 @@ def is_question(s: str) -> bool:
 
 
 _REQUEST = re.compile(
-    r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let me know|help me|i need|"
+    r"^(?:please|pls|plz|can (?:you|u)|could (?:you|u)|would (?:you|u)|will (?:you|u)|can we|could we|let me know|help me|i need|"
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
     r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)|"
@@ -195,8 +207,12 @@ _NOUN_FIRST = re.compile(
 
 
 def is_request(s: str) -> bool:
-    """A task request: an imperative at the start, or after where it applies."""
+    """A task request: an imperative at the start, or after where it applies, or asked after what it
+    is about ("the runbook is wrong abt the meta db, can u fix those lines": `sentences` keeps a
+    statement naming something specific apart from what is asked after it)."""
     if _REQUEST.match(s) and not _NOUN_FIRST.match(s):
+        return True
+    if _ASKED_AFTER.match(s):
         return True
     m = _REQUEST_AFTER_PLACE.search(s)
     # "再加个告警：pending 超过 1 万就告警，发飞书 oncall 群" spells out what it adds, "…时间也改一下，从凌晨 2 点
@@ -361,7 +377,11 @@ _REPLACED = re.compile(
     # "Airflow 我们已经 migrate 到 DolphinScheduler 了": what opens the sentence moved to what follows
     # (products, by their capitals: "gateway 迁到 k8s 上了" moved the gateway, it did not replace it)
     r"(?:^|[：:，,。；;]\s*)`?(?P<old5>(?-i:[A-Z])[\w.+-]*)`?\s*(?:我们|这边|那边)?\s*(?:已经|也)?\s*(?:全部|整体)?\s*"
-    r"(?:migrate|迁移?|切换?|换)\s*(?:到|成)\s*`?(?-i:[A-Z])",
+    r"(?:migrate|迁移?|切换?|换)\s*(?:到|成)\s*`?(?-i:[A-Z])|"
+    # a rename of a named thing: "asset_record 表也改名成 asset_item 了", "renamed the route_plans table to planned_routes"
+    r"(?<![\w.+-])`?(?P<old6>[A-Za-z](?=[\w.+-]*[_.\d-])[\w.+-]*)`?\s*(?:表|库|字段|队列|topic|table)?\s*(?:也|已经)?\s*"
+    r"(?:改名成|改名为|改名叫|重命名为|重命名成|更名为)\s*`?[A-Za-z]|"
+    r"\brenamed\s+(?:the\s+)?`?(?P<old7>[A-Za-z](?=[\w.+-]*[_.\d-])[\w.+-]*)`?\s+(?:(?:table|topic|queue|column|bucket|field|service|repo)\s+)?to\s+`?[A-Za-z]",
     re.I,
 )
 _MIGRATION = re.compile(
@@ -512,7 +532,14 @@ CHAT = re.compile(
 # A line of a pasted stack trace or memory dump: "pkg.(*Client).Balance(0x0, …)", "at Foo.bar(Foo.java:12)",
 # 'File "x.py", line 3': it quotes the program, it says nothing about the project.
 _TRACE = re.compile(
-    r"\(\*?\w+\)\.\w+\(|\b0x[0-9a-f]{6,}\b|^\s*at [\w.$<>]+\([\w.]+:\d+\)|^\s*File \"[^\"]+\", line \d+", re.I
+    r"(?i:\(\*?\w+\)\.\w+\(|\b0x[0-9a-f]{6,}\b|^\s*at [\w.$<>]+\([\w.]+:\d+\)|(?:^|\.\s+)File \"[^\"]+\", line \d+)|"
+    # a log line or an exception pasted without a code block: "[2026-10-09T08:02:11.415+0000] {dagbag.py:588}
+    # ERROR - …", "ModuleNotFoundError: No module named 'cosmos'."
+    r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s|"
+    r"^\s*(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b[\s:\]-]|^\s*Traceback \(most recent call last\)|"
+    # a test runner's lines: "planner_test.go:140: osrm table request failed: …", "--- FAIL: TestPlan (2.01s)"
+    r"^\s*[\w./-]+\.(?:go|py|js|ts|tsx|rs|java|rb|kt|c|cc|cpp|php|cs|swift):\d+(?::\d+)?:\s|"
+    r"^\s*(?:---\s*)?(?:FAIL|PASS)\b:?\s+\w+|^\s*panic:\s"
 )
 # Something specific to the project: code, a path or dotted name, an identifier, a number, a
 # setting, an ASCII term inside Chinese. A plain statement without any of these is small talk.
@@ -586,6 +613,21 @@ _EPISODE = re.compile(
 )
 
 
+# A change told as news of when it happened, with the state it left: "the metadata db moved last night,
+# it's on airflow-meta-v2.internal port 6432 now", "昨晚 DB 迁到了新机器，现在是 10.0.0.5": a standing fact
+# (a blind trial lost such a correction to "last night").
+_CHANGED_NOW = re.compile(
+    r"\b(?:moved|migrated|switched|changed|renamed|replaced|upgraded|cut over)\b(?:[^.!?。！？]|\.(?=\w))*\bnow\b|"
+    r"(?:迁|搬|换|改|切|升级)[^。！？]{0,40}现在",
+    re.I,
+)
+
+
+def _episode(s: str) -> bool:
+    """What just happened or what today's task is (`_EPISODE`), not a change and the state it left."""
+    return bool(_EPISODE.search(s)) and not (_CHANGED_NOW.search(s) and values_in(s))
+
+
 def is_chat(s: str) -> bool:
     return bool(CHAT.search(s))
 
@@ -599,7 +641,8 @@ def is_statement(s: str) -> bool:
         or is_request(s)
         or _NARRATIVE.match(s)
         or is_chat(s)
-        or _EPISODE.search(s)
+        or _episode(s)
+        or _TRACE.search(s)
         or s.rstrip().endswith((":", "："))
     ):
         return False
@@ -640,7 +683,7 @@ def is_detail(s: str) -> bool:
     return (
         bool(_SPECIFIC.search(s))
         and _long_enough(s)
-        and not (is_question(s) or _REQUEST.match(s) or _NARRATIVE.match(s) or is_chat(s) or _EPISODE.search(s))
+        and not (is_question(s) or _REQUEST.match(s) or _NARRATIVE.match(s) or is_chat(s) or _episode(s))
     )
 
 
@@ -794,8 +837,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         category, importance = "rule", 4
         why.append(f"rule ({rule.group(0).strip()})")
     else:
-        fact = None if _EPISODE.search(s) else next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
-        if fact is None and not _EPISODE.search(s) and (oncall_of(s) or owner_of(s)):
+        fact = None if _episode(s) else next(((cat, rx) for cat, rx in _FACTS if rx.search(s)), None)
+        if fact is None and not _episode(s) and (oncall_of(s) or owner_of(s)):
             fact = ("ownership", None)  # "值班是阿杰", "报表导出归老张管": who, though nothing else is named
         if fact:
             category, importance = fact[0], 3
@@ -878,8 +921,9 @@ AGREE = re.compile(
     re.I,
 )
 AGREE_ZH = re.compile(
-    r"^(?:好的?|行|可以|同意|赞同|没问题|没意见|就这么办|就这么定|就这么搞|就这样|按你说的|就按你说的|按这个来|照这个来|"
-    r"照你说的|听你的|好主意|对)(?:来|办|做|改)?(?:[，,。.！!\s]|吧|$)"
+    r"^(?:好的?|行|可以|同意|赞同|赞成|支持|没问题|没意见|就这么办|就这么定|就这么搞|就这样|按你说的|就按你说的|按这个来|照这个来|"
+    r"照你说的|听你的|好主意|对)(?:来|办|做|改)?(?:[，,。.！!\s]|吧|$)|"
+    r"^(?:赞成|同意|支持)用"  # "赞成用 miette。": agreeing to use what was proposed
 )
 # The assistant pushing back on what the user proposed: "I'd hold off on that.", "不太建议。", "Not yet: …".
 PUSHES_BACK = re.compile(
@@ -893,14 +937,14 @@ PUSHES_BACK = re.compile(
 )
 # The user letting their proposal go after a push back: "ok fair, let's keep it then.", "好吧，那就先不换。"
 CONCEDES = re.compile(
-    r"^\W*(?:(?:oh|哦|噢)[，,\s]*)?(?:ok(?:ay)?|fair(?: enough| point)?|good point|makes sense|right|true|agreed|sure|fine|"
+    r"^\W*(?:(?:oh|哦|噢|行|好)[，,\s]*)?(?:ok(?:ay)?|fair(?: enough| point)?|good point|makes sense|right|true|agreed|sure|fine|"
     r"never ?mind|forget (?:it|that|the)|let'?s (?:keep|leave|drop|skip|stay)|drop it|keep it|好吧|行吧|好的?|那算了|算了|有道理|"
-    r"也是|说得对|那就先不|先不|那就不|那就(?:保留|维持|还是)|那还是|不换了|不改了|这样(?:啊|呀)?[，,\s]*(?:那)?(?:算了|先不|就不))",
+    r"也是|说得对|那就先不|先不|那就不|那就(?:保留|维持|还是)|那还是|那?不换了|那?不改了|这样(?:啊|呀)?[，,\s]*(?:那)?(?:算了|先不|就不))",
     re.I,
 )
 # What a concession opens with before saying what stays: "ok 有道理，那算了，", "哦这样，那算了，", "fair, ".
 CONCESSION_LEAD = re.compile(
-    r"^(?:\W*(?:oh|哦|噢|ok(?:ay)?|fair(?: enough)?|good point|makes sense|好吧|行吧|有道理|这样(?:啊|呀)?|那算了|算了|也是)[，,.!！。\s]*)+",
+    r"^(?:\W*(?:oh|哦|噢|ok(?:ay)?|fair(?: enough)?|good point|makes sense|好吧|行吧|行|有道理|这样(?:啊|呀)?|那算了|算了|也是|那?不换了|那?不改了)[，,.!！。\s]*)+",
     re.I,
 )
 
@@ -912,7 +956,9 @@ def pushes_back(s: str) -> bool:
 # "I'd store the files in S3 …": what the speaker would do is what they propose (not "I'd say", "I'd need to check").
 _WOULD = (
     r"\bI'?d\s+(?!(?:say|guess|think|imagine|expect|assume|need|have|be|love|like|hate|check|look|rather not|"
-    r"probably|also|first|still|not)\b)[a-z]+\b"
+    r"probably|also|first|still|not|"
+    # an edit offered on the work at hand ("I'd update step 4") is a task, not a choice
+    r"update|fix|edit|reword|rephrase|tweak|patch|document|note|mention|clarify)\b)[a-z]+\b"
 )
 _SUGGEST = (
     r"\bwe (?:could|might)\b|\b(?:maybe|perhaps) (?:we|you) (?:should|could|can)\b|\bhow about\b|\bwhat about (?:using|switching|"
@@ -957,7 +1003,9 @@ _ALTERNATIVE = re.compile(
     r"\b(?:switch\w*|mov\w*|migrat\w*)\b[^,.;]{0,30}?\bfrom\s+`?([A-Za-z][\w.+/-]*)`?\s+to\b|"
     r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用|没用|没选|没有用|不(?:再)?发|不(?:再)?走)\s*(?:继续|再)?(?:用|使用|走)?\s*"
     r"`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
-    r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑",
+    r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑|"
+    # a named thing swapped out: "把 Kafka 换成 Pulsar", "yaml-rust2 上周被阿杰换成 saphyr 了"
+    r"(?<![\w.+/-])`?([A-Za-z][\w.+/-]*)`?\s*(?:(?:上周|昨天|已经|之前|刚)\s*)?(?:被[^\s，。,]{1,6}?)?\s*(?:换成|替换成|替换为|换到|切到)",
     re.I,
 )
 
@@ -1061,7 +1109,7 @@ _CHOSEN = re.compile(
     r"stay(?:ing)? (?:on|with))"
     r"\s+(?:the\s+|a\s+|an\s+)?`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
     r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
-    r"(?:那就|就|还是)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
+    r"(?:那就|就|还是|^先|^上)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
     re.I,
 )
 
@@ -1394,10 +1442,14 @@ _OWNER = [
     re.compile(
         r"(?:^|[,;:] )"
         + _WHO_EN
-        + r"(?: \([^)]{1,30}\))? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|"
-        r"is (?:now )?(?:responsible for|in charge of)|looks after) " + _THING + r"(?=\s*(?:now\b|[,.;:!]|$))"
+        + r"(?: \([^)]{1,30}\)| [—–-]{1,2} [^—–\n]{1,60}? [—–-]{1,2})? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|"
+        r"is (?:now )?(?:responsible for|in charge of)|looks after|leads|heads) "
+        + _THING
+        + r"(?=\s*(?:now\b|[,.;:!]|$))"
     ),
     re.compile(r"\b(?:the )?owner of " + _THING + r" is (?:now )?" + _WHO_EN),
+    # "Tomek handed OSRM over to PJ": who has it now
+    re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
     re.compile(r"(?P<thing>[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
     re.compile(
         _THING_ZH
@@ -1428,9 +1480,9 @@ _OWNER = [
     re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*是\s*" + _WHO_ZH + r"\s*(?:负责|在管|维护|管)的", re.I),
     # "老张负责报表服务的导出", "周涛（Tom Zhou）负责支付网关"
     re.compile(
-        r"(?:^|[，,。；;]\s*)(?!我|你|他|她|大家|谁|都|也)"
+        r"(?:^|[，,。；;：:]\s*)(?!我|你|他|她|大家|谁|都|也)"
         + _WHO_ZH
-        + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:现在|目前)?\s*(?:负责|在管|维护)\s*"
+        + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:现在|目前)?\s*(?:负责|在管|维护|管(?=[\u4e00-\u9fffA-Za-z]))\s*"
         + _THING_ZH
         + r"(?=[\s，。,.;；(（了]|$)",
         re.I,
@@ -1668,7 +1720,14 @@ def replaced_values(content: str) -> list[str]:
     # ("order-service 的 Redis 换成 Codis") is left to the slot rules, which read whose it is
     for m in _REPLACED.finditer(content):
         v = next(g for g in m.groups() if g)
-        if m.group("old1") or m.group("old2") or m.group("old5") or not known_tech(v):
+        if (
+            m.group("old1")
+            or m.group("old2")
+            or m.group("old5")
+            or m.group("old6")
+            or m.group("old7")
+            or not known_tech(v)
+        ):
             out.append(v)
     new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
     return [v for v in dict.fromkeys(out) if v.casefold() not in new][:4]
@@ -2115,7 +2174,9 @@ def slot_values(content: str) -> dict[str, set[str]]:
 # Where a statement's parts end: sentences, and the clauses inside one ("，", "；", ", and", ", but");
 # English clauses are cut further where each holds a value of its own (`_clauses`).
 # (an ASCII "?", "!" or ";" ends a part only before a space: "?ref=v3.4.0" is a URL's query)
-_PART_END = re.compile(r"(?<=[。；！？，])\s*|(?<=[;!?])\s+|(?<=\.)\s+(?=\S)|(?<=,)\s+(?=(?:and|but)\b)")
+_PART_END = re.compile(
+    r"(?<=[。；！？，])(?![^（(]*[)）])\s*|(?<=[;!?])\s+|(?<=\.)\s+(?=\S)|(?<=,)\s+(?=(?:and|but)\b)"
+)
 # Inside an English part, a bare "and" / "but" joins two clauses when each holds a value of its own
 # and they are of different kinds ("runs on port 8081 and Dave Kowalski owns it"), not one value's
 # list ("on Tuesdays and Thursdays").
@@ -2202,6 +2263,9 @@ def _says_own(part: str) -> bool:
 def _own_subject(part: str, change: str) -> bool:
     """Whether a part names a subject of its own that the change does not name ("billing 的是 3s"
     against a change of fleet's timeout)."""
+    owned = owner_of(_it_named(part))
+    if owned and owned[0] not in change.casefold() and owned[1].casefold() not in change.casefold():
+        return True  # "Tommy leads the mobile side" beside a change of bff-gateway's owner
     m = _OWN_NAME.match(part) or _ELLIPTIC_OWNER.match(part)
     if not m:
         return False
@@ -2227,7 +2291,14 @@ def _cut(part: str, at: re.Pattern[str], words: int) -> list[str]:
     # (a clause with no value of its own may still say something of its own: "pages go to #fleet-oncall")
     if not all(k or _says_own(b) for k, b in zip(kinds, bits, strict=True)) or not any(kinds):
         return [part]
-    if any(k & o for n, k in enumerate(kinds) for o in kinds[n + 1 :]):
+    # (two values of one kind are one clause, "runs on gate-01, port 7000", but for two owners of two
+    # things: "Priya owns bff-gateway, Tommy leads the mobile side")
+    owners = [(owner_of(_it_named(b)) or ("",))[0] for b in bits]
+    if any(
+        (k & o) - ({"owner"} if owners[n] != owners[m] else set())
+        for n, k in enumerate(kinds)
+        for m, o in enumerate(kinds[n + 1 :], n + 1)
+    ):
         return [part]
     return bits
 
@@ -2303,7 +2374,12 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
             rest = subject + glue + rest[it.end() :]
         elif not zh and re.search(r"\bit\b(?!')", rest):  # "Dave Kowalski owns it" -> "… owns billing-service"
             rest = re.sub(r"\bit\b(?!')", subject, rest, count=1)
-        elif subject.casefold() not in rest.casefold() and not _OWN_NAME.match(rest) and not _DEFINES.match(kept[0]):
+        elif (
+            subject.casefold() not in rest.casefold()
+            and not _OWN_NAME.match(rest)
+            and not _DEFINES.match(kept[0])
+            and not _own_subject(kept[0], subject)  # "CH 集群归老王管" says whose the cluster is
+        ):
             # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
             rest = f"{subject}：{rest}" if zh else f"{subject}: {rest}"
     return tidy(rest if rest.endswith(("。", ".", "!", "！")) else rest + ("。" if zh else "."))
@@ -2406,6 +2482,7 @@ _SAME_STEM = {
     "relea": "deplo",
     "ships": "deplo",
     "rollo": "deplo",
+    "db": "datab",  # "DB 是 MySQL 8，在 10.20.3.15" is what "数据库迁到 10.20.5.21" changed
     **dict.fromkeys("monda tuesd wedne thurs frida satur sunda".split(), ""),
 }
 
