@@ -431,3 +431,17 @@ def test_a_port_change_leaves_a_pasted_line_about_the_rest_of_the_old_fact_curre
     now = [m["content"] for m in current(app)]
     assert any("database `routing`" in c for c in now) and any("redis-cache-02" in c for c in now), now
     assert not any("http on :8090 behind" in c for c in now), now
+
+
+def test_a_pasted_line_with_the_port_a_correction_stored_by_hand_replaced_is_history(app, tmp_path):
+    # a memory stored by hand carries no `replaces`: its words say what it replaced ("…, not 5432")
+    app.add("orders-db listens on port 5432 in staging.", occurred_at="2026-01-10T09:00:00Z")
+    fixed = app.add("Correction: orders-db moved to port 6543 in staging, not 5432.")["memory"]["id"]
+    runbook = (
+        "Here's our orders-db runbook:\n\n## Connect\npsql -h orders-db.staging.internal -p 5432 -U app orders — the "
+        "read-only role is `orders_ro`.\n\n"
+        "## Escalation\nPage the orders on-call through PagerDuty if replication lag stays above 30 s.\n"
+    )
+    sessions(app, tmp_path, [("user", runbook)])
+    assert [m["superseded_by"] for m in history(app, "-p 5432")] == [fixed]
+    assert any("PagerDuty" in m["content"] for m in current(app))

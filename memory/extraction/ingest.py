@@ -434,8 +434,14 @@ def _restates_retired(store: Store, c: Candidate) -> int | None:
         (c.scope,),
     ).fetchall()
     for old, old_value, new_id, new, new_value, replaces, chosen, over in rows:
-        was, now = rules.slot_values(old), rules.slot_values(new)
-        dropped: set[str] = set()
+        # (what it names as replaced is no value it states: "moved to port 6543, not 5432"; a memory
+        # stored by hand carries no `replaces`, so its words are read again)
+        named_old = {
+            v.casefold() for v in [*json.loads(replaces or "[]"), *rules.replaced_values(new)] if isinstance(v, str)
+        }
+        was = rules.slot_values(old)
+        now = {k: {v for v in vs if v.casefold() not in named_old} for k, vs in rules.slot_values(new).items()}
+        dropped: set[str] = set(named_old)
         fresh = {new_value.casefold()} if new_value else set()
         for kind, stated in now.items():
             gone = was.get(kind, set()) - stated
@@ -446,7 +452,6 @@ def _restates_retired(store: Store, c: Candidate) -> int | None:
             continue
         if old_value and new_value and old_value.casefold() != new_value.casefold():
             dropped.add(old_value)
-        dropped |= {v for v in json.loads(replaces or "[]") if isinstance(v, str)}
         if chosen and chosen.casefold() in {a.casefold() for a in json.loads(over or "[]") if isinstance(a, str)}:
             dropped.add(chosen)  # "就用 yaml-rust2 吧" closed by "yaml-rust2 被换成 saphyr 了"
         hits = {v.casefold() for v in dropped if _holds_value(said, v.casefold())}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -515,4 +516,40 @@ def test_a_change_the_user_proposes_and_the_model_agrees_to_is_harvested_as_a_de
     later = claude_code.run_claude("How do the carrier API retries work again?")
     given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
     assert any(f"#{decision['id']} decision" in c and "jitter" in c for c in given), given
+    assert hook_errors(later.debug) == []
+
+
+RUNBOOK_PROMPT = """Here's our orders-db runbook, can you sanity check it?
+
+## Connect
+psql -h orders-db.staging.internal -p 5432 -U app orders — the read-only role is `orders_ro`.
+
+## Backups
+Nightly pg_dump of orders-db goes to s3://orders-backups/staging, kept 14 days.
+
+## Escalation
+Page the orders on-call through PagerDuty if replication lag stays above 30 s for ten minutes.
+"""
+
+
+def test_a_pasted_runbooks_line_a_correction_retired_is_harvested_as_history_and_never_reaches_the_model(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trials: a runbook pasted after a correction came back as current facts holding the old value,
+    # and outranked the correction. Now the harvest keeps the stale line as history of the correction;
+    # the runbook's other lines are current, and a later question gets the new port only.
+    claude_code.maple("install")
+    claude_code.add("orders-db listens on port 5432 in staging.", "--occurred-at", "2026-01-10T09:00:00Z")
+    fixed = claude_code.add("Correction: orders-db moved to port 6543 in staging, not 5432.")
+    claude_code.api.script(["Looks fine apart from the port."])
+    claude_code.run_claude(RUNBOOK_PROMPT)
+    poll(lambda: harvested(claude_code, "PagerDuty"), timeout=HARVEST_TIMEOUT, what="the runbook harvested")
+    with sqlite3.connect(claude_code.maple_home / "memory.db") as db:
+        stale = db.execute("SELECT superseded_by FROM memories WHERE content LIKE '%-p 5432%'").fetchall()
+    assert stale == [(fixed,)]
+    claude_code.api.script(["6543."])
+    later = claude_code.run_claude("Which port does orders-db listen on in staging?")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any(f"#{fixed} " in c and "6543" in c for c in given), given
+    assert not any("-p 5432" in c for c in given), given
     assert hook_errors(later.debug) == []
