@@ -367,6 +367,19 @@ def test_duplicate_entities_merge_by_case_and_punctuation_alias_and_embedding(db
     assert sum(c.step == "entities" for c in report.changes) == 3
 
 
+def test_a_product_by_its_full_and_its_short_name_is_one_entity(db, clock):
+    # a blind trial: maintain kept Scylla / ScyllaDB, Pulsar / Apache Pulsar and Iceberg / Apache Iceberg apart
+    for name, other in (("ScyllaDB", "Scylla"), ("Apache Pulsar", "Pulsar"), ("Apache Iceberg", "Iceberg")):
+        add(db, f"The online store runs on {name}", entities=[(name, "name")])
+        add(db, f"{other} compaction is tuned per table", entities=[(other, "name")])
+    add(db, "Redis caches the sessions", entities=[("Redis", "name")])
+    run_maintenance(db)
+    names = {r[0] for r in db.conn.execute("SELECT name FROM entities")}
+    for pair in ({"ScyllaDB", "Scylla"}, {"Apache Pulsar", "Pulsar"}, {"Apache Iceberg", "Iceberg"}):
+        assert len(names & pair) == 1, names
+    assert "Redis" in names
+
+
 def test_names_in_code_that_embed_alike_stay_apart(home, clock):
     # a blind trial: a lock merged into the job it guards, one Vault path into another
     with open_store(home, clock, maintenance_entity_similarity=0.5) as db:  # (hash vectors: they embed alike)

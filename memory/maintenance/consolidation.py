@@ -417,6 +417,18 @@ def merge_entities(p: Pass) -> None:
                 other,
                 f"same name ignoring case and punctuation ({ents[members[0]][2]!r} / {ents[other][2]!r})",
             )
+    products: dict[tuple[str, str], list[int]] = {}
+    for eid, (_, scope, name, _, _) in ents.items():
+        short = _product_name(name)
+        if short:
+            products.setdefault((scope, short), []).append(eid)
+    for members in products.values():
+        for other in members[1:]:
+            merge(
+                members[0],
+                other,
+                f"one product by its full and short name ({ents[members[0]][2]!r} / {ents[other][2]!r})",
+            )
     for eid, alias_of in p.store.conn.execute(
         "SELECT e.id, a.entity_id FROM entity_aliases a JOIN entities e ON e.norm = a.norm "
         "JOIN entities t ON t.id = a.entity_id AND t.scope = e.scope WHERE e.id != a.entity_id"
@@ -433,6 +445,14 @@ def merge_entities(p: Pass) -> None:
             for lose, _, _ in plan[start : start + 500]:
                 graph.merge_into(conn, lose, find(lose))
         p.checkpoint()
+
+
+def _product_name(name: str) -> str | None:
+    """A product's name without what its full name adds: "Apache Iceberg" and "Iceberg", "ScyllaDB" and
+    "Scylla" (a blind trial: maintain kept them apart). None when nothing is added, or too little is left."""
+    key = _PUNCT.sub("", name.casefold())
+    short = re.sub(r"db$", "", re.sub(r"^apache", "", key))
+    return short if short != key and len(short) >= 4 and short.isalpha() else (key if len(key) >= 4 else None)
 
 
 def _embedding_pass(p: Pass, ents: dict[int, tuple], alive: set[int], merge: Any) -> None:
