@@ -2787,3 +2787,9 @@ def test_log_lines_and_an_exception_pasted_without_a_code_block_are_no_facts():
 )
 def test_what_is_asked_after_a_statement_is_a_request_and_the_statement_stays(said, kept):
     assert [c.content for c in extract(turns(("user", said)), scope="/p/x")] == kept
+
+
+def test_a_clock_time_in_brackets_splits_no_sentence():
+    # "(09:29)" read as the numbered item "29)" after a colon cut a blind trial's cause in half
+    said = "So the incremental filter compares a UTC max (09:29) against raw values that are 7 hours behind."
+    assert R.sentences(said) == [said]

@@ -27,7 +27,7 @@ _SPLIT = re.compile(
     # a second piece of news after ";": "PJ owns OSRM now; and the redis cache moved to …", "…；另外审批流归小李管了"
     r"(?<=[;；])\s*(?=(?:and|also)\s+\S|另外|还有|对了)|"
     # items numbered inside one line: "几件事先同步下：1）release 现在归小林管了；2）yaml-rust2 换成 saphyr 了"
-    r"(?<=[；;：:])\s*(?=[(（]?\d{1,2}[)）]\s*\S)"
+    r"(?<=[^\d][；;：:])\s*(?=[(（]?\d{1,2}[)）]\s*\S)"  # (not a clock's "(09:29)")
 )
 _ENUMERATOR = re.compile(r"^[(（]?\d{1,2}[)）]\s*")
 # What is asked after a statement: "billing-service listens on 8081 now, can you update the config?" (a
