@@ -2772,7 +2772,12 @@ def test_log_lines_and_an_exception_pasted_without_a_code_block_are_no_facts():
         "ModuleNotFoundError: No module named 'cosmos'.\n"
         'planner_test.go:140: osrm table request failed: Get "http://osrm.internal:5000/table/v1": context deadline '
         "exceeded\n"
-        "FAIL: TestPlanLargeDepot (2.01s)."
+        "FAIL: TestPlanLargeDepot (2.01s).\n"
+        "Traceback (most recent call last):\n"
+        '  File "/app/.venv/lib/python3.11/site-packages/MySQLdb/cursors.py", line 179, in execute\n'
+        "    return self.cursor.execute(query, args)\n"
+        'IntegrityError: (1062, "Duplicate entry")\n'
+        "最后更新：2026-04-20。"
     )
     assert extract(turns(("user", said)), scope="/p/x") == []
 

@@ -16,6 +16,8 @@ from memory.lang import entities, values
 # -- sentences ---------------------------------------------------------------------------------
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+# A Python traceback pasted without a fence: its header, indented frames and the exception line.
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):[ \t]*\n(?:[ \t]+[^\n]*\n)*[^\n]*")
 # An ellipsis ("SELECT ... FOR UPDATE", "tried … then") continues its sentence: never split there.
 _PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…", re.I)
 # ";" and "；" join clauses that belong together (a rule and its reason): never split there. A mark
@@ -37,8 +39,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
 
 
 def without_code(text: str) -> str:
-    """The text with its fenced code blocks left out (what `sentences` reads)."""
-    return _FENCE.sub(" ", text)
+    """The text with its fenced code blocks and pasted tracebacks left out (what `sentences` reads)."""
+    return _TRACEBACK.sub(" ", _FENCE.sub(" ", text))
 
 
 def sentences(text: str) -> list[str]:
@@ -537,6 +539,8 @@ _TRACE = re.compile(
     # ERROR - …", "ModuleNotFoundError: No module named 'cosmos'."
     r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s|"
     r"^\s*(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b[\s:\]-]|^\s*Traceback \(most recent call last\)|"
+    # a document's bookkeeping: "最后更新：2026-04-20", "Last updated: 2026-04-20"
+    r"^\W*(?:最后更新|更新于|更新时间|(?i:last (?:updated|modified|reviewed)))\s*[:：]?\s*\d{4}|"
     # a test runner's lines: "planner_test.go:140: osrm table request failed: …", "--- FAIL: TestPlan (2.01s)"
     r"^\s*[\w./-]+\.(?:go|py|js|ts|tsx|rs|java|rb|kt|c|cc|cpp|php|cs|swift):\d+(?::\d+)?:\s|"
     r"^\s*(?:---\s*)?(?:FAIL|PASS)\b:?\s+\w+|^\s*panic:\s"
