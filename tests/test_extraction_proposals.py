@@ -575,3 +575,48 @@ def test_a_switch_talked_out_of_later_closes_no_earlier_decision(app, tmp_path):
 def test_agreeing_letting_a_switch_go_and_asking_for_help_in_chinese(app, tmp_path, said, layer, holds):
     now = stored(app, tmp_path, *said)
     assert [m["layer"] for m in now if holds in m["content"]] == [layer], [(m["layer"], m["content"]) for m in now]
+
+
+@pytest.mark.parametrize(
+    ("said", "chosen"),
+    [
+        # a held-out trial: a pick by letter or number turns after the list, or said as someone else's, named nothing
+        (
+            [
+                ("user", "the routing layer is raw net/http and getting messy. what are the options"),
+                (
+                    "assistant",
+                    "Three realistic options:\n\n(a) **chi** — small and idiomatic, stdlib-compatible middleware.\n"
+                    "(b) **gin** — fast, but handlers take its own context.\n(c) **stdlib ServeMux** — no dependency.",
+                ),
+                ("user", "hmm lemme think abt it, Tomek might have opinions."),
+                ("assistant", "Sure."),
+                ("user", "btw Tomasz Wójcik, everyone calls him Tomek, owns the OSRM integration."),
+                ("assistant", "Got it, Tomek owns the OSRM integration."),
+                ("user", "heres the staging url if u need it: https://routes.staging.internal"),
+                ("assistant", "Thanks."),
+                (
+                    "user",
+                    "ugh the coffee machine is broken again. anyway. talked to tomek, go with (a), gin is overkill",
+                ),
+            ],
+            "chi",
+        ),
+        (
+            [
+                ("user", "SSO 怎么接？"),
+                (
+                    "assistant",
+                    "两个方案：\nA. django-auth-ldap 直连 AD：要存 bind 密码。\nB. 接公司的 Keycloak（OIDC）：标准协议，自带 MFA。",
+                ),
+                ("user", "我问下老王。"),
+                ("assistant", "好的。"),
+                ("user", "老王说选 B 吧，A 要存 AD 的 bind 密码，安全那边肯定不批。"),
+            ],
+            "接公司的 Keycloak",
+        ),
+    ],
+)
+def test_a_pick_by_letter_turns_after_the_list_is_the_decision_on_that_item(app, tmp_path, said, chosen):
+    [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+    assert d["metadata"]["chosen"].startswith(chosen), d

@@ -143,7 +143,10 @@ def extract(
             pasted = lines != text or len(R.without_code(text)) >= PASTED_CHARS
             # "we dropped Sentry. Errors now go to Loki": one change
             text = _RETIRED_ALONE.sub(lambda m: m.group(1) + "; " if m.group(1) else m.group(2) + "；", lines)
-            found = _from_user(text, turn, proposal, said, listed if listed_for > 0 else [], heading)
+            # a pick by its letter or place ("go with (a)", "option 3", "第二种") answers the last list laid out,
+            # however many turns later (a held-out trial: "talked to tomek, go with (a)" three exchanges on)
+            still_open = listed_for > 0 or bool(_NAMES_ITEM.search(text))
+            found = _from_user(text, turn, proposal, said, listed if still_open else [], heading)
             for c in found if pasted else ():
                 c.metadata["pasted"] = (
                     True  # a document's line: it closes what it says is replaced, not what it resembles
@@ -448,8 +451,10 @@ def _lead_in(sentence: str) -> bool:
 
 
 def _option_head(option: str) -> str:
-    """An option's name: its words before the first colon, dash or comma ("Kafka：持久化…" -> "Kafka")."""
-    return re.split(r"\s*[：:—,，;；(（]|\s+-\s+", option.strip(), maxsplit=1)[0][:60]
+    """An option's name: its words before the first colon, dash or comma ("Kafka：持久化…" -> "Kafka"),
+    without markdown's emphasis ("**chi** — small…" -> "chi")."""
+    head = re.split(r"\s*[：:—,，;；(（]|\s+-\s+", option.strip(), maxsplit=1)[0][:60]
+    return re.sub(r"\*\*|__", "", head).strip()
 
 
 def _numbered(text: str) -> list[str]:
@@ -476,7 +481,8 @@ def _numbered(text: str) -> list[str]:
 # A pick by place or label of an item just listed: "1。", "go with 2", "第二种", "the first one", "B", "(b).",
 # "option A" — alone, or before the reason ("A，调休每年都变").
 _PICK_PLACE = re.compile(
-    r"^(?:(?:ok(?:ay)?|sure|yes|yeah|好的?|行|嗯)[,，.。!！]?\s*)?(?:那就|就|选|用|go with|take|let'?s (?:do|go with)|"
+    r"^(?:(?:ok(?:ay)?|sure|yes|yeah|好的?|行|嗯)[,，.。!！]?\s*)?(?:[A-Z][\w-]* (?:says|said|thinks|wants|votes for)\s+|"
+    r"[\u4e00-\u9fff]{1,4}(?:说|觉得)\s*)?(?:那就|就|选|用|go with|take|let'?s (?:do|go with)|"
     r"option|方案|选项)?\s*(?:the\s+)?[(（]?(?:([1-9])|([A-Da-d])|第([一二三四五1-5])(?:种|个|条|项|套|类)?|"
     r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|就这个吧?|it is)?\s*(?:[.。!！,，:：;；]|$)",
     re.I,
@@ -867,7 +873,9 @@ def _decision(
                 continue
             sents[j] = raw = head
             s = R.strip_fillers(raw) or raw
-        pick = _list_pick(s, listed) if listed and j == 0 else None
+        # (the first sentence, or a later one naming an item by its letter or place: "ugh, the coffee machine.
+        # anyway. talked to tomek, go with (a)")
+        pick = _list_pick(s, listed) if listed and (j == 0 or _NAMES_ITEM.search(s)) else None
         if R.suggests(s) and pick is None:
             continue  # "maybe we should switch to Kafka": floated, not chosen
         if _ASKS_HELP.match(s) and pick is None:
@@ -1070,6 +1078,11 @@ _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|ye
 
 
 # What opens news of its own after a reply: "另外…", "Also, …".
+# A pick that names an item of a list by its letter or place: "(a)", "option 3", "选 B", "第二种".
+_NAMES_ITEM = re.compile(
+    r"[(（][A-Da-d1-4][)）]|\boption\s*(?:[A-Da-d1-4]|one|two|three|four)\b|选\s*[A-Da-d1-4]\b|第[一二三四1-4][种个条]",
+    re.I,
+)
 # News of its own after a choice, not its reason: "另外之前说的 on-call 阿杰作废", "fyi marta renamed the table …".
 _NEW_TOPIC = re.compile(
     r"^\W*(?:另外|还有|顺便|对了|also\b|btw\b|fyi\b|by the way\b|one more thing\b|another thing\b|oh,? and\b)", re.I
