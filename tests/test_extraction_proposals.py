@@ -620,3 +620,34 @@ def test_agreeing_letting_a_switch_go_and_asking_for_help_in_chinese(app, tmp_pa
 def test_a_pick_by_letter_turns_after_the_list_is_the_decision_on_that_item(app, tmp_path, said, chosen):
     [d] = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
     assert d["metadata"]["chosen"].startswith(chosen), d
+
+
+@pytest.mark.parametrize(
+    ("said", "holds"),
+    [
+        # a held-out trial: a plan the user floated, agreed to by the assistant, stored nothing or a rule
+        (
+            [
+                (
+                    "user",
+                    "what if we cache the distance matrices in redis, like 15 min TTL? same depots get planned a lot",
+                ),
+                ("assistant", "Good idea, that works well here: a depot's matrix barely changes within 15 minutes."),
+            ],
+            "15 min TTL",
+        ),
+        (
+            [
+                ("user", "资产编号暴露给前端别用自增 id 了吧，我想用 ULID，前端也好排序。"),
+                (
+                    "assistant",
+                    "同意，这个思路好：自增 id 会泄露数据量，还能被遍历。我加一个 `public_id` 字段（ULID）。",
+                ),
+            ],
+            "ULID",
+        ),
+    ],
+)
+def test_a_plan_the_user_floats_and_the_assistant_agrees_to_is_a_decision(app, tmp_path, said, holds):
+    now = stored(app, tmp_path, *said)
+    assert [m["layer"] for m in now if holds in m["content"]] == ["decision"], [(m["layer"], m["content"]) for m in now]

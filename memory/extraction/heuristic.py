@@ -168,6 +168,17 @@ def extract(
                 ]
                 before = min(before, len(out))
             pushed = None
+            settles = next((c for c in found if c.layer == "decision" and c.metadata.get("proposal")), None)
+            if (
+                settles is not None
+                and last_decided is not None
+                and last_decided.why == "decision (agreed)"
+                and not last_decided.metadata.get("chosen")
+                and _loose(last_decided.metadata.get("decision", ""))[:40] in _loose(settles.metadata["proposal"])
+            ):
+                # "What if we cache … in Redis?" -> "Good idea. …" -> "yep, do it": one decision, the user's yes
+                out = [c for c in out if c is not last_decided]
+                before = min(before, len(out))
             just_decided = next((c for c in found if c.layer == "decision"), None)
             listed_for = 0 if just_decided is not None else listed_for - 1  # (a list is settled once)
             last_decided = just_decided
@@ -256,6 +267,8 @@ def extract(
                 before = len(out)
                 out.append(settled_own)
                 last_decided = settled_own
+            if settled_own is not None and not settled_own.metadata.get("chosen"):
+                proposal = own  # (a plan agreed to: a "yep, do it" that follows settles that plan, once)
             elif own and now and R.agrees(now[0]):
                 # it agreed to what the user proposed: the user's "就这么办" settles that, not the details the
                 # agreement adds ("Good idea. … I'd key entries as `catalog:v1:…`")
@@ -579,6 +592,8 @@ _OWN_PROPOSAL = re.compile(
     r"\bshould we (?:switch|move|migrate|replace)\b|要不要(?:把[^？?]*)?(?:换成|改成|改用|换到|迁到|切到)|"
     r"\bI(?:'d| would)? (?:like|want) to (?:switch|move|change|migrate|replace|drop)\b|"
     r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)|"
+    # "…别用自增 id 了吧，我想用 ULID", "what if we cache the matrices in redis, like 15 min TTL?"
+    r"别(?:再)?用[^，,。？?]{1,30}?了?吧?[，,]\s*(?:我|我们)(?:想|打算|准备)(?:改)?用|\bwhat if we\b|\bhow about we\b|"
     # a plan put to the assistant for its opinion: "我想把 recon_diff 里超过 90 天的数据归档到 OSS 上…你觉得可以吗？"
     r"^(?:[^：:？?。]{1,12}[：:])?(?:我|我们)(?:想|打算|准备)(?:把|给|在|先)[^？?]{4,80}[，,][^？?]{0,40}(?:你觉得|你看)(?:可以|行|OK|怎么样|呢)|"
     r"^I(?:'d| would)? (?:like|want) to\b[^?]{8,120}\b(?:what do you think|thoughts|ok\?|okay\?|sound good)",
@@ -590,11 +605,12 @@ _OPINION_ASKED = re.compile(
 _SWITCH_TO = re.compile(
     r"\b(?:switch|move|change|migrate)\s+(?:the\s+|our\s+)?(?P<what>.+?)\s+(?:over\s+)?to\s+(?P<to>.+?)\s+"
     r"(?:instead of|rather than)\s+(?:the\s+|our\s+|a\s+)?(?P<old>[^,.;]+)|"
-    r"(?:改成|换成|改用|换到|改为)\s*(?P<to_zh>[^，,。；;？?]+)",
+    r"(?:改成|换成|改用|换到|改为)\s*(?P<to_zh>[^，,。；;？?]+)|"
+    r"(?:我|我们)(?:想|打算|准备)(?:改)?用\s*(?P<use_zh>[^，,。；;？?]+)",  # "别用自增 id 了吧，我想用 ULID"
     re.I,
 )
 _NO_MORE = re.compile(
-    r"(?:别再用|不再用|别用|不用|(?<!要)不要再?|别再)\s*(?P<old>(?:\([^)]*\)|[^，,。；;(])+?)\s*了?(?=[，,。；;]|$)"
+    r"(?:别再用|不再用|别用|不用|(?<!要)不要再?|别再)\s*(?P<old>(?:\([^)]*\)|[^，,。；;(])+?)\s*了?吧?(?=[，,。；;]|$)"
 )
 
 
@@ -608,13 +624,17 @@ _SWITCH_FROM = re.compile(
 )
 
 
+_PLAN_ASKED = re.compile(r"\bwhat if we\b|\bhow about we\b", re.I)
+
+
 def _switch(said: str) -> tuple[str, str | None] | None:
     """What a proposed switch chooses and what it replaces ("I think we should switch X to Y instead of Z",
     "…from Z to Y", "我想把 X 从 Z 换成 Y", "…改成 Y，别再用 Z 了"); None when it names no switch."""
     switch, source = _SWITCH_TO.search(said), _SWITCH_FROM.search(said)
     if switch is None and (source is None or not source.group("to")):
         return None
-    chosen = ((source and source.group("to")) or switch.group("to") or switch.group("to_zh")).strip()
+    chosen = (source and source.group("to")) or switch.group("to") or switch.group("to_zh") or switch.group("use_zh")
+    chosen = chosen.strip()
     old = (switch and switch.group("old")) or (m.group("old") if (m := _NO_MORE.search(said)) else None)
     old = old or (source and (source.group("old") or source.group("old_zh") or source.group("old_named")))
     return chosen, old.strip() if old else None
@@ -632,11 +652,11 @@ def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
     None when the proposal names no switch."""
     said = _own_said(own)
     switch = _switch(said)
-    if switch is None:
+    if switch is None and not _PLAN_ASKED.search(said):
         return None
-    chosen, old = switch
+    chosen, old = switch or (None, None)  # ("what if we cache the matrices in redis?": a plan, no switch)
     clauses = [x for x in re.split(r"\s*(?:[，;；]|,(?![^(]*\)))\s*", said) if x]  # ("decimal(18,2)" is one)
-    reasons = [x for x in clauses if chosen not in x and not (old and old in x) and not _NO_MORE.search(x)]
+    reasons = [x for x in clauses if chosen and chosen not in x and not (old and old in x) and not _NO_MORE.search(x)]
     rationale = R.split_rationale(said)[1] or " ".join(reasons) or (R.clip(reply[1], 300) if len(reply) > 1 else None)
     content = R.tidy(said) + " (agreed: " + R.clip(" ".join(reply[:2]), 300) + ")"
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (agreed)", role="user")
