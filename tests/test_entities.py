@@ -513,3 +513,14 @@ def test_a_team_page_of_people_with_nicknames_and_logins_in_brackets_resolves_ev
         ("wsu", "苏婉"),
     ):
         assert run_json(capsys, "entity", other)["entity"]["name"] == name, other
+
+
+def test_a_runbooks_section_heading_is_no_speaker_a_dialogues_name_is():
+    from memory.lang import mentions
+
+    # a held-out trial: pasted runbook lines ("Database: …", "OSRM: …") made their headings people
+    assert [
+        e for e in mentions.detect("Database: PostgreSQL 15 + PostGIS, database routing.") if e[2] == "speaker"
+    ] == []
+    assert [e for e in mentions.detect("OSRM: check its health endpoint first.") if e[2] == "speaker"] == []
+    assert ("Caroline", "person", "speaker") in mentions.detect("Caroline: Hey Mel! I went to the support group.")

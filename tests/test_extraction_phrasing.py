@@ -2777,7 +2777,7 @@ def test_log_lines_and_an_exception_pasted_without_a_code_block_are_no_facts():
         '  File "/app/.venv/lib/python3.11/site-packages/MySQLdb/cursors.py", line 179, in execute\n'
         "    return self.cursor.execute(query, args)\n"
         'IntegrityError: (1062, "Duplicate entry")\n'
-        "最后更新：2026-04-20。"
+        "维护人：小李。最后更新：2026-04-20。"
     )
     assert extract(turns(("user", said)), scope="/p/x") == []
 

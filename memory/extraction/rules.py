@@ -540,7 +540,7 @@ _TRACE = re.compile(
     r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s|"
     r"^\s*(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b[\s:\]-]|^\s*Traceback \(most recent call last\)|"
     # a document's bookkeeping: "最后更新：2026-04-20", "Last updated: 2026-04-20"
-    r"^\W*(?:最后更新|更新于|更新时间|(?i:last (?:updated|modified|reviewed)))\s*[:：]?\s*\d{4}|"
+    r"(?:^|[:：]\s*)\W*(?:最后更新|更新于|更新时间|(?i:last (?:updated|modified|reviewed)))\s*[:：]?\s*\d{4}|"
     # a test runner's lines: "planner_test.go:140: osrm table request failed: …", "--- FAIL: TestPlan (2.01s)"
     r"^\s*[\w./-]+\.(?:go|py|js|ts|tsx|rs|java|rb|kt|c|cc|cpp|php|cs|swift):\d+(?::\d+)?:\s|"
     r"^\s*(?:---\s*)?(?:FAIL|PASS)\b:?\s+\w+|^\s*panic:\s"

@@ -107,7 +107,7 @@ def detect(text: str) -> list[tuple[str, str, str]]:
     found: dict[str, tuple[str, str, str]] = {}
     body = REDACTED.sub(lambda m: " " * len(m.group(0)), text)  # "[REDACTED:github-token]" is no name
     m = SPEAKER.match(body)
-    if m and m.group(1).lower() not in _NOT_NAMES:
+    if m and m.group(1).lower() not in _NOT_NAMES and _speaker_like(m.group(1)):
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")
         body = body[m.end() :]
     for m in _CAPSEQ.finditer(body):
@@ -140,6 +140,22 @@ def detect(text: str) -> list[tuple[str, str, str]]:
 
 
 _INNER_CAP = re.compile(r"^.[^A-Z]*[A-Z]|[0-9+#]")
+
+
+# What a document's heading says, not who speaks: "Database: PostgreSQL 15 …", "OSRM: …" (a pasted runbook's
+# sections are read as "Heading: line", the shape of a dialogue's turn).
+_HEADING_WORDS = frozenset(
+    """overview database connect connection backups backup escalation rollback deploy deploys deployment access
+alerts alerting troubleshooting setup usage contacts contact service services config configuration install
+installation testing tests release releases monitoring symptom cause fix steps prerequisites requirements faq
+summary background architecture ports storage cache logging logs security notes owner owners on-call oncall""".split()
+)
+
+
+def _speaker_like(name: str) -> bool:
+    """A speaker's name is written as a name ("Caroline", "Mel Chen"), not an acronym or a section's word."""
+    words = name.split()
+    return all(re.fullmatch(r"[A-Z][a-z][\w'.-]*", w) for w in words) and name.casefold() not in _HEADING_WORDS
 
 
 def _sentence_start(text: str, pos: int) -> bool:
