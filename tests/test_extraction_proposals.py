@@ -651,3 +651,25 @@ def test_a_pick_by_letter_turns_after_the_list_is_the_decision_on_that_item(app,
 def test_a_plan_the_user_floats_and_the_assistant_agrees_to_is_a_decision(app, tmp_path, said, holds):
     now = stored(app, tmp_path, *said)
     assert [m["layer"] for m in now if holds in m["content"]] == ["decision"], [(m["layer"], m["content"]) for m in now]
+
+
+def test_a_letter_after_new_inline_options_picks_from_them_not_the_older_list(app, tmp_path):
+    said = (
+        ("user", "Expedia keeps failing during their maintenance windows. options?"),
+        (
+            "assistant",
+            "Two ways:\n1. Pause the Expedia queue automatically when their status API reports maintenance.\n"
+            "2. Keep retrying with backoff.",
+        ),
+        ("user", "1, pause it. what about the messages already dead-lettered?"),
+        (
+            "assistant",
+            "Do you want to (a) republish them as-is, or (b) rebuild the current state from the DB and push that?",
+        ),
+        ("user", "(b). Replaying as-is would push stale rates over newer ones."),
+    )
+    decisions = [m for m in stored(app, tmp_path, *said) if m["layer"] == "decision"]
+    assert any(
+        "rebuild" in (m["metadata"].get("chosen") or m["content"]) and "(b)" in m["content"] for m in decisions
+    ), [m["content"] for m in decisions]
+    assert not any("(b)" in m["content"] and "Pause the Expedia queue" in m["content"] for m in decisions)

@@ -246,7 +246,8 @@ def extract(
                 listed, listed_for = fresh, 2  # the next user turn, or the one after a question about it
                 heading = heading_now
             elif re.search(r"[(（][A-Da-d1-4][)）]\s*\S", text):
-                listed_for = 0  # "(a) republish them, or (b) rebuild": new options, said inline
+                # "(a) republish them, or (b) rebuild": new options, said inline; a later "(b)" is theirs
+                listed, listed_for = [], 0
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
