@@ -341,7 +341,6 @@ _REASON_LEAD = re.compile(
 _REASON_FOR = re.compile(r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b", re.I)
 
 
-# What opens news of its own after a reply: "另外…", "Also, …".
 def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -> Candidate:
     """The decision a reason said now completes. One read from the context (an earlier Stop stored it)
     is returned again, marked `extends` with the words stored, so ingest puts it in that one's place."""
@@ -1098,7 +1097,6 @@ _ASKS_DECISION = re.compile(
 _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|yep)\s*[，,]\s*(?=\S)", re.I)
 
 
-# What opens news of its own after a reply: "另外…", "Also, …".
 # A pick that names an item of a list by its letter or place: "(a)", "option 3", "选 B", "第二种".
 _NAMES_ITEM = re.compile(
     r"[(（][A-Da-d1-4][)）]|\boption\s*(?:[A-Da-d1-4]|one|two|three|four)\b|选\s*[A-Da-d1-4]\b|第[一二三四1-4][种个条]",
