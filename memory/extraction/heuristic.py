@@ -586,6 +586,8 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
 
 # The user putting forward a change of their own, for the assistant to agree to: "I think we should switch
 # X to Y instead of Z", "我想把 X 都改成 Y，别再用 Z 了，…你觉得呢？".
+# A plan put to the assistant, no switch named: "what if we cache the matrices in redis?"
+_PLAN_ASKED = re.compile(r"\bwhat if we\b|\bhow about we\b", re.I)
 _OWN_PROPOSAL = re.compile(
     r"\bwe should (?:switch|move|change|migrate|replace|drop|stop using|start using)\b|"
     # a switch asked about: "should we switch the BFF from REST to GraphQL?", "要不要把 Kafka 换成 Pulsar？"
@@ -593,7 +595,7 @@ _OWN_PROPOSAL = re.compile(
     r"\bI(?:'d| would)? (?:like|want) to (?:switch|move|change|migrate|replace|drop)\b|"
     r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)|"
     # "…别用自增 id 了吧，我想用 ULID", "what if we cache the matrices in redis, like 15 min TTL?"
-    r"别(?:再)?用[^，,。？?]{1,30}?了?吧?[，,]\s*(?:我|我们)(?:想|打算|准备)(?:改)?用|\bwhat if we\b|\bhow about we\b|"
+    r"别(?:再)?用[^，,。？?]{1,30}?了?吧?[，,]\s*(?:我|我们)(?:想|打算|准备)(?:改)?用|" + _PLAN_ASKED.pattern + "|"
     # a plan put to the assistant for its opinion: "我想把 recon_diff 里超过 90 天的数据归档到 OSS 上…你觉得可以吗？"
     r"^(?:[^：:？?。]{1,12}[：:])?(?:我|我们)(?:想|打算|准备)(?:把|给|在|先)[^？?]{4,80}[，,][^？?]{0,40}(?:你觉得|你看)(?:可以|行|OK|怎么样|呢)|"
     r"^I(?:'d| would)? (?:like|want) to\b[^?]{8,120}\b(?:what do you think|thoughts|ok\?|okay\?|sound good)",
@@ -622,9 +624,6 @@ _SWITCH_FROM = re.compile(
     r"把\s*(?P<old_named>[A-Za-z][\w.+-]*)\s*(?:换成|替换成|换到|迁到)",
     re.I,
 )
-
-
-_PLAN_ASKED = re.compile(r"\bwhat if we\b|\bhow about we\b", re.I)
 
 
 def _switch(said: str) -> tuple[str, str | None] | None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from memory import embed
@@ -405,30 +406,19 @@ def merge_entities(p: Pass) -> None:
         into[lose] = win
         plan.append((lose, win, why))
 
-    groups: dict[tuple[str, str], list[int]] = {}
-    for eid, (_, scope, name, _, _) in ents.items():
-        key = _PUNCT.sub("", name.casefold())
-        if key:
-            groups.setdefault((scope, key), []).append(eid)
-    for members in groups.values():
-        for other in members[1:]:
-            merge(
-                members[0],
-                other,
-                f"same name ignoring case and punctuation ({ents[members[0]][2]!r} / {ents[other][2]!r})",
-            )
-    products: dict[tuple[str, str], list[int]] = {}
-    for eid, (_, scope, name, _, _) in ents.items():
-        short = _product_name(name)
-        if short:
-            products.setdefault((scope, short), []).append(eid)
-    for members in products.values():
-        for other in members[1:]:
-            merge(
-                members[0],
-                other,
-                f"one product by its full and short name ({ents[members[0]][2]!r} / {ents[other][2]!r})",
-            )
+    def merge_by(key_of: Callable[[str], str | None], why: str) -> None:
+        """Merge the entities of a scope whose names give one key."""
+        groups: dict[tuple[str, str], list[int]] = {}
+        for eid, (_, scope, name, _, _) in ents.items():
+            key = key_of(name)
+            if key:
+                groups.setdefault((scope, key), []).append(eid)
+        for first, *rest in groups.values():
+            for other in rest:
+                merge(first, other, f"{why} ({ents[first][2]!r} / {ents[other][2]!r})")
+
+    merge_by(lambda name: _PUNCT.sub("", name.casefold()), "same name ignoring case and punctuation")
+    merge_by(_product_name, "one product by its full and short name")
     for eid, alias_of in p.store.conn.execute(
         "SELECT e.id, a.entity_id FROM entity_aliases a JOIN entities e ON e.norm = a.norm "
         "JOIN entities t ON t.id = a.entity_id AND t.scope = e.scope WHERE e.id != a.entity_id"
@@ -448,8 +438,8 @@ def merge_entities(p: Pass) -> None:
 
 
 def _product_name(name: str) -> str | None:
-    """A product's name without what its full name adds: "Apache Iceberg" and "Iceberg", "ScyllaDB" and
-    "Scylla" (a blind trial: maintain kept them apart). None when nothing is added, or too little is left."""
+    """A product's name as a key, without what its full name adds: "Apache Iceberg" and "Iceberg", "ScyllaDB"
+    and "Scylla" give one (a blind trial: maintain kept them apart). None for a name under four letters."""
     key = _PUNCT.sub("", name.casefold())
     short = re.sub(r"db$", "", re.sub(r"^apache", "", key))
     return short if short != key and len(short) >= 4 and short.isalpha() else (key if len(key) >= 4 else None)
