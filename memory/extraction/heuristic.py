@@ -145,7 +145,8 @@ def extract(
             text = _RETIRED_ALONE.sub(lambda m: m.group(1) + "; " if m.group(1) else m.group(2) + "；", lines)
             # a pick by its letter or place ("go with (a)", "option 3", "第二种") answers the last list laid out,
             # however many turns later (a held-out trial: "talked to tomek, go with (a)" three exchanges on)
-            still_open = listed_for > 0 or bool(_NAMES_ITEM.search(text))
+            # (a pasted document picks nothing: "If it is already above, find out why first.")
+            still_open = (listed_for > 0 or bool(_NAMES_ITEM.search(text))) and not pasted
             found = _from_user(text, turn, proposal, said, listed if still_open else [], heading)
             for c in found if pasted else ():
                 c.metadata["pasted"] = (
@@ -702,7 +703,12 @@ def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
 
 
 # The lesson a cause and its fix end with: "Lesson: never hold …", "Takeaway: …", "教训：…".
-_LESSON = re.compile(r"^\W*(?:lesson(?:s)?(?: learned)?|takeaway|moral|教训|经验教训|经验)\s*[:：]", re.I)
+_LESSON = re.compile(
+    r"^\W*(?:(?:the\s+)?(?:lessons?(?: learned)?|takeaway|moral)(?: here| for [^:：]{1,30})?(?:\s+is)?\s*[:：—]|"
+    r"(?:the\s+)?(?:lesson|takeaway)(?: here)? is(?: that)?\s|(?:经验教训|教训|经验)(?:就是|是)?\s*[:：]|(?:经验教训|教训|经验)就是)",
+    re.I,
+)
+LESSON_BODY_CHARS = 600  # the explanation kept before a lesson, at most
 PASTED_CHARS = 2000  # a user message this long is a pasted document (a runbook), not something said in passing
 _HEADING = re.compile(r"^\s*#{1,6}\s+(?:[\d.]+\s+)?(.+?)\s*#*\s*$")
 _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
@@ -745,7 +751,7 @@ def _document_lines(text: str) -> str:
 # What the team stopped using, said alone before what replaced it: "Also we dropped Sentry. pushgate errors now go
 # to Grafana Loki", "我们不用 Sentry 了。错误现在都进 Loki".
 _RETIRED_ALONE = re.compile(
-    r"((?:^|(?<=[.!?。！？]\s))(?:also,?\s+|oh,?\s+|btw,?\s+)?we(?:'ve| have)? (?:dropped|removed|retired|got rid of|"
+    r"((?:^|(?<=[.!?:。！？]\s))(?:also,?\s+|oh,?\s+|btw,?\s+)?we(?:'ve| have)? (?:dropped|removed|retired|got rid of|"
     r"stopped using|no longer use|killed|ditched) `?[\w.+-]+`?)\.\s+(?=\S)|"
     r"((?:^|(?<=[。！？]))\s*我们(?:已经)?(?:不用|不再用|弃用了?|去掉了?)\s*`?[A-Za-z][\w.+-]*`?\s*了?)。\s*(?=\S)",
     re.I,
@@ -1488,6 +1494,7 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             category, why = fact  # a gotcha is a standing constraint; experiences are what broke and why
             out.append(_assistant_fact(s, category, why))
             used.add(j)
+    out = _with_lesson(sents, out, used, proposed)
     if why_pending and not any(c.layer == "experience" for c in out):
         answer: list[str] = []
         for j, s in enumerate(sents):
@@ -1524,6 +1531,47 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 ),
             )
     return out
+
+
+def _with_lesson(sents: list[str], out: list[Candidate], used: set[int], proposed: set[int]) -> list[Candidate]:
+    """A lesson the assistant draws ("Takeaway: every long-lived handler has to select on the request
+    context.", "教训就是在线特征别把长序列塞进一个 key。") with what it was drawn from: the explanation before
+    it in the message, joined to the experience that explanation began, or an experience of its own."""
+    at = next((j for j, s in enumerate(sents) if j not in used and _LESSON.match(s)), None)
+    if at is None or len(_LESSON.sub("", sents[at], count=1).strip()) < 12:
+        return out
+    began = next((c for c in out if c.layer == "experience"), None)
+    start = max(used, default=-1) + 1 if began is not None else 0
+    body = [
+        s
+        for k, s in enumerate(sents[start:at], start)
+        if k not in used and k not in proposed and not (R.is_question(s) or R.is_narration(s) or R.is_status(s))
+    ]
+    while body and sum(map(len, body)) > LESSON_BODY_CHARS:
+        body.pop(0 if began is None else -1)  # (its own: the cause comes first; joined: what follows it)
+    said = _run_on([*body, sents[at]])
+    used.update(range(start, at + 1))
+    if began is not None:
+        began.content = R.tidy(_run_on([began.content, said]))
+        return out
+    lesson = Candidate(
+        R.tidy(said),
+        layer="experience",
+        category="experience",
+        importance=3,
+        why="assistant: a lesson",
+        role="assistant",
+    )
+    return [c for c in out if c.content not in lesson.content] + [lesson]
+
+
+def _run_on(parts: list[str]) -> str:
+    """Sentences as one text: a space after an English one, none after a Chinese full stop."""
+    text = ""
+    for p in parts:
+        p = p.strip()
+        text += p if not text or text.endswith(("。", "！", "？", "；")) else " " + p
+    return text
 
 
 def _assistant_fact(text: str, category: str, why: str) -> Candidate:

@@ -469,6 +469,10 @@ def _same_message(store: Store, memory_id: int, c: Candidate) -> bool:
     return bool(row and row[0] and c.source_ref and row[0] == c.source_ref)
 
 
+# Everyday phrases holding a tool's name: "make sure" is no Make, "go to" no Go.
+_IDIOMS = re.compile(r"\bmake sure\b|\bgo (?:to|through|with|back|ahead|over)\b")
+
+
 def _holds_value(said: str, value: str) -> bool:
     """Whether the (casefolded) text holds the value whole: "9000" in "--port 9000", not "axios" in "axios-retry"."""
     return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", said) is not None
@@ -519,6 +523,8 @@ def _supersede_replaced(
     # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书";
     # not "Provider protocol 也改名叫 Backend" (likewise changed)
     beside = bool(_ALSO.search(c.content)) and not _ALSO_CHANGED.search(c.content)
+    if rules.ADDS_RULE.search(c.content) and not old_values:
+        return  # "特征命名规范加一条：…" adds to the naming rules; it replaces none of them
     if not old_values and not beside and c.layer == "fact" and rules.says_changed(c.content):
         # "commit 规范改了，现在统一 …": no old value named, so the fact it changes is the one from an
         # earlier session that opens on the same subject ("commit 信息按我们的规矩 …").
@@ -560,6 +566,10 @@ def _supersede_replaced(
         for mid, content, layer, chosen in rows:
             if mid == new_id or mid in closed or (c.value and c.value.casefold() in content.casefold()):
                 continue
+            if not re.search(
+                rf"(?<![a-z0-9_-]){re.escape(v.casefold())}(?![a-z0-9_-])", _IDIOMS.sub(" ", content.casefold())
+            ):
+                continue  # "Make sure `main` is green" names no Make; "axios-retry" is not axios
             if chosen and chosen.casefold() in c.content.casefold() and chosen.casefold() not in retired:
                 continue  # the decision that chose what this change moves to ("…作废，新代码都用 Drizzle")
             # a decision is closed by what it decided being retired, on its subject only; so is a
@@ -1048,6 +1058,13 @@ def _terms(content: str) -> set[str]:
     return set(text.query_terms(content))
 
 
+def _names_subject(content: str, mine: str, theirs: str) -> bool:
+    """Whether `content` says `mine` right before `theirs`, its name for the same thing."""
+    low = content.casefold()
+    at, there = low.find(mine.casefold()), low.find(theirs.casefold())
+    return 0 <= at < there and there - at - len(mine) <= 4
+
+
 def _rarity(store: Store, content: str) -> float:
     """Mean rarity of the candidate's terms in the whole store: 1 for words never seen."""
     terms = sorted(_terms(content))[:16]
@@ -1131,6 +1148,12 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
                 return mid, value
             if said and said == _in_english(subject):
                 return mid, value
+        # the earlier one names it before its own name for it: "Flink 作业现在归阿杰管" after "实时那边的
+        # Flink 作业 `rt-feature-join` 是小林在管"
+        if " " in c.subject or len(c.subject) >= 6:
+            for mid, value, subject in rows:
+                if subject and subject != c.subject and _names_subject(_content_of(store, mid), c.subject, subject):
+                    return mid, value
     if c.attribute in ("port", "value", "version"):
         words = rules.subject_words(c.subject)
         for mid, value, subject in rows:

@@ -43,10 +43,20 @@ def without_code(text: str) -> str:
     return _TRACEBACK.sub(" ", _FENCE.sub(" ", text))
 
 
+# A line that goes on with the one before it: indented under a list item or a paragraph (how
+# markdown wraps "3. … with 4 replicas it takes\n   about 3 minutes."), not itself an item or a table row.
+_GOES_ON = re.compile(r"\n[ \t]{2,}(?![-*•>|#]|\d+[.)]\s)(?=\S)")
+
+
+def unwrapped(text: str) -> str:
+    """The text with its wrapped lines joined to the line they continue."""
+    return _GOES_ON.sub(" ", text)
+
+
 def sentences(text: str) -> list[str]:
-    """Sentences of a turn: code blocks dropped, list items and lines kept apart, backtick spans,
-    URLs and abbreviations never split."""
-    text = without_code(text)
+    """Sentences of a turn: code blocks dropped, wrapped lines joined, list items and lines kept
+    apart, backtick spans, URLs and abbreviations never split."""
+    text = unwrapped(without_code(text))
     out: list[str] = []
     for line in text.splitlines():
         line = _BULLET.sub("", line).strip()
@@ -372,14 +382,15 @@ RATIONALE = re.compile(
 _REPLACED = re.compile(
     r"\b(?:replaced?|swapped(?: out)?|swap)\s+`?(?!(?:the|a|an|it|this|that|them)\b)(?P<old1>[\w.+-]+)`?\s+(?:with|for)\s+`?\w|"
     r"\b(?:dropped|ditched|removed|retired|got rid of|stopped using|no longer use)\s+`?(?!(?:the|a|an|it|this|that|them|"
-    r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{3,80}?\b(?:now|instead)\s*[.!]?$|"
+    r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{0,80}?\b(?:now|instead)\b(?![^.;!?]*\?)|"
     # "moment 换成 dayjs 了", "不用 logrus 了，现在都走 zap"
     r"(?<![\w.+-])`?(?P<old3>[A-Za-z][\w.+-]*)`?\s*(?:已经|也)?(?:换成|替换成|替换为|改成)了?\s*`?[A-Za-z]|"
     r"(?:不再用|不用|弃用|去掉)(?:了)?\s*`?(?P<old4>[A-Za-z][\w.+-]*)`?\s*了?[，,;；]\s*(?:现在)?(?:都|统一|全部|一律)?(?:用|走|改用|换成)\s*`?[A-Za-z]|"
     # "Airflow 我们已经 migrate 到 DolphinScheduler 了": what opens the sentence moved to what follows
-    # (products, by their capitals: "gateway 迁到 k8s 上了" moved the gateway, it did not replace it)
+    # (products, by their capitals: "gateway 迁到 k8s 上了" moved the gateway, it did not replace it; nor
+    # did "Airflow 迁到 K8s 了" replace Airflow: a platform it runs on is no product in its place)
     r"(?:^|[：:，,。；;]\s*)`?(?P<old5>(?-i:[A-Z])[\w.+-]*)`?\s*(?:我们|这边|那边)?\s*(?:已经|也)?\s*(?:全部|整体)?\s*"
-    r"(?:migrate|迁移?|切换?|换)\s*(?:到|成)\s*`?(?-i:[A-Z])|"
+    r"(?:migrate|迁移?|切换?|换)\s*(?:到|成)\s*`?(?!(?:K8s|Kubernetes|AWS|GCP|Azure|EKS|GKE|ECS|ACK|Docker)\b)(?-i:[A-Z])|"
     # a rename of a named thing: "asset_record 表也改名成 asset_item 了", "renamed the route_plans table to planned_routes"
     r"(?<![\w.+-])`?(?P<old6>[A-Za-z](?=[\w.+-]*[_.\d-])[\w.+-]*)`?\s*(?:表|库|字段|队列|topic|table)?\s*(?:也|已经)?\s*"
     r"(?:改名成|改名为|改名叫|重命名为|重命名成|更名为)\s*`?[A-Za-z]|"
@@ -537,7 +548,7 @@ _TRACE = re.compile(
     r"(?i:\(\*?\w+\)\.\w+\(|\b0x[0-9a-f]{6,}\b|^\s*at [\w.$<>]+\([\w.]+:\d+\)|(?:^|\.\s+)File \"[^\"]+\", line \d+)|"
     # a log line or an exception pasted without a code block: "[2026-10-09T08:02:11.415+0000] {dagbag.py:588}
     # ERROR - …", "ModuleNotFoundError: No module named 'cosmos'."
-    r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s|"
+    r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\s*(?:\S{1,12}\s+){1,2}\[?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}|^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s|"
     r"^\s*(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b[\s:\]-]|^\s*Traceback \(most recent call last\)|"
     # a document's bookkeeping: "最后更新：2026-04-20", "Last updated: 2026-04-20"
     r"(?:^|[:：]\s*)\W*(?:最后更新|更新于|更新时间|(?i:last (?:updated|modified|reviewed)))\s*[:：]?\s*\d{4}|"
@@ -688,6 +699,7 @@ def is_detail(s: str) -> bool:
         bool(_SPECIFIC.search(s))
         and _long_enough(s)
         and not (is_question(s) or _REQUEST.match(s) or _NARRATIVE.match(s) or is_chat(s) or _episode(s))
+        and not (_TRACE.search(s) or _ANNOUNCES_ONLY.match(s))  # a pasted log line, "From the ALB logs:"
     )
 
 
@@ -724,6 +736,12 @@ _LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|th
 
 # A lead that announces what follows ("几个变化：", "再说几个规矩：", "另外规则命名再加一条：", "A few changes:"):
 # what comes after it is the statement, and the lead's words are no subject to match others by.
+# A rule added to a subject's rules ("特征命名规范加一条：…", "one more rule for migrations: …"): said with
+# its subject, and never a repeat or a correction of the rules already there.
+ADDS_RULE = re.compile(
+    r"[\w\u4e00-\u9fff)）`]\s*(?:再|还)?(?:加|补充|新增)一条|\b(?:one more|another|a new|an extra) (?:rule|convention)\b",
+    re.I,
+)
 _ANNOUNCED = re.compile(
     r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
     r"[^:：`]{0,4}[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
@@ -738,7 +756,10 @@ _ANNOUNCES_ONLY = re.compile(
     r"^(?:(?:heads[- ]up|fyi|note)\s*[,:]\s*)?"
     r"(?:(?:a few|some|two|three|a couple of) (?:more )?(?:things|notes|rules|changes|updates)"
     r"(?: (?:have )?changed| for the record| to note| to remember)?|"
-    r"有?(?:几|两|三)(?:件事|条|个规矩|个变化|处改动)(?:记一下)?)\s*[.:。：]?\s*$",
+    r"有?(?:几|两|三)(?:件事|条|个规矩|个变化|处改动)(?:记一下)?)\s*[.:。：]?\s*$|"
+    # a short lead-in to what was pasted after it: "From the ALB logs:", "这是 feature-server 的上线手册。"
+    r"^[^:：\n]{0,40}\b(?:logs?|output|trace|stack ?trace|errors?|here'?s|this is)\s*[:：]\s*$|"
+    r"^(?:这是|下面是|以下是)[^，。：:]{0,30}(?:手册|文档|日志|输出|报错|runbook|README)[。：:.]?\s*$",
     re.I,
 )
 
@@ -773,6 +794,14 @@ def _without_asides(s: str) -> str:
     return core + ("。" if entities_cjk(core[-1]) else ".")
 
 
+_ASIDE = re.compile(r"[（(][^）)]*[）)]")
+# A problem reported gone: "No more 502s after 10 minutes. 🎉", "no more timeouts since the fix"
+_RESOLVED = re.compile(
+    r"^\W*no more (?:\d{3}s|errors|timeouts|crashes|failures|alerts|pages|flakes|ooms?|restarts|retries)\b(?!\s*(?:in|on)\s+(?:main|prod))",
+    re.I,
+)
+
+
 def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
@@ -786,7 +815,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
         informed = True
     announced = _ANNOUNCED.match(s)
-    if announced and _long_enough(s[announced.end() :]):
+    if announced and _long_enough(s[announced.end() :]) and not ADDS_RULE.search(announced.group()):
         s = s[announced.end() :]  # "几个变化：gRPC 端口…", "A few changes: …": the lead names no subject
     if not _long_enough(s) or _LEAD_IN.search(s):
         return None
@@ -810,13 +839,18 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         corrected = True
     if (_SYMPTOM.search(s) or broken_now(s)) and not remember:
         return None  # what is going wrong today: the explanation that follows is the memory
-    rule, pref = (None if LACKS.search(s) else RULE.search(s)), PREFERENCE.search(s)
+    # (a request's aside is no rule: "帮我生成 K8s secret 的 yaml（别提交到 git）"; nor is a result: "no more 502s")
+    ruled = _ASIDE.sub(" ", s) if is_request(s) else s
+    rule = None if LACKS.search(s) or _RESOLVED.match(s) else RULE.search(ruled)
+    pref = PREFERENCE.search(s)
     if rule and _CONSEQUENCE.search(s[: rule.start()]):
         rule = None  # "出了问题只能干瞪眼", "but then the manifest has to be in the image": what would follow
     if is_request(s) and not (rule or pref or remember):
         return None
     why: list[str] = []
-    if _DECISION.search(s) and RATIONALE.search(s):
+    if _DECISION.search(s) and RATIONALE.search(s) and not (_CHANGED_NOW.search(s) and values_in(s)):
+        # (a value that changed, with why: "platform moved the gateway off 8443: it's on 9443 now, because
+        # …" is a fact that corrects the old one, not a choice)
         category, importance = "decision", 4
         why.append("decision with a reason")
     elif _SWITCH.search(s) and alternatives(s):
@@ -897,7 +931,7 @@ _OVER_VALUE = r"^(?:start|use|keep|set|run|make|pick|take)\b[^,;?]{2,60},\s*not\
 CHOICE = re.compile(
     r"\b(?:let'?s (?:just )?(?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
     r"let'?s (?:move|split|pull|put|make)\b(?!\s+(?:on|ahead|forward|along|sure)\b)|"
-    r"[\w.+-]+(?: [\w.+-]+)? it is|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
+    r"(?<![\w.+-])(?!(?:here|there|if|when|what|as|so|now|how)\b)[\w.+-]+(?: [\w.+-]+)? it is(?=\s*(?:[.!,;:]|$))|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
     # an order that settles a value over another: "Start Android at 5%, not 1%."
@@ -1439,12 +1473,15 @@ _VALUE_EN = re.compile(
 # owner said later in another session closes the owner said before (subject_for: attribute "owner").
 _THING = r"(?:the |our )?(?P<thing>[\w./-]+(?: (?!now\b|too\b|also\b)[\w./-]+){0,3}?)"
 _WHO_EN = r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,4})"
-_THING_ZH = r"(?P<thing>[A-Za-z0-9_./-]+(?:\s?[A-Za-z0-9_./-]+)?|[\u4e00-\u9fffA-Za-z0-9_-]{2,12}?)"
+_THING_ZH = (
+    r"(?P<thing>[A-Za-z][\w.-]*\s?(?![的是在由归])[\u4e00-\u9fff]{1,6}?(?=\s*(?:现在|目前)?\s*(?:归|由))|"  # "Flink 作业"
+    r"[A-Za-z0-9_./-]+(?:\s?[A-Za-z0-9_./-]+)?|[\u4e00-\u9fffA-Za-z0-9_-]{2,12}?)"
+)
 _WHO_ZH = r"(?P<who>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,3}?)"
 _OWNER = [
     re.compile(_THING + r" (?:is|are) (?:now )?(?:owned|maintained) by (?:now )?" + _WHO_EN),
     re.compile(
-        r"(?:^|[,;:] )"
+        r"(?:^|[,;:] (?:so |and |then |now )?)"
         + _WHO_EN
         + r"(?: \([^)]{1,30}\)| [—–-]{1,2} [^—–\n]{1,60}? [—–-]{1,2})? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|"
         r"is (?:now )?(?:responsible for|in charge of)|looks after|leads|heads) "
@@ -1481,7 +1518,13 @@ _OWNER = [
     re.compile(
         _THING_ZH + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*归(?!档)\s*" + _WHO_ZH + r"(?=\s*[，。,.;；]|$)", re.I
     ),
-    re.compile(_THING_ZH + r"\s*(?:现在|目前)?\s*是\s*" + _WHO_ZH + r"\s*(?:负责|在管|维护|管)的", re.I),
+    re.compile(
+        _THING_ZH
+        + r"`?\s*(?:现在|目前)?\s*是\s*"
+        + _WHO_ZH
+        + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:负责|在管|维护|管)(?:的|着)?(?=\s*[，。,.;；!！]|$)",
+        re.I,
+    ),
     # "老张负责报表服务的导出", "周涛（Tom Zhou）负责支付网关"
     re.compile(
         r"(?:^|[，,。；;：:]\s*)(?!我|你|他|她|大家|谁|都|也)"
@@ -1493,7 +1536,7 @@ _OWNER = [
     ),
     # a role: "Bao is release captain now", "Dana is the tech lead"
     re.compile(
-        r"(?:^|[,;:] )"
+        r"(?:^|[,;:] (?:so |and |then |now )?)"
         + _WHO_EN
         + r"(?: \([^)]{1,30}\))? (?:is|are) (?:now )?(?:the |our )?(?P<thing>(?:release|tech|team|incident|project) "
         r"(?:captain|lead|manager|commander))\b"
@@ -1641,7 +1684,7 @@ _CHANGED = re.compile(
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
 _OLD_BEFORE = re.compile(
-    r"(?:\b(?:not|no longer|instead of|old|from|replac(?:es|ed|ing))\b|老的|原来的?|之前的?|旧的?|不再用|不再带|不用|弃用|别再用|"
+    r"(?:\b(?:not|no longer|instead of|old|from|off|replac(?:es|ed|ing))\b|老的|原来的?|之前的?|旧的?|不再用|不再带|不用|弃用|别再用|"
     r"不再|而不是|不是|从)\s*(?:the\s+)?(?:(?:[a-z]{2,12}\s+|[\u4e00-\u9fff]{1,4}\s*)(?=[\w.:/<>@+-]*\d))?(?:"
     + _VALUE
     + ")",
@@ -2039,10 +2082,12 @@ _MORE_SLOTS = {
 SLOT_OF: dict[str, str] = {n: slot for slot, names in _MORE_SLOTS.items() for n in names.split()}
 _SAME_SLOT = {"go http router": "web framework"}  # a framework in another language fills the same slot
 
+# "the gateway is on 8443", "moved it off 8443": a number a service sits on (not a year, an amount or a date)
+_ON_PORT = r"\b(?:on|off)\s+(?!(?:19|20)\d\d\b)\d{4,5}\b(?![-./]\d)(?!\s*(?:ms|s|rps|qps|%|mb|gb|kb|users|rows)\b)"
 _PORT = re.compile(
     r"(?:\bport\s*(?:is\s*|to\s*|=\s*|of\s*)?|端口\s*(?:号)?\s*(?:是|为|改成|改为|换成|调成)?\s*|\blisten(?:s|ing)? on\s*(?:port\s*)?|"
     r"监听(?:在)?\s*|(?<![\d.]):|\b(?:moved|changed|switched|bumped) to\s*(?:port\s*)?|(?:改成|改为|换成|调成|迁到)\s*)(\d{2,5})\b(?!\.\d)|"
-    r"(?<![\d.])(\d{4,5})\s*端口|(?<![\d.])(\d{4,5})(?=\s*(?:了|now\b|instead\b))",
+    r"(?<![\d.])(\d{4,5})\s*端口|(?<![\d.])(\d{4,5})(?=\s*(?:了|now\b|instead\b))|(?=" + _ON_PORT + r")\w+\s+(\d{4,5})",
     re.I,
 )
 _HOST = re.compile(
@@ -2139,7 +2184,9 @@ def slot_values(content: str) -> dict[str, set[str]]:
     one subject, say the same thing changed."""
     out: dict[str, set[str]] = {}
     if re.search(
-        r"\bport|端口|listen|监听|:\d{2,5}\b|(?:\bto|改成|改为|迁到|换成)\s*:?\d{4,5}\b(?!\.\d)", content, re.I
+        r"\bport|端口|listen|监听|:\d{2,5}\b|(?:\bto|改成|改为|迁到|换成)\s*:?\d{4,5}\b(?!\.\d)|" + _ON_PORT,
+        content,
+        re.I,
     ):
         out["port"] = {next(g for g in m if g) for m in _PORT.findall(content)}
     if _RENAMED.search(content):
@@ -2366,7 +2413,9 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     gone = {v.casefold() for v in retired}
     named = [n for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old) if n.casefold() not in gone]
     opening = _OPENING_SUBJECT.match(old)
-    if subject and subject.casefold() in gone:  # "task queue 用的 celery" with celery retired: the task queue
+    out_of_date = " ".join(low[i] for i in changed)
+    if subject and (subject.casefold() in gone or (subject.casefold() in out_of_date and values_in(subject))):
+        # "task queue 用的 celery" with celery retired: the task queue; never the changed address itself
         head = _OPENING_ZH.match(old)
         subject = head.group(1).strip() if head else None
     subject = named[0] if named else subject or (opening.group(1) if opening else None)

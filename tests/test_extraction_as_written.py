@@ -1,0 +1,226 @@
+"""Extraction of what a blind trial's sessions showed it missing or getting wrong (trial 16: a mobile
+sync backend in English, a feature pipeline in Chinese), each held by sentences written for the test:
+a pasted runbook's wrapped lines, corrections said in passing, lessons the assistant draws, what a
+rule added to others, and what is no memory at all (log lines, a lead-in, a request's aside)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory.app.memories import Memories
+from memory.extraction import heuristic as H
+from memory.extraction import rules as R
+from memory.store import Store
+from test_extraction_phrasing import now_current, sessions, transcript, turns
+
+
+@pytest.fixture
+def app(store: Store) -> Memories:
+    return Memories(store, "/home/dev/work/shop")
+
+
+def stored(app: Memories, tmp_path: Path, *said: tuple[str, str]) -> list[str]:
+    app.extract(transcript(tmp_path / "t.jsonl", "s1", *said))
+    return [m["content"] for m in app.list(limit=100)["memories"]]
+
+
+# -- a pasted document ---------------------------------------------------------------------------
+
+RUNBOOK = """Read this before you ship, it's the staging runbook:
+
+# relay-api staging runbook
+
+## 1. Checks
+1. Confirm the nightly build is green. Never ship a red build, not even
+   "just for a quick test": staging serves the partner sandbox.
+2. Migrations go first. Schema changes are
+   applied before the code that reads them, never in the same deploy.
+3. The rollout replaces one pod at a time; with 6 replicas it takes
+   about 4 minutes.
+"""
+
+
+def test_a_pasted_runbooks_wrapped_lines_are_one_sentence(app, tmp_path):
+    now = stored(app, tmp_path, ("user", RUNBOOK))
+    assert any('not even "just for a quick test": staging serves the partner sandbox' in m for m in now), now
+    assert any("Schema changes are applied before the code that reads them" in m for m in now), now
+    assert any("with 6 replicas it takes about 4 minutes" in m for m in now), now
+    assert not any(m.rstrip(".").endswith(("not even", "it takes")) for m in now), now
+
+
+def test_a_wrapped_line_is_joined_but_a_nested_item_is_not():
+    assert R.sentences("1. First step, which goes\n   on here.\n   - a nested item") == [
+        "First step, which goes on here.",
+        "a nested item",
+    ]
+
+
+def test_pasted_log_lines_and_their_lead_in_are_no_memories(app, tmp_path):
+    now = stored(
+        app,
+        tmp_path,
+        (
+            "user",
+            "uploads time out every few minutes. from the LB logs:\n\n"
+            'h2 2026-10-02T11:02:09.552Z app/relay-lb/8c1f 10.1.2.3:5511 10.2.0.4:8443 0.000 30.001 -1 504 - 0 0 "PUT /v1/upload"\n'
+            'h2 2026-10-02T11:02:41.007Z app/relay-lb/8c1f 10.1.2.9:6121 10.2.0.5:8443 0.000 30.000 -1 504 - 0 0 "PUT /v1/upload"',
+        ),
+    )
+    assert not any("2026-10-02T11" in m or "LB logs" in m for m in now), now
+
+
+# -- corrections said in passing -----------------------------------------------------------------
+
+
+def test_a_port_moved_off_with_its_reason_corrects_the_old_port(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "The relay gateway in staging is on 7443 on relay-stg-01.")],
+        [
+            (
+                "user",
+                "Infra moved the relay gateway in staging off 7443: it's on 7543 now, because the sidecar took 7443.",
+            )
+        ],
+    )
+    assert now_current(every, "7543")
+    assert not now_current(every, "is on 7443"), [m["content"] for m in every]
+    new = now_current(every, "7543")[0]
+    assert new["layer"] == "fact"  # a value that changed, with why: no choice
+
+
+def test_an_owner_change_said_with_so_closes_the_old_owner(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "relay-api is Dana's (Dana Whitfield), she owns it and reviews go to her.")],
+        [("user", "Dana moved to payments, so Omar Haddad (ohaddad) owns relay-api now, send reviews to him.")],
+    )
+    assert now_current(every, "Omar Haddad")
+    assert not now_current(every, "Dana's"), [m["content"] for m in every]
+
+
+def test_a_tool_dropped_after_a_lead_in_closes_what_used_it(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "We keep migrations in db/migrations and flyway applies them with `make db-up`.")],
+        [("user", "Quick context first: we dropped flyway. Migrations now go through dbmate, `dbmate up` in CI.")],
+    )
+    assert not now_current(every, "flyway applies"), [m["content"] for m in every]
+
+
+def test_make_sure_names_no_make(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", RUNBOOK.replace("Confirm the nightly build", "Make sure the nightly build"))],
+        [("user", "`make check` is gone, we switched from Make to just. It's `just check` now.")],
+    )
+    assert now_current(every, "Make sure the nightly build is green"), [m["content"] for m in every]
+
+
+def test_a_service_moved_onto_kubernetes_is_not_replaced(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [
+            (
+                "user",
+                "环境：离线任务在 Dagster 上，地址 `dagster.data.internal:3000`，job 叫 `daily_feats`。"
+                "Dagster 是老许（许诺）负责的，有问题找他。",
+            )
+        ],
+        [
+            (
+                "user",
+                "Dagster 迁到 K8s 了，`dagster.data.internal:3000` 那个老地址已经下线，现在统一用 `https://dagster-k8s.data.internal`。",
+            )
+        ],
+    )
+    assert now_current(every, "老许"), [m["content"] for m in every]  # nothing said he stopped owning it
+    assert not any("dagster.data.internal:3000" in m["content"] for m in now_current(every, "daily_feats"))
+
+
+def test_an_owner_handed_over_by_the_things_other_name(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "实时那边的 Spark 作业 `rt-join` 是小周（周凯）在管。")],
+        [("user", "Spark 作业现在归阿杰（王杰）管，小周去做模型了。")],
+    )
+    assert not now_current(every, "小周（周凯）在管"), [m["content"] for m in every]
+
+
+def test_a_rule_added_to_a_subjects_rules_replaces_none_of_them(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "指标命名规范：统一 `{对象}_{窗口}_{聚合}`，比如 `shop_7d_gmv_sum`，别自己发明。")],
+        [("user", "好。指标命名规范加一条：所有指标名要带版本后缀 `_v{n}`，口径改了必须升版本。")],
+    )
+    assert now_current(every, "统一 `{对象}_{窗口}_{聚合}`"), [m["content"] for m in every]
+    assert now_current(every, "指标命名规范加一条")
+
+
+# -- lessons the assistant draws -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lesson", "cause"),
+    [
+        (
+            "9,870 of the 9,902 goroutines sit in `Stream.Serve`. The loop never selects on the request's "
+            "`ctx.Done()`, so a closed connection leaves its goroutine behind. Fix: add the `ctx.Done()` case "
+            "and unsubscribe on return. Takeaway: every long-lived handler has to watch the request context.",
+            "Takeaway: every long-lived handler",
+            "never selects on the request's",
+        ),
+        (
+            "p99 的元凶是大 key：`cart_items` 把整个购物车放在一个 hash 里，每次都 `HGETALL`。Redis 是单线程的，"
+            "一个慢请求后面全部排队。改法：按天分桶，只取需要的 field。教训就是别把长列表塞进一个 key。",
+            "教训就是别把长列表塞进一个 key",
+            "Redis 是单线程的",
+        ),
+    ],
+)
+def test_a_lesson_is_kept_with_what_it_was_drawn_from(text, lesson, cause):
+    found = [c for c in H.extract(turns(("user", "why is it leaking?"), ("assistant", text)), scope="/p/x")]
+    kept = [c for c in found if c.layer == "experience" and lesson in c.content]
+    assert kept and cause in kept[0].content, [c.content for c in found]
+    assert "。 " not in kept[0].content  # Chinese sentences run on without a space
+
+
+# -- what is no memory ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "帮我生成 K8s secret 的 yaml（别提交到 git）。",
+        "No more 504s after the timeout change.",
+        "From the gateway logs:",
+        "这是 relay-api 的上线手册。",
+    ],
+)
+def test_no_memory_from(said):
+    assert R.classify_user(said) is None
+
+
+@pytest.mark.parametrize(
+    "said", ["If it is already red, find out why first.", "Here it is: API_TOKEN=[REDACTED:api-key]."]
+)
+def test_it_is_picks_nothing(said):
+    assert not R.is_choice(said)
+
+
+@pytest.mark.parametrize("said", ["merge it is.", "ok, postgres it is", "Redis it is, since we run it anyway"])
+def test_x_it_is_picks_x(said):
+    assert R.is_choice(said)
+
+
+def test_no_more_as_a_rule_is_still_a_rule():
+    assert R.classify_user("No more force pushes to main.") is not None
