@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -167,13 +168,44 @@ def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[
         cells = [_paint(c.rjust(w) if i == 0 else c.ljust(w), paints[i]) for i, (c, w) in enumerate(zip(r, widths))]
         print("  ".join([*cells, fit(r[-1], room)]))
         if details and details.get(n):
-            for line in details[n].splitlines():
-                print(
-                    textwrap.fill(
-                        line, width=indent + room, initial_indent=" " * indent, subsequent_indent=" " * indent
-                    )
-                    or ""
+            _wrapped(details[n], indent, room)
+
+
+_HEADING_LINE = re.compile(r"\s*#{1,6}\s")
+_BLOCK_START = re.compile(r"\s*(?:#{1,6}\s|[-*+•>|]\s|\d{1,3}[.)、]\s)")  # a heading, an item, a quote, a row
+
+
+def _wrapped(text: str, indent: int, room: int) -> None:
+    """`text` under a row: prose as paragraphs (a writer's own line breaks joined) wrapped to the
+    content column at spaces only, so a command, a path or a URL is never cut in two; code blocks
+    and indented lines and headings as they are, to copy; a list item starts a paragraph."""
+    pad, code, para = " " * indent, False, []
+
+    def flush() -> None:
+        if para:
+            print(
+                textwrap.fill(
+                    re.sub(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])", "", " ".join(para)),
+                    width=indent + room,
+                    initial_indent=pad,
+                    subsequent_indent=pad,
+                    break_long_words=False,
+                    break_on_hyphens=False,
                 )
+            )
+            para.clear()
+
+    for line in text.splitlines():
+        fence = line.lstrip().startswith("```")
+        if fence or code or line.startswith(("    ", "\t")) or not line.strip() or _HEADING_LINE.match(line):
+            flush()
+            print(pad + line if line.strip() else "")
+            code = code != fence
+            continue
+        if _BLOCK_START.match(line):
+            flush()
+        para.append(line.strip())
+    flush()
 
 
 class Progress:

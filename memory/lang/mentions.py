@@ -223,6 +223,26 @@ _HANDLE_OR_MAIL = r"@[A-Za-z][\w.-]{1,38}|[\w.+-]+@[\w-]+(?:\.[\w-]+)*"
 _LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
 _LOGIN_CUE = r"(?i:(?:github|gitlab|slack|ldap|sso)?[ \t]*(?:login|handle|username|user|id)|github|账号|用户名)[ \t]*[:：]?[ \t]*"
 _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
+# What says which name an item in the brackets is: 陈晓雨（小雨，英文名 Rain，登录名 xchen）, Priya (known as PN)
+_LABEL = re.compile(
+    r"^(?:(?:英文名字?|英文|中文名|花名|昵称|外号|小名|大家叫(?:她|他)?|登录名|登录|账号|用户名|"
+    r"(?i:known as|aka|a\.k\.a\.|nickname|nick|called))\s*[:：是为]?\s*)(?=\S)"
+)
+
+
+def _unlabelled(items: list[str], logins: bool = False) -> list[str]:
+    """The items of a bracket without their labels ("登录名 xchen" -> "xchen"); a login's cue kept
+    unless `logins` (where the item's shape says it is a login)."""
+    out = []
+    for item in items:
+        cue = re.match(_LOGIN_CUE, item)
+        if cue and logins and re.fullmatch(r"[a-z][a-z0-9_.-]{2,20}", item[cue.end() :]):
+            out.append(item[cue.end() :])
+        else:
+            out.append(item if cue else _LABEL.sub("", item))
+    return out
+
+
 _LOGIN = rf"[a-z][a-z0-9_.-]{{2,20}}|{_LATIN_ITEM}"  # jzhou, xlin, @jzhou, Tom: what else a named person is called
 
 
@@ -254,7 +274,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
             continue
         head = " ".join(words)
         aliases: list[str] = []
-        items = [i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if i.strip()]
+        items = _unlabelled([i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if i.strip()])
         personal = False  # a Chinese name, initials, a handle or an e-mail say the head is a person
         for item in items:
             login = re.match(_LOGIN_CUE, item)
@@ -275,7 +295,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
             elif re.fullmatch(_LATIN_PERSON, item) and item.casefold() not in _NOT_NAMES:
                 aliases.append(item)  # Ally, A. Chen's nickname: kept when the rest says "a person"
         if personal:
-            if any(CJK_RUN.fullmatch(a) for a in aliases):
+            if not _surname_first(head, aliases):  # (a person by their login too: Priya for Priya Natarajan)
                 aliases += _given_name(head)
             out.append((head, list(dict.fromkeys(aliases))))
             heads.append((head, m.start(1) + len(m.group(1)) - len(head)))
@@ -285,7 +305,9 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
         pair = _han_pair(m.group(1), m.group(2))
         if pair is not None:  # 小李（李娜）, 周涛（老周）: a full name and its nickname (and logins: jzhou)
             full, nick, outer = pair
-            logins = [i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if re.fullmatch(_LOGIN, i.strip())]
+            logins = [
+                i for i in _unlabelled(re.split(_ITEM_SPLIT, m.group(2).strip()), True) if re.fullmatch(_LOGIN, i)
+            ]
             out.append((full, [nick, *logins]))
             heads.append((full, m.end(1) - len(outer)))
             continue
@@ -293,7 +315,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
             continue  # 计费服务 (billing-service): no person's name
         aliases = [  # 周建国（jzhou）: a person's name and their login
             item
-            for item in (i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)))
+            for item in _unlabelled([i.strip() for i in re.split(_ITEM_SPLIT, m.group(2))], True)
             if re.fullmatch(_LOGIN, item) and item.casefold() not in _NOT_NAMES
         ]
         if aliases:
@@ -319,7 +341,7 @@ def _han_pair(before: str, inside: str) -> tuple[str, str, str] | None:
     """(full name, nickname, the one outside the brackets) when a Chinese full name and a nickname of that person stand one in
     brackets after the other: 小李（李娜）, 李娜（小李）, 周涛（老周）, 陈杰（阿杰）, 林浩（浩哥）. The nickname
     must fit the name (`zhnames.nickname_of`), so 计费（小王） is no pair."""
-    items = [i.strip() for i in re.split(_ITEM_SPLIT, inside) if i.strip()]
+    items = _unlabelled([i.strip() for i in re.split(_ITEM_SPLIT, inside) if i.strip()], True)
     han = [i for i in items if re.fullmatch(_HAN_ITEM, i)]
     if len(han) != 1 or not all(i in han or re.fullmatch(_LOGIN, i) for i in items):
         return None  # (one Chinese name; the rest, if any, their logins: 老周（周建国，jzhou）)
@@ -526,6 +548,12 @@ def _romanised_title(nick: str, names: list[str]) -> list[str]:
     if len(theirs) != 1 and len(chars) != 1:
         return []
     return [("老" if m.group(1) == "Lao" else "小") + (theirs or chars)[0]]
+
+
+def _surname_first(latin: str, aliases: list[str]) -> bool:
+    """Zhou Ming (周明): a Chinese name in pinyin, surname first, so "Zhou" is no given name."""
+    first = latin.split()[0].casefold()
+    return any(a[0] in zhnames.ROMANISED.get(first, ()) for a in aliases if CJK_RUN.fullmatch(a))
 
 
 def _given_name(latin: str) -> list[str]:

@@ -307,14 +307,16 @@ def split(name: str) -> tuple[str, str] | None:
 @lru_cache(maxsize=4096)
 def nickname_of(nick: str, full: str) -> bool:
     """Whether `nick` is what people call the person named `full`: 老 / 小 / 大 + the surname (老周),
-    阿 + a character of the given name (阿杰), a character of the given name + 哥 / 姐 (浩哥, 婉姐)."""
+    阿 / 小 + a character of the given name (阿杰, 小雨), a character of the given name + 哥 / 姐 (浩哥, 婉姐),
+    or the given name doubled (雨雨)."""
     parts = split(full)
     if parts is None or len(nick) != 2:
         return False
     surname, given = parts
     return (
         (nick[0] in "老小大" and nick[1] == surname)
-        or (nick[0] == "阿" and nick[1] in given)
+        or (nick[0] in "阿小" and nick[1] in given)
+        or (nick[0] == nick[1] and nick[0] in given)
         or (nick[1] in "哥姐" and nick[0] in given)
     )
 

@@ -544,7 +544,7 @@ def tiered_context(
         picked = _warm_picks(
             store, query, scopes, weights, rule, exclude, session_id, floor, segment, min_confidence, gauge, candidates
         )
-        return _place(items, picked, room, used, exclude, unfit, fill)
+        return _place(items, picked, room, used, exclude, unfit, fill, query)
     if sum(weights.values()) < floor / 2:
         return items  # not even a memory holding every word of the prompt would pass
     focused = focused_query(query, weights, entity_words(store, query, scopes))
@@ -575,7 +575,7 @@ def tiered_context(
     # surface's hit@3 on the bilingual set (rules as extraction tags them) went .21 -> .31
     # (tests/benchmarks/bench_surface.py).
     ranked.sort(key=lambda t: t[1] < floor)
-    return _place(items, ranked, room, used, exclude, unfit, fill)
+    return _place(items, ranked, room, used, exclude, unfit, fill, query)
 
 
 def _place(
@@ -586,12 +586,14 @@ def _place(
     exclude: set[int],
     unfit: list[int] | None,
     fill: bool,
+    query: str = "",
 ) -> list[ContextItem]:
     """`items` (the pinned tier, `used` tokens) with the `ranked` (tier, score, result) that fit in
-    `room`, in order; with `fill`, each shown as fully as the room left allows (tiered_context)."""
+    `room`, in order; with `fill`, each shown as fully as the room left allows (tiered_context);
+    without, a long match as the lines of its part that hold the query's words (`focus`)."""
     parts: dict[int, tuple[int, int] | None] = {}
     for tier, score, r in ranked:
-        item = _item(r.memory, tier, score, r.part)
+        item = _item(r.memory, tier, score, r.part if fill else focus(r.memory.content, r.part, query))
         if fill:  # best match first, as much of its part as the room left holds
             item = _cut_item(r.memory, tier, score, r.part, room - used, MAX_FILL_CHARS) or item
         if used + item.tokens > room:
@@ -644,6 +646,84 @@ def _warm_picks(
 
 MAX_FILL_CHARS = 8_000  # the most of one memory a filled context shows; memory_get has the rest
 MIN_CUT_CHARS = 80  # a match cut shorter than this says too little to be worth its room
+
+
+_WORD = re.compile(r"[A-Za-z][\w-]{2,}|\d[\w.:-]*")
+_FOCUS_STOP = {
+    "the",
+    "and",
+    "for",
+    "what",
+    "which",
+    "who",
+    "how",
+    "when",
+    "where",
+    "why",
+    "does",
+    "should",
+    "our",
+    "with",
+}
+_FOCUS_STOP_ZH = {
+    "什么",
+    "多少",
+    "怎么",
+    "哪个",
+    "哪些",
+    "时候",
+    "的时",
+    "之后",
+    "以后",
+    "需要",
+    "应该",
+    "是否",
+    "可以",
+    "要调",
+}
+
+
+def focus(content: str, part: tuple[int, int] | None, query: str, most: int = MAX_ITEM_CHARS) -> tuple[int, int] | None:
+    """Of a long memory's matched `part` (or the whole of it), the `most` characters a one-line
+    quote can hold, from the sentence that holds the most of the query's words (a runbook's step 7
+    asked about, not the section's opening; a name in code or an English word counts two, a pair
+    of Chinese characters one, each divided by how often the part says it), from its paragraph's
+    start when that is near (a step's heading). The span is absolute in `content`; `part` itself
+    when it is short or its opening is that place."""
+    start, end = part if part is not None else (0, len(content))
+    if end - start <= most:
+        return part
+    terms = {_stem(w): 2 for w in _WORD.findall(query) if w.lower() not in _FOCUS_STOP}
+    for i in range(len(query) - 1):
+        pair = query[i : i + 2]
+        if text.CJK_RUN.fullmatch(pair) and pair not in _FOCUS_STOP_ZH:
+            terms[pair] = 1
+    # and the glossary's words for them in the other language (an English question, a Chinese runbook)
+    from memory.lang import glossary
+
+    to_english, to_chinese = glossary.translations(text.CJK_RUN.findall(query), _WORD.findall(query))
+    terms.update({_stem(w): 2 for phrase in to_english for w in _WORD.findall(phrase) if _stem(w) not in terms})
+    terms.update({w: 1 for w in to_chinese if w not in terms})
+    # a word the whole part says everywhere ("dispatch" in the dispatch runbook) tells no place apart
+    body = content[start:end]
+    stems = [_stem(w) for w in _WORD.findall(body)]
+    weight = {t: w / max(1, stems.count(t) if w == 2 else body.count(t)) for t, w in terms.items()}
+
+    def held(said: str) -> float:
+        words = {_stem(w) for w in _WORD.findall(said)}
+        return sum(weight[t] for t, w in terms.items() if (t in words if w == 2 else t in said))
+
+    best, at = 0.0, start
+    for m in re.finditer(r"[^\n]+?(?:[.!?](?=\s)|[。！？；]|\n|$)", content[start:end]):
+        score = held(m.group())
+        if score > best:
+            best, at = score, start + m.start()
+    # from its line's start, or the heading or lead-in just above it, when they are near
+    above = content.rfind("\n\n", start, at)
+    if above >= 0 and at - above < most // 3:
+        at = above + 2
+    at = max(start, min(at, end - most))  # a full window still
+    return part if at == start else (at, at + most)
 
 
 def _cut_item(

@@ -201,7 +201,9 @@ def canonical(name: str, known: dict[str, list[str]] | None) -> tuple[str, list[
 
 
 def related_named(conn, scope: str, content: str) -> list[int]:
-    """Entities of `scope` that take part in a relation and that `content` names, by name or alias.
+    """Entities of `scope` that `content` names and no detector would find in it: one that takes
+    part in a relation, by name or alias, and a person by an alias ("mzhou takes the pages", "浩哥每周四…"
+    once a memory said "Li Hao (李浩, 浩哥, login hli)").
 
     entity_relate makes entities no detector may find again ("pgw", "payments team"); a memory
     naming one is linked to it, so graph expansion reaches the memory. Matched as known names are
@@ -220,7 +222,7 @@ def related_named(conn, scope: str, content: str) -> list[int]:
             f"AND EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id) "
             f"UNION SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
             f"WHERE a.norm IN ({marks}) AND e.scope = ? "
-            f"AND EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id)",
+            f"AND (e.kind = 'person' OR EXISTS (SELECT 1 FROM relations r WHERE r.src = e.id OR r.dst = e.id))",
             (scope, *part, *part, scope),
         ):
             found.add(eid)

@@ -353,7 +353,15 @@ class Store:
         resolved: dict = {}  # entity ids resolved in this transaction
         with self.tx.atomic() as conn:
             live = _live_hashes(conn, rows)  # grows with each insert: only these can be duplicates
-            relations = conn.execute("SELECT 1 FROM relations LIMIT 1").fetchone() is not None
+            # (names only a relation or a person's aliases make: `graph.related_named`)
+            relations = (
+                conn.execute(
+                    "SELECT 1 FROM relations UNION ALL SELECT 1 FROM entity_aliases a "
+                    "JOIN entities e ON e.id = a.entity_id AND e.kind = 'person' LIMIT 1"
+                ).fetchone()
+                is not None
+            )
+            people: set[tuple[str, str, str]] = set()  # people named with their other names in this write
             for row, item, vec, plan, part_vecs in zip(rows, items, vectors, plans, part_lists):
                 key = (row["scope"], row["content_hash"])
                 if key in live:
@@ -384,6 +392,11 @@ class Store:
                     links += graph.resolve_names(
                         conn, mid, row["scope"], entities, self.clock(), resolved, self.config.known_entities
                     )
+                    people |= {
+                        (row["scope"], " ".join(e[0].split()).casefold(), e[1])
+                        for e in entities
+                        if len(e) > 3 and (e[3] or e[4])
+                    }
                 if relations:  # entities made by entity_relate: linked to the memories naming them
                     links += [(mid, eid, "mention") for eid in graph.related_named(conn, row["scope"], row["content"])]
                 ids.append(mid)
@@ -392,6 +405,8 @@ class Store:
             graph.insert_links(conn, graph.followed(links, resolved))  # a later memory may have merged two
             self._write_keywords(fts_rows)
             self._write_vectors(vec_rows)
+            for key in people:  # what names them by a login or nickname only, stored before or beside
+                graph.link_naming_memories(conn, graph.followed([(0, resolved[key], "")], resolved)[0][1])
         self._parts_later(min({mid for mid, _ in fts_rows} - {mid for mid, _, _ in vec_rows}, default=None))
         return self.get_many(ids)
 

@@ -1,0 +1,89 @@
+"""Through the CLI as a team uses it (a blind trial's findings, trial 17): a person introduced with
+labelled names in brackets answers to every one of them, a memory naming them only by a login or
+a nickname is theirs whichever was stored first, a passive recall of a long runbook quotes the step
+asked about, and a runbook shown in a terminal keeps its commands whole."""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import add, project, run, run_json  # noqa: F401  (project: autouse fixture)
+
+from memory.lang import mentions
+from memory.retrieval import context
+
+ROSTER = [
+    "陈晓雨（小雨，英文名 Rain，登录名 xchen）负责 relay-api 和 relay-worker 两个服务。",
+    "王磊（大王，登录名 lwang）是 SRE 负责人，管理所有 Kubernetes 集群。",
+    "高芳（芳姐，login fgao）is the release manager for every prod release.",
+    "Priya Natarajan (login pnatarajan, known as PN) owns eta-predictor.",
+    "Zhou Ming (周明, 老周, login mzhou) is the routing tech lead.",
+]
+
+
+@pytest.mark.parametrize(
+    ("said", "name", "aliases"),
+    [
+        (ROSTER[0], "陈晓雨", {"小雨", "Rain", "xchen"}),
+        (ROSTER[1], "王磊", {"大王", "lwang"}),
+        (ROSTER[2], "高芳", {"芳姐", "fgao"}),
+        (ROSTER[3], "Priya Natarajan", {"pnatarajan", "PN", "Priya"}),
+        (ROSTER[4], "Zhou Ming", {"周明", "老周", "mzhou"}),
+    ],
+)
+def test_labelled_names_in_brackets_are_aliases(said, name, aliases):
+    (found,) = mentions.aliases_in(said)
+    assert found[0] == name and set(found[1]) == aliases  # (Zhou is Zhou Ming's surname: no alias)
+
+
+@pytest.mark.parametrize("order", ["roster first", "roster last"])
+def test_a_login_or_nickname_alone_links_the_memory_to_the_person(capsys, order):
+    alone = ["On-call rota: mzhou takes relay pages on Tuesdays, xchen on Fridays.", "芳姐每周四晚上做发布演练。"]
+    for said in ROSTER + alone if order == "roster first" else alone + ROSTER:
+        add(capsys, said)
+    for alias, who, memory in [
+        ("mzhou", "Zhou Ming", alone[0]),
+        ("小雨", "陈晓雨", alone[0]),
+        ("fgao", "高芳", alone[1]),
+    ]:
+        code, out, err = run(capsys, "entity", alias)
+        assert code == 0, err
+        assert who in out.splitlines()[0] and memory[:40] in out, out
+
+
+def test_a_passive_recall_of_a_long_runbook_quotes_the_step_asked_about():
+    body = "\n\n".join(
+        f"## {n}. Step {n}\n\nRun the usual checks for section {n} and tell the channel when they pass."
+        for n in range(1, 40)
+    )
+    runbook = (
+        body
+        + "\n\n## 40. Scale relay-worker on a growing backlog\n\nScale it: `kubectl scale deploy/relay-worker --replicas=24`.\n"
+    )
+    for n in range(41, 45):
+        runbook += f"\n## {n}. Step {n}\n\nRun the usual checks for section {n} and tell the channel when they pass.\n"
+    span = context.focus(runbook, None, "how many replicas for relay-worker when the backlog keeps growing?")
+    assert span is not None and "--replicas=24" in runbook[span[0] : span[1]]
+    assert span[1] - span[0] == context.MAX_ITEM_CHARS
+    assert context.focus("short text", None, "anything") is None  # a short memory is shown whole
+
+
+def test_a_runbook_in_the_terminal_keeps_commands_whole(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "70")
+    command = "curl -X POST http://connect.internal:8083/connectors/relay-cdc/restart?includeTasks=true"
+    filler = "".join(
+        f"## {n}. Step {n}\n\nRun the usual checks for section {n} and tell the channel when they pass.\n\n"
+        for n in range(1, 60)
+    )
+    add(  # a runbook long enough to be searched by its parts
+        capsys,
+        filler
+        + "## Restart the relay-cdc connector after a failover\n\nThe logical slot is gone with the old primary, so\n"
+        f"recreate it first and then restart the connector:\n\n```\n{command}\n```\n\n" + filler,
+    )
+    code, out, _ = run(capsys, "search", "restart the relay-cdc connector", "--limit", "1")
+    assert code == 0
+    lines = [line.strip() for line in out.splitlines()]
+    assert command in lines, out  # on one line, as written, to copy
+    # the writer's own line break ("…the old primary, so" / "recreate it…") is gone: the paragraph is rewrapped
+    assert not any(line.endswith("with the old primary, so") for line in lines), out
+    assert "with the old primary, so recreate it first" in " ".join(lines)
