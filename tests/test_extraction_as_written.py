@@ -224,3 +224,40 @@ def test_x_it_is_picks_x(said):
 
 def test_no_more_as_a_rule_is_still_a_rule():
     assert R.classify_user("No more force pushes to main.") is not None
+
+
+# -- decisions put as a view, or as an either-or answered ----------------------------------------
+
+
+SEQUENCE = (
+    ("assistant", "Do you want the sequence stored as a string or packed into an integer?"),
+    (
+        "user",
+        "For the record, the reason we're not doing CRDTs is payload size. "
+        "I think we should pack the sequence into a bigint column, not a string.",
+    ),
+    ("assistant", "Agreed — a packed bigint sorts with a plain ORDER BY and takes 8 bytes instead of ~30."),
+)
+JOIN = (
+    ("user", "我觉得样本拼接以后统一用 point-in-time join，不然换个表还会再踩一遍穿越。"),
+    ("assistant", "同意，point-in-time join 是根治的办法：每条样本按 event_time 取当时最新的一版特征。"),
+)
+BUCKETS = (
+    ("user", "有道理，就这么改。缓存用按天分桶还是按周分桶？"),
+    ("assistant", "按天：模型只用最近 7 天的数据，按天最多取 7 个 key；按周的话一个桶还是太大。"),
+    ("user", "ok 按天。"),
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "decided"),
+    [(SEQUENCE, "pack the sequence into a bigint column"), (JOIN, "统一用 point-in-time join"), (BUCKETS, "按天")],
+)
+def test_a_plan_put_as_a_view_or_an_either_or_answered_is_a_decision(said, decided):
+    found = H.extract(turns(*said), scope="/p/x")
+    assert any(decided in c.content for c in found if c.layer == "decision"), [(c.layer, c.content) for c in found]
+
+
+def test_a_runbook_steps_aside_keeps_its_rule():
+    said = "Run the smoke test: `task smoke` (if you don't have Task installed, `go run ./cmd/smoke`)."
+    assert R.classify_user(said) is not None

@@ -235,6 +235,7 @@ def extract(
             if len(out) > before:
                 user_spoke_since.append(i)
         elif role == "assistant":
+            decided_text = _loose(just_decided.content) if just_decided is not None else ""
             user_decided, just_decided = just_decided is not None, None
             now = [x for x in R.sentences(text) if not R.is_question(x)]
             said = (said + now)[-40:]
@@ -252,7 +253,12 @@ def extract(
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
-            settled_own = _agreed_own(own, now) if own and now and not user_decided and R.agrees(now[0]) else None
+            # (a plan said beside what the turn decided, "the reason we're not doing X is …. I think we should
+            # pack it into a bigint": the agreement settles the plan)
+            apart = own and not any(_loose(x)[:30] in decided_text for x in own)
+            settled_own = (
+                _agreed_own(own, now) if own and now and (apart or not user_decided) and R.agrees(now[0]) else None
+            )
             if settled_own is not None:
                 # "I think we should switch X to Y instead of Z" -> "Agreed. …": the user's proposal, settled;
                 # what their turn stored from those sentences is in the decision now
@@ -588,7 +594,14 @@ def _list_pick(s: str, items: Sequence[str]) -> int | None:
 # The user putting forward a change of their own, for the assistant to agree to: "I think we should switch
 # X to Y instead of Z", "我想把 X 都改成 Y，别再用 Z 了，…你觉得呢？".
 # A plan put to the assistant, no switch named: "what if we cache the matrices in redis?"
-_PLAN_ASKED = re.compile(r"\bwhat if we\b|\bhow about we\b", re.I)
+_PLAN_ASKED = re.compile(
+    r"\bwhat if we\b|\bhow about we\b|"
+    # a plan put as the user's view: "I think we should pack the HLC into a bigint column, not a string",
+    # "我觉得 label 拼接以后统一用 point-in-time join" (agreed to, a decision; not "I think we should ask Tom")
+    r"\bI think we should (?!(?:ask|check|look|wait|talk|discuss|figure|find|see|try)\b)|"
+    r"我觉得[^，,。？?]{0,24}?(?:以后|今后)?(?:都|统一)(?:用|改用|走)\s*\S",
+    re.I,
+)
 _OWN_PROPOSAL = re.compile(
     r"\bwe should (?:switch|move|change|migrate|replace|drop|stop using|start using)\b|"
     # a switch asked about: "should we switch the BFF from REST to GraphQL?", "要不要把 Kafka 换成 Pulsar？"
@@ -658,7 +671,7 @@ def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
     clauses = [x for x in re.split(r"\s*(?:[，;；]|,(?![^(]*\)))\s*", said) if x]  # ("decimal(18,2)" is one)
     reasons = [x for x in clauses if chosen and chosen not in x and not (old and old in x) and not _NO_MORE.search(x)]
     rationale = R.split_rationale(said)[1] or " ".join(reasons) or (R.clip(reply[1], 300) if len(reply) > 1 else None)
-    content = R.tidy(said) + " (agreed: " + R.clip(" ".join(reply[:2]), 300) + ")"
+    content = R.tidy(said) + " (agreed: " + R.clip(_run_on(reply[:2]), 300) + ")"
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (agreed)", role="user")
     c.metadata.update(decision=said, chosen=chosen, alternatives=[old] if old else None, rationale=rationale)
     c.metadata = {k: v for k, v in c.metadata.items() if v}

@@ -174,7 +174,9 @@ _QUESTION_ZH = re.compile(
 # The user asks what the assistant would do: "topic 怎么划分你怎么看？", "你有什么建议", "what would you do here?"
 ASKS_OPINION = re.compile(
     r"你(?:怎么看|觉得呢|觉得怎么样|有什么(?:建议|思路|想法)|建议(?:怎么|用什么))|\bwhat (?:do you think|would you (?:do|suggest|use|"
-    r"recommend))\b|\bany (?:suggestions|recommendations|ideas)\b|\bwhat do you (?:suggest|recommend)\b|\bthoughts\?",
+    r"recommend))\b|\bany (?:suggestions|recommendations|ideas)\b|\bwhat do you (?:suggest|recommend)\b|\bthoughts\?|"
+    # an either-or put to the assistant: "分桶用按天还是按周？", "should the cache key be per user or per tenant?"
+    r"用[^，,。？?]{1,20}还是[^，,。？?]{1,20}[？?]|\bshould (?:we|it|the [\w-]+(?: [\w-]+)?) (?:use|be) [^?]{1,40} or [^?]{1,40}\?",
     re.I,
 )
 
@@ -795,6 +797,7 @@ def _without_asides(s: str) -> str:
 
 
 _ASIDE = re.compile(r"[（(][^）)]*[）)]")
+_ASKS_FOR = re.compile(r"^\W*(?:帮我|帮忙|麻烦你?|请你?帮|can you|could you|please)", re.I)
 # A problem reported gone: "No more 502s after 10 minutes. 🎉", "no more timeouts since the fix"
 _RESOLVED = re.compile(
     r"^\W*no more (?:\d{3}s|errors|timeouts|crashes|failures|alerts|pages|flakes|ooms?|restarts|retries)\b(?!\s*(?:in|on)\s+(?:main|prod))",
@@ -840,7 +843,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if (_SYMPTOM.search(s) or broken_now(s)) and not remember:
         return None  # what is going wrong today: the explanation that follows is the memory
     # (a request's aside is no rule: "帮我生成 K8s secret 的 yaml（别提交到 git）"; nor is a result: "no more 502s")
-    ruled = _ASIDE.sub(" ", s) if is_request(s) else s
+    ruled = _ASIDE.sub(" ", s) if _ASKS_FOR.match(s) else s
     rule = None if LACKS.search(s) or _RESOLVED.match(s) else RULE.search(ruled)
     pref = PREFERENCE.search(s)
     if rule and _CONSEQUENCE.search(s[: rule.start()]):
