@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_extraction_phrasing import now_current, sessions, transcript, turns
 
 from memory.app.memories import Memories
 from memory.extraction import heuristic as H
 from memory.extraction import rules as R
 from memory.store import Store
-from test_extraction_phrasing import now_current, sessions, transcript, turns
 
 
 @pytest.fixture
