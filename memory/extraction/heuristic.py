@@ -717,8 +717,10 @@ def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
 
 # The lesson a cause and its fix end with: "Lesson: never hold …", "Takeaway: …", "教训：…".
 _LESSON = re.compile(
-    r"^\W*(?:(?:the\s+)?(?:lessons?(?: learned)?|takeaway|moral)(?: here| for [^:：]{1,30})?(?:\s+is)?\s*[:：—]|"
-    r"(?:the\s+)?(?:lesson|takeaway)(?: here)? is(?: that)?\s|(?:经验教训|教训|经验)(?:就是|是)?\s*[:：]|(?:经验教训|教训|经验)就是)",
+    r"^\W*(?:(?:the\s+)?(?:lessons?(?: learned)?|takeaway|moral|general (?:point|lesson|rule)|worth remembering)"
+    r"(?: here| for [^:：]{1,60})?(?:\s+is)?\s*[:：—]|"
+    r"(?:the\s+)?(?:lesson|takeaway)(?: here)? is(?: that)?\s|(?:经验教训|教训|经验|值得记住的是|记住)(?:就是|是)?\s*[:：]|"
+    r"(?:经验教训|教训|经验)就是)",
     re.I,
 )
 LESSON_BODY_CHARS = 600  # the explanation kept before a lesson, at most

@@ -82,7 +82,7 @@ def sentences(text: str) -> list[str]:
 
 _FILLER_EN = re.compile(
     r"^(?:ok(?:ay)?|so|also|and|but|btw|by the way|oh|ah|right|yes|yeah|yep|sure|cool|nice|great|thanks|"
-    r"thank you|fyi|well|hmm|alright|anyway|hold on|wait|one more (?:rule|thing)|another thing|heads[- ]up|"
+    r"thank you|fyi|well|hmm|alright|anyway|hold on|wait(?=\s*[,.!—-])|one more (?:rule|thing)|another thing|heads[- ]up|"
     r"next|ok next|actually|fine|(?:first|second|third|fourth)(?=:))(?=[\s,.:;!—-]|$)[\s,.:;!—-]*",
     re.I,
 )
@@ -796,6 +796,7 @@ def _without_asides(s: str) -> str:
     return core + ("。" if entities_cjk(core[-1]) else ".")
 
 
+_LABELLED_COMMAND = re.compile(r"^[^:：`]{2,60}[:：]\s*`[^`]*\S\s+\S[^`]*`")
 _ASIDE = re.compile(r"[（(][^）)]*[）)]")
 _ASKS_FOR = re.compile(r"^\W*(?:帮我|帮忙|麻烦你?|请你?帮|can you|could you|please)", re.I)
 # A problem reported gone: "No more 502s after 10 minutes. 🎉", "no more timeouts since the fix"
@@ -895,6 +896,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         elif is_statement(s):
             category, importance = "statement", 3
             why.append("stated about the project")
+        elif _LABELLED_COMMAND.match(s):
+            category, importance = "command", 3
+            why.append("a step and its command")  # "Deploy: `argocd app sync relay-stg`" (a runbook's step)
         else:
             return None
     if corrected:
