@@ -261,3 +261,39 @@ def test_a_plan_put_as_a_view_or_an_either_or_answered_is_a_decision(said, decid
 def test_a_runbook_steps_aside_keeps_its_rule():
     said = "Run the smoke test: `task smoke` (if you don't have Task installed, `go run ./cmd/smoke`)."
     assert R.classify_user(said) is not None
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["Deploy: `argocd app sync relay-stg`", "Wait for the rollout: `kubectl rollout status deploy/relay -n stg`."],
+)
+def test_a_runbook_steps_labelled_command_is_a_fact(said):
+    kept = R.classify_user(said)
+    assert kept is not None and kept[0].startswith(said.split(":")[0]), kept
+
+
+def test_wait_is_a_filler_only_before_a_comma():
+    assert R.strip_fillers("wait, the port is 5433") == "the port is 5433"
+    assert R.strip_fillers("Wait for the rollout: x").startswith("Wait for")
+
+
+@pytest.mark.parametrize(
+    ("text", "lesson"),
+    [
+        (
+            "Found it. `merge` picks the winner by the device's `updated_at`, and phones drift by minutes. "
+            "That is the lost-edits bug. The general point: ordering across devices can't rely on device clocks.",
+            "The general point: ordering across devices",
+        ),
+        (
+            "The 504s line up with 30 seconds of silence. The LB's idle timeout is 30 s and we ping every 45 s, "
+            "so the LB drops the stream first. The fix is a ping every 10 s. Worth remembering for any stream "
+            "behind the LB: the ping interval has to be shorter than the idle timeout.",
+            "the ping interval has to be shorter",
+        ),
+    ],
+)
+def test_a_lesson_after_a_cause_joins_that_experience(text, lesson):
+    found = H.extract(turns(("user", "why does it happen?"), ("assistant", text)), scope="/p/x")
+    (kept,) = [c for c in found if c.layer == "experience"]
+    assert lesson in kept.content and text.split(". ")[1][:20] in kept.content, kept.content

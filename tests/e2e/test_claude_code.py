@@ -553,3 +553,30 @@ def test_a_pasted_runbooks_line_a_correction_retired_is_harvested_as_history_and
     assert any(f"#{fixed} " in c and "6543" in c for c in given), given
     assert not any("-p 5432" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_lesson_the_model_draws_is_harvested_with_its_cause_and_reaches_it_later(claude_code: ClaudeCode) -> None:
+    # A blind trial: the assistant's root cause and its "Takeaway: …" were lost unless a trigger word
+    # ("because", "root cause") opened them. Now the lesson is kept with the explanation it was drawn
+    # from, and a later session's hooks give it to the model.
+    claude_code.maple("install")
+    claude_code.api.script(
+        [
+            "9,870 of the 9,902 goroutines sit in `StreamHandler.Serve`. The loop selects on the ticker and the "
+            "subscription but never on `r.Context().Done()`, so a dropped phone leaves its goroutine behind. "
+            "Fix: add the `ctx.Done()` case and unsubscribe on return. Takeaway: every long-lived handler has "
+            "to select on the request context."
+        ]
+    )
+    claude_code.run_claude("why does the relay keep leaking goroutines on staging? here's the pprof summary")
+    (lesson,) = poll(
+        lambda: [m for m in harvested(claude_code, "Takeaway") if m["layer"] == "experience"],
+        timeout=HARVEST_TIMEOUT,
+        what="the lesson harvested as an experience",
+    )
+    assert "never on `r.Context().Done()`" in lesson["content"], lesson
+    claude_code.api.script(["Select on the request context."])
+    later = claude_code.run_claude("What must a long-lived stream handler select on so goroutines don't leak?")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any(f"#{lesson['id']} " in c and "request context" in c for c in given), given
+    assert hook_errors(later.debug) == []
