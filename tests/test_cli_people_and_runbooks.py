@@ -87,3 +87,13 @@ def test_a_runbook_in_the_terminal_keeps_commands_whole(capsys, monkeypatch):
     # the writer's own line break ("…the old primary, so" / "recreate it…") is gone: the paragraph is rewrapped
     assert not any(line.endswith("with the old primary, so") for line in lines), out
     assert "with the old primary, so recreate it first" in " ".join(lines)
+
+
+def test_a_search_by_a_login_finds_what_says_only_the_login(capsys):
+    for said in ROSTER:
+        add(capsys, said)
+    rota = add(capsys, "On-call rota: mzhou takes relay pages on Tuesdays, xchen on Fridays.")
+    add(capsys, "The relay-api dashboard lives in Grafana under Relay / Overview.")
+    found = run_json(capsys, "search", "xchen", "--limit", "5")["results"]
+    (hit,) = [r for r in found if r["id"] == rota]
+    assert hit["channels"].get("bm25"), hit  # its own word for her, not only the link to her

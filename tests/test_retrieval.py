@@ -796,6 +796,21 @@ def test_superseded_and_expired_memories_stay_out_unless_history_is_asked_for(tm
     assert {old, new, expired, still_valid} <= set(history)
 
 
+def test_a_memory_replaced_since_lends_its_neighbours_no_lift(tmp_path: Path) -> None:
+    # A blind trial: "Flink 作业谁负责" put "调度和 Airflow 都是老周负责的" first, lifted by the line stored
+    # beside it that the question matched ("Flink 作业是小林在管"), which a correction had replaced.
+    s = open_store(tmp_path)
+    old = add(s, "the Spark jobs are run by Lin on the data team", session_id="s1")
+    beside = add(s, "the scheduler is owned by Zhou, ask him about DAGs", session_id="s1")
+    for i in range(4):
+        add(s, f"unrelated note {i} about the office coffee", session_id=f"o{i}")
+    new = add(s, "Jie took over the Spark jobs from Lin this week", session_id="s2")
+    s.update(old, superseded_by=new)
+    found = search(s, "who runs the Spark jobs")
+    assert found[0].memory.id == new
+    assert all(not r.channels.get("context") for r in found if r.memory.id == beside)
+
+
 def test_a_memory_expires_when_the_clock_passes_its_valid_to(tmp_path: Path) -> None:
     s = open_store(tmp_path)
     m = add(s, "the staging database is read-only this sprint", valid_to=T0 + 7 * DAY)

@@ -150,6 +150,7 @@ class _Cand:
     valence: float = 0.0
     asks: bool = False  # holds a question, so the reply after it likely answers
     cjk: float = 0.0  # how Chinese its text is (`text.cjk_share`): is it in the query's language (`_apart`)
+    replaced: bool = False  # superseded since (ranked through history: its successor takes its place)
     raw: dict[str, float] = field(default_factory=dict)  # channel -> raw score
 
 
@@ -675,10 +676,11 @@ def _without_people(store: Store, query: str, entity_ids: list[int]) -> str:
 
 def _by_their_name(store: Store, query: str, entity_ids: list[int]) -> str:
     """The query for the keyword channel, a person's other names (a login, a nickname) put as the
-    name the entity goes by. "jzhou 负责什么" matched only the memory that states the login ("周建国's
-    LDAP login is jzhou") by keyword; what 周建国 owns came through the entity channel alone, at an
-    eighth of its score (a blind trial). The vector query keeps the alias: it is what a memory stating
-    a nickname is found by."""
+    name the entity goes by, beside it. "jzhou 负责什么" matched only the memory that states the login
+    ("周建国's LDAP login is jzhou") by keyword; what 周建国 owns came through the entity channel alone,
+    at an eighth of its score (a blind trial); and with the alias replaced, "On-call: xchen takes the
+    Friday pages" lost its match for "xchen" (another). The vector query keeps the alias: it is what
+    a memory stating a nickname is found by."""
     if not entity_ids:
         return query
     rows = store.conn.execute(
@@ -689,8 +691,8 @@ def _by_their_name(store: Store, query: str, entity_ids: list[int]) -> str:
     for name, alias in sorted(rows, key=lambda r: -len(r[1])):
         if alias.casefold() in name.casefold() and _name_said(name).search(query):
             continue  # "晓梅" inside "林晓梅", which the query says already
-        if alias.casefold() != name.casefold():
-            query = _name_said(alias).sub(name.replace("\\", r"\\"), query)
+        if alias.casefold() != name.casefold():  # (and the alias kept: "xchen takes Friday pages" says only it)
+            query = _name_said(alias).sub(lambda m: f"{m.group(0)} {name}", query)
     return query
 
 
@@ -763,7 +765,8 @@ def _rows(store: Store, ids: Sequence[int], where: str, args: list) -> dict[int,
         marks, chunk = db.in_list(ids[start : start + 500])
         for row in store.conn.execute(
             f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
-            f"m.confidence, m.moods, m.valence, m.scope, {sample}, instr(m.content, '?') > 0 FROM memories m "
+            f"m.confidence, m.moods, m.valence, m.scope, {sample}, instr(m.content, '?') > 0, "
+            f"m.superseded_by IS NOT NULL FROM memories m "
             f"WHERE m.id IN ({marks}) AND {_by_rowid(where)}",
             (*chunk, *args),
         ):
@@ -797,6 +800,7 @@ def _load_rows(
         c.scope = row[10]
         c.cjk = text.cjk_share(row[11] or "")
         c.asks = bool(row[12])
+        c.replaced = bool(row[13])
 
 
 _embedding_threads: dict[int, Any] = {}
@@ -1306,6 +1310,10 @@ def _context(
 
         w_near = cfg.search_weights.get("nearby", 1.0)
         for i, near in neighbours.items():
+            if cands[i].replaced:
+                # a memory replaced since lends its neighbours nothing: "Flink 作业是小林在管" had lifted the
+                # line said after it ("Airflow 是老周负责的") above the correction, for "Flink 作业谁负责"
+                continue
             for n, j in enumerate(near):
                 if j in cands and i in base:
                     # Neighbours by time alone (no session) are weaker evidence than a session's.
@@ -1315,7 +1323,8 @@ def _context(
                         lift(j, f * w_reply * base[i], "reply")
                     else:
                         lift(j, f * w_ctx * base[i], "context")
-                    lift(i, f * w_ctx * base.get(j, 0.0), "context")
+                    if not cands[j].replaced:
+                        lift(i, f * w_ctx * base.get(j, 0.0), "context")
         for j, (value, kind) in lifts.items():
             if value > 0:
                 contrib[j][kind] = value
