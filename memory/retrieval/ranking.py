@@ -692,7 +692,7 @@ def _by_their_name(store: Store, query: str, entity_ids: list[int]) -> str:
         if alias.casefold() in name.casefold() and _name_said(name).search(query):
             continue  # "晓梅" inside "林晓梅", which the query says already
         if alias.casefold() != name.casefold():  # (and the alias kept: "xchen takes Friday pages" says only it)
-            query = _name_said(alias).sub(lambda m: f"{m.group(0)} {name}", query)
+            query = _name_said(alias).sub(lambda m, name=name: f"{m.group(0)} {name}", query)
     return query
 
 
