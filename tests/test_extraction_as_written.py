@@ -297,3 +297,21 @@ def test_a_lesson_after_a_cause_joins_that_experience(text, lesson):
     found = H.extract(turns(("user", "why does it happen?"), ("assistant", text)), scope="/p/x")
     (kept,) = [c for c in found if c.layer == "experience"]
     assert lesson in kept.content and text.split(". ")[1][:20] in kept.content, kept.content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        (
+            ("user", "Before you deploy, read this runbook: …"),
+            ("assistant", "Read it. For this deploy: sync, then watch the dashboard."),
+        ),
+        (
+            ("user", "这是上线手册，为什么上次 canary 起不来？"),
+            ("assistant", "看完了。第四部分仍然适用，第六部分已经过时了。"),
+        ),
+        (("user", "那你顺手把手册里那段改了吧，文件在 docs/runbook.md。"),),
+    ],
+)
+def test_no_memory_from_an_acknowledgement_or_a_task_put_to_the_assistant(said):
+    assert [c.content for c in H.extract(turns(*said), scope="/p/x")] == []

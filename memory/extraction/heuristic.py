@@ -886,7 +886,10 @@ _FACT = ("statement", "config", "note", "location", "command", "environment", "v
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
-_ASKS_HELP = re.compile(r"^(?:先|再)?(?:帮我|请帮|帮忙|请你|给我)|^(?:can|could|would) (?:you|u)\b", re.I)
+_ASKS_HELP = re.compile(
+    r"^(?:那|那就)?(?:先|再)?(?:帮我|请帮|帮忙|请你|给我|你(?:顺手|顺便|先|再|就)?(?:把|帮|去|来))|^(?:can|could|would) (?:you|u)\b",
+    re.I,
+)
 
 
 def _decision(
@@ -1510,7 +1513,7 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             out.append(_assistant_fact(s, category, why))
             used.add(j)
     out = _with_lesson(sents, out, used, proposed)
-    if why_pending and not any(c.layer == "experience" for c in out):
+    if why_pending and not any(c.layer == "experience" for c in out) and not (sents and _READ_IT.match(sents[0])):
         answer: list[str] = []
         for j, s in enumerate(sents):
             if _OPTIONS.match(s):
@@ -1624,6 +1627,11 @@ _OPTIONS = re.compile(
     r"^(?:\w+\s+)?(?:options?|ways(?: out)?|choices|approaches|alternatives)\b|"
     r"^(?:有)?[几两二三四五]个(?:方案|办法|选项|选择|思路|改法|方向)|^(?:方案|选项|候选)",  # (not "改法：", the fix)
     re.I,
+)
+# The assistant saying it read what was pasted ("Read it. For this deploy: …", "看完了。第四部分仍然适用…"): a
+# summary of the document, which is stored from the document itself, not an answer.
+_READ_IT = re.compile(
+    r"^\W*(?:(?:ok|好的?)[,，]?\s*)?(?:read it|I(?:'ve| have) read (?:it|the \w+)|看完了|读完了|已阅)\b", re.I
 )
 # The assistant saying back what it was told ("记住了：…", "收到：…", "Noted: …"): no answer of its own.
 _ECHO = re.compile(r"^(?:好的?[，,]?\s*)?(?:记住了|记下了|收到|明白|了解|noted|got it)\s*[：:，,]", re.I)
