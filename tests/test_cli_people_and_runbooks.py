@@ -87,6 +87,7 @@ def test_a_runbook_in_the_terminal_keeps_commands_whole(capsys, monkeypatch):
     # the writer's own line break ("…the old primary, so" / "recreate it…") is gone: the paragraph is rewrapped
     assert not any(line.endswith("with the old primary, so") for line in lines), out
     assert "with the old primary, so recreate it first" in " ".join(lines)
+    assert "" in lines  # a blank line still ends a paragraph
 
 
 def test_a_search_by_a_login_finds_what_says_only_the_login(capsys):
@@ -97,3 +98,15 @@ def test_a_search_by_a_login_finds_what_says_only_the_login(capsys):
     found = run_json(capsys, "search", "xchen", "--limit", "5")["results"]
     (hit,) = [r for r in found if r["id"] == rota]
     assert hit["channels"].get("bm25"), hit  # its own word for her, not only the link to her
+
+
+def test_chinese_prose_wraps_to_the_column_and_paragraphs_stay_apart():
+    from memory.cli import common
+
+    text = (
+        "补录使用脚本 tools/replay_gps.py，从冷存储桶读取原始上报数据，重新写入轨迹库，确认数量合理之后再正式执行。" * 3
+    )
+    lines = common._fill(text, 40)
+    assert all(sum(map(common._cells, line)) <= 40 for line in lines), lines
+    assert any("tools/replay_gps.py" in line for line in lines)  # a path is never cut in two
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")

@@ -9,7 +9,6 @@ import re
 import shlex
 import shutil
 import sys
-import textwrap
 import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -171,6 +170,29 @@ def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[
             _wrapped(details[n], indent, room)
 
 
+# What a line may break before or after: a Chinese character on its own, a word or a name in code whole.
+_UNIT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+|\s+")
+
+
+def _fill(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` terminal cells (a Chinese character takes two), broken at
+    spaces or between Chinese characters, never inside a word, a path or a command."""
+    lines, line, used = [], "", 0
+    for unit in _UNIT.findall(text):
+        size = sum(map(_cells, unit))
+        if unit.isspace():
+            if line:
+                line, used = line + " ", used + 1
+            continue
+        if used + size > width and line.strip():
+            lines.append(line.rstrip())
+            line, used = "", 0
+        line, used = line + unit, used + size
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
 _HEADING_LINE = re.compile(r"\s*#{1,6}\s")
 _BLOCK_START = re.compile(r"\s*(?:#{1,6}\s|[-*+•>|]\s|\d{1,3}[.)、]\s)")  # a heading, an item, a quote, a row
 
@@ -183,16 +205,9 @@ def _wrapped(text: str, indent: int, room: int) -> None:
 
     def flush() -> None:
         if para:
-            print(
-                textwrap.fill(
-                    re.sub(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])", "", " ".join(para)),
-                    width=indent + room,
-                    initial_indent=pad,
-                    subsequent_indent=pad,
-                    break_long_words=False,
-                    break_on_hyphens=False,
-                )
-            )
+            joined = re.sub(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])", "", " ".join(para))
+            for line in _fill(joined, room):
+                print(pad + line)
             para.clear()
 
     for line in text.splitlines():

@@ -20,6 +20,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -177,10 +178,11 @@ def _details(r: dict) -> str:
 
 
 def _part_text(r: dict) -> str:
-    """The part of a long memory a search hit, as written (its blank lines dropped)."""
+    """The part of a long memory a search hit, as written (a run of blank lines kept as one: it ends
+    a paragraph)."""
     part = r["part"]
     text = r["content"][part["start"] : part["end"]]
-    return "\n".join(line for line in text.splitlines() if line.strip())
+    return re.sub(r"\n[ \t]*(?:\n[ \t]*)+", "\n\n", text).strip("\n")
 
 
 def without_vectors_note(ids: Sequence[int]) -> str:
