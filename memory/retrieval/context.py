@@ -649,38 +649,8 @@ MIN_CUT_CHARS = 80  # a match cut shorter than this says too little to be worth 
 
 
 _WORD = re.compile(r"[A-Za-z][\w-]{2,}|\d[\w.:-]*")
-_FOCUS_STOP = {
-    "the",
-    "and",
-    "for",
-    "what",
-    "which",
-    "who",
-    "how",
-    "when",
-    "where",
-    "why",
-    "does",
-    "should",
-    "our",
-    "with",
-}
-_FOCUS_STOP_ZH = {
-    "什么",
-    "多少",
-    "怎么",
-    "哪个",
-    "哪些",
-    "时候",
-    "的时",
-    "之后",
-    "以后",
-    "需要",
-    "应该",
-    "是否",
-    "可以",
-    "要调",
-}
+_FOCUS_STOP = frozenset("the and for what which who how when where why does should our with".split())
+_FOCUS_STOP_ZH = frozenset("什么 多少 怎么 哪个 哪些 时候 的时 之后 以后 需要 应该 是否 可以 要调".split())
 
 
 def focus(content: str, part: tuple[int, int] | None, query: str, most: int = MAX_ITEM_CHARS) -> tuple[int, int] | None:

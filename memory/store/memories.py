@@ -353,8 +353,8 @@ class Store:
         resolved: dict = {}  # entity ids resolved in this transaction
         with self.tx.atomic() as conn:
             live = _live_hashes(conn, rows)  # grows with each insert: only these can be duplicates
-            # (names only a relation or a person's aliases make: `graph.related_named`)
-            relations = (
+            # names only a relation or a person's aliases make, which no detector finds (`graph.related_named`)
+            named_apart = (
                 conn.execute(
                     "SELECT 1 FROM relations UNION ALL SELECT 1 FROM entity_aliases a "
                     "JOIN entities e ON e.id = a.entity_id AND e.kind = 'person' LIMIT 1"
@@ -397,7 +397,7 @@ class Store:
                         for e in entities
                         if len(e) > 3 and (e[3] or e[4])
                     }
-                if relations:  # entities made by entity_relate: linked to the memories naming them
+                if named_apart:  # ("pgw" from entity_relate, "mzhou" a person's login): linked where named
                     links += [(mid, eid, "mention") for eid in graph.related_named(conn, row["scope"], row["content"])]
                 ids.append(mid)
             # Links, FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
