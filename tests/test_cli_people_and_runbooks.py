@@ -110,3 +110,14 @@ def test_chinese_prose_wraps_to_the_column_and_paragraphs_stay_apart():
     assert all(sum(map(common._cells, line)) <= 40 for line in lines), lines
     assert any("tools/replay_gps.py" in line for line in lines)  # a path is never cut in two
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+
+
+def test_inline_code_is_never_cut_and_a_part_inside_a_code_block_stays_code():
+    from memory.cli import common, program
+
+    lines = common._fill("then restart it with `sudo systemctl restart pgbouncer` on that node", 30)
+    assert any("`sudo systemctl restart pgbouncer`" in line for line in lines), lines
+    content = "Run:\n\n```\nkubectl -n dispatch scale deploy/dispatch-api --replicas=12\npatronictl reinit pg-dispatch-cluster pg-dispatch-prod\n```\n\nThen check the lag."
+    start = content.index("patronictl")
+    text = program._part_text({"content": content, "part": {"start": start, "end": len(content)}})
+    assert text.startswith("```\npatronictl")  # the part opens inside the block: printed as code

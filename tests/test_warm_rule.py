@@ -106,3 +106,14 @@ def test_a_memory_matching_the_prompts_words_and_meaning_is_shown(store):
     rule = add(store, "Use ruff to lint; black is not used", category="rule")
     add(store, "Database backups run every night at 02:00")
     assert shown(store, "should I lint this file with ruff or black?") == [rule]
+
+
+def test_a_prompt_naming_a_component_never_stored_is_not_answered_by_its_neighbours(store):
+    # A blind trial: "What port does the warehouse-scanner listen on?" was shown two other services'
+    # ports, near in meaning. A component the store knows by no name, and no memory found holds, is
+    # something never stored: passive recall says nothing.
+    add(store, "billing-worker backups run every night at 02:00 on port 7070")
+    add(store, "The backup of search-service goes to the cold bucket")
+    assert shown(store, "when do the billing-worker backups run?")  # a component that is stored
+    assert shown(store, "when do the warehouse-scanner backups run?") == []
+    assert shown(store, "when do the pre-prod backups run?")  # an English compound is no component

@@ -170,8 +170,11 @@ def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[
             _wrapped(details[n], indent, room)
 
 
-# What a line may break before or after: a Chinese character on its own, a word or a name in code whole.
-_UNIT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+|\s+")
+# What a line may break before or after: a Chinese character on its own, a word, a name or inline code whole.
+_UNIT = re.compile(
+    r"\S*`[^`\n]+`[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]*|"  # inline code whole, spaces and all
+    r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+|\s+"
+)
 
 
 def _fill(text: str, width: int) -> list[str]:

@@ -179,9 +179,11 @@ def _details(r: dict) -> str:
 
 def _part_text(r: dict) -> str:
     """The part of a long memory a search hit, as written (a run of blank lines kept as one: it ends
-    a paragraph)."""
+    a paragraph; a part that starts inside a code block opens with its fence)."""
     part = r["part"]
     text = r["content"][part["start"] : part["end"]]
+    if r["content"].count("```", 0, part["start"]) % 2:  # a part that starts inside a code block
+        text = "```\n" + text
     return re.sub(r"\n[ \t]*(?:\n[ \t]*)+", "\n\n", text).strip("\n")
 
 

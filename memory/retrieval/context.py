@@ -36,7 +36,7 @@ from memory.errors import StoreUnavailable
 from memory.lang import mentions, text
 from memory.lang.text import CONTEXT_TAG
 from memory.retrieval import ranking as retrieval
-from memory.store import GLOBAL, Memory, Store, chunks, db, indexes, iso
+from memory.store import GLOBAL, Memory, Store, chunks, db, graph, indexes, iso
 from memory.store.records import MEMORY_COLUMNS
 
 MAX_BLOCK_CHARS = 9_500  # Claude Code replaces hook context above 10,000 characters by a file path
@@ -632,6 +632,8 @@ def _warm_picks(
 ) -> list[tuple[str, float, retrieval.Result]]:
     """tiered_context's relevant and preference tiers by the warm rule: (tier, words, result)."""
     found = warm_candidates(store, query, scopes, weights, segment=segment)
+    if UNNAMED_SILENT and _names_unstored(store, query, scopes, found):
+        found = []  # "What port does the warehouse-scanner listen on?": what it names was never stored
     if candidates is not None:
         candidates.extend(found)
     confident = Confidence(found[0].result.confidence if found else 0.0, max((c.strength for c in found), default=0.0))
@@ -642,6 +644,32 @@ def _warm_picks(
     skip = _injected(store, session_id)
     fresh = [c for c in found if c.result.memory.id not in exclude and c.result.memory.id not in skip]
     return [("preference" if c.preference else "relevant", c.words, c.result) for c in rule.pick(fresh, floor)]
+
+
+# Passive recall says nothing when the prompt names a thing in code (warehouse-scanner, inventory_sync)
+# that none of the memories the search found holds: it is about something never stored, and memories
+# about its neighbours (another service's port) are near in meaning only.
+UNNAMED_SILENT = True
+
+
+# A name only a system has: a component's (inventory-service, warehouse-scanner, billing-worker) or one
+# in code (etl_nightly, order.created); not an English compound (pre-prod, read-only, end-to-end).
+_SYSTEM_NAME = re.compile(
+    r"(?<![\w.-])(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|api|worker|gateway|server|scanner|job|jobs|"
+    r"consumer|producer|proxy|cron|bot|portal|sync|cache|queue|db|daemon|agent|exporter|operator)|"
+    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*)+)(?![\w-]|\.\w)",
+    re.I,
+)
+
+
+def _names_unstored(store: Store, query: str, scopes: Sequence[str], found: Sequence[Candidate]) -> bool:
+    """Whether `query` names a system's component (`_SYSTEM_NAME`) that the store knows by no entity
+    and that none of the memories found holds."""
+    names = {m.group(0).lower() for m in _SYSTEM_NAME.finditer(query)}
+    if not names or any(graph.find_entity(store.conn, scopes, n) is not None for n in names):
+        return False
+    held = " ".join(f"{c.result.memory.content} {c.result.memory.subject or ''}" for c in found).lower()
+    return not any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", held) for n in names)
 
 
 MAX_FILL_CHARS = 8_000  # the most of one memory a filled context shows; memory_get has the rest
