@@ -736,14 +736,15 @@ _CONSEQUENCE = re.compile(
 _LEAD_IN = re.compile(r"(?:这个|这些|下面|如下|以下|\b(?:this|these|the following|below)\b)[^:：]*[:：]\s*$", re.I)
 
 
-# A lead that announces what follows ("几个变化：", "再说几个规矩：", "另外规则命名再加一条：", "A few changes:"):
-# what comes after it is the statement, and the lead's words are no subject to match others by.
 # A rule added to a subject's rules ("特征命名规范加一条：…", "one more rule for migrations: …"): said with
 # its subject, and never a repeat or a correction of the rules already there.
 ADDS_RULE = re.compile(
     r"[\w\u4e00-\u9fff)）`]\s*(?:再|还)?(?:加|补充|新增)一条|\b(?:one more|another|a new|an extra) (?:rule|convention)\b",
     re.I,
 )
+# A lead that announces what follows ("几个变化：", "再说几个规矩：", "另外规则命名再加一条：", "A few changes:"):
+# what comes after it is the statement, and the lead's words are no subject to match others by (a rule
+# added to a subject's rules keeps its lead: ADDS_RULE).
 _ANNOUNCED = re.compile(
     r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
     r"[^:：`]{0,4}[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
