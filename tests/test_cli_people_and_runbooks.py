@@ -121,3 +121,10 @@ def test_inline_code_is_never_cut_and_a_part_inside_a_code_block_stays_code():
     start = content.index("patronictl")
     text = program._part_text({"content": content, "part": {"start": start, "end": len(content)}})
     assert text.startswith("```\npatronictl")  # the part opens inside the block: printed as code
+
+
+def test_a_login_in_brackets_or_before_a_comma_is_a_name_key():
+    # Trial 17: "Owner: database admin (hli)." was not linked to Li Hao: one word in brackets kept
+    # its opening bracket as a key ("(hli").
+    keys = mentions.name_keys("Owner: database admin (hli), on-call backup: xchen.")
+    assert {"hli", "xchen", "owner", "on-call"} <= set(keys)

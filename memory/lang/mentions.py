@@ -599,7 +599,8 @@ def name_keys(text: str, longest: int = 4) -> list[str]:
             if i + n > len(tokens):
                 break
             words = tokens[i : i + n]
-            words[0], words[-1] = words[0].lstrip(_EDGE), words[-1].rstrip(_EDGE)
+            words[0] = words[0].lstrip(_EDGE)
+            words[-1] = words[-1].rstrip(_EDGE)  # (after: one word is both, "(hli)," -> "hli")
             key = " ".join(words)
             keys.add(key)
             if n == 1 and key.endswith("'s"):
