@@ -811,6 +811,17 @@ def test_a_memory_replaced_since_lends_its_neighbours_no_lift(tmp_path: Path) ->
     assert all(not r.channels.get("context") for r in found if r.memory.id == beside)
 
 
+def test_pre_production_is_staging_to_the_keyword_channel(tmp_path: Path) -> None:
+    # A blind trial: "What's the pre-production port for dispatch-api?" put the production port first
+    # ("pre-production" is the words pre + production). Vectors alike: the keyword channel decides.
+    s = open_store(tmp_path, FlatEmbedder())
+    prod = add(s, "dispatch-api serves production traffic on port 8443")
+    staging = add(s, "In staging, dispatch-api listens on port 9443")
+    for q in ("What's the pre-production port for dispatch-api?", "dispatch-api port on preprod"):
+        assert first(s, q) == staging
+    assert first(s, "What's the production port for dispatch-api?") == prod
+
+
 def test_a_memory_expires_when_the_clock_passes_its_valid_to(tmp_path: Path) -> None:
     s = open_store(tmp_path)
     m = add(s, "the staging database is read-only this sprint", valid_to=T0 + 7 * DAY)

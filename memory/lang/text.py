@@ -225,6 +225,16 @@ SHORT_FORMS = dict(
 )
 
 
+# Staging by the names engineers also give it: as words, "pre-production" is pre + production, and
+# "the pre-production port" found production's port first (a blind trial).
+PRE_PRODUCTION = re.compile(r"\bpre-?prod(?:uction)?\b", re.I)
+
+
+def staging_named(query: str) -> str:
+    """`query` with staging's other names ("pre-production", "preprod") said as staging, for the keyword channel."""
+    return PRE_PRODUCTION.sub("staging", query)
+
+
 def translated_terms(text: str, terms: list[str]) -> list[str]:
     """`query_terms`' terms followed by the other language's words for the query's glossary words
     (memory.lang.glossary: 值班 -> "on call", billing -> 账单 as its bigram phrase) and the other

@@ -240,7 +240,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     entity_ids = _query_entities(store, q)
     # The keyword channel reads a person by the name they go by (`_by_their_name`), and also searches
     # the other language's words for the query's glossary words.
-    said = _by_their_name(store, q.text, entity_ids)
+    said = text.staging_named(_by_their_name(store, q.text, entity_ids))
     segment = text.jieba_segmenter() if use_segmenter and text.has_cjk(said) else None
     terms = text.translated_terms(said, text.query_terms(said, segment))
     # The query's embedding (the slowest step, 8-14 ms) runs on the other core while SQLite
