@@ -315,3 +315,55 @@ def test_a_lesson_after_a_cause_joins_that_experience(text, lesson):
 )
 def test_no_memory_from_an_acknowledgement_or_a_task_put_to_the_assistant(said):
     assert [c.content for c in H.extract(turns(*said), scope="/p/x")] == []
+
+
+def test_what_the_assistant_read_off_the_code_is_kept_once_the_user_confirms_it():
+    said = (
+        (
+            "assistant",
+            "Migrations here live in `db/migrations/`, named `YYYYMMDDHHMM_name.sql`, applied with `dbmate` — I'll follow that.",
+        ),
+        ("user", "yep, that's the convention, and dbmate runs against the local db with `make db-up`."),
+    )
+    found = H.extract(turns(*said), scope="/p/x")
+    contents = [c.content for c in found]
+    assert any(c.startswith("Migrations here live in `db/migrations/`") and "follow" not in c for c in contents), (
+        contents
+    )
+    assert not any(c.lower().startswith(("yep", "that's")) for c in contents), contents
+    assert sum("db/migrations" in c for c in contents) == 1, contents  # once, as the user confirmed it
+
+
+def test_the_old_node_of_a_runbook_step_retires_no_node():
+    assert R.replaced_values("Wait for all pods that were on the old node to be `Running` again.") == []
+
+
+def test_a_terse_statement_with_a_contraction_is_kept():
+    kept = R.classify_user("state's in s3 bucket `acme-tfstate-prod`, lock table `tf-locks`, eu-west-1.")
+    assert kept is not None and "acme-tfstate-prod" in kept[0]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "old"),
+    [
+        (
+            "Real plans go through atlantis on the PR (`atlantis plan` / `atlantis apply` comments).",
+            "heads up, we ditched atlantis last week. applies go through the `tf-apply` workflow now",
+            "Real plans go through atlantis",
+        ),
+        (
+            "state store 用 Zustand 吧，cart 的 store 很小，没必要上 Redux。",
+            "之前选 Zustand 那个决定我们回滚吧，统一改用 Redux Toolkit，checkout 要 devtools。",
+            "state store 用 Zustand",
+        ),
+        (
+            "state's in s3 bucket `acme-tfstate-prod`, lock table `tf-locks`, eu-west-1.",
+            "actually the lock table is `tf-state-locks`, not `tf-locks`. i misremembered it",
+            "lock table `tf-locks`",
+        ),
+    ],
+)
+def test_a_terse_correction_or_a_decision_taken_back_closes_the_old_memory(app, tmp_path, first, second, old):
+    every = sessions(app, tmp_path, [("user", first)], [("user", second)])
+    assert not now_current(every, old), [(m["content"], m.get("superseded_by")) for m in every]
+    assert any(old in m["content"] and m.get("superseded_by") for m in every)

@@ -96,6 +96,7 @@ def extract(
     last_decided: Candidate | None = None  # the decision of the user's last message, whatever the assistant said since
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
+    last_said: list[str] = []  # the assistant's last message, for the user's "yes, that's the convention"
     listed: list[str] = []  # the items of the assistant's last numbered list, for a pick by place ("第二种")
     listed_for = 0  # user turns the list is still open for: a pick answers the list just laid out
     heading = ""  # what the list decides, when its opening line says so
@@ -138,6 +139,21 @@ def extract(
                 if target is not None:
                     _add_reason(_reopened(target, i, skip, out), sentence)
                     text = text.replace(sentence, " ")
+            confirmed = _CONFIRMS_THAT.match(text) if last_said else None
+            if confirmed:
+                # "Migrations here are in `db/migrations/`, named …" -> "yep, that's the convention, and …": what
+                # the assistant read off the code, confirmed, is the fact; the rest of the message is read as usual
+                stated = _confirmed(last_said)
+                if stated is not None:  # (in place of the assistant's own telling of it, if it was kept)
+                    out = [
+                        c
+                        for c in out
+                        if not (c.role == "assistant" and _loose(stated.content)[:40] in _loose(c.content))
+                    ]
+                    before = min(before, len(out))
+                    out.append(stated)
+                text = R.strip_fillers(text[confirmed.end() :]) or ""
+            last_said = []
             lines = _document_lines(text)  # a pasted runbook: its headings and table rows, as sentences
             # (a log or trace pasted in a code block makes a message long, not a document)
             pasted = lines != text or len(R.without_code(text)) >= PASTED_CHARS
@@ -239,6 +255,7 @@ def extract(
             user_decided, just_decided = just_decided is not None, None
             now = [x for x in R.sentences(text) if not R.is_question(x)]
             said = (said + now)[-40:]
+            last_said = now
             fresh, heading_now = _numbered(text), ""
             if fresh:
                 heading_now = _list_heading(text)
@@ -331,6 +348,34 @@ def _stamped(c: Candidate, turn: dict, i: int, scope: str, session_id: str | Non
     c.occurred_at = turn.get("timestamp")
     c.metadata["turn"] = i
     return c
+
+
+# The user confirming what the assistant just said of the project: "yep, that's the convention, and …",
+# "对，就是这个规范". Not "that's right, but …" (a correction follows).
+_CONFIRMS_THAT = re.compile(
+    r"^\W*(?:yep|yes|yeah|right|correct|exactly|对|没错|是的)[,，.!]?\s*(?:that'?s|that is|这就是|就是)\s*"
+    r"(?:the |our )?(?:convention|the rule|how we do it|the pattern|规范|约定|规矩|我们的做法)(?![^,.，。]*\bbut\b)[,，.。!]?\s*",
+    re.I,
+)
+# What the assistant says it will do after stating the convention: "— I'll follow that", "，我会照这个来".
+_WILL_FOLLOW = re.compile(r"\s*(?:[—–-]{1,2}|[,;，；])\s*(?:I'?ll|I will|we'?ll|我会|我就)[^.。]*[.。]?$", re.I)
+
+
+def _confirmed(last_said: list[str]) -> Candidate | None:
+    """The statement of the assistant's last message the user just confirmed as how the project does
+    things: its first sentence naming something of the project, without "— I'll follow that"."""
+    for s in last_said[:3]:
+        s = _WILL_FOLLOW.sub("", s).strip()
+        if R._SPECIFIC.search(s) and not R.is_narration(s) and len(s) >= 20:
+            return Candidate(
+                R.tidy(s),
+                layer="fact",
+                category="convention",
+                importance=3,
+                why="the assistant's reading of the project, confirmed by the user",
+                role="user",
+            )
+    return None
 
 
 # A sentence that corrects a fact ("更正：auth-service 端口是 9443", "Correction: …") is no reason for a choice.
@@ -763,11 +808,13 @@ def _document_lines(text: str) -> str:
     return "\n".join(out)
 
 
+# When a change was made, said after it: "we ditched atlantis last week."
+_WHEN = r"(?:\s+(?:last|this) (?:week|month|sprint|friday|monday)|\s+yesterday|\s+today|\s+recently)?"
 # What the team stopped using, said alone before what replaced it: "Also we dropped Sentry. pushgate errors now go
 # to Grafana Loki", "我们不用 Sentry 了。错误现在都进 Loki".
 _RETIRED_ALONE = re.compile(
-    r"((?:^|(?<=[.!?:。！？]\s))(?:also,?\s+|oh,?\s+|btw,?\s+)?we(?:'ve| have)? (?:dropped|removed|retired|got rid of|"
-    r"stopped using|no longer use|killed|ditched) `?[\w.+-]+`?)\.\s+(?=\S)|"
+    r"((?:^|(?<=[.!?:。！？]\s))(?:also,?\s+|oh,?\s+|btw,?\s+|heads[- ]up,?\s+)?we(?:'ve| have)? (?:dropped|removed|"
+    r"retired|got rid of|stopped using|no longer use|killed|ditched) `?[\w.+-]+`?" + _WHEN + r")\.\s+(?=\S)|"
     r"((?:^|(?<=[。！？]))\s*我们(?:已经)?(?:不用|不再用|弃用了?|去掉了?)\s*`?[A-Za-z][\w.+-]*`?\s*了?)。\s*(?=\S)",
     re.I,
 )

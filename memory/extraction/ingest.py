@@ -616,6 +616,8 @@ def _supersede_replaced(
     # is not about billing-service's 8080; "billing-service 的 access log retention 从 7 天改成 3 天" not
     # about notify-service's 7 天)
     closed = [mid for mid in closed if not _other_services(c.content, _content_of(store, mid))]
+    if c.metadata.get("pasted"):  # two lines of one pasted document never close each other
+        closed = [mid for mid in closed if not _same_message(store, mid, c)]
     when = _occurred(c)
     if when is not None and closed:  # an older statement never closes what was said after it
         marks = ",".join("?" * len(closed))

@@ -384,7 +384,8 @@ RATIONALE = re.compile(
 _REPLACED = re.compile(
     r"\b(?:replaced?|swapped(?: out)?|swap)\s+`?(?!(?:the|a|an|it|this|that|them)\b)(?P<old1>[\w.+-]+)`?\s+(?:with|for)\s+`?\w|"
     r"\b(?:dropped|ditched|removed|retired|got rid of|stopped using|no longer use)\s+`?(?!(?:the|a|an|it|this|that|them|"
-    r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?\s*[,;—–-]\s*[^.;!?]{0,80}?\b(?:now|instead)\b(?![^.;!?]*\?)|"
+    r"my|our|some|all)\b)(?P<old2>[\w.+-]+)`?(?:\s+(?:last|this) (?:week|month|sprint)|\s+yesterday|\s+recently)?"
+    r"\s*[,;—–-]\s*[^.;!?]{0,80}?\b(?:now|instead)\b(?![^.;!?]*\?)|"
     # "moment 换成 dayjs 了", "不用 logrus 了，现在都走 zap"
     r"(?<![\w.+-])`?(?P<old3>[A-Za-z][\w.+-]*)`?\s*(?:已经|也)?(?:换成|替换成|替换为|改成)了?\s*`?[A-Za-z]|"
     r"(?:不再用|不用|弃用|去掉)(?:了)?\s*`?(?P<old4>[A-Za-z][\w.+-]*)`?\s*了?[，,;；]\s*(?:现在)?(?:都|统一|全部|一律)?(?:用|走|改用|换成)\s*`?[A-Za-z]|"
@@ -570,7 +571,7 @@ _STATEMENT_VERB = re.compile(
     r"starts?|begins?|ends?|follows?|contains?|includes?|moved|changed|dropped|swapped|split|drops|"
     r"expires?|rotated|rotates|changes|happens?|fires?|escalates?|resets?|purges?|"
     r"it'?s|that'?s|they'?re|"
-    r"there is|there are)\b|"
+    r"there is|there are|\w+'s (?=in|on|at|under|behind|called|named)\w+)\b|"  # "state's in s3 bucket …"
     r"是|(?<!现)在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接(?!口)|调|写|查|打到|监听|"
     r"最多|最少|至少|上限|挪|过期|失效|自动",
     re.I,
@@ -1687,7 +1688,9 @@ _NEGATED_BEFORE = re.compile(
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
     r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
-    r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正",
+    r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正|回滚|撤销|推翻|"
+    r"\brevert(?:ing)?\b|\broll(?:ing)? back\b|"
+    r",\s*not\s+(?=`)",  # "the lock table is `tf-state-locks`, not `tf-locks`"
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
@@ -1746,7 +1749,10 @@ def quantity(value: str) -> bool:
 # Who was named before and is no longer so: "之前说的 on-call 阿杰作废", "之前说的值班小李不对了".
 _CANCELLED_ZH = re.compile(
     r"之前(?:说|讲|写)的\s*(?:[A-Za-z][\w-]*\s*)?(?:on-?call|oncall|值班|owner|负责人)?\s*的?\s*([\u4e00-\u9fff]{2,3}?)\s*"
-    r"(?:作废|不对了?|写错了)",
+    r"(?:作废|不对了?|写错了)|"
+    # a decision taken back: "之前选 Zustand 那个决定我们回滚吧", "revert the Zustand decision"
+    r"(?:之前|原来|上次)?选(?:了|的)?\s*`?([A-Za-z][\w.+-]*)`?\s*(?:那个|的)?(?:决定|方案)\s*(?:我们)?(?:先)?(?:回滚|作废|撤销|推翻|不要了)|"
+    r"\b(?:revert(?:ing)?|roll(?:ing)? back|undo(?:ing)?)\s+(?:the|our|that)\s+`?([A-Za-z][\w.+-]*)`?\s+(?:decision|choice|pick)",
     re.I,
 )
 
@@ -1767,10 +1773,12 @@ def replaced_values(content: str) -> list[str]:
                 v = f"{v}{unit.group()}" if unit else v
             if len(v) < 3 or v.lower() in _NOT_VALUES:
                 continue
+            if rx is _OLD_BEFORE and not quoted and v.isalpha() and v.islower() and re.match(r"(?i)old\b", m.group()):
+                continue  # "pods that were on the old node": a thing of the day, no retired Node
             if quoted or re.search(r"[\d_.:/<>@-]", v) or v[0].isupper() or known_tech(v) or v.casefold() in shaped:
                 out.append(v)
     out += [m.group(1) for m in _NO_LONGER_ZH.finditer(content)]  # "审核也不是张磊了，换成王芳"
-    out += [m.group(1) for m in _CANCELLED_ZH.finditer(content)]  # "之前说的 on-call 阿杰作废"
+    out += [next(g for g in m.groups() if g) for m in _CANCELLED_ZH.finditer(content)]  # "之前说的 on-call 阿杰作废"
     # "moment 换成 dayjs 了": a name the sentence's shape gives; a known technology said so in Chinese
     # ("order-service 的 Redis 换成 Codis") is left to the slot rules, which read whose it is
     for m in _REPLACED.finditer(content):
@@ -2419,8 +2427,15 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     # What the statement is about: the first service it names that the change does not retire (a memory's
     # own subject may be an attribute, "oncall"), else that subject, else the word it opens with.
     gone = {v.casefold() for v in retired}
-    named = [n for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old) if n.casefold() not in gone]
+    # (never a retired name, nor part of one: "registry-mirror.ops.acme.dev" of the retired ":5000" address)
+    named = [
+        n
+        for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old)
+        if not any(n.casefold() in g for g in gone)
+    ]
     opening = _OPENING_SUBJECT.match(old)
+    if opening and any(opening.group(1).casefold() in g for g in gone):
+        opening = None  # "Goose runs against …" with goose retired: no subject to lead the rest
     out_of_date = " ".join(low[i] for i in changed)
     if subject and (subject.casefold() in gone or (subject.casefold() in out_of_date and values_in(subject))):
         # "task queue 用的 celery" with celery retired: the task queue; never the changed address itself
