@@ -367,3 +367,31 @@ def test_a_terse_correction_or_a_decision_taken_back_closes_the_old_memory(app, 
     every = sessions(app, tmp_path, [("user", first)], [("user", second)])
     assert not now_current(every, old), [(m["content"], m.get("superseded_by")) for m in every]
     assert any(old in m["content"] and m.get("superseded_by") for m in every)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "root cause 找到了：session cookie 设置的是 `SameSite=Strict`，跨站跳回来浏览器不带 cookie，所以 BFF 认为没登录。"
+            "改成 `SameSite=Lax` 就行。",
+            "改成 `SameSite=Lax`",
+        ),
+        (
+            "coredns still has the default 170Mi memory limit, but prod is at ~1,200 Services now and coredns keeps "
+            "every record in its cache, so it outgrows 170Mi and gets OOMKilled. Raising the limit to 300Mi.",
+            "gets OOMKilled",
+        ),
+    ],
+)
+def test_a_cause_told_without_a_trigger_word_is_an_experience(text, kept):
+    found = H.extract(turns(("user", "coredns pods restart again"), ("assistant", text)), scope="/p/x")
+    exp = [c.content for c in found if c.layer == "experience"]
+    assert any(kept in c for c in exp), exp
+    assert not any("。 " in c for c in exp)
+
+
+def test_a_convention_of_how_something_is_written_is_a_rule():
+    kept = R.classify_user("另外 commit message 按 Conventional Commits 写，scope 写包名，比如 `feat(web-bff): ...`。")
+    assert kept is not None and kept[1] == "rule"
+    assert R.classify_user("我按你说的写了") is None

@@ -1526,21 +1526,21 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             body = _cause_body(sents, j, proposed) if explained else []
             if body:
                 lead = [] if R.only_announces(s) else [s.rstrip()]  # "找到了。" says nothing itself
-                content = " ".join([*lead, *(sents[k] for k in body)])
+                content = _run_on([*lead, *(sents[k] for k in body)])
                 used.update(body)
             elif fix_next and (not R.has_fix(s) or _FIX_HEAD.match(sents[j + 1])):
-                content = s.rstrip() + " " + sents[j + 1]
+                content = _run_on([s, sents[j + 1]])
                 used.add(j + 1)
             elif fix_next and R.is_fix_sentence(sents[j + 1]):
-                content = s.rstrip() + " " + sents[j + 1]
+                content = _run_on([s, sents[j + 1]])
                 used.add(j + 1)
             after = max(k for k in used | {j} if k >= j) + 1
             if body and after < len(sents) and after not in proposed and _FIX_HEAD.match(sents[after]):
-                content = content.rstrip() + " " + sents[after]  # "… (the cause, at length) Fix: …": its fix
+                content = _run_on([content, sents[after]])  # "… (the cause, at length) Fix: …": its fix
                 used.add(after)
                 after += 1
             if after < len(sents) and after not in proposed and _LESSON.match(sents[after]):
-                content = content.rstrip() + " " + sents[after]  # "… Fix: …. Lesson: never hold …": the lesson too
+                content = _run_on([content, sents[after]])  # "… Fix: …. Lesson: never hold …": the lesson too
                 used.add(after)
             out.append(
                 Candidate(

@@ -332,7 +332,9 @@ RULE = re.compile(
     r"以后都|以后|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"尽量|最好|原则上|请勿|切勿|不允许|只允许|仅允许|只准|不得|至少(?:需要|要|得)|(?:里|中)(?:还|也|都)?(?:要|得|需要)(?:带上?|加上?|写上?|附上?|标上?)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
     r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
-    r"(?<![区分特类级告识差个])别(?![的人处])",
+    r"(?<![区分特类级告识差个])别(?![的人处])|"
+    # a convention of how something is written: "commit message 按 Conventional Commits 写", "分支名按 feat/xxx 命名"
+    r"(?<![帮请让给])按\s*`?[A-Za-z\u4e00-\u9fff][^，。,；;？?]{0,30}?(?:来)?(?:写|命名|格式|起名)(?![了过])",
     re.I,
 )
 # "We don't have redis in prod" states a fact (a reason, usually), it orders nothing.
@@ -1230,6 +1232,8 @@ _NARRATION = re.compile(
     re.I,
 )
 _CAUSE = re.compile(
+    # (", so it outgrows 170Mi and gets OOMKilled": a consequence told as one, with what failed)
+    r",\s+so (?:it|they|the [\w-]+|that) (?:\w+ ){0,4}(?:gets?|got|is|was|were|are|can'?t|won'?t|never)\b|"
     r"\b(?:because|caused by|due to|root cause|turned out|came from|comes from|stems from|"
     r"is caused by|the (?:issue|problem|bug|culprit|"
     r"reason) (?:was|is))\b|因为|原因是|由于|问题出在|导致",
@@ -1329,7 +1333,7 @@ def is_narration(s: str) -> bool:
 
 
 _ROOT_CAUSE = re.compile(
-    r"^\W*(?:root cause|the cause|cause)\s*[:：]|根因|根本原因|原因[:：]|问题出在|"
+    r"^\W*(?:root cause|the cause|cause)\s*(?:found|找到了)?\s*[:：]|根因|根本原因|原因[:：]|问题出在|元凶|罪魁祸首|"
     # "…, and it isn't the real problem: the Dockerfile moved to distroless…", "真正的原因是…"
     # ("the real issue is that nothing decides which Xcode…" opens options to weigh: the proposal's, not a cause)
     r"\b(?:is|was)(?:n'?t| not) the real (?:problem|issue|cause)\s*[:：—-]|真正的原因(?:是|在于)",
