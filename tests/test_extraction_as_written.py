@@ -395,3 +395,14 @@ def test_a_convention_of_how_something_is_written_is_a_rule():
     kept = R.classify_user("另外 commit message 按 Conventional Commits 写，scope 写包名，比如 `feat(web-bff): ...`。")
     assert kept is not None and kept[1] == "rule"
     assert R.classify_user("我按你说的写了") is None
+
+
+def test_a_correction_of_one_named_value_keeps_the_others_said_with_it(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "state's in s3 bucket `acme-tfstate-prod`, lock table `tf-locks`, eu-west-1.")],
+        [("user", "actually the lock table is `tf-state-locks`, not `tf-locks`. i misremembered it")],
+    )
+    assert now_current(every, "acme-tfstate-prod"), [(m["content"], m.get("superseded_by")) for m in every]
+    assert not now_current(every, "lock table `tf-locks`, eu-west-1")

@@ -2351,16 +2351,22 @@ def _clauses(part: str) -> list[str]:
     return [c for piece in _cut(part, _COMMA, 2) for c in _cut(piece, _AND, 3)]
 
 
-_COMMA = re.compile(r"(?<=[A-Za-z0-9],)\s+(?=[A-Za-z])")
+_COMMA = re.compile(r"(?<=[A-Za-z0-9`)\]],)\s+(?=[A-Za-z`])")
+_CODE_SPAN = re.compile(r"`[^`\s]+`")
 
 
 def _cut(part: str, at: re.Pattern[str], words: int) -> list[str]:
     bits = at.split(part)
+    # a last bit too short to be a clause ("…, lock table `tf-locks`, eu-west-1.") goes with the one before
+    while len(bits) > 2 and len(bits[-1].split()) < words:
+        tail = bits.pop()
+        bits[-1] = f"{bits[-1]} {tail}"
     if len(bits) < 2 or any(len(b.split()) < words for b in bits):
         return [part]
     kinds = [_part_slots(b) for b in bits]
     # (a clause with no value of its own may still say something of its own: "pages go to #fleet-oncall")
-    if not all(k or _says_own(b) for k, b in zip(kinds, bits, strict=True)) or not any(kinds):
+    # (or names a thing in code of its own: "lock table `tf-locks`")
+    if not all(k or _says_own(b) or _CODE_SPAN.search(b) for k, b in zip(kinds, bits, strict=True)) or not any(kinds):
         return [part]
     # (two values of one kind are one clause, "runs on gate-01, port 7000", but for two owners of two
     # things: "Priya owns bff-gateway, Tommy leads the mobile side")
