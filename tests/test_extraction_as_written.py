@@ -303,7 +303,7 @@ def test_a_lesson_after_a_cause_joins_that_experience(text, lesson):
     "said",
     [
         (
-            ("user", "Before you deploy, read this runbook: …"),
+            ("user", "why did the last deploy of relay-api fail? read this runbook first: …"),
             ("assistant", "Read it. For this deploy: sync, then watch the dashboard."),
         ),
         (
@@ -335,7 +335,13 @@ def test_what_the_assistant_read_off_the_code_is_kept_once_the_user_confirms_it(
 
 
 def test_the_old_node_of_a_runbook_step_retires_no_node():
-    assert R.replaced_values("Wait for all pods that were on the old node to be `Running` again.") == []
+    assert (
+        R.replaced_values(
+            "Wait for the replacement to be `Ready` (`kubectl get nodes -w`), and for all pods that were on the old "
+            "node to be `Running` again before moving on."
+        )
+        == []
+    )
 
 
 def test_a_terse_statement_with_a_contraction_is_kept():
