@@ -21,6 +21,11 @@ def app(store: Store) -> Memories:
     return Memories(store, "/home/dev/work/shop")
 
 
+def said_twice(app: Memories, tmp_path: Path, first: str, second: str) -> list[dict]:
+    """`first` said by the user in one session, `second` in a later one; every memory afterwards."""
+    return sessions(app, tmp_path, [("user", first)], [("user", second)])
+
+
 def stored(app: Memories, tmp_path: Path, *said: tuple[str, str]) -> list[str]:
     app.extract(transcript(tmp_path / "t.jsonl", "s1", *said))
     return [m["content"] for m in app.list(limit=100)["memories"]]
@@ -75,16 +80,11 @@ def test_pasted_log_lines_and_their_lead_in_are_no_memories(app, tmp_path):
 
 
 def test_a_port_moved_off_with_its_reason_corrects_the_old_port(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [("user", "The relay gateway in staging is on 7443 on relay-stg-01.")],
-        [
-            (
-                "user",
-                "Infra moved the relay gateway in staging off 7443: it's on 7543 now, because the sidecar took 7443.",
-            )
-        ],
+        "The relay gateway in staging is on 7443 on relay-stg-01.",
+        "Infra moved the relay gateway in staging off 7443: it's on 7543 now, because the sidecar took 7443.",
     )
     assert now_current(every, "7543")
     assert not now_current(every, "is on 7443"), [m["content"] for m in every]
@@ -93,74 +93,64 @@ def test_a_port_moved_off_with_its_reason_corrects_the_old_port(app, tmp_path):
 
 
 def test_an_owner_change_said_with_so_closes_the_old_owner(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [("user", "relay-api is Dana's (Dana Whitfield), she owns it and reviews go to her.")],
-        [("user", "Dana moved to payments, so Omar Haddad (ohaddad) owns relay-api now, send reviews to him.")],
+        "relay-api is Dana's (Dana Whitfield), she owns it and reviews go to her.",
+        "Dana moved to payments, so Omar Haddad (ohaddad) owns relay-api now, send reviews to him.",
     )
     assert now_current(every, "Omar Haddad")
     assert not now_current(every, "Dana's"), [m["content"] for m in every]
 
 
 def test_a_tool_dropped_after_a_lead_in_closes_what_used_it(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [("user", "We keep migrations in db/migrations and flyway applies them with `make db-up`.")],
-        [("user", "Quick context first: we dropped flyway. Migrations now go through dbmate, `dbmate up` in CI.")],
+        "We keep migrations in db/migrations and flyway applies them with `make db-up`.",
+        "Quick context first: we dropped flyway. Migrations now go through dbmate, `dbmate up` in CI.",
     )
     assert not now_current(every, "flyway applies"), [m["content"] for m in every]
 
 
 def test_make_sure_names_no_make(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [("user", RUNBOOK.replace("Confirm the nightly build", "Make sure the nightly build"))],
-        [("user", "`make check` is gone, we switched from Make to just. It's `just check` now.")],
+        RUNBOOK.replace("Confirm the nightly build", "Make sure the nightly build"),
+        "`make check` is gone, we switched from Make to just. It's `just check` now.",
     )
     assert now_current(every, "Make sure the nightly build is green"), [m["content"] for m in every]
 
 
 def test_a_service_moved_onto_kubernetes_is_not_replaced(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [
-            (
-                "user",
-                "环境：离线任务在 Dagster 上，地址 `dagster.data.internal:3000`，job 叫 `daily_feats`。"
-                "Dagster 是老许（许诺）负责的，有问题找他。",
-            )
-        ],
-        [
-            (
-                "user",
-                "Dagster 迁到 K8s 了，`dagster.data.internal:3000` 那个老地址已经下线，现在统一用 `https://dagster-k8s.data.internal`。",
-            )
-        ],
+        "环境：离线任务在 Dagster 上，地址 `dagster.data.internal:3000`，job 叫 `daily_feats`。"
+        "Dagster 是老许（许诺）负责的，有问题找他。",
+        "Dagster 迁到 K8s 了，`dagster.data.internal:3000` 那个老地址已经下线，现在统一用 `https://dagster-k8s.data.internal`。",
     )
     assert now_current(every, "老许"), [m["content"] for m in every]  # nothing said he stopped owning it
     assert not any("dagster.data.internal:3000" in m["content"] for m in now_current(every, "daily_feats"))
 
 
 def test_an_owner_handed_over_by_the_things_other_name(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [("user", "实时那边的 Spark 作业 `rt-join` 是小周（周凯）在管。")],
-        [("user", "Spark 作业现在归阿杰（王杰）管，小周去做模型了。")],
+        "实时那边的 Spark 作业 `rt-join` 是小周（周凯）在管。",
+        "Spark 作业现在归阿杰（王杰）管，小周去做模型了。",
     )
     assert not now_current(every, "小周（周凯）在管"), [m["content"] for m in every]
 
 
 def test_a_rule_added_to_a_subjects_rules_replaces_none_of_them(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [("user", "指标命名规范：统一 `{对象}_{窗口}_{聚合}`，比如 `shop_7d_gmv_sum`，别自己发明。")],
-        [("user", "好。指标命名规范加一条：所有指标名要带版本后缀 `_v{n}`，口径改了必须升版本。")],
+        "指标命名规范：统一 `{对象}_{窗口}_{聚合}`，比如 `shop_7d_gmv_sum`，别自己发明。",
+        "好。指标命名规范加一条：所有指标名要带版本后缀 `_v{n}`，口径改了必须升版本。",
     )
     assert now_current(every, "统一 `{对象}_{窗口}_{聚合}`"), [m["content"] for m in every]
     assert now_current(every, "指标命名规范加一条")
@@ -370,7 +360,7 @@ def test_a_terse_statement_with_a_contraction_is_kept():
     ],
 )
 def test_a_terse_correction_or_a_decision_taken_back_closes_the_old_memory(app, tmp_path, first, second, old):
-    every = sessions(app, tmp_path, [("user", first)], [("user", second)])
+    every = said_twice(app, tmp_path, first, second)
     assert not now_current(every, old), [(m["content"], m.get("superseded_by")) for m in every]
     assert any(old in m["content"] and m.get("superseded_by") for m in every)
 
@@ -404,11 +394,11 @@ def test_a_convention_of_how_something_is_written_is_a_rule():
 
 
 def test_a_correction_of_one_named_value_keeps_the_others_said_with_it(app, tmp_path):
-    every = sessions(
+    every = said_twice(
         app,
         tmp_path,
-        [("user", "state's in s3 bucket `acme-tfstate-prod`, lock table `tf-locks`, eu-west-1.")],
-        [("user", "actually the lock table is `tf-state-locks`, not `tf-locks`. i misremembered it")],
+        "state's in s3 bucket `acme-tfstate-prod`, lock table `tf-locks`, eu-west-1.",
+        "actually the lock table is `tf-state-locks`, not `tf-locks`. i misremembered it",
     )
     assert now_current(every, "acme-tfstate-prod"), [(m["content"], m.get("superseded_by")) for m in every]
     assert not now_current(every, "lock table `tf-locks`, eu-west-1")

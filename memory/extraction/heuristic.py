@@ -716,7 +716,7 @@ def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
     clauses = [x for x in re.split(r"\s*(?:[，;；]|,(?![^(]*\)))\s*", said) if x]  # ("decimal(18,2)" is one)
     reasons = [x for x in clauses if chosen and chosen not in x and not (old and old in x) and not _NO_MORE.search(x)]
     rationale = R.split_rationale(said)[1] or " ".join(reasons) or (R.clip(reply[1], 300) if len(reply) > 1 else None)
-    content = R.tidy(said) + " (agreed: " + R.clip(_run_on(reply[:2]), 300) + ")"
+    content = R.tidy(said) + " (agreed: " + R.clip(R.joined(reply[:2]), 300) + ")"
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (agreed)", role="user")
     c.metadata.update(decision=said, chosen=chosen, alternatives=[old] if old else None, rationale=rationale)
     c.metadata = {k: v for k, v in c.metadata.items() if v}
@@ -1526,21 +1526,21 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             body = _cause_body(sents, j, proposed) if explained else []
             if body:
                 lead = [] if R.only_announces(s) else [s.rstrip()]  # "找到了。" says nothing itself
-                content = _run_on([*lead, *(sents[k] for k in body)])
+                content = R.joined([*lead, *(sents[k] for k in body)])
                 used.update(body)
             elif fix_next and (not R.has_fix(s) or _FIX_HEAD.match(sents[j + 1])):
-                content = _run_on([s, sents[j + 1]])
+                content = R.joined([s, sents[j + 1]])
                 used.add(j + 1)
             elif fix_next and R.is_fix_sentence(sents[j + 1]):
-                content = _run_on([s, sents[j + 1]])
+                content = R.joined([s, sents[j + 1]])
                 used.add(j + 1)
             after = max(k for k in used | {j} if k >= j) + 1
             if body and after < len(sents) and after not in proposed and _FIX_HEAD.match(sents[after]):
-                content = _run_on([content, sents[after]])  # "… (the cause, at length) Fix: …": its fix
+                content = R.joined([content, sents[after]])  # "… (the cause, at length) Fix: …": its fix
                 used.add(after)
                 after += 1
             if after < len(sents) and after not in proposed and _LESSON.match(sents[after]):
-                content = _run_on([content, sents[after]])  # "… Fix: …. Lesson: never hold …": the lesson too
+                content = R.joined([content, sents[after]])  # "… Fix: …. Lesson: never hold …": the lesson too
                 used.add(after)
             out.append(
                 Candidate(
@@ -1614,10 +1614,10 @@ def _with_lesson(sents: list[str], out: list[Candidate], used: set[int], propose
     ]
     while body and sum(map(len, body)) > LESSON_BODY_CHARS:
         body.pop(0 if began is None else -1)  # (its own: the cause comes first; joined: what follows it)
-    said = _run_on([*body, sents[at]])
+    said = R.joined([*body, sents[at]])
     used.update(range(start, at + 1))
     if began is not None:
-        began.content = R.tidy(_run_on([began.content, said]))
+        began.content = R.tidy(R.joined([began.content, said]))
         return out
     lesson = Candidate(
         R.tidy(said),
@@ -1628,15 +1628,6 @@ def _with_lesson(sents: list[str], out: list[Candidate], used: set[int], propose
         role="assistant",
     )
     return [c for c in out if c.content not in lesson.content] + [lesson]
-
-
-def _run_on(parts: list[str]) -> str:
-    """Sentences as one text: a space after an English one, none after a Chinese full stop."""
-    text = ""
-    for p in parts:
-        p = p.strip()
-        text += p if not text or text.endswith(("。", "！", "？", "；")) else " " + p
-    return text
 
 
 def _assistant_fact(text: str, category: str, why: str) -> Candidate:

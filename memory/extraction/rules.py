@@ -2256,10 +2256,11 @@ _EXAMPLE = re.compile(r"^(?:比如|例如|譬如|像是?|e\.g\.|for example|for 
 _LEADING_AND = re.compile(r"^(?:and|but|also|plus|另外|还有|并且|而且)\s*[,，]?\s*", re.I)
 
 
-def _joined(parts: Sequence[str]) -> str:
-    """Parts of a text put back together: with a space after English punctuation, none after Chinese."""
+def joined(parts: Sequence[str]) -> str:
+    """Parts of a text (clauses, sentences) put back together: with a space after English punctuation,
+    none after Chinese."""
     out = ""
-    for p in parts:
+    for p in (p.strip() for p in parts):
         out += p if not out or out.endswith(("，", "。", "；", "！", "？")) else " " + p
     return out
 
@@ -2410,7 +2411,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
             groups.append([part])
     if len(groups) < 2:
         return None
-    texts = [_joined(g) for g in groups]
+    texts = [joined(g) for g in groups]
     low = [t.casefold() for t in texts]
     changed = {i for i, t in enumerate(low) if any(v.casefold() in t for v in retired)}
     if not changed:
@@ -2432,7 +2433,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     attribute = next((m.group(1) for i in sorted(changed) if (m := _OWNER_ATTRIBUTE.match(texts[i]))), None)
     if attribute:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
         kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {attribute} 是", t, count=1) for t in kept]
-    rest = _LEADING_AND.sub("", _joined(kept)).strip(" ,，;；")
+    rest = _LEADING_AND.sub("", joined(kept)).strip(" ,，;；")
     zh = bool(re.search(r"[\u4e00-\u9fff]", rest))  # (an em dash is no Chinese)
     # What the statement is about: the first service it names that the change does not retire (a memory's
     # own subject may be an attribute, "oncall"), else that subject, else the word it opens with.

@@ -224,7 +224,7 @@ _LATIN_ITEM = rf"{_LATIN_PERSON}|{_INITIALS}|{_HANDLE_OR_MAIL}"
 _LOGIN_CUE = r"(?i:(?:github|gitlab|slack|ldap|sso)?[ \t]*(?:login|handle|username|user|id)|github|账号|用户名)[ \t]*[:：]?[ \t]*"
 _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
 # What says which name an item in the brackets is: 陈晓雨（小雨，英文名 Rain，登录名 xchen）, Priya (known as PN)
-_LABEL = re.compile(
+_LABEL = (
     r"^(?:(?:英文名字?|英文|中文名|花名|昵称|外号|小名|大家叫(?:她|他)?|登录名|登录|账号|用户名|"
     r"(?i:known as|aka|a\.k\.a\.|nickname|nick|called))\s*[:：是为]?\s*)(?=\S)"
 )
@@ -239,7 +239,7 @@ def _unlabelled(items: list[str], logins: bool = False) -> list[str]:
         if cue and logins and re.fullmatch(r"[a-z][a-z0-9_.-]{2,20}", item[cue.end() :]):
             out.append(item[cue.end() :])
         else:
-            out.append(item if cue else _LABEL.sub("", item))
+            out.append(item if cue else re.sub(_LABEL, "", item))
     return out
 
 
