@@ -286,6 +286,15 @@ def test_nothing_is_formatted_for_no_items():
 # -- per session ----------------------------------------------------------------------------------
 
 
+def test_a_long_memory_briefed_by_its_opening_still_answers_with_a_later_part(store):
+    steps = "".join(f"Step {n}: look at dashboard {n} and tell the channel.\n\n" for n in range(1, 60))
+    runbook = add(store, steps + "Step 60: scale relay-worker with `--replicas=24` when the backlog grows.\n\n" + steps)
+    short = add(store, "The relay-worker backlog alert fires at 50,000 messages")
+    context.record_injection(store, "s1", [runbook.id, short.id], "brief")
+    block = context.surface(store, "how many replicas for relay-worker when the backlog grows", SCOPES, session_id="s1")
+    assert ids_in(block) == [runbook.id] and "--replicas=24" in block, block  # the short one was shown already
+
+
 def test_a_session_is_never_shown_the_same_memory_twice(store):
     a = add(store, "The dev database listens on port 5433")
     b = add(store, "The dev database is seeded from fixtures/dev.sql")

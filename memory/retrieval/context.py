@@ -561,7 +561,7 @@ def tiered_context(
     if not confident.speaks(min_confidence):
         return items
     skip = _injected(store, session_id)
-    results = [r for r in results if r.memory.id not in exclude and r.memory.id not in skip]
+    results = [r for r in results if r.memory.id not in exclude and not _shown(r, skip, query)]
     rel = relevance(store, query, [r.memory for r in results], weights)
     ranked: list[tuple[str, float, retrieval.Result]] = []
     for r in results:
@@ -642,7 +642,7 @@ def _warm_picks(
     if min_confidence is not None and not confident.speaks(min_confidence):
         return []
     skip = _injected(store, session_id)
-    fresh = [c for c in found if c.result.memory.id not in exclude and c.result.memory.id not in skip]
+    fresh = [c for c in found if c.result.memory.id not in exclude and not _shown(c.result, skip, query)]
     return [("preference" if c.preference else "relevant", c.words, c.result) for c in rule.pick(fresh, floor)]
 
 
@@ -805,6 +805,16 @@ def _take(items: list[ContextItem], seen: set[int], m: Memory, tier: str, room: 
     items.append(item)
     seen.add(m.id)
     return item.tokens
+
+
+def _shown(r: retrieval.Result, injected: set[int], query: str) -> bool:
+    """Whether the session has been shown what `r` would show: the memory was injected, and it is not
+    a long one whose part for this query lies past its opening (a runbook the session brief quoted by
+    its first lines still answers a question about its step 40 with that step)."""
+    if r.memory.id not in injected:
+        return False
+    span = focus(r.memory.content, r.part, query)
+    return span is None or span[0] < MAX_ITEM_CHARS
 
 
 def _injected(store: Store, session_id: str | None) -> set[int]:

@@ -580,3 +580,30 @@ def test_a_lesson_the_model_draws_is_harvested_with_its_cause_and_reaches_it_lat
     given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
     assert any(f"#{lesson['id']} " in c and "request context" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_question_about_a_runbooks_late_step_reaches_the_model_with_that_step(claude_code: ClaudeCode) -> None:
+    # A blind trial: the prompt hook's line for a long runbook held its section's opening, cut before the
+    # step asked about, in 6 of 9 questions. Now the line quotes the place of the matched part that holds
+    # the question's words; and though the session brief quoted the runbook's opening, the prompt still
+    # gets the step (through Claude Code, the brief had made the prompt hook skip the runbook).
+    claude_code.maple("install")
+    filler = "".join(
+        f"## {n}. Routine check {n}\n\nLook at dashboard {n} and tell #relay-ops when it is green.\n\n"
+        for n in range(1, 40)
+    )
+    runbook = (
+        "# Runbook: relay-api degraded\n\n"
+        + filler
+        + "## 40. Backlog on relay-worker\n\nIf the assignment topic lag keeps growing, scale relay-worker up: "
+        "`kubectl -n relay scale deploy/relay-worker --replicas=24` (the topic has 24 partitions).\n\n"
+        + filler.replace("Routine check", "Closing check")
+    )
+    claude_code.add(runbook)
+    claude_code.api.script(["Scale it to 24 replicas."])
+    later = claude_code.run_claude(
+        "How many replicas should relay-worker get when the assignment topic lag keeps growing?"
+    )
+    given = hook_contexts(later.main, "UserPromptSubmit")
+    assert any("--replicas=24" in c for c in given), given
+    assert hook_errors(later.debug) == []
