@@ -402,3 +402,90 @@ def test_a_correction_of_one_named_value_keeps_the_others_said_with_it(app, tmp_
     )
     assert now_current(every, "acme-tfstate-prod"), [(m["content"], m.get("superseded_by")) for m in every]
     assert not now_current(every, "lock table `tf-locks`, eu-west-1")
+
+
+# -- trial 18's leftovers: whose something is, a change turned down and then taken ---------------
+
+
+def test_an_owner_said_as_a_possessive_is_closed_by_the_new_owner_with_what_was_said_of_him(app, tmp_path):
+    every = said_twice(
+        app,
+        tmp_path,
+        "fyi: networking modules are dmitri's (@dvolkov), ping him on anything under modules/vpc.",
+        "jo owns networking now (@jberg), dmitri moved to the data platform team. update CODEOWNERS for modules/vpc",
+    )
+    assert now_current(every, "Jo owns networking now"), [(m["content"], m.get("superseded_by")) for m in every]
+    # "ping him" is about dmitri: it goes with him, not kept as a fact of its own
+    assert not now_current(every, "dmitri's") and not now_current(every, "ping him")
+    assert R.owner_of("Billing jobs are Wei's (wzhang).") == ("billing jobs", "Wei")
+    assert R.owner_of("The root cause is today's deploy.") is None
+
+
+SPOT_ASKED = [
+    ("user", "runner pods run on the ci nodepool."),
+    (
+        "assistant",
+        "While we're in the runners: should we move the tf-runner pool onto Karpenter spot nodes? They're idle "
+        "most of the day and spot would be ~60% cheaper.",
+    ),
+    ("user", "nah, not now. spot interruption mid-apply = stale locks + half-applied state, we just saw that"),
+    ("assistant", "Understood, leaving the runners on the ci nodepool."),
+]
+SPOT_TAKEN = [
+    (
+        "user",
+        "so finops wants the runner bill down. changed my mind on spot — put tf-runner on spot nodes. the "
+        "concurrency group + a lock timeout means an interruption just retries now",
+    ),
+    ("assistant", "OK. I'll add a Karpenter NodePool `ci-spot` and point the tf-runner scale set at it."),
+]
+K8S_ASKED = [
+    ("user", "settle-job 现在用 crontab 跑在 batch-01 上。"),
+    ("assistant", "顺便问一下：要不要把 settle-job 迁到 K8s 的 CronJob 上？这样就不用维护 batch-01 了。"),
+    ("user", "先不，K8s 上的 CronJob 我们还没有告警，挂了没人知道。"),
+    ("assistant", "好的，那先保持 crontab。"),
+]
+K8S_TAKEN = [("user", "迁 K8s 的事我改主意了，下周就迁，告警已经补上了。"), ("assistant", "好的。")]
+
+
+@pytest.mark.parametrize(
+    ("asked", "taken", "declined", "reversed_"),
+    [
+        (
+            SPOT_ASKED,
+            SPOT_TAKEN,
+            "Not now: move the tf-runner pool onto Karpenter spot nodes, because spot",
+            "put tf-runner on spot",
+        ),
+        (K8S_ASKED, K8S_TAKEN, "暂不把 settle-job 迁到 K8s 的 CronJob 上：K8s 上的 CronJob 我们还没有告警", "下周就迁"),
+    ],
+)
+def test_a_change_turned_down_with_a_reason_is_a_decision_a_later_change_of_mind_replaces(
+    app, tmp_path, asked, taken, declined, reversed_
+):
+    every = sessions(app, tmp_path, asked, taken)
+    now = now_current(every, reversed_)
+    assert [m["layer"] for m in now] == ["decision"], [m["content"] for m in every]
+    assert not now_current(every, declined)
+    closed = [m for m in every if declined in m["content"]]
+    assert [(m["layer"], m.get("superseded_by")) for m in closed] == [("decision", now[0]["id"])]
+
+
+def test_a_bare_no_to_a_question_decides_nothing(app, tmp_path):
+    every = sessions(
+        app, tmp_path, [("assistant", "Should we add a retry budget to the webhook client?"), ("user", "no")]
+    )
+    assert every == []
+
+
+def test_a_correction_of_one_thing_keeps_the_other_things_said_beside_it_as_they_were_said(app, tmp_path):
+    every = said_twice(
+        app,
+        tmp_path,
+        "For reference: registry mirror is registry-mirror.ops.acme.dev:5000, grafana is "
+        "https://grafana.ops.acme.dev, and node groups for every cluster come from modules/eks-nodegroup.",
+        "registry mirror is on 5443 now btw, TLS only.",
+    )
+    assert [m["content"] for m in every if not m.get("superseded_by") and "grafana" in m["content"]] == [
+        "Grafana is https://grafana.ops.acme.dev, and node groups for every cluster come from modules/eks-nodegroup."
+    ]

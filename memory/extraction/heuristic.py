@@ -21,7 +21,7 @@ from typing import Any
 
 from memory.extraction import rules as R
 from memory.lang import emotion, entities, privacy, zhnames
-from memory.lang.text import is_stopword
+from memory.lang.text import has_cjk, is_stopword
 
 TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
 
@@ -100,6 +100,7 @@ def extract(
     listed: list[str] = []  # the items of the assistant's last numbered list, for a pick by place ("第二种")
     listed_for = 0  # user turns the list is still open for: a pick answers the list just laid out
     heading = ""  # what the list decides, when its opening line says so
+    offered = ""  # the change the assistant last asked whether to make ("should we move X onto spot?")
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -164,6 +165,12 @@ def extract(
             # (a pasted document picks nothing: "If it is already above, find out why first.")
             still_open = (listed_for > 0 or bool(_NAMES_ITEM.search(text))) and not pasted
             found = _from_user(text, turn, proposal, said, listed if still_open else [], heading)
+            # "nah, not now. <why>" to "should we …?", and "changed my mind on spot — <what now>": decisions
+            # in words no choice rule reads; each replaces what the rules made of its sentences
+            answer = _not_taken(offered, text) or _reversal(text)
+            if answer is not None:
+                found = [c for c in found if _loose(c.content)[:30] not in _loose(answer.content)] + [answer]
+            offered = ""
             for c in found if pasted else ():
                 c.metadata["pasted"] = (
                     True  # a document's line: it closes what it says is replaced, not what it resembles
@@ -268,6 +275,7 @@ def extract(
                 # "(a) republish them, or (b) rebuild": new options, said inline; a later "(b)" is theirs
                 listed, listed_for = [], 0
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
+            offered = next((m.group("what") for x in R.sentences(text) if (m := _ASKS_WHETHER.match(x))), "")
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
             # (a plan said beside what the turn decided, "the reason we're not doing X is …. I think we should
@@ -733,6 +741,73 @@ def _held_own(own: list[str]) -> Candidate:
     c.metadata.update(decision=said, chosen=chosen, alternatives=[old] if old else None)
     c.metadata = {k: v for k, v in c.metadata.items() if v}
     return c
+
+
+# The assistant asking whether to make a change, its last question: "While we're in the runners: should we
+# move the tf-runner pool onto Karpenter spot nodes?", "要不要把 settle-job 迁到 K8s 上？".
+_ASKS_WHETHER = re.compile(
+    r"^(?:[^?？]{0,80}?[:：,，]\s*)?(?:(?:so )?(?:should|shall) we|do we want to|要不要(?:我们)?|是否要)\s*"
+    r"(?P<what>[^?？]{6,160})[?？]\s*$",
+    re.I,
+)
+# Turning the change down for now: "not now", "not yet", "先不", "暂时不", "以后再说".
+_FOR_NOW = re.compile(r"\bnot (?:now|yet)\b|\bfor now\b|先不|暂时|以后再说|回头再说", re.I)
+
+
+def _not_taken(offered: str, text: str) -> Candidate | None:
+    """A change the assistant asked about, turned down with a reason ("nah, not now. spot interruption
+    mid-apply = stale locks + half-applied state"): decided against, for that reason, so that a later
+    change of mind (`_reversal`) has something to replace. None without a reason: a bare "no" says
+    nothing worth keeping."""
+    said = R.strip_fillers(text) or text
+    no = _DECLINE.match(said) if offered else None
+    if no is None:
+        return None
+    first, *rest = R.sentences(said) or [said]
+    after = first[no.end() :].strip(" ,，.。!！")
+    if _DIRECTS.search(after):
+        return None  # "no, use httpx": a correction that says what to do instead
+    reason = R.tidy(" ".join(x for x in [after if len(after) > 10 else "", *rest[:2]] if x))
+    if len(reason) < 12:
+        return None
+    zh = has_cjk(offered + reason)
+    now = _FOR_NOW.search(said)
+    what = offered.strip().rstrip("。.")
+    if zh:
+        content = f"{'暂不' if now else '不'}{what}：{reason}"
+    else:
+        content = f"{'Not now' if now else 'Decided against'}: {what}, because {reason[0].lower() + reason[1:]}"
+    c = Candidate(R.tidy(content), layer="decision", category="decision", importance=4, why="decision (declined)")
+    c.metadata.update(decision=first, declined=what, alternatives=[what], rationale=reason)
+    return c
+
+
+# A change of mind, with what it is about: "changed my mind on spot — put tf-runner on spot nodes",
+# "spot 的事我改主意了：…".
+_REVERSES = re.compile(
+    r"\b(?:I'?ve |I have |we'?ve |we have |I |we )?changed (?:my|our) minds? (?:on|about) (?:the |using )?`?"
+    r"(?P<what>[\w.+/-]+(?: [\w.+/-]+)?)`?(?=\s*(?:[—–:,;.!]|-{1,2}\s|$))|"
+    r"(?P<zh>[A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,6})\s*(?:这事|这件事|的事|这块)?\s*(?:我|我们)?改主意了",
+    re.I,
+)
+
+
+def _reversal(text: str) -> Candidate | None:
+    """A decision said as a change of mind, with its reason (the sentence after it): what it is about is
+    in `reverses`, for the ingest to close the decision it goes back on."""
+    sents = R.sentences(R.strip_fillers(text) or text)
+    for k, s in enumerate(sents):
+        m = _REVERSES.search(s)
+        if m is None:
+            continue
+        body = s[m.end() :].strip(" —–-:：,，")
+        if len(body) < 6 and k + 1 >= len(sents):
+            return None  # "ok I changed my mind on that.": nothing said of what now
+        content = R.tidy(" ".join(sents[k : k + 2]))
+        c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (reversed)")
+        c.metadata.update(decision=s, reverses=(m.group("what") or m.group("zh")).strip())
+        return c
+    return None
 
 
 def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:

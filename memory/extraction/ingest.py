@@ -677,7 +677,18 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     same subject: "we're moving off cron to Temporal after all" closes "那还是继续用 cron" (their
     subjects share a word besides the two options)."""
     over = {a.casefold() for a in c.metadata.get("alternatives") or []}
-    if c.layer != "decision" or not over:
+    back_on = (c.metadata.get("reverses") or "").casefold()
+    if c.layer != "decision" or not (over or back_on):
+        return []
+    if back_on:  # "changed my mind on spot — …": the newest decision of an earlier session that says spot
+        said = re.compile(rf"(?<![\w-]){re.escape(back_on)}(?![\w-])")
+        for mid, content, session in store.conn.execute(
+            f"SELECT id, content, session_id FROM memories m "
+            f"WHERE scope = ? AND layer = 'decision' AND {_closable(store)} ORDER BY id DESC LIMIT 200",
+            (c.scope,),
+        ):
+            if mid != new_id and session != c.session_id and said.search(content.casefold()):
+                return [mid]
         return []
     mine = rules.topic_terms(c.content)
     out = []

@@ -1505,6 +1505,13 @@ _OWNER = [
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
     re.compile(r"(?P<thing>[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
+    # "networking modules are dmitri's (@dvolkov)": whose they are, said as people say it in chat
+    re.compile(
+        r"(?:^|[,;:] )" + _THING + r" (?:is|are) (?:now |all )?"
+        r"(?P<who>(?!(?:today|tomorrow|yesterday|everyone|everybody|nobody|someone|somebody|anyone|one|it|that|this|what|who|there|here|let)'s)"
+        r"[A-Za-z][\w-]*)'s(?=\s*(?:[(（,.;:!—–-]|now\b|$))",
+        re.I,
+    ),
     re.compile(
         _THING_ZH
         + r"\s*(?:[（(](?P<alt>[A-Za-z][\w.-]+)[)）])?\s*(?:的|这块|这边)?\s*(?:owner|负责人|维护人|维护者)\s*(?:现在|目前)?\s*(?:是|换成了?|改成了?|变成了?|为|换了?)\s*"
@@ -2332,12 +2339,30 @@ def _says_own(part: str) -> bool:
     return bool(_IDENTIFIER.search(part)) and bool(_STATEMENT_VERB.search(_IDENTIFIER.sub(" ", part)))
 
 
+# What an English clause says something of, before its verb: "grafana is https://…", "and node groups for every
+# cluster come from modules/eks-nodegroup".
+_STATED = re.compile(
+    r"^(?:[^:]{1,30}:\s+)?(?:and\s+|but\s+)?(?:the\s+|our\s+)?(?P<s>(?!(?:it|this|that|they|he|she|we|you|there)\b)"
+    r"[A-Za-z][\w.-]*(?:\s+(?!(?:is|are)\b)[A-Za-z][\w.-]*){0,4}?)\s+(?:is|are|comes?|lives?|runs?|sits?)\b",
+    re.I,
+)
+
+
+def _stated_subject(part: str) -> str:
+    """The words an English clause says something of, lowercased ("" when it opens otherwise)."""
+    m = _STATED.match(part.strip())
+    return m.group("s").casefold() if m else ""
+
+
 def _own_subject(part: str, change: str) -> bool:
     """Whether a part names a subject of its own that the change does not name ("billing 的是 3s"
     against a change of fleet's timeout)."""
     owned = owner_of(_it_named(part))
     if owned and owned[0] not in change.casefold() and owned[1].casefold() not in change.casefold():
         return True  # "Tommy leads the mobile side" beside a change of bff-gateway's owner
+    stated = set(re.findall(r"[a-z]{3,}", _stated_subject(part))) - {"for", "every", "all", "each", "the"}
+    if stated and not stated & set(re.findall(r"[a-z]{3,}", change.casefold())):
+        return True  # "node groups for every cluster come from …" beside a change of the registry's port
     m = _OWN_NAME.match(part) or _ELLIPTIC_OWNER.match(part)
     if not m:
         return False
@@ -2371,11 +2396,14 @@ def _cut(part: str, at: re.Pattern[str], words: int) -> list[str]:
         return [part]
     # (two values of one kind are one clause, "runs on gate-01, port 7000", but for two owners of two
     # things: "Priya owns bff-gateway, Tommy leads the mobile side")
+    # or two things each said to be something: "registry mirror is registry-mirror…:5000, grafana is https://…")
     owners = [(owner_of(_it_named(b)) or ("",))[0] for b in bits]
+    said = [_stated_subject(b) for b in bits]
     if any(
         (k & o) - ({"owner"} if owners[n] != owners[m] else set())
         for n, k in enumerate(kinds)
         for m, o in enumerate(kinds[n + 1 :], n + 1)
+        if not (said[n] and said[m] and said[n] != said[m])
     ):
         return [part]
     return bits
@@ -2390,6 +2418,11 @@ _DEFINES = re.compile(
 )
 
 
+# A part about the person just named, who goes with them: "…are dmitri's (@dvolkov), ping him on anything
+# under modules/vpc" (其他 is "other", no one).
+_ABOUT_THEM = re.compile(r"\b(?:him|her)\b|(?<!其)[他她]", re.I)
+
+
 def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str | None = None) -> str | None:
     """What a memory a correction closes said besides what the correction changes, when it held more
     than one value: "recon-service 的 owner 是老王，这周 on-call 是小李，有问题先找她" changed in its owner
@@ -2399,7 +2432,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     ones sharing most subject words with it, or none). None when nothing with a value of its own is left."""
 
     def holds(part: str) -> bool:  # (an example, "比如 `ORD-231 …`", belongs to what it illustrates)
-        if _EXAMPLE.match(part):
+        if _EXAMPLE.match(part) or _ABOUT_THEM.search(part):
             return False
         return _says_own(part) or any(v.casefold() in part.casefold() for v in retired)
 
@@ -2469,6 +2502,8 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
         ):
             # "on-call 是阿杰" -> "billing-service：on-call 是阿杰"
             rest = f"{subject}：{rest}" if zh else f"{subject}: {rest}"
+    if not zh and re.match(r"[a-z]+\s", rest):  # "grafana is https://…": a sentence of its own now
+        rest = rest[0].upper() + rest[1:]
     return tidy(rest if rest.endswith(("。", ".", "!", "！")) else rest + ("。" if zh else "."))
 
 
