@@ -421,6 +421,22 @@ def test_an_owner_said_as_a_possessive_is_closed_by_the_new_owner_with_what_was_
     assert R.owner_of("The root cause is today's deploy.") is None
 
 
+@pytest.mark.parametrize(
+    ("said", "owned"),
+    [
+        ("btw jo owns networking now (@jberg)", ("networking", "jo")),
+        ("heads up: priya owns the feature store now", ("feature store", "priya")),
+        ("the feature store is owned by priya now", ("feature store", "priya")),
+        ("ok so from now on sam is responsible for billing-service", ("billing-service", "sam")),
+        ("it owns the lock", None),
+        ("nobody owns this", None),
+        ("who owns networking?", None),
+    ],
+)
+def test_an_owner_written_in_lowercase_as_team_chat_does_is_an_owner(said, owned):
+    assert R.owner_of(said) == owned
+
+
 SPOT_ASKED = [
     ("user", "runner pods run on the ci nodepool."),
     (

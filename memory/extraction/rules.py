@@ -1486,16 +1486,31 @@ _VALUE_EN = re.compile(
 # owner said later in another session closes the owner said before (subject_for: attribute "owner").
 _THING = r"(?:the |our )?(?P<thing>[\w./-]+(?: (?!now\b|too\b|also\b)[\w./-]+){0,3}?)"
 _WHO_EN = r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,4})"
+# or a name written in lowercase, as team chat does ("jo owns networking now"), never a word that is no one
+_WHO_LOWER = (
+    r"(?P<who>(?!(?:it|this|that|which|who|what|nobody|no one|everyone|everybody|someone|somebody|one|each|"
+    r"he|she|they|we|you|i|team|the|a|an|our|my|your|their)\b)[a-z][a-z'-]{1,20}(?: [a-z][a-z'-]{1,20}(?= \())?)"
+)
 _THING_ZH = (
     r"(?P<thing>[A-Za-z][\w.-]*\s?(?![的是在由归])[\u4e00-\u9fff]{1,6}?(?=\s*(?:现在|目前)?\s*(?:归|由))|"  # "Flink 作业"
     r"[A-Za-z0-9_./-]+(?:\s?[A-Za-z0-9_./-]+)?|[\u4e00-\u9fffA-Za-z0-9_-]{2,12}?)"
 )
 _WHO_ZH = r"(?P<who>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,3}?)"
 _OWNER = [
-    re.compile(_THING + r" (?:is|are) (?:now )?(?:owned|maintained) by (?:now )?" + _WHO_EN),
     re.compile(
-        r"(?:^|[,;:] (?:so |and |then |now )?)"
+        _THING
+        + r" (?:is|are) (?:now )?(?:owned|maintained) by (?:now )?(?:"
         + _WHO_EN
+        + "|"
+        + _WHO_LOWER.replace("<who>", "<whom>")
+        + ")"
+    ),
+    re.compile(
+        r"(?:^|[,;:] )(?i:(?:so|and|then|now|btw|fyi|also|ok|heads up|from now on)[,:]? )*(?:"
+        + _WHO_EN
+        + "|"
+        + _WHO_LOWER.replace("<who>", "<whom>")
+        + ")"
         + r"(?: \([^)]{1,30}\)| [—–-]{1,2} [^—–\n]{1,60}? [—–-]{1,2})? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|"
         r"is (?:now )?(?:responsible for|in charge of)|looks after|leads|heads) "
         + _THING
@@ -1658,8 +1673,9 @@ def owner_of(content: str) -> tuple[str, str] | None:
             if thing in _THIS_SERVICE:  # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周": the service named first
                 named = _SERVICE_NAME.search(content, 0, m.start())
                 thing = named.group().casefold() if named else thing
+            who = m.groupdict().get("who") or m.group("whom")
             if thing and thing not in _NOT_OWNED:
-                return thing, m.group("who").strip()
+                return thing, who.strip()
     return None
 
 
