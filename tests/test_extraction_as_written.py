@@ -505,3 +505,93 @@ def test_a_correction_of_one_thing_keeps_the_other_things_said_beside_it_as_they
     assert [m["content"] for m in every if not m.get("superseded_by") and "grafana" in m["content"]] == [
         "Grafana is https://grafana.ops.acme.dev, and node groups for every cluster come from modules/eks-nodegroup."
     ]
+
+
+# -- trial 19: corrections said as a team says them ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "old", "new"),
+    [
+        (  # a value taken back as it was said, then a port changed without "port is"
+            "mlflow registry is at mlflow.ml.internal:5001 — scratch that, its 5000. 5001 was the old staging one",
+            "mlflow moved behind the new ingress, its on port 8080 now.",
+            "mlflow registry is at mlflow.ml.internal:5000.",
+            "its on port 8080 now",
+        ),
+        (  # a schedule's new time, with its reason after "since"
+            "Orchestration is airflow, teh daily_features dag runs 04:00 utc (`0 4 * * *`).",
+            "daily_features runs at 06:30 utc now (`30 6 * * *`), upstream export lands later since the dagster port",
+            "runs 04:00 utc",
+            "runs at 06:30 utc now",
+        ),
+        (  # the old port retired as "8081 那个": the port goes, who owns it stays until that changes too
+            "先交代下背景：settlement-svc 跑在 8081 端口，负责人是王建国，我们都叫他老王，有事先找他。",
+            "哦对，端口改了，现在是 9091，8081 那个已经不用了，之前跟网关的端口冲突。",
+            "跑在 8081 端口",
+            "现在是 9091",
+        ),
+    ],
+)
+def test_a_correction_as_a_team_says_it_closes_what_it_corrects(app, tmp_path, first, second, old, new):
+    every = said_twice(app, tmp_path, first, second)
+    assert now_current(every, new), [(m["content"], m.get("superseded_by")) for m in every]
+    assert not now_current(every, old), [(m["content"], m.get("superseded_by")) for m in every]
+
+
+def test_a_value_taken_back_as_it_is_said_is_stored_as_meant():
+    assert H._self_corrected("registry at mlflow.ml.internal:5001 — scratch that, its 5000. ok") == (
+        "registry at mlflow.ml.internal:5000. ok"
+    )
+    assert H._self_corrected("端口是 8081，不对，是 8082。") == "端口是 8082。"
+    assert H._self_corrected("we run 3 replicas, sorry for the delay") == "we run 3 replicas, sorry for the delay"
+
+
+def test_whose_a_service_is_said_after_its_port_stays_until_the_owner_changes(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "先交代下背景：settlement-svc 跑在 8081 端口，负责人是王建国，我们都叫他老王，有事先找他。")],
+        [
+            ("user", "哦对，端口改了，现在是 9091，8081 那个已经不用了，之前跟网关的端口冲突。"),
+            ("assistant", "好的"),
+            ("user", "另外 settlement-svc 现在归小林管了，老王调去风控那边了。"),
+        ],
+    )
+    assert not now_current(every, "王建国"), [(m["content"], m.get("superseded_by")) for m in every]
+    assert [m["subject"] for m in now_current(every, "归小林管")] == ["settlement-svc"]
+    assert R.owner_of("settlement-svc 跑在 8081 端口，负责人是王建国。") == ("settlement-svc", "王建国")
+
+
+def test_an_option_turned_down_then_taken_then_taken_back_leaves_the_last_word_current(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [
+            ("user", "ok so training costs are insane this month, any ideas"),
+            (
+                "assistant",
+                "Biggest lever is the purchase model. I'd suggest moving training to spot with checkpoint+resume.",
+            ),
+            ("user", "nah, not now. we have the quarterly eval runs next 2 weeks, cant risk preemptions"),
+        ],
+        [
+            ("user", "ok fine lets do spot for the training jobs. eval runs are done"),
+            ("assistant", "Great. Plan: a gpu-a100-spot node pool, checkpoint every 30 min to s3."),
+            ("user", "reason is the cost report came in and finance is yelling, spot saves like 65% on p4d"),
+        ],
+        [
+            (
+                "user",
+                "changed my mind on spot instances. preemptions killed the 3 day run twice. back to on-demand for "
+                "training, spot only for the hparam sweeps",
+            )
+        ],
+    )
+    current = [m["content"] for m in every if not m.get("superseded_by")]
+    assert current == [
+        "Changed my mind on spot instances. Preemptions killed the 3 day run twice. Back to on-demand for "
+        "training, spot only for the hparam sweeps."
+    ], current
+    taken = next(m for m in every if "lets do spot" in m["content"].casefold())
+    assert "finance is yelling" in taken["content"]  # its reason, said in the user's next message

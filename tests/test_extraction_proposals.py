@@ -12,9 +12,10 @@ import itertools
 import pytest
 
 from memory.app.memories import Memories
+from memory.extraction import heuristic as H
 from memory.store import Store
 from tests import test_extraction_phrasing as phrasing
-from tests.test_extraction_phrasing import PROJECT, current, transcript
+from tests.test_extraction_phrasing import PROJECT, current, transcript, turns
 
 
 @pytest.fixture
@@ -36,11 +37,6 @@ FLOATED = [
     (
         ("user", "the session lookups are slow under load, any ideas?"),
         ("assistant", "We could use Redis for this, because it keeps sessions in memory and fixes the slow lookups."),
-    ),
-    (
-        ("user", "the session lookups are slow under load, any ideas?"),
-        ("assistant", "I'd suggest adding a Redis cache in front of Postgres, since that fixes the round trips."),
-        ("user", "hmm, not now. let's not add another service."),
     ),
     (
         ("user", "订单事件现在靠轮询，延迟有点高。"),
@@ -66,6 +62,22 @@ FLOATED = [
 def test_an_option_floated_and_never_agreed_to_is_stored_as_nothing(app, tmp_path, said):
     now = stored(app, tmp_path, *said)
     assert not [m["content"] for m in now if "Redis" in m["content"] or "Kafka" in m["content"]]
+
+
+def test_an_option_turned_down_with_a_reason_is_the_decision_not_to():
+    # (a bare "not now" or "我再想想" decides nothing, above; with its reason it is what keeps the option from
+    # being offered again as new)
+    found = H.extract(
+        turns(
+            ("user", "the session lookups are slow under load, any ideas?"),
+            ("assistant", "I'd suggest adding a Redis cache in front of Postgres, since that fixes the round trips."),
+            ("user", "hmm, not now. let's not add another service."),
+        ),
+        scope="/p/x",
+    )
+    assert [(c.layer, c.content) for c in found] == [
+        ("decision", "Not now: adding a Redis cache in front of Postgres, because let's not add another service.")
+    ]
 
 
 def test_the_diagnosis_before_a_floated_fix_is_kept_without_the_fix(app, tmp_path):

@@ -108,6 +108,7 @@ def extract(
         text = turn.get("text") or ""
         before = len(out)
         if role == "user":
+            text = _self_corrected(text)
             if pushed is not None and not R.CONCEDES.match(R.strip_fillers(text) or text) and _INSISTS.search(text):
                 # "no, let's do it anyway, we need persistence": the proposal pushed back on stands, for that reason
                 held = pushed[2] or [_stamped(_held_own(pushed[0]), turns[pushed[3]], pushed[3], scope, session_id)]
@@ -275,7 +276,14 @@ def extract(
                 # "(a) republish them, or (b) rebuild": new options, said inline; a later "(b)" is theirs
                 listed, listed_for = [], 0
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
-            offered = next((m.group("what") for x in R.sentences(text) if (m := _ASKS_WHETHER.match(x))), "")
+            offered = next(
+                (
+                    m.group("what") or m.group("zh")
+                    for x in reversed(R.sentences(text))
+                    if (m := _ASKS_WHETHER.match(x) or _SUGGESTED.match(x))
+                ),
+                "",
+            )
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
             # (a plan said beside what the turn decided, "the reason we're not doing X is …. I think we should
@@ -391,7 +399,9 @@ _CORRECTS = re.compile(r"^\W*(?:更正|纠正|订正|correction\b|to correct\b)"
 # A message that gives the reason for what the user's last message decided: "For the record, the reason: …"
 _REASON_LEAD = re.compile(
     r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons?(?: is| was| being)?\s*[:：—-]\s*|"
+    r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons? (?:is|was)(?: that)?\s+(?=\S)|"
     r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*|"
+    r"^\W*(?:补充一下|顺便说下)[，,]?\s*(?:为什么|为啥)(?:这么|这样)?选[^：:，,。]{0,8}[:：]\s*|"
     # "主要是财务那边根本不看邮件，…", "mainly because nobody reads the e-mails"
     r"^\W*(?:主要是因为|主要是|主要因为|因为|原因是)\s*(?=\S)|^\W*(?:mainly |mostly |partly )?because\s+|"
     r"^\W*(?:the )?reason being[:,]?\s+",
@@ -743,11 +753,40 @@ def _held_own(own: list[str]) -> Candidate:
     return c
 
 
+# A value taken back as it is said: "mlflow registry is at mlflow.ml.internal:5001 — scratch that, its 5000",
+# "端口是 8081，不对，是 8082".
+_SELF_CORRECTED = re.compile(
+    r"(?P<old>[\w.:/-]*\d[\w.:/-]*|`[^`]+`)\s*(?:[—–]|-{1,2}|[,;，；])\s*(?:scratch that|no wait|wait no|sorry|I mean|"
+    r"correction|不对|说错了|写错了)[,:，：]?\s*(?:it'?s|its|it is|是|应该是)?\s*(?P<new>[\w.:/-]*\d[\w.:/-]*(?<![.:-])|`[^`]+`)"
+    r"(?=[\s.,;。，；!]|$)",
+    re.I,
+)
+
+
+def _self_corrected(text: str) -> str:
+    """`text` with a value taken back as it is said replaced by the one meant: "…internal:5001 — scratch
+    that, its 5000" -> "…internal:5000" (a bare number replaces the number the old value ends with)."""
+
+    def meant(m: re.Match[str]) -> str:
+        old, new = m.group("old"), m.group("new")
+        if new.isdigit() and re.search(r"\d+$", old) and not old.isdigit():
+            return re.sub(r"\d+$", new, old)
+        return new
+
+    return _SELF_CORRECTED.sub(meant, text)
+
+
 # The assistant asking whether to make a change, its last question: "While we're in the runners: should we
 # move the tf-runner pool onto Karpenter spot nodes?", "要不要把 settle-job 迁到 K8s 上？".
 _ASKS_WHETHER = re.compile(
     r"^(?:[^?？]{0,80}?[:：,，]\s*)?(?:(?:so )?(?:should|shall) we|do we want to|要不要(?:我们)?|是否要)\s*"
-    r"(?P<what>[^?？]{6,160})[?？]\s*$",
+    r"(?P<what>[^?？]{6,160})[?？]\s*$(?P<zh>)",
+    re.I,
+)
+# Or suggesting one: "I'd suggest moving training to spot with checkpoint+resume.", "我建议把 X 换成 Y。"
+_SUGGESTED = re.compile(
+    r"^(?:[^.。]{0,40}?[,:，：]\s*)?(?:I'?d|I would|I)\s+(?:suggest|recommend|propose)\s+(?:that\s+)?(?:we\s+)?"
+    r"(?P<what>[^?？]{6,160}?)\s*[.!。]?$|^(?:所以)?我(?:的)?建议(?:是)?[:：，,]?\s*(?P<zh>[^?？]{4,120}?)[。！]?$",
     re.I,
 )
 # Turning the change down for now: "not now", "not yet", "先不", "暂时不", "以后再说".
@@ -772,7 +811,10 @@ def _not_taken(offered: str, text: str) -> Candidate | None:
         return None
     zh = has_cjk(offered + reason)
     now = _FOR_NOW.search(said)
-    what = offered.strip().rstrip("。.")
+    # (what was offered, without the case made for it: "adding a Redis cache in front of Postgres, since …")
+    what = re.split(r",?\s+(?:since|because|as it|so that|which)\b|[，,]?\s*(?:因为|这样)", offered.strip())[0].rstrip(
+        "。."
+    )
     if zh:
         content = f"{'暂不' if now else '不'}{what}：{reason}"
     else:
@@ -785,8 +827,8 @@ def _not_taken(offered: str, text: str) -> Candidate | None:
 # A change of mind, with what it is about: "changed my mind on spot — put tf-runner on spot nodes",
 # "spot 的事我改主意了：…".
 _REVERSES = re.compile(
-    r"\b(?:I'?ve |I have |we'?ve |we have |I |we )?changed (?:my|our) minds? (?:on|about) (?:the |using )?`?"
-    r"(?P<what>[\w.+/-]+(?: [\w.+/-]+)?)`?(?=\s*(?:[—–:,;.!]|-{1,2}\s|$))|"
+    r"\b(?:I'?ve |I have |we'?ve |we have |I |we )?changed (?:my|our) minds? (?:on|about) (?:the |using |going with )?"
+    r"(?P<what>[^.,;:!?—–]{2,60}?)(?=\s*(?:[—–:,;.!?]|-{1,2}\s|$))|"
     r"(?P<zh>[A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,6})\s*(?:这事|这件事|的事|这块)?\s*(?:我|我们)?改主意了",
     re.I,
 )
@@ -803,9 +845,10 @@ def _reversal(text: str) -> Candidate | None:
         body = s[m.end() :].strip(" —–-:：,，")
         if len(body) < 6 and k + 1 >= len(sents):
             return None  # "ok I changed my mind on that.": nothing said of what now
-        content = R.tidy(" ".join(sents[k : k + 2]))
+        content = R.tidy(" ".join(sents[k : k + 3]))  # what now, and why, in the sentences after it
         c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (reversed)")
-        c.metadata.update(decision=s, reverses=(m.group("what") or m.group("zh")).strip())
+        topic = (m.group("what") or m.group("zh")).strip(" `")
+        c.metadata.update(decision=s, reverses=topic.split()[0] if topic.isascii() else topic)
         return c
     return None
 

@@ -678,7 +678,22 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     subjects share a word besides the two options)."""
     over = {a.casefold() for a in c.metadata.get("alternatives") or []}
     back_on = (c.metadata.get("reverses") or "").casefold()
-    if c.layer != "decision" or not (over or back_on):
+    if c.layer != "decision":
+        return []
+    if not back_on and not c.metadata.get("declined"):
+        # "ok fine lets do spot for the training jobs" after "Not now: moving training to spot…": what was
+        # turned down is taken now (two words of what it is about in common, or its only one)
+        mine = rules.topic_terms(c.content)
+        for mid, declined, session in store.conn.execute(
+            f"SELECT id, json_extract(metadata, '$.declined'), session_id FROM memories m WHERE scope = ? AND "
+            f"layer = 'decision' AND json_extract(metadata, '$.declined') IS NOT NULL AND {_closable(store)} "
+            f"ORDER BY id DESC LIMIT 50",
+            (c.scope,),
+        ):
+            theirs = rules.topic_terms(declined)
+            if mid != new_id and session != c.session_id and theirs and len(mine & theirs) >= min(2, len(theirs)):
+                return [mid]
+    if not (over or back_on):
         return []
     if back_on:  # "changed my mind on spot — …": the newest decision of an earlier session that says spot
         said = re.compile(rf"(?<![\w-]){re.escape(back_on)}(?![\w-])")
@@ -1172,6 +1187,19 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
         for mid, value, subject in rows:
             if words and words & rules.subject_words(subject):
                 return mid, value
+    if c.attribute == "port":
+        # an address with its port, stated of the same subject: "mlflow registry is at mlflow.ml.internal:5000"
+        # before "mlflow moved behind the new ingress, its on port 8080 now"
+        words = rules.subject_words(c.subject)
+        for mid, content, subject in store.conn.execute(
+            f"SELECT id, content, subject FROM memories m WHERE scope = ? AND layer = 'fact' "
+            f"AND COALESCE(json_extract(metadata, '$.attribute'), '') != 'port' AND {_closable(store)} "
+            f"ORDER BY id DESC LIMIT 200",
+            (c.scope,),
+        ):
+            ports = re.findall(r"(?<=[a-z0-9-]):(\d{2,5})(?![\d:])", content.casefold())
+            if len(set(ports)) == 1 and words and words & rules.subject_words(subject):
+                return mid, ports[0]
     if c.attribute == "value" and c.category in ("config", "change", "correction"):
         # "commit 规范改为 conventional commits" replaces the fact that is about commit messages: a
         # current fact whose opening words name the same subject.

@@ -638,6 +638,8 @@ _EPISODE = re.compile(
 # (a blind trial lost such a correction to "last night").
 _CHANGED_NOW = re.compile(
     r"\b(?:moved|migrated|switched|changed|renamed|replaced|upgraded|cut over)\b(?:[^.!?。！？]|\.(?=\w))*\bnow\b|"
+    # or the state alone, with its value: "daily_features runs at 06:30 utc now (…), … since the dagster port"
+    r"\b(?:runs?|is|are|listens?|lives?)\b (?:at|on|in)\b[^.!?。！？]{1,30}\bnow\b|"
     r"(?:迁|搬|换|改|切|升级)[^。！？]{0,40}现在",
     re.I,
 )
@@ -1469,7 +1471,8 @@ _PORT_SUBJECT = re.compile(
 # A port said with no name before it, after a clause that named the service: "…，端口改成 6432 了", "…, port is now 6432".
 _BARE_PORT = re.compile(
     r"(?:^|[，,；;]\s*)(?:服务)?端口\s*号?\s*(?:现在|也)?\s*(?:是|为|改成|改为|换成|调成|调整为|变成)了?\s*:?(\d{2,5})(?!\d)|"
-    r"(?:^|[,;]\s*)(?:the\s+|its\s+)?port\s+(?:is\s+now|is|changed\s+to|moved\s+to|is\s+changing\s+to)\s+:?(\d{2,5})\b",
+    r"(?:^|[,;]\s*)(?:the\s+|its\s+)?port\s+(?:is\s+now|is|changed\s+to|moved\s+to|is\s+changing\s+to)\s+:?(\d{2,5})\b|"
+    r"(?:^|[,;]\s*)(?:it'?s|it is)\s+(?:now\s+)?(?:on|at)\s+port\s+:?(\d{2,5})\b",  # "…, its on port 8080 now"
     re.I,
 )
 _VALUE_ZH = re.compile(
@@ -1492,7 +1495,7 @@ _WHO_LOWER = (
     r"he|she|they|we|you|i|team|the|a|an|our|my|your|their)\b)[a-z][a-z'-]{1,20}(?: [a-z][a-z'-]{1,20}(?= \())?)"
 )
 _THING_ZH = (
-    r"(?P<thing>[A-Za-z][\w.-]*\s?(?![的是在由归])[\u4e00-\u9fff]{1,6}?(?=\s*(?:现在|目前)?\s*(?:归|由))|"  # "Flink 作业"
+    r"(?P<thing>[A-Za-z][\w.-]*\s?(?![的是在由归]|现在|目前)[\u4e00-\u9fff]{1,6}?(?=\s*(?:现在|目前)?\s*(?:归|由))|"  # "Flink 作业"
     r"[A-Za-z0-9_./-]+(?:\s?[A-Za-z0-9_./-]+)?|[\u4e00-\u9fffA-Za-z0-9_-]{2,12}?)"
 )
 _WHO_ZH = r"(?P<who>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,3}?)"
@@ -1530,6 +1533,13 @@ _OWNER = [
     re.compile(
         _THING_ZH
         + r"\s*(?:[（(](?P<alt>[A-Za-z][\w.-]+)[)）])?\s*(?:的|这块|这边)?\s*(?:owner|负责人|维护人|维护者)\s*(?:现在|目前)?\s*(?:是|换成了?|改成了?|变成了?|为|换了?)\s*"
+        + _WHO_ZH
+        + r"(?=[\s，。,.;；(（了]|$)",
+        re.I,
+    ),
+    # "settlement-svc 跑在 8081 端口，负责人是王建国": whose the service named first is (the thing left empty)
+    re.compile(
+        r"(?:^|[，,；;：:]\s*)(?P<thing>)(?:owner|负责人|维护人)\s*(?:现在|目前)?\s*(?:是|为)\s*"
         + _WHO_ZH
         + r"(?=[\s，。,.;；(（了]|$)",
         re.I,
@@ -1670,7 +1680,9 @@ def owner_of(content: str) -> tuple[str, str] | None:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
-            if thing in _THIS_SERVICE:  # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周": the service named first
+            if (
+                not thing or thing in _THIS_SERVICE
+            ):  # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周": the service named first
                 named = _SERVICE_NAME.search(content, 0, m.start())
                 thing = named.group().casefold() if named else thing
             who = m.groupdict().get("who") or m.group("whom")
@@ -1729,7 +1741,9 @@ _OLD_BEFORE = re.compile(
     re.I,
 )
 _OLD_AFTER = re.compile(
-    r"(?:" + _VALUE + r")\s*(?:\)|）)?\s*(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
+    r"(?:"
+    + _VALUE
+    + r")\s*(?:\)|）)?\s*(?:(?:那个|这个|的那个)\s*(?:已经|也)?\s*(?=不用了|弃用了|不通了|下线了|停掉了|废弃了|作废了?))?(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
     r"(?:cli )?is no longer used|is dead|died|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
     r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|也?别(?:再)?用了|"
     r"不再用了|弃用了|不对了?|写错了|有误|作废了?|no longer exists|(?:does not|doesn'?t) exist any ?more|已经不存在了?|"
@@ -2009,7 +2023,7 @@ def subject_for(
         named = _SERVICE_NAME.search(content, 0, bare.start())
         subject = named.group().casefold() if named else mentions[0].name.lower() if mentions else None
         if subject:
-            return subject, "port", bare.group(1) or bare.group(2)
+            return subject, "port", next(g for g in bare.groups() if g)
     if m and category in ("config", "change"):
         subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
@@ -2346,11 +2360,15 @@ _OWNER_ATTRIBUTE = re.compile(r"^[\w.-]+\s*的\s*([^，,。是]{1,20}?)\s*是")
 _IDENTIFIER = re.compile(r"`[^`]+`|(?<![\w.-])[A-Za-z][\w]*(?:[.-][A-Za-z0-9_]+)+")
 
 
+# A part that says who owns or answers for it: "负责人是王建国", "owner is Dana", "on-call 是阿杰".
+_WHOSE = re.compile(r"^\s*(?:the\s+)?(?:owner|负责人|维护人|on-?call|值班)\s*(?:现在|目前)?\s*(?:是|为|is)\s*\S", re.I)
+
+
 def _says_own(part: str) -> bool:
     """Whether a part of a statement says something of its own, not only more about the part before it
     ("有问题先找她", "英文名 Leo"): a value a correction may change (`value_slots`), a name it opens
     with, or an identifier with a verb ("fail 超过 5 次就丢进 notify.dlq", "消费组叫 invoice-consumer")."""
-    if _part_slots(part) or _OWN_NAME.match(part):
+    if _part_slots(part) or _OWN_NAME.match(part) or _WHOSE.match(part):
         return True
     return bool(_IDENTIFIER.search(part)) and bool(_STATEMENT_VERB.search(_IDENTIFIER.sub(" ", part)))
 
