@@ -117,3 +117,14 @@ def test_a_prompt_naming_a_component_never_stored_is_not_answered_by_its_neighbo
     assert shown(store, "when do the billing-worker backups run?")  # a component that is stored
     assert shown(store, "when do the warehouse-scanner backups run?") == []
     assert shown(store, "when do the pre-prod backups run?")  # an English compound is no component
+
+
+def test_a_prompt_about_a_stored_component_is_not_answered_by_another_ones_memory(store):
+    # A blind trial: asked "wms-sync 的 Prometheus 指标端口是多少？" (never stored), passive recall showed
+    # "库存服务 inventory-svc 的 … Prometheus 指标端口是 9091", another service's answer, first.
+    theirs = add(store, "inventory-svc backups run at 02:00, 备份 on port 9091")
+    mine = add(store, "wms-sync backups go to the cold bucket")
+    both = add(store, "wms-sync reads the backup inventory-svc writes")
+    assert sorted(shown(store, "when do the wms-sync backups run?")) == [mine, both]
+    assert shown(store, "when do the inventory-svc backups run?")[0] == theirs
+    assert theirs in shown(store, "when do the backups run?")  # a prompt naming no component
