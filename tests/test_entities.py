@@ -515,6 +515,33 @@ def test_a_team_page_of_people_with_nicknames_and_logins_in_brackets_resolves_ev
         assert run_json(capsys, "entity", other)["entity"]["name"] == name, other
 
 
+def test_nicknames_as_a_team_writes_them_resolve_to_the_person(capsys, home):
+    # a blind trial (20): "goes by Will", quoted nicknames, （英文名 Leo） and a pinyin name with its nickname
+    # were each an entity of their own, or no entity; 2 of 9 people were whole
+    add(capsys, "Zhang Wei (张伟, goes by Will) owns route-planner; page him for anything about routing.")
+    add(capsys, 'Chen Hao (陈浩, "Howie") is the SRE on-call lead.')
+    add(capsys, 'Marcus Olsen ("Moe") runs the data platform team.')
+    add(capsys, "赵磊（英文名 Leo）负责仓库硬件，包括斑马打印机和扫码枪。")
+    add(capsys, 'Wang Fang ("Fiona") approves all schema changes.')
+    add(capsys, 'Priya Sharma (goes by "PS" in Slack) is tech lead of the order team.')
+    add(capsys, "If the migration fails, page Liu Yang (Yoyo, DBA).")
+    add(capsys, "刘洋（Yoyo）是我们的 DBA，所有生产库的 DDL 变更都需要他审批。")
+    for other, name in (
+        ("Will", "Zhang Wei"),
+        ("Howie", "Chen Hao"),
+        ("Moe", "Marcus Olsen"),
+        ("Leo", "赵磊"),
+        ("Fiona", "Wang Fang"),
+        ("PS", "Priya Sharma"),
+        ("Priya", "Priya Sharma"),
+        ("刘洋", "Liu Yang"),
+        ("Yoyo", "Liu Yang"),
+    ):
+        assert run_json(capsys, "entity", other)["entity"]["name"] == name, other
+    assert "DBA" not in run_json(capsys, "entity", "Liu Yang")["entity"]["aliases"]  # a role, not a name
+    assert "Wang" not in run_json(capsys, "entity", "Wang Fang")["entity"]["aliases"]  # a surname, not a name
+
+
 def test_a_runbooks_section_heading_is_no_speaker_a_dialogues_name_is():
     from memory.lang import mentions
 

@@ -226,8 +226,10 @@ _HAN_ITEM = r"[\u4e00-\u9fff]{1,4}"
 # What says which name an item in the brackets is: 陈晓雨（小雨，英文名 Rain，登录名 xchen）, Priya (known as PN)
 _LABEL = (
     r"^(?:(?:英文名字?|英文|中文名|花名|昵称|外号|小名|大家叫(?:她|他)?|登录名|登录|账号|用户名|"
-    r"(?i:known as|aka|a\.k\.a\.|nickname|nick|called))\s*[:：是为]?\s*)(?=\S)"
+    r"(?i:known as|aka|a\.k\.a\.|nickname|nicknamed|nick|called|goes by|go by|went by))\s*[:：是为]?\s*)(?=\S)"
 )
+# A name written in quotes, and where it is used after it: "Howie", goes by "PS" in Slack
+_QUOTED = r"^[\"“'‘「『]([^\"”'’」』]{1,30})[\"”'’」』](?:\s+(?:in|on)\s+\w+)?$"
 
 
 def _unlabelled(items: list[str], logins: bool = False) -> list[str]:
@@ -239,8 +241,15 @@ def _unlabelled(items: list[str], logins: bool = False) -> list[str]:
         if cue and logins and re.fullmatch(r"[a-z][a-z0-9_.-]{2,20}", item[cue.end() :]):
             out.append(item[cue.end() :])
         else:
-            out.append(item if cue else re.sub(_LABEL, "", item))
+            item = item if cue else re.sub(_LABEL, "", item)
+            quoted = re.match(_QUOTED, item)
+            out.append(quoted.group(1) if quoted else item)
     return out
+
+
+def _quoted_in(items: list[str]) -> set[str]:
+    """The items written in quotes ("Howie"): a nickname, said to be one."""
+    return {q.group(1) for i in items if (q := re.match(_QUOTED, re.sub(_LABEL, "", i)))}
 
 
 _LOGIN = rf"[a-z][a-z0-9_.-]{{2,20}}|{_LATIN_ITEM}"  # jzhou, xlin, @jzhou, Tom: what else a named person is called
@@ -274,14 +283,25 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
             continue
         head = " ".join(words)
         aliases: list[str] = []
-        items = _unlabelled([i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if i.strip()])
-        personal = False  # a Chinese name, initials, a handle or an e-mail say the head is a person
+        said = [i.strip() for i in re.split(_ITEM_SPLIT, m.group(2)) if i.strip()]
+        items = _unlabelled(said)
+        # a Chinese name, initials, a handle or an e-mail say the head is a person; so does a full name in
+        # pinyin (Liu Yang), or a nickname in quotes after a full name (Marcus Olsen ("Moe"))
+        quoted = _quoted_in(said)
+        labelled = {
+            re.sub(_LABEL, "", i) for i in said if re.match(_LABEL, i)
+        }  # "goes by Will": a name, whatever the word
+        personal = len(words) >= 2 and (words[0].casefold() in zhnames.ROMANISED or bool(quoted))
         for item in items:
             login = re.match(_LOGIN_CUE, item)
             if login and re.fullmatch(r"[a-z][a-z0-9_.-]{2,20}", item[login.end() :]):
                 aliases.append(item[login.end() :])  # (Maggie, login moneill): their login
                 personal = True
-            elif re.fullmatch(r"[A-Z]{2,3}", item) and len(words) >= 2:
+            elif (
+                re.fullmatch(r"[A-Z]{2,3}", item)
+                and len(words) >= 2
+                and (item in quoted or len(items) == 1 or _is_initials(item, words))
+            ):
                 aliases.append(item)  # Priya Iyer (PJ, …): initials said as a name, when the rest says a person
             elif re.fullmatch(_HAN_ITEM, item):
                 if zhnames.plausible(item) or (len(words) >= 2 and len(item) >= 2):
@@ -292,10 +312,12 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
             elif re.fullmatch(_INITIALS, item) or re.fullmatch(_HANDLE_OR_MAIL, item):
                 aliases.append(item)
                 personal = True
-            elif re.fullmatch(_LATIN_PERSON, item) and item.casefold() not in _NOT_NAMES:
+            elif re.fullmatch(_LATIN_PERSON, item) and (item.casefold() not in _NOT_NAMES or item in labelled):
                 aliases.append(item)  # Ally, A. Chen's nickname: kept when the rest says "a person"
         if personal:
-            if not _surname_first(head, aliases):  # (a person by their login too: Priya for Priya Natarajan)
+            if not _surname_first(head, aliases) and not (  # (Wang Fang: Wang is the surname, no given name)
+                words[0].casefold() in zhnames.ROMANISED and not any(CJK_RUN.fullmatch(a) for a in aliases)
+            ):  # (a person by their login too: Priya for Priya Natarajan)
                 aliases += _given_name(head)
             out.append((head, list(dict.fromkeys(aliases))))
             heads.append((head, m.start(1) + len(m.group(1)) - len(head)))
@@ -554,6 +576,11 @@ def _surname_first(latin: str, aliases: list[str]) -> bool:
     """Zhou Ming (周明): a Chinese name in pinyin, surname first, so "Zhou" is no given name."""
     first = latin.split()[0].casefold()
     return any(a[0] in zhnames.ROMANISED.get(first, ()) for a in aliases if CJK_RUN.fullmatch(a))
+
+
+def _is_initials(item: str, words: list[str]) -> bool:
+    """PJ for Priya Iyer, WZ for Wei Zhang: capitals that begin with the name's (DBA for Liu Yang does not)."""
+    return item[0] == words[0][0]
 
 
 def _given_name(latin: str) -> list[str]:

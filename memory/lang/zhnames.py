@@ -289,7 +289,9 @@ _CUE_CHARS = frozenset("和跟与同及问找让叫请给由被向把是")  # �
 _LATIN_NAME = r"(?:[A-Z](?:[a-z]+|\.)(?:[ \t]*[A-Z](?:[a-z]+|\.)){0,2}|@[A-Za-z][\w-]{1,38})"
 _AFTER_LATIN = rf"(?<![\w.])(?:{_LATIN_NAME})[ \t]*[（(][^()（）\n]{{0,40}}$"
 _INSIDE_END = r"\s*[)）,，、/;；]"
-_BEFORE_LATIN = rf"[ \t]*[（(]\s*{_LATIN_NAME}\s*[)）,，、/;；]"
+_BEFORE_LATIN = (
+    rf"[ \t]*[（(]\s*(?:(?:英文名字?|英文|花名|昵称|外号|账号|登录名)\s*[:：是]?\s*)?{_LATIN_NAME}\s*[)）,，、/;；]"
+)
 _CALLED_AFTER = r"叫(?:他|她)|外号|花名|人称|英文名|账号|登录名"
 _BEFORE_NICK = r"[ \t]*[（(]\s*([\u4e00-\u9fff]{2})\s*[)）,，、/;；]"  # 林浩（浩哥，haolin）
 
