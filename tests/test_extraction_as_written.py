@@ -595,3 +595,88 @@ def test_an_option_turned_down_then_taken_then_taken_back_leaves_the_last_word_c
     ], current
     taken = next(m for m in every if "lets do spot" in m["content"].casefold())
     assert "finance is yelling" in taken["content"]  # its reason, said in the user's next message
+
+
+KAFKA_PICKED = [
+    ("user", "下游通知这块，用 Kafka 还是 RabbitMQ？老的对账通知走的是 RabbitMQ"),
+    (
+        "assistant",
+        "两个选项：\n- **Kafka**：可按 offset 回放；\n- **RabbitMQ**：现有链路在用，消费后即删除。\n\n我建议新链路用 Kafka。",
+    ),
+    ("user", "行，按你说的来，用 Kafka。RabbitMQ 以后别再用了，新的都走 Kafka。topic 就叫 settle.batch.created。"),
+]
+OSS_PICKED = [
+    ("user", "对账文件放哪比较好？现在都堆在 NFS 上，快满了"),
+    (
+        "assistant",
+        "三个选项：\n1. **阿里云 OSS**：按量付费；\n2. **自建 MinIO**：要自己运维；\n3. **继续用 NFS 扩容**。\n\n我推荐 OSS。",
+    ),
+    ("user", "行，按你说的来，用 OSS。"),
+    ("assistant", "好，对账文件迁到 OSS。"),
+    ("user", "原因的话，我们本来就在阿里云上，走内网不出公网流量，MinIO 还得自己运维，没人力。"),
+]
+
+
+def test_two_decisions_agreed_to_in_the_same_words_are_two_decisions(app, tmp_path):
+    every = sessions(app, tmp_path, KAFKA_PICKED, OSS_PICKED)
+    assert now_current(every, "用 Kafka"), [(m["content"], m.get("superseded_by")) for m in every]
+    oss = now_current(every, "用 OSS")
+    assert [m["layer"] for m in oss] == ["decision"] and "没人力" in oss[0]["content"]  # its reason, said after
+    assert now_current(every, "topic 就叫 settle.batch.created")  # a name given in code is a fact
+
+
+@pytest.mark.parametrize(
+    ("said", "old"),
+    [
+        (  # the cron said again, unchanged, then changed: the old cron closes, the runbook line beside it stays
+            [
+                [
+                    ("user", "对账任务的 cron 是 `30 2 * * *`，每天凌晨两点半跑，别动它。"),
+                    ("user", "适用范围：每日 23:00（北京时间）日切、凌晨对账、银行文件拉取、差错处理。"),
+                ],
+                [("user", "王哥那边说对账 cron 还是凌晨两点半，没变")],
+                [
+                    (
+                        "user",
+                        "对账 cron 挪到凌晨 3:15 了（`15 3 * * *`），两点半跟银行文件到达时间撞了，经常取不到文件。",
+                    )
+                ],
+            ],
+            "`30 2 * * *`",
+        ),
+        (  # a decision taken back by what it was about
+            [
+                [
+                    ("user", "对账差异怎么处理比较好？运营天天在手工处理小额差异"),
+                    ("assistant", "建议小额差异自动冲正，大额走人工审核。"),
+                    ("user", "小于 1 块钱的自动冲正，大于的走人工审核。就这么定了。"),
+                ],
+                [("user", "还有，自动冲正那个决定撤回吧，上周自动冲错了两笔，全部改回人工审核。")],
+            ],
+            "小于 1 块钱的自动冲正",
+        ),
+    ],
+)
+def test_what_a_later_session_changes_is_closed_and_nothing_beside_it(app, tmp_path, said, old):
+    every = sessions(app, tmp_path, *said)
+    closed = [m["content"] for m in every if m.get("superseded_by")]
+    assert len(closed) == 1 and old in closed[0], [(m["content"], m.get("superseded_by")) for m in every]
+    assert not any("还是凌晨两点半" in m["content"] for m in every)  # said again: a repeat, not a memory
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "stored"),
+    [
+        (
+            "Feature store is feast, online store is redis at feast-redis.ml.internal:6379.",
+            "Feast online store is still redis on 6379 btw, nothing changed there.",
+            1,  # said again: a repeat
+        ),
+        ("银行文件一般在凌晨 2:00~3:00 之间陆续到达。", "周二周四晚上 8 点以后的发布窗口照旧。", 2),
+    ],
+)
+def test_something_said_to_be_unchanged_closes_nothing(app, tmp_path, first, second, stored):
+    every = said_twice(app, tmp_path, first, second)
+    assert len(every) == stored and not [m for m in every if m.get("superseded_by")], [
+        (m["content"], m.get("superseded_by")) for m in every
+    ]

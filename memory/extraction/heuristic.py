@@ -400,7 +400,7 @@ _CORRECTS = re.compile(r"^\W*(?:更正|纠正|订正|correction\b|to correct\b)"
 _REASON_LEAD = re.compile(
     r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons?(?: is| was| being)?\s*[:：—-]\s*|"
     r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons? (?:is|was)(?: that)?\s+(?=\S)|"
-    r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*|"
+    r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*|^\W*(?:原因|理由)(?:的话|嘛)\s*[，,:：]\s*|"
     r"^\W*(?:补充一下|顺便说下)[，,]?\s*(?:为什么|为啥)(?:这么|这样)?选[^：:，,。]{0,8}[:：]\s*|"
     # "主要是财务那边根本不看邮件，…", "mainly because nobody reads the e-mails"
     r"^\W*(?:主要是因为|主要是|主要因为|因为|原因是)\s*(?=\S)|^\W*(?:mainly |mostly |partly )?because\s+|"
@@ -829,7 +829,9 @@ def _not_taken(offered: str, text: str) -> Candidate | None:
 _REVERSES = re.compile(
     r"\b(?:I'?ve |I have |we'?ve |we have |I |we )?changed (?:my|our) minds? (?:on|about) (?:the |using |going with )?"
     r"(?P<what>[^.,;:!?—–]{2,60}?)(?=\s*(?:[—–:,;.!?]|-{1,2}\s|$))|"
-    r"(?P<zh>[A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,6})\s*(?:这事|这件事|的事|这块)?\s*(?:我|我们)?改主意了",
+    r"(?P<zh>[A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,6})\s*(?:这事|这件事|的事|这块)?\s*(?:我|我们)?改主意了|"
+    # a decision taken back by what it was about: "自动冲正那个决定撤回吧"
+    r"(?P<back>[A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先)?(?:撤回|撤销|作废|推翻|取消|不要了)",
     re.I,
 )
 
@@ -847,7 +849,7 @@ def _reversal(text: str) -> Candidate | None:
             return None  # "ok I changed my mind on that.": nothing said of what now
         content = R.tidy(" ".join(sents[k : k + 3]))  # what now, and why, in the sentences after it
         c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (reversed)")
-        topic = (m.group("what") or m.group("zh")).strip(" `")
+        topic = (m.group("what") or m.group("zh") or m.group("back")).strip(" `")
         c.metadata.update(decision=s, reverses=topic.split()[0] if topic.isascii() else topic)
         return c
     return None

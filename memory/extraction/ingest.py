@@ -290,6 +290,18 @@ def _one(
             return
         if old is not None and not _observed(store, old[0]):
             old = None
+    if c.layer == "fact" and rules.says_unchanged(c.content):
+        # "王哥那边说对账 cron 还是凌晨两点半，没变", "Feast online store is still redis on 6379 btw, nothing changed
+        # there": said to say nothing changed, it closes nothing; what it says again is a repeat of that memory
+        again = _restates(store, c, new_id=None)
+        if again is not None:
+            _reinforce(store, again, c, dry_run)
+            report.reinforced.append(again)
+            item.update(action="repeat", id=again, reason="said to be unchanged")
+            return
+        new_id = None if dry_run else _store(store, c, vec, report, names)
+        item.update(action="store", id=new_id)
+        return
     if old is not None:
         same = (old[1] or "").casefold() == (c.value or "").casefold()
         # The same subject and value is a repeat only when it also says the same thing: "new
@@ -696,7 +708,7 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     if not (over or back_on):
         return []
     if back_on:  # "changed my mind on spot — …": the newest decision of an earlier session that says spot
-        said = re.compile(rf"(?<![\w-]){re.escape(back_on)}(?![\w-])")
+        said = re.compile(rf"(?<![\w-]){re.escape(back_on)}(?![\w-])" if back_on.isascii() else re.escape(back_on))
         for mid, content, session in store.conn.execute(
             f"SELECT id, content, session_id FROM memories m "
             f"WHERE scope = ? AND layer = 'decision' AND {_closable(store)} ORDER BY id DESC LIMIT 200",
@@ -783,7 +795,10 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
     kinds = rules.value_kinds(c.content)
     language = text.cjk_share(c.content)
     mine_both: set[str] | None = None  # with the glossary's words in the other language too
-    best: tuple[float, int] | None = None
+    # what its opening clause says it is about counts first: "对账 cron 挪到凌晨 3:15 了（…），两点半跟银行文件到达时间
+    # 撞了" changes the cron, not the runbook line its reason shares words with ("…凌晨对账、银行文件拉取…")
+    opening = rules.topic_terms(re.split(r"[，,；;。.!?！？]", c.content.strip(), maxsplit=1)[0])
+    best: tuple[int, float, int] | None = None
     for mid, content in _earlier_statements(store, c, new_id):
         if kinds and not kinds & rules.value_kinds(content):
             continue  # a new timeout does not change who owns the gateway: a value changes a value of its kind
@@ -802,10 +817,10 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
             continue  # one person or product named in both, little else: "CZ now owns auth-gateway"
         if given and given <= rules.values_in(content):
             continue  # it already says what the change says
-        score = len(unnamed) / len((mine | theirs) - named)
-        if best is None or score > best[0]:
-            best = (score, mid)
-    return best[1] if best else None
+        score = (len(unnamed & opening), len(unnamed) / len((mine | theirs) - named), mid)
+        if best is None or score[:2] > best[:2]:
+            best = score
+    return best[2] if best else None
 
 
 def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:
@@ -848,6 +863,20 @@ def _names_its_subject(content: str, value: str) -> bool:
     at = content.casefold().find(value)
     before = re.findall(r"[a-z0-9]+|[\u3400-\u9fff]", content[:at].casefold())  # (a Han character a word)
     return at >= 0 and len(before) <= 1
+
+
+def _restates(store: Store, c: Candidate, new_id: int | None) -> int | None:
+    """The current statement of another session that `c`, said to be unchanged, says again: the one
+    sharing the most topic words with it (at least SAME_SUBJECT_TERMS) that holds every value `c` gives."""
+    mine = rules.topic_terms(c.content) - values.UNIT_WORDS
+    given = rules.values_in(c.content)
+    best: tuple[int, int] | None = None
+    for mid, content in _earlier_statements(store, c, new_id):
+        shared = len(mine & rules.topic_terms(content))
+        holds = all(v.casefold() in content.casefold() for v in given)  # (6379 in feast-redis…:6379)
+        if shared >= SAME_SUBJECT_TERMS and holds and (best is None or shared > best[0]):
+            best = (shared, mid)
+    return best[1] if best else None
 
 
 def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Iterator[tuple[int, str]]:

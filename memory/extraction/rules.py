@@ -155,7 +155,9 @@ def _long_enough(s: str) -> bool:
     # (two Chinese characters are enough after a service's name and beside a value: "notify-service 跑在 8081";
     # not "迁到 HTTP v1")
     named = cjk >= 2 and words >= 2 and re.match(r"[A-Za-z][\w.]*[-_.][\w.-]+", s.strip())
-    return cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1) or bool(named)
+    # (nor a name given in code after a word: "topic 就叫 settle.batch.created", "bucket 叫 settle-recon-files")
+    given = cjk >= 1 and words >= 2 and re.search(r"(?:叫|名为|命名为)\s*`?[A-Za-z][\w]*[-_.][\w.-]*\w", s)
+    return cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1) or bool(named) or bool(given)
 
 
 # -- what a sentence is ------------------------------------------------------------------------
@@ -1848,6 +1850,19 @@ _SAYS_CHANGED = re.compile(
 )
 
 
+# Said to be as it was: "对账 cron 还是凌晨两点半，没变", "still redis on 6379 btw, nothing changed there".
+_UNCHANGED = re.compile(
+    r"没变|没有变|不变|照旧|依旧|\bnothing(?:'s| has)? changed\b|\bunchanged\b|\bhas(?:n'?t| not) changed\b|"
+    r"\bstays? the same\b|\bsame as before\b|\bas before\b",
+    re.I,
+)
+
+
+def says_unchanged(content: str) -> bool:
+    """A statement that says its subject has not changed."""
+    return bool(_UNCHANGED.search(content))
+
+
 def says_changed(content: str) -> bool:
     """A statement that its subject changed ("commit 规范改了", "The deploy process changed")."""
     return bool(_SAYS_CHANGED.search(content))
@@ -1877,7 +1892,9 @@ _TOPIC_STOP = frozenset(
 )
 _TOPIC_STOP_ZH = frozenset(
     "现在 改成 改为 改用 改了 换了 换成 换到 迁到 切成 切到 升级 不再 下线 以后 今后 已经 之前 原来 我们 你们 这个 那个 "
-    "一下 的话 就是 还是 但是 因为 所以 如果 需要 可以 不要 统一 一律 必须".split()
+    "一下 的话 就是 还是 但是 因为 所以 如果 需要 可以 不要 统一 一律 必须 "
+    # how an agreement is put ("行，按你说的来", "就这么定了", "听你的"): two decisions share it, not a subject
+    "按你 你说 说的 的来 就这 这么 么定 定了 这么办 么办 听你 你的 没问 问题 那就 就用 就按".split()
 )
 
 
@@ -2494,6 +2511,14 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
             if len(stems & subject_stems(texts[i])) == best
             or (kinds and not stems & subject_stems(texts[i]) and not _own_subject(texts[i], change))
         }
+        # and a value of a changed kind said again in a part of no subject of its own is the same value
+        # ("cron 是 `30 2 * * *`，每天凌晨两点半跑" with the cron changed: the half past two goes too)
+        if changed:
+            changed |= {
+                i
+                for i in same_kind
+                if kinds and _changed_kinds(texts[i], change, kinds) and not _own_subject(texts[i], change)
+            }
     kept = [t for i, t in enumerate(texts) if i not in changed]
     if not changed or not any(_says_own(t) or _DEFINES.match(t) for t in kept):
         return None
