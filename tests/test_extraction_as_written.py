@@ -680,3 +680,25 @@ def test_something_said_to_be_unchanged_closes_nothing(app, tmp_path, first, sec
     assert len(every) == stored and not [m for m in every if m.get("superseded_by")], [
         (m["content"], m.get("superseded_by")) for m in every
     ]
+
+
+def test_a_port_change_closes_every_address_of_the_subject_on_the_old_port(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [("user", "mlflow registry is at mlflow.ml.internal:5000.")],
+        [("user", "Where things are: MLflow tracking + registry: mlflow.ml.internal:5000, backend is RDS postgres.")],
+        [("user", "mlflow moved behind the new ingress, its on port 8080 now.")],
+    )
+    assert not now_current(every, ":5000"), [(m["content"], m.get("superseded_by")) for m in every]
+    assert now_current(every, "Backend is RDS postgres")  # said beside it, still true
+
+
+def test_moving_off_a_tool_retires_it(app, tmp_path):
+    every = said_twice(
+        app,
+        tmp_path,
+        "Orchestration is airflow, the daily_features dag runs 04:00 utc.",
+        "and we're moving off airflow. new pipelines go in dagster, daily_features gets ported first",
+    )
+    assert not now_current(every, "Orchestration is airflow"), [(m["content"], m.get("superseded_by")) for m in every]

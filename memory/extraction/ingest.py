@@ -322,11 +322,13 @@ def _one(
         return
     if old is not None:
         new_id = None if dry_run else _store(store, c, vec, report, names)
+        also = _same_port(store, c, old[1], {old[0], new_id}) if c.attribute == "port" else []
         if not dry_run:
             now = store.clock()
-            _close(store, old[0], c, new_id, report)
+            for mid in (old[0], *also):
+                _close(store, mid, c, new_id, report)
             _close_replaced(store, c, _held_until(c, now))
-        report.superseded.append((old[0], new_id or 0))
+        report.superseded.extend((mid, new_id or 0) for mid in (old[0], *also))
         item.update(
             action="supersede",
             id=new_id,
@@ -1219,16 +1221,8 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
     if c.attribute == "port":
         # an address with its port, stated of the same subject: "mlflow registry is at mlflow.ml.internal:5000"
         # before "mlflow moved behind the new ingress, its on port 8080 now"
-        words = rules.subject_words(c.subject)
-        for mid, content, subject in store.conn.execute(
-            f"SELECT id, content, subject FROM memories m WHERE scope = ? AND layer = 'fact' "
-            f"AND COALESCE(json_extract(metadata, '$.attribute'), '') != 'port' AND {_closable(store)} "
-            f"ORDER BY id DESC LIMIT 200",
-            (c.scope,),
-        ):
-            ports = re.findall(r"(?<=[a-z0-9-]):(\d{2,5})(?![\d:])", content.casefold())
-            if len(set(ports)) == 1 and words and words & rules.subject_words(subject):
-                return mid, ports[0]
+        for mid, port in _addresses_of(store, c):
+            return mid, port
     if c.attribute == "value" and c.category in ("config", "change", "correction"):
         # "commit 规范改为 conventional commits" replaces the fact that is about commit messages: a
         # current fact whose opening words name the same subject.
@@ -1241,6 +1235,31 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
             if words and words & rules.subject_words(content[:14]):
                 return mid, None
     return None
+
+
+def _addresses_of(store: Store, c: Candidate) -> Iterator[tuple[int, str]]:
+    """(id, port) of the current facts, newest first, that give `c`'s subject an address with a port
+    ("mlflow.ml.internal:5000") and hold no port of another kind as an attribute."""
+    words = rules.subject_words(c.subject)
+    if not words:
+        return
+    for mid, content, subject in store.conn.execute(
+        f"SELECT id, content, subject FROM memories m WHERE scope = ? AND layer = 'fact' "
+        f"AND COALESCE(json_extract(metadata, '$.attribute'), '') != 'port' AND {_closable(store)} "
+        f"ORDER BY id DESC LIMIT 200",
+        (c.scope,),
+    ):
+        ports = set(re.findall(r"(?<=[a-z0-9-]):(\d{2,5})(?![\d:])", content.casefold()))
+        if len(ports) == 1 and words & (rules.subject_words(subject) | rules.subject_words(content[:40])):
+            yield mid, ports.pop()
+
+
+def _same_port(store: Store, c: Candidate, port: str | None, done: set[int | None]) -> list[int]:
+    """The other current facts that give `c`'s subject an address on the `port` a change of port retires
+    (the runbook's "MLflow tracking + registry：Where mlflow.ml.internal:5000" beside the fact it corrects)."""
+    if not port or port == c.value:
+        return []
+    return [mid for mid, held in _addresses_of(store, c) if held == port and mid not in done]
 
 
 def _in_english(subject: str) -> frozenset[str] | None:

@@ -1728,6 +1728,7 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
+    r"(?:moving|migrating|switching) (?:off|away from)|"
     r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
     r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正|回滚|撤销|推翻|"
     r"\brevert(?:ing)?\b|\broll(?:ing)? back\b|"
