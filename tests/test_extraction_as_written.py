@@ -702,3 +702,24 @@ def test_moving_off_a_tool_retires_it(app, tmp_path):
         "and we're moving off airflow. new pipelines go in dagster, daily_features gets ported first",
     )
     assert not now_current(every, "Orchestration is airflow"), [(m["content"], m.get("superseded_by")) for m in every]
+
+
+def test_an_option_ruled_out_by_name_is_the_reason_of_the_pick_that_follows(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [
+            ("user", "幂等这块你有什么方案？现在渠道重复回调会导致重复入账"),
+            (
+                "assistant",
+                "有三种常见做法：\n\n1. **Redis SETNX 分布式锁**：实现快，但锁和账务不在一个事务里。\n"
+                "2. **数据库唯一索引**：重复插入直接报唯一冲突，和账务在同一个事务里。\n"
+                "3. **独立幂等表**：最灵活，但多一张表、多一次写。\n\n我倾向 2 或 3。",
+            ),
+            ("user", "Redis 那个不考虑，上次 Redis 主从切换丢过锁。3 会不会太重了？"),
+            ("assistant", "对你们现在的量来说 3 确实偏重。2 已经够用，而且和入账在同一个事务里，最稳。"),
+            ("user", "那就用唯一索引吧，就这么定了。"),
+        ],
+    )
+    decided = [m["content"] for m in every if m["layer"] == "decision"]
+    assert len(decided) == 1 and "唯一索引" in decided[0] and "主从切换丢过锁" in decided[0], decided

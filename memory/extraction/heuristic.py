@@ -776,6 +776,12 @@ def _self_corrected(text: str) -> str:
     return _SELF_CORRECTED.sub(meant, text)
 
 
+# An option ruled out by name, which picks none of the others: "Redis 那个不考虑", "rule out the Redis one".
+_RULED_OUT = re.compile(
+    r"(?:那个|这个|那种|这种)?\s*(?:不考虑|排除掉?|就算了)|\brul(?:e|ed|ing) out\b|\b(?:is|are) out\b", re.I
+)
+
+
 # The assistant asking whether to make a change, its last question: "While we're in the runners: should we
 # move the tf-runner pool onto Karpenter spot nodes?", "要不要把 settle-job 迁到 K8s 上？".
 _ASKS_WHETHER = re.compile(
@@ -1088,6 +1094,8 @@ def _decision(
         pick = _list_pick(s, listed) if listed and (j == 0 or _NAMES_ITEM.search(s)) else None
         if R.suggests(s) and pick is None:
             continue  # "maybe we should switch to Kafka": floated, not chosen
+        if _RULED_OUT.search(s):
+            continue  # "Redis 那个不考虑，上次 Redis 主从切换丢过锁": one option named to be ruled out, none chosen
         if _ASKS_HELP.match(s) and pick is None:
             continue  # "先帮我看下 repo 结构吧": a task asked for, whatever 吧 ends it
         if (
