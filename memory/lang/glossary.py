@@ -320,6 +320,19 @@ _DATA = """
 套接字 | socket
 长连接 | websocket/persistent connection
 短信 | sms/text message
+对账/核对账目 | reconciliation/reconcile/reconciling
+封网/变更冻结/冻结期 | change freeze
+大促 | big sale/big sales/shopping festival
+支付宝 | alipay
+微信支付 | wechat pay
+阿里云 | aliyun/alibaba cloud
+腾讯云 | tencent cloud
+华为云 | huawei cloud
+飞书 | feishu/lark
+钉钉 | dingtalk
+企业微信 | wecom/wechat work
+顺丰 | sf express
+京东物流 | jd logistics
 邮件/邮箱 | email/mail
 推送 | push/push notification
 搜索 | search
