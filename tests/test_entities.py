@@ -539,6 +539,12 @@ def test_nicknames_as_a_team_writes_them_resolve_to_the_person(capsys, home):
     ):
         assert run_json(capsys, "entity", other)["entity"]["name"] == name, other
     assert "DBA" not in run_json(capsys, "entity", "Liu Yang")["entity"]["aliases"]  # a role, not a name
+    # a name that is also a word names the person only capitalised (the trial's re-score: a runbook saying
+    # "the gateway will answer 503" was linked to Will)
+    verb = add(capsys, "During failover the gateway will answer 503 with a Retry-After of 120 seconds.")
+    named = add(capsys, "Ask Will before touching route-planner.")
+    linked = [m["id"] for m in run_json(capsys, "entity", "Will")["memories"]]
+    assert named in linked and verb not in linked
     assert "Wang" not in run_json(capsys, "entity", "Wang Fang")["entity"]["aliases"]  # a surname, not a name
 
 

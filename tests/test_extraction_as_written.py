@@ -723,3 +723,25 @@ def test_an_option_ruled_out_by_name_is_the_reason_of_the_pick_that_follows(app,
     )
     decided = [m["content"] for m in every if m["layer"] == "decision"]
     assert len(decided) == 1 and "唯一索引" in decided[0] and "主从切换丢过锁" in decided[0], decided
+
+
+def test_sympathy_for_a_problem_outside_the_project_is_no_experience():
+    found = H.extract(
+        turns(
+            ("user", "lol the coffee machine on 3 is broken again"),
+            ("assistant", "Rough. Hope someone fixes it before the afternoon slump."),
+        ),
+        scope="/p/x",
+    )
+    assert found == []
+    kept = H.extract(
+        turns(
+            ("user", "why does the nightly export keep failing?"),
+            (
+                "assistant",
+                "The export job reads from the replica, which lags up to an hour at night, so the rows are not there yet.",
+            ),
+        ),
+        scope="/p/x",
+    )
+    assert [c.layer for c in kept] == ["experience"]

@@ -382,7 +382,7 @@ def _confirmed(last_said: list[str]) -> Candidate | None:
     things: its first sentence naming something of the project, without "— I'll follow that"."""
     for s in last_said[:3]:
         s = _WILL_FOLLOW.sub("", s).strip()
-        if R._SPECIFIC.search(s) and not R.is_narration(s) and len(s) >= 20:
+        if R.SPECIFIC.search(s) and not R.is_narration(s) and len(s) >= 20:
             return Candidate(
                 R.tidy(s),
                 layer="fact",
@@ -774,6 +774,15 @@ def _self_corrected(text: str) -> str:
         return new
 
     return _SELF_CORRECTED.sub(meant, text)
+
+
+def _explains(text: str) -> bool:
+    """Whether an answer explains something of a system: a name in code or a number (`R.SPECIFIC`), a
+    reason, or Chinese (whose system words no such test reads)."""
+    return bool(R.SPECIFIC.search(text) or R.RATIONALE.search(text) or _SO.search(text) or has_cjk(text))
+
+
+_SO = re.compile(r"\bso\b|\bthat'?s why\b|\bwhich is why\b", re.I)
 
 
 # An option ruled out by name, which picks none of the others: "Redis 那个不考虑", "rule out the Redis one".
@@ -1710,7 +1719,9 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 if j + 1 < len(sents) and _FIX_HEAD.match(sents[j + 1]):
                     answer.append(sents[j + 1])  # a long cause keeps the fix said right after it
                 break
-        if answer and sum(len(s) for s in answer) >= 30:
+        # (an answer that names nothing of a system is sympathy, not an explanation: "Rough. Hope someone
+        # fixes it before the afternoon slump." to "the coffee machine on 3 is broken again")
+        if answer and sum(len(s) for s in answer) >= 30 and (after_error or _explains(" ".join(answer))):
             out.insert(
                 0,
                 Candidate(

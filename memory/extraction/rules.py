@@ -73,7 +73,7 @@ def sentences(text: str) -> list[str]:
             part = re.sub(r"\ue000(\d+)\ue001", lambda m, saved=saved: saved[int(m.group(1))], part).strip()
             part = _ENUMERATOR.sub("", part)
             asked = _ASKED_AFTER.match(part)
-            if asked and _SPECIFIC.search(asked.group(1)):
+            if asked and SPECIFIC.search(asked.group(1)):
                 out += [asked.group(1), asked.group(2)]  # "X listens on 8081 now, can you update the config?"
             elif part:
                 out.append(part)
@@ -267,7 +267,7 @@ _CONFIRMS = re.compile(
 
 
 def confirms(s: str) -> bool:
-    return bool(_CONFIRMS.search(s) and _SPECIFIC.search(s))
+    return bool(_CONFIRMS.search(s) and SPECIFIC.search(s))
 
 
 # The "yes" an answer starts with: the rest is the fact ("对，`make run` 读 configs/local.yaml").
@@ -565,7 +565,7 @@ _TRACE = re.compile(
 )
 # Something specific to the project: code, a path or dotted name, an identifier, a number, a
 # setting, an ASCII term inside Chinese. A plain statement without any of these is small talk.
-_SPECIFIC = re.compile(r"`[^`]+`|\b\w+[_/.:]\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d{2,}|\w=\w|--\w")
+SPECIFIC = re.compile(r"`[^`]+`|\b\w+[_/.:]\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d{2,}|\w=\w|--\w")
 _STATEMENT_VERB = re.compile(
     r"\b(?:is|are|was|were|runs?|lives?|uses?|goes|go|has|have|needs?|reads?|lands?|comes?|must|only|"
     r"can'?t|cannot|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|breaks?|fails?|stores?|points?|takes?|keeps?|"
@@ -672,7 +672,7 @@ def is_statement(s: str) -> bool:
         return False
     held = values.fact_values(s)
     if not (
-        _SPECIFIC.search(s)
+        SPECIFIC.search(s)
         or _COUNTED.search(s)
         or _CONVENTION.search(s)
         or held["quantities"]  # "网关超时是 3 秒", "retries back off for 5 minutes"
@@ -705,7 +705,7 @@ def is_detail(s: str) -> bool:
     """A verbless sentence naming specifics, which completes the statement before it."""
     s = strip_fillers(s)
     return (
-        bool(_SPECIFIC.search(s))
+        bool(SPECIFIC.search(s))
         and _long_enough(s)
         and not (is_question(s) or _REQUEST.match(s) or _NARRATIVE.match(s) or is_chat(s) or _episode(s))
         and not (_TRACE.search(s) or _ANNOUNCES_ONLY.match(s))  # a pasted log line, "From the ALB logs:"
@@ -898,7 +898,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
             why.append("told for information")
-        elif replaced_values(s) and (_SPECIFIC.search(s) or any(known_tech(v) for v in replaced_values(s))):
+        elif replaced_values(s) and (SPECIFIC.search(s) or any(known_tech(v) for v in replaced_values(s))):
             category, importance = "change", 4
             why.append("a value replaced")
         elif is_statement(s):

@@ -593,6 +593,22 @@ def _given_name(latin: str) -> list[str]:
     return [] if first in STOPWORDS or first in _NOT_NAMES else [words[0]]
 
 
+# Words that are names too (Will, May, Mark): a text names the person only where it writes one capitalised.
+WORDS_AS_NAMES = STOPWORDS | frozenset(
+    "mark bill max rose grace june april august chase frank pat rich sunny summer hope joy faith art jack ray "
+    "sky rain river stone dawn eve penny lily ivy amber ruby holly daisy rocky dusty buddy".split()
+)
+
+
+def names_alias(alias: str, content: str) -> bool:
+    """Whether `content` names `alias` as a whole name (`alias_spans`); a name that is also a word
+    ("Will") only where it is written capitalised."""
+    a = " ".join(alias.split())
+    if a.casefold() in WORDS_AS_NAMES and " " not in a:
+        return re.search(r"(?<![\w-])" + re.escape(a[:1].upper() + a[1:]) + r"(?![\w-])", content) is not None
+    return any(alias_spans(a, content.casefold()))
+
+
 def alias_spans(alias: str, folded: str) -> Iterable[tuple[int, int]]:
     """Where `alias` (any case) occurs in `folded` (casefolded text) as a whole name.
 
@@ -619,7 +635,8 @@ def name_keys(text: str, longest: int = 4) -> list[str]:
     `longest` whitespace-separated tokens, casefolded, outer punctuation stripped ("A. Chen",
     "billing-service", "alice.chen@corp"), and the substrings of each run of Chinese characters
     (陈爱丽 in 陈爱丽负责计费服务; see `alias_spans`). Latin keys have three characters or more."""
-    tokens = text.casefold().split()
+    said = text.split()
+    tokens = [t.casefold() for t in said]
     keys: set[str] = set()
     for i in range(len(tokens)):
         for n in range(1, longest + 1):
@@ -629,6 +646,8 @@ def name_keys(text: str, longest: int = 4) -> list[str]:
             words[0] = words[0].lstrip(_EDGE)
             words[-1] = words[-1].rstrip(_EDGE)  # (after: one word is both, "(hli)," -> "hli")
             key = " ".join(words)
+            if n == 1 and key in WORDS_AS_NAMES and said[i].strip(_EDGE).islower():
+                continue  # "the gateway will answer 503" names no Will
             keys.add(key)
             if n == 1 and key.endswith("'s"):
                 keys.add(key[:-2])

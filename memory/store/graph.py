@@ -248,10 +248,7 @@ def link_naming_memories(conn, eid: int, limit: int = 500) -> int:
             f"WHERE {found} AND m.scope = ? AND m.deleted_at IS NULL AND m.parent_id IS NULL LIMIT ?",
             (match, scope, limit),
         ).fetchall()
-        folded = n.casefold()
-        links += [
-            (mid, eid, "mention") for mid, content in rows if any(mentions.alias_spans(folded, content.casefold()))
-        ]
+        links += [(mid, eid, "mention") for mid, content in rows if mentions.names_alias(n, content)]
     before = conn.total_changes
     insert_links(conn, links)
     return conn.total_changes - before
