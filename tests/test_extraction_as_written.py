@@ -745,3 +745,47 @@ def test_sympathy_for_a_problem_outside_the_project_is_no_experience():
         scope="/p/x",
     )
     assert [c.layer for c in kept] == ["experience"]
+
+
+def test_a_change_closes_the_runbook_rows_holding_the_same_stale_value_and_nothing_else(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [
+            ("user", "对账任务的 cron 是 `30 2 * * *`，每天凌晨两点半跑，别动它。"),
+            ("user", "对账任务：地址 cron `30 2 * * *`；说明 在 settle-job-01 上由 crond 触发。"),
+            ("user", "备份任务的 cron 也是 `30 2 * * *`。"),
+        ],
+        [("user", "对账 cron 挪到凌晨 3:15 了（`15 3 * * *`），两点半跟银行文件到达时间撞了，经常取不到文件。")],
+    )
+    assert [m["content"] for m in now_current(every, "`30 2 * * *`")] == ["备份任务的 cron 也是 `30 2 * * *`。"]
+    # the row's other cell stays, with the row's name
+    assert now_current(every, "对账任务：说明 在 settle-job-01 上由 crond 触发")
+
+
+def test_a_name_said_to_be_renamed_is_retired_wherever_it_is_held(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [
+            ("user", "Clickstream comes in on kafka topic events.raw.v1."),
+            ("user", "Runbook: if a feature suddenly has a lot of nulls, check the topic lag first (`events.raw.v1`)."),
+        ],
+        [("user", "events.raw.v1 got renamed, its clickstream.raw.v2 now.")],
+    )
+    assert [m["content"] for m in now_current(every, "events.raw.v1")] == [
+        "events.raw.v1 got renamed, its clickstream.raw.v2 now."
+    ]
+
+
+def test_a_correction_that_names_nothing_is_about_what_it_closes(app, tmp_path):
+    every = said_twice(
+        app,
+        tmp_path,
+        "先交代下背景：settlement-svc 跑在 8081 端口。",
+        "哦对，端口改了，现在是 9091，8081 那个已经不用了。",
+    )
+    [new] = now_current(every, "现在是 9091")
+    assert new["subject"] == "settlement-svc"
+    found = app.search("settlement-svc 端口")["results"]
+    assert found and found[0]["id"] == new["id"]

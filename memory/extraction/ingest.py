@@ -625,7 +625,7 @@ def _supersede_replaced(
             if same is None and c.layer == "fact":
                 same = _same_slot(store, c, new_id)
         if same is not None:
-            closed.append(same)
+            closed += [same, *_same_stale_value(store, c, same, new_id)]
     # a change on one service never closes what is said of another ("notify-service 的 port 也改成 8080"
     # is not about billing-service's 8080; "billing-service 的 access log retention 从 7 天改成 3 天" not
     # about notify-service's 7 天)
@@ -665,6 +665,8 @@ def _close(
     ).fetchone()
     until = _held_until(c, store.clock()) if until is None else until
     _update(store, memory_id, valid_to=until, superseded_by=new_id, reason="superseded")
+    if row is not None and row[3] and new_id is not None:
+        _about_the_same(store, new_id, row[3], row[5])
     if row is None or row[1] != "fact":
         return
     rest = rules.untouched(row[0], c.content, c.metadata.get("replaces") or [], row[3])
@@ -684,6 +686,47 @@ def _close(
     kept.metadata.pop("replaces", None)  # (what it said, not a correction of anything)
     kept.metadata["kept_from"] = memory_id
     _store(store, kept, None, report)
+
+
+_VALUE_KIND_WORDS = frozenset("cron schedule port host topic queue version 端口 地址 时间 任务".split())
+
+
+def _same_stale_value(store: Store, c: Candidate, closed: int, new_id: int | None) -> list[int]:
+    """The other current facts that hold the value in code the change made stale in the memory it
+    closed (`30 2 * * *`, `events.raw.v1`; one the change does not say itself) and share a word of what
+    the change opens with: a pasted runbook's row ("对账任务：地址 cron `30 2 * * *`") beside the fact."""
+    # (the kind of value is no subject: "备份任务的 cron" is not "对账 cron")
+    opening = rules.topic_terms(re.split(r"[，,；;。.!?！？]", c.content.strip(), maxsplit=1)[0]) - _VALUE_KIND_WORDS
+    stale = [
+        v
+        for v in re.findall(r"`([^`\n]{3,60})`", _content_of(store, closed))
+        if re.search(r"[\d*]", v) and v not in c.content
+    ]
+    out = []
+    for v in stale:
+        for mid, content in store.conn.execute(
+            f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND instr(content, ?) > 0 "
+            f"AND {_closable(store)} ORDER BY id DESC LIMIT 20",
+            (c.scope, f"`{v}`"),
+        ):
+            if mid not in (closed, new_id) and opening & rules.topic_terms(content) and mid not in out:
+                out.append(mid)
+    return out
+
+
+def _about_the_same(store: Store, new_id: int, subject: str, scope: str) -> None:
+    """A correction that names nothing ("对，端口改了，现在是 9091，8081 那个已经不用了") is about what it
+    closed: it takes that memory's subject, and is linked to the entity of that name, so a search for
+    "settlement-svc 端口" finds it."""
+    if store.conn.execute("SELECT subject FROM memories WHERE id = ?", (new_id,)).fetchone()[0]:
+        return
+    if store.conn.execute("SELECT 1 FROM memory_entities WHERE memory_id = ? LIMIT 1", (new_id,)).fetchone():
+        return
+    _update(store, new_id, subject=subject, reason="about what it corrects")
+    eid = graph.find_entity(store.conn, [scope], subject)
+    if eid is not None:
+        with store.tx.atomic() as conn:
+            graph.insert_links(conn, [(new_id, eid, "mention")])
 
 
 def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:

@@ -1746,7 +1746,8 @@ _OLD_BEFORE = re.compile(
 _OLD_AFTER = re.compile(
     r"(?:"
     + _VALUE
-    + r")\s*(?:\)|）)?\s*(?:(?:那个|这个|的那个)\s*(?:已经|也)?\s*(?=不用了|弃用了|不通了|下线了|停掉了|废弃了|作废了?))?(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|"
+    + r")\s*(?:\)|）)?\s*(?:(?:那个|这个|的那个)\s*(?:已经|也)?\s*(?=不用了|弃用了|不通了|下线了|停掉了|废弃了|作废了?))?(?:(?:cli\s+)?is gone|was removed|(?:is|was) (?:being )?retired|(?:got|was|has been|is being) renamed|"
+    r"(?:已经)?改名了|被重命名了|"
     r"(?:cli )?is no longer used|is dead|died|clashed|conflicted|(?:was|is) taken|(?:was|has been|got) (?:shut down|turned off|dropped|"
     r"decommissioned|sunset|replaced)|is deprecated|(?:已经|已)?(?:下线|回收|停用|废弃)|去掉了|冲突|不用了|也?别(?:再)?用了|"
     r"不再用了|弃用了|不对了?|写错了|有误|作废了?|no longer exists|(?:does not|doesn'?t) exist any ?more|已经不存在了?|"
@@ -2321,6 +2322,8 @@ def joined(parts: Sequence[str]) -> str:
 
 
 _LEADING_IT = re.compile(r"^(?:(?P<of>它的|its\b)|(?P<is>it'?s\b)|它|it\b)\s*", re.I)
+# The name a pasted table's row opens with, before the cells after it ("Orchestration：Where Airflow；Notes …").
+_ROW_NAME = re.compile(r"^([^：:；;\n]{2,40})：(?=[^；\n]*；)")
 _OPENING_ZH = re.compile(r"^([^，,。:：]{2,20}?)\s*(?:用的|用|是|的)")
 # What an English statement is about, when it opens with it: "gate runs on …", "Quick context: gate is …".
 _OPENING_SUBJECT = re.compile(
@@ -2527,6 +2530,12 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     if attribute:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
         kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {attribute} 是", t, count=1) for t in kept]
     rest = _LEADING_AND.sub("", joined(kept)).strip(" ,，;；")
+    row = _ROW_NAME.match(old)
+    if row and 0 in changed and not rest.casefold().startswith(row.group(1).casefold()):
+        # a pasted table's row ("MLflow tracking + registry：Where …:5000；Notes backend is RDS postgres") keeps its
+        # name with the cells left
+        rest = f"{row.group(1).strip()}：{rest}"
+        return tidy(rest if rest.endswith(("。", ".", "!", "！")) else rest + "。")
     zh = bool(re.search(r"[\u4e00-\u9fff]", rest))  # (an em dash is no Chinese)
     # What the statement is about: the first service it names that the change does not retire (a memory's
     # own subject may be an attribute, "oncall"), else that subject, else the word it opens with.
