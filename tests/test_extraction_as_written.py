@@ -789,3 +789,10 @@ def test_a_correction_that_names_nothing_is_about_what_it_closes(app, tmp_path):
     assert new["subject"] == "settlement-svc"
     found = app.search("settlement-svc 端口")["results"]
     assert found and found[0]["id"] == new["id"]
+
+
+@pytest.mark.parametrize(
+    "said", ["你把这个写进 MR 描述里。", "你去看下日志", "你们组的 owner 是谁", "对账任务的端口是多少"]
+)
+def test_a_task_put_to_the_assistant_or_a_question_without_its_mark_is_no_memory(said):
+    assert R.classify_user(said) is None

@@ -164,7 +164,7 @@ def _long_enough(s: str) -> bool:
 
 # Asking for an opinion is a question however it ends: "…，你怎么看。", "…, what do you think."
 _QUESTION_ZH = re.compile(
-    r"(?:吗|呢|么|(?<!基本)(?<!几乎)(?<!根本)(?<!从来)(?<!完全)(?<!都)(?<!也)(?<!并)没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
+    r"(?:是谁|谁(?:在)?(?:负责|管)|是多少|几点|什么时候|吗|呢|么|(?<!基本)(?<!几乎)(?<!根本)(?<!从来)(?<!完全)(?<!都)(?<!也)(?<!并)没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
     r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$|"
     r"(?<!不管)(?<!无论)(?<!不论)是[^，。,；;]{1,24}还是[^，。,；;都也]{1,24}?(?:的|呢)?[\s。.]*$|"
     # asking for something, the last clause: "…，能不能缓一缓", "有没有别的办法", "要不要换个方案"
@@ -193,6 +193,7 @@ _REQUEST = re.compile(
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
     r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)|"
+    r"^你(?:先|再|也|顺手|顺便)?(?:把|帮我|给我|去)|"  # "你把这个写进 MR 描述里": a task put to the assistant
     r"^(?:先|再)?跑(?:下|一下|个)(?!来|去)|^先\s*[\w\u4e00-\u9fff]{1,12}?\s*掉[，,]",  # "跑下 test 吧", "先 skip 掉，开个 issue"
     re.I,
 )
