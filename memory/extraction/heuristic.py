@@ -276,14 +276,7 @@ def extract(
                 # "(a) republish them, or (b) rebuild": new options, said inline; a later "(b)" is theirs
                 listed, listed_for = [], 0
             proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
-            offered = next(
-                (
-                    m.group("what") or m.group("zh")
-                    for x in reversed(R.sentences(text))
-                    if (m := _ASKS_WHETHER.match(x) or _SUGGESTED.match(x))
-                ),
-                "",
-            )
+            offered = _offered(text)
             if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
             # (a plan said beside what the turn decided, "the reason we're not doing X is …. I think we should
@@ -786,16 +779,14 @@ _SO = re.compile(r"\bso\b|\bthat'?s why\b|\bwhich is why\b", re.I)
 
 
 # An option ruled out by name, which picks none of the others: "Redis 那个不考虑", "rule out the Redis one".
-_RULED_OUT = re.compile(
-    r"(?:那个|这个|那种|这种)?\s*(?:不考虑|排除掉?|就算了)|\brul(?:e|ed|ing) out\b|\b(?:is|are) out\b", re.I
-)
+_RULED_OUT = re.compile(r"不考虑|排除|就算了|\brul(?:e|ed|ing) out\b|\b(?:is|are) out\b", re.I)
 
 
 # The assistant asking whether to make a change, its last question: "While we're in the runners: should we
 # move the tf-runner pool onto Karpenter spot nodes?", "要不要把 settle-job 迁到 K8s 上？".
 _ASKS_WHETHER = re.compile(
     r"^(?:[^?？]{0,80}?[:：,，]\s*)?(?:(?:so )?(?:should|shall) we|do we want to|要不要(?:我们)?|是否要)\s*"
-    r"(?P<what>[^?？]{6,160})[?？]\s*$(?P<zh>)",
+    r"(?P<what>[^?？]{6,160})[?？]\s*$",
     re.I,
 )
 # Or suggesting one: "I'd suggest moving training to spot with checkpoint+resume.", "我建议把 X 换成 Y。"
@@ -804,6 +795,17 @@ _SUGGESTED = re.compile(
     r"(?P<what>[^?？]{6,160}?)\s*[.!。]?$|^(?:所以)?我(?:的)?建议(?:是)?[:：，,]?\s*(?P<zh>[^?？]{4,120}?)[。！]?$",
     re.I,
 )
+
+
+def _offered(text: str) -> str:
+    """The change the assistant's message last asks about or suggests, "" when none."""
+    for x in reversed(R.sentences(text)):
+        m = _ASKS_WHETHER.match(x) or _SUGGESTED.match(x)
+        if m:
+            return next(g for g in m.groups() if g)
+    return ""
+
+
 # Turning the change down for now: "not now", "not yet", "先不", "暂时不", "以后再说".
 _FOR_NOW = re.compile(r"\bnot (?:now|yet)\b|\bfor now\b|先不|暂时|以后再说|回头再说", re.I)
 

@@ -290,18 +290,16 @@ def _one(
             return
         if old is not None and not _observed(store, old[0]):
             old = None
-    if c.layer == "fact" and rules.says_unchanged(c.content):
+    if _unchanged(c):
         # "王哥那边说对账 cron 还是凌晨两点半，没变", "Feast online store is still redis on 6379 btw, nothing changed
-        # there": said to say nothing changed, it closes nothing; what it says again is a repeat of that memory
+        # there": what it says again is a repeat of that memory, and it closes nothing
         again = _restates(store, c, new_id=None)
         if again is not None:
             _reinforce(store, again, c, dry_run)
             report.reinforced.append(again)
             item.update(action="repeat", id=again, reason="said to be unchanged")
             return
-        new_id = None if dry_run else _store(store, c, vec, report, names)
-        item.update(action="store", id=new_id)
-        return
+        old = None
     if old is not None:
         same = (old[1] or "").casefold() == (c.value or "").casefold()
         # The same subject and value is a repeat only when it also says the same thing: "new
@@ -530,8 +528,8 @@ def _supersede_replaced(
     the current facts that still hold the old value, and the explanations that state it (`_states`);
     they stay as history, superseded by the new one. `slot_closed`: the same subject's value was just
     closed (`_current_with_subject`), so what the subject alone would decide is decided already."""
-    if _document(store, c.content):
-        return  # a runbook kept whole says "now" and shares words with everything
+    if _document(store, c.content) or _unchanged(c):
+        return  # a runbook kept whole says "now" and shares words with everything; "没变" changes nothing
     old_values = c.metadata.get("replaces") or []
     closed: list[int] = _reverted(store, c, new_id)
     # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书";
@@ -908,6 +906,11 @@ def _names_its_subject(content: str, value: str) -> bool:
     at = content.casefold().find(value)
     before = re.findall(r"[a-z0-9]+|[\u3400-\u9fff]", content[:at].casefold())  # (a Han character a word)
     return at >= 0 and len(before) <= 1
+
+
+def _unchanged(c: Candidate) -> bool:
+    """A fact said to be as it was ("还是凌晨两点半，没变", "nothing changed there"): it corrects nothing."""
+    return c.layer == "fact" and rules.says_unchanged(c.content)
 
 
 def _restates(store: Store, c: Candidate, new_id: int | None) -> int | None:

@@ -1862,8 +1862,9 @@ _UNCHANGED = re.compile(
 
 
 def says_unchanged(content: str) -> bool:
-    """A statement that says its subject has not changed."""
-    return bool(_UNCHANGED.search(content))
+    """A statement that says its subject has not changed, and nothing else that has ("We scaled
+    payments-api to 6 replicas; the autoscaling max is unchanged" is a change)."""
+    return bool(_UNCHANGED.search(content)) and not marks_change(_UNCHANGED.sub(" ", content))
 
 
 def says_changed(content: str) -> bool:
