@@ -748,12 +748,14 @@ def _held_own(own: list[str]) -> Candidate:
 
 # A value taken back as it is said: "mlflow registry is at mlflow.ml.internal:5001 — scratch that, its 5000",
 # "端口是 8081，不对，是 8082".
+# (each value a whole token, found from its first character: a long run of digits costs one pass, not a cube)
 _SELF_CORRECTED = re.compile(
-    r"(?P<old>[\w.:/-]*\d[\w.:/-]*|`[^`]+`)\s*(?:[—–]|-{1,2}|[,;，；])\s*(?:scratch that|no wait|wait no|sorry|I mean|"
-    r"correction|不对|说错了|写错了)[,:，：]?\s*(?:it'?s|its|it is|是|应该是)?\s*(?P<new>[\w.:/-]*\d[\w.:/-]*(?<![.:-])|`[^`]+`)"
-    r"(?=[\s.,;。，；!]|$)",
+    r"(?P<old>(?<![\w.:/-])(?=[\w.:/-]{0,80}\d)[\w.:/-]{1,80}+|`[^`\n]{1,80}`)\s*(?:[—–]|-{1,2}|[,;，；])\s*"
+    r"(?:scratch that|no wait|wait no|sorry|I mean|correction|不对|说错了|写错了)[,:，：]?\s*(?:it'?s|its|it is|是|应该是)?\s*"
+    r"(?P<new>(?<![\w.:/-])(?=[\w.:/-]{0,80}\d)[\w.:/-]{1,80}?(?=[.:-]?(?:[\s,;。，；!]|$))|`[^`\n]{1,80}`)",
     re.I,
 )
+_TAKES_BACK = re.compile(r"scratch that|no wait|wait no|sorry|I mean|correction|不对|说错了|写错了", re.I)
 
 
 def _self_corrected(text: str) -> str:
@@ -766,7 +768,7 @@ def _self_corrected(text: str) -> str:
             return re.sub(r"\d+$", new, old)
         return new
 
-    return _SELF_CORRECTED.sub(meant, text)
+    return _SELF_CORRECTED.sub(meant, text) if _TAKES_BACK.search(text) else text
 
 
 def _explains(text: str) -> bool:
@@ -846,9 +848,9 @@ def _not_taken(offered: str, text: str) -> Candidate | None:
 _REVERSES = re.compile(
     r"\b(?:I'?ve |I have |we'?ve |we have |I |we )?changed (?:my|our) minds? (?:on|about) (?:the |using |going with )?"
     r"(?P<what>[^.,;:!?—–]{2,60}?)(?=\s*(?:[—–:,;.!?]|-{1,2}\s|$))|"
-    r"(?P<zh>[A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,6})\s*(?:这事|这件事|的事|这块)?\s*(?:我|我们)?改主意了|"
+    r"(?P<zh>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,6})\s*(?:这事|这件事|的事|这块)?\s*(?:我|我们)?改主意了|"
     # a decision taken back by what it was about: "自动冲正那个决定撤回吧"
-    r"(?P<back>[A-Za-z][\w.+/-]*|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先)?(?:撤回|撤销|作废|推翻|取消|不要了)",
+    r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先)?(?:撤回|撤销|作废|推翻|取消|不要了)",
     re.I,
 )
 

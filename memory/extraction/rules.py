@@ -156,7 +156,7 @@ def _long_enough(s: str) -> bool:
     # not "迁到 HTTP v1")
     named = cjk >= 2 and words >= 2 and re.match(r"[A-Za-z][\w.]*[-_.][\w.-]+", s.strip())
     # (nor a name given in code after a word: "topic 就叫 settle.batch.created", "bucket 叫 settle-recon-files")
-    given = cjk >= 1 and words >= 2 and re.search(r"(?:叫|名为|命名为)\s*`?[A-Za-z][\w]*[-_.][\w.-]*\w", s)
+    given = cjk >= 1 and words >= 2 and re.search(r"(?:叫|名为|命名为)\s*`?[A-Za-z]\w{0,60}[-_.][\w.-]{0,80}\w", s)
     return cjk >= 5 or words >= 4 or (cjk >= 3 and words >= 1) or bool(named) or bool(given)
 
 
