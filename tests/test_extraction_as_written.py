@@ -796,3 +796,30 @@ def test_a_correction_that_names_nothing_is_about_what_it_closes(app, tmp_path):
 )
 def test_a_task_put_to_the_assistant_or_a_question_without_its_mark_is_no_memory(said):
     assert R.classify_user(said) is None
+
+
+def test_a_lesson_drawn_after_the_fix_worked_joins_the_cause_it_was_learnt_from():
+    found = H.extract(
+        turns(
+            ("user", "the 2-node run hangs at the first all-reduce"),
+            (
+                "assistant",
+                "Root cause: NCCL_SOCKET_IFNAME is not set and the pods run with hostNetwork, so NCCL picked "
+                "`docker0` as its bootstrap interface on every node.",
+            ),
+            ("user", "ok fix it"),
+            ("assistant", "Set NCCL_SOCKET_IFNAME=eth0 in the chart."),
+            ("user", "k rerun"),
+            (
+                "assistant",
+                "Multi-node run is up on EFA and stepping. Lesson: on hostNetwork GPU pods always pin "
+                "NCCL_SOCKET_IFNAME and request EFA.",
+            ),
+        ),
+        scope="/p/x",
+    )
+    [exp] = [c.content for c in found if c.layer == "experience"]
+    assert exp.startswith("Root cause: NCCL_SOCKET_IFNAME") and exp.endswith(
+        "always pin NCCL_SOCKET_IFNAME and request EFA."
+    )
+    assert "stepping" not in exp

@@ -343,6 +343,7 @@ def extract(
     out.extend(_tool_failures(turns, out, user_spoke_since, scope, session_id))
     out.extend(_project_commands(turns, out, scope, session_id))
     out.sort(key=lambda c: c.metadata.get("turn", 0))
+    out = _lessons_with_their_cause(out)
     for c in out:
         finish(c, known, project)
     out = [c for c in map(_without_handed_secrets, out) if c is not None and not _stored_by_assistant(c, turns)]
@@ -872,6 +873,43 @@ def _reversal(text: str) -> Candidate | None:
         c.metadata.update(decision=s, reverses=topic.split()[0] if topic.isascii() else topic)
         return c
     return None
+
+
+LESSON_TURNS = 8  # turns within which a lesson the assistant draws belongs to the cause it gave before
+
+
+def _lessons_with_their_cause(found: list[Candidate]) -> list[Candidate]:
+    """A lesson drawn in a later message than the cause it was learnt from ("Root cause: NCCL picked
+    `docker0` …" then, once the fix worked, "Multi-node run is up. Lesson: always pin NCCL_SOCKET_IFNAME …")
+    joins that experience: one memory of what broke, why and what to do, as `lessons_for` should find
+    it. The cause is the assistant's last experience within LESSON_TURNS turns that shares a word with
+    the lesson; the lesson's own lead-in (what the run did since) is left out."""
+    out: list[Candidate] = []
+    for c in found:
+        lesson = _LESSON_AT.search(c.content) if c.why == "assistant: a lesson" else None
+        cause = next(
+            (
+                e
+                for e in reversed(out)
+                if e.layer == "experience"
+                and e.role == "assistant"
+                and not _LESSON_AT.search(e.content)
+                and 0 < c.metadata.get("turn", 0) - e.metadata.get("turn", 0) <= LESSON_TURNS
+            ),
+            None,
+        )
+        if lesson and cause is not None and R.topic_terms(c.content[lesson.start() :]) & R.topic_terms(cause.content):
+            cause.content = R.tidy(R.joined([cause.content, c.content[lesson.start() :]]))
+            continue
+        out.append(c)
+    return out
+
+
+# Where a lesson starts inside a memory ("… stepping. Lesson: …", "… 教训：…").
+_LESSON_AT = re.compile(
+    r"(?<![\w])(?:lessons?(?: learned)?|takeaway|the general (?:point|lesson|rule)|worth remembering)\s*[:：—]|(?:经验教训|教训|经验)(?:就是|是)?\s*[:：]|教训就是",
+    re.I,
+)
 
 
 def _declined_own(own: list[str], reply: list[str], conceded: str) -> Candidate:
