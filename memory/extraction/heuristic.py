@@ -907,7 +907,8 @@ def _lessons_with_their_cause(found: list[Candidate]) -> list[Candidate]:
 
 # Where a lesson starts inside a memory ("… stepping. Lesson: …", "… 教训：…").
 _LESSON_AT = re.compile(
-    r"(?<![\w])(?:lessons?(?: learned)?|takeaway|the general (?:point|lesson|rule)|worth remembering)\s*[:：—]|(?:经验教训|教训|经验)(?:就是|是)?\s*[:：]|教训就是",
+    r"(?<![\w])(?:lessons?(?: learned)?|takeaway|the general (?:point|lesson|rule)|worth remembering)"
+    r"(?: here| for [^:：\n]{1,60})?\s*[:：—]|(?:经验教训|教训|经验)(?:就是|是)?\s*[:：]|教训就是",
     re.I,
 )
 

@@ -279,6 +279,12 @@ _PREFIXED: list[tuple[str, tuple[str, ...], str]] = [
     ("dingtalk-secret", ("SEC",), r"[0-9a-f]{64}(?![A-Za-z0-9])"),  # a DingTalk robot's signing secret
     ("aliyun-access-key", ("LTAI",), r"[A-Za-z0-9]{12,28}(?![A-Za-z0-9])"),
     ("notion-token", ("secret_",), r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+    # LaunchDarkly's SDK, mobile and API keys: a prefix and a UUID
+    (
+        "launchdarkly-key",
+        ("sdk-", "mob-", "api-"),
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![A-Za-z0-9])",
+    ),
     (
         "api-token",
         (
@@ -646,8 +652,14 @@ def _bare_key(text: str, low: str, start: int, end: int) -> tuple[int, int, str]
         span = (m.start(1), m.end(1), "api-key") if m else None
     if span is None:
         return None
-    value = text[span[0] : span[1]].strip("`'\"")
-    return span if _KEY_MATERIAL.fullmatch(value) or _looks_random(value) else None
+    value = text[span[0] : span[1]].strip("`'\"").rstrip(".,;:，。；")
+    # (a UUID said to be a key is one: Heroku's API keys, and many vendors' SDK keys, are UUIDs)
+    return span if _KEY_MATERIAL.fullmatch(value) or _looks_random(value) or _KEY_UUID.fullmatch(value) else None
+
+
+_KEY_UUID = re.compile(
+    r"(?:[a-z]{2,5}[-_])?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 
 
 def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
