@@ -823,3 +823,114 @@ def test_a_lesson_drawn_after_the_fix_worked_joins_the_cause_it_was_learnt_from(
         "always pin NCCL_SOCKET_IFNAME and request EFA."
     )
     assert "stepping" not in exp
+
+
+# -- trial 21: a mobile team writing code-switched Chinese, a data warehouse team writing English -------
+
+
+@pytest.mark.parametrize(
+    ("asked", "taken", "declined", "decided"),
+    [
+        (
+            [
+                (
+                    "assistant",
+                    "一个比较大的建议: DTO 经常不一致. 可以考虑用 Kotlin Multiplatform (KMP) 把 networking 层共享出来.",
+                ),
+                ("user", "KMP 先不搞. team 里没人熟 KMP, 而且 Q2 大版本前上这个风险太大. 等 Q2 release 之后再说."),
+            ],
+            [("user", "KMP 那个想法, 现在可以搞了. Q2 release 已经出去了. 先从 networking 模块开始, 用 Ktor client.")],
+            "暂不用 Kotlin Multiplatform (KMP) 把 networking 层共享出来：team 里没人熟 KMP",
+            "KMP 那个想法, 现在可以搞了",
+        ),
+        (
+            [
+                (
+                    "assistant",
+                    "A lot of our Airflow code is glue around dbt. Worth considering a move from Airflow to Dagster.",
+                ),
+                ("user", "not now. we have 140 DAGs and nobody has time before Q3 close. revisit after."),
+            ],
+            [("user", "and Dagster — we're doing it. Q3 close is done, and the Airflow upgrade was painful enough.")],
+            "Not now: a move from Airflow to Dagster, because we have 140 DAGs",
+            "Dagster — we're doing it",
+        ),
+    ],
+)
+def test_an_option_suggested_put_off_and_later_taken_is_two_decisions_the_later_current(
+    app, tmp_path, asked, taken, declined, decided
+):
+    every = sessions(app, tmp_path, asked, taken)
+    now = now_current(every, decided)
+    assert [m["layer"] for m in now] == ["decision"], [(m["content"], m.get("superseded_by")) for m in every]
+    closed = [m for m in every if declined in m["content"]]
+    assert [(m["layer"], m.get("superseded_by")) for m in closed] == [("decision", now[0]["id"])]
+    assert not any("agreed to the proposal" in m["content"] for m in every)  # put off is agreed to by no one
+
+
+@pytest.mark.parametrize(
+    ("said", "layer"),
+    [
+        ("feature flag 先用 Firebase Remote Config 吧, 反正已经接了 Firebase, 不想再多一个 vendor.", "decision"),
+        ("we're going with SCD2 snapshots for dim_customer.", "decision"),
+        ("release train 每周二 cut branch.", "fact"),
+        ("TODO: 下周一提醒我跟丽姐做一下 iOS release 交接的 knowledge transfer", None),
+        ("remind me friday to write the Dagster migration update for the eng all-hands", None),
+    ],
+)
+def test_a_decision_a_schedule_or_a_reminder_said_in_one_line(app, tmp_path, said, layer):
+    now = stored(app, tmp_path, ("user", said), ("assistant", "OK."))
+    kept = [m for m in app.list(limit=10)["memories"]]
+    assert [m["layer"] for m in kept] == ([layer] if layer else []), now
+
+
+def test_a_cause_and_lesson_in_bold_labels_are_one_experience():
+    found = H.extract(
+        turns(
+            ("user", "列表接口 OOM 了，帮我看看"),
+            (
+                "assistant",
+                "**Root cause**: 上周重构把 `limit` 的默认值去掉了，客户端不传 limit 时一次查全表。\n\n"
+                "**教训**: server 端必须自己强制 page size 上限，不能相信客户端传的 limit。",
+            ),
+        ),
+        scope="/p/x",
+    )
+    assert [c.content for c in found if c.layer == "experience"] == [
+        "Root cause: 上周重构把 `limit` 的默认值去掉了，客户端不传 limit 时一次查全表。"
+        "教训: server 端必须自己强制 page size 上限，不能相信客户端传的 limit。"
+    ]
+
+
+def test_a_rename_closes_the_name_not_the_lesson_nor_what_was_said_beside_it(app, tmp_path):
+    every = sessions(
+        app,
+        tmp_path,
+        [
+            (
+                "user",
+                "Context: we run dbt on Snowflake (account acme-prod.us-east-1), prod runs use the TRANSFORM_WH "
+                "warehouse. dbt is pinned to 1.7.x.",
+            ),
+            ("user", "why is the looker dashboard so slow at 9am?"),
+            (
+                "assistant",
+                "Root cause: Looker PDT rebuilds run on TRANSFORM_WH at 9am, with the dbt prod run, so they queue "
+                "behind it. Lesson: BI and transformation must never share a warehouse.",
+            ),
+        ],
+        [("user", "ok a few updates. TRANSFORM_WH got renamed to DBT_PROD_WH (infra did a naming cleanup).")],
+    )
+    assert now_current(every, "Lesson: BI and transformation must never share a warehouse")
+    assert now_current(every, "account acme-prod.us-east-1). Dbt is pinned to 1.7.x.")
+    assert not now_current(every, "prod runs use the TRANSFORM_WH")
+
+
+def test_a_changed_value_closes_the_fact_that_holds_the_same_number_for_something_else(app, tmp_path):
+    every = said_twice(
+        app,
+        tmp_path,
+        "Android minSdk 是 24, 用到 API 26 以上的东西必须加 SDK_INT check.",
+        "还有 Android minSdk 现在是 26 了, 上周 product 批了, 可以把那些 SDK_INT < 26 的 check 清一清.",
+    )
+    assert not now_current(every, "minSdk 是 24"), [(m["content"], m.get("superseded_by")) for m in every]

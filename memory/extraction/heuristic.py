@@ -170,7 +170,13 @@ def extract(
             # in words no choice rule reads; each replaces what the rules made of its sentences
             answer = _not_taken(offered, text) or _reversal(text)
             if answer is not None:
-                found = [c for c in found if _loose(c.content)[:30] not in _loose(answer.content)] + [answer]
+                # (what was turned down was agreed to by no one: "KMP 先不搞" read as an agreement is dropped)
+                declined = answer.why == "decision (declined)"
+                found = [
+                    c
+                    for c in found
+                    if _loose(c.content)[:30] not in _loose(answer.content) and not (declined and c.layer == "decision")
+                ] + [answer]
             offered = ""
             for c in found if pasted else ():
                 c.metadata["pasted"] = (
@@ -794,8 +800,10 @@ _ASKS_WHETHER = re.compile(
 )
 # Or suggesting one: "I'd suggest moving training to spot with checkpoint+resume.", "我建议把 X 换成 Y。"
 _SUGGESTED = re.compile(
-    r"^(?:[^.。]{0,40}?[,:，：]\s*)?(?:I'?d|I would|I)\s+(?:suggest|recommend|propose)\s+(?:that\s+)?(?:we\s+)?"
-    r"(?P<what>[^?？]{6,160}?)\s*[.!。]?$|^(?:所以)?我(?:的)?建议(?:是)?[:：，,]?\s*(?P<zh>[^?？]{4,120}?)[。！]?$",
+    r"^(?:[^.。]{0,40}?[,:，：]\s*)?(?:(?:I'?d|I would|I)\s+(?:suggest|recommend|propose)|(?:it'?s\s+)?worth considering|"
+    r"(?:we|you) (?:could|might|should) consider)\s+(?:that\s+)?(?:we\s+)?"
+    r"(?P<what>[^?？]{6,160}?)\s*[.!。]?$|"
+    r"^(?:[^。]{0,40}?[:：，,]\s*)?(?:所以)?(?:我(?:的)?建议(?:是)?|可以考虑|不妨|或许可以)[:：，,]?\s*(?P<zh>[^?？]{4,120}?)[。！.]?$",
     re.I,
 )
 
@@ -809,6 +817,12 @@ def _offered(text: str) -> str:
     return ""
 
 
+# Putting off what was offered by its name: "KMP 先不搞.", "dagster: let's park it".
+_PUT_OFF = re.compile(
+    r"^\W*(?P<topic>[A-Za-z][\w.+-]{1,30}|[\u4e00-\u9fff]{2,8})\s*(?:这个|那个)?\s*[,，:：—-]?\s*"
+    r"(?:先不(?:搞|做|上|弄|用|动)|暂缓|不搞了|先放放|先别(?:搞|上|动)|(?:let'?s )?(?:park|shelve|hold off on) (?:it|that)|not now)",
+    re.I,
+)
 # Turning the change down for now: "not now", "not yet", "先不", "暂时不", "以后再说".
 _FOR_NOW = re.compile(r"\bnot (?:now|yet)\b|\bfor now\b|先不|暂时|以后再说|回头再说", re.I)
 
@@ -819,9 +833,9 @@ def _not_taken(offered: str, text: str) -> Candidate | None:
     change of mind (`_reversal`) has something to replace. None without a reason: a bare "no" says
     nothing worth keeping."""
     said = R.strip_fillers(text) or text
-    no = _DECLINE.match(said) if offered else None
-    if no is None:
-        return None
+    no = (_DECLINE.match(said) or _PUT_OFF.match(said)) if offered else None
+    if no is None or (no.re is _PUT_OFF and no.group("topic").strip().casefold() not in offered.casefold()):
+        return None  # ("KMP 先不搞" puts off what was offered only when the offer named KMP)
     first, *rest = R.sentences(said) or [said]
     after = first[no.end() :].strip(" ,，.。!！")
     if _DIRECTS.search(after):

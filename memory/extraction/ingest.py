@@ -589,8 +589,8 @@ def _supersede_replaced(
             shared = stems & rules.subject_stems(content, {v.casefold()})
             if (layer == "decision" and not shared) or (rules.quantity(v) and len(shared) < 2):
                 continue
-            if layer == "experience" and not _states(content, v, stems, fresh):
-                continue
+            if layer == "experience" and (rules.renames(c.content) or not _states(content, v, stems, fresh)):
+                continue  # (what was learnt under the old name still holds: a rename closes no lesson)
             closed.append(mid)
     # A change that names what it replaces ("We dropped RabbitMQ for Kafka") closes what holds that
     # (above), not also a neighbour on the same subject ("dispatch-worker's batch size is 200 jobs");
@@ -694,7 +694,7 @@ def _same_stale_value(store: Store, c: Candidate, closed: int, new_id: int | Non
     closed (`30 2 * * *`, `events.raw.v1`; one the change does not say itself) and share a word of what
     the change opens with: a pasted runbook's row ("对账任务：地址 cron `30 2 * * *`") beside the fact."""
     # (the kind of value is no subject: "备份任务的 cron" is not "对账 cron")
-    opening = rules.topic_terms(re.split(r"[，,；;。.!?！？]", c.content.strip(), maxsplit=1)[0]) - _VALUE_KIND_WORDS
+    opening = rules.topic_terms(_opening(c.content)) - _VALUE_KIND_WORDS
     stale = [
         v
         for v in re.findall(r"`([^`\n]{3,60})`", _content_of(store, closed))
@@ -840,7 +840,8 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
     mine_both: set[str] | None = None  # with the glossary's words in the other language too
     # what its opening clause says it is about counts first: "对账 cron 挪到凌晨 3:15 了（…），两点半跟银行文件到达时间
     # 撞了" changes the cron, not the runbook line its reason shares words with ("…凌晨对账、银行文件拉取…")
-    opening = rules.topic_terms(re.split(r"[，,；;。.!?！？]", c.content.strip(), maxsplit=1)[0])
+    opening = rules.topic_terms(_opening(c.content))
+    opened = rules.values_in(_opening(c.content))
     best: tuple[int, float, int] | None = None
     for mid, content in _earlier_statements(store, c, new_id):
         if kinds and not kinds & rules.value_kinds(content):
@@ -858,12 +859,17 @@ def _changed_subject(store: Store, c: Candidate, new_id: int | None) -> int | No
         unnamed = shared - named
         if len(unnamed) < SAME_SUBJECT_TERMS - 1:
             continue  # one person or product named in both, little else: "CZ now owns auth-gateway"
-        if given and given <= rules.values_in(content):
-            continue  # it already says what the change says
+        if given and given <= rules.values_in(content) and opened <= rules.values_in(_opening(content)):
+            continue  # it already says what the change says (not only holds its number: "API 26 以上" beside "minSdk 是 24")
         score = (len(unnamed & opening), len(unnamed) / len((mine | theirs) - named), mid)
         if best is None or score[:2] > best[:2]:
             best = score
     return best[2] if best else None
+
+
+def _opening(content: str) -> str:
+    """A statement's opening clause: what it says it is about, before its first comma or full stop."""
+    return re.split(r"[，；。！？]|[,;.!?](?=\s|$)", content.strip(), maxsplit=1)[0]
 
 
 def _restated(store: Store, c: Candidate, new_id: int | None) -> int | None:

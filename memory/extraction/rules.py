@@ -53,10 +53,13 @@ def unwrapped(text: str) -> str:
     return _GOES_ON.sub(" ", text)
 
 
+_EMPHASIS = re.compile(r"\*\*([^*\n]{1,80}?)\*\*")
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of a turn: code blocks dropped, wrapped lines joined, list items and lines kept
     apart, backtick spans, URLs and abbreviations never split."""
-    text = unwrapped(without_code(text))
+    text = _EMPHASIS.sub(r"\1", unwrapped(without_code(text)))  # "**Root cause**: …" reads as "Root cause: …"
     out: list[str] = []
     for line in text.splitlines():
         line = _BULLET.sub("", line).strip()
@@ -194,6 +197,7 @@ _REQUEST = re.compile(
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
     r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)|"
     r"^你(?:先|再|也|顺手|顺便)?(?:把|帮我|给我|去)|"  # "你把这个写进 MR 描述里": a task put to the assistant
+    r"^(?:todo|to-do|fixme)\b|^[^。.!?]{0,12}提醒我|^remind me\b|"  # "TODO: 下周一提醒我跟丽姐做…": a reminder asked for
     r"^(?:先|再)?跑(?:下|一下|个)(?!来|去)|^先\s*[\w\u4e00-\u9fff]{1,12}?\s*掉[，,]",  # "跑下 test 吧", "先 skip 掉，开个 issue"
     re.I,
 )
@@ -578,7 +582,10 @@ _STATEMENT_VERB = re.compile(
     r"it'?s|that'?s|they'?re|"
     r"there is|there are|\w+'s (?=in|on|at|under|behind|called|named)\w+)\b|"  # "state's in s3 bucket …"
     r"是|(?<!现)在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接(?!口)|调|写|查|打到|监听|"
-    r"最多|最少|至少|上限|挪|过期|失效|自动",
+    r"最多|最少|至少|上限|挪|过期|失效|自动|"
+    # when something happens is a statement of it: "release train 每周二 cut branch", "backups run nightly"
+    r"每(?:天|日|周[一二三四五六日天]?|月|小时)|\bevery (?:day|night|week|month|hour|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)\b|\b(?:daily|nightly|weekly|hourly)\b",
     re.I,
 )
 _NARRATIVE = re.compile(
@@ -627,7 +634,7 @@ _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
     r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|昨晚|前天|今天|今早|刚才|出事|偶现|巨卡|没法用|"
-    r"挺香|不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
+    r"挺香|(?<!，)(?<!, )(?<!,)不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
     # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
     r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说|"
     # what was just done, counted: "跑了 5 次都过了", "重启了 3 次"
@@ -949,14 +956,15 @@ CHOICE = re.compile(
     r"let'?s (?:move|split|pull|put|make)\b(?!\s+(?:on|ahead|forward|along|sure)\b)|"
     r"(?<![\w.+-])(?!(?:here|there|if|when|what|as|so|now|how)\b)[\w.+-]+(?: [\w.+-]+)? it is(?=\s*(?:[.!,;:]|$))|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
-    r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep)\b|"
+    r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep|"
+    r"(?:we'?re|we are|let'?s) (?:doing|do) it)\b|现在可以(?:搞|上|做|开始)了|可以(?:开)?搞了|"
     # an order that settles a value over another: "Start Android at 5%, not 1%."
     r"(?:" + _OVER_VALUE + r")|"
     # an order that settles what was just discussed: "cap our side then", "bump MSRV to 1.80 then, …"
     r"^[a-z]+\b(?:[^,.?;]|\.(?=\d)){2,60}\bthen\b(?=\s*[,.!;]|\s*$)|"
     r"就这么(?:定|办|做)|"
     + _SETTLED
-    + r"|那就|就用|改用|决定(?!是否|要不要|怎么|如何)|用\s*[^\s，。,]{1,30}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
+    + r"|那就|就用|改用|决定(?!是否|要不要|怎么|如何)|用\s*[^\s，。,]{1,30}(?:\s[A-Za-z][^\s，。,]{0,20}){0,3}\s*的?吧|不考虑|不搞|暂时留在|还是(?:用|保留|走|留着)|"
     r"^(?:那|那就|就|先|还是)\s*[^，。,？?]{2,30}吧|[^，。,？?]{2,30}就(?:行|好|够了)(?:[。.!！]|$)|"
     r"^(?:就|用)\s*[A-Za-z0-9`]|^(?:直接|那就)\s*(?:换成?|上|用)\s*`?[A-Za-z0-9]|"
     + r"(?:"
@@ -1074,9 +1082,10 @@ TAKES = re.compile(
 )
 # A choice that stands on its own, without a proposal or a reason in sight ("go with manifest").
 STRONG_CHOICE = re.compile(
-    r"\b(?:let'?s (?:just )?go with|go with|[\w.+-]+ it is|settled on|we decided|decided to)\b|"
+    r"\b(?:let'?s (?:just )?go with|go with|(?:we'?re|we are|i'?m) going with|we'?ll go with|[\w.+-]+ it is|"
+    r"settled on|we decided|decided to)\b|"
     + _SETTLED
-    + r"|就用|决定(?!是否|要不要|怎么|如何)|还是继续|"
+    + r"|就用|先用\S{2,40}?吧|决定(?!是否|要不要|怎么|如何)|还是继续|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b|" + _OVER_VALUE,
     re.I,
 )
@@ -2177,6 +2186,12 @@ _HOST = re.compile(
 
 _RENAMED = re.compile(r"\brenam\w*|\bis (?:now )?called\b|改名|重命名|更名|换名|改叫|现在叫", re.I)
 
+
+def renames(content: str) -> bool:
+    """A statement that something has a new name ("TRANSFORM_WH got renamed to DBT_PROD_WH", "改名叫")."""
+    return bool(_RENAMED.search(content))
+
+
 # A span of time: an interval, a timeout, a TTL ("every 5 minutes", "30s", "10 分钟", "2 小时").
 _DURATION = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:(ms|milliseconds?|毫秒)|(s|secs?|seconds?|秒钟?)|(mins?|minutes?|分钟)|"
@@ -2319,6 +2334,8 @@ def joined(parts: Sequence[str]) -> str:
     none after Chinese."""
     out = ""
     for p in (p.strip() for p in parts):
+        if out.endswith(",") and p[:1].isupper():
+            out = out[:-1] + "."  # "…(account acme-prod.us-east-1)," before "Dbt is pinned …": a sentence ends
         out += p if not out or out.endswith(("，", "。", "；", "！", "？")) else " " + p
     return out
 
@@ -2380,7 +2397,13 @@ _OWN_NAME = re.compile(
 _ELLIPTIC_OWNER = re.compile(r"^(?:而|但)?([\w.-]+?)\s*(?:的|那边|这边)(?:也|则|还|就)?是")
 _OWNER_ATTRIBUTE = re.compile(r"^[\w.-]+\s*的\s*([^，,。是]{1,20}?)\s*是")
 # An identifier inside a part: `code`, a dotted or hyphenated name ("notify.dlq", "invoice-consumer").
-_IDENTIFIER = re.compile(r"`[^`]+`|(?<![\w.-])[A-Za-z][\w]*(?:[.-][A-Za-z0-9_]+)+")
+_IDENTIFIER = re.compile(
+    r"`[^`]+`|(?<![\w.-])[A-Za-z][\w]*(?:[.-][A-Za-z0-9_]+)+|(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
+)
+# A version something is held at: "dbt is pinned to 1.7.x", "locked at v2.3".
+_HELD_AT = re.compile(
+    r"\b(?:pinned|locked|held|upgraded|bumped|downgraded)\s+(?:to|at)\s+v?\d+\.(?:\d+|x)(?:\.(?:\d+|x))?", re.I
+)
 
 
 # A part that says who owns or answers for it: "负责人是王建国", "owner is Dana", "on-call 是阿杰".
@@ -2391,7 +2414,7 @@ def _says_own(part: str) -> bool:
     """Whether a part of a statement says something of its own, not only more about the part before it
     ("有问题先找她", "英文名 Leo"): a value a correction may change (`value_slots`), a name it opens
     with, or an identifier with a verb ("fail 超过 5 次就丢进 notify.dlq", "消费组叫 invoice-consumer")."""
-    if _part_slots(part) or _OWN_NAME.match(part) or _WHOSE.match(part):
+    if _part_slots(part) or _OWN_NAME.match(part) or _WHOSE.match(part) or _HELD_AT.search(part):
         return True
     return bool(_IDENTIFIER.search(part)) and bool(_STATEMENT_VERB.search(_IDENTIFIER.sub(" ", part)))
 
@@ -2449,8 +2472,11 @@ def _cut(part: str, at: re.Pattern[str], words: int) -> list[str]:
     kinds = [_part_slots(b) for b in bits]
     # (a clause with no value of its own may still say something of its own: "pages go to #fleet-oncall")
     # (or names a thing in code of its own: "lock table `tf-locks`")
-    if not all(k or _says_own(b) or _CODE_SPAN.search(b) for k, b in zip(kinds, bits, strict=True)) or not any(kinds):
+    if not all(k or _says_own(b) or _CODE_SPAN.search(b) for k, b in zip(kinds, bits, strict=True)):
         return [part]
+    if not any(kinds) and not all(_IDENTIFIER.search(b) for b in bits):
+        return [part]  # (clauses that each name a thing in code are each a fact: "… (account acme-prod…), prod
+        # runs use the TRANSFORM_WH warehouse")
     # (two values of one kind are one clause, "runs on gate-01, port 7000", but for two owners of two
     # things: "Priya owns bff-gateway, Tommy leads the mobile side")
     # or two things each said to be something: "registry mirror is registry-mirror…:5000, grafana is https://…")
