@@ -934,3 +934,27 @@ def test_a_changed_value_closes_the_fact_that_holds_the_same_number_for_somethin
         "还有 Android minSdk 现在是 26 了, 上周 product 批了, 可以把那些 SDK_INT < 26 的 check 清一清.",
     )
     assert not now_current(every, "minSdk 是 24"), [(m["content"], m.get("superseded_by")) for m in every]
+
+
+def test_an_ok_that_defers_the_choice_decides_nothing_and_i_would_suggest_is_a_proposal(app, tmp_path):
+    deferred = H.extract(
+        turns(
+            ("assistant", "Review 意见: §8 Q2 建议 cursor 里加 v:1, 成本很低."),
+            ("user", "好的, 这几个点我会跟通哥对一下."),
+            ("assistant", "I would suggest moving the job to the batch pool."),
+            ("user", "ok, let me check with Dana first"),
+        ),
+        scope="/p/x",
+    )
+    assert [c for c in deferred if c.layer == "decision"] == []
+    agreed = H.extract(
+        turns(
+            (
+                "assistant",
+                "I would suggest moving the export job to the batch pool, because it has idle cores at night.",
+            ),
+            ("user", "ok do it"),
+        ),
+        scope="/p/x",
+    )
+    assert [c.layer for c in agreed] == ["decision"] and "batch pool" in agreed[0].content

@@ -787,6 +787,14 @@ def _explains(text: str) -> bool:
 _SO = re.compile(r"\bso\b|\bthat'?s why\b|\bwhich is why\b", re.I)
 
 
+# An "ok" that puts the choice off to someone or later: "好的, 这几个点我会跟通哥对一下.", "ok, let me check with Dana".
+_DEFERS = re.compile(
+    r"我(?:会|再|先)?(?:跟|和|找)\S{1,8}?(?:对|确认|商量|聊|讨论)一下|我再(?:想想|考虑|确认)|回头再(?:定|说)|"
+    r"\b(?:let me|i'?ll|i will|i need to) (?:check|confirm|sync|talk|run it by|think)\b",
+    re.I,
+)
+
+
 # An option ruled out by name, which picks none of the others: "Redis 那个不考虑", "rule out the Redis one".
 _RULED_OUT = re.compile(r"不考虑|排除|就算了|\brul(?:e|ed|ing) out\b|\b(?:is|are) out\b", re.I)
 
@@ -1189,7 +1197,7 @@ def _decision(
             pick is not None
             or R.is_choice(raw)
             or R.is_choice(s)
-            or (proposal and j == 0 and R.agrees(raw))
+            or (proposal and j == 0 and R.agrees(raw) and not _DEFERS.search(raw))
             or named
             or offered
             or short

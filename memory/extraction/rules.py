@@ -1032,7 +1032,9 @@ _SUGGEST = (
 PROPOSAL = re.compile(
     r"^(?:options|ways out|two options|choices|alternatives)\b|^option\s*(?:[A-Da-d1-4]|one|two)\s*[:：.)]|方案\s*[一二三AB1-3]\s*[:：]|[几两三](?:个|种|条)(?:方向|选项|选择|办法|方案|思路|做法|走法|改法|修法|解法|路子|路线|方式)|候选|替代方案|"
     r"\b(?:two|three|a few|several|couple of) (?:options|ways|approaches|choices)\b|\bwe could either\b|\beither\b.{3,60}\bor\b|要么[^。？?]{2,80}?要么|"
-    r"\bI'?d (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather(?! not))\b|" + _WOULD + "|"
+    r"\bI(?:'?d| would) (?:suggest|recommend|go with|do|use|drop|pick|keep|switch|move|call|add|rather(?! not))\b|"
+    + _WOULD
+    + "|"
     r"\bI (?:suggest|recommend|propose|lean)\b|\bI'?d lean\b|\bmy (?:suggestion|recommendation)\b|^use \d|"
     r"^(?:let'?s(?: just)?|we (?:could|should|can)) (?:use|switch to|move to|go with|try)\b|^how about\b|"
     r"建议|推荐|我倾向|倾向于|^(?:方案|办法)[:：]|分(?:两|三|几)种|" + _SUGGEST,
@@ -1044,7 +1046,7 @@ SUGGESTS = re.compile(_SUGGEST, re.I)
 # One option put forward, by anyone: the floated ones and "I'd suggest X", "我建议 X" (not a list of options, nor
 # "either … or", which an explanation says too).
 PROPOSES = re.compile(
-    r"\bI'?d (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather|lean)\b|\bI (?:suggest|recommend|propose|lean)\b|"
+    r"\bI(?:'?d| would) (?:suggest|recommend|go with|use|pick|drop|keep|switch|move|add|rather|lean)\b|\bI (?:suggest|recommend|propose|lean)\b|"
     r"\b(?:we|you) (?:can|could) either\b|"
     + _WOULD
     + r"|\bmy (?:suggestion|recommendation)\b|(?<!官方)(?<!文档)建议|我倾向|倾向于|"
