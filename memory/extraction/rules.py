@@ -1694,12 +1694,11 @@ def owner_of(content: str) -> tuple[str, str] | None:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
-            if (
-                not thing or thing in _THIS_SERVICE
-            ):  # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周": the service named first
+            # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周", "…，负责人是王建国": the service named first
+            if not thing or thing in _THIS_SERVICE:
                 named = _SERVICE_NAME.search(content, 0, m.start())
                 thing = named.group().casefold() if named else thing
-            who = m.groupdict().get("who") or m.group("whom")
+            who = m.groupdict().get("who") or m.groupdict().get("whom") or ""
             if thing and thing not in _NOT_OWNED:
                 return thing, who.strip()
     return None
