@@ -2131,7 +2131,8 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
     replaced = next((src for src, rel, _ in c.relations if rel == "replaced"), None)
     subject, attribute, value = R.subject_for(c.content, c.category, mentions, replaced)
     c.subject, c.attribute, c.value = subject, attribute, value
-    if c.role == "user" and c.layer != "experience":
+    # (a change turned down keeps what is: "Not now: a move from Airflow to Dagster" retires no Airflow)
+    if c.role == "user" and c.layer != "experience" and not c.metadata.get("declined"):
         old = [v for v in R.replaced_values(c.content) if not value or v.casefold() != value.casefold()]
         if old:
             c.metadata["replaces"] = old

@@ -528,8 +528,10 @@ def _supersede_replaced(
     the current facts that still hold the old value, and the explanations that state it (`_states`);
     they stay as history, superseded by the new one. `slot_closed`: the same subject's value was just
     closed (`_current_with_subject`), so what the subject alone would decide is decided already."""
-    if _document(store, c.content) or _unchanged(c):
-        return  # a runbook kept whole says "now" and shares words with everything; "没变" changes nothing
+    if _document(store, c.content) or _unchanged(c) or c.metadata.get("declined"):
+        # a runbook kept whole says "now" and shares words with everything; "没变" changes nothing; nor does
+        # a change turned down ("Not now: a move from Airflow to Dagster")
+        return
     old_values = c.metadata.get("replaces") or []
     closed: list[int] = _reverted(store, c, new_id)
     # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书";

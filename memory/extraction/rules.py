@@ -2458,7 +2458,9 @@ def _clauses(part: str) -> list[str]:
     return [c for piece in _cut(part, _COMMA, 2) for c in _cut(piece, _AND, 3)]
 
 
-_COMMA = re.compile(r"(?<=[A-Za-z0-9`)\]],)\s+(?=[A-Za-z`])")
+_COMMA = re.compile(
+    r"(?<=[A-Za-z0-9`)\]\u4e00-\u9fff],)\s+(?=[A-Za-z`\u4e00-\u9fff])"
+)  # (an English comma in Chinese too)
 _CODE_SPAN = re.compile(r"`[^`\s]+`")
 
 
@@ -2572,7 +2574,7 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     # (never a retired name, nor part of one: "registry-mirror.ops.acme.dev" of the retired ":5000" address)
     named = [
         n
-        for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old)
+        for n in (n.rstrip(".") for n in re.findall(r"(?<![\w.#-])[A-Za-z][\w.]*(?:-[\w.]+)+", old))
         if not any(n.casefold() in g for g in gone)
     ]
     opening = _OPENING_SUBJECT.match(old)
