@@ -958,3 +958,79 @@ def test_an_ok_that_defers_the_choice_decides_nothing_and_i_would_suggest_is_a_p
         scope="/p/x",
     )
     assert [c.layer for c in agreed] == ["decision"] and "batch pool" in agreed[0].content
+
+
+# -- trial 22: a game backend team writing Chinese, a security team writing English ------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        (
+            [
+                (
+                    "assistant",
+                    "Two options:\n1. External Secrets Operator (ESO), syncs from Vault.\n2. Vault Agent sidecar injector.",
+                ),
+                ("user", "Option 1."),
+            ],
+            [
+                (
+                    "user",
+                    "Priya here. Scratch ESO. we're moving to the Vault Agent sidecar injector, because ESO copies secrets into etcd.",
+                )
+            ],
+            "Option 1.",
+            "Scratch ESO",
+        ),
+        (
+            [
+                ("assistant", "两个选项：\n1. Elo：简单，策划好理解。\n2. Glicko-2：有 RD，新玩家收敛快。\n我倾向 2。"),
+                ("user", "用2吧。"),
+            ],
+            [("user", "Glicko-2 算起来太麻烦，策划看不懂 RD，我们决定回到 Elo，K 值取 32。")],
+            "用2吧",
+            "回到 Elo",
+        ),
+    ],
+)
+def test_a_decision_scratched_or_complained_of_later_is_closed(app, tmp_path, first, later, old, new):
+    every = sessions(app, tmp_path, first, later)
+    [now] = now_current(every, new)
+    assert [m.get("superseded_by") for m in every if old in m["content"]] == [now["id"]], [
+        (m["content"], m.get("superseded_by")) for m in every
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "old", "kept"),
+    [
+        (
+            "Facts you should keep: DB credentials rotate every 30 days. Audit logs go to the S3 bucket acme-audit-logs, retention 400 days.",
+            "compliance came back on audit retention: it's 7 years, not 400 days.",
+            "retention 400 days",
+            "DB credentials rotate every 30 days",
+        ),
+        (
+            "Facts you should keep: DB credentials rotate every 30 days.",
+            "We're tightening DB credential rotation to every 7 days, effective now.",
+            "rotate every 30 days",
+            None,
+        ),
+    ],
+)
+def test_a_value_corrected_in_passing_closes_the_right_fact(app, tmp_path, first, second, old, kept):
+    every = said_twice(app, tmp_path, first, second)
+    assert not now_current(every, old), [(m["content"], m.get("superseded_by")) for m in every]
+    assert kept is None or now_current(every, kept)
+
+
+def test_a_users_plan_to_use_something_agreed_to_is_a_decision():
+    found = H.extract(
+        turns(
+            ("user", "排行榜我想直接用 Redis sorted set，每个赛季一个 key，赛季结束落一份到 MySQL。"),
+            ("assistant", "同意，sorted set 做排行榜是标准做法。就这么定。"),
+        ),
+        scope="/p/x",
+    )
+    assert [c.layer for c in found] == ["decision"] and "Redis sorted set" in found[0].content

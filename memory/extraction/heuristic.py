@@ -665,12 +665,16 @@ _PLAN_ASKED = re.compile(
     r"我觉得[^，,。？?]{0,24}?(?:以后|今后)?(?:都|统一)(?:用|改用|走)\s*\S",
     re.I,
 )
+# A plan to use something, the user's: "排行榜我想直接用 Redis sorted set，…", "we want to use Temporal for this".
+_USE_PLAN = (
+    r"(?:我|我们)(?:想|打算|准备)(?:直接|先)?(?:用|上)\s*`?[A-Za-z]|\b(?:I|we) (?:want|plan|intend) to (?:just )?use\b"
+)
 _OWN_PROPOSAL = re.compile(
     r"\bwe should (?:switch|move|change|migrate|replace|drop|stop using|start using)\b|"
     # a switch asked about: "should we switch the BFF from REST to GraphQL?", "要不要把 Kafka 换成 Pulsar？"
     r"\bshould we (?:switch|move|migrate|replace)\b|要不要(?:把[^？?]*)?(?:换成|改成|改用|换到|迁到|切到)|"
     r"\bI(?:'d| would)? (?:like|want) to (?:switch|move|change|migrate|replace|drop)\b|"
-    r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)|"
+    r"我(?:想|打算|准备|觉得(?:应该|可以))(?:把[^？?]*)?(?:都|全)?(?:改成|换成|改用|换到|改为)|" + _USE_PLAN + "|"
     # "…别用自增 id 了吧，我想用 ULID", "what if we cache the matrices in redis, like 15 min TTL?"
     r"别(?:再)?用[^，,。？?]{1,30}?了?吧?[，,]\s*(?:我|我们)(?:想|打算|准备)(?:改)?用|" + _PLAN_ASKED.pattern + "|"
     # a plan put to the assistant for its opinion: "我想把 recon_diff 里超过 90 天的数据归档到 OSS 上…你觉得可以吗？"
@@ -728,7 +732,7 @@ def _agreed_own(own: list[str], reply: list[str]) -> Candidate | None:
     None when the proposal names no switch."""
     said = _own_said(own)
     switch = _switch(said)
-    if switch is None and not _PLAN_ASKED.search(said):
+    if switch is None and not (_PLAN_ASKED.search(said) or re.search(_USE_PLAN, said, re.I)):
         return None
     chosen, old = switch or (None, None)  # ("what if we cache the matrices in redis?": a plan, no switch)
     clauses = [x for x in re.split(r"\s*(?:[，;；]|,(?![^(]*\)))\s*", said) if x]  # ("decimal(18,2)" is one)
@@ -872,6 +876,8 @@ _REVERSES = re.compile(
     r"\b(?:I'?ve |I have |we'?ve |we have |I |we )?changed (?:my|our) minds? (?:on|about) (?:the |using |going with )?"
     r"(?P<what>[^.,;:!?—–]{2,60}?)(?=\s*(?:[—–:,;.!?]|-{1,2}\s|$))|"
     r"(?P<zh>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,6})\s*(?:这事|这件事|的事|这块)?\s*(?:我|我们)?改主意了|"
+    # "Scratch ESO. we're moving to …": the option named is taken back
+    r"\bscratch\s+(?!(?:that|this|it|what|the)\b)(?P<scr>[A-Za-z][\w.+/-]{1,40})(?=\s*(?:[.,;:!—–]|-{1,2}\s|$))|"
     # a decision taken back by what it was about: "自动冲正那个决定撤回吧"
     r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先)?(?:撤回|撤销|作废|推翻|取消|不要了)",
     re.I,
@@ -891,7 +897,7 @@ def _reversal(text: str) -> Candidate | None:
             return None  # "ok I changed my mind on that.": nothing said of what now
         content = R.tidy(" ".join(sents[k : k + 3]))  # what now, and why, in the sentences after it
         c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (reversed)")
-        topic = (m.group("what") or m.group("zh") or m.group("back")).strip(" `")
+        topic = next(g for g in m.groups() if g).strip(" `.,;:")
         c.metadata.update(decision=s, reverses=topic.split()[0] if topic.isascii() else topic)
         return c
     return None

@@ -733,7 +733,8 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     """The current decisions of earlier sessions that chose what this decision passes over, on the
     same subject: "we're moving off cron to Temporal after all" closes "那还是继续用 cron" (their
     subjects share a word besides the two options)."""
-    over = {a.casefold() for a in c.metadata.get("alternatives") or []}
+    against = {a.casefold() for a in rules.spoken_against(c.content)}
+    over = {a.casefold() for a in c.metadata.get("alternatives") or []} | against
     back_on = (c.metadata.get("reverses") or "").casefold()
     if c.layer != "decision":
         return []
@@ -772,7 +773,9 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
         if mid == new_id or session == c.session_id or not chosen or chosen.casefold() not in over:
             continue
         names = rules.topic_terms(" ".join([chosen, *over, c.metadata.get("chosen") or ""]))
-        if (mine & rules.topic_terms(content)) - names:
+        # (what it chose, said outright to be the trouble, needs no other word in common: "Glicko-2 算起来太麻烦，
+        # …我们决定回到 Elo" after "用2吧" picked Glicko-2)
+        if chosen.casefold() in against or (mine & rules.topic_terms(content)) - names:
             out.append(mid)
     return out
 

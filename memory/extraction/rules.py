@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from memory.lang import entities, values
+from memory.lang.text import is_stopword
 
 # -- sentences ---------------------------------------------------------------------------------
 
@@ -577,6 +578,7 @@ _STATEMENT_VERB = re.compile(
     r"stays?|sits?|expects?|requires?|returns?|sends?|writes?|works?|gets?|means?|belongs?|ships?|"
     r"builds?|calls?|depends?|listens?|serves?|rejects?|accepts?|caches?|times? out|applies|there'?s|"
     r"raised|lowered|increased|decreased|reduced|bumped|switched|migrated|upgraded|downgraded|renamed|retired|"
+    r"(?:tighten|loosen|rais|lower|reduc|increas|extend|shorten|bump|cutt)ing|tightened|loosened|extended|shortened|"
     r"starts?|begins?|ends?|follows?|contains?|includes?|moved|changed|dropped|swapped|split|drops|"
     r"expires?|rotated|rotates|changes|happens?|fires?|escalates?|resets?|purges?|"
     r"it'?s|that'?s|they'?re|"
@@ -1135,6 +1137,16 @@ def is_choice(s: str) -> bool:
 
 def agrees(s: str) -> bool:
     return any(AGREE.match(x) or AGREE_ZH.match(x.strip()) for x in (s, strip_fillers(s)))  # "嗯，可以"
+
+
+def spoken_against(text: str) -> list[str]:
+    """The names a statement speaks against, clause by clause ("Glicko-2 算起来太麻烦，…，我们决定回到 Elo" ->
+    Glicko-2): what a decision that says so passes over."""
+    out = []
+    for clause in re.split(r"[，,；;。.!?！？]\s*", text):
+        if AGAINST.search(clause):
+            out += [n for n in re.findall(r"(?<![\w.-])[A-Za-z][\w.+-]{1,30}", clause) if not is_stopword(n.casefold())]
+    return list(dict.fromkeys(out))
 
 
 def alternatives(text: str, chosen: str | None = None) -> list[str]:
@@ -1743,7 +1755,7 @@ _CHANGED = re.compile(
     r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
     r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正|回滚|撤销|推翻|"
     r"\brevert(?:ing)?\b|\broll(?:ing)? back\b|"
-    r",\s*not\s+(?=`)",  # "the lock table is `tf-state-locks`, not `tf-locks`"
+    r",\s*not\s+(?=`|\d)",  # "the lock table is `tf-state-locks`, not `tf-locks`", "it's 7 years, not 400 days"
     re.I,
 )
 _VALUE = r"`([^`]{2,60})`|([\w.:/<>@+-]*[\d_.:/<>@][\w.:/<>@+-]*|[A-Z][\w.+-]{2,}|[a-z][\w.+-]{3,})"
