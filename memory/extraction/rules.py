@@ -2598,7 +2598,13 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
         head = _OPENING_ZH.match(old)
         subject = head.group(1).strip() if head else None
     subject = named[0] if named else subject or (opening.group(1) if opening else None)
-    if subject and len(subject) > 2 and re.search(r"[A-Za-z]", subject) and subject.casefold() not in ("it", "its"):
+    # (a subject is a name: "@tcp", read off a redacted DSN, is none)
+    if (
+        subject
+        and len(subject) > 2
+        and re.match(r"[A-Za-z\u4e00-\u9fff]", subject)
+        and subject.casefold() not in ("it", "its")
+    ):
         it = _LEADING_IT.match(rest)
         if it:  # "它的应用日志也是保留 90 天" -> "settle-service 的应用日志…", "it's built on" -> "gate is built on"
             said = "of" if it.group("of") else "is" if it.group("is") else ""
