@@ -644,6 +644,13 @@ def test_two_decisions_agreed_to_in_the_same_words_are_two_decisions(app, tmp_pa
             ],
             "`30 2 * * *`",
         ),
+        (  # taken back in English inside Chinese
+            [
+                [("user", "feature flag 先用 Firebase Remote Config 吧, 反正已经接了 Firebase, 不想再多一个 vendor.")],
+                [("user", "Remote Config 那个决定 revert 掉吧, 我们改用 LaunchDarkly 做 feature flag.")],
+            ],
+            "先用 Firebase Remote Config",
+        ),
         (  # a decision taken back by what it was about
             [
                 [

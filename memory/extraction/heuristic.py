@@ -879,7 +879,7 @@ _REVERSES = re.compile(
     # "Scratch ESO. we're moving to …": the option named is taken back
     r"\bscratch\s+(?!(?:that|this|it|what|the)\b)(?P<scr>[A-Za-z][\w.+/-]{1,40})(?=\s*(?:[.,;:!—–]|-{1,2}\s|$))|"
     # a decision taken back by what it was about: "自动冲正那个决定撤回吧"
-    r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先)?(?:撤回|撤销|作废|推翻|取消|不要了)",
+    r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先)?(?:撤回|撤销|作废|推翻|取消|不要了|回滚|revert\s*掉)",
     re.I,
 )
 
