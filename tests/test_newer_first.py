@@ -57,6 +57,23 @@ async def test_the_earlier_memory_stays_first_when_the_later_is_about_another_th
     assert all("newer" not in r["channels"] and r["restated_by"] == [] for r in found["results"])
 
 
+async def test_a_later_memory_saying_nothing_changed_marks_nothing_as_contradicted(config, e5):
+    # a blind trial: "Redis 还是用 redis-lb 那个集群，没变。" marked the fact it restates "[later: … says otherwise]"
+    async with client(config, e5) as c:
+        old = await store(c, "排行榜的 Redis 是 redis-lb.game.internal:6380，每 60 秒刷新一次。", DAY1)
+        again = await store(c, "Redis 还是用 redis-lb 那个集群，没变。", DAY2)
+        found = await call(c, "memory_search", query="排行榜的 Redis 用的是哪个集群？")
+    ids = [r["id"] for r in found["results"]]
+    assert old["id"] in ids and again["id"] in ids
+    assert all(r["restated_by"] == [] and "newer" not in r["channels"] for r in found["results"])
+    # (the rule itself, which the search above may not reach at these scores)
+    from memory.lang import values
+
+    before = "排行榜的 Redis 是 redis-lb.game.internal:6380。"
+    assert not values.restates("Redis 还是用 redis-lb 那个集群，没变。", before)
+    assert values.restates("排行榜的 Redis 现在是 redis-lb2.game.internal:6380。", before)
+
+
 async def test_dialogue_turns_and_one_batch_keep_their_relevance_order(config, e5):
     async with client(config, e5) as c:
         turn = await store(c, "Caroline: I went to a pottery class on Tuesday at 6pm.", DAY1)

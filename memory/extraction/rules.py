@@ -1875,12 +1875,7 @@ _SAYS_CHANGED = re.compile(
 )
 
 
-# Said to be as it was: "对账 cron 还是凌晨两点半，没变", "still redis on 6379 btw, nothing changed there".
-_UNCHANGED = re.compile(
-    r"没变|没有变|不变|照旧|依旧|\bnothing(?:'s| has)? changed\b|\bunchanged\b|\bhas(?:n'?t| not) changed\b|"
-    r"\bstays? the same\b|\bsame as before\b|\bas before\b",
-    re.I,
-)
+_UNCHANGED = values.UNCHANGED  # said to be as it was ("…，没变", "nothing changed there")
 
 
 def says_unchanged(content: str) -> bool:

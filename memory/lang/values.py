@@ -381,10 +381,20 @@ def restates(later: str, earlier: str) -> bool:
     one kind that both hold and that differs ("port 9443" / "port 9543"; "Elasticsearch 7.17" /
     "Elasticsearch 8.11"); not a value only one of them holds ("Elasticsearch 7.17" / "managed in
     LaunchDarkly")."""
+    if UNCHANGED.search(later):
+        return False  # "Redis 还是用 redis-lb 那个集群，没变": said to be as it was, whatever it leaves out
     a, b = fact_values(earlier), fact_values(later)
     if a["envs"] != b["envs"] or (a["idents"] and b["idents"] and not (a["idents"] & b["idents"])):
         return False
     return any(a[k] and b[k] and a[k] != b[k] for k in _CHANGEABLE)
+
+
+# Said to be as it was: "对账 cron 还是凌晨两点半，没变", "still redis on 6379 btw, nothing changed there".
+UNCHANGED = re.compile(
+    r"没变|没有变|不变|照旧|依旧|\bnothing(?:'s| has)? changed\b|\bunchanged\b|\bhas(?:n'?t| not) changed\b|"
+    r"\bstays? the same\b|\bsame as before\b|\bas before\b",
+    re.I,
+)
 
 
 # Words that say a value changed or where it goes, not which slot it fills ("moved to 8081").
