@@ -1041,3 +1041,15 @@ def test_a_users_plan_to_use_something_agreed_to_is_a_decision():
         scope="/p/x",
     )
     assert [c.layer for c in found] == ["decision"] and "Redis sorted set" in found[0].content
+
+
+def test_a_change_of_one_owner_among_several_in_one_chinese_sentence_keeps_the_others(app, tmp_path):
+    every = said_twice(
+        app,
+        tmp_path,
+        "团队分工：反作弊是老陈负责，排行榜是小周，matchmaking 的运维是 Kevin。",
+        "小周调去反作弊组了，排行榜现在归 Kevin 管。",
+    )
+    assert now_current(every, "反作弊是老陈负责") and now_current(every, "matchmaking 的运维是 Kevin")
+    assert not now_current(every, "排行榜是小周"), [(m["content"], m.get("superseded_by")) for m in every]
+    assert R.owner_of("数据库是 MySQL。") is None and R.owner_of("他的名字是小王") is None

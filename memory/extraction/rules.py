@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory.lang import entities, values
+from memory.lang import entities, values, zhnames
 from memory.lang.text import is_stopword
 
 # -- sentences ---------------------------------------------------------------------------------
@@ -1570,6 +1570,11 @@ _OWNER = [
         + r"(?=[\s，。,.;；(（了]|$)",
         re.I,
     ),
+    # "反作弊是老陈负责，排行榜是小周": whose the next thing is, said as "X 是 <a person>" (checked in owner_of)
+    re.compile(
+        r"(?:^|[，,；;]\s*)(?P<thing>(?![他她我你它这那]|负责人|维护人|值班|owner\b|on-?call\b)[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_-]{1,11}?)(?:\s*的\s*[\u4e00-\u9fff]{1,4})?\s*是\s*"
+        r"(?P<person>[老小阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?=\s*(?:[，。,.；;]|$))"
+    ),
     # "SLA owner 换了，Feng Wei 调去 billing 了，现在 owner 是 Vivian"
     re.compile(
         _THING_ZH
@@ -1702,6 +1707,13 @@ def owner_of(content: str) -> tuple[str, str] | None:
     """(the thing owned, lowercased; the person) when `content` says who owns something."""
     for rx in _OWNER:
         m = rx.search(content)
+        person = m.groupdict().get("person") if m else None
+        if person and not (
+            re.fullmatch(r"[老小阿][\u4e00-\u9fff]", person)
+            or zhnames.plausible(person)
+            or (person.isascii() and not known_tech(person))
+        ):
+            continue  # "数据库是 MySQL", "环境是测试": no one
         if m:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
@@ -1710,7 +1722,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
             if not thing or thing in _THIS_SERVICE:
                 named = _SERVICE_NAME.search(content, 0, m.start())
                 thing = named.group().casefold() if named else thing
-            who = m.groupdict().get("who") or m.groupdict().get("whom") or ""
+            who = m.groupdict().get("who") or m.groupdict().get("whom") or person or ""
             if thing and thing not in _NOT_OWNED:
                 return thing, who.strip()
     return None
@@ -2559,7 +2571,9 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
             changed |= {
                 i
                 for i in same_kind
-                if kinds and _changed_kinds(texts[i], change, kinds) and not _own_subject(texts[i], change)
+                if kinds
+                and _changed_kinds(texts[i], change, kinds) - {"owner", "oncall"}
+                and not _own_subject(texts[i], change)
             }
     kept = [t for i, t in enumerate(texts) if i not in changed]
     if not changed or not any(_says_own(t) or _DEFINES.match(t) for t in kept):
