@@ -679,7 +679,11 @@ def test_what_a_later_session_changes_is_closed_and_nothing_beside_it(app, tmp_p
             "Feast online store is still redis on 6379 btw, nothing changed there.",
             1,  # said again: a repeat
         ),
-        ("银行文件一般在凌晨 2:00~3:00 之间陆续到达。", "周二周四晚上 8 点以后的发布窗口照旧。", 2),
+        (
+            "银行文件一般在凌晨 2:00~3:00 之间陆续到达，个别银行会晚到 4 点以后。",
+            "周二周四晚上 8 点以后的发布窗口照旧。",
+            2,
+        ),
     ],
 )
 def test_something_said_to_be_unchanged_closes_nothing(app, tmp_path, first, second, stored):

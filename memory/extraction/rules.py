@@ -1893,7 +1893,9 @@ _UNCHANGED = values.UNCHANGED  # said to be as it was ("…，没变", "nothing 
 def says_unchanged(content: str) -> bool:
     """A statement that says its subject has not changed, and nothing else that has ("We scaled
     payments-api to 6 replicas; the autoscaling max is unchanged" is a change)."""
-    return bool(_UNCHANGED.search(content)) and not marks_change(_UNCHANGED.sub(" ", content))
+    # ("晚上 8 点以后" is a time of day, not "from now on")
+    rest = re.sub(r"\d+\s*点(?:半)?(?:以后|之后)", " ", _UNCHANGED.sub(" ", content))
+    return bool(_UNCHANGED.search(content)) and not marks_change(rest)
 
 
 def says_changed(content: str) -> bool:
