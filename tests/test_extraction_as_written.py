@@ -1057,3 +1057,11 @@ def test_a_change_of_one_owner_among_several_in_one_chinese_sentence_keeps_the_o
     assert now_current(every, "反作弊是老陈负责") and now_current(every, "matchmaking 的运维是 Kevin")
     assert not now_current(every, "排行榜是小周"), [(m["content"], m.get("superseded_by")) for m in every]
     assert R.owner_of("数据库是 MySQL。") is None and R.owner_of("他的名字是小王") is None
+
+
+def test_ruling_one_option_out_while_choosing_another_is_still_a_decision():
+    found = H.extract(
+        turns(("assistant", "两个选项：1. Kafka 2. RabbitMQ"), ("user", "不考虑 Kafka 了，就用 RabbitMQ，运维熟。")),
+        scope="/p/x",
+    )
+    assert [c.layer for c in found] == ["decision"]

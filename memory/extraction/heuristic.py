@@ -1174,8 +1174,9 @@ def _decision(
         pick = _list_pick(s, listed) if listed and (j == 0 or _NAMES_ITEM.search(s)) else None
         if R.suggests(s) and pick is None:
             continue  # "maybe we should switch to Kafka": floated, not chosen
-        if _RULED_OUT.search(s):
-            continue  # "Redis 那个不考虑，上次 Redis 主从切换丢过锁": one option named to be ruled out, none chosen
+        if _RULED_OUT.search(s) and not R.is_choice(_RULED_OUT.sub(" ", s)):
+            continue  # "Redis 那个不考虑，上次 Redis 主从切换丢过锁": one option ruled out, none chosen (unlike
+            # "不考虑 Kafka 了，就用 RabbitMQ")
         if _ASKS_HELP.match(s) and pick is None:
             continue  # "先帮我看下 repo 结构吧": a task asked for, whatever 吧 ends it
         if (
