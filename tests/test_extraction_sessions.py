@@ -69,7 +69,8 @@ def test_an_agreement_to_the_assistants_proposal_is_a_decision_with_its_alternat
     app.extract(path)
     [d] = current(app, "decision")
     assert "procrastinate" in d["content"] and "celery" in d["content"]
-    assert d["source_ref"].startswith("s1-") and d["source_ref"] == "s1-3"  # the user's turn
+    agreement = json.loads(Path(path).read_text(encoding="utf-8").splitlines()[2])
+    assert d["source_ref"] == agreement["uuid"]  # the user's turn
     assert "celery" in d["metadata"]["alternatives"]
     assert app.lessons("celery")["lessons"], "lessons_for finds the decision"
 

@@ -201,6 +201,7 @@ class Memories:
             duplicate = m.id <= before
             if not duplicate:
                 closed = ingest.supersede_corrected(store, m)
+                ingest.note_outdated(store, m.id)  # a runbook's stale values, or the runbooks this one outdates
             elif m.superseded_by is not None:  # history said again: it holds again
                 closed = ingest.reinstate(store, m, parse_time(occurred_at, "occurred_at"))
                 m = store.get(m.id)

@@ -51,6 +51,7 @@ from memory.errors import (
     NotFound,
     StoreUnavailable,
 )
+from memory.lang import values
 from memory.scope import project_scope
 from memory.store import LAYERS, Store, db, stored_model
 
@@ -162,6 +163,11 @@ def _matched(r: dict) -> str:
     is (the part follows, in full: `_part_text`)."""
     part = r.get("part")
     line = r["content"] if not part else f"[{part['where']}; `{PROG} show {r['id']}` for all]"
+    stale = values.stale_note(
+        r.get("metadata") or {}, r["content"][part["start"] : part["end"]] if part else r["content"]
+    )
+    if stale:  # a runbook's value a later correction retired
+        line = f"[{stale}] {line}"
     if r.get("restated_by"):  # a later memory says it with another value (ranked above): first, not cut off
         line = f"[later: {', '.join(map(str, r['restated_by']))} says otherwise] {line}"
     if r.get("superseded_by"):  # (a search with --until: what held then)

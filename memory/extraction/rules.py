@@ -282,8 +282,9 @@ YES_FIRST = re.compile(r"^\W*(?:对的?|是的|没错|yes|yep|right|correct)\s*[
 HOW_ANSWER = re.compile(r"`[^`]+`|\b\w+[/.:_]\w[\w/]")
 
 _REMEMBER = re.compile(
-    r"\b(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
-    r"for future reference|for the record)\b|记住|记一下|记下来|记得|别忘了|不要忘了",
+    # (not a recollection: "I remember it changed", "我记得好像改过")
+    r"\b(?<!\bI )(?<!\bwe )(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
+    r"for future reference|for the record)\b|记住|记一下|记下来|(?<!我)(?<!我们)(?<!还)记得|别忘了|不要忘了",
     re.I,
 )
 
