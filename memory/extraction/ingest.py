@@ -501,6 +501,23 @@ def _corrections(
         yield old, new_id, new, {v.casefold() for v in dropped} - fresh, fresh
 
 
+def _named_replacements(
+    store: Store, scope: str, correction: int | None = None
+) -> Iterator[tuple[str, int, str, set[str], set[str]]]:
+    """As `_corrections`, for the current corrections that name what they replace ("the runbook
+    still says 5433 but we moved it to 6432"), whether or not a memory held it."""
+    one = "AND m.id = ? " if correction is not None else ""
+    for new_id, new, replaces, value in store.conn.execute(
+        "SELECT id, content, json_extract(metadata, '$.replaces'), json_extract(metadata, '$.value') FROM memories m "
+        f"WHERE scope = ? AND json_extract(metadata, '$.replaces') IS NOT NULL {one}AND {_current_filter()} "
+        "ORDER BY id DESC LIMIT 200",
+        (scope, correction) if correction is not None else (scope,),
+    ).fetchall():
+        fresh = {value.casefold()} if isinstance(value, str) and value else set()
+        named = {v.casefold() for v in json.loads(replaces or "[]") if isinstance(v, str)}
+        yield "", new_id, new, named - fresh, fresh
+
+
 def outdated_in(store: Store, scope: str, document: str, correction: int | None = None) -> dict[str, int]:
     """The values a document (a pasted runbook, kept whole) states that a current correction of
     `scope` retired: value -> the correction's id. A document is never closed by a correction (it
@@ -508,7 +525,8 @@ def outdated_in(store: Store, scope: str, document: str, correction: int | None 
     where it is quoted. A line that also states the correction's new value is about the change."""
     lines = document.casefold().splitlines()
     out: dict[str, int] = {}
-    for _, new_id, _, dropped, fresh in _corrections(store, scope, correction):
+    found = [*_corrections(store, scope, correction), *_named_replacements(store, scope, correction)]
+    for _, new_id, _, dropped, fresh in found:
         for v in sorted(dropped - set(out)):
             if any(_holds_value(ln, v) and not any(_holds_value(ln, f) for f in fresh) for ln in lines):
                 out[v] = new_id
@@ -531,7 +549,10 @@ def note_outdated(store: Store, memory_id: int) -> None:
             f"OR length(content) > ?) ORDER BY id DESC LIMIT 50",
             (m.scope, int(store.config.extraction_chunk_chars)),
         ).fetchall()
-        if not rows or not store.conn.execute("SELECT 1 FROM memories WHERE superseded_by = ?", (m.id,)).fetchone():
+        if not rows or not (
+            m.metadata.get("replaces")
+            or store.conn.execute("SELECT 1 FROM memories WHERE superseded_by = ?", (m.id,)).fetchone()
+        ):
             return
         docs = store.get_many([r[0] for r in rows])
         targets = [(d, f) for d in docs if (f := outdated_in(store, d.scope, d.content, m.id))]

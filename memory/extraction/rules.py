@@ -1790,6 +1790,14 @@ _OLD_AFTER = re.compile(
     r"(?:已经|也)?(?:不通了|关掉了|关闭了|停掉了|不能用了))",
     re.I,
 )
+# What a document or a memory still says, said to be out of date: "the runbook still says the replica is on port
+# 5433 but we moved it", "手册里还写的是 8443，但是已经换了" (a value with a digit or in backticks).
+_CODE_VALUE = r"(?<![\w.-])(?:`([^`]{2,60})`|([\w.:/<>@+-]{0,40}\d[\w.:/<>@+-]{0,40}))(?![\w.-])"
+_STILL_SAYS = re.compile(
+    r"\bstill (?:says|lists|shows|has|points (?:at|to))\b[^.;\n]{0,60}?" + _CODE_VALUE + r"[^.;\n]{0,30}?\bbut\b|"
+    r"(?:还|仍然?|依然)(?:写的?是|写着)[^。；，,\n]{0,30}?" + _CODE_VALUE + r"[^。；\n]{0,10}?[，,]\s*(?:但|其实|可是)",
+    re.I,
+)
 # Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
 _RETIRED = re.compile(
     r"(?:下线|停用|废弃|去掉|删掉|拿掉)[\u4e00-\u9fff]{0,6}?\s*`?([A-Za-z][\w.+/-]+)|"
@@ -1845,7 +1853,7 @@ def replaced_values(content: str) -> list[str]:
         return []
     out = []
     shaped = {next(g for g in m.groups() if g).casefold() for m in _REPLACED.finditer(content)}
-    for rx in (_OLD_BEFORE, _OLD_AFTER, _RETIRED):
+    for rx in (_OLD_BEFORE, _OLD_AFTER, _RETIRED, _STILL_SAYS):
         for m in rx.finditer(content):
             quoted = bool(m.group(1))
             v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
