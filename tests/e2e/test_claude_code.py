@@ -607,3 +607,53 @@ def test_a_question_about_a_runbooks_late_step_reaches_the_model_with_that_step(
     given = hook_contexts(later.main, "UserPromptSubmit")
     assert any("--replicas=24" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+PASTED_RUNBOOK = """Here's our orders-db failover runbook, we're doing the drill tomorrow. Anything missing?
+
+# Orders DB failover runbook
+
+Owner: Dana Kim (payments platform). Last reviewed 2026-10-01.
+
+## Before you start
+- Announce in #orders-oncall.
+- Check replication lag on the Grafana board "orders-db / replication".
+- Make sure nobody is running a migration.
+
+## Steps
+1. Freeze writes: `kubectl -n orders scale deploy/orders-api --replicas=0`.
+2. Confirm the replica caught up: `psql -h orders-db-replica.prod.internal -p 5433 -c "select 1"`.
+3. Promote the replica: `patronictl -c /etc/patroni.yml failover orders --candidate orders-db-2`.
+4. Point pgbouncer at the new primary: edit `pgbouncer.ini`, then `systemctl reload pgbouncer`.
+5. Scale the API back: `kubectl -n orders scale deploy/orders-api --replicas=6`.
+6. Watch the error rate for 15 minutes before you call it done.
+
+## Rollback
+If the new primary misbehaves, fail back with `patronictl failover orders --candidate orders-db-1`
+and page the DBA on-call through PagerDuty.
+"""
+
+
+def test_a_runbook_pasted_in_a_session_is_one_memory_and_reaches_the_model_with_its_stale_port_marked(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trial 23: pasted documents were read line by line (144 of 192 memories, their code blocks and
+    # whole steps lost). Now the harvest keeps the runbook whole; a later correction of a value in it
+    # marks that value, and a question about that step gets the step with the mark.
+    claude_code.maple("install")
+    claude_code.api.script(["It covers the essentials. Maybe add who to call if pgbouncer will not reload."])
+    claude_code.run_claude(PASTED_RUNBOOK)
+    (doc,) = poll(
+        lambda: [m for m in harvested(claude_code, "Orders DB failover runbook") if m["category"] == "document"],
+        timeout=HARVEST_TIMEOUT,
+        what="the pasted runbook harvested as one memory",
+    )
+    assert [m["id"] for m in harvested(claude_code, "nobody is running a migration")] == [doc["id"]]
+    claude_code.api.script(["Noted."])
+    claude_code.run_claude("heads up: the orders-db replica moved to port 5434 last week, not 5433.")
+    (fix,) = poll(lambda: harvested(claude_code, "5434"), timeout=HARVEST_TIMEOUT, what="the correction harvested")
+    claude_code.api.script(["Check the replica with psql on port 5434."])
+    later = claude_code.run_claude("How do I confirm the orders-db replica caught up before promoting it?")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any(f"#{doc['id']} " in c and f"outdated: 5433 (see #{fix['id']})" in c for c in given), given
+    assert hook_errors(later.debug) == []
