@@ -318,3 +318,40 @@ def test_a_correction_that_closes_nothing_still_marks_the_runbook_value_it_names
     [doc] = [m for m in current(app) if m["category"] == "document"]
     [fix] = [m for m in current(app) if "6434" in m["content"]]
     assert doc["metadata"]["outdated"] == {"5433": fix["id"]}
+
+
+DESIGN = (
+    "# Design: Idempotency keys for the billing-service charge API\n\n"
+    "**Author:** Marcus Oduya (Mack)  \n**Status:** In review\n\n"
+    "## 1. Context\n\n`POST /v2/charges` is not idempotent today; a retry after a PSP timeout can charge twice.\n\n"
+    "## 2. Options\n\n"
+    "### Option A — Redis (`idem-redis`)\n\nKeys in Redis with a 24 h TTL. Fast, but eviction can drop keys.\n\n"
+    "### Option B — Postgres table in pg-billing\n\nA table `idempotency_keys (merchant_id, key, fingerprint)`, "
+    "written in the charge's own transaction.\n\n"
+    "### Option C — Rely on the PSP\n\nPass our key to the PSP and trust its deduplication.\n\n"
+    "## 3. Review comments\n\n"
+    + "".join(
+        f"**Reviewer {n}:** I read section {n} again and I think the fingerprint should leave out the metadata "
+        f"field, because merchants put request ids in there and those change on every retry of the same charge.\n\n"
+        for n in range(1, 8)
+    )
+    + "**Mack (author, reply):** Agreed on the fingerprint. If we go with B, I'd set the window to 7 days.\n\n---"
+)
+
+
+def test_a_decision_after_a_pasted_design_doc_is_read_and_its_option_is_named_from_the_doc(app, tmp_path):
+    # Trial 23: a design doc with reviewer replies at its end, then "We'll go with option B … because …": the
+    # replies made the words around the doc too long to be the user's, so the whole message was read line by
+    # line; and "option B" named nothing a reader could look up
+    message = (
+        "Here's Mack's idempotency design doc:\n\n"
+        + DESIGN
+        + "\n\nWe'll go with option B from this doc because Redis TTL eviction bit us last quarter and merchants "
+        "want the 7-day window. Can you sketch the migration?"
+    )
+    app.extract(transcript(tmp_path / "s.jsonl", "design", ("user", message), ("assistant", "Sure, here it is.")))
+    [doc] = [m for m in current(app) if m["category"] == "document"]
+    assert app.get([doc["id"]])["memories"][0]["content"] == DESIGN
+    [d] = current(app, "decision")
+    assert "Option B — Postgres table in pg-billing" in d["content"], d
+    assert "design doc:" not in d["content"] and "Redis TTL eviction" in d["content"]

@@ -160,6 +160,8 @@ def extract(
             # a pasted runbook or design doc is kept whole, as one memory the store cuts into parts for search;
             # what the user said around it ("here's our runbook, walk me through step 4") is read as usual
             text, document = _split_pasted(text)
+            if document:  # "We'll go with option B from this doc": its headings name the options a pick names
+                said = (said + [h.group(1) for h in map(_HEADING.match, document.split("\n")) if h])[-40:]
             lines = _document_lines(text)  # a short pasted list or table: its headings and rows, as sentences
             # (a log or trace pasted in a code block makes a message long, not a document)
             pasted = lines != text or len(R.without_code(text)) >= PASTED_CHARS
@@ -1117,6 +1119,7 @@ def _loose(name: str) -> str:
     return re.sub(r"[\s_\-]", "", name.casefold())
 
 
+_OPTION_NAMED = re.compile(r"\b(?:option|plan)\s+([A-Da-d1-4])\b|方案\s*([A-Da-d1-4])(?![\w])", re.I)
 BARE_AGREEMENT_CHARS = 40  # an answer this short to a proposal is about it ("Agreed, let's go with that.")
 
 
@@ -1242,6 +1245,9 @@ def _decision(
         # of its own, made after an unrelated suggestion, is no agreement to it
         proposal = []
     letter = named if isinstance(named, str) else R.chosen_of(sents[start]) or ""
+    lettered_by_name = _OPTION_NAMED.search(sents[start])
+    if lettered_by_name and pick is None and not named:  # "We'll go with option B from this doc", "选方案 B"
+        letter = "option " + (lettered_by_name.group(1) or lettered_by_name.group(2))
     others: list[str] = []  # the options of a list the pick did not take: what it passed over
     if pick is not None:  # "B", "1。", "Coalesce." after a list: that item, over the others
         proposal = [R.clip(" ".join(filter(None, [heading, listed[pick]])), 300)]  # (the heading names what it decides)
@@ -1632,13 +1638,16 @@ def _split_pasted(text: str) -> tuple[str, str]:
     last = max(i for i, p in enumerate(paragraphs) if structured(p))
     lead = [p for p in paragraphs[:first] if _SAID_AROUND.search(p) or re.search(r"[:：]\s*$", p)]
     lead = paragraphs[: paragraphs.index(lead[-1]) + 1] if lead else []
-    tail = paragraphs[last + 1 :]
-    while tail and not _SAID_AROUND.search(tail[0]):
-        tail = tail[1:]  # the document's own closing lines ("If in doubt, page the on-call.")
-    said = [*lead, *tail]
-    if sum(map(len, said)) > SAID_AROUND_CHARS:
-        return text, ""  # a long message with a list in it, not a document handed over
+    if sum(map(len, lead)) > SAID_AROUND_CHARS:
+        lead = []  # a document's own introduction
+    tail: list[str] = []  # the last paragraphs addressed to the assistant, short; not the document's own closing
+    for p in reversed(paragraphs[max(first, last) + 1 :]):  # lines ("If in doubt, page the on-call.", "---")
+        if not _SAID_AROUND.search(p) or sum(map(len, tail)) + len(p) > SAID_AROUND_CHARS:
+            break
+        tail.insert(0, p)
     document = "\n\n".join(paragraphs[len(lead) : len(paragraphs) - len(tail)]).strip()
+    # ("Here's Mack's design doc:" hands the document over and says nothing of its own)
+    said = [p for p in lead if not (re.search(r"[:：]\s*$", p) and len(p) < 150)] + tail
     if weight(document) < PASTED_DOCUMENT_CHARS:
         return text, ""
     return "\n\n".join(said), document
