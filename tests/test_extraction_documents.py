@@ -15,6 +15,7 @@ from test_extraction_sessions import PROJECT, current, transcript
 
 from memory import config as config_mod
 from memory.app.memories import Memories
+from memory.extraction import rules
 from memory.retrieval import context
 from memory.store import Store
 
@@ -355,3 +356,13 @@ def test_a_decision_after_a_pasted_design_doc_is_read_and_its_option_is_named_fr
     [d] = current(app, "decision")
     assert "Option B — Postgres table in pg-billing" in d["content"], d
     assert "design doc:" not in d["content"] and "Redis TTL eviction" in d["content"]
+
+
+def test_when_something_starts_is_no_value_it_replaces():
+    # "双写从 4 月 20 号开始" gave a decision `replaces: ["4 月"]`, and a pasted weekly note was then marked
+    # "[outdated: 4 月]"; "从 24 小时改成 12 小时" still names 24 小时 as replaced
+    assert (
+        rules.replaced_values("我们最后选方案 B（Tair）。双写从 4 月 20 号开始。帮我把 ADR 状态改成 Accepted。") == []
+    )
+    assert rules.replaced_values("从下周一起发布改到周二。") == []
+    assert rules.replaced_values("日志保留从 24 小时改成 12 小时了。") == ["24 小时"]

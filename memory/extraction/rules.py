@@ -1790,6 +1790,8 @@ _OLD_AFTER = re.compile(
     r"(?:已经|也)?(?:不通了|关掉了|关闭了|停掉了|不能用了))",
     re.I,
 )
+# After "从 X": X is when something starts ("从 4 月 20 号开始", "从下周一起"), not an old value.
+_STARTS_FROM = re.compile(r"[^，。,.；;改调换到变]{0,10}?(?:开始|起(?![来床]))")
 # What a document or a memory still says, said to be out of date: "the runbook still says the replica is on port
 # 5433 but we moved it", "手册里还写的是 8443，但是已经换了" (a value with a digit or in backticks).
 _CODE_VALUE = r"(?<![\w.-])(?:`([^`]{2,60})`|([\w.:/<>@+-]{0,40}\d[\w.:/<>@+-]{0,40}))(?![\w.-])"
@@ -1860,6 +1862,8 @@ def replaced_values(content: str) -> list[str]:
             if rx is _OLD_BEFORE and v.isdigit():  # "从 24 小时改成 12 小时", "(原来 90 天)": the number with its unit
                 unit = _UNIT_AFTER.match(content, m.end())
                 v = f"{v}{unit.group()}" if unit else v
+            if rx is _OLD_BEFORE and m.group().startswith("从") and _STARTS_FROM.match(content, m.end()):
+                continue  # "双写从 4 月 20 号开始": when it starts, no value replaced
             if len(v) < 3 or v.lower() in _NOT_VALUES:
                 continue
             if rx is _OLD_BEFORE and not quoted and v.isalpha() and v.islower() and re.match(r"(?i)old\b", m.group()):
