@@ -366,3 +366,24 @@ def test_when_something_starts_is_no_value_it_replaces():
     )
     assert rules.replaced_values("从下周一起发布改到周二。") == []
     assert rules.replaced_values("日志保留从 24 小时改成 12 小时了。") == ["24 小时"]
+
+
+def test_a_problem_reported_with_a_request_for_help_is_no_pick_of_the_item_it_names(app, tmp_path):
+    # Trial 23: "canary 起不来，帮我看下：" named "canary" from item 3 of the assistant's suggestions and was
+    # stored as a decision agreeing to it
+    app.extract(
+        transcript(
+            tmp_path / "s.jsonl",
+            "help",
+            ("user", "帮我看看第三步"),
+            (
+                "assistant",
+                "第三步没什么大问题。几点建议：\n\n1. CTR 那一项依赖 ABTest 报表，有 5 分钟延迟。\n"
+                "2. rollout status 只能说明 Pod 起来了，最好再看一眼 Grafana。\n"
+                "3. 如果这次带了模型变更，先确认 schema_version 和线上的 feature_schema_version = 42 一致，否则 canary 会起不来。",
+            ),
+            ("user", "canary 起不来，帮我看下：\n\n```\nError: schema mismatch 43 != 42\n```"),
+            ("assistant", "schema_version 是 43，线上是 42，需要先发 rank-gateway。"),
+        )
+    )
+    assert current(app, "decision") == []

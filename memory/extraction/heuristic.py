@@ -1165,6 +1165,10 @@ _FACT = ("statement", "config", "note", "location", "command", "environment", "v
 _RANK = {"decision": 6, "correction": 5, "rule": 5, "preference": 5, "change": 4}
 
 
+# A pick by letter or place at a sentence's start: "(b), 帮我写一下", "2，你先改", "第二种，帮我…".
+_BY_PLACE = re.compile(
+    r"\W*(?:(?:option\s*)?[(（]?[A-Da-d1-9][)）]?(?=[\s,，.。:：]|$)|第[一二三四1-4]\s*(?:种|个|条|项)?)", re.I
+)
 _ASKS_HELP = re.compile(
     r"^(?:那|那就)?(?:先|再)?(?:帮我|请帮|帮忙|请你|给我|你(?:顺手|顺便|先|再|就)?(?:把|帮|去|来))|^(?:can|could|would) (?:you|u)\b",
     re.I,
@@ -1205,6 +1209,12 @@ def _decision(
             # "不考虑 Kafka 了，就用 RabbitMQ")
         if _ASKS_HELP.match(s) and pick is None:
             continue  # "先帮我看下 repo 结构吧": a task asked for, whatever 吧 ends it
+        if (
+            not R.is_choice(s)
+            and not _BY_PLACE.match(s)
+            and any(_ASKS_HELP.match(x.strip()) for x in re.split(r"[，,;；:：]", s)[1:])
+        ):
+            continue  # "canary 起不来，帮我看下：": a problem reported and help asked for, though it names an item
         if (
             pick is None
             and R.REJECTS.search(s)
