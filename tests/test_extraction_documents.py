@@ -387,3 +387,23 @@ def test_a_problem_reported_with_a_request_for_help_is_no_pick_of_the_item_it_na
         )
     )
     assert current(app, "decision") == []
+
+
+def test_a_long_account_keeps_its_declared_decision_and_drops_the_talk_about_itself(app, tmp_path):
+    # Trial 23's English "wall of text": "instead of the 2 minutes we promise" made a report a decision,
+    # "The decision is: …" was stored as a rule, and "I'd rather you have the full picture" as a preference
+    said = (
+        "OK, before we touch the failover stuff again I want to write down where we landed, because I keep "
+        "re-explaining it and I'd rather you have the full picture too. The short version is that Monday's "
+        "switchover worked, but it took 3m40s of write freeze instead of the 2 minutes we promise, and the reason "
+        "was boring: an old pg_basebackup was still holding a WAL sender. That part is fixed.\n\n"
+        "The more interesting discussion was about what we do with the old primary afterwards. In November "
+        "pg_rewind left us with a replica that was silently missing rows. So the decision is: after any failover "
+        "the old primary is always rebuilt from a fresh pg_basebackup, never with pg_rewind.\n\n"
+        "I know that's a wall of text, but I'd rather have it captured somewhere."
+    )
+    app.extract(transcript(tmp_path / "s.jsonl", "wall", ("user", said), ("assistant", "Captured.")))
+    [d] = current(app, "decision")
+    assert "never with pg_rewind" in d["content"], d
+    kept = " ".join(m["content"] for m in current(app))
+    assert "full picture" not in kept and "wall of text" not in kept and "discussion was about" not in kept

@@ -371,10 +371,17 @@ _SETTLED = r"(?<![搞弄确一肯说敲])" + _SETTLED_TAIL
 _DECISION = re.compile(
     r"\b(?:decided|decide|chose|choose|chosen|picked|pick|went with|go with|going with|settled on|opted|"
     r"switch(?:ed|ing)? to|moving|moved|migrat(?:ed|ing)|stick with|standardi[sz]e on|we(?:'ll| will) use|"
-    r"let'?s (?:just )?use|instead|rather than|pin|pinned|pins|the reason we|final (?:decision|call))\b|最终方案|结论[是:：]|决定(?!是否|要不要|怎么|如何)|选择|选了|选用|采用|改用|"
+    # ("took 3m40s instead of the 2 minutes": a comparison of amounts, no option passed over)
+    r"let'?s (?:just )?use|(?:instead|rather than)(?! of (?:the |about |maybe )?(?:\d|(?:one|two|three|four|five|ten|a "
+    r"few|a couple)\b))|pin|pinned|pins|the reason we|final (?:decision|call)|the decision (?:is|was))\b|最终方案|结论[是:：]|决定(?!是否|要不要|怎么|如何)|选择|选了|选用|采用|改用|"
     + _SETTLED
     + r"|最终用|而不是|"
     r"固定在|锁定",
+    re.I,
+)
+# A sentence that opens by saying it is the decision: "So the decision is: …", "最终决定：…", "结论是：…".
+_DECLARED = re.compile(
+    r"^\W*(?:so,?\s+|and\s+)?(?:the|our) (?:final )?decision (?:is|was)\s*[:：]|^(?:所以|最后)?(?:最终)?(?:决定|结论)(?:是|就是)?\s*[:：]",
     re.I,
 )
 # A choice told as made ("we went with X", "我们最后选了 X"): with what it passed over named, a decision.
@@ -553,6 +560,10 @@ CHAT = re.compile(
     + r"|\bcan be (?:deleted|removed|dropped)\b|可以删(?:掉|除)?了|"
     # breaks and the evening's plans: "coffee break, then open the PR", "今晚还要上分，先 commit", "随便跑个小压测玩玩"
     r"\bcoffee break\b|\blunch\b|吃饭|今晚|先 ?commit|玩玩|不作数|我按这个|(?:下午|上午|晚点|待会)(?:我)?(?:要|再|去)|去开会|"
+    # the message about itself: "I want to write down where we landed", "I'd rather you have the full picture",
+    # "I know that's a wall of text", "The more interesting discussion was about …"
+    r"\b(?:write (?:it |this |that )?down where|(?:have|get) the (?:full|whole) picture|wall of text|(?:keep|kept) "
+    r"re-?explaining|captured somewhere|discussion (?:was|is) about)\b|"
     r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b",
     re.I,
 )
@@ -871,7 +882,10 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if is_request(s) and not (rule or pref or remember):
         return None
     why: list[str] = []
-    if _DECISION.search(s) and RATIONALE.search(s) and not (_CHANGED_NOW.search(s) and values_in(s)):
+    if _DECLARED.match(s):  # "So the decision is: …", "结论是：…": said to be the decision
+        category, importance = "decision", 4
+        why.append("a decision, declared")
+    elif _DECISION.search(s) and RATIONALE.search(s) and not (_CHANGED_NOW.search(s) and values_in(s)):
         # (a value that changed, with why: "platform moved the gateway off 8443: it's on 9443 now, because
         # …" is a fact that corrects the old one, not a choice)
         category, importance = "decision", 4
