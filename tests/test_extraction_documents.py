@@ -209,6 +209,7 @@ def test_a_long_message_asked_to_be_noted_is_read_as_what_it_decides_not_kept_as
     assert not [m for m in memories if m["category"] == "document"], memories
     said = " ".join(m["content"] for m in memories)
     assert "5% 灰度" in said and "DataStream API" in said and "凌晨 2 点到 6 点" in said
+    assert "跟你同步" not in said and "就这三件" not in said  # the message's talk about itself
     # and two statements of one message never close each other ("…还是留在 Flink 上，只是不用 SQL 了" restates
     # the choice of DataStream API; it had closed it)
     assert app.list(limit=100, status="history")["memories"] == []

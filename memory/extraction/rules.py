@@ -563,7 +563,8 @@ CHAT = re.compile(
     # the message about itself: "I want to write down where we landed", "I'd rather you have the full picture",
     # "I know that's a wall of text", "The more interesting discussion was about …"
     r"\b(?:write (?:it |this |that )?down where|(?:have|get) the (?:full|whole) picture|wall of text|(?:keep|kept) "
-    r"re-?explaining|captured somewhere|discussion (?:was|is) about)\b|"
+    r"re-?explaining|captured somewhere|discussion (?:was|is) about)\b|跟你同步一下|省得(?:以后)?每次都?要|"
+    r"就这[两三四五六几]件|^你记一下|"
     r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b",
     re.I,
 )
