@@ -408,3 +408,45 @@ def test_a_long_account_keeps_its_declared_decision_and_drops_the_talk_about_its
     assert "never with pg_rewind" in d["content"], d
     kept = " ".join(m["content"] for m in current(app))
     assert "full picture" not in kept and "wall of text" not in kept and "discussion was about" not in kept
+
+
+def test_a_new_owner_as_of_a_day_and_a_tool_adopted_are_kept(app, tmp_path):
+    # Trial 23: both were lost ("as of yesterday" read as something that happened yesterday)
+    app.extract(
+        transcript(
+            tmp_path / "s.jsonl",
+            "owner",
+            (
+                "user",
+                "Also Mack moved over to the risk team early, so Sam Okafor owns billing-service as of yesterday.",
+            ),
+            ("assistant", "Noted."),
+            (
+                "user",
+                "we're also adopting sqlc for new queries in billing-service. can you generate the idempotency queries?",
+            ),
+            ("assistant", "Sure."),
+        )
+    )
+    memories = current(app)
+    [owner] = [m for m in memories if "Sam Okafor" in m["content"]]
+    assert owner["subject"] == "billing-service"
+    assert any("adopting sqlc" in m["content"] for m in memories), memories
+
+
+def test_a_runbook_keeps_its_code_blocks_when_one_held_a_secret(app, tmp_path):
+    # The re-score of trial 23: a runbook whose DSN (with its password) sat in a code block lost every code
+    # block and was flattened to one line; the secret is redacted and the steps stay
+    runbook = RUNBOOK.replace(
+        "## Services",
+        "## Connect\n```\npsql postgresql://app:Tr0ub4dor-77x@orders-db.prod.internal:5432/orders\n```\n\n## Services",
+    )
+    app.extract(
+        transcript(tmp_path / "s.jsonl", "secret", ("user", "Here's the runbook:\n\n" + runbook), ("assistant", "Ok."))
+    )
+    [doc] = [m for m in current(app) if m["category"] == "document"]
+    whole = app.get([doc["id"]])["memories"][0]["content"]
+    assert "Tr0ub4dor" not in whole and "[REDACTED:" in whole
+    assert (
+        "`patronictl -c /etc/patroni.yml failover orders --candidate orders-db-2`" in whole and "\n## Steps\n" in whole
+    )

@@ -511,7 +511,13 @@ def _without_handed_secrets(c: Candidate) -> Candidate | None:
     secret itself must not be kept; the rule about where it lives is said (and kept) as its own
     sentence. None when nothing else is left; a rule said in the same breath stays ("name 字段必须…。
     告警 webhook 是 https://…?key=…")."""
-    if c.role != "user" or c.layer != "fact" or "[REDACTED:" not in c.content or "asked to remember" in c.why:
+    if (
+        c.role != "user"
+        or c.layer != "fact"
+        or "[REDACTED:" not in c.content
+        or "asked to remember" in c.why
+        or c.category == "document"  # (a runbook keeps its steps; the secret in one is redacted already)
+    ):
         return c
     kept = [s for s in R.sentences(c.content) if not _hands_over(s)]
     if not kept:

@@ -379,6 +379,12 @@ _DECISION = re.compile(
     r"固定在|锁定",
     re.I,
 )
+# A tool or practice taken up from now on: "we're adopting sqlc for new queries", "we've adopted Renovate".
+_ADOPTS = re.compile(
+    r"\bwe(?:'re| are) (?:also |now )?adopting\s+`?[\w.+/-]+|\bwe(?:'ve| have)? (?:also |now )?adopted\s+`?[\w.+/-]+|"
+    r"(?:我们)?(?:开始|以后|现在|也)(?:统一)?(?:引入|采用)\s*`?[A-Za-z][\w.+/-]*",
+    re.I,
+)
 # A sentence that opens by saying it is the decision: "So the decision is: …", "最终决定：…", "结论是：…".
 _DECLARED = re.compile(
     r"^\W*(?:so,?\s+|and\s+)?(?:the|our) (?:final )?decision (?:is|was)\s*[:：]|^(?:所以|最后)?(?:最终)?(?:决定|结论)(?:是|就是)?\s*[:：]",
@@ -646,7 +652,7 @@ def broken_now(s: str) -> bool:
 
 
 _EPISODE = re.compile(
-    r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|yesterday|this morning|on (?:monday|tuesday|"
+    r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|(?<!as of )(?<!effective )(?<!starting )yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
     r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|昨晚|前天|今天|今早|刚才|出事|偶现|巨卡|没法用|"
     r"挺香|(?<!，)(?<!, )(?<!,)不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
@@ -909,6 +915,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     elif pref:
         category, importance = "preference", 4
         why.append(f"preference ({pref.group(0).strip()})")
+    elif _ADOPTS.search(s) and not _episode(s):  # "we're also adopting sqlc for new queries in billing-service"
+        category, importance = "rule", 4
+        why.append("a tool adopted")
     elif rule:
         category, importance = "rule", 4
         why.append(f"rule ({rule.group(0).strip()})")
@@ -1132,7 +1141,8 @@ AGAINST = re.compile(
 )
 # A statement of what a part of the project uses: "前端状态管理用 Zustand", "We use Vitest for the unit tests".
 USES = re.compile(
-    r"(?:^|[\u4e00-\u9fff\s])(?:用|使用|采用|选)\s*`?([A-Za-z][\w.+/-]*)|\b(?:we(?:'ll| will)? use|uses|we(?:'re| are) using)\s+`?([A-Za-z][\w.+/-]*)",
+    r"(?:^|[\u4e00-\u9fff\s])(?:用|使用|采用|选)\s*`?([A-Za-z][\w.+/-]*)|\b(?:we(?:'ll| will)? use|uses|we(?:'re| are) "
+    r"(?:also |now )?(?:using|adopting|moving to)|we(?:'ve| have)? (?:also )?adopted)\s+`?([A-Za-z][\w.+/-]*)",
     re.I,
 )
 
@@ -1733,6 +1743,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
         if m:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
+            thing = re.sub(r"\s+(?:as of|since|starting|effective)\b.*$", "", thing)  # "… as of yesterday": when
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
             # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周", "…，负责人是王建国": the service named first
             if not thing or thing in _THIS_SERVICE:
