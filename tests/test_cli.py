@@ -243,12 +243,24 @@ def test_search_prints_a_table_cut_to_the_terminal_width(capsys, monkeypatch):
     mid = add(capsys, "Caching: " + "the build cache lives in ~/.cache/build and is keyed by lockfile " * 3)
     code, out, _ = run(capsys, "search", "build cache")
     assert code == 0
-    line = out.splitlines()[0]
-    id_, score, date = line.split()[:3]
+    lines = out.splitlines()
+    id_, score, date = lines[0].split()[:3]
     assert (id_, date) == (str(mid), run_json(capsys, "show", str(mid))["memories"][0]["occurred_at"][:10])
     assert float(score) > 0
-    assert len(line) <= 50 and line.endswith("…")
+    # the text wrapped under its row, on four lines at most, the last cut
+    assert len(lines) == 4 and all(len(x) <= 50 for x in lines) and lines[-1].endswith("…")
     assert "\x1b[" not in out  # captured stdout is not a terminal: no colour
+
+
+def test_search_shows_a_short_memory_whole_past_the_first_line(capsys, monkeypatch):
+    # A blind trial: one line per result cut "…上周五迁到了 registry.fe…" before the answer, 7 answers of 54
+    monkeypatch.setenv("COLUMNS", "70")
+    add(
+        capsys,
+        "更正一下：手册里写的 Harbor 地址 harbor.internal.feedco.cn 已经废弃了，上周五迁到了 registry.feedco.cn。",
+    )
+    code, out, _ = run(capsys, "search", "Harbor 地址")
+    assert code == 0 and "registry.feedco.cn。" in out.replace("\n", "").replace(" ", "")
 
 
 class FakeTerminal(io.StringIO):

@@ -155,9 +155,12 @@ def _date(ts: float | None) -> str:
     return (iso(ts) or "")[:10]
 
 
-def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[int, str] | None = None) -> None:
-    """Left columns padded to their widest cell; the last column (content) fills the terminal.
-    `details[n]`: text printed in full under row n, wrapped to the content column."""
+def _table(
+    rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[int, str] | None = None, lines: int = 1
+) -> None:
+    """Left columns padded to their widest cell; the last column (content) fills the terminal, on up
+    to `lines` lines (wrapped, then cut with an ellipsis). `details[n]`: text printed in full under
+    row n, wrapped to the content column."""
     if not rows:
         return
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
@@ -165,7 +168,13 @@ def _table(rows: list[tuple[str, ...]], paints: Sequence[str], details: Mapping[
     room = max(20, shutil.get_terminal_size((100, 24)).columns - indent)
     for n, r in enumerate(rows):
         cells = [_paint(c.rjust(w) if i == 0 else c.ljust(w), paints[i]) for i, (c, w) in enumerate(zip(r, widths))]
-        print("  ".join([*cells, fit(r[-1], room)]))
+        wrapped = _fill(" ".join(r[-1].split()), room) if lines > 1 else []
+        if len(wrapped) > lines:
+            wrapped = [*wrapped[: lines - 1], fit(" ".join(wrapped[lines - 1 :]), room)]
+        first, *more = wrapped or [fit(r[-1], room)]
+        print("  ".join([*cells, first]))
+        for line in more:
+            print(" " * indent + line)
         if details and details.get(n):
             _wrapped(details[n], indent, room)
 

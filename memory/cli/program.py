@@ -131,6 +131,7 @@ def cmd_search(ctx: Context) -> int:
             [(str(r["id"]), f"{r['score']:.4f}", (r["occurred_at"] or "")[:10], _matched(r)) for r in d["results"]],
             ("1;36", "2", "2"),
             {n: _details(r) for n, r in enumerate(d["results"]) if r.get("part") or r.get("replaces")},
+            lines=SEARCH_LINES,  # (a short memory whole: one line had cut "迁到了 registry.fe…" before its answer)
         )
 
     shown = {k: d[k] for k in ("query", "scopes", "model") if k in d}
@@ -141,6 +142,9 @@ def cmd_search(ctx: Context) -> int:
         human,
     )
     return 0
+
+
+SEARCH_LINES = 4  # lines of a result's text that `search` prints before cutting it
 
 
 def _json_hit(r: dict) -> dict:
