@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -20,10 +21,15 @@ SESSIONS = Path(__file__).resolve().parent / "data" / "sessions"
 SCOPE = "/home/dev/projects/demo"
 
 
+_uuids = itertools.count()
+
+
 def turns_of(*pairs: tuple[str, str]) -> list[dict]:
+    """Clean turns of session s1, each message with a uuid of its own, as in a transcript."""
     return [
-        {"role": role, "kind": "text", "text": t, "uuid": f"u{i}", "timestamp": None, "session_id": "s1", "cwd": SCOPE}
-        for i, (role, t) in enumerate(pairs)
+        {"role": role, "kind": "text", "text": t, "uuid": f"u{next(_uuids)}", "timestamp": None, "session_id": "s1"}
+        | {"cwd": SCOPE}
+        for role, t in pairs
     ]
 
 

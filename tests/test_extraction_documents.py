@@ -273,11 +273,17 @@ def test_a_changed_threshold_does_not_close_a_decision_that_holds_other_numbers(
 def test_a_change_that_names_its_old_value_closes_only_what_holds_it(app, tmp_path):
     # "手册里写的 Harbor 地址 harbor.internal… 已经废弃了" found no memory holding that address (it was in a
     # pasted handbook, kept whole) and closed the decision sharing the words 手册 and 上周五
+    handbook = FABU.replace(
+        "### 四、联系人", "### 四、镜像\n- Harbor 地址：harbor.internal.feedco.cn，负责人周婷。\n\n### 五、联系人"
+    )
+    _session(app, tmp_path, "handbook", "这是我们的发布手册：\n\n" + handbook)
     _session(
         app,
         tmp_path,
         "rollout",
-        "上周五我和 Vivian 一起定了：以后新模型版本的发布一律先走 5% 灰度，至少观察 24 小时；纯代码发布还是按手册走 10% 观察 30 分钟。",
+        "三月份 v55 模型上线的时候，灰度 30 分钟里所有指标都正常，结果到了晚高峰 21 点，整体 CTR 掉了 2.7%，白天灰度的那部分"
+        "流量里这类用户很少，根本看不出来。所以上周五我和 Vivian、老王一起定了：以后凡是涉及 model-server 新模型版本的发布，"
+        "一律先走 5% 灰度，至少观察 24 小时；rank-gateway 的纯代码发布还是按手册走 10% 观察 30 分钟，这个不变。",
     )
     _session(
         app,
@@ -285,7 +291,11 @@ def test_a_change_that_names_its_old_value_closes_only_what_holds_it(app, tmp_pa
         "harbor",
         "更正一下：手册里写的 Harbor 地址 harbor.internal.feedco.cn 已经废弃了，上周五迁到了 registry.feedco.cn。",
     )
-    assert len(current(app)) == 2
+    memories = current(app)
+    assert len(memories) == 3 and app.list(limit=100, status="history")["memories"] == []
+    [doc] = [m for m in memories if m["category"] == "document"]
+    [fix] = [m for m in memories if "registry.feedco.cn" in m["content"]]
+    assert doc["metadata"]["outdated"] == {"harbor.internal.feedco.cn": fix["id"]}
 
 
 def test_a_change_from_one_value_to_another_closes_no_statement_holding_a_third(app, tmp_path):

@@ -501,6 +501,19 @@ def _corrections(
         yield old, new_id, new, {v.casefold() for v in dropped} - fresh, fresh
 
 
+def _in_a_document(store: Store, scope: str, old_values: Sequence[str]) -> bool:
+    """Whether a current document of `scope` (a pasted runbook kept whole) holds one of the values."""
+    return any(
+        store.conn.execute(
+            f"SELECT 1 FROM memories m WHERE scope = ? AND {_current_filter()} AND (category = 'document' "
+            "OR length(content) > ?) AND instr(lower(content), lower(?)) > 0 LIMIT 1",
+            (scope, int(store.config.extraction_chunk_chars), v),
+        ).fetchone()
+        for v in old_values
+        if isinstance(v, str) and v
+    )
+
+
 def _named_replacements(
     store: Store, scope: str, correction: int | None = None
 ) -> Iterator[tuple[str, int, str, set[str], set[str]]]:
@@ -706,13 +719,14 @@ def _supersede_replaced(
             own = replace(c, content=c.metadata["decision"])
         # (a line of a pasted runbook restates how things are done; "…提前一天把 LEDGER_WORKERS 调到 12" changes no
         # fact of an earlier session that only shares its words)
-        # (nor does a change that names the old value it retires: what holds that value is closed, or nothing)
+        # (nor one naming an old value that a document holds: "手册里写的 Harbor 地址 harbor.internal… 已经废弃了" is
+        # about the handbook, which it marks, not about a statement that shares the words 手册 and 上周五)
         if (
             same is None
             and not beside
             and rules.marks_change(own.content)
             and not c.metadata.get("pasted")
-            and not c.metadata.get("replaces")
+            and not _in_a_document(store, c.scope, c.metadata.get("replaces") or [])
         ):
             same = _changed_subject(store, own, new_id)
             if same is None:
