@@ -460,3 +460,12 @@ def test_a_runbook_keeps_its_code_blocks_when_one_held_a_secret(app, tmp_path):
     assert (
         "`patronictl -c /etc/patroni.yml failover orders --candidate orders-db-2`" in whole and "\n## Steps\n" in whole
     )
+
+
+def test_a_document_asked_to_be_remembered_is_named_by_its_title_not_the_request(app, tmp_path):
+    message = "please remember this, it's the final postmortem for last week's double charge:\n\n" + RUNBOOK.replace(
+        "# Orders DB failover runbook", "Postmortem: INC-2291 — invoice-worker double-charged 312 customers"
+    )
+    app.extract(transcript(tmp_path / "s.jsonl", "pm", ("user", message), ("assistant", "Saved.")))
+    [doc] = [m for m in current(app) if m["category"] == "document"]
+    assert doc["subject"] == "Postmortem: INC-2291 — invoice-worker double-charged 312 customers"

@@ -1670,10 +1670,19 @@ def _split_pasted(text: str) -> tuple[str, str]:
 
 
 def _title(document: str) -> str | None:
-    """A document's title: its first heading, else its first line, if short."""
+    """A document's title: its first heading, else its first line, if short (after a request to keep
+    it: "please remember this, it's our postmortem:" names no document)."""
     lines = [ln.strip() for ln in document.split("\n") if ln.strip()]
-    heading = next((h.group(1) for h in map(_HEADING.match, lines) if h), None)
-    title = re.sub(r"^[*_#\s]+|[*_:：\s]+$", "", heading or (lines[0] if lines else ""))
+    while len(lines) > 1 and (R.asks_to_remember(lines[0]) or re.search(r"[:：]$", lines[0])):
+        lines = lines[1:]
+    if not lines:
+        return None
+    top = _HEADING.match(lines[0])
+    if top or (len(lines[0]) <= 100 and not lines[0].endswith((".", "。"))):  # "Postmortem: INC-2291 — …"
+        title = top.group(1) if top else lines[0]
+    else:
+        title = next((h.group(1) for h in map(_HEADING.match, lines) if h), lines[0])
+    title = re.sub(r"^[*_#>\s]+|[*_:：\s]+$", "", title)
     return title if 0 < len(title) <= 120 else None
 
 
