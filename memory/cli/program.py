@@ -51,7 +51,7 @@ from memory.errors import (
     NotFound,
     StoreUnavailable,
 )
-from memory.lang import values
+from memory.lang import text
 from memory.scope import project_scope
 from memory.store import LAYERS, Store, db, stored_model
 
@@ -167,7 +167,7 @@ def _matched(r: dict) -> str:
     is (the part follows, in full: `_part_text`)."""
     part = r.get("part")
     line = r["content"] if not part else f"[{part['where']}; `{PROG} show {r['id']}` for all]"
-    stale = values.stale_note(
+    stale = text.stale_note(
         r.get("metadata") or {}, r["content"][part["start"] : part["end"]] if part else r["content"]
     )
     if stale:  # a runbook's value a later correction retired

@@ -992,7 +992,7 @@ _LESSON = re.compile(
 LESSON_BODY_CHARS = 600  # the explanation kept before a lesson, at most
 PASTED_CHARS = 2000  # a user message this long is a pasted document (a runbook), not something said in passing
 _HEADING = re.compile(r"^\s*#{1,6}\s+(?:[\d.]+\s+)?(.+?)\s*#*\s*$")
-_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
+_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$", re.M)
 
 
 def _document_lines(text: str) -> str:
@@ -1621,7 +1621,6 @@ _DOC_HEADING = re.compile(
     r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{1,60}\*\*[:：]?|[一二三四五六七八九十]{1,3}[、.]\s*\S.{0,40}|\S.{0,60}\n[=-]{3,})\s*$",
     re.M,
 )
-_DOC_ROW = re.compile(r"^\s*\|.+\|\s*$", re.M)
 _DOC_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|\[[ x]\])\s+\S", re.M)
 # Said to the assistant around a document, not part of it: a question, a request, a decision.
 _SAID_AROUND = re.compile(
@@ -1648,7 +1647,7 @@ def _split_pasted(text: str) -> tuple[str, str]:
     paragraphs = _paragraphs(text)
 
     def structured(p: str) -> bool:
-        return p.lstrip().startswith("```") or any(x.search(p) for x in (_DOC_HEADING, _DOC_ROW, _DOC_ITEM))
+        return p.lstrip().startswith("```") or any(x.search(p) for x in (_DOC_HEADING, _TABLE_ROW, _DOC_ITEM))
 
     first = next(i for i, p in enumerate(paragraphs) if structured(p))
     last = max(i for i, p in enumerate(paragraphs) if structured(p))
@@ -1691,7 +1690,7 @@ def _shaped_as_document(text: str, short_lines: bool = True) -> bool:
     a heading and a list, or (`short_lines`) many short lines (a runbook's "Step 1: …" lines); not
     paragraphs of prose."""
     prose = R.without_code(text)
-    headings, rows, items = (len(p.findall(prose)) for p in (_DOC_HEADING, _DOC_ROW, _DOC_ITEM))
+    headings, rows, items = (len(p.findall(prose)) for p in (_DOC_HEADING, _TABLE_ROW, _DOC_ITEM))
     lines = [ln for ln in prose.split("\n") if ln.strip()]
     return (
         headings >= 2

@@ -289,3 +289,20 @@ def jieba_segmenter() -> Segmenter | None:
         except Exception:  # jieba missing or its dictionary unreadable: bigrams still work
             return None
     return _jieba_cut
+
+
+# -- a document's stale values, said where it is quoted (the prompt hook's lines, `search`) ----------
+def stale_note(metadata: dict, shown: str) -> str:
+    """What to say beside a quoted document's text that still states a value a correction retired
+    (`metadata["outdated"]`: value -> the correction's id, noted by extraction), for the values the
+    quoted text holds: "outdated: 5433 (see #12)", or ""."""
+    outdated = metadata.get("outdated") if isinstance(metadata, dict) else None
+    if not isinstance(outdated, dict):
+        return ""
+    said = shown.casefold()
+    stale = [
+        f"{v} (see #{i})"
+        for v, i in outdated.items()
+        if isinstance(v, str) and re.search(r"(?<![\w-])" + re.escape(v.casefold()) + r"(?![\w-])", said)
+    ]
+    return f"outdated: {', '.join(stale)}" if stale else ""

@@ -33,7 +33,7 @@ from typing import Any
 
 from memory import embed
 from memory.errors import StoreUnavailable
-from memory.lang import mentions, text, values
+from memory.lang import mentions, text
 from memory.lang.text import CONTEXT_TAG
 from memory.retrieval import ranking as retrieval
 from memory.store import GLOBAL, Memory, Store, chunks, db, graph, indexes, iso
@@ -917,11 +917,11 @@ def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = Non
     meta = " ".join(" · ".join(x for x in (label, where, when) if x).split())  # a category is free text too
     meta = _TAG_TEXT_RE.sub(r"&lt;\1", meta)
     shown = quote(m.content if part is None else m.content[part[0] : part[1]], most)
-    stale = values.stale_note(m.metadata, shown)  # a runbook's value a later correction retired
-    notes = "; ".join(
-        filter(None, [part and chunks.position(part[0], part[1], len(m.content)), part and "memory_get for all", stale])
-    )
-    return f"- #{m.id} {meta}{f' ({notes})' if notes else ''}: {shown}"
+    stale = text.stale_note(m.metadata, shown)  # a runbook's value a later correction retired
+    notes = [chunks.position(part[0], part[1], len(m.content)), "memory_get for all"] if part is not None else []
+    notes += [stale] if stale else []
+    said = f" ({'; '.join(notes)})" if notes else ""
+    return f"- #{m.id} {meta}{said}: {shown}"
 
 
 def _item(m: Memory, tier: str, score: float, part: tuple[int, int] | None = None) -> ContextItem:
