@@ -1,12 +1,12 @@
 """Extraction quality on the labelled Claude Code sessions, measured through the product.
 
     .venv/bin/python tests/benchmarks/bench_extraction_eval.py [--path extract|hook|live|both]
-        [--split dev|dev2|dev3|dev4|dev5|tune|holdout|holdout2|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
+        [--split dev|dev2|dev3|dev4|dev5|dev6|tune|holdout|holdout2|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
 
 Not a pytest test: it prints figures (and per-session timings). The data is
-tests/data/extraction_eval/{dev,dev2,dev3,dev4,dev5,holdout,holdout2}: Claude Code transcripts (NAME.jsonl) with labels
-(NAME.gold.json) written by people who had not read the extractor. Tune on dev, dev2, dev3, dev4 and dev5 only
-(`--split tune` runs all five and adds a column that scores them together); holdout and holdout2
+tests/data/extraction_eval/{dev,dev2,dev3,dev4,dev5,dev6,holdout,holdout2}: Claude Code transcripts (NAME.jsonl) with labels
+(NAME.gold.json) written by people who had not read the extractor. Tune on dev–dev6 only
+(`--split tune` runs all six and adds a column that scores them together); holdout and holdout2
 (written later, by another helper, for a measure no rule had yet been scored against) are scored in
 aggregate and never printed item by item (`--show` refuses it, `--json` keeps only aggregates for
 it). `both` is dev and holdout, as before dev2 existed.
@@ -73,13 +73,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "extraction_eval"
-SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "holdout", "holdout2")
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "holdout", "holdout2")
 TUNING = (
     "dev",
     "dev2",
     "dev3",
     "dev4",
     "dev5",
+    "dev6",
 )  # the splits rules may be tuned on; --show and --keep work on these only
 PATHS = ("extract", "hook", "live")
 LAYERS = ("fact", "experience", "decision")
