@@ -237,20 +237,36 @@ def extract(
                 and not _REASON_FOR.search(c.content)  # "补充一下为什么选 (a)：…" explains another pick
                 and not R.says_changed(c.content)  # "ReconcileJob 时间改了，挪到…": news of its own, no reason
                 and not c.metadata.get("pasted")  # a pasted runbook's lines are the document's, not a reason
+                and not c.metadata.get("listed")  # nor the facts of a list handed over ("For the record: …; …")
+                # (nor how the system works, named in code: "booking-api publishes booking.created.v1 on …")
+                and not _DOTTED_NAME.search(c.content)
             ]
             if settled is not None and asked and not _subject_terms(asked) <= _subject_terms(settled.content):
                 # "Booking pitched their push notifications, should we switch?" -> … -> "We stay on pull.":
                 # the question says what the choice is about
                 settled.content = asked + " " + settled.content
                 settled.metadata["question"] = asked
-            asked = next((x for x in reversed(R.sentences(text)) if R.is_question(x) and _ASKS_DECISION.search(x)), "")
+            said_now = R.sentences(text)
+            at = next(
+                (
+                    k
+                    for k in range(len(said_now) - 1, -1, -1)
+                    if R.is_question(said_now[k]) and _ASKS_DECISION.search(said_now[k])
+                ),
+                None,
+            )
+            asked = "" if at is None else said_now[at]
+            if asked and at and len(re.sub(r"[\W_]", "", _ASKS_DECISION.sub("", asked))) <= 4:
+                # "回调那里也别同步结算了吧，太慢了。有什么方案？": the question names nothing, the sentence before it does
+                asked = R.strip_fillers(said_now[at - 1]) + " " + asked
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
                 # said before the proposal is why they chose; it leads the decision instead of standing alone
                 out = [c for c in out if not any(c is x for x in context)]
                 before = len(out)
-                why = " ".join(c.content for c in context)
-                settled.content = why + " " + settled.content
+                # (what the question before the proposal already brought along is not said twice)
+                why = " ".join(c.content for c in context if _loose(c.content) not in _loose(settled.content))
+                settled.content = (why + " " + settled.content).strip()
                 settled.metadata["rationale"] = " ".join(filter(None, [why, settled.metadata.get("rationale")]))
             context = [c for c in found if c.layer != "decision"]
             out.extend(found)
@@ -452,14 +468,52 @@ def _reason_alone(text: str, weighed: str) -> bool:
             return False
         if _ADDRESS.search(bare) or "[REDACTED:" in privacy.redact(bare):
             return False  # a fact of its own ("staging 在 10.0.0.5:5432")
+        if R.owner_of(bare) or R.oncall_of(bare):
+            return False  # news of its own ("Heads-up on people: …; reminder-worker is Aisha's now")
         hit = R.classify_user(bare)
         if hit is not None and hit[1] != "statement":
             return False  # a rule, a change, a correction, a fact of a kind
     return True
 
 
+# The reason an option was passed over, said later: "顺便说下为啥不选 B：…", "why not option B: …", "Why not the
+# CronJob, since someone will ask: …".
+_REASON_AGAINST = re.compile(
+    r"为(?:什么|啥)(?:不|没)(?:选|用)\s*(?:方案|选项)?\s*|\bwhy not (?:go with |pick |use )?(?:option\s*)?|"
+    r"\bthe reason (?:we )?(?:didn'?t|did not) (?:pick|choose|go with) (?:option\s*)?",
+    re.I,
+)
+
+
 def _reason_of(sentence: str, found: list[Candidate]) -> Candidate | None:
-    """The decision a later reason names by its pick ("为什么选 (a)", "为什么选第一种", "the reason for Postgres")."""
+    """The decision a later reason names by its pick ("为什么选 (a)", "为什么选第一种", "the reason for Postgres"),
+    or by the option it passed over ("为啥不选 B：…": the pick made from that list, another item; "why not the
+    CronJob, …": the decision that passed over the CronJob)."""
+    against = _REASON_AGAINST.search(sentence)
+    rest = sentence[against.end() :] if against else ""
+    other = re.match(r"\s*([(（]?[A-Da-d1-4][)）]?)(?=\s*(?:说一下|说下|讲一下|讲下)?\s*[:：,，—-])", rest)
+    if other is not None:
+        place = _place(other.group(1))
+        return next(
+            (c for c in reversed(found) if c.layer == "decision" and c.metadata.get("picked") not in (None, place)),
+            None,
+        )
+    name = re.match(r"\s*(?:the\s+)?`?([A-Za-z\u4e00-\u9fff][\w.+/\u4e00-\u9fff-]{2,})`?", rest) if against else None
+    if name is not None:
+        key = name.group(1).casefold()
+        decided = [c for c in reversed(found) if c.layer == "decision"]
+        # the decision that passed it over by name, else the last pick from a list that did not take it
+        return next(
+            (c for c in decided if any(key in a.casefold() for a in c.metadata.get("alternatives") or [])),
+            next(
+                (
+                    c
+                    for c in decided[:1]
+                    if c.metadata.get("picked") and key not in (c.metadata.get("proposal") or c.content).casefold()
+                ),
+                None,
+            ),
+        )
     m = _REASON_FOR.search(sentence)
     key = re.match(r"\s*([(（][A-Da-d1-4][)）]|[\w.+/-]+)", sentence[m.end() :]) if m else None
     if key is None:
@@ -580,9 +634,9 @@ def _numbered(text: str) -> list[str]:
 # "option A" — alone, or before the reason ("A，调休每年都变").
 _PICK_PLACE = re.compile(
     r"^(?:(?:ok(?:ay)?|sure|yes|yeah|好的?|行|嗯)[,，.。!！]?\s*)?(?:[A-Z][\w-]* (?:says|said|thinks|wants|votes for)\s+|"
-    r"[\u4e00-\u9fff]{1,4}(?:说|觉得)\s*)?(?:那就|就|选|用|go with|take|let'?s (?:do|go with)|"
+    r"[\u4e00-\u9fff]{1,4}(?:说|觉得)\s*)?(?:那就|就|选|用|(?:就)?按(?:照)?|go with|take|let'?s (?:do|go with)|"
     r"option|方案|选项)?\s*(?:the\s+)?[(（]?(?:([1-9])|([A-Da-d])|第([一二三四五1-5])(?:种|个|条|项|套|类)?|"
-    r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|就这个吧?|it is)?\s*(?:[.。!！,，:：;；]|$)",
+    r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|来吧?|就这个吧?|it is)?\s*(?:[.。!！,，:：;；]|$)",
     re.I,
 )
 
@@ -632,8 +686,9 @@ def _place(s: str, size: int = 0) -> int | None:
         return int(num)
     if letter:
         labelled = re.search(r"[(（]\s*" + letter + r"\s*[)）]|(?:option|方案|选项)\s*" + letter, m.group(0), re.I)
-        if letter.islower() and not labelled and len(s.strip()) > 2:
-            return None  # "a…" opens many sentences; "a" alone, "(a)", "go with (b)" and "option a" are labels
+        if letter.islower() and not labelled and re.match(r"\W*[a-d]\s*[A-Za-z']", s.strip()):
+            # "a…" opens many sentences ("a fix would be…"); "a" alone, "b 吧", "(a)", "go with (b)" and "option a" are labels
+            return None
         return ord(letter.upper()) - 64
     if zh:
         return int(zh) if zh.isdigit() else _ORDINALS[zh]
@@ -1181,6 +1236,16 @@ _ASKS_HELP = re.compile(
 )
 
 
+# A name in code with a dot or an underscore inside: an event, a table, a module (booking.created.v1, settle_orders).
+_DOTTED_NAME = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:[._][a-z0-9]+)+(?![\w/-])")
+
+
+# A task handed to the assistant after a choice is no reason for it: "topic 和消费组你想个名字", "名字你定".
+_LEFT_TO_YOU = re.compile(
+    r"你(?:来)?(?:想|起|定|取|看着|决定|挑)|\b(?:up to you|your call|you (?:pick|choose|name))\b", re.I
+)
+
+
 def _decision(
     sents: list[str], proposal: list[str], said: list[str] = (), listed: list[str] = (), heading: str = ""
 ) -> tuple[Candidate | None, set[int]]:
@@ -1215,6 +1280,8 @@ def _decision(
             # "不考虑 Kafka 了，就用 RabbitMQ")
         if _ASKS_HELP.match(s) and pick is None:
             continue  # "先帮我看下 repo 结构吧": a task asked for, whatever 吧 ends it
+        if pick is None and "[REDACTED:" in privacy.redact(s):
+            continue  # "用 staging 库试，连这个：postgresql://…": where to try it, a credential handed over, no choice
         if (
             not R.is_choice(s)
             and not _BY_PLACE.match(s)
@@ -1295,7 +1362,16 @@ def _decision(
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
         rule = R.RULE.search(nxt) and not R.LACKS.search(nxt) and not R.WANT_REASON.search(R.strip_fillers(nxt))
-        if R.is_question(nxt) or R.is_chat(nxt) or rule or len(R.strip_fillers(nxt)) < 4 or _CORRECTS.match(nxt):
+        if (
+            R.is_question(nxt)
+            or R.is_chat(nxt)
+            or rule
+            or len(R.strip_fillers(nxt)) < 4
+            or _CORRECTS.match(nxt)
+            or R.is_request(nxt)
+            or _LEFT_TO_YOU.search(nxt)
+            or "[REDACTED:" in privacy.redact(nxt)  # (the key handed over for the work, no reason for the choice)
+        ):
             break
         if _NEW_TOPIC.match(nxt) and (R.replaced_values(nxt) or R.marks_change(nxt) or R.value_slots(nxt)):
             break  # "对，notify 的不动。另外之前说的 on-call 阿杰作废，…": news of its own, not the reason
@@ -1323,7 +1399,11 @@ def _decision(
     # "那就 PostgreSQL 吧，MySQL 的 JSON 支持太弱了": the clause after the choice gives its reason
     clause = _clause_reason(parts[0], bool(named) or pick is not None) if len(parts) == 1 else None
     by_name = bare.group(1) if offered else None  # "NATS 吧": the option named outranks a "用 X" in what follows
-    picked = by_name or R.chosen_of(said)
+    # ("就 Redis Set。" after "可以把名单放进 Redis Set…；或者…布隆过滤器": the option named, alone)
+    alone = re.match(
+        r"^(?:那就|就用|就|用)\s*`?([A-Za-z][\w.+/-]*(?: [A-Za-z][\w.+/-]*)?)`?\s*吧?\s*[。.!！]?$", said.strip()
+    )
+    picked = by_name or R.chosen_of(said) or (alone.group(1) if alone else None)
     # "用 header 吧" after "两个改法：1. … header `X-Accel-Buffering: no` 2. …": it picks one of the options
     offered = bool(picked and len(picked) >= 3 and any(picked.casefold() in x.casefold() for x in context[-8:]))
     if (
@@ -1740,8 +1820,17 @@ def _from_user(
     lead = re.match(r"\s*([1-9])[.)]\s+(?=\S)", text) if listed else None
     if lead and not re.search(r"\n\s*[1-9][.)]\s", text):
         text = lead.group(1) + ".\n" + text[lead.end() :]  # "1. Dividing by replica count breaks…": item 1, then why
-    sents = R.sentences(text)
-    opens = _paragraph_starts(text, sents)  # (a sentence after a blank line belongs to no sentence before it)
+    # (the items of a list handed over are facts apart: never folded together, nor the reason of a choice after)
+    sents: list[str] = []
+    listed_items: set[int] = set()
+    in_list: set[int] = set()
+    for sent in R.sentences(text):
+        items = _items_of(sent)
+        listed_items.update(range(len(sents) + 1, len(sents) + len(items)))
+        in_list.update(range(len(sents), len(sents) + len(items)) if len(items) > 1 else ())
+        sents += items
+    # (a sentence after a blank line belongs to no sentence before it)
+    opens = _paragraph_starts(text, sents) | listed_items
     out: list[Candidate] = []
     decision, used = _decision(sents, proposal or [], said or [], listed or [], heading)
     if decision is not None:
@@ -1763,6 +1852,13 @@ def _from_user(
         declined = _DECLINE.match(raw) if proposal and j == 0 and hit else None
         if declined and not _DIRECTS.search(raw[declined.end() :]) and len(raw) < 40:
             continue  # "不用，crontab 够了" to a proposal: turned down, so nothing was decided
+        if hit is None and j in in_list and R._long_enough(raw) and not (R.is_question(raw) or R.is_chat(raw)):
+            hit = (
+                R.strip_fillers(raw),
+                "note",
+                "an item of a list handed over",
+                3,
+            )  # "invoices go out through Mailgun"
         if hit is None and out and last_end == j - 1 and out[-1].category != "decision" and R.is_detail(raw):
             hit = (R.strip_fillers(raw), "statement", "", 3)  # "`amount_minor` bigint plus a `currency`"
         if hit is None:
@@ -1804,19 +1900,22 @@ def _from_user(
                 and k not in opens
                 and R.continues(sents[k])
                 and R.classify_user(sents[k]) is None
+                and not R.is_chat(sents[k])  # "thanks, that's it for today" ends the message, it explains nothing
             ):
                 sentence = sentence.rstrip(" ;；") + " " + R.strip_fillers(sents[k])
                 used.add(k)
                 last_end = k
             else:
                 break
-        layer = "decision" if category == "decision" else "fact"
+        layer = "decision" if category == "decision" else "experience" if category == "lesson" else "fact"
         c = Candidate(R.tidy(sentence), layer=layer, category=category, importance=importance, why=why, role="user")
         if category == "decision":
             decision, rationale = R.split_rationale(sentence)
             alts, chosen = R.alternatives(sentence), R.chosen_of(sentence)
             c.metadata.update(decision=decision, rationale=rationale)
             c.metadata.update({k: v for k, v in (("alternatives", alts), ("chosen", chosen)) if v})
+        if j in in_list:
+            c.metadata["listed"] = True
         raw_of[len(out)] = sentence
         out.append(c)
     return out
@@ -1833,6 +1932,40 @@ def _paragraph_starts(text: str, sents: Sequence[str]) -> set[int]:
             starts.add(j)
         at = found + len(sent[:20])
     return starts
+
+
+_RETIRED_FIRST = re.compile(
+    r"(?:also,?\s+|oh,?\s+|btw,?\s+)?we(?:'ve| have)? (?:dropped|removed|retired|got rid of|stopped using|no longer use|"
+    r"killed|ditched)\b|我们(?:已经)?(?:不用|不再用|弃用|去掉)",
+    re.I,
+)
+_ITEMS_LEAD = re.compile(r"^([^：:;；]{1,40}?[：:])\s*(?=\S)")
+
+
+def _items_of(sentence: str) -> list[str]:
+    """A sentence handing over several facts at once, cut into them: "其他几个背景你记一下：网关有问题找老周，他是
+    owner；抓拍图片存 COS，保留 180 天；…", "for the record: X runs on 8080; Y is owned by Kim". Most items hold a
+    value a later change may correct on its own, so each is a fact of its own (kept together, a change of one
+    left the others, said in the same breath, behind or took them with it). Only a sentence that asks for it
+    to be remembered, gives it as background or as a heads-up is cut, at its semicolons, the lead left out."""
+
+    def hands_over(words: str) -> bool:
+        return bool(R.asks_to_remember(words) or R._FYI.search(words) or re.search(r"\bheads[- ]up\b", words, re.I))
+
+    def says_something(item: str) -> bool:
+        return _holds_value(item) or R.classify_user(item) is not None
+
+    if not hands_over(sentence):
+        return [sentence]
+    lead = _ITEMS_LEAD.match(sentence)
+    body = sentence[lead.end() :] if lead and hands_over(lead.group(1)) else sentence
+    items = [x.strip(" ,，") for x in re.split(r"\s*[；;]\s*", body)]
+    items = [x for x in items if x]
+    # (an item holding none is still one of the list: "Dima moved to the payments team on Monday")
+    if len(items) < 2 or 2 * sum(map(says_something, items)) < len(items) or _RETIRED_FIRST.search(items[0]):
+        # (nor "we dropped flyway; Migrations now go through dbmate": one change, joined so above)
+        return [sentence]
+    return [x if re.search(r"[。.!！]$", x) else x + ("。" if re.search(r"[\u4e00-\u9fff]", x) else ".") for x in items]
 
 
 def _holds_value(sentence: str) -> bool:

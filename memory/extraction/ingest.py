@@ -859,8 +859,32 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
             theirs = rules.topic_terms(declined)
             if mid != new_id and session != c.session_id and theirs and len(mine & theirs) >= min(2, len(theirs)):
                 return [mid]
+    out: list[int] = []
+    taken = (c.metadata.get("chosen") or "").casefold()
+    if len(taken) >= 3 and not back_on:
+        # the other way round: an earlier decision passed over what this one takes, and this one names what
+        # that one chose ("b 吧" for materialized views, asked about "hot score 的 ZSET" filling Redis, after
+        # "A" had chosen Redis ZSET over a Postgres materialized view): revisited, it is history
+        mine_all = c.content.casefold()
+        for mid, chosen, alternatives, session in store.conn.execute(
+            f"SELECT id, json_extract(metadata, '$.chosen'), json_extract(metadata, '$.alternatives'), "
+            f"session_id FROM memories m WHERE scope = ? AND layer = 'decision' AND {_closable(store)} "
+            f"ORDER BY id DESC LIMIT 200",
+            (c.scope,),
+        ):
+            passed = [a.casefold() for a in json.loads(alternatives or "[]") if isinstance(a, str)]
+            words = [w for w in re.findall(r"[\w.+-]{3,}", (chosen or "").casefold())]
+            if (
+                mid != new_id
+                and session != c.session_id
+                and words
+                and any(taken in a or (len(a) >= 4 and a in taken) for a in passed)
+                and all(w in mine_all for w in words)
+                and taken not in (chosen or "").casefold()
+            ):
+                out.append(mid)
     if not (over or back_on):
-        return []
+        return out
     if back_on:  # "changed my mind on spot — …": the newest decision of an earlier session that says spot
         said = re.compile(rf"(?<![\w-]){re.escape(back_on)}(?![\w-])" if back_on.isascii() else re.escape(back_on))
         for mid, content, session in store.conn.execute(
@@ -872,7 +896,6 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
                 return [mid]
         return []
     mine = rules.topic_terms(c.content)
-    out = []
     for mid, content, chosen, session in store.conn.execute(
         f"SELECT id, content, json_extract(metadata, '$.chosen'), session_id FROM memories m "
         f"WHERE scope = ? AND layer = 'decision' AND {_closable(store)} ORDER BY id DESC LIMIT 200",
@@ -883,7 +906,7 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
         names = rules.topic_terms(" ".join([chosen, *over, c.metadata.get("chosen") or ""]))
         # (what it chose, said outright to be the trouble, needs no other word in common: "Glicko-2 算起来太麻烦，
         # …我们决定回到 Elo" after "用2吧" picked Glicko-2)
-        if chosen.casefold() in against or (mine & rules.topic_terms(content)) - names:
+        if (chosen.casefold() in against or (mine & rules.topic_terms(content)) - names) and mid not in out:
             out.append(mid)
     return out
 
@@ -1359,9 +1382,9 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
             return mid, value
     if c.attribute in ("owner", "oncall"):
         # "partner on-call" is the on-call for partner integrations; "the OSRM integration" is OSRM's
-        mine_words = set(c.subject.split())
+        mine_words = set(re.split(r"[\s_-]+", c.subject))  # ("rank 这块以后找孙萌": rank-worker's)
         for mid, value, subject in rows:
-            theirs = set((subject or "").split())
+            theirs = set(re.split(r"[\s_-]+", subject or "")) - {""}
             if mine_words and theirs and (mine_words <= theirs or theirs <= mine_words):
                 return mid, value
     if c.attribute in ("owner", "oncall"):

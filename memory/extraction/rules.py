@@ -571,7 +571,17 @@ CHAT = re.compile(
     r"\b(?:write (?:it |this |that )?down where|(?:have|get) the (?:full|whole) picture|wall of text|(?:keep|kept) "
     r"re-?explaining|captured somewhere|discussion (?:was|is) about)\b|跟你同步一下|省得(?:以后)?每次都?要|"
     r"就这[两三四五六几]件|^你记一下|"
-    r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b",
+    r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b|"
+    # the team's day, not the project: "standup moved to 10:30 so we have an hour", "下午还得开周会"
+    r"(?<![\w-])(?:stand-?up|retro|all-hands|team sync)(?:'s| is)?\s+(?:moved|is at|at|starts|pushed|rescheduled|"
+    r"(?:is )?(?:today|tomorrow|in \d))\b|(?:开|去开|还有|还得开)(?:站会|周会|例会)|(?:站会|周会|例会)(?:挪|改|推迟|提前)|"
+    r"(?:评审|复盘|分享|周)会(?:议)?(?:挪|改|推迟|提前)|会议(?:挪|改|推迟|提前)到|"
+    r"\b(?:meeting|onboarding|1:1|one-on-one)\b[^.;]{0,40}\b(?:moved|pushed|rescheduled)\s+to\s+"
+    r"(?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next)|"
+    # the speaker introducing themselves or getting to know the code: "hi，我是新来的 Sam", "I just joined the team",
+    # "我跑下 rank 的 test 熟悉一下", "trying to get my head around …"
+    r"我是新来的|新来的同事|\bI(?:'m| am) new (?:here|to)\b|\bI (?:just )?joined\b|熟悉一下|熟悉熟悉|"
+    r"\bget (?:my|a) head around\b|\bfind my way around\b",
     re.I,
 )
 # A line of a pasted stack trace or memory dump: "pkg.(*Client).Balance(0x0, …)", "at Foo.bar(Foo.java:12)",
@@ -847,7 +857,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
     s = _without_asides(strip_fillers(raw))
-    lead = re.match(r"^([^:：`]{3,80})[:：]\s*(?=\S)", s)
+    lead = re.match(r"^([^:：`]{3,80})(?:(?<!\d):|：)\s*(?=\S)", s)  # (not the colon of "10:30")
     if lead and _PLAN_LEAD.search(lead.group(1)):
         return None  # "Plan for today: get the beta green, then …": the day's plan, no fact
     if _ANNOUNCES_ONLY.match(s):
@@ -855,10 +865,14 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
         s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
         informed = True
+    said_lesson = _LESSON_LEAD.match(s)
+    lesson = bool(said_lesson and _long_enough(s[said_lesson.end() :]))
+    if lesson:  # "lesson for next time: every currency conversion change gets golden cases at the half-cent boundary"
+        s = strip_fillers(s[said_lesson.end() :])
     announced = _ANNOUNCED.match(s)
     if announced and _long_enough(s[announced.end() :]) and not ADDS_RULE.search(announced.group()):
         s = s[announced.end() :]  # "几个变化：gRPC 端口…", "A few changes: …": the lead names no subject
-    if not _long_enough(s) or _LEAD_IN.search(s):
+    if not (_long_enough(s) or owner_of(s) or oncall_of(s)) or _LEAD_IN.search(s):  # ("Kim owns scheduler-api.")
         return None
     written = _WRITE_DOWN.match(s)
     if written and _long_enough(s[written.end() :]):
@@ -928,7 +942,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         if fact:
             category, importance = fact[0], 3
             why.append(f"project fact: {fact[0]}")
-        elif corrected or remember:
+        elif corrected or remember or lesson:
             category, importance = "note", 3
         elif (_FYI.search(s) or informed) and (len(s.split()) >= 5 or len(s) >= 12):
             category, importance = "note", 3
@@ -952,7 +966,18 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     if remember:
         importance = max(importance + 1, 4)
         why.insert(0, "asked to remember")
+    if lesson and category not in ("decision", "correction"):
+        category, importance = "lesson", max(importance, 4)
+        why.insert(0, "a lesson, said to be one")
     return s, category, "; ".join(why), min(5, importance)
+
+
+# What says the words after it are a lesson: "lesson for next time:", "lessons learned:", "教训：", "takeaway:".
+_LESSON_LEAD = re.compile(
+    r"^\W*(?:(?:the|a|one|my|our)\s+)?(?:lessons?(?: (?:learned|learnt))?(?: (?:for|to) (?:next time|the future|me|us|everyone|"
+    r"remember))?|take-?aways?|note to self|(?:经验)?教训(?:是)?|下次(?:注意|记得))\s*[:：—-]\s*(?=\S)",
+    re.I,
+)
 
 
 # -- decisions across sentences and turns ------------------------------------------------------
@@ -984,6 +1009,9 @@ CHOICE = re.compile(
     r"(?<![\w.+-])(?!(?:here|there|if|when|what|as|so|now|how)\b)[\w.+-]+(?: [\w.+-]+)? it is(?=\s*(?:[.!,;:]|$))|settled on|(?:we )?decided|switch(?:ing)? to|stick(?:ing)? with|"
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep|"
+    # "So we're switching SMS to MessageBird.": what moves, then to what (a name)
+    r"we(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our) )?[\w.+-]+(?: [\w.+-]+)? "
+    r"(?:to|onto|over to) (?=`?(?-i:[A-Z0-9]))|"
     r"(?:we'?re|we are|let'?s) (?:doing|do) it)\b|现在可以(?:搞|上|做|开始)了|可以(?:开)?搞了|"
     # an order that settles a value over another: "Start Android at 5%, not 1%."
     r"(?:" + _OVER_VALUE + r")|"
@@ -1211,8 +1239,10 @@ _CHOSEN = re.compile(
     r"\b(?:go(?:ing)? with|let'?s (?:just )?use|we'?ll use|decided to (?:use|go with)|switch(?:ing)? to|stick(?:ing)? with|"
     r"stay(?:ing)? (?:on|with))"
     r"\s+(?:the\s+|a\s+|an\s+)?`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
-    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
-    r"(?:那就|就|还是|^先|^上)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧",
+    r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|(?<![不别停弃没])(?<!不再)(?<!别再)用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
+    r"(?:那就|就|还是|^先|^上)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧|"
+    r"\bwe(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our) )?[\w.+-]+(?: [\w.+-]+)? "
+    r"(?:to|onto|over to) `?((?-i:[A-Z0-9])[\w.+/-]*)",
     re.I,
 )
 
@@ -1327,6 +1357,8 @@ _GOTCHA = re.compile(
     r"(?:curl|wget|调用?|请求|访问)[^。；;]{0,20}?会(?:返回|报)?\s*[45]\d\d\b",
     re.I,
 )
+_OTHERWISE = re.compile(r"否则|不然的话|\botherwise\b|\bor else\b", re.I)
+_NAMED_IN_CODE = re.compile(r"\b[A-Z][A-Z_]{2,}\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b")
 _A_FACTS: list[tuple[str, re.Pattern]] = [
     ("config", re.compile(r"\b(?:serves?|listens?|runs?) on (?:port )?:?\d{2,5}\b|\bon port \d{2,5}\b", re.I)),
     (
@@ -1484,7 +1516,13 @@ def has_content(text: str) -> bool:
 
 
 def classify_assistant_fact(s: str) -> tuple[str, str] | None:
-    if is_question(s) or not re.search(r"`|\d|/", s):
+    if is_question(s):
+        return None
+    if not re.search(r"`|\d|/", s):
+        # a consequence spelled out with what fails by name: "…之前必须先把重复行清掉，否则 ALTER TABLE 会直接报
+        # Duplicate entry 失败"; general advice naming nothing in code is not kept
+        if _OTHERWISE.search(s) and _NAMED_IN_CODE.search(s):
+            return "gotcha", "assistant: gotcha"
         return None
     if _GOTCHA.search(s):
         return "gotcha", "assistant: gotcha"
@@ -1572,6 +1610,11 @@ _OWNER = [
         + r"(?=\s*(?:now\b|[,.;:!]|$))"
     ),
     re.compile(r"\b(?:the )?owner of " + _THING + r" is (?:now )?" + _WHO_EN),
+    # who to ask: "ping Dmitri for anything in reminder-worker", "ask Kim about anything in scheduler-api"
+    re.compile(
+        r"\b(?i:ping|ask|talk to|go to|reach out to)\s+(?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s+(?:for|about|with)\s+"
+        r"(?:anything|questions|issues|problems)\s+(?:in|on|about|with|related to|touching)\s+(?:the\s+)?(?P<thing>[\w./-]+)"
+    ),
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
     re.compile(r"(?P<thing>[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
@@ -1601,6 +1644,13 @@ _OWNER = [
         r"(?:^|[，,；;]\s*)(?P<thing>(?![他她我你它这那]|负责人|维护人|值班|owner\b|on-?call\b)[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_-]{1,11}?)(?:\s*的\s*[\u4e00-\u9fff]{1,4})?\s*是\s*"
         r"(?P<person>[老小阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?=\s*(?:[，。,.；;]|$))"
     ),
+    # who to go to with it: "网关这块有问题找老周", "以后网关的事找阿杰（刘杰）" (a person, checked in owner_of)
+    re.compile(
+        r"(?:^|[，,；;：:]\s*)(?:以后|今后|现在|之后)?\s*(?P<thing>(?![他她我你它这那])[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_.-]{1,15}?)\s*"
+        r"(?:(?:这块|这边|那边)?\s*(?:的事(?:情|儿)?|的问题|(?:有|出了?)(?:什么)?问题)|(?:这块|这边|那边)\s*(?:以后|今后|现在|之后)?)"
+        r"\s*(?:都|就|先|直接|可以)?\s*找\s*"
+        r"(?P<person>[老小阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?=\s*(?:[（(，。,.;；]|$))"
+    ),
     # "SLA owner 换了，Feng Wei 调去 billing 了，现在 owner 是 Vivian"
     re.compile(
         _THING_ZH
@@ -1618,7 +1668,11 @@ _OWNER = [
     ),
     # "order-api 归陈静。", "settle-service 是王磊负责的"
     re.compile(
-        _THING_ZH + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*归(?!档)\s*" + _WHO_ZH + r"(?=\s*[，。,.;；]|$)", re.I
+        _THING_ZH
+        + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*归(?!档)\s*"
+        + _WHO_ZH
+        + r"(?=\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:[，。,.;；]|$))",  # ("归阿玲（林玲），…": her name in full after it)
+        re.I,
     ),
     re.compile(
         _THING_ZH
@@ -1745,6 +1799,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"\s+(?:as of|since|starting|effective)\b.*$", "", thing)  # "… as of yesterday": when
             thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
+            thing = re.sub(r"\s*(?:以后|今后|往后|之后|现在|目前)$", "", thing)  # "temp-monitor 以后归阿玲"
             # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周", "…，负责人是王建国": the service named first
             if not thing or thing in _THIS_SERVICE:
                 named = _SERVICE_NAME.search(content, 0, m.start())
@@ -1780,7 +1835,8 @@ _CHOICE_BEFORE = re.compile(
     re.I,
 )
 _NEGATED_BEFORE = re.compile(
-    r"(?:\bnot|\bnever|instead of|rather than|\bover|\bfrom|不要|而不是|别|不用|不是|从)\W{0,3}"
+    r"(?:\bnot|\bnever|\bno longer|\bstop(?:ped)? using|\bmov(?:e|ed|ing) off|\bdrop(?:ped|ping)?|instead of|rather than|"
+    r"\bover|\bfrom|不要|而不是|别|不用|不是|不再|停用|弃用|从)\W{0,3}"
     r"(?:\w+\W{1,3}){0,2}$",
     re.I,
 )
@@ -1912,7 +1968,14 @@ def replaced_values(content: str) -> list[str]:
         ):
             out.append(v)
     new = {(m.group(1) or m.group(2)).casefold() for m in _NEW_NAMED.finditer(content) if _RETIRED.search(content)}
-    return [v for v in dict.fromkeys(out) if v.casefold() not in new][:4]
+    # (a kind of value is what changed, not the old value: "出场事件的 topic 已经改成 park_exit_event")
+    return [v for v in dict.fromkeys(out) if v.casefold() not in new and v.casefold() not in _VALUE_KINDS][:4]
+
+
+_VALUE_KINDS = frozenset(
+    "topic topics queue queues port host hostname cron schedule version endpoint url address bucket namespace "
+    "timeout ttl retention 端口 地址 主题 队列 版本".split()
+)
 
 
 def known_tech(name: str) -> bool:
@@ -1949,8 +2012,11 @@ _MARKS_CHANGE = re.compile(
     r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
     r"(?:drops?|dropped|falls?|fell|goes|went|rises?|rose|grows?|grew)\s+(?:from\s+\S+\s+)?to\s+\d+|is split|was split|got split|"
     r"from now on|going forward|these days|actually|correction|scratch|typo)\b|"
+    r"\bwe(?:'re| are) (?:moving|switching|migrating)\b|"
     r"\b(?:raised|lowered|increased|decreased|reduced|bumped|cut)\b[^.;!?]{1,40}?\bto\s+\d|更正|纠正|(?:写|记|说|搞|填|配)错了?|(?<!对)不对(?!称|齐|应)|应该是|[,，;]\s*not\s+`?[\w.]*\d|(?:这周|本周|今天|下周|下个月|从现在)起|"
-    r"重命名|改名|更名|现在|改成|改为|改到|调到|挪到|移到|提前到|推迟到|延后到|调成|调整为|提到|降到|(?:延长|缩短|拉长|增加|减少|提高|降低|放宽|收紧|扩)到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d",
+    r"重命名|改名|更名|现在|改成|改为|改到|调到|挪到|移到|提前到|推迟到|延后到|调成|调整为|提到|降到|(?:延长|缩短|拉长|增加|减少|提高|降低|放宽|收紧|扩)到|改用|改了|换了|换成|换到|迁到|切成|切到|升级到|降级到|改发|改走|改由|不再|下线|以后|今后|已经?从|其实是|不是\s*[\w.]*\d|"
+    # a span kept, said as news: "抓拍图只留 90 天了", "日志保留 7 天了"
+    r"只(?:留|保留|保存|存)|(?:留|保留|保存|存)\s*\d+\s*(?:天|小时|分钟|周|个月|年)了",
     re.I,
 )
 # Words that say how a statement is put, not what it is about: they never make two statements one topic.
@@ -2569,6 +2635,9 @@ _DEFINES = re.compile(
 _ABOUT_THEM = re.compile(r"\b(?:him|her)\b|(?<!其)[他她]", re.I)
 
 
+_LOOK_INTO = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:看下|看一下|看看|查下|查一下|查查|跑下|跑一下|试下|试一下)")
+
+
 def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str | None = None) -> str | None:
     """What a memory a correction closes said besides what the correction changes, when it held more
     than one value: "recon-service 的 owner 是老王，这周 on-call 是小李，有问题先找她" changed in its owner
@@ -2616,7 +2685,12 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
                 and _changed_kinds(texts[i], change, kinds) - {"owner", "oncall"}
                 and not _own_subject(texts[i], change)
             }
-    kept = [t for i, t in enumerate(texts) if i not in changed]
+    # (a task the statement went on to ask for is no fact to keep: "…:3306，连上去看下 settle_orders 里有多少重复的")
+    kept = [
+        t
+        for i, t in enumerate(texts)
+        if i not in changed and not ((is_request(t) or _LOOK_INTO.match(t)) and not _part_slots(t))
+    ]
     if not changed or not any(_says_own(t) or _DEFINES.match(t) for t in kept):
         return None
     attribute = next((m.group(1) for i in sorted(changed) if (m := _OWNER_ATTRIBUTE.match(texts[i]))), None)

@@ -1,7 +1,8 @@
 """Extraction quality on the labelled Claude Code sessions, measured through the product.
 
     .venv/bin/python tests/benchmarks/bench_extraction_eval.py [--path extract|hook|live|both]
-        [--split dev|dev2|dev3|dev4|dev5|dev6|tune|holdout|holdout2|both] [--model hash-64] [--show] [--json OUT] [--keep DIR]
+        [--split dev|dev2|dev3|dev4|dev5|dev6|tune|holdout|holdout2|both | --folder DIR] [--model hash-64] [--show]
+        [--json OUT] [--keep DIR]
 
 Not a pytest test: it prints figures (and per-session timings). The data is
 tests/data/extraction_eval/{dev,dev2,dev3,dev4,dev5,dev6,holdout,holdout2}: Claude Code transcripts (NAME.jsonl) with labels
@@ -9,7 +10,8 @@ tests/data/extraction_eval/{dev,dev2,dev3,dev4,dev5,dev6,holdout,holdout2}: Clau
 (`--split tune` runs all six and adds a column that scores them together); holdout and holdout2
 (written later, by another helper, for a measure no rule had yet been scored against) are scored in
 aggregate and never printed item by item (`--show` refuses it, `--json` keeps only aggregates for
-it). `both` is dev and holdout, as before dev2 existed.
+it). `both` is dev and holdout, as before dev2 existed. `--folder DIR` scores labelled sessions kept
+elsewhere (a blind trial before it joins the repo) the way a tuning split is scored.
 
 How a split is run: each project (sessions grouped by `project`, in `order`) gets a fresh MAPLE
 home and a real project folder in a temporary directory; every transcript is copied with its
@@ -705,6 +707,12 @@ def main(argv: list[str] | None = None) -> int:
         help="which labelled split: tune = dev + dev2 + dev3 + dev4 (and a column of them together); both = dev + holdout (default)",
     )
     ap.add_argument(
+        "--folder",
+        metavar="DIR",
+        help="score the labelled sessions in DIR instead of a split (a blind trial not in the repo yet; "
+        "--show and --keep allowed)",
+    )
+    ap.add_argument(
         "--model",
         default="hash-64",
         help="MAPLE_MODEL for every command (default hash-64, the test embedder; "
@@ -721,13 +729,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     splits = ("dev", "holdout") if a.split == "both" else TUNING if a.split == "tune" else (a.split,)
+    readable = set(TUNING)
+    if a.folder:
+        splits = (str(Path(a.folder).resolve()),)  # (DATA / an absolute path is that path)
+        readable.add(splits[0])
     paths = ("extract", "hook") if a.path == "both" else (a.path,)
-    if a.show and set(splits) - set(TUNING):
+    if a.show and set(splits) - readable:
         ap.error(
             "--show prints memories and labels: it is for the tuning splits only (add --split dev, dev2, dev3, dev4 "
             "or tune); holdout is scored in aggregate"
         )
-    if a.keep and set(splits) - set(TUNING):
+    if a.keep and set(splits) - readable:
         ap.error(
             "--keep leaves the memories for people to read: tuning splits only (add --split dev, dev2, dev3, dev4 or tune)"
         )
@@ -745,7 +757,7 @@ def main(argv: list[str] | None = None) -> int:
             projects = load_split(split)
             runs: dict[str, dict[str, ProjectRun]] = {}
             for path in paths:
-                runner = Runner(work / split, a.model, path)
+                runner = Runner(work / Path(split).name, a.model, path)
                 t0 = time.perf_counter()
                 runs[path] = {key: runner.run_project(key, sessions) for key, sessions in projects.items()}
                 fig, details = score(projects, runs[path])
@@ -759,12 +771,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for f in failures[:10]:
                     # MAPLE's stderr could quote a transcript: for holdout only which step failed
-                    print(f"  {f if split in TUNING else f.split(': exit')[0]}", file=sys.stderr)
+                    print(f"  {f if split in readable else f.split(': exit')[0]}", file=sys.stderr)
                 if a.split == "tune":
                     both_projects, both_runs = together.setdefault(path, ({}, {}))
                     both_projects.update({f"{split}:{k}": v for k, v in projects.items()})
                     both_runs.update({f"{split}:{k}": v for k, v in runs[path].items()})
-                if split in TUNING:
+                if split in readable:
                     dev_detail.setdefault(split, {})[path] = {
                         s.name: {
                             "produced": sum(1 for v in runs[path][k].produced_by.values() if v == s.name),
@@ -779,7 +791,7 @@ def main(argv: list[str] | None = None) -> int:
             if len(paths) == 2:
                 counts, rows = disagreements(projects, runs["extract"], runs["hook"])
                 agree[split] = counts
-                if a.show and split in TUNING and rows:
+                if a.show and split in readable and rows:
                     print(f"\n== {split}: where the extract and hook paths disagree ==")
                     for name, only_a, only_b, differ in rows:
                         print(f"-- {name}")
