@@ -1236,8 +1236,8 @@ _ASKS_HELP = re.compile(
 )
 
 
-# A name in code with a dot or an underscore inside: an event, a table, a module (booking.created.v1, settle_orders).
-_DOTTED_NAME = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:[._][a-z0-9]+)+(?![\w/-])")
+# A dotted name in code: an event, a topic, a module (booking.created.v1, tms.cold.temp.v2).
+_DOTTED_NAME = re.compile(r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w/-])")
 
 
 # A task handed to the assistant after a choice is no reason for it: "topic 和消费组你想个名字", "名字你定".
@@ -1368,7 +1368,7 @@ def _decision(
             or rule
             or len(R.strip_fillers(nxt)) < 4
             or _CORRECTS.match(nxt)
-            or R.is_request(nxt)
+            or _ASKS_HELP.match(R.strip_fillers(nxt))
             or _LEFT_TO_YOU.search(nxt)
             or "[REDACTED:" in privacy.redact(nxt)  # (the key handed over for the work, no reason for the choice)
         ):
