@@ -1853,12 +1853,8 @@ def _from_user(
         if declined and not _DIRECTS.search(raw[declined.end() :]) and len(raw) < 40:
             continue  # "不用，crontab 够了" to a proposal: turned down, so nothing was decided
         if hit is None and j in in_list and R._long_enough(raw) and not (R.is_question(raw) or R.is_chat(raw)):
-            hit = (
-                R.strip_fillers(raw),
-                "note",
-                "an item of a list handed over",
-                3,
-            )  # "invoices go out through Mailgun"
+            # an item of a list handed over is kept though it reads plain: "invoices go out through Mailgun"
+            hit = (R.strip_fillers(raw), "note", "an item of a list handed over", 3)
         if hit is None and out and last_end == j - 1 and out[-1].category != "decision" and R.is_detail(raw):
             hit = (R.strip_fillers(raw), "statement", "", 3)  # "`amount_minor` bigint plus a `currency`"
         if hit is None:
