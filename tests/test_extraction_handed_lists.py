@@ -358,3 +358,60 @@ def test_an_option_named_alone_is_the_choice_though_a_password_follows():
     decisions = [c for c in found if c.layer == "decision"]
     assert decisions and "Redis Set" in decisions[0].content, [c.content for c in found]
     assert "密码" not in decisions[0].content
+
+
+def test_a_pick_by_place_chooses_the_items_name_not_the_place():
+    found = candidates(
+        ("assistant", "Two ways:\n1. `upsertJobScheduler('sweep', { every: 60_000 })`: a stable id\n2. a k8s CronJob"),
+        ("user", "Go with the first."),
+    )
+    decisions = [c for c in found if c.layer == "decision"]
+    assert decisions and decisions[0].metadata["chosen"] == "upsertJobScheduler", [c.metadata for c in found]
+
+
+def test_taking_up_the_option_passed_over_after_all_closes_the_first_choice(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            (
+                "assistant",
+                "Three ways:\n1. a stable scheduler id in the worker\n2. clear every repeatable on boot\n"
+                "3. move the sweep out of the worker into a Kubernetes CronJob",
+            ),
+            ("user", "Go with the first, the cluster belongs to the platform team."),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            (
+                "user",
+                "Redis was flushed in the failover and the scheduler went with it. Let's do the CronJob we passed over after all.",
+            ),
+        )
+    )
+    now = current(app)
+    assert any("CronJob we passed over" in x for x in now), now
+    assert not any("Go with the first" in x for x in now), now
+
+
+def test_moving_something_to_another_product_closes_what_said_where_it_goes(app, tmp_path):
+    app.extract(
+        transcript(
+            tmp_path / "1.jsonl",
+            "s1",
+            ("user", "For the record: transactional email goes through Mailgun; newsletters go through Buttondown."),
+        )
+    )
+    app.extract(
+        transcript(
+            tmp_path / "2.jsonl",
+            "s2",
+            ("user", "Heads-up: we're moving transactional email to Postmark, the contract ends on the 31st."),
+        )
+    )
+    now = current(app)
+    assert not any("Mailgun" in x for x in now), now
+    assert any("Buttondown" in x for x in now), now  # the other item of the list, about something else

@@ -609,6 +609,16 @@ def _option_head(option: str) -> str:
     return re.sub(r"\*\*|__", "", head).strip()
 
 
+def _short_head(option: str) -> str:
+    """An option's name in six words, and the names in code or capitals said after them ("move the sweep out of
+    the worker into a k8s CronJob" -> "move the sweep out of the CronJob"): what a later "why not the CronJob" or
+    "the CronJob we passed over" names."""
+    words = _option_head(option).split()
+    return " ".join(
+        words[:6] + [w for w in words[6:] if re.fullmatch(r"`?(?:[A-Z][\w.+/-]*|\w+[A-Z_./-][\w./-]*)`?", w)]
+    )
+
+
 def _numbered(text: str) -> list[str]:
     """The items of the last list in a message laid out one a line, numbered or lettered ("1. 保持…\n2. 改成
     MMR window…", "A. Coalesce…\nB. Keep…", "(a) …", "Option B: …"), first sentence each."""
@@ -1463,12 +1473,17 @@ def _decision(
         and chosen.casefold() == (R.proposed_of(" ".join(proposal)) or "").casefold()
     ):
         rationale = R.split_rationale(" ".join(proposal))[1]  # "go with Temporal" after "I suggest Temporal because …"
+    if chosen and chosen.casefold() in R.VAGUE_CHOICES:
+        chosen = None  # ("go with the first": the item below names it)
     if pick is not None and not chosen:  # "B", "OK, from now on we use coder/websocket": the item's name,
         # or the phrase of the pick that named it ("…an in-process LRU is plenty…": in-process LRU)
         named_by = [p for p in _phrases(sents[start]) if p.casefold() in _spaced(listed[pick])]
-        chosen = (named_by[0] if named_by and not _numbered_pick(sents[start]) else _option_head(listed[pick])) or None
+        chosen = (named_by[0] if named_by and not _numbered_pick(sents[start]) else _option_head(listed[pick])).strip(
+            "`"
+        )
+        chosen = chosen or None
     if others:  # every item the pick passed over, not only the ones its sentence names
-        alts = _merged(alts, [" ".join(_option_head(x).split()[:6]) for x in others])[:4]
+        alts = _merged(alts, [_short_head(x) for x in others])[:4]
     elif not alts and chosen and proposal:  # "we could keep self-hosting Nominatim, …, or try Mapbox": the others
         alts = _listed_besides(" ".join(proposal), chosen)
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
@@ -1948,8 +1963,11 @@ def _items_of(sentence: str) -> list[str]:
     def hands_over(words: str) -> bool:
         return bool(R.asks_to_remember(words) or R._FYI.search(words) or re.search(r"\bheads[- ]up\b", words, re.I))
 
-    def says_something(item: str) -> bool:
-        return _holds_value(item) or R.classify_user(item) is not None
+    def says_something(
+        item: str,
+    ) -> bool:  # (a value, a statement, or a name it gives: "newsletters go through Buttondown")
+        named = R._long_enough(item) and re.search(r"`|(?<![.!?]\s)(?<!^)\b[A-Z][\w.+-]+", item.strip())
+        return bool(_holds_value(item) or R.classify_user(item) is not None or named)
 
     if not hands_over(sentence):
         return [sentence]

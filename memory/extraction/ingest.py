@@ -669,6 +669,8 @@ def _supersede_replaced(
         if best is not None:
             closed.append(best[1])
     closed += _decided_over(store, c, new_id)
+    if not closed and c.role == "user":
+        closed += _moved_away(store, c, new_id)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
     retired = {v.casefold() for v in old_values}
     fresh = {x for x in rules.values_in(c.content) if x not in retired}
@@ -837,6 +839,27 @@ def _about_the_same(store: Store, new_id: int, subject: str, scope: str) -> None
             graph.insert_links(conn, [(new_id, eid, "mention")])
 
 
+# An option said to be one passed over before: "let's do the CronJob we passed over after all", "按当时没选的 2 来".
+_TAKEN_UP = re.compile(r"\bwe (?:passed over|skipped|rejected|turned down)\b|(?:当时|之前|上次)没选的", re.I)
+
+
+def _moved_away(store: Store, c: Candidate, new_id: int | None) -> list[int]:
+    """The earlier fact a switch moves its subject away from, when it names no old value: "we're moving
+    transactional email to Postmark" closes "Transactional email goes through SendGrid." (a fact that opens on
+    what moves and names another product), not one that already names where it goes, nor one about
+    something else that mentions email."""
+    m = rules.MOVED.search(c.content)
+    if m is None:
+        return []
+    what, to = m.group("what").casefold(), m.group("to").casefold()
+    for mid, content in _earlier_statements(store, c, new_id):
+        opening = content.casefold().lstrip("`*_ ")
+        rest = content[len(what) :] if opening.startswith(what) else ""
+        if rest and to not in content.casefold() and re.search(r"(?<![\w.-])[A-Z][\w.+-]+", rest):
+            return [mid]
+    return []
+
+
 def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     """The current decisions of earlier sessions that chose what this decision passes over, on the
     same subject: "we're moving off cron to Temporal after all" closes "那还是继续用 cron" (their
@@ -879,7 +902,7 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
                 and session != c.session_id
                 and words
                 and any(taken in a or (len(a) >= 4 and a in taken) for a in passed)
-                and all(w in mine_all for w in words)
+                and (all(w in mine_all for w in words) or _TAKEN_UP.search(c.content))
                 and taken not in (chosen or "").casefold()
             ):
                 out.append(mid)

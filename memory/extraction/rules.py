@@ -1242,7 +1242,18 @@ _CHOSEN = re.compile(
     r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|(?<![不别停弃没])(?<!不再)(?<!别再)用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是|^先|^上)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧|"
     r"\bwe(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our) )?[\w.+-]+(?: [\w.+-]+)? "
-    r"(?:to|onto|over to) `?((?-i:[A-Z0-9])[\w.+/-]*)",
+    r"(?:to|onto|over to) `?((?-i:[A-Z0-9])[\w.+/-]*)|"
+    # an option taken up again: "let's do the CronJob we passed over after all"
+    r"\bthe\s+`?([\w.+/-]+)`?\s+we\s+(?:passed over|skipped|rejected|turned down|did ?n[o']t (?:pick|take|choose))\b",
+    re.I,
+)
+
+
+# What a switch moves, and to what: "we're moving transactional email to Postmark", "we switched the cache over to
+# Valkey" (what: "transactional email", to: Postmark).
+MOVED = re.compile(
+    r"\bwe(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our|all) )?"
+    r"(?P<what>[a-z][\w.+-]*(?: [a-z][\w.+-]*){0,2}) (?:to|onto|over to) `?(?P<to>(?-i:[A-Z0-9])[\w.+/-]*)",
     re.I,
 )
 
@@ -1259,7 +1270,15 @@ _PROPOSED = re.compile(
     r"|(?<!不)建议(?:用|采用|使用)?\s*`?([A-Za-z0-9][\w.+/-]*)`?",
     re.I,
 )
-VAGUE_CHOICES = {"that", "this", "it", "them", "those", "these", "one", "这个", "那个", "它"}
+VAGUE_CHOICES = {"that", "this", "it", "them", "those", "these", "one", "这个", "那个", "它"} | {
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "last",
+    "former",
+    "latter",  # "go with the first": a place, no name
+}
 
 
 def proposed_of(text: str) -> str | None:
