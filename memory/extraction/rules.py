@@ -872,7 +872,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     announced = _ANNOUNCED.match(s)
     if announced and _long_enough(s[announced.end() :]) and not ADDS_RULE.search(announced.group()):
         s = s[announced.end() :]  # "几个变化：gRPC 端口…", "A few changes: …": the lead names no subject
-    if not (_long_enough(s) or owner_of(s) or oncall_of(s)) or _LEAD_IN.search(s):  # ("Kim owns scheduler-api.")
+    short_owner = len(s) <= 200 and bool(owner_of(s) or oncall_of(s))  # ("Kim owns scheduler-api.")
+    if not (_long_enough(s) or short_owner) or _LEAD_IN.search(s):
         return None
     written = _WRITE_DOWN.match(s)
     if written and _long_enough(s[written.end() :]):
@@ -1596,16 +1597,19 @@ _VALUE_EN = re.compile(
 # Who owns what: "billing-service is owned by Alice Chen", "Carol owns the deploy pipeline now", "the owner
 # of ledger-service is Mei", "账务服务的负责人是阿强", "账务服务现在归王美管". The thing and the person, so that the
 # owner said later in another session closes the owner said before (subject_for: attribute "owner").
-_THING = r"(?:the |our )?(?P<thing>[\w./-]+(?: (?!now\b|too\b|also\b)[\w./-]+){0,3}?)"
+_THING = r"(?:the |our )?(?P<thing>(?<![\w./-])[\w./-]+(?: (?!now\b|too\b|also\b)[\w./-]+){0,3}?)"
 _WHO_EN = r"(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,4})"
 # or a name written in lowercase, as team chat does ("jo owns networking now"), never a word that is no one
 _WHO_LOWER = (
     r"(?P<who>(?!(?:it|this|that|which|who|what|nobody|no one|everyone|everybody|someone|somebody|one|each|"
     r"he|she|they|we|you|i|team|the|a|an|our|my|your|their)\b)[a-z][a-z'-]{1,20}(?: [a-z][a-z'-]{1,20}(?= \())?)"
 )
+# (a name in code starts where no name character stands before it, and a second word needs its space: each
+# start tried once, so a 5 MB pasted line costs linear time, not cubic)
 _THING_ZH = (
-    r"(?P<thing>[A-Za-z][\w.-]*\s?(?![的是在由归]|现在|目前)[\u4e00-\u9fff]{1,6}?(?=\s*(?:现在|目前)?\s*(?:归|由))|"  # "Flink 作业"
-    r"[A-Za-z0-9_./-]+(?:\s?[A-Za-z0-9_./-]+)?|[\u4e00-\u9fffA-Za-z0-9_-]{2,12}?)"
+    r"(?P<thing>(?<![A-Za-z0-9_./-])[A-Za-z][A-Za-z0-9_.-]*\s?(?![的是在由归]|现在|目前)[\u4e00-\u9fff]{1,6}?"
+    r"(?=\s*(?:现在|目前)?\s*(?:归|由))|"  # "Flink 作业"
+    r"(?<![A-Za-z0-9_./-])[A-Za-z0-9_./-]+(?:\s[A-Za-z0-9_./-]+)?|[\u4e00-\u9fffA-Za-z0-9_-]{2,12}?)"
 )
 _WHO_ZH = r"(?P<who>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,3}?)"
 _OWNER = [
@@ -1636,7 +1640,7 @@ _OWNER = [
     ),
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
-    re.compile(r"(?P<thing>[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
+    re.compile(r"(?P<thing>(?<![\w./-])[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
     # "networking modules are dmitri's (@dvolkov)": whose they are, said as people say it in chat
     re.compile(
         r"(?:^|[,;:] )" + _THING + r" (?:is|are) (?:now |all )?"
@@ -1741,7 +1745,7 @@ _OWNER = [
 # for search this week". The thing is what they are on call for, "oncall" when the sentence names none.
 _ONCALL = [
     re.compile(
-        r"(?:(?P<thing>[A-Za-z0-9_-]+|[\u4e00-\u9fff]{2,6}?)\s*(?:的|线上的?)?\s*)?(?:oncall|on-call|值班(?:的人|人|的)?)\s*"
+        r"(?:(?P<thing>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+|[\u4e00-\u9fff]{2,6}?)\s*(?:的|线上的?)?\s*)?(?:oncall|on-call|值班(?:的人|人|的)?)\s*"
         r"(?:也)?(?:换人了?|换了)?[，,]?\s*(?:现在|目前|这周起|本周起|从这周起|下周起|这个季度)?\s*(?:是|换成了?|改成了?|为)\s*"
         + _WHO_ZH
         + r"(?=[\s，。,.;；(（了]|$)",
