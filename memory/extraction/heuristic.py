@@ -1976,6 +1976,9 @@ def _items_of(sentence: str) -> list[str]:
     items = [x.strip(" ,，") for x in re.split(r"\s*[；;]\s*", body)]
     items = [x for x in items if x]
     # (an item holding none is still one of the list: "Dima moved to the payments team on Monday")
+    # (nor "Alice owns billing-service; she wrote the webhook handler": an item that says "she" goes on the one before)
+    if any(re.match(r"(?:he|she|they|it|his|her|their|its|他|她|它)\b", x, re.I) for x in items[1:]):
+        return [sentence]
     if len(items) < 2 or 2 * sum(map(says_something, items)) < len(items) or _RETIRED_FIRST.search(items[0]):
         # (nor "we dropped flyway; Migrations now go through dbmate": one change, joined so above)
         return [sentence]
