@@ -8,43 +8,13 @@ experience; and a credential handed over for a task is neither a decision nor pa
 
 from __future__ import annotations
 
-import itertools
-import json
-from pathlib import Path
-
 import pytest
+from test_extraction_phrasing import PROJECT, transcript
 
 from memory.app.memories import Memories
 from memory.extraction import rules as R
 from memory.extraction.heuristic import Candidate, extract
 from memory.store import Store
-
-PROJECT = "/home/dev/work/pay"
-_ids = itertools.count(1)
-
-
-def transcript(path: Path, session: str, *said: tuple[str, str]) -> str:
-    """A Claude Code transcript: one JSON line per user prompt or assistant text, in time order."""
-    lines = []
-    for role, text in said:
-        n = next(_ids)
-        message = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
-        if role == "assistant":
-            message.update(id=f"msg_{n}", type="message", model="claude-sonnet-5")
-        lines.append(
-            {
-                "type": role,
-                "message": message,
-                "uuid": f"{session}-{n}",
-                "timestamp": f"2026-10-{1 + n // 1440:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00.000Z",
-                "cwd": PROJECT,
-                "sessionId": session,
-                "isSidechain": False,
-                "userType": "external",
-            }
-        )
-    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
-    return str(path)
 
 
 @pytest.fixture

@@ -1098,10 +1098,15 @@ def _document_lines(text: str) -> str:
 _WHEN = r"(?:\s+(?:last|this) (?:week|month|sprint|friday|monday)|\s+yesterday|\s+today|\s+recently)?"
 # What the team stopped using, said alone before what replaced it: "Also we dropped Sentry. pushgate errors now go
 # to Grafana Loki", "我们不用 Sentry 了。错误现在都进 Loki".
+_RETIRES = r"we(?:'ve| have)? (?:dropped|removed|retired|got rid of|stopped using|no longer use|killed|ditched)"
+_RETIRES_ZH = r"我们(?:已经)?(?:不用|不再用|弃用了?|去掉了?)"
 _RETIRED_ALONE = re.compile(
-    r"((?:^|(?<=[.!?:。！？]\s))(?:also,?\s+|oh,?\s+|btw,?\s+|heads[- ]up,?\s+)?we(?:'ve| have)? (?:dropped|removed|"
-    r"retired|got rid of|stopped using|no longer use|killed|ditched) `?[\w.+-]+`?" + _WHEN + r")\.\s+(?=\S)|"
-    r"((?:^|(?<=[。！？]))\s*我们(?:已经)?(?:不用|不再用|弃用了?|去掉了?)\s*`?[A-Za-z][\w.+-]*`?\s*了?)。\s*(?=\S)",
+    r"((?:^|(?<=[.!?:。！？]\s))(?:also,?\s+|oh,?\s+|btw,?\s+|heads[- ]up,?\s+)?"
+    + _RETIRES
+    + r" `?[\w.+-]+`?"
+    + _WHEN
+    + r")\.\s+(?=\S)|"
+    r"((?:^|(?<=[。！？]))\s*" + _RETIRES_ZH + r"\s*`?[A-Za-z][\w.+-]*`?\s*了?)。\s*(?=\S)",
     re.I,
 )
 # The user holding to their proposal after a push back: "no, let's do it anyway", "还是换吧".
@@ -1945,11 +1950,7 @@ def _paragraph_starts(text: str, sents: Sequence[str]) -> set[int]:
     return starts
 
 
-_RETIRED_FIRST = re.compile(
-    r"(?:also,?\s+|oh,?\s+|btw,?\s+)?we(?:'ve| have)? (?:dropped|removed|retired|got rid of|stopped using|no longer use|"
-    r"killed|ditched)\b|我们(?:已经)?(?:不用|不再用|弃用|去掉)",
-    re.I,
-)
+_RETIRED_FIRST = re.compile(_RETIRES + r"\b|" + _RETIRES_ZH, re.I)
 _ITEMS_LEAD = re.compile(r"^([^：:;；]{1,40}?[：:])\s*(?=\S)")
 
 

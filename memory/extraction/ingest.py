@@ -839,10 +839,6 @@ def _about_the_same(store: Store, new_id: int, subject: str, scope: str) -> None
             graph.insert_links(conn, [(new_id, eid, "mention")])
 
 
-# An option said to be one passed over before: "let's do the CronJob we passed over after all", "按当时没选的 2 来".
-_TAKEN_UP = re.compile(r"\bwe (?:passed over|skipped|rejected|turned down)\b|(?:当时|之前|上次)没选的", re.I)
-
-
 def _moved_away(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     """The earlier fact a switch moves its subject away from, when it names no old value: "we're moving
     transactional email to Postmark" closes "Transactional email goes through SendGrid." (a fact that opens on
@@ -896,13 +892,13 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
             (c.scope,),
         ):
             passed = [a.casefold() for a in json.loads(alternatives or "[]") if isinstance(a, str)]
-            words = [w for w in re.findall(r"[\w.+-]{3,}", (chosen or "").casefold())]
+            words = re.findall(r"[\w.+-]{3,}", (chosen or "").casefold())
             if (
                 mid != new_id
                 and session != c.session_id
                 and words
                 and any(taken in a or (len(a) >= 4 and a in taken) for a in passed)
-                and (all(w in mine_all for w in words) or _TAKEN_UP.search(c.content))
+                and (all(w in mine_all for w in words) or rules.TAKEN_UP.search(c.content))
                 and taken not in (chosen or "").casefold()
             ):
                 out.append(mid)

@@ -1003,6 +1003,12 @@ REJECTS = re.compile(REJECT, re.I)
 # An order that settles a value over another: "Start Android at 5%, not 1%." (not "It's a config bug, not a
 # code bug", nor "Put the key in Vault, not in the yml", a rule of where things live)
 _OVER_VALUE = r"^(?:start|use|keep|set|run|make|pick|take)\b[^,;?]{2,60},\s*not\s+[^,;?]{1,30}[.!]?$"
+# A switch said by the team, up to what it moves: "we're switching SMS", "we moved the cache" (then "to <a name>").
+_SWITCH_VERB = r"\bwe(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our|all) )?"
+_SWITCHED = r"[a-z][\w.+-]*(?: [a-z][\w.+-]*){0,2}"
+_SWITCHES = _SWITCH_VERB + "(?:" + _SWITCHED + ")"
+# An option said to have been passed over: "… we passed over", "… we didn't pick".
+_PASSED_OVER = r"we\s+(?:passed over|skipped|rejected|turned down|did ?n[o']t (?:pick|take|choose))\b"
 # The user settles something: "merge it is", "let's go with zustand", "定了：…", "就用 antd 的 virtual 吧".
 CHOICE = re.compile(
     r"\b(?:let'?s (?:just )?(?:go with|use|do|stick with|keep|stay with)|go(?:ing)? with|we'?ll (?:go with|use)|"
@@ -1011,8 +1017,8 @@ CHOICE = re.compile(
     r"make it \d+|stay(?:ing)? (?:on|with)|^drop (?:it|that|this)|^(?:pick|take) (?:it|that|option \d)|"
     r"we(?:'re| are) (?:dropping|ditching|retiring|moving off|moving away from)|we(?:'ll| will) keep|"
     # "So we're switching SMS to MessageBird.": what moves, then to what (a name)
-    r"we(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our) )?[\w.+-]+(?: [\w.+-]+)? "
-    r"(?:to|onto|over to) (?=`?(?-i:[A-Z0-9]))|"
+    + _SWITCHES
+    + r" (?:to|onto|over to) (?=`?(?-i:[A-Z0-9]))|"
     r"(?:we'?re|we are|let'?s) (?:doing|do) it)\b|现在可以(?:搞|上|做|开始)了|可以(?:开)?搞了|"
     # an order that settles a value over another: "Start Android at 5%, not 1%."
     r"(?:" + _OVER_VALUE + r")|"
@@ -1242,10 +1248,10 @@ _CHOSEN = re.compile(
     r"\s+(?:the\s+|a\s+|an\s+)?`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
     r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|(?<![不别停弃没])(?<!不再)(?<!别再)用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是|^先|^上)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧|"
-    r"\bwe(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our) )?[\w.+-]+(?: [\w.+-]+)? "
-    r"(?:to|onto|over to) `?((?-i:[A-Z0-9])[\w.+/-]*)|"
+    + _SWITCHES
+    + r" (?:to|onto|over to) `?((?-i:[A-Z0-9])[\w.+/-]*)|"
     # an option taken up again: "let's do the CronJob we passed over after all"
-    r"\bthe\s+`?([\w.+/-]+)`?\s+we\s+(?:passed over|skipped|rejected|turned down|did ?n[o']t (?:pick|take|choose))\b",
+    r"\bthe\s+`?([\w.+/-]+)`?\s+" + _PASSED_OVER,
     re.I,
 )
 
@@ -1253,10 +1259,11 @@ _CHOSEN = re.compile(
 # What a switch moves, and to what: "we're moving transactional email to Postmark", "we switched the cache over to
 # Valkey" (what: "transactional email", to: Postmark).
 MOVED = re.compile(
-    r"\bwe(?:'re| are| have|'ve)? (?:switch(?:ing|ed)|migrat(?:ing|ed)|mov(?:ing|ed)) (?:(?:the|our|all) )?"
-    r"(?P<what>[a-z][\w.+-]*(?: [a-z][\w.+-]*){0,2}) (?:to|onto|over to) `?(?P<to>(?-i:[A-Z0-9])[\w.+/-]*)",
+    _SWITCH_VERB + "(?P<what>" + _SWITCHED + r") (?:to|onto|over to) `?(?P<to>(?-i:[A-Z0-9])[\w.+/-]*)",
     re.I,
 )
+# An option said to be one passed over before: "let's do the CronJob we passed over after all", "按当时没选的 2 来".
+TAKEN_UP = re.compile(r"\b" + _PASSED_OVER + r"|(?:当时|之前|上次)没选的", re.I)
 
 
 def chosen_of(text: str) -> str | None:
