@@ -657,3 +657,31 @@ def test_a_runbook_pasted_in_a_session_is_one_memory_and_reaches_the_model_with_
     given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
     assert any(f"#{doc['id']} " in c and f"outdated: 5433 (see #{fix['id']})" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_list_handed_over_is_one_memory_an_item_and_a_later_change_of_one_reaches_the_model_alone(
+    claude_code: ClaudeCode,
+) -> None:
+    # Two blind trials: "For the record: A; B; C" was one memory, so a later change of one item left the others
+    # wrong (or took them along). Now each item is its own memory; a change of who owns one service closes that
+    # item only, and a later question gets the new owner, with the list's other items still current.
+    claude_code.maple("install")
+    claude_code.api.script(["Noted."])
+    claude_code.run_claude(
+        "For the record: ledger-sync runs on Temporal, task queue `ledger-q`; Noor owns billing-api; "
+        "ping Tomas for anything in ledger-sync; staging Postgres is `pg-stg-4.acme.internal`."
+    )
+    (tomas,) = poll(lambda: harvested(claude_code, "Tomas"), timeout=HARVEST_TIMEOUT, what="the list harvested")
+    assert "Noor" not in tomas["content"] and "Temporal" not in tomas["content"], tomas
+    claude_code.api.script(["Got it."])
+    claude_code.run_claude("Heads-up on people: Tomas moved to the data team on Monday; ledger-sync is Ines's now.")
+    (ines,) = poll(lambda: harvested(claude_code, "Ines"), timeout=HARVEST_TIMEOUT, what="the new owner harvested")
+    (closed,) = harvested(claude_code, "Ping Tomas")
+    assert closed["superseded_by"] == ines["id"], closed  # that item alone, kept as history
+    assert [m["superseded_by"] for m in harvested(claude_code, "Noor owns billing-api")] == [None]
+    claude_code.api.script(["Ines."])
+    later = claude_code.run_claude("Who do I ask about ledger-sync?")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any("Ines" in c for c in given), given
+    assert not any("Ping Tomas for anything" in c for c in given), given
+    assert hook_errors(later.debug) == []
