@@ -2325,7 +2325,11 @@ _RUNNER = re.compile(
     r"^just (?:test|lint|check)\b|^(?:uv run )?ruff (?:check|format)\b|^dbt (?:test|build)\b"
 )
 # A run of one test (a file, a test id, a filter): what was being debugged, not how the project runs.
-_ONE_TEST = re.compile(r"\.(?:py|go|rs|ts|tsx|js|java|kt)\b|::|\s-k\s|--filter|\s-run\s|--tests?\s|\s/\S+|[<>|]")
+# A filter may be a bare word after the recipe (`just test lock`) or after `--` (`pnpm test:e2e -- sla`).
+_ONE_TEST = re.compile(
+    r"\.(?:py|go|rs|ts|tsx|js|java|kt)\b|::|\s-k\s|--filter|\s-run\s|--tests?\s|\s/\S+|[<>|]|\s--\s+\w|"
+    r"^\s*(?:just|make)\s+[\w:-]+\s+[\w./][^=\s]*(?:\s|$)"
+)
 # Formatting and builds are run on the way to anything; only the suite and the linter say how the project checks.
 _COMMAND_KIND = (
     ("lint", re.compile(r"\blint\b|clippy|ruff check|eslint|typecheck|\btsc\b")),

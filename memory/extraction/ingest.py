@@ -692,7 +692,10 @@ def _supersede_replaced(
             # a decision is closed by what it decided being retired, on its subject only; so is a
             # quantity, which many facts hold ("原来 90 天" is the raw payloads' retention, not the logs')
             shared = stems & rules.subject_stems(content, {v.casefold()})
-            if (layer == "decision" and not shared) or (rules.quantity(v) and len(shared) < 2):
+            # the decision that chose the retired value over the one taken now is revisited, whatever its
+            # words ("按 24 小时 … 运营想要 12 小时" by "从 24 小时改成 12 小时")
+            revisited = bool(chosen) and chosen.casefold() in retired and bool(fresh & rules.values_in(content))
+            if not revisited and ((layer == "decision" and not shared) or (rules.quantity(v) and len(shared) < 2)):
                 continue
             if layer == "experience" and (rules.renames(c.content) or not _states(content, v, stems, fresh)):
                 continue  # (what was learnt under the old name still holds: a rename closes no lesson)
@@ -1104,7 +1107,7 @@ def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Itera
 _ALSO_CHANGED = re.compile(
     r"\b(?:also|too)\s+(?:got\s+|was\s+|were\s+|been\s+)?(?:renamed|moved|changed|switched|replaced|migrated|retired)|"
     r"\b(?:renamed|moved|changed|switched|replaced|migrated|retired|split)\s+too\b|"
-    r"也(?:已经?|都)?(?:改|换|迁|重命名|下线|停用|提到|调到|降到|涨到|提高到|扩到|挪到|变成|别用|不用|不再用)",
+    r"也(?:已经?|都)?(?:跟着|随之|一起)?(?:改|换|迁|重命名|下线|停用|提到|调到|降到|涨到|提高到|扩到|挪到|变成|别用|不用|不再用)",
     re.I,
 )
 _ALSO = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[,.;:!?)]|$))|也|同时|另外|还(?:有|用)", re.I)
@@ -1131,7 +1134,7 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     for mid, content in _earlier_statements(store, c, new_id):
         theirs = rules.slot_values(content)
         if "name" in mine:  # a rename: the old statement's names in code are its values
-            theirs["name"] = rules.names_in(content)
+            theirs["name"] = rules.names_in(content, bare=True)
         changed = False
         for kind, new in mine.items():
             old = theirs.get(kind)

@@ -172,7 +172,10 @@ _QUESTION_ZH = re.compile(
     r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$|"
     r"(?<!不管)(?<!无论)(?<!不论)是[^，。,；;]{1,24}还是[^，。,；;都也]{1,24}?(?:的|呢)?[\s。.]*$|"
     # asking for something, the last clause: "…，能不能缓一缓", "有没有别的办法", "要不要换个方案"
-    r"(?:^|[，,；;])\s*(?:那|另外)?(?:能不能|可不可以|能否|有没有|要不要|行不行)[^，。,；;]{0,16}[\s。.!！]*$",
+    r"(?:^|[，,；;])\s*(?:那|另外)?(?:能不能|可不可以|能否|有没有|要不要|行不行)[^，。,；;]{0,16}[\s。.!！]*$|"
+    # a why or a whether said mid-sentence, the full stop typed for the question mark:
+    # "那切片为啥是 30 分钟不是 15 分钟。", "…，是不是就不用扫表了。"
+    r"^[^，,。；;：:]{0,12}?(?<!是)(?:为啥|为什么)(?![^。]*(?:因为|[：:]|[，,]\s*(?:是|就是|原因是)))|(?<!不管)(?<!无论)(?<!不论)是不是(?!都)",
     re.I,
 )
 
@@ -331,14 +334,14 @@ _HINT = re.compile(r"\b(?:use|using|should|instead|is|are|run|we)\b|应该|用|�
 _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care|get|remember)\b", re.I)
 # "统一管的" says who runs something ("ingress 是平台组统一管的"), not how everyone must do it.
 RULE = re.compile(
-    r"\b(?:always|never|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
+    r"\b(?:always|never(?! again[\s.!]*$)|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
     r"going forward|from now on|stick (?:to|with)|mandatory|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
     r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call)|has to|have to|"
     r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?)|(?:needs?|requires?) at (?:least|most))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"^no (?:\w+ )?(?:releases?|deploys?|deployments?|merges?|pushes?|migrations?) (?:on|after|before|during)\b|"
     r"(?<![我你他她])不(?:发版|上线|部署|发布)(?:[。！!]|$)|"
-    r"以后都|以后|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
+    r"以后都|以后(?!再说|再看|再议|再定|再讨论|再弄|再搞)|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"尽量|最好|原则上|请勿|切勿|不允许|只允许|仅允许|只准|不得|至少(?:需要|要|得)|(?:里|中)(?:还|也|都)?(?:要|得|需要)(?:带上?|加上?|写上?|附上?|标上?)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
     r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])|"
@@ -489,7 +492,8 @@ _FACTS: list[tuple[str, re.Pattern]] = [
             r"is in charge of|(?:is|are) (?:owned|reviewed|approved|maintained|handled) by)\b|负责|"
             r"由(?!于)[^，。,；;]{1,12}(?:审核|审批|维护|处理|确认|管理?)|归[^，。,；;]{1,8}管|"
             r"\bhand(?:ed|s)? (?:over )?[\w./-]+(?: [\w./-]+){0,3}? (?:over )?to [A-Z]|\bhanded (?:over )?to [A-Z]|"
-            r"(?:交给|转给|移交给)了?(?!你|我)[^，。,；;]{1,6}(?:了|[。，,]|$)|接手了?",
+            # (not the speaker passing something on, nor to "him": "懂了，我转给他。")
+            r"(?<!我)(?:交给|转给|移交给)了?(?!你|我|他|她|它)[^，。,；;]{1,6}(?:了|[。，,]|$)|接手了?",
             re.I,
         ),
     ),
@@ -661,6 +665,10 @@ def broken_now(s: str) -> bool:
     return bool(m) and not _OTHERWISE.search(s[: m.start()])
 
 
+# An incident as it was reported: "被 OOMKilled 好几次", "涨得飞快", "客服那边炸了", "转过来一个投诉", "failed on
+# two of the last three nights": what happened, not how things are (a rule word in it, "always on mac-ci-02", too)
+_INCIDENT = r"好几(?:次|回|遍)|飞快|炸了|转过来一个|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b"
+INCIDENT = re.compile(_INCIDENT, re.I)
 _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|(?<!as of )(?<!effective )(?<!starting )yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
@@ -669,7 +677,7 @@ _EPISODE = re.compile(
     # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
     r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说|"
     # what was just done, counted: "跑了 5 次都过了", "重启了 3 次"
-    r"(?:跑|试|测|重启|重跑|刷新|点)了\s*\d+\s*(?:次|遍)|都(?:通)?过了",
+    r"(?:跑|试|测|重启|重跑|刷新|点)了\s*\d+\s*(?:次|遍)|都(?:通)?过了|" + _INCIDENT,
     re.I,
 )
 
@@ -885,6 +893,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
             return None
     if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)) or _TRACE.search(s):
         return None
+    if INCIDENT.search(s) and not remember:
+        return None  # (asked to be remembered, it is kept as said)
     if suggests(s) and not remember:
         return None  # an option floated: a decision once agreed to (heuristic._decision), nothing before
     corrected = False
@@ -1079,7 +1089,8 @@ def pushes_back(s: str) -> bool:
 
 # "I'd store the files in S3 …": what the speaker would do is what they propose (not "I'd say", "I'd need to check").
 _WOULD = (
-    r"\bI'?d\s+(?!(?:say|guess|think|imagine|expect|assume|need|have|be|love|like|hate|check|look|rather not|"
+    # ("I'd", or "Id" typed without the apostrophe; never the word "id": "add the widget id to the Matchfile")
+    r"(?:\bI['’]d|\b(?-i:Id))\s+(?!(?:say|guess|think|imagine|expect|assume|need|have|be|love|like|hate|check|look|rather not|"
     r"probably|also|first|still|not|"
     # an edit offered on the work at hand ("I'd update step 4") is a task, not a choice
     r"update|fix|edit|reword|rephrase|tweak|patch|document|note|mention|clarify)\b)[a-z]+\b"
@@ -2403,9 +2414,21 @@ def leading_value(content: str, kind: str) -> str | None:
     return None
 
 
-def names_in(content: str) -> set[str]:
-    """The names a statement holds in code (`order-events`), for a rename."""
-    return {v.casefold() for v in re.findall(r"`([^`]{2,80})`", content)}
+# A name in code shape, said bare: park_exit_event, TOPIC_PARK_EXIT, order-events.
+_CODE_NAME = r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+"
+# A new name given after a change verb: "topic 已经改成 park_exit_event", "the queue was changed to rank_high".
+_NEW_NAME = re.compile(
+    rf"(?:改成|改为|改叫|变成|换成|\b(?:renamed|changed) to|\bnow called)\s*`?({_CODE_NAME})(?![\w.-])", re.I
+)
+
+
+def names_in(content: str, bare: bool = False) -> set[str]:
+    """The names a statement holds in code (`order-events`), for a rename; with `bare`, also those written
+    without backticks (TOPIC_PARK_EXIT), as the statement a rename may close holds them."""
+    names = re.findall(r"`([^`]{2,80})`", content)
+    if bare:
+        names += re.findall(rf"(?<![\w./@-]){_CODE_NAME}(?![\w./@-])", re.sub(r"`[^`]*`", " ", content))
+    return {v.casefold() for v in names}
 
 
 def quantities(content: str) -> frozenset[str]:
@@ -2441,6 +2464,8 @@ def slot_values(content: str) -> dict[str, set[str]]:
         out["port"] = {next(g for g in m if g) for m in _PORT.findall(content)}
     if _RENAMED.search(content):
         out["name"] = names_in(content)
+    elif given := {v.casefold() for v in _NEW_NAME.findall(content)}:
+        out["name"] = given
     low = content.casefold()
     hosts = {next(g for g in m if g).casefold() for m in _HOST.findall(content)}
     # the registry of an image (harbor.corp.example.com/cdc/connect:2.5.4) is no address of a service
