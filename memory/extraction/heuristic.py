@@ -131,6 +131,8 @@ def extract(
                 # "For the record, the reason: …", the message after a pick: its first sentence is that
                 # decision's reason; what follows ("Also, scratch what I said about …") is read as usual
                 first, *rest = R.sentences(_REASON_LEAD.sub("", text, count=1)) or [""]
+                while rest and _ABOUT_OPTION.match(rest[0]):  # "…。3 的话 Kafka 引擎读不了事务消息。": that one's case
+                    first = R.joined([first, rest.pop(0)])
                 _add_reason(_reopened(last_decided, i, skip, out), first)
                 last_decided = None
                 text = " ".join(rest)
@@ -429,7 +431,9 @@ _REASON_LEAD = re.compile(
     r"^\W*(?:补充一下|顺便说下)[，,]?\s*(?:为什么|为啥)(?:这么|这样)?选[^：:，,。]{0,8}[:：]\s*|"
     # "主要是财务那边根本不看邮件，…", "mainly because nobody reads the e-mails"
     r"^\W*(?:主要是因为|主要是|主要因为|因为|原因是)\s*(?=\S)|^\W*(?:mainly |mostly |partly )?because\s+|"
-    r"^\W*(?:the )?reason being[:,]?\s+",
+    r"^\W*(?:the )?reason being[:,]?\s+|"
+    # the options not taken, named by place: "1 和 3 我都不想要，说下原因：…", "not 1 or 3, because: …"
+    r"^\W*[1-4A-Da-d](?:\s*(?:和|跟|、|,|and|or|&)\s*[1-4A-Da-d])*\s*(?:我)?(?:都|也)?不(?:想要|要|考虑|选|用)[^：:。]{0,12}[:：]\s*",
     re.I,
 )
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
@@ -444,6 +448,13 @@ def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -
     again = replace(decision, metadata={**decision.metadata, "extends": decision.content, "turn": turn})
     out.append(again)
     return again
+
+
+# A sentence about one option, named by its place: "3 的话 …", "至于 2，…", "as for (b), …".
+_ABOUT_OPTION = re.compile(
+    r"^\W*(?:至于\s*)?[(（]?[1-4A-Da-d][)）]?\s*(?:的话|呢|嘛)\s*[，,:：]?|^\W*as for (?:option\s*)?[(（]?[1-4a-d]\b",
+    re.I,
+)
 
 
 def _reason_alone(text: str, weighed: str) -> bool:
@@ -480,7 +491,9 @@ def _reason_alone(text: str, weighed: str) -> bool:
 # CronJob, since someone will ask: …".
 _REASON_AGAINST = re.compile(
     r"为(?:什么|啥)(?:不|没)(?:选|用)\s*(?:方案|选项)?\s*|\bwhy not (?:go with |pick |use )?(?:option\s*)?|"
-    r"\bthe reason (?:we )?(?:didn'?t|did not) (?:pick|choose|go with) (?:option\s*)?",
+    r"\bthe reason (?:we )?(?:didn'?t|did not) (?:pick|choose|go with) (?:option\s*)?|"
+    # "btw the reason DocRaptor was a non-starter: …"
+    r"\bthe reason (?=`?[A-Za-z][\w.+/-]*`? (?:was|is) (?:a non-?starter|out|ruled out|off the table)\b)",
     re.I,
 )
 
@@ -574,8 +587,8 @@ def _without_handed_secrets(c: Candidate) -> Candidate | None:
     ):
         return c
     kept = [s for s in R.sentences(c.content) if not _hands_over(s)]
-    if not kept:
-        return None
+    if not kept or (R.starts_with_pronoun(kept[0]) and not R.SPECIFIC.search(" ".join(kept))):
+        return None  # (nothing, or "It's the app user, so be gentle with it.": what "it" was went with the secret)
     c.content = R.tidy(" ".join(kept))
     return c
 
@@ -1903,10 +1916,21 @@ def _from_user(
             prev.importance = max(prev.importance, importance)
             last_end = j
             continue
-        if R.starts_with_pronoun(sentence) and j > 0 and (j - 1) not in used:
-            prev_s = R.strip_fillers(sents[j - 1])
-            if len(prev_s) > 8 and not R.is_question(prev_s):
+        if R.starts_with_pronoun(sentence):
+            prev_s = R.strip_fillers(sents[j - 1]) if j > 0 else ""
+            if j > 0 and (j - 1) not in used and R.is_chat(prev_s):
+                continue  # "Mostly right, but the header band is white. It should be navy …": about the work at hand
+            if (
+                j > 0
+                and (j - 1) not in used
+                and len(prev_s) > 8
+                and not R.is_question(prev_s)
+                and "[REDACTED:" not in privacy.redact(prev_s)  # (never a credential handed over)
+            ):
                 sentence = prev_s.rstrip(" .。;；") + ". " + sentence  # "it should…" needs its antecedent
+            elif re.match(r"(?i:it|they)\b|它", sentence) and not R.SPECIFIC.search(sentence):
+                continue  # "They don't really have room types." after a question: nothing says who "they" are
+                # (unlike "这个 chunk warning 一直有，不用管。", whose "这个" names what it is about)
         last_end = j
         # Reasons and elaborations that follow a rule belong to it.
         for k in (j + 1, j + 2):
@@ -2064,6 +2088,9 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
         fact = R.classify_assistant_fact(s)
         if fact:
             category, why = fact  # a gotcha is a standing constraint; experiences are what broke and why
+            if R.GOTCHA_LEAD.match(s) and j + 1 < len(sents) and R.CONSEQUENCE.match(sents[j + 1]):
+                used.add(j + 1)  # "A gotcha …: X fires before the money moved. So we mark it paid only when …"
+                s = R.joined([s, sents[j + 1]])
             out.append(_assistant_fact(s, category, why))
             used.add(j)
     out = _with_lesson(sents, out, used, proposed)

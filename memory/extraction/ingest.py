@@ -1444,13 +1444,15 @@ def _current_with_subject(store: Store, c: Candidate) -> tuple[int, str | None] 
     if c.attribute == "value" and c.category in ("config", "change", "correction"):
         # "commit 规范改为 conventional commits" replaces the fact that is about commit messages: a
         # current fact whose opening words name the same subject.
-        words = rules.subject_words(c.subject)
+        # (a value of a kind, a span of time, changes a fact holding one: "metric-api 的缓存改成 2 分钟" is not
+        # about "metric-api 的基本情况：本地 `uvicorn … --port 8720`")
+        words, kinds = rules.subject_words(c.subject), rules.value_kinds(c.content)
         for mid, content in store.conn.execute(
             f"SELECT id, content FROM memories m WHERE scope = ? AND layer = 'fact' AND {_closable(store)} "
             f"ORDER BY id DESC LIMIT 200",
             (c.scope,),
         ):
-            if words and words & rules.subject_words(content[:14]):
+            if words and words & rules.subject_words(content[:14]) and not (kinds - rules.value_kinds(content)):
                 return mid, None
     return None
 

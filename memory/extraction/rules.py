@@ -429,7 +429,9 @@ _REPLACED = re.compile(
 )
 _MIGRATION = re.compile(
     r"\b(?:switched|moved|migrated|went|changed|moving|switching|migrating)\b.{0,40}?\bfrom\b.{1,60}?"
-    r"\bto\b|\b(?:moved|changed|switched|bumped|migrated)\b.{0,40}?\bto\s+`?[\w.:/-]*\d|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
+    r"\bto\b|\b(?:moved|changed|switched|bumped|migrated)\b.{0,40}?\bto\s+`?[\w.:/-]*\d|"
+    # "Sam moved all sending over to Resend": something (not the speaker's team) moved to a product by name
+    r"(?<!\bI )\b(?:moved|switched|migrated)\s+(?!over\b|to\b)(?:[\w-]+\s+){1,4}?(?:over\s+)?(?:to|onto)\s+`?(?-i:[A-Z])[\w.+-]*`?(?:\s|[,.;]|$)|从.{1,30}?(?:迁移到|迁到|换到|换成|切换到|切到|改用|升级到)",
     re.I,
 )
 _FACTS: list[tuple[str, re.Pattern]] = [
@@ -580,8 +582,13 @@ CHAT = re.compile(
     r"(?<![\w-])(?:stand-?up|retro|all-hands|team sync)(?:'s| is)?\s+(?:moved|is at|at|starts|pushed|rescheduled|"
     r"(?:is )?(?:today|tomorrow|in \d))\b|(?:开|去开|还有|还得开)(?:站会|周会|例会)|(?:站会|周会|例会)(?:挪|改|推迟|提前)|"
     r"(?:评审|复盘|分享|周)会(?:议)?(?:挪|改|推迟|提前)|会议(?:挪|改|推迟|提前)到|"
+    # "standup is async this week", "I have to drop at 11:30 for the pricing sync"
+    r"(?<![\w-])(?:stand-?up|retro|sync)\s+is\s+(?:async|cancel+ed|off|remote)\b|"
+    r"\bI (?:have|need|got) to (?:drop|leave|hop off|jump off|run)\b[^.;]{0,20}\b(?:at \d|for (?:a|the|my)\b)|"
     r"\b(?:meeting|onboarding|1:1|one-on-one)\b[^.;]{0,40}\b(?:moved|pushed|rescheduled)\s+to\s+"
     r"(?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next)|"
+    # feedback on the work in front of them: "Mostly right, but the header band is white."
+    r"^(?:mostly|almost|nearly) (?:right|there|good|fine)\b|"
     # the speaker introducing themselves or getting to know the code: "hi，我是新来的 Sam", "I just joined the team",
     # "我跑下 rank 的 test 熟悉一下", "trying to get my head around …"
     r"我是新来的|新来的同事|\bI(?:'m| am) new (?:here|to)\b|\bI (?:just )?joined\b|熟悉一下|熟悉熟悉|"
@@ -657,17 +664,20 @@ _BROKEN_NOW = re.compile(
     r"挂了(?!\s*个?\s*[A-Za-z])|起不来|打满|飙到|飙升|崩了|一直在?\s*(?:restart|重启|报错)|\bbut (?:they|it) (?:never|still|won'?t|don'?t|doesn'?t) (?:become|come|start|get|work)",
     re.I,
 )
-_OTHERWISE = re.compile(r"否则|不然|要不然|\botherwise\b|\bor else\b|\bif (?:not|you don'?t)\b", re.I)
+_WOULD_FOLLOW = re.compile(r"否则|不然|要不然|\botherwise\b|\bor else\b|\bif (?:not|you don'?t)\b", re.I)
 
 
 def broken_now(s: str) -> bool:
     m = _BROKEN_NOW.search(s)
-    return bool(m) and not _OTHERWISE.search(s[: m.start()])
+    return bool(m) and not _WOULD_FOLLOW.search(s[: m.start()])
 
 
 # An incident as it was reported: "被 OOMKilled 好几次", "涨得飞快", "客服那边炸了", "转过来一个投诉", "failed on
 # two of the last three nights": what happened, not how things are (a rule word in it, "always on mac-ci-02", too)
-_INCIDENT = r"好几(?:次|回|遍)|飞快|炸了|转过来一个|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b"
+_INCIDENT = (
+    r"好几(?:次|回|遍)|飞快|炸了|转过来一个|第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
+    r"\b(?:second|third|fourth|\d+(?:nd|rd|th)) time (?:this|today|in a)\b"
+)
 INCIDENT = re.compile(_INCIDENT, re.I)
 _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|(?<!as of )(?<!effective )(?<!starting )yesterday|this morning|on (?:monday|tuesday|"
@@ -1339,6 +1349,7 @@ def starts_with_pronoun(s: str) -> bool:
 
 _NARRATION = re.compile(
     r"^(?:found it|found the (?:bug|problem|issue|cause)|found\b|reproduced|yes|yep|right|correct|"
+    r"I can'?t (?:fix|do|test|run|reach|check) (?:that|this|it) from here|"
     r"找到了|复现了|对|是的|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
@@ -1395,7 +1406,9 @@ _GOTCHA = re.compile(
     r"(?:curl|wget|调用?|请求|访问)[^。；;]{0,20}?会(?:返回|报)?\s*[45]\d\d\b",
     re.I,
 )
-_OTHERWISE = re.compile(r"否则|不然的话|\botherwise\b|\bor else\b", re.I)
+_OTHERWISE = re.compile(
+    r"否则|不然的话|\botherwise\b|\bor else\b|\bunless (?:you|we|it'?s|the) (?:pass|set|add|use|call|enable|turn)", re.I
+)
 _NAMED_IN_CODE = re.compile(r"\b[A-Z][A-Z_]{2,}\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b")
 _A_FACTS: list[tuple[str, re.Pattern]] = [
     ("config", re.compile(r"\b(?:serves?|listens?|runs?) on (?:port )?:?\d{2,5}\b|\bon port \d{2,5}\b", re.I)),
@@ -1553,9 +1566,23 @@ def has_content(text: str) -> bool:
     return any(len(s) >= 30 and not is_narration(s) for s in sentences(text))
 
 
+# The assistant marking what follows as a trap to remember: "A gotcha on the webhook side while I'm here: …",
+# "One thing to be aware of: …", "有一点要先说清楚：…".
+GOTCHA_LEAD = re.compile(
+    r"^[^:：.]{0,40}?\b(?:gotcha|caveat|pitfall|heads[- ]up|thing to (?:be aware of|know|watch out for|keep in mind)|"
+    r"worth knowing)\b[^:：.]{0,48}[:：]|^[^:：。]{0,12}?(?:有一点要?(?:先)?说清楚|要注意的是|需要注意|有个坑)[^:：。]{0,10}[:：]",
+    re.I,
+)
+# What a gotcha's next sentence draws from it: "So billing-hooks only marks …", "所以查询侧不能再直接 count()".
+CONSEQUENCE = re.compile(r"^(?:so|this means|that means|which means)\b|^(?:所以|因此|也就是说)", re.I)
+
+
 def classify_assistant_fact(s: str) -> tuple[str, str] | None:
     if is_question(s):
         return None
+    lead = GOTCHA_LEAD.match(s)
+    if lead and len(s[lead.end() :].strip()) >= 30 and not is_narration(s[lead.end() :].strip()):
+        return "gotcha", "assistant: gotcha (said to be one)"
     if not re.search(r"`|\d|/", s):
         # a consequence spelled out with what fails by name: "…之前必须先把重复行清掉，否则 ALTER TABLE 会直接报
         # Duplicate entry 失败"; general advice naming nothing in code is not kept
@@ -1658,6 +1685,14 @@ _OWNER = [
     ),
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
+    # "…, so pdf-worker belongs to Jonah now (Jonah Feld)"
+    re.compile(
+        r"(?:^|[,;:] )(?i:(?:so|and|then|now)\s+)?(?!(?i:this|that|it|which)\b)"
+        + _THING
+        + r" (?:now )?belongs to (?:now )?"
+        + _WHO_EN
+        + r"(?=\s*(?:now\b|[(（,.;:!]|$))"
+    ),
     re.compile(r"(?P<thing>(?<![\w./-])[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
     # "networking modules are dmitri's (@dvolkov)": whose they are, said as people say it in chat
     re.compile(
@@ -1927,7 +1962,9 @@ _STILL_SAYS = re.compile(
 _RETIRED = re.compile(
     r"(?:下线|停用|废弃|去掉|删掉|拿掉)[\u4e00-\u9fff]{0,6}?\s*`?([A-Za-z][\w.+/-]+)|"
     r"\b(?:retired?|decommission(?:ed)?|drop(?:ped)?|remov(?:e|ed)|get rid of|got rid of|rip(?:ped)? out)\s+(?:the\s+|our\s+|"
-    r"old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)",
+    r"old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)|"
+    # "we're not on Postmark anymore", "no longer on Heroku"
+    r"\b(?:not|no longer) (?:on|using)\s+`?((?-i:[A-Z])[\w.+/-]+)`?(?:\s+any ?more\b|(?<=\w)(?=\s*[,;.]))",
     re.I,
 )
 _NOT_VALUES = {"the", "that", "this", "there", "here", "used", "yet", "just", "only", "sure", "anymore"}
@@ -2048,7 +2085,8 @@ def says_changed(content: str) -> bool:
 
 # A statement that something is different from now on: what lets a later fact close an earlier one.
 _MARKS_CHANGE = re.compile(
-    r"\b(?:now|no longer|any ?more|changed|moved|migrated|switched|renamed|replaced|retired|removed|bumped|"
+    # ("the quote has moved on to a newer version": moved on, no change of the project)
+    r"\b(?:now|no longer|any ?more|changed|moved(?!\s+on\b)|migrated|switched|renamed|replaced|retired|removed|bumped|"
     r"upgraded|downgraded|scaled|"
     r"(?:raised|lowered|increased|decreased|reduced|cut|extended|shortened) to|"
     r"(?:drops?|dropped|falls?|fell|goes|went|rises?|rose|grows?|grew)\s+(?:from\s+\S+\s+)?to\s+\d+|is split|was split|got split|"
