@@ -12,7 +12,10 @@ one is kept with what follows from it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from test_extraction_handed_lists import candidates, current
 from test_extraction_phrasing import PROJECT, transcript
 
 from memory.app.memories import Memories
@@ -26,29 +29,20 @@ def app(store: Store) -> Memories:
     return Memories(store, PROJECT)
 
 
-def current(app: Memories) -> list[str]:
-    return [m["content"] for m in app.list(limit=100)["memories"] if not m.get("superseded_by")]
+def later(app: Memories, tmp_path: Path, first: list[tuple[str, str]], then: str) -> list[str]:
+    """The current memories after a session saying `first`, then a later one in which the user says `then`."""
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", *first))
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", then)))
+    return current(app)
 
 
 def test_a_new_name_in_code_shape_closes_the_statement_of_the_old_one(app, tmp_path):
-    app.extract(
-        transcript(
-            tmp_path / "1.jsonl",
-            "s1",
-            ("user", "支付成功的事件发 Kafka，topic 为 ORDER_PAID，履约服务的消费组是 CG_FULFIL_ORDER。"),
-        )
+    now = later(
+        app,
+        tmp_path,
+        [("user", "支付成功的事件发 Kafka，topic 为 ORDER_PAID，履约服务的消费组是 CG_FULFIL_ORDER。")],
+        "中间件组统一了命名，支付成功事件的 topic 已经改成 order_paid_event 了，消费组也跟着改成 fulfil_order。",
     )
-    app.extract(
-        transcript(
-            tmp_path / "2.jsonl",
-            "s2",
-            (
-                "user",
-                "中间件组统一了命名，支付成功事件的 topic 已经改成 order_paid_event 了，消费组也跟着改成 fulfil_order。",
-            ),
-        )
-    )
-    now = current(app)
     assert not any("ORDER_PAID" in x for x in now), now
     assert any("order_paid_event" in x for x in now), now
 
@@ -59,24 +53,17 @@ def test_a_name_said_in_passing_is_no_rename():
 
 
 def test_changing_from_the_chosen_value_to_the_one_passed_over_closes_the_decision(app, tmp_path):
-    app.extract(
-        transcript(
-            tmp_path / "1.jsonl",
-            "s1",
+    now = later(
+        app,
+        tmp_path,
+        [
             ("user", "退货规则一直没定：签收后多久以内能退？财务倾向 7 天，客服想要 14 天。你怎么看"),
             ("assistant", "7 天：对账周期短，坏账少；14 天对顾客更友好，但财务要多压一周账。"),
             ("user", "按 7 天"),
             ("user", "主要是月结：财务要提前关账，14 天太晚了。"),
-        )
+        ],
+        "退款也改了，差评太多，老板拍板从 7 天改成签收后 14 天内都能退。",
     )
-    app.extract(
-        transcript(
-            tmp_path / "2.jsonl",
-            "s2",
-            ("user", "退款也改了，差评太多，老板拍板从 7 天改成签收后 14 天内都能退。"),
-        )
-    )
-    now = current(app)
     assert not any("按 7 天" in x for x in now), now
     assert any("14 天内都能退" in x for x in now), now
 
@@ -103,7 +90,7 @@ def test_the_whole_suite_run_by_a_recipe_is_kept(command):
 )
 def test_a_chinese_why_or_whether_typed_with_a_full_stop_is_a_question(said):
     assert R.is_question(said)
-    assert extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x") == []
+    assert candidates(("user", said)) == []
 
 
 @pytest.mark.parametrize(
@@ -129,7 +116,7 @@ def test_an_answered_why_or_a_whether_in_a_rule_is_no_question(said):
     ],
 )
 def test_an_incident_as_it_was_reported_is_not_a_fact(said):
-    assert extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x") == []
+    assert candidates(("user", said)) == []
 
 
 @pytest.mark.parametrize(
@@ -141,19 +128,19 @@ def test_an_incident_as_it_was_reported_is_not_a_fact(said):
     ],
 )
 def test_a_standing_fact_or_a_remembered_incident_is_kept(said):
-    assert len(extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x")) == 1
+    assert len(candidates(("user", said))) == 1
 
 
 @pytest.mark.parametrize(
     "said", ["2 以后再说。", "导出功能以后再说，先把对账修了。", "Cost us a weekend once, never again."]
 )
 def test_later_and_never_again_said_as_an_aside_are_no_rules(said):
-    assert extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x") == []
+    assert candidates(("user", said)) == []
 
 
 @pytest.mark.parametrize("said", ["以后发版都走 release 分支。", "We will never again deploy on a Friday."])
 def test_the_same_words_giving_an_order_are_rules(said):
-    assert [c.category for c in extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x")] == ["rule"]
+    assert [c.category for c in candidates(("user", said))] == ["rule"]
 
 
 def test_the_word_id_is_not_i_would_and_a_fix_agreed_to_stays_with_its_cause():
@@ -170,7 +157,7 @@ def test_the_word_id_is_not_i_would_and_a_fix_agreed_to_stays_with_its_cause():
         ),
         ("user", "Do it."),
     ]
-    found = extract([{"kind": "text", "role": r, "text": t} for r, t in said], scope="/p/x")
+    found = candidates(*said)
     assert [(c.layer, "Matchfile and run match once" in c.content) for c in found] == [("experience", True)]
 
 
@@ -183,20 +170,12 @@ def test_passing_something_on_to_him_names_no_owner():
 
 
 def test_not_on_a_product_any_more_and_someone_moving_it_to_another_closes_the_old_fact(app, tmp_path):
-    app.extract(
-        transcript(tmp_path / "1.jsonl", "s1", ("user", "Invoices are sent through Mailgun, templates in mail/."))
+    now = later(
+        app,
+        tmp_path,
+        [("user", "Invoices are sent through Mailgun, templates in mail/.")],
+        "Heads up: we're not on Mailgun anymore, Priya moved all invoice mail over to Postmark on Monday.",
     )
-    app.extract(
-        transcript(
-            tmp_path / "2.jsonl",
-            "s2",
-            (
-                "user",
-                "Heads up: we're not on Mailgun anymore, Priya moved all invoice mail over to Postmark on Monday.",
-            ),
-        )
-    )
-    now = current(app)
     assert not any("through Mailgun" in x for x in now), now
     assert any("Postmark" in x for x in now), now
 
@@ -216,56 +195,41 @@ def test_a_thing_moved_to_a_product_is_a_change_a_person_moving_teams_is_not(sai
 
 
 def test_a_service_that_belongs_to_someone_now_has_a_new_owner(app, tmp_path):
-    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", "invoice-worker is Dana's, Dana Whitfield.")))
-    app.extract(
-        transcript(
-            tmp_path / "2.jsonl",
-            "s2",
-            ("user", "Dana Whitfield moved to the platform team, so invoice-worker belongs to Omar now (Omar Haddad)."),
-        )
+    now = later(
+        app,
+        tmp_path,
+        [("user", "invoice-worker is Dana's, Dana Whitfield.")],
+        "Dana Whitfield moved to the platform team, so invoice-worker belongs to Omar now (Omar Haddad).",
     )
-    now = current(app)
     assert not any("Dana's" in x for x in now), now
     assert any("Omar" in x for x in now), now
     assert R.owner_of("This column belongs to Orders.") is None
 
 
 def test_a_span_changed_closes_the_fact_holding_a_span_not_the_one_opening_on_the_name(app, tmp_path):
-    app.extract(
-        transcript(
-            tmp_path / "1.jsonl",
-            "s1",
+    now = later(
+        app,
+        tmp_path,
+        [
             (
                 "user",
                 "report-api 的基本情况：本地 `uv run uvicorn app.main:app --port 8730`。查询结果缓存在 Redis db 5，TTL 15 分钟。",
-            ),
-        )
+            )
+        ],
+        "还有，report-api 的缓存改成 5 分钟，财务嫌报表太旧。",
     )
-    app.extract(
-        transcript(tmp_path / "2.jsonl", "s2", ("user", "还有，report-api 的缓存改成 5 分钟，财务嫌报表太旧。"))
-    )
-    now = current(app)
     assert any("--port 8730" in x for x in now), now
     assert not any("15 分钟" in x for x in now), now
 
 
 def test_a_rule_whose_reason_says_something_moved_on_changes_nothing(app, tmp_path):
-    app.extract(
-        transcript(
-            tmp_path / "1.jsonl", "s1", ("user", "When the invoice PDF is ready, the worker mails it to the customer.")
-        )
+    now = later(
+        app,
+        tmp_path,
+        [("user", "When the invoice PDF is ready, the worker mails it to the customer.")],
+        "Every job on invoice-pdf uses the invoice id as its jobId; the worker skips it if the invoice has moved on to a newer revision.",
     )
-    app.extract(
-        transcript(
-            tmp_path / "2.jsonl",
-            "s2",
-            (
-                "user",
-                "Every job on invoice-pdf uses the invoice id as its jobId; the worker skips it if the invoice has moved on to a newer revision.",
-            ),
-        )
-    )
-    assert any("mails it to the customer" in x for x in current(app))
+    assert any("mails it to the customer" in x for x in now)
 
 
 @pytest.mark.parametrize(
@@ -279,7 +243,7 @@ def test_a_rule_whose_reason_says_something_moved_on_changes_nothing(app, tmp_pa
     ],
 )
 def test_the_days_logistics_an_incident_reported_and_feedback_on_the_work_are_not_stored(said):
-    assert extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x") == []
+    assert candidates(("user", said)) == []
 
 
 def test_the_assistant_saying_what_it_cannot_do_from_here_is_no_experience():
@@ -287,7 +251,7 @@ def test_the_assistant_saying_what_it_cannot_do_from_here_is_no_experience():
         ("user", "run the payments e2e"),
         ("assistant", "I can't run that from here, it needs a fresh `stripe login` from someone with account access."),
     ]
-    assert extract([{"kind": "text", "role": r, "text": t} for r, t in said], scope="/p/x") == []
+    assert candidates(*said) == []
 
 
 @pytest.mark.parametrize(
@@ -316,19 +280,13 @@ def test_the_assistant_saying_what_it_cannot_do_from_here_is_no_experience():
     ],
 )
 def test_a_gotcha_the_assistant_says_is_one_is_kept_with_what_follows_from_it(said, kept):
-    found = extract(
-        [{"kind": "text", "role": "user", "text": "ok, go on"}, {"kind": "text", "role": "assistant", "text": said}],
-        scope="/p/x",
-    )
+    found = candidates(("user", "ok, go on"), ("assistant", said))
     assert [c.category for c in found] == ["gotcha"] and kept in found[0].content, found
 
 
 def test_a_heads_up_about_the_assistants_next_step_is_no_gotcha():
     said = "Heads up: I'll be rewriting the billing tests next, then the fixtures after that."
-    found = extract(
-        [{"kind": "text", "role": "user", "text": "ok, go on"}, {"kind": "text", "role": "assistant", "text": said}],
-        scope="/p/x",
-    )
+    found = candidates(("user", "ok, go on"), ("assistant", said))
     assert found == []
 
 
@@ -347,16 +305,16 @@ def test_why_the_options_not_taken_were_not_taken_joins_the_pick():
             "3 的话 Athena 按扫描量收费，财务每天点几十次报表，钱顶不住。",
         ),
     ]
-    found = extract([{"kind": "text", "role": r, "text": t} for r, t in said], scope="/p/x")
+    found = candidates(*said)
     assert [c.layer for c in found] == ["decision"], found
     assert "扛不住" in found[0].content and "Athena 按扫描量收费" in found[0].content, found[0].content
 
 
 def test_what_is_said_of_a_credential_handed_over_goes_with_it():
     said = "For realistic data, staging is postgres://app:Vr8mKq2pLz4x@db.staging.acme.internal:5432/acme . It's the app user, so be gentle with it."
-    assert extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x") == []
+    assert candidates(("user", said)) == []
     kept = "Staging Postgres is db.staging.acme.internal:5432. It is wiped every Sunday night."
-    assert [c.content for c in extract([{"kind": "text", "role": "user", "text": kept}], scope="/p/x")] == [kept]
+    assert [c.content for c in candidates(("user", kept))] == [kept]
 
 
 def test_the_reason_an_option_was_a_non_starter_joins_the_pick_that_passed_it_over():
@@ -374,7 +332,7 @@ def test_the_reason_an_option_was_a_non_starter_joins_the_pick_that_passed_it_ov
             "btw the reason DocRaptor was a non-starter: at ~60k invoices a month their pricing beats our AWS bill.",
         ),
     ]
-    found = extract([{"kind": "text", "role": r, "text": t} for r, t in said], scope="/p/x")
+    found = candidates(*said)
     assert [c.layer for c in found] == ["decision"] and "AWS bill" in found[0].content, found
 
 
@@ -382,4 +340,4 @@ def test_the_reason_an_option_was_a_non_starter_joins_the_pick_that_passed_it_ov
     ("said", "kept"), [("They don't really have room types.", False), ("这个 chunk warning 一直有，不用管。", True)]
 )
 def test_a_sentence_about_they_with_nothing_said_before_it_is_not_kept_but_this_x_is(said, kept):
-    assert bool(extract([{"kind": "text", "role": "user", "text": said}], scope="/p/x")) is kept
+    assert bool(candidates(("user", said))) is kept

@@ -1917,17 +1917,13 @@ def _from_user(
             last_end = j
             continue
         if R.starts_with_pronoun(sentence):
-            prev_s = R.strip_fillers(sents[j - 1]) if j > 0 else ""
-            if j > 0 and (j - 1) not in used and R.is_chat(prev_s):
+            prev_s = R.strip_fillers(sents[j - 1]) if j > 0 and (j - 1) not in used else ""
+            if prev_s and R.is_chat(prev_s):
                 continue  # "Mostly right, but the header band is white. It should be navy …": about the work at hand
-            if (
-                j > 0
-                and (j - 1) not in used
-                and len(prev_s) > 8
-                and not R.is_question(prev_s)
-                and "[REDACTED:" not in privacy.redact(prev_s)  # (never a credential handed over)
-            ):
-                sentence = prev_s.rstrip(" .。;；") + ". " + sentence  # "it should…" needs its antecedent
+            if len(prev_s) > 8 and not R.is_question(prev_s) and "[REDACTED:" not in privacy.redact(prev_s):
+                sentence = (
+                    prev_s.rstrip(" .。;；") + ". " + sentence
+                )  # "it should…" needs its antecedent (never a secret)
             elif re.match(r"(?i:it|they)\b|它", sentence) and not R.SPECIFIC.search(sentence):
                 continue  # "They don't really have room types." after a question: nothing says who "they" are
                 # (unlike "这个 chunk warning 一直有，不用管。", whose "这个" names what it is about)
