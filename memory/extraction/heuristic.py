@@ -102,6 +102,7 @@ def extract(
     listed_for = 0  # user turns the list is still open for: a pick answers the list just laid out
     heading = ""  # what the list decides, when its opening line says so
     offered = ""  # the change the assistant last asked whether to make ("should we move X onto spot?")
+    answering = False  # the assistant's last message ended on a question to the user
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -270,7 +271,9 @@ def extract(
                 why = " ".join(c.content for c in context if _loose(c.content) not in _loose(settled.content))
                 settled.content = (why + " " + settled.content).strip()
                 settled.metadata["rationale"] = " ".join(filter(None, [why, settled.metadata.get("rationale")]))
-            context = [c for c in found if c.layer != "decision"]
+            # (what answered the assistant's question, "Nacos 历史看了，上次改是 9 月" to "Nacos 里最近有没有改过？", is
+            # no reason for a choice after it)
+            context = [] if answering else [c for c in found if c.layer != "decision"]
             out.extend(found)
             if document:
                 out.append(Candidate(document, layer="fact", category="document", importance=3, why="pasted document"))
@@ -293,7 +296,9 @@ def extract(
         elif role == "assistant":
             decided_text = _loose(just_decided.content) if just_decided is not None else ""
             user_decided, just_decided = just_decided is not None, None
-            now = [x for x in R.sentences(text) if not R.is_question(x)]
+            told = R.sentences(text)
+            answering = bool(told) and R.is_question(told[-1])  # the user's next message answers it
+            now = [x for x in told if not R.is_question(x)]
             said = (said + now)[-40:]
             last_said = now
             fresh, heading_now = _numbered(text), ""
@@ -451,6 +456,11 @@ def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -
 
 
 # A sentence about one option, named by its place: "3 的话 …", "至于 2，…", "as for (b), …".
+# An option of the list said not to do: "A 不行，…", "C 也解决不了", "2 太依赖发布顺序了", "option 3 is too slow".
+_AGAINST_OPTION = re.compile(
+    r"^\W*(?:option\s*)?[(（]?([1-4A-D])[)）]?(?:\s*(?:的话|也|太|不|没|还是|会|要|得|解决不了)|"
+    r"\s+(?:is|was|would|won't|doesn't|does not|has|needs|can't|isn't)\b)"
+)
 _ABOUT_OPTION = re.compile(
     r"^\W*(?:至于\s*)?[(（]?[1-4A-Da-d][)）]?\s*(?:的话|呢|嘛)\s*[，,:：]?|^\W*as for (?:option\s*)?[(（]?[1-4a-d]\b",
     re.I,
@@ -1387,8 +1397,14 @@ def _decision(
     used = {start}
     parts = [sents[start]]
     before = _reason_before(sents, start, used)
+    picked_label = re.match(r"\W*(?:option\s*)?[(（]?([1-4A-Da-d])\b", sents[start], re.I)
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
+        other = _AGAINST_OPTION.match(nxt)
+        if other and (picked_label is None or other.group(1).casefold() != picked_label.group(1).casefold()):
+            parts.append(nxt)  # "B。A 不行，合同里写死了…。C 也解决不了…": why the others were not taken
+            used.add(k)
+            continue
         rule = R.RULE.search(nxt) and not R.LACKS.search(nxt) and not R.WANT_REASON.search(R.strip_fillers(nxt))
         if (
             R.is_question(nxt)
@@ -1930,15 +1946,19 @@ def _from_user(
         last_end = j
         # Reasons and elaborations that follow a rule belong to it.
         for k in (j + 1, j + 2):
+            if k >= len(sents) or k in used or k in opens or R.is_chat(sents[k]) or R.is_question(sents[k]):
+                break  # ("thanks, that's it for today" ends the message, it explains nothing)
+            on_it = bool(R.subject_stems(sents[k]) & R.subject_stems(sentence))
             if (
-                k < len(sents)
-                and k not in used
-                and k not in opens
-                and R.continues(sents[k])
-                and R.classify_user(sents[k]) is None
-                and not R.is_chat(sents[k])  # "thanks, that's it for today" ends the message, it explains nothing
+                (R.continues(sents[k]) and R.classify_user(sents[k]) is None)
+                # why the rule holds, in a sentence of its own on its subject: "episode guids are never changed once
+                # published. apps dedupe on guid, change it and every subscriber gets the whole back catalog again."
+                or (category == "rule" and on_it and R.classify_user(sents[k]) is None and R._long_enough(sents[k]))
+                # and what follows from it: "… so don't 'clean up' the guid code"
+                or (category == "rule" and on_it and _SO_THEN.match(sents[k]))
             ):
-                sentence = sentence.rstrip(" ;；") + " " + R.strip_fillers(sents[k])
+                said = sents[k].strip() if _SO_THEN.match(sents[k]) else R.strip_fillers(sents[k])  # ("so" is meant)
+                sentence = sentence.rstrip(" ;；") + " " + said
                 used.add(k)
                 last_end = k
             else:
@@ -2048,7 +2068,12 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             continue
         if R.is_experience(s, after_error) or R.announces_cause(s):
             content = s
-            fix_next = j + 1 < len(sents) and j + 1 not in proposed and R.has_fix(sents[j + 1])
+            fix_next = (
+                j + 1 < len(sents)
+                and j + 1 not in proposed
+                and R.has_fix(sents[j + 1])
+                and not sents[j + 1].rstrip().endswith((":", "："))  # ("修复方案：": the options follow, as a list)
+            )
             explained = R.announces_cause(s) or R.names_cause(s) or len(s) < R.SHORT_CAUSE
             body = _cause_body(sents, j, proposed) if explained else []
             if body:
@@ -2097,6 +2122,8 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 break  # the explanation is over (or there was none): what follows is what to do about it
             if _ECHO.match(s):
                 continue
+            if _GUESS.match(s):
+                break  # "My first guess is …", "先列两个猜测：": a hypothesis to check, not the answer found
             if j in proposed:
                 break  # the explanation is over: what follows is what could be done about it
             if j in used or s.rstrip().endswith((":", "：")) or R.is_question(s):
@@ -2128,6 +2155,18 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 ),
             )
     return out
+
+
+_SO_THEN = re.compile(r"^\W*(?:so|which means|所以|因此)\b", re.I)
+
+
+# The assistant's hypothesis, said before it checks: what the answer may be, not what it is.
+_GUESS = re.compile(
+    r"^\W*(?:(?:so |ok,? )?my (?:first |best |initial |working )?(?:guess|theory|hunch|suspicion)\b|I (?:suspect|guess)\b|"
+    r"one (?:possibility|hypothesis|theory)\b|(?:first )?hypothesis\b|"
+    r"先(?:排除|列|说|猜)(?:一下)?(?:一个|两个|几个)?(?:可能|猜测|假设)|我(?:先)?(?:怀疑|猜)|(?:[一两几]个)?(?:猜测|假设)[:：])",
+    re.I,
+)
 
 
 def _with_lesson(sents: list[str], out: list[Candidate], used: set[int], proposed: set[int]) -> list[Candidate]:

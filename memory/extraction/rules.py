@@ -565,7 +565,9 @@ CHAT = re.compile(
     r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍等|稍后|你看下|你看看|帮我看|哈哈|谢谢|我(?:先)?问(?:下|一下)|"
     # what the speaker means to take up next, not how things are: "我想顺便把决策日志也规范一下", "借这个机会把 DDL
     # 策略也定一下", "我回头让 DBA 把保留改成 3 天"
-    r"(?:我|我们)?想顺便|借(?:这个|此)机会|^(?:我|我们)回头(?:让|找|跟|去|再)|"
+    r"(?:我|我们)?想顺便|借(?:这个|此)机会|(?:^|[，,]\s*)(?:我|我们)回头(?:让|找|跟|去|再)|"
+    # what the speaker just did or leaves for now: "ORDER_TEST_DSN 我自己改好了", "老的模块先不动", "Leaning Argo CD but …"
+    r"我(?:自己)?(?:已经)?(?:改|弄|配|修|调)好了\W*$|先不动|暂时不动|^\W*(?:I'?m )?leaning (?:towards? )?\w|"
     # the fix confirmed, the week wished well, a file to tidy away: "works now 👍 周末愉快", "X can be deleted"
     r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|^(?:that|this|which) explains\b|"
     + _SIGN_OFF
@@ -579,7 +581,7 @@ CHAT = re.compile(
     r"就这[两三四五六几]件|^你记一下|"
     r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b|"
     # the team's day, not the project: "standup moved to 10:30 so we have an hour", "下午还得开周会"
-    r"(?<![\w-])(?:stand-?up|retro|all-hands|team sync)(?:'s| is)?\s+(?:moved|is at|at|starts|pushed|rescheduled|"
+    r"(?<![\w-])(?:stand-?up|retro|all-hands|team sync)(?:'s| is)?\s+(?:(?:got|was|has been) )?(?:moved|is at|at|starts|pushed|rescheduled|"
     r"(?:is )?(?:today|tomorrow|in \d))\b|(?:开|去开|还有|还得开)(?:站会|周会|例会)|(?:站会|周会|例会)(?:挪|改|推迟|提前)|"
     r"(?:评审|复盘|分享|周)会(?:议)?(?:挪|改|推迟|提前)|会议(?:挪|改|推迟|提前)到|"
     # "standup is async this week", "I have to drop at 11:30 for the pricing sync"
@@ -587,6 +589,11 @@ CHAT = re.compile(
     r"\bI (?:have|need|got) to (?:drop|leave|hop off|jump off|run)\b[^.;]{0,20}\b(?:at \d|for (?:a|the|my)\b)|"
     r"\b(?:meeting|onboarding|1:1|one-on-one)\b[^.;]{0,40}\b(?:moved|pushed|rescheduled)\s+to\s+"
     r"(?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next)|"
+    # the state of the day's work: "CI is red again btw", "the e2e is flaking", "跑完了，12 张票都出了 ✅",
+    # "现在的问题是：…", "plan looks right, I'll apply it myself after standup"
+    r"\b(?:CI|the build|main|the pipeline|nightly)(?:'s| is| was)? (?:red|broken|flaky|failing) again\b|\bflaking\b|"
+    r"^\W*(?:跑完了|搞定了|弄好了|都好了)|✅|不是这个(?:问题|原因)?\W*$|\bthat'?s not it\b|^\W*现在的?问题是|^\W*the (?:problem|issue) (?:now|right now|today) is\b|"
+    r"\bI'?ll\b[^.;]{0,40}\b(?:myself|after (?:stand-?up|lunch|the (?:meeting|sync|call))|this (?:afternoon|evening)|tonight)\b|"
     # feedback on the work in front of them: "Mostly right, but the header band is white."
     r"^(?:mostly|almost|nearly) (?:right|there|good|fine)\b|"
     # the speaker introducing themselves or getting to know the code: "hi，我是新来的 Sam", "I just joined the team",
@@ -624,7 +631,7 @@ _STATEMENT_VERB = re.compile(
     r"it'?s|that'?s|they'?re|"
     r"there is|there are|\w+'s (?=in|on|at|under|behind|called|named)\w+)\b|"  # "state's in s3 bucket …"
     r"是|(?<!现)在|用|走|读|从|要|会|没有|不|只|得|由|跑|连|放|存|叫|归|给|发|带|靠|换|改|迁|回收|下线|上线|开|关|传|推|落|挂|接(?!口)|调|写|查|打到|监听|"
-    r"最多|最少|至少|上限|挪|过期|失效|自动|"
+    r"最多|最少|至少|上限|挪|过期|失效|自动|切(?:到|换)|注销|"
     # when something happens is a statement of it: "release train 每周二 cut branch", "backups run nightly"
     r"每(?:天|日|周[一二三四五六日天]?|月|小时)|\bevery (?:day|night|week|month|hour|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday)\b|\b(?:daily|nightly|weekly|hourly)\b",
@@ -675,7 +682,7 @@ def broken_now(s: str) -> bool:
 # An incident as it was reported: "被 OOMKilled 好几次", "涨得飞快", "客服那边炸了", "转过来一个投诉", "failed on
 # two of the last three nights": what happened, not how things are (a rule word in it, "always on mac-ci-02", too)
 _INCIDENT = (
-    r"好几(?:次|回|遍)|飞快|炸了|转过来一个|第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
+    r"好几(?:次|回|遍)|飞快|炸了|转过来一个|那边反馈|很不爽|第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
     r"\b(?:second|third|fourth|\d+(?:nd|rd|th)) time (?:this|today|in a)\b"
 )
 INCIDENT = re.compile(_INCIDENT, re.I)
@@ -735,6 +742,7 @@ def is_statement(s: str) -> bool:
         or held["quantities"]  # "网关超时是 3 秒", "retries back off for 5 minutes"
         or held["clock"]  # "对账挪到凌晨 1 点半"
         or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}|" + _NAMED_ZH, s))
+        or any(n in s for n in _CJK_SLOT_NAMES)  # "短信已经切到华为云了": a product named in Chinese
     ):
         return False
     return bool(_STATEMENT_VERB.search(s)) and _long_enough(s)
@@ -811,14 +819,19 @@ ADDS_RULE = re.compile(
 # added to a subject's rules keeps its lead: ADDS_RULE).
 _ANNOUNCED = re.compile(
     r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
-    r"[^:：`]{0,4}[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
+    r"[^:：`]{0,4}(?:[，,]\s*(?:省得|免得|以免|方便|好让)[^:：`]{0,16})?[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
     r"^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
-    r"things|notes)\b[^:]{0,20}:\s*|^(?:(?:a |one )?(?:quick|small|last)\s+)?update\s*[:：]\s*|^更新(?:一下)?[:：]\s*",
+    r"things|notes)\b(?:[^:]{0,20}|\s+so (?:that )?you\b[^:]{0,40}):\s*|^(?:(?:a |one )?(?:quick|small|last)\s+)?update\s*[:：]\s*|^更新(?:一下)?[:：]\s*",
     re.I,
 )
 
 
-_PLAN_LEAD = re.compile(r"\bplan for (?:today|the day|this week)\b|\btoday'?s plan\b|今天的?计划|今天(?:要|先)做", re.I)
+_WHILE_THERE = re.compile(r"(?:^|\s*,?\s*)(?:and |so )?while you'?re (?:in|at|on|there|here)\b.*$", re.I)
+_PLAN_LEAD = re.compile(
+    r"\bplan for (?:today|the day|this week)\b|\btoday'?s plan\b|今天的?计划|今天(?:要|先)做|"
+    r"现在的?问题是|\bthe (?:problem|issue) (?:now|right now|today) is\b",  # (the problem at hand: an incident)
+    re.I,
+)
 _ANNOUNCES_ONLY = re.compile(
     r"^(?:(?:heads[- ]up|fyi|note)\s*[,:]\s*)?"
     r"(?:(?:a few|some|two|three|a couple of) (?:more )?(?:things|notes|rules|changes|updates)"
@@ -880,6 +893,12 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         return None  # "Plan for today: get the beta green, then …": the day's plan, no fact
     if _ANNOUNCES_ONLY.match(s):
         return None  # "A few things for the record.": what follows is the memory
+    if lead and _WHILE_THERE.search(
+        lead.group(1)
+    ):  # "while you're in render/: guids …", "for X while you're in there:"
+        named = _WHILE_THERE.sub("", lead.group(1)).strip(" ,")
+        s = (named + ": " if len(named) > 4 else "") + s[lead.end() :]
+        lead = None
     if lead and (CHAT.search(lead.group(1)) or _FYI.search(lead.group(1))):
         s = strip_fillers(s[lead.end() :])  # "one thing before you touch billing/: all money is …"
         informed = True
@@ -890,6 +909,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     announced = _ANNOUNCED.match(s)
     if announced and _long_enough(s[announced.end() :]) and not ADDS_RULE.search(announced.group()):
         s = s[announced.end() :]  # "几个变化：gRPC 端口…", "A few changes: …": the lead names no subject
+    elif announced and not s[announced.end() :].strip():
+        return None  # "再同步几件事，省得你以后查错：": the list after it is the memory
     short_owner = len(s) <= 200 and bool(owner_of(s) or oncall_of(s))  # ("Kim owns scheduler-api.")
     if not (_long_enough(s) or short_owner) or _LEAD_IN.search(s):
         return None
@@ -1184,7 +1205,7 @@ SHORT_PICK = re.compile(
 # A reason said as what the team lacks or does not want: "We don't want another stateful service to
 # operate.", "我们不想再多维护一个集群" (after a choice it explains it; it orders nothing).
 WANT_REASON = re.compile(
-    r"(?:^|[,;]\s*)(?:we|i|they|it|the team|ops)\s+(?:don'?t|do not|doesn'?t|does not)\s+(?:want|need|like|have|support|scale)\b|"
+    r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?:we|i|they|it|the team|ops)\s+(?:don'?t|do not|doesn'?t|does not)\s+(?:want|need|like|have|support|scale)\b|"
     r"(?:^|[，,；;]\s*)(?:我们|大家|团队|运维)?(?:不想|不需要|不希望|没必要|没人|不会)",
     re.I,
 )
@@ -1361,7 +1382,9 @@ _NARRATION = re.compile(
     r"好的|明白|了解|收到|已经|已把|已将|我先|我会|我用|我来|我已|没问题|"
     # what it just did, said without a subject: "Switched the export to a cursor", "改好了，TTL 现在…"
     r"switched|changed|moved|updated|added|removed|rewrote|renamed|replaced|created|deleted|bumped|refactored|"
-    r"implemented|migrated|committed|merged|wrote|改好了|改了|加了|删了|提交了|已提交|合上了)",
+    r"implemented|migrated|committed|merged|wrote|改好了|改了|加了|删了|提交了|已提交|合上了|已推送|已合并|已部署|已发布|"
+    # what is left to do: "还需要给 seat 表加一个 `lock_token` 列，我来加 Flyway migration。"
+    r"还(?:需要|要|得)(?:给|把|在|再))",
     re.I,
 )
 _CAUSE = re.compile(
@@ -1696,9 +1719,9 @@ _OWNER = [
     re.compile(r"(?P<thing>(?<![\w./-])[\w./-]+)'s owner is (?:now )?" + _WHO_EN),
     # "networking modules are dmitri's (@dvolkov)": whose they are, said as people say it in chat
     re.compile(
-        r"(?:^|[,;:] )" + _THING + r" (?:is|are) (?:now |all )?"
-        r"(?P<who>(?!(?:today|tomorrow|yesterday|everyone|everybody|nobody|someone|somebody|anyone|one|it|that|this|what|who|there|here|let)'s)"
-        r"[A-Za-z][\w-]*)'s(?=\s*(?:[(（,.;:!—–-]|now\b|$))",
+        r"(?:^|[,;:] )(?:(?:and|so|also|btw|now),? )?" + _THING + r" (?:is|are) (?:now |all )?"
+        r"(?P<who>(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday|everyone|everybody|nobody|someone|somebody|anyone|one|it|that|this|what|who|there|here|let)'s)"
+        r"[A-Za-z][\w-]*(?: (?-i:[A-Z])[\w-]*)?)'s(?=\s*(?:[(（,.;:!—–-]|now\b|baby\b|$))",
         re.I,
     ),
     re.compile(
@@ -1742,12 +1765,12 @@ _OWNER = [
         + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:管|负责|维护)",
         re.I,
     ),
-    # "order-api 归陈静。", "settle-service 是王磊负责的"
+    # "order-api 归陈静。", "pay-callback 现在归陈思雨了，", "settle-service 是王磊负责的"
     re.compile(
         _THING_ZH
         + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*归(?!档)\s*"
         + _WHO_ZH
-        + r"(?=\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:[，。,.;；]|$))",  # ("归阿玲（林玲），…": her name in full after it)
+        + r"(?=\s*(?:[（(][^)）]{1,40}[)）])?\s*了?\s*(?:[，。,.;；]|$))",  # ("归阿玲（林玲），…": her name in full after it)
         re.I,
     ),
     re.compile(
@@ -1925,6 +1948,7 @@ _CHANGED = re.compile(
     r"(?:moving|migrating|switching) (?:off|away from)|"
     r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
     r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正|回滚|撤销|推翻|"
+    r"没人(?:写|用|读)了|(?:以后|今后)都用|注销|"
     r"\brevert(?:ing)?\b|\broll(?:ing)? back\b|"
     r",\s*not\s+(?=`|\d)",  # "the lock table is `tf-state-locks`, not `tf-locks`", "it's 7 years, not 400 days"
     re.I,
@@ -2371,15 +2395,19 @@ _MORE_SLOTS = {
     "olap store": "clickhouse doris starrocks druid",
     "tracing": "jaeger zipkin skywalking",
     "http client": "httpx aiohttp axios",
+    "cloud": "aws gcp azure aliyun 阿里云 腾讯云 华为云 火山引擎",
+    "sms": "twilio messagebird vonage plivo sinch",
 }
 SLOT_OF: dict[str, str] = {n: slot for slot, names in _MORE_SLOTS.items() for n in names.split()}
+_CJK_SLOT_NAMES = [n for n in SLOT_OF if not n.isascii()]
 _SAME_SLOT = {"go http router": "web framework"}  # a framework in another language fills the same slot
 
 # "the gateway is on 8443", "moved it off 8443": a number a service sits on (not a year, an amount or a date)
 _ON_PORT = r"\b(?:on|off)\s+(?!(?:19|20)\d\d\b)\d{4,5}\b(?![-./]\d)(?!\s*(?:ms|s|rps|qps|%|mb|gb|kb|users|rows)\b)"
 _PORT = re.compile(
     r"(?:\bport\s*(?:is\s*|to\s*|=\s*|of\s*)?|端口\s*(?:号)?\s*(?:是|为|改成|改为|换成|调成)?\s*|\blisten(?:s|ing)? on\s*(?:port\s*)?|"
-    r"监听(?:在)?\s*|(?<![\d.]):|\b(?:moved|changed|switched|bumped) to\s*(?:port\s*)?|(?:改成|改为|换成|调成|迁到)\s*)(\d{2,5})\b(?!\.\d)|"
+    r"监听(?:在)?\s*|(?<![\d.]):|\b(?:moved|changed|switched|bumped) to\s*(?:port\s*)?|(?:改成|改为|换成|调成|迁到)\s*|"
+    r"现在(?:是|用|为)\s*|\b(?:it's|is) now\s*(?:on\s*)?)(\d{2,5})\b(?!\.\d)|"
     r"(?<![\d.])(\d{4,5})\s*端口|(?<![\d.])(\d{4,5})(?=\s*(?:了|now\b|instead\b))|(?=" + _ON_PORT + r")\w+\s+(\d{4,5})",
     re.I,
 )
@@ -2530,6 +2558,9 @@ def slot_values(content: str) -> dict[str, set[str]]:
             w = next((k for k in SLOT_OF if not k.isascii() and k in w), w)
         if slot:
             out.setdefault("tech:" + _SAME_SLOT.get(slot, slot), set()).add(w)
+    for w in _CJK_SLOT_NAMES:  # (a Chinese name wherever it stands: "切到腾讯云了" is cut into no word)
+        if w in content:
+            out.setdefault("tech:" + _SAME_SLOT.get(SLOT_OF[w], SLOT_OF[w]), set()).add(w)
     return {k: v for k, v in out.items() if v}
 
 
@@ -2790,6 +2821,8 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     if attribute:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
         kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {attribute} 是", t, count=1) for t in kept]
     rest = _LEADING_AND.sub("", joined(kept)).strip(" ,，;；")
+    if re.search(r"(?:它们?|(?:订阅|消费|调用|依赖|使用|监听|读|写|用)了?)\W*$", rest):
+        return None  # "…，ticket-issuer 和短信服务都订阅(它)" with the topic changed: what it took is gone
     row = _ROW_NAME.match(old)
     if row and 0 in changed and not rest.casefold().startswith(row.group(1).casefold()):
         # a pasted table's row ("MLflow tracking + registry：Where …:5000；Notes backend is RDS postgres") keeps its

@@ -554,6 +554,8 @@ _ASSIGN_TAIL = re.compile(
     r"(?P<kq>(?:[\"']\]?)?)[ \t]*(?P<op>:=|=>|=|:|：|,)[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|[“「『](?P<cq>[^”」』\n]*)[”」』]|(?P<bare>[^\s\"'`,;&<>()\[\]{}\u0080-\uffff]+))"
 )
+_KEY_ID = re.compile(r"[_.\-]?id(?![a-z])")
+_ID_OF_A_KEY = re.compile(r"(?=[^\d]*\d)(?=[\W\d_]*[A-Za-z])[A-Za-z0-9]{16,}")
 _PHRASE_TAIL = re.compile(
     r"[ \t]+(?:(?P<op>is(?:[ \t]+now|[ \t]+set[ \t]+to)?|was|has[ \t]+been[ \t]+set[ \t]+to|set[ \t]+to"
     r"|changed[ \t]+to|to|=|:|-|->)[ \t]+)?"
@@ -664,6 +666,10 @@ _KEY_UUID = re.compile(
 
 def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[int, int, str] | None:
     """The value of `name <op> value` when it is a literal that could be a secret."""
+    # (an access key's id only: a service account's private_key_id names which key, beside the key itself)
+    kid = _KEY_ID.match(low, end) if word == "key" and "access" in low[start:end] else None
+    if kid:
+        end = kid.end()  # R2_ACCESS_KEY_ID=2f9d…, private_key_id: a key's id is handed over with the key
     m = _ASSIGN_TAIL.match(low, end)
     if m is None:
         return None
@@ -721,8 +727,8 @@ def _assignment(text: str, low: str, word: str, start: int, end: int) -> tuple[i
             if not ((at_eol and len(value) >= 4 and not value.isdigit()) or _strong(value)):
                 return None
         vend = _past_separators(text, vend)
-    if len(value) < 3:
-        return None
+    if len(value) < 3 or kid and not _ID_OF_A_KEY.fullmatch(value.strip()):
+        return None  # (KMS_KEY_ID=alias/prod-key names a key; 2f9d7c41a8e3b650c1d4 is one's id)
     return vstart, vend, _kind_of(word)
 
 

@@ -685,3 +685,35 @@ def test_a_list_handed_over_is_one_memory_an_item_and_a_later_change_of_one_reac
     assert any("Ines" in c for c in given), given
     assert not any("Ping Tomas for anything" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_provider_and_a_topic_switched_in_chinese_in_a_later_session_reach_the_model_alone(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trial 26: "短信已经切到腾讯云了，阿里云那边的账号月底注销" and "老的 order_paid 没人写了，以后都用 …"
+    # closed nothing, so the old provider and the old topic stayed current and reached the model beside the new.
+    # Now each closes the fact it replaces, kept as history, and a later question gets the new one alone.
+    claude_code.maple("install")
+    claude_code.api.script(["好的。"])
+    claude_code.run_claude(
+        "记一下：验证码短信走阿里云短信，签名「拾光课堂」。课程购买事件发 Kafka topic `course_bought`，settle-worker 订阅。"
+    )
+    poll(lambda: harvested(claude_code, "走阿里云短信"), timeout=HARVEST_TIMEOUT, what="the provider harvested")
+    poll(lambda: harvested(claude_code, "topic `course_bought`"), timeout=HARVEST_TIMEOUT, what="the topic harvested")
+    claude_code.api.script(["收到。"])
+    claude_code.run_claude(
+        "同步两件事：验证码短信上周已经切到华为云了，阿里云那边的账号月底注销。"
+        "老的 course_bought 没人写了，月底删，以后都用 `edu.course.bought.v2`。"
+    )
+    (huawei,) = poll(lambda: harvested(claude_code, "华为云"), timeout=HARVEST_TIMEOUT, what="the switch harvested")
+    (topic,) = poll(lambda: harvested(claude_code, "edu.course.bought.v2"), timeout=HARVEST_TIMEOUT, what="the topic")
+    (aliyun,) = harvested(claude_code, "走阿里云短信")
+    (old_topic,) = harvested(claude_code, "topic `course_bought`")
+    assert aliyun["superseded_by"] == huawei["id"], aliyun
+    assert old_topic["superseded_by"] == topic["id"], old_topic
+    claude_code.api.script(["华为云。"])
+    later = claude_code.run_claude("验证码短信现在走哪家？课程购买事件发到哪个 topic？")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any("华为云" in c for c in given), given
+    assert not any("走阿里云短信" in c or "topic `course_bought`" in c for c in given), given
+    assert hook_errors(later.debug) == []

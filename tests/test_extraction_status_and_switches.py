@@ -1,0 +1,289 @@
+"""What blind trial 26 showed (six sessions of two new projects, scored before any change: precision .62,
+supersession 5 of 9, one access key id stored), each held by sentences written for the test. Changes that now
+supersede: a provider switched to, said in Chinese ("短信已经切到华为云了"); "老的 X 没人写了，以后都用 Y"; an owner said
+"X 现在归 Y 了" or "X is Priya Nair's now"; a port said "端口改了，现在是 9443". A correction that closes one part of
+a fact keeps the rest only when the rest still reads on its own. Decisions keep why the other options were not
+taken ("A 不行，…", "option 3 is too slow") and a reason said "… and I don't want …"; what answered the assistant's
+question is no reason for a later pick. Not stored: the state of the day's work ("CI is red again", "跑完了 ✅",
+"现在的问题是：…", "I'll apply it myself after standup"), a hypothesis to be checked ("My first guess is …",
+"先列两个猜测："), a lead-in that only announces a list, the assistant's "已推送 …" and "还需要给 … 加 …". An access
+key's id handed over with its secret is redacted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_extraction_handed_lists import candidates, current
+from test_extraction_phrasing import PROJECT, transcript
+
+from memory.app.memories import Memories
+from memory.extraction import rules as R
+from memory.extraction.heuristic import extract
+from memory.lang.privacy import redact
+from memory.store import Store
+
+
+@pytest.fixture
+def app(store: Store) -> Memories:
+    return Memories(store, PROJECT)
+
+
+def later(app: Memories, tmp_path: Path, first: str, then: str) -> list[str]:
+    """The current memories after a session in which the user says `first`, then a later one saying `then`."""
+    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", first)))
+    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", then)))
+    return current(app)
+
+
+# -- changes that supersede ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "first, then, old, new",
+    [
+        (
+            "验证码短信现在走腾讯云短信，签名「拾光课堂」，模板在腾讯云控制台维护。",
+            "从这周一开始验证码短信已经切到华为云了，腾讯云那边的短信包用完就不续了。",
+            "腾讯云短信",
+            "华为云",
+        ),
+        (
+            "课程购买成功的事件发 Kafka topic `course_bought`，结算服务和通知服务都订阅。",
+            "老的 course_bought 上周起就没人写了，下个月删，以后都用 `edu.course.bought.v2`。",
+            "`course_bought`",
+            "edu.course.bought.v2",
+        ),
+        (
+            "退课走原路退回，调 lesson-api 的 `/internal/refund`。lesson-api 是赵琳负责的，接口改动先找她 review。",
+            "lesson-api 现在归孙浩了，赵琳去做直播了，有问题找孙浩。",
+            "赵琳负责",
+            "孙浩",
+        ),
+        (
+            "invoice-mailer is Tom Becker's baby, don't merge anything there without him.",
+            "and invoice-mailer is Priya Nair's now, Tom moved to the data team.",
+            "Tom Becker",
+            "Priya Nair",
+        ),
+    ],
+)
+def test_a_switch_said_the_way_people_say_it_closes_the_old_fact(app, tmp_path, first, then, old, new):
+    now = later(app, tmp_path, first, then)
+    assert not any(old in x for x in now), now
+    assert any(new in x for x in now), now
+
+
+def test_a_port_said_changed_then_given_leaves_the_rest_of_the_fact_without_the_old_port(app, tmp_path):
+    now = later(
+        app,
+        tmp_path,
+        "quiz-service 本地用 `make run-quiz` 起，端口 7010。",
+        "quiz-service 端口改了，现在是 7443，原来那个跟本地的代理冲突，你 run config 记得改。",
+    )
+    assert not any("7010" in x for x in now), now
+    assert any("7443" in x for x in now), now
+    assert R.slot_values("The port changed, it's now 7443.")["port"] == {"7443"}
+
+
+def test_what_a_correction_leaves_is_dropped_when_it_only_points_back_at_what_changed():
+    old = "课程购买成功的事件发 Kafka topic `course_bought`，settle-worker 和通知服务都订阅它。"
+    assert R.untouched(old, "老的 course_bought 没人写了，以后都用 `edu.course.bought.v2`。", ["course_bought"]) is None
+
+
+@pytest.mark.parametrize(
+    "said, owner",
+    [
+        ("lesson-api 现在归孙浩了，赵琳去做直播了。", ("lesson-api", "孙浩")),
+        ("and invoice-mailer is Priya Nair's now, Tom moved to the data team.", ("invoice-mailer", "Priya Nair")),
+        ("invoice-mailer is Tom Becker's baby, ask him first.", ("invoice-mailer", "Tom Becker")),
+    ],
+)
+def test_owners_said_in_chat_are_read(said, owner):
+    assert R.owner_of(said) == owner
+
+
+def test_a_weekday_is_nobody():
+    assert R.owner_of("the release is Friday's") is None
+
+
+# -- decisions --------------------------------------------------------------------------------
+
+
+def test_why_the_other_options_were_not_taken_joins_the_pick():
+    (d,) = [
+        c
+        for c in candidates(
+            ("user", "重复扣课时的问题怎么修？"),
+            (
+                "assistant",
+                "三种做法：\nA. 扣课时前加分布式锁\nB. 扣课时改成条件更新，余额不足就失败\nC. 每晚跑对账脚本补回来\n我倾向 B。",
+            ),
+            ("user", "B。A 不行，合同规定锁课最多 10 分钟，超时必须释放。C 也解决不了，家长当天就会投诉。"),
+        )
+        if c.layer == "decision"
+    ]
+    assert "超时必须释放" in d.content and "家长当天就会投诉" in d.content, d.content
+
+
+def test_a_reason_said_with_and_i_dont_want_joins_the_pick_and_is_no_rule():
+    found = candidates(
+        ("user", "how do we keep broken thumbnails from shipping again?"),
+        (
+            "assistant",
+            "Options:\n1. Call the imgcheck.io API from CI.\n2. An in-repo check over the fixtures.\nI'd go with 2.",
+        ),
+        ("user", "2. imgcheck.io throttles us and I don't want CI depending on their uptime."),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "throttles" in d.content, d.content
+    assert not any(c.layer == "fact" and "throttles" in c.content for c in found), [c.content for c in found]
+
+
+def test_what_answered_the_assistants_question_is_no_reason_for_a_later_pick():
+    found = candidates(
+        ("user", "帮我看看为什么签到码老是过期"),
+        ("assistant", "先确认一下：签名密钥最近在配置中心里改过吗？"),
+        ("user", "配置中心的历史看了，上次改是 8 月，不是这个。"),
+        ("assistant", "那是教室平板的时钟慢了。两种改法：\n1. 平板同步 NTP\n2. 验签容忍前后各一个窗口\n"),
+        ("user", "2。教室网络我们管不了。"),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "8 月" not in d.content, d.content
+    assert not any("不是这个" in c.content for c in found), [c.content for c in found]
+
+
+# -- not stored -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "CI is red again btw but that's the lint job flaking, not you.",
+        "Standup got moved to 11 so I have some time.",
+        "Plan looks fine, I'll apply it myself after standup, don't apply from your side.",
+        "跑完了，30 个订单都补上了，通知也发了 ✅",
+        "现在的问题是：周末有 8 个家长付了钱没收到课程短信，App 里也看不到课。",
+        "昨晚那场直播，老师那边反馈有一批学生进不去，只能手动拉群，很不爽。",
+        "再同步几件事，省得你以后踩坑：",
+        "PAY_TEST_DSN 我自己改好了。",
+        "老的 jquery 插件先不动。",
+        "先 skip 掉，别折腾了，我回头找运维要个本地能跑的镜像。",
+        "Leaning Pulumi but someone on the platform team keeps pushing CDK.",
+        "A few more updates so you don't trip over the old setup:",
+    ],
+)
+def test_the_state_of_the_days_work_is_not_stored(said):
+    assert [c.content for c in candidates(("user", said))] == []
+
+
+def test_a_rule_said_after_the_work_done_is_kept():
+    assert [c.content for c in candidates(("user", "部署脚本我改好了，以后都用 make deploy。"))], "the rule was lost"
+
+
+def test_a_list_announced_with_its_purpose_keeps_its_items_without_the_lead_in():
+    stored = [
+        c.content
+        for c in candidates(
+            (
+                "user",
+                "a few more updates so you don't trip over old stuff: the queue is `media.render` now, not `render-jobs`.",
+            )
+        )
+    ]
+    assert stored and not any("trip over" in x for x in stored), stored
+
+
+@pytest.mark.parametrize(
+    "asked, guess",
+    [
+        (
+            "why are the uploads failing since friday? can you look into it",
+            "My first guess is the CDN config: if the origin still points at the old bucket, every request 404s. Checking.",
+        ),
+        (
+            "课时为什么会被扣两次？帮我看看",
+            "先列两个猜测：\n1. Redis 主从切换时锁丢了，第二个请求又扣了一次\n2. 回调晚于锁过期，扣课时的 UPDATE 不校验状态",
+        ),
+        (
+            "签到码老是提示过期，帮我看看是不是验签逻辑有问题",
+            "先排除一个可能：如果签名密钥最近轮换过，验签会全部失败。不过那样报的应该是签名错误。",
+        ),
+    ],
+)
+def test_a_hypothesis_to_check_is_no_answer(asked, guess):
+    found = candidates(("user", asked), ("assistant", guess))
+    assert not any(c.layer == "experience" for c in found), [c.content for c in found]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "还需要给 lesson 表加一个 `version` 列，我来加 migration。文件命名有什么规范吗？",
+        "已推送 `fix/double-charge`（9a1b2c3）：扣课时改为按 version 条件更新，重复请求会直接返回。",
+    ],
+)
+def test_the_assistants_report_of_what_it_pushed_or_will_add_after_a_failed_call_is_not_stored(said):
+    failed = {
+        "kind": "tool_error",
+        "role": "tool",
+        "tool": "Bash",
+        "input": "git push",
+        "text": "error: failed to push",
+    }
+    turns = [
+        {"kind": "text", "role": "user", "text": "好，改吧"},
+        failed,
+        {"kind": "text", "role": "assistant", "text": said},
+    ]
+    assert [c.content for c in extract(turns, scope="/p/x")] == []
+
+
+def test_a_cause_keeps_no_heading_of_the_options_after_it():
+    (e,) = [
+        c
+        for c in candidates(
+            ("user", "为什么课时会被扣两次？"),
+            ("assistant", "根因：重试时没有校验请求是否已处理过。修复方案：\n1. 加幂等键\n2. 改成条件更新"),
+        )
+        if c.layer == "experience"
+    ]
+    assert e.content.endswith("已处理过。"), e.content
+
+
+# -- redaction --------------------------------------------------------------------------------
+
+
+def test_an_access_keys_id_handed_over_with_its_secret_is_redacted_and_a_key_alias_is_not():
+    out = redact("dev bucket keys: B2_ACCESS_KEY_ID=7ac1e09f3d5b24c8e6f1 B2_SECRET_ACCESS_KEY=Zq8mW2kP4xL9vN7tR3yB6cH1")
+    assert "7ac1e09f3d5b24c8e6f1" not in out and "Zq8mW2kP4xL9vN7tR3yB6cH1" not in out, out
+    assert redact("export KMS_KEY_ID=alias/billing-prod") == "export KMS_KEY_ID=alias/billing-prod"
+
+
+# -- a rule with its reason -------------------------------------------------------------------
+
+
+def test_a_rule_keeps_the_reason_and_the_consequence_said_after_it_without_the_lead_in():
+    stored = [
+        c.content
+        for c in candidates(
+            (
+                "user",
+                "and while you're in billing/: invoice numbers are never reused once issued. accounting dedupes on the "
+                "invoice number, reuse one and the ledger double-counts. so don't 'tidy up' the numbering code",
+            )
+        )
+    ]
+    assert len(stored) == 1, stored
+    assert stored[0].startswith("Invoice numbers are never reused"), stored
+    assert "double-counts" in stored[0] and "So don't" in stored[0], stored
+
+
+def test_a_sentence_on_another_subject_after_a_rule_stays_apart():
+    stored = [
+        c.content
+        for c in candidates(
+            ("user", "invoice numbers are never reused once issued. the staging database listens on port 6543.")
+        )
+    ]
+    assert len(stored) == 2, stored
