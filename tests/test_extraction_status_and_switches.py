@@ -7,7 +7,11 @@ taken ("A 不行，…", "option 3 is too slow") and a reason said "… and I do
 question is no reason for a later pick. Not stored: the state of the day's work ("CI is red again", "跑完了 ✅",
 "现在的问题是：…", "I'll apply it myself after standup"), a hypothesis to be checked ("My first guess is …",
 "先列两个猜测："), a lead-in that only announces a list, the assistant's "已推送 …" and "还需要给 … 加 …". An access
-key's id handed over with its secret is redacted."""
+key's id handed over with its secret is redacted. Then blind trial 27 (six more sessions, scored before any change:
+.71 / .78 / .83 / .56): a hypothesis said after a clause, an incident as the reason for a pick, "don't touch it
+without asking X" read as the day's work, a fix that ends a cause, "ok I need to run" and "行，谢了" as agreements,
+the options turned down before the pick, facts said around the day's work, what the user asks not to keep, and a
+move off one service joined to where it goes."""
 
 from __future__ import annotations
 
@@ -287,3 +291,140 @@ def test_a_sentence_on_another_subject_after_a_rule_stays_apart():
         )
     ]
     assert len(stored) == 2, stored
+
+
+# -- blind trial 27 (scored before any change: .71 / .78 / .83 / .56), each with new sentences ----------
+
+
+def test_a_hypothesis_said_after_a_clause_ends_the_answer():
+    found = candidates(
+        ("user", "why are the thumbnails missing since monday? can you dig in"),
+        (
+            "assistant",
+            "The resizer only runs for images over 50 KB. Before I chase that, my first suspect is the queue: if the "
+            "worker crashes before acking, the message sits there forever.",
+        ),
+    )
+    assert not any("suspect" in c.content for c in found), [c.content for c in found]
+
+
+def test_what_went_wrong_last_night_is_no_reason_for_the_pick_that_fixes_it():
+    found = candidates(
+        ("user", "the render farm had another night of jobs stuck in `queued` - Omar restarted them by hand at 5am."),
+        (
+            "assistant",
+            "Two ways:\n1. Reclaim on timeout alone.\n2. Stable worker ids from the machine id.\nI'd go with 2.",
+        ),
+        ("user", "Go with 2. Reclaiming on timeout alone would run jobs twice on every network blip."),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "another night" not in d.content and "network blip" in d.content, d.content
+
+
+@pytest.mark.parametrize(
+    "said, kept",
+    [
+        (
+            "PREVIEW_TTL=45s lives in deploy/values/renderer.yaml and don't touch it without asking Ana Ruiz - she owns the renderer.",
+            "Ana Ruiz",
+        ),
+        ("再改两个东西：预览链接有效期改成 20 分钟了，PREVIEW_TTL=20m，我昨天已经改了 Apollo 上的值。", "20 分钟"),
+        ("另外 render 那边以后找子涵（林子涵），老周转岗去做数据了，这次 render 的改动让她 review。", "林子涵"),
+        (
+            "one thing for the PR description: the preview TTL is still 45 seconds, say that this PR doesn't change it.",
+            "45 seconds",
+        ),
+        ("这个教训记下来：时间一律存 UTC，时区只在展示那一刻换算，绝对别存本地时间。", "一律存 UTC"),
+    ],
+)
+def test_a_fact_said_around_the_days_work_is_kept(said, kept):
+    stored = [c.content for c in candidates(("user", said))]
+    assert any(kept in x for x in stored), stored
+    assert not any("PR description" in x or "这次" in x for x in stored), stored
+
+
+def test_the_fix_a_cause_ends_with_is_kept_with_it():
+    (e,) = [
+        c
+        for c in candidates(
+            ("user", 'why does `go test` fail with relation "render_leases" does not exist?'),
+            (
+                "assistant",
+                "The tests run against `render_test` and don't migrate it themselves, and render_leases comes from "
+                "migration 0021. After pulling new migrations, run `make migrate-test` before `go test`.",
+            ),
+        )
+        if c.layer == "experience"
+    ]
+    assert "make migrate-test" in e.content, e.content
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        (
+            ("assistant", "It's worth moving the distance call out of the transaction. Want me to?"),
+            ("user", "ok I need to run - planning review at 3pm. leave the routing part until Omar is back."),
+        ),
+        (
+            ("assistant", "这两个值都已经出现在对话记录里了，建议都轮换一下。"),
+            ("user", "行，谢了。周五记得提醒我停双写——算了我自己写日历里 😂"),
+        ),
+    ],
+)
+def test_leaving_for_the_day_or_thanks_is_no_decision(turns):
+    found = candidates(*turns)
+    assert not any(c.layer == "decision" for c in found), [c.content for c in found]
+    assert not any("until Omar" in c.content for c in found), [c.content for c in found]
+
+
+def test_the_other_options_turned_down_before_and_after_the_pick_are_its_reasons():
+    (d,) = [
+        c
+        for c in candidates(
+            ("user", "render 队列要迁到新 topic，怎么迁？"),
+            (
+                "assistant",
+                "三种：\nA. producer 双写新旧两个 topic 一段时间\nB. 直接切：一次发布全部切到新 topic\n"
+                "C. 用 MirrorMaker 2 镜像老 topic\n\n我建议 C，代码改动最少。",
+            ),
+            (
+                "user",
+                "C 不要，MirrorMaker 还得有人运维。按 A 来，双写一周。直接切也不行，还有老版本的客户端在读老 topic。",
+            ),
+        )
+        if c.layer == "decision"
+    ]
+    assert "双写新旧" in d.metadata["proposal"], d.metadata
+    assert "还得有人运维" in d.content and "老版本的客户端" in d.content, d.content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "for the record, the test db: `jdbc:postgresql://pg-render-test.internal:5432/render?user=rd&password=Rd#2026x!` - actually don't write that anywhere.",
+        "Quick flag: that token is now in this session's transcript, so rotate it once you're done.",
+    ],
+)
+def test_what_the_user_asks_not_to_keep_and_advice_about_a_pasted_credential_are_not_stored(said):
+    role = "assistant" if said.startswith("Quick flag") else "user"
+    found = (
+        candidates(("user", "why is the render queue stuck?"), (role, said))
+        if role == "assistant"
+        else candidates((role, said))
+    )
+    assert [c.content for c in found] == [], [c.content for c in found]
+
+
+def test_where_a_service_is_moving_joins_the_move_off_the_old_one():
+    stored = [
+        c.content
+        for c in candidates(
+            (
+                "user",
+                "while we're here - we're getting off MinIO anyway. all of thumbcache moves to Cloudflare R2 by end of month.",
+            )
+        )
+    ]
+    assert len(stored) == 1 and "MinIO" in stored[0] and "R2" in stored[0], stored
+    assert not stored[0].lower().startswith("while"), stored

@@ -239,6 +239,7 @@ def extract(
                 and not _ADDRESS.search(c.content)
                 and not _REASON_FOR.search(c.content)  # "补充一下为什么选 (a)：…" explains another pick
                 and not R.says_changed(c.content)  # "ReconcileJob 时间改了，挪到…": news of its own, no reason
+                and not R.INCIDENT.search(c.content)  # "another night of jobs stuck …": what happened, no reason
                 and not c.metadata.get("pasted")  # a pasted runbook's lines are the document's, not a reason
                 and not c.metadata.get("listed")  # nor the facts of a list handed over ("For the record: …; …")
                 # (nor how the system works, named in code: "booking-api publishes booking.created.v1 on …")
@@ -385,6 +386,7 @@ def extract(
     for c in out:
         finish(c, known, project)
     out = [c for c in map(_without_handed_secrets, out) if c is not None and not _stored_by_assistant(c, turns)]
+    out = [c for c in out if not (c.role == "user" and _KEEP_IT_OUT.search(c.content))]
     return _dedup([c for c in out if c.metadata.get("turn", 0) >= skip])
 
 
@@ -456,9 +458,10 @@ def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -
 
 
 # A sentence about one option, named by its place: "3 的话 …", "至于 2，…", "as for (b), …".
+_REJECTS_NAMED = re.compile(r"也不行|也不考虑|^\W*\S{1,12}?不行[，,]|\b(?:won'?t work|is out|is a non-starter)\b", re.I)
 # An option of the list said not to do: "A 不行，…", "C 也解决不了", "2 太依赖发布顺序了", "option 3 is too slow".
 _AGAINST_OPTION = re.compile(
-    r"^\W*(?:option\s*)?[(（]?([1-4A-D])[)）]?(?:\s*(?:的话|也|太|不|没|还是|会|要|得|解决不了)|"
+    r"^\W*(?:option\s*)?[(（]?([1-4A-D])[)）]?(?:\s*(?:的话|也|太|不|没|还是|会|要|得|解决不了|不要|不行)|"
     r"\s+(?:is|was|would|won't|doesn't|does not|has|needs|can't|isn't)\b)"
 )
 _ABOUT_OPTION = re.compile(
@@ -897,7 +900,8 @@ _SO = re.compile(r"\bso\b|\bthat'?s why\b|\bwhich is why\b", re.I)
 # An "ok" that puts the choice off to someone or later: "好的, 这几个点我会跟通哥对一下.", "ok, let me check with Dana".
 _DEFERS = re.compile(
     r"我(?:会|再|先)?(?:跟|和|找)\S{1,8}?(?:对|确认|商量|聊|讨论)一下|我再(?:想想|考虑|确认)|回头再(?:定|说)|"
-    r"\b(?:let me|i'?ll|i will|i need to) (?:check|confirm|sync|talk|run it by|think)\b",
+    r"\b(?:let me|i'?ll|i will|i need to) (?:check|confirm|sync|talk|run it by|think)\b|"
+    r"\bleave (?:the|that|this|it)\b[^.;]{0,30}\buntil\b",
     re.I,
 )
 
@@ -1313,6 +1317,8 @@ def _decision(
         pick = _list_pick(s, listed) if listed and (j == 0 or _NAMES_ITEM.search(s)) else None
         if R.suggests(s) and pick is None:
             continue  # "maybe we should switch to Kafka": floated, not chosen
+        if pick is None and _LEAVING.search(s) and not R.is_choice(s):
+            continue  # "ok I need to run - review at 2pm": the day, not a choice
         if _RULED_OUT.search(s) and not R.is_choice(_RULED_OUT.sub(" ", s)):
             continue  # "Redis 那个不考虑，上次 Redis 主从切换丢过锁": one option ruled out, none chosen (unlike
             # "不考虑 Kafka 了，就用 RabbitMQ")
@@ -1401,7 +1407,14 @@ def _decision(
     for k in range(start + 1, min(len(sents), start + 3)):  # the reasons said right after the choice
         nxt = sents[k]
         other = _AGAINST_OPTION.match(nxt)
-        if other and (picked_label is None or other.group(1).casefold() != picked_label.group(1).casefold()):
+        named_off = (
+            _REJECTS_NAMED.search(nxt)
+            and not R.is_choice(nxt)
+            and bool(_subject_terms(nxt.split("不行")[0]) & _subject_terms(" ".join(others or listed or proposal)))
+        )  # "直接切也不行，…" after "按 A 来" among "B. 直接切：…"
+        if named_off or (
+            other and (picked_label is None or other.group(1).casefold() != picked_label.group(1).casefold())
+        ):
             parts.append(nxt)  # "B。A 不行，合同里写死了…。C 也解决不了…": why the others were not taken
             used.add(k)
             continue
@@ -1556,7 +1569,8 @@ _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|ye
 
 # A pick that names an item of a list by its letter or place: "(a)", "option 3", "选 B", "第二种".
 _NAMES_ITEM = re.compile(
-    r"[(（][A-Da-d1-4][)）]|\boption\s*(?:[A-Da-d1-4]|one|two|three|four)\b|选\s*[A-Da-d1-4]\b|第[一二三四1-4][种个条]",
+    r"[(（][A-Da-d1-4][)）]|\boption\s*(?:[A-Da-d1-4]|one|two|three|four)\b|选\s*[A-Da-d1-4]\b|第[一二三四1-4][种个条]|"
+    r"按\s*[A-Da-d1-4](?![\w.])|\bgo(?:ing)? with\s*[A-Da-d1-4]\b",
     re.I,
 )
 # News of its own after a choice, not its reason: "另外之前说的 on-call 阿杰作废", "fyi marta renamed the table …".
@@ -1724,7 +1738,8 @@ def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
     if owned and (owned[1][:1].isupper() or owned[1] in {n for n, _, _ in zhnames.find(prev)}):
         return None  # "1）release 现在归小林管了；2）yaml-rust2 换成 saphyr 了": news of its own, no reason
     hit = R.classify_user(prev)
-    against = R.AGAINST.search(prev) or R.WANT_REASON.search(prev)  # "Kafka 太重了，我们不需要 replay"
+    # "Kafka 太重了，我们不需要 replay", "C 不要，MirrorMaker 还得有人运维"
+    against = R.AGAINST.search(prev) or R.WANT_REASON.search(prev) or _AGAINST_OPTION.match(prev)
     if hit is not None and hit[1] in ("rule", "preference", "correction", "decision") and not against:
         return None
     return prev
@@ -1914,12 +1929,17 @@ def _from_user(
             and last_end == j - 1
             and out[-1].category != "decision"
             and (category == "statement" or (out[-1].category in ("change", "statement") and category in _FACT))
-            # on the same subject only: a statement on another is a fact of its own, which a later
-            # correction closes alone ("…不要手工 curl PUT。CDC 的 oncall 是李伟。"; "Connect 集群迁了…。oncall 也换了…")
-            and bool(_subject_terms(sentence) & _subject_terms(raw_of[len(out) - 1]))
-            # two values a later change may correct one at a time (a port and a retention, who owns it
-            # and who is on call) are two facts: folded, a correction of one closed both
-            and not (_holds_value(sentence) and _holds_value(raw_of[len(out) - 1]))
+            and (
+                # on the same subject only: a statement on another is a fact of its own, which a later
+                # correction closes alone ("…不要手工 curl PUT。CDC 的 oncall 是李伟。"; "Connect 集群迁了…。oncall 也换了…")
+                bool(_subject_terms(sentence) & _subject_terms(raw_of[len(out) - 1]))
+                # two values a later change may correct one at a time (a port and a retention, who owns it
+                # and who is on call) are two facts: folded, a correction of one closed both
+                and not (_holds_value(sentence) and _holds_value(raw_of[len(out) - 1]))
+                # but where what was left is going is the same change: "we're getting off MinIO. all of
+                # cachebox moves to Cloudflare R2 by end of month."
+                or (out[-1].category == "change" and bool(_GOES_TO.search(sentence)))
+            )
         )
         if (R.starts_with_pronoun(sentence) or fold) and out and last_end == j - 1 and j not in opens:
             # "X owns Y; it depends on Z": the pronoun's sentence belongs to the one before
@@ -2122,7 +2142,7 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
                 break  # the explanation is over (or there was none): what follows is what to do about it
             if _ECHO.match(s):
                 continue
-            if _GUESS.match(s):
+            if _GUESS.search(s):
                 break  # "My first guess is …", "先列两个猜测：": a hypothesis to check, not the answer found
             if j in proposed:
                 break  # the explanation is over: what follows is what could be done about it
@@ -2157,14 +2177,27 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
     return out
 
 
+_GOES_TO = re.compile(
+    r"\b(?:moves?|moving|goes|going|switch(?:es|ing)?|migrat(?:es|ing)) (?:over )?to\b|换成|迁到|切到", re.I
+)
+_LEAVING = re.compile(
+    r"\bI (?:have|need|got) to (?:drop|leave|hop off|jump off|run|go)\b|我(?:得|要)(?:先)?(?:走了|撤了|去开会)", re.I
+)
+# What the user asks not to be kept: "… - actually don't write that anywhere", "这个别记"
+_KEEP_IT_OUT = re.compile(
+    r"\bdon'?t (?:write|put|save|store|keep|remember) (?:that|this|it|them) (?:anywhere|down)\b|"
+    r"\bdon'?t (?:save|store|remember) (?:that|this|it|them)\b|(?:这个|这些|这条|这段)\s*(?:就)?(?:别|不要|不用)(?:记|存)|"
+    r"(?:别|不要)写到?任何地方",
+    re.I,
+)
 _SO_THEN = re.compile(r"^\W*(?:so|which means|所以|因此)\b", re.I)
 
 
 # The assistant's hypothesis, said before it checks: what the answer may be, not what it is.
 _GUESS = re.compile(
-    r"^\W*(?:(?:so |ok,? )?my (?:first |best |initial |working )?(?:guess|theory|hunch|suspicion)\b|I (?:suspect|guess)\b|"
+    r"(?:^|^[^.。]{0,40}[,，]\s*)\W*(?:(?:so |ok,? )?my (?:first |best |initial |working |main )?(?:guess|theory|hunch|suspicion|suspect)\b|I (?:suspect|guess)\b|"
     r"one (?:possibility|hypothesis|theory)\b|(?:first )?hypothesis\b|"
-    r"先(?:排除|列|说|猜)(?:一下)?(?:一个|两个|几个)?(?:可能|猜测|假设)|我(?:先)?(?:怀疑|猜)|(?:[一两几]个)?(?:猜测|假设)[:：])",
+    r"先(?:排除|列|说|猜)(?:一下)?(?:一个|两个|几个)?(?:可能|猜测|假设)|我(?:先)?(?:怀疑|猜)|(?:我的)?第一反应是|(?:[一两几]个)?(?:猜测|假设)[:：])",
     re.I,
 )
 

@@ -315,6 +315,7 @@ _REMEMBER_HEAD = re.compile(
 _REMEMBER_TAIL = re.compile(r"[,，]\s*(?:别忘了|记住了?|don'?t forget|remember that)[\s。.!！]*$", re.I)
 _FYI = re.compile(
     r"\bfyi\b|\bin case you need it\b|\bjust so you know\b|\bquick context\b|\bsome context\b|供参考|"
+    r"\bfor the (?:PR|MR|commit) (?:description|message)\b|"
     r"(?:sync|同步)\s*一下\s*(?:context|背景)|先(?:跟你)?(?:说|交代)一下背景",
     re.I,
 )
@@ -547,14 +548,12 @@ _FACTS: list[tuple[str, re.Pattern]] = [
 # Talk about the task at hand or about the speaker, not about the project: never a memory, whatever
 # trigger word it holds ("I always mix them up.", "don't fix them yet, just tell me.").
 # The user closing the session: "ok thanks, that's all for today", "好的懂了，今天就到这": chat, and no agreement.
-_SIGN_OFF = (
-    r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|(?:就到这(?:里|儿)?|先这样)吧?$"
-)
+_SIGN_OFF = r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|(?:就到这(?:里|儿)?|先这样)吧?$|^\W*(?:行|好|ok)[，,]\s*谢了"
 SIGN_OFF = re.compile(_SIGN_OFF, re.I)
 CHAT = re.compile(
     r"\b(?:lol|haha|yet|for now|right now|(?<!as of )(?<!from )(?<!starting )today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
     r"(?:always|keep) mix(?:ing)? (?:them|it|up)|asked me|couldn'?t remember|can'?t remember|"
-    r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b|"
+    r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b(?! without\b)|"
     r"no need to|nothing (?:installed|else)|while (?:you'?re|we'?re|i'?m) at it|before you touch|"
     r"i'?ll (?:trigger|do|check|ask|look|handle|take care)|new (?:machine|laptop)|fresh laptop|"
     r"here'?s (?:mine|my|the one)|put this in|sounds good|thanks|thank you|"
@@ -586,7 +585,8 @@ CHAT = re.compile(
     r"(?:评审|复盘|分享|周)会(?:议)?(?:挪|改|推迟|提前)|会议(?:挪|改|推迟|提前)到|"
     # "standup is async this week", "I have to drop at 11:30 for the pricing sync"
     r"(?<![\w-])(?:stand-?up|retro|sync)\s+is\s+(?:async|cancel+ed|off|remote)\b|"
-    r"\bI (?:have|need|got) to (?:drop|leave|hop off|jump off|run)\b[^.;]{0,20}\b(?:at \d|for (?:a|the|my)\b)|"
+    r"\bI (?:have|need|got) to (?:drop|leave|hop off|jump off|run)\b[^.;]{0,40}\b(?:at \d|for (?:a|the|my)\b)|"
+    r"\bleave (?:the|that|this|it)\b[^.;]{0,30}\buntil\b|"
     r"\b(?:meeting|onboarding|1:1|one-on-one)\b[^.;]{0,40}\b(?:moved|pushed|rescheduled)\s+to\s+"
     r"(?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next)|"
     # the state of the day's work: "CI is red again btw", "the e2e is flaking", "跑完了，12 张票都出了 ✅",
@@ -682,7 +682,7 @@ def broken_now(s: str) -> bool:
 # An incident as it was reported: "被 OOMKilled 好几次", "涨得飞快", "客服那边炸了", "转过来一个投诉", "failed on
 # two of the last three nights": what happened, not how things are (a rule word in it, "always on mac-ci-02", too)
 _INCIDENT = (
-    r"好几(?:次|回|遍)|飞快|炸了|转过来一个|那边反馈|很不爽|第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
+    r"好几(?:次|回|遍)|飞快|炸了|转过来一个|那边反馈|很不爽|\banother (?:night|day|week|round) of\b|\bby hand at \d|第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
     r"\b(?:second|third|fourth|\d+(?:nd|rd|th)) time (?:this|today|in a)\b"
 )
 INCIDENT = re.compile(_INCIDENT, re.I)
@@ -706,7 +706,7 @@ _CHANGED_NOW = re.compile(
     r"\b(?:moved|migrated|switched|changed|renamed|replaced|upgraded|cut over)\b(?:[^.!?。！？]|\.(?=\w))*\bnow\b|"
     # or the state alone, with its value: "daily_features runs at 06:30 utc now (…), … since the dagster port"
     r"\b(?:runs?|is|are|listens?|lives?)\b (?:at|on|in)\b[^.!?。！？]{1,30}\bnow\b|"
-    r"(?:迁|搬|换|改|切|升级)[^。！？]{0,40}现在",
+    r"(?:迁|搬|换|改|切|升级)[^。！？]{0,40}现在|(?:改成|改为|调成|调到)\s*[^，。,]{0,6}\d",
     re.I,
 )
 
@@ -742,7 +742,7 @@ def is_statement(s: str) -> bool:
         or held["quantities"]  # "网关超时是 3 秒", "retries back off for 5 minutes"
         or held["clock"]  # "对账挪到凌晨 1 点半"
         or (entities_cjk_any(s) and re.search(r"[A-Za-z]{2,}|" + _NAMED_ZH, s))
-        or any(n in s for n in _CJK_SLOT_NAMES)  # "短信已经切到华为云了": a product named in Chinese
+        or any(k.startswith("tech:") for k in slot_values(s))  # "cachebox moves to Cloudflare R2", "短信切到华为云了"
     ):
         return False
     return bool(_STATEMENT_VERB.search(s)) and _long_enough(s)
@@ -818,7 +818,7 @@ ADDS_RULE = re.compile(
 # what comes after it is the statement, and the lead's words are no subject to match others by (a rule
 # added to a subject's rules keeps its lead: ADDS_RULE).
 _ANNOUNCED = re.compile(
-    r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿)?"
+    r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件|两个|三个)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿|东西|地方)?"
     r"[^:：`]{0,4}(?:[，,]\s*(?:省得|免得|以免|方便|好让)[^:：`]{0,16})?[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
     r"^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
     r"things|notes)\b(?:[^:]{0,20}|\s+so (?:that )?you\b[^:]{0,40}):\s*|^(?:(?:a |one )?(?:quick|small|last)\s+)?update\s*[:：]\s*|^更新(?:一下)?[:：]\s*",
@@ -826,6 +826,7 @@ _ANNOUNCED = re.compile(
 )
 
 
+_WHILE_HERE = re.compile(r"^(?:and |so )?while (?:you|we)'?re (?:here|there|at it)\s*[-—–,:]+\s*", re.I)
 _WHILE_THERE = re.compile(r"(?:^|\s*,?\s*)(?:and |so )?while you'?re (?:in|at|on|there|here)\b.*$", re.I)
 _PLAN_LEAD = re.compile(
     r"\bplan for (?:today|the day|this week)\b|\btoday'?s plan\b|今天的?计划|今天(?:要|先)做|"
@@ -847,7 +848,7 @@ _ANNOUNCES_ONLY = re.compile(
 # A clause about today's work at the end of a sentence that states a fact: "Reservation pulls run every
 # 5 minutes from celery beat, leave those alone for now", "补偿完以后对账要盯一下，ReconcileJob 每天凌晨 3 点跑，明早看下结果"
 _TODAY = re.compile(
-    r"明早|明天|今晚|今天|待会|回头|一会儿?|先放着|(?:盯|看|查|跟|确认)一下|\bfor now\b|\bright now\b|顺手|你看下|你看看|\bleave (?:it|them|those|that) alone\b",
+    r"明早|明天|今晚|今天|这次|待会|回头|一会儿?|先放着|(?:盯|看|查|跟|确认)一下|\bfor now\b|\bright now\b|顺手|你看下|你看看|\bleave (?:it|them|those|that) alone\b",
     re.I,
 )
 
@@ -869,7 +870,7 @@ def _without_asides(s: str) -> str:
     if len(keep) == len(parts):
         return s
     core = "".join(keep).rstrip(" ,，;；")
-    if not _long_enough(core) or not is_statement(core):
+    if not _long_enough(core) or not (is_statement(core) or owner_of(core)):
         return s
     return core + ("。" if entities_cjk(core[-1]) else ".")
 
@@ -888,6 +889,7 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     """(sentence, category, why, importance) when a user sentence is worth keeping."""
     informed = bool(_HEADS_UP.match(raw))
     s = _without_asides(strip_fillers(raw))
+    s = _WHILE_HERE.sub("", s) or s  # "while we're here - we're getting off MinIO anyway."
     lead = re.match(r"^([^:：`]{3,80})(?:(?<!\d):|：)\s*(?=\S)", s)  # (not the colon of "10:30")
     if lead and _PLAN_LEAD.search(lead.group(1)):
         return None  # "Plan for today: get the beta green, then …": the day's plan, no fact
@@ -1409,7 +1411,7 @@ _FIX = re.compile(
     r"install(?:ed|ing)|running it with|instead|enabl(?:e|ed|ing)|disabl(?:e|ed|ing)|brought \w+ down|"
     r"makes? (?:all )?(?:\d+ )?(?:the )?(?:tests? )?pass|moving|(?:works?|passes|verify|verifies|succeeds?|runs?) "
     r"again)\b|改成|改为|加上|补上|换成|之后|解决|修复|就好了|通过了|"
-    r"跑起来了|开启|关闭",
+    r"跑起来了|开启|关闭|\brun `[^`]+` (?:before|after|first)\b|先(?:跑|执行)\s*`",
     re.I,
 )
 _FIX_LEAD = re.compile(
@@ -1479,7 +1481,9 @@ _STATUS = re.compile(
     r"\b(?:all|both|\d+)\s+(?:\w+\s+)?(?:tests?\s+)?(?:pass(?:ed)?|green)\b|\bwent from\b.{1,30}\bto\b|"
     r"都过了|都通过了|全部通过|全绿|都绿了|"
     # what failed, counted: "One failure in `test_eta…`.", "2 tests failed."
-    r"^(?:one|two|three|\d+|a few|some)\s+(?:test\s+)?failures?\s+in\b|^(?:one|two|three|\d+)\s+tests?\s+failed\b",
+    r"^(?:one|two|three|\d+|a few|some)\s+(?:test\s+)?failures?\s+in\b|^(?:one|two|three|\d+)\s+tests?\s+failed\b|"
+    # a credential pasted in the chat, and the advice to rotate it: about this session, not the project
+    r"\bnow in (?:this|the) (?:session'?s )?(?:transcript|conversation|chat)\b|已经出现在对话记录里|^\W*my miss\b",
     re.I,
 )
 
@@ -1745,7 +1749,7 @@ _OWNER = [
     ),
     # who to go to with it: "网关这块有问题找老周", "以后网关的事找阿杰（刘杰）" (a person, checked in owner_of)
     re.compile(
-        r"(?:^|[，,；;：:]\s*)(?:以后|今后|现在|之后)?\s*(?P<thing>(?![他她我你它这那])[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_.-]{1,15}?)\s*"
+        r"(?:^|[，,；;：:]\s*)(?:另外|还有|对了|然后)?\s*(?:以后|今后|现在|之后)?\s*(?P<thing>(?![他她我你它这那])[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_.-]{1,15}?)\s*"
         r"(?:(?:这块|这边|那边)?\s*(?:的事(?:情|儿)?|的问题|(?:有|出了?)(?:什么)?问题)|(?:这块|这边|那边)\s*(?:以后|今后|现在|之后)?)"
         r"\s*(?:都|就|先|直接|可以)?\s*找\s*"
         r"(?P<person>[老小阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?=\s*(?:[（(，。,.;；]|$))"
@@ -1887,6 +1891,13 @@ def owner_of(content: str) -> tuple[str, str] | None:
     for rx in _OWNER:
         m = rx.search(content)
         person = m.groupdict().get("person") if m else None
+        full = re.match(r"\s*[（(]([\u4e00-\u9fff]{2,4})[)）]", content[m.end() :]) if person else None
+        if (
+            full
+            and zhnames.plausible(full.group(1))
+            and not (zhnames.plausible(person) or re.fullmatch(r"[老小阿][\u4e00-\u9fff]", person))
+        ):
+            person = full.group(1)  # "找思雨（陈思雨）": her name in full after the one she goes by
         if person and not (
             re.fullmatch(r"[老小阿][\u4e00-\u9fff]", person)
             or zhnames.plausible(person)
@@ -1904,6 +1915,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
                 named = _SERVICE_NAME.search(content, 0, m.start())
                 thing = named.group().casefold() if named else thing
             who = m.groupdict().get("who") or m.groupdict().get("whom") or person or ""
+            who = person if full and person == full.group(1) else who
             if thing and thing not in _NOT_OWNED:
                 return thing, who.strip()
     return None
@@ -1945,7 +1957,7 @@ _NEGATED_BEFORE = re.compile(
 
 _CHANGED = re.compile(
     r"\b(?:now|actually|any ?more|no longer|changed|moved|migrated|switched|is gone|was removed|removed|"
-    r"(?:moving|migrating|switching) (?:off|away from)|"
+    r"(?:moving|migrating|switching|getting|got) (?:off|away from)|"
     r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
     r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正|回滚|撤销|推翻|"
     r"没人(?:写|用|读)了|(?:以后|今后)都用|注销|"
