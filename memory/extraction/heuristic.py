@@ -457,13 +457,14 @@ def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -
     return again
 
 
-# A sentence about one option, named by its place: "3 的话 …", "至于 2，…", "as for (b), …".
+# An option said not to do, by its words: "直接切也不行，…", "Kafka is out".
 _REJECTS_NAMED = re.compile(r"也不行|也不考虑|^\W*\S{1,12}?不行[，,]|\b(?:won'?t work|is out|is a non-starter)\b", re.I)
 # An option of the list said not to do: "A 不行，…", "C 也解决不了", "2 太依赖发布顺序了", "option 3 is too slow".
 _AGAINST_OPTION = re.compile(
     r"^\W*(?:option\s*)?[(（]?([1-4A-D])[)）]?(?:\s*(?:的话|也|太|不|没|还是|会|要|得|解决不了|不要|不行)|"
     r"\s+(?:is|was|would|won't|doesn't|does not|has|needs|can't|isn't)\b)"
 )
+# A sentence about one option, named by its place: "3 的话 …", "至于 2，…", "as for (b), …".
 _ABOUT_OPTION = re.compile(
     r"^\W*(?:至于\s*)?[(（]?[1-4A-Da-d][)）]?\s*(?:的话|呢|嘛)\s*[，,:：]?|^\W*as for (?:option\s*)?[(（]?[1-4a-d]\b",
     re.I,
@@ -2195,9 +2196,11 @@ _SO_THEN = re.compile(r"^\W*(?:so|which means|所以|因此)\b", re.I)
 
 # The assistant's hypothesis, said before it checks: what the answer may be, not what it is.
 _GUESS = re.compile(
-    r"(?:^|^[^.。]{0,40}[,，]\s*)\W*(?:(?:so |ok,? )?my (?:first |best |initial |working |main )?(?:guess|theory|hunch|suspicion|suspect)\b|I (?:suspect|guess)\b|"
+    r"(?:^|^[^.。]{0,40}[,，]\s*)\W*(?:(?:so |ok,? )?my (?:first |best |initial |working |main )?"
+    r"(?:guess|theory|hunch|suspicion|suspect)\b|I (?:suspect|guess)\b|"
     r"one (?:possibility|hypothesis|theory)\b|(?:first )?hypothesis\b|"
-    r"先(?:排除|列|说|猜)(?:一下)?(?:一个|两个|几个)?(?:可能|猜测|假设)|我(?:先)?(?:怀疑|猜)|(?:我的)?第一反应是|(?:[一两几]个)?(?:猜测|假设)[:：])",
+    r"先(?:排除|列|说|猜)(?:一下)?(?:一个|两个|几个)?(?:可能|猜测|假设)|我(?:先)?(?:怀疑|猜)|(?:我的)?第一反应是|"
+    r"(?:[一两几]个)?(?:猜测|假设)[:：])",
     re.I,
 )
 

@@ -548,7 +548,10 @@ _FACTS: list[tuple[str, re.Pattern]] = [
 # Talk about the task at hand or about the speaker, not about the project: never a memory, whatever
 # trigger word it holds ("I always mix them up.", "don't fix them yet, just tell me.").
 # The user closing the session: "ok thanks, that's all for today", "好的懂了，今天就到这": chat, and no agreement.
-_SIGN_OFF = r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|(?:就到这(?:里|儿)?|先这样)吧?$|^\W*(?:行|好|ok)[，,]\s*谢了"
+_SIGN_OFF = (
+    r"\bthat'?s (?:all|it) for (?:today|now)\b|\bcall it a day\b|今天(?:就|先)到这|(?:就到这(?:里|儿)?|先这样)吧?$|"
+    r"^\W*(?:行|好|ok)[，,]\s*谢了"
+)
 SIGN_OFF = re.compile(_SIGN_OFF, re.I)
 CHAT = re.compile(
     r"\b(?:lol|haha|yet|for now|right now|(?<!as of )(?<!from )(?<!starting )today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
@@ -592,7 +595,8 @@ CHAT = re.compile(
     # the state of the day's work: "CI is red again btw", "the e2e is flaking", "跑完了，12 张票都出了 ✅",
     # "现在的问题是：…", "plan looks right, I'll apply it myself after standup"
     r"\b(?:CI|the build|main|the pipeline|nightly)(?:'s| is| was)? (?:red|broken|flaky|failing) again\b|\bflaking\b|"
-    r"^\W*(?:跑完了|搞定了|弄好了|都好了)|✅|不是这个(?:问题|原因)?\W*$|\bthat'?s not it\b|^\W*现在的?问题是|^\W*the (?:problem|issue) (?:now|right now|today) is\b|"
+    r"^\W*(?:跑完了|搞定了|弄好了|都好了)|✅|不是这个(?:问题|原因)?\W*$|\bthat'?s not it\b|"
+    r"^\W*现在的?问题是|^\W*the (?:problem|issue) (?:now|right now|today) is\b|"
     r"\bI'?ll\b[^.;]{0,40}\b(?:myself|after (?:stand-?up|lunch|the (?:meeting|sync|call))|this (?:afternoon|evening)|tonight)\b|"
     # feedback on the work in front of them: "Mostly right, but the header band is white."
     r"^(?:mostly|almost|nearly) (?:right|there|good|fine)\b|"
@@ -682,7 +686,8 @@ def broken_now(s: str) -> bool:
 # An incident as it was reported: "被 OOMKilled 好几次", "涨得飞快", "客服那边炸了", "转过来一个投诉", "failed on
 # two of the last three nights": what happened, not how things are (a rule word in it, "always on mac-ci-02", too)
 _INCIDENT = (
-    r"好几(?:次|回|遍)|飞快|炸了|转过来一个|那边反馈|很不爽|\banother (?:night|day|week|round) of\b|\bby hand at \d|第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
+    r"好几(?:次|回|遍)|飞快|炸了|转过来一个|那边反馈|很不爽|\banother (?:night|day|week|round) of\b|\bby hand at \d|"
+    r"第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
     r"\b(?:second|third|fourth|\d+(?:nd|rd|th)) time (?:this|today|in a)\b"
 )
 INCIDENT = re.compile(_INCIDENT, re.I)
@@ -895,9 +900,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         return None  # "Plan for today: get the beta green, then …": the day's plan, no fact
     if _ANNOUNCES_ONLY.match(s):
         return None  # "A few things for the record.": what follows is the memory
-    if lead and _WHILE_THERE.search(
-        lead.group(1)
-    ):  # "while you're in render/: guids …", "for X while you're in there:"
+    if lead and _WHILE_THERE.search(lead.group(1)):
+        # "while you're in render/: guids …" drops its lead; "for transcoder while you're in there:" keeps the name
         named = _WHILE_THERE.sub("", lead.group(1)).strip(" ,")
         s = (named + ": " if len(named) > 4 else "") + s[lead.end() :]
         lead = None
