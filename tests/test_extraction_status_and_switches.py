@@ -15,11 +15,10 @@ move off one service joined to where it goes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from test_extraction_handed_lists import candidates, current
-from test_extraction_phrasing import PROJECT, transcript
+from test_extraction_changes_and_noise import later
+from test_extraction_handed_lists import candidates
+from test_extraction_phrasing import PROJECT
 
 from memory.app.memories import Memories
 from memory.extraction import rules as R
@@ -31,13 +30,6 @@ from memory.store import Store
 @pytest.fixture
 def app(store: Store) -> Memories:
     return Memories(store, PROJECT)
-
-
-def later(app: Memories, tmp_path: Path, first: str, then: str) -> list[str]:
-    """The current memories after a session in which the user says `first`, then a later one saying `then`."""
-    app.extract(transcript(tmp_path / "1.jsonl", "s1", ("user", first)))
-    app.extract(transcript(tmp_path / "2.jsonl", "s2", ("user", then)))
-    return current(app)
 
 
 # -- changes that supersede ---------------------------------------------------------------------
@@ -73,7 +65,7 @@ def later(app: Memories, tmp_path: Path, first: str, then: str) -> list[str]:
     ],
 )
 def test_a_switch_said_the_way_people_say_it_closes_the_old_fact(app, tmp_path, first, then, old, new):
-    now = later(app, tmp_path, first, then)
+    now = later(app, tmp_path, [("user", first)], then)
     assert not any(old in x for x in now), now
     assert any(new in x for x in now), now
 
@@ -82,7 +74,7 @@ def test_a_port_said_changed_then_given_leaves_the_rest_of_the_fact_without_the_
     now = later(
         app,
         tmp_path,
-        "quiz-service 本地用 `make run-quiz` 起，端口 7010。",
+        [("user", "quiz-service 本地用 `make run-quiz` 起，端口 7010。")],
         "quiz-service 端口改了，现在是 7443，原来那个跟本地的代理冲突，你 run config 记得改。",
     )
     assert not any("7010" in x for x in now), now
