@@ -598,6 +598,12 @@ def test_a_view_still_loading_when_the_user_moves_on_does_not_mark_the_next_one_
         p.wait_for_function("() => document.querySelector('main').dataset.view === 'browse'")
         p.goto(served.url.split("#")[0] + "#/graph?entity=no-such-entity")  # and so does the graph
         p.wait_for_function("() => document.querySelector('main').dataset.view === 'graph'")
+        # The page asks before Python hears of it: each held request reaches its handler a moment
+        # later (CI once read `held` between the two).
+        for _ in range(100):
+            if held["list"] and held["graph"]:
+                break
+            p.wait_for_timeout(50)
         assert held["list"] and held["graph"], "the requests were not held"
         for route in held["list"]:
             route.continue_()  # the list answers for a page the user has left
