@@ -11,7 +11,11 @@ key's id handed over with its secret is redacted. Then blind trial 27 (six more 
 .71 / .78 / .83 / .56): a hypothesis said after a clause, an incident as the reason for a pick, "don't touch it
 without asking X" read as the day's work, a fix that ends a cause, "ok I need to run" and "行，谢了" as agreements,
 the options turned down before the pick, facts said around the day's work, what the user asks not to keep, and a
-move off one service joined to where it goes."""
+move off one service joined to where it goes. Then blind trial 28 (dev9; .61 / .72 / decisions .50 / supersession
+6 of 9): a pick by number with "do", options lettered inside one paragraph, a reason said after the assistant only
+took note of the pick, an instruction after a pick, a task brief before the options, an agreement to rotate a pasted
+credential, a vendor's price change, a rule that says "do it this way", a name with a dot in Chinese text and a colon
+inside an option's code."""
 
 from __future__ import annotations
 
@@ -420,3 +424,177 @@ def test_where_a_service_is_moving_joins_the_move_off_the_old_one():
     ]
     assert len(stored) == 1 and "MinIO" in stored[0] and "R2" in stored[0], stored
     assert not stored[0].lower().startswith("while"), stored
+
+
+# -- blind trial 28 (scored before any change: .61 / .72 / decisions .50 / supersession 6 of 9) ------------
+
+
+def test_a_pick_by_number_with_do_takes_the_item_and_passes_over_the_others():
+    (d,) = [
+        c
+        for c in candidates(
+            (
+                "assistant",
+                "For the search backend:\n1. Meilisearch: typo tolerance out of the box, one binary.\n"
+                "2. OpenSearch: we already run it for logs.\n3. Postgres full-text: no new service.\n\nI'd go with 1.",
+            ),
+            ("user", "yep do 1"),
+        )
+        if c.layer == "decision"
+    ]
+    assert d.metadata["chosen"] == "Meilisearch", d.metadata
+    assert d.metadata["alternatives"] == ["OpenSearch", "Postgres full-text"], d.metadata
+
+
+def test_options_lettered_inside_one_paragraph_are_a_list_a_bare_letter_picks_from():
+    (d,) = [
+        c
+        for c in candidates(
+            (
+                "assistant",
+                "For the retry signal: A) the cron re-scans failed rows every minute; B) the worker re-enqueues "
+                "with a delay on failure. A is simpler, B reacts faster.",
+            ),
+            ("user", "B. The re-scan would hammer the payments table at month end."),
+        )
+        if c.layer == "decision"
+    ]
+    assert "re-enqueues" in d.metadata["chosen"] and "hammer the payments table" in d.content, d.metadata
+    assert d.metadata["alternatives"] == ["the cron re-scans failed rows every minute"], d.metadata
+
+
+def test_a_reason_added_after_the_assistant_only_took_note_of_the_pick_joins_it():
+    found = candidates(
+        ("assistant", "Two ways:\n1. Keep sessions in Redis.\n2. Signed cookies, no server state.\n\nI'd go with 2."),
+        ("user", "2"),
+        ("assistant", "Signed cookies it is. I'll start with the middleware."),
+        ("user", "fwiw Redis would also need a new failover runbook, and security signed off on cookies already."),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "failover runbook" in d.content, [c.content for c in found]
+    assert not any("failover runbook" in c.content for c in found if c.layer != "decision")
+
+
+def test_a_separate_instruction_after_the_pick_is_no_reason_for_it():
+    found = candidates(
+        ("assistant", "Options:\nA. Put a lock around the export.\nB. Make the export job idempotent.\n\nI'd do B."),
+        ("user", "B."),
+        ("assistant", "Going with B. I'll start with the job key."),
+        (
+            "user",
+            "That said, do add the lock too. Two exports at once are just wrong, make that the rule for every job.",
+        ),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "lock too" not in d.content and "rule for every job" not in d.content, d.content
+    assert any(c.category == "rule" and "every job" in c.content for c in found), [c.content for c in found]
+
+
+def test_a_pick_with_its_own_reason_does_not_take_the_task_brief_before_the_options():
+    found = candidates(
+        (
+            "user",
+            "今天做优惠券核销。需求：每张券只能核销一次，核销记录要保留两年，这个是审计要求。另外同步一下：券码长度已经调成 12 位了。",
+        ),
+        (
+            "assistant",
+            "防重有两个方案：\nA. Redis SETNX 加锁\nB. 核销表加唯一索引\n\n也可以上分布式事务框架，但太重。",
+        ),
+        ("user", "Seata 不要，没人运维。B 吧，唯一索引最简单，不依赖 Redis。"),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "唯一索引" in d.metadata["chosen"] and "没人运维" in d.content, d.metadata
+    assert "Seata" in d.metadata["alternatives"], d.metadata  # (turned down before the pick, by name)
+    assert "需求" not in d.content and "审计" not in d.content, d.content
+    assert any(c.content.startswith("券码长度已经调成 12 位") for c in found), [c.content for c in found]
+
+
+def test_an_agreement_to_rotate_a_pasted_credential_is_no_decision():
+    found = candidates(
+        ("user", "OSS 的 bucket 叫 coupon-export。AK 给你：LTAI5tRw8sKq2ZpV7mXn4Yb9 / 9fK3mLq7Np2Rs8Tv4Wx6Yz1aB5cD0eG"),
+        ("assistant", "AK 我放 Nacos 加密配置，不进仓库。这对 AK 已经出现在聊天记录里了，建议去 RAM 控制台轮换一下。"),
+        ("user", "行，回头我轮换。"),
+    )
+    assert not any(c.layer == "decision" for c in found), [c.content for c in found]
+    assert not any("LTAI" in c.content for c in found)
+    assert R.is_status("And since it's been pasted here, revoke it in GitHub afterwards.")
+
+
+def test_a_vendors_future_price_is_news_not_a_rule_and_is_the_reason_for_the_switch():
+    assert R.classify_user("阿里云短信通知我们验证码短信以后要涨价，一条 6 分。")[1] != "rule"
+    found = candidates(
+        ("user", "阿里云短信通知我们验证码短信以后要涨价，一条 6 分。我们决定换腾讯云短信：公司已有企业折扣。")
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "涨价" in d.content, d.content
+
+
+def test_a_rule_that_says_do_it_this_way_names_the_way_just_shown():
+    found = candidates(
+        ("assistant", "扣库存改成了 `stockMapper.deduct(skuId, qty, version)`，version 不匹配就重试三次。"),
+        ("user", "对，以后扣库存一律这么写，不许直接 update stock。"),
+    )
+    (rule,) = [c for c in found if c.category == "rule"]
+    assert "stockMapper.deduct" in rule.content, rule.content
+
+
+def test_a_name_with_a_dot_between_chinese_words_ends_no_sentence():
+    assert R.sentences("所有 queue 统一加 cp. 前缀，平台组要求的。I fixed it. 然后看日志") == [
+        "所有 queue 统一加 cp. 前缀，平台组要求的。",
+        "I fixed it.",
+        "然后看日志",
+    ]
+
+
+def test_the_name_of_an_option_keeps_a_colon_inside_code():
+    (d,) = [
+        c
+        for c in candidates(
+            (
+                "assistant",
+                "Three ways:\nA. Add an idempotency key.\nB. Set `retries: 0` on the route in the gateway.\n"
+                "C. Dedupe on a hash of the payload.\n\nI'd do A.",
+            ),
+            ("user", "A. B alone just hides it."),
+        )
+        if c.layer == "decision"
+    ]
+    assert d.metadata["alternatives"][0].startswith("Set `retries: 0`"), d.metadata
+
+
+def test_replacing_one_named_thing_with_another_is_a_decision_over_it():
+    (d,) = [
+        c
+        for c in candidates(
+            (
+                "user",
+                "Main thing today: we're replacing Mailgun with Postmark for receipts. "
+                "Half of last week's receipts landed in spam.",
+            )
+        )
+        if c.layer == "decision"
+    ]
+    assert d.metadata["chosen"] == "Postmark" and d.metadata["alternatives"] == ["Mailgun"], d.metadata
+    assert "landed in spam" in d.content, d.content
+    assert not R.is_choice("The script is replacing tabs with spaces.")  # (what code does is no team's switch)
+
+
+def test_where_a_pasted_key_will_live_is_kept_when_named_by_a_config_key():
+    found = candidates(
+        (
+            "user",
+            "导出要传 COS，腾讯云密钥给你：AKIDq8Wm3Zt7Lp2Rx9Vn4Kc6Yb1Hs5Ju0Fg / Qz8Wx3Lm7Np2Rs9Tv4Kc6Yb1Hs5Ju0FgDe",
+        ),
+        ("assistant", "密钥我不写进仓库，放 Nacos 加密配置 `cp.cos.secret-id` / `cp.cos.secret-key`，启动时读。"),
+    )
+    assert [c.content for c in found] == [
+        "密钥我不写进仓库，放 Nacos 加密配置 `cp.cos.secret-id` / `cp.cos.secret-key`，启动时读。"
+    ], [c.content for c in found]
+
+
+@pytest.mark.parametrize(
+    "said", ["周三记得提醒我关掉灰度开关——算了我自己定个闹钟", "remember to remind me to rotate the key on Friday"]
+)
+def test_a_reminder_asked_for_is_no_memory_to_keep(said):
+    assert R.classify_user(said) is None
+    assert R.classify_user("记得 staging 的端口是 6543。") is not None  # (a fact asked to be remembered still is)

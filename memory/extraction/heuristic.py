@@ -94,6 +94,7 @@ def extract(
     context: list[Candidate] = []  # what the user's last turn stated, the reason for a choice that follows
     asked = ""  # the user's last turn asked whether or which to choose: what a choice that follows is about
     just_decided: Candidate | None = None  # the decision of the user's last message, the assistant silent since
+    noted = False  # or since then the assistant only took note of it ("Textract it is.")
     last_decided: Candidate | None = None  # the decision of the user's last message, whatever the assistant said since
     proposal: list[str] = []  # what the assistant last proposed ("I'd suggest X"), for an agreement
     said: list[str] = []  # the assistant's recent sentences: where a bare choice ("go with manifest") is explained
@@ -122,7 +123,11 @@ def extract(
             if (
                 just_decided is not None
                 and just_decided.metadata.get("turn", 0) >= skip
-                and _reason_alone(text, just_decided.content + " " + " ".join(said[-8:]))
+                and _reason_alone(
+                    text,
+                    # (once the assistant has taken note, a reason names the pick or an option passed over)
+                    _options_named(just_decided) if noted else just_decided.content + " " + " ".join(said[-8:]),
+                )
             ):
                 # "2 吧" then, in the user's next message, "Redis 挂了会重复扣款，放 Postgres 里更稳。": its reason
                 _add_reason(just_decided, text)
@@ -159,7 +164,7 @@ def extract(
                     before = min(before, len(out))
                     out.append(stated)
                 text = R.strip_fillers(text[confirmed.end() :]) or ""
-            last_said = []
+            told_before, last_said = last_said, []
             # a pasted runbook or design doc is kept whole, as one memory the store cuts into parts for search;
             # what the user said around it ("here's our runbook, walk me through step 4") is read as usual
             text, document = _split_pasted(text)
@@ -175,6 +180,8 @@ def extract(
             # (a pasted document picks nothing: "If it is already above, find out why first.")
             still_open = (listed_for > 0 or bool(_NAMES_ITEM.search(text))) and not pasted
             found = _from_user(text, turn, proposal, said, listed if still_open else [], heading)
+            for c in found:
+                _spell_out_this_way(c, told_before)
             # "nah, not now. <why>" to "should we …?", and "changed my mind on spot — <what now>": decisions
             # in words no choice rule reads; each replaces what the rules made of its sentences
             answer = _not_taken(offered, text) or _reversal(text)
@@ -219,7 +226,7 @@ def extract(
                 # "What if we cache … in Redis?" -> "Good idea. …" -> "yep, do it": one decision, the user's yes
                 out = [c for c in out if c is not last_decided]
                 before = min(before, len(out))
-            just_decided = next((c for c in found if c.layer == "decision"), None)
+            just_decided, noted = next((c for c in found if c.layer == "decision"), None), False
             listed_for = 0 if just_decided is not None else listed_for - 1  # (a list is settled once)
             last_decided = just_decided
             agreed = " ".join(c.metadata.get("proposal") or "" for c in found if c.layer == "decision").casefold()
@@ -263,6 +270,8 @@ def extract(
             if asked and at and len(re.sub(r"[\W_]", "", _ASKS_DECISION.sub("", asked))) <= 4:
                 # "回调那里也别同步结算了吧，太慢了。有什么方案？": the question names nothing, the sentence before it does
                 asked = R.strip_fillers(said_now[at - 1]) + " " + asked
+            # (what the task must do, "需求：候选阿姨按…打分，…不能派单", is the task, not why an option was picked)
+            context = [c for c in context if not _REQUIREMENTS.match(c.content)]
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
                 # said before the proposal is why they chose; it leads the decision instead of standing alone
@@ -296,7 +305,13 @@ def extract(
                 user_spoke_since.append(i)
         elif role == "assistant":
             decided_text = _loose(just_decided.content) if just_decided is not None else ""
-            user_decided, just_decided = just_decided is not None, None
+            user_decided = just_decided is not None
+            if _acknowledges(text):
+                # ("Textract it is. I'll use AnalyzeExpense for estimates." leaves the pick open for the reason
+                # the user adds next: "fwiw legal already cleared Textract …")
+                noted = True
+            else:
+                just_decided = None
             told = R.sentences(text)
             answering = bool(told) and R.is_question(told[-1])  # the user's next message answers it
             now = [x for x in told if not R.is_question(x)]
@@ -313,9 +328,10 @@ def extract(
             elif re.search(r"[(（][A-Da-d1-4][)）]\s*\S", text):
                 # "(a) republish them, or (b) rebuild": new options, said inline; a later "(b)" is theirs
                 listed, listed_for = [], 0
-            proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x)][-2:]
+            # (not the advice about a credential pasted in the chat: "…已经出现在聊天记录里了，建议轮换一下")
+            proposal = [x for x in now if R.PROPOSAL.search(x) and not _lead_in(x) and not R.is_status(x)][-2:]
             offered = _offered(text)
-            if not proposal and any(R.PROPOSAL.search(x) for x in now):  # "Options:" and a list
+            if not proposal and any(R.PROPOSAL.search(x) and not R.is_status(x) for x in now):  # "Options:" and a list
                 proposal = [x for x in now if not _lead_in(x)][-4:]
             # (a plan said beside what the turn decided, "the reason we're not doing X is …. I think we should
             # pack it into a bigint": the agreement settles the plan)
@@ -469,6 +485,44 @@ _ABOUT_OPTION = re.compile(
     r"^\W*(?:至于\s*)?[(（]?[1-4A-Da-d][)）]?\s*(?:的话|呢|嘛)\s*[，,:：]?|^\W*as for (?:option\s*)?[(（]?[1-4a-d]\b",
     re.I,
 )
+
+
+# What a task must do, said as such: "需求：…", "Requirements: …".
+_REQUIREMENTS = re.compile(r"^\W*(?:需求|要求|requirements?|acceptance criteria|spec)\s*[:：]", re.I)
+
+# A rule that points at the way just shown: "以后订单状态一律这么改", "from now on do it this way".
+_THIS_WAY = re.compile(
+    r"(?:这么|这样|照这个|按这个)(?:改|做|写|来|处理|弄|搞)|\b(?:this|that|the same) way\b|\blike (?:this|that)\b", re.I
+)
+
+
+def _spell_out_this_way(c: Candidate, told: list[str]) -> None:
+    """A rule that says "do it this way" names the way: the first sentence of the assistant's last
+    message that names code ("状态流转改成了 `orderMapper.updateStatus(id, from, to)`…") is added to it."""
+    if c.category not in ("rule", "convention") or not _THIS_WAY.search(c.content) or not told:
+        return
+    way = next((x for x in told if R.SPECIFIC.search(x) and "`" in x and not R.is_question(x)), None)
+    if way is not None:
+        c.content = c.content.rstrip(" 。.") + ("：" if re.search(r"[\u4e00-\u9fff]", c.content) else ": ") + way
+
+
+def _options_named(decision: Candidate) -> str:
+    """The names a decision weighed: what it chose and what it passed over."""
+    meta = decision.metadata
+    return " ".join(filter(None, [meta.get("chosen"), *(meta.get("alternatives") or [])]))
+
+
+def _acknowledges(text: str) -> bool:
+    """Whether an assistant message only takes note of what the user just chose: a sentence or two, no
+    question, no options of its own ("Textract it is. I'll use AnalyzeExpense for estimates.")."""
+    said = R.sentences(text)
+    return (
+        0 < len(said) <= 2
+        and len(text) <= 240
+        and bool(R.agrees(said[0]) or R.is_choice(said[0]) or re.match(r"\W*(?:got it|明白|收到|了解)", said[0], re.I))
+        and "\n" not in text.strip()
+        and not any(R.is_question(x) or R.PROPOSAL.search(x) for x in said)
+    )
 
 
 def _reason_alone(text: str, weighed: str) -> bool:
@@ -632,8 +686,18 @@ def _lead_in(sentence: str) -> bool:
 def _option_head(option: str) -> str:
     """An option's name: its words before the first colon, dash or comma ("Kafka：持久化…" -> "Kafka"),
     without markdown's emphasis ("**chi** — small…" -> "chi")."""
-    head = re.split(r"\s*[：:—,，;；(（]|\s+-\s+", option.strip(), maxsplit=1)[0][:60]
-    return re.sub(r"\*\*|__", "", head).strip()
+    option = option.strip()
+    # (inside code only a call's bracket ends the name: "Set `retries: 0` on …", "`upsertJobScheduler('sweep', …)`")
+    code = [m.span() for m in re.finditer(r"`[^`]*`", option)]
+    cut = next(
+        (
+            m.start()
+            for m in re.finditer(r"\s*[：:—,，;；(（]|\s+-\s+", option)
+            if m.group().strip() == "(" or not any(a < m.start() < b for a, b in code)
+        ),
+        len(option),
+    )
+    return re.sub(r"\*\*|__", "", option[:cut][:60]).strip()
 
 
 def _short_head(option: str) -> str:
@@ -671,7 +735,7 @@ def _numbered(text: str) -> list[str]:
 # "option A" — alone, or before the reason ("A，调休每年都变").
 _PICK_PLACE = re.compile(
     r"^(?:(?:ok(?:ay)?|sure|yes|yeah|好的?|行|嗯)[,，.。!！]?\s*)?(?:[A-Z][\w-]* (?:says|said|thinks|wants|votes for)\s+|"
-    r"[\u4e00-\u9fff]{1,4}(?:说|觉得)\s*)?(?:那就|就|选|用|(?:就)?按(?:照)?|go with|take|let'?s (?:do|go with)|"
+    r"[\u4e00-\u9fff]{1,4}(?:说|觉得)\s*)?(?:那就|就|选|用|(?:就)?按(?:照)?|go with|take|let'?s (?:do|go with)|do|"
     r"option|方案|选项)?\s*(?:the\s+)?[(（]?(?:([1-9])|([A-Da-d])|第([一二三四五1-5])(?:种|个|条|项|套|类)?|"
     r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|来吧?|就这个吧?|it is)?\s*(?:[.。!！,，:：;；]|$)",
     re.I,
@@ -686,13 +750,47 @@ _INLINE_OPTIONS = re.compile(
 )
 
 
+# An option labelled inside a paragraph: "A) the worker polls …; B) Textract publishes …", "(a) …, or (b) …".
+_INLINE_LABEL = re.compile(r"(?:^|(?<=[\s:：;；,，]))[(（]?([A-Da-d1-4])[)）]\s+")
+
+
 def _inline_options(text: str) -> tuple[list[str], str]:
-    """The two options of a paragraph that lays them out one after the other, and what it opens with."""
+    """The options of a paragraph that lays them out one after the other ("one is …; the other is …",
+    "A) …; B) …"), and what it opens with."""
     m = _INLINE_OPTIONS.search(text)
-    if not m:
-        return [], ""
-    opening = re.split(r"[。.!！?？\n]", text[: m.start()].strip())[-1].strip(" :：，,")
-    return [m.group("a").strip(), m.group("b").strip()], opening if len(opening) >= 6 else ""
+    if m:
+        options, at = [m.group("a").strip(), m.group("b").strip()], m.start()
+    else:
+        options, at = _labelled_inline(R.without_code(text))
+        if not options:
+            return [], ""
+    opening = re.split(r"[。.!！?？\n]", text[:at].strip())[-1].strip(" :：，,")
+    return options, opening if len(opening) >= 6 else ""
+
+
+def _labelled_inline(text: str) -> tuple[list[str], int]:
+    """The last run of labelled options in one paragraph ("A) …; B) …", "(a) …, or (b) …"), the
+    labels in order from the first, each option up to the next label or the end of its sentence, and
+    where the run starts."""
+    for para in reversed(text.split("\n")):
+        marks = list(_INLINE_LABEL.finditer(para))
+        for first in range(len(marks)):
+            run = [marks[first]]
+            if run[0].group(1) not in "Aa1":
+                continue
+            for mk in marks[first + 1 :]:
+                if ord(mk.group(1)) == ord(run[-1].group(1)) + 1:
+                    run.append(mk)
+            if len(run) < 2:
+                continue
+            ends = [mk.start() for mk in run[1:]] + [len(para)]
+            options = []
+            for mk, end in zip(run, ends):
+                body = re.split(r"(?<=[.。!！?？])\s", para[mk.end() : end].strip(), maxsplit=1)[0]
+                options.append(re.sub(r"[\s,，;；.。]*(?:\bor|\band|或者?|还是)?\s*$", "", body, flags=re.I))
+            if all(len(x) >= 4 for x in options):
+                return options, text.index(para) + run[0].start()
+    return [], 0
 
 
 def _list_heading(text: str) -> str:
@@ -1499,6 +1597,7 @@ def _decision(
         rationale = " ".join(x for x in (before, rationale) if x)
         if not alts and R.AGAINST.search(before):  # "Kafka 太重了 … NATS 吧": the option it speaks against
             alts = _named_against(before, " ".join(filter(None, [decision, picked or ""])))
+        alts = _merged(alts, R.alternatives(before))  # "ES 不要，没人运维。A 吧": the option it turns down
     chosen = (
         None
         if by_letter
@@ -1531,7 +1630,9 @@ def _decision(
         )
         chosen = chosen or None
     if others:  # every item the pick passed over, not only the ones its sentence names
-        alts = _merged(alts, [_short_head(x) for x in others])[:4]
+        # (not what the picked item itself says it avoids: "…returns the existing claim instead of creating one")
+        own = listed[pick].casefold() if pick is not None else ""
+        alts = _merged([a for a in alts if a.casefold() not in own], [_short_head(x) for x in others])[:4]
     elif not alts and chosen and proposal:  # "we could keep self-hosting Nominatim, …, or try Mapbox": the others
         alts = _listed_besides(" ".join(proposal), chosen)
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
@@ -1571,12 +1672,14 @@ _AGREE_LEAD = re.compile(r"^(?:行|好的?|可以|嗯|ok(?:ay)?|sure|yes|yeah|ye
 # A pick that names an item of a list by its letter or place: "(a)", "option 3", "选 B", "第二种".
 _NAMES_ITEM = re.compile(
     r"[(（][A-Da-d1-4][)）]|\boption\s*(?:[A-Da-d1-4]|one|two|three|four)\b|选\s*[A-Da-d1-4]\b|第[一二三四1-4][种个条]|"
-    r"按\s*[A-Da-d1-4](?![\w.])|\bgo(?:ing)? with\s*[A-Da-d1-4]\b",
+    r"按\s*[A-Da-d1-4](?![\w.])|\b(?:go(?:ing)? with|do)\s*[A-Da-d1-4]\b|^\W*[A-Da-d1-4]\s*吧",
     re.I,
 )
 # News of its own after a choice, not its reason: "另外之前说的 on-call 阿杰作废", "fyi marta renamed the table …".
 _NEW_TOPIC = re.compile(
-    r"^\W*(?:另外|还有|顺便|对了|also\b|btw\b|fyi\b|by the way\b|one more thing\b|another thing\b|oh,? and\b)", re.I
+    r"^\W*(?:另外|还有|顺便|对了|话说回来|再(?:加|补|建|开|做)(?:个|一个|一条|上)|also\b|btw\b|fyi\b|by the way\b|one more thing\b|another thing\b|oh,? and\b|"
+    r"(?:that|having said that|that being) said\b|(?:one )?last thing\b|最后(?:一个|一件|一点|说一下)?[，,：:])",
+    re.I,
 )
 
 
@@ -1929,6 +2032,7 @@ def _from_user(
             out
             and last_end == j - 1
             and out[-1].category != "decision"
+            and not _NEW_TOPIC.match(raw)  # ("另外同步一下：派单半径已经调成 3 公里了": news of its own)
             and (category == "statement" or (out[-1].category in ("change", "statement") and category in _FACT))
             and (
                 # on the same subject only: a statement on another is a fact of its own, which a later
@@ -2247,8 +2351,14 @@ def _assistant_fact(text: str, category: str, why: str) -> Candidate:
 
 # Where a secret lives: an environment variable or config key (or a k8s secret by name, "secret
 # `alert-dingtalk`"), in a secret store or the environment.
-_SECRET_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bsecrets?\s+`[\w./-]+`")
-_SECRET_PLACE = re.compile(r"\benv\b|environment|\bsecrets?\b|vault|keychain|环境变量|密钥|凭证", re.I)
+# (or a config key in code that names a credential: `jz.oss.access-key-id`, `payments.webhook-secret`)
+_SECRET_NAME = re.compile(
+    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bsecrets?\s+`[\w./-]+`|"
+    r"`[\w.-]*(?i:key|secret|token|password|passwd|webhook|credential)[\w.-]*`"
+)
+_SECRET_PLACE = re.compile(
+    r"\benv\b|environment|\bsecrets?\b|vault|keychain|\bkms\b|parameter store|环境变量|密钥|凭证|加密配置", re.I
+)
 _ACK = re.compile(r"^(?:明白|好的?|收到|了解|ok(?:ay)?|got it|sure|understood)[，,。.!！\s]+", re.I)
 
 

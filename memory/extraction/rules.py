@@ -20,7 +20,12 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 # A Python traceback pasted without a fence: its header, indented frames and the exception line.
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):[ \t]*\n(?:[ \t]+[^\n]*\n)*[^\n]*")
 # An ellipsis ("SELECT ... FOR UPDATE", "tried … then") continues its sentence: never split there.
-_PROTECT = re.compile(r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…", re.I)
+# (and a name with a dot, written between Chinese words: "所有 topic 统一加 jz. 前缀")
+_PROTECT = re.compile(
+    r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…|"
+    r"(?<=[\u4e00-\u9fff] )[a-z][\w-]{0,11}\.(?= [\u4e00-\u9fff])",
+    re.I,
+)
 # ";" and "；" join clauses that belong together (a rule and its reason): never split there. A mark
 # inside brackets or quotes ("用这个 key（别提交！）") ends no sentence: the closing mark belongs to it.
 _SPLIT = re.compile(
@@ -287,7 +292,9 @@ HOW_ANSWER = re.compile(r"`[^`]+`|\b\w+[/.:_]\w[\w/]")
 _REMEMBER = re.compile(
     # (not a recollection: "I remember it changed", "我记得好像改过")
     r"\b(?<!\bI )(?<!\bwe )(?:remember|memori[sz]e|keep in mind|don'?t forget|do not forget|never forget|note that|"
-    r"for future reference|for the record)\b|记住|记一下|记下来|(?<!我)(?<!我们)(?<!还)记得|别忘了|不要忘了",
+    # (nor a reminder asked for: "周五记得提醒我停双写", "remember to remind me on Friday")
+    r"for future reference|for the record)\b(?! to remind)|记住|记一下|记下来|(?<!我)(?<!我们)(?<!还)记得(?!提醒)|"
+    r"别忘了(?!提醒)|不要忘了(?!提醒)",
     re.I,
 )
 
@@ -336,13 +343,13 @@ _NOT_RULE = re.compile(r"\bI (?:don'?t|do not) (?:know|think|see|understand|care
 # "统一管的" says who runs something ("ingress 是平台组统一管的"), not how everyone must do it.
 RULE = re.compile(
     r"\b(?:always|never(?! again[\s.!]*$)|don'?t|do not|must(?:n'?t| not)?|make sure|be sure to|stop \w+ing|avoid|no more|"
-    r"going forward|from now on|stick (?:to|with)|mandatory|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
+    r"going forward|from now on|stick (?:to|with)|mandatory|that'?s (?:the|our) rule\b|the rule for (?:every|all)|make (?:that|this|it) (?:the|a) rule\b|required|only (?:ever )?(?:go|goes|happen|happens|run|runs|use|uses|deploy|deploys|"
     r"through|from|via)|should(?:n'?t| not)? (?:ever )?(?:use|run|be|touch|commit|push|add|call)|has to|have to|"
     r"(?:every|all|each)\b.{0,40}\b(?:needs?|requires?)|(?:needs?|requires?) at (?:least|most))\b|"
     r"(?:\b(?:use|using|through|via|with|is|are|called)\s+`?[\w./@-]+`?(?:\s+\w+){0,3},\s+not\s+\S)|"
     r"^no (?:\w+ )?(?:releases?|deploys?|deployments?|merges?|pushes?|migrations?) (?:on|after|before|during)\b|"
     r"(?<![我你他她])不(?:发版|上线|部署|发布)(?:[。！!]|$)|"
-    r"以后都|以后(?!再说|再看|再议|再定|再讨论|再弄|再搞)|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
+    r"以后都|以后(?!再说|再看|再议|再定|再讨论|再弄|再搞|[^，。,；;]{0,12}?(?:收费|涨价|下线|停服|停用|废弃|不再提供|不再支持))|今后|总是|始终|永远|一律|统一(?!管|负责|维护|运维)|必须|务必|一定要|禁止|不要|不许|不准|只能|只跑|只在|只用|绝对不|千万别|不需要|无需|"
     r"尽量|最好|原则上|请勿|切勿|不允许|只允许|仅允许|只准|不得|至少(?:需要|要|得)|(?:里|中)(?:还|也|都)?(?:要|得|需要)(?:带上?|加上?|写上?|附上?|标上?)|(?:每个|每次|每条|所有|全部|任何)[^，。,；;]{1,20}都(?:要|需要|得)|"
     r"只有[^，。,；;]{1,20}才(?:能|可以)|(?<=[\u4e00-\u9fff])前(?:都)?(?:需要|必须|得)|(?<![你我])(?:要|得|需要)[^，。,；;]{1,24}[，,；;]\s*(?:不然|否则)|"
     r"(?<![区分特类级告识差个])别(?![的人处])|"
@@ -1066,6 +1073,8 @@ CHOICE = re.compile(
     # "So we're switching SMS to MessageBird.": what moves, then to what (a name)
     + _SWITCHES
     + r" (?:to|onto|over to) (?=`?(?-i:[A-Z0-9]))|"
+    # "we're replacing Textract with Document AI": the team's switch, to a name
+    r"we(?:'re| are|'ve| have|'ll| will)? replac(?:e|ing|ed) [^,.;]{1,40}? with (?=`?(?-i:[A-Z0-9]))|"
     r"(?:we'?re|we are|let'?s) (?:doing|do) it)\b|现在可以(?:搞|上|做|开始)了|可以(?:开)?搞了|"
     # an order that settles a value over another: "Start Android at 5%, not 1%."
     r"(?:" + _OVER_VALUE + r")|"
@@ -1175,9 +1184,10 @@ _ALTERNATIVE = re.compile(
     r"\b(?:instead of|rather than|over|not|no more|drop(?:ping)?|off|beats)\s+(?:(?:adding|using|introducing|running|"
     r"keeping|bringing in|pulling in|going with|switching to|moving to)\s+(?:a |an |the )?)?`?([A-Za-z][\w.+/-]*)|"
     r"\b(?:switch\w*|mov\w*|migrat\w*)\b[^,.;]{0,30}?\bfrom\s+`?([A-Za-z][\w.+/-]*)`?\s+to\b|"
+    r"\breplac(?:e|ing|ed)\s+`?((?-i:[A-Z])[\w.+/-]*)`?\s+with\b|"  # "replacing Textract with …"
     r"(?:不用|不加|不引入|不迁|不搞|而不是|别再用|不再用|别装|别自己包|不要用|不复用|没用|没选|没有用|不(?:再)?发|不(?:再)?走)\s*(?:继续|再)?(?:用|使用|走)?\s*"
     r"`?([A-Za-z\u4e00-\u9fff][\w.+/-]{0,20})|"
-    r"`?([A-Za-z][\w.+/-]*)`?\s*不考虑|"
+    r"(?<![\w.+/-])`?([A-Za-z][\w.+/-]*(?: [A-Z][\w.+/-]*)?)`?\s*(?:不考虑|不要|不上)(?=[，,。.；;]|$)|"  # ("ES 不要，没人运维", "Open Match 不上。")
     # a named thing swapped out: "把 Kafka 换成 Pulsar", "yaml-rust2 上周被阿杰换成 saphyr 了"
     r"(?<![\w.+/-])`?([A-Za-z][\w.+/-]*)`?\s*(?:(?:上周|昨天|已经|之前|刚)\s*)?(?:被[^\s，。,]{1,6}?)?\s*(?:换成|替换成|替换为|换到|切到)",
     re.I,
@@ -1299,7 +1309,9 @@ _CHOSEN = re.compile(
     + _SWITCHES
     + r" (?:to|onto|over to) `?((?-i:[A-Z0-9])[\w.+/-]*)|"
     # an option taken up again: "let's do the CronJob we passed over after all"
-    r"\bthe\s+`?([\w.+/-]+)`?\s+" + _PASSED_OVER,
+    r"\bthe\s+`?([\w.+/-]+)`?\s+" + _PASSED_OVER + r"|"
+    # "we're replacing Textract with Document AI": the name it is replaced with (two words at most)
+    r"\breplac(?:e|ing|ed) [^,.;]{1,40}? with `?((?-i:[A-Z0-9])[\w.+/-]*(?: (?-i:[A-Z])[\w.+/-]*)?)",
     re.I,
 )
 
@@ -1487,7 +1499,10 @@ _STATUS = re.compile(
     # what failed, counted: "One failure in `test_eta…`.", "2 tests failed."
     r"^(?:one|two|three|\d+|a few|some)\s+(?:test\s+)?failures?\s+in\b|^(?:one|two|three|\d+)\s+tests?\s+failed\b|"
     # a credential pasted in the chat, and the advice to rotate it: about this session, not the project
-    r"\bnow in (?:this|the) (?:session'?s )?(?:transcript|conversation|chat)\b|已经出现在对话记录里|^\W*my miss\b",
+    r"\bnow in (?:this|the) (?:session'?s )?(?:transcript|conversation|chat)\b|"
+    r"\b(?:since|now that|as) (?:it|they|the \w+)(?:'s|'re| is| are| has| have)? been (?:pasted|posted|shared) "
+    r"(?:here|in (?:this|the) (?:chat|conversation|transcript|session))\b|"
+    r"(?:已经?)?出现在(?:对话|聊天)记录里|(?:已经?)?(?:贴|发)在(?:了)?(?:这里|聊天里|对话里)|^\W*my miss\b",
     re.I,
 )
 
@@ -2103,7 +2118,8 @@ def known_tech(name: str) -> bool:
 
 
 _SAYS_CHANGED = re.compile(
-    r"^.{1,24}?(?:改了|变了|换了|改成|改为|\bchanged\b|\bhas changed\b|\bis now\b|\bare now\b)", re.I
+    r"^.{1,24}?(?:改了|变了|换了|改成|改为|调成|调到|调整为|\bchanged\b|\bhas changed\b|\bis now\b|\bare now\b)",
+    re.I,
 )
 
 
