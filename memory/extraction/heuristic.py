@@ -144,11 +144,15 @@ def extract(
                 text = " ".join(rest)
                 if not text:
                     continue
+            target = None
             for sentence in R.sentences(text):
-                # "补充一下为什么选 (a)：审计要求 short-lived token": the reason of the pick it names, said later
-                target = _reason_of(sentence, out)
+                # "补充一下为什么选 (a)：审计要求 short-lived token": the reason of the pick it names, said later;
+                # and what the next sentence says of another option ("A 其实也考虑过，但 3T 的单库迟早要拆")
+                about_other = target is not None and (_AGAINST_OPTION.match(sentence) or _ABOUT_OPTION.match(sentence))
+                target = target if about_other else _reason_of(sentence, out)
                 if target is not None:
-                    _add_reason(_reopened(target, i, skip, out), sentence)
+                    target = _reopened(target, i, skip, out)
+                    _add_reason(target, sentence)
                     text = text.replace(sentence, " ")
             confirmed = _CONFIRMS_THAT.match(text) if last_said else None
             if confirmed:
@@ -271,7 +275,7 @@ def extract(
                 # "回调那里也别同步结算了吧，太慢了。有什么方案？": the question names nothing, the sentence before it does
                 asked = R.strip_fillers(said_now[at - 1]) + " " + asked
             # (what the task must do, "需求：候选阿姨按…打分，…不能派单", is the task, not why an option was picked)
-            context = [c for c in context if not _REQUIREMENTS.match(c.content)]
+            context = [c for c in context if not _REQUIREMENTS.search(c.content)]
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
                 # said before the proposal is why they chose; it leads the decision instead of standing alone
@@ -477,7 +481,7 @@ def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -
 _REJECTS_NAMED = re.compile(r"也不行|也不考虑|^\W*\S{1,12}?不行[，,]|\b(?:won'?t work|is out|is a non-starter)\b", re.I)
 # An option of the list said not to do: "A 不行，…", "C 也解决不了", "2 太依赖发布顺序了", "option 3 is too slow".
 _AGAINST_OPTION = re.compile(
-    r"^\W*(?:option\s*)?[(（]?([1-4A-D])[)）]?(?:\s*(?:的话|也|太|不|没|还是|会|要|得|解决不了|不要|不行)|"
+    r"^\W*(?:option\s*)?[(（]?([1-4A-D])[)）]?(?:\s*(?:的话|也|太|不|没|还是|会|要|得|其实|解决不了|不要|不行)|"
     r"\s+(?:is|was|would|won't|doesn't|does not|has|needs|can't|isn't)\b)"
 )
 # A sentence about one option, named by its place: "3 的话 …", "至于 2，…", "as for (b), …".
@@ -487,8 +491,16 @@ _ABOUT_OPTION = re.compile(
 )
 
 
-# What a task must do, said as such: "需求：…", "Requirements: …".
-_REQUIREMENTS = re.compile(r"^\W*(?:需求|要求|requirements?|acceptance criteria|spec)\s*[:：]", re.I)
+# The day's task, announced: "今天主要是换短信通道。", "Main thing today: …", "Today we're doing the export."
+_DAYS_TASK = re.compile(
+    r"^\W*(?:今天|今儿|这次)[^，。,.]{0,4}?(?:主要)?(?:是|做|搞|干|弄|要)|^\W*(?:main thing today|today(?: we'?re| I'?m| is)\b)",
+    re.I,
+)
+
+# A task's brief, said as such: "需求：…", "背景：…", "Requirements: …", "Context: …".
+_REQUIREMENTS = re.compile(
+    r"(?:^|[。.!！]\s*)\W*(?:需求|要求|背景|requirements?|acceptance criteria|spec|context|background)\s*[:：]", re.I
+)
 
 # A rule that points at the way just shown: "以后订单状态一律这么改", "from now on do it this way".
 _THIS_WAY = re.compile(
@@ -750,6 +762,14 @@ _INLINE_OPTIONS = re.compile(
 )
 
 
+# Two courses of action asked of the user: "do you want to keep LWT as a fast path …, or remove LWT completely?"
+# (not "是网络问题还是代码问题？": a question about the cause offers nothing to do)
+_ASKED_OPTIONS = re.compile(
+    r"\b(?:do you want(?: me)? to|should (?:I|we)|would you (?:rather|prefer)(?: to)?|shall (?:I|we))\s+"
+    r"(?P<a>[^?]{4,}?),?\s+or\s+(?:to\s+|should (?:I|we)\s+)?(?P<b>[^?]{4,}?)\s*\?$",
+    re.I,
+)
+
 # An option labelled inside a paragraph: "A) the worker polls …; B) Textract publishes …", "(a) …, or (b) …".
 _INLINE_LABEL = re.compile(r"(?:^|(?<=[\s:：;；,，]))[(（]?([A-Da-d1-4])[)）]\s+")
 
@@ -758,8 +778,11 @@ def _inline_options(text: str) -> tuple[list[str], str]:
     """The options of a paragraph that lays them out one after the other ("one is …; the other is …",
     "A) …; B) …"), and what it opens with."""
     m = _INLINE_OPTIONS.search(text)
+    asked = _ASKED_OPTIONS.search((R.sentences(text) or [""])[-1])
     if m:
         options, at = [m.group("a").strip(), m.group("b").strip()], m.start()
+    elif asked and not re.search(r"\bor\b|还是", asked.group("a")):
+        return [asked.group("a").strip(" ,，"), asked.group("b").strip(" ,，")], ""
     else:
         options, at = _labelled_inline(R.without_code(text))
         if not options:
@@ -1527,6 +1550,7 @@ def _decision(
             or _ASKS_HELP.match(R.strip_fillers(nxt))
             or _LEFT_TO_YOU.search(nxt)
             or "[REDACTED:" in privacy.redact(nxt)  # (the key handed over for the work, no reason for the choice)
+            or R.owner_of(nxt)  # ("alarm-center 是大刘负责的，上线前让他 review": who owns it, news of its own)
         ):
             break
         if _NEW_TOPIC.match(nxt) and (R.replaced_values(nxt) or R.marks_change(nxt) or R.value_slots(nxt)):
@@ -1632,9 +1656,16 @@ def _decision(
     if others:  # every item the pick passed over, not only the ones its sentence names
         # (not what the picked item itself says it avoids: "…returns the existing claim instead of creating one")
         own = listed[pick].casefold() if pick is not None else ""
-        alts = _merged([a for a in alts if a.casefold() not in own], [_short_head(x) for x in others])[:4]
+        alts = [a for a in alts if a.casefold() not in own]
+        named = {_option_head(x) for x in others} & set(alts)  # (each option once: by its name if it has one)
+        alts = _merged(alts, [_short_head(x) for x in others if _option_head(x) not in named])[:4]
     elif not alts and chosen and proposal:  # "we could keep self-hosting Nominatim, …, or try Mapbox": the others
         alts = _listed_besides(" ".join(proposal), chosen)
+    removed = re.match(
+        r"(?:remove|drop|rip out|get rid of|retire)\s+(?:the\s+)?`?((?-i:[A-Z])[\w.+/-]*)", chosen or "", re.I
+    )
+    if removed:  # "remove LWT completely": what it takes out is what it passes over
+        alts = [*alts, removed.group(1)] if removed.group(1) not in alts else alts
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,
@@ -1653,7 +1684,9 @@ _TAG_QUESTION = re.compile(
     r"(?:\b(?:right|correct|isn'?t it|doesn'?t it|don'?t they|aren'?t they|no|yes)|对吧|是吧|吧|吗|对不对|没错吧)\s*[?？]\s*$",
     re.I,
 )
-_FILLER_PICKS = frozenset("ok okay fine alright right and so but well sure yes no that this it good great".split())
+_FILLER_PICKS = frozenset(
+    "ok okay fine alright right and so but well sure yes no that this it them those these good great".split()
+)
 
 
 _ASKS_WHICH = re.compile(r"\bor\b|还是", re.I)
@@ -1836,7 +1869,7 @@ def _reason_before(sents: list[str], start: int, used: set[int]) -> str | None:
     if start == 0 or (start - 1) in used:
         return None
     prev = R.strip_fillers(sents[start - 1]) or sents[start - 1]
-    if len(prev) < 8 or R.is_question(prev) or R.is_chat(prev) or R._REQUEST.match(prev):
+    if len(prev) < 8 or R.is_question(prev) or R.is_chat(prev) or R._REQUEST.match(prev) or _DAYS_TASK.match(prev):
         return None
     owned = R.owner_of(prev) or R.oncall_of(prev)
     if owned and (owned[1][:1].isupper() or owned[1] in {n for n, _, _ in zhnames.find(prev)}):

@@ -590,7 +590,8 @@ CHAT = re.compile(
     r"就这[两三四五六几]件|^你记一下|"
     r"\bhave a (?:good|nice|great) (?:evening|weekend|day|night)\b|\bno open questions\b|"
     # the team's day, not the project: "standup moved to 10:30 so we have an hour", "下午还得开周会"
-    r"(?<![\w-])(?:stand-?up|retro|all-hands|team sync)(?:'s| is)?\s+(?:(?:got|was|has been) )?(?:moved|is at|at|starts|pushed|rescheduled|"
+    r"(?<![\w-])(?:(?:(?:mon|tues|wednes|thurs|fri)day(?:'s)? )?demo|stand-?up|retro|all-hands|team sync)(?:'s| is)?\s+"
+    r"(?:(?:got|was|has been) )?(?:moved|is at|at|starts|pushed|rescheduled|"
     r"(?:is )?(?:today|tomorrow|in \d))\b|(?:开|去开|还有|还得开)(?:站会|周会|例会)|(?:站会|周会|例会)(?:挪|改|推迟|提前)|"
     r"(?:评审|复盘|分享|周)会(?:议)?(?:挪|改|推迟|提前)|会议(?:挪|改|推迟|提前)到|"
     # "standup is async this week", "I have to drop at 11:30 for the pricing sync"
@@ -935,7 +936,9 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
         s = _REMEMBER_TAIL.sub("", _REMEMBER_HEAD.sub("", s)).strip()
         if not _long_enough(s):
             return None
-    if is_question(s) or _NOT_RULE.search(s) or (is_chat(s) and not _ANSWER_STYLE.search(s)) or _TRACE.search(s):
+    # (who to go to "for now" is still who to go to: "ride-billing questions go to Mei for now")
+    chat = is_chat(s) and not _ANSWER_STYLE.search(s) and not short_owner
+    if is_question(s) or _NOT_RULE.search(s) or chat or _TRACE.search(s):
         return None
     if INCIDENT.search(s) and not remember:
         return None  # (asked to be remembered, it is kept as said)
@@ -1207,7 +1210,7 @@ STRONG_CHOICE = re.compile(
     r"\b(?:let'?s (?:just )?go with|go with|(?:we'?re|we are|i'?m) going with|we'?ll go with|[\w.+-]+ it is|"
     r"settled on|we decided|decided to)\b|"
     + _SETTLED
-    + r"|就用|先用\S{2,40}?吧|决定(?!是否|要不要|怎么|如何)|还是继续|"
+    + r"|就用|先用\S{2,40}?吧|决定(?!是否|要不要|怎么|如何)|拍板|还是继续|"
     r"^(?:drop|pick|take) (?:it|that|this|option \d)\b|" + _OVER_VALUE,
     re.I,
 )
@@ -1306,6 +1309,8 @@ _CHOSEN = re.compile(
     r"\s+(?:the\s+|a\s+|an\s+)?`?([\w.+/-]+)|(?:^|[.;,:]\s+)(?:take|use|keep|pick|adopt)\s+(?:the\s+)?`?([\w.+/-]{3,})|"
     r"([\w.+/-]+)`?\s+it is\s*(?:[.!,;]|$)|(?:就用|改用|换成|改成|切到|迁到|直接换|直接上|(?<![不别停弃没])(?<!不再)(?<!别再)用|定了[:：]?)\s*`?([A-Za-z][\w.+/-]*)|"
     r"(?:那就|就|还是|^先|^上)\s*`?([A-Za-z][\w.+/-]*)`?\s*吧|"
+    # a product named in Chinese, switched to: "领导拍板改用腾讯云短信，…"
+    r"(?:改用|换成|切到|迁到)\s*([\u4e00-\u9fff]{2,8}?)(?=[，。,.；;（(\s]|$)|"
     + _SWITCHES
     + r" (?:to|onto|over to) `?((?-i:[A-Z0-9])[\w.+/-]*)|"
     # an option taken up again: "let's do the CronJob we passed over after all"
@@ -1729,6 +1734,11 @@ _OWNER = [
         r"\b(?i:ping|ask|talk to|go to|reach out to)\s+(?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s+(?:for|about|with)\s+"
         r"(?:anything|questions|issues|problems)\s+(?:in|on|about|with|related to|touching)\s+(?:the\s+)?(?P<thing>[\w./-]+)"
     ),
+    # "ride-billing questions go to Mei (王美琳) for now", "reviews for fnol-api go to Marcus"
+    re.compile(
+        r"(?:^|[,;:] |\b(?i:and|so|now)\s+)(?P<thing>(?<![\w./-])[a-z][\w./-]*-[\w./-]+)\s+"
+        r"(?i:questions|issues|reviews|PRs|pages|requests)\s+(?i:go(?:es)?|now go)\s+to\s+" + _WHO_EN
+    ),
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
     # "…, so pdf-worker belongs to Jonah now (Jonah Feld)"
@@ -1905,6 +1915,10 @@ def other_toolchains(a: str | None, b: str | None) -> bool:
 _NOT_OWNED = frozenset(("it", "this", "that", "which", "它", "这个", "现在", "目前", "以后", "今后", "之后"))
 
 
+# A pronoun is no owner: "自己维护分配状态机太累了" says who would maintain it, not whose it is.
+_NO_ONE_ZH = frozenset("自己 我们 咱们 大家 我 你 他 她 他们 她们 你们 别人 没人 谁".split())
+
+
 def owner_of(content: str) -> tuple[str, str] | None:
     """(the thing owned, lowercased; the person) when `content` says who owns something."""
     for rx in _OWNER:
@@ -1935,7 +1949,7 @@ def owner_of(content: str) -> tuple[str, str] | None:
                 thing = named.group().casefold() if named else thing
             who = m.groupdict().get("who") or m.groupdict().get("whom") or person or ""
             who = person if full and person == full.group(1) else who
-            if thing and thing not in _NOT_OWNED:
+            if thing and thing not in _NOT_OWNED and who.strip() not in _NO_ONE_ZH:
                 return thing, who.strip()
     return None
 
