@@ -776,7 +776,7 @@ _INLINE_LABEL = re.compile(r"(?:^|(?<=[\s:：;；,，]))[(（]?([A-Da-d1-4])[)�
 
 def _inline_options(text: str) -> tuple[list[str], str]:
     """The options of a paragraph that lays them out one after the other ("one is …; the other is …",
-    "A) …; B) …"), and what it opens with."""
+    "A) …; B) …") or that asks which course to take ("do you want to X, or Y?"), and what it opens with."""
     m = _INLINE_OPTIONS.search(text)
     asked = _ASKED_OPTIONS.search((R.sentences(text) or [""])[-1])
     if m:
