@@ -239,10 +239,9 @@ class Memories:
             # their vectors: they (or those parts) rank by keywords alone until the background
             # embeds them, and the caller is told so.
             without = store.without_vectors([r.memory.id for r in results], parts=True)
-            if without and store.vectors_later is not None:
-                # stored by another process (a CLI call while this one loaded its model) and so never
-                # handed to the background: found now, embedded now
-                store.vectors_later(min(without) - 1)
+            # (stored by another process, a CLI call while this one loaded its model, and so never
+            # handed to the background: found now, embedded now)
+            store.fill_later(min(without, default=None))
             history = [] if results else ranking.search(store, replace(q, include_history=True), record=False)
             # What a result replaced: a correction restates one value, the rest of the old memory
             # may still hold (asked with `until`, the results are what held then: no successors).
@@ -477,8 +476,8 @@ class Memories:
         """Counts, sizes and upkeep state for what this caller sees (other projects are not named)."""
         with self._serial() as store:
             stats = browse.scoped_stats(store, self.scopes("all"))
-            if stats.get("without_vectors") and store.vectors_later is not None:
-                store.vectors_later(0)  # (what another process stored without a vector: see search)
+            if stats.get("without_vectors"):
+                store.fill_later(1)  # (what another process stored without a vector: see search)
         model = self.model_state()
         waiting = stats.get("without_vectors", 0)
         if model == "ready" and waiting:  # loaded, but what was stored meanwhile is not embedded yet

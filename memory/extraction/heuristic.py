@@ -531,7 +531,7 @@ def _acknowledges(text: str) -> bool:
     return (
         0 < len(said) <= 2
         and len(text) <= 240
-        and bool(R.agrees(said[0]) or R.is_choice(said[0]) or re.match(r"\W*(?:got it|明白|收到|了解)", said[0], re.I))
+        and bool(R.agrees(said[0]) or R.is_choice(said[0]) or _ACK.match(said[0]))
         and "\n" not in text.strip()
         and not any(R.is_question(x) or R.PROPOSAL.search(x) for x in said)
     )
@@ -778,12 +778,12 @@ def _inline_options(text: str) -> tuple[list[str], str]:
     """The options of a paragraph that lays them out one after the other ("one is …; the other is …",
     "A) …; B) …") or that asks which course to take ("do you want to X, or Y?"), and what it opens with."""
     m = _INLINE_OPTIONS.search(text)
-    asked = _ASKED_OPTIONS.search((R.sentences(text) or [""])[-1])
     if m:
         options, at = [m.group("a").strip(), m.group("b").strip()], m.start()
-    elif asked and not re.search(r"\bor\b|还是", asked.group("a")):
-        return [asked.group("a").strip(" ,，"), asked.group("b").strip(" ,，")], ""
     else:
+        asked = _ASKED_OPTIONS.search((R.sentences(text) or [""])[-1])
+        if asked and not re.search(r"\bor\b|还是", asked.group("a")):
+            return [asked.group("a").strip(" ,，"), asked.group("b").strip(" ,，")], ""
         options, at = _labelled_inline(R.without_code(text))
         if not options:
             return [], ""

