@@ -18,7 +18,13 @@ credential, a vendor's price change, a rule that says "do it this way", a name w
 inside an option's code. Then blind trial 29 (dev10; .77 / .88 / decisions .56 / supersession .50, the same on the
 code before and after the trial-28 fixes): an answer to an either/or question, a course reversed in a later session,
 who to go to "for now", an owner said after a pick, a background brief, a switch to a product named in Chinese, the
-day's task before a pick, what a later reason says of another option, and a demo's time."""
+day's task before a pick, what a later reason says of another option, and a demo's time. Then blind trial 30 (dev11;
+.70 / .75 / decisions .70 / supersession 9 of 12): a port said before the word 端口 and a cron's every-N-minutes, a plan
+overturned after small talk, who to go to "以后" and "that's X's service", a topic or queue renamed without its old
+name, a kept rest that names its subject, an announced lead-in and "St." in a name, how to run it said after asking
+for a look, "这次算是个教训", options put as bullets after "Either:", a reason given later for an option not picked
+or for a pick by its letter, a flag that fixes it in Chinese, a guess put up to confirm, a title to type, and what the
+assistant cannot do."""
 
 from __future__ import annotations
 
@@ -700,3 +706,202 @@ def test_what_the_next_sentence_says_of_another_option_joins_a_reason_said_later
 def test_a_demo_at_four_is_the_days_logistics():
     assert R.classify_user("Friday demo is at 4, I'll present.") is None
     assert R.classify_user("The demo environment is at demo.acme.io.") is not None
+
+
+def test_a_port_said_before_the_word_port_after_a_hyphenated_name_is_changed_by_a_later_one(app, tmp_path):
+    assert R.subject_for("geo-fence 跑在 7301 端口。", "config", [], None) == ("geo-fence", "port", "7301")
+    now = later(
+        app,
+        tmp_path,
+        [("user", "geo-fence 跑在 7301 端口。")],
+        "geo-fence 现在是 7401 端口了，7301 给 jaeger-agent 用了。",
+    )
+    assert not any("7301 端口。" in x for x in now), now
+    assert any("7401" in x for x in now), now
+
+
+def test_a_cron_that_runs_every_n_minutes_is_changed_with_the_interval():
+    old = "sync-job 的 schedule 是 cron `*/20 8-18 * * 1-5`，工作日每 20 分钟跑一次，周末不跑。"
+    assert R.slot_values(old)["duration"] == {"1200s"}
+    # the interval changed: the cron that says it goes with it, and what is left says no old interval
+    rest = R.untouched(old, "sync-job 改成每 5 分钟跑一次，20 分钟太慢了。", [])
+    assert rest is None or "*/20" not in rest, rest
+
+
+def test_a_plan_overturned_after_small_talk_is_one_decision_with_its_reason():
+    found = candidates(
+        (
+            "user",
+            "周一好困，咖啡机又坏了…… 说正事：之前定的 session 存 Redis 那个方案要推翻了。"
+            "Redis 内存一直告警，一个月多花两千。那就改回 Postgres 存 session。",
+        )
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "咖啡机" not in d.content and "多花两千" in d.content and "Postgres" in d.content, d.content
+    assert d.metadata.get("reverses"), d.metadata
+    assert len(found) == 1, [c.content for c in found]
+
+
+def test_a_services_person_from_now_on_is_its_owner():
+    assert R.owner_of("老周调走了，refund-api 以后找小钱（钱文静）。") == ("refund-api", "小钱")
+    assert R.owner_of("以后找小钱吧") is None
+    assert R.owner_of("If anything about label-printer comes up, that's Priya Raman's service, ask her first.") == (
+        "label-printer",
+        "Priya Raman",
+    )
+
+
+@pytest.mark.parametrize(
+    "first, then, old, new",
+    [
+        (
+            "下单成功后发 Kafka，topic 是 `shop.order.created`，积分服务消费它。",
+            "topic 已经改名了，现在叫 `mall.order.placed`，积分服务也切过去了。",
+            "shop.order.created",
+            "mall.order.placed",
+        ),
+        (
+            "The pdf worker reads the invoice-jobs queue in BullMQ and renders on 4 threads.",
+            "Infra renamed all queues on Monday, the pdf worker's queue is billing.invoices now.",
+            "invoice-jobs",
+            "billing.invoices",
+        ),
+    ],
+)
+def test_a_rename_that_gives_only_the_new_name_retires_the_old_one(app, tmp_path, first, then, old, new):
+    now = later(app, tmp_path, [("user", first)], then)
+    assert not any(old in x for x in now), now
+    assert any(new in x for x in now), now
+
+
+def test_what_a_correction_leaves_keeps_its_it_when_it_names_its_subject():
+    rest = R.untouched(
+        "label-printer is the one that renders it, start it with `make printer`, it listens on 6100.",
+        "label-printer listens on 6200 now.",
+        ["6100"],
+    )
+    assert rest is not None and "renders it" in rest and "6100" not in rest, rest
+
+
+def test_an_announced_lead_in_and_an_abbreviated_name_end_no_sentence():
+    assert (
+        R.strip_fillers("couple of things so I don't forget: the export runs at 02:00.") == "the export runs at 02:00."
+    )
+    assert R.sentences("Orders for St. Mary's go out at 9. Dr. Okafor signs them.") == [
+        "Orders for St. Mary's go out at 9.",
+        "Dr. Okafor signs them.",
+    ]
+
+
+def test_how_to_run_it_said_after_asking_for_a_look_is_kept():
+    found = candidates(("user", "notify-svc 重试那块你看下，本地起服务用 `make run-notify`，端口 7300。"))
+    assert any("7300" in c.content and "你看下" not in c.content for c in found), [c.content for c in found]
+
+
+def test_a_lesson_said_as_this_was_a_lesson_is_kept():
+    found = candidates(("user", "好，合了。这次算是个教训，定时任务一律写幂等，重跑不能多扣钱。"))
+    assert any(c.layer == "experience" and "幂等" in c.content for c in found), [(c.layer, c.content) for c in found]
+
+
+def test_bulleted_options_put_as_either_are_picked_by_a_name_with_a_slash():
+    found = candidates(
+        (
+            "assistant",
+            "Two ways to key the cart cache. Either:\n- `user_id`: simple, but guests get no cart; or\n"
+            "- `session/device`: covers guests too, a bit more churn.",
+        ),
+        ("user", "session/device. half our checkouts are guests"),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert d.metadata["chosen"] == "session/device" and "guests" in d.content, (d.content, d.metadata)
+    assert any("user_id" in a for a in d.metadata.get("alternatives", [])), d.metadata
+
+
+@pytest.mark.parametrize(
+    "lay_out, pick, later_reason, kept",
+    [
+        (
+            "Options:\na) a nightly batch export\nb) stream rows as they land\nc) let finance pull from the replica",
+            "b.",
+            "fwiw the reason I didn't pick the nightly batch: finance needs same-day numbers.",
+            "same-day",
+        ),
+        (
+            "两种做法：\n1. 定时全量同步\n2. 走 binlog 增量同步",
+            "2 吧。",
+            "对了，不选全量同步的原因：表太大，全量一次要跑四个小时。",
+            "四个小时",
+        ),
+    ],
+)
+def test_a_reason_given_later_for_an_option_not_picked_joins_the_pick(lay_out, pick, later_reason, kept):
+    found = candidates(
+        ("assistant", lay_out), ("user", pick), ("assistant", "Done, tests pass."), ("user", later_reason)
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert kept in d.content, [c.content for c in found]
+    assert len(found) == 1, [c.content for c in found]
+
+
+def test_a_flag_that_fixes_it_said_in_chinese_joins_the_cause():
+    found = candidates(
+        (
+            "assistant",
+            "第二次失败是因为 shared-proto 的 2.1.0-SNAPSHOT 没有 install 到本地仓库，私服上也没有；只构建 `-pl order-api` "
+            "不会带上它。加 `-am` 把依赖模块一起构建就行：`mvn -pl order-api -am verify`。全部通过。",
+        )
+    )
+    assert any(c.layer == "experience" and "-am verify" in c.content for c in found), [c.content for c in found]
+
+
+def test_a_pick_explained_later_by_its_letter_joins_that_pick():
+    found = candidates(
+        ("assistant", "几个选择：\na) 先不动，观察一周\nb) 加一层本地缓存\nc) 上读写分离\n\n你倾向哪个？"),
+        ("user", "b 吧。"),
+        ("assistant", "好了，测试都过。"),
+        ("user", "btw 我选 b 主要是因为那台 Redis 是几个服务共用的，一挂全挂。"),
+    )
+    (d,) = [c for c in found if c.layer == "decision"]
+    assert "共用" in d.content, [c.content for c in found]
+    assert len(found) == 1, [c.content for c in found]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "那 retry 次数应该不是问题吧",
+        "then push it and open the PR.",
+        "行，提 MR 吧，标题 fix(order): 退款回调改成幂等",
+        'ok, commit it, title "feat(cart): keep guest carts for 7 days"',
+    ],
+)
+def test_a_guess_to_confirm_a_task_and_a_title_to_type_are_not_stored(said):
+    assert not candidates(("user", said)), [c.content for c in candidates(("user", said))]
+
+
+def test_what_the_assistant_cannot_do_and_will_do_instead_is_no_experience():
+    found = candidates(
+        ("user", "also random q: why does the nightly export need the advisory lock for this to work?"),
+        (
+            "assistant",
+            "I can't set reminders, but I'll put it in the PR description.\n\nOn the lock: without it two exporters "
+            "started in the same minute both read the same cursor, so every row went out twice.",
+        ),
+    )
+    assert found and not any("reminders" in c.content for c in found), [c.content for c in found]
+    assert any("cursor" in c.content for c in found), [c.content for c in found]
+
+
+def test_what_a_correction_leaves_is_dropped_when_it_consumes_what_was_renamed():
+    old = "下单后发 Kafka，topic 是 `shop.order.created`，points-service 消费它做加分。"
+    rest = R.untouched(old, "topic 已经改名了，现在叫 `mall.order.placed`。", ["shop.order.created"])
+    assert rest is None or "消费它" not in rest, rest
+    old = "Orders go to Kafka on topic `shop.orders`, and ledger-service consumes it for invoices."
+    rest = R.untouched(old, "The topic is shop.orders.v2 now.", ["shop.orders"])
+    assert rest is None or "consumes it" not in rest, rest
+
+
+def test_a_convention_that_shows_the_commit_format_is_no_title_to_type():
+    said = "提交信息统一 conventional commits：`feat(cart): 描述`，工单号放 footer。"
+    assert R.sentences(said) == [said]
+    assert any("feat(cart)" in c.content for c in candidates(("user", said)))

@@ -464,7 +464,13 @@ _REASON_LEAD = re.compile(
     re.I,
 )
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
-_REASON_FOR = re.compile(r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b", re.I)
+_REASON_FOR = re.compile(
+    r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b|"
+    # "我选 b 主要是因为…", "I picked (b) mostly because …": the pick named, then why
+    r"(?:我|我们)(?:当时|之所以)?(?:选|挑)了?(?=\s*[(（]?[A-Da-d1-4][)）]?\s*(?:主要|其实)?(?:是)?因为)|"
+    r"\b(?:I|we) (?:picked|chose|went with)(?=\s*[(（]?[A-Da-d1-4][)）]?,? (?:mostly |mainly |mainly just )?because\b)",
+    re.I,
+)
 
 
 def _reopened(decision: Candidate, turn: int, skip: int, out: list[Candidate]) -> Candidate:
@@ -571,7 +577,8 @@ def _reason_alone(text: str, weighed: str) -> bool:
 # CronJob, since someone will ask: …".
 _REASON_AGAINST = re.compile(
     r"为(?:什么|啥)(?:不|没)(?:选|用)\s*(?:方案|选项)?\s*|\bwhy not (?:go with |pick |use )?(?:option\s*)?|"
-    r"\bthe reason (?:we )?(?:didn'?t|did not) (?:pick|choose|go with) (?:option\s*)?|"
+    r"\bthe reason (?:I |we )?(?:didn'?t|did not) (?:pick|choose|go with|take) (?:option\s*)?|"
+    r"(?<![\w\u4e00-\u9fff])不(?:选|用|要)\s*(?=[^，。,；;]{1,20}?的(?:原因|理由))|"  # "不选 Leaf 的原因：…"
     # "btw the reason DocRaptor was a non-starter: …"
     r"\bthe reason (?=`?[A-Za-z][\w.+/-]*`? (?:was|is) (?:a non-?starter|out|ruled out|off the table)\b)",
     re.I,
@@ -740,7 +747,34 @@ def _numbered(text: str) -> list[str]:
             items = [body]
         elif n == len(items) + 1:
             items.append(body)
-    return items if len(items) >= 2 else []
+    return items if len(items) >= 2 else _bulleted_options(text)
+
+
+# A list of bullets put as options: "Either:\n- `place_id:…`: …; or\n- `lat,lng`: …", "两种做法：\n- … 或者\n- …".
+_EITHER_LEAD = re.compile(r"(?:\beither|\boptions?|\bchoices?|\bways?|方案|做法|选项|选择|两种|几种)\s*[:：]\s*$", re.I)
+_OR_END = re.compile(r"(?:[;；,，]\s*)?(?:\bor|或者|还是)\s*$", re.I)
+
+
+def _bulleted_options(text: str) -> list[str]:
+    """The items of the last run of bullets in a message when the line before it calls them options
+    ("Either:", "两种做法：") or an item ends with "or": first sentence each."""
+    lines = R.without_code(text).splitlines()
+    runs: list[tuple[int, list[str]]] = []
+    for k, line in enumerate(lines):
+        m = re.match(r"\s*[-*•]\s+(.+)", line)
+        if not m:
+            continue
+        if runs and runs[-1][0] + len(runs[-1][1]) == k:
+            runs[-1][1].append(m.group(1))
+        else:
+            runs.append((k, [m.group(1)]))
+    if not runs:
+        return []
+    start, bullets = runs[-1]
+    lead = lines[start - 1].strip() if start else ""
+    if len(bullets) < 2 or not (_EITHER_LEAD.search(lead) or any(_OR_END.search(b) for b in bullets[:-1])):
+        return []
+    return [(R.sentences(_OR_END.sub("", b)) or [""])[0] for b in bullets]
 
 
 # A pick by place or label of an item just listed: "1。", "go with 2", "第二种", "the first one", "B", "(b).",
@@ -1108,7 +1142,7 @@ _REVERSES = re.compile(
     # "Scratch ESO. we're moving to …": the option named is taken back
     r"\bscratch\s+(?!(?:that|this|it|what|the)\b)(?P<scr>[A-Za-z][\w.+/-]{1,40})(?=\s*(?:[.,;:!—–]|-{1,2}\s|$))|"
     # a decision taken back by what it was about: "自动冲正那个决定撤回吧"
-    r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先)?(?:撤回|撤销|作废|推翻|取消|不要了|回滚|revert\s*掉)",
+    r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先|要|得|就)?(?:撤回|撤销|作废|推翻|取消|不要了|回滚|revert\s*掉)",
     re.I,
 )
 
@@ -1787,7 +1821,7 @@ def _names_option(s: str, offered: list[str]) -> str | None:
     specific = (
         entities.category_of(w) or w.casefold() in entities.OTHER_TECH or re.search(r"[A-Z]|\d", w) for w in words
     )
-    return head if any(specific) else None
+    return head if any(specific) or re.search(r"[A-Za-z][/._][A-Za-z]", head) else None  # ("lat/lng", a name too)
 
 
 def _short_pick(s: str, proposal: list[str], said: list[str]) -> re.Match | None:

@@ -634,6 +634,10 @@ def _supersede_replaced(
         # a change turned down ("Not now: a move from Airflow to Dagster")
         return
     old_values = c.metadata.get("replaces") or []
+    if not old_values and c.layer == "fact" and c.role == "user":
+        old_values = _renamed_from(store, c, new_id)
+        if old_values:  # (and what `_close` leaves of a memory it closes is what did not name them)
+            c.metadata["replaces"] = old_values
     closed: list[int] = _reverted(store, c, new_id)
     # said beside the old, not instead of it: "we now also use Vite for the docs", "现在也发飞书";
     # not "Provider protocol 也改名叫 Backend" (likewise changed)
@@ -1239,6 +1243,33 @@ SPAN_RATIO = 30.0  # two spans of time this far apart are two settings, not one 
 def _like_spans(a: frozenset[str], b: frozenset[str]) -> bool:
     """Whether a span of `a` and one of `b` (seconds, `values.fact_values`) are of a like size."""
     return any(max(x, y) <= SPAN_RATIO * min(x, y) for x in map(float, a) for y in map(float, b) if min(x, y) > 0)
+
+
+def _renamed_from(store: Store, c: Candidate, new_id: int | None) -> list[str]:
+    """The old name of a topic or queue a rename retires: the one it gives ("the order.paid topic was renamed
+    to …"), else the one a current memory of an earlier session gives a channel of that kind, of those the
+    one sharing most words with the rename ("the planner queue is fleet.rebalance now" retires the
+    rebalance-jobs queue the planner was said to read)."""
+    renamed = rules.renamed_channel(c.content)
+    if renamed is None:
+        return []
+    kind, new, given = renamed
+    if given:
+        return sorted(given)
+    mine = rules.subject_stems(c.content)
+    best: tuple[int, list[str]] | None = None
+    for mid, content, session in store.conn.execute(
+        f"SELECT id, content, session_id FROM memories m WHERE scope = ? AND layer IN ('fact', 'decision') "
+        f"AND {_closable(store)} ORDER BY id DESC LIMIT 200",
+        (c.scope,),
+    ):
+        if mid == new_id or session == c.session_id or new.casefold() in content.casefold():
+            continue
+        olds = sorted(n for k, n in rules.channels_in(content) if k == kind)
+        shared = len(mine & rules.subject_stems(content))
+        if olds and (best is None or shared > best[0]):
+            best = (shared, olds)
+    return best[1] if best else []
 
 
 def _reverted(store: Store, c: Candidate, new_id: int | None) -> list[int]:

@@ -23,6 +23,7 @@ _TRACEBACK = re.compile(r"Traceback \(most recent call last\):[ \t]*\n(?:[ \t]+[
 # (and a name with a dot, written between Chinese words: "所有 topic 统一加 jz. 前缀")
 _PROTECT = re.compile(
     r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…|"
+    r"\b(?-i:St|Dr|Mr|Mrs|Ms|Mt|Ft|Ave|Jr|Sr|No)\.(?= [A-Z0-9])|"  # "St. Francis", "Dr. Patel", "No. 5"
     r"(?<=[\u4e00-\u9fff] )[a-z][\w-]{0,11}\.(?= [\u4e00-\u9fff])",
     re.I,
 )
@@ -41,6 +42,17 @@ _ENUMERATOR = re.compile(r"^[(（]?\d{1,2}[)）]\s*")
 # What is asked after a statement: "billing-service listens on 8081 now, can you update the config?" (a
 # statement naming something specific, then a request: two sentences).
 _ASKED_AFTER = re.compile(r"^(.+?,)\s+((?:can|could|would) (?:you|u) (?!(?:believe|imagine)\b)\w.*)$", re.I)
+# A request, then how to do it: "code-service 生成码那块你看下，本地起服务用 `mvn …`，端口 8101。"
+_ASKED_BEFORE = re.compile(
+    r"^([^，,。]{0,40}?(?:你|帮我|麻烦)\s*(?:先)?(?:看下|看一下|看看|查下|查一下|查查|排查一下|瞅瞅|处理一下)(?:吧|哈)?)[，,]\s*(.+)$"
+)
+# A commit or PR title to type ("标题 fix(code): …", 'title "feat: …"'), not a statement of the project.
+# (not a convention that shows the format: "commit 规范改为 conventional commits：`feat(order): 描述`")
+_COMMIT_TITLE = re.compile(
+    r"(?:[，,]\s*|\b)(?:标题|title|(?:commit|PR|MR) message)\s*(?:是|is)?\s*[:：]?\s*[\"“'`]?"
+    r"(?:feat|fix|chore|refactor|docs|test|perf|build|ci|style|revert)(?:\([\w./-]*\))?!?:\s",
+    re.I,
+)
 _BULLET = re.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
 
 
@@ -81,9 +93,17 @@ def sentences(text: str) -> list[str]:
         for part in _SPLIT.split(held):
             part = re.sub(r"\ue000(\d+)\ue001", lambda m, saved=saved: saved[int(m.group(1))], part).strip()
             part = _ENUMERATOR.sub("", part)
+            titled = _COMMIT_TITLE.search(part)
+            if titled:  # "提 MR 吧，标题 fix(code): workerId 改用 …": a title to type, not a statement
+                part = part[: titled.start()].rstrip(" ，,:：")
+                if not part:
+                    continue
             asked = _ASKED_AFTER.match(part)
+            first = _ASKED_BEFORE.match(part)
             if asked and SPECIFIC.search(asked.group(1)):
                 out += [asked.group(1), asked.group(2)]  # "X listens on 8081 now, can you update the config?"
+            elif first and SPECIFIC.search(first.group(2)):
+                out += [first.group(1) + "。", first.group(2)]
             elif part:
                 out.append(part)
     return out
@@ -102,7 +122,17 @@ _FILLER_ZH = re.compile(
 )
 
 
+# Small talk before the matter at hand: "今天好热，空调又坏了…… 说正事：…", "言归正传，…".
+# And an announced list's lead-in: "couple of things so I don't forget: …", "几件事：…".
+_TO_BUSINESS = re.compile(
+    r"^[^`\n]{0,80}?(?:说正事|言归正传|回到正题|聊正事)(?:吧|哈)?\s*[：:，,。.!！—-]+\s*|"
+    r"^(?i:(?:a\s+)?(?:couple|few|two|three)\s+(?:of\s+)?(?:more\s+)?things(?:\s+(?:so|before)\s+I\s+(?:don'?t\s+)?forget)?)"
+    r"\s*[:：—-]+\s*"
+)
+
+
 def strip_fillers(s: str) -> str:
+    s = _TO_BUSINESS.sub("", s, count=1)
     prev = None
     while prev != s:
         prev = s
@@ -175,6 +205,8 @@ def _long_enough(s: str) -> bool:
 _QUESTION_ZH = re.compile(
     r"(?:是谁|谁(?:在)?(?:负责|管)|是多少|几点|什么时候|吗|呢|么|(?<!基本)(?<!几乎)(?<!根本)(?<!从来)(?<!完全)(?<!都)(?<!也)(?<!并)没有|来着|怎样|怎么样|如何|为什么|为啥|怎么办|怎么回事|咋办|咋回事)[\s。.!！]*$|(?:是啥|是什么)来着|(?:你|您)(?:怎么看|觉得(?:怎么样|如何|呢)?)[\s。.!！]*$|"
     r"\bwhat do you (?:think|reckon)\b[\s.!]*$|\bthoughts\b[\s.!]*$|"
+    # a guess put up for the other to confirm: "那 TTL 应该不是 the issue 吧", "是不是缓存没清吧"
+    r"(?:^|[，,])\s*(?:那|所以)?[^，。,；;]{0,30}?(?:应该|大概|估计|是不是|不会)[^，。,；;]{0,30}?吧[\s。.]*$|"
     r"(?<!不管)(?<!无论)(?<!不论)是[^，。,；;]{1,24}还是[^，。,；;都也]{1,24}?(?:的|呢)?[\s。.]*$|"
     # asking for something, the last clause: "…，能不能缓一缓", "有没有别的办法", "要不要换个方案"
     r"(?:^|[，,；;])\s*(?:那|另外)?(?:能不能|可不可以|能否|有没有|要不要|行不行)[^，。,；;]{0,16}[\s。.!！]*$|"
@@ -201,7 +233,7 @@ def is_question(s: str) -> bool:
 
 
 _REQUEST = re.compile(
-    r"^(?:please|pls|plz|can (?:you|u)|could (?:you|u)|would (?:you|u)|will (?:you|u)|can we|could we|let me know|help me|i need|"
+    r"^(?:(?:and |ok |okay )?then,? )?(?:please|pls|plz|can (?:you|u)|could (?:you|u)|would (?:you|u)|will (?:you|u)|can we|could we|let me know|help me|i need|"
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
     r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)|"
@@ -1033,7 +1065,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
 # What says the words after it are a lesson: "lesson for next time:", "lessons learned:", "教训：", "takeaway:".
 _LESSON_LEAD = re.compile(
     r"^\W*(?:(?:the|a|one|my|our)\s+)?(?:lessons?(?: (?:learned|learnt))?(?: (?:for|to) (?:next time|the future|me|us|everyone|"
-    r"remember))?|take-?aways?|note to self|(?:经验)?教训(?:是)?|下次(?:注意|记得))\s*[:：—-]\s*(?=\S)",
+    r"remember))?|take-?aways?|note to self|(?:经验)?教训(?:是)?|下次(?:注意|记得))\s*[:：—-]\s*(?=\S)|"
+    r"^\W*(?:这次|这回|这个|这也)?(?:算是?|就当)(?:个|一个|是个)?(?:经验)?教训(?:吧|了)?\s*[，,:：—]\s*(?=\S)",  # "这次算是个教训，…"
     re.I,
 )
 
@@ -1394,6 +1427,7 @@ def starts_with_pronoun(s: str) -> bool:
 _NARRATION = re.compile(
     r"^(?:found it|found the (?:bug|problem|issue|cause)|found\b|reproduced|yes|yep|right|correct|"
     r"I can'?t (?:fix|do|test|run|reach|check) (?:that|this|it) from here|"
+    r"I can'?t (?:set|create|schedule|send|keep|remember)\b[^.]{0,40}, but I'?ll\b|我(?:没法|不能|无法)(?:设置?|定)(?:提醒|闹钟)|"
     r"找到了|复现了|对|是的|let me|let's|i'll|i will|i'm going to|i am going to|i've|i have|now i|now let|next,? i|first,? i|"
     r"running|done\b|sure|got it|understood|noted|makes sense|thanks|thank you|agreed|will do|good|great|"
     r"you're welcome|ok|okay|here's|here is|all set|perfect|pushed|formatted|it builds|"
@@ -1431,7 +1465,7 @@ _FIX = re.compile(
     r"collect|resolv(?:ed|es)|works? now|clears? it|pinn(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
     r"install(?:ed|ing)|running it with|instead|enabl(?:e|ed|ing)|disabl(?:e|ed|ing)|brought \w+ down|"
     r"makes? (?:all )?(?:\d+ )?(?:the )?(?:tests? )?pass|moving|(?:works?|passes|verify|verifies|succeeds?|runs?) "
-    r"again)\b|改成|改为|加上|补上|换成|之后|解决|修复|就好了|通过了|"
+    r"again)\b|改成|改为|加上|补上|换成|之后|解决|修复|就好了|就行了?(?=[：:。，,]|$)|(?:加|带上)\s*`|通过了|"
     r"跑起来了|开启|关闭|\brun `[^`]+` (?:before|after|first)\b|先(?:跑|执行)\s*`",
     re.I,
 )
@@ -1671,7 +1705,10 @@ _PORT_SUBJECT = re.compile(
     r"(?:the\s+)?([A-Za-z][\w\s-]{1,30}?)\s+(?:listens|serves|runs|is|are|moved|switched|changed)\b.{0,25}?(\d{2,5})|"
     r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?:跑在|运行在|监听在?|在)\s*:?(\d{2,5})|"
     r"((?<![\w.-])[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_.\s-]{1,30}?)\s*的?\s*端口\s*号?\s*(?:现在)?\s*(?:是|为|改成|改为|换成|调成|"
-    r"调整为)?\s*:?(\d{2,5})",
+    r"调整为)?\s*:?(\d{2,5})|"
+    # the number before 端口, after a name that may hold a hyphen: "temp-ingest 跑在 8085 端口", "…现在是 9085 端口了"
+    r"((?<![\w.-])[A-Za-z][\w.-]{1,40}|[\u4e00-\u9fff]{2,12}?)\s*(?:现在|目前|也)?\s*(?:跑在|运行在|监听在?|在|是|用|"
+    r"改成|改为|改到|换成|换到|挪到|迁到)了?\s*:?(\d{2,5})\s*(?:号)?端口",
     re.I,
 )
 # A port said with no name before it, after a clause that named the service: "…，端口改成 6432 了", "…, port is now 6432".
@@ -1739,6 +1776,12 @@ _OWNER = [
         r"(?:^|[,;:] |\b(?i:and|so|now)\s+)(?P<thing>(?<![\w./-])[a-z][\w./-]*-[\w./-]+)\s+"
         r"(?i:questions|issues|reviews|PRs|pages|requests)\s+(?i:go(?:es)?|now go)\s+to\s+" + _WHO_EN
     ),
+    # "if anything about courier-dispatch comes up, that's Marisol Ortega's service (Mari)"
+    re.compile(
+        r"\b(?i:anything|questions?|issues?|stuff|something)\s+(?i:about|with|in|on|for|touching)\s+(?:the\s+)?"
+        r"(?P<thing>(?<![\w./-])[a-z][\w./]*-[\w./-]+)[^.;!?]{0,30}?,\s*(?i:that'?s|it'?s|that is|it is)\s+"
+        r"(?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?)'s\s+(?i:service|baby|thing|area|repo|code|project|call)\b"
+    ),
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
     # "…, so pdf-worker belongs to Jonah now (Jonah Feld)"
@@ -1781,6 +1824,12 @@ _OWNER = [
         r"(?:^|[，,；;：:]\s*)(?:另外|还有|对了|然后)?\s*(?:以后|今后|现在|之后)?\s*(?P<thing>(?![他她我你它这那])[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_.-]{1,15}?)\s*"
         r"(?:(?:这块|这边|那边)?\s*(?:的事(?:情|儿)?|的问题|(?:有|出了?)(?:什么)?问题)|(?:这块|这边|那边)\s*(?:以后|今后|现在|之后)?)"
         r"\s*(?:都|就|先|直接|可以)?\s*找\s*"
+        r"(?P<person>[老小阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?=\s*(?:[（(，。,.;；]|$))"
+    ),
+    # a service's person from now on: "code-service 以后找小宋（宋雨桐）"
+    re.compile(
+        r"(?:^|[，,；;：:]\s*)(?:另外|还有|对了|然后)?\s*(?P<thing>(?<![\w./-])[A-Za-z][\w.]*(?:-[\w.]+)+)\s*"
+        r"(?:以后|今后|往后|现在)\s*(?:都|就|先|直接|可以)?\s*找\s*"
         r"(?P<person>[老小阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?=\s*(?:[（(，。,.;；]|$))"
     ),
     # "SLA owner 换了，Feng Wei 调去 billing 了，现在 owner 是 Vivian"
@@ -2331,13 +2380,13 @@ def subject_for(
         if subject:
             return subject, "port", next(g for g in bare.groups() if g)
     if m and category in ("config", "change"):
-        subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or "").strip()).lower()
+        subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or m.group(7) or "").strip()).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         subject = re.sub(r"(?<=\w)\s*的\s*(?:服务)?$", "", subject)  # "billing-service 的服务端口"
         subject = re.sub(r"^(?:之前|原来|刚才)(?:说|给|写|配)的\s*", "", subject)  # "之前说的测试库端口 5433 不对"
         if subject in ("it", "this", "that", "", "服务", "服务的", "本地", "这个服务", "它") and mentions:
             subject = mentions[0].name.lower()  # "notification-service 是小李负责的，…，服务端口 7070"
-        port = m.group(2) or m.group(4) or m.group(6)
+        port = m.group(2) or m.group(4) or m.group(6) or m.group(8)
         old = replaced_values(content)
         if port in old:  # "从端口 6543 改成 6544": the first number named is the one replaced
             port = next((p for p in re.findall(r"(?<![\d.])\d{2,5}(?![\d.])", content) if p not in old), port)
@@ -2534,6 +2583,49 @@ _NEW_NAME = re.compile(
 )
 
 
+# Where messages go, by the word for what they are: "topic 是 `trace.code.generated`", "the rebalance-jobs queue",
+# "队列 order.paid". A rename that names only the new one ("topic 已经改名了，现在叫 `x`", "the planner queue is
+# fleet.rebalance now") retires the name an earlier statement gave a channel of that kind.
+_CHANNEL_KINDS = {"topic": "topic", "queue": "queue", "队列": "queue", "exchange": "exchange", "stream": "stream"}
+_CHANNEL_KIND = r"(topic|queue|队列|exchange|stream)s?"
+_CHANNEL_NAME = r"`?([A-Za-z][\w.:-]*\w)`?"
+_CHANNEL_AFTER = re.compile(
+    rf"(?<![\w-]){_CHANNEL_KIND}\s*(?:是|为|叫|名是|名字是|named|called|is(?: now)?|=|:|：)?\s*{_CHANNEL_NAME}", re.I
+)
+_CHANNEL_BEFORE = re.compile(rf"(?<![\w.:-]){_CHANNEL_NAME}\s*(?:的)?\s*{_CHANNEL_KIND}(?![\w-])", re.I)
+_CALLED_NOW = re.compile(rf"(?:现在叫|改叫|叫做|now called|renamed to|is now)\s*{_CHANNEL_NAME}", re.I)
+
+
+def channels_in(content: str) -> set[tuple[str, str]]:
+    """(kind, name) of each topic or queue a statement names: ("topic", "trace.code.generated")."""
+    found = {(m.group(1), m.group(2), m.group(0)) for m in _CHANNEL_AFTER.finditer(content)}
+    found |= {(m.group(2), m.group(1), m.group(0)) for m in _CHANNEL_BEFORE.finditer(content)}
+    return {
+        (_CHANNEL_KINDS[kind.casefold()], name)
+        for kind, name, said in found
+        if ("`" in said or re.search(r"[._:-]", name)) and not known_tech(name)  # a name, not "the planner queue"
+    }
+
+
+def renamed_channel(content: str) -> tuple[str, str, set[str]] | None:
+    """(kind, new name, the old names it gives) when a statement says a topic or queue was renamed:
+    "topic 已经改名了，现在叫 `x`" gives no old name, "the order.paid topic was renamed to orders.paid.v2" one."""
+    if not renames(content) or replaced_values(content):
+        return None
+    kind = re.search(_CHANNEL_KIND, content, re.I)
+    if kind is None:
+        return None
+    k = _CHANNEL_KINDS[kind.group(1).casefold()]
+    named = {n for kk, n in channels_in(content) if kk == k}
+    called = _CALLED_NOW.search(content)
+    new = (
+        called.group(1)
+        if called and not known_tech(called.group(1))
+        else (next(iter(named)) if len(named) == 1 else None)
+    )
+    return (k, new, {n for n in named if n.casefold() != new.casefold()}) if new else None
+
+
 def names_in(content: str, bare: bool = False) -> set[str]:
     """The names a statement holds in code (`order-events`), for a rename; with `bare`, also those written
     without backticks (TOPIC_PARK_EXIT), as the statement a rename may close holds them."""
@@ -2594,6 +2686,9 @@ def slot_values(content: str) -> dict[str, set[str]]:
     for cron in _CRON.finditer(content):  # "0 4 1 * *" says when, as a clock time does
         if "*" in cron.group():
             out.setdefault("clock", set()).add(cron.group().strip())
+            step = re.match(r"\s*`?\*/(\d{1,2})\s", cron.group())
+            if step:  # "*/15 6-21 * * *" runs every 15 minutes, as "每 15 分钟跑一次" says
+                out.setdefault("duration", set()).add(f"{int(step.group(1)) * 60}s")
     low = content.casefold()
     for m in _PACKAGE_PATH.finditer(low):  # gorilla/websocket and coder/websocket: one package slot
         out.setdefault("package:" + m.group(1), set()).add(m.group())
@@ -2867,7 +2962,12 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
     if attribute:  # "billing 的是 3s" after "fleet 的 webhook timeout 是 5s" -> "billing 的 webhook timeout 是 3s"
         kept = [re.sub(r"^([\w.-]+?)\s*的是", lambda m: f"{m.group(1)} 的 {attribute} 是", t, count=1) for t in kept]
     rest = _LEADING_AND.sub("", joined(kept)).strip(" ,，;；")
-    if re.search(r"(?:它们?|(?:订阅|消费|调用|依赖|使用|监听|读|写|用)了?)\W*$", rest):
+    if re.search(r"(?:它们?|(?:订阅|消费|调用|依赖|使用|监听|读|写|用)了?)\W*$", rest) or (
+        retired
+        and re.search(
+            r"(?:订阅|消费|监听|读|写)了?它们?|\b(?:consumes?|subscribes? to|listens? to|reads?) (?:it|them)\b", rest
+        )
+    ):
         return None  # "…，ticket-issuer 和短信服务都订阅(它)" with the topic changed: what it took is gone
     row = _ROW_NAME.match(old)
     if row and 0 in changed and not rest.casefold().startswith(row.group(1).casefold()):
@@ -2906,7 +3006,12 @@ def untouched(old: str, change: str, retired: Sequence[str] = (), subject: str |
             said = "of" if it.group("of") else "is" if it.group("is") else ""
             glue = {"of": " 的"}.get(said, " ") if zh else {"of": "'s ", "is": " is "}.get(said, " ")
             rest = subject + glue + rest[it.end() :]
-        elif not zh and re.search(r"\bit\b(?!')", rest):  # "Dave Kowalski owns it" -> "… owns billing-service"
+        elif (
+            not zh
+            and subject.casefold() not in re.sub(r"`[^`]*`", "", rest).casefold()
+            and re.search(r"\bit\b(?!')", rest)
+        ):
+            # "Dave Kowalski owns it" -> "… owns billing-service" (not when the rest names it: its "it" is another thing)
             rest = re.sub(r"\bit\b(?!')", subject, rest, count=1)
         elif (
             subject.casefold() not in rest.casefold()
