@@ -725,3 +725,37 @@ def test_a_provider_and_a_topic_switched_in_chinese_in_a_later_session_reach_the
     assert any("华为云" in c for c in given), given
     assert not any("走阿里云短信" in c or "topic `course_bought`" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_port_said_before_the_word_and_a_topic_renamed_without_its_old_name_reach_the_model_alone(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trial 30: "temp-ingest 跑在 8085 端口" then "现在是 9085 端口了，…，probe 也要跟着改", and "topic 已经改名了，
+    # 现在叫 `x`，… 也切过去了" (no old name said) closed nothing: the old port and the old topic stayed current.
+    claude_code.maple("install")
+    for fact, needle in (
+        ("记一下：geo-fence 跑在 7301 端口。", "7301"),
+        ("下单成功后发 Kafka，topic 是 `shop.order.created`，积分服务消费它做加分。", "shop.order.created"),
+    ):
+        claude_code.api.script(["好的。"])
+        claude_code.run_claude(fact)
+        poll(lambda needle=needle: harvested(claude_code, needle), timeout=HARVEST_TIMEOUT, what=f"{needle} harvested")
+    for change, needle in (
+        ("geo-fence 现在是 7401 端口了，原来那个端口让给 jaeger-agent 了，helm 里的 probe 也要跟着改。", "7401"),
+        ("topic 已经改名了，现在叫 `mall.order.placed`，积分服务也切过去了。", "mall.order.placed"),
+    ):
+        claude_code.api.script(["收到。"])
+        claude_code.run_claude(change)
+        poll(lambda needle=needle: harvested(claude_code, needle), timeout=HARVEST_TIMEOUT, what=f"{needle} harvested")
+    (port,) = harvested(claude_code, "7401")
+    (topic,) = harvested(claude_code, "mall.order.placed")
+    (old_port,) = harvested(claude_code, "7301 端口")
+    (old_topic,) = harvested(claude_code, "shop.order.created")
+    assert old_port["superseded_by"] == port["id"], old_port
+    assert old_topic["superseded_by"] == topic["id"], old_topic
+    claude_code.api.script(["7401。"])
+    later = claude_code.run_claude("geo-fence 现在什么端口？下单事件发到哪个 topic？")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any("7401" in c for c in given) and any("mall.order.placed" in c for c in given), given
+    assert not any("7301 端口" in c or "shop.order.created" in c for c in given), given
+    assert hook_errors(later.debug) == []
