@@ -104,6 +104,8 @@ def extract(
     heading = ""  # what the list decides, when its opening line says so
     offered = ""  # the change the assistant last asked whether to make ("should we move X onto spot?")
     answering = False  # the assistant's last message ended on a question to the user
+    asked_why = False  # … why the user chose what they just chose ("Is there a reason I should put in the PR?")
+    asked_if_meant = False  # … whether a change it found was meant ("… is now `15 4 * * *`. Is that intentional?")
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -133,7 +135,8 @@ def extract(
                 _add_reason(just_decided, text)
                 just_decided = None
                 continue
-            if last_decided is not None and _REASON_LEAD.match(text):
+            if last_decided is not None and (_REASON_LEAD.match(text) or asked_why):
+                # (or the assistant asked why: "Will do. Is there a reason I should put in the PR description?")
                 # "For the record, the reason: …", the message after a pick: its first sentence is that
                 # decision's reason; what follows ("Also, scratch what I said about …") is read as usual
                 first, *rest = R.sentences(_REASON_LEAD.sub("", text, count=1)) or [""]
@@ -168,6 +171,22 @@ def extract(
                     before = min(before, len(out))
                     out.append(stated)
                 text = R.strip_fillers(text[confirmed.end() :]) or ""
+            meant = _MEANT.match(text) if asked_if_meant and last_said else None
+            if meant and R.SPECIFIC.search(last_said[-1]):
+                # "the nightly rebuild is now `15 4 * * *`, not 02:30. Is that intentional?" -> "yes, Ravi moved it
+                # to 04:15 because …": the change the assistant found, confirmed, with the user's why
+                why, *rest = R.sentences(text[meant.end() :]) or [""]
+                # ("对，已经改名了。上个月 Kafka 集群迁移，统一加了 cj. 前缀…": a why that short is only "yes", the why is next)
+                if len(why) < 15 and rest:
+                    why, rest = R.joined([why, rest[0]]), rest[1:]
+                # ("One more thing that differs from what I had: the nightly rebuild is now …": what it found)
+                read = re.sub(r"^[^:：`]{0,60}(?::\s+|：\s*)(?=\S)", "", last_said[-1])
+                found_now = R.tidy(R.joined([read if R.SPECIFIC.search(read) else last_said[-1], why]))
+                confirmed_change = Candidate(
+                    found_now, layer="fact", category="change", importance=3, why="a change found, confirmed"
+                )
+                out.append(_stamped(confirmed_change, turn, i, scope, session_id))
+                text = " ".join(rest)
             told_before, last_said = last_said, []
             # a pasted runbook or design doc is kept whole, as one memory the store cuts into parts for search;
             # what the user said around it ("here's our runbook, walk me through step 4") is read as usual
@@ -184,8 +203,17 @@ def extract(
             # (a pasted document picks nothing: "If it is already above, find out why first.")
             still_open = (listed_for > 0 or bool(_NAMES_ITEM.search(text))) and not pasted
             found = _from_user(text, turn, proposal, said, listed if still_open else [], heading)
-            for c in found:
-                _spell_out_this_way(c, told_before)
+            folded: list[Candidate] = []  # rules that took a "that way" after them: the way is theirs
+            for k, c in reversed(list(enumerate(found))):
+                prev = found[k - 1] if k else None
+                if prev is not None and prev.category in ("rule", "convention") and _THIS_WAY.search(c.content):
+                    # "overdue emails never include the title … from now on every notice template works that
+                    # way": the way is the rule just said, not what the assistant last showed
+                    prev.content = R.joined([prev.content, c.content])
+                    folded.append(prev)
+                    del found[k]
+                elif not any(c is x for x in folded):
+                    _spell_out_this_way(c, told_before)
             # "nah, not now. <why>" to "should we …?", and "changed my mind on spot — <what now>": decisions
             # in words no choice rule reads; each replaces what the rules made of its sentences
             answer = _not_taken(offered, text) or _reversal(text)
@@ -248,8 +276,10 @@ def extract(
                 if c.category == "statement"
                 and any(c is o for o in out)
                 and not _ADDRESS.search(c.content)
+                and "port" not in R.value_kinds(c.content)  # ("appt-service 本地起在 8082，…")
                 and not _REASON_FOR.search(c.content)  # "补充一下为什么选 (a)：…" explains another pick
                 and not R.says_changed(c.content)  # "ReconcileJob 时间改了，挪到…": news of its own, no reason
+                and not R.renames(c.content)  # "号源表上周 DBA 改名成 t_schedule_slot 了": likewise
                 and not R.INCIDENT.search(c.content)  # "another night of jobs stuck …": what happened, no reason
                 and not c.metadata.get("pasted")  # a pasted runbook's lines are the document's, not a reason
                 and not c.metadata.get("listed")  # nor the facts of a list handed over ("For the record: …; …")
@@ -275,7 +305,15 @@ def extract(
                 # "回调那里也别同步结算了吧，太慢了。有什么方案？": the question names nothing, the sentence before it does
                 asked = R.strip_fillers(said_now[at - 1]) + " " + asked
             # (what the task must do, "需求：候选阿姨按…打分，…不能派单", is the task, not why an option was picked)
-            context = [c for c in context if not _REQUIREMENTS.search(c.content)]
+            tasks = [c for c in context if _TASK.search(c.content)]
+            context = [c for c in context if not (_REQUIREMENTS.search(c.content) or _TASK.search(c.content))]
+            if settled is not None and tasks and not settled.metadata.get("question"):
+                # "dealer-gateway 要加 per-dealer rate limit" → options → "A": the task says what the choice is
+                # about, as a question would; it is no reason for it
+                out = [c for c in out if not any(c is x for x in tasks)]
+                before = len(out)
+                settled.content = tasks[-1].content + " " + settled.content
+                settled.metadata["question"] = tasks[-1].content
             if settled is not None and context:
                 # "现在 limiter 是 in-memory 的 dict，我们线上 6 个 replica" → a proposal → "Redis 吧": what the user
                 # said before the proposal is why they chose; it leads the decision instead of standing alone
@@ -318,9 +356,16 @@ def extract(
                 just_decided = None
             told = R.sentences(text)
             answering = bool(told) and R.is_question(told[-1])  # the user's next message answers it
+            asked_if_meant = answering and bool(_ASKS_IF_MEANT.search(told[-1]))
+            asked_why = any(R.is_question(x) and _ASKS_WHY.search(x) for x in told[-2:])
             now = [x for x in told if not R.is_question(x)]
             said = (said + now)[-40:]
             last_said = now
+            # what it found, said in the question's own sentence: "X 是 `a`，跟我记的 `b` 不一样，是改名了吗？"
+            if asked_if_meant:
+                head = re.match(r"^(.+)[，,]\s*[^，,]+$", told[-1])
+                if head and R.SPECIFIC.search(head.group(1)):
+                    last_said = [*last_said, head.group(1) + "。"]
             fresh, heading_now = _numbered(text), ""
             if fresh:
                 heading_now = _list_heading(text)
@@ -427,6 +472,22 @@ _CONFIRMS_THAT = re.compile(
     r"(?:the |our )?(?:convention|the rule|how we do it|the pattern|规范|约定|规矩|我们的做法)(?![^,.，。]*\bbut\b)[,，.。!]?\s*",
     re.I,
 )
+_ASKS_WHY = re.compile(
+    r"\b(?:is there a|any|what'?s the) (?:particular )?reason\b|\bwhy (?:that|this|not)\b|为什么不?选|为啥不?选|原因是|理由是",
+    re.I,
+)
+_CONFIRM_TAG = re.compile(r"[,，]?\s*(?:right|correct|yeah|isn'?t it|doesn'?t it|对吧|是吧|没错吧)\s*[?？]$", re.I)
+# The assistant asking whether what it found was meant, and the user saying it was.
+_ASKS_IF_MEANT = re.compile(
+    r"\b(?:is|was) (?:that|this|it) (?:intentional|intended|expected|on purpose|deliberate)\b|是故意的|是有意的|是预期的|"
+    r"(?:是)?(?:改名|改|换|迁)了吗|\b(?:was|has) (?:it|that|this) (?:been )?(?:renamed|changed|moved)\b",
+    re.I,
+)
+_MEANT = re.compile(
+    r"^\W*(?:yes|yep|yeah|correct|right|对|是的|没错|是)(?:[,，]?\s*(?:intentional|on purpose|deliberate|是故意的|故意的))?"
+    r"(?:[,，.。!！:：]\s*|\s+(?=\S))",
+    re.I,
+)
 # What the assistant says it will do after stating the convention: "— I'll follow that", "，我会照这个来".
 _WILL_FOLLOW = re.compile(r"\s*(?:[—–-]{1,2}|[,;，；])\s*(?:I'?ll|I will|we'?ll|我会|我就)[^.。]*[.。]?$", re.I)
 
@@ -452,7 +513,9 @@ def _confirmed(last_said: list[str]) -> Candidate | None:
 _CORRECTS = re.compile(r"^\W*(?:更正|纠正|订正|correction\b|to correct\b)", re.I)
 # A message that gives the reason for what the user's last message decided: "For the record, the reason: …"
 _REASON_LEAD = re.compile(
-    r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons?(?: is| was| being)?\s*[:：—-]\s*|"
+    r"^\W*(?:(?:for the record|btw|also|oh|and)[,:]?\s*)?(?:the )?(?:reasons?|why)"
+    r"(?:,?\s+(?:fwiw|btw|iirc|since you asked|for the (?:PR|MR|commit)(?: description| message)?))?"
+    r"(?: is| was| being)?\s*[:：—-]\s*|"  # ("and the reason fwiw: …", "and the why, for the PR description: …")
     r"^\W*(?:(?:for the record|btw|also|oh)[,:]?\s*)?(?:the )?reasons? (?:is|was)(?: that)?\s+(?=\S)|"
     r"^\W*(?:补充一下|顺便说下)?[，,]?\s*(?:原因|理由)(?:是)?\s*[:：]\s*|^\W*(?:原因|理由)(?:的话|嘛)\s*[，,:：]\s*|"
     r"^\W*(?:补充一下|顺便说下)[，,]?\s*(?:为什么|为啥)(?:这么|这样)?选[^：:，,。]{0,8}[:：]\s*|"
@@ -465,7 +528,7 @@ _REASON_LEAD = re.compile(
 )
 # The reason for a pick made earlier: "补充一下为什么选 (a)：…", "btw the reason for (a): …".
 _REASON_FOR = re.compile(
-    r"为什么选|选\s*\S{1,8}?的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b|"
+    r"为什么选|选\s*(?P<pick>\S{1,8}?)\s*的原因|\bthe reason (?:for|we (?:picked|chose|went with))\b|"
     # "我选 b 主要是因为…", "I picked (b) mostly because …": the pick named, then why
     r"(?:我|我们)(?:当时|之所以)?(?:选|挑)了?(?=\s*[(（]?[A-Da-d1-4][)）]?\s*(?:主要|其实)?(?:是)?因为)|"
     r"\b(?:I|we) (?:picked|chose|went with)(?=\s*[(（]?[A-Da-d1-4][)）]?,? (?:mostly |mainly |mainly just )?because\b)",
@@ -504,6 +567,12 @@ _DAYS_TASK = re.compile(
 )
 
 # A task's brief, said as such: "需求：…", "背景：…", "Requirements: …", "Context: …".
+# The task at hand, said before the options: "dealer-gateway 要加 per-dealer rate limit", "we need to add …".
+_TASK = re.compile(
+    r"^[^，。,.]{0,40}?(?:要|需要)(?:加|做|支持|接入|新增|实现)\s*\S|^\W*(?:we|you) need to (?:add|build|support|implement)\b|"
+    r"^\W*(?:new )?task\s*[:：]",
+    re.I,
+)
 _REQUIREMENTS = re.compile(
     r"(?:^|[。.!！]\s*)\W*(?:需求|要求|背景|requirements?|acceptance criteria|spec|context|background)\s*[:：]", re.I
 )
@@ -531,9 +600,13 @@ def _options_named(decision: Candidate) -> str:
 
 
 def _acknowledges(text: str) -> bool:
-    """Whether an assistant message only takes note of what the user just chose: a sentence or two, no
-    question, no options of its own ("Textract it is. I'll use AnalyzeExpense for estimates.")."""
+    """Whether an assistant message only takes note of what the user just chose: a sentence or two, at most
+    one question after them, no options of its own ("Textract it is. I'll use AnalyzeExpense for estimates.")."""
     said = R.sentences(text)
+    if len(said) > 1 and R.is_question(said[-1]):
+        # and asks one thing of it: "好，用阿里云短信。签名…我放到 Nacos…，你那边签名是现成的吗？" (the answer, naming
+        # the options, may be the reason: `_reason_alone` with the options it weighed)
+        said = said[:-1]
     return (
         0 < len(said) <= 2
         and len(text) <= 240
@@ -584,21 +657,28 @@ _REASON_AGAINST = re.compile(
     re.I,
 )
 
+# The option passed over, named before why: "C 为啥不行顺便说下：…", "方案 B 为什么不行：…", "2 不行是因为…".
+_LETTER_AGAINST = re.compile(
+    r"(?<![\w\u4e00-\u9fff])(?:方案\s*)?([(（]?[A-Da-d1-4][)）]?)\s*(?:方案\s*)?(?:(?:为(?:什么|啥)|怎么)不(?:行|选|用)"
+    r"(?=[^：:，,]{0,8}[：:，,—-])|不行(?:是|主要是)?因为|不行的原因是)"  # ("2 不行是因为…")
+)
+
 
 def _reason_of(sentence: str, found: list[Candidate]) -> Candidate | None:
     """The decision a later reason names by its pick ("为什么选 (a)", "为什么选第一种", "the reason for Postgres"),
-    or by the option it passed over ("为啥不选 B：…": the pick made from that list, another item; "why not the
-    CronJob, …": the decision that passed over the CronJob)."""
+    or by the option it passed over ("为啥不选 B：…", "C 为啥不行顺便说下：…": the pick made from that list, another
+    item; "why not the CronJob, …": the decision that passed over the CronJob)."""
     against = _REASON_AGAINST.search(sentence)
     rest = sentence[against.end() :] if against else ""
     other = re.match(r"\s*([(（]?[A-Da-d1-4][)）]?)(?=\s*(?:说一下|说下|讲一下|讲下)?\s*[:：,，—-])", rest)
+    other = other or _LETTER_AGAINST.search(sentence)  # "C 为啥不行顺便说下：…"
     if other is not None:
         place = _place(other.group(1))
         return next(
             (c for c in reversed(found) if c.layer == "decision" and c.metadata.get("picked") not in (None, place)),
             None,
         )
-    name = re.match(r"\s*(?:the\s+)?`?([A-Za-z\u4e00-\u9fff][\w.+/\u4e00-\u9fff-]{2,})`?", rest) if against else None
+    name = re.match(r"\s*(?:the\s+)?`?([A-Za-z\u4e00-\u9fff][\w.+/\u4e00-\u9fff-]{1,})`?", rest) if against else None
     if name is not None:
         key = name.group(1).casefold()
         decided = [c for c in reversed(found) if c.layer == "decision"]
@@ -615,7 +695,8 @@ def _reason_of(sentence: str, found: list[Candidate]) -> Candidate | None:
             ),
         )
     m = _REASON_FOR.search(sentence)
-    key = re.match(r"\s*([(（][A-Da-d1-4][)）]|[\w.+/-]+)", sentence[m.end() :]) if m else None
+    named = (m.group("pick") or sentence[m.end() :]) if m else ""  # ("选 A 的原因：…" names it inside)
+    key = re.match(r"\s*([(（][A-Da-d1-4][)）]|[\w.+/-]+)", named) if m else None
     if key is None:
         return None
     name = key.group(1).casefold()
@@ -681,7 +762,10 @@ def _without_handed_secrets(c: Candidate) -> Candidate | None:
 
 
 def _hands_over(sentence: str) -> bool:
-    rest = _SECRET_URL.sub(" ", sentence)  # a webhook URL whose path is the secret says nothing else
+    # a webhook URL whose path is the secret says nothing else; "UNIDOC_LICENSE_API_KEY=…" still names where it lives
+    rest = _SECRET_URL.sub(
+        lambda m: (re.search(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+(?==)", m.group()) or [""])[0] + " ", sentence
+    )
     return "[REDACTED:" in sentence and not _NAMES_A_PLACE.search(rest)
 
 
@@ -751,7 +835,11 @@ def _numbered(text: str) -> list[str]:
 
 
 # A list of bullets put as options: "Either:\n- `place_id:…`: …; or\n- `lat,lng`: …", "两种做法：\n- … 或者\n- …".
-_EITHER_LEAD = re.compile(r"(?:\beither|\boptions?|\bchoices?|\bways?|方案|做法|选项|选择|两种|几种)\s*[:：]\s*$", re.I)
+_EITHER_LEAD = re.compile(
+    r"(?:\beither|\boptions?|\bchoices?|\bways?|\bcandidates|\balternatives|\bboth (?:work|would work|are fine)|"
+    r"方案|做法|选项|选择|两种|几种|候选|(?:两|几)(?:家|个)都(?:能|可以)(?:做|用)?)\s*[:：]\s*$",
+    re.I,
+)
 _OR_END = re.compile(r"(?:[;；,，]\s*)?(?:\bor|或者|还是)\s*$", re.I)
 
 
@@ -781,9 +869,11 @@ def _bulleted_options(text: str) -> list[str]:
 # "option A" — alone, or before the reason ("A，调休每年都变").
 _PICK_PLACE = re.compile(
     r"^(?:(?:ok(?:ay)?|sure|yes|yeah|好的?|行|嗯)[,，.。!！]?\s*)?(?:[A-Z][\w-]* (?:says|said|thinks|wants|votes for)\s+|"
-    r"[\u4e00-\u9fff]{1,4}(?:说|觉得)\s*)?(?:那就|就|选|用|(?:就)?按(?:照)?|go with|take|let'?s (?:do|go with)|do|"
+    r"[\u4e00-\u9fff]{1,4}(?:说|觉得)\s*)?(?:(?:i think|i guess|i'?d say|probably|我觉得|我倾向)[,，]?\s*)?"
+    r"(?:那就|就|选|用|(?:就)?按(?:照)?|go with|take|let'?s (?:do|go with)|do|"
     r"option|方案|选项)?\s*(?:the\s+)?[(（]?(?:([1-9])|([A-Da-d])|第([一二三四五1-5])(?:种|个|条|项|套|类)?|"
-    r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|来吧?|就这个吧?|it is)?\s*(?:[.。!！,，:：;；]|$)",
+    r"(first|second|third|fourth|last))[)）]?\s*(?:one|option|个|种|吧|就行|来吧?|就这个吧?|it is)?"
+    r"(?:[,，]?\s*(?:i think|i guess|probably|then|我觉得))?\s*(?:[.。!！,，:：;；]|$)",  # (hedged: "2 i think")
     re.I,
 )
 
@@ -1142,9 +1232,17 @@ _REVERSES = re.compile(
     # "Scratch ESO. we're moving to …": the option named is taken back
     r"\bscratch\s+(?!(?:that|this|it|what|the)\b)(?P<scr>[A-Za-z][\w.+/-]{1,40})(?=\s*(?:[.,;:!—–]|-{1,2}\s|$))|"
     # a decision taken back by what it was about: "自动冲正那个决定撤回吧"
-    r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先|要|得|就)?(?:撤回|撤销|作废|推翻|取消|不要了|回滚|revert\s*掉)",
+    r"(?P<back>(?<![\w.+/-])[A-Za-z][\w.+/-]{0,40}|[\u4e00-\u9fff]{2,8}?)\s*(?:那个|这个)(?:决定|方案)\s*(?:我们)?(?:先|要|得|就)?(?:撤回|撤销|作废|推翻|取消|不要了|回滚|revert\s*掉)|"
+    # bad news on what was picked, then what now (`_GOES_BACK`): "bad news on the cronjob from last week: ops says
+    # no more CronJobs … so back inside overdue-notifier"
+    r"\b(?:bad news|change of plans?) (?:on|about|re:?) (?:the |our )?(?P<news>[A-Za-z][\w.+/-]{1,40})|"
+    # a pick taken back by its number: "之前选 1 的那个决定作废"
+    r"之前(?:选|定)的?\s*(?P<pick>[(（]?[A-Da-d1-4][)）]?)\s*的?(?:那个|这个)?(?:决定|方案)\s*(?:就|也)?(?:作废|撤回|撤销|推翻|取消|不要了)|"
+    # "reverse the hide-below-70 thing, show low matches greyed out again"
+    r"\b(?:reverse|undo|roll back|revert) (?:the |our |that )?(?P<rev>[A-Za-z][\w.+/-]{1,40}) (?:thing|decision|call|change)\b",
     re.I,
 )
+_GOES_BACK = re.compile(r"\bback (?:to|inside|into|in|on)\b|\binstead\b|\bno more\b|改回|退回|回到|还是用", re.I)
 
 
 def _reversal(text: str) -> Candidate | None:
@@ -1156,12 +1254,22 @@ def _reversal(text: str) -> Candidate | None:
         if m is None:
             continue
         body = s[m.end() :].strip(" —–-:：,，")
-        if len(body) < 6 and k + 1 >= len(sents):
+        if len(body) < 6 and k + 1 >= len(sents) and (k == 0 or not m.group("pick")):
             return None  # "ok I changed my mind on that.": nothing said of what now
-        content = R.tidy(" ".join(sents[k : k + 3]))  # what now, and why, in the sentences after it
+        if m.group("news") and not _GOES_BACK.search(" ".join(sents[k : k + 3])):
+            continue  # bad news, and nothing taken back
+        # what now, and why, in the sentences after it ("sorry for the churn" says neither); said last, in the
+        # ones before it ("…要求报告必须附原图，…改成异步生成：…。之前选 1 的那个决定作废。")
+        said = sents[k : k + 3] if k + 1 < len(sents) or len(body) >= 6 else sents[max(0, k - 2) : k + 1]
+        content = R.tidy(" ".join(x for x in said if x is s or not R.is_chat(x)))
         c = Candidate(content, layer="decision", category="decision", importance=4, why="decision (reversed)")
         topic = next(g for g in m.groups() if g).strip(" `.,;:")
+        topic = topic.split("-")[0] if m.group("rev") else topic  # ("hide-below-70": the decision said "hide")
+        if m.group("pick"):
+            topic = "#" + topic.strip("()（）")  # (the pick's label: `_decided_over` reads it)
         c.metadata.update(decision=s, reverses=topic.split()[0] if topic.isascii() else topic)
+        if m.group("news"):
+            c.metadata["alternatives"] = [m.group("news")]  # (what the bad news was about is given up)
         return c
     return None
 
@@ -1470,7 +1578,7 @@ def _decision(
             s = R.strip_fillers(raw) or raw
         # (the first sentence, or a later one naming an item by its letter or place: "ugh, the coffee machine.
         # anyway. talked to tomek, go with (a)")
-        pick = _list_pick(s, listed) if listed and (j == 0 or _NAMES_ITEM.search(s)) else None
+        pick = _list_pick(_PICK_VERB.sub("", s), listed) if listed and (j == 0 or _NAMES_ITEM.search(s)) else None
         if R.suggests(s) and pick is None:
             continue  # "maybe we should switch to Kafka": floated, not chosen
         if pick is None and _LEAVING.search(s) and not R.is_choice(s):
@@ -1574,7 +1682,18 @@ def _decision(
             parts.append(nxt)  # "B。A 不行，合同里写死了…。C 也解决不了…": why the others were not taken
             used.add(k)
             continue
-        rule = R.RULE.search(nxt) and not R.LACKS.search(nxt) and not R.WANT_REASON.search(R.strip_fillers(nxt))
+        found_rule = R.RULE.search(nxt)
+        # after a pick by its number, "those are edit distance over words, not trigram overlap" says why, it
+        # orders nothing (the only rule-like words an "is/are X, not Y")
+        described = bool(
+            picked_label is not None
+            and found_rule
+            and re.match(r"(?:is|are)\s", found_rule.group(0), re.I)
+            and not R.RULE.search(nxt[: found_rule.start()] + " " + nxt[found_rule.end() :])
+        )
+        rule = (
+            found_rule and not described and not R.LACKS.search(nxt) and not R.WANT_REASON.search(R.strip_fillers(nxt))
+        )
         if (
             R.is_question(nxt)
             or R.is_chat(nxt)
@@ -1589,11 +1708,14 @@ def _decision(
             break
         if _NEW_TOPIC.match(nxt) and (R.replaced_values(nxt) or R.marks_change(nxt) or R.value_slots(nxt)):
             break  # "对，notify 的不动。另外之前说的 on-call 阿杰作废，…": news of its own, not the reason
+        if re.search(r"\bbtw\b|\bby the way\b|顺便|另外", nxt, re.I) and R.replaced_values(nxt):
+            break  # "b. … ImageSharp is gone btw, we moved photo-resizer to NetVips": likewise
         hit = R.classify_user(nxt)
         if (
             hit is not None
             and hit[1] in ("rule", "preference", "correction")
             and not R.WANT_REASON.search(R.strip_fillers(nxt))
+            and not described
         ):
             break
         parts.append(nxt)
@@ -1680,6 +1802,9 @@ def _decision(
         rationale = R.split_rationale(" ".join(proposal))[1]  # "go with Temporal" after "I suggest Temporal because …"
     if chosen and chosen.casefold() in R.VAGUE_CHOICES:
         chosen = None  # ("go with the first": the item below names it)
+    by_place = pick is not None and _numbered_pick(sents[start])
+    if by_place and chosen and chosen.casefold() not in listed[pick].casefold():
+        chosen = None  # "3. translators …, keep the GIN index": the item picked is the choice, not what else is named
     if pick is not None and not chosen:  # "B", "OK, from now on we use coder/websocket": the item's name,
         # or the phrase of the pick that named it ("…an in-process LRU is plenty…": in-process LRU)
         named_by = [p for p in _phrases(sents[start]) if p.casefold() in _spaced(listed[pick])]
@@ -1700,6 +1825,10 @@ def _decision(
     )
     if removed:  # "remove LWT completely": what it takes out is what it passes over
         alts = [*alts, removed.group(1)] if removed.group(1) not in alts else alts
+    if by_place and others:  # ("3. … over words, not trigram overlap": a plain word the reason contrasts is no option)
+        offered = " ".join(others).casefold()
+        alts = [a for a in alts if not re.fullmatch(r"[a-z]+", a) or a in offered]
+    alts = [a.rstrip(" ?？") for a in alts]  # ("…, or show them greyed out?": the question's mark is no part of it)
     c = Candidate(content, layer="decision", category="decision", importance=4, why="decision", role="user")
     c.metadata.update(
         decision=R.strip_fillers(decision) or decision,
@@ -1798,6 +1927,9 @@ def _option_letter(key: str) -> re.Pattern:
     return re.compile(r"\boption\s*" + k + r"\b|方案\s*" + k + r"|[(（]" + k + r"[)）]", re.I)
 
 
+_PICK_VERB = re.compile(r"^(?:那就|就)?(?:走|用|选|上|采用)(?=[\u4e00-\u9fff]{2})")  # ("走异步。", "用异步")
+
+
 def _names_option(s: str, offered: list[str]) -> str | None:
     """The option a user's first words only name, of those just put to them: the whole sentence, or its
     head before a comma when that is a specific name (a known technology, capitals, digits)."""
@@ -1811,6 +1943,8 @@ def _names_option(s: str, offered: list[str]) -> str | None:
     s = _AGREE_LEAD.sub("", s.strip()) or s  # "行，KCP。"
     head = re.split(r"\s*[，,;；.。:：—]\s*", s.strip(), maxsplit=1)[0]
     head = re.sub(r"^(?:那就|就)?按\s*", "", head)  # "按 24 小时" answering "24 小时 … 12 小时 …"
+    verb = _PICK_VERB.match(head)  # "走异步。": the option is 异步
+    head, s = (head[verb.end() :], s.strip()[verb.end() :]) if verb else (head, s)
     words = re.findall(r"[A-Za-z_][\w.+-]{2,}|\d[\d.]*|[\u4e00-\u9fff]{2,}", head)
     if R._REQUEST.match(head):
         return None  # "fix it" answering "fix the test or leave it?": the task, not an option
@@ -2059,7 +2193,7 @@ def _from_user(
     sents: list[str] = []
     listed_items: set[int] = set()
     in_list: set[int] = set()
-    for sent in R.sentences(text):
+    for sent in _confirmed_joined(R.sentences(text)):
         items = _items_of(sent)
         listed_items.update(range(len(sents) + 1, len(sents) + len(items)))
         in_list.update(range(len(sents), len(sents) + len(items)) if len(items) > 1 else ())
@@ -2148,6 +2282,22 @@ def _from_user(
                 or (category == "rule" and on_it and R.classify_user(sents[k]) is None and R._long_enough(sents[k]))
                 # and what follows from it: "… so don't 'clean up' the guid code"
                 or (category == "rule" and on_it and _SO_THEN.match(sents[k]))
+                # what the owner wants, said of them: "X owns tm-service, tag him on the PR. he wants to see
+                # anything that touches the scoring module before it merges."
+                or (
+                    category == "ownership"
+                    and re.match(r"(?:he|she|他|她)(?:\b|(?=[\u4e00-\u9fff]))", sents[k], re.I)
+                    and R.classify_user(sents[k]) is None
+                    and R._long_enough(sents[k])
+                )
+                # or why, said with what it leaves: "records are confidential under state law, so only the
+                # barcode last 4 + due date"
+                or (
+                    category == "rule"
+                    and re.search(r"[,，]\s*so\b|所以", sents[k])
+                    and R.classify_user(sents[k]) is None
+                    and R._long_enough(sents[k])
+                )
             ):
                 said = sents[k].strip() if _SO_THEN.match(sents[k]) else R.strip_fillers(sents[k])  # ("so" is meant)
                 sentence = sentence.rstrip(" ;；") + " " + said
@@ -2166,6 +2316,18 @@ def _from_user(
             c.metadata["listed"] = True
         raw_of[len(out)] = sentence
         out.append(c)
+    return out
+
+
+def _confirmed_joined(sents: list[str]) -> list[str]:
+    """`sents` with a statement put up to confirm joined to the sentence after it that needs it: "the merge tool
+    publishes a normal ListingChanged, right? it goes out on the listing-updated exchange …" says what "it" is."""
+    out: list[str] = []
+    for s in sents:
+        if out and _CONFIRM_TAG.search(out[-1]) and R.starts_with_pronoun(s):
+            out[-1] = _CONFIRM_TAG.sub(".", out[-1]) + " " + s
+        else:
+            out.append(s)
     return out
 
 
@@ -2194,7 +2356,12 @@ def _items_of(sentence: str) -> list[str]:
     to be remembered, gives it as background or as a heads-up is cut, at its semicolons, the lead left out."""
 
     def hands_over(words: str) -> bool:
-        return bool(R.asks_to_remember(words) or R._FYI.search(words) or re.search(r"\bheads[- ]up\b", words, re.I))
+        return bool(
+            R.asks_to_remember(words)
+            or R._FYI.search(words)
+            or R.announces_list(words)
+            or re.search(r"\bheads[- ]up\b", words, re.I)
+        )
 
     def says_something(
         item: str,
@@ -2370,7 +2537,9 @@ _GUESS = re.compile(
     r"(?:^|^[^.。]{0,40}[,，]\s*)\W*(?:(?:so |ok,? )?my (?:first |best |initial |working |main )?"
     r"(?:guess|theory|hunch|suspicion|suspect)\b|I (?:suspect|guess)\b|"
     r"one (?:possibility|hypothesis|theory)\b|(?:first )?hypothesis\b|"
-    r"先(?:排除|列|说|猜)(?:一下)?(?:一个|两个|几个)?(?:可能|猜测|假设)|我(?:先)?(?:怀疑|猜)|(?:我的)?第一反应是|"
+    r"先(?:排除|列|说|猜)(?:一下)?(?:一个|两个|几个)?(?:可能|猜测|假设)|我?(?:先|首先)?(?:怀疑|猜)|(?:我的)?第一反应是|"
+    r"\bfirst (?:thing )?I'?d (?:rule out|check|suspect)\b|^\W*(?:first|initial) (?:guess|thought|hunch|theory)\b|"
+    r"\bmy first thought was\b|"  # ("先怀疑容器时区：…", "First thing I'd rule out is …")
     r"(?:[一两几]个)?(?:猜测|假设)[:：])",
     re.I,
 )
@@ -2667,7 +2836,7 @@ def _project_commands(turns: list[dict], found: list[Candidate], scope: str, ses
 # an exit code (`npm ERR! code 1`), a log line below error level, Docker's pull notice.
 _SAYS_NOTHING = re.compile(
     r"[:：]\s*$|\b(?:code|exit(?: code| status)?|status)\s+\d+\s*$|\b(?:WARN|WARNING|INFO|DEBUG)\b|"
-    r"^Unable to find image\b"
+    r"^Unable to find image\b|^\d+ tests?, \d+ failures?\b"  # ("23 tests, 9 failures": a count, not what failed)
 )
 
 

@@ -675,6 +675,8 @@ def _supersede_replaced(
     closed += _decided_over(store, c, new_id)
     if not closed and c.role == "user":
         closed += _moved_away(store, c, new_id)
+    if not closed and c.role == "user":
+        closed += _owner_left(store, c, new_id)
     stems = rules.subject_stems(c.content, {v.casefold() for v in old_values}) if old_values else set()
     retired = {v.casefold() for v in old_values}
     fresh = {x for x in rules.values_in(c.content) if x not in retired}
@@ -863,6 +865,30 @@ def _moved_away(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     return []
 
 
+# A person said to have left what they owned: "老王上周调去数据平台组了", "Maggie moved to the digitization project".
+_LEFT = re.compile(
+    r"(?P<who>[\u4e00-\u9fff]{2,3}?|(?-i:[A-Z])[a-z]+(?: (?-i:[A-Z])[a-z]+)?)\s*(?:上周|上个?月|这周|昨天|已经|最近|下个月)?\s*"
+    r"(?:调去|调到|调走|转岗|离职|去了|\bmoved (?:to|over to)\b|\bleft (?:for|the)\b|\bhas left\b|\bis leaving\b)",
+    re.I,
+)
+
+
+def _owner_left(store: Store, c: Candidate, new_id: int | None) -> list[int]:
+    """The earlier owner fact whose owner this one says has left, when the two name the thing owned differently:
+    "老王上周调去数据平台组了，valuation-service 现在是小林负责" closes "估价逻辑有问题找老王，王海涛，那块是他的"."""
+    owned = rules.owner_of(c.content)
+    left = _LEFT.search(c.content)
+    if owned is None or left is None or left.group("who").casefold() == owned[1].casefold():
+        return []
+    who = left.group("who").casefold()
+    for mid, content in _earlier_statements(store, c, new_id):
+        theirs = rules.owner_of(content)
+        # (by the name the owner goes by there, or by another one it gives: "是王建国在管，大家叫他老王")
+        if theirs is not None and (theirs[1].casefold() == who or who in content.casefold()):
+            return [mid]
+    return []
+
+
 def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     """The current decisions of earlier sessions that chose what this decision passes over, on the
     same subject: "we're moving off cron to Temporal after all" closes "那还是继续用 cron" (their
@@ -904,7 +930,10 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
                 mid != new_id
                 and session != c.session_id
                 and words
-                and any(taken in a or (len(a) >= 4 and a in taken) for a in passed)
+                and any(
+                    taken in a or (len(a) >= 3 and re.search(rf"(?<![\w-]){re.escape(a)}(?![\w-])", taken))
+                    for a in passed
+                )
                 and (all(w in mine_all for w in words) or rules.TAKEN_UP.search(c.content))
                 and taken not in (chosen or "").casefold()
             ):
@@ -913,12 +942,16 @@ def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:
         return out
     if back_on:  # "changed my mind on spot — …": the newest decision of an earlier session that says spot
         said = re.compile(rf"(?<![\w-]){re.escape(back_on)}(?![\w-])" if back_on.isascii() else re.escape(back_on))
-        for mid, content, session in store.conn.execute(
-            f"SELECT id, content, session_id FROM memories m "
-            f"WHERE scope = ? AND layer = 'decision' AND {_closable(store)} ORDER BY id DESC LIMIT 200",
+        # ("之前选 1 的那个决定作废": the pick said "1", by its label, of a list)
+        label = re.compile(rf"^\W*(?:option\s*|方案\s*|选\s*)?[(（]?{re.escape(back_on[1:])}(?![\w])", re.I)
+        for mid, content, session, decided in store.conn.execute(
+            f"SELECT id, content, session_id, json_extract(metadata, '$.decision') "
+            f"FROM memories m WHERE scope = ? AND layer = 'decision' AND {_closable(store)} ORDER BY id DESC LIMIT 200",
             (c.scope,),
         ):
-            if mid != new_id and session != c.session_id and said.search(content.casefold()):
+            if mid == new_id or session == c.session_id:
+                continue
+            if label.match(decided or "") if back_on.startswith("#") else said.search(content.casefold()):
                 return [mid]
         return []
     mine = rules.topic_terms(c.content)
@@ -1111,7 +1144,7 @@ def _earlier_statements(store: Store, c: Candidate, new_id: int | None) -> Itera
 _ALSO_CHANGED = re.compile(
     r"\b(?:also|too)\s+(?:got\s+|was\s+|were\s+|been\s+)?(?:renamed|moved|changed|switched|replaced|migrated|retired)|"
     r"\b(?:renamed|moved|changed|switched|replaced|migrated|retired|split)\s+too\b|"
-    r"也(?:已经?|都)?(?:跟着|随之|一起)?(?:改|换|迁|重命名|下线|停用|提到|调到|降到|涨到|提高到|扩到|挪到|变成|别用|不用|不再用)",
+    r"也(?:已经?|都)?(?:跟着|随之|一起)?(?:改|换|迁|重命名|下线|停用|提到|调到|降到|涨到|提高到|扩到|挪到|变成|别用|不用|不再用|去掉|删掉|移除|砍掉|拿掉|调(?:一下|了|成|整))",
     re.I,
 )
 _ALSO = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[,.;:!?)]|$))|也|同时|另外|还(?:有|用)", re.I)
@@ -1125,8 +1158,9 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
     either language: 网关 ~ gateway) besides the values, hold different values of the same slot (a port,
     a host, a span of time, a technology of one kind), and not each name a technology of a kind the other
     lacks. The change may name the old value too, after the new one: "扫描间隔改成 5 分钟，10 分钟太长" closes
-    "定时任务 10 分钟扫一次"; one that leads with the old value and adds another ("Redis now listens on
-    6379 and on 6380 for TLS") adds beside it."""
+    "定时任务 10 分钟扫一次"; a configuration key given another value closes the statement giving it the old one
+    ("remind.ahead-minutes 已经改成 1440" / "remind.ahead-minutes=120"). One that leads with the old value and adds
+    another ("Redis now listens on 6379 and on 6380 for TLS") adds beside it."""
     mine = rules.slot_values(c.content)
     if not mine:
         return None
@@ -1151,6 +1185,9 @@ def _changed_slot(store: Store, c: Candidate, new_id: int | None) -> int | None:
                 changed = True
         if not changed:
             continue
+        if any(k.startswith("setting:") and theirs.get(k) and mine[k] - theirs[k] for k in mine):
+            best = (len(stems) + 1, mid)  # one key given another value ("remind.ahead-minutes=120" / "… 改成 1440")
+            break
         techs_mine = {k for k in mine if k.startswith("tech:")}
         techs_theirs = {k for k in theirs if k.startswith("tech:")}
         if (techs_mine - techs_theirs) and (techs_theirs - techs_mine):

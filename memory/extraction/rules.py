@@ -21,8 +21,10 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):[ \t]*\n(?:[ \t]+[^\n]*\n)*[^\n]*")
 # An ellipsis ("SELECT ... FOR UPDATE", "tried … then") continues its sentence: never split there.
 # (and a name with a dot, written between Chinese words: "所有 topic 统一加 jz. 前缀")
+# A Quartz cron, whose "?" is a field, not a question: "0 30 6 * * ?", "0 15 10 ? * MON-FRI".
+_QUARTZ = r"(?<!\S)(?:(?:[\d*/,?LW#-]+|[A-Z]{3}(?:-[A-Z]{3})?)\s+){5,6}(?:[\d*/,?LW#-]+|[A-Z]{3}(?:-[A-Z]{3})?)(?!\S)"
 _PROTECT = re.compile(
-    r"`[^`\n]+`|https?://\S+|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…|"
+    r"`[^`\n]+`|https?://\S+|" + _QUARTZ + r"|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…|"
     r"\b(?-i:St|Dr|Mr|Mrs|Ms|Mt|Ft|Ave|Jr|Sr|No)\.(?= [A-Z0-9])|"  # "St. Francis", "Dr. Patel", "No. 5"
     r"(?<=[\u4e00-\u9fff] )[a-z][\w-]{0,11}\.(?= [\u4e00-\u9fff])",
     re.I,
@@ -116,7 +118,7 @@ _FILLER_EN = re.compile(
     re.I,
 )
 _FILLER_ZH = re.compile(
-    r"^(?:好的|好吧|嗯|对了|另外|还有(?:一?(?:个|件|条|点)\s*(?:事儿?|事情|rule|规矩|规则|问题|变化)?)?|不错|然后|顺便说一下|顺便说下|"
+    r"^(?:好的|好吧|嗯|对了|(?:是的|没错)(?=[\s,，。.!！])|另外|还有(?:一?(?:个|件|条|点)\s*(?:事儿?|事情|rule|规矩|规则|问题|变化)?)?|不错|然后|顺便说一下|顺便说下|"
     r"顺便提一下|说一下|说下|提一下|顺便|哦|其实|那么|(?:(?i:update|sync)|同步)\s*一下(?:\s*(?i:context))?|跟你同步(?:一下)?(?:几个|一些)?(?:变化|情况)?)"
     r"[\s,，。.:：;；!！、]*"
 )
@@ -126,13 +128,22 @@ _FILLER_ZH = re.compile(
 # And an announced list's lead-in: "couple of things so I don't forget: …", "几件事：…".
 _TO_BUSINESS = re.compile(
     r"^[^`\n]{0,80}?(?:说正事|言归正传|回到正题|聊正事)(?:吧|哈)?\s*[：:，,。.!！—-]+\s*|"
+    r"^(?i:(?:some of )?what you (?:think you )?(?:know|remember|have)(?: about \w+)? (?:is|are) (?:stale|out of date|"
+    r"outdated|wrong))\s*[:：—-]+\s*|"  # ("some of what you think you know is stale: the tm_reindex queue is gone")
     r"^(?i:(?:a\s+)?(?:couple|few|two|three)\s+(?:of\s+)?(?:more\s+)?things(?:\s+(?:so|before)\s+I\s+(?:don'?t\s+)?forget)?)"
     r"\s*[:：—-]+\s*"
 )
 
 
+# A laugh closing a rule says nothing of it: "barcodes: keep them as strings ALWAYS, … lost the leading zero on
+# like 2000 items lol" (closing anything else, it is chat: "周五团建去千岛湖, you should come haha").
+_LAUGH_TAIL = re.compile(r"[\s,，]+(?:lol|lmao|haha+|hehe|哈哈+|😂|🤣|😅)[\s.!。！]*$", re.I)
+
+
 def strip_fillers(s: str) -> str:
     s = _TO_BUSINESS.sub("", s, count=1)
+    if RULE.search(s):
+        s = _LAUGH_TAIL.sub("", s)
     prev = None
     while prev != s:
         prev = s
@@ -212,7 +223,10 @@ _QUESTION_ZH = re.compile(
     r"(?:^|[，,；;])\s*(?:那|另外)?(?:能不能|可不可以|能否|有没有|要不要|行不行)[^，。,；;]{0,16}[\s。.!！]*$|"
     # a why or a whether said mid-sentence, the full stop typed for the question mark:
     # "那切片为啥是 30 分钟不是 15 分钟。", "…，是不是就不用扫表了。"
-    r"^[^，,。；;：:]{0,12}?(?<!是)(?:为啥|为什么)(?![^。]*(?:因为|[：:]|[，,]\s*(?:是|就是|原因是)))|(?<!不管)(?<!无论)(?<!不论)是不是(?!都)",
+    r"^[^，,。；;：:]{0,12}?(?<!是)(?:为啥|为什么)(?![^。]*(?:因为|[：:]|[，,]\s*(?:是|就是|原因是)))|(?<!不管)(?<!无论)(?<!不论)是不是(?!都)|"
+    # an English question typed without its mark: "q while that runs, whats the difference between X and Y again"
+    r"^\W*(?:q\b[:.]?\s*)?(?:[^,.;:]{0,40},\s*)?(?:what'?s|whats|how come|remind me (?:what|how|why))\b[^.;:]*?"
+    r"(?:\bagain|\bdifference between\b[^.;:]*)[\s.!]*$",
     re.I,
 )
 
@@ -229,14 +243,15 @@ ASKS_OPINION = re.compile(
 
 def is_question(s: str) -> bool:
     s = s.strip()
-    return s.endswith(("?", "？")) or bool(_QUESTION_ZH.search(s))
+    return (s.endswith(("?", "？")) and not re.search(_QUARTZ + r"$", s)) or bool(_QUESTION_ZH.search(s))
 
 
 _REQUEST = re.compile(
     r"^(?:(?:and |ok |okay )?then,? )?(?:please|pls|plz|can (?:you|u)|could (?:you|u)|would (?:you|u)|will (?:you|u)|can we|could we|let me know|help me|i need|"
     r"i want you|i'd like you|go ahead|try|run|add|fix|make|look|check|find|show|write|update|create|"
     r"implement|refactor|rename|move|delete|remove|port|ship|push|commit|format|bump|start|open|tell me|"
-    r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)|"
+    r"explain|list|give me|set up|install|now)\b(?!\s*[\u4e00-\u9fff])(?![-/.]\w)|^(?:帮我|请帮|请你|帮忙|你能|能不能|可以帮|看看|看一下|试试|先帮|给我|把|考虑)|"
+    r"^(?:先|再)看(?:下|一下)|^(?:new |next |today'?s )?task\s*[:：]|^(?:新)?任务\s*[:：]|"  # ("先看下 gateway 现在的 filter chain 怎么写的")
     r"^你(?:先|再|也|顺手|顺便)?(?:把|帮我|给我|去)|"  # "你把这个写进 MR 描述里": a task put to the assistant
     r"^(?:todo|to-do|fixme)\b|^[^。.!?]{0,12}提醒我|^remind me\b|"  # "TODO: 下周一提醒我跟丽姐做…": a reminder asked for
     r"^(?:先|再)?跑(?:下|一下|个)(?!来|去)|^先\s*[\w\u4e00-\u9fff]{1,12}?\s*掉[，,]",  # "跑下 test 吧", "先 skip 掉，开个 issue"
@@ -595,6 +610,10 @@ SIGN_OFF = re.compile(_SIGN_OFF, re.I)
 CHAT = re.compile(
     r"\b(?:lol|haha|yet|for now|right now|(?<!as of )(?<!from )(?<!starting )today|tonight|this time|just (?:explain|tell|read|look|show|list)|"
     r"(?:always|keep) mix(?:ing)? (?:them|it|up)|asked me|couldn'?t remember|can'?t remember|"
+    r"^\W*sorry (?:for|about) (?:the|all the|this|that)\b|\bteam (?:outing|dinner|lunch)\b|"  # ("sorry for the churn")
+    # the speaker's morning, and what they are new to: "so I'm a bit behind", "I've never touched export-service"
+    r"\bI'?m (?:a bit |running |way |a little )?(?:behind|late)\b|\bI (?:may|might) (?:vanish|disappear|drop off|be afk)\b|\bfire drill\b|\bI'?ve never (?:touched|worked (?:on|in|with)|used|"
+    r"seen|looked at|been in)\b|\bkeeps? asking (?:whether|if|about)\b|\bdon'?t panic\b|"
     r"(?:don'?t|do not) (?:change|fix|touch|write|run|commit|push) (?:anything|them|it|any code|code)\b(?! without\b)|"
     r"no need to|nothing (?:installed|else)|while (?:you'?re|we'?re|i'?m) at it|before you touch|"
     r"i'?ll (?:trigger|do|check|ask|look|handle|take care)|new (?:machine|laptop)|fresh laptop|"
@@ -602,7 +621,7 @@ CHAT = re.compile(
     # the speaker about themselves, not a rule: "I never liked this part", "I always get the two confused"
     r"I (?:always|never|usually|often|still) (?:liked?|get|got|forget|forgot|remember|mix|confuse|understood|knew|"
     r"know|thought|enjoy(?:ed)?|hated?|wonder(?:ed)?)|(?:always|never) (?:nice|fun|good|great|easy|annoying) (?:when|to))\b|"
-    r"别急着|先跟我(?:讲|说)|先(?:讲讲|说说)|我自己来|我(?:待会|回头|自己)?来(?:写|弄|搞|处理|改)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
+    r"别急着|别慌|团建|等我开完会|开完会再|先写着|先跟我(?:讲|说)|先(?:讲讲|说说)|我自己来|我(?:待会|回头|自己)?来(?:写|弄|搞|处理|改)|我(?:老是|总是|一直)(?:记不住|搞混|看不懂|看不太懂|忘)|"
     r"先别|先不要|先不用|先讨论|今天先|这次|顺手|回头再|待会|等下|稍等|稍后|你看下|你看看|帮我看|哈哈|谢谢|我(?:先)?问(?:下|一下)|"
     # what the speaker means to take up next, not how things are: "我想顺便把决策日志也规范一下", "借这个机会把 DDL
     # 策略也定一下", "我回头让 DBA 把保留改成 3 天"
@@ -662,7 +681,13 @@ _TRACE = re.compile(
 )
 # Something specific to the project: code, a path or dotted name, an identifier, a number, a
 # setting, an ASCII term inside Chinese. A plain statement without any of these is small talk.
-SPECIFIC = re.compile(r"`[^`]+`|\b\w+[_/.:]\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d{2,}|\w=\w|--\w")
+SPECIFIC = re.compile(
+    r"`[^`]+`|\b\w+[_/.:]\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d{2,}|\w=\w|--\w|"
+    # a component named with hyphens ("thumbs-worker", "the order-updated exchange"), not "re-process"
+    r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|api|worker|gateway|sync|queue|exchange|topic|bucket|db|cache|"
+    r"proxy|server|bot|cron|ingest|resizer|notifier|scheduler|updated|created|changed|deleted|consumer|producer|"
+    r"agent|daemon|engine|bridge|portal|parser|indexer)\b"
+)
 _STATEMENT_VERB = re.compile(
     r"\b(?:is|are|was|were|runs?|lives?|uses?|goes|go|has|have|needs?|reads?|lands?|comes?|must|only|"
     r"can'?t|cannot|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|breaks?|fails?|stores?|points?|takes?|keeps?|"
@@ -727,17 +752,19 @@ def broken_now(s: str) -> bool:
 # two of the last three nights": what happened, not how things are (a rule word in it, "always on mac-ci-02", too)
 _INCIDENT = (
     r"好几(?:次|回|遍)|飞快|炸了|转过来一个|那边反馈|很不爽|\banother (?:night|day|week|round) of\b|\bby hand at \d|"
-    r"第[二三四两]次了|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
+    r"\bcomplain(?:ing|ed|s)? (?:that|about)\b|\b(?:support|customers?|users?|partners?) (?:sent us|reported|have reported)\b|老是(?:超时|挂|失败|报错|卡|丢|重复)|第[二三四两]次了|又\s*(?!改|换|调|变|迁|切|加|新)[\w\u4e00-\u9fff]{1,8}?\s*了(?![\w\u4e00-\u9fff])|\bof the last (?:\w+ )?(?:nights|days|runs|builds|deploys)\b|"
     r"\b(?:second|third|fourth|\d+(?:nd|rd|th)) time (?:this|today|in a)\b"
 )
 INCIDENT = re.compile(_INCIDENT, re.I)
 _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|(?<!as of )(?<!effective )(?<!starting )yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
-    r"failing|crashing)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|昨晚|前天|今天|今早|刚才|出事|偶现|巨卡|没法用|"
+    r"failing|crashing|flapping|restarting|timing out|dying|erroring)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|昨晚|前天|今天|今早|刚才|出事|偶现|巨卡|没法用|"
     r"挺香|(?<!，)(?<!, )(?<!,)不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
     # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
     r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说|"
+    # what to try it on, handed over: "单号用 CJ20261003-0417", "loan L-88121 reproduces it"
+    r"(?:单号|订单号?|工单|检测单)\s*(?:就)?用\s*\S|拿[^，。]{0,12}复现|复现用|\b(?:to repro(?:duce)?|repro with|reproduces it)\b|"
     # what was just done, counted: "跑了 5 次都过了", "重启了 3 次"
     r"(?:跑|试|测|重启|重跑|刷新|点)了\s*\d+\s*(?:次|遍)|都(?:通)?过了|" + _INCIDENT,
     re.I,
@@ -863,7 +890,7 @@ ADDS_RULE = re.compile(
 # what comes after it is the statement, and the lead's words are no subject to match others by (a rule
 # added to a subject's rules keeps its lead: ADDS_RULE).
 _ANNOUNCED = re.compile(
-    r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件|两个|三个)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿|东西|地方)?"
+    r"^[^:：`]{0,12}?(?:几个|几件|几条|一些|(?:再)?加一条|补充一条|一条|两条|三条|两件|三件|两个|三个)(?:新的?)?(?:变化|变动|更新|规矩|规定|约定|事情?|事儿|东西|地方|背景|情况)?"
     r"[^:：`]{0,4}(?:[，,]\s*(?:省得|免得|以免|方便|好让)[^:：`]{0,16})?[:：]\s*|^(?:顺便)?补充(?:一下|几句|一点)?(?:背景|情况)?[:：]\s*|"
     r"^(?:also,?\s+)?(?:a few|some|a couple of|two|three)\s+(?:more\s+)?(?:changes|updates|rules|"
     r"things|notes)\b(?:[^:]{0,20}|\s+so (?:that )?you\b[^:]{0,40}):\s*|^(?:(?:a |one )?(?:quick|small|last)\s+)?update\s*[:：]\s*|^更新(?:一下)?[:：]\s*",
@@ -872,7 +899,10 @@ _ANNOUNCED = re.compile(
 
 
 _WHILE_HERE = re.compile(r"^(?:and |so )?while (?:you|we)'?re (?:here|there|at it)\s*[-—–,:]+\s*", re.I)
-_WHILE_THERE = re.compile(r"(?:^|\s*,?\s*)(?:and |so )?while you'?re (?:in|at|on|there|here)\b.*$", re.I)
+_WHILE_THERE = re.compile(
+    r"(?:^|\s*,?\s*)(?:and |so )?(?:while|since|as) you'?re (?:in|at|on|there|here|touching|editing|changing)\b.*$",
+    re.I,
+)
 _PLAN_LEAD = re.compile(
     r"\bplan for (?:today|the day|this week)\b|\btoday'?s plan\b|今天的?计划|今天(?:要|先)做|"
     r"现在的?问题是|\bthe (?:problem|issue) (?:now|right now|today) is\b",  # (the problem at hand: an incident)
@@ -896,6 +926,11 @@ _TODAY = re.compile(
     r"明早|明天|今晚|今天|这次|待会|回头|一会儿?|先放着|(?:盯|看|查|跟|确认)一下|\bfor now\b|\bright now\b|顺手|你看下|你看看|\bleave (?:it|them|those|that) alone\b",
     re.I,
 )
+
+
+def announces_list(s: str) -> bool:
+    """Whether `s` opens by announcing what follows: "另外几件事一起说了：…", "A few changes: …"."""
+    return bool(_ANNOUNCED.match(s))
 
 
 def _without_asides(s: str) -> str:
@@ -990,8 +1025,8 @@ def classify_user(raw: str) -> tuple[str, str, str, int] | None:
     pref = PREFERENCE.search(s)
     if rule and _CONSEQUENCE.search(s[: rule.start()]):
         rule = None  # "出了问题只能干瞪眼", "but then the manifest has to be in the image": what would follow
-    if is_request(s) and not (rule or pref or remember):
-        return None
+    if is_request(s) and not (rule or pref or remember or owner_of(s)):
+        return None  # (not "run anything portal-facing past Maggie first: Marguerite Okafor owns syndication-service")
     why: list[str] = []
     if _DECLARED.match(s):  # "So the decision is: …", "结论是：…": said to be the decision
         category, importance = "decision", 4
@@ -1181,7 +1216,7 @@ _SUGGEST = (
     r"\bwe (?:could|might)\b|\b(?:maybe|perhaps) (?:we|you) (?:should|could|can)\b|\bhow about\b|\bwhat about (?:using|switching|"
     r"moving|adding)\b|\bwhat if we\b|\bone (?:option|idea|way) (?:is|would be|could be)\b|\bwhy (?:not|don'?t we) (?:use|switch|move|"
     r"add|try)\b|\bcould (?:also )?(?:use|switch|move|add|try)\b|"
-    r"要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们|咱们)?(?:直接|就)?(?:用|换|改|试|上|把|去掉|删|关|调|加)|我(?:比较|更)?倾向|\bI(?:'d| would)? lean (?:towards?|to)\b"
+    r"(?<!判断)(?<!决定)(?<!看)(?<!确定)(?<!知道)(?<!问)要不要|可以考虑|考虑一下|不妨|或许可以|也许可以|是不是可以|要不(?:我们|咱们)?(?:直接|就)?(?:用|换|改|试|上|把|去掉|删|关|调|加)|我(?:比较|更)?倾向|\bI(?:'d| would)? lean (?:towards?|to)\b"
 )
 # The assistant proposes: "I'd suggest X instead of Y because Z", "我建议 X".
 PROPOSAL = re.compile(
@@ -1361,7 +1396,10 @@ MOVED = re.compile(
     re.I,
 )
 # An option said to be one passed over before: "let's do the CronJob we passed over after all", "按当时没选的 2 来".
-TAKEN_UP = re.compile(r"\b" + _PASSED_OVER + r"|(?:当时|之前|上次)没选的", re.I)
+# (or went back to: "b) go back to JPEG everywhere", "改回 JPEG")
+TAKEN_UP = re.compile(
+    r"\b" + _PASSED_OVER + r"|(?:当时|之前|上次)没选的|\bgo(?:ing)? back to\b|\bback to\b|改回|换回|回到", re.I
+)
 
 
 def chosen_of(text: str) -> str | None:
@@ -1708,14 +1746,18 @@ _PORT_SUBJECT = re.compile(
     r"调整为)?\s*:?(\d{2,5})|"
     # the number before 端口, after a name that may hold a hyphen: "temp-ingest 跑在 8085 端口", "…现在是 9085 端口了"
     r"((?<![\w.-])[A-Za-z][\w.-]{1,40}|[\u4e00-\u9fff]{2,12}?)\s*(?:现在|目前|也)?\s*(?:跑在|运行在|监听在?|在|是|用|"
-    r"改成|改为|改到|换成|换到|挪到|迁到)了?\s*:?(\d{2,5})\s*(?:号)?端口",
+    r"改成|改为|改到|换成|换到|挪到|迁到)了?\s*:?(\d{2,5})\s*(?:号)?端口|"
+    # the port said changed, then what it is: "report-service 的 port 改了哈，现在是 8093"
+    r"((?<![\w.-])[A-Za-z][\w.-]{1,40})\s*的\s*(?:port|端口)\s*(?:也)?(?:改了|变了|换了)[^，,。]{0,3}[，,]\s*(?:现在|目前)?"
+    r"(?:是|为|改成|改到)\s*:?(\d{2,5})(?!\d)",
     re.I,
 )
 # A port said with no name before it, after a clause that named the service: "…，端口改成 6432 了", "…, port is now 6432".
 _BARE_PORT = re.compile(
-    r"(?:^|[，,；;]\s*)(?:服务)?端口\s*号?\s*(?:现在|也)?\s*(?:是|为|改成|改为|换成|调成|调整为|变成)了?\s*:?(\d{2,5})(?!\d)|"
+    r"(?:^|[，,；;]\s*)(?:服务)?端口\s*号?\s*(?:现在|也)?\s*(?:(?:是|为|改成|改为|换成|调成|调整为|变成)了?)?\s*:?(\d{2,5})(?!\d)|"
     r"(?:^|[,;]\s*)(?:the\s+|its\s+)?port\s+(?:is\s+now|is|changed\s+to|moved\s+to|is\s+changing\s+to)\s+:?(\d{2,5})\b|"
-    r"(?:^|[,;]\s*)(?:it'?s|it is)\s+(?:now\s+)?(?:on|at)\s+port\s+:?(\d{2,5})\b",  # "…, its on port 8080 now"
+    r"(?:^|[,;]\s*)(?:it'?s|it is)\s+(?:now\s+)?(?:on|at)\s+port\s+:?(\d{2,5})\b|"  # "…, its on port 8080 now"
+    r"(?:^|[,;]\s*)it\s+(?:comes up|starts(?: up)?|runs|listens|binds)\s+(?:on|at|to)\s+(?:port\s+)?:?(\d{2,5})\b",
     re.I,
 )
 _VALUE_ZH = re.compile(
@@ -1763,7 +1805,8 @@ _OWNER = [
         + r"(?: \([^)]{1,30}\)| [—–-]{1,2} [^—–\n]{1,60}? [—–-]{1,2})? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|"
         r"is (?:now )?(?:responsible for|in charge of)|looks after|leads|heads) "
         + _THING
-        + r"(?=\s*(?:now\b|[,.;:!]|$))"
+        # ("owns syndication-service and the portal credentials": what else they own follows)
+        + r"(?=\s*(?:now\b|[,.;:!]|$|and (?:the|its|our) ))"
     ),
     re.compile(r"\b(?:the )?owner of " + _THING + r" is (?:now )?" + _WHO_EN),
     # who to ask: "ping Dmitri for anything in reminder-worker", "ask Kim about anything in scheduler-api"
@@ -1857,7 +1900,7 @@ _OWNER = [
     ),
     re.compile(
         _THING_ZH
-        + r"`?\s*(?:现在|目前)?\s*是\s*"
+        + r"`?\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:现在|目前)?\s*是\s*"  # ("面试排期那块（interview-service）是王建国在管")
         + _WHO_ZH
         + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:负责|在管|维护|管)(?:的|着)?(?=\s*[，。,.;；!！]|$)",
         re.I,
@@ -2042,6 +2085,7 @@ _CHANGED = re.compile(
     r"(?:moving|migrating|switching|getting|got) (?:off|away from)|"
     r"retired|renamed|replaced?|replacement|dropped|swapped|split|scratch|died|changes)\b|不对|写错|应该是|现在|改成|改为|改名|重命名|更名|"
     r"换到|换成|迁到|迁移到|切到|migrate\s*到|已从|从.{1,20}迁|不再|下线|回收|停用|废弃|作废|已换|更正|纠正|回滚|撤销|推翻|"
+    r"(?:去掉|删掉|拿掉)了|"
     r"没人(?:写|用|读)了|(?:以后|今后)都用|注销|"
     r"\brevert(?:ing)?\b|\broll(?:ing)? back\b|"
     r",\s*not\s+(?=`|\d)",  # "the lock table is `tf-state-locks`, not `tf-locks`", "it's 7 years, not 400 days"
@@ -2079,6 +2123,11 @@ _STILL_SAYS = re.compile(
 # Retiring something named after the verb: "下线网关自己的 Redis 限流", "Retire the old Heroku app", "drop Sentinel".
 _RETIRED = re.compile(
     r"(?:下线|停用|废弃|去掉|删掉|拿掉)[\u4e00-\u9fff]{0,6}?\s*`?([A-Za-z][\w.+/-]+)|"
+    # "the tm_reindex queue is gone" (a name in code shape: not "the problem is gone")
+    r"`?([A-Za-z][\w+/]*[_.-][\w.+/-]+|(?-i:[A-Z][a-z]+[A-Z])\w*)`?\s+(?:(?:queue|topic|table|job|bucket|index|service|cluster)\s+)?"
+    r"(?:is|was) gone\b|"
+    # the name first: "Feign 也去掉了", "`moment` 已经删掉了"
+    r"(?:^|(?<=[，,。；;\s]))`?([A-Za-z][\w.+/-]+)`?\s*(?:也|已经|都)?\s*(?:去掉|删掉|拿掉|弃用)了|"
     r"\b(?:retired?|decommission(?:ed)?|drop(?:ped)?|remov(?:e|ed)|get rid of|got rid of|rip(?:ped)? out)\s+(?:the\s+|our\s+|"
     r"old\s+|legacy\s+)*`?([A-Za-z][\w.+/-]+)|"
     # "we're not on Postmark anymore", "no longer on Heroku"
@@ -2379,14 +2428,16 @@ def subject_for(
         subject = named.group().casefold() if named else mentions[0].name.lower() if mentions else None
         if subject:
             return subject, "port", next(g for g in bare.groups() if g)
-    if m and category in ("config", "change"):
-        subject = strip_fillers((m.group(1) or m.group(3) or m.group(5) or m.group(7) or "").strip()).lower()
+    if m and (category in ("config", "change") or m.group(9)):  # ("port 改了，现在是 8093，别再往 8083 打": a rule too)
+        subject = strip_fillers(
+            (m.group(1) or m.group(3) or m.group(5) or m.group(7) or m.group(9) or "").strip()
+        ).lower()
         subject = re.sub(r"^(?:the|our|also the|and the)\s+", "", subject)
         subject = re.sub(r"(?<=\w)\s*的\s*(?:服务)?$", "", subject)  # "billing-service 的服务端口"
         subject = re.sub(r"^(?:之前|原来|刚才)(?:说|给|写|配)的\s*", "", subject)  # "之前说的测试库端口 5433 不对"
         if subject in ("it", "this", "that", "", "服务", "服务的", "本地", "这个服务", "它") and mentions:
             subject = mentions[0].name.lower()  # "notification-service 是小李负责的，…，服务端口 7070"
-        port = m.group(2) or m.group(4) or m.group(6) or m.group(8)
+        port = m.group(2) or m.group(4) or m.group(6) or m.group(8) or m.group(10)
         old = replaced_values(content)
         if port in old:  # "从端口 6543 改成 6544": the first number named is the one replaced
             port = next((p for p in re.findall(r"(?<![\d.])\d{2,5}(?![\d.])", content) if p not in old), port)
@@ -2586,14 +2637,25 @@ _NEW_NAME = re.compile(
 # Where messages go, by the word for what they are: "topic 是 `trace.code.generated`", "the rebalance-jobs queue",
 # "队列 order.paid". A rename that names only the new one ("topic 已经改名了，现在叫 `x`", "the planner queue is
 # fleet.rebalance now") retires the name an earlier statement gave a channel of that kind.
-_CHANNEL_KINDS = {"topic": "topic", "queue": "queue", "队列": "queue", "exchange": "exchange", "stream": "stream"}
-_CHANNEL_KIND = r"(topic|queue|队列|exchange|stream)s?"
+_CHANNEL_KINDS = {
+    "topic": "topic", "queue": "queue", "队列": "queue", "exchange": "exchange", "stream": "stream", "bucket": "bucket"
+}  # fmt: skip
+_CHANNEL_KIND = r"(topic|queue|队列|exchange|stream|bucket)s?"
 _CHANNEL_NAME = r"`?([A-Za-z][\w.:-]*\w)`?"
 _CHANNEL_AFTER = re.compile(
     rf"(?<![\w-]){_CHANNEL_KIND}\s*(?:是|为|叫|名是|名字是|named|called|is(?: now)?|=|:|：)?\s*{_CHANNEL_NAME}", re.I
 )
 _CHANNEL_BEFORE = re.compile(rf"(?<![\w.:-]){_CHANNEL_NAME}\s*(?:的)?\s*{_CHANNEL_KIND}(?![\w-])", re.I)
-_CALLED_NOW = re.compile(rf"(?:现在叫|改叫|叫做|now called|renamed to|is now)\s*{_CHANNEL_NAME}", re.I)
+_CALLED_NOW = re.compile(
+    rf"(?:现在叫|改叫|叫做|now called|renamed to|is now|go(?:es)? out on|publish(?:es)? (?:on|to))\s*{_CHANNEL_NAME}",
+    re.I,
+)
+# A rename said by the old name's end: "the old exchange name is gone", "bucket 上个月按运维的命名规范改了，老的那个已经只读".
+_OLD_NAME_GONE = re.compile(
+    r"\bthe old (?:\w+ )?name is gone\b|\bthe old (?:topic|queue|exchange|stream|bucket) is gone\b|命名规范改了|"
+    r"老的(?:那个)?(?:已经)?(?:只读|下线|不用)了?",
+    re.I,
+)
 
 
 def channels_in(content: str) -> set[tuple[str, str]]:
@@ -2610,7 +2672,7 @@ def channels_in(content: str) -> set[tuple[str, str]]:
 def renamed_channel(content: str) -> tuple[str, str, set[str]] | None:
     """(kind, new name, the old names it gives) when a statement says a topic or queue was renamed:
     "topic 已经改名了，现在叫 `x`" gives no old name, "the order.paid topic was renamed to orders.paid.v2" one."""
-    if not renames(content) or replaced_values(content):
+    if not (renames(content) or _OLD_NAME_GONE.search(content)) or replaced_values(content):
         return None
     kind = re.search(_CHANNEL_KIND, content, re.I)
     if kind is None:
@@ -2683,6 +2745,12 @@ def slot_values(content: str) -> dict[str, set[str]]:
     for kind in ("days", "clock"):
         if held[kind]:
             out[kind] = set(held[kind])
+    # "20 rps" / "改成 50 rps": a rate limit's value
+    rates = {m.group(1) or m.group(2) for m in _RATE.finditer(content)}
+    if rates:
+        out["rate"] = rates
+    for key, given in settings(content).items():  # "remind.ahead-minutes=120" / "remind.ahead-minutes 改成 1440"
+        out["setting:" + key] = given
     for cron in _CRON.finditer(content):  # "0 4 1 * *" says when, as a clock time does
         if "*" in cron.group():
             out.setdefault("clock", set()).add(cron.group().strip())
@@ -2737,6 +2805,37 @@ _LEADING_IT = re.compile(r"^(?:(?P<of>它的|its\b)|(?P<is>it'?s\b)|它|it\b)\s*
 _ROW_NAME = re.compile(r"^([^：:；;\n]{2,40})：(?=[^；\n]*；)")
 _OPENING_ZH = re.compile(r"^([^，,。:：]{2,20}?)\s*(?:用的|用|是|的)")
 # What an English statement is about, when it opens with it: "gate runs on …", "Quick context: gate is …".
+# A configuration key given a value: "remind.ahead-minutes=120", "`MAX_RENEWALS: 3`", "remind.ahead-minutes 已经改成
+# 1440", "pool.max-size is now 40". The key has a dot or an underscore (a property, not a word or a service), is no
+# host ("mysql-test.kn.internal:3306") and no file ("notify-service.yaml"); the value is one token, with a digit, a
+# switch's word (true, off) or in backticks.
+_SETTING = re.compile(
+    r"(?<![\w.@/-])`?(?P<key>[A-Za-z][\w-]*(?:[._][A-Za-z0-9][\w-]*)+)`?\s*"
+    r"(?:=|:\s|：|(?:也|已经|现在|都)*\s*(?:改成|改为|调成|调到|调整为|设成|设为|设置为|换成|是|从\s*\S+\s*(?:改|调)到)|"
+    r"\s(?:is now|is|was changed to|changed to|set to|goes? to|went to|from \S+ to|to|now))"
+    r"\s*`?(?P<value>[\w.+/:-]*\w)`?"
+)
+# A rate: "20 rps", "500 qps", "100 req/s", "每秒 200 次".
+_RATE = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:rps|qps|tps|req/s|requests? (?:per|a) second)\b|每秒\s*(\d+)\s*(?:次|个请求)", re.I
+)
+_SETTING_VALUE = re.compile(r"\d|^(?:true|false|on|off|yes|no|enabled?|disabled?|none|null)$", re.I)  # (not "a")
+_NOT_A_KEY = re.compile(
+    r"\.(?:com|net|org|io|cn|dev|internal|local|lan|corp|ya?ml|json|toml|properties|ts|js|py|go|java|kt|xml|sql|md|conf|env)$",
+    re.I,
+)
+
+
+def settings(content: str) -> dict[str, set[str]]:
+    """The configuration keys a statement gives values, by key (casefolded): {"remind.ahead-minutes": {"120"}}."""
+    out: dict[str, set[str]] = {}
+    for m in _SETTING.finditer(content):
+        key, value = m.group("key"), m.group("value")
+        if not _NOT_A_KEY.search(key) and (m.group(0).endswith("`") or _SETTING_VALUE.search(value)):
+            out.setdefault(key.casefold(), set()).add(value.casefold())
+    return out
+
+
 _OPENING_SUBJECT = re.compile(
     r"^(?:[^:：]{1,30}[:：]\s*)?(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:runs|is|lives|listens|sits|uses|has|serves)\b", re.I
 )
