@@ -759,3 +759,39 @@ def test_a_port_said_before_the_word_and_a_topic_renamed_without_its_old_name_re
     assert any("7401" in c for c in given) and any("mall.order.placed" in c for c in given), given
     assert not any("7301 端口" in c or "shop.order.created" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_change_the_assistant_found_and_the_user_confirmed_in_a_resumed_session_reaches_the_model_alone(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trials 32 and 33: the assistant says what differs from its notes ("… is now on 5180; the port in my notes
+    # is different. Is that intentional?") and the user only says "yes, …because…": nothing was stored, and the old
+    # port stayed current. Here the question ends one run and the answer comes in the resumed session, whose
+    # SessionEnd harvest reads only the new lines (with the question as context).
+    claude_code.maple("install")
+    claude_code.api.script(["Noted."])
+    claude_code.run_claude(
+        "The worker is in src/Worker. If you need the API, search-api comes up on http://localhost:6080."
+    )
+    poll(lambda: harvested(claude_code, "6080"), timeout=HARVEST_TIMEOUT, what="the old port harvested")
+    claude_code.api.script(
+        [
+            "appsettings puts search-api on http://localhost:6180, and that's what is listening; the port in my notes "
+            "is different. Is that intentional?"
+        ]
+    )
+    claude_code.run_claude("the importer can't reach the API, can you look?")
+    claude_code.api.script(["OK, 6180 it is."])
+    claude_code.run_claude(
+        "yes, intentional. the metrics sidecar grabbed the old port, so the API moved to 6180.", continue_=True
+    )
+    (new,) = poll(lambda: harvested(claude_code, "sidecar"), timeout=HARVEST_TIMEOUT, what="the confirmed change")
+    assert "6180" in new["content"], new
+    (old,) = harvested(claude_code, "6080")
+    assert old["superseded_by"] == new["id"], old
+    claude_code.api.script(["6180."])
+    later = claude_code.run_claude("which port is search-api on locally?")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any("6180" in c for c in given), given
+    assert not any("6080" in c for c in given), given
+    assert hook_errors(later.debug) == []
