@@ -171,22 +171,10 @@ def extract(
                     before = min(before, len(out))
                     out.append(stated)
                 text = R.strip_fillers(text[confirmed.end() :]) or ""
-            meant = _MEANT.match(text) if asked_if_meant and last_said else None
-            if meant and R.SPECIFIC.search(last_said[-1]):
-                # "the nightly rebuild is now `15 4 * * *`, not 02:30. Is that intentional?" -> "yes, Ravi moved it
-                # to 04:15 because …": the change the assistant found, confirmed, with the user's why
-                why, *rest = R.sentences(text[meant.end() :]) or [""]
-                # ("对，已经改名了。上个月 Kafka 集群迁移，统一加了 cj. 前缀…": a why that short is only "yes", the why is next)
-                if len(why) < 15 and rest:
-                    why, rest = R.joined([why, rest[0]]), rest[1:]
-                # ("One more thing that differs from what I had: the nightly rebuild is now …": what it found)
-                read = re.sub(r"^[^:：`]{0,60}(?::\s+|：\s*)(?=\S)", "", last_said[-1])
-                found_now = R.tidy(R.joined([read if R.SPECIFIC.search(read) else last_said[-1], why]))
-                confirmed_change = Candidate(
-                    found_now, layer="fact", category="change", importance=3, why="a change found, confirmed"
-                )
-                out.append(_stamped(confirmed_change, turn, i, scope, session_id))
-                text = " ".join(rest)
+            meant = _confirmed_change(last_said, text) if asked_if_meant else None
+            if meant is not None:
+                out.append(_stamped(meant[0], turn, i, scope, session_id))
+                text = meant[1]
             told_before, last_said = last_said, []
             # a pasted runbook or design doc is kept whole, as one memory the store cuts into parts for search;
             # what the user said around it ("here's our runbook, walk me through step 4") is read as usual
@@ -476,6 +464,7 @@ _ASKS_WHY = re.compile(
     r"\b(?:is there a|any|what'?s the) (?:particular )?reason\b|\bwhy (?:that|this|not)\b|为什么不?选|为啥不?选|原因是|理由是",
     re.I,
 )
+# A statement put up to confirm ("…, right?"): narrower than `_TAG_QUESTION`, whose "吗？" / "吧？" also end real questions.
 _CONFIRM_TAG = re.compile(r"[,，]?\s*(?:right|correct|yeah|isn'?t it|doesn'?t it|对吧|是吧|没错吧)\s*[?？]$", re.I)
 # The assistant asking whether what it found was meant, and the user saying it was.
 _ASKS_IF_MEANT = re.compile(
@@ -2329,6 +2318,24 @@ def _confirmed_joined(sents: list[str]) -> list[str]:
         else:
             out.append(s)
     return out
+
+
+def _confirmed_change(found: list[str], text: str) -> tuple[Candidate, str] | None:
+    """The change the assistant found and asked about, confirmed, with the user's why, and what is left of the
+    user's message: "the nightly rebuild is now `15 4 * * *`, not 02:30. Is that intentional?" -> "yes, Ravi moved
+    it to 04:15 because …". None when the message does not open by saying it was meant."""
+    meant = _MEANT.match(text)
+    if meant is None or not found or not R.SPECIFIC.search(found[-1]):
+        return None
+    why, *rest = R.sentences(text[meant.end() :]) or [""]
+    # ("对，已经改名了。上个月 Kafka 集群迁移，统一加了 cj. 前缀…": a why that short is only "yes", the why is next)
+    if len(why) < 15 and rest:
+        why, rest = R.joined([why, rest[0]]), rest[1:]
+    # ("One more thing that differs from what I had: the nightly rebuild is now …": what it found)
+    read = re.sub(r"^[^:：`]{0,60}(?::\s+|：\s*)(?=\S)", "", found[-1])
+    content = R.tidy(R.joined([read if R.SPECIFIC.search(read) else found[-1], why]))
+    change = Candidate(content, layer="fact", category="change", importance=3, why="a change found, confirmed")
+    return change, " ".join(rest)
 
 
 def _paragraph_starts(text: str, sents: Sequence[str]) -> set[int]:

@@ -865,22 +865,13 @@ def _moved_away(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     return []
 
 
-# A person said to have left what they owned: "老王上周调去数据平台组了", "Maggie moved to the digitization project".
-_LEFT = re.compile(
-    r"(?P<who>[\u4e00-\u9fff]{2,3}?|(?-i:[A-Z])[a-z]+(?: (?-i:[A-Z])[a-z]+)?)\s*(?:上周|上个?月|这周|昨天|已经|最近|下个月)?\s*"
-    r"(?:调去|调到|调走|转岗|离职|去了|\bmoved (?:to|over to)\b|\bleft (?:for|the)\b|\bhas left\b|\bis leaving\b)",
-    re.I,
-)
-
-
 def _owner_left(store: Store, c: Candidate, new_id: int | None) -> list[int]:
     """The earlier owner fact whose owner this one says has left, when the two name the thing owned differently:
     "老王上周调去数据平台组了，valuation-service 现在是小林负责" closes "估价逻辑有问题找老王，王海涛，那块是他的"."""
     owned = rules.owner_of(c.content)
-    left = _LEFT.search(c.content)
-    if owned is None or left is None or left.group("who").casefold() == owned[1].casefold():
+    who = rules.left_by(c.content)
+    if owned is None or who is None or who == owned[1].casefold():
         return []
-    who = left.group("who").casefold()
     for mid, content in _earlier_statements(store, c, new_id):
         theirs = rules.owner_of(content)
         # (by the name the owner goes by there, or by another one it gives: "是王建国在管，大家叫他老王")

@@ -23,6 +23,7 @@ _TRACEBACK = re.compile(r"Traceback \(most recent call last\):[ \t]*\n(?:[ \t]+[
 # (and a name with a dot, written between Chinese words: "所有 topic 统一加 jz. 前缀")
 # A Quartz cron, whose "?" is a field, not a question: "0 30 6 * * ?", "0 15 10 ? * MON-FRI".
 _QUARTZ = r"(?<!\S)(?:(?:[\d*/,?LW#-]+|[A-Z]{3}(?:-[A-Z]{3})?)\s+){5,6}(?:[\d*/,?LW#-]+|[A-Z]{3}(?:-[A-Z]{3})?)(?!\S)"
+_ENDS_IN_QUARTZ = re.compile(_QUARTZ + r"$")
 _PROTECT = re.compile(
     r"`[^`\n]+`|https?://\S+|" + _QUARTZ + r"|\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\.{2,}|…|"
     r"\b(?-i:St|Dr|Mr|Mrs|Ms|Mt|Ft|Ave|Jr|Sr|No)\.(?= [A-Z0-9])|"  # "St. Francis", "Dr. Patel", "No. 5"
@@ -243,7 +244,7 @@ ASKS_OPINION = re.compile(
 
 def is_question(s: str) -> bool:
     s = s.strip()
-    return (s.endswith(("?", "？")) and not re.search(_QUARTZ + r"$", s)) or bool(_QUESTION_ZH.search(s))
+    return (s.endswith(("?", "？")) and not _ENDS_IN_QUARTZ.search(s)) or bool(_QUESTION_ZH.search(s))
 
 
 _REQUEST = re.compile(
@@ -2009,6 +2010,20 @@ _NOT_OWNED = frozenset(("it", "this", "that", "which", "它", "这个", "现在"
 
 # A pronoun is no owner: "自己维护分配状态机太累了" says who would maintain it, not whose it is.
 _NO_ONE_ZH = frozenset("自己 我们 咱们 大家 我 你 他 她 他们 她们 你们 别人 没人 谁".split())
+
+
+# A person said to have left what they owned: "老王上周调去数据平台组了", "Maggie moved to the digitization project".
+_LEFT = re.compile(
+    r"(?P<who>[\u4e00-\u9fff]{2,3}?|(?-i:[A-Z])[a-z]+(?: (?-i:[A-Z])[a-z]+)?)\s*(?:上周|上个?月|这周|昨天|已经|最近|下个月)?\s*"
+    r"(?:调去|调到|调走|转岗|离职|去了|\bmoved (?:to|over to)\b|\bleft (?:for|the)\b|\bhas left\b|\bis leaving\b)",
+    re.I,
+)
+
+
+def left_by(content: str) -> str | None:
+    """Who a statement says has left what they did (casefolded): "老王上周调去数据平台组了" -> "老王"."""
+    m = _LEFT.search(content)
+    return m.group("who").casefold() if m else None
 
 
 def owner_of(content: str) -> tuple[str, str] | None:
