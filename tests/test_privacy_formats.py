@@ -282,6 +282,27 @@ def test_a_password_redacted_whole_leaves_no_tail_after_an_ampersand():
     assert redact("DB_PASSWORD=Tr0ub4dor&3xyz rest") == "DB_PASSWORD=[REDACTED:password] rest"
 
 
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        (  # a blind trial's pasted connection string: the part after the first "@" had been kept
+            "REDIS_URL=redis://:Tq7@mW4!zx9Lp@r-bp9f.redis.rds.aliyuncs.com:6379/2",
+            "REDIS_URL=redis://:[REDACTED:url-password]@r-bp9f.redis.rds.aliyuncs.com:6379/2",
+        ),
+        (
+            "连 postgres://app:s3cr@t#2@db.internal:5432/ledger 看下",
+            "连 postgres://app:[REDACTED:url-password]@db.internal:5432/ledger 看下",
+        ),
+        (  # (an address after the URL keeps its own "@")
+            "DSN postgres://app:pw1234@db/x, ask bob@example.com",
+            "DSN postgres://app:[REDACTED:url-password]@db/x, ask bob@example.com",
+        ),
+    ],
+)
+def test_a_url_password_holding_an_at_sign_is_redacted_up_to_the_host(text, kept):
+    assert redact(text) == kept
+
+
 def test_a_query_string_still_ends_the_value_at_the_next_parameter():
     assert redact("https://x.example/cb?password=Zq8#mLp2v&user=bob") == (
         "https://x.example/cb?password=[REDACTED:password]&user=bob"

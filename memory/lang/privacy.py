@@ -380,8 +380,14 @@ _KNOWN: list[Rule] = [
 ]
 
 _CONTEXT: list[Rule] = [
-    # scheme://user:password@host, including redis://:password@host
-    _r("url-password", "://", r"://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", check=_credential),
+    # scheme://user:password@host, including redis://:password@host; a password may hold "@" unescaped
+    # (redis://:Rk3@pZ8!wq@host:6379): it runs to the last "@" before the host
+    _r(
+        "url-password",
+        "://",
+        r"://[^\s:/@\"'<>]*:([^\s/\"'<>]+)@(?=[^\s@/\"'<>]*(?:[:/?#\s\"'<>,;]|$))",
+        check=_credential,
+    ),
     # a key alone in a URL's user-info: a Sentry DSN, https://<32 hex>@o123.ingest.sentry.io/45
     _r("url-token", "://", r"://([A-Za-z0-9_\-]{16,})@", check=_url_token),
     _r(
