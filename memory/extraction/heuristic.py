@@ -106,6 +106,7 @@ def extract(
     answering = False  # the assistant's last message ended on a question to the user
     asked_why = False  # … why the user chose what they just chose ("Is there a reason I should put in the PR?")
     asked_if_meant = False  # … whether a change it found was meant ("… is now `15 4 * * *`. Is that intentional?")
+    last_asked: list[str] = []  # the questions of the assistant's last message
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
         if kind != "text":
@@ -135,6 +136,26 @@ def extract(
                 _add_reason(just_decided, text)
                 just_decided = None
                 continue
+            guessed = _THATS_WHY.match(text) if last_asked else None
+            if guessed:
+                # "was Layout over gs about the proof previews?" -> "yep that's why. customers need to see …": the
+                # first paragraph is the reason of the choice the question names
+                target = next(
+                    (
+                        c
+                        for c in reversed(out)
+                        if c.layer == "decision"
+                        and c.metadata.get("chosen")
+                        and any(_loose(c.metadata["chosen"]) in _loose(q) for q in last_asked)
+                    ),
+                    None,
+                )
+                reason, _, rest = text[guessed.end() :].strip().partition("\n\n")
+                if target is not None and R._long_enough(reason):
+                    _add_reason(_reopened(target, i, skip, out), reason)
+                    text = rest
+                    if not text.strip():
+                        continue
             if last_decided is not None and (_REASON_LEAD.match(text) or asked_why):
                 # (or the assistant asked why: "Will do. Is there a reason I should put in the PR description?")
                 # "For the record, the reason: …", the message after a pick: its first sentence is that
@@ -173,6 +194,11 @@ def extract(
                 text = R.strip_fillers(text[confirmed.end() :]) or ""
             meant = _confirmed_change(last_said, text) if asked_if_meant else None
             if meant is not None:
+                # (in place of the assistant's own telling of what it found, if that was kept)
+                out = [
+                    c for c in out if not (c.role == "assistant" and _loose(c.content)[:40] in _loose(meant[0].content))
+                ]
+                before = min(before, len(out))
                 out.append(_stamped(meant[0], turn, i, scope, session_id))
                 text = meant[1]
             told_before, last_said = last_said, []
@@ -325,7 +351,7 @@ def extract(
             vague = next((c for c in found if c.layer == "decision" and not c.metadata.get("proposal")), None)
             why_pending = bool(
                 (R.WHY_QUESTION.search(text) and R.PROJECT_QUESTION.search(text)) or R.reports_problem(text)
-            )
+            ) and not _ASKS_OPTIONS.search(text)  # ("… keeps flagging low-res photos. what are our options?")
             secret_pending = "[REDACTED:" in privacy.redact(text)
             asked_opinion = bool(R.ASKS_OPINION.search(text))
             how_pending = not why_pending and any(
@@ -344,16 +370,22 @@ def extract(
                 just_decided = None
             told = R.sentences(text)
             answering = bool(told) and R.is_question(told[-1])  # the user's next message answers it
-            asked_if_meant = answering and bool(_ASKS_IF_MEANT.search(told[-1]))
+            # ("是端口改了吗？要不要把 test 的默认地址改成 8090？": the question before the last one)
+            asked_if_meant = any(R.is_question(x) and _ASKS_IF_MEANT.search(x) for x in told[-2:])
             asked_why = any(R.is_question(x) and _ASKS_WHY.search(x) for x in told[-2:])
+            last_asked = [x for x in told if R.is_question(x)]
             now = [x for x in told if not R.is_question(x)]
             said = (said + now)[-40:]
             last_said = now
             # what it found, said in the question's own sentence: "X 是 `a`，跟我记的 `b` 不一样，是改名了吗？"
             if asked_if_meant:
-                head = re.match(r"^(.+)[，,]\s*[^，,]+$", told[-1])
-                if head and R.SPECIFIC.search(head.group(1)):
-                    last_said = [*last_said, head.group(1) + "。"]
+                # (what it found is what it said before asking, not what it means to do next: "…已经是 axum 了。我手上
+                # 的记录还写着 actix-web，是已经迁移了吗？新 handler 我按 axum 的 … 写。")
+                q = max(k for k, x in enumerate(told) if R.is_question(x) and _ASKS_IF_MEANT.search(x))
+                last_said = [x for x in told[:q] if not R.is_question(x)]
+                head = re.match(r"^(.+)[，,]\s*[^，,]+$", told[q])
+                if head and R.SPECIFIC.search(head.group(1)) and not last_said:
+                    last_said = [head.group(1) + "。"]
             fresh, heading_now = _numbered(text), ""
             if fresh:
                 heading_now = _list_heading(text)
@@ -460,6 +492,21 @@ _CONFIRMS_THAT = re.compile(
     r"(?:the |our )?(?:convention|the rule|how we do it|the pattern|规范|约定|规矩|我们的做法)(?![^,.，。]*\bbut\b)[,，.。!]?\s*",
     re.I,
 )
+# A problem, said right before a proposal to solve it.
+_PROBLEM_BEFORE = re.compile(
+    r"\bbut\b[^.]{3,}\b(?:rejects?|refuses?|breaks?|fails?|chokes? on|can'?t|doesn'?t)\b|但是?[^。]{2,}(?:不支持|不认|会挂|会失败|拒)"
+)
+# The user confirming the reason the assistant guessed for their choice: "yep that's why.", "对，就是这个原因。"
+_THATS_WHY = re.compile(
+    r"^\W*(?:(?:yep|yes|yeah|right|exactly|correct)[,.!]?\s*)?that'?s (?:why|the reason|exactly why)\b[\s.,:;!-]*|"
+    r"^\W*(?:对|是的|没错)?[，,]?\s*就是(?:这个|因为这个)(?:原因)?[。，,！!\s]*",
+    re.I,
+)
+# The user asking for options: what answers is a list to choose from, not an explanation.
+_ASKS_OPTIONS = re.compile(
+    r"\bwhat are (?:our|the|my) options\b|\bwhat (?:options|choices) do (?:we|i) have\b|有(?:哪些|什么|几种)(?:方案|办法|选项|选择)",
+    re.I,
+)
 _ASKS_WHY = re.compile(
     r"\b(?:is there a|any|what'?s the) (?:particular )?reason\b|\bwhy (?:that|this|not)\b|为什么不?选|为啥不?选|原因是|理由是",
     re.I,
@@ -469,12 +516,14 @@ _CONFIRM_TAG = re.compile(r"[,，]?\s*(?:right|correct|yeah|isn'?t it|doesn'?t i
 # The assistant asking whether what it found was meant, and the user saying it was.
 _ASKS_IF_MEANT = re.compile(
     r"\b(?:is|was) (?:that|this|it) (?:intentional|intended|expected|on purpose|deliberate)\b|是故意的|是有意的|是预期的|"
-    r"(?:是)?(?:改名|改|换|迁)了吗|\b(?:was|has) (?:it|that|this) (?:been )?(?:renamed|changed|moved)\b",
+    r"(?:是)?(?:已经)?(?:改名|改|换|迁移?|切换?)了吗|(?:以|按)哪个为准|哪个(?:是)?对|\bwhich (?:one|value) is (?:right|current)\b|\b(?:was|has) (?:it|that|this) (?:been )?(?:renamed|changed|moved)\b",
     re.I,
 )
 _MEANT = re.compile(
     r"^\W*(?:yes|yep|yeah|correct|right|对|是的|没错|是)(?:[,，]?\s*(?:intentional|on purpose|deliberate|是故意的|故意的))?"
-    r"(?:[,，.。!！:：]\s*|\s+(?=\S))",
+    r"(?:[,，.。!！:：]\s*|\s+(?=\S))|"
+    # the value found, said to be the right one: "730 对的，…", "180 is right, …"
+    r"^\W*`?[\w.:/-]{1,40}`?\s*(?:(?:是)?对的|没错|is (?:the )?right(?: one)?|is correct)\s*[,，.。!！]\s*",
     re.I,
 )
 # What the assistant says it will do after stating the convention: "— I'll follow that", "，我会照这个来".
@@ -638,7 +687,7 @@ def _reason_alone(text: str, weighed: str) -> bool:
 # The reason an option was passed over, said later: "顺便说下为啥不选 B：…", "why not option B: …", "Why not the
 # CronJob, since someone will ask: …".
 _REASON_AGAINST = re.compile(
-    r"为(?:什么|啥)(?:不|没)(?:选|用)\s*(?:方案|选项)?\s*|\bwhy not (?:go with |pick |use )?(?:option\s*)?|"
+    r"为(?:什么|啥)(?:不|没)(?:只)?(?:选|用)\s*(?:方案|选项)?\s*|\bwhy not (?:go with |pick |use )?(?:option\s*)?|"
     r"\bthe reason (?:I |we )?(?:didn'?t|did not) (?:pick|choose|go with|take) (?:option\s*)?|"
     r"(?<![\w\u4e00-\u9fff])不(?:选|用|要)\s*(?=[^，。,；;]{1,20}?的(?:原因|理由))|"  # "不选 Leaf 的原因：…"
     # "btw the reason DocRaptor was a non-starter: …"
@@ -678,7 +727,9 @@ def _reason_of(sentence: str, found: list[Candidate]) -> Candidate | None:
                 (
                     c
                     for c in decided[:1]
-                    if c.metadata.get("picked") and key not in (c.metadata.get("proposal") or c.content).casefold()
+                    if c.metadata.get("picked")
+                    # ("为啥不只用 received_at：…" passed over "only received_at": the pick may name it with more)
+                    and ("只" in against.group(0) or key not in (c.metadata.get("proposal") or c.content).casefold())
                 ),
                 None,
             ),
@@ -804,11 +855,12 @@ def _short_head(option: str) -> str:
 
 def _numbered(text: str) -> list[str]:
     """The items of the last list in a message laid out one a line, numbered or lettered ("1. 保持…\n2. 改成
-    MMR window…", "A. Coalesce…\nB. Keep…", "(a) …", "Option B: …"), first sentence each."""
+    MMR window…", "A. Coalesce…\nB. Keep…", "(a) …", "Option B: …", a lettered list under an item: "- a) mTLS: …"),
+    first sentence each."""
     items: list[str] = []
     for line in R.without_code(text).splitlines():
         m = re.match(
-            r"\s*\**(?:(?:option|方案|选项)\s*)?[(（]?([1-9]|[A-Da-d])\s*[.、)）:：]\**\s*(?<=[\s.、)）:：])(.+)",
+            r"\s*(?:[-*•]\s+)?\**(?:(?:option|方案|选项)\s*)?[(（]?([1-9]|[A-Da-d])\s*[.、)）:：]\**\s*(?<=[\s.、)）:：])(.+)",
             line,
             re.I,
         )
@@ -1136,7 +1188,9 @@ _SO = re.compile(r"\bso\b|\bthat'?s why\b|\bwhich is why\b", re.I)
 _DEFERS = re.compile(
     r"我(?:会|再|先)?(?:跟|和|找)\S{1,8}?(?:对|确认|商量|聊|讨论)一下|我再(?:想想|考虑|确认)|回头再(?:定|说)|"
     r"\b(?:let me|i'?ll|i will|i need to) (?:check|confirm|sync|talk|run it by|think)\b|"
-    r"\bleave (?:the|that|this|it)\b[^.;]{0,30}\buntil\b",
+    r"\bleave (?:the|that|this|it)\b[^.;]{0,30}\buntil\b|"
+    # the work put in a PR of its own: "好，另开吧", "do it in a separate PR"
+    r"另开(?:吧|一个|个)?|\b(?:in|as) a (?:separate|follow-up|later|new) (?:PR|MR|ticket|change)\b",
     re.I,
 )
 
@@ -1526,7 +1580,8 @@ _BY_PLACE = re.compile(
     r"\W*(?:(?:option\s*)?[(（]?[A-Da-d1-9][)）]?(?=[\s,，.。:：]|$)|第[一二三四1-4]\s*(?:种|个|条|项)?)", re.I
 )
 _ASKS_HELP = re.compile(
-    r"^(?:那|那就)?(?:先|再)?(?:帮我|请帮|帮忙|请你|给我|你(?:顺手|顺便|先|再|就)?(?:把|帮|去|来))|^(?:can|could|would) (?:you|u)\b",
+    r"^(?:那|那就|最后|然后|另外)?(?:先|再)?(?:帮我|请帮|帮忙|请你|给我|你(?:顺手|顺便|先|再|就)?(?:把|帮|去|来))|"
+    r"^(?:can|could|would) (?:you|u)\b",
     re.I,
 )
 
@@ -1754,6 +1809,13 @@ def _decision(
     decision, rationale = R.split_rationale(said)
     if rationale is None and len(parts) > 1:
         decision, rationale = parts[0], " ".join(parts[1:])
+    at = next((k for k, x in enumerate(context) if proposal and x == proposal[0]), 0)
+    if rationale is None and at and _PROBLEM_BEFORE.search(context[at - 1]):
+        # "We export PDF/X-4, …, but PrintHaus's Harlequin RIP rejects it. I'd propose flattening …" -> "ok, X-1a.":
+        # the problem said right before the proposal is why it was agreed to
+        rationale = context[at - 1]
+        head, sep, tail = content.partition(" (agreed to the proposal:")
+        content = head.rstrip() + " " + R.tidy(rationale) + sep + tail
     if rationale is None and clause:
         decision, rationale = parts[0][: -len(clause)].rstrip(" ,，;；"), clause
     if not alts and rationale and R.AGAINST.search(rationale):
@@ -1777,6 +1839,14 @@ def _decision(
             or (named if isinstance(named, str) else None)
         )
     )
+    naming = [
+        x for x in context if chosen and len(chosen) >= 3 and _loose(chosen) in _loose(x) and not R.is_question(x)
+    ]
+    if proposal and naming and all(R.is_question(x) for x in proposal):
+        # "bucket。" to "bucket 还是 backoff？" after the options were laid out: the option it names, in full
+        content = content.replace(R.clip(" ".join(proposal), 300), R.clip(naming[-1], 300), 1)
+        alts = alts or _listed_besides(" ".join(proposal), chosen)  # (what the question set against it)
+        proposal = naming[-1:]
     if proposal and (not chosen or chosen.casefold() in R.VAGUE_CHOICES or re.fullmatch(r"\W*\w\W*", chosen)):
         # "Agreed, let's go with that": what was chosen, and why, is what the proposal said
         chosen = R.proposed_of(" ".join(proposal)) or chosen
@@ -2231,6 +2301,11 @@ def _from_user(
                 # two values a later change may correct one at a time (a port and a retention, who owns it
                 # and who is on call) are two facts: folded, a correction of one closed both
                 and not (_holds_value(sentence) and _holds_value(raw_of[len(out) - 1]))
+                # (nor a schedule or a port after who owns it: "Jules owns it now. Jules bumped the pull to */5")
+                and not (
+                    out[-1].category == "ownership"
+                    and any(not k.startswith("tech:") for k in R.slot_values(sentence))
+                )
                 # but where what was left is going is the same change: "we're getting off MinIO. all of
                 # cachebox moves to Cloudflare R2 by end of month."
                 or (out[-1].category == "change" and bool(_GOES_TO.search(sentence)))
@@ -2269,8 +2344,16 @@ def _from_user(
                 # why the rule holds, in a sentence of its own on its subject: "episode guids are never changed once
                 # published. apps dedupe on guid, change it and every subscriber gets the whole back catalog again."
                 or (category == "rule" and on_it and R.classify_user(sents[k]) is None and R._long_enough(sents[k]))
-                # and what follows from it: "… so don't 'clean up' the guid code"
+                # and what follows from it: "… so don't 'clean up' the guid code"; of any fact when it points back
+                # at it: "asset-sweeper deletes them 30 days after the book ships. so anything older than that we
+                # can't re-render"
                 or (category == "rule" and on_it and _SO_THEN.match(sents[k]))
+                or (
+                    category != "decision"
+                    and _SO_THEN.match(sents[k])
+                    and re.search(r"\b(?:that|this|those|then)\b|这样|那样", sents[k], re.I)
+                    and R._long_enough(sents[k])
+                )
                 # what the owner wants, said of them: "X owns tm-service, tag him on the PR. he wants to see
                 # anything that touches the scoring module before it merges."
                 or (
@@ -2332,9 +2415,16 @@ def _confirmed_change(found: list[str], text: str) -> tuple[Candidate, str] | No
     if len(why) < 15 and rest:
         why, rest = R.joined([why, rest[0]]), rest[1:]
     # ("One more thing that differs from what I had: the nightly rebuild is now …": what it found)
-    read = re.sub(r"^[^:：`]{0,60}(?::\s+|：\s*)(?=\S)", "", found[-1])
-    content = R.tidy(R.joined([read if R.SPECIFIC.search(read) else found[-1], why]))
+    # (what it had noted is the old value, not what it found: "… binds `booking-sync.grounding` to it. What I had
+    # noted was `aircraft.grounded` …. Was that renamed?")
+    seen = next((x for x in reversed(found) if not R.NOTED.match(x)), found[-1])
+    read = re.sub(r"^[^:：`]{0,60}(?::\s+|：\s*)(?=\S)", "", seen)
+    content = R.tidy(R.joined([read if R.SPECIFIC.search(read) else seen, why]))
     change = Candidate(content, layer="fact", category="change", importance=3, why="a change found, confirmed")
+    # what the assistant had noted is the value the change retires ("但我这边记的是保留 400 天，对不上")
+    noted = [next(g for g in m.groups() if g) for m in R.NOTED.finditer(" ".join(found))]
+    if noted:
+        change.metadata["replaces"] = noted
     return change, " ".join(rest)
 
 
@@ -2481,7 +2571,12 @@ def _from_assistant(text: str, turn: dict, why_pending: bool, after_error: bool 
             out.append(_assistant_fact(s, category, why))
             used.add(j)
     out = _with_lesson(sents, out, used, proposed)
-    if why_pending and not any(c.layer == "experience" for c in out) and not (sents and _READ_IT.match(sents[0])):
+    if (
+        why_pending
+        and not any(c.layer == "experience" for c in out)
+        and not (sents and _READ_IT.match(sents[0]))
+        and not (sents and (_DONE.match(sents[0]) or R.TEST_HELD_OLD.search(sents[0])))
+    ):
         answer: list[str] = []
         for j, s in enumerate(sents):
             if _OPTIONS.match(s):
@@ -2631,6 +2726,8 @@ _OPTIONS = re.compile(
 _READ_IT = re.compile(
     r"^\W*(?:(?:ok|好的?)[,，]?\s*)?(?:read it|I(?:'ve| have) read (?:it|the \w+)|看完了|读完了|已阅)\b", re.I
 )
+# The assistant reporting the work done ("加好了：…", "Done: …"): what it changed, not why anything failed.
+_DONE = re.compile(r"^\W*(?:加好了|改好了|加上了|弄好了|done|added)\s*[：:]", re.I)
 # The assistant saying back what it was told ("记住了：…", "收到：…", "Noted: …"): no answer of its own.
 _ECHO = re.compile(r"^(?:好的?[，,]?\s*)?(?:记住了|记下了|收到|明白|了解|noted|got it)\s*[：:，,]", re.I)
 

@@ -795,3 +795,35 @@ def test_a_change_the_assistant_found_and_the_user_confirmed_in_a_resumed_sessio
     assert any("6180" in c for c in given), given
     assert not any("6080" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_migration_the_assistant_asked_about_mid_message_and_the_user_confirmed_reaches_the_model_alone(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trial 34: the assistant's question was not its last sentence ("…是已经迁移了吗？新 handler 我按 axum 的 …
+    # 写。"), so the user's "对，上个月迁到 axum 了" was read as a rule beside the old framework, which stayed current.
+    claude_code.maple("install")
+    claude_code.api.script(["好的。"])
+    claude_code.run_claude("maint-api 用的是 actix-web 4，state 一律通过 `web::Data<AppState>` 注入。")
+    poll(lambda: harvested(claude_code, "actix-web"), timeout=HARVEST_TIMEOUT, what="the old framework harvested")
+    claude_code.api.script(
+        [
+            "maint-api 这边已经是 axum 了（`Router` + `with_state`）。我手上的记录还写着 actix-web，是已经迁移了吗？"
+            "新 handler 我按 axum 的 `State<AppState>` extractor 写。"
+        ]
+    )
+    claude_code.run_claude("给 maint-api 加个 /healthz 接口")
+    claude_code.api.script(["好，按 axum 写。"])
+    claude_code.run_claude("对，上个月迁到 axum 了，state 统一走 `State<AppState>`。", continue_=True)
+    (new,) = poll(
+        lambda: harvested(claude_code, "上个月迁到 axum"), timeout=HARVEST_TIMEOUT, what="the confirmed change"
+    )
+    assert "已经是 axum" in new["content"], new
+    (old,) = harvested(claude_code, "actix-web 4")
+    assert old["superseded_by"] == new["id"], old
+    claude_code.api.script(["axum。"])
+    later = claude_code.run_claude("maint-api 现在用的什么 web 框架？")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any("axum" in c for c in given), given
+    assert not any("actix-web 4" in c for c in given), given
+    assert hook_errors(later.debug) == []
