@@ -32,7 +32,9 @@ run with MAPLE_MODEL=--model (default the dependency-free `hash-64` embedder), o
 Matching (case-insensitive, whitespace folded): a memory matches an item when every `must`
 string occurs in its content; for a decision `chosen` must occur too. Figures per split:
   precision   memories a session produced that match an expected or acceptable item of that
-              session / all it produced (loose: an item of any session of the project)
+              session / all it produced (loose: an item of any session of the project); "kept rests"
+              are what a correction left current of an older memory that held more than the value it
+              changed: stored anew by the correcting session, they count as its memories
   junk        produced memories containing a `forbidden` string of their session
   leaks       memories with a secret value in any field; secrets found as bytes in the database
               files, hooks.log or anything else in the home
@@ -440,10 +442,13 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
             ok_items = items_of(s) + s.gold.get("acceptable", [])
             forbidden = [f for f in s.gold.get("forbidden", []) if f]
             for m in own:
+                kept = bool((m.get("metadata") or {}).get("kept_from"))  # what a correction left of an older memory
+                c["kept_rest"] += kept
                 if any(matches(m, it) for it in ok_items):
                     c["precise"] += 1
                 else:
                     d.unmatched.append(m)
+                    c["kept_rest_unmatched"] += kept
                 if any(matches(m, it) for _, it in project_items):
                     c["precise_loose"] += 1
                 bad = [f for f in forbidden if norm(f) in norm(m.get("content", ""))]
@@ -521,6 +526,7 @@ def score(projects: dict[str, list[Session]], runs: dict[str, ProjectRun]) -> tu
         "produced_in_empty_sessions": {"k": c["produced_in_empty"], "n": c["empty_sessions"]},
         "precision_strict": frac(c["precise"], c["produced"]),
         "precision_loose": frac(c["precise_loose"], c["produced"]),
+        "unmatched_kept_rests": frac(c["kept_rest_unmatched"], c["kept_rest"]),
         "junk": frac(c["junk"], c["produced"]),
         "leak_memories": c["leak_memories"],
         "secrets_in_memories": frac(len(leaked_in_memories), len(secrets_total)),
@@ -616,6 +622,7 @@ def rows_of(fig: dict) -> list[tuple[str, str]]:
         ("  in the sessions labelled empty", "{k} in {n}".format(**fig["produced_in_empty_sessions"])),
         ("precision strict", cell(fig["precision_strict"])),
         ("precision loose (any item of project)", cell(fig["precision_loose"])),
+        ("  unmatched: kept rests / all kept rests", cell(fig["unmatched_kept_rests"])),
         ("junk (forbidden string)", cell(fig["junk"])),
         ("leaks: memories with a secret", str(fig["leak_memories"])),
         ("leaks: secrets in memories", cell(fig["secrets_in_memories"])),
