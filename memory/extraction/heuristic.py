@@ -2303,8 +2303,7 @@ def _from_user(
                 and not (_holds_value(sentence) and _holds_value(raw_of[len(out) - 1]))
                 # (nor a schedule or a port after who owns it: "Jules owns it now. Jules bumped the pull to */5")
                 and not (
-                    out[-1].category == "ownership"
-                    and any(not k.startswith("tech:") for k in R.slot_values(sentence))
+                    out[-1].category == "ownership" and any(not k.startswith("tech:") for k in R.slot_values(sentence))
                 )
                 # but where what was left is going is the same change: "we're getting off MinIO. all of
                 # cachebox moves to Cloudflare R2 by end of month."
