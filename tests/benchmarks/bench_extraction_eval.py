@@ -1,13 +1,13 @@
 """Extraction quality on the labelled Claude Code sessions, measured through the product.
 
     .venv/bin/python tests/benchmarks/bench_extraction_eval.py [--path extract|hook|live|both]
-        [--split dev|dev2|...|dev17|tune|holdout|holdout2|both | --folder DIR] [--model hash-64] [--show]
+        [--split dev|dev2|...|dev18|tune|holdout|holdout2|both | --folder DIR] [--model hash-64] [--show]
         [--json OUT] [--keep DIR]
 
 Not a pytest test: it prints figures (and per-session timings). The data is
-tests/data/extraction_eval/{dev,dev2,...,dev17,holdout,holdout2}: Claude Code transcripts (NAME.jsonl) with labels
-(NAME.gold.json) written by people who had not read the extractor. Tune on dev–dev17 only
-(`--split tune` runs all seventeen and adds a column that scores them together); holdout and holdout2
+tests/data/extraction_eval/{dev,dev2,...,dev18,holdout,holdout2}: Claude Code transcripts (NAME.jsonl) with labels
+(NAME.gold.json) written by people who had not read the extractor. Tune on dev–dev18 only
+(`--split tune` runs all eighteen and adds a column that scores them together); holdout and holdout2
 (written later, by another helper, for a measure no rule had yet been scored against) are scored in
 aggregate and never printed item by item (`--show` refuses it, `--json` keeps only aggregates for
 it). `both` is dev and holdout, as before dev2 existed. `--folder DIR` scores labelled sessions kept
@@ -95,6 +95,7 @@ SPLITS = (
     "dev15",
     "dev16",
     "dev17",
+    "dev18",
     "holdout",
     "holdout2",
 )
@@ -116,6 +117,7 @@ TUNING = (
     "dev15",
     "dev16",
     "dev17",
+    "dev18",
 )  # the splits rules may be tuned on; --show and --keep work on these only
 PATHS = ("extract", "hook", "live")
 LAYERS = ("fact", "experience", "decision")
@@ -742,7 +744,7 @@ def main(argv: list[str] | None = None) -> int:
         "--split",
         choices=(*SPLITS, "tune", "both"),
         default="both",
-        help="which labelled split: tune = dev to dev17 (and a column of them together); both = dev + holdout (default)",
+        help="which labelled split: tune = dev to dev18 (and a column of them together); both = dev + holdout (default)",
     )
     ap.add_argument(
         "--folder",
@@ -774,11 +776,11 @@ def main(argv: list[str] | None = None) -> int:
     paths = ("extract", "hook") if a.path == "both" else (a.path,)
     if a.show and set(splits) - readable:
         ap.error(
-            "--show prints memories and labels: it is for the tuning splits only (add --split dev … dev17 "
+            "--show prints memories and labels: it is for the tuning splits only (add --split dev … dev18 "
             "or tune); holdout is scored in aggregate"
         )
     if a.keep and set(splits) - readable:
-        ap.error("--keep leaves the memories for people to read: tuning splits only (add --split dev … dev17 or tune)")
+        ap.error("--keep leaves the memories for people to read: tuning splits only (add --split dev … dev18 or tune)")
     if a.keep:
         work = Path(a.keep).resolve()
         work.mkdir(parents=True, exist_ok=True)
