@@ -624,6 +624,10 @@ def test_the_explanation_of_a_failed_call_leads_with_the_error_it_explains():
         ("npm run build", "npm ERR! code 1"),  # an exit code names no cause
         ("cat .config/nextest.toml", "cat: .config/nextest.toml: No such file or directory"),  # a look around
         ("cargo test", "thread 'lease_ttl' panicked at crates/core/tests/lock.rs:40:5:"),  # the message follows
+        # a test's own assertion: its values are the test's (blind trial 36 and dev6, dev8, dev12)
+        ("pytest -q tests/test_feed.py", "E   AssertionError: 27 queries executed, 4 expected"),
+        ("./gradlew test", "org.opentest4j.AssertionFailedError: quota for T-881 ==> expected: <5> but was: <6>"),
+        ("mvn test", "[ERROR] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 3.2 s <<< FAILURE!"),
     ],
 )
 def test_an_error_line_that_names_no_cause_does_not_lead_the_explanation(command, error):

@@ -329,7 +329,8 @@ def test_the_value_found_said_right_when_asked_which_holds_retires_the_noted_one
         ("user", "90 对的，合规要求三个月。"),
     )
     (change,) = [c for c in found if c.category == "change"]
-    assert "合规要求三个月" in change.content and change.metadata.get("replaces") == ["30"], change
+    # (the number with the unit it was noted in: a bare "30" would retire any fact holding the number)
+    assert "合规要求三个月" in change.content and change.metadata.get("replaces") == ["30 天"], change
 
 
 def test_what_the_assistant_had_noted_is_not_what_it_found():
@@ -342,7 +343,9 @@ def test_what_the_assistant_had_noted_is_not_what_it_found():
         ("user", "yes. renamed when we added the up events, one key for both now."),
     )
     (change,) = [c for c in found if c.category == "change"]
-    assert change.content.startswith("Program.cs publishes") and change.metadata.get("replaces") == ["fleet.down"]
+    # (both names it had noted are retired)
+    assert change.content.startswith("Program.cs publishes")
+    assert change.metadata.get("replaces") == ["fleet.down", "sched.down"], change.metadata
 
 
 def test_a_bare_cron_step_is_a_schedule_and_stays_apart_from_the_owner_said_before_it():

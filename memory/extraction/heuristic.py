@@ -106,6 +106,7 @@ def extract(
     answering = False  # the assistant's last message ended on a question to the user
     asked_why = False  # … why the user chose what they just chose ("Is there a reason I should put in the PR?")
     asked_if_meant = False  # … whether a change it found was meant ("… is now `15 4 * * *`. Is that intentional?")
+    asked_still: tuple[str, str] | None = None  # … whether a value it had noted still holds: the note, the value
     last_asked: list[str] = []  # the questions of the assistant's last message
     for i, turn in enumerate(turns):
         kind, role = turn.get("kind"), turn.get("role")
@@ -195,12 +196,19 @@ def extract(
             meant = _confirmed_change(last_said, text) if asked_if_meant else None
             if meant is not None:
                 # (in place of the assistant's own telling of what it found, if that was kept)
+                # (told after a lead of its own: "One mismatch: my notes say …", "Side note: …")
                 out = [
-                    c for c in out if not (c.role == "assistant" and _loose(c.content)[:40] in _loose(meant[0].content))
+                    c
+                    for c in out
+                    if not (c.role == "assistant" and _loose(_LEAD.sub("", c.content))[:40] in _loose(meant[0].content))
                 ]
                 before = min(before, len(out))
                 out.append(_stamped(meant[0], turn, i, scope, session_id))
                 text = meant[1]
+            still = _answered_still(asked_still, text) if asked_still and meant is None else None
+            if still is not None:  # "Is it still 72 hours?" -> "no, 48 now. ops wanted …"
+                out.append(_stamped(still[0], turn, i, scope, session_id))
+                text = still[1]
             told_before, last_said = last_said, []
             # a pasted runbook or design doc is kept whole, as one memory the store cuts into parts for search;
             # what the user said around it ("here's our runbook, walk me through step 4") is read as usual
@@ -373,6 +381,7 @@ def extract(
             # ("是端口改了吗？要不要把 test 的默认地址改成 8090？": the question before the last one)
             asked_if_meant = any(R.is_question(x) and _ASKS_IF_MEANT.search(x) for x in told[-2:])
             asked_why = any(R.is_question(x) and _ASKS_WHY.search(x) for x in told[-2:])
+            asked_still = _asked_still(told)
             last_asked = [x for x in told if R.is_question(x)]
             now = [x for x in told if not R.is_question(x)]
             said = (said + now)[-40:]
@@ -516,12 +525,17 @@ _CONFIRM_TAG = re.compile(r"[,，]?\s*(?:right|correct|yeah|isn'?t it|doesn'?t i
 # The assistant asking whether what it found was meant, and the user saying it was.
 _ASKS_IF_MEANT = re.compile(
     r"\b(?:is|was) (?:that|this|it) (?:intentional|intended|expected|on purpose|deliberate)\b|是故意的|是有意的|是预期的|"
-    r"(?:是)?(?:已经)?(?:改名|改|换|迁移?|切换?)了吗|(?:以|按)哪个为准|哪个(?:是)?对|\bwhich (?:one|value) is (?:right|current)\b|\b(?:was|has) (?:it|that|this) (?:been )?(?:renamed|changed|moved)\b",
+    r"(?:是)?(?:已经)?(?:改名|改|换|迁移?|切换?)了吗|(?:以|按)哪个为准|哪个(?:是)?对|\bwhich (?:one|value) is (?:right|current)\b|"
+    # ("Was the queue renamed?", "Has env_logger been dropped everywhere?", "Do you know whether it moved?")
+    r"\b(?:was|has|were|have|whether|if|did) (?:it|that|this|the [\w-]+(?: [\w-]+)?|`?[\w.-]*[_.-][\w.-]+`?) "
+    r"(?:has |have |had |was |got |get )?(?:been )?(?:renamed|changed|moved|switched|updated|dropped|removed|replaced|"
+    r"rename|change|move|switch)\b",
     re.I,
 )
 _MEANT = re.compile(
-    r"^\W*(?:yes|yep|yeah|correct|right|对|是的|没错|是)(?:[,，]?\s*(?:intentional|on purpose|deliberate|是故意的|故意的))?"
-    r"(?:[,，.。!！:：]\s*|\s+(?=\S))|"
+    # (relayed: "Ines says yeah it moved to 8090 …")
+    r"^\W*(?:(?-i:[A-Z])[a-z]+ (?:says|said|confirmed),? )?(?:yes|yep|yeah|correct|right|对|是的|没错|是)(?:[,，]?\s*(?:intentional|on purpose|deliberate|是故意的|故意的))?"
+    r"(?:[,，.。!！:：]\s*|\s+(?=\S)|\s*$)|"
     # the value found, said to be the right one: "730 对的，…", "180 is right, …"
     r"^\W*`?[\w.:/-]{1,40}`?\s*(?:(?:是)?对的|没错|is (?:the )?right(?: one)?|is correct)\s*[,，.。!！]\s*",
     re.I,
@@ -2402,29 +2416,143 @@ def _confirmed_joined(sents: list[str]) -> list[str]:
     return out
 
 
+# What the assistant puts before what it found: "One mismatch: …", "Side note: …", "顺便发现：…"
+_LEAD = re.compile(r"^[^:：`]{0,60}(?::\s+|：\s*)(?=\S)")
+# A sentence that turns to something else: "对了磊哥现在转到 payout 了", "btw the queue …", "另外 …"
+_NEW_TOPIC = re.compile(r"^\W*(?:对了|另外|还有|顺便|btw\b|by the way\b|also\b|oh and\b|unrelated\b)", re.I)
+
+
 def _confirmed_change(found: list[str], text: str) -> tuple[Candidate, str] | None:
     """The change the assistant found and asked about, confirmed, with the user's why, and what is left of the
     user's message: "the nightly rebuild is now `15 4 * * *`, not 02:30. Is that intentional?" -> "yes, Ravi moved
     it to 04:15 because …". None when the message does not open by saying it was meant."""
     meant = _MEANT.match(text)
+    noted = _noted_values(" ".join(found))
+    if meant is None:
+        # the value found, given back as the answer: "8091" to "… 是 8091，但 memory 里记的是 8081。以哪个为准？"
+        # (with its unit: "1 万，财务上个月提的" to "… 也就是 1 万元，但我这边的记录是 5000 元")
+        bare = re.match(
+            r"^\W*`?([\w.:/-]{1,40})`?((?:" + R._UNIT_AFTER.pattern + r"|\s*[万千亿元块])*)\s*(?:[,，.。!！]\s*|$)",
+            text,
+        )
+        given = (bare.group(1) + bare.group(2)).strip() if bare else ""
+        said = re.search(rf"(?<![\w.]){re.escape(given)}(?![\d.])", " ".join(found)) if len(given) >= 2 else None
+        if said and given not in noted and (R.SPECIFIC.search(given) or re.search(r"\d", given)):
+            meant = bare
     if meant is None or not found or not R.SPECIFIC.search(found[-1]):
         return None
     why, *rest = R.sentences(text[meant.end() :]) or [""]
     # ("对，已经改名了。上个月 Kafka 集群迁移，统一加了 cj. 前缀…": a why that short is only "yes", the why is next)
-    if len(why) < 15 and rest:
+    if len(why) < 15 and rest and not _NEW_TOPIC.match(rest[0]):
         why, rest = R.joined([why, rest[0]]), rest[1:]
     # ("One more thing that differs from what I had: the nightly rebuild is now …": what it found)
     # (what it had noted is the old value, not what it found: "… binds `booking-sync.grounding` to it. What I had
     # noted was `aircraft.grounded` …. Was that renamed?")
     seen = next((x for x in reversed(found) if not R.NOTED.match(x)), found[-1])
-    read = re.sub(r"^[^:：`]{0,60}(?::\s+|：\s*)(?=\S)", "", seen)
+    read = _LEAD.sub("", seen)
     content = R.tidy(R.joined([read if R.SPECIFIC.search(read) else seen, why]))
     change = Candidate(content, layer="fact", category="change", importance=3, why="a change found, confirmed")
     # what the assistant had noted is the value the change retires ("但我这边记的是保留 400 天，对不上")
-    noted = [next(g for g in m.groups() if g) for m in R.NOTED.finditer(" ".join(found))]
     if noted:
         change.metadata["replaces"] = noted
     return change, " ".join(rest)
+
+
+# A question whether something still holds: "Is it still 72 hours?", "归档阈值现在还是 180 天吗？"
+_STILL_ASKED = re.compile(r"\bstill\b|(?:还是|仍然是|依然是|还在用|还用)", re.I)
+# Where the assistant says what it had noted, the statement after it: "I have a note that …", "而我记的是 …"
+_NOTE_SAID = re.compile(
+    r"\b(?:I have (?:a note|it noted)|I(?: had)? noted|my notes? (?:says?|has|have)|what I (?:had )?noted (?:was|is)|"
+    r"according to (?:my notes|what I noted)|I remember(?:ed)?)\b(?: that)?[,:]?\s*|"
+    r"(?:我|memory\s*里|记忆里)(?:这边|之前|手上的?)?(?:记的|记录的|记录里|笔记里|记得)(?:是)?[:：]?\s*",
+    re.I,
+)
+# A value as a question or answer names it: a span in backticks, or a run holding a digit ("72", "0 2 1 * *" in ticks)
+_ASKED_VALUE = re.compile(r"`([^`]{1,60})`|(?<![\w.:/-])(\d[\w.:/-]*)(?![\w.-])")
+# The answer that it no longer holds, opening the user's message: "no, 48 now", "不是，90 天了", "nope — 48"
+_NO_LONGER = re.compile(
+    r"^\W*(?:(?:no|nope|nah|not any ?more)\b|(?:早就|已经)?不是了?|不对|早改了|改了)[\s,，.。!！:：;；—-]*", re.I
+)
+
+
+def _noted_values(text: str) -> list[str]:
+    """The values the assistant says it had noted, where they differ from what it found: "my notes say route-service
+    listens on 8085, but `default.toml` has `port = 8090`" -> 8085 (route-service is named on both sides); each with
+    the unit it was noted in."""
+    out = []
+    for m in R.NOTED.finditer(text):
+        clause = re.split(r"[,，;；。]|\bbut\b|但", text[m.start() :])[0]
+        rest = text[: m.start()] + text[m.start() + len(clause) :]
+        values = [(v.group(1) or v.group(2), bool(v.group(1))) for v in R.NAMED_VALUE.finditer(clause)]
+        # (what it is also said of elsewhere is not what changed: "but `default.toml` has …" names route-service too;
+        # unless nothing is left: "no `payruns` queue at all, but what I had noted was … `payruns`")
+        changed = [(v, ticked) for v, ticked in values if v not in rest] or values
+        # (a value in backticks or with a digit is what was noted; a name beside it is what it was noted of,
+        # "memory 里记的 gift-service 端口是 8081")
+        sure = [v for v, ticked in changed if ticked or re.search(r"\d", v)]
+        # (else a name in code shape, `env_logger`, mysql-ro.xhj.internal; never a service's name, quote-service)
+        shaped = [v for v, _ in changed if re.search(r"[._/:]", v)]
+        out += [_with_unit(v, clause) for v in sure or shaped]
+    return out
+
+
+def _with_unit(value: str, text: str) -> str:
+    """A number with the unit `text` says it in ("90" in "记的是 90 分钟" -> "90 分钟"): many facts hold the bare number."""
+    at = text.find(value)
+    unit = R._UNIT_AFTER.match(text, at + len(value)) if at >= 0 and value[-1:].isdigit() else None
+    return text[at : unit.end()] if unit else value
+
+
+def _asked_still(told: list[str]) -> tuple[str, str] | None:
+    """The assistant asking whether a value it had noted still holds: "I have a note that timesheets lock 72
+    hours after the pay period closes. Is it still 72 hours?", "而我记的是 gift_order 超过 180 天才归档。归档阈值
+    现在还是 180 天吗？". The statement it had noted (from after the words that say so) and the value asked about."""
+    for q in reversed(told[-2:]):
+        if not R.is_question(q) or not _STILL_ASKED.search(q):
+            continue
+        asked = [a or b for a, b in _ASKED_VALUE.findall(q)]
+        for s in told:
+            note = list(_NOTE_SAID.finditer(s)) if s is not q else []
+            statement = s[note[-1].end() :] if note else ""
+            held = [a or b for a, b in _ASKED_VALUE.findall(statement)]
+            # ("Is that still the schedule?": the value is the one the note holds, if it holds one)
+            value = asked[0] if asked else (held[0] if len(held) == 1 else "")
+            if value and value in statement and R.SPECIFIC.search(statement):
+                return statement, value
+    return None
+
+
+def _answered_still(asked: tuple[str, str], text: str) -> tuple[Candidate, str] | None:
+    """The user saying a value the assistant had noted no longer holds, and what it is now ("no, 48 now. ops
+    wanted the approval step to start earlier"): the noted statement with the new value, and the user's why;
+    and what is left of the message. None unless the answer opens by saying no, or by a new value."""
+    statement, old = asked
+    no = _NO_LONGER.match(text)
+    rest = text[no.end() :] if no else text
+    rest = rest.strip()
+    # the new value follows the "no" closely or opens the answer: "no, 48 now", "不是，90 天了", "`*/3` since …"
+    value = _ASKED_VALUE.search(rest[:30]) if no else _ASKED_VALUE.match(rest)
+    if value is None or re.search(r"(?:#|\b(?:PR|MR|issue|ticket|commit)\s*)$", rest[: value.start()], re.I):
+        return None  # ("no, see PR 1234": a reference, not the value)
+    new = value.group(1) or value.group(2)
+    if new.casefold() == old.casefold() or any(x.isdigit() for x in new) != any(x.isdigit() for x in old):
+        return None
+    after = rest[value.end() :]
+    # ("48 now.", "90 天了，…", "48 hours now": the value's unit and "now" are the statement's already)
+    after = after.lstrip("`")
+    unit = R._UNIT_AFTER.match(after)
+    after = re.sub(r"^\s*(?:now\b|了|现在)?[\s,，.。!！;；]*", "", after[unit.end() :] if unit else after)
+    why, *more = R.sentences(after) or [""]
+    if len(why) < 15 and more and not _NEW_TOPIC.match(more[0]):
+        why, more = R.joined([why, more[0]]), more[1:]
+    retired = _with_unit(old, statement)
+    now = statement.replace(old, new, 1).rstrip()
+    if not now.endswith((".", "。", "!", "！")):
+        now += "。" if re.search(r"[\u4e00-\u9fff]$", now) else "."
+    content = R.tidy(R.joined([now, why]))
+    change = Candidate(content, layer="fact", category="change", importance=3, why="a value asked about, changed")
+    change.metadata["replaces"] = [retired]
+    return change, " ".join(more)
 
 
 def _paragraph_starts(text: str, sents: Sequence[str]) -> set[int]:
@@ -2939,7 +3067,10 @@ def _project_commands(turns: list[dict], found: list[Candidate], scope: str, ses
 # an exit code (`npm ERR! code 1`), a log line below error level, Docker's pull notice.
 _SAYS_NOTHING = re.compile(
     r"[:：]\s*$|\b(?:code|exit(?: code| status)?|status)\s+\d+\s*$|\b(?:WARN|WARNING|INFO|DEBUG)\b|"
-    r"^Unable to find image\b|^\d+ tests?, \d+ failures?\b"  # ("23 tests, 9 failures": a count, not what failed)
+    r"^Unable to find image\b|^\d+ tests?, \d+ failures?\b|"  # ("23 tests, 9 failures": a count, not what failed)
+    # a test's own assertion ("AssertionError: 41 queries executed, 3 expected", "expected: <7> but was: <9>",
+    # "Tests run: 15, Failures: 1"): the values are the test's, what failed is in the explanation
+    r"\bAssertion(?:Failed)?Error\b|\bexpected:? ?<[^>]*>,? but was\b|\bTests run: \d+, Failures: \d+"
 )
 
 
@@ -2992,7 +3123,7 @@ def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None
     # (a change turned down keeps what is: "Not now: a move from Airflow to Dagster" retires no Airflow)
     if c.role == "user" and c.layer != "experience" and c.category != "document" and not c.metadata.get("declined"):
         old = [v for v in R.replaced_values(c.content) if not value or v.casefold() != value.casefold()]
-        if old:
+        if old and not c.metadata.get("replaces"):  # (what the assistant said it had noted is surer)
             c.metadata["replaces"] = old
     valence, intensity, moods = feel(
         c.content, [c.content[m.start : m.end] for m in mentions if m.kind in ("person", "known")]

@@ -877,7 +877,18 @@ def _owner_left(store: Store, c: Candidate, new_id: int | None) -> list[int]:
         # (by the name the owner goes by there, or by another one it gives: "是王建国在管，大家叫他老王")
         if theirs is not None and (theirs[1].casefold() == who or who in content.casefold()):
             return [mid]
+        # (or said with a pronoun: "加字段之前要先跟胖虎（王浩）说一声，settle-service 是他的")
+        if theirs is None and who in content.casefold() and _THEIRS.search(content):
+            return [mid]
     return []
+
+
+# A thing said to be someone's by a pronoun: "settle-service 是他的", "归她管", "that's his service"
+_THEIRS = re.compile(
+    r"(?:是|归)(?:他|她)(?:的|管|负责)|(?:他|她)(?:负责|在管|维护)|找(?:他|她)|"
+    r"\b(?:it'?s|that'?s|is) (?:his|hers?)\b|\b(?:ask|ping) (?:him|her)\b",
+    re.I,
+)
 
 
 def _decided_over(store: Store, c: Candidate, new_id: int | None) -> list[int]:

@@ -1925,7 +1925,7 @@ _OWNER = [
     # who to go to with it: "网关这块有问题找老周", "以后网关的事找阿杰（刘杰）" (a person, checked in owner_of)
     re.compile(
         r"(?:^|[，,；;：:]\s*)(?:另外|还有|对了|然后)?\s*(?:以后|今后|现在|之后)?\s*(?P<thing>(?![他她我你它这那])[\u4e00-\u9fffA-Za-z][\u4e00-\u9fffA-Za-z0-9_.-]{1,15}?)\s*"
-        r"(?:(?:这块|这边|那边)?\s*(?:的事(?:情|儿)?|的问题|(?:有|出了?)(?:什么)?问题)|(?:这块|这边|那边)\s*(?:以后|今后|现在|之后)?)"
+        r"(?:(?:这块|这边|那边|那块)?\s*(?:的事(?:情|儿)?|的问题|(?:有|出了?)(?:什么)?问题)|(?:这块|这边|那边|那块)\s*(?:以后|今后|现在|之后)?)"
         r"\s*(?:都|就|先|直接|可以)?\s*找\s*"
         r"(?P<person>[老小阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?=\s*(?:[（(，。,.;；]|$))"
     ),
@@ -2073,8 +2073,8 @@ _NO_ONE_ZH = frozenset("自己 我们 咱们 大家 我 你 他 她 他们 她�
 
 # A person said to have left what they owned: "老王上周调去数据平台组了", "Maggie moved to the digitization project".
 _LEFT = re.compile(
-    r"(?P<who>[\u4e00-\u9fff]{2,3}?|(?-i:[A-Z])[a-z]+(?: (?-i:[A-Z])[a-z]+)?)\s*(?:上周|上个?月|这周|昨天|已经|最近|下个月)?\s*"
-    r"(?:调去|调到|调走|转岗|离职|去了|\bmoved (?:to|over to)\b|\bleft (?:for|the)\b|\bhas left\b|\bis leaving\b)",
+    r"(?P<who>[\u4e00-\u9fff]{2,3}?|(?-i:[A-Z])[a-z]+(?: (?-i:[A-Z])[a-z]+)?)\s*(?:上周|上个?月|这周|昨天|已经|最近|下个月|现在|目前)?\s*"
+    r"(?:调去|调到|调走|转岗|转到|转去|离职|去了|\bmoved (?:to|over to)\b|\bleft (?:for|the)\b|\bhas left\b|\bis leaving\b)",
     re.I,
 )
 
@@ -2082,7 +2082,8 @@ _LEFT = re.compile(
 def left_by(content: str) -> str | None:
     """Who a statement says has left what they did (casefolded): "老王上周调去数据平台组了" -> "老王"."""
     m = _LEFT.search(content)
-    return m.group("who").casefold() if m else None
+    # (a particle before the name is no part of it: "对了磊哥现在转到 payout 了")
+    return re.sub(r"^[了对的是和跟说就也都]+(?=[\u4e00-\u9fff]{2})", "", m.group("who")).casefold() if m else None
 
 
 def owner_of(content: str) -> tuple[str, str] | None:
@@ -2107,7 +2108,9 @@ def owner_of(content: str) -> tuple[str, str] | None:
             named = m.groupdict().get("alt") or m.group("thing")  # "账务服务（ledger-service）": the name in code
             thing = re.sub(r"^(?:the|our)\s+", "", named.strip().rstrip("./").casefold())
             thing = re.sub(r"\s+(?:as of|since|starting|effective)\b.*$", "", thing)  # "… as of yesterday": when
-            thing = re.sub(r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边)$", "", thing)  # "报表导出这块归老张管"
+            thing = re.sub(
+                r"(?<=[\u4e00-\u9fff])(?:这块|这边|这部分|那块|那边|这摊|那摊)$", "", thing
+            )  # "报表导出这块归老张管"
             thing = re.sub(r"\s*(?:以后|今后|往后|之后|现在|目前)$", "", thing)  # "temp-monitor 以后归阿玲"
             # "ledger-sync 每天凌晨 2 点跑…这个服务的 owner 是老周", "…，负责人是王建国": the service named first
             if not thing or thing in _THIS_SERVICE:
@@ -2189,12 +2192,16 @@ _STARTS_FROM = re.compile(r"[^，。,.；;改调换到变]{0,10}?(?:开始|起(?
 # What a document or a memory still says, said to be out of date: "the runbook still says the replica is on port
 # 5433 but we moved it", "手册里还写的是 8443，但是已经换了" (a value with a digit or in backticks).
 _CODE_VALUE = r"(?<![\w.-])(?:`([^`]{2,60})`|([\w.:/<>@+-]{0,40}\d[\w.:/<>@+-]{0,40}))(?![\w.-])"
-_NAMED_VALUE = r"(?<![\w.-])(?:`([^`]{2,60})`|([A-Za-z][\w.:/-]*[_.:/-][\w.:/-]*\w|[\w.:/-]*\d[\w.:/-]*))(?![\w.-])"
+_NAMED_VALUE = (
+    r"(?<![\w.-])(?:`([^`]{2,60})`(?![\w-])|([A-Za-z][\w.:/-]*[_.:/-][\w.:/-]*\w|[\w.:/-]*\d[\w.:/-]*)(?![\w-]|\.\w))"
+)
+NAMED_VALUE = re.compile(_NAMED_VALUE)  # a value a statement names: in backticks, a name in code shape, a number
 _NOTED = (
-    r"我(?:这边|手上的?)?(?:记的|记录里|记录的|笔记里)[^。；，,\n]{0,8}?是\s*(?:[\u4e00-\u9fff]{1,4}\s*)?"
+    r"(?:我|memory\s*里|记忆里)(?:这边|手上的?)?(?:记的|记录里|记录的|的记录|笔记里)[^。；，,\n]{0,24}?是\s*(?:[\u4e00-\u9fff]{1,12}\s*)?"
     + _NAMED_VALUE
     + r"|"
-    r"\b(?:my notes (?:say|have)|what I (?:had )?noted (?:was|is)|I had noted)\b[^.;\n]{0,20}?" + _NAMED_VALUE
+    r"\b(?:my notes (?:say|have)|what I (?:had )?noted (?:was|is)|I had noted|I have a note)\b[^.;\n]{0,40}?"
+    + _NAMED_VALUE
 )
 _STILL_SAYS = re.compile(
     r"\bstill (?:says|lists|shows|has|points (?:at|to))\b[^.;\n]{0,60}?" + _CODE_VALUE + r"[^.;\n]{0,30}?\bbut\b|"
@@ -2239,7 +2246,7 @@ _NO_LONGER_ZH = re.compile(
 
 # The unit after a number (" 小时", " days"): "24" alone is no old value, "24 小时" is.
 _UNIT_AFTER = re.compile(
-    r"\s*(?:个月|小时|分钟|毫秒|工作日|[天周年月日点秒次个])|\s*(?:years?|months?|weeks?|days?|hours?|minutes?|mins?|seconds?|"
+    r"\s*(?:个月|小时|分钟|毫秒|工作日|万元|[天周年月日点秒次个元])|\s*(?:years?|months?|weeks?|days?|hours?|minutes?|mins?|seconds?|"
     r"secs?|ms|attempts?|retries|times|replicas)\b",
     re.I,
 )

@@ -827,3 +827,30 @@ def test_a_migration_the_assistant_asked_about_mid_message_and_the_user_confirme
     assert any("axum" in c for c in given), given
     assert not any("actix-web 4" in c for c in given), given
     assert hook_errors(later.debug) == []
+
+
+def test_a_value_the_assistant_asked_still_holds_answered_with_the_new_one_reaches_the_model_alone(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trial 36: "I have a note that … 72 hours …. Is it still 72 hours?" answered "no, 48 now. <why>" stored
+    # nothing, and the 72 hours of the earlier session stayed current.
+    claude_code.maple("install")
+    claude_code.api.script(["Noted."])
+    claude_code.run_claude("fyi invoices in billing-api are archived after 45 days, the bucket is inv-archive.")
+    poll(lambda: harvested(claude_code, "45 days"), timeout=HARVEST_TIMEOUT, what="the old value harvested")
+    claude_code.api.script(
+        ["I have a note that invoices are archived after 45 days. Is it still 45 days? I'll use that in the sweep job."]
+    )
+    claude_code.run_claude("add a sweep job that deletes archived invoices from the hot table")
+    claude_code.api.script(["OK, 60 days it is."])
+    claude_code.run_claude("no, 60 now. finance wanted a full two months", continue_=True)
+    (new,) = poll(lambda: harvested(claude_code, "two months"), timeout=HARVEST_TIMEOUT, what="the changed value")
+    assert "archived after 60 days" in new["content"], new
+    (old,) = harvested(claude_code, "45 days")
+    assert old["superseded_by"] == new["id"], old
+    claude_code.api.script(["60 days."])
+    later = claude_code.run_claude("how long until billing-api archives an invoice?")
+    given = hook_contexts(later.main, "SessionStart") + hook_contexts(later.main, "UserPromptSubmit")
+    assert any("60 days" in c for c in given), given
+    assert not any("45 days" in c for c in given), given
+    assert hook_errors(later.debug) == []
