@@ -2432,7 +2432,7 @@ def _confirmed_change(found: list[str], text: str) -> tuple[Candidate, str] | No
         # the value found, given back as the answer: "8091" to "… 是 8091，但 memory 里记的是 8081。以哪个为准？"
         # (with its unit: "1 万，财务上个月提的" to "… 也就是 1 万元，但我这边的记录是 5000 元")
         bare = re.match(
-            r"^\W*`?([\w.:/-]{1,40})`?((?:" + R._UNIT_AFTER.pattern + r"|\s*[万千亿元块])*)\s*(?:[,，.。!！]\s*|$)",
+            r"^\W*`?([\w.:/-]{1,40})`?((?:" + R.UNIT_AFTER.pattern + r"|\s*[万千亿元块])*)\s*(?:[,，.。!！]\s*|$)",
             text,
         )
         given = (bare.group(1) + bare.group(2)).strip() if bare else ""
@@ -2492,15 +2492,8 @@ def _noted_values(text: str) -> list[str]:
         sure = [v for v, ticked in changed if ticked or re.search(r"\d", v)]
         # (else a name in code shape, `env_logger`, mysql-ro.xhj.internal; never a service's name, quote-service)
         shaped = [v for v, _ in changed if re.search(r"[._/:]", v)]
-        out += [_with_unit(v, clause) for v in sure or shaped]
+        out += [R.with_unit(v, clause) for v in sure or shaped]
     return out
-
-
-def _with_unit(value: str, text: str) -> str:
-    """A number with the unit `text` says it in ("90" in "记的是 90 分钟" -> "90 分钟"): many facts hold the bare number."""
-    at = text.find(value)
-    unit = R._UNIT_AFTER.match(text, at + len(value)) if at >= 0 and value[-1:].isdigit() else None
-    return text[at : unit.end()] if unit else value
 
 
 def _asked_still(told: list[str]) -> tuple[str, str] | None:
@@ -2540,12 +2533,12 @@ def _answered_still(asked: tuple[str, str], text: str) -> tuple[Candidate, str] 
     after = rest[value.end() :]
     # ("48 now.", "90 天了，…", "48 hours now": the value's unit and "now" are the statement's already)
     after = after.lstrip("`")
-    unit = R._UNIT_AFTER.match(after)
+    unit = R.UNIT_AFTER.match(after)
     after = re.sub(r"^\s*(?:now\b|了|现在)?[\s,，.。!！;；]*", "", after[unit.end() :] if unit else after)
     why, *more = R.sentences(after) or [""]
     if len(why) < 15 and more and not _NEW_TOPIC.match(more[0]):
         why, more = R.joined([why, more[0]]), more[1:]
-    retired = _with_unit(old, statement)
+    retired = R.with_unit(old, statement)
     now = statement.replace(old, new, 1).rstrip()
     if not now.endswith((".", "。", "!", "！")):
         now += "。" if re.search(r"[\u4e00-\u9fff]$", now) else "."

@@ -2245,17 +2245,25 @@ _NO_LONGER_ZH = re.compile(
 
 
 # The unit after a number (" 小时", " days"): "24" alone is no old value, "24 小时" is.
-_UNIT_AFTER = re.compile(
+UNIT_AFTER = re.compile(
     r"\s*(?:个月|小时|分钟|毫秒|工作日|万元|[天周年月日点秒次个元])|\s*(?:years?|months?|weeks?|days?|hours?|minutes?|mins?|seconds?|"
     r"secs?|ms|attempts?|retries|times|replicas)\b",
     re.I,
 )
 
 
+def with_unit(value: str, text: str, at: int = 0) -> str:
+    """A number with the unit `text` says it in, from `at` on ("90" in "记的是 90 分钟" -> "90 分钟"): many facts
+    hold the bare number."""
+    at = text.find(value, at)
+    unit = UNIT_AFTER.match(text, at + len(value)) if at >= 0 and value[-1:].isdigit() else None
+    return text[at : unit.end()] if unit else value
+
+
 def quantity(value: str) -> bool:
     """An old value that is a number with its unit ("24 小时", "90 days"): many facts hold one."""
     m = re.fullmatch(r"(\d+)(.+)", value)
-    return bool(m and _UNIT_AFTER.fullmatch(m.group(2)))
+    return bool(m and UNIT_AFTER.fullmatch(m.group(2)))
 
 
 # Who was named before and is no longer so: "之前说的 on-call 阿杰作废", "之前说的值班小李不对了".
@@ -2281,8 +2289,7 @@ def replaced_values(content: str) -> list[str]:
             quoted = bool(m.group(1))
             v = next((g for g in m.groups() if g), "").strip(" .,;:，。；")
             if rx is _OLD_BEFORE and v.isdigit():  # "从 24 小时改成 12 小时", "(原来 90 天)": the number with its unit
-                unit = _UNIT_AFTER.match(content, m.end())
-                v = f"{v}{unit.group()}" if unit else v
+                v = with_unit(v, content, m.end() - len(v))
             if rx is _OLD_BEFORE and m.group().startswith("从") and _STARTS_FROM.match(content, m.end()):
                 continue  # "双写从 4 月 20 号开始": when it starts, no value replaced
             if len(v) < 3 or v.lower() in _NOT_VALUES:
