@@ -59,6 +59,7 @@ class Config:
             "bm25": 0.5,
             "vector": 0.5,
             "entity": 0.2,
+            "speaker": 0.2,
             "graph": 0.05,
             "mood": 0.1,
             "time": 0.3,

@@ -286,7 +286,27 @@ def test_a_speaker_detected_from_content_outranks_a_passing_mention_of_the_name(
     results = search(s, q)
     assert results[0].memory.id == spoken and results[0].channels["entity"] > 0
     assert "entity" not in results[1].channels
-    assert first(without(s, "entity"), q) == mention
+    assert first(without(s, "entity", "speaker"), q) == mention
+
+
+def test_the_turn_a_named_person_said_outranks_the_reply_that_mentions_them(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    # Both turns are linked to Nate and hold the same words; the second only mentions him.
+    said = s.add(NewMemory("Nate: my turtles love the new tank", occurred_at=T0, session_id="s1")).id
+    reply = s.add(
+        NewMemory("Joanna: I bet the turtles love the new tank, Nate", occurred_at=T0 + 60, session_id="s1")
+    ).id
+    q = "What do Nate's turtles love?"
+    results = search(s, q)
+    by_id = {r.memory.id: r for r in results}
+    assert results[0].memory.id == said
+    assert by_id[said].channels["speaker"] == pytest.approx(0.2 * by_id[said].confidence)
+    assert "speaker" not in by_id[reply].channels and by_id[reply].channels["entity"] > 0
+    # search_weights.speaker 0 switches it off; the entity channel still tells a speaker from a mention
+    off = search(without(s, "speaker"), q)
+    assert all("speaker" not in r.channels for r in off)
+    gap = lambda rs: rs[0].score - rs[1].score  # noqa: E731
+    assert [r.memory.id for r in off][:2] == [said, reply] and gap(off) < gap(results)
 
 
 def test_a_memory_that_only_mentions_the_entity_scores_half_of_one_it_is_about(tmp_path: Path) -> None:
@@ -436,7 +456,7 @@ def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) 
     for i in range(6):
         add(s, f"Melanie: unrelated chatter number {i} about the weather", session_id=f"other{i}")
     q = "what did Caroline make in the pottery class"
-    weights = {"session": 0.0}
+    weights = {"session": 0.0, "speaker": 0.0}  # (the speaker channel would lift Caroline's answer too)
 
     lifted = search(reopen(s, search_weights=weights), q)
     assert lifted[0].memory.id == hit

@@ -854,9 +854,11 @@ def _fill_cosines(store: Store, vectors: Vectors, cands: dict[int, _Cand]) -> No
 
 def _fill_entity_roles(store: Store, entity_ids: list[int], cands: dict[int, _Cand]) -> None:
     """Each candidate's entity score: the weight of its strongest role among the query's entities
-    (a speaker or subject 1.0, a passing mention 0.5), also for those the entity channel found."""
+    (a speaker or subject 1.0, a passing mention 0.5), also for those the entity channel found; and
+    the speaker channel for a turn that a person the query names said (SPEAKER)."""
     ids = list(cands)
     best: dict[int, float] = {}
+    spoke: set[int] = set()
     em = ",".join("?" * len(entity_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
@@ -866,8 +868,12 @@ def _fill_entity_roles(store: Store, entity_ids: list[int], cands: dict[int, _Ca
             (*chunk, *entity_ids),
         ):
             best[mid] = max(best.get(mid, 0.0), ROLE_WEIGHT.get(role, 0.5))
+            if role == "speaker":
+                spoke.add(mid)
     for mid, weight in best.items():
         cands[mid].raw["entity"] = weight
+    for mid in spoke:
+        cands[mid].raw[SPEAKER] = 1.0
 
 
 def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:
@@ -878,7 +884,13 @@ def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:
 
 # -- fusion ------------------------------------------------------------------------------------
 
-FUSED = ("bm25", "vector", "entity", "graph", "mood", "time")
+# A conversation's turn ("Nate: I won my second tournament!") that the person a question names said
+# is mostly where what that person did is told; the turns that only mention them are mostly the
+# other speaker's replies. The entity channel counts both (1.0 and 0.5 of its weight); the speaker
+# channel adds its own weight (search_weights.speaker) to the first. Only imported or harvested
+# conversations have speakers: notes, facts and decisions never do, and rank as before.
+SPEAKER = "speaker"
+FUSED = ("bm25", "vector", "entity", SPEAKER, "graph", "mood", "time")
 
 
 def _fuse(
