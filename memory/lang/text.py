@@ -128,14 +128,17 @@ def has_cjk(text: str) -> bool:
     return CJK_RUN.search(text) is not None
 
 
-_LATIN = re.compile(r"[A-Za-z]")
+_LATIN = re.compile(r"[A-Za-z]+")
 
 
 def cjk_share(text: str) -> float:
     """How Chinese (Japanese, Korean) a text is, 0 to 1: CJK characters against Latin letters,
-    a CJK character counting as two letters (about what a word of each carries)."""
-    cjk = 2 * sum(len(run) for run in CJK_RUN.findall(text))
-    latin = len(_LATIN.findall(text))
+    a CJK character counting as two letters (about what a word of each carries). (Search reads it
+    for every candidate: an ASCII text is answered without a scan.)"""
+    if text.isascii():
+        return 0.0
+    cjk = 2 * sum(map(len, CJK_RUN.findall(text)))
+    latin = sum(map(len, _LATIN.findall(text)))
     return cjk / (cjk + latin) if cjk + latin else 0.0
 
 
