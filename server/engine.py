@@ -115,6 +115,7 @@ class Engine:
         self._harvester = ThreadPoolExecutor(1, thread_name_prefix="maple-harvest")
         self._indexes = "building"
         self._code = _code_stamp()
+        self._settings = _settings_stamp(config.home)
         self.served = 0  # requests answered: `ping` reports it
 
     # -- serving ----------------------------------------------------------------------------------
@@ -365,6 +366,9 @@ class Engine:
                     if switched := self._reindexed():
                         log.info("%s: exiting so the next request starts with the database's model", switched)
                         return
+                if _settings_stamp(self.config.home) != self._settings:
+                    log.info("config.json changed: exiting so the next request reads it")
+                    return
                 if now - checked > CODE_CHECK_SECONDS:
                     checked = now
                     if _code_stamp() != self._code:
@@ -397,6 +401,16 @@ class Engine:
             self.path.unlink(missing_ok=True)
         self._harvester.shutdown(wait=False, cancel_futures=True)
         self.backfill.stop(timeout=1.0)
+
+
+def _settings_stamp(home: Path) -> tuple[float, int] | None:
+    """config.json's modification time and size (None: there is none). The engine reads its
+    settings once; a person who edits them expects the next search to follow them."""
+    try:
+        st = (home / "config.json").stat()
+    except OSError:
+        return None
+    return st.st_mtime, st.st_size
 
 
 def _code_stamp() -> float:

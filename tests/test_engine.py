@@ -266,6 +266,21 @@ def test_the_engine_leaves_when_its_database_is_deleted(engine) -> None:
     assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
 
 
+def test_a_setting_edited_in_config_json_holds_for_the_next_search_through_a_running_engine(engine) -> None:
+    """A blind trial set search_weights.speaker to 0 in config.json while an engine served its home:
+    the searches kept the old weight until the engine was killed by hand."""
+    home, project = engine
+    seed(home, project, "Raj: I am out Thursday and Friday")
+    found = json.loads(cli(home, project, "--json", "search", "When is Raj out?").stdout)
+    assert found["results"][0]["channels"].get("speaker", 0) > 0
+    (home / "config.json").write_text(json.dumps({"search_weights": {"speaker": 0}}), encoding="utf-8")
+    # The engine sees the edit within a second and leaves; the next command starts one with it.
+    assert wait_for(lambda: not remote.socket_path(home, home / "memory.db").exists(), 30)
+    found = json.loads(cli(home, project, "--json", "search", "When is Raj out?").stdout)
+    assert "Raj: I am out" in found["results"][0]["content"]
+    assert "speaker" not in found["results"][0]["channels"]
+
+
 def test_the_engine_leaves_when_a_reindex_elsewhere_switched_the_model_and_the_next_one_embeds_with_it(engine) -> None:
     """On a team database the owner reindexes from another machine: nothing stops this engine,
     whose model no longer fits the vectors (it could embed nothing any more)."""
