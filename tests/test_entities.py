@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_helpers import add, project, run, run_json  # noqa: F401 - project: the CLI's own project per test
 from mcp import Client
 from mcp_helpers import call
@@ -557,3 +558,30 @@ def test_a_runbooks_section_heading_is_no_speaker_a_dialogues_name_is():
     ] == []
     assert [e for e in mentions.detect("OSRM: check its health endpoint first.") if e[2] == "speaker"] == []
     assert ("Caroline", "person", "speaker") in mentions.detect("Caroline: Hey Mel! I went to the support group.")
+
+
+@pytest.mark.parametrize(
+    "turn, who",
+    [
+        ("老周：那就定周五早上 7 点切换，我来盯。", "老周"),  # full-width colon, what the team calls him
+        ("王小明：好的，我先 review。", "王小明"),
+        ("李娜: 收到，今晚发版。", "李娜"),  # a Chinese name before an ASCII colon
+        ("王总：批了。", "王总"),
+        ("Anna：收到", "Anna"),  # a Latin name before a full-width colon
+        ("老黄：我来看一下", "老黄"),
+        ("原因：配置没同步。", None),  # a heading, not a person
+        ("结论：用 Redis 做锁。", None),
+        ("注意：别删生产库。", None),
+        ("小米：新品发布会", None),  # a word (a company), not 小 + a surname
+        ("大家：明天发版。", None),
+        ("TODO：补测试", None),
+    ],
+)
+def test_a_chat_turn_in_chinese_has_its_speaker_and_a_heading_does_not(turn, who):
+    """A blind trial's WeChat-style turns ("老周：…") got no speaker, so the search's speaker channel
+    never reached them; its English turns ("Zhou Wei: …") did."""
+    from memory.lang import mentions
+
+    assert mentions.speaker(turn) == who
+    speakers = [e[0] for e in mentions.detect(turn) if e[2] == "speaker"]
+    assert speakers == ([who] if who else [])

@@ -309,6 +309,19 @@ def test_the_turn_a_named_person_said_outranks_the_reply_that_mentions_them(tmp_
     assert [r.memory.id for r in off][:2] == [said, reply] and gap(off) < gap(results)
 
 
+def test_a_chinese_turn_said_by_the_person_a_question_names_gets_the_speaker_channel(tmp_path: Path) -> None:
+    s = open_store(tmp_path, FlatEmbedder())
+    s.add(NewMemory("Zhou Wei（周伟，大家叫他老周）joined the platform team.", occurred_at=T0, session_id="a"))
+    said = s.add(NewMemory("老周：那就定周五早上 7 点切换，我来盯。", occurred_at=T0 + 60, session_id="b")).id
+    reply = s.add(NewMemory("Anna：老周，切换前记得通知 SRE。", occurred_at=T0 + 120, session_id="b")).id
+    for q in ("老周定的切换时间是几点？", "What time did Zhou Wei set for the 切换?"):  # his nickname, his name
+        results = search(s, q)
+        by_id = {r.memory.id: r for r in results}
+        assert by_id[said].channels.get("speaker", 0) > 0, q
+        assert "speaker" not in by_id[reply].channels, q
+        assert ids(results).index(said) < ids(results).index(reply), q
+
+
 def test_a_memory_that_only_mentions_the_entity_scores_half_of_one_it_is_about(tmp_path: Path) -> None:
     s = open_store(tmp_path, FlatEmbedder())
     about = s.add(

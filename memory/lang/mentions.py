@@ -13,7 +13,9 @@ from collections.abc import Iterable
 from memory.lang import zhnames
 from memory.lang.text import CJK_RUN, REDACTED, STOPWORDS, WORD
 
-SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
+# A conversation turn's speaker: "Caroline: …", "Mel Chen: …", "Anna：…", "老周：…", "王小明: …". The
+# label is checked by `speaker` (a name, not a heading: "Database: …", "原因：…" are none).
+SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{2,4})(?::\s|：\s*)")
 _CAPS = re.compile(r"\b([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]|[A-Z])(?:\s+([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]))*\b")
 _CAPSEQ = re.compile(r"\b[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?(?:\s+[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?)*")  # O'Neill
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
@@ -107,7 +109,7 @@ def detect(text: str) -> list[tuple[str, str, str]]:
     found: dict[str, tuple[str, str, str]] = {}
     body = REDACTED.sub(lambda m: " " * len(m.group(0)), text)  # "[REDACTED:github-token]" is no name
     m = SPEAKER.match(body)
-    if m and m.group(1).lower() not in _NOT_NAMES and _speaker_like(m.group(1)):
+    if m and _speaker_like(m.group(1)):
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")
         body = body[m.end() :]
     for m in _CAPSEQ.finditer(body):
@@ -152,8 +154,20 @@ summary background architecture ports storage cache logging logs security notes 
 )
 
 
+def speaker(text: str) -> str | None:
+    """Who says `text`, when it is a conversation's turn ("Caroline: …", "老周：…"): the name, or None."""
+    m = SPEAKER.match(text)
+    return m.group(1) if m and _speaker_like(m.group(1)) else None
+
+
 def _speaker_like(name: str) -> bool:
-    """A speaker's name is written as a name ("Caroline", "Mel Chen"), not an acronym or a section's word."""
+    """A speaker's name is written as a name ("Caroline", "Mel Chen"), not an acronym or a section's
+    word; in Chinese a full name (王小明, 欧阳娜娜), a name with a title (王总, 李老师) or what a team calls
+    someone by the surname (老周, 小王; not 小米, 小于, which are words)."""
+    if CJK_RUN.fullmatch(name):
+        return zhnames.plausible(name) or zhnames.titled(name) is not None or zhnames.by_surname(name)
+    if name.lower() in _NOT_NAMES:
+        return False
     words = name.split()
     return all(re.fullmatch(r"[A-Z][a-z][\w'.-]*", w) for w in words) and name.casefold() not in _HEADING_WORDS
 

@@ -331,6 +331,12 @@ def plausible(name: str) -> bool:
     return name[:2] not in _WORDS and name[:3] not in _WORDS
 
 
+def by_surname(name: str) -> bool:
+    """老周, 小王: what a team calls someone by the surname (老 always: 老黄, 老马; 小 unless the two
+    characters are a word: 小米, 小于, 小程)."""
+    return len(name) == 2 and name[1] in SURNAMES and (name[0] == "老" or (name[0] == "小" and name not in _WORDS))
+
+
 def titled(name: str) -> str | None:
     """刘洋老师 -> 刘洋, 李老师 -> 李老师, 王总 -> 王总: the name a title stands with, or None."""
     if name[-1] not in _TITLE_ENDS:

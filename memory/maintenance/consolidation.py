@@ -30,8 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory import embed
-from memory.lang import glossary, text
-from memory.lang.mentions import SPEAKER
+from memory.lang import glossary, mentions, text
 from memory.lang.values import (  # noqa: F401  (fact_values, values_agree: part of this module's rule)
     _CJK_VALUE_WORDS,
     _EN_NUMBERS,
@@ -157,8 +156,8 @@ def terms(content: str, _cache: dict[str, frozenset[str]] = {}) -> frozenset[str
 
 
 def speaker(content: str) -> str | None:
-    m = SPEAKER.match(content)
-    return m.group(1).casefold() if m else None
+    who = mentions.speaker(content)
+    return who.casefold() if who else None
 
 
 def same_words(a: Row, b: Row) -> float:

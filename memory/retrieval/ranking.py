@@ -382,8 +382,8 @@ def _newer_first(
         return ranked, {}
     pos = {i: n for n, i in enumerate(have)}
     cosine = matrix @ matrix.T
-    # A dialogue turn ("Caroline: ...") records what was said then, not what holds now.
-    said = {m.id: m.content for m in store.get_many(have) if not mentions.SPEAKER.match(m.content)}
+    # A dialogue turn ("Caroline: ...", "老周：…") records what was said then, not what holds now.
+    said = {m.id: m.content for m in store.get_many(have) if mentions.speaker(m.content) is None}
     from memory.lang import values  # (its value rules load the glossary: not on the hook's import path)
 
     def restates(j: int, i: int) -> bool:
