@@ -249,6 +249,9 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         "赵磊，外号磊哥，负责支付网关。",
         "何静负责测试环境，人称静姐。",
         "Quick context: the ledger runs on port 8081 and Dave Kowalski (everyone calls him DK) owns it.",
+        # a blind trial's team chat: "Most" was made a person whose alias was Wei, and "calls me" named nobody
+        "Zhou Wei joined the platform team last month. Most people just call him Wei.",
+        "Hi all, I'm Li Na (李娜), everyone calls me Nana.",
     ):
         add(capsys, text)
     for nick, name in (
@@ -260,6 +263,8 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         ("磊哥", "赵磊"),
         ("静姐", "何静"),
         ("DK", "Dave Kowalski"),  # the person named nearest the cue, not "Quick" at the sentence's start
+        ("Wei", "Zhou Wei"),
+        ("Nana", "Li Na"),
     ):
         assert run_json(capsys, "entity", nick)["entity"]["name"] == name, nick
     add(capsys, "Apache Kafka, also known as Kafka, carries the audit events.")
@@ -330,6 +335,8 @@ def test_phrases_that_name_nobody_make_no_alias(capsys, home):
         "下午我叫他去开会，顺便看一下日志。",
         "Everyone calls the cron job nightly-sweep.",
         "计费（小王）的那部分先别动。",  # 小王 is not a nickname of 计费
+        "Most people just call it the ledger.",
+        "Some folks call me when the build breaks.",
     ):
         add(capsys, text)
     s = Store.open(config_mod.load(home=home), None, vectors=False)

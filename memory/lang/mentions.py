@@ -29,6 +29,7 @@ he she they what when where why how which who whom whose do does did is are was 
 would should will may might must let lol haha btw also just really very maybe anyway congrats sorry
 please also then now today yesterday tomorrow monday tuesday wednesday thursday friday saturday sunday
 mondays tuesdays wednesdays thursdays fridays saturdays sundays
+most many some all few several everyone everybody anyone someone nobody people folks
 decision decisions note notes todo fyi update reminder remember summary context why result outcome warning
 error fix tip lesson rule question answer
 incident gotcha check watch abort tell if prerequisites prerequisite before after step steps verify ensure
@@ -400,8 +401,8 @@ def norm_name(name: str) -> str:
 # "the service is known as flaky" name nobody, and nothing is carried from one memory to another.
 _CALLED = (
     r"(?i:\b(?:everyone|everybody|people|folks|we|the team|colleagues|most of us|all of us)"
-    r"\s+(?:\w+\s+)?calls?\s+(?:him|her)\s+)"
-    r"|(?:大家|我们|同事们?|别人|团队里?|组里)(?:都|一般|通常|平时)?(?:叫|称呼|管)(?:他|她)(?:叫|为|作)?"
+    r"\s+(?:\w+\s+)?calls?\s+(?:him|her|me)\s+)"
+    r"|(?:大家|我们|同事们?|别人|团队里?|组里)(?:都|一般|通常|平时)?(?:叫|称呼|管)(?:他|她|我)(?:叫|为|作)?"
 )
 _NAMED = (
     r"(?i:\b(?:aka|a\.k\.a\.?|(?:also\s+|better\s+|commonly\s+|widely\s+)?known\s+as|goes\s+by|nicknamed)\s+)"
