@@ -35,6 +35,18 @@ def test_doctor_reports_memories_without_vectors_with_the_fix(capsys, project):
     assert "fix: `maple-memory maintain` embeds them" in out
 
 
+def test_doctor_does_not_fail_memories_a_running_engine_is_embedding(project):
+    """A blind trial's doctor said FAIL right after an import, while the engine embedded the turns."""
+    from memory.cli.program import _vectors_check
+
+    stored_without_vectors(project, "The staging database listens on port 6543")
+    config = config_mod.load()
+    waiting = _vectors_check(config, {"model": "ready"})
+    assert waiting.ok is None and "1 memories wait for the running engine" in waiting.detail
+    assert _vectors_check(config, {"model": "loading"}).ok is None
+    assert _vectors_check(config, {}).ok is False  # no engine: nothing embeds them until `maintain`
+
+
 def test_a_search_over_memories_without_vectors_says_vectors_were_not_used(capsys, project):
     first, _ = stored_without_vectors(project, "The staging database listens on port 6543", "We deploy on Fridays")
     code, out, err = run(capsys, "search", "staging database port")

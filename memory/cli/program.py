@@ -786,6 +786,8 @@ def _vectors_check(c: Config, engine: dict[str, Any]) -> Check:
         return Check(
             "vectors", None, f"{missing} memories wait for the engine, which is loading the model to embed them"
         )
+    if missing and engine.get("model") == "ready":  # (right after an import: it embeds them in the background)
+        return Check("vectors", None, f"{missing} memories wait for the running engine, which embeds them now")
     if missing:
         return Check(
             "vectors",
