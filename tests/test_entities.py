@@ -250,8 +250,10 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         "何静负责测试环境，人称静姐。",
         "Quick context: the ledger runs on port 8081 and Dave Kowalski (everyone calls him DK) owns it.",
         # a blind trial's team chat: "Most" was made a person whose alias was Wei, and "calls me" named nobody
-        "Zhou Wei joined the platform team last month. Most people just call him Wei.",
+        "Tom: quick intro: Zhou Wei joins us from the risk team. He's taking over ledger-api from Raj. "
+        "Most people just call him Wei.",  # him: the one "He" means, not Raj, and not Tom who speaks
         "Hi all, I'm Li Na (李娜), everyone calls me Nana.",
+        "Raj Patel: Anna is great. Everyone calls me RJ.",  # me: who speaks, not the one named before
     ):
         add(capsys, text)
     for nick, name in (
@@ -265,6 +267,7 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         ("DK", "Dave Kowalski"),  # the person named nearest the cue, not "Quick" at the sentence's start
         ("Wei", "Zhou Wei"),
         ("Nana", "Li Na"),
+        ("RJ", "Raj Patel"),
     ):
         assert run_json(capsys, "entity", nick)["entity"]["name"] == name, nick
     add(capsys, "Apache Kafka, also known as Kafka, carries the audit events.")
@@ -337,6 +340,7 @@ def test_phrases_that_name_nobody_make_no_alias(capsys, home):
         "计费（小王）的那部分先别动。",  # 小王 is not a nickname of 计费
         "Most people just call it the ledger.",
         "Some folks call me when the build breaks.",
+        "Hi Wei, everyone calls me RJ.",  # me: nobody this text names
     ):
         add(capsys, text)
     s = Store.open(config_mod.load(home=home), None, vectors=False)

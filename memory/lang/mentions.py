@@ -452,7 +452,10 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
     """(person, nicknames) for each nickname `body` states for a person it names (`people`:
     (name, start, end), in order)."""
     for m in re.finditer(_CALLED, body):
-        subject = _subject(body, m.start(), people, previous=True)
+        if re.search(r"(?i)\bme\s*$|我\w?$", m.group(0)):  # "everyone calls me Nana": who says it
+            subject = _introduced(body, m.start(), people) or speaker(body)
+        else:
+            subject = _subject(body, m.start(), people, previous=True)
         if subject is not None:
             yield subject, _nicks_at(body, m.end(), subject), True
     for m in re.finditer(_NAMED, body):
@@ -500,14 +503,41 @@ def _subject(body: str, pos: int, people: list[tuple[str, int, int]], previous: 
     (everyone calls him DK)" is about Dave); with `previous`, failing that the first of the
     sentence before ("Alice Chen owns billing. Everyone calls her AC.")."""
     start = max(body.rfind(c, 0, pos) for c in _SENTENCE_END) + 1
+    label = SPEAKER.match(body)
+    said_by = label.start(1) if label and speaker(body) else -1  # "Tom: … call him Wei": Tom speaks, is not "him"
     # (not a name in brackets: "林晓梅（Mei Lin）…，我们都叫她晓梅" is about 林晓梅, whose other name it is)
     subject = next(
-        (p[0] for p in reversed(people) if start <= p[1] < pos and body[p[1] - 1 : p[1]] not in ("(", "（")), None
+        (
+            p[0]
+            for p in reversed(people)
+            if start <= p[1] < pos and body[p[1] - 1 : p[1]] not in ("(", "（") and p[1] != said_by
+        ),
+        None,
     )
-    if subject is None and previous and start > 0:
-        before = max(body.rfind(c, 0, start - 1) for c in _SENTENCE_END) + 1
-        subject = next((p[0] for p in people if before <= p[1] < start), None)
+    end = start
+    while subject is None and previous and end > 0:
+        # The sentence before, or, when it opens with a pronoun ("He's taking over ledger-api from Raj."),
+        # the one before that: its first person is who the pronoun and "him" both mean.
+        before = max(body.rfind(c, 0, end - 1) for c in _SENTENCE_END) + 1
+        if not _PRONOUN_FIRST.match(body[before:end]):
+            subject = next((p[0] for p in people if before <= p[1] < end and p[1] != said_by), None)
+            break
+        end = before
     return subject
+
+
+def _introduced(body: str, pos: int, people: list[tuple[str, int, int]]) -> str | None:
+    """The person the writer says they are, before `pos` in its sentence ("I'm Li Na (李娜), …", 我是李娜)."""
+    start = max(body.rfind(c, 0, pos) for c in _SENTENCE_END) + 1
+    for name, at, _ in reversed(people):
+        if start <= at < pos and re.search(
+            r"(?i)(?:\bI'm|\bI am|\bthis is|\bmy name is|我是|我叫)\s*$", body[start:at]
+        ):
+            return name
+    return None
+
+
+_PRONOUN_FIRST = re.compile(r"\s*(?:(?:he|she|they|him|her)(?:'s|'ll|'d)?\b|[他她])", re.I)
 
 
 def _named_before(body: str, pos: int, people: list[tuple[str, int, int]], single: bool) -> str | None:
