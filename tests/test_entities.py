@@ -16,7 +16,7 @@ from memory import config as config_mod
 from memory.embed import HashEmbedder
 from memory.extraction import heuristic, ingest
 from memory.lang import mentions
-from memory.store import Store
+from memory.store import NewMemory, Store
 from server.app import build_server
 
 ALICE = "Alice Chen owns the billing-service; she wrote the Stripe webhook handler."
@@ -329,6 +329,38 @@ def test_relate_alias_of_makes_a_name_another_name_of_an_entity_and_folds_in_one
     assert len(got["memories"]) == 2 and got["relations"] == []
     code, _, err = run(capsys, "relate", "老周", "owns", "jzhou")
     assert code == 2 and "alias_of" in err  # one entity by two names: no relation to itself
+
+
+def test_a_turn_said_under_a_nickname_it_states_is_said_by_that_person(home):
+    """A blind trial: "Nana: hi Wei, I'm Li Na（李娜）, everyone calls me Nana. …" was linked to Li Na as a
+    mention, so a question naming 李娜 did not count it as her own words."""
+    with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
+        said = s.add(NewMemory("Nana: hi Wei, I'm Li Na（李娜）, everyone calls me Nana. I own checkout-web.")).id
+        other = s.add(NewMemory("Li Na: the A/B test starts on Monday.")).id
+        later = s.add(NewMemory("Raj: Nana owns checkout-web, ask her.")).id
+        roles = dict(
+            s.conn.execute(
+                "SELECT l.memory_id, l.role FROM memory_entities l JOIN entities e ON e.id = l.entity_id "
+                "WHERE e.name = 'Li Na'"
+            ).fetchall()
+        )
+    assert roles == {said: "speaker", other: "speaker", later: "mention"}
+
+
+def test_relating_a_speakers_name_as_an_alias_keeps_the_turns_they_said_as_theirs(capsys, home):
+    # "Nana" and "Li Na" two entities until a person relates them: the turn Nana said stays hers
+    said = add(capsys, "Nana: Li Na here, I own checkout-web.")
+    code, out, _ = run(capsys, "relate", "Nana", "alias_of", "Li Na")
+    assert code == 0 and "another name of Li Na" in out
+    s = Store.open(config_mod.load(home=home), None, vectors=False)
+    try:
+        roles = s.conn.execute(
+            "SELECT e.name, l.role FROM memory_entities l JOIN entities e ON e.id = l.entity_id WHERE l.memory_id = ?",
+            (said,),
+        ).fetchall()
+    finally:
+        s.close()
+    assert ("Li Na", "speaker") in roles and all(name != "Nana" for name, _ in roles)
 
 
 def test_phrases_that_name_nobody_make_no_alias(capsys, home):

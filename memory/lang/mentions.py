@@ -213,13 +213,15 @@ def entities_for(text: str, known: dict[str, list[str]]) -> list[tuple]:
     point (tool, CLI, import, extraction, consolidation) gets the same links.
 
     A person the text names together with their other names (`aliases_in`: Alice Chen（陈爱丽）,
-    everyone calls him Lao Wang) is one entry (name, "person", "mention", aliases, nicknames), in
-    place of the names found apart."""
+    everyone calls him Lao Wang) is one entry (name, "person", role, aliases, nicknames), in place of
+    the names found apart (role: "speaker" when one of the names speaks the text, else "mention")."""
     found: list[tuple] = detect(text) + list(known_in(text, known))
     for name, aliases, nicknames, kind in aliases_in(text):
         names = {norm_name(n) for n in (name, *aliases, *nicknames)}
+        # the strongest role of any of the names: "Nana: … I'm Li Na, everyone calls me Nana" is said by Li Na
+        role = "speaker" if any(e[2] == "speaker" and norm_name(e[0]) in names for e in found) else "mention"
         found = [e for e in found if norm_name(e[0]) not in names]
-        found.append((name, kind, "mention", tuple(aliases), tuple(nicknames)))
+        found.append((name, kind, role, tuple(aliases), tuple(nicknames)))
     return [e for e in found if 0 < len(" ".join(e[0].split())) <= MAX_NAME]
 
 

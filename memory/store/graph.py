@@ -176,9 +176,11 @@ def merge_into(conn, lose: int, win: int) -> None:
     """Fold entity `lose` into `win`: its memory links, relations and aliases move over, its name
     becomes an alias of `win`, and it is deleted."""
     (name,) = conn.execute("SELECT name FROM entities WHERE id = ?", (lose,)).fetchone()
-    conn.execute(
-        "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
-        "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ?",
+    conn.execute(  # (a link both had keeps the stronger role, as `insert_links` does)
+        "INSERT INTO memory_entities (memory_id, entity_id, role) "
+        "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ? AND true "
+        "ON CONFLICT(memory_id, entity_id) DO UPDATE SET role = excluded.role "
+        "WHERE memory_entities.role = 'mention' AND excluded.role <> 'mention'",
         (win, lose),
     )
     conn.execute("UPDATE relations SET src = ? WHERE src = ?", (win, lose))
@@ -303,8 +305,14 @@ def followed(links: Iterable[tuple[int, int, str]], resolved: dict) -> list[tupl
 
 
 def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
-    """Store (memory id, entity id, role) links; a memory's first link to an entity wins."""
-    conn.executemany("INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)", links)
+    """Store (memory id, entity id, role) links. Two names of one entity in a memory make one link
+    with the stronger role: "Nana: I'm Li Na, …" is said by Li Na (a speaker, not a mention)."""
+    conn.executemany(
+        "INSERT INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?) "
+        "ON CONFLICT(memory_id, entity_id) DO UPDATE SET role = excluded.role "
+        "WHERE memory_entities.role = 'mention' AND excluded.role <> 'mention'",
+        links,
+    )
 
 
 def type_of(conn, rel_type: str) -> str:
