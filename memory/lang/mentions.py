@@ -503,7 +503,8 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
 def _subject(body: str, pos: int, people: list[tuple[str, int, int]], previous: bool) -> str | None:
     """The person named last before `pos` in its sentence ("Quick context: … and Dave Kowalski
     (everyone calls him DK)" is about Dave); with `previous`, failing that the first of the
-    sentence before ("Alice Chen owns billing. Everyone calls her AC.")."""
+    sentence before ("Alice Chen owns billing. Everyone calls her AC."), or of the one before that
+    when it opens with a pronoun. Never the turn's speaker ("Tom: … call him Wei")."""
     start = max(body.rfind(c, 0, pos) for c in _SENTENCE_END) + 1
     label = SPEAKER.match(body)
     said_by = label.start(1) if label and speaker(body) else -1  # "Tom: … call him Wei": Tom speaks, is not "him"
