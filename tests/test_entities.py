@@ -254,6 +254,7 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         "Most people just call him Wei.",  # him: the one "He" means, not Raj, and not Tom who speaks
         "Hi all, I'm Li Na (李娜), everyone calls me Nana.",
         "Raj Patel: Anna is great. Everyone calls me RJ.",  # me: who speaks, not the one named before
+        "李娜：大家都叫我娜娜。",  # 我: who speaks; the given name doubled
     ):
         add(capsys, text)
     for nick, name in (
@@ -268,6 +269,7 @@ def test_nickname_phrases_in_both_languages_through_the_cli(capsys, home):
         ("Wei", "Zhou Wei"),
         ("Nana", "Li Na"),
         ("RJ", "Raj Patel"),
+        ("娜娜", "Li Na"),  # 李娜 is Li Na (a text above says so)
     ):
         assert run_json(capsys, "entity", nick)["entity"]["name"] == name, nick
     add(capsys, "Apache Kafka, also known as Kafka, carries the audit events.")
@@ -373,6 +375,7 @@ def test_phrases_that_name_nobody_make_no_alias(capsys, home):
         "Most people just call it the ledger.",
         "Some folks call me when the build breaks.",
         "Hi Wei, everyone calls me RJ.",  # me: nobody this text names
+        "孙悦：大家都叫我去开会。",  # what they asked, not a name
     ):
         add(capsys, text)
     s = Store.open(config_mod.load(home=home), None, vectors=False)

@@ -591,7 +591,8 @@ def _nicks_at(body: str, pos: int, person: str) -> list[str]:
 
 def _han_nick(piece: str, person: str) -> str | None:
     """The Chinese nickname `piece` starts with, when it has a nickname's shape: 老王 / 小李 / 阿杰,
-    磊哥 / 丽姐, 王总 / 张工, or the person's own given name (爱丽 for 陈爱丽). Anything else after
+    磊哥 / 丽姐, 王总 / 张工, the person's own given name (爱丽 for 陈爱丽), or it doubled (娜娜 for 李娜).
+    Anything else after
     叫他 is what he was asked to do (叫他去开会), not a name."""
     if len(piece) >= 2 and piece[0] in "老小" and piece[1] in zhnames.SURNAMES:
         return piece[:2]
@@ -603,6 +604,8 @@ def _han_nick(piece: str, person: str) -> str | None:
     parts = zhnames.split(person) if CJK_RUN.fullmatch(person) else None
     if parts and len(parts[1]) == 2 and piece.startswith(parts[1]):
         return parts[1]
+    if parts and len(piece) >= 2 and piece[0] == piece[1] and piece[0] in parts[1]:
+        return piece[:2]  # 娜娜 for 李娜: the given name doubled
     titled = next((zhnames.titled(piece[:n]) for n in (4, 3, 2) if len(piece) >= n and zhnames.titled(piece[:n])), None)
     return titled
 
