@@ -14,8 +14,9 @@ from memory.lang import zhnames
 from memory.lang.text import CJK_RUN, REDACTED, STOPWORDS, WORD
 
 # A conversation turn's speaker: "Caroline: …", "Mel Chen: …", "Anna：…", "老周：…", "王小明: …". The
-# label is checked by `speaker` (a name, not a heading: "Database: …", "原因：…" are none).
-SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{2,4})(?::\s|：\s*)")
+# label is checked by `speaker` (a name, not a heading: "Database: …", "原因：…" are none). A string,
+# compiled on first use (its class of Chinese characters costs a millisecond to compile; see below).
+_SPEAKER = r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{2,4})(?::\s|：\s*)"
 _CAPS = re.compile(r"\b([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]|[A-Z])(?:\s+([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]))*\b")
 _CAPSEQ = re.compile(r"\b[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?(?:\s+[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?)*")  # O'Neill
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
@@ -109,8 +110,8 @@ def detect(text: str) -> list[tuple[str, str, str]]:
     """(name, kind, role) for each entity `text` names; role is 'speaker' or 'mention'."""
     found: dict[str, tuple[str, str, str]] = {}
     body = REDACTED.sub(lambda m: " " * len(m.group(0)), text)  # "[REDACTED:github-token]" is no name
-    m = SPEAKER.match(body)
-    if m and _speaker_like(m.group(1)):
+    m = _speaker_label(body)
+    if m:
         found[m.group(1).casefold()] = (m.group(1), "person", "speaker")
         body = body[m.end() :]
     for m in _CAPSEQ.finditer(body):
@@ -157,8 +158,14 @@ summary background architecture ports storage cache logging logs security notes 
 
 def speaker(text: str) -> str | None:
     """Who says `text`, when it is a conversation's turn ("Caroline: …", "老周：…"): the name, or None."""
-    m = SPEAKER.match(text)
-    return m.group(1) if m and _speaker_like(m.group(1)) else None
+    m = _speaker_label(text)
+    return m.group(1) if m else None
+
+
+def _speaker_label(text: str) -> re.Match[str] | None:
+    """The speaker's label that opens `text` ("Caroline: "), when it is a name (`_speaker_like`)."""
+    m = re.match(_SPEAKER, text)
+    return m if m and _speaker_like(m.group(1)) else None
 
 
 def _speaker_like(name: str) -> bool:
@@ -506,8 +513,8 @@ def _subject(body: str, pos: int, people: list[tuple[str, int, int]], previous: 
     sentence before ("Alice Chen owns billing. Everyone calls her AC."), or of the one before that
     when it opens with a pronoun. Never the turn's speaker ("Tom: … call him Wei")."""
     start = max(body.rfind(c, 0, pos) for c in _SENTENCE_END) + 1
-    label = SPEAKER.match(body)
-    said_by = label.start(1) if label and speaker(body) else -1  # "Tom: … call him Wei": Tom speaks, is not "him"
+    label = _speaker_label(body)
+    said_by = label.start(1) if label else -1  # "Tom: … call him Wei": Tom speaks, is not "him"
     # (not a name in brackets: "林晓梅（Mei Lin）…，我们都叫她晓梅" is about 林晓梅, whose other name it is)
     subject = next(
         (

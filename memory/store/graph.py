@@ -172,15 +172,21 @@ def join(
     return upsert_entity(conn, scope, win_name, kind, now, [name, *aliases])
 
 
+# A memory has one link to an entity; two (two of its names in one text, or an entity folded into
+# another) keep the stronger role: a speaker or subject over a mention.
+_STRONGER_ROLE = (
+    "ON CONFLICT(memory_id, entity_id) DO UPDATE SET role = excluded.role "
+    "WHERE memory_entities.role = 'mention' AND excluded.role <> 'mention'"
+)
+
+
 def merge_into(conn, lose: int, win: int) -> None:
     """Fold entity `lose` into `win`: its memory links, relations and aliases move over, its name
     becomes an alias of `win`, and it is deleted."""
     (name,) = conn.execute("SELECT name FROM entities WHERE id = ?", (lose,)).fetchone()
-    conn.execute(  # (a link both had keeps the stronger role, as `insert_links` does)
+    conn.execute(  # (a link both had keeps the stronger role)
         "INSERT INTO memory_entities (memory_id, entity_id, role) "
-        "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ? AND true "
-        "ON CONFLICT(memory_id, entity_id) DO UPDATE SET role = excluded.role "
-        "WHERE memory_entities.role = 'mention' AND excluded.role <> 'mention'",
+        "SELECT memory_id, ?, role FROM memory_entities WHERE entity_id = ? " + _STRONGER_ROLE,
         (win, lose),
     )
     conn.execute("UPDATE relations SET src = ? WHERE src = ?", (win, lose))
@@ -308,9 +314,7 @@ def insert_links(conn, links: Iterable[tuple[int, int, str]]) -> None:
     """Store (memory id, entity id, role) links. Two names of one entity in a memory make one link
     with the stronger role: "Nana: I'm Li Na, …" is said by Li Na (a speaker, not a mention)."""
     conn.executemany(
-        "INSERT INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?) "
-        "ON CONFLICT(memory_id, entity_id) DO UPDATE SET role = excluded.role "
-        "WHERE memory_entities.role = 'mention' AND excluded.role <> 'mention'",
+        "INSERT INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?) " + _STRONGER_ROLE,
         links,
     )
 
