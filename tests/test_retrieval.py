@@ -480,6 +480,30 @@ def test_a_hit_lifts_its_neighbouring_turns_in_the_same_session(tmp_path: Path) 
     assert answer not in ids(flat) or ids(flat).index(answer) > ids(lifted).index(answer)
 
 
+def test_a_long_neighbour_takes_less_of_a_hits_lift_than_a_short_one(tmp_path: Path, monkeypatch) -> None:
+    # A short turn leans on the turns around it; a long one says what it is about itself, so the lift a
+    # neighbour's match lends it shrinks with its length (ranking.CONTEXT_CHARS), and a long reply no
+    # longer lands above the turns that match (LongMemEval_S's assistant replies).
+    s = open_store(tmp_path)
+    advice = " ".join(f"Step {i}: keep the soil moist and give the plant indirect light." for i in range(40))
+    add(s, "user: My fiddle leaf fig keeps dropping leaves, any tips?", session_id="a")
+    short_a = add(s, "assistant: Water it less often.", session_id="a")
+    add(s, "user: My monstera has yellow leaves since I repotted it, any tips?", session_id="b")
+    long_a = add(s, "assistant: " + advice, session_id="b")
+    for i in range(6):
+        add(s, f"user: unrelated chatter number {i} about the weather", session_id=f"other{i}")
+    store = reopen(s, search_weights={"session": 0.0, "speaker": 0.0})
+
+    def lent(query: str, reply: int) -> float:
+        hit = next(r for r in search(store, query) if r.memory.id == reply)
+        return hit.channels.get("context", 0.0) + hit.channels.get("reply", 0.0)
+
+    short, long = lent("fiddle leaf fig dropping leaves", short_a), lent("monstera yellow leaves repotted", long_a)
+    monkeypatch.setattr(retrieval, "CONTEXT_CHARS", 10**9)  # every memory leaning on its neighbours alike
+    assert lent("fiddle leaf fig dropping leaves", short_a) == pytest.approx(short) and short > 0
+    assert 0 < long < 0.5 * lent("monstera yellow leaves repotted", long_a)
+
+
 def test_memories_without_a_session_lift_those_stored_within_the_hour_in_their_scope(tmp_path: Path) -> None:
     s = open_store(tmp_path, search_weights={"nearby": 1.0})
     hit = add(s, "Caroline: I finally finished the pottery class", occurred_at=T0)
