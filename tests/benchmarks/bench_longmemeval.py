@@ -282,7 +282,7 @@ class SessionVectorCache:
     def close_session(self) -> None:
         if self.dirty and self.file is not None and self.vectors:
             keys = list(self.vectors)
-            tmp = self.file.with_suffix(".tmp.npz")
+            tmp = self.file.with_suffix(f".{os.getpid()}.tmp.npz")  # (two runs may share a cache)
             self.np.savez(tmp, keys=self.np.array(keys), vecs=self.np.stack([self.vectors[k] for k in keys]))
             os.replace(tmp, self.file)
         self.dirty = False
