@@ -599,8 +599,7 @@ def _nicks_at(body: str, pos: int, person: str) -> list[str]:
 def _han_nick(piece: str, person: str) -> str | None:
     """The Chinese nickname `piece` starts with, when it has a nickname's shape: 老王 / 小李 / 阿杰,
     磊哥 / 丽姐, 王总 / 张工, the person's own given name (爱丽 for 陈爱丽), or it doubled (娜娜 for 李娜).
-    Anything else after
-    叫他 is what he was asked to do (叫他去开会), not a name."""
+    Anything else after 叫他 is what he was asked to do (叫他去开会), not a name."""
     if len(piece) >= 2 and piece[0] in "老小" and piece[1] in zhnames.SURNAMES:
         return piece[:2]
     if len(piece) >= 2 and piece[0] == "阿":
