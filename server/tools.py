@@ -44,7 +44,16 @@ class MemoryOut(BaseModel):
     importance: int
     tags: list[str]
     pinned: bool
-    source: str
+    source: str = Field(
+        description="How it came in: manual (memory_store, the CLI), import, extraction (read from a "
+        "conversation) or consolidation (summarised by maintenance)"
+    )
+    source_ref: str | None = Field(
+        default=None, description="Where it came from, as its writer gave it (e.g. an imported file's line)"
+    )
+    session_id: str | None = Field(
+        default=None, description="The conversation it was said in (a Claude Code session id, or an import's)"
+    )
     occurred_at: str | None = Field(description="When it happened (ISO 8601, UTC)")
     created_at: str | None
     updated_at: str | None

@@ -425,6 +425,25 @@ async def test_memory_get_of_a_superseded_memory_names_its_successor(config):
     ]
 
 
+async def test_memory_get_says_where_an_imported_memory_came_from(config):
+    with Store.open(config, HashEmbedder(64)) as s:
+        line = NewMemory(
+            content="billing-service listens on 8443 in staging.",
+            scope="global",
+            source="import",
+            session_id="chat-2026-11-30",
+            source_ref="team-chat.jsonl:42",
+        )
+        imported = s.add(line).id
+    async with client(config) as c:
+        stored = await call(c, "memory_store", content="ledger-api is owned by Zhou Wei.")
+        got = await call(c, "memory_get", ids=[imported, stored["id"]])
+    assert [(m["source"], m["source_ref"], m["session_id"]) for m in got["memories"]] == [
+        ("import", "team-chat.jsonl:42", "chat-2026-11-30"),
+        ("manual", None, None),
+    ]
+
+
 async def test_a_failed_decisions_warning_never_ends_a_sentence_twice(config):
     async with client(config) as c:
         d = await call(c, "decision_record", chosen="Use Redis for the job queue.", why="It is fast!")
