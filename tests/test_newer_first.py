@@ -57,6 +57,22 @@ async def test_the_earlier_memory_stays_first_when_the_later_is_about_another_th
     assert all("newer" not in r["channels"] and r["restated_by"] == [] for r in found["results"])
 
 
+async def test_a_later_memory_that_only_leaves_a_name_out_is_no_restatement(config, e5):
+    # Two notes on changing billing-service in staging: the later names no tool, the earlier also names
+    # Helm. Leaving a value out is not stating another one (a store of imported chats had lifted a later
+    # reply above an earlier one as "newer" this way, for "billing service staging port number").
+    async with client(config, e5) as c:
+        helm = await store(
+            c, "To change billing-service in staging, update its Helm values, then restart the pods.", DAY1
+        )
+        await store(c, "Zhou Wei owns ledger-api.", DAY1)
+        later = "To change billing-service in staging, edit its config file in the deploy repo, then restart the pods."
+        later = await store(c, later, DAY2)
+        found = await call(c, "memory_search", query="billing-service staging change")
+    assert [r["id"] for r in found["results"][:2]] == [helm["id"], later["id"]]  # by relevance alone
+    assert all("newer" not in r["channels"] and r["restated_by"] == [] for r in found["results"])
+
+
 async def test_a_later_memory_saying_nothing_changed_marks_nothing_as_contradicted(config, e5):
     # a blind trial: "Redis 还是用 redis-lb 那个集群，没变。" marked the fact it restates "[later: … says otherwise]"
     async with client(config, e5) as c:

@@ -378,15 +378,16 @@ _CHANGEABLE = ("numbers", "quantities", "clock", "days", "idents")
 def restates(later: str, earlier: str) -> bool:
     """Whether `later` could say what `earlier` says with another value: the same environment, the
     same subject when both name one (identifiers: "notify-svc" is not "ledger-sync"), and a value of
-    one kind that both hold and that differs ("port 9443" / "port 9543"; "Elasticsearch 7.17" /
-    "Elasticsearch 8.11"); not a value only one of them holds ("Elasticsearch 7.17" / "managed in
-    LaunchDarkly")."""
+    one kind that both hold and that `later` brings new ("port 9443" / "port 9543"; "Elasticsearch
+    7.17" / "Elasticsearch 8.11"); not a value only one of them holds ("Elasticsearch 7.17" / "managed
+    in LaunchDarkly"), nor one `later` only leaves out (a reply naming billing-service is no new value
+    for the steps that named billing-service and Helm)."""
     if UNCHANGED.search(later):
         return False  # "Redis 还是用 redis-lb 那个集群，没变": said to be as it was, whatever it leaves out
     a, b = fact_values(earlier), fact_values(later)
     if a["envs"] != b["envs"] or (a["idents"] and b["idents"] and not (a["idents"] & b["idents"])):
         return False
-    return any(a[k] and b[k] and a[k] != b[k] for k in _CHANGEABLE)
+    return any(a[k] and b[k] - a[k] for k in _CHANGEABLE)
 
 
 # Said to be as it was: "对账 cron 还是凌晨两点半，没变", "still redis on 6379 btw, nothing changed there".
