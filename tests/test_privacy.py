@@ -146,6 +146,9 @@ def test_ordinary_code_text_is_left_exactly_as_it_was(entry):
         ("client = OpenAI(api_key=api_key)", "client = OpenAI(api_key='Xk29vLq81mWz')"),
         ("token = get_token()", "token = 'Xk29vLq81mWz'"),
         ("password: str", "password: Xk29vLq81mWz"),
+        # the code that reads a header's secret (a blind trial's pasted client had lost its whole header)
+        ("headers: { Authorization: process.env.UNLEASH_API_TOKEN }", "headers: { Authorization: Xk29vLq81mWz }"),
+        ("Authorization: Bearer import.meta.env.VITE_API_TOKEN", "Authorization: Bearer Xk29vLq81mWz.k3Rt9"),
     ],
 )
 def test_placeholders_and_code_stay_readable_while_the_same_line_with_a_value_is_redacted(placeholder, real):

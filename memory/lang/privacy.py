@@ -199,6 +199,13 @@ def _strong_value(value: str, m: re.Match[str]) -> bool:
     return _credential(value, m) and _strong(value)
 
 
+def _header_value(value: str, m: re.Match[str]) -> bool:
+    """An Authorization header's credential, not the code that reads one: `process.env.API_TOKEN` and
+    `settings.TOKEN` name where the secret is (dotted names of words, no digit among them)."""
+    named = _ATTRIBUTE.match(value) and not any(c.isdigit() for c in value)
+    return _strong_value(value, m) and not (named and not any(map(_random_letters, value.split("."))))
+
+
 def _url_token(value: str, m: re.Match[str]) -> bool:
     """A user-info that is key material (hex, or letters mixed with digits in one run), not a login
     such as deploy-bot-readonly-user."""
@@ -396,9 +403,9 @@ _CONTEXT: list[Rule] = [
         r"authorization[\"']?[ \t]*[:=][ \t]*[\"'`]?"
         r"(?:(?:bearer|token|basic|bot|apikey|sso-key|key)\s+)?([a-z0-9_\-.~+/]{8,}=*)",
         lower=True,
-        check=_strong_value,
+        check=_header_value,
     ),
-    _r("bearer-token", "bearer", r"bearer\s+([a-z0-9_\-.~+/]{12,}=*)", lower=True, boundary=True, check=_strong_value),
+    _r("bearer-token", "bearer", r"bearer\s+([a-z0-9_\-.~+/]{12,}=*)", lower=True, boundary=True, check=_header_value),
     _r(
         "url-signature",
         "=",
