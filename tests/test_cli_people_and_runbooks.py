@@ -63,8 +63,18 @@ def test_a_passive_recall_of_a_long_runbook_quotes_the_step_asked_about():
         runbook += f"\n## {n}. Step {n}\n\nRun the usual checks for section {n} and tell the channel when they pass.\n"
     span = context.focus(runbook, None, "how many replicas for relay-worker when the backlog keeps growing?")
     assert span is not None and "--replicas=24" in runbook[span[0] : span[1]]
-    assert span[1] - span[0] == context.MAX_ITEM_CHARS
+    # a full line's worth, cut between words (a cut by count alone had ended one on "config/appl")
+    assert context.MAX_ITEM_CHARS - 20 <= span[1] - span[0] <= context.MAX_ITEM_CHARS
+    assert not runbook[span[1] - 1 : span[1] + 1].isalnum() and not runbook[span[0] - 1 : span[0] + 1].isalnum()
     assert context.focus("short text", None, "anything") is None  # a short memory is shown whole
+
+
+def test_a_part_of_a_long_memory_is_quoted_with_ellipses_where_it_cuts_a_sentence():
+    text = "Intro line.\n" + "The app reads its port from config/application.yaml and then " * 12 + "ends here."
+    assert context._with_ellipses(text, (12, 300)).startswith("The app reads")  # a line's start
+    assert context._with_ellipses(text, (12, 300)).endswith("…")  # inside a sentence
+    assert context._with_ellipses(text, (16, 300)).startswith("…app reads")
+    assert context._with_ellipses(text, (12, len(text))).endswith("ends here.")  # the end: nothing more
 
 
 def test_a_runbook_in_the_terminal_keeps_commands_whole(capsys, monkeypatch):

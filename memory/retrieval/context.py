@@ -752,7 +752,27 @@ def focus(content: str, part: tuple[int, int] | None, query: str, most: int = MA
     if above >= 0 and at - above < most // 3:
         at = above + 2
     at = max(start, min(at, end - most))  # a full window still
-    return part if at == start else (at, at + most)
+    return part if at == start else _whole_words(content, at, at + most)
+
+
+def _whole_words(content: str, start: int, end: int) -> tuple[int, int]:
+    """(start, end) moved inward to the nearest places between words: a window cut by a character
+    count had shown "config/appl" and "use 之后" (the end of "ClickHouse"). Chinese breaks anywhere."""
+
+    def inside(at: int) -> bool:
+        return (
+            0 < at < len(content)
+            and (content[at - 1].isascii() and content[at - 1].isalnum())
+            and (content[at].isascii() and content[at].isalnum())
+        )
+
+    s, e = start, end
+    while s < e and inside(s):
+        s += 1
+    while e > s and inside(e):
+        e -= 1
+    # a word longer than the window (a key, a hash): the cut as it was
+    return (start, end) if e - s < (end - start) // 2 else (s, e)
 
 
 def _cut_item(
@@ -916,12 +936,23 @@ def render(m: Memory, tier: str = "relevant", part: tuple[int, int] | None = Non
         label = "FAILED decision, do not repeat"
     meta = " ".join(" · ".join(x for x in (label, where, when) if x).split())  # a category is free text too
     meta = _TAG_TEXT_RE.sub(r"&lt;\1", meta)
-    shown = quote(m.content if part is None else m.content[part[0] : part[1]], most)
+    shown = quote(m.content if part is None else _with_ellipses(m.content, part), most)
     stale = text.stale_note(m.metadata, shown)  # a runbook's value a later correction retired
     notes = [chunks.position(part[0], part[1], len(m.content)), "memory_get for all"] if part is not None else []
     notes += [stale] if stale else []
     said = f" ({'; '.join(notes)})" if notes else ""
     return f"- #{m.id} {meta}{said}: {shown}"
+
+
+def _with_ellipses(content: str, part: tuple[int, int]) -> str:
+    """A part of a long memory as quoted: "…" where it starts or ends inside a sentence."""
+    body = content[part[0] : part[1]]
+    if not body.strip():
+        return body
+    before, after = content[: part[0]].rstrip(" \t"), content[part[1] :].lstrip(" \t")
+    opens = not before or before.endswith(("\n", ".", "!", "?", ":", "。", "！", "？", "：", "；"))
+    closes = not after or after.startswith("\n") or body.rstrip().endswith((".", "!", "?", "。", "！", "？", "`"))
+    return ("" if opens else "…") + body + ("" if closes else "…")
 
 
 def _item(m: Memory, tier: str, score: float, part: tuple[int, int] | None = None) -> ContextItem:
