@@ -156,6 +156,10 @@ class Hit(BaseModel):
     importance: int
     tags: list[str]
     occurred_at: str | None
+    source_ref: str | None = Field(
+        default=None, description="Where it came from, as its writer gave it (e.g. an imported file's line)"
+    )
+    session_id: str | None = Field(default=None, description="The conversation it was said in, when known")
     metadata: dict[str, Any]
 
 

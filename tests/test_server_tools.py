@@ -438,10 +438,13 @@ async def test_memory_get_says_where_an_imported_memory_came_from(config):
     async with client(config) as c:
         stored = await call(c, "memory_store", content="ledger-api is owned by Zhou Wei.")
         got = await call(c, "memory_get", ids=[imported, stored["id"]])
+        found = await call(c, "memory_search", query="billing-service port in staging")
     assert [(m["source"], m["source_ref"], m["session_id"]) for m in got["memories"]] == [
         ("import", "team-chat.jsonl:42", "chat-2026-11-30"),
         ("manual", None, None),
     ]
+    hit = next(r for r in found["results"] if r["id"] == imported)  # a search result can be cited too
+    assert (hit["source_ref"], hit["session_id"]) == ("team-chat.jsonl:42", "chat-2026-11-30")
 
 
 async def test_a_failed_decisions_warning_never_ends_a_sentence_twice(config):
