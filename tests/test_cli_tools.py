@@ -169,6 +169,9 @@ def test_context_previews_a_briefing_and_a_prompts_surface_without_recording(cap
     assert out == "" and "surfaces nothing (acknowledgement)" in err
     code, out, err = run(capsys, "context", "how do we rotate the kafka tls certificates")
     assert code == 0 and out == "" and "maple-memory search` lists weaker matches" in err
+    said = run_json(capsys, "context", "how do we rotate the kafka tls certificates", "--prompt")
+    assert said["block"] == "" and "lists weaker matches" in said["note"]  # --json says why, as the terminal does
+    assert said["model"] == "ready"
     with Store.open(config_mod.load(home=home), HashEmbedder(64)) as s:
         assert s.conn.execute("SELECT count(*) FROM injections").fetchone()[0] == 0
         assert s.get(mid).activation_count == 0

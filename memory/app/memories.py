@@ -633,7 +633,7 @@ class Memories:
 
     def context(self, query: str, *, budget: int = 800, record: bool = True, as_prompt: bool = False) -> dict[str, Any]:
         """A briefing for a task within a token budget of memory text (the header is not counted):
-        {"block", "items", "skipped", "did_not_fit", "note"}; the best matches are shown as fully
+        {"block", "items", "skipped", "did_not_fit", "note", "model"}; the best matches are shown as fully
         as the budget allows (context.tiered_context's `fill`), and `note` names the matches that
         did not fit. `as_prompt` applies the prompt hook's gating and its shorter lines;
         `record=False` is a preview that records nothing."""
@@ -668,6 +668,7 @@ class Memories:
             "items": [{"id": i.memory.id, "tier": i.tier, "line": i.line} for i in items],
             "did_not_fit": unfit,
             "note": context.unfit_note(unfit, budget, shown=bool(items)),
+            "model": self.model_state(),  # not "ready": picked by words alone, as the hook's cold path does
         }
 
     # -- the graph ------------------------------------------------------------------------------

@@ -462,15 +462,18 @@ def cmd_context(ctx: Context) -> int:
     with ctx.app(embedder=True) as app:
         # A preview: nothing is recorded as injected or recalled.
         d = app.context(a.query, budget=a.budget, record=False, as_prompt=a.prompt)
+    if not d["skipped"] and not d["block"] and not d.get("note"):  # the same words in --json as on the terminal
+        d["note"] = f"no memory is close enough to this query to brief on; `{PROG} search` lists weaker matches, if any"
 
     def human() -> None:
-        if d["skipped"]:
-            print(f"{PROG}: a prompt like this surfaces nothing ({d['skipped']})", file=sys.stderr)
-        elif not d["block"] and not d.get("note"):
+        if d.get("model") not in (None, "ready"):
             print(
-                f"{PROG}: no memory is close enough to this query to brief on; `{PROG} search` lists weaker matches, if any",
+                f"{PROG}: picked without vectors, by words alone (the embedding model is {d['model']}; MAPLE's "
+                "engine loads it in the background: ask again in a few seconds)",
                 file=sys.stderr,
             )
+        if d["skipped"]:
+            print(f"{PROG}: a prompt like this surfaces nothing ({d['skipped']})", file=sys.stderr)
         else:
             if d["block"]:
                 print(d["block"])
