@@ -20,7 +20,7 @@ from memory import config as config_mod
 from memory.embed import HashEmbedder, to_blob
 from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
 from memory.retrieval import ranking as retrieval
-from memory.store import Memory, NewMemory, Store, indexes
+from memory.store import Memory, NewMemory, Store, browse, indexes
 
 pytestmark = pytest.mark.backends  # each test on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -778,3 +778,17 @@ def test_a_long_runbook_with_a_few_feelings_and_warnings_is_no_flashbulb_memory(
         short = s.add(NewMemory("So proud of the team!! We shipped the ledger failover at last!"))
     assert long.intensity < 0.5
     assert short.intensity > 0.55  # a short outburst keeps its "!!" (0.59, as before)
+
+
+def test_stats_name_the_model_of_vectors_another_connection_stored_after_it_opened(tmp_path: Path) -> None:
+    # `maple-memory stats` right after an import: the engine's connection had opened the file before
+    # the first vector was written, and said "embedding_model: -" long after every memory had one.
+    cfg = make_config(tmp_path)
+    reader = Store.open(cfg, None)
+    try:
+        with Store.open(cfg, HashEmbedder(64)) as writer:
+            writer.add(NewMemory("billing-service listens on 8443 in staging", scope="/work/p"))
+        stats = browse.scoped_stats(reader, ["/work/p", "global"])
+        assert (stats["embedding_model"], stats["embedding_dim"]) == ("hash-64", 64)
+    finally:
+        reader.close()

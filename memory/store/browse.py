@@ -244,7 +244,8 @@ def scoped_stats(store: Store, scopes: Sequence[str]) -> dict[str, Any]:
         "database_bytes": page_bytes + (wal.stat().st_size if wal.exists() else 0),
         "last_maintenance": upkeep.get("last_maintenance"),
         "last_maintenance_changes": json.loads(upkeep.get("last_maintenance_counts") or "{}"),
-        "embedding_model": store.vector_model,
+        # (has_vectors re-reads what another connection wrote: a store opened before its first vector)
+        "embedding_model": store.vector_model if store.has_vectors else None,
         "embedding_dim": store.vector_dim,
         "without_vectors": _without_vectors(store, scopes),
         "database": store.where,
