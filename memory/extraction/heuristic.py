@@ -313,6 +313,8 @@ def extract(
                 # the question says what the choice is about
                 settled.content = asked + " " + settled.content
                 settled.metadata["question"] = asked
+            if settled is not None and asked:
+                _pick_among_asked(settled, asked)
             said_now = R.sentences(text)
             at = next(
                 (
@@ -1977,6 +1979,32 @@ _OPTION_VERB = re.compile(
     r"^(?:(?:we|you) (?:could|can|might)\s+)?(?:either\s+)?(?:keep|stay on|move to|switch to|try|use|go with|adopt)?\s*",
     re.I,
 )
+
+
+# Two or three options put as a question: "Kafka or Redis Streams?", "Postgres SKIP LOCKED or Redis", "用 Kafka
+# 还是 RabbitMQ？" (a name and the capitalised words that go on naming it).
+_OPTION_NAME = r"[A-Za-z][\w.+/-]*(?:\s+(?-i:[A-Z])[\w.+/-]*)*"
+_QUESTION_OPTIONS = re.compile(
+    rf"(?<![\w.+/-])({_OPTION_NAME})(?:\s*[,，、]\s*({_OPTION_NAME}))?\s*[,，]?\s*(?:\bor\b|还是|或者)\s*({_OPTION_NAME})",
+    re.I,
+)
+
+
+def _pick_among_asked(decision: Candidate, asked: str) -> None:
+    """A pick among the options a question named ("should we use Kafka or Redis Streams …?" -> "let's go with
+    Redis Streams"): the option chosen in full, the others as what it passed over (a blind trial's decision had
+    kept "Redis" chosen over "much lighter")."""
+    chosen = decision.metadata.get("chosen")
+    m = _QUESTION_OPTIONS.search(asked)
+    if not chosen or m is None:
+        return
+    said = [re.sub(r"^(?:[a-z]+\s+)+(?=[A-Z])", "", o) for o in m.groups() if o]  # ("use Kafka": the name)
+    options = [o for o in said if R.known_tech(o) or re.search(r"[A-Z0-9._/-]", o)]
+    full = next((o for o in options if o.casefold().startswith(chosen.casefold())), None)
+    if full is None or len(options) < 2:
+        return
+    decision.metadata["chosen"] = full
+    decision.metadata["alternatives"] = [o for o in options if o != full]
 
 
 def _listed_besides(proposal: str, chosen: str) -> list[str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory.lang import entities, values, zhnames
-from memory.lang.text import is_stopword
+from memory.lang import entities, privacy, values, zhnames
+from memory.lang.text import REDACTED, is_stopword
 
 # -- sentences ---------------------------------------------------------------------------------
 
@@ -127,7 +127,7 @@ _FILLER_EN = re.compile(
     re.I,
 )
 _FILLER_ZH = re.compile(
-    r"^(?:好的|好吧|嗯|对了|(?:是的|没错)(?=[\s,，。.!！])|另外|还有(?:一?(?:个|件|条|点)\s*(?:事儿?|事情|rule|规矩|规则|问题|变化)?)?|不错|然后|顺便说一下|顺便说下|"
+    r"^(?:好的|好吧|嗯|对了|(?:忘了|忘记|差点忘了)(?:说|讲)?(?:了|一下)?|(?:是的|没错)(?=[\s,，。.!！])|另外|还有(?:一?(?:个|件|条|点)\s*(?:事儿?|事情|rule|规矩|规则|问题|变化)?)?|不错|然后|顺便说一下|顺便说下|"
     r"顺便提一下|(?:顺便|再)?(?:提醒|提|说|补充)一句|说一下|说下|提一下|顺便|哦|其实|那么|(?:(?i:update|sync)|同步)\s*一下(?:\s*(?i:context))?|跟你同步(?:一下)?(?:几个|一些)?(?:变化|情况)?)"
     r"[\s,，。.:：;；!！、]*"
 )
@@ -158,7 +158,14 @@ def strip_fillers(s: str) -> str:
         prev = s
         s = _FILLER_EN.sub("", s, count=1)
         s = _FILLER_ZH.sub("", s, count=1)
+        s = _EMOJI_HEAD.sub("", s, count=1)  # "nice 🎉 对了 Tiger 下周…"
     return s.strip()
+
+
+# Emoji and pictographs before the words (🎉, 👍, ✅; not a bullet or a quote mark).
+_EMOJI_HEAD = re.compile(
+    r"^[\s\u2600-\u27bf\U0001f300-\U0001faff\ufe0f\u200d]*[\u2600-\u27bf\U0001f300-\U0001faff]+[\s\ufe0f]*"
+)
 
 
 _TAIL = re.compile(
@@ -640,6 +647,8 @@ CHAT = re.compile(
     r"(?:我|我们)?想顺便|借(?:这个|此)机会|(?:^|[，,]\s*)(?:我|我们)回头(?:让|找|跟|去|再)|"
     # what the speaker just did or leaves for now: "ORDER_TEST_DSN 我自己改好了", "老的模块先不动", "Leaning Argo CD but …"
     r"我(?:自己)?(?:已经)?(?:改|弄|配|修|调)好了\W*$|先不动|暂时不动|^\W*(?:I'?m )?leaning (?:towards? )?\w|"
+    # the speaker taking a step of today's task: "PR 我自己推。" (as "I'll push the PR myself")
+    r"我自己(?:来)?(?:推|提|合|发|跑|部署|上线|开)(?:吧|就行|就好|好了)?\W*$|"
     # the fix confirmed, the week wished well, a file to tidy away: "works now 👍 周末愉快", "X can be deleted"
     r"^(?:it\s+|that\s+)?works now\b|周末愉快|辛苦了|^(?:that|this|which) explains\b|"
     + _SIGN_OFF
@@ -785,6 +794,8 @@ _EPISODE = re.compile(
     r"\b(?:since (?:yesterday|last|the|this|we|i)|last night|(?<!as of )(?<!effective )(?<!starting )yesterday|this morning|on (?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday)|figure out|can you|could you|help me|keeps? (?:logging|"
     r"failing|crashing|flapping|restarting|timing out|dying|erroring)|all getting|didn'?t get)\b|帮我|帮忙|怎么办|最近|昨天|昨晚|前天|今天|今早|刚才|出事|偶现|巨卡|没法用|"
+    # going wrong today, as "keeps timing out": "payout-worker 在 staging 一直 timeout"
+    r"(?:一直|老是|总是)\s*(?:在\s*)?(?:timeout|time ?out|超时|报错|失败|挂|崩|重启|crash|fail|5\d\d\b)|"
     r"挺香|(?<!，)(?<!, )(?<!,)不想|我真的|我\s*mac|本地生成|^(?:加个|加一个|改下|改一下|弄个|写个|补个)|用过|"
     # hedged or second-hand: "里好像有个现成的", "有业务方说偶尔 400" (what someone reported, not a fact yet)
     r"好像|似乎|貌似|偶尔|听说|有人说|\S{1,4}方说|反馈说|"
@@ -817,6 +828,24 @@ def is_chat(s: str) -> bool:
     return bool(CHAT.search(s))
 
 
+# A redacted secret with the name it was assigned to: "AWS_SECRET_ACCESS_KEY=[REDACTED:api-key]".
+_REDACTED = re.compile(r"\s*(?:[A-Za-z_][\w.-]*\s*[=:]\s*)?" + REDACTED.pattern)
+
+
+def _lead_in(s: str) -> bool:
+    """A line that only announces what follows ("Steps:"), or that hands over a secret, which leaves
+    it one once redacted ("AWS creds 用这个: AKIA… AWS_SECRET_ACCESS_KEY=…", a blind trial; not where
+    one lives: "license key 在 .env 里：OCR_LICENSE_KEY=…" names its place and variable)."""
+    if s.rstrip().endswith((":", "：")):
+        return True
+    redacted = privacy.redact(s)
+    bare = _REDACTED.sub("", redacted)
+    return bare != redacted and bare.rstrip(" 。.").endswith((":", "：")) and bool(_HANDS_OVER.search(bare))
+
+
+_HANDS_OVER = re.compile(r"用这(?:个|些|俩)|这(?:是|几个是)|给你|\bhere(?:'s| is| are)\b|\buse th(?:is|ese)\b", re.I)
+
+
 def is_statement(s: str) -> bool:
     """A plainly stated fact, constraint or gotcha about the project with no trigger word: a
     declarative sentence that names something specific ("The tests pass only when TZ=UTC because
@@ -828,7 +857,7 @@ def is_statement(s: str) -> bool:
         or is_chat(s)
         or _episode(s)
         or _TRACE.search(s)
-        or s.rstrip().endswith((":", "："))
+        or _lead_in(s)
     ):
         return False
     held = values.fact_values(s)

@@ -219,10 +219,22 @@ def _nearest(mentions: list[Mention], pos: int, before: bool) -> Mention | None:
     return max(cands, key=lambda m: m.end) if before else min(cands, key=lambda m: m.start)
 
 
+_SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)|[！？。]|\n")
+
+
+def _asked(text: str, pos: int) -> bool:
+    """Whether the sentence holding `pos` is a question: "Should we use Kafka or Redis Streams?"
+    states no use of Kafka (a blind trial's store related the project to it)."""
+    end = _SENTENCE_END.search(text, pos)
+    return end is not None and end.group(0) in ("?", "？")
+
+
 def relations(text: str, mentions: list[Mention], project: str | None = None) -> list[tuple[str, str, str]]:
-    """(source, type, target) triples the sentence states between its mentions."""
+    """(source, type, target) triples the sentence states between its mentions; a question states none."""
     found: list[tuple[str, str, str]] = []
     for m in _MOVED.finditer(text):
+        if _asked(text, m.start()):
+            continue
         old_span = (m.start("old"), m.end("old")) if m.group("old") else (m.start("zold"), m.end("zold"))
         new_span = (m.start("new"), m.end("new")) if m.group("new") else (m.start("znew"), m.end("znew"))
         old = [x for x in mentions if old_span[0] <= x.start < old_span[1]]
@@ -230,12 +242,16 @@ def relations(text: str, mentions: list[Mention], project: str | None = None) ->
         if old and new:
             found.append((new[0].name, "replaced", old[0].name))
     for m in _INSTEAD.finditer(text):
+        if _asked(text, m.start()):
+            continue
         old = [x for x in mentions if m.start("zold") <= x.start < m.end("zold")]
         new = [x for x in mentions if m.start("znew") <= x.start < m.end("znew")]
         if old and new:
             found.append((new[0].name, "replaced", old[0].name))
     for rel, rx, _ in _REL_EN:
         for m in rx.finditer(text):
+            if _asked(text, m.start()):
+                continue
             dst = _nearest(mentions, m.end(), before=False)
             if dst is None or dst.start - m.end() > 20 or _BREAK.search(text[m.end() : dst.start]):
                 continue
@@ -253,6 +269,8 @@ def relations(text: str, mentions: list[Mention], project: str | None = None) ->
             if src_name.casefold() != dst.name.casefold():
                 found.append((src_name, rel, dst.name))
     for m in re.finditer(r"\b(?:is|are) owned by\b", text, re.I):
+        if _asked(text, m.start()):
+            continue
         src, dst = _nearest(mentions, m.start(), True), _nearest(mentions, m.end(), False)
         if src and dst:
             found.append((dst.name, "owns", src.name))
