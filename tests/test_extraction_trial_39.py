@@ -118,3 +118,35 @@ def test_a_pick_among_the_options_a_question_named_keeps_the_option_whole_and_pa
     # lighter" (a word of the proposal), and the project related to Kafka by the question.
     found = [c for c in candidates(("user", asked), ("assistant", proposed), ("user", answer)) if c.layer == "decision"]
     assert [(c.metadata.get("chosen"), c.metadata.get("alternatives")) for c in found] == [(chosen, passed_over)]
+
+
+@pytest.mark.parametrize(
+    "asked, explained, named",
+    [
+        (
+            "test_invoice_rollover keeps failing on CI but passes locally, can you look?",
+            "Root cause: the test mixes local-time `date.today()` with UTC-based invoice periods, so after 16:00 UTC "
+            "the two dates differ by one. Fix: compare against the UTC date in the test.",
+            "test_invoice_rollover",
+        ),
+        (
+            "payout-worker 的对账任务每天都漏几条记录，帮我查一下。",
+            "根因是该任务用 OFFSET 分页：翻页时有新记录插到前面，后面的页整体后移，OFFSET 就跳过了几条。修复办法是改成基于 (created_at, id) 的游标分页。",
+            "payout-worker",
+        ),
+    ],
+)
+def test_a_cause_that_calls_its_subject_the_test_is_stored_with_the_name_the_task_gave_it(asked, explained, named):
+    # "Root cause: the test mixes …" named no test: "test_invoice_rollover is failing again" found neither cause.
+    causes = [c.content for c in candidates(("user", asked), ("assistant", explained)) if c.layer == "experience"]
+    assert causes and all(c.startswith(named + ": ") for c in causes), causes
+
+
+def test_a_cause_that_names_its_subject_or_follows_a_request_naming_none_is_left_as_it_is():
+    def causes(asked: str, explained: str) -> list[str]:
+        return [c.content for c in candidates(("user", asked), ("assistant", explained)) if c.layer == "experience"]
+
+    named = "Root cause: test_invoice_rollover mixes local time with UTC invoice periods. Fix: use the UTC date."
+    assert causes("test_invoice_rollover keeps failing on CI, can you look?", named) == [named]
+    plain = "Root cause: the test mixes local time with UTC invoice periods. Fix: use the UTC date."
+    assert causes("why does it keep failing on CI?", plain) == [plain]

@@ -20,7 +20,7 @@ from pathlib import PurePath
 from typing import Any
 
 from memory.extraction import rules as R
-from memory.lang import emotion, entities, privacy, zhnames
+from memory.lang import emotion, entities, mentions, privacy, zhnames
 from memory.lang.text import has_cjk, is_stopword
 from memory.store.chunks import weight
 
@@ -479,11 +479,48 @@ def extract(
     out.extend(_project_commands(turns, out, scope, session_id))
     out.sort(key=lambda c: c.metadata.get("turn", 0))
     out = _lessons_with_their_cause(out)
+    _name_what_it_is_about(out, turns)
     for c in out:
         finish(c, known, project)
     out = [c for c in map(_without_handed_secrets, out) if c is not None and not _stored_by_assistant(c, turns)]
     out = [c for c in out if not (c.role == "user" and _KEEP_IT_OUT.search(c.content))]
     return _dedup([c for c in out if c.metadata.get("turn", 0) >= skip])
+
+
+# What a cause says its subject is without naming it: "the test mixes local time with UTC", "该测试…".
+_VAGUE_SUBJECT = re.compile(
+    r"\b(?:the|this|that) (?:test|tests|job|service|worker|build|pipeline|query|endpoint|migration|deploy|check)\b|"
+    r"(?:这个|该|那个)(?:测试|用例|任务|服务|接口|查询|迁移|作业)",
+    re.I,
+)
+# A name in code the user gave the task by: test_invoice_rollover, TestListEntries, billing-service, `app.worker`.
+_TASK_NAME = re.compile(r"`([^`\s]{3,60})`|\b(test_\w+|Test[A-Z]\w+|[A-Za-z][\w.]*[-_][\w.-]*\w)\b")
+
+
+def _name_what_it_is_about(out: list[Candidate], turns: list[dict]) -> None:
+    """An assistant's cause or lesson that calls its subject "the test" or "the job" is named by the code names the
+    user's last request gave it ("test_invoice_rollover keeps failing on CI" -> "Root cause: the test mixes …" stored
+    as "test_invoice_rollover: Root cause: …"): stored alone, "the test" names nothing (a blind trial's prompt
+    "test_invoice_rollover is failing again" brought back neither of its two causes)."""
+    for c in out:
+        if c.role != "assistant" or c.layer != "experience" or not _VAGUE_SUBJECT.search(c.content):
+            continue
+        at = c.metadata.get("turn", 0)
+        asked = next(
+            (
+                t.get("text") or ""
+                for t in reversed(turns[:at])
+                if t.get("kind") == "text" and t.get("role") == "user" and (t.get("text") or "").strip()
+            ),
+            "",
+        )
+        names = []
+        for m in _TASK_NAME.finditer(asked):
+            name = (m.group(1) or m.group(2)).strip(".,;:")
+            if (m.group(1) or name.startswith(("test_", "Test")) or mentions.code_name(name)) and name not in names:
+                names.append(name)
+        if names and not any(n.casefold() in c.content.casefold() for n in names):
+            c.content = f"{', '.join(names[:2])}: {c.content}"
 
 
 def _stamped(c: Candidate, turn: dict, i: int, scope: str, session_id: str | None) -> Candidate:
