@@ -838,6 +838,8 @@ def _lead_in(s: str) -> bool:
     one lives: "license key 在 .env 里：OCR_LICENSE_KEY=…" names its place and variable)."""
     if s.rstrip().endswith((":", "：")):
         return True
+    if ":" not in s and "：" not in s:
+        return False  # (no lead-in to be left: the sentence need not be redacted here, the store does it)
     redacted = privacy.redact(s)
     bare = _REDACTED.sub("", redacted)
     return bare != redacted and bare.rstrip(" 。.").endswith((":", "：")) and bool(_HANDS_OVER.search(bare))
