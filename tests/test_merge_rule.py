@@ -485,3 +485,29 @@ def test_an_english_sentence_with_a_chinese_name_in_brackets_is_compared_as_engl
     # the English side's names had to appear in the Chinese one)
     assert consolidation.values_agree("Chen Jing (陈静) leads the Android team.", "安卓组的组长是陈静。")
     assert not consolidation.values_agree("Chen Jing (陈静) owns billing-service.", "陈静负责 ledger-service。")
+
+
+def test_the_chinese_for_what_english_drops_as_stopwords_needs_no_explaining() -> None:
+    # 请 / 统一 / 使用 are please / all / use, which English leaves out of the comparison already
+    assert consolidation.words_explained("所有接口请统一使用 JSON 返回。", "所有接口都返回 JSON。")
+    # a light word excuses no content word
+    assert not consolidation.words_explained("所有接口请统一使用 JSON 返回。", "所有内部接口必须加签名后返回 JSON。")
+
+
+def test_a_chinese_name_is_explained_by_its_surname_in_latin_letters() -> None:
+    assert consolidation.words_explained("老王负责支付网关。", "Lao Wang owns the payment gateway.")
+    assert consolidation.words_explained("周磊负责支付网关。", "Zhou owns the payment gateway.")
+    # another person: 老李 is not Wang
+    assert not consolidation.words_explained("老李负责支付网关。", "Lao Wang owns the payment gateway.")
+
+
+def test_a_glossary_word_the_segmenter_cuts_in_two_is_compared_whole() -> None:
+    # jieba cuts 时间戳 into 时间 + 戳; the glossary's word is timestamp
+    assert consolidation._gap_words("日志里的时间戳都用 UTC。") == ("日志", "里", "时间戳", "utc")
+    assert consolidation.words_explained("日志里的时间戳都用 UTC。", "Timestamps in the logs are in UTC.")
+
+
+def test_operations_verbs_are_matched_across_languages_and_still_told_apart() -> None:
+    a = "Database keys are rotated every quarter."
+    assert consolidation.same_fact(a, "数据库密钥每季度轮换一次。", HIGH, 0.95)
+    assert not consolidation.same_fact(a, "数据库密钥每季度重置一次。", HIGH, 0.95)  # reset is not rotate

@@ -89,7 +89,7 @@ _DATA = """
 补丁 | patch
 版本 | version/versions
 版本号 | version number
-升级 | upgrade
+升级 | upgrade/bump
 降版本 | downgrade
 预发布/预发/预发环境/预生产 | staging/pre-production/preprod
 生产/生产环境/线上/线上环境 | production/prod
@@ -294,7 +294,7 @@ _DATA = """
 优先级 | priority
 紧急 | urgent/emergency
 阻塞 | blocker/blocked/blocking
-审批 | approval/approve
+审批/批准 | approval/approve/approved/approvals
 权限申请 | access request
 预算 | budget
 成本/费用 | cost/costs/expense
@@ -463,7 +463,7 @@ _DATA = """
 审计日志 | audit log
 合规 | compliance
 隐私 | privacy
-脱敏 | masking/redaction/redact
+脱敏/匿名化 | masking/redaction/redact/anonymize/anonymized/anonymise/anonymised
 敏感数据 | sensitive data/pii
 个人信息 | personal data/pii
 加密货币 | crypto
@@ -500,6 +500,13 @@ _DATA = """
 根因/根本原因 | root cause
 排查/定位问题 | troubleshoot/debug/investigate
 重启 | restart/reboot
+重置 | reset
+重建 | rebuild/rebuilt/recreate
+销毁 | destroy/destroyed/tear down/torn down/teardown
+清空 | wipe/wiped/purge/purged
+轮换/轮转 | rotate/rotated
+续期 | renew/renewed/renewal
+确认 | acknowledge/acknowledged/confirm/confirmed
 启动 | start/startup/boot
 停止 | stop
 暂停 | pause
@@ -637,6 +644,11 @@ def _chinese_spans(run: str, zh: dict[str, list[str]]) -> list[tuple[int, str]]:
         else:  # a single character is too ambiguous to translate (类 in 分类, 库 in 入库)
             i += 1
     return found
+
+
+def is_chinese_word(word: str) -> bool:
+    """Whether the glossary holds this Chinese word (时间戳, 代码检查): a word a segmenter may cut."""
+    return word in _load()[0]
 
 
 def _chinese_words(run: str, zh: dict[str, list[str]]) -> list[str]:

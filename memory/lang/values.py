@@ -118,10 +118,13 @@ _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
 
 # Words that link a fact's parts rather than state one: prepositions and light verbs ("runs on",
 # "goes through", "sits in front of"; 为, 以, 按, 由, 往, 跑, 放, 走). A rewording changes them freely.
+# So do the Chinese for what English drops as stopwords (must, use, please, already, and, all: 必须,
+# 使用, 请, 已, 并且, 一律) and a reminder's "remember to" / 记得.
 _LIGHT = frozenset(
     "via per across within through rather instead now run runs go goes going gets got make makes happen happens "
-    "sit sits live lives handle handles keep keeps put puts take takes reach reaches done "
-    "为 以 按 由 里 往 在 把 被 给 让 用 跑 放 上 下 出 做 提 过 看 走 加 交 来 去 都 也 就 会 要 能 将 向 从 对 于 及 与 和 或 中 内 时".split()
+    "sit sits live lives handle handles keep keeps put puts take takes reach reaches done remember "
+    "为 以 按 由 里 往 在 把 被 给 让 用 跑 放 上 下 出 做 提 过 看 走 加 交 来 去 都 也 就 会 要 能 将 向 从 对 于 及 与 和 或 中 内 时 "
+    "必须 应 应当 使用 请 已 并且 而且 才能 记得 一律 统一".split()
 )
 
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory import embed
-from memory.lang import glossary, mentions, text
+from memory.lang import glossary, mentions, text, zhnames
 from memory.lang.values import (  # noqa: F401  (fact_values, values_agree: part of this module's rule)
     _CJK_VALUE_WORDS,
     _EN_NUMBERS,
@@ -709,7 +709,7 @@ def _gap_words(content: str, _cache: dict[str, tuple[str, ...]] = {}) -> tuple[s
         out: list[str] = []
         for t in _WORD.findall(content.lower()):
             if text.has_cjk(t):
-                for w in cut(t) if cut else list(t):
+                for w in _glossary_joined(cut(t) if cut else list(t)):
                     if w not in text.ZH_PARTICLES and not text.is_stopword(w):
                         out.append(w)
             elif t not in _EN_NUMBERS and (t in _KEPT or not text.is_stopword(t)):
@@ -718,14 +718,42 @@ def _gap_words(content: str, _cache: dict[str, tuple[str, ...]] = {}) -> tuple[s
     return found
 
 
+def _glossary_joined(pieces: list[str]) -> list[str]:
+    """A segmenter's cut with two neighbouring pieces put back together where they make a
+    glossary word (时间 + 戳 = 时间戳, 代码 + 检查 = 代码检查): the word the other language names."""
+    out: list[str] = []
+    for w in pieces:
+        if out and glossary.is_chinese_word(out[-1] + w):
+            out[-1] += w
+        else:
+            out.append(w)
+    return out
+
+
 def _explained_by_letters(word: str, others: tuple[str, ...]) -> bool:
     """The same stem, one word inside the other (4 letters or 2 Chinese characters at least), two
-    Chinese words sharing a character, or the word's counterpart in the other language
-    (`glossary.counterparts`: 支付 / payment, port / 端口) one of the others by those letters."""
-    if any(_letters_match(word, o, shared_character=True) for o in others):
+    Chinese words sharing a character, a Chinese name and its surname in Latin letters (老张 /
+    Zhang, 周磊 / Zhou), or the word's counterpart in the other language (`glossary.counterparts`:
+    支付 / payment, port / 端口) one of the others by those letters."""
+    if any(_letters_match(word, o, shared_character=True) or _surname_in_latin(word, o) for o in others):
         return True
     # (a counterpart by stem or containment only: 英文 and 中文 share a character)
     return any(_letters_match(c, o) for c in glossary.counterparts(word) for o in others)
+
+
+def _surname_in_latin(word: str, other: str) -> bool:
+    """Whether one word is a Chinese name (周磊, 老张, 王总) and the other its surname as written in
+    Latin letters (zhou, zhang, wang): how one person is named in the two languages."""
+    if word.isascii() == other.isascii():
+        return False
+    name, latin = (other, word) if word.isascii() else (word, other)
+    if zhnames.by_surname(name):
+        surname = name[1]
+    else:
+        person = zhnames.titled(name) or name
+        parts = zhnames.split(person) if zhnames.plausible(person) or person != name else None
+        surname = parts[0] if parts else None
+    return surname is not None and surname in zhnames.ROMANISED.get(latin, ())
 
 
 # A word inside another behind one of these is its opposite, not a rewording (sync / async,
