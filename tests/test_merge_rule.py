@@ -511,3 +511,86 @@ def test_operations_verbs_are_matched_across_languages_and_still_told_apart() ->
     a = "Database keys are rotated every quarter."
     assert consolidation.same_fact(a, "数据库密钥每季度轮换一次。", HIGH, 0.95)
     assert not consolidation.same_fact(a, "数据库密钥每季度重置一次。", HIGH, 0.95)  # reset is not rotate
+
+
+def test_an_abbreviation_and_the_words_it_stands_for_are_one_name() -> None:
+    a = "Failed webhooks go to the DLQ after 5 retries."
+    assert consolidation.same_fact(a, "Failed webhooks go to the dead letter queue after 5 retries.", HIGH, 0.95)
+    # other words with other initials are another thing
+    assert not consolidation.same_fact(a, "Failed webhooks go to the delay queue after 5 retries.", HIGH, 0.95)
+    assert consolidation.values_agree(
+        "Rates come from the ECB feed.", "Rates come from the European Central Bank feed."
+    )
+
+
+def test_an_identifier_made_of_a_name_and_a_word_holds_the_word_in_any_form() -> None:
+    assert consolidation.values_agree("auth-service signs tokens with RS256.", "auth-service tokens are RS256-signed.")
+    assert not consolidation.values_agree(
+        "auth-service signs tokens with RS256.", "auth-service tokens are RS512-signed."
+    )
+
+
+def test_a_chinese_clock_time_is_compared_as_a_value_not_as_words() -> None:
+    a, b = "结算批处理每天 UTC 凌晨两点跑。", "The settlement batch runs daily at 02:00 UTC."
+    assert "凌晨" not in consolidation._gap_words(a) and "两点" not in consolidation._gap_words(a)
+    assert consolidation.values_agree(a, b)
+    assert not consolidation.same_fact(a, "The settlement batch runs daily at 03:00 UTC.", HIGH, 0.95)
+
+
+def test_opposites_and_siblings_are_never_explained_by_their_vectors_or_a_shared_character() -> None:
+    close = _close(("primary", "secondary"), ("扩容", "缩容"), ("订单", "退款"))
+    assert not consolidation.words_explained(
+        "Mei is the primary on-call for search this week.",
+        "Mei is the secondary on-call for search this week.",
+        close,
+        0.5,
+    )
+    assert not consolidation.words_explained("搜索服务扩容要找王芳审批。", "搜索服务缩容要找王芳审批。", close, 0.5)
+    # two words the glossary knows and does not link, in one language: order is not refund
+    assert not consolidation.words_explained("订单表每天凌晨归档。", "退款表每天凌晨归档。", close, 0.5)
+
+
+def test_a_chinese_compound_is_compared_by_its_parts_against_chinese_and_whole_against_english() -> None:
+    a = "周磊是风控服务的技术负责人。"  # jieba: 技术负责人, one word holding 负责人
+    assert not consolidation.same_fact(a, "风控服务的产品负责人是周磊。", HIGH, 0.95)
+    assert consolidation.same_fact(a, "风控服务的技术负责人是周磊。", HIGH, 0.95)
+    close = _close(("kept", "保留"))
+    assert consolidation.words_explained("Backups are kept for 14 days.", "备份文件保留 14 天。", close, 0.5)
+
+
+def test_a_rate_per_second_is_not_the_same_rate_per_minute() -> None:
+    assert not consolidation.values_agree("每个租户每秒最多 200 个请求。", "每个租户每分钟最多 200 个请求。")
+    assert not consolidation.values_agree(
+        "search-api allows 200 rps per tenant.", "search-api allows 200 requests per minute per tenant."
+    )
+    assert consolidation.values_agree("search-api allows 200 rps per tenant.", "search-api 每个租户限流 200 次/秒。")
+
+
+def test_this_week_is_not_next_week() -> None:
+    assert not consolidation.values_agree("周磊是这周的支付值班。", "周磊是下周的支付值班。")
+    assert not consolidation.values_agree("Mei is on call this week.", "Mei is on call next week.")
+    assert consolidation.values_agree("周磊是这周的支付值班。", "本周支付值班是周磊。")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Use uv, not pip, for every Python repo.", "Every Python repo is managed with pip rather than uv."),
+        ("新服务用 Kafka，不用 RabbitMQ。", "New services use RabbitMQ instead of Kafka."),
+        ("Instead of Jenkins, use Buildkite.", "我们用 Jenkins 代替 Buildkite。"),
+    ],
+)
+def test_one_text_choosing_what_the_other_passes_over_is_the_other_choice(a: str, b: str) -> None:
+    assert consolidation.choices_swapped(a, b)
+    assert not consolidation.same_fact(a, b, HIGH, 0.95)
+
+
+def test_a_choice_said_two_ways_is_no_swap() -> None:
+    assert not consolidation.choices_swapped("Use uv, not pip.", "Use uv rather than pip.")
+    assert not consolidation.choices_swapped("新服务用 Kafka，不用 RabbitMQ。", "New services use Kafka over RabbitMQ.")
+
+
+def test_an_inflected_english_word_has_its_glossary_counterparts() -> None:
+    from memory.lang import glossary
+
+    assert "新增" in glossary.counterparts("created") and "部署" in glossary.counterparts("deployed")

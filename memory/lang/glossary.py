@@ -714,7 +714,11 @@ def counterparts(word: str) -> frozenset[str]:
     if not word.isascii():
         return frozenset(e for w in _chinese_words(word, zh) for e in zh[w])
     key = _key(word)
-    return frozenset(en.get(key) or en.get(singular(key)) or ())
+    found = en.get(key) or en.get(singular(key))
+    if not found and key.endswith(("ed", "ing")):  # created -> create, deployed -> deploy, rotating -> rotate
+        stem = key[:-2] if key.endswith("ed") else key[:-3]
+        found = en.get(stem) or en.get(stem + "e") or en.get(key[:-1])
+    return frozenset(found or ())
 
 
 # An English word; a hyphenated or dotted name (pre-prod, billing-service) is one, looked up whole.

@@ -81,9 +81,21 @@ _ZH_QUANTITY = re.compile(
     r"(\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万]+)\s*个?\s*"
     r"(工作日|自然日|毫秒|分钟|小时|(?:星期|周)(?![一二三四五六日天末](?!次))|个月|年|天|秒)"  # 一个周五: a day, 两周一次: weeks
 )
-_EN_EVERY = re.compile(r"\b(?:(?:once|twice) )?(?:every|an?|per|each) (hour|day|week|month|year)\b")
+_EN_EVERY = re.compile(r"\b(?:(?:once|twice) )?(?:every|an?|per|each) (second|minute|hour|day|week|month|year)\b")
+# a rate's time unit: "100 rps", "1000 次/分钟" (how often, like "per minute")
+_PER = (
+    (re.compile(r"\b[rq]ps\b|/\s*(?:s|sec|second)\b|/\s*秒"), "s"),
+    (re.compile(r"\brpm\b|/\s*(?:min|minute)\b|/\s*分钟?"), "min"),
+)
+# a week or a day said from today: this week's on-call is not next week's
+_RELATIVE = {
+    "this week": "w0", "next week": "w1", "last week": "w-1", "本周": "w0", "这周": "w0", "这个星期": "w0",
+    "下周": "w1", "下个星期": "w1", "上周": "w-1", "上个星期": "w-1",
+    "today": "d0", "tomorrow": "d1", "yesterday": "d-1", "今天": "d0", "明天": "d1", "昨天": "d-1",
+}  # fmt: skip
 _HALF = {"half an hour": "1800", "half a day": "43200", "半小时": "1800", "半个小时": "1800", "半天": "43200"}
 _FREQUENCY = {
+    "secondly": "s", "minutely": "min", "每秒": "s", "每秒钟": "s", "每分钟": "min",
     "hourly": "h", "daily": "d", "dayly": "d", "nightly": "d", "weekly": "w", "monthly": "mo", "quarterly": "q",
     "yearly": "y", "annually": "y", "每小时": "h", "每天": "d", "每晚": "d", "每日": "d", "每周": "w",
     "每月": "mo", "每季度": "q", "每年": "y",
@@ -105,7 +117,9 @@ _ALIASES = {
 _ZONES = {"utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "pst": "pt", "pdt": "pt"}
 # (with "every" and "each", which say how often, and the word for an environment, which the
 # environment's name already says: 预发环境 / 预发)
-_VALUE_WORDS = frozenset((*_DAYS, *_ENVS, *_FREQUENCY, *_UNITS, *_EN_NUMBERS, "every", "each", "environment", "环境"))
+_VALUE_WORDS = frozenset(
+    (*_DAYS, *_ENVS, *_FREQUENCY, *_UNITS, *_EN_NUMBERS, *_RELATIVE, "every", "each", "environment", "环境")
+)
 _CJK_VALUE_WORDS = sorted((w for w in _VALUE_WORDS if text.has_cjk(w)), key=len, reverse=True)  # longest first
 _CJK_KEYS = sorted([k for k in (*_DAYS, *_ENVS) if text.has_cjk(k)], key=len, reverse=True)  # longest first
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
@@ -196,6 +210,11 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
     idents = {i for i in idents if not (i in _EN_NUMBERS or i in _ENVS or i in _DAYS or i in _FREQUENCY or i in _UNITS)}
     plain = _IDENT.sub(" ", rest).lower()
     quantities, frequency = set(), set()
+    relative = {v for k, v in _RELATIVE.items() if k in plain}
+    for pattern, unit in _PER:
+        if pattern.search(plain):
+            frequency.add(unit)
+            plain = pattern.sub(" ", plain)
     for phrase, seconds in _HALF.items():
         if phrase in plain:
             quantities.add(seconds)
@@ -238,6 +257,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         "days": frozenset(d for v in days for d in v),
         "envs": frozenset(envs),
         "frequency": frozenset(frequency),
+        "relative": frozenset(relative),
         "negated": frozenset({"yes"} if negated else ()),
         "zones": frozenset(zones),
         "idents": frozenset(idents),
@@ -260,20 +280,41 @@ def _name_forms(word: str) -> set[str]:
     return forms
 
 
-def _idents_in(idents: frozenset[str], other: str) -> bool:
-    """Whether every identifier of one text is in the other (each part of it: "RS256-signed"
-    holds RS256; "DB" is in "database", "JWTs" in "JWT"), or, for a plain word, its counterpart
-    in the other language (`glossary.counterparts`): Chinese text says port or 端口 alike."""
+def _idents_in(idents: frozenset[str], other: str, source: str = "") -> bool:
+    """Whether every identifier of one text (`source`) is in the other (each part of it:
+    "RS256-signed" holds RS256 and a form of "signs"; "DB" is in "database", "JWTs" in "JWT"), or,
+    for a plain word, its counterpart in the other language (`glossary.counterparts`): Chinese text
+    says port or 端口 alike. An abbreviation and the words it abbreviates are one name, either way
+    round: DLQ / dead letter queue, European Central Bank / ECB."""
     low = other.lower()
+    words = re.findall(r"[a-z]+", low)
+    stems = {_stem_word(w) for w in words}
     low += " " + " ".join(_ALIASES[w] for w in set(re.findall(r"[a-z0-9]+|数据库|库", low)) if w in _ALIASES)
+    spelled = abbreviations(re.findall(r"[a-z]+", source.lower()), low)  # ECB: european central bank
+    low += " " + " ".join(w for run in spelled.values() for w in run)
 
     def found(part: str) -> bool:
         forms = _name_forms(part)
         if part.isalpha():
             forms |= {c for f in forms for c in glossary.counterparts(f)}
+            if (len(part) > 3 and _stem_word(part) in stems) or abbreviations(words, part):  # signs / signed; DLQ
+                return True
         return any(f in low for f in forms)
 
     return all(found(part) for i in idents for part in re.split(r"[-_.]", i) if part)
+
+
+def abbreviations(words: list[str], other: str) -> dict[str, list[str]]:
+    """The words of `other` (lowercase) of two to five letters that abbreviate a run of `words`
+    by their initials, each with the run: {"dlq": ["dead", "letter", "queue"]}."""
+    short = set(re.findall(r"\b[a-z]{2,5}\b", other))
+    out: dict[str, list[str]] = {}
+    for n in range(2, 6):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            if "".join(w[0] for w in run) in short:
+                out["".join(w[0] for w in run)] = run
+    return out
 
 
 # Stopwords that carry a fact's meaning in a look-alike ("every other Wednesday", "over 10,000").
@@ -364,14 +405,15 @@ def values_agree(a: str, b: str) -> bool:
     for key in ("numbers", "quantities", "clock", "days", "envs", "zones"):
         if va[key] != vb[key]:
             return False
-    if va["frequency"] and vb["frequency"] and va["frequency"] != vb["frequency"]:
-        return False
+    for key in ("frequency", "relative"):  # said on one side only: left implicit on the other
+        if va[key] and vb[key] and va[key] != vb[key]:
+            return False
     if va["negated"] != vb["negated"] and not _IMPLICIT_NOT.search(b if va["negated"] else a):
         return False
     share_a, share_b = text.cjk_share(a), text.cjk_share(b)
     if abs(share_a - share_b) >= ACROSS:  # the Chinese side's Latin words survive translation
-        return _idents_in(va["idents"], b) if share_a > share_b else _idents_in(vb["idents"], a)
-    return _idents_in(va["idents"], b) and _idents_in(vb["idents"], a)
+        return _idents_in(va["idents"], b, a) if share_a > share_b else _idents_in(vb["idents"], a, b)
+    return _idents_in(va["idents"], b, a) and _idents_in(vb["idents"], a, b)
 
 
 # The values a restatement may change: a number, a quantity, a clock time, a weekday, a name.

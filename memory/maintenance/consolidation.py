@@ -40,9 +40,11 @@ from memory.lang.values import (  # noqa: F401  (fact_values, values_agree: part
     _NEGATION_EN,
     _NEGATION_ZH,
     _VALUE_WORDS,
+    _ZH_CLOCK,
     _ZH_NUMBER,
     _one_edit_apart,
     _stem_word,
+    abbreviations,
     fact_values,
     values_agree,
 )
@@ -697,33 +699,61 @@ UNEXPLAINED_ALLOWED = 1
 _WORD = re.compile(r"[a-z][a-z0-9]*|[\u3400-\u9fff]+")
 
 
-def _gap_words(content: str, _cache: dict[str, tuple[str, ...]] = {}) -> tuple[str, ...]:  # noqa: B006
+def _gap_words(
+    content: str,
+    finer: bool = True,
+    _cache: dict[tuple[str, bool], tuple[str, ...]] = {},  # noqa: B006
+) -> tuple[str, ...]:
     """The content words of a text as they are compared and embedded: English lowercased without
-    stopwords, Chinese cut into words (jieba; characters without it); no numbers (the values
-    compare those)."""
-    found = _cache.get(content)
+    stopwords, Chinese cut into words (jieba; characters without it) and, when `finer`, long ones
+    into the words they are made of (`_finer`); no numbers or clock times (the values compare those)."""
+    found = _cache.get((content, finer))
     if found is None:
         if len(_cache) > 50_000:
             _cache.clear()
         cut = text.jieba_segmenter() if text.has_cjk(content) else None
         out: list[str] = []
-        for t in _WORD.findall(content.lower()):
+        for t in _WORD.findall(_ZH_CLOCK.sub(" ", content.lower())):  # 上午十点: a clock time, compared as one
             if text.has_cjk(t):
-                for w in _glossary_joined(cut(t) if cut else list(t)):
+                pieces = cut(t) if cut else list(t)
+                if cut and finer:
+                    pieces = [f for piece in pieces for f in _finer(piece)]
+                for w in _glossary_joined(pieces):
                     if w not in text.ZH_PARTICLES and not text.is_stopword(w):
                         out.append(w)
             elif t not in _EN_NUMBERS and (t in _KEPT or not text.is_stopword(t)):
                 out.append(t)
-        found = _cache[content] = tuple(dict.fromkeys(out))
+        found = _cache[content, finer] = tuple(dict.fromkeys(out))
     return found
 
 
+def _finer(word: str) -> list[str]:
+    """A long Chinese word as the dictionary words it is made of, when they cover it (技术负责人 ->
+    技术 + 负责人, 订单数据库 -> 订单 + 数据库): a rewording may keep one part and change another."""
+    if len(word) < 4 or not text.has_cjk(word):
+        return [word]
+    try:
+        import jieba
+    except ImportError:
+        return [word]
+    pieces = {p for p in jieba.lcut_for_search(word) if 2 <= len(p) < len(word)}
+    out, i = [], 0
+    while i < len(word):
+        step = next((n for n in range(len(word) - i, 1, -1) if word[i : i + n] in pieces), 0)
+        if not step:
+            return [word]
+        out.append(word[i : i + step])
+        i += step
+    return out
+
+
 def _glossary_joined(pieces: list[str]) -> list[str]:
-    """A segmenter's cut with two neighbouring pieces put back together where they make a
-    glossary word (时间 + 戳 = 时间戳, 代码 + 检查 = 代码检查): the word the other language names."""
+    """A segmenter's cut with a piece of one character put back beside its neighbour where the two
+    make a glossary word (时间 + 戳 = 时间戳): the word the other language names. Two words stay two
+    (技术 + 负责人: a rewording may keep one and change the other)."""
     out: list[str] = []
     for w in pieces:
-        if out and glossary.is_chinese_word(out[-1] + w):
+        if out and min(len(out[-1]), len(w)) == 1 and glossary.is_chinese_word(out[-1] + w):
             out[-1] += w
         else:
             out.append(w)
@@ -735,6 +765,7 @@ def _explained_by_letters(word: str, others: tuple[str, ...]) -> bool:
     Chinese words sharing a character, a Chinese name and its surname in Latin letters (老张 /
     Zhang, 周磊 / Zhou), or the word's counterpart in the other language (`glossary.counterparts`:
     支付 / payment, port / 端口) one of the others by those letters."""
+    others = tuple(o for o in others if not _known_apart(word, o))  # 扩容 is not explained by 缩容
     if any(_letters_match(word, o, shared_character=True) or _surname_in_latin(word, o) for o in others):
         return True
     # (a counterpart by stem or containment only: 英文 and 中文 share a character)
@@ -779,9 +810,19 @@ def _letters_match(word: str, other: str, shared_character: bool = False) -> boo
 def word_gaps(a: str, b: str) -> list[tuple[int, str, tuple[str, ...]]]:
     """The words of either text (side 0: a, 1: b) that the other does not hold by its letters,
     each with the other text's words to compare it with by meaning."""
-    wa, wb = _gap_words(a), _gap_words(b)
-    gaps = [(0, w, wb) for w in wa if not _unread(w) and not _explained_by_letters(w, wb)]
-    return gaps + [(1, w, wa) for w in wb if not _unread(w) and not _explained_by_letters(w, wa)]
+    # Chinese compounds are cut finer only against Chinese (技术负责人 / 产品负责人: which lead); against
+    # English the glossary knows the compound whole (备份文件 / backups)
+    finer = text.has_cjk(a) and text.has_cjk(b)
+    wa, wb = _gap_words(a, finer), _gap_words(b, finer)
+    # an abbreviation and the words it stands for explain each other (DLQ / dead letter queue)
+    la, lb = a.lower(), b.lower()
+    short = abbreviations(re.findall(r"[a-z]+", la), lb) | abbreviations(re.findall(r"[a-z]+", lb), la)
+    spelled = set(short) | {w for run in short.values() for w in run}
+
+    def gap(w: str, others: tuple[str, ...]) -> bool:
+        return not _unread(w) and w not in spelled and not _explained_by_letters(w, others)
+
+    return [(0, w, wb) for w in wa if gap(w, wb)] + [(1, w, wa) for w in wb if gap(w, wa)]
 
 
 # Words that say what kind of value follows ("on host bill-ops-01", "端口 8443", "地址是 …:8443"):
@@ -831,16 +872,79 @@ def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float |
 
 
 def _known_apart(word: str, other: str) -> bool:
-    """Two words that are not each other's rewording whatever their vectors say: one the other
-    behind a negating prefix (sync / async), or two words in different languages that the
-    glossary knows and does not link, directly or through a shared translation (发布 / deploys:
-    both are translated by release)."""
-    if word.isascii() == other.isascii():
-        return word.isascii() and _negated_form(_stem_word(word), _stem_word(other))
+    """Two words that are not each other's rewording whatever their vectors say: opposites or
+    siblings (`_opposites`: primary / secondary, 扩容 / 缩容), one the other behind a negating
+    prefix (sync / async), or two words the glossary knows and does not link, directly or through
+    a shared translation (订单 / 退款; across languages 发布 / deploys are linked: both are
+    translated by release)."""
+    if _opposites(word, other):
+        return True
+    if word.isascii() and other.isascii() and _negated_form(_stem_word(word), _stem_word(other)):
+        return True
     mine, theirs = glossary.counterparts(word), glossary.counterparts(other)
-    if not (mine and theirs) or any(_letters_match(c, other) for c in mine):
+    if not (mine and theirs):
+        return False
+    if word.isascii() == other.isascii():
+        return not mine & theirs
+    if any(_letters_match(c, other) for c in mine):
         return False
     return not mine & {c for t in theirs for c in glossary.counterparts(t)}
+
+
+# Opposites and siblings: two of a group are never one said for the other (their vectors are
+# close: they appear in the same places). English words by stem; a Chinese word is also told apart
+# from one that differs only by an opposite character (扩容 / 缩容, 主库 / 备库, 上周 / 下周).
+_OPPOSITE_GROUPS = [
+    frozenset(_stem_word(w) for w in group.split())
+    for group in (
+        "primary secondary standby",
+        "request response",
+        "read write",
+        "connect read",
+        "upload download",
+        "input output",
+        "inbound outbound ingress egress",
+        "upstream downstream",
+        "min minimum max maximum",
+        "increase decrease",
+        "encrypt decrypt",
+        "public private",
+        "internal external",
+        "leader follower",
+        "frontend backend",
+        "client server",
+        "producer consumer",
+        "sender receiver",
+        "start stop",
+        "open close",
+        "enable disable",
+        "allow deny block",
+        "success failure",
+        "technical product",
+        "请求 响应",
+        "前端 后端",
+        "客户端 服务端",
+        "生产者 消费者",
+        "技术 产品",
+        "成功 失败",
+        "连接 读取",
+    )
+]
+_OPPOSITE_CHARACTERS = [
+    set(p)
+    for p in "扩缩 增减 上下 主备 主副 读写 开关 入出 大小 多少 长短 高低 内外 新旧 启停 加解 升降 收发 买卖 早晚 前后 冷热 全增 正负 明昨 今明 本下 本上 这下 这上".split()
+]
+
+
+def _opposites(word: str, other: str) -> bool:
+    if word.isascii() and other.isascii():
+        word, other = _stem_word(word), _stem_word(other)
+    if word != other and any(word in g and other in g for g in _OPPOSITE_GROUPS):
+        return True
+    if word.isascii() or other.isascii() or len(word) != len(other):
+        return False
+    differ = [(x, y) for x, y in zip(word, other) if x != y]
+    return len(differ) == 1 and {*differ[0]} in _OPPOSITE_CHARACTERS
 
 
 def same_fact(
@@ -869,7 +973,7 @@ def values_and_edits(a: str, b: str, cosine: float, threshold: float) -> bool:
         return False
     if a.strip().casefold() == b.strip().casefold():
         return True
-    if cosine < threshold or not values_agree(a, b) or steps_swapped(a, b):
+    if cosine < threshold or not values_agree(a, b) or steps_swapped(a, b) or choices_swapped(a, b):
         return False
     if text.has_cjk(a) != text.has_cjk(b):
         return True  # (word edits: within one language)
@@ -918,3 +1022,36 @@ def steps_swapped(a: str, b: str) -> bool:
     kept = shared(sa[0], sb[0]) + shared(sa[1], sb[1])
     crossed = shared(sa[0], sb[1]) + shared(sa[1], sb[0])
     return crossed > kept
+
+
+# -- which of two things was chosen --------------------------------------------------------------
+# "Use pnpm, not npm" and "npm rather than pnpm" hold the same names and a close vector; the choice
+# is the fact. A name chosen in one text and passed over in the other states the other choice.
+_NAME_WORD = r"([A-Za-z][\w.+-]*)"
+_CHOICES = (  # (pattern, index of the chosen name, index of the one passed over)
+    (re.compile(_NAME_WORD + r"\s*,?\s+(?:not|rather than|instead of|over)\s+" + _NAME_WORD, re.I), 1, 2),
+    (
+        re.compile(
+            r"\b(?:instead of|rather than)\s+" + _NAME_WORD + r"\s*,\s*(?:use\s+|we use\s+)?" + _NAME_WORD, re.I
+        ),
+        2,
+        1,
+    ),
+    (re.compile(_NAME_WORD + r"\s*[,，]?\s*(?:不用|别用|不要用|而不是|而非|不是)\s*" + _NAME_WORD), 1, 2),
+    (re.compile(_NAME_WORD + r"\s*(?:代替|取代|替代|替换)(?:了|掉)?\s*" + _NAME_WORD), 1, 2),
+    (re.compile(r"(?:不用|别用|不要用|弃用)\s*" + _NAME_WORD + r"\s*[,，]?\s*(?:改用|用|换成)\s*" + _NAME_WORD), 2, 1),
+)
+
+
+def choices(content: str) -> set[tuple[str, str]]:
+    """(chosen, passed over) for each choice between two names a text states."""
+    found = set()
+    for pattern, chosen, other in _CHOICES:
+        for m in pattern.finditer(content):
+            found.add((m.group(chosen).rstrip(".-").casefold(), m.group(other).rstrip(".-").casefold()))
+    return found
+
+
+def choices_swapped(a: str, b: str) -> bool:
+    """Whether one text chooses what the other passes over, between the same two names."""
+    return bool({(y, x) for x, y in choices(a)} & choices(b))
