@@ -594,3 +594,10 @@ def test_an_inflected_english_word_has_its_glossary_counterparts() -> None:
     from memory.lang import glossary
 
     assert "新增" in glossary.counterparts("created") and "部署" in glossary.counterparts("deployed")
+
+
+def test_the_dan_of_an_order_says_no_only() -> None:
+    # 单 in 单实例 is "only one", which may carry a negation; in 订单 it is part of "order"
+    a = "我们使用金丝雀发布来部署订单服务。"
+    assert not consolidation.values_agree(a, "我们已经不再使用金丝雀发布来部署订单服务。")
+    assert consolidation.values_agree("cron-runner 只能起一个 instance。", "cron-runner 只能部署单实例。")

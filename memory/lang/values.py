@@ -105,7 +105,7 @@ _FREQUENCY = {
 # conflict when the other side has one of these.
 _IMPLICIT_NOT = re.compile(
     r"\b(?:instead|rather|dropped|drop|removed|gone|only|just|immutable|avoid|replaced|stopped|"
-    r"no longer|forbid\w*|prohibit\w*|disallow\w*|ban(?:ned)?)\b|只|仅|而非|取代|代替|替代|改用|不再|禁止|单",
+    r"no longer|forbid\w*|prohibit\w*|disallow\w*|ban(?:ned)?)\b|只|仅|而非|取代|代替|替代|改用|不再|禁止|单(?:实例|个|台|机|节点|副本|线程|进程|一)",  # 单实例 (one only), not 订单
     re.I,
 )
 # Names with another common spelling; everything else must match as written (up to a plural s).
