@@ -942,3 +942,27 @@ def test_import_into_another_project_says_where_the_memories_went_and_a_rejected
     # database that would show it to every teammate).
     ruff = run_json(capsys, "search", "formats with ruff")["results"]
     assert ruff and {r["scope"] for r in ruff} == {"global"}
+
+
+def test_restoring_a_merged_memory_makes_it_current_in_one_step_and_keeps_it_apart(capsys, home):
+    # Two wordings maintenance merges (the same words in another order: every model's bar), one wrongly
+    # merged as a person sees it: `restore` must undo the merge at once, not on the next pass.
+    first = add(capsys, "Nightly backups go to the cold storage bucket.")
+    scope = run_json(capsys, "show", str(first))["memories"][0]["scope"]
+    with open_store(home) as store:  # stored apart, as a reworded add would be
+        second = store.add(NewMemory(content="Backups go nightly to the cold storage bucket.", scope=scope)).id
+    code, _, err = run(capsys, "maintain")
+    assert code == 0, err
+    shown = {m["id"]: m for m in run_json(capsys, "show", str(first), str(second))["memories"]}
+    (loser,) = [i for i in shown if shown[i].get("superseded_by")]
+    winner = shown[loser]["superseded_by"]
+    assert loser in shown[winner]["metadata"].get("merged_from", [])
+    back = run_json(capsys, "restore", str(loser))
+    assert back["state"] == "current"
+    shown = {m["id"]: m for m in run_json(capsys, "show", str(first), str(second))["memories"]}
+    assert shown[loser]["superseded_by"] is None and shown[loser]["deleted_at"] is None
+    assert loser not in shown[winner]["metadata"].get("merged_from", [])
+    assert sorted(m["id"] for m in run_json(capsys, "list")["memories"]) == sorted([first, second])
+    code, out, _ = run(capsys, "maintain", "--all")  # never merged again; no value said to move that did not
+    assert code == 0 and f"no longer part of #{winner}" in out and "1.000 -> 1.000" not in out
+    assert all(m["superseded_by"] is None for m in run_json(capsys, "show", str(first), str(second))["memories"])

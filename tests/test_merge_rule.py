@@ -601,3 +601,10 @@ def test_the_dan_of_an_order_says_no_only() -> None:
     a = "我们使用金丝雀发布来部署订单服务。"
     assert not consolidation.values_agree(a, "我们已经不再使用金丝雀发布来部署订单服务。")
     assert consolidation.values_agree("cron-runner 只能起一个 instance。", "cron-runner 只能部署单实例。")
+
+
+def test_scaling_up_is_not_scaling_down() -> None:
+    # blind trial 40: the two merged at cosine .988, "100% of the words shared" (up and down are stopwords)
+    a = "At 06:00 the HPA schedule scales search-api up to 8 replicas."
+    assert not consolidation.same_fact(a, a.replace(" up ", " down "), HIGH, 0.95)
+    assert consolidation.same_fact(a, "At 06:00 the HPA schedule scales search-api up to 8 replicas!", HIGH, 0.95)

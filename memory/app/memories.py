@@ -321,7 +321,10 @@ class Memories:
         with self._serial() as store:
             m = self._get(memory_id)
             if m.deleted_at is not None:
-                return {"memory": store.restore(memory_id).to_dict(), "was": "archived"}
+                back = store.restore(memory_id)
+                if m.superseded_by is not None:  # merged into another: current again and kept apart from it
+                    back = self._split_off(store, back, m.superseded_by)
+                return {"memory": back.to_dict(), "was": "archived"}
             if m.superseded_by is not None:
                 now = versions.holds_now(store, m)
                 back = store.update(memory_id, superseded_by=None, valid_to=None, reason="restored")
@@ -330,6 +333,26 @@ class Memories:
                 back = store.update(memory_id, valid_to=None, reason="restored")
                 return {"memory": back.to_dict(), "was": "expired", "superseded_by": None}
             raise InvalidInput(f"memory {memory_id} is current; there is nothing to restore")
+
+    @staticmethod
+    def _split_off(store: Store, m: Memory, into: int) -> Memory:
+        """A memory maintenance merged into `into`, restored: current again, never merged into it
+        again (`keep_separate`), and no longer listed among what `into` absorbed. (Its confidence
+        before the merge comes back with the next maintenance pass, which reports the restore.)"""
+        meta = {**m.metadata, "keep_separate": sorted({*m.metadata.get("keep_separate", []), into})}
+        back = store.update(m.id, superseded_by=None, valid_to=None, metadata=meta, reason="restored")
+        try:
+            kept = store.get(into, include_deleted=True)
+        except NotFound:
+            return back
+        merged = kept.metadata.get("merged_from") or []
+        if m.id in merged:
+            rest = [i for i in merged if i != m.id]
+            meta = {k: v for k, v in kept.metadata.items() if k != "merged_from"} | (
+                {"merged_from": rest} if rest else {}
+            )
+            store.update(into, metadata=meta, reason=f"memory {m.id} restored: no longer merged here")
+        return back
 
     def update(
         self,

@@ -318,7 +318,9 @@ def abbreviations(words: list[str], other: str) -> dict[str, list[str]]:
 
 
 # Stopwords that carry a fact's meaning in a look-alike ("every other Wednesday", "over 10,000").
-_KEPT = frozenset("over under before after other only every first last more less most least above below".split())
+_KEPT = frozenset(
+    "over under before after other only every first last more less most least above below up down".split()
+)
 
 
 def _words(content: str) -> list[str]:

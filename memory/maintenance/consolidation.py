@@ -898,6 +898,7 @@ _OPPOSITE_GROUPS = [
     frozenset(_stem_word(w) for w in group.split())
     for group in (
         "primary secondary standby",
+        "up down",
         "request response",
         "read write",
         "connect read",

@@ -36,9 +36,11 @@ def restored(p: Pass) -> None:
             r.meta["keep_separate"] = sorted(set(r.meta.get("keep_separate", [])) | {into})
         base = (r.meta.pop("decay", None) or {}).get("base", r.confidence)
         activated = max(r.last_activated_at or 0.0, r.updated_at)  # the restore counts as a recall
+        changed = [f"confidence {r.confidence:.3f} -> {base:.3f}"] if round(r.confidence, 3) != round(base, 3) else []
+        changed += [f"no longer part of #{into}"] if into else []
         p.report.add(
             "restored",
-            f"confidence {r.confidence:.3f} -> {base:.3f}" + (f", no longer part of #{into}" if into else ""),
+            ", ".join(changed) or "current again",
             f"restored by a person after {mark.get('step')} ({mark.get('why')}); the decay clock restarts",
             r.id,
         )
