@@ -608,3 +608,10 @@ def test_scaling_up_is_not_scaling_down() -> None:
     a = "At 06:00 the HPA schedule scales search-api up to 8 replicas."
     assert not consolidation.same_fact(a, a.replace(" up ", " down "), HIGH, 0.95)
     assert consolidation.same_fact(a, "At 06:00 the HPA schedule scales search-api up to 8 replicas!", HIGH, 0.95)
+
+
+def test_a_time_zone_named_in_words_is_the_zone() -> None:
+    # blind trial 40: "02:30 Beijing time" read no zone, so its Chinese wording (北京时间) differed
+    a = "The ledger export runs at 03:15 Beijing time."
+    assert consolidation.values_agree(a, "账本导出每天 03:15（北京时间）跑。")
+    assert not consolidation.values_agree(a, "The ledger export runs at 03:15 UTC.")

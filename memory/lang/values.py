@@ -114,7 +114,10 @@ _ALIASES = {
     "postgresql": "postgres", "pg": "postgres", "k8s": "kubernetes", "js": "javascript",
     "ts": "typescript", "py": "python", "repo": "repository", "env": "environment",
 }  # fmt: skip
-_ZONES = {"utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "pst": "pt", "pdt": "pt"}
+_ZONES = {
+    "utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "beijing time": "cst8",
+    "china standard time": "cst8", "pst": "pt", "pdt": "pt", "pacific time": "pt",
+}  # fmt: skip
 # (with "every" and "each", which say how often, and the word for an environment, which the
 # environment's name already says: 预发环境 / 预发)
 _VALUE_WORDS = frozenset(
@@ -249,7 +252,9 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         if n is not None:
             numbers.add(n)
     negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub(" ", cjk)))
-    zones = {_ZONES[w] for w in words if w in _ZONES} | {_ZONES[k] for k in _ZONES if text.has_cjk(k) and k in plain}
+    zones = {_ZONES[w] for w in words if w in _ZONES} | {
+        _ZONES[k] for k in _ZONES if (text.has_cjk(k) or " " in k) and k in plain
+    }
     found = _cache[content] = {
         "numbers": frozenset(str(int(n)) if n.isdigit() else n for n in numbers),
         "quantities": frozenset(quantities),
