@@ -615,3 +615,19 @@ def test_a_time_zone_named_in_words_is_the_zone() -> None:
     a = "The ledger export runs at 03:15 Beijing time."
     assert consolidation.values_agree(a, "账本导出每天 03:15（北京时间）跑。")
     assert not consolidation.values_agree(a, "The ledger export runs at 03:15 UTC.")
+
+
+def test_tens_written_as_words_are_numbers() -> None:
+    assert consolidation.values_agree(
+        "Signing keys are rotated every 90 days.", "Every ninety days the signing keys get rotated."
+    )
+    assert not consolidation.values_agree(
+        "Signing keys are rotated every 90 days.", "Every eighty days the signing keys get rotated."
+    )
+
+
+def test_a_name_the_glossary_knows_is_found_by_its_synonyms_in_the_same_language() -> None:
+    # TTL and expire are both 过期 to the glossary
+    a = "The session cache TTL is 30 minutes."
+    assert consolidation.values_agree(a, "Session cache entries expire after 30 minutes.")
+    assert not consolidation.values_agree(a, "Session cache entries are evicted by LRU after 30 minutes.")

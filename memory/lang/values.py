@@ -25,7 +25,11 @@ _EN_NUMBERS = {
     for i, w in enumerate(
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen".split()
     )
-} | {"twenty": "20", "thirty": "30", "sixty": "60", "hundred": "100", "twice": "2"}
+} | {
+    "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30",
+    "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
+    "hundred": "100", "thousand": "1000", "twice": "2",
+}  # fmt: skip
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
 _DIGITS = re.compile(r"\d+(?:[,.]\d+)*")
@@ -300,8 +304,9 @@ def _idents_in(idents: frozenset[str], other: str, source: str = "") -> bool:
 
     def found(part: str) -> bool:
         forms = _name_forms(part)
-        if part.isalpha():
-            forms |= {c for f in forms for c in glossary.counterparts(f)}
+        if part.isalpha():  # and what the glossary says for it, in the other language and in this one
+            forms |= {c for f in forms for c in glossary.counterparts(f)}  # (TTL: 过期, expire, expiry)
+            forms |= {s for c in list(forms) if not c.isascii() for s in glossary.counterparts(c)}
             if (len(part) > 3 and _stem_word(part) in stems) or abbreviations(words, part):  # signs / signed; DLQ
                 return True
         return any(f in low for f in forms)
