@@ -966,3 +966,27 @@ def test_restoring_a_merged_memory_makes_it_current_in_one_step_and_keeps_it_apa
     code, out, _ = run(capsys, "maintain", "--all")  # never merged again; no value said to move that did not
     assert code == 0 and f"no longer part of #{winner}" in out and "1.000 -> 1.000" not in out
     assert all(m["superseded_by"] is None for m in run_json(capsys, "show", str(first), str(second))["memories"])
+
+
+def _edges(capsys, name: str) -> set[tuple[str, str, str]]:
+    g = run_json(capsys, "graph", name)["graph"]
+    names = {n["id"]: n["name"] for n in g["nodes"]}
+    return {(names[e["src"]], e["type"], names[e["dst"]]) for e in g["edges"] if e["type"] != "mentioned_with"}
+
+
+def test_add_and_import_relate_what_a_memory_states_as_the_harvest_does(capsys, tmp_path):
+    # Before, only the harvest related names: "who owns ledger-api" had only mentions to go on
+    # for a fact stored with `add`, `memory_store` or an imported chat.
+    add(capsys, "Priya owns search-indexer; ask her before changing the index mapping.")
+    assert ("Priya", "owns", "search-indexer") in _edges(capsys, "Priya")
+    src = tmp_path / "chat.jsonl"
+    lines = [
+        {"content": "Hao: for context, Zhou Wei (周伟, everyone calls him 老周) owns ledger-api.", "session_id": "s1"},
+        # the owner rule reads past a name and takes words for one: nothing is related here
+        {"content": "刘洋是搜索组的，search-indexer 和 OpenSearch 集群都归他管。", "session_id": "s1"},
+    ]
+    src.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "import", str(src))
+    assert code == 0, err
+    assert ("Zhou Wei", "owns", "ledger-api") in _edges(capsys, "老周")  # by an alias
+    assert all("他管" not in e for edge in _edges(capsys, "search-indexer") for e in edge)

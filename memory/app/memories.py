@@ -202,6 +202,7 @@ class Memories:
             if not duplicate:
                 closed = ingest.supersede_corrected(store, m)
                 ingest.note_outdated(store, m.id)  # a runbook's stale values, or the runbooks this one outdates
+                ingest.relate_stated(store, [m])
             elif m.superseded_by is not None:  # history said again: it holds again
                 closed = ingest.reinstate(store, m, parse_time(occurred_at, "occurred_at"))
                 m = store.get(m.id)

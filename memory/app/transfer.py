@@ -356,9 +356,12 @@ class Importer:
         seen: set[int] = set()
         self.stored_new = []
         finished: list[tuple[int, dict[str, Any]]] = []
+        detected: list[Memory] = []  # new lines that name no entities of their own: what they state is read
         for line, m in stored:
             new = m.id > before and m.id not in seen
             seen.add(m.id)
+            if new and line.item.entities is None:
+                detected.append(m)
             if new:
                 self.report.imported += 1
                 self.report.scopes[m.scope] = self.report.scopes.get(m.scope, 0) + 1
@@ -374,6 +377,10 @@ class Importer:
         for keys, rows in alike.items():
             sets = ", ".join(f"{k} = ?" for k in keys)
             self.store.conn.executemany(f"UPDATE memories SET {sets} WHERE id = ?", rows)
+        if detected:
+            from memory.extraction import ingest
+
+            ingest.relate_stated(self.store, detected)  # "Zhou Wei owns ledger-api": related, as harvested
 
     def _link(self) -> None:
         """Set each `superseded_by` whose target is stored by now (a plain link: no version row,

@@ -79,7 +79,7 @@ def extract(
     """
     skip = len(context)
     turns = list(context) + list(turns)
-    project = project or (PurePath(scope).name if scope and scope != "global" else None)
+    project = project or project_of(scope)
     out: list[Candidate] = []
     own: list[str] = []  # what the user proposed in their last turn, for the agreement after the assistant's
     own_turn = -1  # the turn it was proposed in
@@ -3160,19 +3160,40 @@ def _name_the_symptom(c: Candidate, failed: dict) -> None:
 # -- finishing touches -------------------------------------------------------------------------
 
 
+def project_of(scope: str | None) -> str | None:
+    """The name a project goes by in relations such as "we use X": the last part of its scope."""
+    return PurePath(scope).name if scope and scope != "global" else None
+
+
+def stated(
+    content: str,
+    known: dict[str, list[str]] | None,
+    project: str | None,
+    owners: bool = True,
+    found: list[entities.Mention] | None = None,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+    """The entities a text names, as (name, kind), and the relations it states between them, as
+    (source, type, target): "Zhou Wei owns ledger-api", "we moved from Flask to FastAPI", and who
+    owns what though no name finder knew the person ("points-api 现在归 May 管了", with `owners`).
+    `found`: the text's mentions (`entities.find`), when the caller has them."""
+    mentions = entities.find(content, known) if found is None else found
+    named = list(dict.fromkeys((m.name, m.kind) for m in mentions))
+    related = entities.relations(content, mentions, project)
+    owned = R.owner_of(content) if owners else None
+    if owned:
+        thing, who = owned
+        names = {n.casefold(): n for n, _ in named}
+        if who.casefold() not in names:
+            named.append((who, "person"))
+        related = [r for r in related if r[1] != "owns"] + [(who, "owns", names.get(thing, thing))]
+    return named, related
+
+
 def finish(c: Candidate, known: dict[str, list[str]] | None, project: str | None) -> None:
     # Secrets go before anything else sees the text: --dry-run output, logs, the LLM, the store.
     c.content = privacy.redact(c.content)
     mentions = entities.find(c.content, known)
-    c.entities = list(dict.fromkeys((m.name, m.kind) for m in mentions))
-    c.relations = entities.relations(c.content, mentions, project)
-    owned = R.owner_of(c.content) if c.category != "command" else None
-    if owned:  # "points-api 现在归 May 管了": who owns what, though no name finder knew May
-        thing, who = owned
-        named = {n.casefold(): n for n, _ in c.entities}
-        if who.casefold() not in named:
-            c.entities.append((who, "person"))
-        c.relations = [r for r in c.relations if r[1] != "owns"] + [(who, "owns", named.get(thing, thing))]
+    c.entities, c.relations = stated(c.content, known, project, owners=c.category != "command", found=mentions)
     replaced = next((src for src, rel, _ in c.relations if rel == "replaced"), None)
     subject, attribute, value = R.subject_for(c.content, c.category, mentions, replaced)
     if c.category == "document":  # a runbook is about what its title says, and states no one value

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory.errors import InvalidInput, StoreUnavailable
-from memory.extraction import rules
+from memory.extraction import heuristic, rules
 from memory.extraction.heuristic import Candidate, finish
-from memory.lang import glossary, text, values
+from memory.lang import entities, glossary, mentions, text, values
 from memory.store import Memory, NewMemory, Store, chunks, content_hash, graph, indexes, parse_time, versions
 
 log = logging.getLogger("maple.ingest")
@@ -1767,21 +1767,62 @@ def _resolve_entities(
 
 
 def _relate(store: Store, c: Candidate, memory_id: int, now: float) -> None:
-    if not c.relations:
+    # from when it was said, not when it was read
+    _write_relations(store, c.scope, c.relations, memory_id, now, c.confidence, _occurred(c))
+
+
+def relate_stated(store: Store, memories: Sequence[Memory]) -> None:
+    """Store the relations that memories stored as written (`add`, `memory_store`, an import's
+    lines) state, as the harvest does for what it extracts: "Zhou Wei owns ledger-api" relates the
+    two, so a question about one finds what the other is linked to (the graph channel). Chunks
+    are left out: their parent states it. Only relations between two names a finder knows: the
+    harvest's owner rule also reads an owner or a thing no finder knows ("归 X 管"), which in the
+    notes a team writes (tests/data/team_eval, bilingual_eval) took "他管" for an owner and "理端口是"
+    for what HTTP owns."""
+    known, now = store.config.known_entities, store.clock()
+    for m in memories:
+        if m.parent_id is not None or len(m.content) > store.config.extraction_chunk_chars:
+            continue  # (a runbook's relations: its "Owner:" line is read against every name after it)
+        _, related = heuristic.stated(m.content, known, heuristic.project_of(m.scope))
+        names = {x.name: None for x in entities.find(m.content, known)}
+        names.update((e[0], None) for e in mentions.entities_for(m.content, known))
+        kept = [(_named(src, names), rel, _named(dst, names)) for src, rel, dst in related]
+        kept = [r for r in kept if r[0] and r[2]]
+        _write_relations(store, m.scope, kept, m.id, now, m.confidence, m.occurred_at)
+
+
+def _named(said: str, names: dict[str, None]) -> str | None:
+    """The name a finder found that `said` is or begins with ("billing-service end to end": the owner
+    rule reads on past the name), or None."""
+    low = said.casefold()
+    found = [n for n in names if low == n.casefold() or low.startswith(n.casefold() + " ")]
+    return max(found, key=len) if found else None
+
+
+def _write_relations(
+    store: Store,
+    scope: str,
+    relations: Sequence[tuple[str, str, str]],
+    memory_id: int,
+    now: float,
+    confidence: float,
+    valid_from: float | None,
+) -> None:
+    if not relations:
         return
     with store.tx.atomic() as conn:
-        for src, rel, dst in c.relations:
+        for src, rel, dst in relations:
             try:
                 graph.relate(
                     conn,
-                    c.scope,
+                    scope,
                     src,
                     rel,
                     dst,
                     now,
                     memory_id=memory_id,
-                    confidence=c.confidence,
-                    valid_from=_occurred(c),  # from when it was said, not when it was read
+                    confidence=confidence,
+                    valid_from=valid_from,
                     known=store.config.known_entities,
                 )
             except InvalidInput as e:
