@@ -990,3 +990,14 @@ def test_add_and_import_relate_what_a_memory_states_as_the_harvest_does(capsys, 
     assert code == 0, err
     assert ("Zhou Wei", "owns", "ledger-api") in _edges(capsys, "老周")  # by an alias
     assert all("他管" not in e for edge in _edges(capsys, "search-indexer") for e in edge)
+
+
+def test_a_name_ends_at_its_line_and_a_sentence_opening_verb_is_no_part_of_it(capsys):
+    # blind trial 41: "Owner: Sam Rivera" above "Last reviewed: …" made "Sam Rivera Last", and
+    # "Ask Priya before …" an entity "Ask Priya" beside Priya
+    add(capsys, "Owner: Sam Rivera\nLast reviewed: 2026-02-20\nAsk Priya before touching Postgres settings.")
+    for name in ("Sam Rivera", "Priya"):
+        assert run_json(capsys, "entity", name)["entity"]["name"] == name
+    for name in ("Sam Rivera Last", "Ask Priya"):
+        code, _, err = run(capsys, "entity", name)
+        assert code != 0 and "no entity" in err

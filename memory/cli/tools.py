@@ -297,9 +297,16 @@ def cmd_relate(ctx: Context) -> int:
 
 
 def _edges(d: dict[str, Any], names: dict[int, str]) -> list[tuple[str, ...]]:
+    """The relations first, each with its direction; then the names only mentioned together, which
+    state nothing and have none ("~ together 3x ~": three memories name both)."""
+    stated = [e for e in d["edges"] if e["type"] != "mentioned_with"]
+    together = sorted((e for e in d["edges"] if e["type"] == "mentioned_with"), key=lambda e: -e.get("count", 1))
     return [
         (names.get(e["src"], str(e["src"])), f"-[{e['type']}]->", names.get(e["dst"], str(e["dst"])))
-        for e in d["edges"]
+        for e in stated
+    ] + [
+        (names.get(e["src"], str(e["src"])), f"~ together {e.get('count', 1)}x ~", names.get(e["dst"], str(e["dst"])))
+        for e in together
     ]
 
 

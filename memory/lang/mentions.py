@@ -18,7 +18,8 @@ from memory.lang.text import CJK_RUN, REDACTED, STOPWORDS, WORD
 # compiled on first use (its class of Chinese characters costs a millisecond to compile; see below).
 _SPEAKER = r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{2,4})(?::\s|：\s*)"
 _CAPS = re.compile(r"\b([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]|[A-Z])(?:\s+([A-Z][a-zA-Z0-9+#'-]*[a-zA-Z0-9+#]))*\b")
-_CAPSEQ = re.compile(r"\b[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?(?:\s+[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?)*")  # O'Neill
+# (one line: "Owner: Sam Rivera" over "Last reviewed: …" is Sam Rivera)
+_CAPSEQ = re.compile(r"\b[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?(?:[ \t]+[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?)*")  # O'Neill
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(
     r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|c|h|cpp|toml|json|ya?ml|md|sql|sh|lock|cfg|ini|env))\b"
@@ -35,6 +36,7 @@ decision decisions note notes todo fyi update reminder remember summary context 
 error fix tip lesson rule question answer
 incident gotcha check watch abort tell if prerequisites prerequisite before after step steps verify ensure
 confirm restart run open page escalate caution important heads
+ask ping contact call email message talk see use make get set add send runbook playbook
 january february march april june july august september october november december
 select from where join inner outer left right full cross on group order by having limit offset insert into
 values update set delete create table drop alter index view as not null is in like ilike between distinct
