@@ -1001,3 +1001,15 @@ def test_a_name_ends_at_its_line_and_a_sentence_opening_verb_is_no_part_of_it(ca
     for name in ("Sam Rivera Last", "Ask Priya"):
         code, _, err = run(capsys, "entity", name)
         assert code != 0 and "no entity" in err
+
+
+def test_an_owner_change_said_as_a_move_supersedes_the_old_owner_and_relates_the_new(capsys):
+    # blind trial 41: "notify-svc moved from Li Na to Omar" left Li Na's ownership current
+    old = add(capsys, "notify-svc is owned by Li Na.")
+    out = run_json(capsys, "add", "notify-svc moved from Li Na to Omar last week.")
+    assert [m["id"] for m in out["supersedes"]] == [old]
+    assert ("Omar", "owns", "notify-svc") in _edges(capsys, "notify-svc")
+    assert ("Li Na", "owns", "notify-svc") not in _edges(capsys, "notify-svc")
+    # a service moved between two technologies has no new owner
+    add(capsys, "ledger-api moved from Postgres to MySQL last year.")
+    assert not any(e[1] == "owns" for e in _edges(capsys, "ledger-api"))

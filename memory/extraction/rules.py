@@ -1918,6 +1918,14 @@ _OWNER = [
     ),
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
+    # "notify-svc moved from Li Na to Omar last week", "ownership of X passed from A to B": the second
+    # (a service's name, between two people: "billing-service moved from Postgres to MySQL" is no owner)
+    re.compile(
+        r"(?:^|[,;:] )(?i:ownership of )?(?P<thing>(?<![\w./-])[a-z][\w./]*[-_.][\w./-]+)"
+        r"(?:'s ownership| ownership)? (?:has )?(?:moved|passed|went|was handed over|was transferred|got handed over) "
+        r"from (?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,4}) to "
+        + _WHO_EN
+    ),
     # "…, so pdf-worker belongs to Jonah now (Jonah Feld)"
     re.compile(
         r"(?:^|[,;:] )(?i:(?:so|and|then|now)\s+)?(?!(?i:this|that|it|which)\b)"
@@ -2149,6 +2157,8 @@ def owner_of(content: str) -> tuple[str, str] | None:
                 thing = named.group().casefold() if named else thing
             who = m.groupdict().get("who") or m.groupdict().get("whom") or person or ""
             who = person if full and person == full.group(1) else who
+            if who.isascii() and known_tech(who.strip()):
+                continue  # "… moved from Postgres to MySQL": a technology owns nothing
             if thing and thing not in _NOT_OWNED and who.strip() not in _NO_ONE_ZH:
                 return thing, who.strip()
     return None
