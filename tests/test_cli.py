@@ -1013,3 +1013,12 @@ def test_an_owner_change_said_as_a_move_supersedes_the_old_owner_and_relates_the
     # a service moved between two technologies has no new owner
     add(capsys, "ledger-api moved from Postgres to MySQL last year.")
     assert not any(e[1] == "owns" for e in _edges(capsys, "ledger-api"))
+
+
+def test_a_login_made_of_a_full_names_letters_says_a_person_and_joins_their_names(capsys):
+    # blind trial 41: "Omar Haddad (Omar, ohaddad)" stayed two entities and ohaddad was unknown
+    add(capsys, "Omar Haddad (Omar, ohaddad) joined the SRE team this week.")
+    for name in ("ohaddad", "Omar", "Omar Haddad"):
+        assert run_json(capsys, "entity", name)["entity"]["name"] == "Omar Haddad"
+    add(capsys, "Postgres Cluster (pcluster) is the shared database for reporting.")  # a thing's words
+    assert run_json(capsys, "entity", "Postgres Cluster")["entity"]["kind"] != "person"

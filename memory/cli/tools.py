@@ -302,8 +302,7 @@ def _edges(d: dict[str, Any], names: dict[int, str]) -> list[tuple[str, ...]]:
     stated = [e for e in d["edges"] if e["type"] != "mentioned_with"]
     together = sorted((e for e in d["edges"] if e["type"] == "mentioned_with"), key=lambda e: -e.get("count", 1))
     return [
-        (names.get(e["src"], str(e["src"])), f"-[{e['type']}]->", names.get(e["dst"], str(e["dst"])))
-        for e in stated
+        (names.get(e["src"], str(e["src"])), f"-[{e['type']}]->", names.get(e["dst"], str(e["dst"]))) for e in stated
     ] + [
         (names.get(e["src"], str(e["src"])), f"~ together {e.get('count', 1)}x ~", names.get(e["dst"], str(e["dst"])))
         for e in together

@@ -1923,8 +1923,7 @@ _OWNER = [
     re.compile(
         r"(?:^|[,;:] )(?i:ownership of )?(?P<thing>(?<![\w./-])[a-z][\w./]*[-_.][\w./-]+)"
         r"(?:'s ownership| ownership)? (?:has )?(?:moved|passed|went|was handed over|was transferred|got handed over) "
-        r"from (?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,4}) to "
-        + _WHO_EN
+        r"from (?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)?|[\u4e00-\u9fff]{2,4}) to " + _WHO_EN
     ),
     # "…, so pdf-worker belongs to Jonah now (Jonah Feld)"
     re.compile(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memory.lang import zhnames
+from memory.lang import glossary, zhnames
 from memory.lang.text import CJK_RUN, REDACTED, STOPWORDS, WORD
 
 # A conversation turn's speaker: "Caroline: …", "Mel Chen: …", "Anna：…", "老周：…", "王小明: …". The
@@ -335,7 +335,7 @@ def aliases_in(text: str) -> list[tuple[str, list[str], list[str], str]]:
                     personal = True
                     if len(words) >= 2:
                         aliases += zhnames.with_surname(item, head)
-            elif re.fullmatch(_INITIALS, item) or re.fullmatch(_HANDLE_OR_MAIL, item):
+            elif re.fullmatch(_INITIALS, item) or re.fullmatch(_HANDLE_OR_MAIL, item) or _login_from(item, words):
                 aliases.append(item)
                 personal = True
             elif re.fullmatch(_LATIN_PERSON, item) and (item.casefold() not in _NOT_NAMES or item in labelled):
@@ -635,6 +635,18 @@ def _surname_first(latin: str, aliases: list[str]) -> bool:
     """Zhou Ming (周明): a Chinese name in pinyin, surname first, so "Zhou" is no given name."""
     first = latin.split()[0].casefold()
     return any(a[0] in zhnames.ROMANISED.get(first, ()) for a in aliases if CJK_RUN.fullmatch(a))
+
+
+def _login_from(item: str, words: list[str]) -> bool:
+    """Whether `item` is a login made of a full name's letters, as companies make them: ohaddad,
+    omarh, omar.haddad, omar_haddad, haddado for Omar Haddad (a person, then, and their login)."""
+    if len(words) != 2 or not re.fullmatch(r"[a-z][a-z0-9._-]{2,30}", item):
+        return False
+    if any(glossary.counterparts(w) or w.casefold() in _SOFTWARE for w in words):
+        return False  # "Postgres Cluster (pcluster)": a thing's words, no person's name
+    first, last = (w.casefold() for w in words)
+    made = {first[0] + last, first + last[0], first + last, f"{first}.{last}", f"{first}_{last}", last + first[0]}
+    return item in made
 
 
 def _is_initials(item: str, words: list[str]) -> bool:
