@@ -1022,3 +1022,14 @@ def test_a_login_made_of_a_full_names_letters_says_a_person_and_joins_their_name
         assert run_json(capsys, "entity", name)["entity"]["name"] == "Omar Haddad"
     add(capsys, "Postgres Cluster (pcluster) is the shared database for reporting.")  # a thing's words
     assert run_json(capsys, "entity", "Postgres Cluster")["entity"]["kind"] != "person"
+
+
+def test_a_name_inside_a_hyphenated_name_is_not_that_name(capsys):
+    # blind trial 40: maintenance linked "The session Redis cluster is in cn-beijing." to the entity Beijing
+    first = add(capsys, "The reconciliation cron runs at 02:30 Beijing time.")
+    second = add(capsys, "The session Redis cluster is in cn-beijing.")
+    code, _, err = run(capsys, "relate", "Beijing", "part_of", "China")  # links the memories naming Beijing
+    assert code == 0, err
+    run(capsys, "maintain")
+    linked = {m["id"] for m in run_json(capsys, "entity", "Beijing")["memories"]}
+    assert first in linked and second not in linked

@@ -695,7 +695,8 @@ def alias_spans(alias: str, folded: str) -> Iterable[tuple[int, int]]:
         if len(a) < 2:
             return ()  # one character is part of too many words
         return ((m.start(), m.end()) for m in re.finditer(re.escape(a), folded))
-    return ((m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(a) + r"(?!\w)", folded))
+    # nor be a part of a hyphenated name: "cn-beijing" names no Beijing, "billing-service" no billing
+    return ((m.start(), m.end()) for m in re.finditer(r"(?<![\w-])" + re.escape(a) + r"(?!\w|-\w)", folded))
 
 
 _EDGE = "\"'`()[]{}<>,;:!?.。，；：！？、“”‘’（）"
