@@ -20,6 +20,15 @@ class InvalidInput(MapleError, ValueError):
     """A caller passed a value MAPLE cannot accept."""
 
 
+def already_superseded(memory_id: int, successor: int) -> InvalidInput:
+    """The one refusal to change a memory another replaced meanwhile, whichever check finds it (before
+    the write, or inside it when two teammates replace it at once)."""
+    return InvalidInput(
+        f"memory {memory_id} was superseded by memory {successor}; update that one, or restore "
+        f"memory {memory_id} first if it should not have been superseded"
+    )
+
+
 class NotFound(MapleError, LookupError):
     """No memory, entity or job with that id."""
 

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from memory import embed
-from memory.errors import InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound, already_superseded
 from memory.scope import GLOBAL, resolve
 from memory.store import Memory, NewMemory, Store, browse, decisions, parse_time, versions
 
@@ -402,10 +402,7 @@ class Memories:
         with self._serial() as store:
             old = self._get(memory_id, archived=False)
             if old.superseded_by is not None:
-                raise InvalidInput(
-                    f"memory {memory_id} was superseded by memory {old.superseded_by}; update that one, or restore "
-                    f"memory {memory_id} first if it should not have been superseded"
-                )
+                raise already_superseded(memory_id, old.superseded_by)
             if mode == "supersede":
                 fields = {
                     k: getattr(old, k)

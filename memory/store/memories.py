@@ -24,7 +24,7 @@ import memory.store.pg as pg
 import memory.store.schema as schema
 from memory.config import Config
 from memory.embed import Embedder, revision_of, to_blob
-from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable
+from memory.errors import EmbeddingMismatch, InvalidInput, NotFound, StoreUnavailable, already_superseded
 from memory.lang import emotion, mentions, text
 from memory.scope import team_key
 from memory.store.records import (
@@ -669,9 +669,7 @@ class Store:
             now = self.get(memory_id, include_deleted=True)  # inside the write: as it is now
             if _stamp(now) != _stamp(old):
                 if now.superseded_by is not None and now.superseded_by != old.superseded_by:
-                    raise InvalidInput(
-                        f"memory {memory_id} was superseded by memory {now.superseded_by}; update that one"
-                    )
+                    raise already_superseded(memory_id, now.superseded_by)
                 raise _Changed
             if keep_history:
                 self._record_version(conn, old, reason)

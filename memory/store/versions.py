@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import memory.store.graph as graph
-from memory.errors import InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound, already_superseded
 from memory.lang import mentions
 from memory.store.browse import _marks, status_of
 from memory.store.memories import Store
@@ -246,7 +246,7 @@ def supersede(store: Store, memory_id: int, replacement: Any, reason: str = "sup
         # finds it already replaced and is refused, as if they had taken turns.
         current = store.get(memory_id)
         if current.superseded_by is not None:
-            raise InvalidInput(f"memory {memory_id} was superseded by memory {current.superseded_by}; update that one")
+            raise already_superseded(memory_id, current.superseded_by)
         new = store.add(replacement)
         if new.id == memory_id:
             raise InvalidInput(
