@@ -1783,8 +1783,11 @@ def relate_stated(store: Store, memories: Sequence[Memory]) -> None:
     for m in memories:
         if m.parent_id is not None or len(m.content) > store.config.extraction_chunk_chars:
             continue  # (a runbook's relations: its "Owner:" line is read against every name after it)
-        _, related = heuristic.stated(m.content, known, heuristic.project_of(m.scope))
-        names = {x.name: None for x in entities.find(m.content, known)}
+        found = entities.find(m.content, known)
+        _, related = heuristic.stated(m.content, known, heuristic.project_of(m.scope), found=found)
+        if not related:
+            continue
+        names = {x.name: None for x in found}
         names.update((e[0], None) for e in mentions.entities_for(m.content, known))
         kept = [(_named(src, names), rel, _named(dst, names)) for src, rel, dst in related]
         kept = [r for r in kept if r[0] and r[2]]
