@@ -30,6 +30,11 @@ def candidates(*said: tuple[str, str]) -> list[Candidate]:
     return extract([{"kind": "text", "role": role, "text": text} for role, text in said], scope="/p/x")
 
 
+def contents(*said: tuple[str, str]) -> list[str]:
+    """What extraction would store from these (role, text) turns, as text."""
+    return [c.content for c in candidates(*said)]
+
+
 # -- several facts in one sentence --------------------------------------------------------------
 
 HANDED = "几个背景你记一下：支付网关有问题找老王，他是 owner；对账文件存 OSS，保留 60 天；对账任务每天凌晨 2 点跑，cron 是 `0 2 * * *`。"

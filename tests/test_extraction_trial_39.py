@@ -8,13 +8,9 @@ nothing else."""
 from __future__ import annotations
 
 import pytest
-from test_extraction_handed_lists import candidates
+from test_extraction_handed_lists import candidates, contents
 
 from memory.lang import entities
-
-
-def stored(*said: tuple[str, str]) -> list[str]:
-    return [c.content for c in candidates(*said)]
 
 
 @pytest.mark.parametrize(
@@ -26,7 +22,7 @@ def stored(*said: tuple[str, str]) -> list[str]:
     ],
 )
 def test_the_speaker_taking_a_step_of_the_task_is_no_memory(line):
-    assert stored(("user", "ledger-api 的分页修好了，测试也过了。"), ("user", line)) == []
+    assert contents(("user", "ledger-api 的分页修好了，测试也过了。"), ("user", line)) == []
 
 
 @pytest.mark.parametrize(
@@ -38,12 +34,12 @@ def test_the_speaker_taking_a_step_of_the_task_is_no_memory(line):
     ],
 )
 def test_what_goes_wrong_today_is_no_memory_in_either_language(line):
-    assert stored(("user", line)) == []
+    assert contents(("user", line)) == []
 
 
 def test_a_line_whose_value_is_a_secret_leaves_nothing_once_redacted():
     line = "AWS creds 用这个: AWS_ACCESS_KEY_ID=AKIAQ3EGRX7PLM2VN4TB AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY9"
-    assert stored(("user", "ok 跑一下 e2e。" + line)) == []
+    assert contents(("user", "ok 跑一下 e2e。" + line)) == []
 
 
 @pytest.mark.parametrize(
@@ -56,7 +52,7 @@ def test_a_line_whose_value_is_a_secret_leaves_nothing_once_redacted():
     ],
 )
 def test_durable_lines_of_those_shapes_are_still_kept(line, kept):
-    assert any(kept in x for x in stored(("user", line))), stored(("user", line))
+    assert any(kept in x for x in contents(("user", line))), contents(("user", line))
 
 
 def test_a_question_relates_nothing_and_the_answer_still_does():
@@ -82,13 +78,13 @@ def test_a_question_relates_nothing_and_the_answer_still_does():
     ],
 )
 def test_a_memory_starts_at_its_matter_not_at_the_aside_before_it(line, starts):
-    kept = stored(("user", line))
+    kept = contents(("user", line))
     assert kept and all(x.startswith(starts) for x in kept), kept
 
 
 def test_where_a_handed_key_lives_is_still_kept_by_its_variable_name():
     line = "license key 在 .env 里：OCR_LICENSE_KEY=9c2e7a41b0d84f6e8a13c5d7f09b2e64"
-    assert any("OCR_LICENSE_KEY" in x and "9c2e7a41" not in x for x in stored(("user", line)))
+    assert any("OCR_LICENSE_KEY" in x and "9c2e7a41" not in x for x in contents(("user", line)))
 
 
 @pytest.mark.parametrize(

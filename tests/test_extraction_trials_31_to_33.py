@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 from test_extraction_changes_and_noise import later
-from test_extraction_handed_lists import candidates, current
+from test_extraction_handed_lists import candidates, contents, current
 from test_extraction_phrasing import PROJECT
 
 from memory.app.memories import Memories
@@ -26,10 +26,6 @@ from memory.store import Store
 @pytest.fixture
 def app(store: Store) -> Memories:
     return Memories(store, PROJECT)
-
-
-def contents(*said: tuple[str, str]) -> list[str]:
-    return [c.content for c in candidates(*said)]
 
 
 # -- changes that supersede ---------------------------------------------------------------------

@@ -23,7 +23,7 @@ had noted was …") are retired; "90 对的" answers "以哪个为准？"; a bar
 from __future__ import annotations
 
 import pytest
-from test_extraction_handed_lists import candidates, current
+from test_extraction_handed_lists import candidates, contents, current
 from test_extraction_phrasing import PROJECT, transcript
 
 from memory.app.memories import Memories
@@ -35,10 +35,6 @@ from memory.store import Store
 @pytest.fixture
 def app(store: Store) -> Memories:
     return Memories(store, PROJECT)
-
-
-def contents(*said: tuple[str, str]) -> list[str]:
-    return [c.content for c in candidates(*said)]
 
 
 @pytest.mark.parametrize(

@@ -831,3 +831,14 @@ async def test_entity_relate_alias_of_gives_an_entity_another_name(config):
         got = await call(c, "entity_get", name="jzhou")
     assert made["action"] == "aliased" and made["alias"] == "jzhou" and made["target"]["name"] == "老周"
     assert got["entity"]["name"] == "老周" and "jzhou" in got["aliases"]
+
+
+async def test_memory_store_relates_what_the_memory_states(config):
+    # Before, only the harvest recorded relations: a fact stored with memory_store left the graph
+    # with nothing but names mentioned together.
+    async with client(config) as c:
+        await call(c, "memory_store", content="Priya owns search-indexer; ask her before changing the index mapping.")
+        entity = await call(c, "entity_get", name="Priya")
+        near = await call(c, "graph_neighbors", entity="search-indexer")
+    assert [(r["type"], r["direction"]) for r in entity["relations"]] == [("owns", "out")]
+    assert [n["name"] for n in near["nodes"]] == ["Priya"]

@@ -732,10 +732,8 @@ def _finer(word: str) -> list[str]:
     技术 + 负责人, 订单数据库 -> 订单 + 数据库): a rewording may keep one part and change another."""
     if len(word) < 4 or not text.has_cjk(word):
         return [word]
-    try:
-        import jieba
-    except ImportError:
-        return [word]
+    import jieba  # (loaded already: only a word jieba cut reaches here, `_gap_words`)
+
     pieces = {p for p in jieba.lcut_for_search(word) if 2 <= len(p) < len(word)}
     out, i = [], 0
     while i < len(word):
