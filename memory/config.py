@@ -61,6 +61,7 @@ class Config:
             "entity": 0.2,
             "speaker": 0.2,
             "graph": 0.05,
+            "relation": 0.8,
             "mood": 0.1,
             "time": 0.3,
             "context": 0.6,

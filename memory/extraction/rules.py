@@ -1893,7 +1893,7 @@ _OWNER = [
         + "|"
         + _WHO_LOWER.replace("<who>", "<whom>")
         + ")"
-        + r"(?: \([^)]{1,30}\)| [—–-]{1,2} [^—–\n]{1,60}? [—–-]{1,2})? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|"
+        + r"(?: \([^)]{1,30}\)| [—–-]{1,2} [^—–\n]{1,60}? [—–-]{1,2})? (?:now )?(?:owns|maintains|is (?:now )?the (?:owner|maintainer) of|is (?:now )?the (?:point of contact|go-to person|contact person) for|"
         r"is (?:now )?(?:responsible for|in charge of)|looks after|leads|heads) "
         + _THING
         # ("owns syndication-service and the portal credentials": what else they own follows)
@@ -1998,9 +1998,9 @@ _OWNER = [
     ),
     re.compile(
         _THING_ZH
-        + r"`?\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:现在|目前)?\s*是\s*"  # ("面试排期那块（interview-service）是王建国在管")
+        + r"`?\s*(?:[（(][^)）]{1,40}[)）])?(?:\s*(?:这个|那个)(?:服务|项目|模块|系统|仓库))?\s*(?:现在|目前)?\s*是\s*"  # ("面试排期那块（interview-service）是王建国在管")
         + _WHO_ZH
-        + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:负责|在管|维护|管)(?:的|着)?(?=\s*[，。,.;；!！]|$)",
+        + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:负责|在管|维护|在维护|在负责|在\s?maintain|管)(?:的|着)?(?=\s*[，。,.;；!！]|$)",
         re.I,
     ),
     # "老张负责报表服务的导出", "周涛（Tom Zhou）负责支付网关"
@@ -2315,6 +2315,21 @@ _CANCELLED_ZH = re.compile(
     r"\b(?:revert(?:ing)?|roll(?:ing)? back|undo(?:ing)?)\s+(?:the|our|that)\s+`?([A-Za-z][\w.+-]*)`?\s+(?:decision|choice|pick)",
     re.I,
 )
+
+
+# What a change moves to: "从 Oracle 迁到 MySQL", "we moved search to Elasticsearch", "replaced by Kafka".
+_MOVED_TO = re.compile(
+    r"(?:迁移?到了?|换成了?|改成了?|切换?到了?|改用|升级到了?|"
+    r"\b(?:moved|migrated|switched|changed|upgraded)\b[^.;。；\n]{0,40}?\bto\b|\breplaced by\b|\bnow (?:on|uses?|runs? on)\b)"
+    r"\s*`?(?P<v>[A-Za-z][\w.+#/-]*|[\u4e00-\u9fff]{2,6})",
+    re.I,
+)
+
+
+def moved_to(content: str) -> list[str]:
+    """The new values a change names ("从 Oracle 迁到 MySQL": MySQL): a statement already holding one
+    agrees with the change, and is not what it corrects."""
+    return [re.sub(r"[了的]+$", "", m.group("v")).rstrip(".-/") for m in _MOVED_TO.finditer(content)]
 
 
 def replaced_values(content: str) -> list[str]:

@@ -50,10 +50,14 @@ OTHER_TECH = set(
 grafana prometheus sentry s3 dynamodb rds aws gcp azure github gitlab storybook pgvector jsonb alembic
 uvicorn gunicorn httpx requests psycopg xdist pytest-xdist pytest-asyncio clippy cargo make nbstripout
 mailhog smtp openapi graphql grpc tsconfig eslint prettier webpack jupyter numpy pandas torch cuda
-css-modules""".split()
+css-modules rocketmq pulsar nats sqs sns fcm apns jpush getui twilio elasticsearch opensearch clickhouse
+etcd consul nacos minio canal debezium flink spark airflow vault zookeeper dubbo hbase hive doris
+starrocks tidb influxdb cassandra""".split()
 )
 # Technology names that are also everyday words: counted only when capitalised (or in backticks).
-_AMBIGUOUS = frozenset("go make swift rust node express echo fiber solid emotion hatch bun just cross".split())
+_AMBIGUOUS = frozenset(
+    "go make swift rust node express echo fiber solid emotion hatch bun just cross canal vault spark flink consul hive".split()
+)
 _PHRASES = {
     "css modules": "css approach",
     "github actions": "ci",
@@ -77,6 +81,7 @@ _PATH = re.compile(
 )
 _URL = re.compile(r"https?://([\w.-]+)(?::\d+)?[^\s`'\")]*")
 _SERVICE = re.compile(r"\b(?:the\s+)?([a-z][\w-]{1,30})[ -](service|svc|api|worker|pipeline)\b", re.I)
+_KEBAB = re.compile(r"(?<![\w./@#$-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/@#-]|\.\w)")
 _ZH_SERVICE = re.compile(r"([A-Za-z][\w-]{1,30})\s*(服务)")
 _PERSON_BEFORE = re.compile(  # "Alice Chen owns": the whole name, as the store's detector sees it
     r"\b((?:[A-Z][a-z]+\s+)?[A-Z][a-z]{2,15})\s+(?:owns|maintains|runs|leads|is responsible for|is on call|"
@@ -154,6 +159,12 @@ def find(text: str, known: dict[str, list[str]] | None = None) -> list[Mention]:
                 continue
             suffix = "service" if m.group(2) in ("服务", "svc") else m.group(2).lower()
             add(f"{base} {suffix}", "service", m.start(1), m.end())
+    # A lowercase name in code is a part of the system too (fx-rates, user-profile, report-exporter),
+    # as the store's detector reads it (`mentions.code_name`): a service when its last part says so.
+    for m in _KEBAB.finditer(text):
+        if mentions.code_name(m.group(0)):
+            kind = "service" if m.group(0).rsplit("-", 1)[-1] in mentions.SOFTWARE_PARTS else "code"
+            add(m.group(0), kind, m.start(), m.end())
     for rx in (_PERSON_BEFORE, _PERSON_AFTER, _ZH_PERSON):
         for m in rx.finditer(text):
             if m.group(1).lower() not in _NOT_PEOPLE and m.group(1).lower() not in TECH:
@@ -190,12 +201,21 @@ def find(text: str, known: dict[str, list[str]] | None = None) -> list[Mention]:
 
 _WE = r"(?:we|our (?:team|project|repo|codebase|service|app)|this (?:repo|project|codebase|service|app)|the (?:repo|project|codebase|app)|我们|咱们|项目|这个项目)"
 _REL_EN = [
-    ("depends_on", re.compile(r"\b(?:depends|depend|relies|rely) on\b", re.I), False),
+    (
+        "depends_on",
+        re.compile(r"\b(?:(?:depends|depend|relies|rely) on|calls|call into|talks to)\b|依赖(?:于)?|调用", re.I),
+        False,
+    ),
     ("replaced", re.compile(r"\b(?:replaced|replaces|supersedes|superseded)\b", re.I), False),
     ("owns", re.compile(r"\b(?:owns|own|maintains|is responsible for)\b|负责", re.I), False),
     (
         "uses",
-        re.compile(r"\b(?:uses|use|using|is built with|are built with|runs on|run on)\b|使用|采用|用", re.I),
+        # (用 in 调用, 费用, 作用, 应用, 引用, 信用, 有用 is no use)
+        re.compile(
+            r"\b(?:uses|use|using|is built with|are built with|runs on|run on|is backed by|queries|reads from|"
+            r"writes (?:to|into))\b|使用|采用|(?<![调费作应引信有])用",
+            re.I,
+        ),
         False,
     ),
 ]

@@ -56,6 +56,9 @@ _DATA = """
 负载均衡/负载均衡器 | load balancer/load balancing/lb
 反向代理/代理 | proxy/reverse proxy
 网关 | gateway
+引擎 | engine/engines
+风控 | risk/risk control
+画像 | profile/profiles
 域名 | domain/dns
 证书 | certificate/cert/tls/ssl
 加密 | encryption/encrypt
@@ -644,6 +647,16 @@ def _chinese_spans(run: str, zh: dict[str, list[str]]) -> list[tuple[int, str]]:
         else:  # a single character is too ambiguous to translate (类 in 分类, 库 in 入库)
             i += 1
     return found
+
+
+def english_of(run: str) -> list[frozenset[str]] | None:
+    """The English of each glossary word a run of Chinese characters is made of, in order; None when
+    some part of it is no glossary word (账本服务 -> [{ledger, ledgers}, {service, services}])."""
+    zh, _ = _load()
+    spans = _chinese_spans(run, zh)
+    if not spans or sum(len(w) for _, w in spans) != len(run):
+        return None
+    return [frozenset(e.casefold() for e in zh[w]) for _, w in spans]
 
 
 def is_chinese_word(word: str) -> bool:

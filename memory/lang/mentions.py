@@ -7,6 +7,7 @@ The extraction agent adds richer, typed entities and relations on top.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -66,9 +67,10 @@ black white red green blue
 )
 _NAMING_WORDS = frozenset("snake_case kebab-case camel_case camelcase pascal_case screaming_snake_case".split())
 # A last part that names a piece of software keeps a compound a name (read-api, data-pipeline).
-_SOFTWARE = frozenset(
+SOFTWARE_PARTS = frozenset(
     """service svc api apis worker workers gateway db engine web app ui bridge relay pipeline indexer proxy
 client server sdk lib cli bot job cron queue topic events bus portal store cache runner scheduler
+consumer producer exporter importer dispatcher router daemon agent sync
 """.split()
 )
 _FILE_END = re.compile(
@@ -100,12 +102,91 @@ def code_name(token: str) -> bool:
         return not all(p in _COMPOUND or p.isdigit() for p in parts)
     if token != low or len(parts[0]) < 2:
         return False  # Title-Case-Kebab is a header or a sentence start; e-mail, x-ray are words
-    if parts[-1] in _SOFTWARE:
+    if parts[-1] in SOFTWARE_PARTS:
         return True
     if any(p in _COMPOUND for p in parts):
         return False
     # -ed / -ing / -able last parts make adjectives: server-rendered, long-running, backward-compatible
     return not re.search(r"(?:ed|ing|able|ible)$", parts[-1])
+
+
+# A Chinese name for a part of the system ("账本服务", "支付网关", "搜索索引服务"): glossary words ending in
+# a word for a part. It is the name in code whose words it translates (ledger-api, payment-gateway,
+# search-indexer: `same_part`), as a team writing both languages means it. Only whole glossary words:
+# "用户画像服务" is no name of user-profile while the glossary does not know 画像.
+ZH_PART_ENDS = ("服务", "网关", "引擎", "平台", "系统")
+_ZH_PART_END = re.compile("|".join(ZH_PART_ENDS))
+_ZH_PART_MAX = 8  # characters before the ending
+# what is done to a part, said before its name: no word of the name ("负责通知服务" names 通知服务), unless
+# it is all the name has before its ending (通知服务)
+_ZH_PART_VERB = re.compile(
+    r"(?:负责|使用|调用|依赖|维护|部署|重启|上线|下线|发布|迁移|接入|对接|访问|请求|升级|回滚|修复|关闭|监控|查看|"
+    r"重构|测试|压测|扩容|缩容|通知|告诉|提醒)"
+)
+
+
+def zh_part_names(text: str) -> list[str]:
+    """The Chinese names for parts of the system in `text`, the longest reading of each."""
+    out = []
+    for run in CJK_RUN.findall(text):
+        for m in _ZH_PART_END.finditer(run):
+            for start in range(max(0, m.start() - _ZH_PART_MAX), m.start()):
+                verb = _ZH_PART_VERB.match(run, start)
+                if verb and verb.end() < m.start():
+                    continue
+                if glossary.english_of(run[start : m.end()]) is not None:
+                    out.append(run[start : m.end()])
+                    break
+    return list(dict.fromkeys(out))
+
+
+def same_part(chinese: str, code: str) -> bool:
+    """Whether a Chinese name for a part (`zh_part_names`) and a name in code name one thing: every
+    word of the code name but its software ending (-api, -svc, -service) is a translation of a word of
+    the Chinese one, and the other way round (服务 stands for any ending). Word forms count as one
+    (index / indexer, export / exporter)."""
+    words = glossary.english_of(chinese)
+    if not words:
+        return False
+    if "service" in words[-1]:
+        words = words[:-1]
+    parts = [p for p in re.split(r"[-_.]", code.casefold()) if p]
+    core = [p for p in parts if p not in SOFTWARE_PARTS]
+
+    def alike(english: frozenset[str], part: str) -> bool:
+        return any(
+            e == part or (min(len(e), len(part)) >= 4 and (part.startswith(e) or e.startswith(part))) for e in english
+        )
+
+    return (
+        bool(words and core)
+        and all(any(alike(w, p) for w in words) for p in core)
+        and all(any(alike(w, p) for p in parts) for w in words)
+    )
+
+
+def zh_names_for(code: str, most: int = 64) -> list[str]:
+    """The Chinese names a part called `code` may go by (`same_part` holds for each): its words put
+    into Chinese by the glossary, in order, ending in 服务 or the part's own word (网关): ledger-api ->
+    账本服务, 台账服务, …; search-indexer -> 搜索索引服务, 搜索服务, …. [] when a word has no Chinese."""
+    parts = [p for p in re.split(r"[-_.]", code.casefold()) if p]
+    options: list[list[str]] = []
+    for n, p in enumerate(parts):
+        zh = set(glossary.counterparts(p)) | set(glossary.counterparts(re.sub(r"(?:er|or)$", "", p)))
+        if p in SOFTWARE_PARTS:
+            ending = n == len(parts) - 1
+            options.append(sorted(zh - {"服务"}) + [""] if ending else sorted(zh) + [""])
+        elif zh:
+            options.append(sorted(zh))
+        else:
+            return []
+    names = []
+    for combo in itertools.product(*options):
+        stem = "".join(combo)
+        for name in (stem if stem.endswith(ZH_PART_ENDS) else None, stem + "服务"):
+            if name and len(names) < most and same_part(name, code):
+                names.append(name)
+    return list(dict.fromkeys(names))
 
 
 def detect(text: str) -> list[tuple[str, str, str]]:
@@ -211,6 +292,63 @@ def query_keys(query: str) -> list[str]:
     # Aliases as written: "A. Chen", alice.chen@corp, 陈爱丽 inside a Chinese run.
     keys.update(k for k in name_keys(query) if k not in STOPWORDS)
     return [k for k in keys if k]
+
+
+# What a question asks of a relation: "who owns ledger-api?", "账本服务谁负责？", "what does
+# billing-service depend on?", "what did we replace RabbitMQ with?". The types are the ones the
+# writers use (`entities.relations`, the owner rule `extraction.rules.owner_of`); retrieval's
+# relation channel reads the memories that state such a relation of an entity the question names.
+# Each kind lists the type the writers use first, then the names a person relating by hand
+# (`entity_relate`) is likely to give it.
+_WH = r"\b(?:what|which|who|whom)\b[^?.!。？！]{0,40}"  # (a question's word, then what it asks)
+_ASKED = (
+    (
+        ("owns", "owned_by", "owner_of", "maintains", "maintained_by", "responsible_for"),
+        r"\b(?:own|owns|owned|owner|owners|ownership|maintain|maintains|maintained|maintainer|maintainers|"
+        r"responsible|in charge|point of contact|looks? after)\b|\bwho(?:m)?\b[^.?!]{0,24}\b(?:ask|ping|contact|"
+        r"talk to|go to|reach)\b|负责|谁管|归谁|谁在管|管哪|在管|维护|找谁|对接人|owner",
+    ),
+    (
+        ("depends_on", "calls", "requires"),
+        r"\b(?:depend|depends|dependency|dependencies|rely|relies|call into)\b|" + _WH + r"\bcalls?\b|依赖|调用|调哪",
+    ),
+    (
+        # (only asked: "how do I use X" asks no use of anything)
+        ("uses", "built_with", "built_on", "runs_on"),
+        _WH + r"\b(?:use|uses|used|using|built (?:on|with)|runs? on|backed by|behind)\b|\b(?:what|which)\s+(?:\w+\s+)?"
+        r"(?:database|db|datastore|queue|broker|cache|search engine|engine|framework|language|library|storage)s?\b|"
+        r"用的(?:是)?(?:什么|哪)|用什么|用了什么|用哪|(?:哪个|什么|哪种|哪些)(?:数据库|库|队列|消息队列|缓存|引擎|搜索引擎|框架|语言|存储)|"
+        r"基于什么|跑在(?:什么|哪)",
+    ),
+    (
+        ("replaced", "replaces", "replaced_by", "migrated_to"),
+        r"\b(?:replace|replaced|replaces|replacing|replacement|instead of|switch|switched|migrate|migrated|"
+        r"migration|moved? (?:from|to|off)|used to)\b|" + _WH + r"\buse\b[^?.!]{0,30}\b(?:before|previously)\b|"
+        r"换成|换了|替换|替代|取代|迁到|迁移|(?:之前|以前|原来)(?:用|走)",
+    ),
+)
+_ASKED_RX = [(kinds, re.compile(rx, re.I)) for kinds, rx in _ASKED]
+
+
+# Who points at the thing named, for the relations that have a direction: "which services call
+# user-profile?", "what depends on ledger-api?", "risk-engine 被哪些服务调用？" ask for the source of a call
+# to it; "what does billing-service call?", "ledger-api 会调用哪些服务？" for where its own calls go.
+_ASKED_INTO = re.compile(
+    r"\b(?:which|what|who)\b[^?.!]{0,30}\b(?:calls?|depends? on|relies on|rely on|uses?)\s+(?:the\s+)?[`\w\u4e00-\u9fff]|"
+    r"被[^，。？?]{0,10}(?:调用|依赖|使用)|(?:哪些|什么|哪个|谁)(?:服务|系统|模块)?(?:会|在)?(?:调用|依赖|使用|用)",
+    re.I,
+)
+DIRECTED = frozenset(("depends_on", "calls", "requires", "uses", "built_with", "built_on", "runs_on"))
+
+
+def asked_into(query: str) -> bool:
+    """Whether `query` asks what points at the thing it names (`_ASKED_INTO`) rather than where it points."""
+    return bool(_ASKED_INTO.search(query))
+
+
+def asked_relations(query: str) -> list[str]:
+    """The relation types `query` asks about (see _ASKED); [] for one that asks about none."""
+    return [t for kinds, rx in _ASKED_RX if rx.search(query) for t in kinds]
 
 
 MAX_NAME = 200  # characters: a detector's "name" longer than any name is dropped, never an error
@@ -454,7 +592,7 @@ def _latin_people(body: str) -> Iterable[tuple[str, int, int]]:
         words = m.group(0).split()
         while words and words[0].casefold() in _NOT_NAMES:
             words = words[1:]
-        if words and not any(w.casefold() in _SOFTWARE or w.casefold() in _NOT_NAMES for w in words):
+        if words and not any(w.casefold() in SOFTWARE_PARTS or w.casefold() in _NOT_NAMES for w in words):
             name = " ".join(words)
             yield name, m.end() - len(name), m.end()
 
@@ -492,7 +630,7 @@ def _nicknames(body: str, people: list[tuple[str, int, int]]) -> Iterable[tuple[
             yield full, [short, *more], True
     for m in re.finditer(_LOGIN_IS, body):  # "周建国's LDAP / GitHub login is jzhou", "老周的账号是 jzhou"
         who, login = m.group("who"), m.group("login")
-        if login.casefold() in _NOT_LOGINS or who.casefold() in _SOFTWARE or who.casefold() in _NOT_NAMES:
+        if login.casefold() in _NOT_LOGINS or who.casefold() in SOFTWARE_PARTS or who.casefold() in _NOT_NAMES:
             continue  # "Grafana's login is via SSO"
         if (
             who.isascii()
@@ -642,7 +780,7 @@ def _login_from(item: str, words: list[str]) -> bool:
     omarh, omar.haddad, omar_haddad, haddado for Omar Haddad (a person, then, and their login)."""
     if len(words) != 2 or not re.fullmatch(r"[a-z][a-z0-9._-]{2,30}", item):
         return False
-    if any(glossary.counterparts(w) or w.casefold() in _SOFTWARE for w in words):
+    if any(glossary.counterparts(w) or w.casefold() in SOFTWARE_PARTS for w in words):
         return False  # "Postgres Cluster (pcluster)": a thing's words, no person's name
     first, last = (w.casefold() for w in words)
     made = {first[0] + last, first + last[0], first + last, f"{first}.{last}", f"{first}_{last}", last + first[0]}

@@ -5,6 +5,8 @@ Channels each score a pool of candidate memories:
   vector   cosine similarity from the sqlite-vec index
   entity   entities the query names (people, files, packages, known entities, aliases)
   graph    entities one relation away from those
+  relation memories that state the relation the query asks about ("who owns ledger-api?": the
+           one that says who owns it, not the ones that only name it)
   mood     emotion words in the query against memories' mood tags and valence
   time     a time window the query names ("last week", "in 2024", "上个月")
 Fusion turns them into one relevance score: by default a weighted sum of normalised channel
@@ -31,13 +33,14 @@ from typing import Any
 from memory import embed
 from memory.errors import InvalidInput, StoreUnavailable
 from memory.lang import emotion, mentions, text, timeparse
-from memory.store import Memory, Store, chunks, db, indexes, parse_time
+from memory.store import Memory, Store, chunks, db, graph, indexes, parse_time
 
 log = logging.getLogger("maple.retrieval")
 
 MAX_LIMIT = 100
 MOOD_SCAN_MAX = 20_000
 MAPLE_PRESET = {"bm25": 0.30, "vector": 0.30, "entity": 0.20, "mood": 0.20}
+RELATION = "relation"  # the channel for what a question asks of a relation (`_stating`)
 ROLE_WEIGHT = {"speaker": 1.0, "author": 1.0, "subject": 1.0, "mention": 0.5}
 
 
@@ -263,6 +266,9 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         near = _one_hop(store, entity_ids, now)
         if near:
             found.append(("graph", _linked(store, near, where, args, flat)))
+        asked = mentions.asked_relations(q.text)
+        if asked:
+            found.append((RELATION, _stating(store, q, entity_ids, asked, now, where, args, flat)))
     felt = emotion.analyze(q.text, _names(store, entity_ids))  # "陈爱丽" names someone; it is no mood
     if felt.moods and _count(store, None) <= MOOD_SCAN_MAX:
         # Finding new candidates by mood scans the moods of the whole store; above this size the
@@ -529,7 +535,7 @@ def _span(parent: Memory, a: int | None, b: int | None, store: Store, mid: int) 
 
 # The channels that say a memory matches the query. Priors (importance, pinned, recency) and
 # weighting only re-rank: they never put a memory in the results on their own.
-EVIDENCE = ("bm25", "vector", "entity", "graph", "mood", "time", "context", "reply", "session")
+EVIDENCE = ("bm25", "vector", "entity", "graph", RELATION, "mood", "time", "context", "reply", "session")
 
 
 def supported(
@@ -637,7 +643,12 @@ def _query_entities(store: Store, q: Query) -> list[int]:
         f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})",
         (*keys, *q.scopes, *keys, *q.scopes),
     ).fetchall()
-    return [r[0] for r in rows]
+    ids = [r[0] for r in rows]
+    for name in mentions.zh_part_names(q.text):  # 账本服务, though no memory wrote it: ledger-api
+        eid = graph.find_entity(store.conn, q.scopes, name)
+        if eid is not None and eid not in ids:
+            ids.append(eid)
+    return ids + graph.named_both_ways(store.conn, q.scopes, ids)  # ledger-api and 账本服务 stored apart
 
 
 def _names(store: Store, entity_ids: list[int]) -> list[str]:
@@ -727,6 +738,61 @@ def _one_hop(store: Store, entity_ids: list[int], now: float) -> list[int]:
     ).fetchall()
     seen = set(entity_ids)
     return [r[0] for r in rows if r[0] not in seen][:50]
+
+
+# A question that asks for a relation of something it names ("who owns ledger-api?",
+# "老周负责哪个服务？") is answered by the memory that states it ("Zhou Wei owns ledger-api."); the entity channel
+# ranks every memory naming ledger-api alike, and the keyword and vector channels favour the ones
+# sharing the question's other words ("ledger-api uses MySQL 8." came first in a blind trial). The
+# relation channel scores the memories a relation was read from (`relations.memory_id`): 1.0 where
+# the question's entity is one end of a relation of the asked type (the end asked about, for a call
+# or a use: `mentions.asked_into`), 0.5 where it is the other end, or where the memory names that
+# entity and states such a relation between others ("we moved notify-svc from SNS to FCM").
+
+
+def _stating(
+    store: Store, q: Query, entity_ids: list[int], kinds: list[str], now: float, where: str, args: list, pool: int
+) -> list[tuple[int, float]]:
+    em = ",".join("?" * len(entity_ids))
+    tm = ",".join("?" * len(kinds))
+    rows = store.conn.execute(
+        f"SELECT r.memory_id, r.type, r.src, r.dst FROM relations r "
+        f"CROSS JOIN memories m ON m.id = r.memory_id WHERE r.type IN ({tm}) "
+        f"AND (r.valid_to IS NULL OR r.valid_to > ?) AND (r.src IN ({em}) OR r.dst IN ({em}) OR EXISTS "
+        f"(SELECT 1 FROM memory_entities l WHERE l.memory_id = r.memory_id AND l.entity_id IN ({em}))) "
+        f"AND {where} ORDER BY r.memory_id DESC LIMIT ?",
+        (*kinds, now, *entity_ids, *entity_ids, *entity_ids, *args, pool),
+    ).fetchall()
+    into = mentions.asked_into(q.text)
+    thing = _things_named(store, q.scopes, entity_ids)
+    pair = len(set(thing.values())) >= 2
+    best: dict[int, float] = {}
+    for mid, kind, src, dst in rows:
+        if pair:  # "does report-job call order-api?": answered by a relation between the two, not of one
+            ends = src in thing and dst in thing and thing[src] != thing[dst]
+        elif kind in mentions.DIRECTED:  # "what does X call?" is answered where X calls, not where X is called
+            ends = (dst if into else src) in thing
+        else:
+            ends = src in thing or dst in thing
+        best[mid] = max(best.get(mid, 0.0), 1.0 if ends else 0.5)
+    return list(best.items())
+
+
+def _things_named(store: Store, scopes: Sequence[str], entity_ids: list[int]) -> dict[int, int]:
+    """The query's entities that name a thing (a name in code, a person, a service; not a word seen
+    capitalised, "API"), each mapped to one id per thing: ledger-api and 账本服务 are one."""
+    marks = ",".join("?" * len(entity_ids))
+    strong = [
+        i
+        for i, kind in store.conn.execute(f"SELECT id, kind FROM entities WHERE id IN ({marks})", entity_ids)
+        if kind != "name"
+    ]
+    thing: dict[int, int] = {}
+    for i in strong:
+        if i not in thing:
+            for j in [i, *graph.named_both_ways(store.conn, scopes, [i])]:
+                thing.setdefault(j, i)
+    return thing
 
 
 def _by_mood(store: Store, moods: list[str], where: str, args: list, pool: int) -> list[tuple[int, float]]:
@@ -892,7 +958,7 @@ def _mood_score(felt: emotion.Emotion, c: _Cand) -> float:
 # channel adds its own weight (search_weights.speaker) to the first. Only imported or harvested
 # conversations have speakers: notes, facts and decisions never do, and rank as before.
 SPEAKER = "speaker"
-FUSED = ("bm25", "vector", "entity", SPEAKER, "graph", "mood", "time")
+FUSED = ("bm25", "vector", "entity", SPEAKER, "graph", RELATION, "mood", "time")
 
 
 def _fuse(

@@ -27,7 +27,52 @@ def find_entity(conn, scope_list: Sequence[str], name: str, known: dict[str, lis
         canon, _ = mentions.canonical(name, known)
         if canon != name:
             found = _find(conn, scope_list, canon)
+    if found is None and not name.isascii():
+        found = _translated(conn, scope_list, name)
     return found
+
+
+def _translated(conn, scope_list: Sequence[str], name: str) -> int | None:
+    """The one entity whose name in code a Chinese name for a part translates (账本服务: ledger-api;
+    `mentions.same_part`); None when there is none, or more than one (计费服务 with billing-service
+    and billing-worker both stored)."""
+    if mentions.zh_part_names(name) != [name]:
+        return None
+    for scope in scope_list:
+        rows = conn.execute(
+            "SELECT id, name FROM entities WHERE scope = ? AND name LIKE '%-%'",
+            (scope,),
+        ).fetchall()
+        alike = [eid for eid, code in rows if code.isascii() and mentions.same_part(name, code)]
+        if alike:
+            return alike[0] if len(alike) == 1 else None
+    return None
+
+
+def named_both_ways(conn, scope_list: Sequence[str], ids: Sequence[int]) -> list[int]:
+    """The entities that name the same part of the system as `ids` in the other language (ledger-api
+    and 账本服务, `mentions.same_part`), kept apart because one was stored before the other was known.
+    Looked up by name: the Chinese names a code name may go by (`mentions.zh_names_for`), the code
+    name a Chinese one translates to (`_translated`)."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    found: list[int] = []
+    for (name,) in conn.execute(f"SELECT name FROM entities WHERE id IN ({marks})", list(ids)).fetchall():
+        if name.isascii() and "-" in name and (zh := [norm(n) for n in mentions.zh_names_for(name)]):
+            km, sm = ",".join("?" * len(zh)), ",".join("?" * len(scope_list))
+            found += [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
+                    f"SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
+                    f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})",
+                    (*zh, *scope_list, *zh, *scope_list),
+                )
+            ]
+        elif mentions.zh_part_names(name) == [name]:
+            found += [i for i in [_translated(conn, scope_list, name)] if i is not None]
+    return [i for i in dict.fromkeys(found) if i not in ids]
 
 
 def _find(conn, scope_list: Sequence[str], name: str) -> int | None:
@@ -63,6 +108,8 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
     # length check (a label may be longer than the secret it hides).
     name = " ".join(scrub_label(name, _secrets(conn)).split())
     eid = find_entity(conn, [scope], name)
+    if eid is not None and not name.isascii() and _find(conn, [scope], name) is None:
+        aliases = [*aliases, name]  # found by its translation (`_translated`): 账本服务 is a name of ledger-api
     if eid is None:
         eid = conn.execute(
             "INSERT INTO entities (scope, name, norm, kind, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -71,9 +118,10 @@ def upsert_entity(conn, scope: str, name: str, kind: str, now: float, aliases: I
     elif kind and kind not in ("thing", "name"):
         # A more specific kind wins: a name first seen in passing, later seen speaking, is a person.
         conn.execute("UPDATE entities SET kind = ? WHERE id = ? AND kind IN ('thing', 'name')", (kind, eid))
+    own = conn.execute("SELECT norm FROM entities WHERE id = ?", (eid,)).fetchone()[0]
     for alias in aliases:
         alias = scrub_label(alias, _secrets(conn)) if alias else alias
-        if alias and norm(alias) != norm(name):
+        if alias and norm(alias) != own:
             conn.execute(
                 "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
                 (eid, alias, norm(alias)),
@@ -206,6 +254,23 @@ def merge_into(conn, lose: int, win: int) -> None:
 def canonical(name: str, known: dict[str, list[str]] | None) -> tuple[str, list[str]]:
     """(name, aliases): the configured entity `name` names, with its aliases, or `name` alone."""
     return mentions.canonical(name, known) if known else (name, [])
+
+
+def parts_named(conn, scope: str, content: str) -> list[int]:
+    """Entities of `scope` that `content` names by a Chinese name for a part of the system (账本服务),
+    as that name or alias, or by translation (ledger-api: `_translated`, which makes the name an alias).
+    A name no entity answers to makes none: a nickname no alias lists is no entity."""
+    found = []
+    for name in mentions.zh_part_names(content):
+        eid = find_entity(conn, [scope], name)
+        if eid is not None:
+            found.append(eid)
+            if _find(conn, [scope], name) is None:  # found by its translation: a name of it from now on
+                conn.execute(
+                    "INSERT OR IGNORE INTO entity_aliases (entity_id, alias, norm) VALUES (?, ?, ?)",
+                    (eid, name, norm(name)),
+                )
+    return found
 
 
 def related_named(conn, scope: str, content: str) -> list[int]:
