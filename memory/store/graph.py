@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import memory.store.pg as pg
 from memory.errors import InvalidInput, NotFound
-from memory.lang import mentions, text
+from memory.lang import glossary, mentions, text
 from memory.store.records import scrub_label
 
 
@@ -35,17 +35,32 @@ def find_entity(conn, scope_list: Sequence[str], name: str, known: dict[str, lis
 def _translated(conn, scope_list: Sequence[str], name: str) -> int | None:
     """The one entity whose name in code a Chinese name for a part translates (账本服务: ledger-api;
     `mentions.same_part`); None when there is none, or more than one (计费服务 with billing-service
-    and billing-worker both stored)."""
-    if mentions.zh_part_names(name) != [name]:
+    and billing-worker both stored). Each connection remembers what it found and the newest entity
+    it had read then, so a name asked again reads only the entities made since (an import naming
+    订单服务 in every line, with no order-api stored, scanned the scope's names once a line)."""
+    words = mentions.zh_part_names(name) == [name] and glossary.english_of(name)
+    first = sorted({w[:4] for w in words[0] if w.isascii()}) if words else []
+    if not first:
         return None
+    like = " OR ".join("lower(name) LIKE ?" for _ in first)
+    known = conn.__dict__.setdefault("_maple_translated", {})
+    (newest,) = conn.execute("SELECT coalesce(max(id), 0) FROM entities").fetchone()
     for scope in scope_list:
-        rows = conn.execute(
-            "SELECT id, name FROM entities WHERE scope = ? AND name LIKE '%-%'",
-            (scope,),
-        ).fetchall()
-        alike = [eid for eid, code in rows if code.isascii() and mentions.same_part(name, code)]
+        read, alike = known.get((scope, name), (0, []))
+        if newest < read:  # (entities rolled back or deleted since: read them all again)
+            read, alike = 0, []
+        if newest > read:
+            rows = conn.execute(
+                f"SELECT id, name FROM entities WHERE id > ? AND scope = ? AND name LIKE '%-%' AND ({like})",
+                (read, scope, *(f"%{w}%" for w in first)),
+            ).fetchall()
+            alike = alike + [eid for eid, code in rows if code.isascii() and mentions.same_part(name, code)]
+            known[(scope, name)] = (newest, alike)
         if alike:
-            return alike[0] if len(alike) == 1 else None
+            marks = ",".join("?" * len(alike))
+            alive = [r[0] for r in conn.execute(f"SELECT id FROM entities WHERE id IN ({marks})", alike)]
+            if alive:
+                return alive[0] if len(alive) == 1 else None
     return None
 
 
