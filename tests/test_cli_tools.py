@@ -118,6 +118,7 @@ def test_the_graph_commands_relate_walk_and_describe(capsys):
     assert code == 0 and out.startswith("api  ") and "-[uses]-> sqlalchemy" in out and "talks to" in out
     code, out, _ = run(capsys, "neighbors", "api", "--hops", "2")
     assert [line.split(None, 1) for line in out.splitlines()] == [
+        ["1", "postgres (code)"],  # (what the memory states: "talks to" is a dependency)
         ["1", "sqlalchemy (code)"],
         ["2", "psycopg (thing)"],
         ["2", "psycopg (thing, global)"],

@@ -341,7 +341,7 @@ class WarmRule:
     asked: bool = False
 
     def shows(self, c: Candidate, floor: float) -> bool:
-        if c.strength >= self.meaning:
+        if c.strength >= self.meaning or c.stated:  # (what the prompt asks of what it names, said in any words)
             return True
         return c.words >= (floor / 2 if c.preference else floor) and c.strength >= self.support
 
@@ -361,6 +361,7 @@ class Candidate:
     words: float  # `relevance` (+0.5 when it is linked to an entity the prompt names)
     preference: bool  # a standing preference, rule or correction: half the relevance floor is enough
     named: bool = False  # linked to an entity the prompt names (search's entity channel)
+    stated: bool = False  # it states the relation the prompt asks of what it names (`Result.stated`)
 
 
 # Chosen with tests/benchmarks/bench_surface.py (report "warm rule") by leave-one-fold-out, for hits
@@ -432,6 +433,7 @@ def warm_candidates(
             rel.get(r.memory.id, 0.0) + (0.5 if r.channels.get("entity") else 0.0),
             r.memory.category in PREFERENCE_CATEGORIES,
             bool(r.channels.get("entity")),
+            r.stated,
         )
         for r in results
     ]

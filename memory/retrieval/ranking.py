@@ -74,6 +74,9 @@ class Result:
     # Later memories that say this one's thing with another value and were ranked above it for
     # that (`_newer_first`): this one may be out of date.
     restated_by: list[int] = field(default_factory=list)
+    # It states the relation the query asks of what the query names (the relation channel's 1.0:
+    # "Zhou Wei owns ledger-api." for "who owns ledger-api?"), in whatever words or language.
+    stated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -344,6 +347,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     for r in results:
         r.confidence = sure
         r.restated_by = restated.get(r.memory.id, [])
+        r.stated = cands[r.memory.id].raw.get(RELATION, 0.0) >= 1.0 if r.memory.id in cands else False
     return results
 
 
@@ -1142,6 +1146,8 @@ def _normalise(ch: str, have: dict[int, float], floor: float = 0.0) -> dict[int,
 #   vector   the nearest cosine on the model's scale (`embed.cosine_range`; 1 for a model with none)
 #   keyword  the share of the query's words the best keyword hit holds (`keyword_coverage`)
 #   entity   a person, file or known entity the query names (its strongest role)
+#   relation a memory stating the relation the query asks of what it names (1: "账本服务谁负责？" is
+#            answered by "Zhou Wei owns ledger-api." though the two share no word)
 # A query about something never stored then gets low scores, or none: a confidence of 0 leaves
 # every result unsupported (`supported`), and the search returns [].
 
@@ -1166,6 +1172,8 @@ def confidence(
     in the memories that name them for the entity to count in full ("老周的生日是哪天？" when no memory
     of 老周 says a birthday: half)."""
     best = _entity_confidence(store, query, cands, names)
+    if any(c.raw.get(RELATION, 0.0) >= 1.0 for c in cands.values()):
+        best = 1.0  # what the query asks of what it names is stated, in whatever words (`_stating`)
     cosines = [x for c in cands.values() if (x := _comparable(c, language, lift)) is not None]
     if cosines:
         scale = embed.cosine_range(getattr(store.embedder, "name", ""))

