@@ -208,7 +208,7 @@ async def test_stats_and_lists_never_show_another_project(config):
 
 async def test_the_graph_tools_walk_what_entity_relate_recorded(config):
     async with client(config) as c:
-        await call(c, "memory_store", content="The `billing` service calls `stripe` for every invoice")
+        await call(c, "memory_store", content="The `billing` service sends every invoice to `stripe`")
         added = await call(c, "entity_relate", source="billing", relation="depends on", target="ledger")
         await call(c, "entity_relate", source="ledger", relation="stores_in", target="postgres", scope="global")
         await call(c, "entity_relate", source="postgres", relation="runs_on", target="linux", scope="global")

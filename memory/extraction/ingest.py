@@ -1790,11 +1790,16 @@ def relate_stated(store: Store, memories: Sequence[Memory]) -> None:
     notes a team writes (tests/data/team_eval, bilingual_eval) took "他管" for an owner and "理端口是"
     for what HTTP owns."""
     known, now = store.config.known_entities, store.clock()
+    chinese: dict[str, dict[str, list[str]]] = {}  # scope -> its parts' Chinese names
     for m in memories:
         if m.parent_id is not None or len(m.content) > store.config.extraction_chunk_chars:
             continue  # (a runbook's relations: its "Owner:" line is read against every name after it)
-        found = entities.find(m.content, known)
-        _, related = heuristic.stated(m.content, known, heuristic.project_of(m.scope), found=found)
+        # (a part's Chinese name stored as an alias is a name found: "结算服务依赖计价引擎" relates the two)
+        if text.has_cjk(m.content) and m.scope not in chinese:
+            chinese[m.scope] = graph.chinese_names(store.conn, m.scope)
+        here = {**chinese[m.scope], **(known or {})} if text.has_cjk(m.content) and chinese[m.scope] else known
+        found = entities.find(m.content, here)
+        _, related = heuristic.stated(m.content, here, heuristic.project_of(m.scope), found=found)
         if not related:
             continue
         names = {x.name: None for x in found}

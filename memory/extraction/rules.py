@@ -1918,6 +1918,11 @@ _OWNER = [
     ),
     # "Tomek handed OSRM over to PJ": who has it now
     re.compile(r"\bhanded " + _THING + r" over to " + _WHO_EN),
+    # "Tom Becker takes over ownership of telemetry-ingest from Marco Rossi": the one taking it over
+    re.compile(
+        r"(?<![\w-])" + _WHO_EN + r" (?:takes|took|is taking|will take|has taken) over (?:the )?(?:ownership of )?"
+        r"(?P<thing>(?<![\w./-])[a-z][\w.]*[-_.][\w./-]+)"
+    ),
     # "notify-svc moved from Li Na to Omar last week", "ownership of X passed from A to B": the second
     # (a service's name, between two people: "billing-service moved from Postgres to MySQL" is no owner)
     re.compile(
@@ -1983,7 +1988,7 @@ _OWNER = [
     ),
     re.compile(
         _THING_ZH
-        + r"\s*(?:现在|目前|以后|今后|往后|之后)?\s*(?:归|(?<!路)由(?!于))\s*"
+        + r"\s*(?:[（(](?P<alt>[A-Za-z][\w.-]+)[)）])?\s*(?:现在|目前|以后|今后|往后|之后)?\s*(?:归|(?<!路)由(?!于))\s*"
         + _WHO_ZH
         + r"\s*(?:[（(][^)）]{1,40}[)）])?\s*(?:管|负责|维护)",
         re.I,

@@ -277,6 +277,8 @@ def relations(text: str, mentions: list[Mention], project: str | None = None) ->
                 continue
             if dst.kind == "command" or _NEGATION.search(text[max(0, m.start() - 8) : m.start()]):
                 continue  # "不要再用 npm": not a use; commands are run, not used
+            if dst.kind == "file" and dst.name.startswith("/"):
+                continue  # "调用 /fares/{trip_id}": an endpoint, not a part
             src = _nearest(mentions, m.start(), before=True)
             head = text[max(0, m.start() - 40) : m.start()]
             if src is None or m.start() - src.end > 25 or _BREAK.search(text[src.end : m.start()]):
@@ -288,12 +290,14 @@ def relations(text: str, mentions: list[Mention], project: str | None = None) ->
                 src_name = src.name
             if src_name.casefold() != dst.name.casefold():
                 found.append((src_name, rel, dst.name))
-    for m in re.finditer(r"\b(?:is|are) owned by\b", text, re.I):
+    # (said the other way round: "fleet-registry is called by unlock-gateway on every unlock")
+    for m in re.finditer(r"\b(?:is|are) (?P<how>owned|called|used|depended on|consumed) by\b", text, re.I):
         if _asked(text, m.start()):
             continue
         src, dst = _nearest(mentions, m.start(), True), _nearest(mentions, m.end(), False)
-        if src and dst:
-            found.append((dst.name, "owns", src.name))
+        if src and dst and dst.start - m.end() <= 20 and m.start() - src.end <= 25:
+            kind = {"owned": "owns", "used": "uses"}.get(m.group("how").lower(), "depends_on")
+            found.append((dst.name, kind, src.name))
     return list(dict.fromkeys(found))
 
 

@@ -165,6 +165,33 @@ def same_part(chinese: str, code: str) -> bool:
     )
 
 
+# A part's Chinese name written with its name in code: "计价引擎（pricing-engine）", "payout-service（结算服务）",
+# "电子围栏就是 geo-fence 服务". Said so, it is an alias, glossary or not. (A time word before it is no part
+# of it: "本周遥测采集（telemetry-ingest）".)
+_CODE = r"`?(?P<code>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)`?"
+_HAN = r"(?P<han>[\u4e00-\u9fff]{2,10})"
+_PART_PAIRS = (
+    re.compile(_HAN + r"[ \t]*[（(][ \t]*" + _CODE + r"[ \t]*[)）]"),
+    re.compile(r"(?<![\w-])" + _CODE + r"[ \t]*[（(][ \t]*" + _HAN + r"[ \t]*[)）]"),
+    re.compile(_HAN + r"[ \t]*(?:就是|也就是|即)[ \t]*" + _CODE),
+)
+_HAN_LEAD = re.compile(
+    r"^(?:.*[的是在由和跟与把将给对从向于了])|^(?:本周|这周|上周|下周|今天|昨天|明天|目前|现在|最近|之前|以前)+"
+)
+
+
+def part_pairs(text: str) -> list[tuple[str, str]]:
+    """(name in code, Chinese name) for each part `text` names both ways (_PART_PAIRS); not a person's
+    name in brackets ("payout-service（陈思雨）" says who, not what)."""
+    out = []
+    for rx in _PART_PAIRS:
+        for m in rx.finditer(text):
+            han = _HAN_LEAD.sub("", m.group("han"))
+            if len(han) >= 2 and code_name(m.group("code")) and not zhnames.plausible(han):
+                out.append((m.group("code"), han))
+    return list(dict.fromkeys(out))
+
+
 def zh_names_for(code: str, most: int = 64) -> list[str]:
     """The Chinese names a part called `code` may go by (`same_part` holds for each): its words put
     into Chinese by the glossary, in order, ending in 服务 or the part's own word (网关): ledger-api ->

@@ -271,11 +271,13 @@ def canonical(name: str, known: dict[str, list[str]] | None) -> tuple[str, list[
     return mentions.canonical(name, known) if known else (name, [])
 
 
-def parts_named(conn, scope: str, content: str) -> list[int]:
-    """Entities of `scope` that `content` names by a Chinese name for a part of the system (账本服务),
-    as that name or alias, or by translation (ledger-api: `_translated`, which makes the name an alias).
-    A name no entity answers to makes none: a nickname no alias lists is no entity."""
-    found = []
+def parts_named(conn, scope: str, content: str, now: float, resolved: dict | None = None) -> list[int]:
+    """Entities of `scope` that `content` names by a Chinese name for a part of the system: written
+    beside its name in code ("计价引擎（pricing-engine）", `mentions.part_pairs`: the Chinese name becomes
+    an alias, an entity it was made before joins it), as a name or alias already stored, or by
+    translation (账本服务: ledger-api, `_translated`, which makes the name an alias). A name no entity
+    answers to makes none: a nickname no alias lists is no entity."""
+    found = [join(conn, scope, code, "code", now, [han], None, resolved) for code, han in mentions.part_pairs(content)]
     for name in mentions.zh_part_names(content):
         eid = find_entity(conn, [scope], name)
         if eid is not None:
@@ -286,6 +288,20 @@ def parts_named(conn, scope: str, content: str) -> list[int]:
                     (eid, name, norm(name)),
                 )
     return found
+
+
+def chinese_names(conn, scope: str) -> dict[str, list[str]]:
+    """{name in code: its Chinese names} of `scope`'s parts (aliases such as 计价引擎 for pricing-engine),
+    for finding them in a text as `known` names are found (`entities.find`)."""
+    out: dict[str, list[str]] = {}
+    for name, alias in conn.execute(
+        "SELECT e.name, a.alias FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
+        "WHERE e.scope = ? AND e.name LIKE '%-%'",
+        (scope,),
+    ):
+        if name.isascii() and text.CJK_RUN.fullmatch(alias):
+            out.setdefault(name, []).append(alias)
+    return out
 
 
 def related_named(conn, scope: str, content: str) -> list[int]:

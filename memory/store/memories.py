@@ -399,7 +399,10 @@ class Store:
                     }
                 if named_apart:  # ("pgw" from entity_relate, "mzhou" a person's login): linked where named
                     links += [(mid, eid, "mention") for eid in graph.related_named(conn, row["scope"], row["content"])]
-                links += [(mid, eid, "mention") for eid in graph.parts_named(conn, row["scope"], row["content"])]
+                links += [
+                    (mid, eid, "mention")
+                    for eid in graph.parts_named(conn, row["scope"], row["content"], self.clock(), resolved)
+                ]
                 ids.append(mid)
             # Links, FTS and vector rows go in after the loop, in bulk: each vec0 insert rewrites part of
             # a ~1.5 MB chunk blob, which stays in the page cache only while nothing else is written.
