@@ -187,10 +187,11 @@ def outcome(
     if gauge is not None:  # no gauge: the prompt was skipped, or had no word to search (nothing shown)
         sure = gauge[-1] if gauge else context.Confidence(0.0, None)
         out["words"], out["vector"], out["named"] = sure.words, sure.vector, sure.named
-    if judged:  # the warm rule's candidates: [strength, words, preference, is a target, named], pinned last
+    if judged:  # the warm rule's candidates: [strength, words, preference, is a target, named, stated], pinned last
         *cands, pinned = judged
         out["cands"] = [
-            [round(c.strength, 4), round(c.words, 4), c.preference, c.result.memory.id in want, c.named] for c in cands
+            [round(c.strength, 4), round(c.words, 4), c.preference, c.result.memory.id in want, c.named, c.stated]
+            for c in cands
         ]
         out["pinned"] = [m in want for m in pinned]
     return out
@@ -199,10 +200,13 @@ def outcome(
 class _Judged:
     """A saved candidate as WarmRule.shows reads it."""
 
-    __slots__ = ("strength", "words", "preference", "hit", "named")
+    __slots__ = ("strength", "words", "preference", "hit", "named", "stated")
 
-    def __init__(self, strength: float, words: float, preference: bool, hit: bool, named: bool = False):
-        self.strength, self.words, self.preference, self.hit, self.named = strength, words, preference, hit, named
+    def __init__(
+        self, strength: float, words: float, preference: bool, hit: bool, named: bool = False, stated: bool = False
+    ):
+        self.strength, self.words, self.preference, self.hit = strength, words, preference, hit
+        self.named, self.stated = named, stated
 
 
 def warm_outcome(o: dict[str, Any], rule: Any, floor: float) -> dict[str, Any]:
