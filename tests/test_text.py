@@ -357,7 +357,7 @@ def test_a_question_put_into_the_other_language_keeps_its_other_words_and_names(
     from memory.lang import glossary
 
     # Each glossary word in place, in the other language; the rest as written.
-    assert glossary.translate("风控打分超时的话，订单会被拦截吗？") == "风控打分 timeout 的话， order 会被拦截吗？"
+    assert glossary.translate("风控打分超时的话，订单会被拦截吗？") == " risk 打分 timeout 的话， order 会被拦截吗？"
     assert glossary.translate("where is the rate limit configured?") == "where is the 限流 configured?"
     assert "ledger" in glossary.translate("账本服务的负责人是谁？")  # the everyday word (a blind trial's miss)
     # A name with a hyphen or a dot is one word, kept unless the glossary holds it whole.

@@ -2326,14 +2326,15 @@ _CANCELLED_ZH = re.compile(
 _MOVED_TO = re.compile(
     r"(?:迁移?到了?|换成了?|改成了?|切换?到了?|改用|升级到了?|"
     r"\b(?:moved|migrated|switched|changed|upgraded)\b[^.;。；\n]{0,40}?\bto\b|\breplaced by\b|\bnow (?:on|uses?|runs? on)\b)"
-    r"\s*`?(?P<v>[A-Za-z][\w.+#/-]*|[\u4e00-\u9fff]{2,6})",
+    r"\s*(?:(?:port|version|the|a|an|new|our)\s+)*`?(?P<v>[A-Za-z][\w.+#/-]*(?:\s\d[\w.]*)?|\d[\w.:]*|[\u4e00-\u9fff]{2,6})",
     re.I,
 )
 
 
 def moved_to(content: str) -> list[str]:
-    """The new values a change names ("从 Oracle 迁到 MySQL": MySQL): a statement already holding one
-    agrees with the change, and is not what it corrects."""
+    """The new values a change names ("从 Oracle 迁到 MySQL": MySQL; "upgraded to Go 1.22": Go 1.22;
+    "moved to port 6543": 6543): a statement already holding one agrees with the change, and is not
+    what it corrects."""
     return [re.sub(r"[了的]+$", "", m.group("v")).rstrip(".-/") for m in _MOVED_TO.finditer(content)]
 
 

@@ -740,7 +740,7 @@ _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*(?:[-_./][A-Za-z0-9]+)*")
 
 def translate(query: str) -> str:
     """`query` with each glossary word put into the other language (its first translation), the
-    rest as written: "风控打分超时的话，订单会被拦截吗？" -> "风控打分 timeout 的话， order 会被拦截吗？",
+    rest as written: "风控打分超时的话，订单会被拦截吗？" -> " risk 打分 timeout 的话， order 会被拦截吗？",
     "how do we roll back a release" -> "how do we 回滚 a 发布". A multilingual embedder puts this
     half-translated question nearer the memories in the other language than the question itself
     (`memory.retrieval.ranking`: the vector channel across languages). Unchanged when the query

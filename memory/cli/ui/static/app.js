@@ -209,7 +209,7 @@
   // -- search -------------------------------------------------------------------------------------
 
   var CHANNELS = {
-    bm25: "keywords · 关键词", vector: "meaning · 语义", entity: "named things · 实体", speaker: "said by the person named · 所问之人说的", graph: "graph · 图谱",
+    bm25: "keywords · 关键词", vector: "meaning · 语义", entity: "named things · 实体", speaker: "said by the person named · 所问之人说的", graph: "graph · 图谱", relation: "states the relation asked · 所问的关系",
     mood: "mood · 情绪", time: "time · 时间", session: "same session · 同一会话", neighbour: "neighbour · 相邻",
     context: "neighbouring turns · 相邻对话", reply: "reply to a match · 匹配内容的回复", nearby: "close in time · 时间相近",
     weighting: "layer & importance · 层级与重要性", prior: "recency & use · 近期与使用"
