@@ -115,6 +115,30 @@ async def test_a_change_that_agrees_with_a_stored_fact_does_not_retire_it(config
     assert [s["content"] for s in changed[1]["supersedes"]] == ["notify-svc sends email through SES."]
 
 
+async def test_a_hand_over_and_chinese_names_written_beside_code_names_through_memory_store(config):
+    # Blind trial 43: a hand-over retired nothing, and 计价引擎（pricing-engine）was no name of pricing-engine.
+    async with client(config) as c:
+        old, new = await store_all(
+            c,
+            "Marco Rossi owns telemetry-ingest; ask him about schema changes.",
+            "Handover: from 2026-11-01 Tom Becker takes over ownership of telemetry-ingest from Marco Rossi.",
+        )
+        await store_all(
+            c,
+            "计价引擎（pricing-engine）由王磊负责，有问题找老王。",
+            "结算服务（payout-service）每天凌晨 2 点跑批。",
+            "结算服务依赖计价引擎提供的行程费用明细。",
+        )
+        pricing = await call(c, "entity_get", name="计价引擎")
+        payout = await call(c, "entity_get", name="payout-service")
+        ingest = await call(c, "entity_get", name="telemetry-ingest")
+    assert [s["id"] for s in new["supersedes"]] == [old["id"]]
+    assert [(r["type"], r["other"]["name"]) for r in ingest["relations"] if r["open"]] == [("owns", "Tom Becker")]
+    assert pricing["entity"]["name"] == "pricing-engine" and "计价引擎" in pricing["aliases"]
+    assert ("owns", "王磊") in [(r["type"], r["other"]["name"]) for r in pricing["relations"]]
+    assert ("depends_on", "pricing-engine") in [(r["type"], r["other"]["name"]) for r in payout["relations"]]
+
+
 @pytest.mark.parametrize(
     ("question", "asked"),
     [
@@ -132,6 +156,25 @@ async def test_a_change_that_agrees_with_a_stored_fact_does_not_retire_it(config
 def test_what_a_question_asks_of_a_relation(question, asked):
     got = mentions.asked_relations(question)
     assert (asked in got) if asked else got == []
+
+
+@pytest.mark.parametrize(
+    ("text", "pair"),
+    [
+        ("计价引擎（pricing-engine）由王磊负责。", ("pricing-engine", "计价引擎")),
+        ("payout-service（结算服务）每天凌晨跑批。", ("payout-service", "结算服务")),
+        ("电子围栏就是 geo-fence 服务。", ("geo-fence", "电子围栏")),
+        ("本周遥测采集（telemetry-ingest）值班是刘洋。", ("telemetry-ingest", "遥测采集")),
+        ("由王磊负责的计价引擎（pricing-engine）下周发版。", ("pricing-engine", "计价引擎")),
+        ("在线支付服务（online-pay）今晚升级。", ("online-pay", "在线支付服务")),
+    ],
+)
+def test_a_chinese_name_written_beside_a_name_in_code_is_one_part(text, pair):
+    assert mentions.part_pairs(text) == [pair]
+
+
+def test_a_person_in_brackets_is_no_name_of_a_part():
+    assert mentions.part_pairs("payout-service（陈思雨）负责。") == []
 
 
 def test_chinese_names_of_parts():

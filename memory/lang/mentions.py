@@ -167,7 +167,8 @@ def same_part(chinese: str, code: str) -> bool:
 
 # A part's Chinese name written with its name in code: "计价引擎（pricing-engine）", "payout-service（结算服务）",
 # "电子围栏就是 geo-fence 服务". Said so, it is an alias, glossary or not. (A time word before it is no part
-# of it: "本周遥测采集（telemetry-ingest）".)
+# of it, "本周遥测采集（telemetry-ingest）", nor what a particle ends, "由王磊负责的计价引擎（…）"; a name opening on
+# one keeps it, "在线支付服务".)
 _CODE = r"`?(?P<code>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)`?"
 _HAN = r"(?P<han>[\u4e00-\u9fff]{2,10})"
 _PART_PAIRS = (
@@ -176,7 +177,7 @@ _PART_PAIRS = (
     re.compile(_HAN + r"[ \t]*(?:就是|也就是|即)[ \t]*" + _CODE),
 )
 _HAN_LEAD = re.compile(
-    r"^(?:.*[的是在由和跟与把将给对从向于了])|^(?:本周|这周|上周|下周|今天|昨天|明天|目前|现在|最近|之前|以前)+"
+    r"^(?:.+[的是在由和跟与把将给对从向于了])|^(?:本周|这周|上周|下周|今天|昨天|明天|目前|现在|最近|之前|以前)+"
 )
 
 
