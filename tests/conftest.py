@@ -10,6 +10,8 @@ config.json (both homes the tests use) and MAPLE_DATABASE_URL. Tests about the S
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +24,23 @@ from memory.embed import HashEmbedder
 from memory.store import Store
 
 BACKENDS = ("sqlite", "postgresql")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_engine_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """When the run ends, stop the engines its tests started (a hook, a CLI call or a server starts
+    one per MAPLE home): each would idle on for hook_resident_minutes, some 110 MB apiece. Two test
+    files alone (test_launch, test_extraction_documents) had left five running."""
+    yield
+    base = b"MAPLE_HOME=" + str(tmp_path_factory.getbasetemp()).encode()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if b"run.py\0engine" in (proc / "cmdline").read_bytes() and any(
+                e.startswith(base) for e in (proc / "environ").read_bytes().split(b"\0")
+            ):
+                os.kill(int(proc.name), signal.SIGTERM)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
 
 
 def pytest_configure(config: pytest.Config) -> None:
