@@ -1794,10 +1794,11 @@ def relate_stated(store: Store, memories: Sequence[Memory]) -> None:
     for m in memories:
         if m.parent_id is not None or len(m.content) > store.config.extraction_chunk_chars:
             continue  # (a runbook's relations: its "Owner:" line is read against every name after it)
-        # (a part's Chinese name stored as an alias is a name found: "结算服务依赖计价引擎" relates the two)
-        if text.has_cjk(m.content) and m.scope not in chinese:
-            chinese[m.scope] = graph.chinese_names(store.conn, m.scope)
-        here = {**chinese[m.scope], **(known or {})} if text.has_cjk(m.content) and chinese[m.scope] else known
+        here = known
+        if text.has_cjk(m.content):  # a part's Chinese name stored as an alias is a name found: "结算服务依赖计价引擎"
+            if m.scope not in chinese:
+                chinese[m.scope] = graph.chinese_names(store.conn, m.scope)
+            here = {**chinese[m.scope], **(known or {})}
         found = entities.find(m.content, here)
         _, related = heuristic.stated(m.content, here, heuristic.project_of(m.scope), found=found)
         if not related:

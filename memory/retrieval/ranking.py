@@ -244,7 +244,8 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
                 c = cands[mid] = _Cand(mid)
             c.raw[channel] = s
 
-    entity_ids = _query_entities(store, q)
+    named = _query_entities(store, q)
+    entity_ids = list(named)
     # The keyword channel reads a person by the name they go by (`_by_their_name`), and also searches
     # the other language's words for the query's glossary words.
     said = text.staging_named(_by_their_name(store, q.text, entity_ids))
@@ -271,7 +272,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
             found.append(("graph", _linked(store, near, where, args, flat)))
         asked = mentions.asked_relations(q.text)
         if asked:
-            found.append((RELATION, _stating(store, q, entity_ids, asked, now, where, args, flat)))
+            found.append((RELATION, _stating(store, q, named, asked, now, where, args, flat)))
     felt = emotion.analyze(q.text, _names(store, entity_ids))  # "陈爱丽" names someone; it is no mood
     if felt.moods and _count(store, None) <= MOOD_SCAN_MAX:
         # Finding new candidates by mood scans the moods of the whole store; above this size the
@@ -635,10 +636,12 @@ def _filters_sql(q: Query, now: float, alias: str = "m") -> tuple[str, list[Any]
     return " AND ".join(where), args
 
 
-def _query_entities(store: Store, q: Query) -> list[int]:
+def _query_entities(store: Store, q: Query) -> dict[int, int]:
+    """The entities `q` names, each mapped to the one id of the thing it names: ledger-api and 账本服务,
+    stored apart before either was known to be the other (`graph.named_both_ways`), are one."""
     keys = mentions.query_keys(q.text)
     if not keys:
-        return []
+        return {}
     km = ",".join("?" * len(keys))
     sm = ",".join("?" * len(q.scopes))
     rows = store.conn.execute(
@@ -652,7 +655,10 @@ def _query_entities(store: Store, q: Query) -> list[int]:
         eid = graph.find_entity(store.conn, q.scopes, name)
         if eid is not None and eid not in ids:
             ids.append(eid)
-    return ids + graph.named_both_ways(store.conn, q.scopes, ids)  # ledger-api and 账本服务 stored apart
+    thing = {i: i for i in ids}
+    for twin, of in graph.named_both_ways(store.conn, q.scopes, ids).items():
+        thing[twin] = thing[of]
+    return thing
 
 
 def _names(store: Store, entity_ids: list[int]) -> list[str]:
@@ -755,8 +761,9 @@ def _one_hop(store: Store, entity_ids: list[int], now: float) -> list[int]:
 
 
 def _stating(
-    store: Store, q: Query, entity_ids: list[int], kinds: list[str], now: float, where: str, args: list, pool: int
+    store: Store, q: Query, named: dict[int, int], kinds: list[str], now: float, where: str, args: list, pool: int
 ) -> list[tuple[int, float]]:
+    entity_ids = list(named)
     em = ",".join("?" * len(entity_ids))
     tm = ",".join("?" * len(kinds))
     rows = store.conn.execute(
@@ -768,7 +775,7 @@ def _stating(
         (*kinds, now, *entity_ids, *entity_ids, *entity_ids, *args, pool),
     ).fetchall()
     into = mentions.asked_into(q.text)
-    thing = _things_named(store, q.scopes, entity_ids)
+    thing = _things_named(store, named)
     pair = len(set(thing.values())) >= 2
     best: dict[int, float] = {}
     for mid, kind, src, dst in rows:
@@ -782,21 +789,12 @@ def _stating(
     return list(best.items())
 
 
-def _things_named(store: Store, scopes: Sequence[str], entity_ids: list[int]) -> dict[int, int]:
-    """The query's entities that name a thing (a name in code, a person, a service; not a word seen
-    capitalised, "API"), each mapped to one id per thing: ledger-api and 账本服务 are one."""
-    marks = ",".join("?" * len(entity_ids))
-    strong = [
-        i
-        for i, kind in store.conn.execute(f"SELECT id, kind FROM entities WHERE id IN ({marks})", entity_ids)
-        if kind != "name"
-    ]
-    thing: dict[int, int] = {}
-    for i in strong:
-        if i not in thing:
-            for j in [i, *graph.named_both_ways(store.conn, scopes, [i])]:
-                thing.setdefault(j, i)
-    return thing
+def _things_named(store: Store, named: dict[int, int]) -> dict[int, int]:
+    """Of the query's entities (`_query_entities`), those that name a thing: a name in code, a person, a
+    service; not a word seen capitalised ("API")."""
+    marks = ",".join("?" * len(named))
+    kinds = dict(store.conn.execute(f"SELECT id, kind FROM entities WHERE id IN ({marks})", list(named)).fetchall())
+    return {i: of for i, of in named.items() if kinds.get(i) != "name"}
 
 
 def _by_mood(store: Store, moods: list[str], where: str, args: list, pool: int) -> list[tuple[int, float]]:

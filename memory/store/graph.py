@@ -64,30 +64,28 @@ def _translated(conn, scope_list: Sequence[str], name: str) -> int | None:
     return None
 
 
-def named_both_ways(conn, scope_list: Sequence[str], ids: Sequence[int]) -> list[int]:
-    """The entities that name the same part of the system as `ids` in the other language (ledger-api
-    and 账本服务, `mentions.same_part`), kept apart because one was stored before the other was known.
-    Looked up by name: the Chinese names a code name may go by (`mentions.zh_names_for`), the code
-    name a Chinese one translates to (`_translated`)."""
+def named_both_ways(conn, scope_list: Sequence[str], ids: Sequence[int]) -> dict[int, int]:
+    """The entities that name the same part of the system as one of `ids` in the other language
+    (ledger-api and 账本服务, `mentions.same_part`), kept apart because one was stored before the other
+    was known: {entity: the one of `ids` it names}. Looked up by name: the Chinese names a code name
+    may go by (`mentions.zh_names_for`), the code name a Chinese one translates to (`_translated`)."""
     if not ids:
-        return []
+        return {}
     marks = ",".join("?" * len(ids))
-    found: list[int] = []
-    for (name,) in conn.execute(f"SELECT name FROM entities WHERE id IN ({marks})", list(ids)).fetchall():
+    found: dict[int, int] = {}
+    for eid, name in conn.execute(f"SELECT id, name FROM entities WHERE id IN ({marks})", list(ids)).fetchall():
         if name.isascii() and "-" in name and (zh := [norm(n) for n in mentions.zh_names_for(name)]):
             km, sm = ",".join("?" * len(zh)), ",".join("?" * len(scope_list))
-            found += [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
-                    f"SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
-                    f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})",
-                    (*zh, *scope_list, *zh, *scope_list),
-                )
-            ]
-        elif mentions.zh_part_names(name) == [name]:
-            found += [i for i in [_translated(conn, scope_list, name)] if i is not None]
-    return [i for i in dict.fromkeys(found) if i not in ids]
+            for (twin,) in conn.execute(
+                f"SELECT id FROM entities WHERE norm IN ({km}) AND scope IN ({sm}) UNION "
+                f"SELECT e.id FROM entity_aliases a CROSS JOIN entities e ON e.id = a.entity_id "
+                f"WHERE a.norm IN ({km}) AND e.scope IN ({sm})",
+                (*zh, *scope_list, *zh, *scope_list),
+            ):
+                found.setdefault(twin, eid)
+        elif mentions.zh_part_names(name) == [name] and (twin := _translated(conn, scope_list, name)) is not None:
+            found.setdefault(twin, eid)
+    return {twin: eid for twin, eid in found.items() if twin != eid}
 
 
 def _find(conn, scope_list: Sequence[str], name: str) -> int | None:

