@@ -334,6 +334,13 @@ def test_the_old_node_of_a_runbook_step_retires_no_node():
     )
 
 
+def test_a_change_word_inside_a_name_marks_no_change():
+    # "catalog.product-changes" is a topic's name: reading from it replaced no Kafka (blind paraphrase
+    # set five: `add` of the consumer's fact superseded the producer's)
+    assert R.replaced_values("search-indexer reads product updates from the Kafka topic catalog.product-changes.") == []
+    assert "RabbitMQ" in R.replaced_values("search-indexer consumes from Kafka now, not RabbitMQ.")
+
+
 def test_a_terse_statement_with_a_contraction_is_kept():
     kept = R.classify_user("state's in s3 bucket `acme-tfstate-prod`, lock table `tf-locks`, eu-west-1.")
     assert kept is not None and "acme-tfstate-prod" in kept[0]

@@ -2341,7 +2341,7 @@ def moved_to(content: str) -> list[str]:
 def replaced_values(content: str) -> list[str]:
     """The old values a correction names ("port 6543 now, not 5433", "老的 10.12.3.45 回收",
     "`airflow dags backfill` is no longer used"): a current memory holding one is out of date."""
-    if not _CHANGED.search(content):
+    if not _CHANGED.search(_DOTTED_NAME.sub(" ", content)):  # (catalog.product-changes says no "changes")
         return []
     out = []
     shaped = {next(g for g in m.groups() if g).casefold() for m in _REPLACED.finditer(content)}
@@ -2378,6 +2378,8 @@ def replaced_values(content: str) -> list[str]:
     # (a kind of value is what changed, not the old value: "出场事件的 topic 已经改成 park_exit_event")
     return [v for v in dict.fromkeys(out) if v.casefold() not in new and v.casefold() not in _VALUE_KINDS][:4]
 
+
+_DOTTED_NAME = re.compile(r"[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)+")
 
 _VALUE_KINDS = frozenset(
     "topic topics queue queues port host hostname cron schedule version endpoint url address bucket namespace "

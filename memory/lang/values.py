@@ -122,6 +122,19 @@ _ZONES = {
     "utc": "utc", "gmt": "utc", "cet": "cet", "cest": "cet", "北京时间": "cst8", "beijing time": "cst8",
     "china standard time": "cst8", "pst": "pt", "pdt": "pt", "pacific time": "pt",
 }  # fmt: skip
+# Places a team deploys to or sits in, by their Chinese names: a place is a value (部署在北京和上海 /
+# 深圳和上海 are two facts; 部署在北京 / deployed in Beijing one). English text names them in
+# capitals, which the identifiers already read.
+_PLACES = {
+    "北京": "beijing", "上海": "shanghai", "深圳": "shenzhen", "广州": "guangzhou", "杭州": "hangzhou",
+    "成都": "chengdu", "南京": "nanjing", "武汉": "wuhan", "西安": "xian", "苏州": "suzhou", "天津": "tianjin",
+    "重庆": "chongqing", "青岛": "qingdao", "厦门": "xiamen", "长沙": "changsha", "贵阳": "guiyang",
+    "张家口": "zhangjiakou", "乌兰察布": "ulanqab", "香港": "hong kong", "台北": "taipei",
+    "新加坡": "singapore", "东京": "tokyo", "首尔": "seoul", "孟买": "mumbai", "悉尼": "sydney",
+    "法兰克福": "frankfurt", "伦敦": "london", "巴黎": "paris", "阿姆斯特丹": "amsterdam", "都柏林": "dublin",
+    "爱尔兰": "ireland", "弗吉尼亚": "virginia", "俄勒冈": "oregon", "加州": "california", "硅谷": "silicon valley",
+    "华北": "north china", "华东": "east china", "华南": "south china", "西南": "southwest china",
+}  # fmt: skip
 # (with "every" and "each", which say how often, and the word for an environment, which the
 # environment's name already says: 预发环境 / 预发)
 _VALUE_WORDS = frozenset(
@@ -255,6 +268,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         n = _zh_number(run) if run != "一" else None
         if n is not None:
             numbers.add(n)
+    places = {en for zh, en in _PLACES.items() if zh in cjk.replace("北京时间", " ")}
     negated = bool(_NEGATION_EN.search(plain) or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub(" ", cjk)))
     zones = {_ZONES[w] for w in words if w in _ZONES} | {
         _ZONES[k] for k in _ZONES if (text.has_cjk(k) or " " in k) and k in plain
@@ -269,7 +283,7 @@ def fact_values(content: str, _cache: dict[str, dict[str, frozenset[str]]] = {})
         "relative": frozenset(relative),
         "negated": frozenset({"yes"} if negated else ()),
         "zones": frozenset(zones),
-        "idents": frozenset(idents),
+        "idents": frozenset(idents | places),
     }
     return found
 
@@ -311,7 +325,15 @@ def _idents_in(idents: frozenset[str], other: str, source: str = "") -> bool:
                 return True
         return any(f in low for f in forms)
 
-    return all(found(part) for i in idents for part in re.split(r"[-_.]", i) if part)
+    def place(name: str) -> bool:  # a place, by its name in either language
+        return name in low or any(zh in low for zh, en in _PLACES.items() if en == name)
+
+    return all(
+        place(i) if i in _PLACE_NAMES else all(found(part) for part in re.split(r"[-_.]", i) if part) for i in idents
+    )
+
+
+_PLACE_NAMES = frozenset(_PLACES.values())
 
 
 def abbreviations(words: list[str], other: str) -> dict[str, list[str]]:

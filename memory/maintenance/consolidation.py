@@ -39,6 +39,7 @@ from memory.lang.values import (  # noqa: F401  (fact_values, values_agree: part
     _LIGHT,
     _NEGATION_EN,
     _NEGATION_ZH,
+    _NOT_NEGATION_ZH,
     _VALUE_WORDS,
     _ZH_CLOCK,
     _ZH_NUMBER,
@@ -913,6 +914,11 @@ _OPPOSITE_GROUPS = [
         "frontend backend",
         "client server",
         "producer consumer",
+        "publish consume",
+        "publish subscribe",
+        "publish read",
+        "push pull",
+        "bronze silver gold",
         "sender receiver",
         "start stop",
         "open close",
@@ -973,6 +979,8 @@ def values_and_edits(a: str, b: str, cosine: float, threshold: float) -> bool:
     if a.strip().casefold() == b.strip().casefold():
         return True
     if cosine < threshold or not values_agree(a, b) or steps_swapped(a, b) or choices_swapped(a, b):
+        return False
+    if polarity_swapped(a, b):
         return False
     if text.has_cjk(a) != text.has_cjk(b):
         return True  # (word edits: within one language)
@@ -1054,3 +1062,32 @@ def choices(content: str) -> set[tuple[str, str]]:
 def choices_swapped(a: str, b: str) -> bool:
     """Whether one text chooses what the other passes over, between the same two names."""
     return bool({(y, x) for x, y in choices(a)} & choices(b))
+
+
+# -- what each text says is and is not so --------------------------------------------------------
+# "报表查询只能走从库，不能打主库" and "报表类查询必须走主库，不要用从库" hold the same words; which of
+# them sits in the clause that says "not" is the fact. A word said in a negated clause in one text
+# and in an affirmed one in the other, while another word moves the opposite way, states the
+# other case (a word moving one way only is a rewording: "ruff, not black" / "we dropped black").
+_CLAUSE = re.compile(r"[,，;；。!！?？:：、]|\.(?=\s|$)|\s(?:but|while|whereas|and not)\s|但是|但|而")
+
+
+def polarities(content: str) -> dict[str, bool]:
+    """Each content word of a text and whether the clause it is said in is negated (a word said
+    both ways is left out)."""
+    seen: dict[str, set[bool]] = {}
+    for clause in _CLAUSE.split(content):
+        if not clause.strip():
+            continue
+        negated = bool(_NEGATION_EN.search(clause) or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub("", clause)))
+        for w in _gap_words(clause, finer=False):
+            if not (w in _LIGHT or _NEGATION_EN.fullmatch(w) or _NEGATION_ZH.search(w) or _IMPLICIT_NOT.fullmatch(w)):
+                seen.setdefault(_stem_word(w) if w.isascii() else w, set()).add(negated)
+    return {w: next(iter(ways)) for w, ways in seen.items() if len(ways) == 1}
+
+
+def polarity_swapped(a: str, b: str) -> bool:
+    """Whether a word affirmed in one text is negated in the other while another goes the other way."""
+    pa, pb = polarities(a), polarities(b)
+    shared = pa.keys() & pb.keys()
+    return any(pa[w] and not pb[w] for w in shared) and any(pb[w] and not pa[w] for w in shared)
