@@ -27,6 +27,7 @@ from memory import config as config_mod
 from memory import embed
 from memory.embed import HashEmbedder
 from memory.errors import InvalidInput
+from memory.lang import mentions
 from memory.retrieval import ranking as retrieval
 from memory.store import GLOBAL, NewMemory, Store, graph
 
@@ -320,6 +321,50 @@ def test_a_chinese_turn_said_by_the_person_a_question_names_gets_the_speaker_cha
         assert by_id[said].channels.get("speaker", 0) > 0, q
         assert "speaker" not in by_id[reply].channels, q
         assert ids(results).index(said) < ids(results).index(reply), q
+
+
+def test_a_question_in_the_first_person_gets_the_speaker_channel_for_what_the_user_said(tmp_path: Path) -> None:
+    # A chat between a user and an assistant, imported turn by turn: the user's turn holds what the
+    # user did; the assistant's reply repeats the question's words. LongMemEval_S's evidence is the
+    # user's turn (353 of 370), and its long replies had filled the top of the list.
+    s = open_store(tmp_path, FlatEmbedder())
+    mine = s.add(
+        NewMemory("user: I planted 5 tomato plants in the raised bed in May.", occurred_at=T0, session_id="a")
+    ).id
+    reply = s.add(
+        NewMemory(
+            "assistant: Tomato plants in a raised bed: how many tomato plants fit depends on the bed.",
+            occurred_at=T0 + 60,
+            session_id="a",
+        )
+    ).id
+    q = "How many tomato plants did I plant in the raised bed?"
+    by_id = {r.memory.id: r for r in search(s, q)}
+    assert by_id[mine].channels["speaker"] > 0 and "speaker" not in by_id[reply].channels
+    assert by_id[mine].score > by_id[reply].score
+    off = {r.memory.id: r for r in search(without(s, "speaker"), q)}
+    assert off[reply].score > off[mine].score  # (what the channel changed)
+    # asked of the assistant ("you"), or by a team ("we"): nobody's turns are the asker's
+    for other in ("How many tomato plants did you tell me to plant?", "How many tomato plants did we plant?"):
+        assert all("speaker" not in r.channels for r in search(s, other)), other
+
+
+@pytest.mark.parametrize(
+    ("question", "asker"),
+    [
+        ("How many plants did I buy?", True),
+        ("what's my GPA", True),
+        ("i think i set the port to 8443, which was it?", True),
+        ("我上次说的端口是多少？", True),
+        ("What did we decide about the cache?", False),
+        ("我们的端口是多少？", False),
+        ("What did you recommend for my knee?", False),
+        ("How does Vue handle I/O?", False),
+        ("Who owns billing-service?", False),
+    ],
+)
+def test_a_question_in_the_first_person_singular_is_the_askers_own(question: str, asker: bool) -> None:
+    assert mentions.first_person(question) is asker
 
 
 def test_a_memory_that_only_mentions_the_entity_scores_half_of_one_it_is_about(tmp_path: Path) -> None:

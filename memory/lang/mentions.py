@@ -267,6 +267,20 @@ summary background architecture ports storage cache logging logs security notes 
 )
 
 
+# A question in the first person ("how many plants did I put in", "我上次说的端口是多少") asks what its
+# asker said or did; in a conversation between a user and an assistant, the asker is the user.
+_FIRST_PERSON = re.compile(r"(?<![\w/-])[Ii](?:'m|'ve|'d|'ll)?(?![\w/-])|(?i:\b(?:my|me|mine|myself)\b)|我(?!们)")
+
+
+_SECOND_PERSON = re.compile(r"(?i:\b(?:you|your|yours|you'd|you've)\b)|你(?!们)|您")
+
+
+def first_person(question: str) -> bool:
+    """Whether a question speaks of its asker in the first person singular (I, my, 我; not we),
+    and not of the one it asks ("what did you recommend to me": what the assistant said)."""
+    return bool(_FIRST_PERSON.search(question)) and not _SECOND_PERSON.search(question)
+
+
 def speaker(text: str) -> str | None:
     """Who says `text`, when it is a conversation's turn ("Caroline: …", "老周：…"): the name, or None."""
     m = _speaker_label(text)

@@ -155,6 +155,7 @@ class _Cand:
     moods: tuple[str, ...] = ()
     valence: float = 0.0
     asks: bool = False  # holds a question, so the reply after it likely answers
+    users: bool = False  # a conversation's turn said by its user ("user: …"), not by the assistant
     cjk: float = 0.0  # how Chinese its text is (`text.cjk_share`): is it in the query's language (`_apart`)
     replaced: bool = False  # superseded since (ranked through history: its successor takes its place)
     chars: int = 0  # the length of its text
@@ -308,12 +309,19 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         add(across, ACROSS)
         if more:
             _load_rows(store, cands, more, where, args)
+    asker = mentions.first_person(q.text)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
     neighbours = _neighbours(
         store,
         cands,
-        _fuse(cfg, _score_inputs(store, cands, list(cands), vectors, felt, entity_ids, window), floor, language, lift),
+        _fuse(
+            cfg,
+            _score_inputs(store, cands, list(cands), vectors, felt, entity_ids, window, asker),
+            floor,
+            language,
+            lift,
+        ),
     )
     # Neighbours by time alone only re-rank what a channel found: notes stored in one sitting are
     # often about different things, and a search must not return one that matches nothing.
@@ -329,7 +337,9 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         cands[j] = _Cand(j)
     if new:
         _load_rows(store, cands, new, where, args)
-    contrib = _fuse(cfg, _score_inputs(store, cands, new, vectors, felt, entity_ids, window), floor, language, lift)
+    contrib = _fuse(
+        cfg, _score_inputs(store, cands, new, vectors, felt, entity_ids, window, asker), floor, language, lift
+    )
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
     sure = confidence(store, q.text, cands, language, lift, names=_names(store, entity_ids))
@@ -835,7 +845,8 @@ def _rows(store: Store, ids: Sequence[int], where: str, args: list) -> dict[int,
         for row in store.conn.execute(
             f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
             f"m.confidence, m.moods, m.valence, m.scope, {sample}, instr(m.content, '?') > 0, "
-            f"m.superseded_by IS NOT NULL, length(m.content) FROM memories m "
+            f"m.superseded_by IS NOT NULL, length(m.content), lower(substr(m.content, 1, 6)) IN ('user: ', 'human:') "
+            f"FROM memories m "
             f"WHERE m.id IN ({marks}) AND {_by_rowid(where)}",
             (*chunk, *args),
         ):
@@ -871,6 +882,7 @@ def _load_rows(
         c.asks = bool(row[12])
         c.replaced = bool(row[13])
         c.chars = row[14] or 0
+        c.users = bool(row[15])
 
 
 _embedding_threads: dict[int, Any] = {}
@@ -1284,9 +1296,15 @@ def _score_inputs(
     felt: emotion.Emotion,
     entity_ids: list[int],
     window: timeparse.Window | None,
+    asker: bool = False,
 ) -> dict[int, _Cand]:
-    """Complete the raw channel scores of the candidates `ids`, whichever channel found them."""
+    """Complete the raw channel scores of the candidates `ids`, whichever channel found them.
+    `asker`: the question is in the first person, so the user's turns are what its asker said (SPEAKER)."""
     fill = {i: cands[i] for i in ids if i in cands}  # _load_rows drops what the filters exclude
+    if asker:
+        for c in fill.values():
+            if c.users:
+                c.raw[SPEAKER] = 1.0
     if vectors.query is not None:
         _fill_cosines(store, vectors, fill)
     if felt.moods:
