@@ -631,3 +631,21 @@ def test_a_chat_turn_in_chinese_has_its_speaker_and_a_heading_does_not(turn, who
     assert mentions.speaker(turn) == who
     speakers = [e[0] for e in mentions.detect(turn) if e[2] == "speaker"]
     assert speakers == ([who] if who else [])
+
+
+def test_a_variable_being_set_is_no_name_and_a_name_in_capitals_links_only_where_written_so(capsys, home):
+    # A blind trial's runbook said "`make smoke SERVICE=ledger-sync ENV=prod`": SERVICE and ENV became
+    # entities, and `maintain` then linked every memory saying "service" to 'SERVICE'.
+    runbook = (
+        "Runbook: failover for ledger-sync. Step 7. Verify with `make smoke SERVICE=ledger-sync ENV=prod`, "
+        "then set TIMEOUT = 30 in the job and check the CD pipeline."
+    )
+    first = add(capsys, runbook)
+    add(capsys, "The CD pipeline for ledger-sync deploys on merge; CD runs in GitHub Actions.")
+    plain = add(capsys, "The audit-tail service account can read the billing-exports bucket; cd into infra/ first.")
+    names = links(configure(home), first)
+    assert "ledger-sync" in names and "CD" in names and not names & {"SERVICE", "ENV", "TIMEOUT"}, names
+    code, _, err = run(capsys, "maintain")
+    assert code == 0, err
+    linked = links(configure(home), plain)
+    assert "CD" not in linked and "SERVICE" not in linked, linked

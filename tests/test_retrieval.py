@@ -344,27 +344,32 @@ def test_a_question_in_the_first_person_gets_the_speaker_channel_for_what_the_us
     assert by_id[mine].score > by_id[reply].score
     off = {r.memory.id: r for r in search(without(s, "speaker"), q)}
     assert off[reply].score > off[mine].score  # (what the channel changed)
-    # asked of the assistant ("you"), or by a team ("we"): nobody's turns are the asker's
-    for other in ("How many tomato plants did you tell me to plant?", "How many tomato plants did we plant?"):
-        assert all("speaker" not in r.channels for r in search(s, other)), other
+    # asked by a team ("we"): nobody's turns are the asker's
+    assert all("speaker" not in r.channels for r in search(s, "How many tomato plants did we plant?"))
+    # what the assistant said: its turn
+    by_id = {r.memory.id: r for r in search(s, "How many tomato plants did you say fit in the raised bed?")}
+    assert by_id[reply].channels["speaker"] > 0 and "speaker" not in by_id[mine].channels
 
 
 @pytest.mark.parametrize(
-    ("question", "asker"),
+    ("question", "role"),
     [
-        ("How many plants did I buy?", True),
-        ("what's my GPA", True),
-        ("i think i set the port to 8443, which was it?", True),
-        ("我上次说的端口是多少？", True),
-        ("What did we decide about the cache?", False),
-        ("我们的端口是多少？", False),
-        ("What did you recommend for my knee?", False),
-        ("How does Vue handle I/O?", False),
-        ("Who owns billing-service?", False),
+        ("How many plants did I buy?", "user"),
+        ("what's my GPA", "user"),
+        ("i think i set the port to 8443, which was it?", "user"),
+        ("我上次说的端口是多少？", "user"),
+        ("Can you remind me how many cron jobs I migrated?", "user"),  # "you" only addressed
+        ("Can you remind me of the trail you recommended?", "assistant"),
+        ("What instance size did you suggest for the RDS database?", "assistant"),
+        ("你上次推荐的那个库叫什么？", "assistant"),
+        ("What did we decide about the cache?", None),
+        ("我们的端口是多少？", None),
+        ("How does Vue handle I/O?", None),
+        ("Who owns billing-service?", None),
     ],
 )
-def test_a_question_in_the_first_person_singular_is_the_askers_own(question: str, asker: bool) -> None:
-    assert mentions.first_person(question) is asker
+def test_whose_turns_answer_a_question(question: str, role: str | None) -> None:
+    assert mentions.asked_of(question) == role
 
 
 def test_a_memory_that_only_mentions_the_entity_scores_half_of_one_it_is_about(tmp_path: Path) -> None:

@@ -229,6 +229,8 @@ def detect(text: str) -> list[tuple[str, str, str]]:
         if "_" in m.group(0) and m.group(0).isupper():
             continue  # MAX_POLL_RECORDS: a constant or an environment variable, not a name
         words = m.group(0).split()
+        if words[-1].isupper() and re.match(r"[ \t]*=(?!=)", body[m.end() :]):
+            words = words[:-1]  # SERVICE=ledger-sync, "set TIMEOUT = 30": a variable being set
         if len(words) == 1 and _sentence_start(body, m.start()) and not _proper_looking(words[0]):
             words = words[1:]  # "Sounds great": capitalised because it starts a sentence
         words = [w for w in words if w.lower() not in _NOT_NAMES]
@@ -267,18 +269,24 @@ summary background architecture ports storage cache logging logs security notes 
 )
 
 
-# A question in the first person ("how many plants did I put in", "我上次说的端口是多少") asks what its
-# asker said or did; in a conversation between a user and an assistant, the asker is the user.
+# Whose turns of a chat between a user and an assistant answer a question: one in the first person
+# ("how many plants did I put in", "我上次说的端口是多少") asks what its asker said or did, and the asker
+# is the user; one about what the assistant said ("the trail you recommended", "你上次推荐的") asks for
+# the assistant's turn. "we" is a team; "can you remind me", "do you think" only address the assistant.
 _FIRST_PERSON = re.compile(r"(?<![\w/-])[Ii](?:'m|'ve|'d|'ll)?(?![\w/-])|(?i:\b(?:my|me|mine|myself)\b)|我(?!们)")
+_ASSISTANT_SAID = re.compile(
+    r"(?i:\byou(?: \w+)? (?:said|told|recommended|suggested|mentioned|provided|gave|listed|created|wrote|shared|"
+    r"described|explained|proposed|came up with)\b|\bdid you (?:say|tell|recommend|suggest|mention|give|list|write|"
+    r"share|propose)\b)|[你您](?:之前|上次|刚才|刚刚)?(?:说|推荐|建议|提到|给|写|列)"
+)
 
 
-_SECOND_PERSON = re.compile(r"(?i:\b(?:you|your|yours|you'd|you've)\b)|你(?!们)|您")
-
-
-def first_person(question: str) -> bool:
-    """Whether a question speaks of its asker in the first person singular (I, my, 我; not we),
-    and not of the one it asks ("what did you recommend to me": what the assistant said)."""
-    return bool(_FIRST_PERSON.search(question)) and not _SECOND_PERSON.search(question)
+def asked_of(question: str) -> str | None:
+    """Whose turns answer `question`: "assistant" when it asks what the assistant said, "user" when
+    it speaks of its asker in the first person singular (I, my, 我; not we), else None."""
+    if _ASSISTANT_SAID.search(question):
+        return "assistant"
+    return "user" if _FIRST_PERSON.search(question) else None
 
 
 def speaker(text: str) -> str | None:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory import embed
+from memory.errors import StoreUnavailable
 from memory.lang import glossary, mentions, text, zhnames
 from memory.lang.values import (  # noqa: F401  (fact_values, values_agree: part of this module's rule)
     _CJK_VALUE_WORDS,
@@ -189,6 +190,8 @@ def dedup(p: Pass) -> None:
     for r in p.current():
         by_scope.setdefault(r.scope, []).append(r)
     all_ids, all_vectors = indexes.load_vectors(p.store, [r.id for rows in by_scope.values() for r in rows])
+    if p.dry_run:  # a preview compares what the pass embeds first (`agent.embed_missing`), as the pass does
+        all_ids, all_vectors = _with_unwritten_vectors(p, by_scope, all_ids, all_vectors)
     position = {mid: i for i, mid in enumerate(all_ids)}
     del all_ids
     for _, rows in sorted(by_scope.items()):
@@ -228,6 +231,25 @@ def dedup(p: Pass) -> None:
             loser.live = False
             merges.append((winner, loser, sim, overlap))
         _apply_merges(p, merges)
+
+
+def _with_unwritten_vectors(
+    p: Pass, by_scope: dict[str, list[Row]], ids: list[int], matrix: Any
+) -> tuple[list[int], Any]:
+    """The vectors a dry run's memories would have once embedded: those stored, and for a memory
+    stored without one (the model was not loaded yet), its vector computed and not written."""
+    import numpy as np
+
+    have = set(ids)
+    missing = [r for rows in by_scope.values() for r in rows if r.id not in have]
+    if not missing or p.store.embedder is None:
+        return ids, matrix
+    try:
+        vectors = [np.asarray(v, dtype=np.float32) for v in p.store.embedder.embed([r.content for r in missing])]
+    except StoreUnavailable:
+        return ids, matrix
+    rows = np.stack([v / (np.linalg.norm(v) or 1.0) for v in vectors])
+    return [*ids, *(r.id for r in missing)], (np.vstack([matrix, rows]) if len(ids) else rows)
 
 
 _WORD_VECTORS: dict[tuple[str, str], Any] = {}
@@ -854,8 +876,12 @@ def words_explained(a: str, b: str, word_cosine: Any = None, min_cosine: float |
     negating prefix (sync / async). And the allowance is no excuse for a swap: when what each
     side leaves unexplained is a word the glossary knows, or the two are known apart, one thing
     was put for another (access / 刷新 token, safe / unsafe)."""
+    gaps = word_gaps(a, b)
+    # one says primary where the other says replica: whatever else explains either, they are two things
+    if any(_opposites(x, y) for s, x, _ in gaps if s == 0 for t, y, _ in gaps if t == 1):
+        return False
     unexplained: list[list[str]] = [[], []]
-    for side, w, others in word_gaps(a, b):
+    for side, w, others in gaps:
         if word_cosine is not None and min_cosine is not None:
             if any(word_cosine(w, o) >= min_cosine for o in others if not _known_apart(w, o)):
                 continue
@@ -897,6 +923,8 @@ _OPPOSITE_GROUPS = [
     frozenset(_stem_word(w) for w in group.split())
     for group in (
         "primary secondary standby",
+        "primary replica",
+        "master replica",
         "up down",
         "request response",
         "read write",
@@ -937,7 +965,7 @@ _OPPOSITE_GROUPS = [
 ]
 _OPPOSITE_CHARACTERS = [
     set(p)
-    for p in "扩缩 增减 上下 主备 主副 读写 开关 入出 大小 多少 长短 高低 内外 新旧 启停 加解 升降 收发 买卖 早晚 前后 冷热 全增 正负 明昨 今明 本下 本上 这下 这上".split()
+    for p in "扩缩 增减 上下 主备 主副 主从 读写 开关 入出 大小 多少 长短 高低 内外 新旧 启停 加解 升降 收发 买卖 早晚 前后 冷热 全增 正负 明昨 今明 本下 本上 这下 这上".split()
 ]
 
 
@@ -1072,6 +1100,9 @@ def choices_swapped(a: str, b: str) -> bool:
 _CLAUSE = re.compile(r"[,，;；。!！?？:：、]|\.(?=\s|$)|\s(?:but|while|whereas|and not)\s|但是|但|而")
 
 
+_PROHIBITS = re.compile(r"\b(?:forbid\w*|prohibit\w*|disallow\w*|ban(?:s|ned)?)\b|不准|不许", re.I)
+
+
 def polarities(content: str) -> dict[str, bool]:
     """Each content word of a text and whether the clause it is said in is negated (a word said
     both ways is left out)."""
@@ -1079,9 +1110,19 @@ def polarities(content: str) -> dict[str, bool]:
     for clause in _CLAUSE.split(content):
         if not clause.strip():
             continue
-        negated = bool(_NEGATION_EN.search(clause) or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub("", clause)))
+        negated = bool(
+            _NEGATION_EN.search(clause)
+            or _NEGATION_ZH.search(_NOT_NEGATION_ZH.sub("", clause))
+            or _PROHIBITS.search(clause)
+        )
         for w in _gap_words(clause, finer=False):
-            if not (w in _LIGHT or _NEGATION_EN.fullmatch(w) or _NEGATION_ZH.search(w) or _IMPLICIT_NOT.fullmatch(w)):
+            if not (
+                w in _LIGHT
+                or _NEGATION_EN.fullmatch(w)
+                or _NEGATION_ZH.search(w)
+                or _IMPLICIT_NOT.fullmatch(w)
+                or _PROHIBITS.fullmatch(w)
+            ):
                 seen.setdefault(_stem_word(w) if w.isascii() else w, set()).add(negated)
     return {w: next(iter(ways)) for w, ways in seen.items() if len(ways) == 1}
 

@@ -187,7 +187,8 @@ def _link_known_names(p: Pass, recent: list) -> None:
             continue
         words = [w.casefold() for w in WORD.findall(r.content)]
         grams = {" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
-        hits = {names[g] for g in grams if g in names}
+        # a name in capitals (CD, SERVICE) is that name only where it is written so: "cd" and "service" are words
+        hits = {names[g] for g in grams if g in names and (not names[g][1].isupper() or names[g][1] in r.content)}
         if not hits:
             continue
         have = {e for (e,) in conn.execute("SELECT entity_id FROM memory_entities WHERE memory_id = ?", (r.id,))}

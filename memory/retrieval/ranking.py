@@ -155,7 +155,7 @@ class _Cand:
     moods: tuple[str, ...] = ()
     valence: float = 0.0
     asks: bool = False  # holds a question, so the reply after it likely answers
-    users: bool = False  # a conversation's turn said by its user ("user: …"), not by the assistant
+    role: str | None = None  # who said it, when it is a turn of a chat with an assistant ("user: …", "assistant: …")
     cjk: float = 0.0  # how Chinese its text is (`text.cjk_share`): is it in the query's language (`_apart`)
     replaced: bool = False  # superseded since (ranked through history: its successor takes its place)
     chars: int = 0  # the length of its text
@@ -309,7 +309,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         add(across, ACROSS)
         if more:
             _load_rows(store, cands, more, where, args)
-    asker = mentions.first_person(q.text)
+    asked = mentions.asked_of(q.text)
     # A hit lifts the turns around it: bring the neighbours of the strongest candidates in
     # before fusion, so they are scored by every channel like any other candidate.
     neighbours = _neighbours(
@@ -317,7 +317,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
         cands,
         _fuse(
             cfg,
-            _score_inputs(store, cands, list(cands), vectors, felt, entity_ids, window, asker),
+            _score_inputs(store, cands, list(cands), vectors, felt, entity_ids, window, asked),
             floor,
             language,
             lift,
@@ -338,7 +338,7 @@ def _search(store: Store, q: Query, use_segmenter: bool = True, use_vectors: boo
     if new:
         _load_rows(store, cands, new, where, args)
     contrib = _fuse(
-        cfg, _score_inputs(store, cands, new, vectors, felt, entity_ids, window, asker), floor, language, lift
+        cfg, _score_inputs(store, cands, new, vectors, felt, entity_ids, window, asked), floor, language, lift
     )
     _context(cfg, cands, contrib, neighbours)
     scores = _priors(cfg, cands, contrib, now)
@@ -845,7 +845,7 @@ def _rows(store: Store, ids: Sequence[int], where: str, args: list) -> dict[int,
         for row in store.conn.execute(
             f"SELECT m.id, m.session_id, m.parent_id, m.occurred_at, m.importance, m.pinned, m.layer, "
             f"m.confidence, m.moods, m.valence, m.scope, {sample}, instr(m.content, '?') > 0, "
-            f"m.superseded_by IS NOT NULL, length(m.content), lower(substr(m.content, 1, 6)) IN ('user: ', 'human:') "
+            f"m.superseded_by IS NOT NULL, length(m.content), lower(substr(m.content, 1, 11)) "
             f"FROM memories m "
             f"WHERE m.id IN ({marks}) AND {_by_rowid(where)}",
             (*chunk, *args),
@@ -882,7 +882,16 @@ def _load_rows(
         c.asks = bool(row[12])
         c.replaced = bool(row[13])
         c.chars = row[14] or 0
-        c.users = bool(row[15])
+        c.role = _role(row[15] or "")
+
+
+_ROLES = {"user:": "user", "human:": "user", "assistant:": "assistant"}
+
+
+def _role(opening: str) -> str | None:
+    """Who said a chat's turn, from its opening ("user: …", "Assistant: …"; lowercased)."""
+    label = opening.split(" ", 1)[0]
+    return _ROLES.get(label) if " " in opening else None
 
 
 _embedding_threads: dict[int, Any] = {}
@@ -1296,14 +1305,14 @@ def _score_inputs(
     felt: emotion.Emotion,
     entity_ids: list[int],
     window: timeparse.Window | None,
-    asker: bool = False,
+    asked_of: str | None = None,
 ) -> dict[int, _Cand]:
     """Complete the raw channel scores of the candidates `ids`, whichever channel found them.
-    `asker`: the question is in the first person, so the user's turns are what its asker said (SPEAKER)."""
+    `asked_of`: whose turns of a chat answer the question (`mentions.asked_of`): they get SPEAKER."""
     fill = {i: cands[i] for i in ids if i in cands}  # _load_rows drops what the filters exclude
-    if asker:
+    if asked_of:
         for c in fill.values():
-            if c.users:
+            if c.role == asked_of:
                 c.raw[SPEAKER] = 1.0
     if vectors.query is not None:
         _fill_cosines(store, vectors, fill)
