@@ -100,7 +100,8 @@ def test_pinned_and_identity_memories_come_first_then_what_search_ranks_for_the_
 def test_a_rule_that_reaches_only_half_the_floor_comes_after_the_memories_that_reach_it(store):
     for n in range(6):
         add(store, f"Service {n} deploys from its own pipeline")
-    answer = add(store, "Payments rollbacks use `make rollback TAG=<release tag>` from the payments repo")
+    # (it words the prompt's "roll back": TAG= had made an entity TAG that "tag" named, and no longer does)
+    answer = add(store, "To roll back a payments deploy, run `make rollback TAG=<release tag>` from the payments repo")
     rule = add(store, "Never deploy on Fridays", category="rule", importance=5)
     prompt = "how do I roll back a payments deploy to the last release tag"
     rel = context.relevance(store, prompt, [answer, rule])
