@@ -341,6 +341,28 @@ def test_a_change_word_inside_a_name_marks_no_change():
     assert "RabbitMQ" in R.replaced_values("search-indexer consumes from Kafka now, not RabbitMQ.")
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "reporting-service reads from Kafka now.",
+        "fleet-api consumes dispatch.jobs from Kafka now, not RabbitMQ.",
+    ],
+)
+def test_reading_from_a_thing_now_replaces_no_thing(app, said):
+    # where data comes from is no old value: "reads from Kafka now" had closed every current memory about
+    # Kafka ("analytics-pipeline streams click events into Kafka")
+    assert "Kafka" not in R.replaced_values(said)
+    kept = app.add("analytics-pipeline streams click events into Kafka.")["memory"]["id"]
+    assert app.add(said)["supersedes"] == []
+    assert app.get([kept])["memories"][0]["status"] == "current"
+
+
+def test_what_was_left_is_still_the_old_value():
+    assert R.replaced_values("We moved from RabbitMQ to Kafka.") == ["RabbitMQ"]
+    assert R.replaced_values("the consumer gets moved from redis to kafka now") == ["redis"]
+    assert R.replaced_values("The worker reads from Kafka now instead of RabbitMQ.") == ["RabbitMQ"]
+
+
 def test_a_terse_statement_with_a_contraction_is_kept():
     kept = R.classify_user("state's in s3 bucket `acme-tfstate-prod`, lock table `tf-locks`, eu-west-1.")
     assert kept is not None and "acme-tfstate-prod" in kept[0]

@@ -2232,6 +2232,14 @@ _OLD_AFTER = re.compile(
     r"(?:已经|也)?(?:不通了|关掉了|关闭了|停掉了|不能用了))",
     re.I,
 )
+# Before "from X" in its clause, a verb of reading or receiving: X is where data comes from ("consumes
+# dispatch.jobs from Kafka now"), not what was left ("moved from RabbitMQ").
+_READS_FROM = re.compile(
+    r"\b(?:reads?|reading|consumes?|consuming|pulls?|pulling|fetch(?:es)?|fetching|loads?|loading|imports?|"
+    r"downloads?|streams?|receives?|subscribes?|ingests?|syncs?|copies|gets?|comes?)\b"
+    r"(?:(?!\b(?:moved|migrated|switched|changed|replaced|away)\b)[^.;!?。；，,]|\.(?=\w)){0,40}$",
+    re.I,
+)
 # After "从 X": X is when something starts ("从 4 月 20 号开始", "从下周一起"), not an old value.
 _STARTS_FROM = re.compile(r"[^，。,.；;改调换到变]{0,10}?(?:开始|起(?![来床]))")
 # What a document or a memory still says, said to be out of date: "the runbook still says the replica is on port
@@ -2353,6 +2361,8 @@ def replaced_values(content: str) -> list[str]:
                 v = with_unit(v, content, m.end() - len(v))
             if rx is _OLD_BEFORE and m.group().startswith("从") and _STARTS_FROM.match(content, m.end()):
                 continue  # "双写从 4 月 20 号开始": when it starts, no value replaced
+            if rx is _OLD_BEFORE and m.group()[:4].lower() == "from" and _READS_FROM.search(content, 0, m.start()):
+                continue  # "analytics reads from Kafka now": where the data comes from, nothing replaced
             if len(v) < 3 or v.lower() in _NOT_VALUES:
                 continue
             if rx is _OLD_BEFORE and not quoted and v.isalpha() and v.islower() and re.match(r"(?i)old\b", m.group()):
