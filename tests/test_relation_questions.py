@@ -49,6 +49,17 @@ async def test_the_memory_that_states_who_owns_a_service_answers_who_owns_it(con
     assert top["channels"]["relation"] > 0
 
 
+async def test_a_question_after_a_value_is_answered_by_the_value_not_by_what_the_thing_uses(config, e5):
+    # Blind trial 45: "what port does ledger-sync use?" put "ledger-sync 的 outbound HTTP client 也用 httpx。"
+    # (relation channel .8) above "ledger-sync moved to port 9091.".
+    async with client(config, e5) as c:
+        await store_all(c, "ledger-sync 的 outbound HTTP client 也用 httpx。", "ledger-sync moved to port 9091.")
+        top = await first(c, "what port does ledger-sync use?")
+        zh = await first(c, "ledger-sync 用哪个端口？")
+    assert top["content"] == zh["content"] == "ledger-sync moved to port 9091."
+    assert "relation" not in top["channels"]
+
+
 async def test_a_call_is_answered_in_the_direction_asked(config, e5):
     # The two questions share their words; only the direction tells the answers apart.
     async with client(config, e5) as c:
@@ -149,6 +160,11 @@ async def test_a_hand_over_and_chinese_names_written_beside_code_names_through_m
         ("What database is behind ledger-api?", "uses"),
         ("notify-svc 之前用的什么推送？", "replaced"),
         ("how do I use the ledger-api bulk endpoint", None),
+        ("what port does ledger-sync use?", None),  # a value, not a thing it uses (blind trial 45)
+        ("ledger-sync 用哪个端口？", None),
+        ("which version of Postgres does billing-service use?", None),
+        ("ledger-sync 用什么数据库？", "uses"),
+        ("what queue does notify-svc use?", "uses"),
         ("how many calls per second does ledger-api get", None),
         ("what did we decide before the launch", None),
     ],

@@ -396,9 +396,21 @@ def asked_into(query: str) -> bool:
     return bool(_ASKED_INTO.search(query))
 
 
+# A question after a value of a thing, not the thing it uses: "what port does ledger-sync use?",
+# "ledger-sync 用哪个端口？" (the relation channel had put "ledger-sync uses httpx" first; blind trial 45).
+_ASKS_VALUE = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+)?(?:port|host|hostname|ip|address|url|endpoint|domain|version|timeout|ttl|"
+    r"path|directory|folder|bucket|namespace|region|schedule|cron|time|day|limit|size|name)s?\b|"
+    r"(?:什么|哪个|哪一个|哪些|多少|几)\s*(?:端口|地址|版本|主机|域名|路径|目录|时间|超时|过期时间|命名空间|区域|名字|名称)",
+    re.I,
+)
+
+
 def asked_relations(query: str) -> list[str]:
-    """The relation types `query` asks about (see _ASKED); [] for one that asks about none."""
-    return [t for kinds, rx in _ASKED_RX if rx.search(query) for t in kinds]
+    """The relation types `query` asks about (see _ASKED); [] for one that asks about none. A question
+    after a value ("what port does X use?") asks of no use."""
+    value = _ASKS_VALUE.search(query)
+    return [t for kinds, rx in _ASKED_RX if rx.search(query) and not (value and "uses" in kinds) for t in kinds]
 
 
 MAX_NAME = 200  # characters: a detector's "name" longer than any name is dropped, never an error
