@@ -357,6 +357,35 @@ def test_reading_from_a_thing_now_replaces_no_thing(app, said):
     assert app.get([kept])["memories"][0]["status"] == "current"
 
 
+@pytest.mark.parametrize(
+    ("old", "noted", "replaced"),
+    [
+        ("ledger-sync 的 Redis cache TTL 是 300 秒。", "ledger-sync Redis TTL -> 600s", []),  # blind trial 45
+        ("ledger-sync 的 Redis cache TTL 是 300 秒。", "ledger-sync Redis TTL: 300s → 600s", ["300s"]),
+        ("billing-api listens on port 8080.", "billing-api port 8080 -> 8081", ["8080"]),
+        ("billing-api stores invoices in MySQL 8.", "billing-api: MySQL => PostgreSQL", ["MySQL"]),
+    ],
+)
+def test_a_change_noted_with_an_arrow_supersedes(app, old, noted, replaced):
+    assert R.replaced_values(noted) == replaced
+    closed = app.add(old)["memory"]["id"]
+    assert [m["id"] for m in app.add(noted)["supersedes"]] == [closed]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "billing-api request path: nginx -> billing-api -> ledger-api on port 9000",  # a path, not a change
+        "CDC: MySQL -> Kafka via Debezium, port 9000 for the connector",  # a flow between two kinds of thing
+        "billing-api -> k8s next sprint, port 9000 stays",
+    ],
+)
+def test_an_arrow_that_notes_a_path_or_a_flow_changes_nothing(app, path):
+    assert R.arrow_change(path) is None and not R.marks_change(path)
+    app.add("billing-api listens on port 8080 and stores invoices in MySQL 8.")
+    assert app.add(path)["supersedes"] == []
+
+
 def test_what_was_left_is_still_the_old_value():
     assert R.replaced_values("We moved from RabbitMQ to Kafka.") == ["RabbitMQ"]
     assert R.replaced_values("the consumer gets moved from redis to kafka now") == ["redis"]

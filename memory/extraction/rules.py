@@ -2349,9 +2349,10 @@ def moved_to(content: str) -> list[str]:
 def replaced_values(content: str) -> list[str]:
     """The old values a correction names ("port 6543 now, not 5433", "老的 10.12.3.45 回收",
     "`airflow dags backfill` is no longer used"): a current memory holding one is out of date."""
-    if not _CHANGED.search(_DOTTED_NAME.sub(" ", content)):  # (catalog.product-changes says no "changes")
+    arrowed = arrow_change(content)
+    if not _CHANGED.search(_DOTTED_NAME.sub(" ", content)) and arrowed is None:  # (catalog.product-changes …)
         return []
-    out = []
+    out = list(arrowed or [])
     shaped = {next(g for g in m.groups() if g).casefold() for m in _REPLACED.finditer(content)}
     for rx in (_OLD_BEFORE, _OLD_AFTER, _RETIRED, _STILL_SAYS):
         for m in rx.finditer(content):
@@ -2461,7 +2462,38 @@ _TOPIC_STOP_ZH = frozenset(
 
 def marks_change(content: str) -> bool:
     """Whether a statement says its subject is different now ("is on 5433 now", "改成 X", "from now on")."""
-    return bool(_MARKS_CHANGE.search(content))
+    return bool(_MARKS_CHANGE.search(content)) or arrow_change(content) is not None
+
+
+# A change noted with an arrow, as engineers note one: "port 8080 -> 8081", "Redis TTL → 600s", "MySQL => PostgreSQL".
+# One arrow only: "gateway -> order-api -> ledger" is a path, and "Debezium -> Kafka" a flow (two kinds of thing).
+_ARROW = re.compile(r"\s*(?:->|→|=>|⇒|⟶)\s*")
+_BEFORE_ARROW = re.compile(r"(?:`([^`]{1,60})`|([\w.:/@+-]+)|([\u4e00-\u9fff]{1,6}))$")
+_AFTER_ARROW = re.compile(r"`([^`]{1,60})`|[\w.:/@+-]+")
+_ARROW_KINDS = _VALUE_KINDS | frozenset(
+    "timeouts limit size replicas retries interval 超时 过期时间 保留 间隔 副本 上限".split()
+)
+
+
+def arrow_change(content: str) -> list[str] | None:
+    """The old values a change noted with an arrow names ([] when it names only what changed: "port -> 8081"),
+    or None when an arrow (if any) marks no change."""
+    arrows = _ARROW.findall(re.sub(r"`[^`]*`", "``", content))
+    if len(arrows) != 1:
+        return None
+    m = _ARROW.search(content)
+    left, right = _BEFORE_ARROW.search(content, 0, m.start()), _AFTER_ARROW.match(content, m.end())
+    if not left or not right:
+        return None
+    old, new = next(g for g in left.groups() if g), right.group(1) or right.group()
+    digit = re.compile(r"\d")
+    if (left.group(1) and right.group(1)) or (digit.search(old) and digit.search(new)):
+        return [old]  # `orders.v1` -> `orders.v2`, 300s → 600s
+    if known_tech(old) and entities.category_of(old) and entities.category_of(old) == entities.category_of(new):
+        return [old]  # MySQL -> PostgreSQL
+    if re.sub(r"^.*的", "", old).casefold() in _ARROW_KINDS and (digit.search(new) or right.group(1)):
+        return []  # port -> 8081
+    return None
 
 
 def topic_terms(content: str) -> set[str]:
