@@ -420,13 +420,15 @@ def test_stats_counts_memories(capsys, home):
     add(capsys, "two", "--global", "--layer", "experience")
     gone = add(capsys, "three")
     run(capsys, "forget", str(gone))
+    add(capsys, "billing-api listens on port 8080.")
+    add(capsys, "billing-api moved to port 8081.")  # supersedes the one before: history, not current
     stats = run_json(capsys, "stats")
-    assert (stats["memories"], stats["archived"]) == (2, 1)
-    assert stats["by_layer"] == {"fact": 1, "experience": 1}
+    assert (stats["memories"], stats["history"], stats["archived"]) == (3, 1, 1)
+    assert stats["by_layer"] == {"fact": 2, "experience": 1}
     assert stats["database"] == str(home / "memory.db")
     assert stats["embedding_model"] == "hash-64"
     code, out, _ = run(capsys, "stats")
-    assert code == 0 and "memories: 2" in out
+    assert code == 0 and "memories: 3" in out and "history: 1" in out
 
 
 # -- errors from the store and the config ------------------------------------------------------------

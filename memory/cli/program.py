@@ -325,6 +325,7 @@ def cmd_restore(ctx: Context) -> int:
 
 STATS_KEYS = (
     "memories",
+    "history",  # superseded or expired: kept, not current (doctor counts them in its total)
     "archived",
     "by_layer",
     "by_scope",
