@@ -378,6 +378,8 @@ def test_a_change_noted_with_an_arrow_supersedes(app, old, noted, replaced):
         "billing-api request path: nginx -> billing-api -> ledger-api on port 9000",  # a path, not a change
         "CDC: MySQL -> Kafka via Debezium, port 9000 for the connector",  # a flow between two kinds of thing
         "billing-api -> k8s next sprint, port 9000 stays",
+        'billing-api alerts: a route for `severity=~"page"` → `ops-firehose-slack`, port 9000',  # a route
+        "billing-api on-call shift 2pm -> 12:30am on port 9000 days",  # a span, not a change
     ],
 )
 def test_an_arrow_that_notes_a_path_or_a_flow_changes_nothing(app, path):

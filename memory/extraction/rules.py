@@ -8,6 +8,7 @@ request. Assistant sentences count only when they explain a failure or state a h
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 
@@ -2475,6 +2476,13 @@ _ARROW_KINDS = _VALUE_KINDS | frozenset(
 )
 
 
+def _alike(old: str, new: str) -> bool:
+    """Two values of one thing: the same shape but for their digits (300s / 600s, db-03.internal / db-07.internal;
+    not 2pm / 12:30am), a bare number given its unit (300 / 600s), or one name's start (tf-locks / tf-state-locks)."""
+    shape = [re.sub(r"\d+", "0", v.casefold()) for v in (old, new)]
+    return shape[0] == shape[1] or "0" in shape or len(os.path.commonprefix(shape)) >= 3
+
+
 def arrow_change(content: str) -> list[str] | None:
     """The old values a change noted with an arrow names ([] when it names only what changed: "port -> 8081"),
     or None when an arrow (if any) marks no change."""
@@ -2487,8 +2495,8 @@ def arrow_change(content: str) -> list[str] | None:
         return None
     old, new = next(g for g in left.groups() if g), right.group(1) or right.group()
     digit = re.compile(r"\d")
-    if (left.group(1) and right.group(1)) or (digit.search(old) and digit.search(new)):
-        return [old]  # `orders.v1` -> `orders.v2`, 300s → 600s
+    if ((left.group(1) and right.group(1)) or (digit.search(old) and digit.search(new))) and _alike(old, new):
+        return [old]  # `orders.v1` -> `orders.v2`, 300s → 600s (not a route: `severity=~"page"` → `ops-slack`)
     if known_tech(old) and entities.category_of(old) and entities.category_of(old) == entities.category_of(new):
         return [old]  # MySQL -> PostgreSQL
     if re.sub(r"^.*的", "", old).casefold() in _ARROW_KINDS and (digit.search(new) or right.group(1)):
