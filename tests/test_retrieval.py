@@ -365,6 +365,15 @@ def test_a_question_in_the_first_person_gets_the_speaker_channel_for_what_the_us
         ("What did we decide about the cache?", None),
         ("我们的端口是多少？", None),
         ("How does Vue handle I/O?", None),
+        # the framing of a question to the assistant about the chat (LongMemEval's single-session-assistant
+        # questions: the user's turns had been lifted above the assistant's answer)
+        (
+            "I'm going back to our previous conversation about embroidery. Can you remind me of that online store?",
+            None,
+        ),
+        ("I was thinking back to our chat about the zombie, and I was wondering what we decided to name it?", None),
+        ("I was looking back at our previous conversation. How many plants did I buy?", "user"),
+        ("我们之前的对话里，我说的端口是多少？", "user"),
         ("Who owns billing-service?", None),
     ],
 )

@@ -281,12 +281,27 @@ _ASSISTANT_SAID = re.compile(
 )
 
 
+# What frames a question rather than asking it: a sentence or clause about "our previous conversation" (the
+# chat as a whole), and a request to the assistant ("can you remind me", "I was wondering"). "I'm going back to our
+# previous conversation about embroidery. Can you remind me of that online store…" asks nothing of what its asker said.
+_FRAMING_CLAUSE = re.compile(
+    r"(?i)\bour (?:\w+ )?(?:conversation|chat|discussion)s?\b|\bwe (?:discussed|talked|chatted|spoke)\b|"
+    r"我们(?:之前|上次)?的?(?:对话|聊天)"
+)
+_REQUEST = re.compile(
+    r"(?i)\b(?:remind|tell|give|show|help|let) me\b|\bI(?:'m| am| was) wondering\b|"
+    r"\bI (?:wanted|want|would like|'d like) to (?:confirm|ask|check)\b|(?:提醒|告诉)我"
+)
+
+
 def asked_of(question: str) -> str | None:
     """Whose turns answer `question`: "assistant" when it asks what the assistant said, "user" when
-    it speaks of its asker in the first person singular (I, my, 我; not we), else None."""
+    it speaks of its asker in the first person singular (I, my, 我; not we) beyond its framing, else None."""
     if _ASSISTANT_SAID.search(question):
         return "assistant"
-    return "user" if _FIRST_PERSON.search(question) else None
+    clauses = re.split(r"(?<=[.?!,;。？！，；])\s*|\s+and\s+(?=I\b)", question)
+    asked = _REQUEST.sub(" ", " ".join(c for c in clauses if not _FRAMING_CLAUSE.search(c)))
+    return "user" if _FIRST_PERSON.search(asked) else None
 
 
 def speaker(text: str) -> str | None:
